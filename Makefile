@@ -1,0 +1,148 @@
+# psring build.
+#
+#   make                      common/ -> build/libcommon.a, programs -> bin/
+#   make check                install deps if needed, build, run every test
+#   make test-quick           the fast tier (unit tests, no multi-process jobs)
+#   make bench                benchmarks: figures, never pass/fail
+#   make deps                 install the Debian packages psring uses
+#   make SANITIZER=address,undefined check    the suite under ASan+UBSan
+#   make DEBUG=1              -O0, for gdb
+#
+# Sanitizer builds live in build/san/ (binaries in build/san/bin) so they
+# never mix objects with the normal build; tests find the binaries through
+# PSR_BIN, which the check targets set.
+
+CC       ?= cc
+SANITIZER ?=
+DEBUG    ?=
+
+ifeq ($(SANITIZER),)
+  BUILD := build
+  BIN   := bin
+else
+  BUILD := build/san
+  BIN   := build/san/bin
+endif
+
+WARN    := -Wall -Wextra -Wstrict-prototypes -Wshadow -Wpointer-arith \
+           -Wformat=2 -Wvla -Werror
+OPT     := $(if $(DEBUG),-O0,-O2)
+# -ffp-contract=off: no fused multiply-add, so a sum is the same on every
+# machine and in every process (the ring promises bit-identical results).
+CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) -g -ffp-contract=off $(WARN) -Icommon -MMD -MP
+LDLIBS  := -lm -lpthread
+ifneq ($(SANITIZER),)
+  CFLAGS  += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
+  LDFLAGS += -fsanitize=$(SANITIZER)
+endif
+
+# libuv, found with pkg-config (used by ps_server). Evaluated lazily so that
+# `make deps` can install it before anything needs it.
+UV_CFLAGS = $(shell pkg-config --cflags libuv 2>/dev/null)
+UV_LIBS   = $(shell pkg-config --libs libuv 2>/dev/null)
+
+# CUDA and NCCL: nvcc on PATH or under /usr/local/cuda, nccl.h next to it.
+# Without them the CPU paths build alone; the build says so once.
+NVCC     := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+CUDA_DIR := $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(realpath $(NVCC))))
+NCCL_H   := $(firstword $(wildcard $(CUDA_DIR)/include/nccl.h /usr/include/nccl.h))
+ifeq ($(MAKELEVEL),0)
+  ifeq ($(NVCC),)
+    $(info psring: nvcc not found (PATH, /usr/local/cuda): building the CPU paths only)
+  else ifeq ($(NCCL_H),)
+    $(info psring: CUDA at $(CUDA_DIR) but no nccl.h: building without NCCL)
+  endif
+endif
+
+# ---------------------------------------------------------------- sources
+LIB_SRC  := $(wildcard common/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB      := $(BUILD)/libcommon.a
+
+# Every experiments/*.c is one program of its own, bin/<name>.
+TOOL_SRC := $(wildcard experiments/*.c)
+TOOLS    := $(TOOL_SRC:experiments/%.c=$(BIN)/%)
+
+# The three systems: each directory with sources becomes bin/<dir>.
+SYS_DIRS := $(foreach d,ps_server ps_worker ring_worker,$(if $(wildcard $(d)/*.c),$(d)))
+SYS_BINS := $(SYS_DIRS:%=$(BIN)/%)
+
+# tests/test_<module>.c: one unit-test program per module.
+# tests/fuzz_<parser>.c: a fuzz target, linked with tests/fuzzdrv.c into a
+# deterministic mutation driver (any compiler) and, with clang, libFuzzer.
+TEST_SRC := $(wildcard tests/test_*.c)
+TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+FUZZ_SRC := $(wildcard tests/fuzz_*.c)
+FUZZ     := $(FUZZ_SRC:tests/%.c=$(BUILD)/tests/%)
+
+.PHONY: all check check-run test-quick bench deps clean fuzz
+all: $(LIB) $(SYS_BINS) $(TOOLS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(if $(findstring ps_server,$<),$(UV_CFLAGS)) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(BIN)/%: $(BUILD)/experiments/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+.SECONDEXPANSION:
+$(SYS_BINS): $(BIN)/%: $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $$*/*.c)) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(filter %.o,$^) $(LIB) $(LDLIBS) $(if $(findstring ps_server,$@),$(UV_LIBS)) -o $@
+
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(LIB)
+	$(CC) $(LDFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/fuzzdrv.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# ---------------------------------------------------------------- tests
+RUN_ENV = PSR_BIN=$(abspath $(BIN)) PSR_TESTBIN=$(abspath $(BUILD)/tests)
+
+# check: install what is missing (deps), then re-read this Makefile so that
+# pkg-config sees what was just installed.
+check: deps
+	@$(MAKE) --no-print-directory check-run
+
+check-run: all $(TESTS) $(FUZZ)
+	@$(RUN_ENV) sh tests/run.sh full
+
+test-quick: all $(TESTS) $(FUZZ)
+	@$(RUN_ENV) sh tests/run.sh quick
+
+bench: all
+	@$(RUN_ENV) sh experiments/bench.sh
+
+# libFuzzer builds of the fuzz targets (clang only), for long fuzzing runs:
+#   make fuzz && build/fuzz/fuzz_proto -max_total_time=60
+fuzz: $(LIB_SRC) $(FUZZ_SRC)
+	@command -v clang >/dev/null || { echo "make fuzz needs clang: apt-get install clang"; exit 1; }
+	@mkdir -p build/fuzz
+	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
+	  echo "clang -fsanitize=fuzzer,address,undefined $$f -> build/fuzz/$$n"; \
+	  clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -fsanitize=fuzzer,address,undefined \
+	    $$f $(LIB_SRC) -lm -lpthread -o build/fuzz/$$n || exit 1; done
+
+# ---------------------------------------------------------------- set-up
+DEB_PKGS := pkg-config libuv1-dev gnuplot-nox
+
+deps:
+	@if pkg-config --exists libuv 2>/dev/null && command -v gnuplot >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "psring: installing Debian packages: $(DEB_PKGS)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends $(DEB_PKGS) >/dev/null \
+	  || { echo "psring: apt-get install failed; run: apt-get install $(DEB_PKGS)"; exit 1; }; \
+	else \
+	  echo "psring: missing packages; as root run: apt-get install -y $(DEB_PKGS)"; exit 1; \
+	fi
+
+clean:
+	rm -rf build bin
+
+-include $(LIB_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d)

@@ -1,0 +1,114 @@
+/* cli.h -- command lines: the common flags, strict value parsing, rank
+ * discovery from the environment.
+ *
+ * Every binary builds a list of option tables (its own, then
+ * cli_common_opts()) and calls cli_main_parse(), which prints --help and
+ * --version and exits 64 with one line naming the flag on any bad value.
+ *
+ * UNITS (DESIGN.md): sizes "4096", "4K", "64M", "1G", "4KiB", "64MiB",
+ * "1GiB" are powers of 1024; rates "500Mbit", "1Gbit" (10^6/10^9 bits/s),
+ * "100MB", "1GB" (10^6/10^9 bytes/s), "100MiB", "1GiB" (2^20/2^30 bytes/s),
+ * each optionally followed by "/s", a bare number being bytes/s; times
+ * "50us", "2ms", "1.5s", a bare number being seconds. Anything else
+ * ("abc", "10abc", " 5", "5 ", negative, overflowing) is refused.
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define PSRING_VERSION "0.1.0"
+#define CLI_EXIT_USAGE 64
+#define CLI_HELP     1      /* cli_parse results that are not errors */
+#define CLI_VERSION  2
+#define CLI_PATH_MAX 4096
+
+enum cli_kind {
+    CLI_BOOL,     /* int*: set to 1 by the bare flag */
+    CLI_INT,      /* int*: decimal, within [min, max] */
+    CLI_U64,      /* uint64_t*: decimal, within [min, max] */
+    CLI_SIZE,     /* uint64_t*: a size, within [min, max] */
+    CLI_RATE,     /* double*: bytes per second, >= 0, finite */
+    CLI_TIME,     /* double*: seconds, >= 0, finite */
+    CLI_DOUBLE,   /* double*: finite */
+    CLI_STRING,   /* const char**: the argv string itself (not copied) */
+    CLI_CUSTOM,   /* parse(value, dst, err) decides */
+};
+
+struct cli_opt {
+    const char *name;        /* without the dashes: "link-bw" */
+    enum cli_kind kind;
+    void *dst;
+    const char *metavar;     /* "RATE"; NULL for CLI_BOOL */
+    const char *help;        /* one line */
+    long long min, max;      /* CLI_INT/CLI_U64/CLI_SIZE bounds (max 0: none) */
+    int (*parse)(const char *value, void *dst, char *err);  /* CLI_CUSTOM */
+};
+/* A table ends with an entry whose name is NULL. */
+
+/* The common flags of DESIGN.md, accepted by every binary. Fields hold
+ * their defaults after cli_common_defaults(); -1 / 0 mean "not given"
+ * where noted, and cli_common_finish() fills them in. */
+struct cli_common {
+    int rank, world, local_rank;   /* -1 until given or discovered */
+    const char *rank_source;       /* "flags", "torchrun", "openmpi", "mpich",
+                                      "slurm", or "default" (rank 0 of 1) */
+    int workload;                  /* enum workload_kind (workload.h) */
+    uint64_t params;               /* --params N (synthetic); 0 = default */
+    uint64_t batch;                /* --batch B; 0 = workload default */
+    double *shard_weights;         /* --shard-weights, malloc'd; NULL = equal */
+    int n_shard_weights;
+    int micro, steps, warmup;
+    double lr;
+    uint64_t seed;
+    int dtype;                     /* enum dtype */
+    double link_bw;                /* bytes/s, 0 = unlimited */
+    double link_latency;           /* seconds */
+    double timeout;                /* idle-progress timeout, seconds */
+    const char *csv;               /* per-process record, or NULL */
+    const char *weights_out;       /* PATH (writes PATH.RANK), or NULL */
+};
+
+void cli_common_defaults(struct cli_common *c);
+/* cli_common_opts: the common flags' table, writing into *c. */
+const struct cli_opt *cli_common_opts(struct cli_common *c);
+/* cli_common_finish: after parsing: rank/world/local rank from the
+ * environment where the flags did not give them (DESIGN.md's order),
+ * then cross-checks (rank < world, warmup < steps, one shard weight per
+ * rank, ...). 0 or ERR_USAGE with the reason in err. */
+int cli_common_finish(struct cli_common *c, char *err);
+/* cli_common_free: what cli_common owns (shard_weights). */
+void cli_common_free(struct cli_common *c);
+
+/* cli_parse: argv against the NULL-terminated list of tables. Accepts
+ * "--name value" and "--name=value". Returns 0, CLI_HELP, CLI_VERSION, or
+ * ERR_USAGE with "--name: reason" (or the unknown argument) in err. */
+int cli_parse(int argc, char **argv, const struct cli_opt *const *tables, char *err);
+
+/* cli_usage: the --help text: synopsis, then one line per option. */
+void cli_usage(FILE *f, const char *prog, const char *synopsis,
+               const struct cli_opt *const *tables);
+
+/* cli_main_parse: cli_parse for main(): --help -> usage on stdout, exit 0;
+ * --version -> exit 0; bad input -> "PROG: --flag: reason" on stderr and
+ * exit 64. Returns only when the arguments parsed. */
+void cli_main_parse(const char *prog, const char *synopsis, int argc, char **argv,
+                    const struct cli_opt *const *tables);
+
+/* cli_coordinator: the --coordinator value if given, else
+ * MASTER_ADDR:MASTER_PORT from the environment. OUT: host, port.
+ * ERR_USAGE if neither is there or it does not parse. */
+int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, char *err);
+
+/* Value parsers (also used by the fuzz target). 0 or ERR_USAGE + reason. */
+int cli_parse_ll(const char *s, long long min, long long max, long long *out, char *err);
+int cli_parse_u64(const char *s, uint64_t *out, char *err);
+int cli_parse_size(const char *s, uint64_t *out, char *err);
+int cli_parse_rate(const char *s, double *out, char *err);
+int cli_parse_time(const char *s, double *out, char *err);
+int cli_parse_double(const char *s, double *out, char *err);
+/* "w0,w1,...": positive finite weights. OUT: malloc'd array (caller frees). */
+int cli_parse_list(const char *s, double **out, int *n, char *err);
+
+#endif /* CLI_H */

@@ -1,0 +1,33 @@
+/* err.c -- the text of psring's error codes (see err.h). */
+#include "err.h"
+
+#include <string.h>
+
+static const char *const names[] = {
+    [ERR_USAGE - ERR_BASE] = "bad usage",
+    [ERR_TIMEOUT - ERR_BASE] = "timed out waiting for progress",
+    [ERR_EOF - ERR_BASE] = "connection closed by peer",
+    [ERR_RESOLVE - ERR_BASE] = "host does not resolve",
+    [ERR_PROTO_MAGIC - ERR_BASE] = "bad frame magic (not a psring peer)",
+    [ERR_PROTO_VERSION - ERR_BASE] = "unsupported protocol version",
+    [ERR_PROTO_TYPE - ERR_BASE] = "unknown message type",
+    [ERR_PROTO_LENGTH - ERR_BASE] = "frame payload exceeds the length cap",
+    [ERR_PROTO_SIZE - ERR_BASE] = "frame payload size wrong for its type",
+    [ERR_PROTO_RANK - ERR_BASE] = "frame rank out of range",
+    [ERR_PROTO_WORLD - ERR_BASE] = "frame world size invalid or mismatched",
+    [ERR_PROTO_FIELD - ERR_BASE] = "frame field out of range",
+    [ERR_NONFINITE - ERR_BASE] = "NaN or Inf value",
+    [ERR_MISMATCH - ERR_BASE] = "peers disagree on the job's shape",
+    [ERR_FORMAT - ERR_BASE] = "malformed file",
+};
+
+const char *err_str(int code)
+{
+    if (code == 0)
+        return "success";
+    if (code < 0 && code > -4096)
+        return strerror(-code);
+    if (code >= ERR_BASE && code < ERR_LAST && names[code - ERR_BASE])
+        return names[code - ERR_BASE];
+    return "unknown error";
+}

@@ -1,0 +1,417 @@
+/* metrics.c -- step records, summaries and the merge into a CSV row.
+ *
+ * The merge rules and the record format are in metrics.h. The code is
+ * strict about records: processes of one job must report the same timed
+ * steps in the same order, because a row that silently mixed different
+ * steps would compare different things.
+ */
+#include "metrics.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "model.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int metrics_summarize(const double *v, size_t n, struct metrics_stats *out)
+{
+    double *s;
+
+    if (n == 0)
+        return ERR_USAGE;
+    s = malloc(n * sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    memcpy(s, v, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_double);
+    out->min = s[0];
+    out->max = s[n - 1];
+    out->median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    free(s);
+    return 0;
+}
+
+int metrics_record_init(struct metrics_record *r, size_t cap)
+{
+    memset(r, 0, sizeof *r);
+    r->rank = -1;
+    if (cap > METRICS_MAX_STEPS)
+        return ERR_USAGE;
+    r->cap = cap;
+    r->steps = calloc(cap ? cap : 1, sizeof *r->steps);
+    return r->steps ? 0 : -ENOMEM;
+}
+
+void metrics_record_free(struct metrics_record *r)
+{
+    free(r->steps);
+    r->steps = NULL;
+    r->nsteps = r->cap = 0;
+}
+
+int metrics_record_add(struct metrics_record *r, const struct metrics_step *s)
+{
+    if (r->nsteps >= r->cap)
+        return ERR_USAGE;
+    r->steps[r->nsteps++] = *s;
+    return 0;
+}
+
+/* A time that does not apply travels as "-". */
+static void put_time(FILE *f, double t)
+{
+    if (isnan(t))
+        fputs(" -", f);
+    else
+        fprintf(f, " %.9g", t);
+}
+
+int metrics_record_write(const struct metrics_record *r, const char *path, char *err)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f) {
+        int e = errno;
+        if (err)
+            snprintf(err, ERR_LEN, "write record %s: %s", path, strerror(e));
+        return -e;
+    }
+    fprintf(f, "psring-record 1\nsystem %s\nrole %s\nrank %d\nworld %d\n",
+            r->system, r->role, r->rank, r->world);
+    fprintf(f, "algo %s\ntransport %s\nbytes %llu\n", r->algo[0] ? r->algo : "-",
+            r->transport[0] ? r->transport : "-", (unsigned long long)r->bytes);
+    fprintf(f, "link_bw %.17g\nlink_latency %.17g\ncpu_s %.9g\nwall_s %.9g\nncpu %d\n",
+            r->link_bw, r->link_latency, r->cpu_s, r->wall_s, r->ncpu);
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const struct metrics_step *s = &r->steps[i];
+        fprintf(f, "step %llu", (unsigned long long)s->step);
+        put_time(f, s->combine_s);
+        put_time(f, s->ingress_s);
+        put_time(f, s->egress_s);
+        fprintf(f, " %llu %llu\n", (unsigned long long)s->bytes_in,
+                (unsigned long long)s->bytes_out);
+    }
+    if (fclose(f) != 0) {
+        int e = errno;
+        if (err)
+            snprintf(err, ERR_LEN, "write record %s: %s", path, strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+/* Strict number parsing for the reader: the whole token must be used. */
+static int tok_double(const char *t, double *out)
+{
+    char *end;
+    if (strcmp(t, "-") == 0) {
+        *out = NAN;
+        return 0;
+    }
+    errno = 0;
+    *out = strtod(t, &end);
+    return (end != t && *end == '\0' && errno == 0 && !isinf(*out) && !isnan(*out)) ? 0 : -1;
+}
+
+static int tok_u64(const char *t, uint64_t *out)
+{
+    char *end;
+    if (*t < '0' || *t > '9')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(t, &end, 10);
+    *out = v;
+    return (*end == '\0' && errno == 0) ? 0 : -1;
+}
+
+static int tok_int(const char *t, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(t, &end, 10);
+    *out = (int)v;
+    return (end != t && *end == '\0' && errno == 0 && v >= -1 && v <= 1000000) ? 0 : -1;
+}
+
+static int set_name(char *dst, const char *v)
+{
+    if (strlen(v) >= METRICS_NAME_LEN)
+        return -1;
+    strcpy(dst, strcmp(v, "-") == 0 ? "" : v);
+    return 0;
+}
+
+/* One "key value..." line into the record; -1 if it does not parse. */
+static int read_line(struct metrics_record *r, char *line)
+{
+    char *save = NULL, *key = strtok_r(line, " \t\n", &save);
+    char *v = key ? strtok_r(NULL, " \t\n", &save) : NULL;
+    uint64_t u;
+
+    if (!key)
+        return 0;                       /* blank line */
+    if (!v)
+        return -1;
+    if (strcmp(key, "step") == 0) {
+        struct metrics_step s;
+        char *t[5];
+        for (int i = 0; i < 5; i++)
+            if (!(t[i] = strtok_r(NULL, " \t\n", &save)))
+                return -1;
+        if (strtok_r(NULL, " \t\n", &save) || tok_u64(v, &s.step) ||
+            tok_double(t[0], &s.combine_s) || tok_double(t[1], &s.ingress_s) ||
+            tok_double(t[2], &s.egress_s) || tok_u64(t[3], &s.bytes_in) ||
+            tok_u64(t[4], &s.bytes_out))
+            return -1;
+        if (r->nsteps == r->cap) {
+            size_t cap = r->cap ? 2 * r->cap : 64;
+            struct metrics_step *p;
+            if (cap > METRICS_MAX_STEPS)
+                return -1;
+            p = realloc(r->steps, cap * sizeof *p);
+            if (!p)
+                return -1;
+            r->steps = p;
+            r->cap = cap;
+        }
+        r->steps[r->nsteps++] = s;
+        return 0;
+    }
+    if (strtok_r(NULL, " \t\n", &save))
+        return -1;                      /* one value per key */
+    if (strcmp(key, "psring-record") == 0) return strcmp(v, "1") == 0 ? 0 : -1;
+    if (strcmp(key, "system") == 0) return set_name(r->system, v);
+    if (strcmp(key, "role") == 0) return set_name(r->role, v);
+    if (strcmp(key, "algo") == 0) return set_name(r->algo, v);
+    if (strcmp(key, "transport") == 0) return set_name(r->transport, v);
+    if (strcmp(key, "rank") == 0) return tok_int(v, &r->rank);
+    if (strcmp(key, "world") == 0) return tok_int(v, &r->world);
+    if (strcmp(key, "ncpu") == 0) return tok_int(v, &r->ncpu);
+    if (strcmp(key, "bytes") == 0) {
+        if (tok_u64(v, &u))
+            return -1;
+        r->bytes = u;
+        return 0;
+    }
+    if (strcmp(key, "link_bw") == 0) return tok_double(v, &r->link_bw);
+    if (strcmp(key, "link_latency") == 0) return tok_double(v, &r->link_latency);
+    if (strcmp(key, "cpu_s") == 0) return tok_double(v, &r->cpu_s);
+    if (strcmp(key, "wall_s") == 0) return tok_double(v, &r->wall_s);
+    return -1;                          /* unknown key */
+}
+
+int metrics_record_read(struct metrics_record *r, const char *path, char *err)
+{
+    char line[512];
+    int lineno = 0, rc = 0;
+    FILE *f;
+
+    rc = metrics_record_init(r, 64);
+    if (rc)
+        return rc;
+    f = fopen(path, "r");
+    if (!f) {
+        int e = errno;
+        if (err)
+            snprintf(err, ERR_LEN, "read record %s: %s", path, strerror(e));
+        return -e;
+    }
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            rc = ERR_FORMAT;
+            if (err)
+                snprintf(err, ERR_LEN, "%s:%d: line too long", path, lineno);
+            break;
+        }
+        if ((lineno == 1 && strncmp(line, "psring-record ", 14) != 0) ||
+            read_line(r, line) != 0) {
+            rc = ERR_FORMAT;
+            if (err)
+                snprintf(err, ERR_LEN, "%s:%d: not a psring record line", path, lineno);
+            break;
+        }
+    }
+    if (rc == 0 && (lineno == 0 || !r->system[0] || r->world < 1)) {
+        rc = ERR_FORMAT;
+        if (err)
+            snprintf(err, ERR_LEN, "%s: incomplete record (no system or world)", path);
+    }
+    fclose(f);
+    return rc;
+}
+
+static int fail(char *err, const char *msg)
+{
+    if (err)
+        snprintf(err, ERR_LEN, "merge: %s", msg);
+    return ERR_FORMAT;
+}
+
+int metrics_merge(const struct metrics_record *recs, size_t n,
+                  struct metrics_row *row, char *err)
+{
+    const struct metrics_record *first = NULL, *low = NULL;
+    size_t nsteps = 0, nservers = 0;
+    double *t = NULL, *in = NULL, *eg = NULL, *bin = NULL, *bout = NULL;
+    double cpu = 0.0, wall = 0.0;
+    int ncpu = 1, rc = 0;
+    struct metrics_stats st;
+
+    memset(row, 0, sizeof *row);
+    if (n == 0)
+        return fail(err, "no records");
+    for (size_t i = 0; i < n; i++) {
+        const struct metrics_record *r = &recs[i];
+        if (strcmp(r->system, recs[0].system) != 0 || r->world != recs[0].world ||
+            r->bytes != recs[0].bytes)
+            return fail(err, "records disagree on system, K or bytes");
+        cpu += r->cpu_s;
+        wall = fmax(wall, r->wall_s);
+        ncpu = r->ncpu > ncpu ? r->ncpu : ncpu;
+        if (strcmp(r->role, "server") == 0) {
+            nservers++;
+            continue;
+        }
+        if (!first) {
+            first = r;
+            nsteps = r->nsteps;
+        }
+        if (!low || r->rank < low->rank)
+            low = r;
+    }
+    if (!first)
+        return fail(err, "no worker or rank record");
+    if (nsteps == 0)
+        return fail(err, "no timed steps");
+    for (size_t i = 0; i < n; i++) {
+        if (recs[i].nsteps != nsteps)
+            return fail(err, "records disagree on the number of timed steps");
+        for (size_t s = 0; s < nsteps; s++)
+            if (recs[i].steps[s].step != first->steps[s].step)
+                return fail(err, "records disagree on the timed step numbers");
+    }
+
+    t = calloc(nsteps, sizeof *t);
+    in = calloc(nsteps, sizeof *in);
+    eg = calloc(nsteps, sizeof *eg);
+    bin = calloc(nsteps, sizeof *bin);
+    bout = calloc(nsteps, sizeof *bout);
+    if (!t || !in || !eg || !bin || !bout) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t s = 0; s < nsteps; s++) {
+        t[s] = in[s] = eg[s] = -INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            const struct metrics_step *p = &recs[i].steps[s];
+            if (strcmp(recs[i].role, "server") == 0) {
+                in[s] = fmax(in[s], p->ingress_s);
+                eg[s] = fmax(eg[s], p->egress_s);
+                bin[s] += (double)p->bytes_in;
+                bout[s] += (double)p->bytes_out;
+            } else {
+                t[s] = fmax(t[s], p->combine_s);
+            }
+        }
+        if (nservers == 0) {
+            bin[s] = (double)low->steps[s].bytes_in;
+            bout[s] = (double)low->steps[s].bytes_out;
+        }
+        if (!isfinite(t[s])) {
+            rc = fail(err, "a worker step has no combine time");
+            goto out;
+        }
+    }
+
+    snprintf(row->system, sizeof row->system, "%s", first->system);
+    snprintf(row->algo, sizeof row->algo, "%s", first->algo);
+    snprintf(row->transport, sizeof row->transport, "%s", first->transport);
+    row->k = first->world;
+    row->bytes = first->bytes;
+    row->steps = nsteps;
+    metrics_summarize(t, nsteps, &st);
+    row->time_s = st.median;
+    row->time_min_s = st.min;
+    row->time_max_s = st.max;
+    row->ingress_s = row->egress_s = NAN;
+    if (nservers) {
+        metrics_summarize(in, nsteps, &st);
+        row->ingress_s = isfinite(st.median) ? st.median : NAN;
+        metrics_summarize(eg, nsteps, &st);
+        row->egress_s = isfinite(st.median) ? st.median : NAN;
+    }
+    metrics_summarize(bin, nsteps, &st);
+    row->bytes_in = st.median;
+    metrics_summarize(bout, nsteps, &st);
+    row->bytes_out = st.median;
+    row->algbw = row->time_s > 0 ? (double)row->bytes / row->time_s : NAN;
+    if (strcmp(row->system, "ps") == 0)
+        row->busbw = row->algbw * row->k;
+    else
+        row->busbw = row->algbw * (row->k > 1 ? 2.0 * (row->k - 1) / row->k : 0.0);
+    row->link_bw = first->link_bw;
+    row->link_latency = first->link_latency;
+    row->model_s = NAN;
+    row->host_bound = -1;
+    if (row->link_bw > 0) {
+        double util = wall > 0 ? cpu / (wall * ncpu) : 0.0;
+        row->model_s = strcmp(row->system, "ps") == 0
+            ? model_ps_step(row->k, (double)row->bytes, row->link_bw, row->link_latency)
+            : model_ring(row->k, (double)row->bytes, row->link_bw, row->link_latency);
+        row->host_bound = util > METRICS_HOST_CPU &&
+                          row->time_s > METRICS_HOST_SLACK * row->model_s;
+    }
+out:
+    free(t);
+    free(in);
+    free(eg);
+    free(bin);
+    free(bout);
+    return rc;
+}
+
+void metrics_csv_header(FILE *f)
+{
+    fputs("system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
+          "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
+          "model_s,host_bound\n", f);
+}
+
+/* An empty field for a value that does not apply. */
+static void put_field(FILE *f, double v)
+{
+    if (isnan(v))
+        fputc(',', f);
+    else
+        fprintf(f, ",%.6g", v);
+}
+
+void metrics_row_write(FILE *f, const struct metrics_row *row)
+{
+    fprintf(f, "%s,%s,%s,%d,%llu,%zu", row->system, row->algo, row->transport,
+            row->k, (unsigned long long)row->bytes, row->steps);
+    put_field(f, row->time_s);
+    put_field(f, row->time_min_s);
+    put_field(f, row->time_max_s);
+    put_field(f, row->ingress_s);
+    put_field(f, row->egress_s);
+    put_field(f, row->algbw);
+    put_field(f, row->busbw);
+    fprintf(f, ",%.0f,%.0f", row->bytes_in, row->bytes_out);
+    put_field(f, row->link_bw);
+    put_field(f, row->link_latency);
+    put_field(f, row->model_s);
+    if (row->host_bound < 0)
+        fputs(",\n", f);
+    else
+        fprintf(f, ",%d\n", row->host_bound);
+}

@@ -1,0 +1,59 @@
+/* net.h -- TCP for psring: listen, connect with retry, send/recv in full.
+ *
+ * Sockets returned here are non-blocking with TCP_NODELAY set; the
+ * send/recv helpers wait with poll() under an idle-progress timeout: a wait
+ * that sees no byte move for idle_s seconds fails with ERR_TIMEOUT (this is
+ * DESIGN.md's --timeout). They pace through the process's link (link.h)
+ * when one is given and count bytes in it. On failure they return a
+ * negative code (err.h) and write one line naming the peer into err
+ * (ERR_LEN bytes, may be NULL).
+ *
+ * Addresses: "HOST:PORT", "[IPv6]:PORT"; port 0 asks the kernel for a free
+ * port. Listeners bind where they are told (callers default to 127.0.0.1).
+ */
+#ifndef NET_H
+#define NET_H
+
+#include <stddef.h>
+
+#include "link.h"
+
+#define NET_HOST_LEN 256
+#define NET_ADDR_LEN 300    /* "host:port" text of a peer */
+
+/* net_parse_hostport: split "HOST:PORT" / "[V6]:PORT"; port 0..65535.
+ * ERR_USAGE (with a reason in err) on anything else. */
+int net_parse_hostport(const char *s, char *host, size_t hostlen, int *port, char *err);
+
+/* net_listen: bind host:port (port 0: any free port) and listen.
+ * OUT: *fd, *bound_port (the port actually bound). */
+int net_listen(const char *host, int port, int *fd, int *bound_port, char *err);
+
+/* net_accept: wait up to timeout_s for one connection.
+ * OUT: *fd, peer ("ip:port", NET_ADDR_LEN bytes). */
+int net_accept(int lfd, double timeout_s, int *fd, char *peer, char *err);
+
+/* net_connect: connect to host:port, retrying refused/unreachable with
+ * backoff (10 ms doubling to 500 ms) until timeout_s has passed; a host
+ * that does not resolve fails at once (ERR_RESOLVE). OUT: *fd. */
+int net_connect(const char *host, int port, double timeout_s, int *fd, char *err);
+
+/* net_send_all / net_recv_all: move exactly len bytes or fail. peer names
+ * the other end in messages. ERR_EOF when the peer closed mid-way. */
+int net_send_all(int fd, const void *buf, size_t len, struct link *l,
+                 double idle_s, const char *peer, char *err);
+int net_recv_all(int fd, void *buf, size_t len, struct link *l,
+                 double idle_s, const char *peer, char *err);
+
+/* net_sendrecv: send sbuf on sfd while receiving rbuf on rfd, both in full,
+ * at the same time (full duplex, one thread; sfd may equal rfd). The ring's
+ * step primitive. Idle timeout applies to the pair: either direction moving
+ * counts as progress. */
+int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
+                 int rfd, void *rbuf, size_t rlen, const char *rpeer,
+                 struct link *l, double idle_s, char *err);
+
+/* net_port_file_write: write "PORT\n" to path atomically (tmp + rename). */
+int net_port_file_write(const char *path, int port, char *err);
+
+#endif /* NET_H */

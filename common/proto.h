@@ -1,0 +1,180 @@
+/* proto.h -- psring's wire format, documented here and nowhere else.
+ *
+ * Every message between psring processes (worker <-> server, rank <-> rank,
+ * rank <-> coordinator) is one frame: a fixed 40-byte header followed by
+ * `length` payload bytes. A receiver reads the header, decodes and validates
+ * it against its own limits (proto_header_decode) and only then allocates or
+ * reads the payload, so a hostile or broken peer can never make it allocate
+ * more than the cap it chose.
+ *
+ * BYTE ORDER: every integer field is little-endian; payload elements are
+ * IEEE-754 binary32/binary64 in little-endian byte order. psring is built
+ * for little-endian hosts only (checked at compile time in proto.c), so
+ * element arrays go on the wire with a plain copy.
+ *
+ * MESSAGE FLOW (parameter server; ring frames are listed after it)
+ *
+ *   1. worker connects to the server and sends HELLO (its rank, K, n, dtype,
+ *      workload, seed, token, global batch).
+ *   2. server answers WELCOME if everything matches its own settings, else
+ *      ERROR with the reason, and closes that connection.
+ *   3. step s: each worker sends PUSH(step=s): its example count, its local
+ *      loss, then the SUM of its per-example gradients (elements [aux,
+ *      aux+count) of the parameter vector; aux=0 unless servers are sharded).
+ *   4. when all K pushes for s are in, the server applies the update and
+ *      sends WEIGHTS(step=s) to every worker: the new weights for the same
+ *      element range. A worker pushes s+1 only after it has the weights of s.
+ *   5. after the last step, each worker sends BYE and closes.
+ *   Ring: neighbours exchange CHUNK(step, aux=chunk index) frames; a rank
+ *   that detects a failure sends ABORT(aux=lost rank) to the neighbour it
+ *   still has before it exits. Any side may send ERROR before it closes.
+ *
+ * HEADER
+ *
+ *   OFFSET SIZE DESCRIPTION
+ *   0      4    magic: the bytes "PSRG" (PROTO_MAGIC as a little-endian u32)
+ *   4      2    version: PROTO_VERSION
+ *   6      2    type: enum proto_type
+ *   8      4    rank of the sender; PROTO_RANK_SERVER for a server
+ *   12     4    world: K, the number of workers/ranks in the job (1..PROTO_MAX_WORLD)
+ *   16     8    step: the training or benchmark step the frame belongs to
+ *   24     8    aux: per type (PUSH/WEIGHTS: first element index; CHUNK:
+ *               chunk index; ABORT: the lost rank; ERROR: the err.h code
+ *               as a two's-complement i64; otherwise 0)
+ *   32     8    length: payload bytes that follow the header
+ *   40          end of header (PROTO_HEADER_SIZE)
+ *
+ * PAYLOADS
+ *
+ *   HELLO (length exactly 40)
+ *   0      8    n: number of parameters (elements) in the job
+ *   8      4    dtype: enum dtype (1 = f32, 2 = f64)
+ *   12     4    workload: enum workload_kind (workload.h)
+ *   16     8    seed
+ *   24     8    token: shared secret, 0 when none is set
+ *   32     8    batch: global examples per step (B)
+ *
+ *   PUSH (length 16 + count * element size, count >= 0)
+ *   0      8    examples: how many examples this gradient sums over
+ *   8      8    loss: sum of per-example losses over those examples (f64)
+ *   16     ...  count gradient elements (the SUM, not the mean)
+ *
+ *   WEIGHTS, CHUNK: count elements, length = count * element size.
+ *   ERROR, ABORT: a reason in UTF-8 text, at most PROTO_TEXT_MAX bytes,
+ *                 no NUL byte.
+ *   WELCOME, BYE: empty.
+ *
+ * EXAMPLE: rank 2 of 4 pushes step 7, 512 examples, loss 0.25, and the two
+ * f32 gradient elements 1.5 and -2.0 (64 bytes on the wire):
+ *
+ *   50 53 52 47  01 00  03 00  02 00 00 00  04 00 00 00     magic ver type rank world
+ *   07 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00        step aux
+ *   18 00 00 00 00 00 00 00                                 length = 24
+ *   00 02 00 00 00 00 00 00  00 00 00 00 00 00 d0 3f        examples, loss
+ *   00 00 c0 3f  00 00 00 c0                                1.5f, -2.0f
+ *
+ * VALIDATION (proto_header_decode, in this order; each its own err.h code)
+ *   magic -> ERR_PROTO_MAGIC; version -> ERR_PROTO_VERSION; type ->
+ *   ERR_PROTO_TYPE; world 0, > PROTO_MAX_WORLD or != limits.world ->
+ *   ERR_PROTO_WORLD; rank >= world (and not PROTO_RANK_SERVER) ->
+ *   ERR_PROTO_RANK; length > limits.max_payload -> ERR_PROTO_LENGTH;
+ *   length wrong for the type (fixed sizes, text cap, not a whole number of
+ *   elements) -> ERR_PROTO_SIZE. The step's meaning (stale, duplicate,
+ *   future) is the receiver's business, not the decoder's.
+ */
+#ifndef PROTO_H
+#define PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_MAGIC       0x47525350u   /* "PSRG" read as little-endian */
+#define PROTO_VERSION     1
+#define PROTO_HEADER_SIZE 40
+#define PROTO_HELLO_SIZE  40
+#define PROTO_PUSH_META   16            /* PUSH payload bytes before elements */
+#define PROTO_TEXT_MAX    1024          /* ERROR and ABORT reasons */
+#define PROTO_MAX_WORLD   65536
+#define PROTO_RANK_SERVER 0xFFFFFFFFu   /* rank field of server frames */
+
+enum proto_type {
+    PROTO_HELLO = 1,
+    PROTO_WELCOME = 2,
+    PROTO_PUSH = 3,
+    PROTO_WEIGHTS = 4,
+    PROTO_CHUNK = 5,
+    PROTO_ERROR = 6,
+    PROTO_ABORT = 7,
+    PROTO_BYE = 8,
+};
+
+/* The header, decoded into host order. The struct mirrors the wire layout
+ * exactly (no padding; asserted in proto.c), but encode/decode never rely
+ * on that: they assemble bytes one field at a time. */
+struct proto_header {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t type;
+    uint32_t rank;
+    uint32_t world;
+    uint64_t step;
+    uint64_t aux;
+    uint64_t length;
+};
+
+/* What a receiver accepts. max_payload is the largest payload it will ever
+ * allocate for; world is its K (0: accept any 1..PROTO_MAX_WORLD, e.g.
+ * before the hello); elem_size is the agreed element size in bytes (0:
+ * unknown yet, skip the whole-elements check). */
+struct proto_limits {
+    uint64_t max_payload;
+    uint32_t world;
+    uint32_t elem_size;
+};
+
+struct proto_hello {
+    uint64_t n;
+    uint32_t dtype;
+    uint32_t workload;
+    uint64_t seed;
+    uint64_t token;
+    uint64_t batch;
+};
+
+struct proto_push_meta {
+    uint64_t examples;
+    double loss;
+};
+
+/* proto_header_make: a header with magic and version filled in. */
+struct proto_header proto_header_make(uint16_t type, uint32_t rank, uint32_t world,
+                                      uint64_t step, uint64_t aux, uint64_t length);
+
+/* proto_header_encode: h -> out[PROTO_HEADER_SIZE]. Never fails; it does not
+ * validate (a test may encode a bad header on purpose). */
+void proto_header_encode(const struct proto_header *h, uint8_t *out);
+
+/* proto_header_decode: in[PROTO_HEADER_SIZE] -> *out, validated against
+ * *lim as described above. Returns 0 or a negative ERR_PROTO_* code; *out
+ * is filled even on failure, so a caller can log the bad fields. */
+int proto_header_decode(const uint8_t *in, const struct proto_limits *lim,
+                        struct proto_header *out);
+
+/* proto_type_name: "PUSH", ...; "?" for an unknown type. */
+const char *proto_type_name(unsigned type);
+
+/* HELLO payload: encode into out[PROTO_HELLO_SIZE]; decode validates dtype
+ * (a known dtype), workload (1..3) and n >= 1 (ERR_PROTO_FIELD). */
+void proto_hello_encode(const struct proto_hello *h, uint8_t *out);
+int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out);
+
+/* PUSH metadata (the first PROTO_PUSH_META payload bytes). Decode refuses
+ * a loss that is NaN or infinite (ERR_NONFINITE). */
+void proto_push_meta_encode(const struct proto_push_meta *m, uint8_t *out);
+int proto_push_meta_decode(const uint8_t *in, size_t len, struct proto_push_meta *out);
+
+/* proto_text_check: an ERROR/ABORT payload is at most PROTO_TEXT_MAX bytes
+ * and holds no NUL. 0 or ERR_PROTO_SIZE / ERR_PROTO_FIELD. */
+int proto_text_check(const uint8_t *text, size_t len);
+
+#endif /* PROTO_H */

@@ -1,0 +1,26 @@
+/* vec.h -- element-wise operations on typed vectors (f32 or f64).
+ *
+ * The reduction every combine step performs (the server summing pushes,
+ * the ring reducing chunks, a worker accumulating micro-batches) is vec_add;
+ * keeping it in one place keeps the summation identical everywhere. Plain
+ * adds, left to right, no fused multiply-add: the order of a sum is decided
+ * by the caller, never by the compiler.
+ */
+#ifndef VEC_H
+#define VEC_H
+
+#include <stddef.h>
+
+/* vec_zero: n elements of dtype set to +0. */
+void vec_zero(void *v, size_t n, int dtype);
+/* vec_add: acc[i] += x[i] for i < n. */
+void vec_add(void *acc, const void *x, size_t n, int dtype);
+/* vec_get: element i as a double. */
+double vec_get(const void *v, size_t i, int dtype);
+/* vec_set: element i from a double (rounded to dtype). */
+void vec_set(void *v, size_t i, int dtype, double x);
+/* vec_check_finite: 0 if every element is finite, else ERR_NONFINITE and
+ * the first bad index in *bad (if bad is not NULL). */
+int vec_check_finite(const void *v, size_t n, int dtype, size_t *bad);
+
+#endif /* VEC_H */

@@ -1,0 +1,90 @@
+/* psr_merge.c -- merge one job's per-process records into one CSV row.
+ *
+ *     psr_merge [--out results.csv] RECORD...
+ *
+ * Every process of a job writes its own record (--csv); the launcher calls
+ * this once per job. The row is appended to --out (the header first when
+ * the file is new or empty) or printed on stdout with the header. The
+ * merge rules are metrics.h's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "err.h"
+#include "metrics.h"
+
+int main(int argc, char **argv)
+{
+    const char *out = NULL;
+    const struct cli_opt table[] = {
+        { "out", CLI_STRING, &out, "FILE", "append the row to FILE (header if new)", 0, 0, NULL },
+        { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+    };
+    const struct cli_opt *const tables[] = { table, NULL };
+    struct metrics_record *recs;
+    struct metrics_row row;
+    char err[ERR_LEN];
+    int nrec = 0, first = 1, rc = 1;
+    char **paths;
+    FILE *f;
+
+    /* Options first, then record paths: split argv at the first path. */
+    while (first < argc && strncmp(argv[first], "--", 2) == 0)
+        first += (strchr(argv[first], '=') || strcmp(argv[first], "--help") == 0 ||
+                  strcmp(argv[first], "--version") == 0) ? 1 : 2;
+    if (first > argc)
+        first = argc;
+    cli_main_parse("psr_merge", "[--out FILE] RECORD...\n"
+                   "Merge one job's per-process records (--csv) into one row of the shared CSV.",
+                   first, argv, tables);
+    paths = argv + first;
+    nrec = argc - first;
+    if (nrec == 0) {
+        fprintf(stderr, "psr_merge: no record files given (usage: psr_merge [--out FILE] RECORD...)\n");
+        return CLI_EXIT_USAGE;
+    }
+
+    recs = calloc((size_t)nrec, sizeof *recs);
+    if (!recs)
+        return 1;
+    for (int i = 0; i < nrec; i++) {
+        if (metrics_record_read(&recs[i], paths[i], err) != 0) {
+            fprintf(stderr, "psr_merge: %s\n", err);
+            goto out;
+        }
+    }
+    if (metrics_merge(recs, (size_t)nrec, &row, err) != 0) {
+        fprintf(stderr, "psr_merge: %s\n", err);
+        goto out;
+    }
+
+    if (out) {
+        struct stat st;
+        int fresh = stat(out, &st) != 0 || st.st_size == 0;
+        f = fopen(out, "a");
+        if (!f) {
+            fprintf(stderr, "psr_merge: cannot append to %s: %s\n", out, strerror(errno));
+            goto out;
+        }
+        if (fresh)
+            metrics_csv_header(f);
+        metrics_row_write(f, &row);
+        if (fclose(f) != 0) {
+            fprintf(stderr, "psr_merge: writing %s: %s\n", out, strerror(errno));
+            goto out;
+        }
+    } else {
+        metrics_csv_header(stdout);
+        metrics_row_write(stdout, &row);
+    }
+    rc = 0;
+out:
+    for (int i = 0; i < nrec; i++)
+        metrics_record_free(&recs[i]);
+    free(recs);
+    return rc;
+}

@@ -1,0 +1,36 @@
+# tests/lib.sh -- sourced by the shell tests (tests/t_*.sh).
+#
+# Same output as check.h: each case prints "ok   ID NAME" or "FAIL ID NAME"
+# with the evidence above it. Jobs run in their own session under a
+# watchdog (job), so nothing outlives the test.
+: "${PSR_BIN:?set PSR_BIN}"
+T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/psring-t.XXXXXX")
+trap 'rm -rf "$T_TMP"' EXIT
+t_failed=0
+
+t_case() { t_id=$1; t_name=$2; t_bad=0; }
+t_fail() { echo "     $t_id: $*"; t_bad=1; }
+t_end() {
+    if [ "$t_bad" = 0 ]; then echo "ok   $t_id $t_name"
+    else echo "FAIL $t_id $t_name"; t_failed=1; fi
+}
+t_skip() { echo "skip $1 $2: $3"; }
+
+# job LIMIT_S CMD...: run CMD in its own session, killed with its whole
+# process group after LIMIT_S; stdout to $T_TMP/out, stderr to $T_TMP/err;
+# sets $rc (137 when the watchdog fired).
+job() {
+    limit=$1; shift
+    setsid timeout -s KILL "$limit" "$@" >"$T_TMP/out" 2>"$T_TMP/err"
+    rc=$?
+}
+
+# expect_rc WANT: the last job's status.
+expect_rc() {
+    [ "$rc" = "$1" ] || t_fail "exit status $rc, want $1; stderr: $(head -c 300 "$T_TMP/err")"
+}
+# expect_grep FILE PATTERN: FILE (out or err of the last job) matches.
+expect_grep() {
+    grep -q -e "$2" "$T_TMP/$1" || t_fail "$1 lacks /$2/: $(head -c 300 "$T_TMP/$1")"
+}
+t_exit() { exit $t_failed; }

@@ -1,0 +1,50 @@
+#!/bin/sh
+# tests/run.sh TIER -- run psring's test programs and scripts, count cases.
+#
+# TIER is quick (unit tests, fuzz smoke, fast scripts) or full (everything,
+# what `make check` and CI run). Every program and script runs in its own
+# session (setsid) under a watchdog, so a hung test is killed with all its
+# children and counted as failed. The last line is the contract:
+#     N passed, N failed, N skipped
+# Environment: PSR_BIN (the programs), PSR_TESTBIN (the test programs).
+tier=${1:-full}
+here=$(cd "$(dirname "$0")" && pwd)
+: "${PSR_BIN:?set PSR_BIN}" "${PSR_TESTBIN:?set PSR_TESTBIN}"
+export PSR_BIN PSR_TESTBIN PSR_TESTS="$here"
+log=$(mktemp -d "${TMPDIR:-/tmp}/psring-check.XXXXXX")
+trap 'rm -rf "$log"' EXIT INT TERM
+
+# run NAME LIMIT_S CMD...: one program or script, its lines into the count.
+run() {
+    name=$1 limit=$2; shift 2
+    out="$log/$name.out"
+    setsid timeout -s KILL "$limit" "$@" >"$out" 2>&1
+    rc=$?
+    cat "$out"
+    if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
+        # It died without reporting a failing case: count that as a failure.
+        why="exited with status $rc"
+        [ $rc -eq 137 ] && why="killed by the ${limit}s watchdog"
+        echo "FAIL $name $why" | tee -a "$out"
+    fi
+}
+
+for t in "$PSR_TESTBIN"/test_*; do
+    [ -x "$t" ] || continue
+    run "$(basename "$t")" 300 "$t"
+done
+# The fuzz targets run as deterministic mutation drivers: more rounds in full.
+rounds=20000; [ "$tier" = full ] && rounds=200000
+for t in "$PSR_TESTBIN"/fuzz_*; do
+    [ -x "$t" ] || continue
+    run "$(basename "$t")" 600 "$t" "$rounds"
+done
+for s in "$here"/t_*.sh; do
+    [ -f "$s" ] || continue
+    if [ "$tier" = quick ] && grep -q '^# tier: full' "$s"; then continue; fi
+    run "$(basename "$s")" 900 sh "$s"
+done
+
+cat "$log"/*.out 2>/dev/null | awk '
+    /^ok   / { p++ } /^FAIL / { f++ } /^skip / { s++ }
+    END { printf "%d passed, %d failed", p, f; if (s) printf ", %d skipped", s; printf "\n"; exit (f > 0) }'

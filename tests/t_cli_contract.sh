@@ -1,0 +1,26 @@
+# t_cli_contract.sh -- every program in bin/ keeps DESIGN.md's promises:
+# --help on stdout with status 0, --version, and a bad flag answered with
+# exactly one line on stderr and status 64.
+. "$PSR_TESTS/lib.sh"
+
+n=0
+for b in "$PSR_BIN"/*; do
+    [ -x "$b" ] || continue
+    name=$(basename "$b"); n=$((n + 1))
+    t_case "cli-contract-$name" "$name: --help, --version, bad flag"
+    job 10 "$b" --help
+    expect_rc 0
+    [ -s "$T_TMP/out" ] || t_fail "--help printed nothing on stdout"
+    expect_grep out '[Uu]sage'
+    job 10 "$b" --version
+    expect_rc 0
+    expect_grep out '[0-9]\.[0-9]'
+    job 10 "$b" --no-such-flag
+    expect_rc 64
+    lines=$(wc -l <"$T_TMP/err")
+    [ "$lines" = 1 ] || t_fail "bad flag: $lines lines on stderr, want 1"
+    expect_grep err 'no-such-flag'
+    t_end
+done
+[ $n -gt 0 ] || { t_case cli-contract-0 "there are programs to check"; t_fail "no programs in $PSR_BIN"; t_end; }
+t_exit

@@ -1,0 +1,245 @@
+/* test_metrics.c -- summaries, record files, the merge into one CSV row,
+ * and the alpha-beta formulas it uses. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "err.h"
+#include "metrics.h"
+#include "model.h"
+
+static char dir[] = "/tmp/psring-metrics-XXXXXX";
+
+static void rec_make(struct metrics_record *r, const char *system, const char *role,
+                     int rank, int world, const double *combine, const double *ingress,
+                     size_t n, uint64_t bin, uint64_t bout)
+{
+    metrics_record_init(r, n);
+    snprintf(r->system, sizeof r->system, "%s", system);
+    snprintf(r->role, sizeof r->role, "%s", role);
+    snprintf(r->transport, sizeof r->transport, "tcp");
+    if (strcmp(system, "ring") == 0)
+        snprintf(r->algo, sizeof r->algo, "ring");
+    r->rank = rank;
+    r->world = world;
+    r->bytes = 1000000;
+    r->link_bw = 1e8;
+    r->link_latency = 1e-4;
+    r->cpu_s = 0.1;
+    r->wall_s = 1.0;
+    r->ncpu = 2;
+    for (size_t i = 0; i < n; i++) {
+        struct metrics_step s = { .step = 2 + i, .combine_s = combine ? combine[i] : NAN,
+                                  .ingress_s = ingress ? ingress[i] : NAN,
+                                  .egress_s = ingress ? ingress[i] / 2 : NAN,
+                                  .bytes_in = bin, .bytes_out = bout };
+        metrics_record_add(r, &s);
+    }
+}
+
+static void test_summarize(void)
+{
+    struct metrics_stats st;
+    double odd[5] = { 5, 1, 4, 2, 3 }, even[4] = { 4, 1, 3, 2 };
+
+    T_CASE("metrics-1.1", "min, median, max (odd and even counts)");
+    T_EQ_I(metrics_summarize(odd, 5, &st), 0);
+    T_EQ_D(st.min, 1);
+    T_EQ_D(st.median, 3);
+    T_EQ_D(st.max, 5);
+    T_EQ_I(metrics_summarize(even, 4, &st), 0);
+    T_EQ_D(st.median, 2.5);
+    T_EQ_D(odd[0], 5);                 /* the input is not reordered */
+    T_EQ_I(metrics_summarize(odd, 0, &st), ERR_USAGE);
+    T_END();
+}
+
+static void test_record_file(void)
+{
+    struct metrics_record r, back;
+    double c[3] = { 0.5, 0.25, 0.125 };
+    char path[128], err[ERR_LEN] = "";
+    FILE *f;
+
+    T_CASE("metrics-2.1", "a record round-trips through its file");
+    rec_make(&r, "ring", "rank", 3, 4, c, NULL, 3, 1500000, 1500000);
+    snprintf(path, sizeof path, "%s/r3", dir);
+    T_EQ_I(metrics_record_write(&r, path, err), 0);
+    T_EQ_I(metrics_record_read(&back, path, err), 0);
+    T_STR(back.system, "ring");
+    T_STR(back.role, "rank");
+    T_STR(back.algo, "ring");
+    T_EQ_I(back.rank, 3);
+    T_EQ_I(back.world, 4);
+    T_EQ_U(back.bytes, 1000000);
+    T_EQ_D(back.link_bw, 1e8);
+    T_EQ_U(back.nsteps, 3);
+    T_EQ_D(back.steps[2].combine_s, 0.125);
+    T_TRUE(isnan(back.steps[2].ingress_s));
+    T_EQ_U(back.steps[1].step, 3);
+    metrics_record_free(&back);
+
+    T_CASE("metrics-2.2", "a full record refuses one more step (no growth in timed code)");
+    struct metrics_step s = { 0 };
+    T_EQ_I(metrics_record_add(&r, &s), ERR_USAGE);
+    metrics_record_free(&r);
+
+    T_CASE("metrics-2.3", "malformed records are refused naming file and line");
+    const char *bad[] = {
+        "not a record\n",
+        "psring-record 2\nsystem ps\nworld 2\n",
+        "psring-record 1\nsystem ps\nworld 2\nstep 1 0.1 - -\n",
+        "psring-record 1\nsystem ps\nworld 2\nstep 1 abc - - 1 1\n",
+        "psring-record 1\nsystem ps\nworld 2\nstep 1 0.1 - - 1 1 7\n",
+        "psring-record 1\nsystem ps\nworld two\n",
+        "psring-record 1\nsystem ps\nworld 2\nbogus 1\n",
+        "psring-record 1\nsystem aVeryLongSystemName\nworld 2\n",
+        "psring-record 1\nworld 2\n",
+        "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        f = fopen(path, "w");
+        fputs(bad[i], f);
+        fclose(f);
+        err[0] = 0;
+        int rc = metrics_record_read(&back, path, err);
+        metrics_record_free(&back);
+        if (rc != ERR_FORMAT) {
+            T_EQ_I(rc, ERR_FORMAT);
+            printf("     input %zu was accepted\n", i);
+        }
+        T_HAS(err, path);
+    }
+
+    T_CASE("metrics-2.4", "a missing file is an errno error naming the path");
+    snprintf(path, sizeof path, "%s/missing", dir);
+    T_TRUE(metrics_record_read(&back, path, err) < 0);
+    metrics_record_free(&back);
+    T_HAS(err, "missing");
+    T_END();
+}
+
+static void test_merge(void)
+{
+    struct metrics_record recs[5];
+    struct metrics_row row;
+    double r0[3] = { 0.10, 0.30, 0.20 }, r1[3] = { 0.15, 0.05, 0.40 };
+    double w0[3] = { 0.5, 0.7, 0.6 }, w1[3] = { 0.9, 0.4, 0.65 };
+    double in[3] = { 0.3, 0.2, 0.25 };
+    char err[ERR_LEN] = "", line[512];
+    FILE *f;
+
+    T_CASE("metrics-3.1", "ring: slowest rank per step, median over steps, busbw 2(K-1)/K");
+    rec_make(&recs[0], "ring", "rank", 0, 2, r0, NULL, 3, 1000000, 1000000);
+    rec_make(&recs[1], "ring", "rank", 1, 2, r1, NULL, 3, 7, 7);
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    /* per-step max: 0.15, 0.30, 0.40 -> median 0.30, min 0.15, max 0.40 */
+    T_EQ_D(row.time_s, 0.30);
+    T_EQ_D(row.time_min_s, 0.15);
+    T_EQ_D(row.time_max_s, 0.40);
+    T_EQ_U(row.steps, 3);
+    T_EQ_I(row.k, 2);
+    T_NEAR(row.algbw, 1e6 / 0.30, 1e-6);
+    T_NEAR(row.busbw, 1e6 / 0.30, 1e-6);          /* 2(K-1)/K = 1 at K=2 */
+    T_EQ_D(row.bytes_in, 1000000);                 /* rank 0's counters */
+    T_TRUE(isnan(row.ingress_s));
+    T_NEAR(row.model_s, model_ring(2, 1e6, 1e8, 1e-4), 1e-15);
+    T_EQ_I(row.host_bound, 0);                     /* 0.2 CPU-s in 1 s on 2 CPUs */
+
+    T_CASE("metrics-3.2", "host_bound when CPU is saturated and time is far off the model");
+    recs[0].cpu_s = recs[1].cpu_s = 0.95;          /* 1.9 of 2 CPUs for 1 s */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_EQ_I(row.host_bound, 1);                     /* 0.30 s vs model ~0.01 s */
+    recs[0].link_bw = recs[1].link_bw = 0;         /* no emulated link: empty */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_EQ_I(row.host_bound, -1);
+    T_TRUE(isnan(row.model_s));
+    metrics_record_free(&recs[0]);
+    metrics_record_free(&recs[1]);
+
+    T_CASE("metrics-3.3", "ps: server ingress/egress medians, server byte counters, busbw K x algbw");
+    rec_make(&recs[0], "ps", "server", -1, 2, NULL, in, 3, 2000000, 2000000);
+    rec_make(&recs[1], "ps", "worker", 0, 2, w0, NULL, 3, 1000000, 1000000);
+    rec_make(&recs[2], "ps", "worker", 1, 2, w1, NULL, 3, 1000000, 1000000);
+    T_EQ_I(metrics_merge(recs, 3, &row, err), 0);
+    T_EQ_D(row.time_s, 0.7);                       /* max per step: .9 .7 .65 */
+    T_EQ_D(row.time_min_s, 0.65);
+    T_EQ_D(row.ingress_s, 0.25);
+    T_EQ_D(row.egress_s, 0.125);
+    T_EQ_D(row.bytes_in, 2000000);
+    T_NEAR(row.busbw, 2 * 1e6 / 0.7, 1e-6);
+    T_NEAR(row.model_s, model_ps_step(2, 1e6, 1e8, 1e-4), 1e-15);
+    T_STR(row.algo, "");
+
+    T_CASE("metrics-3.4", "the row is DESIGN.md's columns, empty where they do not apply");
+    f = tmpfile();
+    metrics_csv_header(f);
+    metrics_row_write(f, &row);
+    rewind(f);
+    T_TRUE(fgets(line, sizeof line, f) != NULL);
+    T_STR(line, "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
+                "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
+                "model_s,host_bound\n");
+    T_TRUE(fgets(line, sizeof line, f) != NULL);
+    T_TRUE(strncmp(line, "ps,,tcp,2,1000000,3,0.7,0.65,0.9,0.25,0.125,", 44) == 0);
+    {
+        int commas = 0;
+        for (char *p = line; *p; p++)
+            commas += *p == ',';
+        T_EQ_I(commas, 18);
+    }
+    fclose(f);
+
+    T_CASE("metrics-3.5", "records that disagree are refused with a reason");
+    recs[2].world = 3;
+    T_EQ_I(metrics_merge(recs, 3, &row, err), ERR_FORMAT);
+    T_HAS(err, "disagree");
+    recs[2].world = 2;
+    recs[2].steps[1].step = 99;
+    T_EQ_I(metrics_merge(recs, 3, &row, err), ERR_FORMAT);
+    T_HAS(err, "step");
+    recs[2].nsteps = 2;
+    T_EQ_I(metrics_merge(recs, 3, &row, err), ERR_FORMAT);
+    T_EQ_I(metrics_merge(recs, 1, &row, err), ERR_FORMAT);   /* server alone */
+    T_HAS(err, "no worker");
+    T_EQ_I(metrics_merge(recs, 0, &row, err), ERR_FORMAT);
+    for (int i = 0; i < 3; i++)
+        metrics_record_free(&recs[i]);
+    T_END();
+}
+
+static void test_model(void)
+{
+    T_CASE("model-1.1", "server link carries K n; ring link 2(K-1)/K n");
+    T_EQ_D(model_ps_link_bytes(8, 1e6), 8e6);
+    T_EQ_D(model_ring_link_bytes(2, 1e6), 1e6);
+    T_EQ_D(model_ring_link_bytes(4, 1e6), 1.5e6);
+    T_EQ_D(model_ring_link_bytes(1, 1e6), 0);
+
+    T_CASE("model-1.2", "the seed's exercise: P=2e9 x 2 B, 25 GB/s, K=512");
+    /* server ingress: 512 x 4e9 B / 25e9 B/s = 81.92 s; ring ~0.32 s */
+    T_NEAR(model_ps_ingress(512, 4e9, 25e9, 0), 81.92, 1e-9);
+    T_NEAR(model_ring(512, 4e9, 25e9, 0), 2.0 * 511 / 512 * 4e9 / 25e9, 1e-12);
+    T_NEAR(model_ring(4, 0, 1e9, 1e-3), 6e-3, 1e-15);    /* 2(K-1) latencies */
+    T_NEAR(model_ps_step(4, 1e6, 1e9, 1e-3), 2 * (1e-3 + 4e-3), 1e-15);
+    T_END();
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_summarize();
+    test_record_file();
+    test_merge();
+    test_model();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        printf("note: could not remove %s\n", dir);
+    return t_done();
+}
