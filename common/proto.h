@@ -163,13 +163,16 @@ int proto_header_decode(const uint8_t *in, const struct proto_limits *lim,
 /* proto_type_name: "PUSH", ...; "?" for an unknown type. */
 const char *proto_type_name(unsigned type);
 
-/* HELLO payload: encode into out[PROTO_HELLO_SIZE]; decode validates dtype
- * (a known dtype), workload (1..3) and n >= 1 (ERR_PROTO_FIELD). */
+/* HELLO payload: encode into out[PROTO_HELLO_SIZE]; decode needs len ==
+ * PROTO_HELLO_SIZE (else ERR_PROTO_SIZE, *out zeroed) and validates dtype
+ * (a known dtype), workload (1..3), n >= 1 and batch >= 1 (ERR_PROTO_FIELD). */
 void proto_hello_encode(const struct proto_hello *h, uint8_t *out);
 int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out);
 
-/* PUSH metadata (the first PROTO_PUSH_META payload bytes). Decode refuses
- * a loss that is NaN or infinite (ERR_NONFINITE). */
+/* PUSH metadata (the first PROTO_PUSH_META payload bytes). Decode takes
+ * len = the payload bytes at hand (>= PROTO_PUSH_META, else ERR_PROTO_SIZE;
+ * the whole PUSH payload is fine) and refuses a loss that is NaN or
+ * infinite (ERR_NONFINITE). */
 void proto_push_meta_encode(const struct proto_push_meta *m, uint8_t *out);
 int proto_push_meta_decode(const uint8_t *in, size_t len, struct proto_push_meta *out);
 

@@ -1,0 +1,293 @@
+/* proto.c -- encode and validate psring's frames (the format is in proto.h).
+ *
+ * This file is the only place where bytes from a peer become numbers, so it
+ * is written to be boring and total: every field is assembled one byte at a
+ * time in little-endian order (never a memcpy of the struct, so padding,
+ * alignment and the host's layout cannot leak onto the wire), and every
+ * check is a comparison or a remainder on the received values, never a
+ * product that could overflow. proto_header_decode applies the checks in
+ * the order proto.h documents, one err.h code per check, so a frame with
+ * several faults always reports the first one and a caller can log exactly
+ * what was wrong. Nothing here allocates, blocks or logs; what to do with a
+ * bad frame (close that connection, fail the step) is the caller's choice.
+ */
+#include "proto.h"
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "err.h"
+#include "workload.h"
+
+/* The struct mirrors the wire so a debugger shows a header as it was sent;
+ * encode/decode do not depend on it, but a reordered field should fail
+ * here rather than confuse the next reader of the table in proto.h. */
+_Static_assert(offsetof(struct proto_header, magic) == 0, "magic at offset 0");
+_Static_assert(offsetof(struct proto_header, version) == 4, "version at offset 4");
+_Static_assert(offsetof(struct proto_header, type) == 6, "type at offset 6");
+_Static_assert(offsetof(struct proto_header, rank) == 8, "rank at offset 8");
+_Static_assert(offsetof(struct proto_header, world) == 12, "world at offset 12");
+_Static_assert(offsetof(struct proto_header, step) == 16, "step at offset 16");
+_Static_assert(offsetof(struct proto_header, aux) == 24, "aux at offset 24");
+_Static_assert(offsetof(struct proto_header, length) == 32, "length at offset 32");
+_Static_assert(sizeof(struct proto_header) == PROTO_HEADER_SIZE,
+               "struct proto_header has no padding: 40 bytes like the wire");
+
+/* The header fields are byte-swapped portably below, but gradient and
+ * weight arrays are sent and received with a plain copy of the host's
+ * floats (proto.h, BYTE ORDER). On a big-endian host those copies would put
+ * the wrong byte order on the wire, so such a build must fail, not run. */
+#if !defined(__BYTE_ORDER__) || !defined(__ORDER_LITTLE_ENDIAN__)
+#error "proto.c: the compiler does not say the host byte order (__BYTE_ORDER__)"
+#endif
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "psring copies f32/f64 element arrays to the wire unchanged, "
+               "so it needs a little-endian host");
+/* The loss and the elements are IEEE-754 binary64/binary32 on the wire. */
+_Static_assert(sizeof(double) == 8 && DBL_MANT_DIG == 53 && FLT_RADIX == 2,
+               "double must be IEEE-754 binary64");
+_Static_assert(sizeof(float) == 4 && FLT_MANT_DIG == 24,
+               "float must be IEEE-754 binary32");
+
+/* ---------------------------------------------------------------- bytes */
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (unsigned)p[1] << 8);
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* A double travels as the little-endian bytes of its binary64 pattern; the
+ * memcpy is the defined way in C to read that pattern (no aliasing UB). */
+static void put_f64(uint8_t *p, double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    put_u64(p, bits);
+}
+
+static double get_f64(const uint8_t *p)
+{
+    uint64_t bits = get_u64(p);
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* ---------------------------------------------------------------- header */
+
+struct proto_header proto_header_make(uint16_t type, uint32_t rank, uint32_t world,
+                                      uint64_t step, uint64_t aux, uint64_t length)
+{
+    struct proto_header h = {
+        .magic = PROTO_MAGIC,
+        .version = PROTO_VERSION,
+        .type = type,
+        .rank = rank,
+        .world = world,
+        .step = step,
+        .aux = aux,
+        .length = length,
+    };
+    return h;
+}
+
+void proto_header_encode(const struct proto_header *h, uint8_t *out)
+{
+    put_u32(out + 0, h->magic);
+    put_u16(out + 4, h->version);
+    put_u16(out + 6, h->type);
+    put_u32(out + 8, h->rank);
+    put_u32(out + 12, h->world);
+    put_u64(out + 16, h->step);
+    put_u64(out + 24, h->aux);
+    put_u64(out + 32, h->length);
+}
+
+/* size_ok: is `len` a legal payload length for `type`? Called only after
+ * the type is known and len <= the cap. Only remainders and comparisons:
+ * a length near UINT64_MAX cannot wrap anything here, and PUSH subtracts
+ * its metadata only once len >= PROTO_PUSH_META. */
+static int size_ok(unsigned type, uint64_t len, uint32_t elem)
+{
+    switch (type) {
+    case PROTO_HELLO:
+        return len == PROTO_HELLO_SIZE;
+    case PROTO_WELCOME:
+    case PROTO_BYE:
+        return len == 0;
+    case PROTO_ERROR:
+    case PROTO_ABORT:
+        return len <= PROTO_TEXT_MAX;
+    case PROTO_PUSH:
+        if (len < PROTO_PUSH_META)
+            return 0;
+        return elem == 0 || (len - PROTO_PUSH_META) % elem == 0;
+    case PROTO_WEIGHTS:
+    case PROTO_CHUNK:
+        return elem == 0 || len % elem == 0;
+    default:
+        return 0;
+    }
+}
+
+int proto_header_decode(const uint8_t *in, const struct proto_limits *lim,
+                        struct proto_header *out)
+{
+    /* Decode everything first, so *out is complete whatever fails. */
+    out->magic = get_u32(in + 0);
+    out->version = get_u16(in + 4);
+    out->type = get_u16(in + 6);
+    out->rank = get_u32(in + 8);
+    out->world = get_u32(in + 12);
+    out->step = get_u64(in + 16);
+    out->aux = get_u64(in + 24);
+    out->length = get_u64(in + 32);
+
+    /* The order below is the one documented in proto.h; tests rely on it. */
+    if (out->magic != PROTO_MAGIC)
+        return ERR_PROTO_MAGIC;
+    if (out->version != PROTO_VERSION)
+        return ERR_PROTO_VERSION;
+    if (out->type < PROTO_HELLO || out->type > PROTO_BYE)
+        return ERR_PROTO_TYPE;
+    if (out->world == 0 || out->world > PROTO_MAX_WORLD
+        || (lim->world != 0 && out->world != lim->world))
+        return ERR_PROTO_WORLD;
+    /* PROTO_MAX_WORLD < PROTO_RANK_SERVER, so the server's rank can never
+     * be mistaken for a worker's. */
+    if (out->rank >= out->world && out->rank != PROTO_RANK_SERVER)
+        return ERR_PROTO_RANK;
+    /* The cap comes before the per-type rule so that an oversized frame is
+     * always reported as such, whatever its type claims. */
+    if (out->length > lim->max_payload)
+        return ERR_PROTO_LENGTH;
+    if (!size_ok(out->type, out->length, lim->elem_size))
+        return ERR_PROTO_SIZE;
+    return 0;
+}
+
+const char *proto_type_name(unsigned type)
+{
+    switch (type) {
+    case PROTO_HELLO: return "HELLO";
+    case PROTO_WELCOME: return "WELCOME";
+    case PROTO_PUSH: return "PUSH";
+    case PROTO_WEIGHTS: return "WEIGHTS";
+    case PROTO_CHUNK: return "CHUNK";
+    case PROTO_ERROR: return "ERROR";
+    case PROTO_ABORT: return "ABORT";
+    case PROTO_BYE: return "BYE";
+    default: return "?";
+    }
+}
+
+/* ---------------------------------------------------------------- payloads */
+
+void proto_hello_encode(const struct proto_hello *h, uint8_t *out)
+{
+    put_u64(out + 0, h->n);
+    put_u32(out + 8, h->dtype);
+    put_u32(out + 12, h->workload);
+    put_u64(out + 16, h->seed);
+    put_u64(out + 24, h->token);
+    put_u64(out + 32, h->batch);
+}
+
+/* Only the hello's own shape is checked here: known dtype and workload,
+ * at least one parameter. Whether it matches the receiver's job (n, dtype,
+ * K, workload, token) is the receiver's ERR_MISMATCH, not a format error.
+ * batch is not checked: B = 0 is a setting the receiver refuses if it
+ * cares. A wrong length leaves *out zeroed: there are no fields to trust. */
+int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out)
+{
+    memset(out, 0, sizeof *out);
+    if (len != PROTO_HELLO_SIZE)
+        return ERR_PROTO_SIZE;
+    out->n = get_u64(in + 0);
+    out->dtype = get_u32(in + 8);
+    out->workload = get_u32(in + 12);
+    out->seed = get_u64(in + 16);
+    out->token = get_u64(in + 24);
+    out->batch = get_u64(in + 32);
+
+    /* dtype_size takes an int; a u32 above INT_MAX is no dtype anyway. */
+    if (out->dtype > INT_MAX || dtype_size((int)out->dtype) == 0)
+        return ERR_PROTO_FIELD;
+    if (out->workload < WORKLOAD_LINREG || out->workload > WORKLOAD_MLP)
+        return ERR_PROTO_FIELD;
+    if (out->n < 1 || out->batch < 1)
+        return ERR_PROTO_FIELD;
+    return 0;
+}
+
+void proto_push_meta_encode(const struct proto_push_meta *m, uint8_t *out)
+{
+    put_u64(out + 0, m->examples);
+    put_f64(out + 8, m->loss);
+}
+
+/* `len` is how many payload bytes the caller has (the whole PUSH payload
+ * is fine); only the first PROTO_PUSH_META are read. A NaN or infinite
+ * loss is refused here so it never reaches the server's sums; subnormals
+ * are finite and pass. Fewer than PROTO_PUSH_META bytes leave *out zeroed. */
+int proto_push_meta_decode(const uint8_t *in, size_t len, struct proto_push_meta *out)
+{
+    memset(out, 0, sizeof *out);
+    if (len < PROTO_PUSH_META)
+        return ERR_PROTO_SIZE;
+    out->examples = get_u64(in + 0);
+    out->loss = get_f64(in + 8);
+    if (!isfinite(out->loss))
+        return ERR_NONFINITE;
+    return 0;
+}
+
+/* The size is checked first, so an oversized reason is refused without
+ * being scanned. UTF-8 validity is not checked: the text is only logged,
+ * and a NUL is what would silently cut it short when printed with %s. */
+int proto_text_check(const uint8_t *text, size_t len)
+{
+    if (len > PROTO_TEXT_MAX)
+        return ERR_PROTO_SIZE;
+    if (len > 0 && memchr(text, 0, len) != NULL)
+        return ERR_PROTO_FIELD;
+    return 0;
+}

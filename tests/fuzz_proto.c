@@ -1,0 +1,305 @@
+/* fuzz_proto.c -- fuzz target for the frame decoders (common/proto.c).
+ *
+ * Arbitrary bytes go to proto_header_decode (under fixed limits and under
+ * limits taken from the input itself), proto_hello_decode,
+ * proto_push_meta_decode and proto_text_check. Crashes and sanitizer
+ * reports are the fuzzer's to find; this file adds the invariants a caller
+ * relies on, each an abort() when broken: a header the decoder accepts is
+ * within the caller's limits and the right size for its type; a refusal
+ * carries the code of the FIRST failing check in proto.h's order (checked
+ * against a plain re-statement of the rules below); *out always re-encodes
+ * to the bytes that came in. Built two ways: with tests/fuzzdrv.c into a
+ * deterministic mutation driver (any compiler, run by `make check`), or
+ * with clang -fsanitize=fuzzer for coverage-guided runs (`make fuzz`).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "err.h"
+#include "proto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* ---------------------------------------------------------------- seeds */
+
+/* Seeds for tests/fuzzdrv.c (libFuzzer ignores these symbols): one valid
+ * frame of each type, the PUSH example of proto.h among them. */
+const char *const fuzz_name = "fuzz-proto";
+
+/* WELCOME from the server to rank 1 of 4: a valid header alone. */
+static const uint8_t seed_welcome[] = {
+    'P', 'S', 'R', 'G', 0x01, 0x00, 0x02, 0x00,
+    0xff, 0xff, 0xff, 0xff, 0x04, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+};
+
+/* HELLO from rank 0 of 4: n = 1000, f32, synthetic, seed 42, no token,
+ * B = 1024. */
+static const uint8_t seed_hello[] = {
+    'P', 'S', 'R', 'G', 0x01, 0x00, 0x01, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xe8, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
+    0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+};
+
+/* The PUSH example of proto.h. */
+static const uint8_t seed_push[] = {
+    0x50, 0x53, 0x52, 0x47, 0x01, 0x00, 0x03, 0x00,
+    0x02, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
+    0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xd0, 0x3f,
+    0x00, 0x00, 0xc0, 0x3f, 0x00, 0x00, 0x00, 0xc0,
+};
+
+/* ERROR from the server, aux = ERR_MISMATCH, 12 bytes of reason. */
+static const uint8_t seed_error[] = {
+    'P', 'S', 'R', 'G', 0x01, 0x00, 0x06, 0x00,
+    0xff, 0xff, 0xff, 0xff, 0x04, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xfd, 0xd8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    'n', ' ', 'm', 'i', 's', 'm', 'a', 't', 'c', 'h', ' ', '!',
+};
+
+/* WEIGHTS from the server for step 7, elements [2, 4) as f32: 0.5, 1.0. */
+static const uint8_t seed_weights[] = {
+    'P', 'S', 'R', 'G', 0x01, 0x00, 0x04, 0x00,
+    0xff, 0xff, 0xff, 0xff, 0x04, 0x00, 0x00, 0x00,
+    0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x80, 0x3f,
+};
+
+/* CHUNK 1 of step 3 from ring rank 0 of 2: one f64, -1.0. */
+static const uint8_t seed_chunk[] = {
+    'P', 'S', 'R', 'G', 0x01, 0x00, 0x05, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
+    0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf0, 0xbf,
+};
+
+/* ABORT from ring rank 3 of 4: rank 2 is lost. */
+static const uint8_t seed_abort[] = {
+    'P', 'S', 'R', 'G', 0x01, 0x00, 0x07, 0x00,
+    0x03, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
+    0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    'r', 'a', 'n', 'k', ' ', '2',
+};
+
+/* BYE from rank 3 of 4 after step 99. */
+static const uint8_t seed_bye[] = {
+    'P', 'S', 'R', 'G', 0x01, 0x00, 0x08, 0x00,
+    0x03, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
+    0x63, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+};
+
+const uint8_t *const fuzz_seeds[] = {
+    seed_welcome, seed_hello, seed_push, seed_error,
+    seed_weights, seed_chunk, seed_abort, seed_bye,
+};
+const size_t fuzz_seed_sizes[] = {
+    sizeof seed_welcome, sizeof seed_hello, sizeof seed_push, sizeof seed_error,
+    sizeof seed_weights, sizeof seed_chunk, sizeof seed_abort, sizeof seed_bye,
+};
+const size_t fuzz_nseeds = sizeof fuzz_seeds / sizeof fuzz_seeds[0];
+
+/* ---------------------------------------------------------------- checks */
+
+/* must: an invariant; say which one broke, then abort for the fuzzer. */
+#define must(c) do { if (!(c)) { \
+    fprintf(stderr, "fuzz_proto.c:%d: invariant broken: %s\n", __LINE__, #c); \
+    abort(); } } while (0)
+
+static uint64_t le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* expected: the rules of proto.h's VALIDATION paragraph, re-stated from
+ * the raw bytes as plainly as possible, so the decoder's answer (code and
+ * order) has something independent to be compared with. */
+static int expected(const uint8_t *in, const struct proto_limits *lim)
+{
+    uint64_t magic = le(in, 4), version = le(in + 4, 2), type = le(in + 6, 2);
+    uint64_t rank = le(in + 8, 4), world = le(in + 12, 4), len = le(in + 32, 8);
+    uint64_t elem = lim->elem_size;
+
+    if (magic != PROTO_MAGIC)
+        return ERR_PROTO_MAGIC;
+    if (version != PROTO_VERSION)
+        return ERR_PROTO_VERSION;
+    if (type < 1 || type > 8)
+        return ERR_PROTO_TYPE;
+    if (world < 1 || world > PROTO_MAX_WORLD || (lim->world && world != lim->world))
+        return ERR_PROTO_WORLD;
+    if (rank >= world && rank != PROTO_RANK_SERVER)
+        return ERR_PROTO_RANK;
+    if (len > lim->max_payload)
+        return ERR_PROTO_LENGTH;
+    switch (type) {
+    case PROTO_HELLO: return len == 40 ? 0 : ERR_PROTO_SIZE;
+    case PROTO_WELCOME: case PROTO_BYE: return len == 0 ? 0 : ERR_PROTO_SIZE;
+    case PROTO_ERROR: case PROTO_ABORT: return len <= 1024 ? 0 : ERR_PROTO_SIZE;
+    case PROTO_PUSH:
+        if (len < 16)
+            return ERR_PROTO_SIZE;
+        return elem == 0 || (len - 16) % elem == 0 ? 0 : ERR_PROTO_SIZE;
+    default:    /* WEIGHTS, CHUNK */
+        return elem == 0 || len % elem == 0 ? 0 : ERR_PROTO_SIZE;
+    }
+}
+
+static void check_header(const uint8_t *in, struct proto_limits lim)
+{
+    struct proto_header h;
+    uint8_t again[PROTO_HEADER_SIZE];
+    int rc;
+
+    memset(&h, 0x5a, sizeof h);
+    rc = proto_header_decode(in, &lim, &h);
+    must(rc == expected(in, &lim));
+
+    /* *out is filled on success and failure alike: it re-encodes exactly. */
+    proto_header_encode(&h, again);
+    must(memcmp(again, in, PROTO_HEADER_SIZE) == 0);
+    if (rc != 0)
+        return;
+
+    /* What a caller does next with an accepted header must be safe. */
+    must(h.magic == PROTO_MAGIC && h.version == PROTO_VERSION);
+    must(strcmp(proto_type_name(h.type), "?") != 0);
+    must(h.world >= 1 && h.world <= PROTO_MAX_WORLD);
+    must(lim.world == 0 || h.world == lim.world);
+    must(h.rank < h.world || h.rank == PROTO_RANK_SERVER);
+    must(h.length <= lim.max_payload);
+    if (h.type == PROTO_PUSH)
+        must(h.length >= PROTO_PUSH_META);
+    if (lim.elem_size != 0 && (h.type == PROTO_WEIGHTS || h.type == PROTO_CHUNK))
+        must(h.length % lim.elem_size == 0);
+    if (h.type == PROTO_HELLO)
+        must(h.length == PROTO_HELLO_SIZE);
+    if (h.type == PROTO_ERROR || h.type == PROTO_ABORT)
+        must(h.length <= PROTO_TEXT_MAX);
+    if (h.type == PROTO_WELCOME || h.type == PROTO_BYE)
+        must(h.length == 0);
+}
+
+static void check_hello(const uint8_t *in, size_t len)
+{
+    struct proto_hello h;
+    uint8_t again[PROTO_HELLO_SIZE];
+    int rc = proto_hello_decode(in, len, &h);
+
+    must(rc == 0 || rc == ERR_PROTO_SIZE || rc == ERR_PROTO_FIELD);
+    must((rc == ERR_PROTO_SIZE) == (len != PROTO_HELLO_SIZE));
+    if (rc == ERR_PROTO_SIZE)
+        return;
+    proto_hello_encode(&h, again);
+    must(memcmp(again, in, PROTO_HELLO_SIZE) == 0);
+    int ok = h.dtype <= 2 && dtype_size((int)h.dtype) != 0
+             && h.workload >= 1 && h.workload <= 3 && h.n >= 1 && h.batch >= 1;
+    must((rc == 0) == ok);
+}
+
+static void check_push_meta(const uint8_t *in, size_t len)
+{
+    struct proto_push_meta m;
+    uint8_t again[PROTO_PUSH_META];
+    int rc = proto_push_meta_decode(in, len, &m);
+
+    must(rc == 0 || rc == ERR_PROTO_SIZE || rc == ERR_NONFINITE);
+    must((rc == ERR_PROTO_SIZE) == (len < PROTO_PUSH_META));
+    if (rc == ERR_PROTO_SIZE)
+        return;
+    must((rc == 0) == (isfinite(m.loss) != 0));
+    proto_push_meta_encode(&m, again);
+    must(memcmp(again, in, PROTO_PUSH_META) == 0);
+}
+
+static void check_text(const uint8_t *in, size_t len)
+{
+    int rc = proto_text_check(in, len);
+    int want = len > PROTO_TEXT_MAX ? ERR_PROTO_SIZE
+             : (len && memchr(in, 0, len)) ? ERR_PROTO_FIELD : 0;
+    must(rc == want);
+}
+
+/* ---------------------------------------------------------------- target */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    uint8_t hdr[PROTO_HEADER_SIZE];
+    const uint8_t *in = data;
+    const uint8_t *payload = data;
+    size_t plen = size;
+
+    /* A short input is a header with zeros after it, so short inputs still
+     * reach the later checks; a long one is decoded in place, so ASan sees
+     * any read past the 40 bytes. */
+    if (size < PROTO_HEADER_SIZE) {
+        memset(hdr, 0, sizeof hdr);
+        if (size)
+            memcpy(hdr, data, size);
+        in = hdr;
+    } else {
+        payload = data + PROTO_HEADER_SIZE;
+        plen = size - PROTO_HEADER_SIZE;
+    }
+
+    /* Fixed limits: nothing refused by the cap; a typical server (8 MiB,
+     * K = 4, f32); a tight ring rank (1 KiB, K = the frame's own world,
+     * f64) so that the later checks are reached; a cap of zero. */
+    struct proto_limits fixed[] = {
+        { UINT64_MAX, 0, 0 },
+        { 8u << 20, 4, 4 },
+        { 1024, (uint32_t)le(in + 12, 4), 8 },
+        { 0, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        check_header(in, fixed[i]);
+
+    /* Limits from the input: the 16 bytes after the header, when there,
+     * are a cap, a world and an element size, any values at all (an
+     * element size of 3 or 2^32-1 must still be only a divisor). */
+    if (plen >= 16) {
+        struct proto_limits lim = {
+            le(payload, 8), (uint32_t)le(payload + 8, 4), (uint32_t)le(payload + 12, 4),
+        };
+        check_header(in, lim);
+        lim.max_payload = le(in + 32, 8);       /* the frame's length, exactly */
+        check_header(in, lim);
+    }
+
+    check_hello(payload, plen);
+    check_hello(data, size);
+    check_push_meta(payload, plen);
+    check_push_meta(data, size);
+    check_text(payload, plen);
+    check_text(data, size);
+    return 0;
+}
