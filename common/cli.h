@@ -11,6 +11,11 @@
  * each optionally followed by "/s", a bare number being bytes/s; times
  * "50us", "2ms", "1.5s", a bare number being seconds. Anything else
  * ("abc", "10abc", " 5", "5 ", negative, overflowing) is refused.
+ * CASE: sizes also take k/m/g/t (as nccl-tests) and T/TiB, never "MB"
+ * (a size is 1024-based, so "64MB" is refused as ambiguous); rates also
+ * take tc's kbit/mbit/gbit and "B", but "M", "Mb", "Mbps" are refused as
+ * ambiguous (bits or bytes). Sizes are whole numbers; rates and times may
+ * be fractional and take an exponent ("1.5Gbit", "0.5ms", "1e9").
  */
 #ifndef CLI_H
 #define CLI_H
