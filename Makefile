@@ -90,6 +90,8 @@ $(BIN)/%: $(BUILD)/experiments/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
+# Keep objects that only feed a link (tests, tools) between runs.
+.SECONDARY:
 .SECONDEXPANSION:
 $(SYS_BINS): $(BIN)/%: $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $$*/*.c)) $(LIB)
 	@mkdir -p $(dir $@)

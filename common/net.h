@@ -1,6 +1,8 @@
 /* net.h -- TCP for psring: listen, connect with retry, send/recv in full.
  *
- * Sockets returned here are non-blocking with TCP_NODELAY set; the
+ * Sockets returned here are non-blocking with TCP_NODELAY and receive
+ * timestamps (SO_TIMESTAMPNS: a paced reader books bytes at the time they
+ * arrived, not the time it got around to reading them) set; the
  * send/recv helpers wait with poll() under an idle-progress timeout: a wait
  * that sees no byte move for idle_s seconds fails with ERR_TIMEOUT (this is
  * DESIGN.md's --timeout). They pace through the process's link (link.h)
@@ -9,7 +11,17 @@
  * (ERR_LEN bytes, may be NULL).
  *
  * Addresses: "HOST:PORT", "[IPv6]:PORT"; port 0 asks the kernel for a free
- * port. Listeners bind where they are told (callers default to 127.0.0.1).
+ * port. Listeners bind where they are told (callers default to 127.0.0.1;
+ * a NULL or empty host means 127.0.0.1 here too).
+ *
+ * Timeouts: idle_s <= 0 (and net_accept's timeout_s <= 0) wait without
+ * limit; psring's callers always pass --timeout. Time the link holds a
+ * transfer back (pacing, latency) is not idle time. Messages look like
+ *   connect 127.0.0.1:5000: Connection refused (12 tries in 10.0 s)
+ *   recv from rank 3 (127.0.0.1:40112): timed out after 3.0 s without progress (...)
+ *   recv from rank 3 (127.0.0.1:40112): connection closed after 10 of 40 bytes
+ * with the peer text the caller passed. Sends use MSG_NOSIGNAL: a closed
+ * peer is -EPIPE or -ECONNRESET, never SIGPIPE.
  */
 #ifndef NET_H
 #define NET_H
@@ -34,8 +46,9 @@ int net_listen(const char *host, int port, int *fd, int *bound_port, char *err);
 int net_accept(int lfd, double timeout_s, int *fd, char *peer, char *err);
 
 /* net_connect: connect to host:port, retrying refused/unreachable with
- * backoff (10 ms doubling to 500 ms) until timeout_s has passed; a host
- * that does not resolve fails at once (ERR_RESOLVE). OUT: *fd. */
+ * backoff (10 ms doubling to 500 ms) until timeout_s has passed (<= 0: one
+ * try); a host that does not resolve fails at once (ERR_RESOLVE; only a
+ * temporary resolver failure is retried). IPv4 and IPv6. OUT: *fd. */
 int net_connect(const char *host, int port, double timeout_s, int *fd, char *err);
 
 /* net_send_all / net_recv_all: move exactly len bytes or fail. peer names

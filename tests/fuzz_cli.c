@@ -365,7 +365,7 @@ static void fuzz_argv(char *buf, size_t size)
         CHECK(isfinite(bw) && bw >= 0 && isfinite(wait) && wait >= 0 && isfinite(ratio));
         CHECK(c.rank == -1 || (c.rank >= 0 && c.rank < 65536));
         CHECK(c.world == -1 || (c.world >= 1 && c.world <= 65536));
-        CHECK(c.micro >= 1 && c.steps >= 1 && c.warmup >= 0);
+        CHECK(c.micro >= 1 && c.steps >= 1 && c.warmup >= -1);   /* -1: auto, set by finish */
         CHECK(isfinite(c.lr) && c.lr > 0);
         CHECK(isfinite(c.timeout) && c.timeout > 0);
         CHECK(isfinite(c.link_bw) && c.link_bw >= 0);

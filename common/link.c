@@ -1,0 +1,114 @@
+/* link.c -- the emulated NIC's arithmetic (see link.h for the model).
+ *
+ * Nothing here sleeps or reads the clock: every function takes `now` and
+ * returns a time, so the same code serves blocking senders (net.c), the
+ * libuv server, and unit tests with a fake clock.
+ */
+#include "link.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "err.h"
+
+static double burst_bytes(double rate)
+{
+    return fmax(LINK_BURST_MIN, rate * LINK_BURST_S);
+}
+
+static size_t piece_bytes(double rate)
+{
+    double p = burst_bytes(rate) / 4.0;
+    return p >= (double)LINK_PIECE_MAX ? (size_t)LINK_PIECE_MAX : (size_t)p;
+}
+
+int link_init(struct link *l, double rate, double latency_s)
+{
+    double burst, piece;
+
+    memset(l, 0, sizeof *l);
+    /* The comparisons are written so that NaN fails them. */
+    if (!(rate >= 0.0) || !isfinite(rate) || (rate > 0.0 && rate < LINK_RATE_MIN))
+        return ERR_USAGE;
+    if (!(latency_s >= 0.0) || !(latency_s <= LINK_LATENCY_MAX))
+        return ERR_USAGE;
+
+    l->egress.rate = l->ingress.rate = rate;
+    l->egress.vclock = l->ingress.vclock = -INFINITY;
+    l->latency_s = latency_s;
+    l->send_app = -INFINITY;
+    if (rate > 0.0) {
+        burst = burst_bytes(rate);
+        piece = (double)piece_bytes(rate);
+        l->egress.burst_s = burst / rate;
+        /* A reader holds one piece before it reserves it (link.h). */
+        l->ingress.burst_s = (burst - piece) / rate;
+    }
+    return 0;
+}
+
+int link_active(const struct link *l)
+{
+    return l->egress.rate > 0.0 || l->latency_s > 0.0;
+}
+
+double link_burst_bytes(const struct link *l)
+{
+    return l->egress.rate > 0.0 ? burst_bytes(l->egress.rate) : 0.0;
+}
+
+size_t link_piece(const struct link *l)
+{
+    return l->egress.rate > 0.0 ? piece_bytes(l->egress.rate) : SIZE_MAX;
+}
+
+/* reserve: the token bucket itself; advances and returns b->vclock. */
+static double reserve(struct link_bucket *b, size_t n, double now)
+{
+    double start = fmax(b->vclock, now - b->burst_s);
+
+    b->vclock = b->rate > 0.0 ? start + (double)n / b->rate : start;
+    return b->vclock;
+}
+
+double link_egress_reserve(struct link *l, size_t n, double now)
+{
+    double v = reserve(&l->egress, n, now);
+
+    return fmax(v, now) + l->latency_s;
+}
+
+double link_ingress_reserve(struct link *l, size_t n, double now)
+{
+    if (l->ingress.rate <= 0.0)
+        return now;
+    return reserve(&l->ingress, n, now);
+}
+
+double link_send_reserve(struct link *l, size_t n, double now, int cont)
+{
+    /* The sender's own timeline: real time minus what the link held it. */
+    double app = now - l->send_lag;
+
+    /* A new send continues the timeline only when it comes right after the
+     * wire went free on it; otherwise the sender waited or computed, and
+     * real time is its timeline again. */
+    if (!cont && !(app <= fmax(l->egress.vclock, l->send_app) + 0.5 * l->latency_s)) {
+        l->send_lag = 0.0;
+        app = now;
+    }
+    /* No idle credit: the sender's lateness is on its timeline already. */
+    if (l->egress.vclock < app)
+        l->egress.vclock = app;
+    l->send_app = app;
+    return link_egress_reserve(l, n, app);
+}
+
+void link_send_woke(struct link *l, double now)
+{
+    /* Whatever time passed since the reservation, the sender was held. */
+    if (now > l->send_app)
+        l->send_lag = now - l->send_app;
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# experiments/bench.sh -- psring's benchmarks, what `make bench` runs.
+#
+# Figures, never pass/fail: each benchmark prints columns under '#'
+# headers (gnuplot blocks) to the terminal and to results/bench/NAME.dat.
+# It exits non-zero only when a benchmark could not run at all.
+#
+# Environment: PSR_BIN (the programs; the Makefile sets it), PSR_RESULTS
+# (default: results), BENCH_QUICK=1 for the short versions (well under a
+# minute each).
+: "${PSR_BIN:?set PSR_BIN (make bench sets it)}"
+out=${PSR_RESULTS:-results}/bench
+mkdir -p "$out" || exit 1
+quick=
+[ "${BENCH_QUICK:-0}" = 1 ] && quick=--quick
+status=0
+
+# bench NAME ARGS...: run $PSR_BIN/NAME, keep its output in $out/NAME.dat.
+bench() {
+    name=$1; shift
+    echo "== $name${*:+ $*} (output: $out/$name.dat)"
+    rcfile=$(mktemp "${TMPDIR:-/tmp}/psring-bench.XXXXXX") || exit 1
+    { "$PSR_BIN/$name" "$@"; echo $? >"$rcfile"; } | tee "$out/$name.dat"
+    rc=$(cat "$rcfile"); rm -f "$rcfile"
+    if [ "$rc" != 0 ]; then
+        echo "bench.sh: $name failed (exit status $rc)" >&2
+        status=1
+    fi
+}
+
+# The emulated link: loopback rate, rate accuracy, latency floor.
+bench bench_link $quick
+
+exit $status

@@ -1,0 +1,384 @@
+/* test_link.c -- the emulated link's arithmetic, with a fake clock.
+ *
+ * Nothing here sleeps or reads the clock: `now` is a number the test
+ * moves, so every bound below is exact arithmetic and cannot flake on a
+ * loaded machine. The contract checked throughout (link.h): on either
+ * direction, N bytes never pass faster than (N - burst) / B, and latency
+ * is a pipelined delivery deadline, never eaten by the idle credit.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "err.h"
+#include "link.h"
+
+static const double rates[] = { 1e7, 3e7, 1e8, 3e8, 1e9, 3e9, 1e10 };
+#define NRATES (sizeof rates / sizeof rates[0])
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* uniform in [0, 1) */
+static double rnd01(void)
+{
+    return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* A few bytes of slack for rounding in doubles near t = 1000 s. */
+static double tol_bytes(double rate)
+{
+    return 1.0 + rate * 1e-9;
+}
+
+/* Greedy egress sender: reserve `sz` bytes at a time at `now`, "sleep" to
+ * the deadline plus a random oversleep of up to `jitter` seconds. Checks
+ * the lower bound from the first reservation for every prefix. */
+static void egress_greedy(double rate, size_t sz, double jitter, double latency)
+{
+    struct link l;
+    double t0 = 1000.0, now = t0, d = 0, burst, sent = 0;
+    int bad = 0;
+
+    T_EQ_I(link_init(&l, rate, latency), 0);
+    burst = link_burst_bytes(&l);
+    for (int i = 0; i < 4000 && !bad; i++) {
+        d = link_egress_reserve(&l, sz, now);
+        sent += (double)sz;
+        /* The bytes are written at d: the prefix must obey the bound. */
+        if (!(sent <= (d - latency - t0) * rate + burst + tol_bytes(rate))) {
+            T_LE(sent, (d - latency - t0) * rate + burst + tol_bytes(rate));
+            bad = 1;
+        }
+        if (!(d >= now + latency - 1e-12)) {
+            T_LE(now + latency, d);
+            bad = 1;
+        }
+        now = fmax(now, d) + jitter * rnd01();
+    }
+}
+
+static void t_init(void)
+{
+    struct link l;
+    const double bad_rates[] = { -1.0, NAN, INFINITY, -INFINITY, 0.5, 1e-300 };
+    const double bad_lat[] = { -1e-9, NAN, INFINITY, LINK_LATENCY_MAX * 2 };
+
+    T_CASE("link-1.1", "init refuses negative, NaN, infinite and absurd values");
+    for (size_t i = 0; i < sizeof bad_rates / sizeof bad_rates[0]; i++)
+        T_EQ_I(link_init(&l, bad_rates[i], 0.0), ERR_USAGE);
+    for (size_t i = 0; i < sizeof bad_lat / sizeof bad_lat[0]; i++)
+        T_EQ_I(link_init(&l, 1e8, bad_lat[i]), ERR_USAGE);
+    T_EQ_I(link_init(&l, 0.0, 0.0), 0);
+    T_EQ_I(link_active(&l), 0);
+    T_EQ_U(l.bytes_in, 0);
+    T_EQ_U(l.bytes_out, 0);
+    T_EQ_I(link_init(&l, 1e8, 0.0), 0);
+    T_TRUE(link_active(&l));
+    T_EQ_I(link_init(&l, 0.0, 50e-6), 0);
+    T_TRUE(link_active(&l));
+    T_EQ_I(link_init(&l, LINK_RATE_MIN, LINK_LATENCY_MAX), 0);
+    T_END();
+}
+
+static void t_burst_piece(void)
+{
+    struct link l;
+
+    T_CASE("link-1.2", "burst = max(16 KiB, B * 1 ms), piece = burst/4 <= burst");
+    for (size_t i = 0; i < NRATES; i++) {
+        double b = rates[i], want = fmax(LINK_BURST_MIN, b * 1e-3);
+        T_EQ_I(link_init(&l, b, 0.0), 0);
+        T_NEAR(link_burst_bytes(&l), want, 1e-6);
+        T_TRUE(link_piece(&l) >= 1);
+        T_LE((double)link_piece(&l), link_burst_bytes(&l));
+        T_NEAR((double)link_piece(&l), want / 4, 1.0);
+        T_NEAR(l.egress.burst_s * b, want, 1e-3);
+        T_NEAR(l.ingress.burst_s * b, want - (double)link_piece(&l), 1e-3);
+    }
+    T_EQ_I(link_init(&l, 1e15, 0.0), 0);
+    T_EQ_U(link_piece(&l), LINK_PIECE_MAX);
+    T_EQ_I(link_init(&l, 0.0, 1e-3), 0);
+    T_EQ_D(link_burst_bytes(&l), 0.0);
+    T_EQ_U(link_piece(&l), SIZE_MAX);
+    T_END();
+}
+
+static void t_egress_bound(void)
+{
+    const size_t sizes[] = { 1, 40, 1500, 4096, 65536, 1u << 20 };
+
+    T_CASE("link-1.3", "egress: N bytes never pass faster than (N - burst)/B");
+    for (size_t i = 0; i < NRATES; i++)
+        for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
+            egress_greedy(rates[i], sizes[j], 0.0, 0.0);
+            egress_greedy(rates[i], sizes[j], 300e-6, 0.0);      /* late wake-ups */
+            egress_greedy(rates[i], sizes[j], 5e-3, 100e-6);     /* very late, latency */
+        }
+    /* Without oversleep the bound is tight: N bytes take (N - burst)/B. */
+    {
+        struct link l;
+        double now = 50.0, d = 0, n = 0, burst;
+        T_EQ_I(link_init(&l, 1e8, 0.0), 0);
+        burst = link_burst_bytes(&l);
+        for (int k = 0; k < 1000; k++) {
+            d = link_egress_reserve(&l, 25000, now);
+            n += 25000;
+            now = fmax(now, d);
+        }
+        T_NEAR(d - 50.0, (n - burst) / 1e8, 1e-9);
+    }
+    T_END();
+}
+
+static void t_ingress_bound(void)
+{
+    T_CASE("link-1.4", "ingress: a reader takes N bytes no faster than (N - burst)/B");
+    for (size_t i = 0; i < NRATES; i++) {
+        for (int jit = 0; jit < 3; jit++) {
+            struct link l;
+            double b = rates[i], now = 77.0, t_first = 77.0, got = 0, burst;
+            double jitter = jit == 0 ? 0 : jit == 1 ? 200e-6 : 4e-3;
+            size_t piece;
+            int bad = 0;
+
+            T_EQ_I(link_init(&l, b, 0.0), 0);
+            burst = link_burst_bytes(&l);
+            piece = link_piece(&l);
+            for (int k = 0; k < 3000 && !bad; k++) {
+                /* read up to one piece (the socket gives any amount) ... */
+                size_t r = 1 + (size_t)(rnd() % piece);
+                if (rnd() % 4 == 0)
+                    r = piece;
+                got += (double)r;
+                if (!(got <= (now - t_first) * b + burst + tol_bytes(b))) {
+                    T_LE(got, (now - t_first) * b + burst + tol_bytes(b));
+                    bad = 1;
+                }
+                /* ... then reserve it and sleep (late) until the deadline. */
+                now = fmax(now, link_ingress_reserve(&l, r, now)) + jitter * rnd01();
+            }
+        }
+    }
+    T_END();
+}
+
+/* Several "sockets" of one process book on the same link in a random
+ * interleaving with random idle gaps; for every window of consecutive
+ * pieces the bytes in it obey (t_j - t_i) * B + burst. */
+static void t_interleave(void)
+{
+    enum { N = 1500 };
+    static double dl[N], sz[N];
+
+    T_CASE("link-1.5", "random interleavings: every window obeys (dt * B + burst)");
+    for (size_t i = 0; i < NRATES; i++) {
+        for (int dir = 0; dir < 2; dir++) {
+            struct link l;
+            double b = rates[i], now = 10.0, burst, lat = dir ? 0.0 : 30e-6;
+            int bad = 0;
+
+            T_EQ_I(link_init(&l, b, lat), 0);
+            burst = link_burst_bytes(&l);
+            for (int k = 0; k < N; k++) {
+                size_t n = 1 + (size_t)(rnd() % (2 * link_piece(&l)));
+                double u = rnd01();
+                /* mostly back-to-back, sometimes a short or a long idle */
+                now += u < 0.7 ? 0.0 : u < 0.95 ? 1e-3 * rnd01() : 20e-3 * rnd01();
+                if (dir == 0) {
+                    dl[k] = link_egress_reserve(&l, n, now) - lat;
+                } else {
+                    /* the bytes pass when read, i.e. at `now` */
+                    if (n > link_piece(&l))
+                        n = link_piece(&l);
+                    dl[k] = now;
+                    now = fmax(now, link_ingress_reserve(&l, n, now));
+                }
+                sz[k] = (double)n;
+            }
+            for (int a = 0; a < N && !bad; a += 7) {
+                double sum = 0;
+                for (int c = a + 1; c < N && !bad; c++) {
+                    sum += sz[c];
+                    if (!(sum <= (dl[c] - dl[a]) * b + burst + tol_bytes(b))) {
+                        T_LE(sum, (dl[c] - dl[a]) * b + burst + tol_bytes(b));
+                        bad = 1;
+                    }
+                }
+            }
+        }
+    }
+    T_END();
+}
+
+static void t_credit_cap(void)
+{
+    struct link l;
+    double b = 1e8, burst_s;
+
+    T_CASE("link-1.6", "idle credit is capped at the burst, both directions");
+    T_EQ_I(link_init(&l, b, 0.0), 0);
+    burst_s = link_burst_bytes(&l) / b;
+    /* Long idle (10 s): 100 MB still take 1 s minus one burst, not 0. */
+    T_NEAR(link_egress_reserve(&l, 100000000, 100.0) - 100.0, 1.0 - burst_s, 1e-9);
+    T_NEAR(link_egress_reserve(&l, 100000000, 111.0) - 111.0, 1.0 - burst_s, 1e-9);
+    /* An idle gap shorter than the burst is credited exactly. */
+    T_EQ_I(link_init(&l, b, 0.0), 0);
+    double v = link_egress_reserve(&l, 1000000, 5.0);          /* busy to v */
+    T_NEAR(link_egress_reserve(&l, 1000000, v + burst_s / 2) - v, 0.01, 1e-9);
+    /* A gap of two bursts is credited one burst only. */
+    v = l.egress.vclock + 2 * burst_s;
+    T_NEAR(link_egress_reserve(&l, 1000000, v) - v, 0.01 - burst_s, 1e-9);
+    /* Ingress: the credit is burst - piece (the piece read before booking). */
+    T_EQ_I(link_init(&l, b, 0.0), 0);
+    T_NEAR(link_ingress_reserve(&l, 100000000, 20.0) - 20.0,
+           1.0 - (link_burst_bytes(&l) - (double)link_piece(&l)) / b, 1e-9);
+    T_END();
+}
+
+static void t_latency(void)
+{
+    struct link l;
+    double b = 1e8, lat = 500e-6, burst_s, d = 0, total = 0, t0 = 3.0;
+
+    T_CASE("link-1.7", "latency pipelines: k pieces end at start + total/B + L, not k*L");
+    T_EQ_I(link_init(&l, b, lat), 0);
+    burst_s = link_burst_bytes(&l) / b;
+    for (int k = 0; k < 64; k++) {
+        d = link_egress_reserve(&l, 40000, t0);
+        total += 40000;
+    }
+    /* start = t0 - burst (idle credit), total/B = 25.6 ms >> burst */
+    T_NEAR(d, t0 - burst_s + total / b + lat, 1e-9);
+    T_LE(d - t0, total / b + lat);
+    /* The idle credit never eats the latency: a small message after idle
+     * is delivered no sooner than now + L (a ping-pong sees 2L). */
+    T_NEAR(link_egress_reserve(&l, 64, 10.0), 10.0 + lat, 1e-12);
+    T_NEAR(link_egress_reserve(&l, 64, 10.0), 10.0 + lat, 1e-12);
+    /* Unlimited rate: every piece at the same now lands at now + L. */
+    T_EQ_I(link_init(&l, 0.0, lat), 0);
+    for (int k = 0; k < 10; k++)
+        T_NEAR(link_egress_reserve(&l, 1u << 20, t0), t0 + lat, 1e-12);
+    T_END();
+}
+
+/* A blocking sender (net.c's protocol): reserve, sleep to the deadline
+ * (oversleeping by up to `over`), woke, write; `gap` between calls. */
+static double send_calls(struct link *l, int calls, size_t n, double *now, double over,
+                         double gap)
+{
+    double d = 0;
+    for (int c = 0; c < calls; c++) {
+        d = link_send_reserve(l, n, *now, 0);
+        *now = fmax(*now, d) + over * rnd01();
+        link_send_woke(l, *now);
+        *now += gap;
+    }
+    return d;
+}
+
+static void t_blocking(void)
+{
+    struct link l;
+    double lat = 200e-6, now, d, t0;
+
+    T_CASE("link-1.8", "blocking sender: back-to-back calls pipeline, replies do not");
+    /* header + payload + 8 more frames, latency only: one L, not 10 L. */
+    T_EQ_I(link_init(&l, 0.0, lat), 0);
+    now = t0 = 1.0;
+    d = send_calls(&l, 10, 40, &now, 60e-6, 5e-6);
+    T_NEAR(d, t0 + lat + 9 * 5e-6, 1e-9);
+    /* ping-pong: the reply comes one latency after our bytes left, so the
+     * next send starts from real time and pays its own latency. */
+    for (int k = 0; k < 20; k++) {
+        now += lat + 30e-6 * rnd01();                /* the reply's trip */
+        double t = now;
+        d = link_send_reserve(&l, 64, now, 0);
+        T_NEAR(d, t + lat, 1e-12);
+        now = d + 50e-6 * rnd01();
+        link_send_woke(&l, now);
+    }
+    /* Rate chain with late wake-ups (up to 2 ms, beyond the burst): the
+     * timeline keeps the exact rate from the first byte, no idle credit. */
+    T_EQ_I(link_init(&l, 1e8, lat), 0);
+    now = t0 = 5.0;
+    d = 0;
+    for (int k = 0; k < 400; k++) {
+        d = link_send_reserve(&l, 25000, now, k > 0);
+        now = fmax(now, d) + 2e-3 * rnd01();
+        link_send_woke(&l, now);
+    }
+    T_NEAR(d, t0 + 400 * 25000 / 1e8 + lat, 1e-9);
+    /* The chain's timeline ran at the wire's pace; real time (`now`) is
+     * ahead by the oversleeps. A gap that ends more than L/2 after the
+     * wire went free on the timeline (computation, a wait for a peer) is
+     * real time again: the next send pays the full latency from its start. */
+    now += (d - lat - t0) + 10e-3;
+    t0 = now;
+    d = link_send_reserve(&l, 64, now, 0);
+    T_NEAR(d, t0 + 64 / 1e8 + lat, 1e-9);
+    /* A gap shorter than L/2 after the wire went free continues it. */
+    now = d + 1e-6 * rnd01();
+    link_send_woke(&l, now);
+    now += 20e-6;
+    d = link_send_reserve(&l, 64, now, 0);
+    T_NEAR(d, t0 + 20e-6 + 64 / 1e8 + lat, 1e-9);       /* not + 2 L */
+    T_END();
+}
+
+static void t_unlimited(void)
+{
+    struct link l;
+
+    T_CASE("link-1.9", "rate 0: no bandwidth wait either way; counters untouched");
+    T_EQ_I(link_init(&l, 0.0, 0.0), 0);
+    T_EQ_D(link_egress_reserve(&l, 1u << 30, 2.5), 2.5);
+    T_EQ_D(link_ingress_reserve(&l, 1u << 30, 2.5), 2.5);
+    T_EQ_D(link_ingress_reserve(&l, 1u << 30, 2.5), 2.5);
+    T_EQ_I(link_init(&l, 0.0, 1e-3), 0);
+    T_EQ_D(link_ingress_reserve(&l, 1u << 30, 7.0), 7.0);
+    T_NEAR(link_egress_reserve(&l, 1u << 30, 7.0), 7.001, 1e-12);
+    T_NEAR(link_egress_reserve(&l, 1u << 30, 7.0), 7.001, 1e-12);
+    T_EQ_U(l.bytes_in + l.bytes_out, 0);       /* net.c counts, not link.c */
+    T_END();
+}
+
+static void t_independent(void)
+{
+    struct link l;
+    double t, e0, i0;
+
+    T_CASE("link-1.10", "egress and ingress are independent buckets");
+    T_EQ_I(link_init(&l, 1e8, 0.0), 0);
+    e0 = link_egress_reserve(&l, 10000000, 1.0);
+    i0 = link_ingress_reserve(&l, 10000000, 1.0);
+    /* Each pays for its own 10 MB only (0.1 s minus its credit). */
+    T_NEAR(e0 - 1.0, 0.1 - l.egress.burst_s, 1e-9);
+    T_NEAR(i0 - 1.0, 0.1 - l.ingress.burst_s, 1e-9);
+    t = link_egress_reserve(&l, 1000000, 1.0);
+    T_NEAR(t - e0, 0.01, 1e-9);
+    T_END();
+}
+
+int main(void)
+{
+    t_init();
+    t_burst_piece();
+    t_egress_bound();
+    t_ingress_bound();
+    t_interleave();
+    t_credit_cap();
+    t_latency();
+    t_blocking();
+    t_unlimited();
+    t_independent();
+    return t_done();
+}
