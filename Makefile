@@ -63,9 +63,14 @@ LIB      := $(BUILD)/libcommon.a
 TOOL_SRC := $(wildcard experiments/*.c)
 TOOLS    := $(TOOL_SRC:experiments/%.c=$(BIN)/%)
 
-# The three systems: each directory with sources becomes bin/<dir>.
-SYS_DIRS := $(foreach d,ps_server ps_worker ring_worker,$(if $(wildcard $(d)/*.c),$(d)))
-SYS_BINS := $(SYS_DIRS:%=$(BIN)/%)
+# The three systems: a directory with a main.c becomes bin/<dir>; its other
+# sources also go into build/lib<dir>.a, which the unit tests link, so that
+# logic kept apart from main (ps_server/store.c, ring_worker/ring.c) is
+# tested without sockets.
+SYSTEMS  := ps_server ps_worker ring_worker
+SYS_BINS := $(foreach d,$(SYSTEMS),$(if $(wildcard $(d)/main.c),$(BIN)/$(d)))
+SYS_LIBS := $(foreach d,$(SYSTEMS),$(if $(filter-out $(d)/main.c,$(wildcard $(d)/*.c)),$(BUILD)/lib$(d).a))
+sys_objs  = $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(1)/main.c,$(wildcard $(1)/*.c)))
 
 # tests/test_<module>.c: one unit-test program per module.
 # tests/fuzz_<parser>.c: a fuzz target, linked with tests/fuzzdrv.c into a
@@ -93,12 +98,16 @@ $(BIN)/%: $(BUILD)/experiments/%.o $(LIB)
 # Keep objects that only feed a link (tests, tools) between runs.
 .SECONDARY:
 .SECONDEXPANSION:
-$(SYS_BINS): $(BIN)/%: $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $$*/*.c)) $(LIB)
+$(BUILD)/lib%.a: $$(call sys_objs,$$*)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(filter %.o,$^) $(LIB) $(LDLIBS) $(if $(findstring ps_server,$@),$(UV_LIBS)) -o $@
+	$(AR) rcs $@ $^
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(LIB)
-	$(CC) $(LDFLAGS) $< $(LIB) $(LDLIBS) -o $@
+$(SYS_BINS): $(BIN)/%: $(BUILD)/%/main.o $$(filter $(BUILD)/lib$$*.a,$(SYS_LIBS)) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(LDLIBS) $(if $(findstring ps_server,$@),$(UV_LIBS)) -o $@
+
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(SYS_LIBS) $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/fuzzdrv.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -147,4 +156,5 @@ deps:
 clean:
 	rm -rf build bin
 
--include $(LIB_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d)
+-include $(LIB_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d) \
+         $(foreach d,$(SYSTEMS),$(patsubst %.c,$(BUILD)/%.d,$(wildcard $(d)/*.c)))

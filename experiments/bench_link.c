@@ -279,8 +279,16 @@ int main(int argc, char **argv)
            "# link on the sender (egress), the receiver (ingress), both; B up to half\n"
            "# the loopback rate (%.0f MB/s)\n"
            "# rate_MBps bytes egress ingress both\n", secs, cap / 1e6);
-    for (size_t i = 0; i < NRATE && rate_list[i] <= cap; i++) {
-        double B = rate_list[i], n = floor(B * secs), ideal = n / B, ratio[3], t[MAX_REPS];
+    /* The list below the cap, then the cap itself: the issue's range ends
+     * at half the loopback rate, so that point is always measured. */
+    double rates[NRATE + 1];
+    size_t nrates = 0;
+    for (size_t i = 0; i < NRATE; i++)
+        if (rate_list[i] < 0.9 * cap)
+            rates[nrates++] = rate_list[i];
+    rates[nrates++] = cap;
+    for (size_t i = 0; i < nrates; i++) {
+        double B = rates[i], n = floor(B * secs), ideal = n / B, ratio[3], t[MAX_REPS];
         for (int m = 0; m < 3; m++) {
             for (int r = 0; r < reps; r++)
                 t[r] = stream(b, n, m != 1 ? B : 0.0, m != 0 ? B : 0.0) / ideal;
