@@ -754,11 +754,10 @@ static int parse_dtype(const char *v, void *dst, char *err)
     return ERR_USAGE;
 }
 
-static int parse_lr(const char *v, void *dst, char *err)
+/* Store a parsed value that must also be > 0 (rc: the parser's result). */
+static int store_positive(int rc, double d, const char *v, void *dst, char *err)
 {
     char q[QUOTE_BUF];
-    double d;
-    int rc = cli_parse_double(v, &d, err);
     if (rc != 0)
         return rc;
     if (!(d > 0)) {
@@ -769,20 +768,19 @@ static int parse_lr(const char *v, void *dst, char *err)
     return 0;
 }
 
+static int parse_lr(const char *v, void *dst, char *err)
+{
+    double d = 0;
+    int rc = cli_parse_double(v, &d, err);   /* before d is read */
+    return store_positive(rc, d, v, dst, err);
+}
+
 /* The idle timeout must be positive: 0 would fail every wait at once. */
 static int parse_timeout(const char *v, void *dst, char *err)
 {
-    char q[QUOTE_BUF];
-    double d;
+    double d = 0;
     int rc = cli_parse_time(v, &d, err);
-    if (rc != 0)
-        return rc;
-    if (!(d > 0)) {
-        setf(err, "%s must be > 0", quote(v, q));
-        return ERR_USAGE;
-    }
-    *(double *)dst = d;
-    return 0;
+    return store_positive(rc, d, v, dst, err);
 }
 
 /* dst is the struct cli_common: a repeated flag frees the earlier list. */
