@@ -1,0 +1,401 @@
+/* store.c -- in-place summation of streamed pushes and the step barrier
+ * (see store.h for the contract and the state machine).
+ *
+ * Payload bytes arrive at any alignment and may end inside an element, so
+ * every piece is walked in three parts: the carried start of a split
+ * element completed from the piece's first bytes, then whole elements,
+ * then a trailing partial element saved in the worker's part[]. Whole
+ * elements are copied through a small aligned buffer on the stack before
+ * they are checked or added: casting the network buffer to double * would
+ * be undefined behaviour (and trap under UBSan) when it is misaligned, and
+ * the copy costs far less than the bytes' trip through the kernel.
+ *
+ * A piece is walked twice: first only to check that every complete element
+ * in it is finite, then to add. So a piece with a NaN adds nothing of
+ * itself; the store still FAILS, because earlier pieces of the same push
+ * are already in the accumulator and cannot be taken out exactly.
+ */
+#include "store.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "sgd.h"
+#include "vec.h"
+
+enum {
+    STORE_W_WAITING = 0,    /* no push yet for the current step */
+    STORE_W_RECEIVING,      /* push_begin seen, bytes arriving */
+    STORE_W_DONE,           /* push_end seen */
+};
+
+/* Elements staged per vec_add/vec_check_finite call: 2 KiB of stack. */
+#define STAGE_BYTES 2048
+
+static unsigned long long ull(uint64_t x)
+{
+    return (unsigned long long)x;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void say(char *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    assert(err != NULL);
+    va_start(ap, fmt);
+    vsnprintf(err, ERR_LEN, fmt, ap);
+    va_end(ap);
+}
+
+/* fail: the store becomes FAILED with this code and the message already in
+ * err; later calls repeat it. */
+static int fail(struct store *s, int code, const char *err)
+{
+    assert(code < 0 && s->fail_code == 0);
+    s->fail_code = code;
+    snprintf(s->fail_msg, sizeof s->fail_msg, "%s", err);
+    return code;
+}
+
+/* failed_again: the answer to any call on a FAILED store. */
+static int failed_again(const struct store *s, uint32_t rank, char *err)
+{
+    if (rank == PROTO_RANK_SERVER)      /* not about one worker: store_apply */
+        say(err, "step %llu already failed: %s", ull(s->step), s->fail_msg);
+    else
+        say(err, "worker %u: step %llu already failed: %s", (unsigned)rank,
+            ull(s->step), s->fail_msg);
+    return s->fail_code;
+}
+
+int store_init(struct store *s, const struct store_cfg *cfg, char *err)
+{
+    size_t es = dtype_size(cfg->dtype);
+
+    memset(s, 0, sizeof *s);
+    if (cfg->n == 0 || es == 0 || cfg->world == 0 || cfg->world > PROTO_MAX_WORLD ||
+        !isfinite(cfg->lr) || cfg->n > SIZE_MAX / es ||
+        cfg->offset > UINT64_MAX - cfg->n) {
+        say(err, "store: bad configuration (n %zu, offset %llu, dtype %d, K %u, lr %g)",
+            cfg->n, ull(cfg->offset), cfg->dtype, (unsigned)cfg->world, cfg->lr);
+        return ERR_USAGE;
+    }
+    s->n = cfg->n;
+    s->elem_size = es;
+    s->offset = cfg->offset;
+    s->dtype = cfg->dtype;
+    s->world = cfg->world;
+    s->lr = cfg->lr;
+    /* calloc: the accumulator must start at +0, and so do weights when
+     * none are given. */
+    s->weights = calloc(cfg->n, es);
+    s->acc = calloc(cfg->n, es);
+    s->workers = calloc(cfg->world, sizeof *s->workers);
+    if (!s->weights || !s->acc || !s->workers) {
+        store_destroy(s);
+        say(err, "store: out of memory for %zu elements and %u workers",
+            cfg->n, (unsigned)cfg->world);
+        return -ENOMEM;
+    }
+    if (cfg->weights)
+        memcpy(s->weights, cfg->weights, cfg->n * es);
+    return 0;
+}
+
+void store_destroy(struct store *s)
+{
+    free(s->weights);
+    free(s->acc);
+    free(s->workers);
+    s->weights = s->acc = NULL;
+    s->workers = NULL;
+}
+
+int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
+                     const struct proto_push_meta *meta, uint64_t first,
+                     uint64_t count, char *err)
+{
+    struct store_worker *w;
+
+    if (s->fail_code)
+        return failed_again(s, rank, err);
+    if (rank >= s->world) {
+        say(err, "worker %u: push for step %llu refused: rank not below K = %u",
+            (unsigned)rank, ull(step), (unsigned)s->world);
+        return ERR_PROTO_RANK;
+    }
+    if (step != s->step) {
+        say(err, "worker %u: push for step %llu while the server is at step %llu (%s)",
+            (unsigned)rank, ull(step), ull(s->step), step < s->step ? "stale" : "future");
+        return ERR_PROTO_FIELD;
+    }
+    w = &s->workers[rank];
+    if (w->phase != STORE_W_WAITING) {
+        say(err, "worker %u: second push for step %llu (duplicate%s)", (unsigned)rank,
+            ull(step), w->phase == STORE_W_RECEIVING ? ", the first still arriving" : "");
+        return ERR_PROTO_FIELD;
+    }
+    if (first != s->offset || count != s->n) {
+        say(err, "worker %u: push for step %llu carries elements [%llu, %llu), "
+            "this server owns [%llu, %llu)", (unsigned)rank, ull(step), ull(first),
+            ull(first + count), ull(s->offset), ull(s->offset + s->n));
+        return first != s->offset ? ERR_PROTO_FIELD : ERR_PROTO_SIZE;
+    }
+    if (!isfinite(meta->loss)) {
+        say(err, "worker %u: push for step %llu has a non-finite loss (%g)",
+            (unsigned)rank, ull(step), meta->loss);
+        return ERR_NONFINITE;
+    }
+    w->phase = STORE_W_RECEIVING;
+    w->examples = meta->examples;
+    w->loss = meta->loss;
+    w->next = 0;
+    w->part_len = 0;
+    return 0;
+}
+
+/* receiving: the worker of a call that must be inside a push, or NULL with
+ * the refusal in err and *rc. */
+static struct store_worker *receiving(struct store *s, uint32_t rank, const char *what,
+                                      char *err, int *rc)
+{
+    if (s->fail_code) {
+        *rc = failed_again(s, rank, err);
+        return NULL;
+    }
+    if (rank >= s->world) {
+        say(err, "worker %u: %s at step %llu refused: rank not below K = %u",
+            (unsigned)rank, what, ull(s->step), (unsigned)s->world);
+        *rc = ERR_PROTO_RANK;
+        return NULL;
+    }
+    if (s->workers[rank].phase != STORE_W_RECEIVING) {
+        say(err, "worker %u: %s at step %llu outside a push", (unsigned)rank, what,
+            ull(s->step));
+        *rc = ERR_PROTO_FIELD;
+        return NULL;
+    }
+    return &s->workers[rank];
+}
+
+/* stage: check (add == 0) or add (add == 1) cnt whole elements, aligned in
+ * buf, that are elements [at, at + cnt) of the push. A check returns
+ * ERR_NONFINITE and the bad element in *bad. */
+static int stage(struct store *s, const void *buf, size_t at, size_t cnt, int add,
+                 size_t *bad)
+{
+    size_t i;
+
+    if (add) {
+        vec_add((unsigned char *)s->acc + at * s->elem_size, buf, cnt, s->dtype);
+        return 0;
+    }
+    if (vec_check_finite(buf, cnt, s->dtype, &i) != 0) {
+        *bad = at + i;
+        return ERR_NONFINITE;
+    }
+    return 0;
+}
+
+/* walk: one pass over a piece (see the opening comment). Only the adding
+ * pass changes the worker's state. */
+static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
+                size_t len, int add, size_t *bad)
+{
+    double buf[STAGE_BYTES / sizeof(double)];   /* double: aligned for both dtypes */
+    const size_t es = s->elem_size, per = sizeof buf / es;
+    size_t at = w->next;
+    int rc;
+
+    if (w->part_len > 0) {
+        size_t need = es - w->part_len;
+
+        if (len < need) {               /* still not a whole element */
+            if (add) {
+                memcpy(w->part + w->part_len, p, len);
+                w->part_len += len;
+            }
+            return 0;
+        }
+        memcpy(buf, w->part, w->part_len);
+        memcpy((unsigned char *)buf + w->part_len, p, need);
+        if ((rc = stage(s, buf, at, 1, add, bad)) != 0)
+            return rc;
+        at++;
+        p += need;
+        len -= need;
+    }
+    while (len >= es) {
+        size_t cnt = len / es < per ? len / es : per;
+
+        memcpy(buf, p, cnt * es);
+        if ((rc = stage(s, buf, at, cnt, add, bad)) != 0)
+            return rc;
+        at += cnt;
+        p += cnt * es;
+        len -= cnt * es;
+    }
+    if (add) {
+        memcpy(w->part, p, len);        /* len < es: the start of the next one */
+        w->part_len = len;
+        w->next = at;
+    }
+    return 0;
+}
+
+int store_push_data(struct store *s, uint32_t rank, const void *bytes,
+                    size_t nbytes, char *err)
+{
+    struct store_worker *w;
+    size_t left, bad = 0;
+    int rc = 0;
+
+    if (!(w = receiving(s, rank, "push data", err, &rc)))
+        return rc;
+    left = (s->n - w->next) * s->elem_size - w->part_len;
+    if (nbytes > left) {
+        say(err, "worker %u: push for step %llu has %zu bytes left, got %zu more",
+            (unsigned)rank, ull(s->step), left, nbytes);
+        return ERR_PROTO_SIZE;
+    }
+    if (walk(s, w, bytes, nbytes, 0, &bad) != 0) {
+        say(err, "worker %u: push for step %llu: gradient element %llu is not finite; "
+            "the step fails, weights untouched", (unsigned)rank, ull(s->step),
+            ull(s->offset + bad));
+        return fail(s, ERR_NONFINITE, err);
+    }
+    rc = walk(s, w, bytes, nbytes, 1, &bad);
+    assert(rc == 0);
+    return 0;
+}
+
+int store_push_end(struct store *s, uint32_t rank, char *err)
+{
+    struct store_worker *w;
+    int rc = 0;
+
+    if (!(w = receiving(s, rank, "push end", err, &rc)))
+        return rc;
+    if (w->next != s->n) {
+        size_t have = w->next * s->elem_size + w->part_len;
+
+        say(err, "worker %u: push for step %llu ended after %zu of %zu bytes",
+            (unsigned)rank, ull(s->step), have, s->n * s->elem_size);
+        return ERR_PROTO_SIZE;
+    }
+    assert(w->part_len == 0);
+    w->phase = STORE_W_DONE;
+    s->done++;
+    assert(s->done <= s->world);
+    return 0;
+}
+
+int store_push_abort(struct store *s, uint32_t rank, char *err)
+{
+    const struct store_worker *w;
+
+    if (s->fail_code)
+        return failed_again(s, rank, err);
+    w = rank < s->world ? &s->workers[rank] : NULL;
+    if (w && w->phase == STORE_W_RECEIVING)
+        say(err, "worker %u: push for step %llu cut off after %zu of %zu bytes; "
+            "the step fails, weights untouched", (unsigned)rank, ull(s->step),
+            w->next * s->elem_size + w->part_len, s->n * s->elem_size);
+    else
+        say(err, "worker %u: lost during step %llu; the step fails, weights untouched",
+            (unsigned)rank, ull(s->step));
+    return fail(s, ERR_EOF, err);
+}
+
+int store_step_ready(const struct store *s)
+{
+    return s->fail_code == 0 && s->done == s->world;
+}
+
+int store_apply(struct store *s, struct store_applied *out, char *err)
+{
+    uint64_t batch = 0;
+    double loss = 0.0;
+    size_t bad;
+    int rc;
+
+    if (s->fail_code)
+        return failed_again(s, PROTO_RANK_SERVER, err);
+    if (s->done != s->world) {
+        uint32_t r = 0;
+
+        while (s->workers[r].phase == STORE_W_DONE)
+            r++;
+        say(err, "worker %u: step %llu cannot be applied yet: %u of %u pushes complete",
+            (unsigned)r, ull(s->step), (unsigned)s->done, (unsigned)s->world);
+        return -EAGAIN;
+    }
+    for (uint32_t r = 0; r < s->world; r++) {
+        if (s->workers[r].examples > UINT64_MAX - batch) {
+            say(err, "worker %u: step %llu: example counts overflow", (unsigned)r,
+                ull(s->step));
+            return fail(s, ERR_PROTO_FIELD, err);
+        }
+        batch += s->workers[r].examples;
+        loss += s->workers[r].loss;
+    }
+    if (batch == 0) {
+        say(err, "step %llu: all %u workers pushed 0 examples (B = 0); the step fails",
+            ull(s->step), (unsigned)s->world);
+        return fail(s, ERR_PROTO_FIELD, err);
+    }
+    /* Each element was finite, but K of them can sum past the largest
+     * finite value. */
+    if (vec_check_finite(s->acc, s->n, s->dtype, &bad) != 0) {
+        say(err, "step %llu: the summed gradient overflowed at element %llu; "
+            "the step fails, weights untouched", ull(s->step), ull(s->offset + bad));
+        return fail(s, ERR_NONFINITE, err);
+    }
+    rc = sgd_step(s->weights, s->acc, s->n, s->dtype, s->lr, batch);
+    assert(rc == 0);    /* lr checked at init, batch > 0 */
+    (void)rc;
+    vec_zero(s->acc, s->n, s->dtype);
+    memset(s->workers, 0, s->world * sizeof *s->workers);   /* all WAITING */
+    if (out) {
+        out->step = s->step;
+        out->batch = batch;
+        out->loss = loss / (double)batch;
+    }
+    s->done = 0;
+    s->step++;
+    return 0;
+}
+
+const void *store_weights(const struct store *s)
+{
+    return s->weights;
+}
+
+uint64_t store_step(const struct store *s)
+{
+    return s->step;
+}
+
+uint32_t store_pushes_done(const struct store *s)
+{
+    return s->done;
+}
+
+int store_failed(const struct store *s, const char **msg)
+{
+    if (msg)
+        *msg = s->fail_msg;
+    return s->fail_code;
+}
+
+size_t store_bytes(const struct store *s)
+{
+    return sizeof *s + 2 * s->n * s->elem_size + s->world * sizeof *s->workers;
+}

@@ -1,0 +1,177 @@
+/* store.h -- the parameter server's summation and step barrier, without
+ * sockets.
+ *
+ * The store holds the weights this server owns and ONE accumulator of the
+ * same size. Each worker's PUSH payload is fed to it as the bytes arrive,
+ * in pieces of any size (a TCP read may end in the middle of an element);
+ * every complete element is checked for NaN/Inf and then added into the
+ * accumulator in place. When all K pushes of the step are in, store_apply
+ * divides once by the global batch B (the sum of the pushed example counts,
+ * through sgd_step) and the new weights are ready to be sent to all K
+ * workers. Memory is two n-element buffers plus a few dozen bytes per
+ * worker, whatever K is: the server never holds K gradients (DESIGN.md,
+ * "Bounded memory"). The store knows nothing of libuv, frames or
+ * connections; the event loop decodes headers (proto.h) and hands the
+ * store the PUSH fields and payload bytes.
+ *
+ * OWNERSHIP. store_init allocates the weights and the accumulator and
+ * copies the initial weights in; store_destroy frees them. Nothing else
+ * allocates. Bytes given to store_push_data are read during the call only
+ * and may sit at any alignment. store_weights points into the store: it
+ * stays valid, and unchanged, until the next store_apply (which cannot
+ * happen before every worker has pushed again, that is after every worker
+ * has received the weights of the step before).
+ *
+ * THE STEP STATE MACHINE (s: the store's current step, from 0)
+ *
+ *   state      event                              next state
+ *   INGRESS    push_begin/data/end for step s     INGRESS (READY when the
+ *                                                 K-th push is complete)
+ *   INGRESS    a refused call (wrong rank, step,  INGRESS, nothing changed
+ *              range, size; see below)
+ *   INGRESS    NaN/Inf in a gradient, push_abort  FAILED
+ *   READY      store_apply                        INGRESS at s+1
+ *   READY      store_apply with B == 0, or a      FAILED
+ *              sum that overflowed to Inf
+ *   FAILED     any call                           FAILED (returns the code
+ *                                                 of the failure again)
+ *
+ * Per worker, within a step: WAITING -> (push_begin) RECEIVING ->
+ * (push_end) DONE; store_apply puts every worker back to WAITING.
+ *
+ * REFUSED versus FAILED. A call that is refused (a push for the wrong step,
+ * from a rank >= K, for the wrong element range, more bytes than announced,
+ * push_end before the last byte, apply before all K pushes) changes nothing:
+ * the store is as it was before the call, and the other workers' pushes
+ * still complete the step. Whether to go on is the caller's choice (the
+ * server closes that worker, so the run ends anyway). A FAILED store is
+ * terminal: its accumulator holds a partial sum that can never be applied,
+ * the weights are those of the last applied step (never touched by the
+ * failed one), store_failed says why, and the run ends.
+ *
+ * SUMMATION ORDER. Element i's contributions are added in the order their
+ * bytes are fed, so a different arrival order of the K pushes can change
+ * the result by rounding (the results agree to about 1e-16 relative to the
+ * summed magnitudes, not bitwise). Fed in rank order, the sum is
+ * ((g0 + g1) + g2) + ... exactly, as a reference loop computes it. With the
+ * synthetic workload (workload.h) every partial sum is a small multiple of
+ * 1/16, so the sum is exact in f32 and f64 in ANY arrival order.
+ *
+ * ERRORS. Every function that can fail returns 0 or a negative err.h code
+ * and fills err[ERR_LEN] with one line naming the worker rank and the step.
+ */
+#ifndef STORE_H
+#define STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "proto.h"
+
+struct store_cfg {
+    size_t n;               /* elements this server owns (>= 1) */
+    uint64_t offset;        /* index of the first of them (--shard I/S) */
+    int dtype;              /* enum dtype */
+    uint32_t world;         /* K, 1..PROTO_MAX_WORLD */
+    double lr;              /* learning rate, finite */
+    const void *weights;    /* n initial elements of dtype, copied; NULL: zeros */
+};
+
+/* Per-worker state of the step in progress: O(1) bytes each. */
+struct store_worker {
+    int phase;              /* STORE_W_* in store.c */
+    uint64_t examples;      /* from the push metadata */
+    double loss;
+    size_t next;            /* elements of this push already added */
+    size_t part_len;        /* bytes of a split element carried in part[] */
+    unsigned char part[8];  /* the start of that element (at most f64) */
+};
+
+struct store {
+    size_t n, elem_size;
+    uint64_t offset;
+    int dtype;
+    uint32_t world;
+    double lr;
+    uint64_t step;          /* the step being collected */
+    uint32_t done;          /* workers whose push for `step` is complete */
+    int fail_code;          /* 0, or the code that made the store FAILED */
+    void *weights;          /* n elements (owned) */
+    void *acc;              /* n elements: the running sum (owned) */
+    struct store_worker *workers;   /* world entries (owned) */
+    char fail_msg[ERR_LEN];  /* why it FAILED */
+};
+
+/* What store_apply did. */
+struct store_applied {
+    uint64_t step;          /* the step just applied */
+    uint64_t batch;         /* B: the sum of the pushed example counts */
+    double loss;            /* sum of the pushed losses / B */
+};
+
+/* store_init: allocate and fill *s from *cfg (step 0, INGRESS). ERR_USAGE
+ * for n 0, an unknown dtype, K out of range, a non-finite lr or a size
+ * that overflows; -ENOMEM. On failure nothing is held, but store_destroy
+ * may still be called. */
+int store_init(struct store *s, const struct store_cfg *cfg, char *err);
+/* store_destroy: free what store_init allocated; safe to call twice. */
+void store_destroy(struct store *s);
+
+/* store_push_begin: worker `rank` starts its PUSH for `step` with metadata
+ * *meta and `count` elements starting at element `first`. Refused, with
+ * nothing changed: rank >= K (ERR_PROTO_RANK); a step other than the
+ * store's, or a second push from this rank for it (ERR_PROTO_FIELD, the
+ * message says stale, future or duplicate); first/count other than the
+ * range this server owns (ERR_PROTO_FIELD / ERR_PROTO_SIZE); a non-finite
+ * loss (ERR_NONFINITE). meta->examples may be 0: a worker whose share of
+ * the batch is empty (B < K) still pushes (zeros), so the barrier counts
+ * it; only the sum B must be positive (store_apply). */
+int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
+                     const struct proto_push_meta *meta, uint64_t first,
+                     uint64_t count, char *err);
+
+/* store_push_data: the next nbytes payload bytes (after the metadata) of
+ * rank's push. More bytes than the push has left: refused (ERR_PROTO_SIZE),
+ * nothing added; not inside a push: ERR_PROTO_FIELD. A complete element
+ * that is NaN or Inf: ERR_NONFINITE and the store is FAILED (the elements
+ * of this piece are checked before any of them is added, but earlier pieces
+ * are already in the accumulator). */
+int store_push_data(struct store *s, uint32_t rank, const void *bytes,
+                    size_t nbytes, char *err);
+
+/* store_push_end: rank's push is complete. Refused (ERR_PROTO_SIZE) while
+ * bytes are missing, and ERR_PROTO_FIELD if no push is in progress. */
+int store_push_end(struct store *s, uint32_t rank, char *err);
+
+/* store_push_abort: rank's frame was cut off (the worker died or was
+ * dropped) during its push of the current step, or the caller gives up on
+ * the step: the store is FAILED. err gets the reason. Returns the failure
+ * code (ERR_EOF), or the earlier one if the store had already failed. */
+int store_push_abort(struct store *s, uint32_t rank, char *err);
+
+/* store_step_ready: 1 when all K pushes of the current step are complete
+ * and the store has not failed. */
+int store_step_ready(const struct store *s);
+
+/* store_apply: w -= lr * acc / B with B the sum of the pushed counts, zero
+ * the accumulator, advance the step. Refused before all K pushes are in
+ * (-EAGAIN, nothing changed). B == 0, a count sum that overflows
+ * (ERR_PROTO_FIELD) or a summed gradient that overflowed to Inf
+ * (ERR_NONFINITE): the store is FAILED, weights untouched. OUT: *out
+ * (may be NULL). */
+int store_apply(struct store *s, struct store_applied *out, char *err);
+
+/* Accessors. store_weights: n elements of dtype (see OWNERSHIP).
+ * store_step: the step being collected. store_pushes_done: complete pushes
+ * of that step. store_failed: 0 or the failure code, with the message in
+ * msg (may be NULL) valid as long as the store. store_bytes: the memory the
+ * store holds (struct, buffers and per-worker state), for the bounded-
+ * memory check. */
+const void *store_weights(const struct store *s);
+uint64_t store_step(const struct store *s);
+uint32_t store_pushes_done(const struct store *s);
+int store_failed(const struct store *s, const char **msg);
+size_t store_bytes(const struct store *s);
+
+#endif /* STORE_H */

@@ -1,0 +1,662 @@
+/* test_store.c -- the parameter server's summation and step barrier,
+ * without sockets: pushes fed in random pieces and interleavings give the
+ * big-batch update; every refusal names worker and step and changes
+ * nothing; NaN/Inf, a cut-off push and B = 0 fail the step with the weights
+ * untouched; memory does not grow with K beyond per-worker bookkeeping.
+ *
+ *   store-1.x  happy paths     store-2.x  refusals     store-3.x  faults
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ps_server/store.h"
+#include "check.h"
+#include "dtype.h"
+#include "err.h"
+#include "proto.h"
+#include "rng.h"
+#include "sgd.h"
+#include "workload.h"
+
+#define KMAX 16
+
+/* One worker's push as it will be fed: metadata and the element bytes. */
+struct push {
+    struct proto_push_meta meta;
+    unsigned char *bytes;
+    size_t len, pos;
+    int begun, ended;
+};
+
+/* ---------------------------------------------------------------- feeding */
+
+/* feed_rank_order: every push whole, in rank order. 0 or the first error. */
+static int feed_rank_order(struct store *s, struct push *p, int k, uint64_t step)
+{
+    char err[ERR_LEN];
+    int rc;
+
+    for (int r = 0; r < k; r++) {
+        if ((rc = store_push_begin(s, (uint32_t)r, step, &p[r].meta, s->offset, s->n, err)) ||
+            (rc = store_push_data(s, (uint32_t)r, p[r].bytes, p[r].len, err)) ||
+            (rc = store_push_end(s, (uint32_t)r, err))) {
+            printf("     feed: %s\n", err);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* piece: a random piece length, often 1 byte or one that splits an
+ * element, sometimes everything left. */
+static size_t piece(struct rng *rg, size_t left, size_t es)
+{
+    size_t len;
+
+    switch (rng_next(rg) % 5) {
+    case 0: len = 1; break;
+    case 1: len = 1 + rng_next(rg) % (es - 1); break;           /* splits */
+    case 2: len = 1 + rng_next(rg) % (3 * es + 5); break;
+    case 3: len = 1 + rng_next(rg) % (left ? left : 1); break;
+    default: len = left; break;
+    }
+    return len < left ? len : left;
+}
+
+/* feed_random: the K pushes interleaved at random, in random pieces; a
+ * worker's push_end comes whenever it is next picked after its last byte. */
+static int feed_random(struct store *s, struct push *p, int k, uint64_t step, struct rng *rg)
+{
+    char err[ERR_LEN];
+    int pending = k, rc;
+
+    for (int r = 0; r < k; r++)
+        p[r].pos = 0, p[r].begun = p[r].ended = 0;
+    while (pending > 0) {
+        int r = (int)(rng_next(rg) % (uint64_t)k);
+        struct push *q = &p[r];
+
+        if (q->ended)
+            continue;
+        if (!q->begun) {
+            rc = store_push_begin(s, (uint32_t)r, step, &q->meta, s->offset, s->n, err);
+            q->begun = 1;
+        } else if (q->pos == q->len) {
+            rc = store_push_end(s, (uint32_t)r, err);
+            q->ended = 1;
+            pending--;
+        } else {
+            size_t len = piece(rg, q->len - q->pos, s->elem_size);
+
+            rc = store_push_data(s, (uint32_t)r, q->bytes + q->pos, len, err);
+            q->pos += len;
+        }
+        if (rc) {
+            printf("     feed: %s\n", err);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- pushes */
+
+static void pushes_free(struct push *p, int k)
+{
+    for (int r = 0; r < k; r++) {
+        free(p[r].bytes);
+        p[r].bytes = NULL;
+    }
+}
+
+/* pushes_make: each worker's gradient SUM over its share of step `step`,
+ * at weights w, as workers compute it. shares: NULL (equal) or weights. */
+static void pushes_make(const struct workload *wl, const void *w, uint64_t step,
+                        int k, const double *shares, struct push *p)
+{
+    size_t es = dtype_size(wl->dtype);
+
+    for (int r = 0; r < k; r++) {
+        uint64_t lo, hi;
+
+        workload_split(wl->batch, k, r, shares, &lo, &hi);
+        p[r].len = wl->n * es;
+        p[r].bytes = calloc(wl->n, es);
+        p[r].meta.examples = hi - lo;
+        p[r].meta.loss = 0.0;
+        workload_grad_add(wl, w, step, lo, hi, p[r].bytes, &p[r].meta.loss);
+    }
+}
+
+/* reference: w - lr * (g_0 + g_1 + ... in rank order) / B, in f64, the
+ * same expression sgd_step evaluates. OUT: ref[n], and tol[n] (if not
+ * NULL): 1e-15 of the magnitudes that went into each element. */
+static uint64_t reference(const double *w, const struct push *p, int k, size_t n,
+                          double lr, double *ref, double *tol)
+{
+    uint64_t b = 0;
+
+    for (int r = 0; r < k; r++)
+        b += p[r].meta.examples;
+    for (size_t i = 0; i < n; i++) {
+        double sum = 0.0, mag = 0.0, g;
+
+        for (int r = 0; r < k; r++) {
+            memcpy(&g, p[r].bytes + i * sizeof g, sizeof g);
+            sum += g;
+            mag += fabs(g);
+        }
+        ref[i] = w[i] - lr * (sum / (double)b);
+        if (tol)
+            tol[i] = 1e-15 * (fabs(w[i]) + lr * (mag / (double)b));
+    }
+    return b;
+}
+
+/* ---------------------------------------------------------------- 1.x */
+
+/* run_linreg: S steps of linreg with K workers, fed in rank order
+ * (random == 0) or at random; checks every step against the reference. */
+static void run_linreg(int k, const double *shares, int random, uint64_t seed)
+{
+    struct workload wl;
+    struct workload_cfg wc = { .kind = WORKLOAD_LINREG, .dtype = DTYPE_F64, .seed = 7 };
+    struct store s;
+    struct store_cfg sc = { .dtype = DTYPE_F64, .world = (uint32_t)k, .lr = 0.05 };
+    struct push p[KMAX];
+    struct rng rg;
+    char err[ERR_LEN];
+    double ref[64], tol[64], w[64];
+
+    rng_seed(&rg, seed);
+    T_EQ_I(workload_create(&wl, &wc), 0);
+    sc.n = wl.n;
+    T_EQ_I(store_init(&s, &sc, err), 0);
+    for (uint64_t step = 0; step < 5; step++) {
+        struct store_applied ap;
+        uint64_t b;
+        double loss = 0.0;
+
+        memcpy(w, store_weights(&s), wl.n * sizeof *w);
+        pushes_make(&wl, w, step, k, shares, p);
+        b = reference(w, p, k, wl.n, sc.lr, ref, tol);
+        for (int r = 0; r < k; r++)
+            loss += p[r].meta.loss;
+        T_EQ_I(random ? feed_random(&s, p, k, step, &rg) : feed_rank_order(&s, p, k, step), 0);
+        T_TRUE(store_step_ready(&s));
+        T_EQ_U(store_pushes_done(&s), (unsigned)k);
+        T_EQ_I(store_apply(&s, &ap, err), 0);
+        T_EQ_U(ap.step, step);
+        T_EQ_U(ap.batch, b);
+        T_EQ_U(ap.batch, wl.batch);     /* B is the sum of the counts */
+        T_EQ_D(ap.loss, loss / (double)b);
+        T_EQ_U(store_step(&s), step + 1);
+        T_EQ_U(store_pushes_done(&s), 0);
+        memcpy(w, store_weights(&s), wl.n * sizeof *w);
+        if (random) {
+            for (size_t i = 0; i < wl.n; i++)
+                T_NEAR(w[i], ref[i], tol[i]);
+        } else {
+            T_TRUE(memcmp(w, ref, wl.n * sizeof *w) == 0);
+            for (size_t i = 0; i < wl.n; i++)
+                T_EQ_D(w[i], ref[i]);
+        }
+        pushes_free(p, k);
+    }
+    /* The loss went down: the update has the right sign and scale. */
+    T_TRUE(workload_loss(&wl, store_weights(&s)) < workload_loss(&wl, (double[64]){ 0 }));
+    store_destroy(&s);
+    workload_destroy(&wl);
+}
+
+/* run_synthetic: exact equality with the closed form F(0, B) for any
+ * arrival order and piece split. */
+static void run_synthetic(int dtype, int k, int trials)
+{
+    struct workload wl;
+    struct workload_cfg wc = { .kind = WORKLOAD_SYNTHETIC, .dtype = dtype, .seed = 11,
+                               .params = 1000, .batch = 1000 };
+    struct store s;
+    struct store_cfg sc = { .dtype = dtype, .world = (uint32_t)k, .lr = 0.25 };
+    struct push p[KMAX];
+    struct rng rg;
+    char err[ERR_LEN];
+    size_t es = dtype_size(dtype);
+
+    rng_seed(&rg, 99);
+    T_EQ_I(workload_create(&wl, &wc), 0);
+    sc.n = wl.n;
+    T_EQ_I(store_init(&s, &sc, err), 0);
+    for (uint64_t step = 0; step < (uint64_t)trials; step++) {
+        void *expect = malloc(wl.n * es), *f = calloc(wl.n, es);
+
+        /* The closed form: one range [0, B), then the one division. */
+        memcpy(expect, store_weights(&s), wl.n * es);
+        workload_grad_add(&wl, expect, step, 0, wl.batch, f, NULL);
+        T_EQ_I(sgd_step(expect, f, wl.n, dtype, sc.lr, wl.batch), 0);
+        pushes_make(&wl, store_weights(&s), step, k, NULL, p);
+        T_EQ_I(feed_random(&s, p, k, step, &rg), 0);
+        T_EQ_I(store_apply(&s, NULL, err), 0);
+        T_TRUE(memcmp(store_weights(&s), expect, wl.n * es) == 0);
+        pushes_free(p, k);
+        free(expect);
+        free(f);
+    }
+    store_destroy(&s);
+    workload_destroy(&wl);
+}
+
+static void test_happy(void)
+{
+    T_CASE("store-1.1", "K=4 linreg f64, random pieces and interleavings: big-batch update within 1e-15");
+    for (uint64_t seed = 1; seed <= 20; seed++)
+        run_linreg(4, NULL, 1, seed);
+
+    T_CASE("store-1.2", "K=4 linreg f64 in rank order, whole pushes: bit-identical to the reference");
+    run_linreg(4, NULL, 0, 0);
+
+    T_CASE("store-1.3", "synthetic f64, K=4 and K=7: exactly F(0,B) in any order and split");
+    run_synthetic(DTYPE_F64, 4, 30);
+    run_synthetic(DTYPE_F64, 7, 10);
+
+    T_CASE("store-1.4", "synthetic f32: exactly F(0,B) in any order and split");
+    run_synthetic(DTYPE_F32, 4, 30);
+
+    T_CASE("store-1.5", "unequal example counts: B is the sum of the counts, not K times one");
+    run_linreg(4, (const double[]){ 1, 2, 3, 10 }, 0, 0);
+    run_linreg(4, (const double[]){ 1, 2, 3, 10 }, 1, 5);
+}
+
+/* ---------------------------------------------------------------- 2.x */
+
+#define N2 8
+
+/* A small store for the refusal cases: K=4, n=8 owned from element 100,
+ * weights 1..8, and pushes with counts 1..4 and gradients r + i/8. */
+struct small {
+    struct store s;
+    struct push p[4];
+    double w0[N2];
+    double g[4][N2];
+};
+
+static void small_init(struct small *t)
+{
+    struct store_cfg sc = { .n = N2, .offset = 100, .dtype = DTYPE_F64, .world = 4,
+                            .lr = 0.5, .weights = t->w0 };
+    char err[ERR_LEN];
+
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < N2; i++)
+        t->w0[i] = 1.0 + (double)i;
+    for (int r = 0; r < 4; r++) {
+        for (size_t i = 0; i < N2; i++)
+            t->g[r][i] = (double)r + (double)i / 8.0;
+        t->p[r].bytes = (unsigned char *)t->g[r];
+        t->p[r].len = sizeof t->g[r];
+        t->p[r].meta.examples = (uint64_t)r + 1;
+        t->p[r].meta.loss = 1.0;
+    }
+    T_EQ_I(store_init(&t->s, &sc, err), 0);
+}
+
+/* small_expect_applied: after the step, the weights are the reference. */
+static void small_expect_applied(struct small *t)
+{
+    double ref[N2];
+    char err[ERR_LEN];
+    struct store_applied ap;
+
+    reference(t->w0, t->p, 4, N2, 0.5, ref, NULL);
+    T_TRUE(store_step_ready(&t->s));
+    T_EQ_I(store_apply(&t->s, &ap, err), 0);
+    T_EQ_U(ap.batch, 10);
+    T_EQ_D(ap.loss, 0.4);
+    T_TRUE(memcmp(store_weights(&t->s), ref, sizeof ref) == 0);
+}
+
+static void small_expect_untouched(struct small *t)
+{
+    T_TRUE(memcmp(store_weights(&t->s), t->w0, sizeof t->w0) == 0);
+}
+
+static int begin(struct small *t, uint32_t r, uint64_t step, char *err)
+{
+    return store_push_begin(&t->s, r, step, &t->p[r < 4 ? r : 0].meta, 100, N2, err);
+}
+
+static void test_refusals(void)
+{
+    struct small t;
+    char err[ERR_LEN];
+
+    T_CASE("store-2.1", "rank >= K refused naming worker and step; the step still completes");
+    small_init(&t);
+    T_EQ_I(store_push_begin(&t.s, 4, 0, &t.p[0].meta, 100, N2, err), ERR_PROTO_RANK);
+    T_HAS(err, "worker 4");
+    T_HAS(err, "step 0");
+    T_EQ_I(store_push_data(&t.s, 9, "x", 1, err), ERR_PROTO_RANK);
+    T_HAS(err, "worker 9");
+    T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+    small_expect_applied(&t);
+    store_destroy(&t.s);
+
+    T_CASE("store-2.2", "duplicate push for a step refused (after and during the first)");
+    small_init(&t);
+    T_EQ_I(feed_rank_order(&t.s, t.p, 2, 0), 0);
+    T_EQ_I(begin(&t, 1, 0, err), ERR_PROTO_FIELD);
+    T_HAS(err, "worker 1");
+    T_HAS(err, "step 0");
+    T_HAS(err, "duplicate");
+    T_EQ_I(begin(&t, 2, 0, err), 0);
+    T_EQ_I(begin(&t, 2, 0, err), ERR_PROTO_FIELD);
+    T_HAS(err, "worker 2");
+    T_HAS(err, "duplicate");
+    T_EQ_I(store_push_data(&t.s, 2, t.p[2].bytes, t.p[2].len, err), 0);
+    T_EQ_I(store_push_end(&t.s, 2, err), 0);
+    T_EQ_I(begin(&t, 3, 0, err), 0);
+    T_EQ_I(store_push_data(&t.s, 3, t.p[3].bytes, t.p[3].len, err), 0);
+    T_EQ_I(store_push_end(&t.s, 3, err), 0);
+    small_expect_applied(&t);
+    store_destroy(&t.s);
+
+    T_CASE("store-2.3", "stale step refused, naming both steps");
+    small_init(&t);
+    T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+    small_expect_applied(&t);
+    T_EQ_I(begin(&t, 3, 0, err), ERR_PROTO_FIELD);
+    T_HAS(err, "worker 3: push for step 0 while the server is at step 1 (stale)");
+    T_EQ_U(store_pushes_done(&t.s), 0);
+    store_destroy(&t.s);
+
+    T_CASE("store-2.4", "future step refused; the step still completes");
+    small_init(&t);
+    T_EQ_I(begin(&t, 2, 5, err), ERR_PROTO_FIELD);
+    T_HAS(err, "worker 2: push for step 5 while the server is at step 0 (future)");
+    T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+    T_EQ_I(begin(&t, 2, 1, err), ERR_PROTO_FIELD);     /* READY, not applied yet */
+    T_HAS(err, "(future)");
+    small_expect_applied(&t);
+    store_destroy(&t.s);
+
+    T_CASE("store-2.5", "wrong element range refused (first, count)");
+    small_init(&t);
+    T_EQ_I(store_push_begin(&t.s, 1, 0, &t.p[1].meta, 0, N2, err), ERR_PROTO_FIELD);
+    T_HAS(err, "worker 1");
+    T_HAS(err, "step 0");
+    T_HAS(err, "[100, 108)");
+    T_EQ_I(store_push_begin(&t.s, 1, 0, &t.p[1].meta, 100, N2 - 1, err), ERR_PROTO_SIZE);
+    T_HAS(err, "worker 1");
+    T_EQ_I(store_push_begin(&t.s, 1, 0, &t.p[1].meta, 100, N2 + 1, err), ERR_PROTO_SIZE);
+    T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+    small_expect_applied(&t);
+    store_destroy(&t.s);
+
+    T_CASE("store-2.6", "more bytes than announced refused, nothing of them added");
+    small_init(&t);
+    {
+        unsigned char big[sizeof t.g[0] + 1];
+
+        memcpy(big, t.g[0], sizeof t.g[0]);
+        big[sizeof t.g[0]] = 0x7f;
+        T_EQ_I(begin(&t, 0, 0, err), 0);
+        T_EQ_I(store_push_data(&t.s, 0, big, 3, err), 0);
+        T_EQ_I(store_push_data(&t.s, 0, big + 3, sizeof big - 3, err), ERR_PROTO_SIZE);
+        T_HAS(err, "worker 0");
+        T_HAS(err, "step 0");
+        T_EQ_I(store_push_data(&t.s, 0, big + 3, sizeof big - 4, err), 0);
+        T_EQ_I(store_push_data(&t.s, 0, big, 1, err), ERR_PROTO_SIZE);
+        T_EQ_I(store_push_end(&t.s, 0, err), 0);
+    }
+    for (uint32_t r = 1; r < 4; r++) {
+        T_EQ_I(begin(&t, r, 0, err), 0);
+        T_EQ_I(store_push_data(&t.s, r, t.p[r].bytes, t.p[r].len, err), 0);
+        T_EQ_I(store_push_end(&t.s, r, err), 0);
+    }
+    small_expect_applied(&t);
+    store_destroy(&t.s);
+
+    T_CASE("store-2.7", "push_end before all bytes refused; the push can still finish");
+    small_init(&t);
+    T_EQ_I(begin(&t, 3, 0, err), 0);
+    T_EQ_I(store_push_end(&t.s, 3, err), ERR_PROTO_SIZE);
+    T_HAS(err, "worker 3: push for step 0 ended after 0 of 64 bytes");
+    T_EQ_I(store_push_data(&t.s, 3, t.p[3].bytes, 13, err), 0);
+    T_EQ_I(store_push_end(&t.s, 3, err), ERR_PROTO_SIZE);
+    T_HAS(err, "after 13 of 64 bytes");
+    T_EQ_I(store_push_data(&t.s, 3, t.p[3].bytes + 13, 64 - 13, err), 0);
+    T_EQ_I(store_push_end(&t.s, 3, err), 0);
+    T_EQ_I(store_push_end(&t.s, 3, err), ERR_PROTO_FIELD);    /* no push in progress */
+    T_HAS(err, "worker 3");
+    T_EQ_I(store_push_data(&t.s, 1, "x", 1, err), ERR_PROTO_FIELD);
+    T_HAS(err, "worker 1: push data at step 0 outside a push");
+    for (uint32_t r = 0; r < 3; r++) {
+        T_EQ_I(begin(&t, r, 0, err), 0);
+        T_EQ_I(store_push_data(&t.s, r, t.p[r].bytes, t.p[r].len, err), 0);
+        T_EQ_I(store_push_end(&t.s, r, err), 0);
+    }
+    small_expect_applied(&t);
+    store_destroy(&t.s);
+
+    T_CASE("store-2.8", "apply before all K pushes refused (-EAGAIN), naming a missing worker");
+    small_init(&t);
+    T_EQ_I(store_apply(&t.s, NULL, err), -EAGAIN);
+    T_HAS(err, "worker 0");
+    T_HAS(err, "step 0");
+    T_EQ_I(feed_rank_order(&t.s, t.p, 2, 0), 0);
+    T_EQ_I(begin(&t, 3, 0, err), 0);
+    T_EQ_I(store_push_data(&t.s, 3, t.p[3].bytes, t.p[3].len, err), 0);
+    T_EQ_I(store_push_end(&t.s, 3, err), 0);
+    T_TRUE(!store_step_ready(&t.s));
+    T_EQ_I(store_apply(&t.s, NULL, err), -EAGAIN);
+    T_HAS(err, "worker 2: step 0 cannot be applied yet: 3 of 4");
+    small_expect_untouched(&t);
+    T_EQ_I(begin(&t, 2, 0, err), 0);
+    T_EQ_I(store_push_data(&t.s, 2, t.p[2].bytes, t.p[2].len, err), 0);
+    T_EQ_I(store_push_end(&t.s, 2, err), 0);
+    small_expect_applied(&t);
+    store_destroy(&t.s);
+
+    T_CASE("store-2.9", "a non-finite loss is refused at push_begin");
+    small_init(&t);
+    t.p[1].meta.loss = NAN;
+    T_EQ_I(begin(&t, 1, 0, err), ERR_NONFINITE);
+    T_HAS(err, "worker 1");
+    T_HAS(err, "step 0");
+    t.p[1].meta.loss = 1.0;
+    T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+    small_expect_applied(&t);
+    store_destroy(&t.s);
+
+    T_CASE("store-2.10", "bad configuration refused at init (n 0, K 0, dtype, lr)");
+    {
+        struct store s;
+        struct store_cfg bad[] = {
+            { .n = 0, .dtype = DTYPE_F64, .world = 2, .lr = 0.1 },
+            { .n = 4, .dtype = DTYPE_F64, .world = 0, .lr = 0.1 },
+            { .n = 4, .dtype = DTYPE_F64, .world = PROTO_MAX_WORLD + 1, .lr = 0.1 },
+            { .n = 4, .dtype = 9, .world = 2, .lr = 0.1 },
+            { .n = 4, .dtype = DTYPE_F32, .world = 2, .lr = NAN },
+            { .n = 4, .offset = UINT64_MAX - 2, .dtype = DTYPE_F32, .world = 2, .lr = 0.1 },
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            T_EQ_I(store_init(&s, &bad[i], err), ERR_USAGE);
+            T_HAS(err, "store: bad configuration");
+            store_destroy(&s);
+        }
+    }
+
+    T_CASE("store-2.11", "a worker with 0 examples is counted by the barrier; B sums the rest");
+    small_init(&t);
+    t.p[0].meta.examples = 0;
+    memset(t.g[0], 0, sizeof t.g[0]);
+    T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+    {
+        struct store_applied ap;
+        double ref[N2];
+
+        reference(t.w0, t.p, 4, N2, 0.5, ref, NULL);
+        T_EQ_I(store_apply(&t.s, &ap, err), 0);
+        T_EQ_U(ap.batch, 9);
+        T_TRUE(memcmp(store_weights(&t.s), ref, sizeof ref) == 0);
+    }
+    store_destroy(&t.s);
+}
+
+/* ---------------------------------------------------------------- 3.x */
+
+/* expect_failed: the store is FAILED with code, weights untouched, and
+ * nothing more is accepted. */
+static void expect_failed(struct small *t, int code)
+{
+    char err[ERR_LEN];
+    const char *msg = NULL;
+
+    T_EQ_I(store_failed(&t->s, &msg), code);
+    T_TRUE(msg && msg[0]);
+    T_TRUE(!store_step_ready(&t->s));
+    T_EQ_I(store_apply(&t->s, NULL, err), code);
+    T_HAS(err, "already failed");
+    T_EQ_I(begin(t, 3, 0, err), code);
+    T_EQ_I(store_push_abort(&t->s, 3, err), code);
+    small_expect_untouched(t);
+    T_EQ_U(store_step(&t->s), 0);
+}
+
+/* nonfinite: worker 2's element 5 becomes v, fed as pieces split at `cut`
+ * bytes (0: one piece); the other workers complete their pushes. */
+static void nonfinite(double v, size_t cut)
+{
+    struct small t;
+    char err[ERR_LEN];
+    const unsigned char *b;
+
+    small_init(&t);
+    t.g[2][5] = v;
+    b = t.p[2].bytes;
+    T_EQ_I(feed_rank_order(&t.s, t.p, 2, 0), 0);
+    T_EQ_I(begin(&t, 3, 0, err), 0);
+    T_EQ_I(store_push_data(&t.s, 3, t.p[3].bytes, t.p[3].len, err), 0);
+    T_EQ_I(store_push_end(&t.s, 3, err), 0);
+    T_EQ_I(begin(&t, 2, 0, err), 0);
+    if (cut) {
+        T_EQ_I(store_push_data(&t.s, 2, b, cut, err), 0);      /* element 5 incomplete */
+        T_EQ_I(store_push_data(&t.s, 2, b + cut, 64 - cut, err), ERR_NONFINITE);
+    } else {
+        T_EQ_I(store_push_data(&t.s, 2, b, 64, err), ERR_NONFINITE);
+    }
+    T_HAS(err, "worker 2");
+    T_HAS(err, "step 0");
+    T_HAS(err, "element 105");
+    expect_failed(&t, ERR_NONFINITE);
+    store_destroy(&t.s);
+}
+
+static void test_faults(void)
+{
+    struct small t;
+    char err[ERR_LEN];
+
+    T_CASE("store-3.1", "NaN in a gradient: ERR_NONFINITE naming worker and step; weights untouched");
+    nonfinite(NAN, 0);
+
+    T_CASE("store-3.2", "+Inf and -Inf likewise");
+    nonfinite(INFINITY, 0);
+    nonfinite(-INFINITY, 0);
+
+    T_CASE("store-3.3", "-Inf split across two pieces is caught when it completes");
+    nonfinite(-INFINITY, 5 * 8 + 3);
+    nonfinite(NAN, 5 * 8 + 7);
+
+    T_CASE("store-3.4", "NaN in f32, fed one byte at a time");
+    {
+        struct store s;
+        struct store_cfg sc = { .n = 3, .dtype = DTYPE_F32, .world = 1, .lr = 1 };
+        float g[3] = { 1.0f, NAN, 2.0f };
+        struct proto_push_meta m = { 1, 0.0 };
+        const unsigned char *b = (const unsigned char *)g;
+        int rc = 0;
+        size_t i;
+
+        T_EQ_I(store_init(&s, &sc, err), 0);
+        T_EQ_I(store_push_begin(&s, 0, 0, &m, 0, 3, err), 0);
+        for (i = 0; i < sizeof g && rc == 0; i++)
+            rc = store_push_data(&s, 0, b + i, 1, err);
+        T_EQ_I(rc, ERR_NONFINITE);
+        T_EQ_U(i, 8);                   /* the last byte of element 1 */
+        T_HAS(err, "worker 0: push for step 0: gradient element 1 is not finite");
+        T_EQ_I(store_apply(&s, NULL, err), ERR_NONFINITE);
+        T_EQ_D(((const float *)store_weights(&s))[0], 0.0);
+        store_destroy(&s);
+    }
+
+    T_CASE("store-3.5", "a push cut off mid-frame fails the step; weights untouched");
+    small_init(&t);
+    T_EQ_I(feed_rank_order(&t.s, t.p, 3, 0), 0);
+    T_EQ_I(begin(&t, 3, 0, err), 0);
+    T_EQ_I(store_push_data(&t.s, 3, t.p[3].bytes, 21, err), 0);
+    T_EQ_I(store_push_abort(&t.s, 3, err), ERR_EOF);
+    T_HAS(err, "worker 3: push for step 0 cut off after 21 of 64 bytes");
+    expect_failed(&t, ERR_EOF);
+    store_destroy(&t.s);
+
+    T_CASE("store-3.6", "a worker lost between pushes also fails the step");
+    small_init(&t);
+    T_EQ_I(feed_rank_order(&t.s, t.p, 3, 0), 0);
+    T_EQ_I(store_push_abort(&t.s, 1, err), ERR_EOF);
+    T_HAS(err, "worker 1: lost during step 0");
+    expect_failed(&t, ERR_EOF);
+    store_destroy(&t.s);
+
+    T_CASE("store-3.7", "B = 0 (every count 0) fails the step; weights untouched");
+    small_init(&t);
+    for (int r = 0; r < 4; r++)
+        t.p[r].meta.examples = 0;
+    T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+    T_EQ_I(store_apply(&t.s, NULL, err), ERR_PROTO_FIELD);
+    T_HAS(err, "step 0");
+    T_HAS(err, "B = 0");
+    expect_failed(&t, ERR_PROTO_FIELD);
+    store_destroy(&t.s);
+
+    T_CASE("store-3.8", "finite gradients whose sum overflows fail the step at apply");
+    small_init(&t);
+    for (int r = 0; r < 4; r++)
+        t.g[r][6] = 1e308;
+    T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+    T_EQ_I(store_apply(&t.s, NULL, err), ERR_NONFINITE);
+    T_HAS(err, "step 0");
+    T_HAS(err, "element 106");
+    expect_failed(&t, ERR_NONFINITE);
+    store_destroy(&t.s);
+
+    T_CASE("store-3.9", "memory: two n-element buffers, and K adds only small per-worker state");
+    {
+        struct store a, b;
+        struct store_cfg c = { .n = 1u << 20, .dtype = DTYPE_F64, .world = 2, .lr = 0.1 };
+        size_t two = 2 * c.n * sizeof(double);
+
+        T_EQ_I(store_init(&a, &c, err), 0);
+        c.world = 16;
+        T_EQ_I(store_init(&b, &c, err), 0);
+        T_LE((double)two, (double)store_bytes(&a));
+        T_LE((double)store_bytes(&a), (double)(two + 1024 + 2 * 256));
+        T_LE((double)(store_bytes(&b) - store_bytes(&a)), (double)(14 * 256));
+        printf("     store_bytes: K=2 %zu, K=16 %zu (n = %zu f64)\n",
+               store_bytes(&a), store_bytes(&b), c.n);
+        store_destroy(&a);
+        store_destroy(&b);
+    }
+}
+
+int main(void)
+{
+    test_happy();
+    test_refusals();
+    test_faults();
+    return t_done();
+}
