@@ -228,34 +228,17 @@ void workload_split(uint64_t total, int parts, int index, const double *weights,
         return;
     }
 
-    /* Largest remainder: floor of each exact share, then the leftover rows
-     * one each to the largest fractional parts (ties: lower index). The
-     * scan is O(parts^2) in the worst case, done once per run. */
-    double sum = 0.0;
-    uint64_t assigned = 0, start = 0;
-    for (int k = 0; k < parts; k++)
+    /* Cumulative rounding: part k is [round(total * W_<k / W),
+     * round(total * W_<=k / W)). The cut points only grow, the last is
+     * total, so the parts are contiguous and cover the batch; each size is
+     * its exact share rounded up or down. O(parts) per call. */
+    double sum = 0.0, before = 0.0;
+    for (int k = 0; k < parts; k++) {
         sum += weights[k];
-    for (int k = 0; k < parts; k++)
-        assigned += (uint64_t)floor((double)total * weights[k] / sum);
-    uint64_t left = total - assigned;
-    for (int k = 0; k <= index; k++) {
-        double share = (double)total * weights[k] / sum;
-        uint64_t size = (uint64_t)floor(share);
-        double frac = share - floor(share);
-        /* rank of k among fractional parts: how many beat it */
-        uint64_t better = 0;
-        for (int j = 0; j < parts; j++) {
-            double sj = (double)total * weights[j] / sum;
-            double fj = sj - floor(sj);
-            if (fj > frac || (fj == frac && j < k))
-                better++;
-        }
-        if (better < left)
-            size++;
-        if (k == index) {
-            *lo = start;
-            *hi = start + size;
-        }
-        start += size;
+        if (k < index)
+            before += weights[k];
     }
+    *lo = (uint64_t)floor((double)total * (before / sum) + 0.5);
+    *hi = index == parts - 1 ? total
+        : (uint64_t)floor((double)total * ((before + weights[index]) / sum) + 0.5);
 }

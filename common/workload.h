@@ -98,8 +98,8 @@ double workload_loss(const struct workload *w, const void *weights);
 /* workload_split: the contiguous part `index` of `parts` over [0, total):
  * with weights == NULL, sizes differ by at most one and the first
  * (total mod parts) parts are one larger; with weights (parts positive
- * values), sizes are proportional by largest remainder, ties to the lower
- * index. OUT: *lo, *hi. */
+ * values), the cut points are the rounded cumulative shares, so each size
+ * is its exact share rounded up or down. OUT: *lo, *hi. */
 void workload_split(uint64_t total, int parts, int index, const double *weights,
                     uint64_t *lo, uint64_t *hi);
 

@@ -74,23 +74,23 @@ static void worker_sums(const struct workload *w, const double *w0, int k_worker
     }
 }
 
-/* The two combine rules, each ending in one SGD step from w0. */
+/* The two combine rules, each ending in one SGD step from w0. `sum` and
+ * `mean` are n-element scratch buffers owned by the caller. */
 static void step_sum_over_b(const struct workload *w, const double *w0, int k_workers,
-                            double lr, const double *partials, double *out)
+                            double lr, const double *partials, double *sum, double *out)
 {
-    double *sum = calloc(w->n, sizeof *sum);
+    vec_zero(sum, w->n, DTYPE_F64);
     for (int k = 0; k < k_workers; k++)
         vec_add(sum, partials + (size_t)k * w->n, w->n, DTYPE_F64);
     memcpy(out, w0, w->n * sizeof *out);
     sgd_step(out, sum, w->n, DTYPE_F64, lr, w->batch);
-    free(sum);
 }
 
 static void step_mean_of_means(const struct workload *w, const double *w0, int k_workers,
                                double lr, const double *partials, const uint64_t *counts,
-                               double *out)
+                               double *mean, double *out)
 {
-    double *mean = calloc(w->n, sizeof *mean);
+    vec_zero(mean, w->n, DTYPE_F64);
     for (int k = 0; k < k_workers; k++)
         for (size_t i = 0; i < w->n; i++)
             mean[i] += partials[(size_t)k * w->n + i] / (double)counts[k];
@@ -99,7 +99,6 @@ static void step_mean_of_means(const struct workload *w, const double *w0, int k
     /* The mean is already a mean: one "example" of it. */
     memcpy(out, w0, w->n * sizeof *out);
     sgd_step(out, mean, w->n, DTYPE_F64, lr, 1);
-    free(mean);
 }
 
 int main(int argc, char **argv)
@@ -150,7 +149,8 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    /* Reference: one big-batch step over all N rows, mean gradient. */
+    /* Reference: one big-batch step over all N rows, mean gradient. g is
+     * scratch for the combine rules afterwards. */
     workload_init_weights(&w, w0);
     workload_grad_add(&w, w0, 0, 0, w.batch, g, NULL);
     memcpy(big, w0, w.n * sizeof *big);
@@ -158,8 +158,8 @@ int main(int argc, char **argv)
 
     /* K workers x m micro-batches, summed locally, summed across, / N. */
     worker_sums(&w, w0, o.workers, o.micro, NULL, partials, counts);
-    step_sum_over_b(&w, w0, o.workers, o.lr, partials, acc);
-    step_mean_of_means(&w, w0, o.workers, o.lr, partials, counts, mm);
+    step_sum_over_b(&w, w0, o.workers, o.lr, partials, g, acc);
+    step_mean_of_means(&w, w0, o.workers, o.lr, partials, counts, g, mm);
 
     printf("examples N             : %llu\n", (unsigned long long)w.batch);
     printf("workers K, micro m     : %d %d\n", o.workers, o.micro);
@@ -173,8 +173,8 @@ int main(int argc, char **argv)
         for (int k = 1; k < o.workers; k++)
             weights[k] = 1.0;
         worker_sums(&w, w0, o.workers, o.micro, weights, partials, counts);
-        step_sum_over_b(&w, w0, o.workers, o.lr, partials, acc);
-        step_mean_of_means(&w, w0, o.workers, o.lr, partials, counts, mm);
+        step_sum_over_b(&w, w0, o.workers, o.lr, partials, g, acc);
+        step_mean_of_means(&w, w0, o.workers, o.lr, partials, counts, g, mm);
         printf("\nunequal shards: worker 0 has %llu rows, workers 1..%d have %llu..%llu\n",
                (unsigned long long)counts[0], o.workers - 1,
                (unsigned long long)counts[o.workers - 1], (unsigned long long)counts[1]);

@@ -61,11 +61,11 @@ static void test_split(void)
     T_EQ_U(lo, 0); T_EQ_U(hi, 300);
     workload_split(600, 4, 3, wts, &lo, &hi);
     T_EQ_U(lo, 500); T_EQ_U(hi, 600);
-    workload_split(7, 4, 0, wts, &lo, &hi);     /* 3.5 -> 3 or 4, by remainder */
+    workload_split(7, 4, 0, wts, &lo, &hi);     /* 3.5 -> 3 or 4 */
     T_TRUE(hi - lo == 3 || hi - lo == 4);
     T_TRUE(split_covers(7, 4, wts));
 
-    T_CASE("workload-1.3", "splits cover every total for random shapes");
+    T_CASE("workload-1.3", "splits cover every total; weighted parts within one row of their share");
     rng_seed(&r, 1);
     for (int it = 0; it < 2000; it++) {
         int parts = 1 + (int)(rng_next(&r) % 40);
@@ -73,6 +73,19 @@ static void test_split(void)
         double w[40];
         for (int k = 0; k < parts; k++)
             w[k] = 0.1 + rng_uniform(&r) * 10;
+        double wsum = 0.0;
+        for (int k = 0; k < parts; k++)
+            wsum += w[k];
+        for (int k = 0; k < parts; k++) {
+            workload_split(total, parts, k, w, &lo, &hi);
+            if (!(fabs((double)(hi - lo) - (double)total * w[k] / wsum) < 1.0)) {
+                T_TRUE(!"a weighted part is more than one row off its share");
+                printf("     total %llu part %d of %d: %llu rows\n", (unsigned long long)total,
+                       k, parts, (unsigned long long)(hi - lo));
+                it = 2000;
+                break;
+            }
+        }
         if (!split_covers(total, parts, NULL) || !split_covers(total, parts, w)) {
             T_TRUE(!"split does not cover");
             printf("     total %llu parts %d\n", (unsigned long long)total, parts);
