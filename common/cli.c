@@ -1158,3 +1158,16 @@ int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, cha
     *port = p;
     return 0;
 }
+
+uint64_t cli_token(void)
+{
+    const char *s = getenv("PSRING_TOKEN");
+    if (s == NULL || *s == '\0')
+        return 0;
+    uint64_t h = 0xcbf29ce484222325ull;          /* FNV-1a 64 */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ull;
+    }
+    return h ? h : 1;                            /* 0 means "no token" */
+}

@@ -106,6 +106,13 @@ void cli_main_parse(const char *prog, const char *synopsis, int argc, char **arg
  * ERR_USAGE if neither is there or it does not parse. */
 int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, char *err);
 
+/* cli_token: the job's shared secret for the HELLO token field: the 64-bit
+ * FNV-1a hash of the PSRING_TOKEN environment variable, or 0 when it is
+ * unset or empty (no token). Taken from the environment, not a flag, so it
+ * does not show in `ps`. A hash, not the secret, crosses the wire, and only
+ * to keep strangers and stale jobs out: it is not authentication. */
+uint64_t cli_token(void);
+
 /* Value parsers (also used by the fuzz target). 0 or ERR_USAGE + reason. */
 int cli_parse_ll(const char *s, long long min, long long max, long long *out, char *err);
 int cli_parse_u64(const char *s, uint64_t *out, char *err);
