@@ -54,6 +54,13 @@ ifeq ($(MAKELEVEL),0)
   endif
 endif
 
+# The GPU parts (gpu/) are built by gpu.mk, which sets GPU_LIB (a library
+# every system binary and unit test links: the CUDA/NCCL code where nvcc was
+# found, stubs that say "built without CUDA" otherwise) and GPU_LDLIBS.
+GPU_LIB    :=
+GPU_LDLIBS :=
+-include gpu.mk
+
 # ---------------------------------------------------------------- sources
 LIB_SRC  := $(wildcard common/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -102,12 +109,12 @@ $(BUILD)/lib%.a: $$(call sys_objs,$$*)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-$(SYS_BINS): $(BIN)/%: $(BUILD)/%/main.o $$(filter $(BUILD)/lib$$*.a,$(SYS_LIBS)) $(LIB)
+$(SYS_BINS): $(BIN)/%: $(BUILD)/%/main.o $$(filter $(BUILD)/lib$$*.a,$(SYS_LIBS)) $(GPU_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(LDLIBS) $(if $(findstring ps_server,$@),$(UV_LIBS)) -o $@
+	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(LDLIBS) $(GPU_LDLIBS) $(if $(findstring ps_server,$@),$(UV_LIBS)) -o $@
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(SYS_LIBS) $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(SYS_LIBS) $(GPU_LIB) $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(GPU_LDLIBS) -o $@
 
 $(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/fuzzdrv.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -147,10 +154,11 @@ fuzz: $(LIB_SRC) $(FUZZ_SRC)
 	    $$f $(LIB_SRC) -lm -lpthread -o build/fuzz/$$n || exit 1; done
 
 # ---------------------------------------------------------------- set-up
-DEB_PKGS := pkg-config libuv1-dev gnuplot-nox
+DEB_PKGS := pkg-config libuv1-dev gnuplot-nox openmpi-bin libopenmpi-dev
 
 deps:
-	@if pkg-config --exists libuv 2>/dev/null && command -v gnuplot >/dev/null; then :; \
+	@if pkg-config --exists libuv 2>/dev/null && command -v gnuplot >/dev/null \
+	    && command -v mpirun >/dev/null && command -v mpicc >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "psring: installing Debian packages: $(DEB_PKGS)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
