@@ -1,0 +1,23 @@
+# k_bytes.gp -- plot 2: bytes per step against K, from the byte counters.
+#   gnuplot -e "file='results/RUN/k_sweep.csv'; fmt='png'; out='k_bytes.png'" plots/k_bytes.gp
+# The server's link carries K n each way; a ring worker's 2(K-1)/K n, which
+# tends to 2n whatever K is. Counters include frame headers, so measured
+# points sit a hair above the lines.
+load dir."style.gp"
+if (!exists("sub")) sub = ''
+
+set title "Bytes per step through the busiest link vs K".(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
+set xlabel "workers K"
+set ylabel "MiB per step"
+set logscale x 2
+set xtics (1, 2, 4, 8, 16, 32, 64)
+set yrange [0:*]
+set offsets graph 0.05, graph 0.05, 0, 0
+MiB = 1048576.0
+
+plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_in)/MiB) with points pt 7 ps 2.5 lc rgb ps_color title "PS server in, measured", \
+     "" skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_out)/MiB) with points pt 6 ps 3.5 lc rgb ps_color title "PS server out, measured", \
+     "" skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_k)*column(c_bytes)/MiB) with lines lc rgb ps_color dt 2 title "K n", \
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_in)/MiB) with points pt 9 ps 2.5 lc rgb ring_color title "ring worker in, measured", \
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_out)/MiB) with points pt 8 ps 3.5 lc rgb ring_color title "ring worker out, measured", \
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(2*(column(c_k)-1)/column(c_k)*column(c_bytes)/MiB) with lines lc rgb ring_color dt 2 title "2(K-1)/K n"

@@ -1,0 +1,27 @@
+# k_time.gp -- plot 1: time per step against the worker count K.
+#   gnuplot -e "file='results/RUN/k_sweep.csv'; fmt='png'; out='k_time.png'" plots/k_time.gp
+# Points: measured medians, bars from the fastest to the slowest step.
+# Lines: the alpha-beta model (common/model.h) for the same n, rate and
+# latency. A circled point is host-bound: the CPU, not the emulated link,
+# set its pace, so it says nothing about the network.
+load dir."style.gp"
+if (!exists("sub")) sub = ''
+
+set title "Time per step vs workers K".(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
+set xlabel "workers K"
+set ylabel "time per step (ms)"
+set logscale x 2
+set xtics (1, 2, 4, 8, 16, 32, 64)
+set yrange [0:*]
+set offsets graph 0.05, graph 0.05, 0, 0
+
+plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
+        with yerrorbars pt 7 ps 2 lc rgb ps_color title "PS combine step (push+pull), measured", \
+     "" skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_model)) with lines lc rgb ps_color dt 2 title "PS step model: 2(a + K n/bw)", \
+     "" skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_ingress)) with points pt 5 ps 2 lc rgb ps2_color title "PS server ingress, measured", \
+     "" skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*(column(c_lat) + column(c_k)*column(c_bytes)/column(c_bw))) \
+        with lines lc rgb ps2_color dt 3 title "PS ingress model: a + K n/bw", \
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
+        with yerrorbars pt 9 ps 2 lc rgb ring_color title "ring all-reduce, measured", \
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(1e3*column(c_model)) with lines lc rgb ring_color dt 2 title "ring model: 2(K-1)a + 2(K-1)/K n/bw", \
+     "" skip 1 using (column(c_host) == 1 ? column(c_k) : NaN):(1e3*column(c_time)) with points pt 6 ps 5 lc rgb host_color title "host-bound (CPU, not the link)"
