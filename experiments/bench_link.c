@@ -65,12 +65,14 @@ static void die(const char *what, const char *err)
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: bench_link [--quick] [--reps N] [--seconds T]\n"
+        "usage: bench_link [--quick] [--loopback] [--reps N] [--seconds T]\n"
         "Measures the EMULATED link (link.h) over 127.0.0.1 TCP between two\n"
         "processes: the unpaced loopback rate, the rate accuracy (time over\n"
         "N/B) for egress, ingress and both, and the latency floor of a 64-byte\n"
         "ping-pong. Columns under '#' headers on stdout (gnuplot blocks).\n"
         "  --quick       shorter runs (about 10 s in all)\n"
+        "  --loopback    only the unpaced loopback rate (about a second); the\n"
+        "                last line is 'loopback_MBps RATE'\n"
         "  --reps N      runs per figure, median reported (default 3)\n"
         "  --seconds T   target duration of one paced transfer (default 0.5;\n"
         "                --quick: 0.15)\n"
@@ -187,6 +189,8 @@ static void pingpong(int fd, double lat, int count, double *ow)
     }
 }
 
+static int loopback_only;
+
 static int parse_args(int argc, char **argv, int *quick, int *reps, double *secs)
 {
     for (int i = 1; i < argc; i++) {
@@ -199,6 +203,9 @@ static int parse_args(int argc, char **argv, int *quick, int *reps, double *secs
             printf("bench_link (psring) %s\n", PSRING_VERSION);
             exit(0);
         } else if (strcmp(a, "--quick") == 0) {
+            *quick = 1;
+        } else if (strcmp(a, "--loopback") == 0) {
+            loopback_only = 1;
             *quick = 1;
         } else if (strcmp(a, "--reps") == 0 && i + 1 < argc) {
             long v = strtol(argv[++i], &end, 10);
@@ -269,6 +276,14 @@ int main(int argc, char **argv)
         printf("\n# loopback TCP, no link: bytes, median seconds, rate MB/s\n"
                "# bytes seconds rate_MBps\n%.0f %.6f %.1f\n", bytes, med, loop_rate / 1e6);
         fflush(stdout);
+    }
+    if (loopback_only) {
+        send_cmd(b, CMD_QUIT, 0, 0, 0, 0);
+        close(b);
+        waitpid(pid, &status, 0);
+        printf("loopback_MBps %.0f\n", loop_rate / 1e6);
+        free(buf);
+        return 0;
     }
 
     /* 2. rate accuracy */
