@@ -31,4 +31,12 @@ bench() {
 # The emulated link: loopback rate, rate accuracy, latency floor.
 bench bench_link $quick
 
+# The GPU kernels against a device-to-device copy, and NCCL with one rank:
+# only where a CUDA device answers (docs/gpu.md).
+if [ -x "$PSR_BIN/bench_gpu" ] && "$PSR_BIN/bench_gpu" --probe >/dev/null 2>&1; then
+    bench bench_gpu $quick
+else
+    echo "== bench_gpu: skipped (no CUDA device here; see docs/gpu.md)"
+fi
+
 exit $status
