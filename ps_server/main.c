@@ -62,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -490,7 +491,12 @@ static void run_succeed(struct server *srv)
         return;
     srv->over = 1;
     srv->exit_code = 0;
-    log_msg("all %u workers done after %d steps", (unsigned)srv->k, srv->c.steps);
+    /* Peak RSS: the figure that shows the server's memory does not grow
+     * with K (experiments/bench_ps.sh reads this line). */
+    struct rusage ru;
+    double rss_mib = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss / 1024.0 : -1;
+    log_msg("all %u workers done after %d steps; peak RSS %.1f MiB", (unsigned)srv->k,
+            srv->c.steps, rss_mib);
     for (struct conn *c = srv->conns; c; c = c->next)
         conn_close(c);
     srv_maybe_stop(srv);
