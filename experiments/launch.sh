@@ -1,0 +1,353 @@
+#!/usr/bin/env bash
+# launch.sh -- run one local psring job on 127.0.0.1 and merge its records.
+#
+#   experiments/launch.sh ps|ring K [common flags] [--servers S]
+#       [--server-args "..."] [--worker-args "..."] [--out DIR]
+#       [--csv-out FILE] [--time-limit SECONDS]
+#
+# ps:   S parameter servers (bin/ps_server --listen 127.0.0.1:0 --port-file
+#       DIR/port.I --workers K [--shard I/S when S > 1]), then, once every
+#       port file is there, K workers (bin/ps_worker --rank r --world K
+#       --server 127.0.0.1:P0,127.0.0.1:P1,...).
+# ring: rank 0 (bin/ring_worker --rank 0 --world K --coordinator 127.0.0.1:0
+#       --port-file DIR/coord.port) serves the rendezvous; once it wrote its
+#       port, ranks 1..K-1 get --coordinator 127.0.0.1:PORT.
+#
+# Every other argument is a common flag (DESIGN.md) and goes, in order, to
+# every process; --server-args / --worker-args (split at blanks, no
+# quoting inside) go to the servers / the workers or ring ranks only. Each
+# process gets --csv DIR/rec.ROLE.RANK; on success bin/psr_merge turns the
+# records into one CSV row: appended to --csv-out FILE (with the header if
+# the file is new), else printed on stdout with the header.
+#
+# Each process's stdout and stderr come out on this script's stderr, every
+# line prefixed with its role and rank ("server0| ...", "worker3| ...",
+# "rank1| ..."). Each process runs in a process group of its own (bash job
+# control); when one exits non-zero, or the --time-limit (default 600 s)
+# passes, or this script gets SIGINT/SIGTERM, every group still running gets
+# SIGTERM, then SIGKILL 5 s later, and the script names what happened.
+#
+# Exit status: 0 when every process exited 0 and the records merged; 1 when
+# a process failed (64 if that process exited 64: bad flags), naming the
+# one that failed first; 64 for this script's own usage errors; 124 when
+# the time limit stopped the job; 130 when interrupted.
+#
+# Binaries come from $PSR_BIN, default bin/ of the repository this script
+# is in. Needs bash >= 5.1 (wait -n -p).
+set -u
+
+prog=launch.sh
+here=$(cd "$(dirname "$0")" && pwd)
+PSR_BIN=${PSR_BIN:-$here/../bin}
+PORT_WAIT_S=30          # a server or rank 0 must write its port file by then
+GRACE_S=5               # SIGTERM -> SIGKILL
+
+usage() {
+    cat <<'EOF'
+usage: experiments/launch.sh ps|ring K [common flags] [options]
+
+Run one local job on 127.0.0.1: the parameter server (S servers + K workers)
+or the ring (K ranks). Common flags (--steps, --lr, --link-bw, ...) go to
+every process; each process's output comes out on stderr prefixed with its
+role and rank; the per-process records are merged into one CSV row.
+
+options:
+  --servers S            ps: number of sharded servers (default 1)
+  --server-args "..."    extra flags for every server (split at blanks)
+  --worker-args "..."    extra flags for every worker / ring rank
+  --out DIR              keep port files and records in DIR (default: a
+                         temporary folder, removed at the end)
+  --csv-out FILE         append the merged row to FILE (header if new);
+                         default: print header and row on stdout
+  --time-limit SECONDS   stop the whole job after this long (default 600)
+  --help                 print this help
+
+Exit status: 0 all processes exited 0; 1 a process failed (64 if it was a
+usage error), named on stderr; 64 usage; 124 time limit; 130 interrupted.
+Binaries from $PSR_BIN (default: bin/ of this repository).
+EOF
+}
+
+die_usage() {
+    echo "$prog: $*" >&2
+    exit 64
+}
+
+say() {
+    echo "$prog: $*" >&2
+}
+
+if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
+    echo "$prog: needs bash 5.1 or newer (this is $BASH_VERSION)" >&2
+    exit 64
+fi
+for a in "$@"; do
+    [[ $a == --help || $a == -h ]] && { usage; exit 0; }
+    [[ $a == --version ]] && { echo "launch.sh (psring)"; exit 0; }
+done
+
+# ------------------------------------------------------------ arguments
+(($# >= 2)) || die_usage "expected MODE and K (see --help)"
+mode=$1 K=$2
+shift 2
+[[ $mode == ps || $mode == ring ]] || die_usage "mode '$mode' is not ps or ring"
+if ! [[ $K =~ ^[1-9][0-9]{0,4}$ ]] || ((K > 65536)); then
+    die_usage "K '$K' is not a worker count 1..65536"
+fi
+
+S=1 S_given=0 out_dir="" csv_out="" time_limit=600
+server_args="" worker_args=""
+common=()
+while (($# > 0)); do
+    arg=$1
+    name=${arg%%=*}
+    if [[ $arg == *=* ]]; then val=${arg#*=} has_val=1; else val=${2-} has_val=0; fi
+    case $name in
+    --servers | --server-args | --worker-args | --out | --csv-out | --time-limit)
+        if ((has_val == 0)); then
+            (($# >= 2)) || die_usage "$name: missing value"
+            shift
+        fi
+        case $name in
+        --servers) S=$val S_given=1 ;;
+        --server-args) server_args=$val ;;
+        --worker-args) worker_args=$val ;;
+        --out) out_dir=$val ;;
+        --csv-out) csv_out=$val ;;
+        --time-limit) time_limit=$val ;;
+        esac
+        ;;
+    --csv) die_usage "--csv: the launcher gives each process its own record; use --csv-out FILE" ;;
+    --rank | --world) die_usage "$name: the launcher sets rank and world itself (K = $K)" ;;
+    --coordinator | --server | --listen | --port-file | --workers | --shard)
+        die_usage "$name: the launcher sets it; give role flags with --server-args/--worker-args" ;;
+    *) common+=("$arg") ;;
+    esac
+    shift
+done
+if ! [[ $S =~ ^[1-9][0-9]{0,2}$ ]] || ((S > 256)); then
+    die_usage "--servers: '$S' is not 1..256"
+fi
+[[ $mode == ring ]] && ((S_given)) && die_usage "--servers: the ring has no servers"
+[[ $mode == ring && -n $server_args ]] && die_usage "--server-args: the ring has no servers"
+if ! [[ $time_limit =~ ^[0-9]+(\.[0-9]+)?$ ]] || [[ $time_limit =~ ^0+(\.0+)?$ ]]; then
+    die_usage "--time-limit: '$time_limit' is not a positive number of seconds"
+fi
+read -ra srv_extra <<<"$server_args"
+read -ra wrk_extra <<<"$worker_args"
+
+if [[ -n $csv_out ]]; then
+    d=$(dirname "$csv_out")
+    [[ -d $d && -w $d ]] || die_usage "--csv-out: folder '$d' does not exist or is not writable"
+fi
+if [[ $mode == ps ]]; then need=(ps_server ps_worker psr_merge); else need=(ring_worker psr_merge); fi
+for b in "${need[@]}"; do
+    [[ -x $PSR_BIN/$b ]] || { say "no $b in $PSR_BIN (run make, or set PSR_BIN)"; exit 1; }
+done
+
+if [[ -n $out_dir ]]; then
+    mkdir -p "$out_dir" || { say "--out: cannot create '$out_dir'"; exit 64; }
+    dir=$(cd "$out_dir" && pwd)
+    rm -f "$dir"/rec.* "$dir"/port.* "$dir"/coord.port
+    keep=1
+else
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/psring-launch.XXXXXX") || { say "mktemp failed"; exit 1; }
+    keep=0
+fi
+
+# ------------------------------------------------------------ processes
+set -m                  # every background job in a process group of its own
+declare -A alive=()     # pid (= pgid) -> tag, for jobs not yet reaped
+stopping=0 wd="" grace="" interrupted=0
+
+cleanup() {
+    # The timers die of SIGTERM, which job control would announce: all
+    # there was to say is said by now.
+    exec 2>/dev/null
+    [[ -n $wd ]] && kill "$wd" 2>/dev/null
+    [[ -n $grace ]] && kill "$grace" 2>/dev/null
+    ((keep)) || rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# start TAG CMD...: run CMD as a job, its output prefixed with "TAG| ".
+# sed ignores SIGTERM, so it drains what the process wrote before dying.
+start() {
+    local tag=$1
+    shift
+    (
+        trap 'exit 143' TERM
+        "$@" 2>&1 </dev/null | (trap '' TERM; exec sed -u "s/^/$tag| /") >&2
+        exit "${PIPESTATUS[0]}"
+    ) &
+    alive[$!]=$tag
+}
+
+# stop_all: SIGTERM every job still running; SIGKILL after GRACE_S.
+stop_all() {
+    ((stopping)) && return
+    stopping=1
+    for p in "${!alive[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done
+    sleep "$GRACE_S" &
+    grace=$!
+}
+
+on_signal() {
+    interrupted=1
+    say "interrupted; stopping the job"
+    stop_all
+}
+trap on_signal INT TERM
+
+running() {
+    local p
+    for p in $(jobs -rp); do [[ $p == "$1" ]] && return 0; done
+    return 1
+}
+
+# note_failure TAG STATUS: the first process to fail is the one named.
+fail_tag="" fail_st=0
+note_failure() {
+    local why="exit status $2"
+    ((stopping)) || [[ -n $fail_tag ]] && return
+    fail_tag=$1 fail_st=$2
+    (($2 > 128)) && why="killed by SIG$(kill -l $(($2 - 128)) 2>/dev/null || echo $(($2 - 128)))"
+    say "$1 failed first ($why); stopping the job"
+    stop_all
+}
+
+# wait_port FILE PID TAG: sets port to the port a listener wrote to FILE.
+# Returns 1 when the process exited first (reaped and named here; exiting
+# 0 without a port counts as a failure too) or PORT_WAIT_S passed.
+wait_port() {
+    local file=$1 pid=$2 tag=$3 t0=$SECONDS st
+    while :; do
+        if [[ -s $file ]] && read -r port <"$file" && [[ $port =~ ^[0-9]+$ ]]; then
+            return 0
+        fi
+        if ! running "$pid"; then
+            wait "$pid"
+            st=$?
+            unset "alive[$pid]"
+            ((st == 0)) && say "$tag exited without writing its port file ($file)"
+            note_failure "$tag" $((st == 0 ? 1 : st))
+            return 1
+        fi
+        ((interrupted)) && return 1
+        [[ -n $wd ]] && ! running "$wd" && return 1    # the time limit: reaped below
+        if ((SECONDS - t0 >= PORT_WAIT_S)); then
+            note_failure "$tag" 1
+            say "($tag wrote no port file $file within $PORT_WAIT_S s)"
+            return 1
+        fi
+        sleep 0.02
+    done
+}
+
+sleep "$time_limit" &
+wd=$!
+
+started=1
+if [[ $mode == ps ]]; then
+    declare -a srv_pids=()
+    for ((i = 0; i < S; i++)); do
+        shard=()
+        ((S > 1)) && shard=(--shard "$i/$S")
+        start "server$i" "$PSR_BIN/ps_server" --listen 127.0.0.1:0 --port-file "$dir/port.$i" \
+            --workers "$K" "${shard[@]}" "${common[@]}" "${srv_extra[@]}" --csv "$dir/rec.server.$i"
+        srv_pids+=($!)
+    done
+    list=""
+    for ((i = 0; i < S; i++)); do
+        if ! wait_port "$dir/port.$i" "${srv_pids[$i]}" "server$i"; then
+            started=0
+            break
+        fi
+        list+="${list:+,}127.0.0.1:$port"
+    done
+    if ((started)); then
+        for ((r = 0; r < K; r++)); do
+            start "worker$r" "$PSR_BIN/ps_worker" --rank "$r" --world "$K" --server "$list" \
+                "${common[@]}" "${wrk_extra[@]}" --csv "$dir/rec.worker.$r"
+        done
+    fi
+else
+    start rank0 "$PSR_BIN/ring_worker" --rank 0 --world "$K" --coordinator 127.0.0.1:0 \
+        --port-file "$dir/coord.port" "${common[@]}" "${wrk_extra[@]}" --csv "$dir/rec.rank.0"
+    r0=$!
+    if wait_port "$dir/coord.port" "$r0" rank0; then
+        for ((r = 1; r < K; r++)); do
+            start "rank$r" "$PSR_BIN/ring_worker" --rank "$r" --world "$K" \
+                --coordinator "127.0.0.1:$port" "${common[@]}" "${wrk_extra[@]}" \
+                --csv "$dir/rec.rank.$r"
+        done
+    else
+        started=0
+    fi
+fi
+# (A start that failed has stopped the job already, or the time limit has
+# passed and the loop below says so.)
+
+# ------------------------------------------------------------ reaping
+timed_out=0
+while ((${#alive[@]} > 0)); do
+    ids=("${!alive[@]}")
+    [[ -n $wd ]] && ids+=("$wd")
+    [[ -n $grace ]] && ids+=("$grace")
+    who=""
+    wait -n -p who "${ids[@]}" 2>/dev/null
+    st=$?
+    if [[ -z ${who-} ]]; then
+        # A signal interrupted the wait (st > 128), or bash already dropped
+        # a job it saw killed (st 127): drop what is no longer running.
+        if ((st == 127)); then
+            for p in "${!alive[@]}"; do
+                running "$p" && continue
+                note_failure "${alive[$p]}" 137
+                unset "alive[$p]"
+            done
+            sleep 0.1       # never spin, whatever bash answers
+        fi
+        continue
+    fi
+    if [[ $who == "$wd" ]]; then
+        wd=""
+        if ((!stopping)); then
+            timed_out=1
+            say "time limit of $time_limit s reached; stopping the job"
+            stop_all
+        fi
+        continue
+    fi
+    if [[ $who == "$grace" ]]; then
+        grace=""
+        for p in "${!alive[@]}"; do
+            say "${alive[$p]} still running ${GRACE_S} s after SIGTERM; SIGKILL"
+            kill -KILL -- "-$p" 2>/dev/null
+        done
+        wait "${!alive[@]}" 2>/dev/null     # their statuses no longer matter
+        alive=()
+        continue
+    fi
+    tag=${alive[$who]}
+    unset "alive[$who]"
+    ((st != 0)) && note_failure "$tag" "$st"
+done
+
+if ((interrupted)); then exit 130; fi
+if ((timed_out)); then exit 124; fi
+if [[ -n $fail_tag ]]; then
+    ((fail_st == 64)) && exit 64
+    exit 1
+fi
+if ((!started)); then
+    exit 1
+fi
+
+if [[ $mode == ps ]]; then recs=("$dir"/rec.server.* "$dir"/rec.worker.*); else recs=("$dir"/rec.rank.*); fi
+if [[ -n $csv_out ]]; then
+    "$PSR_BIN/psr_merge" --out "$csv_out" "${recs[@]}" || { say "merging the records failed"; exit 1; }
+else
+    "$PSR_BIN/psr_merge" "${recs[@]}" || { say "merging the records failed"; exit 1; }
+fi
+exit 0

@@ -1,0 +1,525 @@
+/* client.c -- the worker's conversation with its S server shards (see
+ * client.h for the contract).
+ *
+ * One step, for each server i (in its own thread when S > 1):
+ *
+ *     send  PUSH(step, aux=lo_i) header + 16-byte meta    (one 56-byte write)
+ *     send  gradient elements [lo_i, hi_i)                (straight from grad)
+ *     recv  40-byte header: WEIGHTS(step, aux=lo_i, length=(hi_i-lo_i)*elem)
+ *     recv  the elements straight into weights[lo_i, hi_i)
+ *
+ * Every header is decoded and checked (proto_header_decode, then type,
+ * sender, step, range and length) before its payload is read, so a server
+ * that sends something else is reported as such, never read into the
+ * weights. An ERROR frame is read (its text is capped at PROTO_TEXT_MAX by
+ * the decoder) and reported. Every wait is net.c's, under the idle-progress
+ * timeout.
+ *
+ * PULL WAIT. The WEIGHTS of a step come only once every worker has pushed,
+ * so while this worker waits for them it waits on the others too. The
+ * server watches each worker with the same --timeout T and, when one
+ * stalls, tells the rest who it was (ERROR). If this worker gave up after T
+ * as well, it would close at about the moment the server decides, and the
+ * server would blame it instead of the stalled one. So the wait for the
+ * WEIGHTS header allows 2T: the server names the culprit within T (plus
+ * its timer's granularity), and a dead or stopped server is still noticed
+ * within 2T, as DESIGN.md promises. Every other wait is T.
+ *
+ * GIVING UP. When the worker fails, ps_client_abort sends each server it
+ * can still write to cleanly (at a frame boundary) an ERROR frame with the
+ * reason, so that a server's log says why the worker left rather than
+ * "connection lost".
+ *
+ * A server that refuses a push answers ERROR and closes; if the refusal
+ * arrives while this worker is still sending, the send fails (EPIPE or
+ * reset) before the ERROR frame is read. send_failed() then looks for that
+ * frame for a moment, so the user sees the server's reason rather than
+ * "broken pipe".
+ */
+#include "client.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dtype.h"
+#include "workload.h"
+
+/* How long send_failed() looks for the ERROR frame that explains a failed
+ * send (it is normally in the socket already). */
+#define LATE_ERROR_S 0.5
+
+/* The wait for the WEIGHTS header is PULL_IDLE_FACTOR x --timeout (see
+ * PULL WAIT above). */
+#define PULL_IDLE_FACTOR 2
+
+static unsigned long long ull(uint64_t x)
+{
+    return (unsigned long long)x;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void say(char *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err, ERR_LEN, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------- set-up */
+
+/* parse_servers: "A,B,..." into c->conns (allocated here). */
+static int parse_servers(struct ps_client *c, const char *list, char *err)
+{
+    char item[NET_ADDR_LEN], why[ERR_LEN];
+    const char *p = list;
+    int count = 1;
+
+    if (!list || !*list) {
+        say(err, "--server: no server given (expected HOST:PORT[,HOST:PORT...])");
+        return ERR_USAGE;
+    }
+    for (const char *q = list; *q; q++)
+        count += *q == ',';
+    if (count > PS_CLIENT_MAX_SERVERS) {
+        say(err, "--server: %d servers, at most %d", count, PS_CLIENT_MAX_SERVERS);
+        return ERR_USAGE;
+    }
+    c->conns = calloc((size_t)count, sizeof *c->conns);
+    if (!c->conns) {
+        say(err, "out of memory for %d servers", count);
+        return -ENOMEM;
+    }
+    for (int i = 0; i < count; i++)
+        c->conns[i].fd = -1;
+    c->nservers = count;
+    for (int i = 0; i < count; i++) {
+        struct ps_conn *k = &c->conns[i];
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= sizeof item) {
+            say(err, "--server: entry %d of '%.60s' is %s", i + 1, list,
+                len == 0 ? "empty" : "too long");
+            return ERR_USAGE;
+        }
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (net_parse_hostport(item, k->host, sizeof k->host, &k->port, why) != 0) {
+            say(err, "--server: %s", why);
+            return ERR_USAGE;
+        }
+        if (k->port == 0) {
+            say(err, "--server: '%s' has port 0; give the port the server bound "
+                "(its --port-file)", item);
+            return ERR_USAGE;
+        }
+        k->owner = c;
+        k->index = i;
+        snprintf(k->name, sizeof k->name, "server %d (%s)", i, item);
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *err)
+{
+    int rc;
+
+    memset(c, 0, sizeof *c);
+    c->failed = -1;
+    c->rank = cfg->rank;
+    c->world = cfg->world;
+    c->hello = cfg->hello;
+    c->n = (size_t)cfg->hello.n;
+    c->dtype = (int)cfg->hello.dtype;
+    c->elem = dtype_size(c->dtype);
+    c->timeout = cfg->timeout;
+    if (c->elem == 0 || c->n == 0 || cfg->world == 0 || cfg->rank >= cfg->world) {
+        say(err, "ps_client: bad configuration (n %llu, dtype %d, rank %u of %u)",
+            ull(cfg->hello.n), c->dtype, (unsigned)cfg->rank, (unsigned)cfg->world);
+        return ERR_USAGE;
+    }
+    if ((rc = parse_servers(c, cfg->servers, err)) != 0)
+        return rc;
+    if ((uint64_t)c->nservers > cfg->hello.n) {
+        say(err, "--server: %d servers for %llu parameters (each server needs at least one)",
+            c->nservers, ull(cfg->hello.n));
+        return ERR_USAGE;
+    }
+    for (int i = 0; i < c->nservers; i++) {
+        struct ps_conn *k = &c->conns[i];
+        workload_split(cfg->hello.n, c->nservers, i, NULL, &k->lo, &k->hi);
+        if (link_init(&k->link, cfg->link_bw / c->nservers, cfg->link_latency) != 0) {
+            say(err, "--link-bw/--link-latency: %g bytes/s over %d servers, %g s: "
+                "not a valid link", cfg->link_bw, c->nservers, cfg->link_latency);
+            return ERR_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------ frames in, out */
+
+/* clean_text: an ERROR payload made printable on one line (control bytes
+ * become '?'). OUT: out (len + 1 bytes). */
+static void clean_text(const unsigned char *in, size_t len, char *out)
+{
+    for (size_t i = 0; i < len; i++)
+        out[i] = in[i] < 0x20 || in[i] == 0x7f ? '?' : (char)in[i];
+    out[len] = '\0';
+}
+
+/* server_code: the err.h code an ERROR frame carries in aux when it is
+ * one, else ERR_MISMATCH; never 0 (the server did refuse). */
+static int server_code(uint64_t aux)
+{
+    int64_t a = (int64_t)aux;
+
+    if ((a <= -1 && a >= -4095) || (a >= ERR_BASE && a < ERR_LAST))
+        return (int)a;
+    return ERR_MISMATCH;
+}
+
+/* read_error_text: the payload of the ERROR frame whose header is *h.
+ * Returns the server's code with "CTX: NAME reports: TEXT" in err, or the
+ * read's own failure (then *told stays 0). */
+static int read_error_text(struct ps_conn *k, const struct proto_header *h, const char *ctx,
+                           int *told, char *err)
+{
+    struct ps_client *c = k->owner;
+    unsigned char text[PROTO_TEXT_MAX];
+    char shown[PROTO_TEXT_MAX + 1], tmp[ERR_LEN];
+    int rc;
+
+    /* The decoder capped h->length at PROTO_TEXT_MAX. */
+    rc = net_recv_all(k->fd, text, (size_t)h->length, &k->link, c->timeout, k->name, tmp);
+    if (rc != 0) {
+        say(err, "%s: %s (reading the server's ERROR frame)", ctx, tmp);
+        return rc;
+    }
+    clean_text(text, (size_t)h->length, shown);
+    say(err, "%s: %s reports: %s", ctx, k->name, shown[0] ? shown : "(no reason given)");
+    *told = 1;
+    return server_code(h->aux);
+}
+
+/* expect: receive the next frame header from server k, waiting up to
+ * `idle` seconds without progress, and check that it is `type`, sent by a
+ * server, with `length` payload bytes, for `step` and `aux` (these two not
+ * checked for WELCOME). An ERROR frame is read and reported. ctx ("hello",
+ * "step 7") leads every message. */
+static int expect(struct ps_conn *k, const char *ctx, double idle, uint16_t type,
+                  uint64_t step, uint64_t aux, uint64_t length, char *err)
+{
+    struct ps_client *c = k->owner;
+    struct proto_limits lim = {
+        .max_payload = length > PROTO_TEXT_MAX ? length : PROTO_TEXT_MAX,
+        .world = c->world,
+        .elem_size = (uint32_t)c->elem,
+    };
+    struct proto_header h;
+    char tmp[ERR_LEN];
+    int rc, told = 0;
+
+    rc = net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, &k->link, idle, k->name, tmp);
+    if (rc != 0) {
+        say(err, "%s: %s", ctx, tmp);
+        return rc;
+    }
+    rc = proto_header_decode(k->in, &lim, &h);
+    if (rc != 0) {
+        say(err, "%s: %s sent a bad frame header: %s (type %u, rank %u, world %u, "
+            "length %llu)", ctx, k->name, err_str(rc), (unsigned)h.type, (unsigned)h.rank,
+            (unsigned)h.world, ull(h.length));
+        return rc;
+    }
+    if (h.type == PROTO_ERROR)
+        return read_error_text(k, &h, ctx, &told, err);
+    if (h.type != type || h.rank != PROTO_RANK_SERVER || h.length != length ||
+        (type != PROTO_WELCOME && (h.step != step || h.aux != aux))) {
+        say(err, "%s: %s sent %s (rank %u, step %llu, aux %llu, length %llu), expected %s "
+            "(step %llu, aux %llu, length %llu)", ctx, k->name, proto_type_name(h.type),
+            (unsigned)h.rank, ull(h.step), ull(h.aux), ull(h.length), proto_type_name(type),
+            ull(step), ull(aux), ull(length));
+        return ERR_PROTO_FIELD;
+    }
+    return 0;
+}
+
+/* send_failed: a send to server k failed with rc (net's message in why).
+ * If the server explained itself with an ERROR frame before it closed,
+ * report that; else the send's own failure. */
+static int send_failed(struct ps_conn *k, const char *ctx, int rc, const char *why, char *err)
+{
+    struct proto_limits lim = { .max_payload = PROTO_TEXT_MAX, .world = k->owner->world };
+    struct proto_header h;
+    char tmp[ERR_LEN];
+    int told = 0, rc2;
+
+    if ((rc == -EPIPE || rc == -ECONNRESET) &&
+        net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, NULL, LATE_ERROR_S, k->name, tmp) == 0 &&
+        proto_header_decode(k->in, &lim, &h) == 0 && h.type == PROTO_ERROR) {
+        rc2 = read_error_text(k, &h, ctx, &told, err);
+        if (told)
+            return rc2;
+    }
+    say(err, "%s: %s", ctx, why);
+    return rc;
+}
+
+/* send_head: a header for server k, followed by the first `extra` bytes
+ * already placed after it in k->out, in one write. */
+static int send_head(struct ps_conn *k, const char *ctx, uint16_t type, uint64_t step,
+                     uint64_t aux, uint64_t length, size_t extra, char *err)
+{
+    struct ps_client *c = k->owner;
+    struct proto_header h = proto_header_make(type, c->rank, c->world, step, aux, length);
+    char tmp[ERR_LEN];
+    int rc;
+
+    proto_header_encode(&h, k->out);
+    k->clean = 0;
+    rc = net_send_all(k->fd, k->out, PROTO_HEADER_SIZE + extra, &k->link, c->timeout,
+                      k->name, tmp);
+    if (rc != 0)
+        return send_failed(k, ctx, rc, tmp, err);
+    k->clean = length == extra;
+    return 0;
+}
+
+/* exchange: step `step` with server k: push its slice, pull its weights. */
+static int exchange(struct ps_conn *k, uint64_t step, const struct proto_push_meta *meta,
+                    const unsigned char *grad, unsigned char *weights, char *err)
+{
+    struct ps_client *c = k->owner;
+    size_t off = (size_t)k->lo * c->elem, bytes = (size_t)(k->hi - k->lo) * c->elem;
+    char ctx[40], tmp[ERR_LEN];
+    int rc;
+
+    snprintf(ctx, sizeof ctx, "step %llu", ull(step));
+    proto_push_meta_encode(meta, k->out + PROTO_HEADER_SIZE);
+    rc = send_head(k, ctx, PROTO_PUSH, step, k->lo, PROTO_PUSH_META + bytes, PROTO_PUSH_META,
+                   err);
+    if (rc != 0)
+        return rc;
+    rc = net_send_all(k->fd, grad + off, bytes, &k->link, c->timeout, k->name, tmp);
+    if (rc != 0)
+        return send_failed(k, ctx, rc, tmp, err);
+    k->clean = 1;
+    /* The weights come when every worker has pushed: the server watches
+     * them, and needs up to one timeout to name one that stalled. */
+    rc = expect(k, ctx, PULL_IDLE_FACTOR * c->timeout, PROTO_WEIGHTS, step, k->lo, bytes, err);
+    if (rc != 0)
+        return rc;
+    rc = net_recv_all(k->fd, weights + off, bytes, &k->link, c->timeout, k->name, tmp);
+    if (rc != 0)
+        say(err, "%s: %s", ctx, tmp);
+    return rc;
+}
+
+/* ------------------------------------------------------------ threads */
+
+/* conn_thread: server k's exchanges, one per generation, until quit. The
+ * step's arguments in *c are written under mu before gen is bumped and
+ * not changed until every thread has reported back, so they are read
+ * here without the lock. */
+static void *conn_thread(void *arg)
+{
+    struct ps_conn *k = arg;
+    struct ps_client *c = k->owner;
+    uint64_t seen = 0;
+    int rc;
+
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (!c->quit && c->gen == seen)
+            pthread_cond_wait(&c->go, &c->mu);
+        if (c->quit)
+            break;
+        seen = c->gen;
+        pthread_mutex_unlock(&c->mu);
+        rc = exchange(k, c->step, &c->meta, c->grad, c->weights, k->err);
+        pthread_mutex_lock(&c->mu);
+        k->rc = rc;
+        if (rc != 0 && c->failed < 0)
+            c->failed = k->index;
+        c->pending--;
+        pthread_cond_signal(&c->done);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+static int start_threads(struct ps_client *c, char *err)
+{
+    int rc;
+
+    if ((rc = pthread_mutex_init(&c->mu, NULL)) != 0)
+        goto fail;
+    if ((rc = pthread_cond_init(&c->go, NULL)) != 0) {
+        pthread_mutex_destroy(&c->mu);
+        goto fail;
+    }
+    if ((rc = pthread_cond_init(&c->done, NULL)) != 0) {
+        pthread_cond_destroy(&c->go);
+        pthread_mutex_destroy(&c->mu);
+        goto fail;
+    }
+    c->sync_ready = 1;
+    for (int i = 0; i < c->nservers; i++) {
+        if ((rc = pthread_create(&c->conns[i].thread, NULL, conn_thread, &c->conns[i])) != 0)
+            goto fail;
+        c->conns[i].started = 1;
+    }
+    return 0;
+fail:
+    say(err, "cannot start the per-server threads: %s", strerror(rc));
+    return -rc;
+}
+
+/* shutdown_all: wake any thread blocked on a socket: SHUT_RD ends a
+ * receive at once (EOF) and leaves the sending side for ps_client_abort;
+ * SHUT_RDWR also fails a send. */
+static void shutdown_all(struct ps_client *c, int how)
+{
+    for (int i = 0; i < c->nservers; i++)
+        if (c->conns[i].fd >= 0)
+            (void)shutdown(c->conns[i].fd, how);
+}
+
+/* ------------------------------------------------------------ the API */
+
+int ps_client_connect(struct ps_client *c, char *err)
+{
+    char tmp[ERR_LEN];
+    int rc;
+
+    for (int i = 0; i < c->nservers; i++) {
+        struct ps_conn *k = &c->conns[i];
+        rc = net_connect(k->host, k->port, c->timeout, &k->fd, tmp);
+        if (rc != 0) {
+            k->fd = -1;
+            say(err, "no server at %s:%d (server %d of %d): %s", k->host, k->port, i,
+                c->nservers, tmp);
+            return rc;
+        }
+        proto_hello_encode(&c->hello, k->out + PROTO_HEADER_SIZE);
+        rc = send_head(k, "hello", PROTO_HELLO, 0, 0, PROTO_HELLO_SIZE, PROTO_HELLO_SIZE, err);
+        if (rc != 0)
+            return rc;
+    }
+    for (int i = 0; i < c->nservers; i++)
+        if ((rc = expect(&c->conns[i], "hello", c->timeout, PROTO_WELCOME, 0, 0, 0, err)) != 0)
+            return rc;
+    return c->nservers > 1 ? start_threads(c, err) : 0;
+}
+
+int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
+                   const void *grad, void *weights, char *err)
+{
+    int failed;
+
+    if (c->nservers == 1)
+        return exchange(&c->conns[0], step, meta, grad, weights, err);
+    pthread_mutex_lock(&c->mu);
+    c->step = step;
+    c->meta = *meta;
+    c->grad = grad;
+    c->weights = weights;
+    c->failed = -1;
+    c->pending = c->nservers;
+    c->gen++;
+    pthread_cond_broadcast(&c->go);
+    while (c->pending > 0 && c->failed < 0)
+        pthread_cond_wait(&c->done, &c->mu);
+    failed = c->failed;
+    if (failed >= 0) {
+        /* Report the first failure now; the other threads may be waiting
+         * on servers that are fine: cut them short, so that grad and
+         * weights are no longer touched once this returns. */
+        shutdown_all(c, SHUT_RD);
+        while (c->pending > 0)
+            pthread_cond_wait(&c->done, &c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (failed < 0)
+        return 0;
+    memcpy(err, c->conns[failed].err, ERR_LEN);
+    return c->conns[failed].rc;
+}
+
+int ps_client_bye(struct ps_client *c, uint64_t step, char *err)
+{
+    char ctx[40];
+    int rc;
+
+    snprintf(ctx, sizeof ctx, "bye after step %llu", ull(step));
+    for (int i = 0; i < c->nservers; i++)
+        if ((rc = send_head(&c->conns[i], ctx, PROTO_BYE, step, 0, 0, 0, err)) != 0)
+            return rc;
+    return 0;
+}
+
+void ps_client_abort(struct ps_client *c, uint64_t step, int code, const char *reason)
+{
+    unsigned char frame[PROTO_HEADER_SIZE + ERR_LEN];
+    size_t len = strnlen(reason, ERR_LEN - 1);
+    struct proto_header h;
+
+    if (len == 0)
+        return;
+    h = proto_header_make(PROTO_ERROR, c->rank, c->world, step, (uint64_t)(int64_t)code, len);
+    proto_header_encode(&h, frame);
+    memcpy(frame + PROTO_HEADER_SIZE, reason, len);
+    for (int i = 0; i < c->nservers; i++) {
+        struct ps_conn *k = &c->conns[i];
+        if (k->fd < 0 || !k->clean)
+            continue;
+        /* Best effort: a server that is gone makes this fail, quietly. */
+        (void)net_send_all(k->fd, frame, PROTO_HEADER_SIZE + len, NULL,
+                           c->timeout < LATE_ERROR_S ? c->timeout : LATE_ERROR_S, k->name, NULL);
+        k->clean = 0;
+    }
+}
+
+void ps_client_bytes(const struct ps_client *c, uint64_t *in, uint64_t *out)
+{
+    *in = *out = 0;
+    for (int i = 0; i < c->nservers; i++) {
+        *in += c->conns[i].link.bytes_in;
+        *out += c->conns[i].link.bytes_out;
+    }
+}
+
+void ps_client_close(struct ps_client *c)
+{
+    if (c->sync_ready) {
+        pthread_mutex_lock(&c->mu);
+        c->quit = 1;
+        pthread_cond_broadcast(&c->go);
+        pthread_mutex_unlock(&c->mu);
+        shutdown_all(c, SHUT_RDWR);
+        for (int i = 0; i < c->nservers; i++)
+            if (c->conns[i].started) {
+                pthread_join(c->conns[i].thread, NULL);
+                c->conns[i].started = 0;
+            }
+        pthread_cond_destroy(&c->done);
+        pthread_cond_destroy(&c->go);
+        pthread_mutex_destroy(&c->mu);
+        c->sync_ready = 0;
+    }
+    for (int i = 0; c->conns && i < c->nservers; i++)
+        if (c->conns[i].fd >= 0) {
+            close(c->conns[i].fd);
+            c->conns[i].fd = -1;
+        }
+    free(c->conns);
+    c->conns = NULL;
+    c->nservers = 0;
+}

@@ -1,0 +1,151 @@
+/* client.h -- the worker's side of the parameter-server protocol: one TCP
+ * connection per server shard, the HELLO/WELCOME handshake, then per step
+ * one PUSH of the gradient sum and one WEIGHTS pull per shard, all shards
+ * at once; BYE at the end. The wire format is common/proto.h.
+ *
+ * SHARDS. With S servers (--server A,B,...), server i owns the elements
+ * [lo_i, hi_i) = workload_split(n, S, i) of the parameter vector, the same
+ * cut the server makes with --shard i/S. The client pushes each server its
+ * slice of the gradient (PUSH aux = lo_i) and receives that slice of the
+ * new weights straight into the caller's weights buffer.
+ *
+ * PARALLELISM. With S > 1, one thread per server runs that server's
+ * push-then-pull, so the S servers receive at the same time (a server's
+ * ingress link is the bottleneck; sending to them one after the other
+ * would add their ingress times up). The threads are started by
+ * ps_client_connect and wait on a condition variable between steps, so a
+ * step creates no thread and allocates nothing. With S = 1 the caller's
+ * thread does the exchange itself.
+ *
+ * THE EMULATED LINK (link.h) is not thread-safe, so each connection has its
+ * own: rate --link-bw / S each, latency --link-latency. SIMPLIFICATION: a
+ * NIC shared fairly by S equal flows gives each of them rate / S while all
+ * are active, which is what this does; it differs from one shared link
+ * only while some flows are idle (then a real NIC would give the busy ones
+ * more). With S = 1 it is exactly the worker's one link.
+ *
+ * WAITS. Every wait has the idle-progress timeout T (--timeout) but one:
+ * the wait for a WEIGHTS header allows 2T, because it includes waiting for
+ * the other workers, whom the server watches with T (see client.c, PULL
+ * WAIT).
+ *
+ * ERRORS. Every function returns 0 or a negative err.h code and fills
+ * err[ERR_LEN] with one line naming the server (index and address) and,
+ * once training has started, the step. An ERROR frame from a server is
+ * reported with its text; EOF, the idle timeout (--timeout) and a frame
+ * that is not the one expected (type, step, element range, length) are
+ * reported as what they are. After an error the client is only good for
+ * ps_client_close.
+ *
+ * OWNERSHIP. ps_client_init allocates the per-server state, which
+ * ps_client_close frees (after joining the threads and closing the
+ * sockets); cfg->servers is parsed during init and not kept. The gradient
+ * and weights buffers given to ps_client_step are the caller's; they must
+ * stay valid for the call only.
+ */
+#ifndef PS_CLIENT_H
+#define PS_CLIENT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "link.h"
+#include "net.h"
+#include "proto.h"
+
+#define PS_CLIENT_MAX_SERVERS 256
+#define PS_CLIENT_NAME_LEN (NET_ADDR_LEN + 32)
+
+struct ps_client_cfg {
+    const char *servers;        /* "HOST:PORT[,HOST:PORT...]" */
+    uint32_t rank, world;       /* this worker, K */
+    struct proto_hello hello;   /* n (the FULL count), dtype, workload,
+                                   seed, token, batch: sent to every server */
+    double link_bw;             /* bytes/s for the whole NIC, 0 = off */
+    double link_latency;        /* seconds */
+    double timeout;             /* idle-progress timeout, seconds (> 0) */
+};
+
+struct ps_client;
+
+/* One server shard and the thread that talks to it. */
+struct ps_conn {
+    struct ps_client *owner;
+    int index;                       /* i of S */
+    char host[NET_HOST_LEN];
+    int port;
+    char name[PS_CLIENT_NAME_LEN];   /* "server I (HOST:PORT)", for messages */
+    int fd;                          /* -1 when closed */
+    int clean;                       /* the stream is at a frame boundary */
+    uint64_t lo, hi;                 /* elements this server owns */
+    struct link link;                /* this connection's share of the NIC */
+    unsigned char out[PROTO_HEADER_SIZE + PROTO_HELLO_SIZE];   /* frame head */
+    unsigned char in[PROTO_HEADER_SIZE];
+    pthread_t thread;
+    int started;                     /* thread running */
+    int rc;                          /* result of its last exchange */
+    char err[ERR_LEN];
+};
+
+struct ps_client {
+    uint32_t rank, world;
+    int nservers;
+    size_t n, elem;
+    int dtype;
+    double timeout;
+    struct proto_hello hello;
+    struct ps_conn *conns;           /* nservers entries (owned) */
+    /* The step in progress, handed to the threads under mu. */
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    int sync_ready;                  /* mu/go/done initialised */
+    uint64_t gen;                    /* bumped once per step */
+    int pending;                     /* threads still busy with gen */
+    int failed;                      /* first failed conn this step, or -1 */
+    int quit;
+    uint64_t step;
+    struct proto_push_meta meta;
+    const unsigned char *grad;
+    unsigned char *weights;
+};
+
+/* ps_client_init: parse cfg->servers (1..PS_CLIENT_MAX_SERVERS addresses,
+ * at most one per element), cut the vector among them, set up the links.
+ * No connection yet. ERR_USAGE with the reason for a bad list or link
+ * setting. On failure ps_client_close may still be called. */
+int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *err);
+
+/* ps_client_connect: connect to every server (each retried with backoff
+ * until cfg->timeout: "no server at ..." if none answers), send HELLO,
+ * wait for every WELCOME; then start the per-server threads (S > 1). */
+int ps_client_connect(struct ps_client *c, char *err);
+
+/* ps_client_step: one combine step. Pushes *meta and the gradient sum
+ * grad (n elements of dtype; each server gets its slice) for `step` to
+ * every server, then receives the new weights of that step into weights
+ * (n elements; each server fills its slice). Returns when every server's
+ * weights are in, or at the first failure (the others are left as they
+ * are: close the client). */
+int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
+                   const void *grad, void *weights, char *err);
+
+/* ps_client_bye: send BYE (step = steps done) to every server. */
+int ps_client_bye(struct ps_client *c, uint64_t step, char *err);
+
+/* ps_client_abort: after a failure, tell every server this worker can
+ * still write to cleanly why it is leaving: an ERROR frame (step, aux =
+ * code, the reason text), best effort, each send bounded by 0.5 s. */
+void ps_client_abort(struct ps_client *c, uint64_t step, int code, const char *reason);
+
+/* ps_client_bytes: bytes sent and received so far, over all connections.
+ * Call between steps (not while ps_client_step runs). */
+void ps_client_bytes(const struct ps_client *c, uint64_t *in, uint64_t *out);
+
+/* ps_client_close: stop and join the threads (a thread blocked on a
+ * socket is woken by shutting the socket down), close the sockets, free
+ * what init allocated. Safe after any failure and twice. */
+void ps_client_close(struct ps_client *c);
+
+#endif /* PS_CLIENT_H */

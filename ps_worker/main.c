@@ -1,0 +1,310 @@
+/* main.c -- bin/ps_worker: one worker of the parameter server.
+ *
+ *     ps_worker --server HOST:PORT[,HOST:PORT...] --rank R --world K [common flags]
+ *
+ * Each step: compute the gradient SUM over this worker's part of the global
+ * batch (its contiguous range [lo, hi) of workload_split(B, K, rank,
+ * --shard-weights), cut again into --micro m micro-batches that are all
+ * added into ONE sum, zeroed once per step), push it with the example count
+ * and the summed loss, pull the new weights (client.c), repeat. The server
+ * divides by the global B and applies the update: the worker never does.
+ * Step 0 starts from workload_init_weights (zeros), as the server does.
+ *
+ * Timing: a timed step (s >= --warmup) records the combine time, from the
+ * first pushed byte to the last pulled one, and the bytes this worker moved
+ * in that step (metrics.h). Every buffer and the record are allocated
+ * before the first step; nothing is printed per step (the server logs the
+ * loss). At the end: --weights-out PATH writes PATH.RANK ("%.17g" per
+ * line), --csv the record, and one line on stderr says how it went.
+ *
+ * Exit status: 0; 64 for bad flags; 1 for anything else, with one line
+ * naming the server (index and address), the step, or the file.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "client.h"
+#include "clock.h"
+#include "dtype.h"
+#include "err.h"
+#include "log.h"
+#include "metrics.h"
+#include "proto.h"
+#include "vec.h"
+#include "workload.h"
+
+static const char synopsis[] =
+    "--server HOST:PORT[,HOST:PORT...] [--rank R --world K] [common flags]\n"
+    "The parameter-server worker: compute the gradient sum over its part of the\n"
+    "global batch, push it to the server(s), pull the new weights, repeat.\n"
+    "With several servers (--shard I/S each), server I owns the I-th of S equal\n"
+    "slices of the parameter vector.";
+
+__attribute__((format(printf, 2, 3)))
+static void say(char *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err, ERR_LEN, fmt, ap);
+    va_end(ap);
+}
+
+/* weights_write: the weights to PATH.RANK, one "%.17g" value per line. */
+static int weights_write(const char *path, int rank, const void *w, size_t n, int dtype,
+                         char *err)
+{
+    char file[CLI_PATH_MAX];
+    FILE *f;
+    int rc = 0;
+
+    snprintf(file, sizeof file, "%s.%d", path, rank);
+    f = fopen(file, "w");
+    if (!f) {
+        rc = -errno;
+        say(err, "--weights-out: cannot write %s: %s", file, strerror(errno));
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%.17g\n", vec_get(w, i, dtype));
+    if (ferror(f))
+        rc = -EIO;
+    if (fclose(f) != 0 && rc == 0)
+        rc = -errno;
+    if (rc != 0)
+        say(err, "--weights-out: writing %s: %s", file, err_str(rc));
+    return rc;
+}
+
+/* record_setup: the metrics record's fixed fields, room for every timed
+ * step. ERR_USAGE when there are more than a record holds. */
+static int record_setup(struct metrics_record *rec, const struct cli_common *o, size_t n,
+                        size_t elem)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int rc = metrics_record_init(rec, (size_t)(o->steps - o->warmup));
+
+    if (rc != 0)
+        return rc;
+    snprintf(rec->system, sizeof rec->system, "ps");
+    snprintf(rec->role, sizeof rec->role, "worker");
+    snprintf(rec->transport, sizeof rec->transport, "tcp");
+    rec->rank = o->rank;
+    rec->world = o->world;
+    rec->bytes = (uint64_t)n * elem;
+    rec->link_bw = o->link_bw;
+    rec->link_latency = o->link_latency;
+    rec->ncpu = ncpu > 0 ? (int)ncpu : 1;
+    return 0;
+}
+
+/* One worker's run: everything the steps use, allocated before the first. */
+struct run {
+    struct cli_common o;
+    struct workload w;
+    int have_w, have_rec;
+    size_t elem;
+    uint64_t lo, hi;            /* this worker's part of each step's batch */
+    void *weights, *grad;       /* n elements each */
+    double *times;              /* combine time of each timed step */
+    struct metrics_record rec;
+    struct ps_client client;
+};
+
+/* local_gradient: the gradient SUM over this worker's examples of `step`,
+ * its m micro-batches accumulated into the one buffer; the summed loss and
+ * the example count into *meta. */
+static void local_gradient(struct run *r, uint64_t step, struct proto_push_meta *meta)
+{
+    meta->examples = r->hi - r->lo;
+    meta->loss = 0.0;
+    vec_zero(r->grad, r->w.n, r->o.dtype);
+    for (int j = 0; j < r->o.micro; j++) {
+        uint64_t a, b;
+        workload_split(r->hi - r->lo, r->o.micro, j, NULL, &a, &b);
+        workload_grad_add(&r->w, r->weights, step, r->lo + a, r->lo + b, r->grad, &meta->loss);
+    }
+}
+
+/* run_steps: every step: compute, push, pull; timed steps recorded. On a
+ * failure the servers are told why (ps_client_abort) and err says it. */
+static int run_steps(struct run *r, char *err)
+{
+    double cpu0 = 0, wall0 = 0;
+    int rc;
+
+    for (int s = 0; s < r->o.steps; s++) {
+        struct proto_push_meta meta;
+        struct metrics_step ms;
+        uint64_t in0, out0, in1, out1;
+        double t0, t1;
+
+        if (s == r->o.warmup) {
+            cpu0 = clock_cpu_seconds();
+            wall0 = clock_now();
+        }
+        local_gradient(r, (uint64_t)s, &meta);
+        ps_client_bytes(&r->client, &in0, &out0);
+        t0 = clock_now();
+        rc = ps_client_step(&r->client, (uint64_t)s, &meta, r->grad, r->weights, err);
+        t1 = clock_now();
+        if (rc != 0) {
+            ps_client_abort(&r->client, (uint64_t)s, rc, err);
+            return rc;
+        }
+        if (s < r->o.warmup)
+            continue;
+        ps_client_bytes(&r->client, &in1, &out1);
+        ms = (struct metrics_step){ .step = (uint64_t)s, .combine_s = t1 - t0,
+                                    .ingress_s = NAN, .egress_s = NAN,
+                                    .bytes_in = in1 - in0, .bytes_out = out1 - out0 };
+        r->times[r->rec.nsteps] = ms.combine_s;
+        metrics_record_add(&r->rec, &ms);     /* room for every timed step */
+    }
+    r->rec.cpu_s = clock_cpu_seconds() - cpu0;
+    r->rec.wall_s = clock_now() - wall0;
+    return ps_client_bye(&r->client, (uint64_t)r->o.steps, err);
+}
+
+/* setup: the workload, the buffers, the record and the client (not yet
+ * connected). Returns the exit status on failure (message logged), else 0. */
+static int setup(struct run *r, const char *servers)
+{
+    struct cli_common *o = &r->o;
+    struct workload_cfg wcfg = { .kind = o->workload, .dtype = o->dtype, .seed = o->seed,
+                                 .params = o->params, .batch = o->batch };
+    struct ps_client_cfg ccfg;
+    char err[ERR_LEN];
+    int rc;
+
+    if (o->workload == WORKLOAD_SYNTHETIC && o->params == 0) {
+        log_msg("--params: the synthetic workload needs --params N");
+        return CLI_EXIT_USAGE;
+    }
+    if ((rc = workload_create(&r->w, &wcfg)) != 0) {
+        log_msg("cannot build the %s workload (params %llu, batch %llu): %s",
+                workload_name(o->workload), (unsigned long long)o->params,
+                (unsigned long long)o->batch, err_str(rc));
+        return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
+    }
+    r->have_w = 1;
+    r->elem = dtype_size(o->dtype);
+    if ((rc = record_setup(&r->rec, o, r->w.n, r->elem)) != 0) {
+        if (rc == ERR_USAGE)
+            log_msg("--steps: %d timed steps (--steps minus --warmup), at most %d",
+                    o->steps - o->warmup, METRICS_MAX_STEPS);
+        else
+            log_msg("out of memory for the record of %d steps", o->steps - o->warmup);
+        return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
+    }
+    r->have_rec = 1;
+    r->weights = malloc(r->w.n * r->elem);
+    r->grad = malloc(r->w.n * r->elem);
+    r->times = malloc(r->rec.cap * sizeof *r->times);    /* cap <= METRICS_MAX_STEPS */
+    if (!r->weights || !r->grad || !r->times) {
+        log_msg("out of memory for %zu parameters", r->w.n);
+        return 1;
+    }
+    workload_init_weights(&r->w, r->weights);
+    workload_split(r->w.batch, o->world, o->rank, o->shard_weights, &r->lo, &r->hi);
+
+    memset(&ccfg, 0, sizeof ccfg);
+    ccfg.servers = servers;
+    ccfg.rank = (uint32_t)o->rank;
+    ccfg.world = (uint32_t)o->world;
+    ccfg.hello = (struct proto_hello){ .n = r->w.n, .dtype = (uint32_t)o->dtype,
+                                       .workload = (uint32_t)o->workload, .seed = o->seed,
+                                       .token = cli_token(), .batch = r->w.batch };
+    ccfg.link_bw = o->link_bw;
+    ccfg.link_latency = o->link_latency;
+    ccfg.timeout = o->timeout;
+    if ((rc = ps_client_init(&r->client, &ccfg, err)) != 0) {
+        log_msg("%s", err);
+        return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
+    }
+    return 0;
+}
+
+/* finish: --weights-out, --csv, the last line. 0, or 1 (message logged). */
+static int finish(struct run *r)
+{
+    struct metrics_stats st;
+    char err[ERR_LEN];
+
+    if (r->o.weights_out &&
+        weights_write(r->o.weights_out, r->o.rank, r->weights, r->w.n, r->o.dtype, err) != 0) {
+        log_msg("%s", err);
+        return 1;
+    }
+    if (r->o.csv && metrics_record_write(&r->rec, r->o.csv, err) != 0) {
+        log_msg("--csv: %s", err);
+        return 1;
+    }
+    metrics_summarize(r->times, r->rec.nsteps, &st);
+    log_msg("done, %d steps, median combine %.3f ms", r->o.steps, st.median * 1e3);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static struct run r;        /* static: starts zeroed */
+    const char *servers = NULL;
+    const struct cli_opt own[] = {
+        { "server", CLI_STRING, &servers, "LIST",
+          "HOST:PORT[,HOST:PORT...]: the server(s), shard I at position I (required)",
+          0, 0, NULL },
+        { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+    };
+    const struct cli_opt *tables[3];
+    char err[ERR_LEN] = "";
+    int status;
+
+    cli_common_defaults(&r.o);
+    tables[0] = own;
+    tables[1] = cli_common_opts(&r.o);
+    tables[2] = NULL;
+    cli_main_parse("ps_worker", synopsis, argc, argv, tables);
+    if (cli_common_finish(&r.o, err) != 0) {
+        fprintf(stderr, "ps_worker: %s\n", err);
+        cli_common_free(&r.o);
+        return CLI_EXIT_USAGE;
+    }
+    log_init("ps_worker", r.o.rank);
+    if (!servers) {
+        log_msg("--server: missing (give HOST:PORT of each server, comma-separated)");
+        cli_common_free(&r.o);
+        return CLI_EXIT_USAGE;
+    }
+
+    if ((status = setup(&r, servers)) != 0)
+        goto out;
+    log_msg("rank %d of %d (from %s), %s n=%zu %s, batch %llu, %d step%s, %d server%s",
+            r.o.rank, r.o.world, r.o.rank_source, workload_name(r.o.workload), r.w.n,
+            dtype_name(r.o.dtype), (unsigned long long)r.w.batch, r.o.steps,
+            r.o.steps == 1 ? "" : "s", r.client.nservers, r.client.nservers == 1 ? "" : "s");
+    clock_precise_timers();
+    status = 1;
+    if (ps_client_connect(&r.client, err) != 0 || run_steps(&r, err) != 0) {
+        log_msg("%s", err);
+        goto out;
+    }
+    ps_client_close(&r.client);
+    status = finish(&r);
+out:
+    ps_client_close(&r.client);
+    if (r.have_rec)
+        metrics_record_free(&r.rec);
+    free(r.times);
+    free(r.grad);
+    free(r.weights);
+    if (r.have_w)
+        workload_destroy(&r.w);
+    cli_common_free(&r.o);
+    return status;
+}

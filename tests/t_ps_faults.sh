@@ -1,0 +1,213 @@
+# t_ps_faults.sh -- the parameter server's failure modes (RELIABILITY.md
+# 1, 2, 4, 5, 6): a worker SIGKILLed or SIGSTOPped mid-run ends the server
+# and every other worker with an error naming the lost worker (server) or
+# the server (workers); a server SIGKILLed or SIGSTOPped ends every worker,
+# naming it; a worker that disagrees is refused at hello with the server's
+# reason; a worker with no server retries until its timeout and says so;
+# the launcher names the process that failed first and leaves nothing
+# behind. Timeouts are short (T = 2 s), but exits are asserted against a
+# generous watchdog, 3T + 10 s, so a loaded or sanitized run does not flake.
+# tier: full
+. "$PSR_TESTS/lib.sh"
+launch="$PSR_TESTS/../experiments/launch.sh"
+
+if [ ! -x "$PSR_BIN/ps_server" ] || [ ! -x "$PSR_BIN/ps_worker" ]; then
+    t_skip ps-faults "parameter server faults" "no ps_server/ps_worker in $PSR_BIN"
+    t_exit
+fi
+
+T=2
+BOUND=$((3 * T + 10))
+# A run that would take minutes: 1 MiB of f32 per push, 50 Mbit/s links
+# (the server's ingress takes 3 x 1 MiB / 6.25 MB/s = 0.5 s per step).
+JOB="--workload synthetic --params 256K --dtype f32 --steps 1000 --link-bw 50Mbit --timeout $T"
+groups=""
+
+now() { date +%s.%N; }
+# within T0 LIMIT: now - T0 <= LIMIT
+within() { awk -v a="$1" -v b="$(now)" -v l="$2" 'BEGIN { exit !(b - a <= l) }'; }
+
+# bg NAME LIMIT CMD...: CMD in a session (process group) of its own under
+# a KILL watchdog, output in $T_TMP/NAME.out and .err; $pid is the group.
+bg() {
+    name=$1 limit=$2
+    shift 2
+    setsid -w timeout -s KILL "$limit" "$@" >"$T_TMP/$name.out" 2>"$T_TMP/$name.err" </dev/null &
+    pid=$!
+    groups="$groups $pid"
+}
+
+# kill_all: every group still there, whatever happened (also SIGCONT, so
+# a stopped one can die).
+kill_all() {
+    for g in $groups; do
+        kill -CONT "-$g" 2>/dev/null
+        kill -KILL "-$g" 2>/dev/null
+    done
+    wait 2>/dev/null
+    groups=""
+}
+trap 'kill_all; rm -rf "$T_TMP"' EXIT
+
+# server NAME K: a ps_server for K workers on port 0; sets $srv (its
+# group) and $port, or fails the case.
+server() {
+    bg "$1" 120 "$PSR_BIN/ps_server" --listen 127.0.0.1:0 --port-file "$T_TMP/$1.port" \
+        --workers "$2" $JOB
+    srv=$pid port=""
+    i=0
+    while [ $i -lt 200 ] && [ ! -s "$T_TMP/$1.port" ]; do sleep 0.05; i=$((i + 1)); done
+    port=$(cat "$T_TMP/$1.port" 2>/dev/null)
+    [ -n "$port" ] || t_fail "ps_server wrote no port file: $(head -c 300 "$T_TMP/$1.err")"
+}
+
+# workers PREFIX K: K ps_workers on $port; their groups in $w0 $w1 ...
+workers() {
+    r=0
+    while [ $r -lt "$2" ]; do
+        bg "$1$r" 120 "$PSR_BIN/ps_worker" --server "127.0.0.1:$port" --rank $r --world "$2" $JOB
+        eval "w$r=\$pid"
+        r=$((r + 1))
+    done
+}
+
+# survivors T0 PREFIX: the server and workers 0 and 1 exit non-zero within
+# BOUND of T0; the server names worker 2, the workers name the server.
+survivors() {
+    t0=$1 p=$2
+    wait "$srv"; st=$?
+    within "$t0" "$BOUND" || t_fail "server still running $BOUND s after worker 2 was lost"
+    [ "$st" != 0 ] || t_fail "server exited 0 after losing worker 2"
+    # The lost worker, with its address, is the first worker named on the
+    # server's lines other than the joins (it may go on to say whom else
+    # it was waiting for).
+    first=$(grep -v ' joined ' "$T_TMP/${p}srv.err" | grep -o 'worker [0-9]* (127\.0\.0\.1:[0-9]*)' | head -n 1)
+    case $first in
+    "worker 2 ("*) ;;
+    *) t_fail "server does not name worker 2 (and its address) first: $(tail -c 400 "$T_TMP/${p}srv.err")" ;;
+    esac
+    for r in 0 1; do
+        eval "g=\$w$r"
+        wait "$g"; st=$?
+        within "$t0" "$BOUND" || t_fail "worker $r still running $BOUND s after worker 2 was lost"
+        [ "$st" != 0 ] || t_fail "worker $r exited 0"
+        grep -q "server 0 (127\.0\.0\.1:$port)" "$T_TMP/$p$r.err" \
+            || t_fail "worker $r does not name the server: $(tail -c 300 "$T_TMP/$p$r.err")"
+        grep -q 'step [0-9]' "$T_TMP/$p$r.err" || t_fail "worker $r does not name the step"
+    done
+}
+
+t_case ps-faults-1.1 "worker 2 SIGKILLed mid-run: server and workers exit non-zero, naming it / the server"
+server ksrv 3
+workers k 3
+sleep 2.5                       # a few steps in
+kill -KILL "-$w2"
+t0=$(now)
+survivors "$t0" k
+kill_all
+t_end
+
+t_case ps-faults-1.2 "worker 2 SIGSTOPped mid-run: caught by the idle timeout, same exits"
+server ssrv 3
+workers s 3
+sleep 2.5
+kill -STOP "-$w2"
+t0=$(now)
+survivors "$t0" s
+grep -q 'timed out\|no progress' "$T_TMP/ssrv.err" "$T_TMP/s0.err" "$T_TMP/s1.err" \
+    || t_fail "no process reports a timeout: $(tail -c 300 "$T_TMP/ssrv.err")"
+kill_all
+t_end
+
+# server_lost T0 PREFIX: workers 0..2 exit non-zero within BOUND of T0,
+# each naming the server and the step.
+server_lost() {
+    t0=$1 p=$2
+    for r in 0 1 2; do
+        eval "g=\$w$r"
+        wait "$g"; st=$?
+        within "$t0" "$BOUND" || t_fail "worker $r still running $BOUND s after the server was lost"
+        [ "$st" != 0 ] || t_fail "worker $r exited 0"
+        grep -q "step [0-9]*: .*server 0 (127\.0\.0\.1:$port)" "$T_TMP/$p$r.err" \
+            || t_fail "worker $r does not name the server and step: $(tail -c 300 "$T_TMP/$p$r.err")"
+    done
+}
+
+t_case ps-faults-1.3 "the server SIGKILLed mid-run: every worker exits non-zero, naming it"
+server dsrv 3
+workers d 3
+sleep 2.5
+kill -KILL "-$srv"
+server_lost "$(now)" d
+kill_all
+t_end
+
+t_case ps-faults-1.4 "the server SIGSTOPped mid-run: every worker's timeout fires, naming it"
+server zsrv 3
+workers z 3
+sleep 2.5
+kill -STOP "-$srv"
+server_lost "$(now)" z
+grep -q 'timed out' "$T_TMP/z0.err" || t_fail "worker 0 does not report a timeout: $(tail -c 300 "$T_TMP/z0.err")"
+kill_all
+t_end
+
+t_case ps-faults-1.5 "a worker that disagrees (dtype) is refused at hello with the server's reason"
+server msrv 1
+job $BOUND "$PSR_BIN/ps_worker" --server "127.0.0.1:$port" --workload synthetic --params 256K \
+    --dtype f64 --steps 1000 --timeout $T
+expect_rc 1
+expect_grep err "hello: server 0 (127\.0\.0\.1:$port) reports: .*dtype"
+grep -q 'dtype' "$T_TMP/msrv.err" || t_fail "the server does not log the refusal: $(tail -c 300 "$T_TMP/msrv.err")"
+kill_all
+t_end
+
+t_case ps-faults-1.6 "no server: the worker retries until --timeout, then says the server was not there"
+server gone 1
+kill -KILL "-$srv"
+wait "$srv" 2>/dev/null
+t0=$(now)
+job $BOUND "$PSR_BIN/ps_worker" --server "127.0.0.1:$port" --timeout $T
+within "$t0" "$BOUND" || t_fail "took longer than $BOUND s"
+expect_rc 1
+expect_grep err "no server at 127\.0\.0\.1:$port"
+expect_grep err 'ps_worker\[0\]'
+[ "$(grep -c . "$T_TMP/err")" -le 2 ] || t_fail "more than 2 lines on stderr: $(cat "$T_TMP/err")"
+t_end
+
+t_case ps-faults-1.7 "launch.sh: a failing process is named, the job stopped, its status passed on"
+job 60 "$launch" ps 3 --steps 5 --timeout $T --worker-args "--no-such-flag" --time-limit 50
+expect_rc 64
+expect_grep err 'launch\.sh: worker[0-2] failed first (exit status 64)'
+expect_grep err '^worker[0-2]| ps_worker: --no-such-flag'
+job 60 "$launch" ps 3 --steps 5 --timeout $T --server-args "--no-such-flag" --time-limit 50
+expect_rc 64
+expect_grep err 'launch\.sh: server0 failed first (exit status 64)'
+t_end
+
+t_case ps-faults-1.8 "launch.sh: worker 1 SIGKILLed mid-run is named; nothing is left running"
+if ! command -v pgrep >/dev/null; then
+    t_skip ps-faults-1.8 "launch.sh kill" "no pgrep (procps)"
+else
+    bg launch 120 "$launch" ps 3 $JOB --out "$T_TMP/l5" --time-limit 100
+    lpid=$pid
+    sleep 2.5
+    # The worker's --csv path is unique to this test run.
+    victim=$(pgrep -f -- "--csv $T_TMP/l5/rec.worker.1")
+    if [ -z "$victim" ]; then
+        t_fail "worker 1 not found running: $(tail -c 300 "$T_TMP/launch.err")"
+    else
+        kill -KILL "$victim"
+        t0=$(now)
+        wait "$lpid"; st=$?
+        within "$t0" "$BOUND" || t_fail "launch.sh ran on for more than $BOUND s"
+        [ "$st" = 1 ] || t_fail "launch.sh exit status $st, want 1"
+        grep -q 'launch\.sh: worker1 failed first (killed by SIGKILL)' "$T_TMP/launch.err" \
+            || t_fail "launch.sh does not name worker1: $(tail -c 400 "$T_TMP/launch.err")"
+        left=$(pgrep -f -- "$T_TMP/l5/" | tr '\n' ' ')
+        [ -z "$left" ] || t_fail "processes left behind: $left"
+    fi
+    kill_all
+    t_end
+fi
+t_exit
