@@ -37,6 +37,16 @@ _Static_assert(offsetof(struct proto_header, length) == 32, "length at offset 32
 _Static_assert(sizeof(struct proto_header) == PROTO_HEADER_SIZE,
                "struct proto_header has no padding: 40 bytes like the wire");
 
+/* The rendezvous payloads (proto.h): REGISTER is the HELLO payload, then
+ * port, address length and 4 reserved bytes, then the address; a TABLE
+ * entry is port and address length, then the address. Lengths travel in
+ * 16 bits, so the address cap must fit them. */
+_Static_assert(PROTO_REGISTER_META == PROTO_HELLO_SIZE + 2 + 2 + 4,
+               "REGISTER: the address starts at offset 48");
+_Static_assert(PROTO_PEER_META == 2 + 2, "TABLE entry: the address starts at offset 4");
+_Static_assert(PROTO_ADDR_MAX <= UINT16_MAX, "address length fits its 16-bit field");
+_Static_assert(PROTO_TYPE_LAST == PROTO_TABLE, "PROTO_TYPE_LAST is the last type");
+
 /* The header fields are byte-swapped portably below, but gradient and
  * weight arrays are sent and received with a plain copy of the host's
  * floats (proto.h, BYTE ORDER). On a big-endian host those copies would put
@@ -145,7 +155,7 @@ void proto_header_encode(const struct proto_header *h, uint8_t *out)
  * the type is known and len <= the cap. Only remainders and comparisons:
  * a length near UINT64_MAX cannot wrap anything here, and PUSH subtracts
  * its metadata only once len >= PROTO_PUSH_META. */
-static int size_ok(unsigned type, uint64_t len, uint32_t elem)
+static int size_ok(unsigned type, uint64_t len, uint32_t elem, uint32_t world)
 {
     switch (type) {
     case PROTO_HELLO:
@@ -163,6 +173,12 @@ static int size_ok(unsigned type, uint64_t len, uint32_t elem)
     case PROTO_WEIGHTS:
     case PROTO_CHUNK:
         return elem == 0 || len % elem == 0;
+    case PROTO_REGISTER:
+        return len > PROTO_REGISTER_META && len <= PROTO_REGISTER_MAX;
+    case PROTO_TABLE:
+        /* world <= PROTO_MAX_WORLD here: the products stay below 2^25. */
+        return len >= PROTO_BLOB_SIZE + (uint64_t)world * (PROTO_PEER_META + 1)
+            && len <= PROTO_BLOB_SIZE + (uint64_t)world * (PROTO_PEER_META + PROTO_ADDR_MAX);
     default:
         return 0;
     }
@@ -186,7 +202,7 @@ int proto_header_decode(const uint8_t *in, const struct proto_limits *lim,
         return ERR_PROTO_MAGIC;
     if (out->version != PROTO_VERSION)
         return ERR_PROTO_VERSION;
-    if (out->type < PROTO_HELLO || out->type > PROTO_BYE)
+    if (out->type < PROTO_HELLO || out->type > PROTO_TYPE_LAST)
         return ERR_PROTO_TYPE;
     if (out->world == 0 || out->world > PROTO_MAX_WORLD
         || (lim->world != 0 && out->world != lim->world))
@@ -199,7 +215,7 @@ int proto_header_decode(const uint8_t *in, const struct proto_limits *lim,
      * always reported as such, whatever its type claims. */
     if (out->length > lim->max_payload)
         return ERR_PROTO_LENGTH;
-    if (!size_ok(out->type, out->length, lim->elem_size))
+    if (!size_ok(out->type, out->length, lim->elem_size, out->world))
         return ERR_PROTO_SIZE;
     return 0;
 }
@@ -215,6 +231,8 @@ const char *proto_type_name(unsigned type)
     case PROTO_ERROR: return "ERROR";
     case PROTO_ABORT: return "ABORT";
     case PROTO_BYE: return "BYE";
+    case PROTO_REGISTER: return "REGISTER";
+    case PROTO_TABLE: return "TABLE";
     default: return "?";
     }
 }
@@ -289,5 +307,152 @@ int proto_text_check(const uint8_t *text, size_t len)
         return ERR_PROTO_SIZE;
     if (len > 0 && memchr(text, 0, len) != NULL)
         return ERR_PROTO_FIELD;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- ring rendezvous */
+
+/* The address alphabet: enough for host names, IPv4 and IPv6 literals
+ * (with a %zone), and nothing a log line or a shell could misread. */
+int proto_addr_check(const char *addr, size_t len)
+{
+    if (len == 0 || len > PROTO_ADDR_MAX)
+        return ERR_PROTO_FIELD;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)addr[i];
+        int ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+                 || c == '.' || c == '-' || c == '_' || c == ':' || c == '%';
+        if (!ok)
+            return ERR_PROTO_FIELD;
+    }
+    return 0;
+}
+
+/* peer_ok: what decode would accept, checked before encoding. */
+static int peer_ok(const struct proto_peer *p)
+{
+    if (p->port == 0 || p->addr_len == 0 || p->addr_len > PROTO_ADDR_MAX
+        || memchr(p->addr, 0, p->addr_len) != NULL || p->addr[p->addr_len] != '\0')
+        return 0;
+    return proto_addr_check(p->addr, p->addr_len) == 0;
+}
+
+int proto_register_encode(const struct proto_register *r, uint8_t *out, size_t cap,
+                          size_t *len)
+{
+    size_t n;
+
+    if (!peer_ok(&r->peer))
+        return ERR_PROTO_FIELD;
+    n = PROTO_REGISTER_META + r->peer.addr_len;
+    if (cap < n)
+        return ERR_PROTO_SIZE;
+    proto_hello_encode(&r->hello, out);
+    put_u16(out + 40, r->peer.port);
+    put_u16(out + 42, r->peer.addr_len);
+    put_u32(out + 44, 0);
+    memcpy(out + PROTO_REGISTER_META, r->peer.addr, r->peer.addr_len);
+    *len = n;
+    return 0;
+}
+
+int proto_register_decode(const uint8_t *in, size_t len, struct proto_register *out)
+{
+    size_t alen;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (len <= PROTO_REGISTER_META || len > PROTO_REGISTER_MAX)
+        return ERR_PROTO_SIZE;
+    alen = get_u16(in + 42);
+    if (alen != len - PROTO_REGISTER_META)
+        return ERR_PROTO_SIZE;
+    rc = proto_hello_decode(in, PROTO_HELLO_SIZE, &out->hello);
+    if (rc == 0 && (get_u16(in + 40) == 0 || get_u32(in + 44) != 0))
+        rc = ERR_PROTO_FIELD;
+    if (rc == 0)
+        rc = proto_addr_check((const char *)in + PROTO_REGISTER_META, alen);
+    if (rc != 0) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    out->peer.port = get_u16(in + 40);
+    out->peer.addr_len = (uint16_t)alen;
+    memcpy(out->peer.addr, in + PROTO_REGISTER_META, alen);
+    out->peer.addr[alen] = '\0';
+    return 0;
+}
+
+size_t proto_table_size(const struct proto_peer *peers, uint32_t k)
+{
+    size_t n = PROTO_BLOB_SIZE;
+    for (uint32_t i = 0; i < k; i++)
+        n += PROTO_PEER_META + peers[i].addr_len;
+    return n;
+}
+
+int proto_table_encode(const uint8_t *blob, const struct proto_peer *peers, uint32_t k,
+                       uint8_t *out, size_t cap, size_t *len)
+{
+    size_t off = PROTO_BLOB_SIZE;
+
+    for (uint32_t i = 0; i < k; i++)
+        if (!peer_ok(&peers[i]))
+            return ERR_PROTO_FIELD;
+    if (cap < proto_table_size(peers, k))
+        return ERR_PROTO_SIZE;
+    memcpy(out, blob, PROTO_BLOB_SIZE);
+    for (uint32_t i = 0; i < k; i++) {
+        put_u16(out + off, peers[i].port);
+        put_u16(out + off + 2, peers[i].addr_len);
+        memcpy(out + off + PROTO_PEER_META, peers[i].addr, peers[i].addr_len);
+        off += PROTO_PEER_META + peers[i].addr_len;
+    }
+    *len = off;
+    return 0;
+}
+
+/* Every entry's bounds are checked against the bytes left before it is
+ * read, so a lying address length can only end the decode, never read
+ * past len. */
+int proto_table_decode(const uint8_t *in, size_t len, uint32_t k, uint8_t *blob,
+                       struct proto_peer *peers)
+{
+    size_t off = PROTO_BLOB_SIZE;
+    int rc = 0;
+
+    memset(peers, 0, (size_t)k * sizeof *peers);
+    if (len < PROTO_BLOB_SIZE)
+        return ERR_PROTO_SIZE;
+    for (uint32_t i = 0; i < k && rc == 0; i++) {
+        size_t alen;
+        if (len - off < PROTO_PEER_META) {
+            rc = ERR_PROTO_SIZE;
+            break;
+        }
+        alen = get_u16(in + off + 2);
+        if (alen > len - off - PROTO_PEER_META) {
+            rc = ERR_PROTO_SIZE;
+            break;
+        }
+        if (get_u16(in + off) == 0)
+            rc = ERR_PROTO_FIELD;
+        else
+            rc = proto_addr_check((const char *)in + off + PROTO_PEER_META, alen);
+        if (rc == 0) {
+            peers[i].port = get_u16(in + off);
+            peers[i].addr_len = (uint16_t)alen;
+            memcpy(peers[i].addr, in + off + PROTO_PEER_META, alen);
+            peers[i].addr[alen] = '\0';
+        }
+        off += PROTO_PEER_META + alen;
+    }
+    if (rc == 0 && off != len)
+        rc = ERR_PROTO_SIZE;
+    if (rc != 0) {
+        memset(peers, 0, (size_t)k * sizeof *peers);
+        return rc;
+    }
+    memcpy(blob, in, PROTO_BLOB_SIZE);
     return 0;
 }

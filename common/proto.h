@@ -29,6 +29,29 @@
  *   that detects a failure sends ABORT(aux=lost rank) to the neighbour it
  *   still has before it exits. Any side may send ERROR before it closes.
  *
+ * MESSAGE FLOW (ring rendezvous; rank 0 also serves the coordinator)
+ *
+ *   R1. every rank opens its data listener, connects to the coordinator and
+ *       sends REGISTER(rank, K): its HELLO fields and the address and port
+ *       its left neighbour should connect to.
+ *   R2. when all K ranks have registered and agree with rank 0's settings,
+ *       the coordinator sends every rank TABLE(rank=0): a 128-byte opaque
+ *       blob (rank 0's to fill: the GPU transport's NCCL id; zeros
+ *       otherwise) and the K addresses in rank order. A disagreement (n,
+ *       dtype, K, workload, seed, token, batch, a rank twice) or a rank
+ *       missing at the timeout: ERROR(aux=err.h code) with the reason, to
+ *       every rank that registered. Then the coordinator closes them all.
+ *   R3. each rank connects to its right neighbour (rank+1 mod K) and sends
+ *       HELLO; it accepts its left neighbour (rank-1 mod K), checks that
+ *       HELLO (that rank, the same job) and answers with its own HELLO,
+ *       which the connecting side checks in turn.
+ *   R4. ring steps: CHUNK(step = the ring step's sequence number on that
+ *       connection, from 0, every all-reduce using 2(K-1) of them; aux =
+ *       chunk index; payload = that chunk's elements), one per step and
+ *       direction, always complete: a rank that fails mid-frame finishes
+ *       the frame it was sending before it sends ABORT, so the ABORT
+ *       starts on a frame boundary.
+ *
  * HEADER
  *
  *   OFFSET SIZE DESCRIPTION
@@ -64,6 +87,21 @@
  *                 no NUL byte.
  *   WELCOME, BYE: empty.
  *
+ *   REGISTER (length 48 + a, a = address length, 1..PROTO_ADDR_MAX)
+ *   0      40   the HELLO payload above (n, dtype, workload, seed, token, batch)
+ *   40     2    port: the rank's data listener, 1..65535
+ *   42     2    a: address length in bytes
+ *   44     4    reserved, 0
+ *   48     a    address: a host name or IP literal (IPv6 without brackets),
+ *               no NUL; bytes [0-9A-Za-z] and . - _ : % only
+ *
+ *   TABLE (length 128 + sum over the K ranks of (4 + a_r))
+ *   0      128  blob: opaque bytes, set by rank 0 before it serves
+ *   128    ...  K entries in rank order, back to back, each:
+ *                 0  2  port (1..65535)   2  2  a_r   4  a_r  address
+ *               (same rules as REGISTER's); the entries fill the payload
+ *               exactly.
+ *
  * EXAMPLE: rank 2 of 4 pushes step 7, 512 examples, loss 0.25, and the two
  * f32 gradient elements 1.5 and -2.0 (64 bytes on the wire):
  *
@@ -79,8 +117,10 @@
  *   ERR_PROTO_WORLD; rank >= world (and not PROTO_RANK_SERVER) ->
  *   ERR_PROTO_RANK; length > limits.max_payload -> ERR_PROTO_LENGTH;
  *   length wrong for the type (fixed sizes, text cap, not a whole number of
- *   elements) -> ERR_PROTO_SIZE. The step's meaning (stale, duplicate,
- *   future) is the receiver's business, not the decoder's.
+ *   elements, REGISTER outside 49..48+PROTO_ADDR_MAX, TABLE outside
+ *   128+5K..128+(4+PROTO_ADDR_MAX)K for the frame's own K) ->
+ *   ERR_PROTO_SIZE. The step's meaning (stale, duplicate, future) is the
+ *   receiver's business, not the decoder's.
  */
 #ifndef PROTO_H
 #define PROTO_H
@@ -96,6 +136,11 @@
 #define PROTO_TEXT_MAX    1024          /* ERROR and ABORT reasons */
 #define PROTO_MAX_WORLD   65536
 #define PROTO_RANK_SERVER 0xFFFFFFFFu   /* rank field of server frames */
+#define PROTO_ADDR_MAX    255           /* REGISTER/TABLE address bytes */
+#define PROTO_REGISTER_META 48          /* REGISTER payload bytes before the address */
+#define PROTO_REGISTER_MAX (PROTO_REGISTER_META + PROTO_ADDR_MAX)
+#define PROTO_BLOB_SIZE   128           /* TABLE's opaque blob */
+#define PROTO_PEER_META   4             /* TABLE entry bytes before the address */
 
 enum proto_type {
     PROTO_HELLO = 1,
@@ -106,7 +151,10 @@ enum proto_type {
     PROTO_ERROR = 6,
     PROTO_ABORT = 7,
     PROTO_BYE = 8,
+    PROTO_REGISTER = 9,
+    PROTO_TABLE = 10,
 };
+#define PROTO_TYPE_LAST PROTO_TABLE     /* types are 1..PROTO_TYPE_LAST */
 
 /* The header, decoded into host order. The struct mirrors the wire layout
  * exactly (no padding; asserted in proto.c), but encode/decode never rely
@@ -146,6 +194,19 @@ struct proto_push_meta {
     double loss;
 };
 
+/* A rank's data address, as REGISTER and TABLE carry it. addr is the text
+ * NUL-terminated (the wire has no NUL); addr_len = strlen(addr). */
+struct proto_peer {
+    uint16_t port;
+    uint16_t addr_len;
+    char addr[PROTO_ADDR_MAX + 1];
+};
+
+struct proto_register {
+    struct proto_hello hello;
+    struct proto_peer peer;
+};
+
 /* proto_header_make: a header with magic and version filled in. */
 struct proto_header proto_header_make(uint16_t type, uint32_t rank, uint32_t world,
                                       uint64_t step, uint64_t aux, uint64_t length);
@@ -179,5 +240,35 @@ int proto_push_meta_decode(const uint8_t *in, size_t len, struct proto_push_meta
 /* proto_text_check: an ERROR/ABORT payload is at most PROTO_TEXT_MAX bytes
  * and holds no NUL. 0 or ERR_PROTO_SIZE / ERR_PROTO_FIELD. */
 int proto_text_check(const uint8_t *text, size_t len);
+
+/* proto_addr_check: len bytes of address text follow REGISTER's rules
+ * (1..PROTO_ADDR_MAX bytes of [0-9A-Za-z] . - _ : %). 0 or ERR_PROTO_FIELD. */
+int proto_addr_check(const char *addr, size_t len);
+
+/* REGISTER payload. Encode writes PROTO_REGISTER_META + addr_len bytes
+ * into out (cap bytes; PROTO_REGISTER_MAX always suffice) and their count
+ * into *len; it refuses a peer that decode would refuse (ERR_PROTO_FIELD:
+ * port 0, addr_len != strlen(addr), a bad address) and a short out
+ * (ERR_PROTO_SIZE). Decode checks, in order: len within
+ * PROTO_REGISTER_META+1..PROTO_REGISTER_MAX and the address length equal
+ * to the bytes left (ERR_PROTO_SIZE); the HELLO part as
+ * proto_hello_decode; port 0, reserved bytes not 0, a bad address
+ * (ERR_PROTO_FIELD). *out is zeroed on failure. */
+int proto_register_encode(const struct proto_register *r, uint8_t *out, size_t cap,
+                          size_t *len);
+int proto_register_decode(const uint8_t *in, size_t len, struct proto_register *out);
+
+/* TABLE payload for k ranks. proto_table_size: its length in bytes.
+ * Encode: blob (PROTO_BLOB_SIZE bytes) and peers[0..k) into out (cap
+ * bytes), *len = bytes written; ERR_PROTO_FIELD for a peer encode would
+ * not send, ERR_PROTO_SIZE for a short out. Decode: into blob and
+ * peers[0..k) (the caller's, k entries); ERR_PROTO_SIZE when the entries
+ * do not fill len exactly, ERR_PROTO_FIELD for a port 0 or a bad
+ * address. */
+size_t proto_table_size(const struct proto_peer *peers, uint32_t k);
+int proto_table_encode(const uint8_t *blob, const struct proto_peer *peers, uint32_t k,
+                       uint8_t *out, size_t cap, size_t *len);
+int proto_table_decode(const uint8_t *in, size_t len, uint32_t k, uint8_t *blob,
+                       struct proto_peer *peers);
 
 #endif /* PROTO_H */

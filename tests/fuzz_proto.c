@@ -2,7 +2,8 @@
  *
  * Arbitrary bytes go to proto_header_decode (under fixed limits and under
  * limits taken from the input itself), proto_hello_decode,
- * proto_push_meta_decode and proto_text_check. Crashes and sanitizer
+ * proto_push_meta_decode, proto_text_check, and the ring rendezvous'
+ * proto_register_decode and proto_table_decode. Crashes and sanitizer
  * reports are the fuzzer's to find; this file adds the invariants a caller
  * relies on, each an abort() when broken: a header the decoder accepts is
  * within the caller's limits and the right size for its type; a refusal
@@ -115,13 +116,49 @@ static const uint8_t seed_bye[] = {
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
 
+/* REGISTER from ring rank 1 of 2: the hello of seed_hello, data port
+ * 40123, address "127.0.0.1". */
+static const uint8_t seed_register[] = {
+    'P', 'S', 'R', 'G', 0x01, 0x00, 0x09, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x39, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xe8, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
+    0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xbb, 0x9c, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00,
+    '1', '2', '7', '.', '0', '.', '0', '.', '1',
+};
+
+/* TABLE from the coordinator to a world of 2: a blob of 0x01..0x80, then
+ * rank 0 at "::1" port 41000 and rank 1 at "h" port 41001. */
+#define B16(x) x, x + 1, x + 2, x + 3, x + 4, x + 5, x + 6, x + 7, \
+               x + 8, x + 9, x + 10, x + 11, x + 12, x + 13, x + 14, x + 15
+static const uint8_t seed_table[] = {
+    'P', 'S', 'R', 'G', 0x01, 0x00, 0x0a, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x8c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    B16(0x01), B16(0x11), B16(0x21), B16(0x31),
+    B16(0x41), B16(0x51), B16(0x61), B16(0x71),
+    0x28, 0xa0, 0x03, 0x00, ':', ':', '1',
+    0x29, 0xa0, 0x01, 0x00, 'h',
+};
+#undef B16
+
 const uint8_t *const fuzz_seeds[] = {
     seed_welcome, seed_hello, seed_push, seed_error,
     seed_weights, seed_chunk, seed_abort, seed_bye,
+    seed_register, seed_table,
 };
 const size_t fuzz_seed_sizes[] = {
     sizeof seed_welcome, sizeof seed_hello, sizeof seed_push, sizeof seed_error,
     sizeof seed_weights, sizeof seed_chunk, sizeof seed_abort, sizeof seed_bye,
+    sizeof seed_register, sizeof seed_table,
 };
 const size_t fuzz_nseeds = sizeof fuzz_seeds / sizeof fuzz_seeds[0];
 
@@ -153,7 +190,7 @@ static int expected(const uint8_t *in, const struct proto_limits *lim)
         return ERR_PROTO_MAGIC;
     if (version != PROTO_VERSION)
         return ERR_PROTO_VERSION;
-    if (type < 1 || type > 8)
+    if (type < 1 || type > 10)
         return ERR_PROTO_TYPE;
     if (world < 1 || world > PROTO_MAX_WORLD || (lim->world && world != lim->world))
         return ERR_PROTO_WORLD;
@@ -169,6 +206,9 @@ static int expected(const uint8_t *in, const struct proto_limits *lim)
         if (len < 16)
             return ERR_PROTO_SIZE;
         return elem == 0 || (len - 16) % elem == 0 ? 0 : ERR_PROTO_SIZE;
+    case PROTO_REGISTER: return len >= 49 && len <= 48 + 255 ? 0 : ERR_PROTO_SIZE;
+    case PROTO_TABLE:
+        return len >= 128 + 5 * world && len <= 128 + 259 * world ? 0 : ERR_PROTO_SIZE;
     default:    /* WEIGHTS, CHUNK */
         return elem == 0 || len % elem == 0 ? 0 : ERR_PROTO_SIZE;
     }
@@ -207,6 +247,11 @@ static void check_header(const uint8_t *in, struct proto_limits lim)
         must(h.length <= PROTO_TEXT_MAX);
     if (h.type == PROTO_WELCOME || h.type == PROTO_BYE)
         must(h.length == 0);
+    if (h.type == PROTO_REGISTER)
+        must(h.length > PROTO_REGISTER_META && h.length <= PROTO_REGISTER_MAX);
+    if (h.type == PROTO_TABLE)
+        must(h.length >= PROTO_BLOB_SIZE + 5ull * h.world &&
+             h.length <= PROTO_BLOB_SIZE + (4ull + PROTO_ADDR_MAX) * h.world);
 }
 
 static void check_hello(const uint8_t *in, size_t len)
@@ -239,6 +284,54 @@ static void check_push_meta(const uint8_t *in, size_t len)
     must((rc == 0) == (isfinite(m.loss) != 0));
     proto_push_meta_encode(&m, again);
     must(memcmp(again, in, PROTO_PUSH_META) == 0);
+}
+
+/* REGISTER: only the documented codes; an accepted payload re-encodes to
+ * the same bytes and holds a NUL-terminated address of the right length. */
+static void check_register(const uint8_t *in, size_t len)
+{
+    struct proto_register r;
+    uint8_t again[PROTO_REGISTER_MAX];
+    size_t n = 0;
+    int rc = proto_register_decode(in, len, &r);
+
+    must(rc == 0 || rc == ERR_PROTO_SIZE || rc == ERR_PROTO_FIELD);
+    if (len <= PROTO_REGISTER_META || len > PROTO_REGISTER_MAX)
+        must(rc == ERR_PROTO_SIZE);
+    if (rc != 0) {
+        must(r.peer.port == 0 && r.peer.addr_len == 0 && r.hello.n == 0);
+        return;
+    }
+    must(r.peer.port != 0 && r.peer.addr_len == len - PROTO_REGISTER_META);
+    must(strlen(r.peer.addr) == r.peer.addr_len);
+    must(proto_register_encode(&r, again, sizeof again, &n) == 0);
+    must(n == len && memcmp(again, in, len) == 0);
+}
+
+/* TABLE for the worlds 1..3: accepted entries exactly fill the payload and
+ * re-encode to it. */
+static void check_table(const uint8_t *in, size_t len)
+{
+    struct proto_peer peers[3];
+    uint8_t blob[PROTO_BLOB_SIZE], again[PROTO_BLOB_SIZE + 3 * (PROTO_PEER_META + PROTO_ADDR_MAX)];
+    size_t n = 0;
+
+    for (uint32_t k = 1; k <= 3; k++) {
+        int rc = proto_table_decode(in, len, k, blob, peers);
+        must(rc == 0 || rc == ERR_PROTO_SIZE || rc == ERR_PROTO_FIELD);
+        if (len < PROTO_BLOB_SIZE + k * (PROTO_PEER_META + 1))
+            must(rc != 0);
+        if (rc != 0) {
+            for (uint32_t i = 0; i < k; i++)
+                must(peers[i].port == 0 && peers[i].addr_len == 0);
+            continue;
+        }
+        must(proto_table_size(peers, k) == len);
+        for (uint32_t i = 0; i < k; i++)
+            must(peers[i].port != 0 && strlen(peers[i].addr) == peers[i].addr_len);
+        must(proto_table_encode(blob, peers, k, again, sizeof again, &n) == 0);
+        must(n == len && memcmp(again, in, len) == 0);
+    }
 }
 
 static void check_text(const uint8_t *in, size_t len)
@@ -301,5 +394,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_push_meta(data, size);
     check_text(payload, plen);
     check_text(data, size);
+    check_register(payload, plen);
+    check_table(payload, plen);
     return 0;
 }

@@ -47,6 +47,8 @@ static struct proto_header good(uint16_t type)
     case PROTO_PUSH: len = PROTO_PUSH_META + 3 * 4; break;
     case PROTO_WEIGHTS: case PROTO_CHUNK: len = 3 * 4; break;
     case PROTO_ERROR: case PROTO_ABORT: len = 17; break;
+    case PROTO_REGISTER: len = PROTO_REGISTER_META + 9; break;        /* "127.0.0.1" */
+    case PROTO_TABLE: len = PROTO_BLOB_SIZE + 4 * (PROTO_PEER_META + 9); break;
     default: break;
     }
     return proto_header_make(type, 1, 4, 9, 0, len);
@@ -127,7 +129,7 @@ int main(void)
     }
 
     T_CASE("proto-1.2", "every type survives encode -> decode unchanged");
-    for (uint16_t t = PROTO_HELLO; t <= PROTO_BYE; t++) {
+    for (uint16_t t = PROTO_HELLO; t <= PROTO_TYPE_LAST; t++) {
         struct proto_header h = good(t);
         h.step = UINT64_MAX - t;
         h.aux = 0x0123456789abcdefull + t;
@@ -173,8 +175,10 @@ int main(void)
     T_STR(proto_type_name(PROTO_ERROR), "ERROR");
     T_STR(proto_type_name(PROTO_ABORT), "ABORT");
     T_STR(proto_type_name(PROTO_BYE), "BYE");
+    T_STR(proto_type_name(PROTO_REGISTER), "REGISTER");
+    T_STR(proto_type_name(PROTO_TABLE), "TABLE");
     T_STR(proto_type_name(0), "?");
-    T_STR(proto_type_name(9), "?");
+    T_STR(proto_type_name(PROTO_TYPE_LAST + 1), "?");
     T_STR(proto_type_name(0xFFFF), "?");
 
     T_CASE("proto-1.5", "rank PROTO_RANK_SERVER and rank world-1 accepted");
@@ -371,9 +375,9 @@ int main(void)
         }
     }
 
-    T_CASE("proto-3.3", "unknown type refused (0, 9, 0xFFFF)");
+    T_CASE("proto-3.3", "unknown type refused (0, last + 1, 0xFFFF)");
     {
-        static const uint16_t bad[] = { 0, PROTO_BYE + 1, 0xFFFF };
+        static const uint16_t bad[] = { 0, PROTO_TYPE_LAST + 1, 0xFFFF };
         for (size_t i = 0; i < 3; i++) {
             struct proto_header h = good(PROTO_BYE);
             h.type = bad[i];
@@ -445,7 +449,7 @@ int main(void)
         static const uint64_t huge[] = { 0x7FFFFFFFull, 0xFFFFFFFFull, UINT64_MAX,
                                          8ull * MIB + 1, 8ull * MIB + 4 };
         for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++)
-            for (uint16_t t = PROTO_HELLO; t <= PROTO_BYE; t++)
+            for (uint16_t t = PROTO_HELLO; t <= PROTO_TYPE_LAST; t++)
                 T_EQ_I(check_len(t, huge[i], std), ERR_PROTO_LENGTH);
         /* A fixed-size type still obeys a cap below its size. */
         T_EQ_I(check_len(PROTO_HELLO, PROTO_HELLO_SIZE,
@@ -605,6 +609,159 @@ int main(void)
         T_EQ_I(proto_header_decode(buf, &any, &out), ERR_PROTO_MAGIC);
         memset(buf, 0xff, PROTO_HEADER_SIZE);
         T_EQ_I(proto_header_decode(buf, &any, &out), ERR_PROTO_MAGIC);
+    }
+
+    /* ------------------------------------------------ ring rendezvous */
+
+    T_CASE("proto-4.1", "REGISTER: round trip, fields at their offsets");
+    {
+        struct proto_register r = { good_hello(), { 40123, 9, "127.0.0.1" } }, ro;
+        uint8_t p[PROTO_REGISTER_MAX];
+        size_t n = 0;
+        T_EQ_I(proto_register_encode(&r, p, sizeof p, &n), 0);
+        T_EQ_U(n, PROTO_REGISTER_META + 9);
+        T_EQ_U(p[40] | p[41] << 8, 40123);             /* port, little-endian */
+        T_EQ_U(p[42] | p[43] << 8, 9);                 /* address length */
+        T_EQ_U(p[44] | p[45] | p[46] | p[47], 0);      /* reserved */
+        T_TRUE(memcmp(p + 48, "127.0.0.1", 9) == 0);
+        memset(&ro, 0xa5, sizeof ro);
+        T_EQ_I(proto_register_decode(p, n, &ro), 0);
+        T_EQ_U(ro.hello.n, 1000);
+        T_EQ_U(ro.hello.batch, 1024);
+        T_EQ_U(ro.peer.port, 40123);
+        T_EQ_U(ro.peer.addr_len, 9);
+        T_STR(ro.peer.addr, "127.0.0.1");
+        /* The longest address, and an IPv6 literal with a zone. */
+        memset(r.peer.addr, 'h', PROTO_ADDR_MAX);
+        r.peer.addr[PROTO_ADDR_MAX] = '\0';
+        r.peer.addr_len = PROTO_ADDR_MAX;
+        T_EQ_I(proto_register_encode(&r, p, sizeof p, &n), 0);
+        T_EQ_U(n, PROTO_REGISTER_MAX);
+        T_EQ_I(proto_register_decode(p, n, &ro), 0);
+        T_EQ_U(ro.peer.addr_len, PROTO_ADDR_MAX);
+        strcpy(r.peer.addr, "fe80::1%eth0");
+        r.peer.addr_len = 12;
+        T_EQ_I(proto_register_encode(&r, p, sizeof p, &n), 0);
+        T_EQ_I(proto_register_decode(p, n, &ro), 0);
+        T_STR(ro.peer.addr, "fe80::1%eth0");
+    }
+
+    T_CASE("proto-4.2", "REGISTER: sizes, port 0, reserved, bad address refused");
+    {
+        struct proto_register r = { good_hello(), { 5000, 4, "host" } }, ro;
+        uint8_t p[PROTO_REGISTER_MAX + 8];
+        size_t n = 0;
+        T_EQ_I(proto_register_encode(&r, p, sizeof p, &n), 0);
+        T_EQ_I(proto_register_decode(p, PROTO_REGISTER_META, &ro), ERR_PROTO_SIZE);
+        T_EQ_I(proto_register_decode(p, n - 1, &ro), ERR_PROTO_SIZE);   /* length lies */
+        T_EQ_I(proto_register_decode(p, n + 1, &ro), ERR_PROTO_SIZE);
+        T_EQ_I(proto_register_decode(p, PROTO_REGISTER_MAX + 1, &ro), ERR_PROTO_SIZE);
+        T_EQ_I(proto_register_decode(p, 0, &ro), ERR_PROTO_SIZE);
+        p[40] = p[41] = 0;                                    /* port 0 */
+        T_EQ_I(proto_register_decode(p, n, &ro), ERR_PROTO_FIELD);
+        T_EQ_U(ro.peer.port, 0);                              /* zeroed on failure */
+        T_EQ_U(ro.hello.n, 0);
+        proto_register_encode(&r, p, sizeof p, &n);
+        p[47] = 1;                                            /* reserved */
+        T_EQ_I(proto_register_decode(p, n, &ro), ERR_PROTO_FIELD);
+        proto_register_encode(&r, p, sizeof p, &n);
+        put_le(p + 8, 3, 4);                                  /* dtype 3 */
+        T_EQ_I(proto_register_decode(p, n, &ro), ERR_PROTO_FIELD);
+        static const char bad[] = { ' ', '/', '[', ']', '\0', '\n', 0x7f, (char)0xc3 };
+        for (size_t i = 0; i < sizeof bad; i++) {
+            proto_register_encode(&r, p, sizeof p, &n);
+            p[48 + 1] = (uint8_t)bad[i];
+            T_EQ_I(proto_register_decode(p, n, &ro), ERR_PROTO_FIELD);
+        }
+        /* Encode refuses what decode would refuse, and a short buffer. */
+        r.peer.port = 0;
+        T_EQ_I(proto_register_encode(&r, p, sizeof p, &n), ERR_PROTO_FIELD);
+        r.peer.port = 5000;
+        r.peer.addr_len = 3;                                  /* != strlen */
+        T_EQ_I(proto_register_encode(&r, p, sizeof p, &n), ERR_PROTO_FIELD);
+        r.peer.addr_len = 4;
+        strcpy(r.peer.addr, "a b.");
+        T_EQ_I(proto_register_encode(&r, p, sizeof p, &n), ERR_PROTO_FIELD);
+        strcpy(r.peer.addr, "host");
+        T_EQ_I(proto_register_encode(&r, p, PROTO_REGISTER_META + 3, &n), ERR_PROTO_SIZE);
+        T_EQ_I(proto_addr_check("", 0), ERR_PROTO_FIELD);
+        T_EQ_I(proto_addr_check("a.b-c_d:e%f9", 12), 0);
+    }
+
+    T_CASE("proto-4.3", "TABLE: round trip of blob and K addresses");
+    {
+        static struct proto_peer peers[3] = {
+            { 41000, 9, "127.0.0.1" }, { 41001, 3, "::1" }, { 65535, 11, "node-7.lab1" },
+        };
+        struct proto_peer back[3];
+        uint8_t blob[PROTO_BLOB_SIZE], blob2[PROTO_BLOB_SIZE], p[512];
+        size_t n = 0;
+        for (int i = 0; i < PROTO_BLOB_SIZE; i++)
+            blob[i] = (uint8_t)(i * 7 + 1);
+        T_EQ_U(proto_table_size(peers, 3), PROTO_BLOB_SIZE + 3 * 4 + 9 + 3 + 11);
+        T_EQ_I(proto_table_encode(blob, peers, 3, p, sizeof p, &n), 0);
+        T_EQ_U(n, proto_table_size(peers, 3));
+        T_TRUE(memcmp(p, blob, PROTO_BLOB_SIZE) == 0);
+        T_EQ_U(p[128] | p[129] << 8, 41000);
+        T_EQ_U(p[130] | p[131] << 8, 9);
+        T_TRUE(memcmp(p + 132, "127.0.0.1", 9) == 0);
+        T_EQ_I(proto_table_decode(p, n, 3, blob2, back), 0);
+        T_TRUE(memcmp(blob, blob2, PROTO_BLOB_SIZE) == 0);
+        for (int i = 0; i < 3; i++) {
+            T_EQ_U(back[i].port, peers[i].port);
+            T_EQ_U(back[i].addr_len, peers[i].addr_len);
+            T_STR(back[i].addr, peers[i].addr);
+        }
+        /* The header rule for the same frame, K = 3. */
+        struct proto_header h = proto_header_make(PROTO_TABLE, 0, 3, 0, 0, n);
+        T_EQ_I(check_hdr(h, limits(1 * MIB, 3, 0)), 0);
+    }
+
+    T_CASE("proto-4.4", "TABLE: entries not filling the payload, lying lengths refused");
+    {
+        static struct proto_peer peers[2] = { { 41000, 4, "host" }, { 41001, 4, "hast" } };
+        struct proto_peer back[3];
+        uint8_t blob[PROTO_BLOB_SIZE] = { 0 }, p[512];
+        size_t n = 0;
+        T_EQ_I(proto_table_encode(blob, peers, 2, p, sizeof p, &n), 0);
+        T_EQ_I(proto_table_decode(p, n + 1, 2, blob, back), ERR_PROTO_SIZE);   /* a byte over */
+        T_EQ_I(proto_table_decode(p, n - 1, 2, blob, back), ERR_PROTO_SIZE);   /* cut short */
+        T_EQ_I(proto_table_decode(p, n, 1, blob, back), ERR_PROTO_SIZE);       /* K says 1 */
+        T_EQ_I(proto_table_decode(p, n, 3, blob, back), ERR_PROTO_SIZE);       /* K says 3 */
+        T_EQ_I(proto_table_decode(p, 100, 2, blob, back), ERR_PROTO_SIZE);
+        T_EQ_U(back[0].port, 0);                                             /* zeroed */
+        p[128 + 2] = 0xff;                                  /* address length 0xff04 */
+        T_EQ_I(proto_table_decode(p, n, 2, blob, back), ERR_PROTO_SIZE);
+        proto_table_encode(blob, peers, 2, p, sizeof p, &n);
+        p[128 + 8 + 0] = 0;                                  /* second port 0 */
+        p[128 + 8 + 1] = 0;
+        T_EQ_I(proto_table_decode(p, n, 2, blob, back), ERR_PROTO_FIELD);
+        proto_table_encode(blob, peers, 2, p, sizeof p, &n);
+        p[128 + 4] = '/';
+        T_EQ_I(proto_table_decode(p, n, 2, blob, back), ERR_PROTO_FIELD);
+        T_EQ_I(proto_table_encode(blob, peers, 2, p, n - 1, &n), ERR_PROTO_SIZE);
+        peers[1].port = 0;
+        T_EQ_I(proto_table_encode(blob, peers, 2, p, sizeof p, &n), ERR_PROTO_FIELD);
+        peers[1].port = 41001;
+    }
+
+    T_CASE("proto-4.5", "REGISTER and TABLE lengths in the header: bounds +-1");
+    T_EQ_I(check_len(PROTO_REGISTER, PROTO_REGISTER_META, std), ERR_PROTO_SIZE);
+    T_EQ_I(check_len(PROTO_REGISTER, PROTO_REGISTER_META + 1, std), 0);
+    T_EQ_I(check_len(PROTO_REGISTER, PROTO_REGISTER_MAX, std), 0);
+    T_EQ_I(check_len(PROTO_REGISTER, PROTO_REGISTER_MAX + 1, std), ERR_PROTO_SIZE);
+    T_EQ_I(check_len(PROTO_TABLE, PROTO_BLOB_SIZE + 4 * 5 - 1, std), ERR_PROTO_SIZE);
+    T_EQ_I(check_len(PROTO_TABLE, PROTO_BLOB_SIZE + 4 * 5, std), 0);
+    T_EQ_I(check_len(PROTO_TABLE, PROTO_BLOB_SIZE + 4 * (4 + PROTO_ADDR_MAX), std), 0);
+    T_EQ_I(check_len(PROTO_TABLE, PROTO_BLOB_SIZE + 4 * (4 + PROTO_ADDR_MAX) + 1, std),
+           ERR_PROTO_SIZE);
+    {
+        /* The largest world: the bound is computed without overflow. */
+        struct proto_header h = proto_header_make(PROTO_TABLE, 0, PROTO_MAX_WORLD, 0, 0,
+                                                  PROTO_BLOB_SIZE + (uint64_t)PROTO_MAX_WORLD * 5);
+        T_EQ_I(check_hdr(h, limits(UINT64_MAX, 0, 0)), 0);
+        h.length = UINT64_MAX;
+        T_EQ_I(check_hdr(h, limits(UINT64_MAX, 0, 0)), ERR_PROTO_SIZE);
     }
 
     return t_done();

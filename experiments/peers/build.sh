@@ -1,0 +1,17 @@
+#!/bin/sh
+# experiments/peers/build.sh [OUTDIR] -- build the peer programs the ring is
+# compared with (today: mpi_allreduce, an MPI_Allreduce timing harness).
+#
+# Only where mpicc is installed (Debian: openmpi-bin libopenmpi-dev); the
+# main Makefile never builds these. Output: OUTDIR (default build/peers).
+# Exit 0 with a note when mpicc is missing, so callers can skip the peer.
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-$here/../../build/peers}
+if ! command -v mpicc >/dev/null 2>&1; then
+    echo "peers/build.sh: mpicc not found (apt-get install openmpi-bin libopenmpi-dev); skipping the MPI peer"
+    exit 0
+fi
+mkdir -p "$out" || exit 1
+set -x
+mpicc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Wstrict-prototypes -Wshadow -Wformat=2 -Wvla \
+    -Werror -o "$out/mpi_allreduce" "$here/mpi_allreduce.c"

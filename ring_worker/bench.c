@@ -1,0 +1,272 @@
+/* bench.c -- the all-reduce size sweep (bench.h says what it measures and
+ * how). Everything it allocates is allocated before the first size; the
+ * timed loop only calls ring_allreduce and reads the clock.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "dtype.h"
+#include "err.h"
+#include "log.h"
+#include "metrics.h"
+
+#define NSETTINGS 6             /* minbytes maxbytes stepfactor warmup iters dtype */
+
+__attribute__((format(printf, 2, 3)))
+static void say(char *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err, ERR_LEN, fmt, ap);
+    va_end(ap);
+}
+
+/* The check's pattern: rank r, element i -> ((r + i) mod 8) - 3. */
+static int pattern(int r, size_t i)
+{
+    return (int)(((size_t)r + i) & 7) - 3;
+}
+
+static void fill_pattern(void *buf, size_t count, int dtype, int rank)
+{
+    if (dtype == DTYPE_F32) {
+        float *p = buf;
+        for (size_t i = 0; i < count; i++)
+            p[i] = (float)pattern(rank, i);
+    } else {
+        double *p = buf;
+        for (size_t i = 0; i < count; i++)
+            p[i] = (double)pattern(rank, i);
+    }
+}
+
+/* count_wrong: elements that differ from the closed-form sum want[i & 7]. */
+static uint64_t count_wrong(const void *buf, size_t count, int dtype, const double *want)
+{
+    uint64_t wrong = 0;
+
+    if (dtype == DTYPE_F32) {
+        const float *p = buf;
+        for (size_t i = 0; i < count; i++)
+            wrong += (double)p[i] != want[i & 7];
+    } else {
+        const double *p = buf;
+        for (size_t i = 0; i < count; i++)
+            wrong += p[i] != want[i & 7];
+    }
+    return wrong;
+}
+
+/* gather: every rank's m values (mine at chunk `rank`) on every rank. */
+static int gather(struct ring *ring, double *all, const double *mine, int m, int world, int rank,
+                  char *err)
+{
+    memset(all, 0, (size_t)world * (size_t)m * sizeof *all);
+    memcpy(all + (size_t)rank * (size_t)m, mine, (size_t)m * sizeof *all);
+    return ring_all_gather(ring, all, (size_t)world * (size_t)m, DTYPE_F64, err);
+}
+
+/* same_sweep: every rank must run the same sizes and iteration counts,
+ * or the ring's steps would not line up. */
+static int same_sweep(const struct bench_cfg *cfg, double *all, char *err)
+{
+    static const char *const names[NSETTINGS] = {
+        "--minbytes", "--maxbytes", "--stepfactor", "--warmup-iters", "--iters", "--dtype",
+    };
+    double mine[NSETTINGS] = {
+        (double)cfg->minbytes, (double)cfg->maxbytes, cfg->stepfactor, cfg->warmup_iters,
+        cfg->iters, cfg->dtype,
+    };
+    int rc = gather(cfg->ring, all, mine, NSETTINGS, cfg->world, cfg->rank, err);
+
+    if (rc != 0)
+        return rc;
+    for (int r = 0; r < cfg->world; r++)
+        for (int j = 0; j < NSETTINGS; j++)
+            if (all[r * NSETTINGS + j] != mine[j]) {
+                say(err, "rank %d runs another sweep: %s %.0f, here %.0f", r, names[j],
+                    all[r * NSETTINGS + j], mine[j]);
+                return ERR_MISMATCH;
+            }
+    return 0;
+}
+
+static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const double *dt,
+                        const uint64_t *bin, const uint64_t *bout, double cpu, double wall,
+                        char *err)
+{
+    char path[4096 + 32];
+    struct metrics_record rec;
+    int rc = metrics_record_init(&rec, (size_t)cfg->iters);
+
+    if (rc != 0) {
+        say(err, "out of memory for the record");
+        return rc;
+    }
+    snprintf(rec.system, sizeof rec.system, "ring");
+    snprintf(rec.role, sizeof rec.role, "rank");
+    snprintf(rec.algo, sizeof rec.algo, "ring");
+    snprintf(rec.transport, sizeof rec.transport, "tcp");
+    rec.rank = cfg->rank;
+    rec.world = cfg->world;
+    rec.bytes = bytes;
+    rec.link_bw = cfg->link->egress.rate;
+    rec.link_latency = cfg->link->latency_s;
+    rec.cpu_s = cpu;
+    rec.wall_s = wall;
+    rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    for (int i = 0; i < cfg->iters; i++) {
+        struct metrics_step s = { (uint64_t)i, dt[i], NAN, NAN, bin[i], bout[i] };
+        metrics_record_add(&rec, &s);
+    }
+    if (cfg->minbytes == cfg->maxbytes || cfg->maxbytes / cfg->minbytes < (uint64_t)cfg->stepfactor)
+        snprintf(path, sizeof path, "%s", cfg->csv);
+    else
+        snprintf(path, sizeof path, "%s.%llu", cfg->csv, (unsigned long long)bytes);
+    rc = metrics_record_write(&rec, path, err);
+    metrics_record_free(&rec);
+    return rc;
+}
+
+int bench_run(const struct bench_cfg *cfg, char *err)
+{
+    int k = cfg->world, rc = 0;
+    size_t es = dtype_size(cfg->dtype), maxcount = cfg->maxbytes / (es ? es : 1);
+    unsigned char *buf = NULL;
+    double *all = NULL, *dt = NULL, want[8], busbw_sum = 0;
+    uint64_t *bin = NULL, *bout = NULL, wrong_total = 0;
+    int nsizes = 0;
+
+    if (es == 0 || maxcount == 0 || cfg->minbytes == 0 || cfg->minbytes > cfg->maxbytes ||
+        cfg->stepfactor < 2 || cfg->iters < 1 || cfg->warmup_iters < 0) {
+        say(err, "bad sweep: --minbytes %llu --maxbytes %llu --stepfactor %d --iters %d",
+            (unsigned long long)cfg->minbytes, (unsigned long long)cfg->maxbytes,
+            cfg->stepfactor, cfg->iters);
+        return ERR_USAGE;
+    }
+    buf = malloc(maxcount * es);
+    all = malloc((size_t)k * NSETTINGS * sizeof *all);
+    dt = malloc((size_t)cfg->iters * sizeof *dt);
+    bin = malloc((size_t)cfg->iters * sizeof *bin);
+    bout = malloc((size_t)cfg->iters * sizeof *bout);
+    if (!buf || !all || !dt || !bin || !bout) {
+        rc = -ENOMEM;
+        say(err, "out of memory for %llu bytes", (unsigned long long)cfg->maxbytes);
+        goto out;
+    }
+    for (int j = 0; j < 8; j++) {
+        want[j] = 0;
+        for (int r = 0; r < k; r++)
+            want[j] += pattern(r, (size_t)j);
+    }
+    if ((rc = same_sweep(cfg, all, err)) != 0)
+        goto out;
+
+    if (cfg->rank == 0) {
+        printf("# ring_worker --bench: all-reduce (sum) over a ring of K=%d ranks, transport tcp\n", k);
+        if (cfg->link->egress.rate > 0 || cfg->link->latency_s > 0)
+            printf("# link: EMULATED, %.6g bytes/s per direction, %.6g s one-way latency\n",
+                   cfg->link->egress.rate, cfg->link->latency_s);
+        else
+            printf("# link: not emulated (the host's loopback)\n");
+        printf("# time: the slowest rank's loop of %d iterations / %d (after %d warm-up "
+               "and a barrier); busbw = algbw * 2(K-1)/K\n", cfg->iters, cfg->iters,
+               cfg->warmup_iters);
+        printf("#%11s %12s %7s %11s %12s %12s %7s\n", "size", "count", "type", "time(us)",
+               "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+        fflush(stdout);
+    }
+    for (uint64_t size = cfg->minbytes; size <= cfg->maxbytes; size *= (uint64_t)cfg->stepfactor) {
+        size_t count = size / es;
+        uint64_t bytes = count * es, wrong;
+        double t0, total, cpu0, wall0, cpu, wall, mine[2], tmax = 0;
+
+        if (count > 0) {
+            memset(buf, 0, bytes);
+            for (int i = 0; i < cfg->warmup_iters && rc == 0; i++)
+                rc = ring_allreduce(cfg->ring, buf, count, cfg->dtype, err);
+            /* The barrier: a tiny all-reduce, so the loops start together. */
+            if (rc == 0)
+                rc = ring_allreduce(cfg->ring, all, (size_t)k, DTYPE_F64, err);
+            cpu0 = clock_cpu_seconds();
+            wall0 = t0 = clock_now();
+            for (int i = 0; i < cfg->iters && rc == 0; i++) {
+                uint64_t o = cfg->link->bytes_out, in = cfg->link->bytes_in;
+                double ti = clock_now();
+                rc = ring_allreduce(cfg->ring, buf, count, cfg->dtype, err);
+                dt[i] = clock_now() - ti;
+                bout[i] = cfg->link->bytes_out - o;
+                bin[i] = cfg->link->bytes_in - in;
+            }
+            total = clock_now() - t0;
+            cpu = clock_cpu_seconds() - cpu0;
+            wall = clock_now() - wall0;
+            if (rc != 0)
+                goto fail;
+
+            fill_pattern(buf, count, cfg->dtype, cfg->rank);
+            if ((rc = ring_allreduce(cfg->ring, buf, count, cfg->dtype, err)) != 0)
+                goto fail;
+            mine[0] = total;
+            mine[1] = (double)count_wrong(buf, count, cfg->dtype, want);
+            if ((rc = gather(cfg->ring, all, mine, 2, k, cfg->rank, err)) != 0)
+                goto fail;
+            wrong = 0;
+            for (int r = 0; r < k; r++) {
+                tmax = fmax(tmax, all[2 * r]);
+                wrong += (uint64_t)all[2 * r + 1];
+            }
+            wrong_total += wrong;
+            if (cfg->rank == 0) {
+                double t = tmax / cfg->iters;
+                double algbw = (double)bytes / t / 1e9;
+                double busbw = algbw * (k > 1 ? 2.0 * (k - 1) / k : 0.0);
+                busbw_sum += busbw;
+                nsizes++;
+                printf("%12llu %12zu %7s %11.1f %12.3f %12.3f %7llu\n",
+                       (unsigned long long)bytes, count,
+                       cfg->dtype == DTYPE_F32 ? "float" : "double", t * 1e6, algbw, busbw,
+                       (unsigned long long)wrong);
+                fflush(stdout);
+            }
+            if (cfg->csv && (rc = write_record(cfg, bytes, dt, bin, bout, cpu, wall, err)) != 0)
+                goto out;
+        }
+        if (size > cfg->maxbytes / (uint64_t)cfg->stepfactor)
+            break;              /* the next size would pass maxbytes (or overflow) */
+    }
+    if (cfg->rank == 0) {
+        printf("# out of bounds values : %llu %s\n", (unsigned long long)wrong_total,
+               wrong_total ? "WRONG" : "OK");
+        printf("# avg bus bandwidth    : %.3f GB/s\n", nsizes ? busbw_sum / nsizes : 0.0);
+        fflush(stdout);
+    }
+    if (wrong_total != 0) {
+        rc = ERR_MISMATCH;
+        say(err, "%llu elements differ from the closed-form sum",
+            (unsigned long long)wrong_total);
+    }
+    goto out;
+fail:
+    {
+        char why[ERR_LEN];
+        snprintf(why, sizeof why, "%s", err);
+        say(err, "bench: %s", why);
+    }
+out:
+    free(bout);
+    free(bin);
+    free(dt);
+    free(all);
+    free(buf);
+    return rc;
+}

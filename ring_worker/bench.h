@@ -1,0 +1,58 @@
+/* bench.h -- the all-reduce benchmark of bin/ring_worker --bench, in the
+ * manner of nccl-tests' all_reduce_perf.
+ *
+ * SWEEP. Sizes from --minbytes to --maxbytes, multiplied by --stepfactor;
+ * count = size / element size (float32 unless --dtype says otherwise).
+ * Per size: --warmup-iters untimed all-reduces, then --iters timed ones,
+ * back to back, then one checked all-reduce.
+ *
+ * TIMING. Before the timed loop a barrier (a tiny all-reduce) lines the
+ * ranks up; each rank then times its whole loop. The time printed is the
+ * SLOWEST rank's loop divided by --iters (the ranks' totals are gathered
+ * with the ring's own all-gather after the loop, outside the timing). The
+ * timed iterations reduce zeros (a sum of zeros costs what any sum does,
+ * and repeated in-place all-reduces cannot overflow); the data is
+ * allocated before the sweep, never inside it.
+ *     algbw = size / time        busbw = algbw * 2(K-1)/K
+ * (nccl-tests' definitions: busbw is what each rank's link carried, so it
+ * compares across K and with the link's rate).
+ *
+ * CHECK. The checked all-reduce starts from rank r's element i =
+ * ((r + i) mod 8) - 3, small integers whose sum over the K ranks is exact
+ * in f32 and known in closed form per i mod 8; every element of the result
+ * is compared, and #wrong is the count over all ranks.
+ *
+ * OUTPUT. Rank 0 prints, under '#' comment lines, one row per size:
+ *     size count type time(us) algbw(GB/s) busbw(GB/s) #wrong
+ * With --csv FILE every rank writes its metrics record (system ring, algo
+ * ring, transport tcp; one step per timed iteration, its own time and
+ * bytes): to FILE when the sweep has one size, else to FILE.SIZE for each
+ * size (SIZE in bytes), so psr_merge can merge one size's records.
+ *
+ * The ranks check that they run the same sweep (an all-gather of the
+ * settings) before the first size.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <stdint.h>
+
+#include "link.h"
+#include "ring.h"
+
+struct bench_cfg {
+    int rank, world, dtype;
+    uint64_t minbytes, maxbytes;
+    int stepfactor, warmup_iters, iters;
+    const char *csv;               /* record path, or NULL */
+    struct ring *ring;
+    struct link *link;             /* counters, and the settings for the record */
+};
+
+/* bench_run: the sweep. 0 when every size ran and every element checked
+ * out; ERR_MISMATCH after the sweep when some were wrong (the table says
+ * where), or when the ranks run different sweeps; else the transport's
+ * code. One line in err. */
+int bench_run(const struct bench_cfg *cfg, char *err);
+
+#endif /* BENCH_H */

@@ -1,0 +1,296 @@
+/* main.c -- bin/ring_worker: one rank of a ring all-reduce over TCP.
+ *
+ *     ring_worker --coordinator HOST:PORT [--bench ...] [common flags]
+ *
+ * Set-up, in order: flags (rank and world from the flags or the launcher's
+ * environment, so `mpirun -np K` and `srun -n K` work unchanged), the
+ * emulated link, the workload (training), the data listener, the
+ * rendezvous (rendezvous.h), the neighbour connections (xport_tcp.h); then
+ * training (train.h) or the benchmark (bench.h). K = 1 opens no socket at
+ * all. A failure is one line on stderr naming the peer or the step, and
+ * exit status 1 (64 for bad flags); a rank that fails on its own tells its
+ * neighbours first (xport_tcp_abort), so the ring ends everywhere.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "clock.h"
+#include "dtype.h"
+#include "err.h"
+#include "link.h"
+#include "log.h"
+#include "metrics.h"
+#include "net.h"
+#include "rendezvous.h"
+#include "ring.h"
+#include "train.h"
+#include "workload.h"
+#include "xport_tcp.h"
+
+#define PROG "ring_worker"
+
+static const char synopsis[] =
+    "--coordinator HOST:PORT [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20]] [common flags]\n"
+    "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
+    "coordinator address (port 0: any free port, see --port-file); every rank then\n"
+    "connects to its right neighbour and trains (default) or benchmarks (--bench).\n"
+    "The coordinator may also come from MASTER_ADDR/MASTER_PORT, rank and world from\n"
+    "RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_* or SLURM_* (mpirun, srun, torchrun).";
+
+struct opts {
+    const char *coordinator, *port_file, *advertise, *listen;
+    int bench;
+    uint64_t minbytes, maxbytes, piece;
+    int stepfactor, warmup_iters, iters;
+};
+
+/* The nccl-tests spellings: -b 4K, -b4K, and so on, become --minbytes 4K. */
+static const struct { char c; const char *name; } shorts[] = {
+    { 'b', "--minbytes" }, { 'e', "--maxbytes" }, { 'f', "--stepfactor" },
+    { 'w', "--warmup-iters" }, { 'n', "--iters" },
+};
+
+/* expand_shorts: a copy of argv with the short bench flags spelled long.
+ * The copy (and any string it holds) lives until exit. */
+static char **expand_shorts(int argc, char **argv, int *out_argc)
+{
+    char **v = calloc((size_t)argc * 2 + 1, sizeof *v);
+    int n = 0;
+
+    if (!v)
+        return NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        size_t s = 0, ns = sizeof shorts / sizeof shorts[0];
+        if (i > 0 && a[0] == '-' && a[1] != '-' && a[1] != '\0') {
+            for (s = 0; s < ns && shorts[s].c != a[1]; s++)
+                ;
+        } else {
+            s = ns;
+        }
+        if (s == ns) {
+            v[n++] = argv[i];
+            continue;
+        }
+        v[n++] = (char *)(uintptr_t)shorts[s].name;
+        if (a[2] != '\0')
+            v[n++] = (char *)(uintptr_t)(a + 2);       /* -b4K */
+    }
+    *out_argc = n;
+    return v;
+}
+
+/* has_flag: was --name given (the parser cannot tell a default from it)? */
+static int has_flag(int argc, char **argv, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], name, n) == 0 && (argv[i][n] == '\0' || argv[i][n] == '='))
+            return 1;
+    return 0;
+}
+
+static void usage_fail(const char *msg)
+{
+    fprintf(stderr, PROG ": %s\n", msg);
+    exit(CLI_EXIT_USAGE);
+}
+
+static int is_wildcard(const char *h)
+{
+    return strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0 || h[0] == '\0';
+}
+
+int main(int argc, char **argv)
+{
+    struct cli_common c;
+    struct opts o = { NULL, NULL, NULL, NULL, 0, 4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20 };
+    const struct cli_opt own[] = {
+        { "coordinator", CLI_STRING, &o.coordinator, "HOST:PORT",
+          "rank 0 serves the rendezvous here (port 0: any); others connect (default MASTER_ADDR:MASTER_PORT)",
+          0, 0, NULL },
+        { "port-file", CLI_STRING, &o.port_file, "FILE",
+          "rank 0: write the coordinator's port to FILE (for port 0)", 0, 0, NULL },
+        { "advertise", CLI_STRING, &o.advertise, "ADDR",
+          "the address peers connect to (default: --listen, else 127.0.0.1)", 0, 0, NULL },
+        { "listen", CLI_STRING, &o.listen, "ADDR",
+          "bind the data port here (default: --advertise, else 127.0.0.1)", 0, 0, NULL },
+        { "bench", CLI_BOOL, &o.bench, NULL,
+          "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
+        { "minbytes", CLI_SIZE, &o.minbytes, "SIZE", "-b: smallest size (default 4K)",
+          1, 0, NULL },
+        { "maxbytes", CLI_SIZE, &o.maxbytes, "SIZE", "-e: largest size (default 64M)",
+          1, 0, NULL },
+        { "stepfactor", CLI_INT, &o.stepfactor, "F", "-f: size multiplier (default 2)",
+          2, 1 << 20, NULL },
+        { "warmup-iters", CLI_INT, &o.warmup_iters, "N",
+          "-w: untimed all-reduces per size (default 5)", 0, 1 << 20, NULL },
+        { "iters", CLI_INT, &o.iters, "N", "-n: timed all-reduces per size (default 20)",
+          1, 1 << 20, NULL },
+        { "piece", CLI_SIZE, &o.piece, "SIZE",
+          "bytes reduced between two receives (default 1M)", 8, 1LL << 30, NULL },
+        { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+    };
+    const struct cli_opt *tables[3];
+    char err[ERR_LEN], host[NET_HOST_LEN];
+    const char *listen_host, *adv_host;
+    struct workload w;
+    struct workload_cfg wc;
+    struct link link;
+    struct rdv_cfg rc_cfg;
+    struct rdv_table table;
+    struct xport_tcp *xp = NULL;
+    struct ring ring;
+    struct metrics_record rec;
+    struct proto_hello hello;
+    int xargc = 0, lfd = -1, data_port = 0, coord_port = 0, rc = 0, have_w = 0, ring_ok = 0;
+    char **xargv = expand_shorts(argc, argv, &xargc);
+
+    if (!xargv)
+        return 1;
+    cli_common_defaults(&c);
+    tables[0] = own;
+    tables[1] = cli_common_opts(&c);
+    tables[2] = NULL;
+    cli_main_parse(PROG, synopsis, xargc, xargv, tables);
+    if (o.bench && !has_flag(xargc, xargv, "--dtype"))
+        c.dtype = DTYPE_F32;                   /* nccl-tests' default type */
+    if (cli_common_finish(&c, err) != 0)
+        usage_fail(err);
+    log_init(PROG, c.rank);
+    clock_precise_timers();
+    if (link_init(&link, c.link_bw, c.link_latency) != 0)
+        usage_fail("--link-bw/--link-latency: out of range");
+
+    /* The job, as the rendezvous and the neighbours compare it. */
+    memset(&hello, 0, sizeof hello);
+    hello.dtype = (uint32_t)c.dtype;
+    hello.workload = (uint32_t)c.workload;
+    hello.seed = c.seed;
+    hello.token = cli_token();
+    if (o.bench) {
+        hello.n = 1;            /* the sweep itself is compared in bench_run */
+        hello.batch = 1;
+    } else {
+        memset(&wc, 0, sizeof wc);
+        wc.kind = c.workload;
+        wc.dtype = c.dtype;
+        wc.seed = c.seed;
+        wc.params = c.params;
+        wc.batch = c.batch;
+        if (workload_create(&w, &wc) != 0) {
+            snprintf(err, sizeof err, "--workload %s: cannot build it with these sizes "
+                     "(--params, --batch)", workload_name(c.workload));
+            usage_fail(err);
+        }
+        have_w = 1;
+        if (train_check(&c, w.batch, err) != 0)
+            usage_fail(err);
+        hello.n = w.n;
+        hello.batch = w.batch;
+    }
+
+    /* Where peers reach us, and where the coordinator is. */
+    listen_host = o.listen ? o.listen : o.advertise ? o.advertise : "127.0.0.1";
+    adv_host = o.advertise ? o.advertise : listen_host;
+    if (c.world > 1) {
+        if (is_wildcard(adv_host))
+            usage_fail("--advertise: needed when --listen is a wildcard address "
+                       "(peers must be told a real one)");
+        if (proto_addr_check(adv_host, strlen(adv_host)) != 0)
+            usage_fail("--advertise: not a host name or IP literal of at most 255 bytes");
+        if (cli_coordinator(o.coordinator, host, sizeof host, &coord_port, err) != 0)
+            usage_fail(err);
+        if (coord_port == 0 && c.rank != 0)
+            usage_fail("--coordinator: port 0 is for rank 0 only (it binds a free port and "
+                       "writes --port-file); give the other ranks the port it wrote");
+    }
+    log_msg("rank %d of %d (rank from %s)%s", c.rank, c.world, c.rank_source,
+            link_active(&link) ? ", link EMULATED" : "");
+
+    if (c.world > 1) {
+        rc = net_listen(listen_host, 0, &lfd, &data_port, err);
+        if (rc == 0) {
+            memset(&rc_cfg, 0, sizeof rc_cfg);
+            rc_cfg.rank = c.rank;
+            rc_cfg.world = c.world;
+            rc_cfg.hello = hello;
+            rc_cfg.coord_host = host;
+            rc_cfg.coord_port = coord_port;
+            rc_cfg.port_file = c.rank == 0 ? o.port_file : NULL;
+            rc_cfg.data_host = adv_host;
+            rc_cfg.data_port = data_port;
+            rc_cfg.timeout = c.timeout;
+            rc = rdv_run(&rc_cfg, NULL, &table, err);
+        }
+        if (rc == 0) {
+            struct xport_tcp_cfg xc = {
+                .rank = c.rank, .world = c.world, .lfd = lfd, .peers = table.peers,
+                .hello = hello, .link = &link, .timeout = c.timeout,
+            };
+            rc = xport_tcp_open(&xp, &xc, err);
+            rdv_table_free(&table);
+        }
+        if (lfd >= 0)
+            close(lfd);
+        if (rc != 0) {
+            log_msg("%s", err);
+            goto out;
+        }
+    }
+    rc = ring_init(&ring, xp ? xport_tcp_base(xp) : NULL, c.rank, c.world, (size_t)o.piece);
+    if (rc != 0) {
+        log_msg("out of memory for the staging piece");
+        goto out;
+    }
+    ring_ok = 1;
+
+    if (o.bench) {
+        struct bench_cfg bc = {
+            .rank = c.rank, .world = c.world, .dtype = c.dtype, .minbytes = o.minbytes,
+            .maxbytes = o.maxbytes, .stepfactor = o.stepfactor,
+            .warmup_iters = o.warmup_iters, .iters = o.iters, .csv = c.csv, .ring = &ring,
+            .link = &link,
+        };
+        rc = bench_run(&bc, err);
+    } else {
+        struct train_cfg tc = { .c = &c, .w = &w, .ring = &ring, .link = &link };
+        rc = metrics_record_init(&rec, (size_t)(c.steps - c.warmup));
+        if (rc == 0) {
+            snprintf(rec.system, sizeof rec.system, "ring");
+            snprintf(rec.role, sizeof rec.role, "rank");
+            snprintf(rec.algo, sizeof rec.algo, "ring");
+            snprintf(rec.transport, sizeof rec.transport, "tcp");
+            rec.rank = c.rank;
+            rec.world = c.world;
+            rec.bytes = (uint64_t)w.n * dtype_size(c.dtype);
+            rec.link_bw = c.link_bw;
+            rec.link_latency = c.link_latency;
+            rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+            rc = train_run(&tc, &rec, err);
+            if (rc == 0 && c.csv)
+                rc = metrics_record_write(&rec, c.csv, err);
+            metrics_record_free(&rec);
+        } else {
+            snprintf(err, sizeof err, "out of memory for the record");
+        }
+    }
+    if (rc != 0) {
+        if (xp)
+            xport_tcp_abort(xp, err);   /* a no-op when the transport itself failed */
+        log_msg("%s", err);
+    }
+out:
+    if (ring_ok)
+        ring_destroy(&ring);
+    xport_tcp_close(xp);
+    if (have_w)
+        workload_destroy(&w);
+    cli_common_free(&c);
+    free(xargv);
+    return rc == 0 ? 0 : 1;
+}

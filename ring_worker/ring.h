@@ -1,0 +1,56 @@
+/* ring.h -- the ring all-reduce: reduce-scatter, all-gather, and their
+ * composition, over any transport (xport.h). The algorithm is taught in
+ * ring.c's opening comment.
+ *
+ * BUFFERS. Every call works in place in the caller's buffer of n elements
+ * of dtype, cut into K chunks by ring_chunk():
+ *   ring_reduce_scatter  in: rank r's vector. out: chunk r holds the SUM
+ *                        over all ranks of chunk r; the other chunks hold
+ *                        partial sums (scratch).
+ *   ring_all_gather      in: chunk r of rank r. out: every chunk c holds
+ *                        rank c's chunk c, on every rank.
+ *   ring_allreduce       in: rank r's vector. out: the element-wise SUM over
+ *                        the K ranks, bit-identical on every rank.
+ * Besides the buffer, a ring uses one staging piece (ring_init's
+ * piece_bytes), allocated once by ring_init and freed by ring_destroy:
+ * nothing is allocated per call.
+ *
+ * K = 1: every call returns at once (the sum of one vector is itself) and
+ * the transport may be NULL.
+ *
+ * ERRORS. 0, or the transport's negative err.h code with its one line in
+ * err (the peer it lost, the step); ERR_USAGE for a dtype that is not one.
+ */
+#ifndef RING_H
+#define RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xport.h"
+
+#define RING_PIECE_DEFAULT (1u << 20)      /* bytes reduced between two receives */
+
+struct ring {
+    struct xport *x;          /* not owned; NULL when world == 1 */
+    int rank, world;
+    size_t piece_bytes;       /* staging size */
+    void *stage;              /* piece_bytes, owned, 64-byte aligned */
+};
+
+/* ring_init: a ring of `world` ranks seen from `rank`, moving bytes through
+ * x (which must outlive the ring). piece_bytes: the staging piece, at least
+ * 8 bytes (0: RING_PIECE_DEFAULT). ERR_USAGE or -ENOMEM. */
+int ring_init(struct ring *r, struct xport *x, int rank, int world, size_t piece_bytes);
+void ring_destroy(struct ring *r);
+
+/* ring_chunk: chunk c (0..world-1) of n elements is [*lo, *hi). Sizes
+ * differ by at most one; the first n mod world chunks are the larger ones;
+ * chunks may be empty when n < world. */
+void ring_chunk(size_t n, int world, int c, size_t *lo, size_t *hi);
+
+int ring_reduce_scatter(struct ring *r, void *buf, size_t n, int dtype, char *err);
+int ring_all_gather(struct ring *r, void *buf, size_t n, int dtype, char *err);
+int ring_allreduce(struct ring *r, void *buf, size_t n, int dtype, char *err);
+
+#endif /* RING_H */

@@ -1,0 +1,59 @@
+/* train.h -- data-parallel SGD over the ring: the training mode of
+ * bin/ring_worker.
+ *
+ * Every rank takes its share of each step's global batch (workload_split
+ * by rank, or by --shard-weights), sums the per-example gradients over
+ * --micro micro-batches into one buffer, all-reduces that SUM together with
+ * the example count and the loss, and applies sgd_step(w, g_sum, B) itself:
+ * the same update on every rank, bit for bit, equal to one big-batch step
+ * up to rounding (DESIGN.md). Workload and sgd are the parameter server's
+ * code; only the combine step differs.
+ *
+ * ALL-REDUCED BUFFER: the n gradient elements, then a trailer of three
+ * elements of the same dtype: examples mod 4096, examples div 4096, loss.
+ * Split in two, the count's partial sums stay below 2^24 and so are exact
+ * even in f32 (K <= 4096 and B < 2^36, checked by train_check); the loss
+ * is only logged. The count's sum must be B, checked every step.
+ *
+ * CHECKS, each a failure naming the step: a gradient element that is not
+ * finite (before it is sent), the example count, and with the synthetic
+ * workload the all-reduced sum against its closed form F(0, B) (bitwise:
+ * it is exact in any order).
+ *
+ * OUTPUT. Rank 0 logs the global loss (sum of losses / B, at the weights
+ * before the update) for the first and last step and at most once a second
+ * between. The record gets one step per timed step (combine_s: this rank's
+ * all-reduce; bytes from its link's counters). --weights-out PATH writes
+ * PATH.RANK, one "%.17g" per line.
+ *
+ * OWNERSHIP: train_run allocates its buffers at start and frees them
+ * before it returns; nothing is allocated inside the step loop.
+ */
+#ifndef TRAIN_H
+#define TRAIN_H
+
+#include "cli.h"
+#include "link.h"
+#include "metrics.h"
+#include "ring.h"
+#include "workload.h"
+
+#define TRAIN_TRAILER 3
+
+struct train_cfg {
+    const struct cli_common *c;    /* steps, warmup, micro, lr, dtype, shards, outputs */
+    struct workload *w;
+    struct ring *ring;
+    struct link *link;
+};
+
+/* train_check: the trailer's exactness bounds for this job; ERR_USAGE and
+ * a line in err when K or B is too large for f32. */
+int train_check(const struct cli_common *c, uint64_t batch, char *err);
+
+/* train_run: the steps; *rec (initialised by the caller) gets the timed
+ * steps, cpu_s and wall_s. 0, or a negative code with one line in err
+ * ("step 5: ..."): a transport failure, ERR_NONFINITE, ERR_MISMATCH. */
+int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err);
+
+#endif /* TRAIN_H */
