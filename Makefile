@@ -136,12 +136,13 @@ test-quick: all $(TESTS) $(FUZZ)
 bench: all
 	@$(RUN_ENV) sh experiments/bench.sh
 
-# The lab needs the parameter server and the ring, which are not built yet;
-# say so plainly rather than "No rule to make target".
-lab:
-	@echo "make lab: not built yet (it needs ps_server, ps_worker and ring_worker)."; \
-	 echo "Today: 'make && bin/exactness' (distributed step == big batch) and 'make bench' (the emulated link)."; \
-	 exit 2
+# The lab (experiments/lab.sh): the K sweep and size sweep of both systems on
+# emulated links, the model table and the plots, under results/<run>/.
+# `make lab LAB_ARGS="--ks '2 4' --link-bw 1Gbit"` passes flags through.
+LAB_ARGS ?=
+lab: deps
+	@$(MAKE) --no-print-directory all
+	@$(RUN_ENV) experiments/lab.sh $(LAB_ARGS)
 
 # libFuzzer builds of the fuzz targets (clang only), for long fuzzing runs:
 #   make fuzz && build/fuzz/fuzz_proto -max_total_time=60

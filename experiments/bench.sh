@@ -31,6 +31,17 @@ bench() {
 # The emulated link: loopback rate, rate accuracy, latency floor.
 bench bench_link $quick
 
+# The parameter server: RSS against K, the emulated link against the
+# model, unpaced ingress against iperf3.
+echo "== bench_ps.sh (output: $out/bench_ps.dat)"
+bash "$(dirname "$0")/bench_ps.sh" $quick | tee "$out/bench_ps.dat" || status=1
+
+# The ring against Open MPI's MPI_Allreduce over TCP, and on the emulated link.
+# (BENCH_QUICK is read from the environment; it writes ring_vs_mpi.dat and
+# ring_model.dat itself.)
+echo "== bench_ring.sh (output: $out/ring_vs_mpi.dat, $out/ring_model.dat)"
+sh "$(dirname "$0")/bench_ring.sh" || status=1
+
 # The GPU kernels against a device-to-device copy, and NCCL with one rank:
 # only where a CUDA device answers (docs/gpu.md).
 if [ -x "$PSR_BIN/bench_gpu" ] && "$PSR_BIN/bench_gpu" --probe >/dev/null 2>&1; then

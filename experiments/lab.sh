@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# lab.sh -- psring's main job (`make lab`): measure the parameter server
+# against the ring on one machine, and draw it.
+#
+#   1. the unpaced loopback rate (bench_link --loopback): what the host can
+#      move at all, so that every emulated point can be checked to be
+#      link-bound (K x the link rate well below it);
+#   2. the K sweep: the parameter server and the ring for K = 1..16 on
+#      127.0.0.1, every process behind an EMULATED link (--link-bw,
+#      --link-latency), the synthetic workload (n bytes of f32), a few steps
+#      after warm-up each;
+#   3. the size sweep: both systems at a fixed K from 4 KiB to 16 MiB;
+#   4. the seed's exercise table (bin/model);
+#   5. the plots (plots/*.gp: PNG and SVG, and a terminal view of plot 1).
+#
+# Results go to results/<run>/: k_sweep.csv and size_sweep.csv in the
+# shared schema (DESIGN.md), model.txt, manifest.txt (command lines,
+# settings, git revision, CPU, kernel, loopback rate), logs/ (every job's
+# stderr) and the plots.
+#
+# WHY THESE DEFAULTS. 500 Mbit/s links and n = 4 MiB: the server's link
+# carries K n per step each way, so K = 16 moves 64 MiB in and 64 MiB out
+# per step at 62.5 MB/s, about 2 s, while the host's loopback moves several
+# GB/s: every point stays link-bound with room to spare, and the whole lab
+# fits in about 3 minutes on 2 cores. A latency of 200 us is above the
+# emulated link's floor (docs/link.md measured ~45 us; from 200 us it is
+# accurate). Every default can be overridden by a flag.
+set -uo pipefail
+
+cmdline="$0${*:+ $*}"
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+PSR_BIN=${PSR_BIN:-$root/bin}
+export PSR_BIN
+
+link_bw=500Mbit
+link_lat=200us
+bytes=4M
+ks="1 2 4 8 16"
+steps=6
+warmup=2
+sizes="4K 16K 64K 256K 1M 4M 16M"
+size_k=4
+size_steps=5
+out=
+quick=0
+time_limit=120
+
+usage() {
+    cat <<EOF
+usage: experiments/lab.sh [options]
+psring's main job: the parameter server against the ring on EMULATED links,
+on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
+  --link-bw RATE       emulated link rate per process (default $link_bw)
+  --link-latency TIME  emulated one-way latency (default $link_lat)
+  --bytes SIZE         message size n for the K sweep (default $bytes)
+  --ks "K ..."         worker counts (default "$ks")
+  --steps S            steps per job, warm-up included (default $steps)
+  --warmup W           warm-up steps left out of timing (default $warmup)
+  --sizes "SIZE ..."   the size sweep (default "$sizes")
+  --size-k K           K for the size sweep (default $size_k)
+  --out DIR            results folder (default results/<date-time>)
+  --quick              a small lab for tests: K 2 4, sizes 4K 64K, 3 steps
+  --help               this text
+EOF
+}
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --link-bw) link_bw=$2; shift 2 ;;
+    --link-latency) link_lat=$2; shift 2 ;;
+    --bytes) bytes=$2; shift 2 ;;
+    --ks) ks=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --size-k) size_k=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --quick) quick=1; ks="2 4"; sizes="4K 64K"; steps=3; warmup=1; size_steps=3; bytes=256K; shift ;;
+    --help|-h) usage; exit 0 ;;
+    *) echo "lab.sh: unknown option '$1' (try --help)" >&2; exit 64 ;;
+    esac
+done
+
+for b in ps_server ps_worker ring_worker psr_merge bench_link model; do
+    [ -x "$PSR_BIN/$b" ] || { echo "lab.sh: $PSR_BIN/$b is missing: run 'make' first" >&2; exit 2; }
+done
+command -v gnuplot >/dev/null || { echo "lab.sh: gnuplot is missing: apt-get install gnuplot-nox (or run 'make deps' as root)" >&2; exit 2; }
+
+[ -n "$out" ] || out=$root/results/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out/logs" || { echo "lab.sh: cannot create $out" >&2; exit 2; }
+t_start=$(date +%s)
+tty=0; [ -t 2 ] && tty=1
+failed=0
+
+# progress WHAT: one line per finished configuration; on a terminal the
+# line in progress is redrawn instead.
+progress() { if [ $tty = 1 ]; then printf '\r\033[K%s' "$1" >&2; fi; }
+done_line() { if [ $tty = 1 ]; then printf '\r\033[K' >&2; fi; echo "$1" >&2; }
+elapsed() { echo $(( $(date +%s) - t_start ))s; }
+
+# size_elems SIZE: f32 elements in SIZE (4K, 1M, ...), via bin/model's
+# parser would be overkill: the lab's sizes are powers of two with K/M/G.
+size_bytes() {
+    case $1 in
+    *K) echo $(( ${1%K} * 1024 )) ;;
+    *M) echo $(( ${1%M} * 1048576 )) ;;
+    *G) echo $(( ${1%G} * 1073741824 )) ;;
+    *) echo "$1" ;;
+    esac
+}
+
+# job SYSTEM K BYTES CSV NAME: one launcher run; its stderr to logs/NAME.log.
+job() {
+    local sys=$1 k=$2 nbytes=$3 csv=$4 name=$5 elems
+    elems=$(( nbytes / 4 ))
+    [ "$elems" -ge 1 ] || elems=1
+    if "$here/launch.sh" "$sys" "$k" --workload synthetic --dtype f32 --params "$elems" \
+        --steps "$steps" --warmup "$warmup" --link-bw "$link_bw" --link-latency "$link_lat" \
+        --timeout 30 --time-limit "$time_limit" --csv-out "$csv" \
+        >"$out/logs/$name.out" 2>"$out/logs/$name.log"; then
+        return 0
+    fi
+    failed=$((failed + 1))
+    echo "lab.sh: $name failed; see $out/logs/$name.log:" >&2
+    tail -n 3 "$out/logs/$name.log" | sed 's/^/    /' >&2
+    return 1
+}
+
+# ------------------------------------------------------------ 1. loopback
+progress "[1/5] loopback rate ..."
+loop=$("$PSR_BIN/bench_link" --loopback 2>/dev/null | awk '$1 == "loopback_MBps" { print $2 }')
+[ -n "$loop" ] || loop=0
+done_line "[1/5] loopback TCP, unpaced: $loop MB/s ($(elapsed))"
+
+# ------------------------------------------------------------ 2. K sweep
+nb=$(size_bytes "$bytes")
+nk=$(echo $ks | wc -w)
+i=0
+for sys in ps ring; do
+    for k in $ks; do
+        [ "$sys" = ring ] && [ "$k" -lt 2 ] && continue     # a ring of one moves nothing
+        i=$((i + 1))
+        progress "[2/5] K sweep: $sys K=$k (n = $bytes, link $link_bw, $link_lat) ..."
+        if job "$sys" "$k" "$nb" "$out/k_sweep.csv" "k_${sys}_$k"; then
+            done_line "[2/5] K sweep: $sys K=$k done ($(elapsed))"
+        fi
+    done
+done
+
+# ------------------------------------------------------------ 3. size sweep
+for sys in ps ring; do
+    for s in $sizes; do
+        progress "[3/5] size sweep: $sys K=$size_k n=$s ..."
+        steps_saved=$steps; steps=$size_steps
+        if job "$sys" "$size_k" "$(size_bytes "$s")" "$out/size_sweep.csv" "size_${sys}_$s"; then
+            done_line "[3/5] size sweep: $sys K=$size_k n=$s done ($(elapsed))"
+        fi
+        steps=$steps_saved
+    done
+done
+
+# ------------------------------------------------------------ 4. model table
+"$PSR_BIN/model" > "$out/model.txt"
+"$PSR_BIN/model" --elements $((nb / 4)) --elem-bytes 4 --bw "$link_bw" --latency "$link_lat" \
+    --workers "$(echo $ks | tr ' ' ,)" >> "$out/model.txt"
+done_line "[4/5] the seed's K table: $out/model.txt"
+
+# ------------------------------------------------------------ host-bound check
+# Rows flagged host_bound (column 19) are CPU effects, not network ones.
+hb=$(awk -F, 'FNR > 1 && $19 == 1 { printf "%s K=%s n=%s; ", $1, $4, $5 }' \
+     "$out/k_sweep.csv" "$out/size_sweep.csv" 2>/dev/null)
+lb=$(awk -v l="$loop" -v r="$("$PSR_BIN/model" --elements 1 --elem-bytes 1 --bw "$link_bw" --workers 1 |
+        awk '$1 == "1" { print 1 / ($2) }')" -v ks="$ks" 'BEGIN {
+        n = split(ks, k, " "); m = 0; for (i = 1; i <= n; i++) if (k[i] > m) m = k[i];
+        if (l > 0 && m * r / 1e6 > 0.5 * l) print "K x link rate = " m * r / 1e6 " MB/s is not well below the loopback rate " l " MB/s" }')
+
+# ------------------------------------------------------------ 5. plots
+sub="EMULATED links: $link_bw, $link_lat one-way; synthetic f32; 127.0.0.1, $(nproc) CPUs"
+for p in k_time k_bytes; do
+    for fmt in png svg; do
+        gnuplot -e "dir='$root/plots/'; file='$out/k_sweep.csv'; fmt='$fmt'; out='$out/$p.$fmt'; sub='n = $bytes, $sub'" \
+            "$root/plots/$p.gp" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
+    done
+done
+for fmt in png svg; do
+    gnuplot -e "dir='$root/plots/'; file='$out/size_sweep.csv'; fmt='$fmt'; out='$out/size.$fmt'; sub='K = $size_k, $sub'" \
+        "$root/plots/size.gp" >"$out/fit.txt" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
+done
+done_line "[5/5] plots: $out/{k_time,k_bytes,size}.{png,svg} ($(elapsed))"
+if [ $tty = 1 ] && [ -s "$out/k_sweep.csv" ]; then
+    gnuplot -e "dir='$root/plots/'; file='$out/k_sweep.csv'; fmt='dumb'; out=''; sub=''" "$root/plots/k_time.gp" 2>/dev/null
+fi
+
+# ------------------------------------------------------------ manifest
+{
+    echo "# psring lab manifest"
+    echo "command: $cmdline"
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
+    echo "cpu: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) online"
+    echo "kernel: $(uname -sr)"
+    echo "loopback_MBps: $loop"
+    echo "link_bw: $link_bw (EMULATED, per process, each direction)"
+    echo "link_latency: $link_lat (EMULATED, one-way)"
+    echo "k_sweep: ks=\"$ks\" bytes=$bytes steps=$steps warmup=$warmup workload=synthetic dtype=f32"
+    echo "size_sweep: K=$size_k sizes=\"$sizes\" steps=$size_steps"
+    echo "host_bound_rows: ${hb:-none}"
+    [ -n "$lb" ] && echo "warning: $lb"
+    echo "jobs_failed: $failed"
+} > "$out/manifest.txt"
+
+echo "model vs measured (time_s / model_s), K sweep:"
+awk -F, 'FNR > 1 && $18 != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f%s\n", $1, $4, $7, $18, $7 / $18, ($19 == 1 ? "  HOST-BOUND (CPU, not the link)" : "") }' \
+    "$out/k_sweep.csv" 2>/dev/null
+[ -n "$hb" ] && echo "host-bound rows (the CPU, not the emulated link, set the pace): $hb"
+[ -n "$lb" ] && echo "warning: $lb; the emulated link may not be the bottleneck"
+echo "results: $out (manifest.txt, k_sweep.csv, size_sweep.csv, model.txt, plots)"
+if [ "$failed" -gt 0 ]; then
+    echo "lab.sh: $failed job(s) failed; logs in $out/logs" >&2
+    exit 1
+fi
+exit 0

@@ -1,0 +1,48 @@
+# tier: full
+# t_lab.sh -- `make lab`'s driver end to end at toy sizes: every job runs,
+# the CSVs hold one row per configuration in the shared schema, the plots
+# and the manifest exist.
+. "$PSR_TESTS/lib.sh"
+
+if ! command -v gnuplot >/dev/null; then
+    t_skip lab-1 "lab.sh --quick" "gnuplot not installed (make deps)"; exit 0
+fi
+for b in ps_server ps_worker ring_worker; do
+    [ -x "$PSR_BIN/$b" ] || { t_skip lab-1 "lab.sh --quick" "no $b in $PSR_BIN"; exit 0; }
+done
+
+t_case lab-1.1 "lab.sh --quick: both sweeps, model table, plots, manifest"
+job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --out "$T_TMP/lab"
+expect_rc 0
+expect_grep err 'loopback TCP, unpaced: [0-9]* MB/s'
+expect_grep out "results: $T_TMP/lab"
+hdr='system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound'
+for f in k_sweep size_sweep; do
+    [ "$(head -n 1 "$T_TMP/lab/$f.csv" 2>/dev/null)" = "$hdr" ] || t_fail "$f.csv header is not the shared schema"
+    rows=$(awk 'NR > 1' "$T_TMP/lab/$f.csv" 2>/dev/null | wc -l)
+    [ "$rows" = 4 ] || t_fail "$f.csv has $rows rows, want 4 (2 systems x 2 configurations)"
+done
+# The K sweep's byte counters: the server's link carries K n each way (plus
+# headers), a ring worker's 2(K-1)/K n.
+awk -F, 'NR > 1 && $1 == "ps" { if ($14 < $4 * $5 || $14 > $4 * $5 * 1.01) bad = bad " ps K=" $4 " in=" $14 }
+         NR > 1 && $1 == "ring" { m = 2 * ($4 - 1) / $4 * $5; if ($14 < m || $14 > m * 1.01) bad = bad " ring K=" $4 " in=" $14 }
+         END { if (bad != "") { print bad; exit 1 } }' "$T_TMP/lab/k_sweep.csv" >"$T_TMP/bytes" ||
+    t_fail "byte counters off the model:$(cat "$T_TMP/bytes")"
+for p in k_time k_bytes size; do
+    for ext in png svg; do
+        [ -s "$T_TMP/lab/$p.$ext" ] || t_fail "plot $p.$ext missing or empty"
+    done
+done
+expect_grep out 'model vs measured'
+grep -q '^loopback_MBps: [0-9]' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the loopback rate"
+grep -q '^git: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the git revision"
+grep -q '^jobs_failed: 0' "$T_TMP/lab/manifest.txt" || t_fail "manifest: jobs failed"
+grep -q ' 512 ' "$T_TMP/lab/model.txt" || t_fail "model.txt lacks the seed's K=512 row"
+t_end
+
+t_case lab-1.2 "lab.sh refuses a bad flag with one line and exit 64"
+job 10 bash "$PSR_TESTS/../experiments/lab.sh" --bogus
+expect_rc 64
+[ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "stderr is not one line"
+t_end
+t_exit
