@@ -1,0 +1,50 @@
+# tier: full
+# t_handout.sh -- every command in docs/lab.md (the ```sh blocks) runs and
+# succeeds, so the handout never goes stale; a few outputs the text quotes
+# are checked too. The commands run in a scratch folder that looks like the
+# repository (bin/, experiments/, plots/ linked), so results/ lands there.
+. "$PSR_TESTS/lib.sh"
+
+doc="$PSR_TESTS/../docs/lab.md"
+repo=$(cd "$PSR_TESTS/.." && pwd)
+for b in ps_server ps_worker ring_worker reference model exactness; do
+    [ -x "$PSR_BIN/$b" ] || { t_skip handout-1 "docs/lab.md commands" "no $b in $PSR_BIN"; exit 0; }
+done
+command -v gnuplot >/dev/null || { t_skip handout-1 "docs/lab.md commands" "gnuplot not installed"; exit 0; }
+
+w="$T_TMP/w"
+mkdir -p "$w"
+ln -s "$PSR_BIN" "$w/bin"
+ln -s "$repo/experiments" "$w/experiments"
+ln -s "$repo/plots" "$w/plots"
+
+# The commands, one per line, in the order the handout gives them.
+awk '/^```sh$/ { on = 1; next } /^```/ { on = 0 } on && NF' "$doc" > "$T_TMP/cmds"
+n=$(wc -l < "$T_TMP/cmds")
+
+t_case handout-1.1 "docs/lab.md has commands to run"
+[ "$n" -ge 10 ] || t_fail "only $n commands found in docs/lab.md"
+t_end
+
+t_case handout-1.2 "every command in docs/lab.md succeeds"
+i=0
+while IFS= read -r cmd; do
+    i=$((i + 1))
+    ( cd "$w" && setsid timeout -s KILL 120 bash -c "$cmd" ) >"$T_TMP/out.$i" 2>"$T_TMP/err.$i" </dev/null
+    rc=$?
+    [ "$rc" = 0 ] || t_fail "command $i exited $rc: $cmd; stderr: $(tail -c 300 "$T_TMP/err.$i")"
+done < "$T_TMP/cmds"
+t_end
+
+t_case handout-1.3 "the figures the handout quotes are what the commands print"
+grep -l '^ *512 ' "$T_TMP"/out.* >/dev/null 2>&1 || t_fail "bin/model printed no K=512 row"
+awk '$1 == "512" && $2 + 0 > 81.9 && $2 + 0 < 81.95 { ok = 1 } END { exit !ok }' "$T_TMP"/out.* ||
+    t_fail "bin/model's K=512 ingress is not 81.92 s"
+grep -h 'max |w_acc - w_big|' "$T_TMP"/out.* | grep -q 'e-1[4-9]' || t_fail "exactness: the distributed step is not within 1e-14"
+grep -hqx identical "$T_TMP"/out.* || t_fail "exercise 5: weights not identical"
+[ -s "$w/results/handout-3/size.png" ] || t_fail "exercise 3: no size.png"
+# Exercise 2: the server's bytes per step are K x 4 MiB (plus headers).
+awk -F, '$1 == "ps" && $4 == 8 { if ($14 >= 8 * 4194304 && $14 < 8 * 4194304 * 1.001) ok = 1 } END { exit !ok }' "$T_TMP"/out.* ||
+    t_fail "exercise 2: the K=8 server's bytes_in is not 8 x 4 MiB"
+t_end
+t_exit
