@@ -177,7 +177,7 @@ lb=$(awk -v l="$loop" -v r="$("$PSR_BIN/model" --elements 1 --elem-bytes 1 --bw 
 
 # ------------------------------------------------------------ 5. plots
 sub="EMULATED links: $link_bw, $link_lat one-way; synthetic f32; 127.0.0.1, $(nproc) CPUs"
-for p in k_time k_bytes; do
+for p in k_time k_bytes k_scaling; do
     for fmt in png svg; do
         gnuplot -e "dir='$root/plots/'; file='$out/k_sweep.csv'; fmt='$fmt'; out='$out/$p.$fmt'; sub='n = $bytes, $sub'" \
             "$root/plots/$p.gp" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
@@ -187,7 +187,7 @@ for fmt in png svg; do
     gnuplot -e "dir='$root/plots/'; file='$out/size_sweep.csv'; fmt='$fmt'; out='$out/size.$fmt'; sub='K = $size_k, $sub'" \
         "$root/plots/size.gp" >"$out/fit.txt" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
 done
-done_line "[5/5] plots: $out/{k_time,k_bytes,size}.{png,svg} ($(elapsed))"
+done_line "[5/5] plots: $out/{k_time,k_bytes,k_scaling,size}.{png,svg} ($(elapsed))"
 if [ $tty = 1 ] && [ -s "$out/k_sweep.csv" ]; then
     gnuplot -e "dir='$root/plots/'; file='$out/k_sweep.csv'; fmt='dumb'; out=''; sub=''" "$root/plots/k_time.gp" 2>/dev/null
 fi

@@ -28,7 +28,7 @@ awk -F, 'NR > 1 && $1 == "ps" { if ($14 < $4 * $5 || $14 > $4 * $5 * 1.01) bad =
          NR > 1 && $1 == "ring" { m = 2 * ($4 - 1) / $4 * $5; if ($14 < m || $14 > m * 1.01) bad = bad " ring K=" $4 " in=" $14 }
          END { if (bad != "") { print bad; exit 1 } }' "$T_TMP/lab/k_sweep.csv" >"$T_TMP/bytes" ||
     t_fail "byte counters off the model:$(cat "$T_TMP/bytes")"
-for p in k_time k_bytes size; do
+for p in k_time k_bytes k_scaling size; do
     for ext in png svg; do
         [ -s "$T_TMP/lab/$p.$ext" ] || t_fail "plot $p.$ext missing or empty"
     done
