@@ -94,8 +94,13 @@ $(BUILD)/tests/test_gpu: $(BUILD)/tests/test_gpu.o $(GPU_LIB) $(BUILD)/libcommon
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(GPU_LDLIBS) -o $@
 
+# The GPU paths of ring_worker and ps_worker (tests/t_gpu_*.sh) need those
+# programs and psr_merge (the launcher's merge), none of which needs libuv;
+# ps_server does, so it is not built here: t_gpu_ps.sh runs where one is in
+# $(BIN) (gpu/device_ring.sh copies one in) and skips, saying so, where not.
 .PHONY: check-gpu
-check-gpu: $(BUILD)/tests/test_gpu $(BIN)/bench_gpu
+check-gpu: $(BUILD)/tests/test_gpu $(BIN)/bench_gpu $(BIN)/ring_worker $(BIN)/ps_worker \
+           $(BIN)/psr_merge
 	@PSR_REQUIRE_GPU=1 PSR_BIN=$(abspath $(BIN)) PSR_TESTBIN=$(abspath $(BUILD)/tests) \
 	  sh gpu/check_gpu.sh
 

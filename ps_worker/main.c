@@ -17,6 +17,17 @@
  * loss). At the end: --weights-out PATH writes PATH.RANK ("%.17g" per
  * line), --csv the record, and one line on stderr says how it went.
  *
+ * --device cuda: the gradient is computed on the GPU (gpu_workload_grad_add,
+ * the twin of workload_grad_add: the same bits, gpu.h) at weights kept in
+ * GPU memory, on the device of local rank % GPUs. Each step it is copied to
+ * a pinned host buffer and pushed from there; the weights are pulled into
+ * another pinned buffer and copied to the device for the next step's
+ * gradient. The optimizer stays on the server, so the weights and every
+ * push are the CPU worker's, bit for bit. The timed combine step then
+ * includes the two copies (gradient to the host before the push, weights
+ * to the device after the pull): what a GPU worker of a parameter server
+ * pays; every GPU wait is bounded by --timeout.
+ *
  * Exit status: 0; 64 for bad flags; 1 for anything else, with one line
  * naming the server (index and address), the step, or the file.
  */
@@ -33,6 +44,7 @@
 #include "clock.h"
 #include "dtype.h"
 #include "err.h"
+#include "gpu.h"
 #include "log.h"
 #include "metrics.h"
 #include "proto.h"
@@ -111,7 +123,12 @@ struct run {
     int have_w, have_rec;
     size_t elem;
     uint64_t lo, hi;            /* this worker's part of each step's batch */
-    void *weights, *grad;       /* n elements each */
+    void *weights, *grad;       /* n elements each (pinned with --device cuda) */
+    int cuda;                   /* --device cuda */
+    struct gpu_stream *stream;  /* --device cuda: the GPU side, on this stream */
+    struct gpu_workload *gw;
+    void *dweights, *dgrad;     /* device, n elements each */
+    double *dloss, *hloss;      /* device / pinned host: one double */
     double *times;              /* combine time of each timed step */
     struct metrics_record rec;
     struct ps_client client;
@@ -132,6 +149,59 @@ static void local_gradient(struct run *r, uint64_t step, struct proto_push_meta 
     }
 }
 
+/* gpu_gradient: local_gradient on the GPU, into r->dgrad, waited for;
+ * the summed loss copied to meta. */
+static int gpu_gradient(struct run *r, uint64_t step, struct proto_push_meta *meta, char *err)
+{
+    int rc;
+
+    meta->examples = r->hi - r->lo;
+    if ((rc = gpu_zero_async(r->dgrad, r->w.n * r->elem, r->stream, err)) != 0 ||
+        (rc = gpu_zero_async(r->dloss, sizeof(double), r->stream, err)) != 0)
+        return rc;
+    for (int j = 0; j < r->o.micro; j++) {
+        uint64_t a, b;
+        workload_split(r->hi - r->lo, r->o.micro, j, NULL, &a, &b);
+        rc = gpu_workload_grad_add(r->gw, r->dweights, step, r->lo + a, r->lo + b, r->dgrad,
+                                   r->dloss, r->stream, err);
+        if (rc != 0)
+            return rc;
+    }
+    if ((rc = gpu_copy_async(r->hloss, r->dloss, sizeof(double), r->stream, err)) != 0 ||
+        (rc = gpu_stream_wait(r->stream, r->o.timeout, err)) != 0)
+        return rc;
+    meta->loss = *r->hloss;
+    return 0;
+}
+
+/* gpu_stage: copy bytes between the device and pinned memory, waited for. */
+static int gpu_stage(struct run *r, void *dst, const void *src, char *err)
+{
+    int rc = gpu_copy_async(dst, src, r->w.n * r->elem, r->stream, err);
+
+    return rc != 0 ? rc : gpu_stream_wait(r->stream, r->o.timeout, err);
+}
+
+/* gpu_step: one combine step of a GPU worker: the gradient to the pinned
+ * push buffer, push and pull, the pulled weights to the device. */
+static int gpu_step(struct run *r, uint64_t step, const struct proto_push_meta *meta, char *err)
+{
+    char why[ERR_LEN];
+    int rc;
+
+    if ((rc = gpu_stage(r, r->grad, r->dgrad, err)) != 0)
+        goto fail;
+    if ((rc = ps_client_step(&r->client, step, meta, r->grad, r->weights, err)) != 0)
+        return rc;              /* its line names the server and the step */
+    if ((rc = gpu_stage(r, r->dweights, r->weights, err)) != 0)
+        goto fail;
+    return 0;
+fail:
+    snprintf(why, sizeof why, "%s", err);
+    say(err, "step %llu: %s", (unsigned long long)step, why);
+    return rc;
+}
+
 /* run_steps: every step: compute, push, pull; timed steps recorded. On a
  * failure the servers are told why (ps_client_abort) and err says it. */
 static int run_steps(struct run *r, char *err)
@@ -149,10 +219,21 @@ static int run_steps(struct run *r, char *err)
             cpu0 = clock_cpu_seconds();
             wall0 = clock_now();
         }
-        local_gradient(r, (uint64_t)s, &meta);
+        if (!r->cuda) {
+            local_gradient(r, (uint64_t)s, &meta);
+        } else if ((rc = gpu_gradient(r, (uint64_t)s, &meta, err)) != 0) {
+            char why[ERR_LEN];
+            snprintf(why, sizeof why, "%s", err);
+            say(err, "step %d: %s", s, why);
+            ps_client_abort(&r->client, (uint64_t)s, rc, err);
+            return rc;
+        }
         ps_client_bytes(&r->client, &in0, &out0);
         t0 = clock_now();
-        rc = ps_client_step(&r->client, (uint64_t)s, &meta, r->grad, r->weights, err);
+        if (r->cuda)
+            rc = gpu_step(r, (uint64_t)s, &meta, err);
+        else
+            rc = ps_client_step(&r->client, (uint64_t)s, &meta, r->grad, r->weights, err);
         t1 = clock_now();
         if (rc != 0) {
             ps_client_abort(&r->client, (uint64_t)s, rc, err);
@@ -170,6 +251,45 @@ static int run_steps(struct run *r, char *err)
     r->rec.cpu_s = clock_cpu_seconds() - cpu0;
     r->rec.wall_s = clock_now() - wall0;
     return ps_client_bye(&r->client, (uint64_t)r->o.steps, err);
+}
+
+/* gpu_setup: the device of this local rank, its stream, the workload's
+ * device side, and the buffers (the host ones pinned). */
+static int gpu_setup(struct run *r, char *err)
+{
+    size_t bytes = r->w.n * r->elem;
+    char desc[160];
+    int rc;
+
+    if ((rc = gpu_device_select(r->o.local_rank, NULL, err)) != 0 ||
+        (rc = gpu_stream_create(&r->stream, err)) != 0 ||
+        (rc = gpu_workload_create(&r->gw, &r->w, err)) != 0 ||
+        (rc = gpu_malloc(&r->dweights, bytes, err)) != 0 ||
+        (rc = gpu_malloc(&r->dgrad, bytes, err)) != 0 ||
+        (rc = gpu_malloc((void **)&r->dloss, sizeof(double), err)) != 0 ||
+        (rc = gpu_host_alloc((void **)&r->hloss, sizeof(double), err)) != 0 ||
+        (rc = gpu_host_alloc(&r->weights, bytes, err)) != 0 ||
+        (rc = gpu_host_alloc(&r->grad, bytes, err)) != 0)
+        return rc;
+    if (gpu_device_describe(desc, sizeof desc, NULL) == 0)
+        log_msg("GPU %s (local rank %d)", desc, r->o.local_rank);
+    return 0;
+}
+
+/* gpu_teardown: what gpu_setup made (any part of it). */
+static void gpu_teardown(struct run *r)
+{
+    if (r->stream)
+        (void)gpu_stream_wait(r->stream, r->o.timeout, NULL);
+    gpu_host_free(r->grad);
+    gpu_host_free(r->weights);
+    gpu_host_free(r->hloss);
+    gpu_free(r->dloss);
+    gpu_free(r->dgrad);
+    gpu_free(r->dweights);
+    gpu_workload_destroy(r->gw);
+    gpu_stream_destroy(r->stream);
+    r->grad = r->weights = NULL;
 }
 
 /* setup: the workload, the buffers, the record and the client (not yet
@@ -204,14 +324,25 @@ static int setup(struct run *r, const char *servers)
         return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
     }
     r->have_rec = 1;
-    r->weights = malloc(r->w.n * r->elem);
-    r->grad = malloc(r->w.n * r->elem);
     r->times = malloc(r->rec.cap * sizeof *r->times);    /* cap <= METRICS_MAX_STEPS */
+    if (r->cuda) {
+        if ((rc = gpu_setup(r, err)) != 0) {
+            log_msg("--device cuda: %s", err);
+            return 1;
+        }
+    } else {
+        r->weights = malloc(r->w.n * r->elem);
+        r->grad = malloc(r->w.n * r->elem);
+    }
     if (!r->weights || !r->grad || !r->times) {
         log_msg("out of memory for %zu parameters", r->w.n);
         return 1;
     }
     workload_init_weights(&r->w, r->weights);
+    if (r->cuda && (rc = gpu_stage(r, r->dweights, r->weights, err)) != 0) {
+        log_msg("--device cuda: %s", err);
+        return 1;
+    }
     workload_split(r->w.batch, o->world, o->rank, o->shard_weights, &r->lo, &r->hi);
 
     memset(&ccfg, 0, sizeof ccfg);
@@ -254,11 +385,13 @@ static int finish(struct run *r)
 int main(int argc, char **argv)
 {
     static struct run r;        /* static: starts zeroed */
-    const char *servers = NULL;
+    const char *servers = NULL, *device = "cpu";
     const struct cli_opt own[] = {
         { "server", CLI_STRING, &servers, "LIST",
           "HOST:PORT[,HOST:PORT...]: the server(s), shard I at position I (required)",
           0, 0, NULL },
+        { "device", CLI_STRING, &device, "cpu|cuda",
+          "where the gradient is computed (default cpu; cuda: local rank % GPUs)", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -275,6 +408,12 @@ int main(int argc, char **argv)
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
+    if (strcmp(device, "cpu") != 0 && strcmp(device, "cuda") != 0) {
+        fprintf(stderr, "ps_worker: --device: cpu or cuda\n");
+        cli_common_free(&r.o);
+        return CLI_EXIT_USAGE;
+    }
+    r.cuda = strcmp(device, "cuda") == 0;
     log_init("ps_worker", r.o.rank);
     if (!servers) {
         log_msg("--server: missing (give HOST:PORT of each server, comma-separated)");
@@ -301,6 +440,8 @@ out:
     if (r.have_rec)
         metrics_record_free(&r.rec);
     free(r.times);
+    if (r.cuda)
+        gpu_teardown(&r);
     free(r.grad);
     free(r.weights);
     if (r.have_w)

@@ -1,6 +1,6 @@
 /* bench.c -- the all-reduce size sweep (bench.h says what it measures and
  * how). Everything it allocates is allocated before the first size; the
- * timed loop only calls ring_allreduce and reads the clock.
+ * timed loop only calls coll_allreduce and reads the clock.
  */
 #include "bench.h"
 
@@ -66,15 +66,6 @@ static uint64_t count_wrong(const void *buf, size_t count, int dtype, const doub
     return wrong;
 }
 
-/* gather: every rank's m values (mine at chunk `rank`) on every rank. */
-static int gather(struct ring *ring, double *all, const double *mine, int m, int world, int rank,
-                  char *err)
-{
-    memset(all, 0, (size_t)world * (size_t)m * sizeof *all);
-    memcpy(all + (size_t)rank * (size_t)m, mine, (size_t)m * sizeof *all);
-    return ring_all_gather(ring, all, (size_t)world * (size_t)m, DTYPE_F64, err);
-}
-
 /* same_sweep: every rank must run the same sizes and iteration counts,
  * or the ring's steps would not line up. */
 static int same_sweep(const struct bench_cfg *cfg, double *all, char *err)
@@ -86,7 +77,7 @@ static int same_sweep(const struct bench_cfg *cfg, double *all, char *err)
         (double)cfg->minbytes, (double)cfg->maxbytes, cfg->stepfactor, cfg->warmup_iters,
         cfg->iters, cfg->dtype,
     };
-    int rc = gather(cfg->ring, all, mine, NSETTINGS, cfg->world, cfg->rank, err);
+    int rc = coll_gather(cfg->coll, all, mine, NSETTINGS, err);
 
     if (rc != 0)
         return rc;
@@ -115,7 +106,7 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     snprintf(rec.system, sizeof rec.system, "ring");
     snprintf(rec.role, sizeof rec.role, "rank");
     snprintf(rec.algo, sizeof rec.algo, "ring");
-    snprintf(rec.transport, sizeof rec.transport, "tcp");
+    snprintf(rec.transport, sizeof rec.transport, "%s", coll_transport(cfg->coll));
     rec.rank = cfg->rank;
     rec.world = cfg->world;
     rec.bytes = bytes;
@@ -141,7 +132,8 @@ int bench_run(const struct bench_cfg *cfg, char *err)
 {
     int k = cfg->world, rc = 0;
     size_t es = dtype_size(cfg->dtype), maxcount = cfg->maxbytes / (es ? es : 1);
-    unsigned char *buf = NULL;
+    unsigned char *buf = NULL, *hbuf = NULL, *dbuf = NULL;
+    struct coll *co = cfg->coll;
     double *all = NULL, *dt = NULL, want[8], busbw_sum = 0;
     uint64_t *bin = NULL, *bout = NULL, wrong_total = 0;
     int nsizes = 0;
@@ -153,12 +145,17 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             cfg->stepfactor, cfg->iters);
         return ERR_USAGE;
     }
-    buf = malloc(maxcount * es);
+    /* buf: where the all-reduce runs (GPU memory for the GPU kinds); hbuf:
+     * the host side of the check (buf itself on the host). */
+    if ((rc = coll_alloc(co, (void **)&dbuf, maxcount * es, err)) != 0)
+        goto out;
+    buf = dbuf;
+    hbuf = coll_on_device(co) ? malloc(maxcount * es) : buf;
     all = malloc((size_t)k * NSETTINGS * sizeof *all);
     dt = malloc((size_t)cfg->iters * sizeof *dt);
     bin = malloc((size_t)cfg->iters * sizeof *bin);
     bout = malloc((size_t)cfg->iters * sizeof *bout);
-    if (!buf || !all || !dt || !bin || !bout) {
+    if (!hbuf || !all || !dt || !bin || !bout) {
         rc = -ENOMEM;
         say(err, "out of memory for %llu bytes", (unsigned long long)cfg->maxbytes);
         goto out;
@@ -172,12 +169,18 @@ int bench_run(const struct bench_cfg *cfg, char *err)
         goto out;
 
     if (cfg->rank == 0) {
-        printf("# ring_worker --bench: all-reduce (sum) over a ring of K=%d ranks, transport tcp\n", k);
-        if (cfg->link->egress.rate > 0 || cfg->link->latency_s > 0)
+        printf("# ring_worker --bench: all-reduce (sum) over a ring of K=%d ranks, transport %s\n",
+               k, coll_transport(co));
+        if (co->kind == COLL_NCCL)
+            printf("# link: NCCL's own (not emulated; its bytes are not counted)\n");
+        else if (cfg->link->egress.rate > 0 || cfg->link->latency_s > 0)
             printf("# link: EMULATED, %.6g bytes/s per direction, %.6g s one-way latency\n",
                    cfg->link->egress.rate, cfg->link->latency_s);
         else
             printf("# link: not emulated (the host's loopback)\n");
+        if (k == 1)
+            printf("# K = 1: the all-reduce of one vector in place is already done; the time "
+                   "is the call's overhead, not a transfer\n");
         printf("# time: the slowest rank's loop of %d iterations / %d (after %d warm-up "
                "and a barrier); busbw = algbw * 2(K-1)/K\n", cfg->iters, cfg->iters,
                cfg->warmup_iters);
@@ -191,18 +194,19 @@ int bench_run(const struct bench_cfg *cfg, char *err)
         double t0, total, cpu0, wall0, cpu, wall, mine[2], tmax = 0;
 
         if (count > 0) {
-            memset(buf, 0, bytes);
+            rc = coll_zero(co, buf, bytes, err);
             for (int i = 0; i < cfg->warmup_iters && rc == 0; i++)
-                rc = ring_allreduce(cfg->ring, buf, count, cfg->dtype, err);
-            /* The barrier: a tiny all-reduce, so the loops start together. */
+                rc = coll_allreduce(co, buf, count, err);
+            /* The barrier: a tiny gather, so the loops start together. */
+            mine[0] = 0;
             if (rc == 0)
-                rc = ring_allreduce(cfg->ring, all, (size_t)k, DTYPE_F64, err);
+                rc = coll_gather(co, all, mine, 1, err);
             cpu0 = clock_cpu_seconds();
             wall0 = t0 = clock_now();
             for (int i = 0; i < cfg->iters && rc == 0; i++) {
                 uint64_t o = cfg->link->bytes_out, in = cfg->link->bytes_in;
                 double ti = clock_now();
-                rc = ring_allreduce(cfg->ring, buf, count, cfg->dtype, err);
+                rc = coll_allreduce(co, buf, count, err);
                 dt[i] = clock_now() - ti;
                 bout[i] = cfg->link->bytes_out - o;
                 bin[i] = cfg->link->bytes_in - in;
@@ -213,12 +217,14 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             if (rc != 0)
                 goto fail;
 
-            fill_pattern(buf, count, cfg->dtype, cfg->rank);
-            if ((rc = ring_allreduce(cfg->ring, buf, count, cfg->dtype, err)) != 0)
+            fill_pattern(hbuf, count, cfg->dtype, cfg->rank);
+            if ((rc = coll_put(co, buf, hbuf, bytes, err)) != 0 ||
+                (rc = coll_allreduce(co, buf, count, err)) != 0 ||
+                (rc = coll_get(co, hbuf, buf, bytes, err)) != 0)
                 goto fail;
             mine[0] = total;
-            mine[1] = (double)count_wrong(buf, count, cfg->dtype, want);
-            if ((rc = gather(cfg->ring, all, mine, 2, k, cfg->rank, err)) != 0)
+            mine[1] = (double)count_wrong(hbuf, count, cfg->dtype, want);
+            if ((rc = coll_gather(co, all, mine, 2, err)) != 0)
                 goto fail;
             wrong = 0;
             for (int r = 0; r < k; r++) {
@@ -267,6 +273,8 @@ out:
     free(bin);
     free(dt);
     free(all);
-    free(buf);
+    if (hbuf != dbuf)
+        free(hbuf);
+    coll_free(co, dbuf);
     return rc;
 }

@@ -22,10 +22,16 @@
  * in f32 and known in closed form per i mod 8; every element of the result
  * is compared, and #wrong is the count over all ranks.
  *
+ * TRANSPORTS. The all-reduce is the coll's (coll.h): the TCP ring on host
+ * memory, the CUDA-staged TCP ring or NCCL on GPU memory. With the GPU
+ * kinds the vector lives on the device; the checked all-reduce's input is
+ * written on the host and copied there, and its result copied back to be
+ * checked, outside the timing; the timed loop is the same.
+ *
  * OUTPUT. Rank 0 prints, under '#' comment lines, one row per size:
  *     size count type time(us) algbw(GB/s) busbw(GB/s) #wrong
  * With --csv FILE every rank writes its metrics record (system ring, algo
- * ring, transport tcp; one step per timed iteration, its own time and
+ * ring, transport tcp, tcp-cuda or nccl; one step per timed iteration, its own time and
  * bytes): to FILE when the sweep has one size, else to FILE.SIZE for each
  * size (SIZE in bytes), so psr_merge can merge one size's records.
  *
@@ -38,14 +44,14 @@
 #include <stdint.h>
 
 #include "link.h"
-#include "ring.h"
+#include "coll.h"
 
 struct bench_cfg {
     int rank, world, dtype;
     uint64_t minbytes, maxbytes;
     int stepfactor, warmup_iters, iters;
     const char *csv;               /* record path, or NULL */
-    struct ring *ring;
+    struct coll *coll;             /* the all-reduce and the gathers */
     struct link *link;             /* counters, and the settings for the record */
 };
 

@@ -1,16 +1,24 @@
-/* main.c -- bin/ring_worker: one rank of a ring all-reduce over TCP.
+/* main.c -- bin/ring_worker: one rank of a ring all-reduce over TCP, or
+ * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
- *     ring_worker --coordinator HOST:PORT [--bench ...] [common flags]
+ *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
+ *                 [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
  * environment, so `mpirun -np K` and `srun -n K` work unchanged), the
- * emulated link, the workload (training), the data listener, the
- * rendezvous (rendezvous.h), the neighbour connections (xport_tcp.h); then
- * training (train.h) or the benchmark (bench.h). K = 1 opens no socket at
- * all. A failure is one line on stderr naming the peer or the step, and
- * exit status 1 (64 for bad flags); a rank that fails on its own tells its
- * neighbours first (xport_tcp_abort), so the ring ends everywhere.
+ * emulated link, the workload (training), the GPU (--device cuda:
+ * cudaSetDevice(local rank % devices); --transport nccl: rank 0 makes the
+ * NCCL id), the data listener, the rendezvous (rendezvous.h; it carries
+ * the NCCL id to every rank), the neighbour connections (xport_tcp.h) or,
+ * with NCCL, the check that this host has a GPU per local rank and the
+ * communicator; then training (train.h) or the benchmark (bench.h), over
+ * the all-reduce coll.h picks. K = 1 opens no socket at all. A failure is
+ * one line on stderr naming the peer or the step, and exit status 1 (64 for
+ * bad flags, and for more NCCL ranks on a host than GPUs); a rank that
+ * fails on its own tells its neighbours first (xport_tcp_abort; with NCCL
+ * it aborts its communicator), so the ring ends everywhere.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,14 +27,15 @@
 #include "bench.h"
 #include "cli.h"
 #include "clock.h"
+#include "coll.h"
 #include "dtype.h"
 #include "err.h"
+#include "gpu.h"
 #include "link.h"
 #include "log.h"
 #include "metrics.h"
 #include "net.h"
 #include "rendezvous.h"
-#include "ring.h"
 #include "train.h"
 #include "workload.h"
 #include "xport_tcp.h"
@@ -34,15 +43,18 @@
 #define PROG "ring_worker"
 
 static const char synopsis[] =
-    "--coordinator HOST:PORT [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20]] [common flags]\n"
+    "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
+    "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
     "coordinator address (port 0: any free port, see --port-file); every rank then\n"
     "connects to its right neighbour and trains (default) or benchmarks (--bench).\n"
+    "--device cuda keeps weights and gradients on the GPU and stages the ring's\n"
+    "chunks through pinned memory; --transport nccl all-reduces with NCCL instead.\n"
     "The coordinator may also come from MASTER_ADDR/MASTER_PORT, rank and world from\n"
     "RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_* or SLURM_* (mpirun, srun, torchrun).";
 
 struct opts {
-    const char *coordinator, *port_file, *advertise, *listen;
+    const char *coordinator, *port_file, *advertise, *listen, *device, *transport;
     int bench;
     uint64_t minbytes, maxbytes, piece;
     int stepfactor, warmup_iters, iters;
@@ -105,10 +117,91 @@ static int is_wildcard(const char *h)
     return strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0 || h[0] == '\0';
 }
 
+/* say, prefix: one line into err (vsnprintf truncates quietly); prefix
+ * puts PRE before what err says. */
+__attribute__((format(printf, 2, 3)))
+static void say(char *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err, ERR_LEN, fmt, ap);
+    va_end(ap);
+}
+
+static void prefix(char *err, const char *pre)
+{
+    char why[ERR_LEN];
+
+    snprintf(why, sizeof why, "%s", err);
+    say(err, "%s%s", pre, why);
+}
+
+/* pick_kind: the all-reduce back end from --device and --transport
+ * (coll.h), refusing the combinations that make no sense. */
+static int pick_kind(const struct opts *o, const struct cli_common *c, int argc, char **argv)
+{
+    int cuda;
+
+    if (strcmp(o->device, "cpu") != 0 && strcmp(o->device, "cuda") != 0)
+        usage_fail("--device: cpu or cuda");
+    cuda = strcmp(o->device, "cuda") == 0;
+    if (strcmp(o->transport, "tcp") == 0)
+        return cuda ? COLL_TCP_CUDA : COLL_TCP;
+    if (strcmp(o->transport, "nccl") != 0)
+        usage_fail("--transport: tcp or nccl");
+    if (!cuda && has_flag(argc, argv, "--device"))
+        usage_fail("--transport nccl: NCCL runs on the GPU; drop --device cpu");
+    if (c->link_bw > 0 || c->link_latency > 0)
+        usage_fail("--link-bw/--link-latency: the emulated link paces psring's TCP ring; "
+                   "NCCL moves its bytes itself (use --transport tcp)");
+    return COLL_NCCL;
+}
+
+/* gpu_setup: the GPU of this local rank, and with NCCL on rank 0 the
+ * communicator's id (for the rendezvous to carry to the others). */
+static int gpu_setup(int kind, const struct cli_common *c, unsigned char *nccl_id, char *err)
+{
+    char desc[160];
+    int dev = 0, rc;
+
+    if ((rc = gpu_device_select(c->local_rank, &dev, err)) != 0) {
+        prefix(err, kind == COLL_NCCL ? "--transport nccl: " : "--device cuda: ");
+        return rc;
+    }
+    if (gpu_device_describe(desc, sizeof desc, NULL) != 0)
+        snprintf(desc, sizeof desc, "%d", dev);
+    log_msg("GPU %s (local rank %d), %s", desc, c->local_rank, gpu_build_info());
+    if (kind == COLL_NCCL && c->rank == 0 && (rc = gpu_nccl_unique_id(nccl_id, err)) != 0)
+        prefix(err, "--transport nccl: ");
+    return rc;
+}
+
+/* nccl_fit: NCCL needs a GPU per rank: refuse, before NCCL starts, more
+ * ranks on this host than it has GPUs (coll_local_ranks says how the
+ * ranks on this host are counted). */
+static int nccl_fit(const struct cli_common *c, const struct proto_peer *peers, char *err)
+{
+    const char *source;
+    int local_rank, local_ranks, devices = 0, rc;
+
+    coll_local_ranks(peers, c->world, c->rank, c->local_rank, &local_rank, &local_ranks,
+                     &source);
+    if ((rc = gpu_device_count(&devices, err)) != 0)
+        return rc;
+    if ((rc = gpu_nccl_fit(local_rank, local_ranks, devices, err)) != 0) {
+        char why[ERR_LEN];
+        snprintf(why, sizeof why, "%s", err);
+        say(err, "%s (local ranks counted from %s)", why, source);
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct cli_common c;
-    struct opts o = { NULL, NULL, NULL, NULL, 0, 4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20 };
+    struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", 0, 4096, 64u << 20,
+                      RING_PIECE_DEFAULT, 2, 5, 20 };
     const struct cli_opt own[] = {
         { "coordinator", CLI_STRING, &o.coordinator, "HOST:PORT",
           "rank 0 serves the rendezvous here (port 0: any); others connect (default MASTER_ADDR:MASTER_PORT)",
@@ -119,6 +212,12 @@ int main(int argc, char **argv)
           "the address peers connect to (default: --listen, else 127.0.0.1)", 0, 0, NULL },
         { "listen", CLI_STRING, &o.listen, "ADDR",
           "bind the data port here (default: --advertise, else 127.0.0.1)", 0, 0, NULL },
+        { "device", CLI_STRING, &o.device, "cpu|cuda",
+          "where weights, gradients and the ring's sums live (default cpu; cuda: "
+          "local rank % GPUs)", 0, 0, NULL },
+        { "transport", CLI_STRING, &o.transport, "tcp|nccl",
+          "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
+          0, 0, NULL },
         { "bench", CLI_BOOL, &o.bench, NULL,
           "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
         { "minbytes", CLI_SIZE, &o.minbytes, "SIZE", "-b: smallest size (default 4K)",
@@ -144,10 +243,12 @@ int main(int argc, char **argv)
     struct rdv_cfg rc_cfg;
     struct rdv_table table;
     struct xport_tcp *xp = NULL;
-    struct ring ring;
+    struct coll coll;
     struct metrics_record rec;
     struct proto_hello hello;
-    int xargc = 0, lfd = -1, data_port = 0, coord_port = 0, rc = 0, have_w = 0, ring_ok = 0;
+    unsigned char nccl_id[GPU_NCCL_ID_BYTES];
+    int xargc = 0, lfd = -1, data_port = 0, coord_port = 0, rc = 0, have_w = 0, coll_ok = 0;
+    int kind, status = 1;
     char **xargv = expand_shorts(argc, argv, &xargc);
 
     if (!xargv)
@@ -161,6 +262,7 @@ int main(int argc, char **argv)
         c.dtype = DTYPE_F32;                   /* nccl-tests' default type */
     if (cli_common_finish(&c, err) != 0)
         usage_fail(err);
+    kind = pick_kind(&o, &c, xargc, xargv);
     log_init(PROG, c.rank);
     clock_precise_timers();
     if (link_init(&link, c.link_bw, c.link_latency) != 0)
@@ -211,6 +313,11 @@ int main(int argc, char **argv)
     }
     log_msg("rank %d of %d (rank from %s)%s", c.rank, c.world, c.rank_source,
             link_active(&link) ? ", link EMULATED" : "");
+    memset(nccl_id, 0, sizeof nccl_id);
+    if (kind != COLL_TCP && (rc = gpu_setup(kind, &c, nccl_id, err)) != 0) {
+        log_msg("%s", err);
+        goto out;
+    }
 
     if (c.world > 1) {
         rc = net_listen(listen_host, 0, &lfd, &data_port, err);
@@ -225,9 +332,13 @@ int main(int argc, char **argv)
             rc_cfg.data_host = adv_host;
             rc_cfg.data_port = data_port;
             rc_cfg.timeout = c.timeout;
-            rc = rdv_run(&rc_cfg, NULL, &table, err);
+            rc = rdv_run(&rc_cfg, kind == COLL_NCCL ? nccl_id : NULL, &table, err);
         }
-        if (rc == 0) {
+        if (rc == 0 && kind == COLL_NCCL) {
+            memcpy(nccl_id, table.blob, sizeof nccl_id);
+            rc = nccl_fit(&c, table.peers, err);
+            rdv_table_free(&table);
+        } else if (rc == 0) {
             struct xport_tcp_cfg xc = {
                 .rank = c.rank, .world = c.world, .lfd = lfd, .peers = table.peers,
                 .hello = hello, .link = &link, .timeout = c.timeout,
@@ -237,41 +348,50 @@ int main(int argc, char **argv)
         }
         if (lfd >= 0)
             close(lfd);
-        if (rc != 0) {
-            log_msg("%s", err);
-            goto out;
-        }
+    } else if (kind == COLL_NCCL) {
+        rc = nccl_fit(&c, NULL, err);
     }
-    rc = ring_init(&ring, xp ? xport_tcp_base(xp) : NULL, c.rank, c.world, (size_t)o.piece);
+    if (rc == 0) {
+        struct coll_cfg cc = {
+            .kind = kind, .rank = c.rank, .world = c.world, .dtype = c.dtype,
+            .max_n = o.bench ? (size_t)(o.maxbytes / dtype_size(c.dtype))
+                             : w.n + TRAIN_TRAILER,
+            .piece_bytes = (size_t)o.piece, .timeout = c.timeout,
+            .x = xp ? xport_tcp_base(xp) : NULL, .nccl_id = nccl_id,
+        };
+        rc = coll_init(&coll, &cc, err);
+        coll_ok = rc == 0;
+    }
     if (rc != 0) {
-        log_msg("out of memory for the staging piece");
+        log_msg("%s", err);
+        if (rc == ERR_USAGE)
+            status = CLI_EXIT_USAGE;
         goto out;
     }
-    ring_ok = 1;
 
     if (o.bench) {
         struct bench_cfg bc = {
             .rank = c.rank, .world = c.world, .dtype = c.dtype, .minbytes = o.minbytes,
             .maxbytes = o.maxbytes, .stepfactor = o.stepfactor,
-            .warmup_iters = o.warmup_iters, .iters = o.iters, .csv = c.csv, .ring = &ring,
+            .warmup_iters = o.warmup_iters, .iters = o.iters, .csv = c.csv, .coll = &coll,
             .link = &link,
         };
         rc = bench_run(&bc, err);
     } else {
-        struct train_cfg tc = { .c = &c, .w = &w, .ring = &ring, .link = &link };
+        struct train_cfg tc = { .c = &c, .w = &w, .coll = &coll, .link = &link };
         rc = metrics_record_init(&rec, (size_t)(c.steps - c.warmup));
         if (rc == 0) {
             snprintf(rec.system, sizeof rec.system, "ring");
             snprintf(rec.role, sizeof rec.role, "rank");
             snprintf(rec.algo, sizeof rec.algo, "ring");
-            snprintf(rec.transport, sizeof rec.transport, "tcp");
+            snprintf(rec.transport, sizeof rec.transport, "%s", coll_transport(&coll));
             rec.rank = c.rank;
             rec.world = c.world;
             rec.bytes = (uint64_t)w.n * dtype_size(c.dtype);
             rec.link_bw = c.link_bw;
             rec.link_latency = c.link_latency;
             rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
-            rc = train_run(&tc, &rec, err);
+            rc = kind == COLL_TCP ? train_run(&tc, &rec, err) : train_cuda_run(&tc, &rec, err);
             if (rc == 0 && c.csv)
                 rc = metrics_record_write(&rec, c.csv, err);
             metrics_record_free(&rec);
@@ -282,15 +402,17 @@ int main(int argc, char **argv)
     if (rc != 0) {
         if (xp)
             xport_tcp_abort(xp, err);   /* a no-op when the transport itself failed */
+        coll_abort(&coll);              /* NCCL: the communicator */
         log_msg("%s", err);
     }
+    status = rc == 0 ? 0 : 1;
 out:
-    if (ring_ok)
-        ring_destroy(&ring);
+    if (coll_ok)
+        coll_destroy(&coll);
     xport_tcp_close(xp);
     if (have_w)
         workload_destroy(&w);
     cli_common_free(&c);
     free(xargv);
-    return rc == 0 ? 0 : 1;
+    return status;
 }

@@ -22,7 +22,7 @@
 #include "sgd.h"
 #include "vec.h"
 
-#define COUNT_SPLIT 4096.0            /* the trailer's count: lo + SPLIT * hi */
+#define COUNT_SPLIT TRAIN_COUNT_SPLIT
 #define LOSS_LOG_EVERY_S 1.0
 
 __attribute__((format(printf, 2, 3)))
@@ -48,9 +48,8 @@ int train_check(const struct cli_common *c, uint64_t batch, char *err)
     return 0;
 }
 
-/* write_weights: PATH.RANK, one "%.17g" per line. */
-static int write_weights(const char *path, int rank, const void *w, size_t n, int dtype,
-                         char *err)
+int train_weights_write(const char *path, int rank, const void *w, size_t n, int dtype,
+                        char *err)
 {
     char name[CLI_PATH_MAX + 16];
     FILE *f;
@@ -131,7 +130,7 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
         out0 = cfg->link->bytes_out;
         in0 = cfg->link->bytes_in;
         t0 = clock_now();
-        rc = ring_allreduce(cfg->ring, g, n + TRAIN_TRAILER, c->dtype, err);
+        rc = coll_allreduce(cfg->coll, g, n + TRAIN_TRAILER, err);
         t1 = clock_now();
         if (rc != 0) {
             char why[ERR_LEN];
@@ -187,7 +186,7 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
     rec->cpu_s = clock_cpu_seconds() - cpu0;
     rec->wall_s = clock_now() - wall0;
     if (c->weights_out)
-        rc = write_weights(c->weights_out, c->rank, weights, n, c->dtype, err);
+        rc = train_weights_write(c->weights_out, c->rank, weights, n, c->dtype, err);
 out:
     free(ref);
     free(g);

@@ -26,6 +26,13 @@
  * all-reduce; bytes from its link's counters). --weights-out PATH writes
  * PATH.RANK, one "%.17g" per line.
  *
+ * ON THE GPU (--device cuda, --transport nccl): train_cuda_run
+ * (train_cuda.c) runs the same steps with the weights and the gradient in
+ * GPU memory, the gradient from gpu_workload_grad_add and the update from
+ * gpu_sgd_step, the CUDA twins of workload_grad_add and sgd_step: the same
+ * bits as train_run for the same inputs (gpu.h), so --device cuda trains
+ * exactly as --device cpu does.
+ *
  * OWNERSHIP: train_run allocates its buffers at start and frees them
  * before it returns; nothing is allocated inside the step loop.
  */
@@ -35,15 +42,16 @@
 #include "cli.h"
 #include "link.h"
 #include "metrics.h"
-#include "ring.h"
+#include "coll.h"
 #include "workload.h"
 
 #define TRAIN_TRAILER 3
+#define TRAIN_COUNT_SPLIT 4096.0      /* the trailer's count: lo + SPLIT * hi */
 
 struct train_cfg {
     const struct cli_common *c;    /* steps, warmup, micro, lr, dtype, shards, outputs */
     struct workload *w;
-    struct ring *ring;
+    struct coll *coll;             /* the all-reduce (coll.h): host or device memory */
     struct link *link;
 };
 
@@ -55,5 +63,14 @@ int train_check(const struct cli_common *c, uint64_t batch, char *err);
  * steps, cpu_s and wall_s. 0, or a negative code with one line in err
  * ("step 5: ..."): a transport failure, ERR_NONFINITE, ERR_MISMATCH. */
 int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err);
+
+/* train_cuda_run: train_run on the current GPU, for a coll on the device
+ * (COLL_TCP_CUDA, COLL_NCCL). Same results, checks, log and record. */
+int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err);
+
+/* train_weights_write: --weights-out: PATH.RANK, one "%.17g" per line, from
+ * n host elements of dtype. */
+int train_weights_write(const char *path, int rank, const void *w, size_t n, int dtype,
+                        char *err);
 
 #endif /* TRAIN_H */

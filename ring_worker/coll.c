@@ -1,0 +1,245 @@
+/* coll.c -- the three all-reduce back ends behind one call (coll.h says
+ * which is which and what each promises).
+ *
+ * Each function is a switch on the kind, kept short on purpose: the
+ * algorithms are elsewhere (ring.c, ring_cuda.c, NCCL), and this file only
+ * says which one runs and where the bytes live.
+ */
+#include "coll.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "err.h"
+#include "gpu.h"
+
+__attribute__((format(printf, 3, 4)))
+static int say(char *err, int rc, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err) {
+        va_start(ap, fmt);
+        vsnprintf(err, ERR_LEN, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
+{
+    int rc = 0;
+
+    memset(c, 0, sizeof *c);
+    c->kind = cfg->kind;
+    c->rank = cfg->rank;
+    c->world = cfg->world;
+    c->dtype = cfg->dtype;
+    c->timeout = cfg->timeout;
+    if (dtype_size(cfg->dtype) == 0 || cfg->kind < COLL_TCP || cfg->kind > COLL_NCCL)
+        return say(err, ERR_USAGE, "coll_init: kind %d, dtype %d", cfg->kind, cfg->dtype);
+
+    if (cfg->kind != COLL_NCCL) {
+        /* TCP_CUDA's host ring only gathers a few doubles: a small piece. */
+        size_t piece = cfg->kind == COLL_TCP ? cfg->piece_bytes : 4096;
+        if ((rc = ring_init(&c->ring, cfg->x, cfg->rank, cfg->world, piece)) != 0)
+            return say(err, rc, "ring: %s", rc == -ENOMEM ? "out of memory for the staging piece"
+                                                       : "bad --piece or rank");
+        c->have_ring = 1;
+    }
+    if (cfg->kind == COLL_TCP)
+        return 0;
+
+    if ((rc = gpu_stream_create(&c->stream, err)) != 0)
+        goto out;
+    if (cfg->kind == COLL_TCP_CUDA) {
+        rc = ring_cuda_init(&c->rcuda, cfg->x, cfg->rank, cfg->world, cfg->max_n, cfg->dtype,
+                            cfg->piece_bytes, cfg->timeout, err);
+        c->have_rcuda = rc == 0;
+        goto out;
+    }
+    rc = gpu_malloc((void **)&c->scratch,
+                    (size_t)cfg->world * COLL_GATHER_MAX * sizeof(double), err);
+    if (rc == 0)
+        rc = gpu_nccl_create(&c->nccl, cfg->nccl_id, cfg->rank, cfg->world, cfg->timeout, err);
+out:
+    if (rc != 0)
+        coll_destroy(c);
+    return rc;
+}
+
+void coll_destroy(struct coll *c)
+{
+    gpu_nccl_destroy(c->nccl);
+    c->nccl = NULL;
+    if (c->have_rcuda)
+        ring_cuda_destroy(&c->rcuda);
+    c->have_rcuda = 0;
+    if (c->have_ring)
+        ring_destroy(&c->ring);
+    c->have_ring = 0;
+    if (c->stream)
+        (void)gpu_stream_wait(c->stream, c->timeout, NULL);
+    gpu_free(c->scratch);
+    c->scratch = NULL;
+    gpu_stream_destroy(c->stream);
+    c->stream = NULL;
+}
+
+const char *coll_transport(const struct coll *c)
+{
+    return c->kind == COLL_TCP ? "tcp" : c->kind == COLL_TCP_CUDA ? "tcp-cuda" : "nccl";
+}
+
+int coll_on_device(const struct coll *c)
+{
+    return c->kind != COLL_TCP;
+}
+
+int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
+{
+    int rc;
+
+    switch (c->kind) {
+    case COLL_TCP:
+        return ring_allreduce(&c->ring, buf, n, c->dtype, err);
+    case COLL_TCP_CUDA:
+        /* The ring's streams do not follow c->stream: finish its work first. */
+        if ((rc = gpu_stream_wait(c->stream, c->timeout, err)) != 0)
+            return rc;
+        return ring_cuda_allreduce(&c->rcuda, buf, n, err);
+    default:
+        return gpu_nccl_all_reduce(c->nccl, buf, buf, n, c->dtype, c->stream, err);
+    }
+}
+
+int coll_gather(struct coll *c, double *all, const double *mine, int m, char *err)
+{
+    size_t bytes = (size_t)c->world * (size_t)m * sizeof *all;
+    int rc;
+
+    if (m < 1 || m > COLL_GATHER_MAX)
+        return say(err, ERR_USAGE, "coll_gather: %d values per rank", m);
+    memset(all, 0, bytes);
+    memcpy(all + (size_t)c->rank * (size_t)m, mine, (size_t)m * sizeof *all);
+    if (c->kind != COLL_NCCL)
+        return ring_all_gather(&c->ring, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
+    /* Zeros but for each rank's own slot: the sum is the gather, exactly. */
+    if ((rc = gpu_copy_async(c->scratch, all, bytes, c->stream, err)) != 0 ||
+        (rc = gpu_nccl_all_reduce(c->nccl, c->scratch, c->scratch, (size_t)c->world * (size_t)m,
+                                  DTYPE_F64, c->stream, err)) != 0 ||
+        (rc = gpu_copy_async(all, c->scratch, bytes, c->stream, err)) != 0)
+        return rc;
+    return gpu_stream_wait(c->stream, c->timeout, err);
+}
+
+void coll_abort(struct coll *c)
+{
+    if (c->nccl)
+        gpu_nccl_abort(c->nccl);
+}
+
+int coll_alloc(struct coll *c, void **p, size_t bytes, char *err)
+{
+    if (coll_on_device(c))
+        return gpu_malloc(p, bytes, err);
+    *p = malloc(bytes ? bytes : 1);
+    return *p ? 0 : say(err, -ENOMEM, "out of memory for %zu bytes", bytes);
+}
+
+void coll_free(struct coll *c, void *p)
+{
+    if (coll_on_device(c))
+        gpu_free(p);
+    else
+        free(p);
+}
+
+/* copy: one copy on the stream, waited for (device kinds). */
+static int copy(struct coll *c, void *dst, const void *src, size_t bytes, char *err)
+{
+    int rc;
+
+    if (!coll_on_device(c)) {
+        memmove(dst, src, bytes);
+        return 0;
+    }
+    if ((rc = gpu_copy_async(dst, src, bytes, c->stream, err)) != 0)
+        return rc;
+    return gpu_stream_wait(c->stream, c->timeout, err);
+}
+
+int coll_put(struct coll *c, void *dst, const void *host_src, size_t bytes, char *err)
+{
+    return copy(c, dst, host_src, bytes, err);
+}
+
+int coll_get(struct coll *c, void *host_dst, const void *src, size_t bytes, char *err)
+{
+    return copy(c, host_dst, src, bytes, err);
+}
+
+int coll_zero(struct coll *c, void *p, size_t bytes, char *err)
+{
+    int rc;
+
+    if (!coll_on_device(c)) {
+        memset(p, 0, bytes);
+        return 0;
+    }
+    if ((rc = gpu_zero_async(p, bytes, c->stream, err)) != 0)
+        return rc;
+    return gpu_stream_wait(c->stream, c->timeout, err);
+}
+
+/* env_count: a launcher's local-rank count, a plain positive integer. */
+static int env_count(const char *var)
+{
+    const char *v = getenv(var);
+    char *end;
+    long x;
+
+    if (!v || !*v)
+        return 0;
+    x = strtol(v, &end, 10);
+    return *end == '\0' && x > 0 && x < 1000000 ? (int)x : 0;
+}
+
+void coll_local_ranks(const struct proto_peer *peers, int world, int rank, int env_local_rank,
+                      int *local_rank, int *local_ranks, const char **source)
+{
+    static const char *const vars[] = {
+        "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+        "SLURM_NTASKS_PER_NODE",
+    };
+    int mine = 0, count = 1;
+
+    if (peers && world > 1) {
+        count = 0;
+        for (int r = 0; r < world; r++) {
+            if (strcmp(peers[r].addr, peers[rank].addr) != 0)
+                continue;
+            if (r < rank)
+                mine++;
+            count++;
+        }
+    }
+    *local_rank = mine;
+    *local_ranks = count;
+    *source = "the rendezvous table (ranks with this rank's address)";
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        int e = env_count(vars[i]);
+        if (e == 0)
+            continue;
+        if (e > count && env_local_rank >= 0 && env_local_rank < e) {
+            *local_rank = env_local_rank;
+            *local_ranks = e;
+            *source = vars[i];
+        }
+        break;
+    }
+}
