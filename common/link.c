@@ -112,3 +112,9 @@ void link_send_woke(struct link *l, double now)
     if (now > l->send_app)
         l->send_lag = now - l->send_app;
 }
+
+void link_send_restart(struct link *l)
+{
+    /* Real time is the sender's timeline again. */
+    l->send_lag = 0.0;
+}

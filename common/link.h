@@ -58,7 +58,16 @@
  * (back-to-back calls), and otherwise starts from real time (it waited
  * for a peer, as a ring step waits for its neighbour's chunk, or it
  * computed). Such a sender takes no idle credit: its oversleeps are held
- * on the timeline instead, so a ring step costs latency + chunk/B exactly.
+ * on the timeline instead.
+ *
+ * That guess fails when the wait for a peer and the link's hold are the
+ * same time: ring ranks in lockstep receive the neighbour's chunk just as
+ * their own last piece is released, so the next step's send looks like a
+ * back-to-back continuation, and K steps pay the latency once. A sender
+ * that knows its next send depends on what it has just received says so
+ * with link_send_restart(): that send starts a new transmission in real
+ * time and pays the latency again, so a ring step costs latency + chunk/B
+ * exactly.
  *
  * All functions are non-blocking arithmetic on the clock (clock.h), so the
  * libuv server can turn a deadline into a timer and blocking code can sleep
@@ -129,5 +138,14 @@ double link_send_reserve(struct link *l, size_t n, double now, int cont);
 /* link_send_woke: the blocking sender's wait for its deadline ended at
  * `now` (the time it spent held is kept off its timeline). */
 void link_send_woke(struct link *l, double now);
+
+/* link_send_restart: the blocking sender's next send carries data it has
+ * just received (a ring step forwards what the step before brought in),
+ * so it cannot have left earlier: it is a new transmission, not the
+ * continuation of the last send, however soon it follows. The time the
+ * link held the sender is forgotten; the next link_send_reserve starts at
+ * its `now` (behind the wire's backlog, if any: the rate still holds) and
+ * pays the latency once more. Call it before that send's first piece. */
+void link_send_restart(struct link *l);
 
 #endif /* LINK_H */

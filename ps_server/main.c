@@ -17,8 +17,9 @@
  *   pacer     uv_poll_t on a timerfd: the emulated link's deadlines, to the
  *             microsecond (a uv_timer_t counts milliseconds, and one piece
  *             of a 500 Mbit/s link takes 250 us)
- *   tick      uv_timer_t, a few times per --timeout: the idle-progress
- *             timeout, silent strangers, lingering closes
+ *   tick      uv_timer_t, 20 times per --timeout (at most every 250 ms):
+ *             the idle-progress timeouts (SILENCE), silent strangers,
+ *             lingering closes
  *
  * EMULATED LINK (link.h, docs/link.md). The server's one NIC is shared by
  * all its connections. Ingress: every read is at most one link piece and is
@@ -39,6 +40,20 @@
  * "lingers": the server shuts its side down and drains what the peer still
  * sends (up to LINGER_MAX_S), so the peer reads the ERROR instead of a
  * reset.
+ *
+ * SILENCE (--timeout T, DESIGN.md's idle-progress timeout). Each joined
+ * worker the server is waiting on has a clock of its own, restarted by its
+ * progress: a byte read from it, a write of the weights to it completed.
+ * The server waits on a worker while it owes a push (or a part of one, or
+ * its BYE) or while a write of the weights sits on its full socket; not
+ * while it owes nothing, while the link holds its bytes, or while its next
+ * piece of weights is the server's to send. A clock that reaches T fails
+ * the run naming that worker, T (+ one tick) after its last byte, however
+ * busy the others are; the workers, whose wait for the weights allows 2T,
+ * hear the ERROR well before they would give up. The server's own clock
+ * (any progress at all) still covers what no worker's does: workers that
+ * have not joined. A tick that comes late (the server itself did not run)
+ * moves every clock on by its lateness: that time is no one's silence.
  *
  * OWNERSHIP. A struct conn is allocated at accept and freed only in its
  * close callback (on_conn_closed), so the callbacks libuv runs before that
@@ -114,6 +129,7 @@ struct conn {
     int finished;                    /* said BYE, or closed cleanly at the end */
     int reading, closing, lingering;
     double accepted, linger_until;
+    double heard;                    /* the last sign of progress on it (SILENCE) */
     /* reading: sbuf before the join, rbuf (owned) after */
     unsigned char *rbuf;
     size_t rcap;
@@ -148,6 +164,7 @@ struct server {
     size_t es, rcap;
     uint64_t wlen;                    /* bytes of weights per WEIGHTS frame */
     double timeout, linger_s;
+    double tick_s;                    /* the tick's period */
     /* state */
     struct store store;
     struct egress eg;
@@ -159,7 +176,7 @@ struct server {
     struct conn *held_head, *held_tail;
     int over;                         /* the run ended: no new work */
     int exit_code;
-    double last_progress, last_log;
+    double last_progress, last_log, last_tick;
     uint64_t sending;                 /* step whose weights are going out */
     /* measurement */
     struct metrics_record rec;
@@ -610,6 +627,9 @@ static void write_piece(struct server *srv, const struct egress_piece *pc, doubl
     srv->link.bytes_out += (uint64_t)rc;
     if (rc > 0)
         srv->last_progress = now;
+    /* Taken in full, or not: from now on the rest waits on this worker's
+     * reading (SILENCE). */
+    c->heard = now;
     if ((uint64_t)rc == pc->len) {
         srv->out_last = clock_now();
         if (egress_rank_done(&srv->eg, pc->rank))
@@ -658,6 +678,7 @@ static void on_weights_written(uv_write_t *req, int status)
     srv->link.bytes_out += c->wqueued;
     srv->out_last = now;
     srv->last_progress = now;
+    c->heard = now;
     egress_unblocked(&srv->eg, c->ses.rank, now);
     if (egress_rank_done(&srv->eg, c->ses.rank))
         c->ses.pulling = 0;
@@ -739,11 +760,17 @@ static void on_hello(struct conn *c, double now)
     uint32_t r = c->ses.rank;
     char why[ERR_LEN];
 
-    if (srv->by_rank[r]) {
-        if (srv->joined == srv->k)
+    /* Once all K have joined, no HELLO is taken, even for a rank whose
+     * worker has finished and left: a rank joins once per run. */
+    if (srv->joined == srv->k || srv->by_rank[r]) {
+        if (srv->joined == srv->k && srv->by_rank[r])
             say(why, sizeof why, "HELLO refused: rank %u: the job is full (all %u "
                      "workers joined; rank %u is %s)", (unsigned)r, (unsigned)srv->k,
                      (unsigned)r, srv->by_rank[r]->peer);
+        else if (srv->joined == srv->k)
+            say(why, sizeof why, "HELLO refused: rank %u: the job is full (all %u "
+                     "workers joined; rank %u has finished and left)", (unsigned)r,
+                     (unsigned)srv->k, (unsigned)r);
         else
             say(why, sizeof why, "HELLO refused: rank %u already joined from %s",
                      (unsigned)r, srv->by_rank[r]->peer);
@@ -764,6 +791,7 @@ static void on_hello(struct conn *c, double now)
     srv->joined++;
     session_join(&c->ses);
     srv->last_progress = now;
+    c->heard = now;
     (void)conn_send_ctl(c, PROTO_WELCOME, 0, NULL);
     log_msg("worker %u joined from %s (%u of %u)", (unsigned)r, c->peer,
             (unsigned)srv->joined, (unsigned)srv->k);
@@ -916,6 +944,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (c->closing || c->lingering || srv->over)
         return;             /* draining */
     now = clock_now();
+    c->heard = now;
     if (c->joined)
         srv->last_progress = now;
     if (srv->link.ingress.rate > 0) {
@@ -962,6 +991,7 @@ static void on_pacer(uv_poll_t *h, int status, int events)
         c->held_next = NULL;
         /* The link's wait was not idle time. */
         srv->last_progress = now;
+        c->heard = now;
         conn_process(c, c->held_p, c->held_len, now);
         if (!c->closing && !c->lingering && !srv->over)
             conn_read_start(c);
@@ -1043,12 +1073,33 @@ static void on_connection(uv_stream_t *l, int status)
 
 /* ------------------------------------------------------------ the clock */
 
+/* owes: what joined worker c still owes the step, as a phrase in out
+ * ("no push for step 3 yet", "not taking the weights of step 2 (...)");
+ * empty when it owes nothing. Returns 1 when the server is waiting on the
+ * worker itself (SILENCE): it owes bytes, or a write of the weights sits
+ * on its full socket. 0 when it owes nothing, or when the next piece of
+ * its weights is the server's to send. */
+static int owes(struct server *srv, const struct conn *c, char *out, size_t len)
+{
+    uint32_t r = c->ses.rank;
+
+    out[0] = '\0';
+    if (c->ses.pulling && !egress_rank_done(&srv->eg, r)) {
+        say(out, len, "not taking the weights of step %llu (%llu of %llu bytes written)",
+            ull(srv->sending), ull(srv->eg.w[r].sent - (srv->eg.w[r].blocked ? c->wqueued : 0)),
+            ull(srv->eg.total));
+        return srv->eg.w[r].blocked;
+    }
+    session_waiting(&c->ses, &srv->store, out, len);
+    return out[0] != '\0';
+}
+
 /* waiting_for: "; "-separated, what each worker (but skip) still owes the
  * step: not joined, its push, its BYE, or taking the weights. OUT: out.
  * Returns how many were named. */
 static int waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len)
 {
-    char what[NET_ADDR_LEN + 160];
+    char what[NET_ADDR_LEN + 160], owed[128];
     size_t o = 0;
     int named = 0;
 
@@ -1059,19 +1110,12 @@ static int waiting_for(struct server *srv, const struct conn *skip, char *out, s
         what[0] = '\0';
         if (c == skip && c)
             continue;
-        if (!c)
+        if (!c) {
             say(what, sizeof what, "worker %u: not joined", (unsigned)r);
-        else if (c->ses.pulling && !egress_rank_done(&srv->eg, r))
-            say(what, sizeof what, "worker %u (%s): not taking the weights of step %llu "
-                "(%llu of %llu bytes written)", (unsigned)r, c->peer, ull(srv->sending),
-                ull(srv->eg.w[r].sent - (srv->eg.w[r].blocked ? c->wqueued : 0)),
-                ull(srv->eg.total));
-        else {
-            char owes[96];
-
-            session_waiting(&c->ses, &srv->store, owes, sizeof owes);
-            if (owes[0])
-                say(what, sizeof what, "worker %u (%s): %s", (unsigned)r, c->peer, owes);
+        } else {
+            (void)owes(srv, c, owed, sizeof owed);
+            if (owed[0])
+                say(what, sizeof what, "worker %u (%s): %s", (unsigned)r, c->peer, owed);
         }
         if (what[0]) {
             say(out + o, len - o, "%s%s", named ? "; " : "", what);
@@ -1094,12 +1138,67 @@ static void idle_fail(struct server *srv)
     run_fail(srv, NULL, ERR_TIMEOUT, msg);
 }
 
+/* silence_check: SILENCE (see the top). Every joined worker the server is
+ * waiting on has its own clock, c->heard, restarted by every byte read
+ * from it, every write of the weights to it that completes, and every
+ * moment the server is not waiting on it (it owes nothing, the link holds
+ * its bytes, the next piece is the server's to send). A clock that reaches
+ * --timeout fails the run naming that worker (the longest silent, if
+ * several). This is what catches a stopped worker while the others still
+ * make progress: a single clock for the whole server would restart with
+ * each of their bytes, and the workers waiting for the step would time
+ * out before the server named the culprit. */
+static void silence_check(struct server *srv, double now)
+{
+    struct conn *worst = NULL;
+    char what[128], msg[ERR_LEN];
+
+    for (uint32_t r = 0; r < srv->k; r++) {
+        struct conn *c = srv->by_rank[r];
+
+        if (!c || c->closing || c->lingering)
+            continue;
+        if (c->held || !owes(srv, c, what, sizeof what)) {
+            c->heard = now;
+            continue;
+        }
+        if (now - c->heard >= srv->timeout && (!worst || c->heard < worst->heard))
+            worst = c;
+    }
+    if (!worst)
+        return;
+    (void)owes(srv, worst, what, sizeof what);
+    say(msg, sizeof msg, "worker %u: no progress for %.1f s (--timeout) at step %llu: %s",
+        (unsigned)worst->ses.rank, srv->timeout, ull(store_step(&srv->store)), what);
+    run_fail(srv, worst, ERR_TIMEOUT, msg);
+    /* The ERROR went out if its socket had room. Lingering for a worker
+     * that does not read would only hold the server's exit back. */
+    conn_close(worst);
+}
+
+/* excuse_lateness: the tick came `late` seconds after it was due: the
+ * server itself did not run (a long callback, a loaded machine), and the
+ * bytes that came meanwhile are still unread, since libuv runs timers
+ * before it polls. That time is no one's silence: every clock moves on by
+ * it. */
+static void excuse_lateness(struct server *srv, double late, double now)
+{
+    srv->last_progress = fmin(now, srv->last_progress + late);
+    for (struct conn *c = srv->conns; c; c = c->next) {
+        c->heard = fmin(now, c->heard + late);
+        c->accepted = fmin(now, c->accepted + late);
+    }
+}
+
 static void on_tick(uv_timer_t *t)
 {
     struct server *srv = t->data;
-    double now = clock_now();
+    double now = clock_now(), gap = now - srv->last_tick;
     struct conn *c, *next;
 
+    srv->last_tick = now;
+    if (gap > 2 * srv->tick_s)
+        excuse_lateness(srv, gap - srv->tick_s, now);
     for (c = srv->conns; c; c = next) {
         next = c->next;
         if (c->closing)
@@ -1121,7 +1220,12 @@ static void on_tick(uv_timer_t *t)
     }
     if (srv->over)
         return;
-    /* The link holding bytes back is not idle time (net.h). */
+    silence_check(srv, now);
+    if (srv->over)
+        return;
+    /* The whole server's clock: what no worker's clock covers (workers
+     * that have not joined). The link holding bytes back is not idle time
+     * (net.h). */
     if (srv->held_head || (srv->eg.active && srv->eg.have && srv->eg.res.due > now)) {
         srv->last_progress = now;
         return;
@@ -1295,8 +1399,10 @@ int main(int argc, char **argv)
     CHECK(uv_timer_init(&srv->loop, &srv->tick));
     srv->tick.data = srv;
     {
-        double ms = srv->timeout * 1000.0 / 10.0;
+        /* T/20: a silent worker is named within T + T/20 of its last byte. */
+        double ms = srv->timeout * 1000.0 / 20.0;
         uint64_t every = ms < 10 ? 10 : ms > 250 ? 250 : (uint64_t)ms;
+        srv->tick_s = (double)every / 1000.0;
         CHECK(uv_timer_start(&srv->tick, on_tick, every, every));
     }
     srv->timers_open = 1;
@@ -1311,7 +1417,7 @@ int main(int argc, char **argv)
             shard.i, shard.s, ull(wl.batch), srv->c.steps, srv->c.lr, linkdesc);
     workload_destroy(&wl);
 
-    srv->last_progress = clock_now();
+    srv->last_progress = srv->last_tick = clock_now();
     srv->last_log = -INFINITY;
     uv_run(&srv->loop, UV_RUN_DEFAULT);
 

@@ -284,6 +284,12 @@ static int frame_end(struct session *s, char *err)
             say(err, "%s: malformed ERROR frame (%s)", who(s, w, sizeof w), err_str(rc));
             return dead(s, rc);
         }
+        /* The text goes into the server's log and into the ERROR it sends
+         * the other workers: one line, no terminal control sequences, even
+         * from a stranger. */
+        for (size_t i = 0; i < s->small_have; i++)
+            if ((unsigned char)s->text[i] < 0x20 || s->text[i] == 0x7f)
+                s->text[i] = '?';
         s->text[s->small_have] = '\0';
         return SESSION_PEER_ERROR;
     default:

@@ -96,7 +96,8 @@ struct session {
     struct proto_header h;   /* valid once the header is decoded */
     uint64_t left;           /* payload bytes of the frame still to come */
     size_t small_have;       /* bytes of text[] filled (HELLO, ERROR, meta) */
-    char text[PROTO_TEXT_MAX + 1];   /* small payloads; ERROR text, NUL-ended */
+    char text[PROTO_TEXT_MAX + 1];   /* small payloads; ERROR text, NUL-ended,
+                                        control bytes made '?' */
     struct proto_hello hello;        /* the last HELLO decoded */
     uint64_t bytes;          /* bytes fed so far */
 };

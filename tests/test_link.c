@@ -334,6 +334,92 @@ static void t_blocking(void)
     T_END();
 }
 
+/* ring_steps: `steps` ring steps of a rank in lockstep with its neighbours
+ * (identical ranks on identical links: the left's chunk arrives when our
+ * own would at the right). Each step sends n bytes in pieces as net.c does
+ * (reserve, sleep to the deadline oversleeping up to `over`, woke) and
+ * ends when its last piece is through and the left's chunk is in, at that
+ * piece's deadline. restart: call link_send_restart() at each step's
+ * start, as the ring's transport does. OUT: ends[s], when step s ended. */
+static void ring_steps(struct link *l, int steps, size_t n, double over, int restart,
+                       double *now, double *ends)
+{
+    size_t piece = link_piece(l);
+
+    for (int s = 0; s < steps; s++) {
+        double d = *now;
+        size_t done = 0;
+
+        if (restart)
+            link_send_restart(l);
+        while (done < n) {
+            size_t p = n - done < piece ? n - done : piece;
+            d = link_send_reserve(l, p, *now, done > 0);
+            *now = fmax(*now, d) + over * rnd01();
+            link_send_woke(l, *now);
+            done += p;
+        }
+        *now = fmax(*now, d);
+        ends[s] = *now;
+    }
+}
+
+static void t_restart(void)
+{
+    enum { STEPS = 6 };              /* 2(K-1) for K = 4 */
+    const double lat = 500e-6, rate = 1e8;
+    double now, t0, ends[STEPS], d;
+    struct link l;
+
+    T_CASE("link-1.11", "link_send_restart: a send that forwards what was just received "
+           "pays the latency again: a ring step costs L + n/B, large or small");
+    /* Large chunks, 1 MB (10 ms of wire, 40 pieces), exact wake-ups: every
+     * step ends exactly L + n/B after the one before. */
+    T_EQ_I(link_init(&l, rate, lat), 0);
+    now = t0 = 3.0;
+    ring_steps(&l, STEPS, 1000000, 0.0, 1, &now, ends);
+    for (int s = 0; s < STEPS; s++)
+        T_NEAR(ends[s] - (s ? ends[s - 1] : t0), lat + 1000000 / rate, 1e-9);
+    /* Without it the rule for blocking senders takes the lockstep for one
+     * back-to-back send: all six steps pay the latency once between them
+     * (this is why the call exists). */
+    T_EQ_I(link_init(&l, rate, lat), 0);
+    now = t0 = 3.0;
+    ring_steps(&l, STEPS, 1000000, 0.0, 0, &now, ends);
+    T_NEAR(ends[STEPS - 1] - t0, lat + STEPS * 1000000 / rate, 1e-9);
+    /* Small chunks (latency-bound, one piece): L + n/B per step too, and a
+     * wake-up up to 60 us late is the sender's, never carried over. */
+    T_EQ_I(link_init(&l, rate, lat), 0);
+    now = t0 = 7.0;
+    ring_steps(&l, STEPS, 64, 60e-6, 1, &now, ends);
+    for (int s = 0; s < STEPS; s++) {
+        double prev = s ? ends[s - 1] : t0;
+        T_LE(lat + 64 / rate - 1e-12, ends[s] - prev);
+        T_LE(ends[s] - prev, lat + 64 / rate + 60e-6 + 1e-12);
+    }
+    /* The rate still holds: a restart while the wire is busy queues behind
+     * what is on it (no idle credit for the restarted sender either). */
+    T_EQ_I(link_init(&l, rate, lat), 0);
+    now = 11.0;
+    d = link_send_reserve(&l, 1000000, now, 0);       /* wire busy until 11.01 */
+    link_send_woke(&l, now);                            /* (not held: woke early) */
+    link_send_restart(&l);
+    d = link_send_reserve(&l, 1000000, now + 1e-3, 0);
+    T_NEAR(d, 11.0 + 2 * 1000000 / rate + lat, 1e-9);
+    /* After a restart, the pieces of the same send still pipeline. */
+    now = d;
+    link_send_woke(&l, now);
+    link_send_restart(&l);
+    t0 = now;
+    for (int k = 0; k < 10; k++) {
+        d = link_send_reserve(&l, 25000, now, k > 0);
+        now = fmax(now, d);
+        link_send_woke(&l, now);
+    }
+    T_NEAR(d, t0 + 10 * 25000 / rate + lat, 1e-9);
+    T_END();
+}
+
 static void t_unlimited(void)
 {
     struct link l;
@@ -378,6 +464,7 @@ int main(void)
     t_credit_cap();
     t_latency();
     t_blocking();
+    t_restart();
     t_unlimited();
     t_independent();
     return t_done();

@@ -13,8 +13,10 @@
  *                 closed form exactly; BYE; exit 0; the record
  *   psframes-5.x  faults that end the run: NaN, refused pushes (stale,
  *                 duplicate, future, after the end, wrong range or size),
- *                 BYE too early, a client cut off mid-push, a silent one:
- *                 exit non-zero naming worker and step, ERROR to the others
+ *                 BYE too early, a client cut off mid-push, a silent one,
+ *                 one silent mid-push, one that stops reading its weights:
+ *                 exit non-zero naming worker and step, ERROR to the others;
+ *                 and the server's own stall, which is no one's fault
  *
  * The server runs with --timeout 1; every wait for it is bounded by the
  * watchdog of RELIABILITY.md (3x the timeout + 10 s), never by a timing
@@ -361,6 +363,82 @@ static void t_session_push(void)
     T_HAS(err, "while receiving the weights");
     store_destroy(&st);
     T_END();
+
+    T_CASE("psframes-1.7", "hostile frames: PUSH lengths 0, +-1, not whole elements, step "
+           "UINT64_MAX refused at the header; ERROR text made one printable line; counts "
+           "summing past 2^64 fail the apply; subnormals are taken");
+    {
+        static const uint64_t lens[] = { 0, 16 + 80 - 1, 16 + 80 + 1, 16 + 80 - 8 + 3, 15 };
+        static const char evil[] = "bye\nps_server[0]: all 2 workers done\x1b[2J\r\x7f!";
+        double sub[10];
+
+        c.steps = 2;
+        T_EQ_I(store_for(&st, &c), 0);
+        for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+            joined(&s0, &c, &st, 0);
+            len = frame(buf, PROTO_PUSH, 0, 2, 0, 0, lens[i]);
+            memset(buf + len, 0x7f, 128);   /* payload bytes that must not be read */
+            T_TRUE(session_feed(&s0, &st, buf, len + 128, &used, err) < 0);
+            T_EQ_U(used, PROTO_HEADER_SIZE);
+            T_HAS(err, "worker 0");
+        }
+        joined(&s0, &c, &st, 0);
+        len = push_frame(buf, 0, 2, UINT64_MAX, 0, 4, g, 10);
+        T_EQ_I(session_feed(&s0, &st, buf, len, &used, err), ERR_PROTO_FIELD);
+        T_HAS(err, "after the last step");
+        T_EQ_U(store_pushes_done(&st), 0);
+        T_EQ_I(store_failed(&st, NULL), 0);
+        /* ERROR before HELLO, and from a joined worker. */
+        for (int joined_first = 0; joined_first < 2; joined_first++) {
+            int ctl = 0;
+
+            if (joined_first)
+                joined(&s0, &c, &st, 0);
+            else
+                session_init(&s0, &c);
+            len = frame(buf, PROTO_ERROR, 0, 2, 0, 0, sizeof evil - 1);
+            memcpy(buf + len, evil, sizeof evil - 1);
+            T_EQ_I(session_feed(&s0, &st, buf, len + sizeof evil - 1, &used, err),
+                   SESSION_PEER_ERROR);
+            T_EQ_U(strlen(s0.text), sizeof evil - 1);
+            for (size_t i = 0; s0.text[i]; i++)
+                ctl += (unsigned char)s0.text[i] < 0x20 || s0.text[i] == 0x7f;
+            T_EQ_I(ctl, 0);
+            T_HAS(s0.text, "bye?ps_server[0]");
+        }
+        /* Two workers whose example counts add up past 2^64. */
+        joined(&s0, &c, &st, 0);
+        joined(&s1, &c, &st, 1);
+        for (uint32_t r = 0; r < 2; r++) {
+            struct session *sp = r ? &s1 : &s0;
+
+            len = push_frame(buf, r, 2, 0, 0, UINT64_MAX / 2 + 1, g, 10);
+            T_EQ_I(session_feed(sp, &st, buf, len, &used, err), SESSION_PUSH_BEGIN);
+            T_EQ_I(session_feed(sp, &st, buf + used, len - used, &used, err), SESSION_PUSH_END);
+        }
+        T_TRUE(store_step_ready(&st));
+        T_EQ_I(store_apply(&st, NULL, err), ERR_PROTO_FIELD);
+        T_TRUE(store_failed(&st, NULL) != 0);
+        T_EQ_D(((const double *)store_weights(&st))[0], 0.0);
+        store_destroy(&st);
+        /* Subnormals are finite: added, and the step applies. */
+        T_EQ_I(store_for(&st, &c), 0);
+        joined(&s0, &c, &st, 0);
+        joined(&s1, &c, &st, 1);
+        for (int i = 0; i < 10; i++)
+            sub[i] = 4.9406564584124654e-324 * (i + 1);
+        for (uint32_t r = 0; r < 2; r++) {
+            struct session *sp = r ? &s1 : &s0;
+
+            len = push_frame(buf, r, 2, 0, 0, 4, sub, 10);
+            T_EQ_I(session_feed(sp, &st, buf, len, &used, err), SESSION_PUSH_BEGIN);
+            T_EQ_I(session_feed(sp, &st, buf + used, len - used, &used, err), SESSION_PUSH_END);
+        }
+        T_EQ_I(store_apply(&st, NULL, err), 0);
+        T_EQ_I(store_failed(&st, NULL), 0);
+        store_destroy(&st);
+    }
+    T_END();
 }
 
 /* ================================================== egress, no sockets */
@@ -597,6 +675,31 @@ static void server_end(struct server *s)
     unlink(s->err_path);
     unlink(s->rec_path);
     rmdir(s->dir);
+}
+
+/* server_up: start the case's server; when it does not start, the case
+ * fails and ends here (0: running). */
+static int server_up(struct server *s, const char *const *args)
+{
+    int rc = server_start(s, args);
+
+    T_EQ_I(rc, 0);
+    if (rc != 0) {
+        server_end(s);
+        T_END();
+    }
+    return rc;
+}
+
+/* server_exit_is: the server exits with status `want` within the
+ * watchdog; its log is shown when not. */
+static void server_exit_is(struct server *s, int want)
+{
+    int rc = server_wait(s, WATCHDOG_S, NULL);
+
+    T_EQ_I(rc, want);
+    if (rc != want)
+        printf("     server log:\n%s", s->log);
 }
 
 /* ------------------------------------------------------- raw clients */
@@ -977,19 +1080,14 @@ static void t_silent_stranger(void)
     struct server s;
     struct proto_header h;
     char text[PROTO_TEXT_MAX + 1];
-    int a, q, rc, code = 0, refused = 0, steps = 0, ok = 1;
+    int a, q, code = 0, refused = 0, steps = 0, ok = 1;
     double t0, took = 0;
 
     T_CASE("psframes-3.15", "connect and say nothing: ERROR and closed after --timeout, "
            "while the joined worker's steps go on; exit 0");
     watch(90);
-    rc = server_start(&s, args);
-    T_EQ_I(rc, 0);
-    if (rc != 0) {
-        server_end(&s);
-        T_END();
+    if (server_up(&s, args) != 0)
         return;
-    }
     a = cl_join(&s, 0, 1);
     q = cl_open(&s);
     T_TRUE(a >= 0 && q >= 0);
@@ -1019,10 +1117,7 @@ static void t_silent_stranger(void)
         frame(bye, PROTO_BYE, 0, 1, 400, 0, 0);
         cl_send(a, bye, sizeof bye);
     }
-    rc = server_wait(&s, WATCHDOG_S, NULL);
-    T_EQ_I(rc, 0);
-    if (rc != 0)
-        printf("     server log:\n%s", s.log);
+    server_exit_is(&s, 0);
     if (a >= 0)
         close(a);
     if (q >= 0)
@@ -1182,6 +1277,93 @@ static void t_full_run(void)
     T_END();
 }
 
+/* A rank joins once per run; and a HELLO may share a segment with the
+ * first PUSH. */
+static void t_more_joins(void)
+{
+    const char *const args[] = { SERVER_ARGS("2", "1"), NULL };
+    const char *const args1[] = { SERVER_ARGS("1", "1"), NULL };
+    static unsigned char wbuf[N_ELEMS * 8];
+    static unsigned char both[PROTO_HEADER_SIZE + PROTO_HELLO_SIZE + sizeof push_buf];
+    unsigned char bye[PROTO_HEADER_SIZE];
+    struct proto_hello m = good_hello();
+    struct proto_header h;
+    struct server s;
+    char text[PROTO_TEXT_MAX + 1];
+    int a, b, q, code = 0;
+
+    T_CASE("psframes-3.16", "a rank that finished and left cannot join again: refused, the "
+           "job is full; the run still ends with exit 0");
+    watch((unsigned)WATCHDOG_S + 20);
+    if (server_up(&s, args) != 0)
+        return;
+    a = cl_join(&s, 0, 2);
+    b = cl_join(&s, 1, 2);
+    T_TRUE(a >= 0 && b >= 0);
+    if (a >= 0 && b >= 0) {
+        T_EQ_I(cl_push(a, 0, 2, 0, 0, N_ELEMS, -1), 0);
+        T_EQ_I(cl_push(b, 1, 2, 0, 0, N_ELEMS, -1), 0);
+        T_EQ_I(cl_recv(a, &h, wbuf, sizeof wbuf, WATCHDOG_S), 0);
+        T_EQ_I(cl_recv(b, &h, wbuf, sizeof wbuf, WATCHDOG_S), 0);
+        frame(bye, PROTO_BYE, 0, 2, 1, 0, 0);
+        cl_send(a, bye, sizeof bye);
+        close(a);
+        a = -1;
+        clock_sleep_until(clock_now() + 0.2);       /* its close is seen */
+        q = cl_open(&s);
+        T_TRUE(q >= 0);
+        if (q >= 0) {
+            cl_hello(q, 0, 2, &m);
+            T_EQ_I(expect_error(q, &code, text, sizeof text, WATCHDOG_S), 1);
+            T_EQ_I(code, ERR_MISMATCH);
+            T_HAS(text, "job is full");
+            close(q);
+        }
+        frame(bye, PROTO_BYE, 1, 2, 1, 0, 0);
+        cl_send(b, bye, sizeof bye);
+    }
+    server_exit_is(&s, 0);
+    T_HAS(s.log, "all 2 workers done");
+    if (a >= 0)
+        close(a);
+    if (b >= 0)
+        close(b);
+    server_end(&s);
+    T_END();
+
+    T_CASE("psframes-4.3", "HELLO and the first PUSH in one segment: WELCOME, then the "
+           "weights; exit 0");
+    watch((unsigned)WATCHDOG_S + 20);
+    if (server_up(&s, args1) != 0)
+        return;
+    q = cl_open(&s);
+    T_TRUE(q >= 0);
+    if (q >= 0) {
+        static double g[N_ELEMS];
+        struct proto_push_meta pm;
+        size_t len;
+
+        frame(both, PROTO_HELLO, 0, 1, 0, 0, PROTO_HELLO_SIZE);
+        proto_hello_encode(&m, both + PROTO_HEADER_SIZE);
+        grad_of(0, 1, 0, g, &pm);
+        len = push_frame(both + PROTO_HEADER_SIZE + PROTO_HELLO_SIZE, 0, 1, 0, 0, pm.examples,
+                         g, N_ELEMS);
+        T_EQ_I(cl_send(q, both, PROTO_HEADER_SIZE + PROTO_HELLO_SIZE + len), 0);
+        T_EQ_I(cl_recv(q, &h, wbuf, sizeof wbuf, WATCHDOG_S), 0);
+        T_EQ_U(h.type, PROTO_WELCOME);
+        T_EQ_I(cl_recv(q, &h, wbuf, sizeof wbuf, WATCHDOG_S), 0);
+        T_EQ_U(h.type, PROTO_WEIGHTS);
+        T_EQ_U(h.step, 0);
+        frame(bye, PROTO_BYE, 0, 1, 1, 0, 0);
+        cl_send(q, bye, sizeof bye);
+    }
+    server_exit_is(&s, 0);
+    if (q >= 0)
+        close(q);
+    server_end(&s);
+    T_END();
+}
+
 /* ------------------------------------------------------------ 5.x */
 
 /* fault_run: a 2-worker job (steps `steps`) where `act` makes worker 0
@@ -1190,7 +1372,7 @@ static void t_full_run(void)
  * get ERROR, not WEIGHTS. */
 enum fault {
     F_NAN, F_STALE, F_DUPLICATE, F_FUTURE, F_AFTER_END, F_AUX, F_SIZE, F_BYE_EARLY,
-    F_CUT, F_SILENT,
+    F_CUT, F_SILENT, F_CUT_SILENT,
 };
 
 static void fault_run(const char *id, const char *name, enum fault act, const char *steps,
@@ -1204,13 +1386,8 @@ static void fault_run(const char *id, const char *name, enum fault act, const ch
 
     T_CASE(id, name);
     watch((unsigned)WATCHDOG_S + 20);
-    rc = server_start(&s, args);
-    T_EQ_I(rc, 0);
-    if (rc != 0) {
-        server_end(&s);
-        T_END();
+    if (server_up(&s, args) != 0)
         return;
-    }
     a = cl_join(&s, 0, 2);
     b = cl_join(&s, 1, 2);
     T_TRUE(a >= 0 && b >= 0);
@@ -1275,6 +1452,19 @@ static void fault_run(const char *id, const char *name, enum fault act, const ch
         /* Worker 0 pushes, worker 1 says nothing (as if SIGSTOPped). */
         cl_push(a, 0, 2, 0, 0, N_ELEMS, -1);
         break;
+    case F_CUT_SILENT: {
+        /* Half a push, then silence with the connection open (as if
+         * SIGSTOPped mid-push), while worker 1's push is complete. */
+        static double g[N_ELEMS];
+        struct proto_push_meta m;
+        size_t len;
+
+        cl_push(b, 1, 2, 0, 0, N_ELEMS, -1);
+        grad_of(0, 2, 0, g, &m);
+        len = push_frame(push_buf, 0, 2, 0, 0, m.examples, g, N_ELEMS);
+        cl_send(a, push_buf, len / 2);
+        break;
+    }
     }
     if (act != F_SILENT) {
         /* Worker 1, waiting for weights, is told the run failed. */
@@ -1295,7 +1485,7 @@ out:
     T_EQ_I(rc, 1);
     for (int i = 0; want && want[i]; i++)
         T_HAS(s.log, want[i]);
-    if (act == F_CUT || act == F_NAN || act == F_SILENT) {
+    if (act == F_CUT || act == F_NAN || act == F_SILENT || act == F_CUT_SILENT) {
         /* The address of the worker at fault is named. */
         snprintf(addr, sizeof addr, "(127.0.0.1:%d)", act == F_SILENT ? -1 : port_a);
         if (act != F_SILENT)
@@ -1324,6 +1514,8 @@ static void t_faults(void)
     static const char *const w_cut[] = { "worker 0", "step 0", "cut off", NULL };
     static const char *const w_silent[] = { "no progress", "worker 1", "no push for step 0",
                                             NULL };
+    static const char *const w_cut_silent[] = { "no progress", "worker 0", "step 0",
+                                                "push for step 0: 4040 of 8080 bytes", NULL };
 
     fault_run("psframes-5.1", "a NaN in a push fails the run naming worker and step; the "
               "other worker gets ERROR, no new weights", F_NAN, "3", w_nan);
@@ -1342,6 +1534,125 @@ static void t_faults(void)
               "naming rank and address", F_CUT, "3", w_cut);
     fault_run("psframes-5.10", "a silent worker (stalled): the idle timeout names it", F_SILENT,
               "3", w_silent);
+    fault_run("psframes-5.11", "a push cut off, then silence (connection open): named with "
+              "how far it got, by its own clock; the other worker gets ERROR", F_CUT_SILENT,
+              "3", w_cut_silent);
+}
+
+/* big_push: a PUSH of `count` f64 zeros for `step` from rank k of kk with
+ * `examples`, written into buf (40 + 16 + count * 8 bytes). */
+static size_t big_push(unsigned char *buf, uint32_t k, uint32_t kk, uint64_t step, size_t count,
+                       uint64_t examples)
+{
+    struct proto_push_meta m = { .examples = examples, .loss = 0.0 };
+
+    frame(buf, PROTO_PUSH, k, kk, step, 0, PROTO_PUSH_META + count * 8);
+    proto_push_meta_encode(&m, buf + PROTO_HEADER_SIZE);
+    memset(buf + PROTO_HEADER_SIZE + PROTO_PUSH_META, 0, count * 8);
+    return PROTO_HEADER_SIZE + PROTO_PUSH_META + count * 8;
+}
+
+/* A worker that stops reading its weights: its socket fills, the server's
+ * write to it waits, and the worker's own clock names it after --timeout,
+ * while the other worker, which took its weights and pushed the next step,
+ * is told. 16 MiB of weights: far more than the sockets between them hold. */
+static void t_stalled_reader(void)
+{
+    enum { BIG = 2 << 20 };
+    const char *const args[] = { "--workers", "2", "--workload", "synthetic", "--params", "2M",
+                                 "--dtype", "f64", "--steps", "3", "--warmup", "0", "--lr",
+                                 LR_TEXT, "--timeout", TMO_TEXT, NULL };
+    size_t cap = PROTO_HEADER_SIZE + PROTO_PUSH_META + (size_t)BIG * 8, len;
+    unsigned char *buf = malloc(cap);
+    struct proto_hello m = good_hello();
+    struct proto_header h;
+    struct server s;
+    int fd[2] = { -1, -1 }, rc, code = 0;
+    char text[PROTO_TEXT_MAX + 1];
+
+    T_CASE("psframes-5.12", "a worker that stops reading its weights (its socket full): "
+           "named after --timeout as not taking them; the other worker gets ERROR");
+    watch((unsigned)WATCHDOG_S + 30);
+    T_TRUE(buf != NULL);
+    rc = buf ? server_start(&s, args) : -1;
+    T_EQ_I(rc, 0);
+    if (rc != 0) {
+        free(buf);
+        server_end(&s);
+        T_END();
+        return;
+    }
+    m.n = BIG;
+    for (uint32_t k = 0; k < 2; k++) {
+        struct proto_header w;
+        char small[PROTO_TEXT_MAX + 1];
+
+        fd[k] = cl_open(&s);
+        if (fd[k] < 0 || cl_hello(fd[k], k, 2, &m) != 0 ||
+            cl_recv(fd[k], &w, small, PROTO_TEXT_MAX, 5.0) != 0 || w.type != PROTO_WELCOME)
+            T_TRUE(0);
+    }
+    if (fd[0] >= 0 && fd[1] >= 0) {
+        for (uint32_t k = 0; k < 2; k++) {
+            len = big_push(buf, k, 2, 0, BIG, 1);
+            T_EQ_I(cl_send(fd[k], buf, len), 0);
+        }
+        /* Worker 1 takes its weights and pushes step 1; worker 0 reads nothing. */
+        T_EQ_I(cl_recv(fd[1], &h, buf, cap, WATCHDOG_S), 0);
+        T_EQ_U(h.type, PROTO_WEIGHTS);
+        len = big_push(buf, 1, 2, 1, BIG, 1);
+        T_EQ_I(cl_send(fd[1], buf, len), 0);
+        rc = expect_error(fd[1], &code, text, sizeof text, WATCHDOG_S);
+        T_EQ_I(rc, 1);
+        T_EQ_I(code, ERR_TIMEOUT);
+        T_HAS(text, "worker 0 (127.0.0.1:");
+    }
+    server_exit_is(&s, 1);
+    T_HAS(s.log, "run failed: worker 0 (127.0.0.1:");
+    T_HAS(s.log, "not taking the weights of step 0");
+    for (int k = 0; k < 2; k++)
+        if (fd[k] >= 0)
+            close(fd[k]);
+    free(buf);
+    server_end(&s);
+    T_END();
+}
+
+/* The server itself stopped (SIGSTOP, a loaded machine) for longer than
+ * --timeout while a worker's push arrives: when it runs again, that time
+ * is no one's silence; it takes the push and the run completes. */
+static void t_server_stalled(void)
+{
+    const char *const args[] = { SERVER_ARGS("1", "1"), NULL };
+    static unsigned char wbuf[N_ELEMS * 8];
+    unsigned char bye[PROTO_HEADER_SIZE];
+    struct proto_header h;
+    struct server s;
+    int a, rc;
+
+    T_CASE("psframes-5.13", "the server stopped for 2.5 x --timeout while a push arrives: "
+           "nobody is blamed, the step completes, exit 0");
+    watch((unsigned)WATCHDOG_S + 20);
+    if (server_up(&s, args) != 0)
+        return;
+    a = cl_join(&s, 0, 1);
+    T_TRUE(a >= 0);
+    if (a >= 0) {
+        kill(-s.pid, SIGSTOP);
+        T_EQ_I(cl_push(a, 0, 1, 0, 0, N_ELEMS, -1), 0);
+        clock_sleep_until(clock_now() + 2.5 * TMO_S);
+        kill(-s.pid, SIGCONT);
+        rc = cl_recv(a, &h, wbuf, sizeof wbuf, WATCHDOG_S);
+        T_EQ_I(rc, 0);
+        T_EQ_U(h.type, PROTO_WEIGHTS);
+        frame(bye, PROTO_BYE, 0, 1, 1, 0, 0);
+        cl_send(a, bye, sizeof bye);
+    }
+    server_exit_is(&s, 0);
+    if (a >= 0)
+        close(a);
+    server_end(&s);
+    T_END();
 }
 
 /* ================================================================ main */
@@ -1378,7 +1689,10 @@ int main(void)
     t_bad_connections();
     t_silent_stranger();
     t_full_run();
+    t_more_joins();
     t_faults();
+    t_stalled_reader();
+    t_server_stalled();
     workload_destroy(&wl);
     alarm(0);
     return t_done();
