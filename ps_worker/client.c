@@ -21,9 +21,14 @@
  * stalls, tells the rest who it was (ERROR). If this worker gave up after T
  * as well, it would close at about the moment the server decides, and the
  * server would blame it instead of the stalled one. So the wait for the
- * WEIGHTS header allows 2T: the server names the culprit within T (plus
- * its timer's granularity), and a dead or stopped server is still noticed
- * within 2T, as DESIGN.md promises. Every other wait is T.
+ * WEIGHTS header allows 1.5T: the server names a worker that stalled
+ * before this one's push ended within T of that worker's last byte (plus
+ * its timer's granularity, T/20), so its ERROR arrives first; and a dead
+ * or stopped server is noticed within 1.5T of the last byte, inside
+ * DESIGN.md's 2T with room for a loaded machine. (A worker that stalls
+ * more than T/2 after this one's push ended outlasts this wait: then this
+ * worker names the server, and the server's log names the stalled one.)
+ * Every other wait is T.
  *
  * GIVING UP. When the worker fails, ps_client_abort sends each server it
  * can still write to cleanly (at a frame boundary) an ERROR frame with the
@@ -55,7 +60,7 @@
 
 /* The wait for the WEIGHTS header is PULL_IDLE_FACTOR x --timeout (see
  * PULL WAIT above). */
-#define PULL_IDLE_FACTOR 2
+#define PULL_IDLE_FACTOR 1.5
 
 static unsigned long long ull(uint64_t x)
 {
