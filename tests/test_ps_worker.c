@@ -321,13 +321,13 @@ int main(void)
     T_HAS(err, "connection closed");
     T_LE(secs, 10.0);       /* not the 20 s timeout: EOF is seen at once */
 
-    T_CASE("psw-2.5", "silent server: the idle timeout (2T for weights), named; the worker says why");
+    T_CASE("psw-2.5", "silent server: the idle timeout (1.5T for weights), named; the worker says why");
     alarm(30);
     rc = fault(f, 2, FAKE_SILENT, 1.0, &at, &secs, err);
     T_EQ_I(rc, ERR_TIMEOUT);
     T_EQ_I(at, 1);
     T_HAS(err, "step 1: recv from server 0 (127.0.0.1:");
-    T_HAS(err, "timed out after 2.0 s");
+    T_HAS(err, "timed out after 1.5 s");
     T_LE(secs, 3 * 1.0 + 10);
     T_HAS(f[0].told, "step 1: recv from server 0");    /* ps_client_abort's ERROR */
     T_HAS(f[0].told, "timed out");
