@@ -173,5 +173,5 @@ deps:
 clean:
 	rm -rf build bin
 
--include $(LIB_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d) \
+-include $(LIB_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d) $(TOOL_SRC:%.c=$(BUILD)/%.d) \
          $(foreach d,$(SYSTEMS),$(patsubst %.c,$(BUILD)/%.d,$(wildcard $(d)/*.c)))

@@ -42,6 +42,7 @@
 
 #include "dtype.h"
 #include "err.h"
+#include "mlp.h"
 #include "workload.h"
 
 #define QUOTE_MAX 40        /* bytes of a bad value echoed in a message */
@@ -818,9 +819,10 @@ void cli_common_defaults(struct cli_common *c)
     c->timeout = 30;
     c->csv = NULL;
     c->weights_out = NULL;
+    c->backward_time = 0;
 }
 
-#define COMMON_NOPTS 17
+#define COMMON_NOPTS 18
 /* One table, rewritten by each call: the pointers are only valid until the
  * next cli_common_opts() call (a process has one struct cli_common). */
 static struct cli_opt common_table[COMMON_NOPTS + 1];
@@ -862,6 +864,9 @@ const struct cli_opt *cli_common_opts(struct cli_common *c)
         { "csv", CLI_STRING, &c->csv, "FILE", "write this process's record to FILE", 0, 0, NULL },
         { "weights-out", CLI_STRING, &c->weights_out, "PATH",
           "write the final weights to PATH.RANK, one per line", 0, 0, NULL },
+        { "backward-time", CLI_TIME, &c->backward_time, "TIME",
+          "EMULATED backward time per step, a sleep (synthetic)",
+          0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     size_t o = 0;
@@ -890,6 +895,20 @@ void cli_common_free(struct cli_common *c)
     free(c->shard_weights);
     c->shard_weights = NULL;
     c->n_shard_weights = 0;
+}
+
+void cli_workload_cfg(const struct cli_common *c, struct workload_cfg *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = c->workload;
+    out->dtype = c->dtype;
+    out->seed = c->seed;
+    out->params = c->params;
+    out->batch = c->batch;
+    out->backward_time = c->backward_time;
+    out->world = c->world > 0 ? c->world : 0;
+    out->rank = c->rank > 0 ? c->rank : 0;
+    out->shard_weights = c->shard_weights;
 }
 
 /* ------------------------------------------------- rank from the environment */
@@ -1041,6 +1060,21 @@ int cli_common_finish(struct cli_common *c, char *err)
     if (c->warmup >= c->steps) {
         setf(err, "--warmup: %d is not below --steps %d (at least one timed step is needed)",
              c->warmup, c->steps);
+        return ERR_USAGE;
+    }
+    if (c->backward_time > 0 && c->workload != WORKLOAD_SYNTHETIC) {
+        setf(err, "--backward-time: only the synthetic workload emulates its backward "
+             "pass (%s computes a real one)", workload_name(c->workload));
+        return ERR_USAGE;
+    }
+    if (c->workload == WORKLOAD_MLP && c->params != 0) {
+        setf(err, "--params: the mlp has fixed dims 32-64-64-1 (%d parameters); "
+             "--params sizes the synthetic workload", (int)MLP_PARAMS);
+        return ERR_USAGE;
+    }
+    if (c->workload == WORKLOAD_MLP && c->batch > WORKLOAD_MLP_MAX_BATCH) {
+        setf(err, "--batch: %llu is too large for the mlp (at most %u)",
+             (unsigned long long)c->batch, (unsigned)WORKLOAD_MLP_MAX_BATCH);
         return ERR_USAGE;
     }
     if (c->shard_weights && c->n_shard_weights != c->world) {

@@ -73,6 +73,8 @@ struct cli_common {
     double timeout;                /* idle-progress timeout, seconds */
     const char *csv;               /* per-process record, or NULL */
     const char *weights_out;       /* PATH (writes PATH.RANK), or NULL */
+    double backward_time;          /* --backward-time: EMULATED seconds per
+                                      worker per step (synthetic); 0 = off */
 };
 
 void cli_common_defaults(struct cli_common *c);
@@ -85,6 +87,14 @@ const struct cli_opt *cli_common_opts(struct cli_common *c);
 int cli_common_finish(struct cli_common *c, char *err);
 /* cli_common_free: what cli_common owns (shard_weights). */
 void cli_common_free(struct cli_common *c);
+
+/* cli_workload_cfg: the workload configuration the common flags describe,
+ * for this process as a worker (rank, world and shard weights set where the
+ * emulated backward time is spread; see workload.h). After
+ * cli_common_finish; out borrows c->shard_weights. A process that computes
+ * no gradient (the server) clears out->backward_time. */
+struct workload_cfg;
+void cli_workload_cfg(const struct cli_common *c, struct workload_cfg *out);
 
 /* cli_parse: argv against the NULL-terminated list of tables. Accepts
  * "--name value" and "--name=value". Returns 0, CLI_HELP, CLI_VERSION, or

@@ -1,9 +1,11 @@
-/* workload.c -- linreg and synthetic gradients, and the batch split.
+/* workload.c -- linreg, mlp and synthetic gradients, and the batch split.
  *
  * See workload.h for what each workload computes and why the synthetic
- * values are exact in any summation order. Everything here is a pure
- * function of the configuration and seed: every process builds the same
- * dataset on its own, so no data ever crosses the network.
+ * values are exact in any summation order; the mlp's network itself is
+ * mlp.c. Everything here is a pure function of the configuration and seed:
+ * every process builds the same dataset on its own, so no data ever crosses
+ * the network. The one thing that is not pure is time: the synthetic
+ * workload's EMULATED backward time sleeps, and says so in the log.
  */
 #include "workload.h"
 
@@ -12,15 +14,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "dtype.h"
 #include "err.h"
+#include "log.h"
+#include "mlp.h"
 #include "rng.h"
 #include "vec.h"
+
+/* Independent random streams of the mlp, from the one seed. */
+#define MLP_SALT_DATA    0x6d6c702d64617461ULL   /* "mlp-data" */
+#define MLP_SALT_TEACHER 0x6d6c702d74656163ULL   /* "mlp-teac" */
+#define MLP_SALT_INIT    0x6d6c702d696e6974ULL   /* "mlp-init" */
+#define MLP_TEACHER_GAIN 1.0
+#define MLP_TEACHER_BIAS 0.1
+#define MLP_NOISE        0.1
 
 int workload_parse(const char *s, int *out)
 {
     if (strcmp(s, "linreg") == 0) { *out = WORKLOAD_LINREG; return 0; }
     if (strcmp(s, "synthetic") == 0) { *out = WORKLOAD_SYNTHETIC; return 0; }
+    if (strcmp(s, "mlp") == 0) { *out = WORKLOAD_MLP; return 0; }
     return ERR_USAGE;
 }
 
@@ -85,6 +99,68 @@ static int make_linreg(struct workload *w, const struct workload_cfg *cfg)
     return 0;
 }
 
+/* The mlp's data: x ~ N(0, 1), y = teacher(x) + 0.1 N(0, 1), the teacher
+ * in w_true; the layer table and the scratch of workload_grad_add (the
+ * weights and the gradient in double, then the per-example activations of
+ * the largest range, B examples). */
+static int make_mlp(struct workload *w, const struct workload_cfg *cfg)
+{
+    double h1[MLP_H1], h2[MLP_H2];
+    struct rng r;
+    size_t rows;
+
+    if (cfg->params != 0 || cfg->dim != 0)
+        return ERR_USAGE;       /* fixed dims: nothing to resize */
+    w->rows = cfg->rows ? cfg->rows : WORKLOAD_MLP_ROWS;
+    w->dim = MLP_IN;
+    w->n = MLP_PARAMS;
+    w->batch = cfg->batch ? cfg->batch : WORKLOAD_MLP_BATCH;
+    if (w->rows > (1u << 24) || w->batch > WORKLOAD_MLP_MAX_BATCH)
+        return ERR_USAGE;
+    rows = (size_t)w->rows;
+    w->x = malloc(rows * MLP_IN * sizeof *w->x);
+    w->y = malloc(rows * sizeof *w->y);
+    w->w_true = malloc(MLP_PARAMS * sizeof *w->w_true);
+    w->work = malloc((2 * (size_t)MLP_PARAMS + (size_t)w->batch * MLP_WORK_PER_EXAMPLE)
+                     * sizeof *w->work);
+    w->layer_off = malloc((MLP_LAYERS + 1) * sizeof *w->layer_off);
+    if (!w->x || !w->y || !w->w_true || !w->work || !w->layer_off)
+        return -ENOMEM;
+    w->nlayers = MLP_LAYERS;
+    mlp_layer_table(w->layer_off);
+
+    mlp_init(w->w_true, cfg->seed ^ MLP_SALT_TEACHER, MLP_TEACHER_GAIN, MLP_TEACHER_BIAS);
+    rng_seed(&r, cfg->seed ^ MLP_SALT_DATA);
+    for (size_t i = 0; i < rows * MLP_IN; i++)
+        w->x[i] = rng_normal(&r);
+    for (size_t i = 0; i < rows; i++)
+        w->y[i] = mlp_forward(w->w_true, w->x + i * MLP_IN, h1, h2) + MLP_NOISE * rng_normal(&r);
+    return 0;
+}
+
+/* The EMULATED backward time per example: T over this rank's share. */
+static int set_backward(struct workload *w, const struct workload_cfg *cfg)
+{
+    uint64_t lo = 0, hi = w->batch;
+
+    if (cfg->backward_time == 0)
+        return 0;
+    if (!(cfg->backward_time > 0) || !isfinite(cfg->backward_time) ||
+        w->kind != WORKLOAD_SYNTHETIC)
+        return ERR_USAGE;
+    if (cfg->world > 0) {
+        if (cfg->rank < 0 || cfg->rank >= cfg->world)
+            return ERR_USAGE;
+        workload_split(w->batch, cfg->world, cfg->rank, cfg->shard_weights, &lo, &hi);
+    }
+    if (hi > lo)
+        w->backward_per_example = cfg->backward_time / (double)(hi - lo);
+    log_msg("EMULATED backward time: %.6g s per step over this worker's %llu examples "
+            "(a sleep across %zu layers, last first; the CPU stays free)",
+            cfg->backward_time, (unsigned long long)(hi - lo), w->nlayers);
+    return 0;
+}
+
 int workload_create(struct workload *w, const struct workload_cfg *cfg)
 {
     int rc;
@@ -99,6 +175,8 @@ int workload_create(struct workload *w, const struct workload_cfg *cfg)
     switch (cfg->kind) {
     case WORKLOAD_LINREG:
         rc = make_linreg(w, cfg);
+        if (rc == 0)
+            rc = make_layers(w, 1);
         break;
     case WORKLOAD_SYNTHETIC:
         if (cfg->params < 1 || cfg->params > ((uint64_t)1 << 40))
@@ -106,12 +184,17 @@ int workload_create(struct workload *w, const struct workload_cfg *cfg)
         w->n = (size_t)cfg->params;
         w->batch = cfg->batch ? cfg->batch : WORKLOAD_SYNTH_BATCH;
         rc = w->batch <= WORKLOAD_SYNTH_MAX_BATCH ? 0 : ERR_USAGE;
+        if (rc == 0)
+            rc = make_layers(w, WORKLOAD_SYNTH_LAYERS);
+        break;
+    case WORKLOAD_MLP:
+        rc = make_mlp(w, cfg);
         break;
     default:
         return ERR_USAGE;
     }
     if (rc == 0)
-        rc = make_layers(w, w->kind == WORKLOAD_LINREG ? 1 : WORKLOAD_SYNTH_LAYERS);
+        rc = set_backward(w, cfg);
     if (rc != 0)
         workload_destroy(w);
     return rc;
@@ -123,14 +206,25 @@ void workload_destroy(struct workload *w)
     free(w->y);
     free(w->w_true);
     free(w->layer_off);
-    w->x = w->y = w->w_true = NULL;
+    free(w->work);
+    w->x = w->y = w->w_true = w->work = NULL;
     w->layer_off = NULL;
 }
 
 void workload_init_weights(const struct workload *w, void *weights)
 {
-    vec_zero(weights, w->n, w->dtype);
+    double p[MLP_PARAMS];
+
+    if (w->kind != WORKLOAD_MLP) {
+        vec_zero(weights, w->n, w->dtype);
+        return;
+    }
+    mlp_init(p, w->seed ^ MLP_SALT_INIT, 1.0, 0.0);
+    for (size_t i = 0; i < MLP_PARAMS; i++)
+        vec_set(weights, i, w->dtype, p[i]);
 }
+
+/* ------------------------------------------------------------ synthetic */
 
 /* A multiple of 1/16 in [-1/2, 1/2], from a 64-bit hash. */
 static double dyadic(uint64_t h)
@@ -143,14 +237,15 @@ static uint64_t synth_hash(uint64_t seed, uint64_t step, uint64_t i, uint64_t x)
     return rng_mix(rng_mix(rng_mix(seed ^ 0x5053524755ULL) ^ step) ^ i) ^ rng_mix(x);
 }
 
-/* F(lo, hi) = (hi - lo) a_i + h_i(hi) - h_i(lo); a_i uses x = UINT64_MAX,
- * a position no batch reaches. Each term and their sum are exact. */
+/* F(lo, hi) = (hi - lo) a_i + h_i(hi) - h_i(lo) for elements [first, end);
+ * a_i uses x = UINT64_MAX, a position no batch reaches. Each term and their
+ * sum are exact. */
 static void synth_grad_add(const struct workload *w, uint64_t step, uint64_t lo,
-                           uint64_t hi, void *grad)
+                           uint64_t hi, void *grad, size_t first, size_t end)
 {
     const double count = (double)(hi - lo);
 
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = first; i < end; i++) {
         double a = dyadic(synth_hash(w->seed, step, i, UINT64_MAX));
         double f = count * a + dyadic(synth_hash(w->seed, step, i, hi)) -
                    dyadic(synth_hash(w->seed, step, i, lo));
@@ -160,6 +255,29 @@ static void synth_grad_add(const struct workload *w, uint64_t step, uint64_t lo,
             ((double *)grad)[i] += f;
     }
 }
+
+/* The synthetic backward, last layer first; with a backward time each
+ * layer ends at its deadline, t0 + T_call * (elements done so far) / n,
+ * so late wake-ups and the hashing never add up beyond T_call. */
+static void synth_layers(const struct workload *w, uint64_t step, uint64_t lo, uint64_t hi,
+                         void *grad, workload_layer_fn done, void *arg)
+{
+    const double t_call = w->backward_per_example * (double)(hi - lo);
+    const double t0 = t_call > 0 ? clock_now() : 0.0;
+    size_t elems_done = 0;
+
+    for (size_t l = w->nlayers; l-- > 0;) {
+        size_t first = w->layer_off[l], end = w->layer_off[l + 1];
+        synth_grad_add(w, step, lo, hi, grad, first, end);
+        elems_done += end - first;
+        if (t_call > 0)
+            clock_sleep_until(t0 + t_call * ((double)elems_done / (double)w->n));
+        if (done)
+            done(l, first, end - first, arg);
+    }
+}
+
+/* --------------------------------------------------------------- linreg */
 
 /* Squared-error gradient SUM 2 X^T (X w - y) over the rows of [lo, hi),
  * accumulated in double, added into grad once at the end. */
@@ -191,14 +309,71 @@ static void linreg_grad_add(const struct workload *w, const void *weights,
         *loss += l;
 }
 
+/* ------------------------------------------------------------------ mlp */
+
+struct mlp_call {
+    const struct workload *w;
+    void *grad;
+    workload_layer_fn done;
+    void *arg;
+};
+
+/* mlp_grad's layer callback: add the layer's double sum into grad's
+ * dtype, then tell the caller. */
+static void mlp_layer_ready(int layer, const double *g, void *arg)
+{
+    const struct mlp_call *c = arg;
+    const struct workload *w = c->w;
+    size_t first = w->layer_off[layer], end = w->layer_off[layer + 1];
+
+    for (size_t i = first; i < end; i++)
+        vec_set(c->grad, i, w->dtype, vec_get(c->grad, i, w->dtype) + g[i]);
+    if (c->done)
+        c->done((size_t)layer, first, end - first, c->arg);
+}
+
+static void mlp_grad_add(const struct workload *w, const void *weights, uint64_t step,
+                         uint64_t lo, uint64_t hi, void *grad, double *loss,
+                         workload_layer_fn done, void *arg)
+{
+    double *p = w->work, *g = w->work + MLP_PARAMS, *acts = w->work + 2 * MLP_PARAMS;
+    const uint64_t first = ((step * w->batch) % w->rows + lo) % w->rows;
+    struct mlp_call c = { w, grad, done, arg };
+    double l;
+
+    for (size_t i = 0; i < MLP_PARAMS; i++)
+        p[i] = vec_get(weights, i, w->dtype);
+    l = mlp_grad(p, w->x, w->y, w->rows, first, hi - lo, g, acts, mlp_layer_ready, &c);
+    if (loss)
+        *loss += l;
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+void workload_grad_add_layers(const struct workload *w, const void *weights,
+                              uint64_t step, uint64_t lo, uint64_t hi,
+                              void *grad, double *loss, workload_layer_fn done, void *arg)
+{
+    switch (w->kind) {
+    case WORKLOAD_LINREG:
+        linreg_grad_add(w, weights, step, lo, hi, grad, loss);
+        if (done)
+            done(0, 0, w->n, arg);
+        break;
+    case WORKLOAD_MLP:
+        mlp_grad_add(w, weights, step, lo, hi, grad, loss, done, arg);
+        break;
+    default:
+        synth_layers(w, step, lo, hi, grad, done, arg);
+        break;
+    }
+}
+
 void workload_grad_add(const struct workload *w, const void *weights,
                        uint64_t step, uint64_t lo, uint64_t hi,
                        void *grad, double *loss)
 {
-    if (w->kind == WORKLOAD_LINREG)
-        linreg_grad_add(w, weights, step, lo, hi, grad, loss);
-    else
-        synth_grad_add(w, step, lo, hi, grad);
+    workload_grad_add_layers(w, weights, step, lo, hi, grad, loss, NULL, NULL);
 }
 
 double workload_loss(const struct workload *w, const void *weights)
@@ -206,6 +381,16 @@ double workload_loss(const struct workload *w, const void *weights)
     double l = 0.0;
     const size_t dim = (size_t)w->dim;
 
+    if (w->kind == WORKLOAD_MLP) {
+        double p[MLP_PARAMS], h1[MLP_H1], h2[MLP_H2];
+        for (size_t i = 0; i < MLP_PARAMS; i++)
+            p[i] = vec_get(weights, i, w->dtype);
+        for (uint64_t i = 0; i < w->rows; i++) {
+            double r = mlp_forward(p, w->x + i * MLP_IN, h1, h2) - w->y[i];
+            l += r * r;
+        }
+        return l / (double)w->rows;
+    }
     if (w->kind != WORKLOAD_LINREG)
         return 0.0;
     for (uint64_t i = 0; i < w->rows; i++) {

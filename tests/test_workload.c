@@ -1,13 +1,19 @@
 /* test_workload.c -- workload determinism, the synthetic closed form, the
- * batch split, and linreg's gradient against a finite difference. */
+ * batch split, linreg's and the mlp's gradients against finite
+ * differences, the layer callbacks, the mlp training, the EMULATED
+ * backward time, and the workload's command-line flags. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "cli.h"
+#include "clock.h"
 #include "dtype.h"
 #include "err.h"
+#include "mlp.h"
 #include "rng.h"
+#include "sgd.h"
 #include "vec.h"
 #include "workload.h"
 
@@ -268,9 +274,567 @@ static void test_names(void)
     T_EQ_I(k, WORKLOAD_LINREG);
     T_EQ_I(workload_parse("synthetic", &k), 0);
     T_EQ_I(k, WORKLOAD_SYNTHETIC);
+    T_EQ_I(workload_parse("mlp", &k), 0);
+    T_EQ_I(k, WORKLOAD_MLP);
+    T_STR(workload_name(WORKLOAD_MLP), "mlp");
     T_EQ_I(workload_parse("Linreg", &k), ERR_USAGE);
+    T_EQ_I(workload_parse("MLP", &k), ERR_USAGE);
     T_EQ_I(workload_parse("", &k), ERR_USAGE);
     T_STR(workload_name(WORKLOAD_SYNTHETIC), "synthetic");
+    T_END();
+}
+
+/* ------------------------------------------------------------------ mlp */
+
+/* max over i of |a_i - b_i| / max(|b_i|, floor), f64 vectors. */
+static double max_rel(const double *a, const double *b, size_t n, double floor_)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs(a[i] - b[i]) / fmax(fabs(b[i]), floor_));
+    return m;
+}
+
+static void test_mlp_shape(void)
+{
+    struct workload w = make(WORKLOAD_MLP, DTYPE_F64, 0, 0, 7);
+    struct workload same = make(WORKLOAD_MLP, DTYPE_F64, 0, 0, 7);
+    struct workload other = make(WORKLOAD_MLP, DTYPE_F64, 0, 0, 8);
+    struct workload w32 = make(WORKLOAD_MLP, DTYPE_F32, 0, 0, 7);
+    struct workload lin = make(WORKLOAD_LINREG, DTYPE_F64, 0, 0, 7);
+    struct workload syn = make(WORKLOAD_SYNTHETIC, DTYPE_F64, 100, 0, 7);
+    double *a = calloc(MLP_PARAMS, 8), *b = calloc(MLP_PARAMS, 8), *c = calloc(MLP_PARAMS, 8);
+    float *f = calloc(MLP_PARAMS, 4);
+    double z[100], sum2 = 0.0;
+    int zero_w = 0, nonzero_b = 0, f32_ok = 1, zeros_ok = 1;
+
+    T_CASE("workload-5.1", "mlp: 32-64-64-1 in 3 layers (W, b each), B = 256, N = 4096");
+    T_EQ_U(w.n, 6337);
+    T_EQ_U(w.n, MLP_PARAMS);
+    T_EQ_U(w.nlayers, 3);
+    T_EQ_U(w.layer_off[0], 0);
+    T_EQ_U(w.layer_off[1], 64 * 32 + 64);
+    T_EQ_U(w.layer_off[2], 64 * 32 + 64 + 64 * 64 + 64);
+    T_EQ_U(w.layer_off[3], 6337);
+    T_EQ_U(w.batch, WORKLOAD_MLP_BATCH);
+    T_EQ_U(w.batch, 256);
+    T_EQ_U(w.rows, 4096);
+    T_TRUE(memcmp(w.x, same.x, 4096 * 32 * sizeof(double)) == 0);
+    T_TRUE(memcmp(w.y, same.y, 4096 * sizeof(double)) == 0);
+    T_TRUE(memcmp(w.y, other.y, 4096 * sizeof(double)) != 0);
+    /* The teacher explains the data up to the 0.1 noise (variance 0.01). */
+    T_NEAR(workload_loss(&w, w.w_true), 0.01, 0.002);
+
+    T_CASE("workload-5.2", "mlp: --params, --dim and a batch over the cap are refused");
+    {
+        struct workload t;
+        struct workload_cfg cfg = { .kind = WORKLOAD_MLP, .dtype = DTYPE_F64, .params = 10 };
+        T_EQ_I(workload_create(&t, &cfg), ERR_USAGE);
+        cfg.params = 0;
+        cfg.dim = 12;
+        T_EQ_I(workload_create(&t, &cfg), ERR_USAGE);
+        cfg.dim = 0;
+        cfg.batch = WORKLOAD_MLP_MAX_BATCH + 1;
+        T_EQ_I(workload_create(&t, &cfg), ERR_USAGE);
+        cfg.batch = 1;
+        T_EQ_I(workload_create(&t, &cfg), 0);
+        workload_destroy(&t);
+    }
+
+    T_CASE("workload-5.3", "mlp init: seeded LeCun-normal weights, zero biases; linreg, synthetic 0");
+    workload_init_weights(&w, a);
+    workload_init_weights(&same, b);
+    workload_init_weights(&other, c);
+    T_TRUE(memcmp(a, b, MLP_PARAMS * 8) == 0);
+    T_TRUE(memcmp(a, c, MLP_PARAMS * 8) != 0);
+    for (size_t l = 0; l < 3; l++) {
+        size_t fan_out = l == 2 ? 1 : 64, first = w.layer_off[l];
+        for (size_t i = first; i < w.layer_off[l + 1]; i++) {
+            if (i < first + (w.layer_off[l + 1] - first - fan_out))
+                zero_w += a[i] == 0.0;
+            else
+                nonzero_b += a[i] != 0.0;
+        }
+    }
+    T_EQ_I(zero_w, 0);
+    T_EQ_I(nonzero_b, 0);
+    for (int i = 0; i < 64 * 32; i++)
+        sum2 += a[i] * a[i];
+    T_NEAR(sum2 / (64 * 32), 1.0 / 32, 0.15 / 32);     /* variance 1/fan_in */
+    workload_init_weights(&w32, f);
+    for (int i = 0; i < MLP_PARAMS; i++)
+        f32_ok &= f[i] == (float)a[i];
+    T_TRUE(f32_ok);
+    workload_init_weights(&lin, z);
+    for (int i = 0; i < 12; i++)
+        zeros_ok &= z[i] == 0.0;
+    memset(z, 0xff, sizeof z);
+    workload_init_weights(&syn, z);
+    for (int i = 0; i < 100; i++)
+        zeros_ok &= z[i] == 0.0;
+    T_TRUE(zeros_ok);
+    T_END();
+    free(a); free(b); free(c); free(f);
+    workload_destroy(&w); workload_destroy(&same); workload_destroy(&other);
+    workload_destroy(&w32); workload_destroy(&lin); workload_destroy(&syn);
+}
+
+static void test_mlp_grad(void)
+{
+    struct workload w = make(WORKLOAD_MLP, DTYPE_F64, 0, 0, 7);
+    struct workload twin = make(WORKLOAD_MLP, DTYPE_F64, 0, 0, 7);
+    struct workload w32 = make(WORKLOAD_MLP, DTYPE_F32, 0, 0, 7);
+    const size_t n = MLP_PARAMS;
+    double *wt = calloc(n, 8), *g = calloc(n, 8), *g2 = calloc(n, 8), *dummy = calloc(n, 8);
+    float *wt32 = calloc(n, 4), *g32 = calloc(n, 4);
+    double loss = 0.0, loss2 = 0.0, manual = 0.0, maxrel = 0.0, h1[64], h2[64];
+    int checked = 0;
+    struct rng r;
+
+    /* Generic weights: the initialisation plus noise on every element, so
+     * that the biases (0 at init) are exercised too. */
+    workload_init_weights(&w, wt);
+    rng_seed(&r, 5);
+    for (size_t i = 0; i < n; i++)
+        wt[i] += 0.1 * rng_normal(&r);
+
+    T_CASE("workload-5.4", "mlp gradient SUM matches central differences of the loss SUM (f64)");
+    workload_grad_add(&w, wt, 2, 3, 19, g, &loss);
+    /* Step 2, positions 3..18: rows 2 * 256 + 3 ... */
+    for (int j = 3; j < 19; j++) {
+        size_t row = (size_t)(2 * 256 + j);
+        double res = mlp_forward(wt, w.x + row * 32, h1, h2) - w.y[row];
+        manual += res * res;
+    }
+    T_NEAR(loss, manual, 1e-12 * manual);
+    for (size_t i = 0; i < n; i += (i < 6272 ? 37 : 1)) {   /* all of layer 2 */
+        double hstep = 1e-5, lp = 0.0, lm = 0.0, save = wt[i];
+        wt[i] = save + hstep;
+        workload_grad_add(&w, wt, 2, 3, 19, dummy, &lp);
+        wt[i] = save - hstep;
+        workload_grad_add(&w, wt, 2, 3, 19, dummy, &lm);
+        wt[i] = save;
+        maxrel = fmax(maxrel, fabs((lp - lm) / (2 * hstep) - g[i]) / fmax(1e-2, fabs(g[i])));
+        checked++;
+    }
+    T_LE(200, checked);
+    T_LE(maxrel, 1e-6);
+
+    T_CASE("workload-5.5", "mlp: [0, B) == [0, k) + [k, B) within 1e-12 relative, loss too");
+    memset(g, 0, n * 8);
+    loss = 0.0;
+    workload_grad_add(&w, wt, 1, 0, w.batch, g, &loss);
+    {
+        /* Relative per element; an element below 1/1000 of the largest is
+         * measured against that instead: a sum that cancels to almost 0
+         * has no relative accuracy of its own (seen: 5e-13 on an element
+         * 3e-5 of the largest, 2e-14 with this floor). */
+        static const uint64_t ks[] = { 1, 100, 128, 255 };
+        double worst = 0.0, worst_loss = 0.0, floor_ = 0.0;
+        for (size_t i = 0; i < n; i++)
+            floor_ = fmax(floor_, 1e-3 * fabs(g[i]));
+        for (size_t t = 0; t < sizeof ks / sizeof ks[0]; t++) {
+            memset(g2, 0, n * 8);
+            loss2 = 0.0;
+            workload_grad_add(&w, wt, 1, 0, ks[t], g2, &loss2);
+            workload_grad_add(&w, wt, 1, ks[t], w.batch, g2, &loss2);
+            worst = fmax(worst, max_rel(g2, g, n, floor_));
+            worst_loss = fmax(worst_loss, fabs(loss2 - loss) / loss);
+        }
+        /* ... and the 7-way split a worker's micro-batches make */
+        memset(g2, 0, n * 8);
+        loss2 = 0.0;
+        for (int k = 0; k < 7; k++) {
+            uint64_t lo, hi;
+            workload_split(w.batch, 7, k, NULL, &lo, &hi);
+            workload_grad_add(&w, wt, 1, lo, hi, g2, &loss2);
+        }
+        worst = fmax(worst, max_rel(g2, g, n, floor_));
+        worst_loss = fmax(worst_loss, fabs(loss2 - loss) / loss);
+        T_LE(worst, 1e-12);
+        T_LE(worst_loss, 1e-12);
+    }
+
+    T_CASE("workload-5.6", "mlp is deterministic: same seed same bits, the data walks by step");
+    memset(g2, 0, n * 8);
+    loss2 = 0.0;
+    workload_grad_add(&twin, wt, 1, 0, twin.batch, g2, &loss2);
+    T_TRUE(memcmp(g, g2, n * 8) == 0);
+    T_EQ_D(loss, loss2);
+    memset(g2, 0, n * 8);
+    loss2 = 0.0;
+    workload_grad_add(&w, wt, 1, 0, w.batch, g2, &loss2);      /* the scratch reused */
+    T_TRUE(memcmp(g, g2, n * 8) == 0);
+    T_EQ_D(loss, loss2);
+    memset(g2, 0, n * 8);
+    workload_grad_add(&w, wt, 2, 0, w.batch, g2, NULL);         /* other rows */
+    T_TRUE(memcmp(g, g2, n * 8) != 0);
+    memset(g2, 0, n * 8);
+    workload_grad_add(&w, wt, 17, 0, w.batch, g2, NULL);        /* 16 steps = 4096 rows later */
+    T_TRUE(memcmp(g, g2, n * 8) == 0);
+    memset(g2, 0, n * 8);
+    loss2 = 0.0;
+    workload_grad_add(&w, wt, 1, 5, 5, g2, &loss2);             /* empty range: adds nothing */
+    T_EQ_D(loss2, 0.0);
+    T_EQ_D(vec_get(g2, 0, DTYPE_F64), 0.0);
+
+    T_CASE("workload-5.7", "mlp f32: the f64 gradient at the same weights, rounded once");
+    for (size_t i = 0; i < n; i++)
+        wt32[i] = (float)wt[i];
+    for (size_t i = 0; i < n; i++)
+        wt[i] = wt32[i];
+    memset(g, 0, n * 8);
+    workload_grad_add(&w, wt, 1, 0, w.batch, g, NULL);
+    workload_grad_add(&w32, wt32, 1, 0, w32.batch, g32, NULL);
+    {
+        /* The same double arithmetic, then one rounding to f32. */
+        size_t bad = n;
+        for (size_t i = n; i-- > 0;)
+            if (g32[i] != (float)g[i])
+                bad = i;
+        T_EQ_U(bad, n);
+    }
+    T_END();
+    free(wt); free(g); free(g2); free(dummy); free(wt32); free(g32);
+    workload_destroy(&w); workload_destroy(&twin); workload_destroy(&w32);
+}
+
+/* What a layer callback saw: the order, the ranges, and grad's bytes at
+ * that moment. */
+struct layer_log {
+    const unsigned char *grad, *before;  /* grad now; grad before the call */
+    unsigned char *seen;                 /* each layer's bytes at its callback */
+    size_t es, layer[64], first[64], count[64];
+    double when[64];
+    int calls, early_touched;
+};
+
+static void on_layer(size_t layer, size_t first, size_t count, void *arg)
+{
+    struct layer_log *lg = arg;
+    if (lg->calls < 64) {
+        lg->layer[lg->calls] = layer;
+        lg->first[lg->calls] = first;
+        lg->count[lg->calls] = count;
+        lg->when[lg->calls] = clock_now();
+    }
+    lg->calls++;
+    memcpy(lg->seen + first * lg->es, lg->grad + first * lg->es, count * lg->es);
+    /* The layers before this one are not computed yet. */
+    if (memcmp(lg->grad, lg->before, first * lg->es) != 0)
+        lg->early_touched = 1;
+}
+
+/* layers_check: grad_add_layers on [lo, hi) of w calls back once per layer,
+ * last first, covering every element once, each with its final values and
+ * the earlier layers still untouched; and gives grad_add's bits. */
+static int layers_check(const struct workload *w, const void *weights, uint64_t lo,
+                        uint64_t hi, struct layer_log *lg)
+{
+    size_t es = dtype_size(w->dtype), next = w->n;
+    unsigned char *grad = malloc(w->n * es), *before = malloc(w->n * es);
+    unsigned char *plain = malloc(w->n * es);
+    double la = 0.0, lb = 0.0;
+    int ok = 1;
+
+    /* Start from non-zero values: the gradient is ADDED. */
+    for (size_t i = 0; i < w->n; i++)
+        vec_set(before, i, w->dtype, 0.25 * (double)(i % 7));
+    memcpy(grad, before, w->n * es);
+    memcpy(plain, before, w->n * es);
+    memset(lg, 0, sizeof *lg);
+    lg->grad = grad;
+    lg->before = before;
+    lg->es = es;
+    lg->seen = calloc(w->n, es);
+    workload_grad_add_layers(w, weights, 3, lo, hi, grad, &la, on_layer, lg);
+    workload_grad_add(w, weights, 3, lo, hi, plain, &lb);
+
+    ok &= lg->calls == (int)w->nlayers;
+    for (int k = 0; k < lg->calls && k < 64; k++) {
+        size_t l = w->nlayers - 1 - (size_t)k;
+        ok &= lg->layer[k] == l;
+        ok &= lg->first[k] == w->layer_off[l] && lg->count[k] == w->layer_off[l + 1] - w->layer_off[l];
+        ok &= lg->first[k] + lg->count[k] == next;     /* contiguous, downwards */
+        next = lg->first[k];
+    }
+    ok &= next == 0;
+    ok &= memcmp(lg->seen, grad, w->n * es) == 0;
+    ok &= !lg->early_touched;
+    ok &= memcmp(grad, plain, w->n * es) == 0 && la == lb;
+    free(grad); free(before); free(plain); free(lg->seen);
+    lg->seen = NULL;
+    return ok;
+}
+
+static void test_layers(void)
+{
+    struct workload m = make(WORKLOAD_MLP, DTYPE_F64, 0, 0, 7);
+    struct workload m32 = make(WORKLOAD_MLP, DTYPE_F32, 0, 0, 7);
+    struct workload s = make(WORKLOAD_SYNTHETIC, DTYPE_F32, 1003, 0, 7);
+    struct workload l = make(WORKLOAD_LINREG, DTYPE_F64, 0, 0, 7);
+    double *wm = calloc(MLP_PARAMS, 8), wl[12] = { 0.5 };
+    float *wm32 = calloc(MLP_PARAMS, 4);
+    struct layer_log lg;
+
+    workload_init_weights(&m, wm);
+    workload_init_weights(&m32, wm32);
+
+    T_CASE("workload-5.8", "layer callbacks: last layer first, every element once, values final");
+    T_TRUE(layers_check(&m, wm, 0, m.batch, &lg));
+    T_EQ_I(lg.calls, 3);
+    T_TRUE(layers_check(&m32, wm32, 10, 200, &lg));
+    T_TRUE(layers_check(&s, NULL, 17, 900, &lg));
+    T_EQ_I(lg.calls, WORKLOAD_SYNTH_LAYERS);
+    T_TRUE(layers_check(&l, wl, 0, 4096, &lg));
+    T_EQ_I(lg.calls, 1);
+
+    T_CASE("workload-5.9", "layer callbacks come for an empty range too");
+    T_TRUE(layers_check(&m, wm, 7, 7, &lg));
+    T_TRUE(layers_check(&s, NULL, 0, 0, &lg));
+    T_END();
+    free(wm); free(wm32);
+    workload_destroy(&m); workload_destroy(&m32); workload_destroy(&s); workload_destroy(&l);
+}
+
+/* train: S steps of plain SGD on the whole batch, as bin/reference does.
+ * OUT: full-data loss before and after. */
+static void train(int dtype, double lr, int steps, double *before, double *after)
+{
+    struct workload w = make(WORKLOAD_MLP, dtype, 0, 0, 7);
+    size_t es = dtype_size(dtype);
+    void *wt = malloc(w.n * es), *g = malloc(w.n * es);
+
+    workload_init_weights(&w, wt);
+    *before = workload_loss(&w, wt);
+    for (int s = 0; s < steps; s++) {
+        vec_zero(g, w.n, dtype);
+        workload_grad_add(&w, wt, (uint64_t)s, 0, w.batch, g, NULL);
+        if (sgd_step(wt, g, w.n, dtype, lr, w.batch) != 0)
+            break;
+    }
+    *after = workload_loss(&w, wt);
+    free(wt); free(g);
+    workload_destroy(&w);
+}
+
+static void test_mlp_train(void)
+{
+    struct cli_common c;
+    double before, after;
+
+    T_CASE("workload-5.10", "mlp: plain SGD at the default lr (0.05) cuts the loss 4x in 30 steps");
+    cli_common_defaults(&c);
+    T_EQ_D(c.lr, 0.05);
+    train(DTYPE_F64, c.lr, 30, &before, &after);
+    T_LE(0.3, before);                 /* a real loss to start from */
+    T_LE(after, before / 4);
+    T_LE(0.01, after);                 /* not below the noise floor */
+    train(DTYPE_F32, c.lr, 30, &before, &after);
+    T_LE(after, before / 4);
+    T_END();
+}
+
+/* ------------------------------------------------------- backward time */
+
+static struct workload make_bt(double t, int world, int rank, const double *shards, uint64_t batch)
+{
+    struct workload w;
+    struct workload_cfg c = { .kind = WORKLOAD_SYNTHETIC, .dtype = DTYPE_F32, .seed = 3,
+                              .params = 1000, .batch = batch, .backward_time = t,
+                              .world = world, .rank = rank, .shard_weights = shards };
+    int rc = workload_create(&w, &c);
+    if (rc != 0) {
+        printf("workload_create (backward time %g) failed: %s\n", t, err_str(rc));
+        exit(1);
+    }
+    return w;
+}
+
+static void test_backward_time(void)
+{
+    const double T = 0.2;
+    struct workload w = make_bt(T, 0, 0, NULL, 64), plain = make_bt(0, 0, 0, NULL, 64);
+    float g[1000] = { 0 }, ref[1000] = { 0 };
+    struct layer_log lg;
+    double t0, cpu0, elapsed, cpu;
+    size_t done_elems = 0;
+    unsigned char before[4000] = { 0 }, seen[4000];
+    int order_ok = 1, when_ok = 1;
+
+    T_CASE("workload-6.1", "--backward-time T: one process, whole batch: sleeps >= 0.9 T, CPU free");
+    memset(&lg, 0, sizeof lg);
+    lg.grad = (unsigned char *)g;
+    lg.before = before;
+    lg.seen = seen;
+    lg.es = 4;
+    cpu0 = clock_cpu_seconds();
+    t0 = clock_now();
+    workload_grad_add_layers(&w, NULL, 2, 0, 64, g, NULL, on_layer, &lg);
+    elapsed = clock_now() - t0;
+    cpu = clock_cpu_seconds() - cpu0;
+    T_LE(0.9 * T, elapsed);
+    T_LE(cpu, 0.5 * T);                 /* a sleep, not a spin */
+    workload_grad_add(&plain, NULL, 2, 0, 64, ref, NULL);
+    T_TRUE(memcmp(g, ref, sizeof g) == 0);
+
+    T_CASE("workload-6.2", "--backward-time: layers last first, each after its share of T");
+    T_EQ_I(lg.calls, WORKLOAD_SYNTH_LAYERS);
+    for (int k = 0; k < lg.calls && k < 64; k++) {
+        order_ok &= lg.layer[k] == (size_t)(lg.calls - 1 - k);
+        done_elems += lg.count[k];
+        /* lower bounds only: the callback of a layer comes no earlier than
+         * its part of T, counted in elements from the last layer */
+        when_ok &= lg.when[k] - t0 >= 0.9 * T * (double)done_elems / 1000.0;
+    }
+    T_TRUE(order_ok);
+    T_TRUE(when_ok);
+    T_EQ_U(done_elems, 1000);
+
+    T_CASE("workload-6.3", "--backward-time is per worker per step, spread over micro-batches");
+    {
+        /* World 4 of B = 64: rank 1's share is [16, 32), 16 examples, so
+         * each example is T/16, and two micro-batches of 8 take T/2 each. */
+        struct workload r1 = make_bt(T, 4, 1, NULL, 64);
+        double shards[2] = { 3, 1 }, t1, t2;
+        struct workload u = make_bt(T, 2, 1, shards, 64);   /* share 16 of 64 */
+        struct workload u0 = make_bt(T, 2, 0, shards, 64);  /* share 48 of 64 */
+        T_NEAR(r1.backward_per_example, T / 16, 1e-15);
+        T_NEAR(u.backward_per_example, T / 16, 1e-15);
+        T_NEAR(u0.backward_per_example, T / 48, 1e-15);
+        T_NEAR(w.backward_per_example, T / 64, 1e-15);
+        t0 = clock_now();
+        workload_grad_add(&r1, NULL, 0, 16, 24, g, NULL);
+        t1 = clock_now();
+        workload_grad_add(&r1, NULL, 0, 24, 32, g, NULL);
+        t2 = clock_now();
+        T_LE(0.9 * T / 2, t1 - t0);
+        T_LE(0.9 * T / 2, t2 - t1);
+        T_LE(0.9 * T, t2 - t0);
+        workload_destroy(&r1); workload_destroy(&u); workload_destroy(&u0);
+    }
+
+    T_CASE("workload-6.4", "--backward-time only for synthetic; bad values and ranks refused");
+    {
+        struct workload t;
+        struct workload_cfg c = { .kind = WORKLOAD_LINREG, .dtype = DTYPE_F64, .backward_time = 1 };
+        T_EQ_I(workload_create(&t, &c), ERR_USAGE);
+        c.kind = WORKLOAD_MLP;
+        T_EQ_I(workload_create(&t, &c), ERR_USAGE);
+        c.kind = WORKLOAD_SYNTHETIC;
+        c.params = 10;
+        c.backward_time = -1;
+        T_EQ_I(workload_create(&t, &c), ERR_USAGE);
+        c.backward_time = NAN;
+        T_EQ_I(workload_create(&t, &c), ERR_USAGE);
+        c.backward_time = INFINITY;
+        T_EQ_I(workload_create(&t, &c), ERR_USAGE);
+        c.backward_time = 1;
+        c.world = 2;
+        c.rank = 2;
+        T_EQ_I(workload_create(&t, &c), ERR_USAGE);
+        c.rank = 1;
+        T_EQ_I(workload_create(&t, &c), 0);
+        workload_destroy(&t);
+    }
+    T_END();
+    workload_destroy(&w);
+    workload_destroy(&plain);
+}
+
+/* ---------------------------------------------------------- command line */
+
+/* common: the common flags of LINE, parsed and finished. */
+static int common(const char *line, struct cli_common *c, char *err)
+{
+    static char buf[512];
+    char *argv[32];
+    const struct cli_opt *tables[2];
+    int argc = 0, rc;
+
+    snprintf(buf, sizeof buf, "%s", line);
+    argv[argc++] = "test";
+    for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
+        argv[argc++] = tok;
+    argv[argc] = NULL;
+    cli_common_defaults(c);
+    tables[0] = cli_common_opts(c);
+    tables[1] = NULL;
+    err[0] = '\0';
+    rc = cli_parse(argc, argv, tables, err);
+    if (rc == 0)
+        rc = cli_common_finish(c, err);
+    return rc;
+}
+
+static void test_cli_flags(void)
+{
+    struct cli_common c;
+    struct workload_cfg cfg;
+    char err[ERR_LEN], *help = NULL;
+    size_t helplen = 0;
+    const struct cli_opt *tables[2];
+    FILE *f;
+
+    T_CASE("workload-7.1", "--backward-time TIME and --workload mlp parse; cli_workload_cfg");
+    T_EQ_I(common("--rank 0 --world 1", &c, err), 0);
+    T_EQ_D(c.backward_time, 0);
+    cli_common_free(&c);
+    T_EQ_I(common("--rank 1 --world 2 --workload synthetic --params 10 --backward-time 50ms "
+                  "--shard-weights 3,1 --batch 64 --seed 9 --dtype f32", &c, err), 0);
+    T_NEAR(c.backward_time, 0.05, 1e-15);
+    cli_workload_cfg(&c, &cfg);
+    T_EQ_I(cfg.kind, WORKLOAD_SYNTHETIC);
+    T_EQ_I(cfg.dtype, DTYPE_F32);
+    T_EQ_U(cfg.seed, 9);
+    T_EQ_U(cfg.params, 10);
+    T_EQ_U(cfg.batch, 64);
+    T_EQ_D(cfg.backward_time, c.backward_time);
+    T_EQ_I(cfg.world, 2);
+    T_EQ_I(cfg.rank, 1);
+    T_TRUE(cfg.shard_weights == c.shard_weights);
+    {
+        struct workload w;
+        T_EQ_I(workload_create(&w, &cfg), 0);
+        T_NEAR(w.backward_per_example, 0.05 / 16, 1e-15);
+        workload_destroy(&w);
+    }
+    cli_common_free(&c);
+    T_EQ_I(common("--workload mlp --batch 512", &c, err), 0);
+    T_EQ_I(c.workload, WORKLOAD_MLP);
+    cli_common_free(&c);
+
+    T_CASE("workload-7.2", "refused: --backward-time off synthetic, --params or a huge --batch for mlp");
+    T_EQ_I(common("--backward-time 1s", &c, err), ERR_USAGE);
+    T_HAS(err, "--backward-time");
+    T_HAS(err, "linreg");
+    T_EQ_I(common("--workload mlp --backward-time 1ms", &c, err), ERR_USAGE);
+    T_HAS(err, "--backward-time");
+    T_EQ_I(common("--workload mlp --params 100", &c, err), ERR_USAGE);
+    T_HAS(err, "--params");
+    T_HAS(err, "6337");
+    T_EQ_I(common("--workload mlp --batch 65537", &c, err), ERR_USAGE);
+    T_HAS(err, "--batch");
+    T_EQ_I(common("--workload synthetic --params 1 --backward-time -1", &c, err), ERR_USAGE);
+    T_HAS(err, "--backward-time");
+    T_EQ_I(common("--workload synthetic --params 1 --backward-time abc", &c, err), ERR_USAGE);
+    T_HAS(err, "--backward-time");
+    T_EQ_I(common("--workload synthetic --params 1 --backward-time 0", &c, err), 0);
+
+    T_CASE("workload-7.3", "--help says EMULATED backward time and lists mlp");
+    cli_common_defaults(&c);
+    tables[0] = cli_common_opts(&c);
+    tables[1] = NULL;
+    f = open_memstream(&help, &helplen);
+    T_TRUE(f != NULL);
+    if (f) {
+        cli_usage(f, "test", "[common flags]", tables);
+        fclose(f);
+        T_HAS(help, "--backward-time");
+        T_HAS(help, "EMULATED backward time");
+        T_HAS(help, "linreg|synthetic|mlp");
+    }
+    free(help);
     T_END();
 }
 
@@ -280,5 +844,11 @@ int main(void)
     test_synthetic();
     test_linreg();
     test_names();
+    test_mlp_shape();
+    test_mlp_grad();
+    test_layers();
+    test_mlp_train();
+    test_backward_time();
+    test_cli_flags();
     return t_done();
 }
