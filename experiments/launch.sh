@@ -3,7 +3,7 @@
 #
 #   experiments/launch.sh ps|ring K [common flags] [--servers S]
 #       [--server-args "..."] [--worker-args "..."] [--out DIR]
-#       [--csv-out FILE] [--time-limit SECONDS]
+#       [--csv-out FILE] [--time-limit SECONDS] [--wrap "CMD"]
 #
 # ps:   S parameter servers (bin/ps_server --listen 127.0.0.1:0 --port-file
 #       DIR/port.I --workers K [--shard I/S when S > 1]), then, once every
@@ -26,6 +26,17 @@
 # control); when one exits non-zero, or the --time-limit (default 600 s)
 # passes, or this script gets SIGINT/SIGTERM, every group still running gets
 # SIGTERM, then SIGKILL 5 s later, and the script names what happened.
+#
+# --wrap "CMD" (split at blanks) runs the job on other hosts, e.g. the
+# network namespaces of experiments/netns_cluster.sh. Before it starts
+# anything, the launcher asks `CMD addr ROLE INDEX` (ROLE server, worker or
+# rank; INDEX the server's shard or the rank) for the one address each
+# listener binds and is reached at, in place of 127.0.0.1: server I gets
+# --listen ADDR:0; ring rank 0 --coordinator ADDR0:0, the others
+# --coordinator ADDR0:PORT, and every rank --advertise its own ADDR. Then it
+# starts each process as `CMD exec ROLE INDEX -- PROGRAM ARGS...`, which
+# must exec PROGRAM (same pid, so the process groups and signals work as
+# without it). Port files and records still go through the one file system.
 #
 # Exit status: 0 when every process exited 0 and the records merged; 1 when
 # a process failed (64 if that process exited 64: bad flags), naming the
@@ -60,6 +71,11 @@ options:
   --csv-out FILE         append the merged row to FILE (header if new);
                          default: print header and row on stdout
   --time-limit SECONDS   stop the whole job after this long (default 600)
+  --wrap "CMD"           run each process on another host: `CMD addr ROLE I`
+                         prints the address it listens on / advertises
+                         (instead of 127.0.0.1), `CMD exec ROLE I -- PROG
+                         ARGS...` execs it there (ROLE server|worker|rank;
+                         see experiments/netns_cluster.sh)
   --help                 print this help
 
 Exit status: 0 all processes exited 0; 1 a process failed (64 if it was a
@@ -96,14 +112,14 @@ if ! [[ $K =~ ^[1-9][0-9]{0,4}$ ]] || ((K > 65536)); then
 fi
 
 S=1 S_given=0 out_dir="" csv_out="" time_limit=600
-server_args="" worker_args=""
+server_args="" worker_args="" wrap=""
 common=()
 while (($# > 0)); do
     arg=$1
     name=${arg%%=*}
     if [[ $arg == *=* ]]; then val=${arg#*=} has_val=1; else val=${2-} has_val=0; fi
     case $name in
-    --servers | --server-args | --worker-args | --out | --csv-out | --time-limit)
+    --servers | --server-args | --worker-args | --out | --csv-out | --time-limit | --wrap)
         if ((has_val == 0)); then
             (($# >= 2)) || die_usage "$name: missing value"
             shift
@@ -115,6 +131,7 @@ while (($# > 0)); do
         --out) out_dir=$val ;;
         --csv-out) csv_out=$val ;;
         --time-limit) time_limit=$val ;;
+        --wrap) wrap=$val ;;
         esac
         ;;
     --csv) die_usage "--csv: the launcher gives each process its own record; use --csv-out FILE" ;;
@@ -135,6 +152,13 @@ if ! [[ $time_limit =~ ^[0-9]+(\.[0-9]+)?$ ]] || [[ $time_limit =~ ^0+(\.0+)?$ ]
 fi
 read -ra srv_extra <<<"$server_args"
 read -ra wrk_extra <<<"$worker_args"
+read -ra wrap_cmd <<<"$wrap"
+if [[ -n $wrap ]]; then
+    ((${#wrap_cmd[@]} > 0)) || die_usage "--wrap: empty command"
+    for a in "${common[@]}" "${wrk_extra[@]}"; do
+        [[ ${a%%=*} == --advertise ]] && die_usage "--advertise: with --wrap the launcher sets it"
+    done
+fi
 
 if [[ -n $csv_out ]]; then
     d=$(dirname "$csv_out")
@@ -144,6 +168,43 @@ if [[ $mode == ps ]]; then need=(ps_server ps_worker psr_merge); else need=(ring
 for b in "${need[@]}"; do
     [[ -x $PSR_BIN/$b ]] || { say "no $b in $PSR_BIN (run make, or set PSR_BIN)"; exit 1; }
 done
+
+# Addresses: 127.0.0.1 for every listener, or what --wrap's `addr` says.
+# ps: srv_addr[I] for server I; ring: rank_addr[R] for rank R (its
+# --advertise; rank 0's is the coordinator's too). IPv6 goes in brackets.
+declare -a srv_addr=() rank_addr=()
+host_addr() {
+    local a
+    if [[ -z $wrap ]]; then
+        echo 127.0.0.1
+        return 0
+    fi
+    if ! a=$("${wrap_cmd[@]}" addr "$1" "$2" </dev/null) || [[ -z $a || $a =~ [[:space:]] ]]; then
+        say "--wrap: '$wrap addr $1 $2' gave no address${a:+ ('$a')}"
+        return 1
+    fi
+    echo "$a"
+}
+if [[ $mode == ps ]]; then
+    for ((i = 0; i < S; i++)); do
+        srv_addr[i]=$(host_addr server "$i") || exit 1
+    done
+elif [[ -n $wrap ]]; then
+    for ((r = 0; r < K; r++)); do
+        rank_addr[r]=$(host_addr rank "$r") || exit 1
+    done
+else
+    rank_addr[0]=127.0.0.1
+fi
+hostport() {
+    if [[ $1 == *:* ]]; then echo "[$1]:$2"; else echo "$1:$2"; fi
+}
+# wrap_prefix ROLE INDEX: sets the array pre to the command prefix that
+# runs that process on its host (empty without --wrap).
+wrap_prefix() {
+    pre=()
+    if [[ -n $wrap ]]; then pre=("${wrap_cmd[@]}" exec "$1" "$2" --); fi
+}
 
 if [[ -n $out_dir ]]; then
     mkdir -p "$out_dir" || { say "--out: cannot create '$out_dir'"; exit 64; }
@@ -253,8 +314,10 @@ if [[ $mode == ps ]]; then
     for ((i = 0; i < S; i++)); do
         shard=()
         ((S > 1)) && shard=(--shard "$i/$S")
-        start "server$i" "$PSR_BIN/ps_server" --listen 127.0.0.1:0 --port-file "$dir/port.$i" \
-            --workers "$K" "${shard[@]}" "${common[@]}" "${srv_extra[@]}" --csv "$dir/rec.server.$i"
+        wrap_prefix server "$i"
+        start "server$i" "${pre[@]}" "$PSR_BIN/ps_server" --listen "$(hostport "${srv_addr[i]}" 0)" \
+            --port-file "$dir/port.$i" --workers "$K" "${shard[@]}" "${common[@]}" "${srv_extra[@]}" \
+            --csv "$dir/rec.server.$i"
         srv_pids+=($!)
     done
     list=""
@@ -263,22 +326,31 @@ if [[ $mode == ps ]]; then
             started=0
             break
         fi
-        list+="${list:+,}127.0.0.1:$port"
+        list+="${list:+,}$(hostport "${srv_addr[i]}" "$port")"
     done
     if ((started)); then
         for ((r = 0; r < K; r++)); do
-            start "worker$r" "$PSR_BIN/ps_worker" --rank "$r" --world "$K" --server "$list" \
+            wrap_prefix worker "$r"
+            start "worker$r" "${pre[@]}" "$PSR_BIN/ps_worker" --rank "$r" --world "$K" --server "$list" \
                 "${common[@]}" "${wrk_extra[@]}" --csv "$dir/rec.worker.$r"
         done
     fi
 else
-    start rank0 "$PSR_BIN/ring_worker" --rank 0 --world "$K" --coordinator 127.0.0.1:0 \
+    # adv: --advertise for a wrapped rank; unwrapped ranks keep the default.
+    adv=()
+    [[ -n $wrap ]] && adv=(--advertise "${rank_addr[0]}")
+    wrap_prefix rank 0
+    start rank0 "${pre[@]}" "$PSR_BIN/ring_worker" --rank 0 --world "$K" \
+        --coordinator "$(hostport "${rank_addr[0]}" 0)" "${adv[@]}" \
         --port-file "$dir/coord.port" "${common[@]}" "${wrk_extra[@]}" --csv "$dir/rec.rank.0"
     r0=$!
     if wait_port "$dir/coord.port" "$r0" rank0; then
+        coord=$(hostport "${rank_addr[0]}" "$port")
         for ((r = 1; r < K; r++)); do
-            start "rank$r" "$PSR_BIN/ring_worker" --rank "$r" --world "$K" \
-                --coordinator "127.0.0.1:$port" "${common[@]}" "${wrk_extra[@]}" \
+            [[ -n $wrap ]] && adv=(--advertise "${rank_addr[r]}")
+            wrap_prefix rank "$r"
+            start "rank$r" "${pre[@]}" "$PSR_BIN/ring_worker" --rank "$r" --world "$K" \
+                --coordinator "$coord" "${adv[@]}" "${common[@]}" "${wrk_extra[@]}" \
                 --csv "$dir/rec.rank.$r"
         done
     else

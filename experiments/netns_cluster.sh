@@ -1,0 +1,491 @@
+#!/usr/bin/env bash
+# netns_cluster.sh -- run a psring job across network namespaces: one
+# "host" per process, joined by a bridge, every host link rate-limited by
+# the kernel (tc tbf). The same job as experiments/launch.sh, on a real
+# (virtual) network instead of the EMULATED in-process link.
+#
+#   experiments/netns_cluster.sh ps|ring K [--rate RATE] [--delay TIME]
+#       [--burst SIZE] [--queue TIME] [common flags] [launch.sh options]
+#   experiments/netns_cluster.sh --cleanup
+#
+# The picture (ps, K workers; the ring has K hosts, rank r on host r):
+#
+#     host 0 (10.77.0.1)  server 0      host S (10.77.0.S+1)  worker 0  ...
+#       eth0  [tbf: the host's egress]     eth0  [tbf]
+#        |                                  |
+#     STEMv0 [tbf: the host's ingress]   STEMvS [tbf]
+#        +-------------- bridge STEMb ------+----- ...
+#
+# A tbf shapes what LEAVES an interface, never what arrives. So each host
+# link has two: one on the host's eth0 (its sending side) and one on the
+# bridge's end of the veth pair (what the bridge sends the host: its
+# receiving side). A host thus sends at most RATE and receives at most RATE,
+# like a full-duplex NIC: the server's K pushes share one RATE in, its K
+# weight copies one RATE out. The rate counts Ethernet, IP and TCP headers:
+# with the MTU of 1500, TCP payload gets 1448 of every 1514 bytes (95.6%).
+#
+# netem (latency) is not in every kernel ("Specified qdisc kind is
+# unknown"). It is detected: where it is missing only the bandwidth is
+# emulated, the latency is the kernel's own (veth + bridge, tens of
+# microseconds), and the output says so; --delay is then not applied.
+# Where netem is there, --delay D puts netem (delay D) on each host's eth0,
+# with the tbf under it: one-way latency D between any two hosts.
+#
+# Namespaces are processes, not /run/netns names: each host is a small
+# holder process made by `unshare -n`, and a process joins it by `nsenter
+# -t PID -n`. As root this runs in the current network namespace (the
+# bridge and the STEMv* veths are visible to `ip link`, `tc -s qdisc`);
+# without root the script re-runs itself inside `unshare -rn` (a user and
+# network namespace of its own) and does the same there: one code path.
+#
+# Process management is launch.sh's: this script builds the hosts, then
+# runs `launch.sh MODE K --wrap "THIS wrap STATE" ...`; launch.sh asks
+# `THIS wrap STATE addr ROLE I` for each listener's address and starts
+# each process as `THIS wrap STATE exec ROLE I -- PROGRAM ARGS`, which
+# execs nsenter into host I. In-process pacing stays off (--link-bw and
+# --link-latency are refused), so the row has link_bw 0 and no model_s;
+# the row is followed by a "# netns ..." comment line giving the tc
+# rate (tc_rate_bps, bits/s), burst, queue and latency that were used.
+#
+# Teardown, on success, failure or SIGINT/SIGTERM (an EXIT trap): the
+# veths and the bridge are deleted, the holders exit, the state folder
+# goes. The holders also exit by themselves when this script dies: each
+# reads a FIFO whose only writer is this script. A run killed with SIGKILL
+# can leave its bridge and veths (as root) and its state folder: every run
+# first deletes the links, holders and folders named psrn<PID>... whose PID
+# is no longer a netns_cluster.sh (so does --cleanup).
+#
+# Exit status: launch.sh's (0 ok, 1 a process failed, 64 usage, 124 time
+# limit, 130 interrupted); 1 when setting up or tearing down the network
+# failed; 69 when namespaces cannot be made here (one line says what is
+# needed). Needs bash >= 5.1, iproute2 (ip, tc), util-linux (unshare,
+# nsenter), and root or unprivileged user namespaces.
+set -u
+
+prog=netns_cluster.sh
+here=$(cd "$(dirname "$0")" && pwd)
+self=$here/$(basename "$0")
+PREFIX=psrn             # links psrn<PID>b (bridge), psrn<PID>v<I> (veths)
+NET=10.77.0             # host I is $NET.(I+1)/24
+MAX_HOSTS=250
+
+say() { echo "$prog: $*" >&2; }
+die_usage() { echo "$prog: $*" >&2; exit 64; }
+die() { echo "$prog: $*" >&2; exit 1; }
+
+usage() {
+    cat <<'EOF'
+usage: experiments/netns_cluster.sh ps|ring K [options] [common flags] [launch.sh options]
+       experiments/netns_cluster.sh --cleanup
+
+Run the parameter server (S servers + K workers) or the ring (K ranks)
+through experiments/launch.sh, each process in a network namespace of its
+own ("host" I, address 10.77.0.I+1), the hosts joined by a bridge, each
+host link shaped by the kernel: tc tbf at RATE on the host's sending side
+and on the bridge's side (its receiving side). No in-process pacing: the
+row's link_bw is 0; a "# netns ..." line after it gives the tc rate.
+
+options:
+  --rate RATE       every host's link, each way: N[.N]bit|kbit|mbit|gbit
+                    (10^3/10^6/10^9 bits/s; default 500mbit)
+  --delay TIME      one-way latency added by netem (us, ms, s); netem is
+                    missing on some kernels: then it is not applied and the
+                    output says so (default: none, the kernel's own)
+  --burst SIZE      tbf bucket size in bytes (K/KiB = 1024; default 32K):
+                    this much goes at memory speed after an idle pause
+  --queue TIME      tbf queue: how long a packet may wait (default 100ms)
+  --gso SIZE        largest packet TCP hands a host's eth0 (gso_max_size;
+                    default burst/2, at most 64K); one bigger than the burst
+                    is cut into MTU frames by tbf, which costs CPU
+  --cleanup         delete what runs killed by SIGKILL left (links, holder
+                    processes, state folders named psrn<PID>...), then exit
+  --help, --version
+
+Everything else goes to experiments/launch.sh (see its --help): common flags
+(--steps, --workload, --params, ...) and --servers, --server-args,
+--worker-args, --out, --csv-out, --time-limit. --link-bw/--link-latency are
+refused: the link here is the kernel's.
+
+Exit status: launch.sh's (0, 1, 64, 124, 130); 1 network set-up failed;
+69 namespaces cannot be made here (needs root, or `unshare -rn`).
+EOF
+}
+
+orig_args=("$@")
+
+# ------------------------------------------------------------ wrap mode
+# netns_cluster.sh wrap STATE addr ROLE I
+# netns_cluster.sh wrap STATE exec ROLE I -- PROGRAM ARGS...
+# STATE/hosts has "ROLE I PID ADDR" per host: the holder's pid and the
+# host's address.
+if [[ ${1-} == wrap ]]; then
+    (($# >= 5)) || die_usage "wrap: expected STATE addr|exec ROLE INDEX"
+    st=$2 what=$3 role=$4 idx=$5
+    shift 5
+    line=$(awk -v r="$role" -v i="$idx" '$1 == r && $2 == i { print; exit }' "$st/hosts" 2>/dev/null)
+    [[ -n $line ]] || die "wrap: no host for $role $idx in $st/hosts"
+    read -r _ _ pid addr <<<"$line"
+    case $what in
+    addr) echo "$addr" ;;
+    exec)
+        [[ ${1-} == -- ]] && shift
+        (($# > 0)) || die_usage "wrap exec: no program"
+        exec nsenter -t "$pid" -n -- "$@"
+        ;;
+    *) die_usage "wrap: '$what' is not addr or exec" ;;
+    esac
+    exit 0
+fi
+
+if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
+    echo "$prog: needs bash 5.1 or newer (this is $BASH_VERSION)" >&2
+    exit 64
+fi
+for a in "$@"; do
+    [[ $a == --help || $a == -h ]] && { usage; exit 0; }
+    [[ $a == --version ]] && { echo "netns_cluster.sh (psring)"; exit 0; }
+done
+
+# ------------------------------------------------------------ leftovers
+# owner_alive PID: PID is a running netns_cluster.sh (a run to leave alone).
+owner_alive() {
+    [[ -r /proc/$1/cmdline ]] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q netns_cluster
+}
+
+# cleanup_leftovers: links psrn<PID>{b,v<I>}, holders "psrn<PID>h<I>" and
+# state folders $TMPDIR/psrn<PID>.XXXXXX whose run is gone. Deleting a
+# bridge-side veth deletes its pair.
+cleanup_leftovers() {
+    local name pid n=0 p args
+    while read -r name; do
+        [[ $name =~ ^$PREFIX([0-9]+)(b|v[0-9]+)$ ]] || continue
+        pid=${BASH_REMATCH[1]}
+        owner_alive "$pid" && continue
+        ip link del "$name" 2>/dev/null && n=$((n + 1))
+    done < <(ip -o link show 2>/dev/null | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }')
+    for p in /proc/[0-9]*; do
+        args=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
+        [[ $args =~ \ ($PREFIX([0-9]+)h[0-9]+)\ *$ ]] || continue
+        owner_alive "${BASH_REMATCH[2]}" && continue
+        kill -KILL "${p#/proc/}" 2>/dev/null && n=$((n + 1))
+    done
+    for p in "${TMPDIR:-/tmp}/$PREFIX"[0-9]*.??????; do
+        [[ -d $p && ${p##*/} =~ ^$PREFIX([0-9]+)\. ]] || continue
+        owner_alive "${BASH_REMATCH[1]}" && continue
+        rm -rf "$p" && n=$((n + 1))
+    done
+    ((n > 0)) && say "removed $n leftover(s) of earlier runs (links, holders or state folders named $PREFIX<PID>...)"
+    return 0
+}
+
+# ------------------------------------------------------------ arguments
+rate=500mbit delay="" burst=32K queue=100ms gso="" only_cleanup=0
+if [[ ${1-} == --cleanup ]]; then
+    only_cleanup=1
+    (($# == 1)) || die_usage "--cleanup takes nothing else"
+else
+    (($# >= 2)) || die_usage "expected MODE and K (see --help)"
+    mode=$1 K=$2
+    shift 2
+    [[ $mode == ps || $mode == ring ]] || die_usage "mode '$mode' is not ps or ring"
+    [[ $K =~ ^[1-9][0-9]{0,3}$ ]] || die_usage "K '$K' is not a worker count 1..$MAX_HOSTS"
+fi
+
+S=1 csv_out=""
+pass=()
+while (($# > 0)); do
+    arg=$1
+    name=${arg%%=*}
+    if [[ $arg == *=* ]]; then val=${arg#*=} has_val=1; else val=${2-} has_val=0; fi
+    case $name in
+    --rate | --delay | --burst | --queue | --gso)
+        if ((has_val == 0)); then
+            (($# >= 2)) || die_usage "$name: missing value"
+            shift
+        fi
+        case $name in
+        --rate) rate=$val ;;
+        --delay) delay=$val ;;
+        --burst) burst=$val ;;
+        --queue) queue=$val ;;
+        --gso) gso=$val ;;
+        esac
+        ;;
+    --servers | --csv-out | --server-args | --worker-args | --out | --time-limit | \
+        --steps | --workload | --params | --batch | --shard-weights | --micro | --warmup | \
+        --lr | --seed | --dtype | --timeout | --weights-out)
+        # Passed on as they are; --servers and --csv-out are read here too.
+        if ((has_val == 0)); then
+            (($# >= 2)) || die_usage "$name: missing value"
+            pass+=("$arg" "$val")
+            shift
+        else
+            pass+=("$arg")
+        fi
+        [[ $name == --servers ]] && S=$val
+        [[ $name == --csv-out ]] && csv_out=$val
+        ;;
+    --link-bw | --link-latency)
+        die_usage "$name: the link here is the kernel's (tc); use --rate/--delay (in-process pacing stays off)" ;;
+    --wrap) die_usage "--wrap: this script sets it" ;;
+    *) pass+=("$arg") ;;
+    esac
+    shift
+done
+
+# rate: bits/s, an integer.
+if [[ ${rate,,} =~ ^([0-9]+(\.[0-9]+)?)(bit|kbit|mbit|gbit)$ ]]; then
+    case ${BASH_REMATCH[3]} in bit) m=1 ;; kbit) m=1000 ;; mbit) m=1000000 ;; gbit) m=1000000000 ;; esac
+    rate_bps=$(awk -v x="${BASH_REMATCH[1]}" -v m="$m" 'BEGIN { printf "%.0f", x * m }')
+else
+    die_usage "--rate: '$rate' is not a rate like 500mbit (bit, kbit, mbit, gbit)"
+fi
+((rate_bps >= 8000 && rate_bps <= 100000000000)) || die_usage "--rate: '$rate' is not between 8kbit and 100gbit"
+# size_bytes SIZE: SIZE in bytes (K/KiB = 1024, M/MiB = 2^20); fails on
+# anything else.
+size_bytes() {
+    local m
+    [[ $1 =~ ^([0-9]{1,9})(|B|K|KiB|M|MiB)$ ]] || return 1
+    case ${BASH_REMATCH[2]} in "" | B) m=1 ;; K | KiB) m=1024 ;; M | MiB) m=1048576 ;; esac
+    echo $((10#${BASH_REMATCH[1]} * m))
+}
+burst_b=$(size_bytes "$burst") || die_usage "--burst: '$burst' is not a size like 32K (bytes, K/KiB, M/MiB)"
+((burst_b >= 1600 && burst_b <= 268435456)) || die_usage "--burst: $burst_b bytes is not 1600..256M (it must hold a 1514-byte frame)"
+if [[ -n $gso ]]; then
+    gso_b=$(size_bytes "$gso") || die_usage "--gso: '$gso' is not a size like 16K"
+    ((gso_b >= 1514 && gso_b <= 65536)) || die_usage "--gso: $gso_b bytes is not 1514..64K"
+else
+    gso_b=$((burst_b / 2 > 65536 ? 65536 : burst_b / 2))
+fi
+time_ok() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] && ! [[ $1 =~ ^0+(\.0+)?[a-z]+$ ]]; }
+[[ -z $delay ]] || time_ok "$delay" || die_usage "--delay: '$delay' is not a time like 200us, 1ms"
+time_ok "$queue" || die_usage "--queue: '$queue' is not a time like 100ms"
+if ((!only_cleanup)); then
+    [[ $S =~ ^[1-9][0-9]{0,2}$ ]] || die_usage "--servers: '$S' is not 1..256"
+    if [[ $mode == ps ]]; then nhosts=$((S + K)); else nhosts=$K; fi
+    ((nhosts <= MAX_HOSTS)) || die_usage "$nhosts hosts: at most $MAX_HOSTS (one /24)"
+    if [[ -n $csv_out ]]; then
+        d=$(dirname "$csv_out")
+        [[ -d $d && -w $d ]] || die_usage "--csv-out: folder '$d' does not exist or is not writable"
+    fi
+fi
+
+# ------------------------------------------------------------ privileges
+for t in ip tc unshare nsenter mkfifo; do
+    command -v "$t" >/dev/null || {
+        echo "$prog: cannot make network namespaces here: no '$t' on PATH (needs iproute2 and util-linux)" >&2
+        exit 69
+    }
+done
+userns=${PSR_NETNS_USERNS:-0}
+if ((only_cleanup)); then
+    cleanup_leftovers
+    exit 0
+fi
+# can_here: namespaces can be made, and links in this one (a bridge named
+# as this run's will be, so that a leftover of it is found like the rest).
+can_here() {
+    unshare -n true 2>/dev/null || return 1
+    ip link add "$PREFIX${$}b" type bridge 2>/dev/null || return 1
+    ip link del "$PREFIX${$}b" 2>/dev/null
+    return 0
+}
+if ! can_here; then
+    # Not here: make a network namespace of our own inside a user namespace
+    # (once), and run this script again in it.
+    if ((userns == 0)) && unshare -rn true 2>/dev/null; then
+        PSR_NETNS_USERNS=1 exec unshare -rn -- bash "$self" "${orig_args[@]}"
+    fi
+    echo "$prog: cannot make network namespaces here: needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN) or unprivileged user namespaces for unshare -rn (sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone = 1)" >&2
+    exit 69
+fi
+
+# ------------------------------------------------------------ teardown
+stem=$PREFIX$$ st="" bridge="" hold="" launch_pid="" torn=0 interrupted=0
+declare -a holders=() veths=()
+
+# teardown: the veths (each takes its pair along), the bridge, the holders
+# (their namespaces go with them), the state folder. Returns 1 when a link
+# named $stem... is still there afterwards.
+teardown() {
+    local v p left
+    ((torn)) && return 0
+    torn=1
+    for v in "${veths[@]}"; do ip link del "$v" 2>/dev/null; done
+    [[ -n $bridge ]] && ip link del "$bridge" 2>/dev/null
+    [[ -n $hold ]] && exec {hold}>&-
+    for p in "${holders[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    ((${#holders[@]} > 0)) && wait "${holders[@]}" 2>/dev/null
+    [[ -n $st ]] && rm -rf "$st"
+    left=$(ip -o link show 2>/dev/null | awk -F': ' -v s="$stem" '{ sub(/@.*/, "", $2) } index($2, s) == 1 { printf " %s", $2 }')
+    if [[ -n $left ]]; then
+        say "teardown: still there:$left"
+        return 1
+    fi
+    return 0
+}
+trap 'teardown' EXIT
+on_signal() {
+    interrupted=1
+    if [[ -n $launch_pid ]]; then
+        kill -TERM "$launch_pid" 2>/dev/null    # launch.sh stops its job
+    else
+        say "interrupted while setting up; tearing down"
+        exit 130
+    fi
+}
+trap on_signal INT TERM
+
+# ------------------------------------------------------------ the hosts
+cleanup_leftovers
+st=$(mktemp -d "${TMPDIR:-/tmp}/$stem.XXXXXX") || die "mktemp failed"
+[[ $self$st =~ [[:space:]] ]] && die "a blank in '$self' or '$st': launch.sh --wrap splits at blanks"
+mkfifo "$st/hold" || die "mkfifo $st/hold failed"
+exec {hold}<>"$st/hold"
+
+# quiet CMD...: run CMD; on failure name it with its stderr and fail.
+quiet() {
+    local out
+    out=$("$@" 2>&1) && return 0
+    die "set-up failed: $* : ${out//$'\n'/ }"
+}
+
+bridge=${stem}b
+if ! ip link add "$bridge" type bridge nf_call_iptables 0 2>/dev/null; then
+    # (No per-bridge netfilter switch on this kernel: plain bridge.)
+    quiet ip link add "$bridge" type bridge
+fi
+quiet ip link set "$bridge" up
+
+# netem there? (a kernel without sch_netem answers "Specified qdisc kind
+# is unknown")
+if tc qdisc add dev "$bridge" root netem delay 1ms 2>/dev/null; then
+    netem=present
+    tc qdisc del dev "$bridge" root 2>/dev/null
+else
+    netem=missing
+fi
+
+# Holders: one per host, each in a network namespace of its own, reading
+# the FIFO until this script closes it (or dies).
+my_ns=$(readlink "/proc/$$/ns/net")
+for ((i = 0; i < nhosts; i++)); do
+    unshare -n -- sh -c 'read -r _; exit 0' "${stem}h$i" <"$st/hold" {hold}>&- &
+    holders+=($!)
+done
+for ((i = 0; i < nhosts; i++)); do
+    p=${holders[i]}
+    for ((t = 0; t < 500; t++)); do
+        ns=$(readlink "/proc/$p/ns/net" 2>/dev/null) || die "host $i: unshare -n exited at once (pid $p)"
+        [[ $ns != "$my_ns" ]] && break
+        sleep 0.01
+    done
+    [[ $ns != "$my_ns" ]] && continue
+    die "host $i: holder $p not in a namespace of its own after 5 s"
+done
+
+# tbf ARGS: rate, bucket and queue, the same at both ends of each link.
+# TCP hands a veth packets of up to 64 KiB (GSO); tbf cuts a packet bigger
+# than its bucket into MTU frames, and on a small machine the CPU then
+# becomes the bottleneck (measured: the ring 2x slower than the link). So
+# each host's eth0 gets gso_max_size = burst / 2 (64 KiB at most; --gso
+# overrides it): every packet fits in the bucket whole.
+tbf=(tbf rate "${rate_bps}bit" burst "$burst_b" latency "$queue")
+use_delay=0
+[[ -n $delay && $netem == present ]] && use_delay=1
+: >"$st/hosts"
+for ((i = 0; i < nhosts; i++)); do
+    p=${holders[i]} v=${stem}v$i addr=$NET.$((i + 1))
+    quiet ip link add "$v" type veth peer name eth0 netns "$p"
+    veths+=("$v")
+    quiet ip link set "$v" master "$bridge" up
+    quiet tc qdisc add dev "$v" root "${tbf[@]}"
+    quiet nsenter -t "$p" -n ip -batch - <<<"link set lo up
+addr add $addr/24 dev eth0
+link set eth0 gso_max_size $gso_b
+link set eth0 up"
+    if ((use_delay)); then
+        quiet nsenter -t "$p" -n tc -batch - <<<"qdisc add dev eth0 root handle 1: netem delay $delay limit 100000
+qdisc add dev eth0 parent 1:1 handle 10: ${tbf[*]}"
+    else
+        quiet nsenter -t "$p" -n tc qdisc add dev eth0 root "${tbf[@]}"
+    fi
+    if [[ $mode == ps ]]; then
+        if ((i < S)); then echo "server $i $p $addr"; else echo "worker $((i - S)) $p $addr"; fi
+    else
+        echo "rank $i $p $addr"
+    fi >>"$st/hosts"
+done
+
+where="in this network namespace"
+((userns)) && where="inside unshare -rn, without root"
+lat="latency not emulated (netem missing on this kernel): the kernel's own, veth + bridge"
+if ((use_delay)); then
+    lat="netem delay $delay on each host's sending side"
+elif [[ -n $delay ]]; then
+    lat="--delay $delay NOT applied: netem is missing on this kernel, only the bandwidth is emulated; latency is the kernel's own"
+elif [[ $netem == present ]]; then
+    lat="no added latency (netem present, --delay not given)"
+fi
+say "$nhosts hosts $NET.1-$NET.$nhosts on bridge $bridge ($where); tc tbf $rate each way on every host link (burst $burst_b B, GSO $gso_b B, queue $queue); $lat"
+
+# ------------------------------------------------------------ the job
+# cpu_ticks: busy and total jiffies of the whole machine (all CPUs, every
+# user): how busy the host was while the job ran, for the note.
+cpu_ticks() {
+    local _c u n s i w q sq st
+    read -r _c u n s i w q sq st _ </proc/stat
+    echo "$((u + n + s + q + sq + st)) $((u + n + s + i + w + q + sq + st))"
+}
+read -r busy0 total0 < <(cpu_ticks)
+"$here/launch.sh" "$mode" "$K" --wrap "$self wrap $st" "${pass[@]}" {hold}>&- &
+launch_pid=$!
+while :; do
+    wait "$launch_pid"
+    rc=$?
+    kill -0 "$launch_pid" 2>/dev/null || break     # (a trapped signal: wait again)
+done
+launch_pid=""
+read -r busy1 total1 < <(cpu_ticks)
+cpu_busy=$(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.2f", (t > 0 ? b / t : 0) }')
+
+# What the tbf queues did, both ends of every link: packets sent and
+# dropped (a drop costs TCP a retransmission), and how often a packet had
+# to wait for tokens (overlimits).
+tc_stats() {
+    local i p
+    for ((i = 0; i < nhosts; i++)); do
+        p=${holders[i]}
+        tc -s qdisc show dev "${stem}v$i" 2>/dev/null
+        nsenter -t "$p" -n tc -s qdisc show dev eth0 2>/dev/null
+    done | awk '/^qdisc tbf/ { tbf = 1; next } /^qdisc/ { tbf = 0 }
+        tbf && /Sent/ { for (i = 1; i < NF; i++) {
+                if ($(i + 1) == "pkt") pk += $i
+                if ($i == "(dropped") { v = $(i + 1); sub(/,/, "", v); dr += v }
+                if ($i == "overlimits") ol += $(i + 1) } }
+        END { printf "%d %d %d\n", pk, dr, ol }'
+}
+read -r tc_pkts tc_drops tc_over < <(tc_stats)
+say "tbf queues: $tc_pkts packets, $tc_drops dropped, $tc_over waited for tokens (all hosts, both ways); the machine's CPUs were $cpu_busy busy (all users)"
+# PSR_NETNS_DEBUG=1: each link's tbf counters in full, and the TCP state
+# of each host's connections (ss -tin: cwnd, rtt, retransmissions).
+if [[ -n ${PSR_NETNS_DEBUG-} ]]; then
+    for ((i = 0; i < nhosts; i++)); do
+        echo "== host $i ($NET.$((i + 1))): bridge side ${stem}v$i, then eth0"
+        tc -s qdisc show dev "${stem}v$i"
+        nsenter -t "${holders[i]}" -n tc -s qdisc show dev eth0
+        nsenter -t "${holders[i]}" -n ss -tin 2>/dev/null
+    done >&2
+fi
+
+if ((rc == 0)); then
+    d=none
+    ((use_delay)) && d=$delay
+    note="# netns mode=$mode K=$K hosts=$nhosts tc_rate=$rate tc_rate_bps=$rate_bps burst_B=$burst_b gso_B=$gso_b queue=$queue"
+    note+=" netem=$netem delay=$d mtu=1500 userns=$userns tbf_drops=$tc_drops cpu_busy=$cpu_busy:"
+    note+=" kernel shaping (tbf both ways per host link), no in-process pacing (link_bw 0)"
+    if [[ -n $csv_out ]]; then echo "$note" >>"$csv_out"; else echo "$note"; fi
+fi
+teardown || { ((rc == 0)) && rc=1; }
+((interrupted && rc != 0)) && rc=130
+exit "$rc"
