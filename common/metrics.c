@@ -366,6 +366,8 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
         double util = wall > 0 ? cpu / (wall * ncpu) : 0.0;
         row->model_s = strcmp(row->system, "ps") == 0
             ? model_ps_step(row->k, (double)row->bytes, row->link_bw, row->link_latency)
+            : strcmp(row->algo, "rd") == 0
+            ? model_rd(row->k, (double)row->bytes, row->link_bw, row->link_latency)
             : model_ring(row->k, (double)row->bytes, row->link_bw, row->link_latency);
         row->host_bound = util > METRICS_HOST_CPU &&
                           row->time_s > METRICS_HOST_SLACK * row->model_s;

@@ -30,3 +30,16 @@ double model_ring(int k, double bytes, double bw, double lat)
 {
     return k <= 1 ? 0.0 : 2.0 * (double)(k - 1) * lat + model_ring_link_bytes(k, bytes) / bw;
 }
+
+/* Recursive doubling (ring_worker/rd.c): log2 K exchanges of the whole
+ * vector when K is a power of two; otherwise the extra ranks fold in first
+ * and get the result back at the end, two more exchanges. */
+double model_rd(int k, double bytes, double bw, double lat)
+{
+    int steps = 0;
+    while ((1 << (steps + 1)) <= k)
+        steps++;
+    if ((1 << steps) != k)
+        steps += 2;
+    return steps * (lat + bytes / bw);
+}

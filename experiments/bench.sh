@@ -42,6 +42,10 @@ bash "$(dirname "$0")/bench_ps.sh" $quick | tee "$out/bench_ps.dat" || status=1
 echo "== bench_ring.sh (output: $out/ring_vs_mpi.dat, $out/ring_model.dat)"
 sh "$(dirname "$0")/bench_ring.sh" || status=1
 
+# Recursive doubling against the ring across message sizes (the crossover).
+echo "== bench_rd.sh"
+bash "$(dirname "$0")/bench_rd.sh" || status=1
+
 # The GPU kernels against a device-to-device copy, and NCCL with one rank:
 # only where a CUDA device answers (docs/gpu.md).
 if [ -x "$PSR_BIN/bench_gpu" ] && "$PSR_BIN/bench_gpu" --probe >/dev/null 2>&1; then

@@ -10,7 +10,9 @@
 #      --link-latency), the synthetic workload (n bytes of f32), a few steps
 #      after warm-up each;
 #   3. the size sweep: both systems at a fixed K from 4 KiB to 16 MiB;
-#   4. the seed's exercise table (bin/model);
+#   4. the seed's exercise table (bin/model), and short linreg trainings
+#      of both systems and of each mistake mode for the loss curves
+#      (experiments/lab_loss.sh);
 #   5. the plots (plots/*.gp: PNG and SVG, and a terminal view of plot 1).
 #
 # Results go to results/<run>/: k_sweep.csv and size_sweep.csv in the
@@ -160,11 +162,18 @@ for sys in ps ring; do
     done
 done
 
-# ------------------------------------------------------------ 4. model table
+# ------------------------------------------------------------ 4. model table, loss curves
 "$PSR_BIN/model" > "$out/model.txt"
 "$PSR_BIN/model" --elements $((nb / 4)) --elem-bytes 4 --bw "$link_bw" --latency "$link_lat" \
     --workers "$(echo $ks | tr ' ' ,)" >> "$out/model.txt"
-done_line "[4/5] the seed's K table: $out/model.txt"
+progress "[4/5] loss curves: PS, ring, reference and the mistake modes (linreg, K = 4) ..."
+if bash "$here/lab_loss.sh" "$out" >"$out/logs/loss.out" 2>"$out/logs/loss.log"; then
+    done_line "[4/5] the seed's K table: $out/model.txt; loss curves: $out/loss.png ($(elapsed))"
+else
+    failed=$((failed + 1))
+    echo "lab.sh: the loss curves failed; see $out/logs/loss.log:" >&2
+    tail -n 3 "$out/logs/loss.log" | sed 's/^/    /' >&2
+fi
 
 # ------------------------------------------------------------ host-bound check
 # Rows flagged host_bound (column 19) are CPU effects, not network ones.

@@ -1,7 +1,7 @@
 /* reference.c -- bin/reference: the single-process big-batch run that the
  * parameter server and the ring must reproduce.
  *
- *     reference [common flags] [--weights-out PATH]
+ *     reference [common flags] [--weights-out PATH] [--loss-out FILE] [--mistake NAME]
  *
  * The same workload, seed, batch, dtype, lr and steps as a distributed
  * job, in one process and without a network: each step takes the gradient
@@ -14,12 +14,25 @@
  *
  * stdout: one line per step under a "# step loss" header, loss being the
  * mean per-example loss of that step's batch at the weights before the
- * update (sum of losses / B: the number the parameter server logs).
+ * update (sum of losses / B: the number the parameter server logs);
+ * --loss-out FILE writes the same lines to FILE (losscurve.h).
  * --weights-out PATH writes PATH.0 (this is rank 0 of a world of 1, as
  * DESIGN.md's PATH.RANK), one "%.17g" value per line, the format every
  * worker writes. Flags a distributed job needs and a single process does
  * not (--rank, --world, --shard-weights, --micro, the link and --timeout)
- * are accepted and have no effect on the result.
+ * are accepted and have no effect on the correct result.
+ *
+ * --mistake NAME (mistake.h) makes the same mistake the systems make, the
+ * same way, so that a system with a mistake still matches the reference
+ * with it: sum-not-mean divides by 1 instead of B; the three modes that
+ * live in the workers' micro-batch loop (no-divide-micro, mean-of-means,
+ * zero-grad-inside) and sync-every-micro need the job's shape, so with
+ * them the reference plays the K = --world workers (default 1) one after
+ * the other: worker k's part of the batch is workload_split(B, K, k,
+ * --shard-weights), its contribution mistake_grad's, the K contributions
+ * added in rank order (sync-every-micro: micro-batch by micro-batch, each
+ * over the K workers), then one sgd_step by the summed count. --rank is
+ * ignored (0 when not given): this one process is every worker.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -30,6 +43,8 @@
 #include "cli.h"
 #include "dtype.h"
 #include "err.h"
+#include "losscurve.h"
+#include "mistake.h"
 #include "sgd.h"
 #include "vec.h"
 #include "workload.h"
@@ -69,24 +84,80 @@ static int weights_write(const char *path, const void *w, size_t n, int dtype, c
     return rc;
 }
 
+/* The buffers of a run, allocated before the first step. */
+struct bufs {
+    void *weights, *grad;      /* n elements each */
+    void *part, *scratch;      /* one worker's contribution; mistake_grad's scratch */
+};
+
+/* workers_grad: the K workers' contributions to step s under mistake m,
+ * summed in rank order into b->grad (sync-every-micro: for each
+ * micro-batch j, every worker's j-th micro-batch sum). OUT: the summed
+ * count and loss. */
+static void workers_grad(const struct cli_common *o, const struct workload *w, int m,
+                         struct bufs *b, uint64_t s, uint64_t *count, double *loss)
+{
+    const int k = o->world > 0 ? o->world : 1;
+    const double *sw = o->world > 0 ? o->shard_weights : NULL;
+    const int rounds = m == MISTAKE_SYNC_EVERY_MICRO ? o->micro : 1;
+
+    vec_zero(b->grad, w->n, o->dtype);
+    *count = 0;
+    *loss = 0.0;
+    for (int j = 0; j < rounds; j++) {
+        for (int r = 0; r < k; r++) {
+            uint64_t lo, hi, a0 = 0, a1, ex;
+            double l;
+            int micro = o->micro;
+
+            workload_split(w->batch, k, r, sw, &lo, &hi);
+            a1 = hi - lo;
+            if (m == MISTAKE_SYNC_EVERY_MICRO) {
+                workload_split(hi - lo, o->micro, j, NULL, &a0, &a1);
+                micro = 1;
+            }
+            mistake_grad(m, w, b->weights, s, lo + a0, lo + a1, micro, b->part, b->scratch,
+                         &ex, &l);
+            vec_add(b->grad, b->part, w->n, o->dtype);
+            *count += ex;
+            *loss += l;
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct cli_common o;
-    const struct cli_opt *tables[2];
+    const char *loss_out = NULL;
+    int mistake = MISTAKE_NONE;
+    const struct cli_opt own[] = {
+        { "loss-out", CLI_STRING, &loss_out, "FILE",
+          "also write the loss per step to FILE (\"# step loss\" lines)", 0, 0, NULL },
+        { "mistake", CLI_CUSTOM, &mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0, mistake_parse },
+        { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+    };
+    const struct cli_opt *tables[3];
     struct workload_cfg cfg;
     struct workload w;
-    void *weights = NULL, *grad = NULL;
+    struct bufs b = { NULL, NULL, NULL, NULL };
+    struct losscurve lc = { NULL, 0 };
     char err[ERR_LEN] = "";
     size_t elem;
-    int rc, status = 1;
+    int rc, status = 1, shaped;
 
     cli_common_defaults(&o);
-    tables[0] = cli_common_opts(&o);
-    tables[1] = NULL;
-    cli_main_parse("reference", "[common flags]\n"
+    tables[0] = own;
+    tables[1] = cli_common_opts(&o);
+    tables[2] = NULL;
+    cli_main_parse("reference", "[common flags] [--loss-out FILE] [--mistake NAME]\n"
                    "The single-process big-batch run of the same data: per step the gradient\n"
                    "sum over the whole batch, one SGD step; the loss per step on stdout,\n"
-                   "--weights-out PATH writes PATH.0.", argc, argv, tables);
+                   "--weights-out PATH writes PATH.0. With --mistake it makes the systems'\n"
+                   "mistake the same way (playing the --world workers with --micro and\n"
+                   "--shard-weights where the mistake lives in the workers).",
+                   argc, argv, tables);
+    if (o.rank < 0)
+        o.rank = 0;             /* one process plays every rank */
     if (cli_common_finish(&o, err) != 0) {
         fprintf(stderr, "reference: %s\n", err);
         cli_common_free(&o);
@@ -97,8 +168,12 @@ int main(int argc, char **argv)
         cli_common_free(&o);
         return CLI_EXIT_USAGE;
     }
-    cfg = (struct workload_cfg){ .kind = o.workload, .dtype = o.dtype, .seed = o.seed,
-                                 .params = o.params, .batch = o.batch };
+    if (loss_out && losscurve_probe(loss_out, err) != 0) {
+        fprintf(stderr, "reference: %s\n", err);
+        cli_common_free(&o);
+        return CLI_EXIT_USAGE;
+    }
+    cli_workload_cfg(&o, &cfg);     /* rank 0 of 1: --backward-time is T per step */
     rc = workload_create(&w, &cfg);
     if (rc != 0) {
         fprintf(stderr, "reference: cannot build the %s workload (params %llu, batch %llu): %s\n",
@@ -107,41 +182,73 @@ int main(int argc, char **argv)
         cli_common_free(&o);
         return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
     }
+    if (mistake != MISTAKE_NONE)
+        fprintf(stderr, "reference: MISTAKE MODE %s: %s\n", mistake_name(mistake),
+                mistake_describe(mistake));
+    shaped = mistake != MISTAKE_NONE && mistake != MISTAKE_SUM_NOT_MEAN;
     elem = dtype_size(o.dtype);
-    weights = malloc(w.n * elem);
-    grad = malloc(w.n * elem);
-    if (!weights || !grad) {
+    b.weights = malloc(w.n * elem);
+    b.grad = malloc(w.n * elem);
+    if (shaped) {
+        b.part = malloc(w.n * elem);
+        b.scratch = malloc(w.n * elem);
+    }
+    if (!b.weights || !b.grad || (shaped && (!b.part || !b.scratch)) ||
+        (loss_out && losscurve_init(&lc, (size_t)o.steps) != 0)) {
         fprintf(stderr, "reference: out of memory for %zu parameters\n", w.n);
         goto out;
     }
-    workload_init_weights(&w, weights);
+    workload_init_weights(&w, b.weights);
 
-    printf("# reference: %s n=%zu %s, batch %llu, lr %g, seed %llu, %d steps\n",
+    printf("# reference: %s n=%zu %s, batch %llu, lr %g, seed %llu, %d steps%s%s\n",
            workload_name(o.workload), w.n, dtype_name(o.dtype), (unsigned long long)w.batch,
-           o.lr, (unsigned long long)o.seed, o.steps);
+           o.lr, (unsigned long long)o.seed, o.steps,
+           mistake != MISTAKE_NONE ? ", MISTAKE " : "",
+           mistake != MISTAKE_NONE ? mistake_name(mistake) : "");
     printf("# step loss\n");
     for (int s = 0; s < o.steps; s++) {
+        uint64_t count = w.batch;
         double loss = 0.0;
-        vec_zero(grad, w.n, o.dtype);
-        workload_grad_add(&w, weights, (uint64_t)s, 0, w.batch, grad, &loss);
-        if ((rc = sgd_step(weights, grad, w.n, o.dtype, o.lr, w.batch)) != 0) {
+
+        if (shaped) {
+            workers_grad(&o, &w, mistake, &b, (uint64_t)s, &count, &loss);
+        } else {
+            vec_zero(b.grad, w.n, o.dtype);
+            workload_grad_add(&w, b.weights, (uint64_t)s, 0, w.batch, b.grad, &loss);
+        }
+        if (count == 0) {
+            fprintf(stderr, "reference: step %d: the workers' counts add up to 0\n", s);
+            goto out;
+        }
+        rc = sgd_step(b.weights, b.grad, w.n, o.dtype, o.lr,
+                      mistake == MISTAKE_SUM_NOT_MEAN ? 1 : count);
+        if (rc != 0) {
             fprintf(stderr, "reference: step %d: %s\n", s, err_str(rc));
             goto out;
         }
-        printf("%d %.17g\n", s, loss / (double)w.batch);
+        printf("%d %.17g\n", s, loss / (double)count);
+        if (loss_out)
+            losscurve_set(&lc, (size_t)s, loss / (double)count);
     }
     if (fflush(stdout) != 0) {
         fprintf(stderr, "reference: writing stdout: %s\n", strerror(errno));
         goto out;
     }
-    if (o.weights_out && weights_write(o.weights_out, weights, w.n, o.dtype, err) != 0) {
+    if (loss_out && losscurve_write(&lc, loss_out, NULL, err) != 0) {
+        fprintf(stderr, "reference: %s\n", err);
+        goto out;
+    }
+    if (o.weights_out && weights_write(o.weights_out, b.weights, w.n, o.dtype, err) != 0) {
         fprintf(stderr, "reference: %s\n", err);
         goto out;
     }
     status = 0;
 out:
-    free(grad);
-    free(weights);
+    losscurve_free(&lc);
+    free(b.scratch);
+    free(b.part);
+    free(b.grad);
+    free(b.weights);
     workload_destroy(&w);
     cli_common_free(&o);
     return status;

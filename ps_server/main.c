@@ -90,7 +90,9 @@
 #include "err.h"
 #include "link.h"
 #include "log.h"
+#include "losscurve.h"
 #include "metrics.h"
+#include "mistake.h"
 #include "net.h"
 #include "proto.h"
 #include "session.h"
@@ -159,6 +161,8 @@ struct server {
     int listener_open, timers_open;
     /* settings */
     struct cli_common c;
+    int mistake;                      /* enum mistake (mistake.h) */
+    const char *loss_out;             /* --loss-out FILE (shard 0 writes), or NULL */
     struct session_cfg scfg;
     uint32_t k;
     size_t es, rcap;
@@ -179,6 +183,7 @@ struct server {
     double last_progress, last_log, last_tick;
     uint64_t sending;                 /* step whose weights are going out */
     /* measurement */
+    struct losscurve loss;            /* --loss-out: the loss of every applied step */
     struct metrics_record rec;
     struct metrics_step cur;          /* the step whose weights are going out */
     int in_started;
@@ -732,6 +737,7 @@ static void step_apply(struct server *srv)
         log_msg("step %llu loss %.6g %llu examples", ull(ap.step), ap.loss, ull(ap.batch));
         srv->last_log = now;
     }
+    losscurve_set(&srv->loss, (size_t)ap.step, ap.loss);     /* no-op without --loss-out */
     srv->cur.step = ap.step;
     srv->cur.combine_s = NAN;
     srv->cur.ingress_s = srv->in_last - srv->in_first;
@@ -1266,6 +1272,10 @@ int main(int argc, char **argv)
           1, PROTO_MAX_WORLD, NULL },
         { "shard", CLI_CUSTOM, &shard, "I/S",
           "own part I of S of the parameter vector (default 0/1)", 0, 0, parse_shard },
+        { "loss-out", CLI_STRING, &srv->loss_out, "FILE",
+          "write the global loss of every step to FILE at the end (shard 0 only)", 0, 0, NULL },
+        { "mistake", CLI_CUSTOM, &srv->mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
+          mistake_parse },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -1277,7 +1287,8 @@ int main(int argc, char **argv)
     tables[1] = cli_common_opts(&srv->c);
     tables[2] = NULL;
     cli_main_parse(PROG, "--workers K [--listen HOST:PORT] [--port-file FILE] "
-                   "[--shard I/S] [common flags]", argc, argv, tables);
+                   "[--shard I/S] [--loss-out FILE] [--mistake NAME] [common flags]",
+                   argc, argv, tables);
 
     /* --workers K, or the common --world K: the server has no rank of its
      * own, so rank discovery must not run (or fail) for it. */
@@ -1297,6 +1308,9 @@ int main(int argc, char **argv)
     if (port_file && !dir_writable(port_file))
         usage_fail("--port-file: the folder of '%.200s' does not exist or is not writable",
                    port_file);
+    if (srv->loss_out && !dir_writable(srv->loss_out))
+        usage_fail("--loss-out: the folder of '%.200s' does not exist or is not writable",
+                   srv->loss_out);
     if (link_init(&srv->link, srv->c.link_bw, srv->c.link_latency) != 0)
         usage_fail("--link-bw/--link-latency: rate %g B/s, latency %g s out of range",
                    srv->c.link_bw, srv->c.link_latency);
@@ -1304,6 +1318,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     clock_precise_timers();
     log_init(PROG, shard.i);
+    mistake_announce(srv->mistake);
     srv->k = (uint32_t)workers;
     srv->timeout = srv->c.timeout;
     srv->linger_s = fmin(LINGER_MAX_S, srv->timeout / 4);
@@ -1340,15 +1355,23 @@ int main(int argc, char **argv)
     rc = store_init(&srv->store, &(struct store_cfg){
                         .n = (size_t)(hi - lo), .offset = lo, .dtype = srv->c.dtype,
                         .world = srv->k, .lr = srv->c.lr,
-                        .weights = (unsigned char *)w0 + lo * srv->es }, err);
+                        .weights = (unsigned char *)w0 + lo * srv->es,
+                        /* The mistakes the server makes itself (mistake.h). */
+                        .pushes_per_step = srv->mistake == MISTAKE_SYNC_EVERY_MICRO ?
+                                           (uint32_t)srv->c.micro : 1,
+                        .divide_by_one = srv->mistake == MISTAKE_SUM_NOT_MEAN }, err);
     free(w0);
     if (rc != 0) {
         log_msg("%s", err);
         return 1;
     }
     srv->by_rank = calloc(srv->k, sizeof *srv->by_rank);
+    /* Every shard has every worker's loss; shard 0 alone writes the file. */
+    if (srv->loss_out && shard.i > 0)
+        srv->loss_out = NULL;
     if (!srv->by_rank || egress_init(&srv->eg, srv->k, &srv->link, EGRESS_CHUNK) != 0 ||
-        metrics_record_init(&srv->rec, (size_t)(srv->c.steps - srv->c.warmup)) != 0) {
+        metrics_record_init(&srv->rec, (size_t)(srv->c.steps - srv->c.warmup)) != 0 ||
+        (srv->loss_out && losscurve_init(&srv->loss, (size_t)srv->c.steps) != 0)) {
         log_msg("out of memory for %u workers", (unsigned)srv->k);
         return 1;
     }
@@ -1426,11 +1449,19 @@ int main(int argc, char **argv)
         log_msg("%s", err);
         srv->exit_code = 1;
     }
+    /* The loss file also after a failure: the steps applied until then
+     * (a diverging run is worth plotting), marked incomplete. */
+    if (srv->loss_out &&
+        losscurve_write(&srv->loss, srv->loss_out, "the run failed", err) != 0) {
+        log_msg("%s", err);
+        srv->exit_code = 1;
+    }
     rc = uv_loop_close(&srv->loop);
     assert(rc == 0);        /* every handle was closed */
     if (srv->tfd >= 0)
         close(srv->tfd);
     metrics_record_free(&srv->rec);
+    losscurve_free(&srv->loss);
     egress_destroy(&srv->eg);
     free(srv->by_rank);
     store_destroy(&srv->store);

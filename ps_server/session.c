@@ -450,8 +450,8 @@ void session_waiting(const struct session *s, const struct store *st, char *buf,
         snprintf(buf, len, "no BYE yet");
         return;
     }
-    if (s->pushes > store_step(st))
-        return;             /* its push for this step is in */
+    if (store_pushes_owed(st, s->rank) == 0)
+        return;             /* its push(es) for this step are in */
     if (s->hdr_have == PROTO_HEADER_SIZE && s->h.type == PROTO_PUSH)
         snprintf(buf, len, "push for step %llu: %llu of %llu bytes", ull(s->h.step),
                  ull(PROTO_HEADER_SIZE + s->h.length - s->left),
@@ -459,6 +459,10 @@ void session_waiting(const struct session *s, const struct store *st, char *buf,
     else if (s->hdr_have > 0)
         snprintf(buf, len, "push for step %llu: %zu of %d header bytes",
                  ull(store_step(st)), s->hdr_have, PROTO_HEADER_SIZE);
+    else if (st->per_step > 1)
+        snprintf(buf, len, "push %u of %u for step %llu not yet begun",
+                 (unsigned)(st->per_step - store_pushes_owed(st, s->rank) + 1),
+                 (unsigned)st->per_step, ull(store_step(st)));
     else
         snprintf(buf, len, "no push for step %llu yet", ull(store_step(st)));
 }

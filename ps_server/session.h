@@ -88,7 +88,7 @@ struct session {
     int pulling;             /* SET BY THE CALLER while the WEIGHTS frame of the
                                 last applied step is being written to this
                                 worker: a PUSH or BYE then is refused */
-    uint64_t pushes;         /* complete pushes (= the next step it may push) */
+    uint64_t pushes;         /* complete pushes, all steps (P per step, store.h) */
     uint64_t step;           /* step of the frame in progress */
     /* the frame being received */
     unsigned char hdr[PROTO_HEADER_SIZE];

@@ -82,9 +82,10 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     memset(s, 0, sizeof *s);
     if (cfg->n == 0 || es == 0 || cfg->world == 0 || cfg->world > PROTO_MAX_WORLD ||
         !isfinite(cfg->lr) || cfg->n > SIZE_MAX / es ||
-        cfg->offset > UINT64_MAX - cfg->n) {
-        say(err, "store: bad configuration (n %zu, offset %llu, dtype %d, K %u, lr %g)",
-            cfg->n, ull(cfg->offset), cfg->dtype, (unsigned)cfg->world, cfg->lr);
+        cfg->offset > UINT64_MAX - cfg->n || cfg->pushes_per_step > STORE_MAX_PUSHES) {
+        say(err, "store: bad configuration (n %zu, offset %llu, dtype %d, K %u, lr %g, "
+            "%u pushes per step)", cfg->n, ull(cfg->offset), cfg->dtype,
+            (unsigned)cfg->world, cfg->lr, (unsigned)cfg->pushes_per_step);
         return ERR_USAGE;
     }
     s->n = cfg->n;
@@ -93,6 +94,8 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     s->dtype = cfg->dtype;
     s->world = cfg->world;
     s->lr = cfg->lr;
+    s->per_step = cfg->pushes_per_step > 1 ? cfg->pushes_per_step : 1;
+    s->divide_by_one = cfg->divide_by_one != 0;
     /* calloc: the accumulator must start at +0, and so do weights when
      * none are given. */
     s->weights = calloc(cfg->n, es);
@@ -138,8 +141,14 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
     }
     w = &s->workers[rank];
     if (w->phase != STORE_W_WAITING) {
-        say(err, "worker %u: second push for step %llu (duplicate%s)", (unsigned)rank,
-            ull(step), w->phase == STORE_W_RECEIVING ? ", the first still arriving" : "");
+        if (s->per_step == 1)
+            say(err, "worker %u: second push for step %llu (duplicate%s)", (unsigned)rank,
+                ull(step), w->phase == STORE_W_RECEIVING ? ", the first still arriving" : "");
+        else
+            say(err, "worker %u: push %u for step %llu, which takes %u per worker "
+                "(duplicate%s)", (unsigned)rank, (unsigned)w->pushes + 1 +
+                (w->phase == STORE_W_RECEIVING), ull(step), (unsigned)s->per_step,
+                w->phase == STORE_W_RECEIVING ? ", the one before still arriving" : "");
         return ERR_PROTO_FIELD;
     }
     if (first != s->offset || count != s->n) {
@@ -153,9 +162,14 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
             (unsigned)rank, ull(step), meta->loss);
         return ERR_NONFINITE;
     }
+    if (meta->examples > UINT64_MAX - w->examples) {
+        say(err, "worker %u: push %u for step %llu: example counts overflow",
+            (unsigned)rank, (unsigned)w->pushes + 1, ull(step));
+        return ERR_PROTO_FIELD;
+    }
     w->phase = STORE_W_RECEIVING;
-    w->examples = meta->examples;
-    w->loss = meta->loss;
+    w->examples += meta->examples;     /* 0 at the step's first push */
+    w->loss += meta->loss;
     w->next = 0;
     w->part_len = 0;
     return 0;
@@ -291,6 +305,11 @@ int store_push_end(struct store *s, uint32_t rank, char *err)
         return ERR_PROTO_SIZE;
     }
     assert(w->part_len == 0);
+    w->pushes++;
+    if (w->pushes < s->per_step) {
+        w->phase = STORE_W_WAITING;     /* its next push of the same step */
+        return 0;
+    }
     w->phase = STORE_W_DONE;
     s->done++;
     assert(s->done <= s->world);
@@ -358,7 +377,7 @@ int store_apply(struct store *s, struct store_applied *out, char *err)
             "the step fails, weights untouched", ull(s->step), ull(s->offset + bad));
         return fail(s, ERR_NONFINITE, err);
     }
-    rc = sgd_step(s->weights, s->acc, s->n, s->dtype, s->lr, batch);
+    rc = sgd_step(s->weights, s->acc, s->n, s->dtype, s->lr, s->divide_by_one ? 1 : batch);
     assert(rc == 0);    /* lr checked at init, batch > 0 */
     (void)rc;
     vec_zero(s->acc, s->n, s->dtype);
@@ -367,6 +386,7 @@ int store_apply(struct store *s, struct store_applied *out, char *err)
         out->step = s->step;
         out->batch = batch;
         out->loss = loss / (double)batch;
+        out->divisor = s->divide_by_one ? 1 : batch;
     }
     s->done = 0;
     s->step++;
@@ -386,6 +406,13 @@ uint64_t store_step(const struct store *s)
 uint32_t store_pushes_done(const struct store *s)
 {
     return s->done;
+}
+
+uint32_t store_pushes_owed(const struct store *s, uint32_t rank)
+{
+    if (rank >= s->world || s->workers[rank].phase == STORE_W_DONE)
+        return 0;
+    return s->per_step - s->workers[rank].pushes;
 }
 
 int store_failed(const struct store *s, const char **msg)

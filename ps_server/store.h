@@ -10,7 +10,16 @@
  * through sgd_step) and the new weights are ready to be sent to all K
  * workers. Memory is two n-element buffers plus a few dozen bytes per
  * worker, whatever K is: the server never holds K gradients (DESIGN.md,
- * "Bounded memory"). The store knows nothing of libuv, frames or
+ * "Bounded memory").
+ *
+ * PUSHES PER STEP. Normally each worker pushes once per step. With
+ * cfg.pushes_per_step P > 1 (--mistake sync-every-micro: a worker sends
+ * each of its m micro-batch sums as it is computed, P = m) every worker
+ * pushes P times per step, one after the other; all P are added into the
+ * same accumulator, their counts and losses summed, and the step is ready
+ * when all K * P pushes are complete. cfg.divide_by_one (--mistake
+ * sum-not-mean) makes store_apply feed the sum to the optimizer undivided:
+ * w -= lr * acc (B taken as 1; the loss is still divided by the real B). The store knows nothing of libuv, frames or
  * connections; the event loop decodes headers (proto.h) and hands the
  * store the PUSH fields and payload bytes.
  *
@@ -37,7 +46,9 @@
  *                                                 of the failure again)
  *
  * Per worker, within a step: WAITING -> (push_begin) RECEIVING ->
- * (push_end) DONE; store_apply puts every worker back to WAITING.
+ * (push_end) DONE; store_apply puts every worker back to WAITING. With P
+ * pushes per step, push_end of the first P-1 goes back to WAITING (for the
+ * next push of the same step), the P-th to DONE.
  *
  * REFUSED versus FAILED. A call that is refused (a push for the wrong step,
  * from a rank >= K, for the wrong element range, more bytes than announced,
@@ -69,6 +80,8 @@
 #include "err.h"
 #include "proto.h"
 
+#define STORE_MAX_PUSHES 65536  /* P, pushes per worker per step, at most */
+
 struct store_cfg {
     size_t n;               /* elements this server owns (>= 1) */
     uint64_t offset;        /* index of the first of them (--shard I/S) */
@@ -76,12 +89,15 @@ struct store_cfg {
     uint32_t world;         /* K, 1..PROTO_MAX_WORLD */
     double lr;              /* learning rate, finite */
     const void *weights;    /* n initial elements of dtype, copied; NULL: zeros */
+    uint32_t pushes_per_step;   /* P pushes per worker per step; 0 or 1: one */
+    int divide_by_one;      /* MISTAKE sum-not-mean: w -= lr * acc, not acc / B */
 };
 
 /* Per-worker state of the step in progress: O(1) bytes each. */
 struct store_worker {
     int phase;              /* STORE_W_* in store.c */
-    uint64_t examples;      /* from the push metadata */
+    uint32_t pushes;        /* complete pushes of the current step (< P unless DONE) */
+    uint64_t examples;      /* from the push metadata, summed over its pushes */
     double loss;
     size_t next;            /* elements of this push already added */
     size_t part_len;        /* bytes of a split element carried in part[] */
@@ -94,8 +110,10 @@ struct store {
     int dtype;
     uint32_t world;
     double lr;
+    uint32_t per_step;      /* P: pushes per worker per step (>= 1) */
+    int divide_by_one;      /* MISTAKE sum-not-mean */
     uint64_t step;          /* the step being collected */
-    uint32_t done;          /* workers whose push for `step` is complete */
+    uint32_t done;          /* workers whose P pushes for `step` are complete */
     int fail_code;          /* 0, or the code that made the store FAILED */
     void *weights;          /* n elements (owned) */
     void *acc;              /* n elements: the running sum (owned) */
@@ -108,11 +126,12 @@ struct store_applied {
     uint64_t step;          /* the step just applied */
     uint64_t batch;         /* B: the sum of the pushed example counts */
     double loss;            /* sum of the pushed losses / B */
+    uint64_t divisor;       /* what the sum was divided by: B, or 1 (divide_by_one) */
 };
 
 /* store_init: allocate and fill *s from *cfg (step 0, INGRESS). ERR_USAGE
- * for n 0, an unknown dtype, K out of range, a non-finite lr or a size
- * that overflows; -ENOMEM. On failure nothing is held, but store_destroy
+ * for n 0, an unknown dtype, K out of range, a non-finite lr, a size
+ * that overflows or P > STORE_MAX_PUSHES; -ENOMEM. On failure nothing is held, but store_destroy
  * may still be called. */
 int store_init(struct store *s, const struct store_cfg *cfg, char *err);
 /* store_destroy: free what store_init allocated; safe to call twice. */
@@ -121,8 +140,10 @@ void store_destroy(struct store *s);
 /* store_push_begin: worker `rank` starts its PUSH for `step` with metadata
  * *meta and `count` elements starting at element `first`. Refused, with
  * nothing changed: rank >= K (ERR_PROTO_RANK); a step other than the
- * store's, or a second push from this rank for it (ERR_PROTO_FIELD, the
- * message says stale, future or duplicate); first/count other than the
+ * store's, or a push from this rank for it beyond its P (ERR_PROTO_FIELD,
+ * the message says stale, future or duplicate; one while its previous push
+ * is still arriving is a duplicate too); example counts whose sum over
+ * the P pushes overflows (ERR_PROTO_FIELD); first/count other than the
  * range this server owns (ERR_PROTO_FIELD / ERR_PROTO_SIZE); a non-finite
  * loss (ERR_NONFINITE). meta->examples may be 0: a worker whose share of
  * the batch is empty (B < K) still pushes (zeros), so the barrier counts
@@ -154,8 +175,8 @@ int store_push_abort(struct store *s, uint32_t rank, char *err);
  * and the store has not failed. */
 int store_step_ready(const struct store *s);
 
-/* store_apply: w -= lr * acc / B with B the sum of the pushed counts, zero
- * the accumulator, advance the step. Refused before all K pushes are in
+/* store_apply: w -= lr * acc / B with B the sum of the pushed counts (B
+ * taken as 1 with divide_by_one), zero the accumulator, advance the step. Refused before all K pushes are in
  * (-EAGAIN, nothing changed). B == 0, a count sum that overflows
  * (ERR_PROTO_FIELD) or a summed gradient that overflowed to Inf
  * (ERR_NONFINITE): the store is FAILED, weights untouched. OUT: *out
@@ -163,14 +184,16 @@ int store_step_ready(const struct store *s);
 int store_apply(struct store *s, struct store_applied *out, char *err);
 
 /* Accessors. store_weights: n elements of dtype (see OWNERSHIP).
- * store_step: the step being collected. store_pushes_done: complete pushes
- * of that step. store_failed: 0 or the failure code, with the message in
+ * store_step: the step being collected. store_pushes_done: workers whose
+ * pushes of that step are all complete. store_pushes_owed: the pushes
+ * worker `rank` still owes the current step (0: done, or rank >= K). store_failed: 0 or the failure code, with the message in
  * msg (may be NULL) valid as long as the store. store_bytes: the memory the
  * store holds (struct, buffers and per-worker state), for the bounded-
  * memory check. */
 const void *store_weights(const struct store *s);
 uint64_t store_step(const struct store *s);
 uint32_t store_pushes_done(const struct store *s);
+uint32_t store_pushes_owed(const struct store *s, uint32_t rank);
 int store_failed(const struct store *s, const char **msg);
 size_t store_bytes(const struct store *s);
 

@@ -297,7 +297,8 @@ static int send_head(struct ps_conn *k, const char *ctx, uint16_t type, uint64_t
     return 0;
 }
 
-/* exchange: step `step` with server k: push its slice, pull its weights. */
+/* exchange: step `step` with server k: push its slice, pull its weights
+ * (push only when weights is NULL). */
 static int exchange(struct ps_conn *k, uint64_t step, const struct proto_push_meta *meta,
                     const unsigned char *grad, unsigned char *weights, char *err)
 {
@@ -316,6 +317,8 @@ static int exchange(struct ps_conn *k, uint64_t step, const struct proto_push_me
     if (rc != 0)
         return send_failed(k, ctx, rc, tmp, err);
     k->clean = 1;
+    if (!weights)
+        return 0;               /* one of several pushes of the step */
     /* The weights come when every worker has pushed: the server watches
      * them, and needs up to one timeout to name one that stalled. */
     rc = expect(k, ctx, PULL_IDLE_FACTOR * c->timeout, PROTO_WEIGHTS, step, k->lo, bytes, err);

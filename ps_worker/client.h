@@ -127,7 +127,10 @@ int ps_client_connect(struct ps_client *c, char *err);
  * every server, then receives the new weights of that step into weights
  * (n elements; each server fills its slice). Returns when every server's
  * weights are in, or at the first failure (the others are left as they
- * are: close the client). */
+ * are: close the client). weights NULL: push only, no pull: one of the P
+ * pushes of a step to servers that take P per worker (--mistake
+ * sync-every-micro, ps_server/store.h); the last push of the step then
+ * comes with the weights buffer. */
 int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
                    const void *grad, void *weights, char *err);
 

@@ -28,6 +28,18 @@
  * to the device after the pull): what a GPU worker of a parameter server
  * pays; every GPU wait is bounded by --timeout.
  *
+ * --mistake NAME (mistake.h): the worker makes the mistakes that live in
+ * its micro-batch loop (no-divide-micro, mean-of-means, zero-grad-inside:
+ * mistake_grad, the loop bin/reference and the ring call too) and
+ * sync-every-micro: each micro-batch's sum is pushed as soon as it is
+ * computed (m pushes per step, the server summing them), the weights
+ * pulled after the last; the timed combine step is then the sum of the m
+ * exchanges. sum-not-mean is the server's (it applies the update); the
+ * worker only says so. With --device cuda only sum-not-mean is taken (the
+ * GPU twin of the loop has no mistakes): the others exit 64 with one line.
+ * --loss-out FILE is accepted and ignored, so that experiments/launch.sh
+ * can pass it to every process: the server writes the loss.
+ *
  * Exit status: 0; 64 for bad flags; 1 for anything else, with one line
  * naming the server (index and address), the step, or the file.
  */
@@ -47,6 +59,7 @@
 #include "gpu.h"
 #include "log.h"
 #include "metrics.h"
+#include "mistake.h"
 #include "proto.h"
 #include "vec.h"
 #include "workload.h"
@@ -124,6 +137,8 @@ struct run {
     size_t elem;
     uint64_t lo, hi;            /* this worker's part of each step's batch */
     void *weights, *grad;       /* n elements each (pinned with --device cuda) */
+    int mistake;                /* enum mistake (mistake.h) */
+    void *scratch;              /* n elements, when mistake_grad needs them */
     int cuda;                   /* --device cuda */
     struct gpu_stream *stream;  /* --device cuda: the GPU side, on this stream */
     struct gpu_workload *gw;
@@ -136,17 +151,37 @@ struct run {
 
 /* local_gradient: the gradient SUM over this worker's examples of `step`,
  * its m micro-batches accumulated into the one buffer; the summed loss and
- * the example count into *meta. */
+ * the example count into *meta. Under a mistake, what mistake_grad makes
+ * of them instead. */
 static void local_gradient(struct run *r, uint64_t step, struct proto_push_meta *meta)
 {
-    meta->examples = r->hi - r->lo;
-    meta->loss = 0.0;
-    vec_zero(r->grad, r->w.n, r->o.dtype);
+    mistake_grad(r->mistake, &r->w, r->weights, step, r->lo, r->hi, r->o.micro, r->grad,
+                 r->scratch, &meta->examples, &meta->loss);
+}
+
+/* micro_steps: --mistake sync-every-micro: each micro-batch's sum pushed as
+ * soon as it is computed (m pushes of the step), the weights pulled with
+ * the last. OUT: *combine, the time spent in the m exchanges. */
+static int micro_steps(struct run *r, uint64_t step, double *combine, char *err)
+{
+    *combine = 0.0;
     for (int j = 0; j < r->o.micro; j++) {
+        struct proto_push_meta meta;
         uint64_t a, b;
+        double t0;
+        int rc;
+
         workload_split(r->hi - r->lo, r->o.micro, j, NULL, &a, &b);
-        workload_grad_add(&r->w, r->weights, step, r->lo + a, r->lo + b, r->grad, &meta->loss);
+        mistake_grad(MISTAKE_NONE, &r->w, r->weights, step, r->lo + a, r->lo + b, 1, r->grad,
+                     NULL, &meta.examples, &meta.loss);
+        t0 = clock_now();
+        rc = ps_client_step(&r->client, step, &meta, r->grad,
+                            j == r->o.micro - 1 ? r->weights : NULL, err);
+        *combine += clock_now() - t0;
+        if (rc != 0)
+            return rc;
     }
+    return 0;
 }
 
 /* gpu_gradient: local_gradient on the GPU, into r->dgrad, waited for;
@@ -202,6 +237,34 @@ fail:
     return rc;
 }
 
+/* one_step: compute and exchange step s (whatever the mode). OUT: the
+ * combine time (the timed part: the exchange(s), with --device cuda the
+ * two copies too). Returns 0 or the code with err naming the step. */
+static int one_step(struct run *r, int s, double *combine, char *err)
+{
+    struct proto_push_meta meta;
+    double t0;
+    int rc;
+
+    if (r->mistake == MISTAKE_SYNC_EVERY_MICRO)
+        return micro_steps(r, (uint64_t)s, combine, err);
+    if (!r->cuda) {
+        local_gradient(r, (uint64_t)s, &meta);
+    } else if ((rc = gpu_gradient(r, (uint64_t)s, &meta, err)) != 0) {
+        char why[ERR_LEN];
+        snprintf(why, sizeof why, "%s", err);
+        say(err, "step %d: %s", s, why);
+        return rc;
+    }
+    t0 = clock_now();
+    if (r->cuda)
+        rc = gpu_step(r, (uint64_t)s, &meta, err);
+    else
+        rc = ps_client_step(&r->client, (uint64_t)s, &meta, r->grad, r->weights, err);
+    *combine = clock_now() - t0;
+    return rc;
+}
+
 /* run_steps: every step: compute, push, pull; timed steps recorded. On a
  * failure the servers are told why (ps_client_abort) and err says it. */
 static int run_steps(struct run *r, char *err)
@@ -210,39 +273,23 @@ static int run_steps(struct run *r, char *err)
     int rc;
 
     for (int s = 0; s < r->o.steps; s++) {
-        struct proto_push_meta meta;
         struct metrics_step ms;
         uint64_t in0, out0, in1, out1;
-        double t0, t1;
+        double combine = 0.0;
 
         if (s == r->o.warmup) {
             cpu0 = clock_cpu_seconds();
             wall0 = clock_now();
         }
-        if (!r->cuda) {
-            local_gradient(r, (uint64_t)s, &meta);
-        } else if ((rc = gpu_gradient(r, (uint64_t)s, &meta, err)) != 0) {
-            char why[ERR_LEN];
-            snprintf(why, sizeof why, "%s", err);
-            say(err, "step %d: %s", s, why);
-            ps_client_abort(&r->client, (uint64_t)s, rc, err);
-            return rc;
-        }
         ps_client_bytes(&r->client, &in0, &out0);
-        t0 = clock_now();
-        if (r->cuda)
-            rc = gpu_step(r, (uint64_t)s, &meta, err);
-        else
-            rc = ps_client_step(&r->client, (uint64_t)s, &meta, r->grad, r->weights, err);
-        t1 = clock_now();
-        if (rc != 0) {
+        if ((rc = one_step(r, s, &combine, err)) != 0) {
             ps_client_abort(&r->client, (uint64_t)s, rc, err);
             return rc;
         }
         if (s < r->o.warmup)
             continue;
         ps_client_bytes(&r->client, &in1, &out1);
-        ms = (struct metrics_step){ .step = (uint64_t)s, .combine_s = t1 - t0,
+        ms = (struct metrics_step){ .step = (uint64_t)s, .combine_s = combine,
                                     .ingress_s = NAN, .egress_s = NAN,
                                     .bytes_in = in1 - in0, .bytes_out = out1 - out0 };
         r->times[r->rec.nsteps] = ms.combine_s;
@@ -297,8 +344,7 @@ static void gpu_teardown(struct run *r)
 static int setup(struct run *r, const char *servers)
 {
     struct cli_common *o = &r->o;
-    struct workload_cfg wcfg = { .kind = o->workload, .dtype = o->dtype, .seed = o->seed,
-                                 .params = o->params, .batch = o->batch };
+    struct workload_cfg wcfg;
     struct ps_client_cfg ccfg;
     char err[ERR_LEN];
     int rc;
@@ -307,6 +353,7 @@ static int setup(struct run *r, const char *servers)
         log_msg("--params: the synthetic workload needs --params N");
         return CLI_EXIT_USAGE;
     }
+    cli_workload_cfg(o, &wcfg);     /* --backward-time spread over this worker's examples */
     if ((rc = workload_create(&r->w, &wcfg)) != 0) {
         log_msg("cannot build the %s workload (params %llu, batch %llu): %s",
                 workload_name(o->workload), (unsigned long long)o->params,
@@ -333,8 +380,11 @@ static int setup(struct run *r, const char *servers)
     } else {
         r->weights = malloc(r->w.n * r->elem);
         r->grad = malloc(r->w.n * r->elem);
+        if (mistake_needs_scratch(r->mistake))
+            r->scratch = malloc(r->w.n * r->elem);
     }
-    if (!r->weights || !r->grad || !r->times) {
+    if (!r->weights || !r->grad || !r->times ||
+        (!r->cuda && mistake_needs_scratch(r->mistake) && !r->scratch)) {
         log_msg("out of memory for %zu parameters", r->w.n);
         return 1;
     }
@@ -385,13 +435,17 @@ static int finish(struct run *r)
 int main(int argc, char **argv)
 {
     static struct run r;        /* static: starts zeroed */
-    const char *servers = NULL, *device = "cpu";
+    const char *servers = NULL, *device = "cpu", *loss_out = NULL;
     const struct cli_opt own[] = {
         { "server", CLI_STRING, &servers, "LIST",
           "HOST:PORT[,HOST:PORT...]: the server(s), shard I at position I (required)",
           0, 0, NULL },
         { "device", CLI_STRING, &device, "cpu|cuda",
           "where the gradient is computed (default cpu; cuda: local rank % GPUs)", 0, 0, NULL },
+        { "mistake", CLI_CUSTOM, &r.mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
+          mistake_parse },
+        { "loss-out", CLI_STRING, &loss_out, "FILE",
+          "accepted and ignored (the server writes the loss; for launch.sh)", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -414,7 +468,15 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     r.cuda = strcmp(device, "cuda") == 0;
+    if (r.cuda && r.mistake != MISTAKE_NONE && r.mistake != MISTAKE_SUM_NOT_MEAN) {
+        fprintf(stderr, "ps_worker: --mistake %s: not made on the GPU (--device cuda); "
+                "use --device cpu\n", mistake_name(r.mistake));
+        cli_common_free(&r.o);
+        return CLI_EXIT_USAGE;
+    }
+    (void)loss_out;
     log_init("ps_worker", r.o.rank);
+    mistake_announce(r.mistake);
     if (!servers) {
         log_msg("--server: missing (give HOST:PORT of each server, comma-separated)");
         cli_common_free(&r.o);
@@ -442,6 +504,7 @@ out:
     free(r.times);
     if (r.cuda)
         gpu_teardown(&r);
+    free(r.scratch);
     free(r.grad);
     free(r.weights);
     if (r.have_w)

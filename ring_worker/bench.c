@@ -105,7 +105,7 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     }
     snprintf(rec.system, sizeof rec.system, "ring");
     snprintf(rec.role, sizeof rec.role, "rank");
-    snprintf(rec.algo, sizeof rec.algo, "ring");
+    snprintf(rec.algo, sizeof rec.algo, "%s", coll_algo_name(cfg->coll));
     snprintf(rec.transport, sizeof rec.transport, "%s", coll_transport(cfg->coll));
     rec.rank = cfg->rank;
     rec.world = cfg->world;
@@ -169,8 +169,12 @@ int bench_run(const struct bench_cfg *cfg, char *err)
         goto out;
 
     if (cfg->rank == 0) {
-        printf("# ring_worker --bench: all-reduce (sum) over a ring of K=%d ranks, transport %s\n",
-               k, coll_transport(co));
+        if (co->algo == COLL_RD)
+            printf("# ring_worker --bench: all-reduce (sum) by recursive doubling among K=%d "
+                   "ranks (--algo rd), transport %s\n", k, coll_transport(co));
+        else
+            printf("# ring_worker --bench: all-reduce (sum) over a ring of K=%d ranks, "
+                   "transport %s\n", k, coll_transport(co));
         if (co->kind == COLL_NCCL)
             printf("# link: NCCL's own (not emulated; its bytes are not counted)\n");
         else if (cfg->link->egress.rate > 0 || cfg->link->latency_s > 0)

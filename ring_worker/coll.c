@@ -1,9 +1,10 @@
 /* coll.c -- the three all-reduce back ends behind one call (coll.h says
- * which is which and what each promises).
+ * which is which and what each promises), and on the host the choice of
+ * algorithm (ring or recursive doubling).
  *
  * Each function is a switch on the kind, kept short on purpose: the
- * algorithms are elsewhere (ring.c, ring_cuda.c, NCCL), and this file only
- * says which one runs and where the bytes live.
+ * algorithms are elsewhere (ring.c, rd.c, ring_cuda.c, NCCL), and this
+ * file only says which one runs and where the bytes live.
  */
 #include "coll.h"
 
@@ -36,12 +37,26 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
 
     memset(c, 0, sizeof *c);
     c->kind = cfg->kind;
+    c->algo = cfg->algo;
     c->rank = cfg->rank;
     c->world = cfg->world;
     c->dtype = cfg->dtype;
     c->timeout = cfg->timeout;
-    if (dtype_size(cfg->dtype) == 0 || cfg->kind < COLL_TCP || cfg->kind > COLL_NCCL)
-        return say(err, ERR_USAGE, "coll_init: kind %d, dtype %d", cfg->kind, cfg->dtype);
+    if (dtype_size(cfg->dtype) == 0 || cfg->kind < COLL_TCP || cfg->kind > COLL_NCCL ||
+        cfg->algo < COLL_RING || cfg->algo > COLL_RD)
+        return say(err, ERR_USAGE, "coll_init: kind %d, algo %d, dtype %d", cfg->kind,
+                   cfg->algo, cfg->dtype);
+    if (cfg->algo == COLL_RD) {
+        /* Recursive doubling runs on the host, over its own transport. */
+        if (cfg->kind != COLL_TCP)
+            return say(err, ERR_USAGE, "--algo rd: runs on the host over TCP only "
+                       "(--device cpu --transport tcp)");
+        if ((rc = rd_init(&c->rd, cfg->xp, cfg->rank, cfg->world, cfg->piece_bytes)) != 0)
+            return say(err, rc, "rd: %s", rc == -ENOMEM ? "out of memory for the staging piece"
+                                                      : "bad --piece or rank");
+        c->have_rd = 1;
+        return 0;
+    }
 
     if (cfg->kind != COLL_NCCL) {
         /* TCP_CUDA's host ring only gathers a few doubles: a small piece. */
@@ -82,6 +97,9 @@ void coll_destroy(struct coll *c)
     if (c->have_ring)
         ring_destroy(&c->ring);
     c->have_ring = 0;
+    if (c->have_rd)
+        rd_destroy(&c->rd);
+    c->have_rd = 0;
     if (c->stream)
         (void)gpu_stream_wait(c->stream, c->timeout, NULL);
     gpu_free(c->scratch);
@@ -95,6 +113,11 @@ const char *coll_transport(const struct coll *c)
     return c->kind == COLL_TCP ? "tcp" : c->kind == COLL_TCP_CUDA ? "tcp-cuda" : "nccl";
 }
 
+const char *coll_algo_name(const struct coll *c)
+{
+    return c->algo == COLL_RD ? "rd" : "ring";
+}
+
 int coll_on_device(const struct coll *c)
 {
     return c->kind != COLL_TCP;
@@ -106,6 +129,8 @@ int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
 
     switch (c->kind) {
     case COLL_TCP:
+        if (c->algo == COLL_RD)
+            return rd_allreduce(&c->rd, buf, n, c->dtype, err);
         return ring_allreduce(&c->ring, buf, n, c->dtype, err);
     case COLL_TCP_CUDA:
         /* The ring's streams do not follow c->stream: finish its work first. */
@@ -126,9 +151,12 @@ int coll_gather(struct coll *c, double *all, const double *mine, int m, char *er
         return say(err, ERR_USAGE, "coll_gather: %d values per rank", m);
     memset(all, 0, bytes);
     memcpy(all + (size_t)c->rank * (size_t)m, mine, (size_t)m * sizeof *all);
+    /* With rd and NCCL: zeros but for each rank's own slot, all-reduced:
+     * the sum is the gather, exactly. */
+    if (c->algo == COLL_RD)
+        return rd_allreduce(&c->rd, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if (c->kind != COLL_NCCL)
         return ring_all_gather(&c->ring, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
-    /* Zeros but for each rank's own slot: the sum is the gather, exactly. */
     if ((rc = gpu_copy_async(c->scratch, all, bytes, c->stream, err)) != 0 ||
         (rc = gpu_nccl_all_reduce(c->nccl, c->scratch, c->scratch, (size_t)c->world * (size_t)m,
                                   DTYPE_F64, c->stream, err)) != 0 ||

@@ -9,9 +9,16 @@
  *                  (implies --device cuda)               (gpu_nccl_*)
  *
  * The last column is the `transport` column of the records and the CSV.
- * The TCP kinds move bytes through the transport (xport_tcp.h), paced and
- * counted by the emulated link; NCCL moves them itself (no link, no
- * counters: its records count 0 bytes).
+ * The TCP kinds move bytes through the transport (xport_tcp.h; with rd
+ * xport_peer.h), paced and counted by the emulated link; NCCL moves them
+ * itself (no link, no counters: its records count 0 bytes).
+ *
+ * ALGORITHMS. The host kind (COLL_TCP) runs one of two algorithms, the
+ * `algo` column (--algo):
+ *   COLL_RING      ring.c over xport_tcp: 2(K-1) steps of n/K, "ring"
+ *   COLL_RD        rd.c over xport_peer: log2 K steps of n, "rd"
+ *                  (recursive doubling, the latency-optimal one)
+ * The device kinds run the ring only (coll_init refuses COLL_RD there).
  *
  * MEMORY. A vector given to coll_allreduce lives where the kind says:
  * host memory for COLL_TCP, device memory for the others. coll_alloc and
@@ -25,13 +32,15 @@
  * GATHERS. coll_gather collects a few doubles from every rank on every rank
  * (the benchmark's settings check, its barrier and its timings): over the
  * host ring for the TCP kinds (the same transport, interleaved with the
- * all-reduces in the same order on every rank), and as an NCCL all-reduce
- * of a vector that is zero but for each rank's slot with NCCL.
+ * all-reduces in the same order on every rank), and as an all-reduce of a
+ * vector that is zero but for each rank's slot with NCCL and with COLL_RD
+ * (x + 0 = x: the sum is the gather, exactly).
  *
  * OWNERSHIP. coll_init allocates the rings' staging, the stream, and with
  * NCCL creates the communicator (a collective call: every rank must make
  * it; on failure or --timeout it is aborted, gpu.h); coll_destroy frees
- * all of it. The transport x is the caller's and must outlive the coll.
+ * all of it. The transports (x, xp) are the caller's and must outlive the
+ * coll.
  *
  * ERRORS. 0, or a negative err.h code with one line in err: the transport's
  * (naming the lost peer), a GPU or NCCL failure (file:line, gpu.h), or
@@ -44,11 +53,14 @@
 #include <stddef.h>
 
 #include "proto.h"
+#include "rd.h"
 #include "ring.h"
 #include "ring_cuda.h"
 #include "xport.h"
+#include "xport_peer.h"
 
 enum coll_kind { COLL_TCP = 1, COLL_TCP_CUDA, COLL_NCCL };
+enum coll_algo { COLL_RING = 0, COLL_RD };
 
 #define COLL_GATHER_MAX 8       /* doubles per rank in one coll_gather */
 
@@ -57,18 +69,22 @@ struct gpu_stream;
 
 struct coll_cfg {
     int kind;                   /* enum coll_kind */
+    int algo;                   /* enum coll_algo; 0 (unset) is the ring */
     int rank, world, dtype;     /* dtype of the all-reduced vectors */
     size_t max_n;               /* elements of the largest all-reduce */
     size_t piece_bytes;         /* --piece (TCP kinds); 0: the default */
     double timeout;             /* --timeout, seconds */
-    struct xport *x;            /* TCP kinds with world > 1; else NULL */
+    struct xport *x;            /* COLL_RING on a TCP kind with world > 1; else NULL */
+    struct xport_peer *xp;      /* COLL_RD with world > 1; else NULL */
     const unsigned char *nccl_id;   /* NCCL: rank 0's GPU_NCCL_ID_BYTES */
 };
 
 struct coll {
-    int kind, rank, world, dtype;
+    int kind, algo, rank, world, dtype;
     double timeout;
     struct ring ring;           /* TCP kinds: the host ring (TCP_CUDA: gathers) */
+    struct rd rd;               /* COLL_RD */
+    int have_rd;
     struct ring_cuda rcuda;     /* TCP_CUDA */
     int have_ring, have_rcuda;
     struct gpu_nccl *nccl;      /* NCCL, owned */
@@ -83,6 +99,8 @@ void coll_destroy(struct coll *c);
 
 /* coll_transport: "tcp", "tcp-cuda" or "nccl", for records and headers. */
 const char *coll_transport(const struct coll *c);
+/* coll_algo_name: "ring" or "rd", the records' algo column. */
+const char *coll_algo_name(const struct coll *c);
 /* coll_on_device: 1 when the vectors are in GPU memory. */
 int coll_on_device(const struct coll *c);
 
@@ -98,7 +116,8 @@ int coll_gather(struct coll *c, double *all, const double *mine, int m, char *er
 
 /* coll_abort: this rank fails: with NCCL, abort the communicator (the
  * others' collectives then fail or time out instead of waiting forever).
- * The TCP kinds tell their neighbours through xport_tcp_abort instead. */
+ * The TCP kinds tell their neighbours through xport_tcp_abort (the ring)
+ * or xport_peer_abort (rd) instead. */
 void coll_abort(struct coll *c);
 
 /* Memory where the kind's vectors live (above). */

@@ -2,21 +2,23 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--bench ...] [common flags]
+ *                 [--algo ring|rd] [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
  * environment, so `mpirun -np K` and `srun -n K` work unchanged), the
  * emulated link, the workload (training), the GPU (--device cuda:
  * cudaSetDevice(local rank % devices); --transport nccl: rank 0 makes the
- * NCCL id), the data listener, the rendezvous (rendezvous.h; it carries
- * the NCCL id to every rank), the neighbour connections (xport_tcp.h) or,
- * with NCCL, the check that this host has a GPU per local rank and the
- * communicator; then training (train.h) or the benchmark (bench.h), over
- * the all-reduce coll.h picks. K = 1 opens no socket at all. A failure is
- * one line on stderr naming the peer or the step, and exit status 1 (64 for
- * bad flags, and for more NCCL ranks on a host than GPUs); a rank that
- * fails on its own tells its neighbours first (xport_tcp_abort; with NCCL
- * it aborts its communicator), so the ring ends everywhere.
+ * NCCL id), the data listener, the rendezvous (rendezvous.h; its blob
+ * carries the NCCL id to every rank, or else rank 0's --algo, checked),
+ * the neighbour connections (xport_tcp.h), or with --algo rd the partner
+ * connections (xport_peer.h, rd.h), or with NCCL the check that this host
+ * has a GPU per local rank and the communicator; then training (train.h)
+ * or the benchmark (bench.h), over the all-reduce coll.h picks. K = 1
+ * opens no socket at all. A failure is one line on stderr naming the peer
+ * or the step, and exit status 1 (64 for bad flags, and for more NCCL ranks
+ * on a host than GPUs); a rank that fails on its own tells its neighbours
+ * first (xport_tcp_abort; with rd xport_peer_abort; with NCCL it aborts its
+ * communicator), so the ring ends everywhere.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,29 +35,36 @@
 #include "gpu.h"
 #include "link.h"
 #include "log.h"
+#include "losscurve.h"
 #include "metrics.h"
+#include "mistake.h"
 #include "net.h"
 #include "rendezvous.h"
 #include "train.h"
 #include "workload.h"
+#include "xport_peer.h"
 #include "xport_tcp.h"
 
 #define PROG "ring_worker"
 
 static const char synopsis[] =
-    "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
+    "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl] [--algo ring|rd]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
     "coordinator address (port 0: any free port, see --port-file); every rank then\n"
     "connects to its right neighbour and trains (default) or benchmarks (--bench).\n"
     "--device cuda keeps weights and gradients on the GPU and stages the ring's\n"
     "chunks through pinned memory; --transport nccl all-reduces with NCCL instead.\n"
+    "--algo rd all-reduces by recursive doubling (log2 K exchanges of the whole\n"
+    "vector: fewer latencies, more bytes) instead of the ring, on the host over TCP.\n"
     "The coordinator may also come from MASTER_ADDR/MASTER_PORT, rank and world from\n"
     "RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_* or SLURM_* (mpirun, srun, torchrun).";
 
 struct opts {
-    const char *coordinator, *port_file, *advertise, *listen, *device, *transport;
+    const char *coordinator, *port_file, *advertise, *listen, *device, *transport, *algo;
     int bench;
+    const char *loss_out;       /* --loss-out FILE: rank 0 writes the loss per step */
+    int mistake;                /* --mistake (mistake.h) */
     uint64_t minbytes, maxbytes, piece;
     int stepfactor, warmup_iters, iters;
 };
@@ -158,6 +167,49 @@ static int pick_kind(const struct opts *o, const struct cli_common *c, int argc,
     return COLL_NCCL;
 }
 
+/* pick_algo: --algo, the ring (default) or recursive doubling, which runs
+ * on the host over TCP only. */
+static int pick_algo(const struct opts *o, int kind)
+{
+    if (strcmp(o->algo, "ring") == 0)
+        return COLL_RING;
+    if (strcmp(o->algo, "rd") != 0)
+        usage_fail("--algo: ring or rd");
+    if (kind != COLL_TCP)
+        usage_fail("--algo rd: recursive doubling runs on the host over TCP "
+                   "(--device cpu --transport tcp)");
+    return COLL_RD;
+}
+
+/* algo_blob: what the rendezvous blob carries on the host (with NCCL it
+ * carries the communicator's id): rank 0's --algo, zeros for the ring and
+ * a tag for rd, so that a rank that runs the other algorithm fails at once,
+ * naming the flag, instead of waiting for connections that never come. */
+static void algo_blob(int algo, unsigned char *blob)
+{
+    static const char tag[] = "psring --algo rd";
+
+    memset(blob, 0, PROTO_BLOB_SIZE);
+    if (algo == COLL_RD)
+        memcpy(blob, tag, sizeof tag);
+}
+
+/* algo_check: this rank's --algo against rank 0's, from the table's blob. */
+static int algo_check(int algo, const unsigned char *blob, char *err)
+{
+    unsigned char mine[PROTO_BLOB_SIZE];
+    int rd0;
+
+    algo_blob(algo, mine);
+    if (memcmp(mine, blob, PROTO_BLOB_SIZE) == 0)
+        return 0;
+    algo_blob(COLL_RD, mine);
+    rd0 = memcmp(mine, blob, PROTO_BLOB_SIZE) == 0;
+    say(err, "rank 0 runs --algo %s, this rank --algo %s: every rank must run the same one",
+        rd0 ? "rd" : "ring", algo == COLL_RD ? "rd" : "ring");
+    return ERR_MISMATCH;
+}
+
 /* gpu_setup: the GPU of this local rank, and with NCCL on rank 0 the
  * communicator's id (for the rendezvous to carry to the others). */
 static int gpu_setup(int kind, const struct cli_common *c, unsigned char *nccl_id, char *err)
@@ -200,8 +252,8 @@ static int nccl_fit(const struct cli_common *c, const struct proto_peer *peers, 
 int main(int argc, char **argv)
 {
     struct cli_common c;
-    struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", 0, 4096, 64u << 20,
-                      RING_PIECE_DEFAULT, 2, 5, 20 };
+    struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", "ring", 0, NULL, MISTAKE_NONE,
+                      4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20 };
     const struct cli_opt own[] = {
         { "coordinator", CLI_STRING, &o.coordinator, "HOST:PORT",
           "rank 0 serves the rendezvous here (port 0: any); others connect (default MASTER_ADDR:MASTER_PORT)",
@@ -218,6 +270,9 @@ int main(int argc, char **argv)
         { "transport", CLI_STRING, &o.transport, "tcp|nccl",
           "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
           0, 0, NULL },
+        { "algo", CLI_STRING, &o.algo, "ring|rd",
+          "the all-reduce: the ring (default) or recursive doubling (rd: log2 K steps, "
+          "for small messages)", 0, 0, NULL },
         { "bench", CLI_BOOL, &o.bench, NULL,
           "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
         { "minbytes", CLI_SIZE, &o.minbytes, "SIZE", "-b: smallest size (default 4K)",
@@ -232,6 +287,10 @@ int main(int argc, char **argv)
           1, 1 << 20, NULL },
         { "piece", CLI_SIZE, &o.piece, "SIZE",
           "bytes reduced between two receives (default 1M)", 8, 1LL << 30, NULL },
+        { "loss-out", CLI_STRING, &o.loss_out, "FILE",
+          "rank 0: write the global loss of every step to FILE at the end", 0, 0, NULL },
+        { "mistake", CLI_CUSTOM, &o.mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
+          mistake_parse },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -243,12 +302,13 @@ int main(int argc, char **argv)
     struct rdv_cfg rc_cfg;
     struct rdv_table table;
     struct xport_tcp *xp = NULL;
+    struct xport_peer *xpp = NULL;
     struct coll coll;
     struct metrics_record rec;
     struct proto_hello hello;
-    unsigned char nccl_id[GPU_NCCL_ID_BYTES];
+    unsigned char nccl_id[GPU_NCCL_ID_BYTES], blob[PROTO_BLOB_SIZE];
     int xargc = 0, lfd = -1, data_port = 0, coord_port = 0, rc = 0, have_w = 0, coll_ok = 0;
-    int kind, status = 1;
+    int kind, algo, status = 1;
     char **xargv = expand_shorts(argc, argv, &xargc);
 
     if (!xargv)
@@ -263,7 +323,16 @@ int main(int argc, char **argv)
     if (cli_common_finish(&c, err) != 0)
         usage_fail(err);
     kind = pick_kind(&o, &c, xargc, xargv);
+    algo = pick_algo(&o, kind);
+    if (o.loss_out && c.rank == 0 && !o.bench && losscurve_probe(o.loss_out, err) != 0)
+        usage_fail(err);
+    if (kind != COLL_TCP && o.mistake != MISTAKE_NONE && o.mistake != MISTAKE_SUM_NOT_MEAN) {
+        snprintf(err, sizeof err, "--mistake %s: not made on the GPU (only sum-not-mean "
+                 "is); use --device cpu --transport tcp", mistake_name(o.mistake));
+        usage_fail(err);
+    }
     log_init(PROG, c.rank);
+    mistake_announce(o.mistake);
     clock_precise_timers();
     if (link_init(&link, c.link_bw, c.link_latency) != 0)
         usage_fail("--link-bw/--link-latency: out of range");
@@ -278,12 +347,7 @@ int main(int argc, char **argv)
         hello.n = 1;            /* the sweep itself is compared in bench_run */
         hello.batch = 1;
     } else {
-        memset(&wc, 0, sizeof wc);
-        wc.kind = c.workload;
-        wc.dtype = c.dtype;
-        wc.seed = c.seed;
-        wc.params = c.params;
-        wc.batch = c.batch;
+        cli_workload_cfg(&c, &wc);      /* --backward-time spread over this rank's examples */
         if (workload_create(&w, &wc) != 0) {
             snprintf(err, sizeof err, "--workload %s: cannot build it with these sizes "
                      "(--params, --batch)", workload_name(c.workload));
@@ -332,11 +396,23 @@ int main(int argc, char **argv)
             rc_cfg.data_host = adv_host;
             rc_cfg.data_port = data_port;
             rc_cfg.timeout = c.timeout;
-            rc = rdv_run(&rc_cfg, kind == COLL_NCCL ? nccl_id : NULL, &table, err);
+            algo_blob(algo, blob);
+            rc = rdv_run(&rc_cfg, kind == COLL_NCCL ? nccl_id : blob, &table, err);
+            if (rc == 0 && kind != COLL_NCCL && (rc = algo_check(algo, table.blob, err)) != 0)
+                rdv_table_free(&table);
         }
         if (rc == 0 && kind == COLL_NCCL) {
             memcpy(nccl_id, table.blob, sizeof nccl_id);
             rc = nccl_fit(&c, table.peers, err);
+            rdv_table_free(&table);
+        } else if (rc == 0 && algo == COLL_RD) {
+            int partners[RD_PARTNERS_MAX];
+            struct xport_peer_cfg pc = {
+                .rank = c.rank, .world = c.world, .lfd = lfd, .peers = table.peers,
+                .partners = partners, .npartners = rd_partners(c.rank, c.world, partners),
+                .hello = hello, .link = &link, .timeout = c.timeout,
+            };
+            rc = xport_peer_open(&xpp, &pc, err);
             rdv_table_free(&table);
         } else if (rc == 0) {
             struct xport_tcp_cfg xc = {
@@ -353,11 +429,11 @@ int main(int argc, char **argv)
     }
     if (rc == 0) {
         struct coll_cfg cc = {
-            .kind = kind, .rank = c.rank, .world = c.world, .dtype = c.dtype,
+            .kind = kind, .algo = algo, .rank = c.rank, .world = c.world, .dtype = c.dtype,
             .max_n = o.bench ? (size_t)(o.maxbytes / dtype_size(c.dtype))
                              : w.n + TRAIN_TRAILER,
             .piece_bytes = (size_t)o.piece, .timeout = c.timeout,
-            .x = xp ? xport_tcp_base(xp) : NULL, .nccl_id = nccl_id,
+            .x = xp ? xport_tcp_base(xp) : NULL, .xp = xpp, .nccl_id = nccl_id,
         };
         rc = coll_init(&coll, &cc, err);
         coll_ok = rc == 0;
@@ -378,12 +454,13 @@ int main(int argc, char **argv)
         };
         rc = bench_run(&bc, err);
     } else {
-        struct train_cfg tc = { .c = &c, .w = &w, .coll = &coll, .link = &link };
+        struct train_cfg tc = { .c = &c, .w = &w, .coll = &coll, .link = &link,
+                                .mistake = o.mistake, .loss_out = o.loss_out };
         rc = metrics_record_init(&rec, (size_t)(c.steps - c.warmup));
         if (rc == 0) {
             snprintf(rec.system, sizeof rec.system, "ring");
             snprintf(rec.role, sizeof rec.role, "rank");
-            snprintf(rec.algo, sizeof rec.algo, "ring");
+            snprintf(rec.algo, sizeof rec.algo, "%s", coll_algo_name(&coll));
             snprintf(rec.transport, sizeof rec.transport, "%s", coll_transport(&coll));
             rec.rank = c.rank;
             rec.world = c.world;
@@ -402,6 +479,8 @@ int main(int argc, char **argv)
     if (rc != 0) {
         if (xp)
             xport_tcp_abort(xp, err);   /* a no-op when the transport itself failed */
+        if (xpp)
+            xport_peer_abort(xpp, err);
         coll_abort(&coll);              /* NCCL: the communicator */
         log_msg("%s", err);
     }
@@ -410,6 +489,7 @@ out:
     if (coll_ok)
         coll_destroy(&coll);
     xport_tcp_close(xp);
+    xport_peer_close(xpp);
     if (have_w)
         workload_destroy(&w);
     cli_common_free(&c);

@@ -33,6 +33,22 @@
  * bits as train_run for the same inputs (gpu.h), so --device cuda trains
  * exactly as --device cpu does.
  *
+ * MISTAKES (--mistake, mistake.h). Each rank makes the ones that live in
+ * its micro-batch loop (mistake_grad: no-divide-micro, mean-of-means,
+ * zero-grad-inside) and in its own update (sum-not-mean: sgd_step by 1);
+ * sync-every-micro all-reduces each micro-batch's sum (with its count and
+ * loss) on its own, m all-reduces per step, and sums their results before
+ * the one update: the record's combine time is then the m all-reduces
+ * together, its bytes the step's. Under mean-of-means the count to check
+ * is the number of ranks with a non-empty share (each counts 1); the
+ * synthetic closed-form check runs only where the mistake leaves the sum
+ * F(0, B) intact (none, sum-not-mean, sync-every-micro). On the GPU
+ * (train_cuda_run) only sum-not-mean is made; the others are refused.
+ *
+ * LOSS FILE (--loss-out FILE, rank 0): the global loss of every step, kept
+ * in memory and written at the end (losscurve.h), also after a failure
+ * (the steps done, marked incomplete).
+ *
  * OWNERSHIP: train_run allocates its buffers at start and frees them
  * before it returns; nothing is allocated inside the step loop.
  */
@@ -53,6 +69,8 @@ struct train_cfg {
     struct workload *w;
     struct coll *coll;             /* the all-reduce (coll.h): host or device memory */
     struct link *link;
+    int mistake;                   /* enum mistake (mistake.h); 0: none */
+    const char *loss_out;          /* --loss-out FILE (rank 0 writes), or NULL */
 };
 
 /* train_check: the trailer's exactness bounds for this job; ERR_USAGE and

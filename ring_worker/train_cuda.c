@@ -20,7 +20,12 @@
  *
  * The host copies in 2 and 4 serve the checks, outside the timed region;
  * they cost one pass over the gradient per step (two with synthetic).
- * --weights-out copies the weights to the host once, at the end.
+ * --weights-out copies the weights to the host once, at the end;
+ * --loss-out (rank 0) writes the loss of every step then, as train.c.
+ *
+ * MISTAKES: sum-not-mean is made here too (gpu_sgd_step by 1 instead of
+ * B). The others live in the micro-batch loop, whose GPU twin here has no
+ * mistakes: they are refused before the first step, with one line.
  *
  * OWNERSHIP: everything is allocated before the first step and freed
  * before train_cuda_run returns.
@@ -39,6 +44,8 @@
 #include "err.h"
 #include "gpu.h"
 #include "log.h"
+#include "losscurve.h"
+#include "mistake.h"
 #include "vec.h"
 
 #define LOSS_LOG_EVERY_S 1.0
@@ -152,11 +159,23 @@ int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char
     struct gpu_stream *st = cfg->coll->stream;
     size_t n = w->n, es = dtype_size(c->dtype), bad;
     double cpu0 = 0, wall0 = 0, last_log = -INFINITY;
+    const char *loss_out = c->rank == 0 ? cfg->loss_out : NULL;
+    struct losscurve lc = { NULL, 0 };
     struct dev d;
     int rc;
 
+    if (cfg->mistake != MISTAKE_NONE && cfg->mistake != MISTAKE_SUM_NOT_MEAN) {
+        say(err, "--mistake %s: not made on the GPU (only sum-not-mean is); use --device cpu",
+            mistake_name(cfg->mistake));
+        return ERR_USAGE;
+    }
     if ((rc = dev_alloc(&d, w, c->dtype, err)) != 0)
         goto out;
+    if (loss_out && losscurve_init(&lc, (size_t)c->steps) != 0) {
+        rc = -ENOMEM;
+        say(err, "out of memory for the loss of %d steps", c->steps);
+        goto out;
+    }
     workload_init_weights(w, d.hg);
     if ((rc = gpu_copy_async(d.w, d.hg, n * es, st, err)) != 0 ||
         (rc = gpu_stream_wait(st, c->timeout, err)) != 0)
@@ -209,8 +228,11 @@ int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char
         if (d.ref && (rc = check_sum(cfg, &d, s, err)) != 0)
             goto out;
         loss = vec_get(d.hg, n + 2, c->dtype) / (double)count;
-        if ((rc = gpu_sgd_step(d.w, d.g, n, c->dtype, c->lr, count, st, err)) != 0)
+        rc = gpu_sgd_step(d.w, d.g, n, c->dtype, c->lr,
+                          cfg->mistake == MISTAKE_SUM_NOT_MEAN ? 1 : count, st, err);
+        if (rc != 0)
             goto fail;
+        losscurve_set(&lc, (size_t)s, loss);
         if (c->rank == 0 && (s == 0 || s == c->steps - 1 ||
                              clock_now() - last_log >= LOSS_LOG_EVERY_S)) {
             log_msg("step %d: loss %.9g (mean over the global batch of %llu)", s, loss,
@@ -239,6 +261,15 @@ fail:
     if (c->weights_out)
         rc = train_weights_write(c->weights_out, c->rank, d.hg, n, c->dtype, err);
 out:
+    if (loss_out) {
+        char why[ERR_LEN];
+        int rc2 = losscurve_write(&lc, loss_out, rc != 0 ? "the run failed" : NULL, why);
+        if (rc2 != 0 && rc == 0) {
+            rc = rc2;
+            snprintf(err, ERR_LEN, "%s", why);
+        }
+    }
+    losscurve_free(&lc);
     dev_free(&d);
     return rc;
 }

@@ -224,6 +224,12 @@ static void test_model(void)
     T_NEAR(model_ring(512, 4e9, 25e9, 0), 2.0 * 511 / 512 * 4e9 / 25e9, 1e-12);
     T_NEAR(model_ring(4, 0, 1e9, 1e-3), 6e-3, 1e-15);    /* 2(K-1) latencies */
     T_NEAR(model_ps_step(4, 1e6, 1e9, 1e-3), 2 * (1e-3 + 4e-3), 1e-15);
+
+    T_CASE("model-1.3", "recursive doubling: log2 K whole-vector exchanges, +2 to fold");
+    T_NEAR(model_rd(8, 1e6, 1e9, 1e-3), 3 * (1e-3 + 1e-3), 1e-15);
+    T_NEAR(model_rd(2, 1e6, 1e9, 0), 1e-3, 1e-15);
+    T_NEAR(model_rd(6, 0, 1e9, 1e-3), 4e-3, 1e-15);     /* 2 + fold in and out */
+    T_NEAR(model_rd(1, 1e6, 1e9, 1e-3), 0, 1e-15);
     T_END();
 }
 

@@ -5,6 +5,9 @@
  * untouched; memory does not grow with K beyond per-worker bookkeeping.
  *
  *   store-1.x  happy paths     store-2.x  refusals     store-3.x  faults
+ *   store-4.x  the mistakes the server makes (mistake.h): P pushes per
+ *              worker per step (sync-every-micro), the undivided update
+ *              (sum-not-mean)
  */
 #include <errno.h>
 #include <math.h>
@@ -653,10 +656,185 @@ static void test_faults(void)
     }
 }
 
+/* ---------------------------------------------------------------- 4.x */
+
+/* push_whole: one push from worker r, fed in random pieces. */
+static int push_whole(struct store *s, uint32_t r, uint64_t step,
+                      const struct proto_push_meta *meta, const unsigned char *bytes,
+                      size_t len, struct rng *rg, char *err)
+{
+    size_t pos = 0;
+    int rc;
+
+    if ((rc = store_push_begin(s, r, step, meta, s->offset, s->n, err)) != 0)
+        return rc;
+    while (pos < len) {
+        size_t n = piece(rg, len - pos, s->elem_size);
+        if ((rc = store_push_data(s, r, bytes + pos, n, err)) != 0)
+            return rc;
+        pos += n;
+    }
+    return store_push_end(s, r, err);
+}
+
+/* run_micro_pushes: K workers, each pushing its m micro-batch sums as m
+ * pushes of the step (the workers in a random order each round), against
+ * the closed form F(0, B): exact, for synthetic f32. */
+static void run_micro_pushes(int k, int m, const double *shares, int steps)
+{
+    struct workload wl;
+    struct workload_cfg wc = { .kind = WORKLOAD_SYNTHETIC, .dtype = DTYPE_F32, .seed = 3,
+                               .params = 500, .batch = 1000 };
+    struct store s;
+    struct store_cfg sc = { .dtype = DTYPE_F32, .world = (uint32_t)k, .lr = 0.25,
+                            .pushes_per_step = (uint32_t)m };
+    struct rng rg;
+    char err[ERR_LEN];
+
+    rng_seed(&rg, 17);
+    T_EQ_I(workload_create(&wl, &wc), 0);
+    sc.n = wl.n;
+    T_EQ_I(store_init(&s, &sc, err), 0);
+    for (uint64_t step = 0; step < (uint64_t)steps; step++) {
+        float *expect = malloc(wl.n * 4), *f = calloc(wl.n, 4), *g = malloc(wl.n * 4);
+        struct store_applied ap;
+        double loss = 0.0;
+
+        memcpy(expect, store_weights(&s), wl.n * 4);
+        workload_grad_add(&wl, expect, step, 0, wl.batch, f, NULL);
+        T_EQ_I(sgd_step(expect, f, wl.n, DTYPE_F32, sc.lr, wl.batch), 0);
+        for (int j = 0; j < m; j++) {
+            int order[KMAX];
+
+            for (int r = 0; r < k; r++)
+                order[r] = r;
+            for (int r = k - 1; r > 0; r--) {
+                int x = (int)(rng_next(&rg) % (uint64_t)(r + 1)), y = order[r];
+                order[r] = order[x];
+                order[x] = y;
+            }
+            T_TRUE(!store_step_ready(&s));
+            T_EQ_U(store_pushes_done(&s), 0);
+            for (int i = 0; i < k; i++) {
+                int r = order[i];
+                uint64_t lo, hi, a, b;
+                struct proto_push_meta meta = { 0, 0.0 };
+
+                T_EQ_U(store_pushes_owed(&s, (uint32_t)r), (unsigned)(m - j));
+                workload_split(wl.batch, k, r, shares, &lo, &hi);
+                workload_split(hi - lo, m, j, NULL, &a, &b);
+                memset(g, 0, wl.n * 4);
+                workload_grad_add(&wl, NULL, step, lo + a, lo + b, g, &meta.loss);
+                meta.examples = b - a;
+                meta.loss = 1.0 + (double)j;    /* synthetic's loss is 0: make one */
+                loss += meta.loss;
+                if (push_whole(&s, (uint32_t)r, step, &meta, (unsigned char *)g, wl.n * 4, &rg,
+                               err) != 0)
+                    printf("     push: %s\n", err);
+            }
+        }
+        T_TRUE(store_step_ready(&s));
+        T_EQ_U(store_pushes_done(&s), (unsigned)k);
+        T_EQ_U(store_pushes_owed(&s, 0), 0);
+        T_EQ_I(store_apply(&s, &ap, err), 0);
+        T_EQ_U(ap.batch, wl.batch);             /* the counts of all K * m pushes */
+        T_EQ_U(ap.divisor, wl.batch);
+        T_EQ_D(ap.loss, loss / (double)wl.batch);
+        T_TRUE(memcmp(store_weights(&s), expect, wl.n * 4) == 0);
+        free(expect);
+        free(f);
+        free(g);
+    }
+    store_destroy(&s);
+    workload_destroy(&wl);
+}
+
+static void test_mistakes(void)
+{
+    struct small t;
+    char err[ERR_LEN];
+
+    T_CASE("store-4.1", "4 pushes per worker per step (sync-every-micro): one update, exactly F(0,B)");
+    run_micro_pushes(4, 4, NULL, 5);
+    run_micro_pushes(3, 5, (const double[]){ 5, 1, 3 }, 3);
+    run_micro_pushes(4, 1, NULL, 2);            /* P = 1 spelled out: the default */
+
+    T_CASE("store-4.2", "P = 2: a third push, or one while the last still arrives, is refused");
+    {
+        struct store_cfg sc = { .n = N2, .offset = 100, .dtype = DTYPE_F64, .world = 4,
+                                .lr = 0.5, .pushes_per_step = 2 };
+        struct proto_push_meta meta = { 1, 1.0 };
+        double g[N2] = { 0 };
+        struct store s;
+
+        T_EQ_I(store_init(&s, &sc, err), 0);
+        T_EQ_I(store_push_begin(&s, 1, 0, &meta, 100, N2, err), 0);
+        T_EQ_I(store_push_begin(&s, 1, 0, &meta, 100, N2, err), ERR_PROTO_FIELD);
+        T_HAS(err, "worker 1");
+        T_HAS(err, "push 2 for step 0, which takes 2 per worker");
+        T_HAS(err, "still arriving");
+        T_EQ_I(store_push_data(&s, 1, g, sizeof g, err), 0);
+        T_EQ_I(store_push_end(&s, 1, err), 0);
+        T_EQ_U(store_pushes_owed(&s, 1), 1);
+        T_EQ_I(store_push_begin(&s, 1, 0, &meta, 100, N2, err), 0);
+        T_EQ_I(store_push_data(&s, 1, g, sizeof g, err), 0);
+        T_EQ_I(store_push_end(&s, 1, err), 0);
+        T_EQ_U(store_pushes_owed(&s, 1), 0);
+        T_EQ_U(store_pushes_done(&s), 1);
+        T_EQ_I(store_push_begin(&s, 1, 0, &meta, 100, N2, err), ERR_PROTO_FIELD);
+        T_HAS(err, "push 3 for step 0, which takes 2 per worker (duplicate)");
+        T_EQ_U(store_pushes_owed(&s, 9), 0);    /* rank >= K owes nothing */
+        T_EQ_I(store_apply(&s, NULL, err), -EAGAIN);
+        T_EQ_I(store_failed(&s, NULL), 0);
+        store_destroy(&s);
+    }
+
+    T_CASE("store-4.3", "divide_by_one (sum-not-mean): w -= lr * sum, B times the step; loss still / B");
+    small_init(&t);
+    store_destroy(&t.s);
+    {
+        struct store_cfg sc = { .n = N2, .offset = 100, .dtype = DTYPE_F64, .world = 4,
+                                .lr = 0.5, .weights = t.w0, .divide_by_one = 1 };
+        struct store_applied ap;
+        double ref[N2], w[N2];
+
+        T_EQ_I(store_init(&t.s, &sc, err), 0);
+        T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+        T_EQ_I(store_apply(&t.s, &ap, err), 0);
+        T_EQ_U(ap.batch, 10);
+        T_EQ_U(ap.divisor, 1);
+        T_EQ_D(ap.loss, 0.4);
+        memcpy(w, store_weights(&t.s), sizeof w);
+        for (size_t i = 0; i < N2; i++) {
+            double sum = 0.0;
+            for (int r = 0; r < 4; r++)
+                sum += t.g[r][i];
+            ref[i] = t.w0[i] - 0.5 * sum;
+            T_EQ_D(w[i], ref[i]);
+        }
+        /* ... which is B = 10 times the correct step. */
+        reference(t.w0, t.p, 4, N2, 0.5, ref, NULL);
+        T_NEAR(t.w0[3] - w[3], 10.0 * (t.w0[3] - ref[3]), 1e-12);
+        store_destroy(&t.s);
+    }
+
+    T_CASE("store-4.4", "pushes per step beyond STORE_MAX_PUSHES refused at init");
+    {
+        struct store s;
+        struct store_cfg sc = { .n = 4, .dtype = DTYPE_F64, .world = 2, .lr = 0.1,
+                                .pushes_per_step = STORE_MAX_PUSHES + 1 };
+
+        T_EQ_I(store_init(&s, &sc, err), ERR_USAGE);
+        T_HAS(err, "pushes per step");
+        store_destroy(&s);
+    }
+}
+
 int main(void)
 {
     test_happy();
     test_refusals();
     test_faults();
+    test_mistakes();
     return t_done();
 }

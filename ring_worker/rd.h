@@ -1,0 +1,56 @@
+/* rd.h -- the recursive-doubling all-reduce (ring_worker --algo rd): log2 K
+ * exchanges of the whole vector, the latency-optimal all-reduce for small
+ * messages, over the partner transport (xport_peer.h). The algorithm is
+ * taught in rd.c's opening comment.
+ *
+ * BUFFERS. rd_allreduce works in place in the caller's buffer of n
+ * elements of dtype: in, rank r's vector; out, the element-wise SUM over
+ * the K ranks, bit-identical on every rank. Besides the buffer it uses one
+ * staging piece (rd_init's piece_bytes), allocated once by rd_init and
+ * freed by rd_destroy: nothing is allocated per call.
+ *
+ * K = 1 (and n = 0): the call returns at once and the transport may be
+ * NULL. Any K >= 2 works; when K is not a power of two the ranks above the
+ * largest power of two fold in (rd.c, FOLD).
+ *
+ * ERRORS. 0, or the transport's negative err.h code with its one line in
+ * err (the rank lost); ERR_USAGE for a dtype that is not one.
+ */
+#ifndef RD_H
+#define RD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xport_peer.h"
+
+#define RD_PIECE_DEFAULT (1u << 20)        /* bytes added between two receives */
+#define RD_PARTNERS_MAX  17                /* log2(PROTO_MAX_WORLD) doubling + 1 fold */
+
+struct rd {
+    struct xport_peer *x;     /* not owned; NULL when world == 1 */
+    int rank, world;
+    size_t piece_bytes;       /* staging size */
+    void *stage;              /* piece_bytes, owned, 64-byte aligned */
+};
+
+/* rd_init: recursive doubling among `world` ranks seen from `rank`, moving
+ * bytes through x (which must outlive it, and be connected to every rank
+ * rd_partners names). piece_bytes: the staging piece, at least 8 bytes (0:
+ * RD_PIECE_DEFAULT). ERR_USAGE or -ENOMEM. */
+int rd_init(struct rd *r, struct xport_peer *x, int rank, int world, size_t piece_bytes);
+void rd_destroy(struct rd *r);
+
+/* rd_partners: the ranks `rank` exchanges with, in the order of its steps
+ * (its fold partner first, if it has one; then rank XOR 1, XOR 2, ...), into
+ * out[RD_PARTNERS_MAX]; returns how many (0 when world is 1). What
+ * xport_peer_open must connect. */
+int rd_partners(int rank, int world, int *out);
+
+/* rd_steps: the exchanges one all-reduce takes for K = world: log2 K for
+ * a power of two, floor(log2 K) + 2 otherwise (0 for K = 1). */
+int rd_steps(int world);
+
+int rd_allreduce(struct rd *r, void *buf, size_t n, int dtype, char *err);
+
+#endif /* RD_H */

@@ -1,0 +1,237 @@
+# t_rd.sh -- ring_worker --algo rd (recursive doubling) as real processes
+# on 127.0.0.1: training through experiments/launch.sh with K = 8 (a power
+# of two) and K = 5 (the fold), against the single-process big batch
+# (bin/reference: within 1e-12 relative for linreg f64, exactly for the
+# synthetic workload), bit-identical on every rank; the benchmark with
+# every element checked (#wrong 0) for K = 3 and 4; a rank SIGKILLed or
+# SIGSTOPped mid-all-reduce ends every other rank, naming it (times printed,
+# asserted only against the watchdog 3T + 10 s); --algo refused where it
+# cannot run, and ranks that disagree on it stopped at the rendezvous.
+# tier: full
+. "$PSR_TESTS/lib.sh"
+launch="$PSR_TESTS/../experiments/launch.sh"
+
+if [ ! -x "$PSR_BIN/ring_worker" ]; then
+    t_skip rd "recursive doubling" "no ring_worker in $PSR_BIN"
+    t_exit
+fi
+
+T=2                             # --timeout of the fault cases, seconds
+WD=$((3 * T + 10))              # their watchdog
+
+now() { date +%s.%N; }
+
+# close FILE REF TOL: same number of lines, every value within TOL
+# relative of the reference's.
+close() {
+    awk -v tol="$3" '
+        NR == FNR { ref[FNR] = $1; n = FNR; next }
+        { m = FNR; d = $1 - ref[FNR]; if (d < 0) d = -d
+          b = ref[FNR]; if (b < 0) b = -b; if (b < 1e-300) b = 1e-300
+          if (d > tol * b) { if (++bad <= 3) printf "line %d: %s vs reference %s\n", FNR, $1, ref[FNR] } }
+        END { if (m != n || n == 0) { printf "%d values, reference has %d\n", m, n; exit 1 }
+              exit bad > 0 }' "$2" "$1"
+}
+
+# ranks_match K PREFIX: every rank wrote PREFIX.r, byte-identical to rank 0's.
+ranks_match() {
+    r=0
+    while [ $r -lt "$1" ]; do
+        if [ ! -s "$2.$r" ]; then t_fail "rank $r wrote no weights ($2.$r)"
+        elif ! cmp -s "$2.0" "$2.$r"; then t_fail "rank $r's weights differ from rank 0's"; fi
+        r=$((r + 1))
+    done
+}
+
+reference() {
+    name=$1; shift
+    "$PSR_BIN/reference" "$@" --weights-out "$T_TMP/$name.ref" >"$T_TMP/$name.loss" 2>"$T_TMP/$name.referr" \
+        || t_fail "bin/reference $*: $(cat "$T_TMP/$name.referr")"
+}
+
+t_case rd-1.1 "linreg f64, 8 ranks --algo rd via launch.sh, 20 steps: bit-identical, == big batch within 1e-12"
+reference lin --steps 20
+job 180 "$launch" ring 8 --worker-args "--algo rd" --steps 20 --timeout 10 \
+    --weights-out "$T_TMP/lin.w" --csv-out "$T_TMP/row.csv"
+expect_rc 0
+ranks_match 8 "$T_TMP/lin.w"
+why=$(close "$T_TMP/lin.w.0" "$T_TMP/lin.ref.0" 1e-12) || t_fail "weights vs reference: $why"
+grep -q 'rank0| .* step 19: loss' "$T_TMP/err" || t_fail "no loss at step 19: $(tail -c 300 "$T_TMP/err")"
+# One merged row: algo rd, transport tcp, K 8, 96 bytes (12 f64), 18 timed
+# steps, and per step 3 exchanges of 15 f64 (12 + the trailer of 3) plus a
+# header each way: 3 x (120 + 40) = 480 bytes out.
+awk -F, 'NR == 2 { exit !($1 == "ring" && $2 == "rd" && $3 == "tcp" && $4 == 8 && $5 == 96 &&
+                          $6 == 18 && $15 == 480) }' \
+    "$T_TMP/row.csv" || t_fail "row: $(sed -n 2p "$T_TMP/row.csv")"
+t_end
+
+t_case rd-1.2 "synthetic f32, 5 ranks (the fold), unequal shards, --micro 3: exactly the big batch"
+reference syn --workload synthetic --params 10007 --dtype f32 --steps 6 --batch 999
+job 120 "$launch" ring 5 --worker-args "--algo rd" --workload synthetic --params 10007 \
+    --dtype f32 --steps 6 --batch 999 --shard-weights 5,1,2,1,3 --micro 3 --timeout 10 \
+    --weights-out "$T_TMP/syn.w"
+expect_rc 0
+ranks_match 5 "$T_TMP/syn.w"
+cmp -s "$T_TMP/syn.w.0" "$T_TMP/syn.ref.0" || t_fail "not exactly the reference: $(diff "$T_TMP/syn.w.0" "$T_TMP/syn.ref.0" | head -3 | tr '\n' ' ')"
+t_end
+
+t_case rd-1.3 "--bench --algo rd, K = 3 and 4 (f32 and f64): every element checked, #wrong 0, algo rd in the row"
+for k in 3 4; do
+    dt=f32
+    [ $k = 3 ] && dt=f64
+    rm -f "$T_TMP/bench.csv"
+    job 120 "$launch" ring $k --worker-args "--algo rd" --bench -b 64K -e 64K -n 4 -w 1 \
+        --dtype $dt --timeout 10 --csv-out "$T_TMP/bench.csv"
+    expect_rc 0
+    awk '/^rank0\| +[0-9]/ { rows++; if ($8 != 0) bad++ } END { exit !(rows == 1 && !bad) }' "$T_TMP/err" \
+        || t_fail "K=$k bench table: $(grep '^rank0|' "$T_TMP/err" | tail -4 | tr '\n' ' ')"
+    expect_grep err 'rank0| # out of bounds values : 0 OK'
+    expect_grep err "rank0| # ring_worker --bench: all-reduce (sum) by recursive doubling among K=$k"
+    awk -F, -v k=$k 'NR == 2 { exit !($1 == "ring" && $2 == "rd" && $4 == k && $5 == 65536 && $6 == 4) }' \
+        "$T_TMP/bench.csv" || t_fail "K=$k bench row: $(sed -n 2p "$T_TMP/bench.csv")"
+done
+t_end
+
+# ------------------------------------------------------------- faults
+# Synthetic f32, 1M elements (4 MB) at 20 MB/s: an exchange of the whole
+# vector takes 0.2 s, so a rank is nearly always inside an all-reduce.
+JOB="--workload synthetic --params 1M --dtype f32 --link-bw 20MB --steps 10000 --timeout $T --algo rd"
+
+# start R ARGS...: rank R as the leader of its own session; its pid (= its
+# process group) in pid.R, its exit status in rc.R, its end time in t.R.
+start() {
+    r=$1; shift
+    (
+        sh -c 'echo $$ >"$1"; shift; exec setsid "$@"' sh "$T_TMP/pid.$r" \
+            "$PSR_BIN/ring_worker" --rank "$r" "$@" >"$T_TMP/out.$r" 2>"$T_TMP/err.$r" </dev/null
+        echo $? >"$T_TMP/rc.$r"
+        now >"$T_TMP/t.$r"
+    ) &
+}
+
+# job_k K ARGS...: rank 0 on port 0 with a port file, then ranks 1..K-1.
+job_k() {
+    K=$1; shift
+    rm -f "$T_TMP"/pid.* "$T_TMP"/rc.* "$T_TMP"/t.* "$T_TMP"/err.* "$T_TMP/port"
+    start 0 --world "$K" --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" "$@"
+    i=0
+    while [ $i -lt 200 ] && [ ! -s "$T_TMP/port" ]; do sleep 0.05; i=$((i + 1)); done
+    port=$(cat "$T_TMP/port" 2>/dev/null)
+    [ -n "$port" ] || t_fail "rank 0 wrote no port file: $(head -c 300 "$T_TMP/err.0")"
+    r=1
+    while [ $r -lt "$K" ]; do start $r --world "$K" --coordinator "127.0.0.1:$port" "$@"; r=$((r + 1)); done
+    i=0
+    while [ $i -lt 100 ]; do
+        [ "$(ls "$T_TMP"/pid.* 2>/dev/null | wc -l)" = "$K" ] && break
+        sleep 0.05; i=$((i + 1))
+    done
+}
+
+kill_all() {
+    for f in "$T_TMP"/pid.*; do
+        [ -s "$f" ] && kill -KILL "-$(cat "$f")" 2>/dev/null
+    done
+}
+trap 'kill_all; rm -rf "$T_TMP"' EXIT
+
+# wait_all SKIP T0: every rank but SKIP exits within the watchdog from T0
+# (the ones still running are killed then, status 137).
+wait_all() {
+    skip=$1 t0=$2
+    while :; do
+        left=0 r=0
+        while [ $r -lt "$K" ]; do
+            [ $r != "$skip" ] && [ ! -s "$T_TMP/rc.$r" ] && left=$((left + 1))
+            r=$((r + 1))
+        done
+        [ $left = 0 ] && return 0
+        if awk -v a="$(now)" -v b="$t0" -v w=$WD 'BEGIN { exit !(a - b > w) }'; then
+            kill_all
+            sleep 0.5
+            return 1
+        fi
+        sleep 0.05
+    done
+}
+
+# survivors_named LOST T0: each other rank exited 1, in time, with one line
+# naming LOST and its address. Prints the exit times.
+survivors_named() {
+    lost=$1 t0=$2 r=0 times=""
+    while [ $r -lt "$K" ]; do
+        if [ $r != "$lost" ]; then
+            st=$(cat "$T_TMP/rc.$r" 2>/dev/null)
+            dt=$(awk -v a="$(cat "$T_TMP/t.$r" 2>/dev/null || echo 0)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
+            times="$times rank$r=${dt}s"
+            [ "$st" = 1 ] || t_fail "rank $r: exit status ${st:-none}, want 1: $(tail -c 300 "$T_TMP/err.$r")"
+            awk -v d="$dt" -v w=$WD 'BEGIN { exit !(d <= w) }' || t_fail "rank $r took ${dt}s (watchdog ${WD}s)"
+            grep -q "lost rank $lost (127\.0\.0\.1:[0-9][0-9]*)" "$T_TMP/err.$r" \
+                || t_fail "rank $r does not name rank $lost and its address: $(tail -c 300 "$T_TMP/err.$r")"
+            [ "$(grep -c 'lost rank' "$T_TMP/err.$r")" = 1 ] || t_fail "rank $r: want one line naming the loss"
+        fi
+        r=$((r + 1))
+    done
+    echo "     exit times after the fault (T = ${T}s, 2T = $((2 * T))s):$times"
+}
+
+# fault K VICTIM SIGNAL: K ranks training, VICTIM signalled mid-run.
+fault() {
+    job_k "$1" $JOB
+    sleep 2
+    grep -q 'step' "$T_TMP/err.0" || t_fail "the job did not get to training: $(tail -c 300 "$T_TMP/err.0")"
+    t0=$(now)
+    kill "-$3" "$(cat "$T_TMP/pid.$2")"
+    wait_all "$2" "$t0" || t_fail "the watchdog had to kill ranks"
+    survivors_named "$2" "$t0"
+    kill_all
+}
+
+t_case rd-1.4 "K = 8, rank 2 SIGKILLed mid-all-reduce: the others exit 1 naming rank 2"
+fault 8 2 KILL
+# Its partners that waited on it saw the close; the others heard the news.
+grep -l 'lost rank 2 (127.0.0.1:[0-9]*): connection closed$' "$T_TMP"/err.* >/dev/null \
+    || t_fail "no rank saw the close itself"
+grep -l 'reported: lost rank 2' "$T_TMP"/err.* >/dev/null || t_fail "no rank heard it from another"
+t_end
+
+t_case rd-1.5 "K = 5, extra rank 4 SIGKILLed: its fold partner and the others name it"
+fault 5 4 KILL
+t_end
+
+t_case rd-1.6 "K = 4, rank 1 SIGSTOPped: caught by --timeout, the others exit 1 naming rank 1"
+fault 4 1 STOP
+grep -l 'lost rank 1 (127.0.0.1:[0-9]*): no progress for 2.0 s' "$T_TMP"/err.* >/dev/null \
+    || t_fail "no rank timed out on rank 1 itself"
+t_end
+
+t_case rd-1.7 "--algo refused where it cannot run: one line, exit 64"
+job 20 "$PSR_BIN/ring_worker" --algo rd --device cuda --steps 1
+expect_rc 64
+expect_grep err '^ring_worker: --algo rd: recursive doubling runs on the host over TCP'
+[ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "want one stderr line: $(cat "$T_TMP/err")"
+job 20 "$PSR_BIN/ring_worker" --algo tree --steps 1
+expect_rc 64
+expect_grep err '^ring_worker: --algo: ring or rd$'
+job 60 "$PSR_BIN/ring_worker" --algo rd --steps 3 --weights-out "$T_TMP/one.w"
+expect_rc 0                     # K = 1: no transport, the big batch itself
+t_end
+
+t_case rd-1.8 "ranks that disagree on --algo: the others fail at the rendezvous naming the flag, rank 0 in time"
+K=3
+rm -f "$T_TMP"/pid.* "$T_TMP"/rc.* "$T_TMP"/t.* "$T_TMP"/err.* "$T_TMP/port"
+start 0 --world $K --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" --algo rd --timeout $T --steps 3
+i=0
+while [ $i -lt 200 ] && [ ! -s "$T_TMP/port" ]; do sleep 0.05; i=$((i + 1)); done
+port=$(cat "$T_TMP/port" 2>/dev/null)
+for r in 1 2; do start $r --world $K --coordinator "127.0.0.1:$port" --timeout $T --steps 3; done
+wait_all none "$(now)" || t_fail "the watchdog had to kill ranks"
+for r in 0 1 2; do
+    [ "$(cat "$T_TMP/rc.$r" 2>/dev/null)" = 1 ] || t_fail "rank $r: exit status $(cat "$T_TMP/rc.$r" 2>/dev/null), want 1"
+done
+for r in 1 2; do
+    grep -q "rank 0 runs --algo rd, this rank --algo ring: every rank must run the same one" "$T_TMP/err.$r" \
+        || t_fail "rank $r: $(tail -c 300 "$T_TMP/err.$r")"
+done
+t_end
+
+t_exit

@@ -1,0 +1,926 @@
+/* test_rd.c -- the recursive-doubling all-reduce (ring_worker/rd.c) and
+ * its partner transport (ring_worker/xport_peer.c), without the launcher.
+ *
+ * K ranks run as threads of this process, each with its own link
+ * (counters) and transport, connected to their partners by socketpairs
+ * (xport_peer_attach) or by loopback listeners and the real HELLO exchange
+ * (xport_peer_open). Ids: rd-1.x the algorithm (partners, sums against the
+ * closed form and against rd's own summation tree, bit-identical ranks for
+ * K = 1..8, powers of two or not, pieces, bytes moved, the gathers of
+ * coll.c); rd-2.x one transport facing fake partners played by the test:
+ * every kind of bad frame, a closed or silent partner, ABORTs to relay, a
+ * stranger at set-up (RELIABILITY.md, "ring only").
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../ring_worker/coll.h"
+#include "../ring_worker/rd.h"
+#include "../ring_worker/xport_peer.h"
+#include "check.h"
+#include "clock.h"
+#include "dtype.h"
+#include "err.h"
+#include "link.h"
+#include "net.h"
+#include "proto.h"
+#include "rng.h"
+#include "vec.h"
+
+#define MAXK 8
+#define T_S 0.6                 /* --timeout of the fault cases */
+#define WATCHDOG (3 * T_S + 10) /* a bound on "no hang", never a timing claim */
+#define LONG_T 30.0             /* --timeout where the case must not wait for it */
+
+enum fill { FILL_SMALL, FILL_RANDOM };
+enum op { OP_ALLREDUCE, OP_GATHER };
+
+struct job {
+    int rank, world, dtype;
+    size_t n, piece;
+    int fds[RD_PARTNERS_MAX];   /* attach: one per partner; open: unused */
+    int use_open, lfd;          /* open: the data listener */
+    const struct proto_peer *peers;
+    enum fill fill;
+    enum op op;
+    int rounds;
+    unsigned char *buf;
+    double gathered[MAXK * 2];
+    struct link link;
+    int rc;
+    char err[ERR_LEN];
+};
+
+/* The small integers every check can sum exactly, in f32 too. */
+static double small_value(int r, size_t i)
+{
+    return (double)((int)((r * 7 + i * 3) % 17) - 8);
+}
+
+static double random_value(int r, size_t i, uint64_t round)
+{
+    struct rng g;
+    rng_seed(&g, ((uint64_t)r << 40) ^ ((uint64_t)i << 8) ^ round ^ 0x5d);
+    return rng_normal(&g) * 100.0;
+}
+
+static double value(enum fill f, int r, size_t i, uint64_t round)
+{
+    return f == FILL_RANDOM ? random_value(r, i, round) : small_value(r, i);
+}
+
+static void fill(struct job *j, uint64_t round)
+{
+    for (size_t i = 0; i < j->n; i++)
+        vec_set(j->buf, i, j->dtype, value(j->fill, j->rank, i, round));
+}
+
+static struct proto_peer fake_peers[MAXK];
+
+static void peers_init(void)
+{
+    for (int r = 0; r < MAXK; r++) {
+        fake_peers[r].port = (uint16_t)(41000 + r);
+        snprintf(fake_peers[r].addr, sizeof fake_peers[r].addr, "127.0.0.1");
+        fake_peers[r].addr_len = 9;
+    }
+}
+
+static void *rank_main(void *arg)
+{
+    struct job *j = arg;
+    struct xport_peer_cfg cfg;
+    struct xport_peer *x = NULL;
+    int partners[RD_PARTNERS_MAX], rc = 0;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.rank = j->rank;
+    cfg.world = j->world;
+    cfg.lfd = j->lfd;
+    cfg.peers = j->peers ? j->peers : fake_peers;
+    cfg.partners = partners;
+    cfg.npartners = rd_partners(j->rank, j->world, partners);
+    cfg.hello = (struct proto_hello){ j->n, (uint32_t)j->dtype, 2, 7, 0, 1024 };
+    cfg.link = &j->link;
+    cfg.timeout = 10.0;
+    link_init(&j->link, 0, 0);
+    if (j->world > 1)
+        rc = j->use_open ? xport_peer_open(&x, &cfg, j->err)
+                         : xport_peer_attach(&x, &cfg, j->fds, j->err);
+    if (rc == 0 && j->op == OP_GATHER) {
+        /* coll's gather over rd: every rank's two doubles, everywhere. */
+        struct coll co;
+        struct coll_cfg cc = { .kind = COLL_TCP, .algo = COLL_RD, .rank = j->rank,
+                               .world = j->world, .dtype = j->dtype, .max_n = j->n,
+                               .timeout = 10.0, .xp = x };
+        double mine[2] = { j->rank * 10.0 + 0.5, -(double)j->rank };
+        rc = coll_init(&co, &cc, j->err);
+        if (rc == 0) {
+            rc = coll_gather(&co, j->gathered, mine, 2, j->err);
+            if (rc == 0)
+                rc = coll_allreduce(&co, j->buf, j->n, j->err);
+            coll_destroy(&co);
+        }
+    } else if (rc == 0) {
+        struct rd rd;
+        rc = rd_init(&rd, x, j->rank, j->world, j->piece);
+        for (int k = 0; rc == 0 && k < j->rounds; k++) {
+            if (k > 0)
+                fill(j, (uint64_t)k);
+            rc = rd_allreduce(&rd, j->buf, j->n, j->dtype, j->err);
+        }
+        rd_destroy(&rd);
+    }
+    xport_peer_close(x);
+    j->rc = rc;
+    return NULL;
+}
+
+static int index_of(const int *list, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i] == x)
+            return i;
+    return -1;
+}
+
+/* run_rd: K threads, partners connected by socketpairs (or, with lfds,
+ * by xport_peer_open on loopback); jobs[] filled in. */
+static int run_rd(struct job *jobs, int k, size_t n, int dtype, enum fill f, size_t piece,
+                  int rounds, enum op op, const int *lfds, const struct proto_peer *peers)
+{
+    pthread_t th[MAXK];
+    int part[MAXK][RD_PARTNERS_MAX], np[MAXK];
+
+    for (int r = 0; r < k; r++) {
+        memset(&jobs[r], 0, sizeof jobs[r]);
+        jobs[r].rank = r;
+        jobs[r].world = k;
+        jobs[r].dtype = dtype;
+        jobs[r].n = n;
+        jobs[r].piece = piece;
+        jobs[r].fill = f;
+        jobs[r].op = op;
+        jobs[r].rounds = rounds;
+        jobs[r].use_open = lfds != NULL;
+        jobs[r].lfd = lfds ? lfds[r] : -1;
+        jobs[r].peers = peers;
+        jobs[r].buf = malloc(n * dtype_size(dtype) + 1);
+        if (!jobs[r].buf)
+            return -ENOMEM;
+        fill(&jobs[r], 0);
+        np[r] = rd_partners(r, k, part[r]);
+        for (int i = 0; i < RD_PARTNERS_MAX; i++)
+            jobs[r].fds[i] = -1;
+    }
+    for (int r = 0; !lfds && r < k; r++)
+        for (int i = 0; i < np[r]; i++) {
+            int q = part[r][i], sp[2], back = index_of(part[q], np[q], r);
+            if (q < r)
+                continue;       /* made from q's side */
+            if (back < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
+                return -1;
+            jobs[r].fds[i] = sp[0];
+            jobs[q].fds[back] = sp[1];
+        }
+    for (int r = 0; r < k; r++)
+        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
+    for (int r = 0; r < k; r++)
+        pthread_join(th[r], NULL);
+    return 0;
+}
+
+static void free_jobs(struct job *jobs, int k)
+{
+    for (int r = 0; r < k; r++) {
+        free(jobs[r].buf);
+        jobs[r].buf = NULL;
+    }
+}
+
+/* tree_sum: element i summed the way rd.c does it (FOLD, then the
+ * doubling tree, lower rank's part first), serially, in the dtype. */
+static double tree_sum(int k, size_t i, int dtype, enum fill f, uint64_t round)
+{
+    double d[MAXK];
+    float s[MAXK];
+    int p = 1;
+
+    while (p * 2 <= k)
+        p *= 2;
+    for (int r = 0; r < k; r++) {
+        d[r] = value(f, r, i, round);
+        s[r] = (float)d[r];
+    }
+    for (int r = 0; r < k - p; r++) {
+        d[r] = d[r] + d[r + p];
+        s[r] = s[r] + s[r + p];
+    }
+    for (int bit = 1; bit < p; bit *= 2) {
+        double nd[MAXK];
+        float ns[MAXK];
+        for (int r = 0; r < p; r++) {
+            int lo = r < (r ^ bit) ? r : r ^ bit, hi = lo ^ bit;
+            nd[r] = d[lo] + d[hi];
+            ns[r] = s[lo] + s[hi];
+        }
+        memcpy(d, nd, sizeof nd);
+        memcpy(s, ns, sizeof ns);
+    }
+    return dtype == DTYPE_F32 ? (double)s[0] : d[0];
+}
+
+/* check_allreduce: every rank ok, equal to the expected sums (the closed
+ * form for small values, rd's tree for random ones), and all ranks
+ * bit-identical. Returns the number of wrong elements. */
+static size_t check_allreduce(struct job *jobs, int k, enum fill f, uint64_t round)
+{
+    size_t n = jobs[0].n, es = dtype_size(jobs[0].dtype), wrong = 0;
+
+    for (int r = 0; r < k; r++) {
+        if (jobs[r].rc != 0) {
+            T_EQ_I(jobs[r].rc, 0);
+            printf("     rank %d: %s\n", r, jobs[r].err);
+            return n ? n : 1;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        double want = 0.0;
+        if (f == FILL_RANDOM)
+            want = tree_sum(k, i, jobs[0].dtype, f, round);
+        else
+            for (int r = 0; r < k; r++)
+                want += small_value(r, i);
+        if (vec_get(jobs[0].buf, i, jobs[0].dtype) != want) {
+            if (wrong++ == 0)
+                printf("     K=%d n=%zu %s: element %zu = %.17g, want %.17g\n", k, n,
+                       dtype_name(jobs[0].dtype), i, vec_get(jobs[0].buf, i, jobs[0].dtype),
+                       want);
+        }
+    }
+    for (int r = 1; r < k; r++)
+        if (memcmp(jobs[r].buf, jobs[0].buf, n * es) != 0) {
+            printf("     K=%d n=%zu: rank %d differs from rank 0\n", k, n, r);
+            wrong++;
+        }
+    return wrong;
+}
+
+/* ---------------------------------------------------------- fake peers */
+
+/* A transport under test: rank 1 of 4, whose partners are rank 0 (round
+ * 1, r XOR 1) and rank 3 (round 2, r XOR 2), socket ends the test holds. */
+struct single {
+    struct xport_peer *x;
+    struct link link;
+    int end0, end3;             /* the test's ends: play rank 0 and rank 3 */
+    struct rd rd;
+};
+
+static int single_open(struct single *s, double timeout)
+{
+    struct xport_peer_cfg cfg;
+    int a[2], b[2], fds[2], partners[RD_PARTNERS_MAX];
+    char err[ERR_LEN];
+
+    memset(s, 0, sizeof *s);
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a) != 0 ||
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b) != 0)
+        return -errno;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.rank = 1;
+    cfg.world = 4;
+    cfg.peers = fake_peers;
+    cfg.partners = partners;
+    cfg.npartners = rd_partners(1, 4, partners);
+    if (cfg.npartners != 2 || partners[0] != 0 || partners[1] != 3)
+        return -1;
+    cfg.link = &s->link;
+    cfg.timeout = timeout;
+    link_init(&s->link, 0, 0);
+    s->end0 = a[0];
+    s->end3 = b[0];
+    fds[0] = a[1];
+    fds[1] = b[1];
+    if (xport_peer_attach(&s->x, &cfg, fds, err) != 0)
+        return -1;
+    return rd_init(&s->rd, s->x, 1, 4, 0);
+}
+
+static void single_close(struct single *s)
+{
+    rd_destroy(&s->rd);
+    xport_peer_close(s->x);
+    if (s->end0 >= 0)
+        close(s->end0);
+    if (s->end3 >= 0)
+        close(s->end3);
+}
+
+/* put_part: a header saying `hlen` payload bytes, then `len` bytes. */
+static void put_part(int fd, uint16_t type, uint32_t rank, uint64_t step, uint64_t aux,
+                     uint64_t hlen, const void *pay, size_t len)
+{
+    uint8_t h[PROTO_HEADER_SIZE];
+    struct proto_header ph = proto_header_make(type, rank, 4, step, aux, hlen);
+    proto_header_encode(&ph, h);
+    if (write(fd, h, sizeof h) != (ssize_t)sizeof h || (len && write(fd, pay, len) != (ssize_t)len))
+        printf("     put_frame: short write\n");
+}
+
+static void put_frame(int fd, uint16_t type, uint32_t rank, uint64_t step, uint64_t aux,
+                      const void *pay, size_t len)
+{
+    put_part(fd, type, rank, step, aux, len, pay, len);
+}
+
+/* get_frame: read one frame the transport sent. 0 and the header;
+ * payload into pay (cap bytes, NUL-terminated when it fits). */
+static int get_frame(int fd, struct proto_header *h, void *pay, size_t cap)
+{
+    struct proto_limits lim = { cap, 4, 0 };
+    uint8_t hb[PROTO_HEADER_SIZE];
+    int rc = net_recv_all(fd, hb, sizeof hb, NULL, 2.0, "test", NULL);
+
+    if (rc == 0)
+        rc = proto_header_decode(hb, &lim, h);
+    if (rc == 0)
+        rc = net_recv_all(fd, pay, (size_t)h->length, NULL, 2.0, "test", NULL);
+    if (rc == 0 && h->length < cap)
+        ((char *)pay)[h->length] = '\0';
+    return rc;
+}
+
+/* expect_abort: the next frame on fd (after our round-1 CHUNK, on rank 0's
+ * end, when `chunk_first`) is ABORT(from rank 1, aux lost) containing text. */
+static void expect_abort(int fd, int chunk_first, int lost, const char *text)
+{
+    char pay[PROTO_TEXT_MAX + 1];
+    struct proto_header h;
+    int rc = get_frame(fd, &h, pay, sizeof pay);
+
+    T_EQ_I(rc, 0);
+    if (rc != 0)
+        return;
+    if (chunk_first) {
+        T_EQ_U(h.type, PROTO_CHUNK);
+        T_EQ_U(h.length, 64);           /* completed, all of it */
+        T_EQ_U(h.aux, 1);
+        rc = get_frame(fd, &h, pay, sizeof pay);
+        T_EQ_I(rc, 0);
+    }
+    T_EQ_U(h.type, PROTO_ABORT);
+    T_EQ_U(h.aux, (unsigned)lost);
+    T_EQ_U(h.rank, 1);
+    T_HAS(pay, text);
+}
+
+/* nothing_more: fd holds no further byte now. */
+static int nothing_more(int fd)
+{
+    char ch;
+    return recv(fd, &ch, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+}
+
+/* The all-reduce of 8 f64 under test (64 bytes): round 1 with rank 0. */
+static int single_allreduce(struct single *s, double *v, char *err)
+{
+    for (int i = 0; i < 8; i++)
+        v[i] = i + 1;
+    return rd_allreduce(&s->rd, v, 8, DTYPE_F64, err);
+}
+
+/* late3: rank 3 that knows better. It waits for the suspicion of rank 0
+ * the rank under test sends it, then reports rank 2 lost. */
+struct late3 {
+    int fd;
+    const char *news;
+    int saw_suspicion;
+};
+
+static void *late3_main(void *arg)
+{
+    struct late3 *l = arg;
+    char pay[PROTO_TEXT_MAX + 1];
+    struct proto_header h;
+
+    if (get_frame(l->fd, &h, pay, sizeof pay) == 0)
+        l->saw_suspicion = h.type == PROTO_ABORT && h.aux == 0 && strstr(pay, "lost rank 0");
+    put_frame(l->fd, PROTO_ABORT, 3, 0, 2, l->news, strlen(l->news));
+    return NULL;
+}
+
+/* stranger: connects to a listener, says HELLO as `rank` of the job, and
+ * reads the answer. */
+struct stranger {
+    int port, rank;
+    struct proto_hello hello;
+    struct proto_header answer;
+    char text[PROTO_TEXT_MAX + 1];
+    int fd, rc;
+};
+
+static void *stranger_main(void *arg)
+{
+    struct stranger *s = arg;
+    uint8_t frame[PROTO_HEADER_SIZE + PROTO_HELLO_SIZE];
+    struct proto_header h = proto_header_make(PROTO_HELLO, (uint32_t)s->rank, 4, 0, 0,
+                                              PROTO_HELLO_SIZE);
+    char err[ERR_LEN];
+
+    s->rc = net_connect("127.0.0.1", s->port, 5.0, &s->fd, err);
+    if (s->rc != 0)
+        return NULL;
+    proto_header_encode(&h, frame);
+    proto_hello_encode(&s->hello, frame + PROTO_HEADER_SIZE);
+    s->rc = net_send_all(s->fd, frame, sizeof frame, NULL, 5.0, "test", err);
+    if (s->rc == 0)
+        s->rc = get_frame(s->fd, &s->answer, s->text, sizeof s->text);
+    return NULL;
+}
+
+/* delayed: a partner that sends its round-1 CHUNK (64 bytes) `after`
+ * seconds late. */
+struct delayed {
+    int fd;
+    double after;
+};
+
+static void *delayed_main(void *arg)
+{
+    struct delayed *d = arg;
+    double pay[8] = { 0 };
+
+    clock_sleep_until(clock_now() + d->after);
+    put_frame(d->fd, PROTO_CHUNK, 0, 0, 1, pay, sizeof pay);
+    return NULL;
+}
+
+/* answerer: plays a lower partner at set-up: accepts on the listener
+ * (s->port holds its fd), reads the HELLO, answers with its own. */
+static void *answerer_main(void *arg)
+{
+    struct stranger *s = arg;
+    uint8_t frame[PROTO_HEADER_SIZE + PROTO_HELLO_SIZE];
+    struct proto_header h = proto_header_make(PROTO_HELLO, (uint32_t)s->rank, 4, 0, 0,
+                                              PROTO_HELLO_SIZE);
+    char err[ERR_LEN], peer[NET_ADDR_LEN];
+
+    s->rc = net_accept(s->port, 5.0, &s->fd, peer, err);
+    if (s->rc == 0)
+        s->rc = get_frame(s->fd, &s->answer, s->text, sizeof s->text);
+    proto_header_encode(&h, frame);
+    proto_hello_encode(&s->hello, frame + PROTO_HEADER_SIZE);
+    if (s->rc == 0)
+        s->rc = net_send_all(s->fd, frame, sizeof frame, NULL, 5.0, "test", err);
+    return NULL;
+}
+
+/* opener: xport_peer_open in a thread of its own. */
+struct opener {
+    struct xport_peer_cfg cfg;
+    struct proto_peer peers[4];
+    struct link link;
+    struct xport_peer *x;
+    int rc;
+    char err[ERR_LEN];
+};
+
+static void *opener_main(void *arg)
+{
+    struct opener *o = arg;
+    o->rc = xport_peer_open(&o->x, &o->cfg, o->err);
+    return NULL;
+}
+
+int main(void)
+{
+    static const int dtypes[2] = { DTYPE_F32, DTYPE_F64 };
+    struct job jobs[MAXK];
+    char err[ERR_LEN];
+
+    peers_init();
+
+    T_CASE("rd-1.1", "partners: XOR 2^s, the fold partner first, symmetric; step counts");
+    for (int k = 1; k <= 64; k++) {
+        int p = 1, l = 0;
+        while (p * 2 <= k) {
+            p *= 2;
+            l++;
+        }
+        T_EQ_I(rd_steps(k), p == k ? l : l + 2);
+        for (int r = 0; r < k; r++) {
+            int part[RD_PARTNERS_MAX], back[RD_PARTNERS_MAX];
+            int n = rd_partners(r, k, part), s0 = 0;
+            T_EQ_I(n, k == 1 ? 0 : r >= p ? 1 : l + (r < k - p));
+            if (r >= p) {
+                T_EQ_I(part[0], r - p);
+                continue;
+            }
+            if (r < k - p)
+                T_EQ_I(part[s0++], r + p);
+            for (int s = 0; s < l; s++)
+                T_EQ_I(part[s0 + s], r ^ (1 << s));
+            for (int i = 0; i < n; i++) {
+                int m = rd_partners(part[i], k, back);
+                T_TRUE(index_of(back, m, r) >= 0);
+            }
+        }
+    }
+
+    T_CASE("rd-1.2", "all-reduce = closed-form sum, bit-identical: K 1..8, n 1, K-1, K+1, 1000, 65539, f32/f64");
+    for (int k = 1; k <= MAXK; k++) {
+        size_t ns[5] = { 1, (size_t)k - 1, (size_t)k + 1, 1000, 65539 };
+        for (int d = 0; d < 2; d++)
+            for (int a = 0; a < 5; a++) {
+                T_EQ_I(run_rd(jobs, k, ns[a], dtypes[d], FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL,
+                              NULL), 0);
+                T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0), 0);
+                free_jobs(jobs, k);
+            }
+    }
+
+    T_CASE("rd-1.3", "random data: bit-identical ranks, equal to the sum in rd's tree, K 2..8");
+    for (int k = 2; k <= MAXK; k++)
+        for (int d = 0; d < 2; d++) {
+            T_EQ_I(run_rd(jobs, k, 65539, dtypes[d], FILL_RANDOM, 0, 1, OP_ALLREDUCE, NULL,
+                          NULL), 0);
+            T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0), 0);
+            free_jobs(jobs, k);
+        }
+
+    T_CASE("rd-1.4", "tiny staging pieces (1 and 3 elements), in place: same sums");
+    {
+        static const size_t pieces[] = { 8, 24 };
+        for (int p = 0; p < 2; p++)
+            for (int k = 2; k <= 6; k++) {
+                T_EQ_I(run_rd(jobs, k, 203, DTYPE_F64, FILL_RANDOM, pieces[p], 1, OP_ALLREDUCE,
+                              NULL, NULL), 0);
+                T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0), 0);
+                free_jobs(jobs, k);
+            }
+    }
+
+    T_CASE("rd-1.5", "three all-reduces in a row (step numbers advance), K 4 and 7");
+    for (int k = 4; k <= 7; k += 3) {
+        T_EQ_I(run_rd(jobs, k, 100001, DTYPE_F32, FILL_RANDOM, 4096, 3, OP_ALLREDUCE, NULL,
+                      NULL), 0);
+        T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 2), 0);
+        free_jobs(jobs, k);
+    }
+
+    T_CASE("rd-1.6", "bytes moved per rank: n per doubling step each way, the fold's n once, one header per frame");
+    for (int k = 2; k <= MAXK; k++) {
+        size_t n = 4099, nb = 4 * n;
+        int p = 1, l = 0;
+        while (p * 2 <= k) {
+            p *= 2;
+            l++;
+        }
+        T_EQ_I(run_rd(jobs, k, n, DTYPE_F32, FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL, NULL), 0);
+        for (int r = 0; r < k; r++) {
+            uint64_t out, in, h = PROTO_HEADER_SIZE;
+            if (r >= p) {                       /* extra: its vector out, the result in */
+                out = (h + nb) + h;
+                in = h + (h + nb);
+            } else {
+                out = (uint64_t)l * (h + nb);
+                in = out;
+                if (r < k - p) {                /* fold in (receive), fold out (send) */
+                    out += h + (h + nb);
+                    in += (h + nb) + h;
+                }
+            }
+            T_EQ_U(jobs[r].link.bytes_out, out);
+            T_EQ_U(jobs[r].link.bytes_in, in);
+        }
+        free_jobs(jobs, k);
+    }
+
+    T_CASE("rd-1.7", "loopback listeners and HELLO (xport_peer_open), K = 3, 5, 8");
+    for (int k = 3; k <= MAXK; k += k == 3 ? 2 : 3) {
+        struct proto_peer peers[MAXK];
+        int lfd[MAXK], port;
+        memset(peers, 0, sizeof peers);
+        for (int r = 0; r < k; r++) {
+            T_EQ_I(net_listen("127.0.0.1", 0, &lfd[r], &port, err), 0);
+            peers[r].port = (uint16_t)port;
+            strcpy(peers[r].addr, "127.0.0.1");
+            peers[r].addr_len = 9;
+        }
+        T_EQ_I(run_rd(jobs, k, 5000, DTYPE_F64, FILL_RANDOM, 0, 1, OP_ALLREDUCE, lfd, peers), 0);
+        T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0), 0);
+        for (int r = 0; r < k; r++)
+            close(lfd[r]);
+        free_jobs(jobs, k);
+    }
+
+    T_CASE("rd-1.8", "K = 1 and n = 0: no transport, nothing moves");
+    {
+        struct rd r1;
+        double v[3] = { 1.5, -2, 3 };
+        T_EQ_I(rd_init(&r1, NULL, 0, 1, 0), 0);
+        T_EQ_I(rd_allreduce(&r1, v, 3, DTYPE_F64, err), 0);
+        T_EQ_D(v[0], 1.5);
+        T_EQ_D(v[2], 3);
+        T_EQ_I(rd_allreduce(&r1, v, 3, 99, err), ERR_USAGE);
+        rd_destroy(&r1);
+        T_EQ_I(rd_init(&r1, NULL, 0, 2, 0), ERR_USAGE);        /* K > 1 needs one */
+        T_EQ_I(rd_init(&r1, NULL, 1, 1, 0), ERR_USAGE);
+        T_EQ_I(run_rd(jobs, 5, 0, DTYPE_F32, FILL_SMALL, 0, 2, OP_ALLREDUCE, NULL, NULL), 0);
+        for (int r = 0; r < 5; r++) {
+            T_EQ_I(jobs[r].rc, 0);
+            T_EQ_U(jobs[r].link.bytes_out, 0);
+        }
+        free_jobs(jobs, 5);
+    }
+
+    T_CASE("rd-1.9", "coll with --algo rd: gathers every rank's values exactly, then all-reduces");
+    for (int k = 2; k <= MAXK; k += 3) {
+        size_t wrong = 0;
+        T_EQ_I(run_rd(jobs, k, 777, DTYPE_F32, FILL_SMALL, 0, 1, OP_GATHER, NULL, NULL), 0);
+        T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0), 0);
+        for (int r = 0; r < k; r++)
+            for (int q = 0; q < k; q++)
+                wrong += jobs[r].gathered[2 * q] != q * 10.0 + 0.5 ||
+                         jobs[r].gathered[2 * q + 1] != -(double)q;
+        T_EQ_U(wrong, 0);
+        free_jobs(jobs, k);
+    }
+    {
+        struct coll co;
+        struct coll_cfg cc = { .kind = COLL_TCP_CUDA, .algo = COLL_RD, .rank = 0, .world = 1,
+                               .dtype = DTYPE_F32, .max_n = 4, .timeout = 1.0 };
+        T_EQ_I(coll_init(&co, &cc, err), ERR_USAGE);
+        T_HAS(err, "--algo rd");
+        cc.kind = COLL_TCP;
+        T_EQ_I(coll_init(&co, &cc, err), 0);
+        T_STR(coll_algo_name(&co), "rd");
+        coll_destroy(&co);
+    }
+
+    /* ------------------------------------------ one rank, fake partners */
+    {
+        static const struct {
+            const char *id, *name, *want;
+            uint16_t type;
+            uint32_t rank;
+            uint64_t step, aux, len;
+        } bad[] = {
+            { "rd-2.1", "a CHUNK from another rank on a partner's connection refused", "a frame from rank 2 on rank 0's connection", PROTO_CHUNK, 2, 0, 1, 64 },
+            { "rd-2.2", "a CHUNK of the wrong round refused", "round 2, expected round 1", PROTO_CHUNK, 0, 0, 2, 64 },
+            { "rd-2.3", "a CHUNK of the wrong size refused", "72 bytes in round 1, expected 64", PROTO_CHUNK, 0, 0, 1, 72 },
+            { "rd-2.4", "a CHUNK for the wrong step refused", "CHUNK for step 5", PROTO_CHUNK, 0, 5, 1, 64 },
+            { "rd-2.5", "a frame of the wrong type refused", "PUSH instead of CHUNK", PROTO_PUSH, 0, 0, 1, 16 + 64 },
+        };
+        for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+            struct single s;
+            double v[8], pay[10] = { 0 };
+            char again[ERR_LEN];
+            T_CASE(bad[b].id, bad[b].name);
+            T_EQ_I(single_open(&s, T_S), 0);
+            put_frame(s.end0, bad[b].type, bad[b].rank, bad[b].step, bad[b].aux, pay,
+                      (size_t)bad[b].len);
+            T_TRUE(single_allreduce(&s, v, err) != 0);
+            T_HAS(err, "lost rank 0 (127.0.0.1:41000): sent a bad frame at step 0");
+            T_HAS(err, bad[b].want);
+            expect_abort(s.end3, 0, 0, "sent a bad frame");        /* told rank 3 */
+            /* Rank 0 gets our CHUNK, finished, and no ABORT: it is the one lost. */
+            {
+                struct proto_header h;
+                char text[PROTO_TEXT_MAX + 1];
+                T_EQ_I(get_frame(s.end0, &h, text, sizeof text), 0);
+                T_EQ_U(h.type, PROTO_CHUNK);
+                T_TRUE(nothing_more(s.end0));
+            }
+            T_TRUE(single_allreduce(&s, v, again) != 0);           /* stays failed */
+            T_STR(again, err);
+            single_close(&s);
+        }
+    }
+
+    T_CASE("rd-2.6", "bad magic from a partner refused before anything is read");
+    {
+        struct single s;
+        double v[8];
+        uint8_t junk[PROTO_HEADER_SIZE];
+        memset(junk, 'x', sizeof junk);
+        T_EQ_I(single_open(&s, T_S), 0);
+        T_EQ_I(write(s.end0, junk, sizeof junk), (int)sizeof junk);
+        T_EQ_I(single_allreduce(&s, v, err), ERR_PROTO_MAGIC);
+        T_HAS(err, "sent a bad frame at step 0: bad frame magic");
+        expect_abort(s.end3, 0, 0, "lost rank 0");
+        single_close(&s);
+    }
+
+    T_CASE("rd-2.7", "partner closes mid-frame: lost rank 0, at once, ABORT to rank 3");
+    {
+        struct single s;
+        double v[8], pay[4] = { 1.0 };
+        T_EQ_I(single_open(&s, LONG_T), 0);         /* EOF needs no timeout to be seen */
+        put_part(s.end0, PROTO_CHUNK, 0, 0, 1, 64, pay, 32);  /* 32 of 64 bytes */
+        s.end0 = (close(s.end0), -1);
+        double t0 = clock_now();
+        T_TRUE(single_allreduce(&s, v, err) != 0);
+        T_LE(clock_now() - t0, LONG_T / 2);                    /* no waiting */
+        T_STR(err, "lost rank 0 (127.0.0.1:41000): connection closed");
+        expect_abort(s.end3, 0, 0, "lost rank 0 (127.0.0.1:41000): connection closed (seen by rank 1)");
+        single_close(&s);
+    }
+
+    T_CASE("rd-2.8", "ABORT from a partner: reported, relayed to the others, not back");
+    {
+        struct single s;
+        double v[8];
+        const char *news = "lost rank 2 (127.0.0.1:41002): connection closed (seen by rank 0)";
+        T_EQ_I(single_open(&s, T_S), 0);
+        put_frame(s.end0, PROTO_ABORT, 0, 0, 2, news, strlen(news));
+        T_EQ_I(single_allreduce(&s, v, err), -ECONNABORTED);
+        T_STR(err, "rank 0 reported: lost rank 2 (127.0.0.1:41002): connection closed (seen by rank 0)");
+        expect_abort(s.end3, 0, 2, news);
+        {
+            struct proto_header h;
+            char text[PROTO_TEXT_MAX + 1];
+            T_EQ_I(get_frame(s.end0, &h, text, sizeof text), 0);   /* our CHUNK... */
+            T_EQ_U(h.type, PROTO_CHUNK);
+            T_TRUE(nothing_more(s.end0));                          /* ...no echo */
+        }
+        single_close(&s);
+    }
+
+    T_CASE("rd-2.9", "ABORT then close at once: the news is read, not a broken pipe");
+    {
+        struct single s;
+        double v[8];
+        const char *news = "rank 0 failed: step 3: NaN in the gradient";
+        T_EQ_I(single_open(&s, LONG_T), 0);
+        put_frame(s.end0, PROTO_ABORT, 0, 0, 0, news, strlen(news));
+        s.end0 = (close(s.end0), -1);
+        T_EQ_I(single_allreduce(&s, v, err), -ECONNABORTED);
+        T_STR(err, "rank 0 reported: rank 0 failed: step 3: NaN in the gradient");
+        expect_abort(s.end3, 0, 0, news);
+        single_close(&s);
+    }
+
+    T_CASE("rd-2.10", "a silent partner: caught by --timeout, named, ABORT to rank 3");
+    {
+        struct single s;
+        double v[8];
+        T_EQ_I(single_open(&s, T_S), 0);
+        double t0 = clock_now();
+        T_EQ_I(single_allreduce(&s, v, err), ERR_TIMEOUT);
+        double dt = clock_now() - t0;
+        T_LE(T_S, dt);                                  /* the timeout, not sooner */
+        T_LE(dt, WATCHDOG);
+        T_HAS(err, "lost rank 0 (127.0.0.1:41000): no progress for 0.6 s");
+        expect_abort(s.end3, 0, 0, "no progress");
+        single_close(&s);
+    }
+
+    T_CASE("rd-2.11", "a suspicion corrected: rank 3 reports rank 2 while we listen; relayed to rank 0");
+    {
+        struct single s;
+        struct late3 l;
+        pthread_t th;
+        double v[8];
+        char text[PROTO_TEXT_MAX + 1];
+        struct proto_header h;
+        T_EQ_I(single_open(&s, T_S), 0);
+        l.fd = s.end3;
+        l.news = "lost rank 2 (127.0.0.1:41002): no progress for 0.6 s (seen by rank 3)";
+        l.saw_suspicion = 0;
+        pthread_create(&th, NULL, late3_main, &l);
+        T_EQ_I(single_allreduce(&s, v, err), ERR_TIMEOUT);
+        pthread_join(th, NULL);
+        T_TRUE(l.saw_suspicion);                                   /* our suspicion... */
+        T_STR(err, "rank 3 reported: lost rank 2 (127.0.0.1:41002): no progress for 0.6 s (seen by rank 3)");
+        T_EQ_I(get_frame(s.end0, &h, text, sizeof text), 0);      /* ...corrected: rank 0 */
+        T_EQ_U(h.type, PROTO_CHUNK);                               /* gets our CHUNK, then */
+        T_EQ_I(get_frame(s.end0, &h, text, sizeof text), 0);      /* rank 3's news */
+        T_EQ_U(h.type, PROTO_ABORT);
+        T_EQ_U(h.aux, 2);
+        T_STR(text, l.news);
+        single_close(&s);
+    }
+
+    T_CASE("rd-2.12", "xport_peer_abort: this rank's own failure told to every partner");
+    {
+        struct single s;
+        double v[8];
+        T_EQ_I(single_open(&s, T_S), 0);
+        T_EQ_I(xport_peer_abort(s.x, "step 3: NaN in the gradient"), 0);
+        expect_abort(s.end0, 0, 1, "rank 1 failed: step 3: NaN in the gradient");
+        expect_abort(s.end3, 0, 1, "rank 1 failed: step 3: NaN in the gradient");
+        T_TRUE(single_allreduce(&s, v, err) != 0);
+        T_HAS(err, "rank 1 failed");
+        single_close(&s);
+    }
+
+    T_CASE("rd-2.13", "a step with a rank that is not a partner: ERR_USAGE, nothing sent");
+    {
+        struct single s;
+        double v[8] = { 0 };
+        struct xport_peer_step st = { .peer = 2, .round = 1, .sbuf = v, .sbytes = 64,
+                                      .rbytes = 64, .patience = 1 };
+        T_EQ_I(single_open(&s, T_S), 0);
+        T_EQ_I(xport_peer_begin(s.x, &st, err), ERR_USAGE);
+        T_HAS(err, "rank 2");
+        T_TRUE(nothing_more(s.end0));
+        T_TRUE(nothing_more(s.end3));
+        single_close(&s);
+    }
+
+    T_CASE("rd-2.14", "patience: a step allowed 10 T outlasts a partner silent for 2.5 T");
+    {
+        struct single s;
+        struct delayed d;
+        pthread_t th;
+        double v[8] = { 0 }, in[8];
+        struct xport_peer_step st = { .peer = 0, .round = 1, .sbuf = v, .sbytes = 64,
+                                      .rbytes = 64, .patience = 10 };
+        int rc;
+        T_EQ_I(single_open(&s, 0.4), 0);
+        d.fd = s.end0;
+        d.after = 1.0;
+        pthread_create(&th, NULL, delayed_main, &d);
+        rc = xport_peer_begin(s.x, &st, err);
+        if (rc == 0)
+            rc = xport_peer_recv(s.x, in, 64, err);
+        if (rc == 0)
+            rc = xport_peer_end(s.x, err);
+        pthread_join(th, NULL);
+        T_EQ_I(rc, 0);
+        if (rc != 0)
+            printf("     %s\n", err);
+        single_close(&s);
+    }
+
+    T_CASE("rd-2.15", "set-up: a rank that is not a partner is refused, the partner taken");
+    {
+        /* Rank 2 of 4 (partners 3 and 0) connects down to rank 0, played
+         * by the test, and accepts up: rank 1 (not a partner) calls first
+         * and is refused, then rank 3 is taken. */
+        struct proto_hello job = { 64, DTYPE_F64, 2, 7, 0, 1024 };
+        struct stranger st1, st3, st0;
+        struct opener o;
+        pthread_t t0, t1, t3, to;
+        int lfd0, lfd2, port0, port2, partners[RD_PARTNERS_MAX];
+
+        memset(&o, 0, sizeof o);
+        T_EQ_I(net_listen("127.0.0.1", 0, &lfd0, &port0, err), 0);
+        T_EQ_I(net_listen("127.0.0.1", 0, &lfd2, &port2, err), 0);
+        for (int r = 0; r < 4; r++) {
+            strcpy(o.peers[r].addr, "127.0.0.1");
+            o.peers[r].addr_len = 9;
+            o.peers[r].port = (uint16_t)(r == 0 ? port0 : r == 2 ? port2 : 41000 + r);
+        }
+        link_init(&o.link, 0, 0);
+        o.cfg.rank = 2;
+        o.cfg.world = 4;
+        o.cfg.lfd = lfd2;
+        o.cfg.peers = o.peers;
+        o.cfg.partners = partners;
+        o.cfg.npartners = rd_partners(2, 4, partners);
+        o.cfg.hello = job;
+        o.cfg.link = &o.link;
+        o.cfg.timeout = 5.0;
+        st0 = (struct stranger){ .port = lfd0, .rank = 0, .hello = job, .fd = -1 };
+        st1 = (struct stranger){ .port = port2, .rank = 1, .hello = job, .fd = -1 };
+        st3 = (struct stranger){ .port = port2, .rank = 3, .hello = job, .fd = -1 };
+        pthread_create(&t0, NULL, answerer_main, &st0);    /* rank 0: accepts, answers */
+        pthread_create(&to, NULL, opener_main, &o);
+        pthread_create(&t1, NULL, stranger_main, &st1);
+        pthread_join(t1, NULL);                             /* refused first... */
+        pthread_create(&t3, NULL, stranger_main, &st3);
+        pthread_join(t3, NULL);                             /* ...then rank 3 */
+        pthread_join(to, NULL);
+        pthread_join(t0, NULL);
+        T_EQ_I(o.rc, 0);
+        if (o.rc != 0)
+            printf("     %s\n", o.err);
+        T_EQ_I(st1.rc, 0);
+        T_EQ_U(st1.answer.type, PROTO_ERROR);
+        T_HAS(st1.text, "says it is rank 1, expected rank 3");
+        T_EQ_I(st3.rc, 0);
+        T_EQ_U(st3.answer.type, PROTO_HELLO);
+        T_EQ_U(st3.answer.rank, 2);
+        T_EQ_I(st0.rc, 0);
+        xport_peer_close(o.x);
+        for (int i = 0; i < 3; i++) {
+            struct stranger *sp = i == 0 ? &st0 : i == 1 ? &st1 : &st3;
+            if (sp->fd >= 0)
+                close(sp->fd);
+        }
+        close(lfd0);
+        close(lfd2);
+    }
+
+    return t_done();
+}
