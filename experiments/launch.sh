@@ -344,7 +344,11 @@ else
         --coordinator "$(hostport "${rank_addr[0]}" 0)" "${adv[@]}" \
         --port-file "$dir/coord.port" "${common[@]}" "${wrk_extra[@]}" --csv "$dir/rec.rank.0"
     r0=$!
-    if wait_port "$dir/coord.port" "$r0" rank0; then
+    # A ring of one opens no coordinator (nothing to meet), so it writes
+    # no port file: there is nobody else to start.
+    if ((K == 1)); then
+        :
+    elif wait_port "$dir/coord.port" "$r0" rank0; then
         coord=$(hostport "${rank_addr[0]}" "$port")
         for ((r = 1; r < K; r++)); do
             [[ -n $wrap ]] && adv=(--advertise "${rank_addr[r]}")

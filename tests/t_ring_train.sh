@@ -78,6 +78,12 @@ job 60 "$PSR_BIN/ring_worker" --steps 20 --weights-out "$T_TMP/one.w"
 expect_rc 0
 cmp -s "$T_TMP/one.w.0" "$T_TMP/lin.ref.0" || t_fail "K=1 weights differ from the reference's"
 expect_grep err 'rank 0 of 1 (rank from default)'
+# Through the launcher too: a ring of one writes no coordinator port.
+job 60 bash "$launch" ring 1 --steps 20 --weights-out "$T_TMP/one.l"
+expect_rc 0
+cmp -s "$T_TMP/one.l.0" "$T_TMP/lin.ref.0" || t_fail "launch.sh ring 1: weights differ from the reference's"
+awk -F, 'NR == 2 && $1 == "ring" && $4 == 1 { ok = 1 } END { exit !ok }' "$T_TMP/out" ||
+    t_fail "launch.sh ring 1: no CSV row with K = 1: $(head -c 300 "$T_TMP/out")"
 t_end
 
 t_case ring-train-1.4 "4-rank --bench via launch.sh: every element checked, #wrong 0, a CSV row"
