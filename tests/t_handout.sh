@@ -46,5 +46,20 @@ grep -hqx identical "$T_TMP"/out.* || t_fail "exercise 5: weights not identical"
 # Exercise 2: the server's bytes per step are K x 4 MiB (plus headers).
 awk -F, '$1 == "ps" && $4 == 8 { if ($14 >= 8 * 4194304 && $14 < 8 * 4194304 * 1.001) ok = 1 } END { exit !ok }' "$T_TMP"/out.* ||
     t_fail "exercise 2: the K=8 server's bytes_in is not 8 x 4 MiB"
+# Exercise 7: mean-of-means exact with equal shards, wrong with unequal;
+# sync-every-micro moves 4x exercise 6's bytes per step.
+grep -hqx 'equal shards: mean-of-means is exact' "$T_TMP"/out.* || t_fail "exercise 7: equal-shard mean-of-means not identical"
+grep -hqx 'unequal shards: mean-of-means is wrong' "$T_TMP"/out.* || t_fail "exercise 7: unequal-shard mean-of-means not different"
+[ -s "$w/results/handout-7/loss.png" ] || t_fail "exercise 7: no loss.png"
+acc=$(grep -n -- '--batch 4096 --micro 4 --steps 1 --warmup 0$' "$T_TMP/cmds" | head -n 1 | cut -d: -f1)
+sync=$(grep -n -- '--mistake sync-every-micro$' "$T_TMP/cmds" | head -n 1 | cut -d: -f1)
+if [ -n "$acc" ] && [ -n "$sync" ]; then
+    a=$(awk -F, 'NR == 2 { print $14 }' "$T_TMP/out.$acc")
+    b=$(awk -F, 'NR == 2 { print $14 }' "$T_TMP/out.$sync")
+    awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b > 3.9 * a && b < 4.1 * a) }' ||
+        t_fail "exercise 7: sync-every-micro bytes_in $b is not 4x exercise 6's $a"
+else
+    t_fail "exercise 6/7 commands not found in the handout"
+fi
 t_end
 t_exit
