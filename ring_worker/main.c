@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "buckets.h"
 #include "cli.h"
 #include "clock.h"
 #include "coll.h"
@@ -65,6 +66,9 @@ struct opts {
     int bench;
     const char *loss_out;       /* --loss-out FILE: rank 0 writes the loss per step */
     int mistake;                /* --mistake (mistake.h) */
+    uint64_t bucket_bytes;      /* --bucket-size (buckets.h) */
+    int no_overlap;             /* --no-overlap */
+    const char *trace;          /* --trace FILE */
     uint64_t minbytes, maxbytes, piece;
     int stepfactor, warmup_iters, iters;
 };
@@ -253,6 +257,7 @@ int main(int argc, char **argv)
 {
     struct cli_common c;
     struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", "ring", 0, NULL, MISTAKE_NONE,
+                      BUCKETS_DEFAULT_BYTES, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20 };
     const struct cli_opt own[] = {
         { "coordinator", CLI_STRING, &o.coordinator, "HOST:PORT",
@@ -291,6 +296,13 @@ int main(int argc, char **argv)
           "rank 0: write the global loss of every step to FILE at the end", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &o.mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
           mistake_parse },
+        { "bucket-size", CLI_SIZE, &o.bucket_bytes, "SIZE",
+          "gradient buckets of whole layers, last layer first (default 25MiB)", 1, 0, NULL },
+        { "no-overlap", CLI_BOOL, &o.no_overlap, NULL,
+          "all-reduce the buckets after the backward pass, not during it", 0, 0, NULL },
+        { "trace", CLI_STRING, &o.trace, "FILE",
+          "write each rank's timeline to FILE.RANK (Chrome trace-event JSON, Perfetto)",
+          0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -331,6 +343,10 @@ int main(int argc, char **argv)
                  "is); use --device cpu --transport tcp", mistake_name(o.mistake));
         usage_fail(err);
     }
+    if (kind != COLL_TCP && (has_flag(xargc, xargv, "--bucket-size") ||
+                             has_flag(xargc, xargv, "--no-overlap") || o.trace))
+        usage_fail("--bucket-size/--no-overlap/--trace: buckets and overlap run on the CPU "
+                   "ring only (--device cpu --transport tcp)");
     log_init(PROG, c.rank);
     mistake_announce(o.mistake);
     clock_precise_timers();
@@ -455,7 +471,9 @@ int main(int argc, char **argv)
         rc = bench_run(&bc, err);
     } else {
         struct train_cfg tc = { .c = &c, .w = &w, .coll = &coll, .link = &link,
-                                .mistake = o.mistake, .loss_out = o.loss_out };
+                                .mistake = o.mistake, .loss_out = o.loss_out,
+                                .bucket_bytes = o.bucket_bytes, .no_overlap = o.no_overlap,
+                                .trace = o.trace };
         rc = metrics_record_init(&rec, (size_t)(c.steps - c.warmup));
         if (rc == 0) {
             snprintf(rec.system, sizeof rec.system, "ring");

@@ -49,6 +49,38 @@
  * in memory and written at the end (losscurve.h), also after a failure
  * (the steps done, marked incomplete).
  *
+ * BUCKETS AND OVERLAP (--bucket-size, --no-overlap, --trace; CPU only).
+ * The gradient is cut into buckets of whole layers in reverse layer order
+ * (buckets.h: filled from the last layer until a bucket reaches the size;
+ * a layer is never split). With one bucket (the default 25 MiB holds every
+ * built-in model unless --params is large) a step is exactly as above:
+ * one all-reduce of n + 3 elements after the backward pass. With several:
+ *   - each bucket is all-reduced on its own (coll_allreduce of its range),
+ *     in bucket order (the last layers first), then the 3-element trailer
+ *     (count and loss) on its own, once per step: the loss of the last
+ *     micro-batch is known only at the end of its backward pass;
+ *   - with overlap (the default then), the communication thread
+ *     (overlap.h) runs them: a bucket is handed over from the workload's
+ *     layer callback the moment its last layer is done, while the backward
+ *     pass goes on; the step waits for all of them before sgd_step. With
+ *     --micro m, micro-batches 0..m-2 only accumulate into the buffer and
+ *     only the last one's backward is overlapped (PyTorch DDP's no_sync):
+ *     a bucket's bytes are final only then;
+ *   - --no-overlap runs the same all-reduces, in the same order, on the
+ *     same bytes, after the backward pass: the baseline. So overlap on and
+ *     off give the same bits at the same bucket size.
+ * Across bucket sizes the bits may change: the ring sums an element in the
+ * order its chunk's owner dictates, and the chunks are cut from the
+ * bucket's length. Each order is a sum of the K rank values, so two orders
+ * differ by at most 2(K-1)u sum_k |g_k| per element (u the unit roundoff);
+ * with K = 2 the sum is a + b either way (exact: addition commutes); the
+ * synthetic workload is exact in any order. --mistake modes that change
+ * the gradient after the backward pass (no-divide-micro, mean-of-means,
+ * zero-grad-inside) and sync-every-micro use the buckets without overlap.
+ * --trace FILE writes each rank's timeline (trace.h). When there is more
+ * than one bucket, rank 0 logs the plan, and at the end the medians over
+ * the timed steps of its step, backward, all-reduce and wait times.
+ *
  * OWNERSHIP: train_run allocates its buffers at start and frees them
  * before it returns; nothing is allocated inside the step loop.
  */
@@ -71,6 +103,9 @@ struct train_cfg {
     struct link *link;
     int mistake;                   /* enum mistake (mistake.h); 0: none */
     const char *loss_out;          /* --loss-out FILE (rank 0 writes), or NULL */
+    uint64_t bucket_bytes;         /* --bucket-size; 0: BUCKETS_DEFAULT_BYTES */
+    int no_overlap;                /* --no-overlap: all buckets after the backward pass */
+    const char *trace;             /* --trace FILE (every rank writes FILE.RANK), or NULL */
 };
 
 /* train_check: the trailer's exactness bounds for this job; ERR_USAGE and
