@@ -46,6 +46,8 @@ size_k=4
 size_steps=5
 out=
 quick=0
+netns=0
+tc_rate=500mbit
 time_limit=120
 
 usage() {
@@ -63,6 +65,11 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
   --size-k K           K for the size sweep (default $size_k)
   --out DIR            results folder (default results/<date-time>)
   --quick              a small lab for tests: K 2 4, sizes 4K 64K, 3 steps
+  --netns              also run the K sweep across network namespaces with
+                       REAL kernel shaping (experiments/netns_cluster.sh, tc
+                       tbf at --rate; needs root or user namespaces), into
+                       <out>/netns/ with its own plots
+  --rate RATE          the tc rate for --netns (default $tc_rate)
   --help               this text
 EOF
 }
@@ -78,6 +85,8 @@ while [ $# -gt 0 ]; do
     --sizes) sizes=$2; shift 2 ;;
     --size-k) size_k=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --netns) netns=1; shift ;;
+    --rate) tc_rate=$2; shift 2 ;;
     --quick) quick=1; ks="2 4"; sizes="4K 64K"; steps=3; warmup=1; size_steps=3; bytes=256K; shift ;;
     --help|-h) usage; exit 0 ;;
     *) echo "lab.sh: unknown option '$1' (try --help)" >&2; exit 64 ;;
@@ -117,10 +126,11 @@ job() {
     local sys=$1 k=$2 nbytes=$3 csv=$4 name=$5 elems
     elems=$(( nbytes / 4 ))
     [ "$elems" -ge 1 ] || elems=1
-    if "$here/launch.sh" "$sys" "$k" --workload synthetic --dtype f32 --params "$elems" \
+    set -- "$here/launch.sh" "$sys" "$k" --workload synthetic --dtype f32 --params "$elems" \
         --steps "$steps" --warmup "$warmup" --link-bw "$link_bw" --link-latency "$link_lat" \
-        --timeout 30 --time-limit "$time_limit" --csv-out "$csv" \
-        >"$out/logs/$name.out" 2>"$out/logs/$name.log"; then
+        --timeout 30 --time-limit "$time_limit" --csv-out "$csv"
+    echo "$name: $*" >> "$out/commands.txt"         # the manifest lists every job
+    if "$@" >"$out/logs/$name.out" 2>"$out/logs/$name.log"; then
         return 0
     fi
     failed=$((failed + 1))
@@ -149,6 +159,54 @@ for sys in ps ring; do
         fi
     done
 done
+
+# ------------------------------------------------------------ 2b. namespaces
+# The same K sweep across network namespaces, each host's link shaped by
+# the kernel (tc tbf), no in-process pacing. The rows carry no link_bw or
+# model; they are filled in from the tc rate (latency 0: netem is missing
+# on many kernels, and netns_cluster.sh says which) so the plots can draw
+# the model. tbf counts Ethernet/IP/TCP headers, so expect ~4.6% over it.
+if [ "$netns" = 1 ]; then
+    mkdir -p "$out/netns"
+    for sys in ps ring; do
+        for k in $ks; do
+            [ "$sys" = ring ] && [ "$k" -lt 2 ] && continue
+            progress "[2/5] namespaces: $sys K=$k (tc tbf $tc_rate) ..."
+            elems=$(( nb / 4 ))
+            set -- "$here/netns_cluster.sh" "$sys" "$k" --rate "$tc_rate" --workload synthetic --dtype f32 \
+                --params "$elems" --steps "$steps" --warmup "$warmup" --timeout 30 \
+                --time-limit "$time_limit" --csv-out "$out/netns/raw.csv"
+            echo "netns_${sys}_$k: $*" >> "$out/commands.txt"
+            if "$@" >"$out/logs/netns_${sys}_$k.out" 2>"$out/logs/netns_${sys}_$k.log"; then
+                done_line "[2/5] namespaces: $sys K=$k done ($(elapsed))"
+            else
+                failed=$((failed + 1))
+                echo "lab.sh: netns $sys K=$k failed; see $out/logs/netns_${sys}_$k.log:" >&2
+                tail -n 3 "$out/logs/netns_${sys}_$k.log" | sed 's/^/    /' >&2
+            fi
+        done
+    done
+    # Fill link_bw (bytes/s), link_latency (0) and model_s from each row's
+    # "# netns ... tc_rate_bps=R" line, which follows the row.
+    awk -F, -v OFS=, '
+        NR == 1 { print; next }
+        /^# netns/ { n = split($0, f, " ");
+                     for (i = 1; i <= n; i++) if (f[i] ~ /^tc_rate_bps=/) { split(f[i], v, "="); bw = v[2] / 8 }
+                     if (row != "") { split(row, c, ","); k = c[4]; b = c[5];
+                        m = (c[1] == "ps") ? 2 * k * b / bw : 2 * (k - 1) / k * b / bw;
+                        c[16] = bw; c[17] = 0; c[18] = m; c[19] = "";
+                        line = c[1]; for (i = 2; i <= 19; i++) line = line "," c[i]; print line }
+                     print; row = ""; next }
+        /^#/ { print; next }
+        { row = $0 }' "$out/netns/raw.csv" > "$out/netns/k_sweep.csv" 2>/dev/null
+    nsub="namespaces: REAL tc tbf at $tc_rate per host link (not emulated), kernel latency only; synthetic f32"
+    for p in k_time k_bytes; do
+        for fmt in png svg; do
+            gnuplot -e "dir='$root/plots/'; file='$out/netns/k_sweep.csv'; fmt='$fmt'; out='$out/netns/$p.$fmt'; sub='n = $bytes, $nsub'" \
+                "$root/plots/$p.gp" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
+        done
+    done
+fi
 
 # ------------------------------------------------------------ 3. size sweep
 for sys in ps ring; do
@@ -214,14 +272,22 @@ fi
     echo "link_latency: $link_lat (EMULATED, one-way)"
     echo "k_sweep: ks=\"$ks\" bytes=$bytes steps=$steps warmup=$warmup workload=synthetic dtype=f32"
     echo "size_sweep: K=$size_k sizes=\"$sizes\" steps=$size_steps"
+    [ "$netns" = 1 ] && echo "netns: K sweep across network namespaces, tc tbf $tc_rate (REAL kernel shaping), results in netns/"
     echo "host_bound_rows: ${hb:-none}"
     [ -n "$lb" ] && echo "warning: $lb"
     echo "jobs_failed: $failed"
+    echo "# every job's command line (the loss curves: experiments/lab_loss.sh \"$out\", logs/loss.log)"
+    cat "$out/commands.txt" 2>/dev/null
 } > "$out/manifest.txt"
 
 echo "model vs measured (time_s / model_s), K sweep:"
 awk -F, 'FNR > 1 && $18 != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f%s\n", $1, $4, $7, $18, $7 / $18, ($19 == 1 ? "  HOST-BOUND (CPU, not the link)" : "") }' \
     "$out/k_sweep.csv" 2>/dev/null
+if [ "$netns" = 1 ]; then
+    echo "namespaces (tc tbf $tc_rate, latency 0 in the model), K sweep:"
+    awk -F, 'FNR > 1 && !/^#/ && $18 != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f\n", $1, $4, $7, $18, $7 / $18 }' \
+        "$out/netns/k_sweep.csv" 2>/dev/null
+fi
 [ -n "$hb" ] && echo "host-bound rows (the CPU, not the emulated link, set the pace): $hb"
 [ -n "$lb" ] && echo "warning: $lb; the emulated link may not be the bottleneck"
 echo "results: $out (manifest.txt, k_sweep.csv, size_sweep.csv, model.txt, plots)"

@@ -37,6 +37,8 @@ expect_grep out 'model vs measured'
 grep -q '^loopback_MBps: [0-9]' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the loopback rate"
 grep -q '^git: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the git revision"
 grep -q '^jobs_failed: 0' "$T_TMP/lab/manifest.txt" || t_fail "manifest: jobs failed"
+grep -q '^k_ps_2: .*launch.sh ps 2 .*--link-bw' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the jobs' command lines"
+[ -s "$T_TMP/lab/loss.png" ] || t_fail "no loss.png (experiments/lab_loss.sh)"
 grep -q ' 512 ' "$T_TMP/lab/model.txt" || t_fail "model.txt lacks the seed's K=512 row"
 t_end
 
