@@ -31,7 +31,7 @@
  * OUTPUT. Rank 0 prints, under '#' comment lines, one row per size:
  *     size count type time(us) algbw(GB/s) busbw(GB/s) #wrong
  * With --csv FILE every rank writes its metrics record (system ring, algo
- * ring, transport tcp, tcp-cuda or nccl; one step per timed iteration, its own time and
+ * ring or rd, transport tcp, tcp-cuda or nccl; one step per timed iteration, its own time and
  * bytes): to FILE when the sweep has one size, else to FILE.SIZE for each
  * size (SIZE in bytes), so psr_merge can merge one size's records.
  *
