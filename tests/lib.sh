@@ -27,7 +27,8 @@ job() {
 
 # expect_rc WANT: the last job's status.
 expect_rc() {
-    [ "$rc" = "$1" ] || t_fail "exit status $rc, want $1; stderr: $(head -c 300 "$T_TMP/err")"
+    [ "$rc" = "$1" ] || t_fail "exit status $rc, want $1; stderr begins: $(head -c 300 "$T_TMP/err")
+     ... and ends: $(tail -c 900 "$T_TMP/err")"
 }
 # expect_grep FILE PATTERN: FILE (out or err of the last job) matches.
 expect_grep() {
