@@ -61,5 +61,11 @@ if [ -n "$acc" ] && [ -n "$sync" ]; then
 else
     t_fail "exercise 6/7 commands not found in the handout"
 fi
+# Exercises 8 and 9: the rows say which algorithm ran; the bucket runs say
+# whether they overlapped (timings are printed, never asserted).
+grep -hq '^ring,rd,tcp,8,4096,' "$T_TMP"/out.* || t_fail "exercise 8: no rd row at 4 KiB"
+grep -hq '^ring,ring,tcp,8,1048576,' "$T_TMP"/out.* || t_fail "exercise 8: no ring row at 1 MiB"
+grep -hq 'medians over .* (overlap on)' "$T_TMP"/err.* || t_fail "exercise 9: no overlapped run"
+grep -hq 'medians over .* (overlap off)' "$T_TMP"/err.* || t_fail "exercise 9: no --no-overlap run"
 t_end
 t_exit
