@@ -46,6 +46,10 @@ sh "$(dirname "$0")/bench_ring.sh" || status=1
 echo "== bench_rd.sh"
 bash "$(dirname "$0")/bench_rd.sh" || status=1
 
+# Buckets and overlap on the ring: bucket-size and backward-time sweeps.
+echo "== bench_overlap.sh (output: $out/overlap/)"
+bash "$(dirname "$0")/bench_overlap.sh" $quick "$out/overlap" || status=1
+
 # The GPU kernels against a device-to-device copy, and NCCL with one rank:
 # only where a CUDA device answers (docs/gpu.md).
 if [ -x "$PSR_BIN/bench_gpu" ] && "$PSR_BIN/bench_gpu" --probe >/dev/null 2>&1; then
