@@ -35,7 +35,6 @@
  * ignored (0 when not given): this one process is every worker.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,42 +46,9 @@
 #include "mistake.h"
 #include "sgd.h"
 #include "vec.h"
+#include "weights.h"
 #include "workload.h"
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
-/* weights_write: the weights to PATH.0, one "%.17g" value per line. */
-static int weights_write(const char *path, const void *w, size_t n, int dtype, char *err)
-{
-    char file[CLI_PATH_MAX];
-    FILE *f;
-    int rc = 0;
-
-    snprintf(file, sizeof file, "%s.0", path);
-    f = fopen(file, "w");
-    if (!f) {
-        rc = -errno;
-        say(err, "--weights-out: cannot write %s: %s", file, strerror(errno));
-        return rc;
-    }
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%.17g\n", vec_get(w, i, dtype));
-    if (ferror(f))
-        rc = -EIO;
-    if (fclose(f) != 0 && rc == 0)
-        rc = -errno;
-    if (rc != 0)
-        say(err, "--weights-out: writing %s: %s", file, err_str(rc));
-    return rc;
-}
 
 /* The buffers of a run, allocated before the first step. */
 struct bufs {
@@ -238,7 +204,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "reference: %s\n", err);
         goto out;
     }
-    if (o.weights_out && weights_write(o.weights_out, b.weights, w.n, o.dtype, err) != 0) {
+    if (o.weights_out && weights_write(o.weights_out, 0, b.weights, w.n, o.dtype, err) != 0) {
         fprintf(stderr, "reference: %s\n", err);
         goto out;
     }

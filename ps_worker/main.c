@@ -62,6 +62,7 @@
 #include "mistake.h"
 #include "proto.h"
 #include "vec.h"
+#include "weights.h"
 #include "workload.h"
 
 static const char synopsis[] =
@@ -79,32 +80,6 @@ static void say(char *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, ERR_LEN, fmt, ap);
     va_end(ap);
-}
-
-/* weights_write: the weights to PATH.RANK, one "%.17g" value per line. */
-static int weights_write(const char *path, int rank, const void *w, size_t n, int dtype,
-                         char *err)
-{
-    char file[CLI_PATH_MAX];
-    FILE *f;
-    int rc = 0;
-
-    snprintf(file, sizeof file, "%s.%d", path, rank);
-    f = fopen(file, "w");
-    if (!f) {
-        rc = -errno;
-        say(err, "--weights-out: cannot write %s: %s", file, strerror(errno));
-        return rc;
-    }
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%.17g\n", vec_get(w, i, dtype));
-    if (ferror(f))
-        rc = -EIO;
-    if (fclose(f) != 0 && rc == 0)
-        rc = -errno;
-    if (rc != 0)
-        say(err, "--weights-out: writing %s: %s", file, err_str(rc));
-    return rc;
 }
 
 /* record_setup: the metrics record's fixed fields, room for every timed

@@ -35,6 +35,7 @@
 #include "sgd.h"
 #include "trace.h"
 #include "vec.h"
+#include "weights.h"
 
 #define COUNT_SPLIT TRAIN_COUNT_SPLIT
 #define LOSS_LOG_EVERY_S 1.0
@@ -60,29 +61,6 @@ int train_check(const struct cli_common *c, uint64_t batch, char *err)
         return ERR_USAGE;
     }
     return 0;
-}
-
-int train_weights_write(const char *path, int rank, const void *w, size_t n, int dtype,
-                        char *err)
-{
-    char name[CLI_PATH_MAX + 16];
-    FILE *f;
-    int rc = 0;
-
-    snprintf(name, sizeof name, "%s.%d", path, rank);
-    f = fopen(name, "w");
-    if (!f) {
-        rc = -errno;
-        say(err, "--weights-out %s: %s", name, strerror(errno));
-        return rc;
-    }
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%.17g\n", vec_get(w, i, dtype));
-    if (fclose(f) != 0) {
-        rc = -errno;
-        say(err, "--weights-out %s: %s", name, strerror(errno));
-    }
-    return rc;
 }
 
 /* Everything a run uses, allocated before its first step. */
@@ -498,7 +476,7 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
                 b.overlap ? "on" : "off");
     }
     if (c->weights_out)
-        rc = train_weights_write(c->weights_out, c->rank, b.weights, n, c->dtype, err);
+        rc = weights_write(c->weights_out, c->rank, b.weights, n, c->dtype, err);
 out:
     if (loss_out) {
         char why[ERR_LEN];

@@ -121,9 +121,4 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
  * (COLL_TCP_CUDA, COLL_NCCL). Same results, checks, log and record. */
 int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err);
 
-/* train_weights_write: --weights-out: PATH.RANK, one "%.17g" per line, from
- * n host elements of dtype. */
-int train_weights_write(const char *path, int rank, const void *w, size_t n, int dtype,
-                        char *err);
-
 #endif /* TRAIN_H */

@@ -47,6 +47,7 @@
 #include "losscurve.h"
 #include "mistake.h"
 #include "vec.h"
+#include "weights.h"
 
 #define LOSS_LOG_EVERY_S 1.0
 
@@ -259,7 +260,7 @@ fail:
     if ((rc = gpu_stream_wait(st, c->timeout, err)) != 0)      /* the last update */
         goto out;
     if (c->weights_out)
-        rc = train_weights_write(c->weights_out, c->rank, d.hg, n, c->dtype, err);
+        rc = weights_write(c->weights_out, c->rank, d.hg, n, c->dtype, err);
 out:
     if (loss_out) {
         char why[ERR_LEN];
