@@ -1,6 +1,8 @@
 /* err.c -- the text of psring's error codes (see err.h). */
 #include "err.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const names[] = {
@@ -30,4 +32,15 @@ const char *err_str(int code)
     if (code >= ERR_BASE && code < ERR_LAST && names[code - ERR_BASE])
         return names[code - ERR_BASE];
     return "unknown error";
+}
+
+void err_say(char *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, ERR_LEN, fmt, ap);
+    va_end(ap);
 }

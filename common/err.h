@@ -38,4 +38,9 @@ enum err_code {
 /* err_str: a static string for any code (never NULL, never freed). */
 const char *err_str(int code);
 
+/* err_say: the printf-style one-line reason into err[ERR_LEN] (truncated
+ * to fit); nothing when err is NULL. What every module's failures use. */
+__attribute__((format(printf, 2, 3)))
+void err_say(char *err, const char *fmt, ...);
+
 #endif /* ERR_H */

@@ -60,18 +60,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 /* "host:port", bracketing an IPv6 literal. */
 static void fmt_hostport(char *out, size_t n, const char *host, int port)
 {
@@ -214,7 +202,7 @@ int net_parse_hostport(const char *s, char *host, size_t hostlen, int *port, cha
         hl = (size_t)(colon - s);
         if (hl == 0 || memchr(h, ':', hl)) {
             if (hl != 0) {
-                say(err, "bad address \"%s\": an IPv6 address needs brackets, [ADDR]:PORT", s);
+                err_say(err, "bad address \"%s\": an IPv6 address needs brackets, [ADDR]:PORT", s);
                 return ERR_USAGE;
             }
             goto bad;
@@ -231,12 +219,12 @@ int net_parse_hostport(const char *s, char *host, size_t hostlen, int *port, cha
             goto bad;
         v = v * 10 + (*p - '0');
         if (v > 65535) {
-            say(err, "bad address \"%s\": port out of range 0..65535", s);
+            err_say(err, "bad address \"%s\": port out of range 0..65535", s);
             return ERR_USAGE;
         }
     }
     if (hl >= hostlen) {
-        say(err, "bad address \"%s\": host name too long", s);
+        err_say(err, "bad address \"%s\": host name too long", s);
         return ERR_USAGE;
     }
     memcpy(host, h, hl);
@@ -244,7 +232,7 @@ int net_parse_hostport(const char *s, char *host, size_t hostlen, int *port, cha
     *port = (int)v;
     return 0;
 bad:
-    say(err, "bad address \"%s\": expected HOST:PORT or [IPV6]:PORT, port 0..65535",
+    err_say(err, "bad address \"%s\": expected HOST:PORT or [IPV6]:PORT, port 0..65535",
         s ? s : "(null)");
     return ERR_USAGE;
 }
@@ -261,7 +249,7 @@ int net_listen(const char *host, int port, int *fd, int *bound_port, char *err)
         host = "127.0.0.1";
     fmt_hostport(where, sizeof where, host, port);
     if (port < 0 || port > 65535) {
-        say(err, "listen %s: port out of range 0..65535", where);
+        err_say(err, "listen %s: port out of range 0..65535", where);
         return ERR_USAGE;
     }
     memset(&hints, 0, sizeof hints);
@@ -271,7 +259,7 @@ int net_listen(const char *host, int port, int *fd, int *bound_port, char *err)
     snprintf(ps, sizeof ps, "%d", port);
     rc = getaddrinfo(host, ps, &hints, &res);
     if (rc != 0) {
-        say(err, "listen %s: %s", where, rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+        err_say(err, "listen %s: %s", where, rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
         return ERR_RESOLVE;
     }
     rc = -EADDRNOTAVAIL;
@@ -293,7 +281,7 @@ int net_listen(const char *host, int port, int *fd, int *bound_port, char *err)
     }
     freeaddrinfo(res);
     if (s < 0) {
-        say(err, "listen %s: %s", where, err_str(rc));
+        err_say(err, "listen %s: %s", where, err_str(rc));
         return rc;
     }
     if (bound_port) {
@@ -301,7 +289,7 @@ int net_listen(const char *host, int port, int *fd, int *bound_port, char *err)
         socklen_t len = sizeof ss;
         if (getsockname(s, (struct sockaddr *)&ss, &len) != 0) {
             rc = -errno;
-            say(err, "listen %s: getsockname: %s", where, err_str(rc));
+            err_say(err, "listen %s: getsockname: %s", where, err_str(rc));
             close(s);
             return rc;
         }
@@ -336,19 +324,19 @@ int net_accept(int lfd, double timeout_s, int *fd, char *peer, char *err)
         if (errno != EAGAIN && errno != EWOULDBLOCK) {
             rc = -errno;
             fd_name(lfd, where, sizeof where);
-            say(err, "accept on %s: %s", where, err_str(rc));
+            err_say(err, "accept on %s: %s", where, err_str(rc));
             return rc;
         }
         if (clock_now() >= deadline) {
             fd_name(lfd, where, sizeof where);
-            say(err, "accept on %s: no connection within %.1f s", where, timeout_s);
+            err_say(err, "accept on %s: no connection within %.1f s", where, timeout_s);
             return ERR_TIMEOUT;
         }
         struct pollfd p = { .fd = lfd, .events = POLLIN };
         rc = wait_until(&p, 1, deadline);
         if (rc < 0) {
             fd_name(lfd, where, sizeof where);
-            say(err, "accept on %s: poll: %s", where, err_str(rc));
+            err_say(err, "accept on %s: poll: %s", where, err_str(rc));
             return rc;
         }
     }
@@ -423,7 +411,7 @@ int net_connect(const char *host, int port, double timeout_s, int *fd, char *err
         host = "127.0.0.1";
     fmt_hostport(where, sizeof where, host, port);
     if (port < 0 || port > 65535) {
-        say(err, "connect %s: port out of range 0..65535", where);
+        err_say(err, "connect %s: port out of range 0..65535", where);
         return ERR_USAGE;
     }
     deadline = t0 + (timeout_s > 0 ? timeout_s : 0);
@@ -438,7 +426,7 @@ int net_connect(const char *host, int port, double timeout_s, int *fd, char *err
         if (gai != 0 && (gai != EAI_AGAIN || clock_now() >= deadline)) {
             /* A name that does not resolve will not start resolving: fail
              * at once. Only a temporary failure (EAI_AGAIN) is retried. */
-            say(err, "connect %s: %s", where,
+            err_say(err, "connect %s: %s", where,
                 gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
             return ERR_RESOLVE;
         }
@@ -454,7 +442,7 @@ int net_connect(const char *host, int port, double timeout_s, int *fd, char *err
             return 0;
         now = clock_now();
         if (gai == 0 && (!retryable(rc) || now >= deadline)) {
-            say(err, "connect %s: %s (%d tr%s in %.1f s)", where, err_str(rc), tries,
+            err_say(err, "connect %s: %s (%d tr%s in %.1f s)", where, err_str(rc), tries,
                 tries == 1 ? "y" : "ies", now - t0);
             return rc;
         }
@@ -489,10 +477,10 @@ static const char *peer_name(const struct dir *x)
 static int io_fail(const struct dir *x, int rc, char *err)
 {
     if (rc == ERR_EOF)
-        say(err, "recv from %s: connection closed after %zu of %zu bytes",
+        err_say(err, "recv from %s: connection closed after %zu of %zu bytes",
             peer_name(x), x->done, x->len);
     else
-        say(err, "%s %s: %s (after %zu of %zu bytes)", x->send ? "send to" : "recv from",
+        err_say(err, "%s %s: %s (after %zu of %zu bytes)", x->send ? "send to" : "recv from",
             peer_name(x), err_str(rc), x->done, x->len);
     return rc;
 }
@@ -620,14 +608,14 @@ static int idle_fail(struct dir *d, int n, double idle_s, char *err)
         }
     }
     if (r && s)
-        say(err, "recv from %s / send to %s: timed out after %.1f s without progress "
+        err_say(err, "recv from %s / send to %s: timed out after %.1f s without progress "
             "(got %zu of %zu, sent %zu of %zu bytes)", peer_name(r), peer_name(s), idle_s,
             r->done, r->len, s->done, s->len);
     else if (r)
-        say(err, "recv from %s: timed out after %.1f s without progress (got %zu of %zu bytes)",
+        err_say(err, "recv from %s: timed out after %.1f s without progress (got %zu of %zu bytes)",
             peer_name(r), idle_s, r->done, r->len);
     else if (s)
-        say(err, "send to %s: timed out after %.1f s without progress (sent %zu of %zu bytes)",
+        err_say(err, "send to %s: timed out after %.1f s without progress (sent %zu of %zu bytes)",
             peer_name(s), idle_s, s->done, s->len);
     return ERR_TIMEOUT;
 }
@@ -698,7 +686,7 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
         }
         if (!polled && !isfinite(wake)) {
             /* Nothing to wait for can only mean a logic error; never hang. */
-            say(err, "net: transfer with nothing to wait for");
+            err_say(err, "net: transfer with nothing to wait for");
             return ERR_USAGE;
         }
         if (spin) {
@@ -707,7 +695,7 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
         }
         rc = wait_until(p, (nfds_t)n, wake);
         if (rc < 0) {
-            say(err, "net: poll: %s", err_str(rc));
+            err_say(err, "net: poll: %s", err_str(rc));
             return rc;
         }
         for (int i = 0; i < n; i++)
@@ -771,18 +759,18 @@ int net_port_file_write(const char *path, int port, char *err)
     ssize_t w;
 
     if (!path || !*path) {
-        say(err, "port file: empty path");
+        err_say(err, "port file: empty path");
         return ERR_USAGE;
     }
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp) {
-        say(err, "port file %s: %s", path, strerror(ENAMETOOLONG));
+        err_say(err, "port file %s: %s", path, strerror(ENAMETOOLONG));
         return -ENAMETOOLONG;
     }
     len = snprintf(text, sizeof text, "%d\n", port);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = -errno;
-        say(err, "port file %s: %s", path, err_str(rc));
+        err_say(err, "port file %s: %s", path, err_str(rc));
         return rc;
     }
     do {
@@ -796,7 +784,7 @@ int net_port_file_write(const char *path, int port, char *err)
         rc = -errno;
     if (rc != 0) {
         unlink(tmp);
-        say(err, "port file %s: %s", path, err_str(rc));
+        err_say(err, "port file %s: %s", path, err_str(rc));
     }
     return rc;
 }

@@ -27,16 +27,6 @@ static unsigned long long ull(uint64_t x)
     return (unsigned long long)x;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 /* dead: the session refuses everything from now on; returns code. */
 static int dead(struct session *s, int code)
 {
@@ -129,9 +119,9 @@ static int bad_header(struct session *s, const struct store *st, int rc, char *e
         break;
     }
     if (s->state == SESSION_NEW)
-        say(err, "bad frame: %s", why);
+        err_say(err, "bad frame: %s", why);
     else
-        say(err, "%s: bad frame at step %llu: %s", who(s, w, sizeof w),
+        err_say(err, "%s: bad frame at step %llu: %s", who(s, w, sizeof w),
             ull(store_step(st)), why);
     return dead(s, rc);
 }
@@ -144,31 +134,31 @@ static int check_hello(struct session *s, char *err)
     int rc = proto_hello_decode((const uint8_t *)s->text, s->small_have, &s->hello);
 
     if (rc != 0) {
-        say(err, "HELLO refused: rank %u: malformed (%s)", (unsigned)s->h.rank, err_str(rc));
+        err_say(err, "HELLO refused: rank %u: malformed (%s)", (unsigned)s->h.rank, err_str(rc));
         return dead(s, rc);
     }
     /* The token first: a stranger learns nothing of the job's settings. */
     if (m->token != c->token) {
-        say(err, "HELLO refused: rank %u: %s", (unsigned)s->h.rank,
+        err_say(err, "HELLO refused: rank %u: %s", (unsigned)s->h.rank,
             c->token == 0 ? "it sends a token and this server has none (PSRING_TOKEN)" :
             m->token == 0 ? "no token, and this server has one (set PSRING_TOKEN)" :
                             "wrong token (PSRING_TOKEN differs from the server's)");
         return dead(s, ERR_MISMATCH);
     }
     if (m->n != c->n)
-        say(err, "HELLO refused: rank %u: n = %llu parameters, this server has n = %llu",
+        err_say(err, "HELLO refused: rank %u: n = %llu parameters, this server has n = %llu",
             (unsigned)s->h.rank, ull(m->n), ull(c->n));
     else if ((int)m->dtype != c->dtype)
-        say(err, "HELLO refused: rank %u: dtype %s, this server has %s", (unsigned)s->h.rank,
+        err_say(err, "HELLO refused: rank %u: dtype %s, this server has %s", (unsigned)s->h.rank,
             dtype_name((int)m->dtype), dtype_name(c->dtype));
     else if ((int)m->workload != c->workload)
-        say(err, "HELLO refused: rank %u: workload %s, this server has %s",
+        err_say(err, "HELLO refused: rank %u: workload %s, this server has %s",
             (unsigned)s->h.rank, workload_name((int)m->workload), workload_name(c->workload));
     else if (m->seed != c->seed)
-        say(err, "HELLO refused: rank %u: seed %llu, this server has %llu",
+        err_say(err, "HELLO refused: rank %u: seed %llu, this server has %llu",
             (unsigned)s->h.rank, ull(m->seed), ull(c->seed));
     else if (m->batch != c->batch)
-        say(err, "HELLO refused: rank %u: batch B = %llu, this server has B = %llu",
+        err_say(err, "HELLO refused: rank %u: batch B = %llu, this server has B = %llu",
             (unsigned)s->h.rank, ull(m->batch), ull(c->batch));
     else
         return 0;
@@ -186,64 +176,64 @@ static int check_frame(struct session *s, const struct store *st, char *err)
     if (s->state == SESSION_NEW) {
         if (h->type == PROTO_HELLO || h->type == PROTO_ERROR) {
             if (h->rank == PROTO_RANK_SERVER) {
-                say(err, "HELLO refused: the rank field says it comes from a server");
+                err_say(err, "HELLO refused: the rank field says it comes from a server");
                 return dead(s, ERR_PROTO_RANK);
             }
             return 0;
         }
-        say(err, "bad frame: %s before HELLO (rank %u)", type, (unsigned)h->rank);
+        err_say(err, "bad frame: %s before HELLO (rank %u)", type, (unsigned)h->rank);
         return dead(s, ERR_PROTO_TYPE);
     }
     who(s, w, sizeof w);
     if (s->state == SESSION_DONE) {
-        say(err, "%s: %s after BYE", w, type);
+        err_say(err, "%s: %s after BYE", w, type);
         return dead(s, ERR_PROTO_TYPE);
     }
     if (h->rank != s->rank) {
-        say(err, "%s: %s at step %llu says it is from rank %u", w, type,
+        err_say(err, "%s: %s at step %llu says it is from rank %u", w, type,
             ull(store_step(st)), (unsigned)h->rank);
         return dead(s, ERR_PROTO_RANK);
     }
     switch (h->type) {
     case PROTO_PUSH:
         if (h->aux != s->cfg->lo) {
-            say(err, "%s: push for step %llu starts at element %llu, this server owns "
+            err_say(err, "%s: push for step %llu starts at element %llu, this server owns "
                 "[%llu, %llu)", w, ull(h->step), ull(h->aux), ull(s->cfg->lo), ull(s->cfg->hi));
             return dead(s, ERR_PROTO_FIELD);
         }
         if (h->length != push_length(s->cfg)) {
-            say(err, "%s: push for step %llu has %llu payload bytes, this server takes %llu "
+            err_say(err, "%s: push for step %llu has %llu payload bytes, this server takes %llu "
                 "(16 + %llu elements of %s)", w, ull(h->step), ull(h->length),
                 ull(push_length(s->cfg)), ull(s->cfg->hi - s->cfg->lo),
                 dtype_name(s->cfg->dtype));
             return dead(s, ERR_PROTO_SIZE);
         }
         if (h->step >= s->cfg->steps) {
-            say(err, "%s: push for step %llu after the last step (%llu steps)", w,
+            err_say(err, "%s: push for step %llu after the last step (%llu steps)", w,
                 ull(h->step), ull(s->cfg->steps));
             return dead(s, ERR_PROTO_FIELD);
         }
         if (s->pulling) {
-            say(err, "%s: push for step %llu before it received the weights of step %llu",
+            err_say(err, "%s: push for step %llu before it received the weights of step %llu",
                 w, ull(h->step), ull(store_step(st) ? store_step(st) - 1 : 0));
             return dead(s, ERR_PROTO_FIELD);
         }
         return 0;
     case PROTO_BYE:
         if (store_step(st) < s->cfg->steps) {
-            say(err, "%s: BYE at step %llu, before the last step (%llu steps)", w,
+            err_say(err, "%s: BYE at step %llu, before the last step (%llu steps)", w,
                 ull(store_step(st)), ull(s->cfg->steps));
             return dead(s, ERR_PROTO_FIELD);
         }
         if (s->pulling) {
-            say(err, "%s: BYE before it received the weights of the last step", w);
+            err_say(err, "%s: BYE before it received the weights of the last step", w);
             return dead(s, ERR_PROTO_FIELD);
         }
         return 0;
     case PROTO_ERROR:
         return 0;
     default:
-        say(err, "%s: unexpected %s frame at step %llu", w, type, ull(store_step(st)));
+        err_say(err, "%s: unexpected %s frame at step %llu", w, type, ull(store_step(st)));
         return dead(s, ERR_PROTO_TYPE);
     }
 }
@@ -281,7 +271,7 @@ static int frame_end(struct session *s, char *err)
         if ((rc = proto_text_check((const uint8_t *)s->text, s->small_have)) != 0) {
             char w[32];
 
-            say(err, "%s: malformed ERROR frame (%s)", who(s, w, sizeof w), err_str(rc));
+            err_say(err, "%s: malformed ERROR frame (%s)", who(s, w, sizeof w), err_str(rc));
             return dead(s, rc);
         }
         /* The text goes into the server's log and into the ERROR it sends
@@ -307,7 +297,7 @@ int session_feed(struct session *s, struct store *st, const void *bytes, size_t 
 
     if (s->state == SESSION_DEAD) {
         *used = 0;
-        say(err, "session already refused");
+        err_say(err, "session already refused");
         return ERR_PROTO_FIELD;
     }
     while (i < len) {
@@ -353,7 +343,7 @@ int session_feed(struct session *s, struct store *st, const void *bytes, size_t 
                 break;
             if ((rc = proto_push_meta_decode((const uint8_t *)s->text, s->small_have,
                                              &meta)) != 0) {
-                say(err, "%s: push for step %llu has a non-finite loss",
+                err_say(err, "%s: push for step %llu has a non-finite loss",
                     who(s, w, sizeof w), ull(s->h.step));
                 rc = dead(s, rc);
                 break;
@@ -402,7 +392,7 @@ int session_lost(struct session *s, struct store *st, char *err)
     int mid = s->hdr_have > 0;      /* a frame started and not finished */
 
     if (s->state == SESSION_NEW) {
-        say(err, "closed before a complete HELLO (%llu bytes received)", ull(s->bytes));
+        err_say(err, "closed before a complete HELLO (%llu bytes received)", ull(s->bytes));
         return 0;
     }
     if (s->state == SESSION_DONE && !mid)
@@ -424,14 +414,14 @@ int session_lost(struct session *s, struct store *st, char *err)
     }
     (void)store_push_abort(st, s->rank, err);   /* FAILED: nothing applied */
     if (why)
-        say(err, "%s: connection lost at step %llu %s of step %llu", w,
+        err_say(err, "%s: connection lost at step %llu %s of step %llu", w,
             ull(store_step(st)), why, ull(store_step(st) ? store_step(st) - 1 : 0));
     else if (mid)
-        say(err, "%s: connection lost at step %llu inside a frame (%llu bytes in)", w,
+        err_say(err, "%s: connection lost at step %llu inside a frame (%llu bytes in)", w,
             ull(store_step(st)), ull(s->hdr_have < PROTO_HEADER_SIZE ? s->hdr_have :
                                      PROTO_HEADER_SIZE + s->h.length - s->left));
     else
-        say(err, "%s: connection lost at step %llu", w, ull(store_step(st)));
+        err_say(err, "%s: connection lost at step %llu", w, ull(store_step(st)));
     return ERR_EOF;
 }
 

@@ -43,17 +43,6 @@ static unsigned long long ull(uint64_t x)
     return (unsigned long long)x;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    assert(err != NULL);
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 /* fail: the store becomes FAILED with this code and the message already in
  * err; later calls repeat it. */
 static int fail(struct store *s, int code, const char *err)
@@ -68,9 +57,9 @@ static int fail(struct store *s, int code, const char *err)
 static int failed_again(const struct store *s, uint32_t rank, char *err)
 {
     if (rank == PROTO_RANK_SERVER)      /* not about one worker: store_apply */
-        say(err, "step %llu already failed: %s", ull(s->step), s->fail_msg);
+        err_say(err, "step %llu already failed: %s", ull(s->step), s->fail_msg);
     else
-        say(err, "worker %u: step %llu already failed: %s", (unsigned)rank,
+        err_say(err, "worker %u: step %llu already failed: %s", (unsigned)rank,
             ull(s->step), s->fail_msg);
     return s->fail_code;
 }
@@ -83,7 +72,7 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     if (cfg->n == 0 || es == 0 || cfg->world == 0 || cfg->world > PROTO_MAX_WORLD ||
         !isfinite(cfg->lr) || cfg->n > SIZE_MAX / es ||
         cfg->offset > UINT64_MAX - cfg->n || cfg->pushes_per_step > STORE_MAX_PUSHES) {
-        say(err, "store: bad configuration (n %zu, offset %llu, dtype %d, K %u, lr %g, "
+        err_say(err, "store: bad configuration (n %zu, offset %llu, dtype %d, K %u, lr %g, "
             "%u pushes per step)", cfg->n, ull(cfg->offset), cfg->dtype,
             (unsigned)cfg->world, cfg->lr, (unsigned)cfg->pushes_per_step);
         return ERR_USAGE;
@@ -103,7 +92,7 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     s->workers = calloc(cfg->world, sizeof *s->workers);
     if (!s->weights || !s->acc || !s->workers) {
         store_destroy(s);
-        say(err, "store: out of memory for %zu elements and %u workers",
+        err_say(err, "store: out of memory for %zu elements and %u workers",
             cfg->n, (unsigned)cfg->world);
         return -ENOMEM;
     }
@@ -130,40 +119,40 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
     if (s->fail_code)
         return failed_again(s, rank, err);
     if (rank >= s->world) {
-        say(err, "worker %u: push for step %llu refused: rank not below K = %u",
+        err_say(err, "worker %u: push for step %llu refused: rank not below K = %u",
             (unsigned)rank, ull(step), (unsigned)s->world);
         return ERR_PROTO_RANK;
     }
     if (step != s->step) {
-        say(err, "worker %u: push for step %llu while the server is at step %llu (%s)",
+        err_say(err, "worker %u: push for step %llu while the server is at step %llu (%s)",
             (unsigned)rank, ull(step), ull(s->step), step < s->step ? "stale" : "future");
         return ERR_PROTO_FIELD;
     }
     w = &s->workers[rank];
     if (w->phase != STORE_W_WAITING) {
         if (s->per_step == 1)
-            say(err, "worker %u: second push for step %llu (duplicate%s)", (unsigned)rank,
+            err_say(err, "worker %u: second push for step %llu (duplicate%s)", (unsigned)rank,
                 ull(step), w->phase == STORE_W_RECEIVING ? ", the first still arriving" : "");
         else
-            say(err, "worker %u: push %u for step %llu, which takes %u per worker "
+            err_say(err, "worker %u: push %u for step %llu, which takes %u per worker "
                 "(duplicate%s)", (unsigned)rank, (unsigned)w->pushes + 1 +
                 (w->phase == STORE_W_RECEIVING), ull(step), (unsigned)s->per_step,
                 w->phase == STORE_W_RECEIVING ? ", the one before still arriving" : "");
         return ERR_PROTO_FIELD;
     }
     if (first != s->offset || count != s->n) {
-        say(err, "worker %u: push for step %llu carries elements [%llu, %llu), "
+        err_say(err, "worker %u: push for step %llu carries elements [%llu, %llu), "
             "this server owns [%llu, %llu)", (unsigned)rank, ull(step), ull(first),
             ull(first + count), ull(s->offset), ull(s->offset + s->n));
         return first != s->offset ? ERR_PROTO_FIELD : ERR_PROTO_SIZE;
     }
     if (!isfinite(meta->loss)) {
-        say(err, "worker %u: push for step %llu has a non-finite loss (%g)",
+        err_say(err, "worker %u: push for step %llu has a non-finite loss (%g)",
             (unsigned)rank, ull(step), meta->loss);
         return ERR_NONFINITE;
     }
     if (meta->examples > UINT64_MAX - w->examples) {
-        say(err, "worker %u: push %u for step %llu: example counts overflow",
+        err_say(err, "worker %u: push %u for step %llu: example counts overflow",
             (unsigned)rank, (unsigned)w->pushes + 1, ull(step));
         return ERR_PROTO_FIELD;
     }
@@ -185,13 +174,13 @@ static struct store_worker *receiving(struct store *s, uint32_t rank, const char
         return NULL;
     }
     if (rank >= s->world) {
-        say(err, "worker %u: %s at step %llu refused: rank not below K = %u",
+        err_say(err, "worker %u: %s at step %llu refused: rank not below K = %u",
             (unsigned)rank, what, ull(s->step), (unsigned)s->world);
         *rc = ERR_PROTO_RANK;
         return NULL;
     }
     if (s->workers[rank].phase != STORE_W_RECEIVING) {
-        say(err, "worker %u: %s at step %llu outside a push", (unsigned)rank, what,
+        err_say(err, "worker %u: %s at step %llu outside a push", (unsigned)rank, what,
             ull(s->step));
         *rc = ERR_PROTO_FIELD;
         return NULL;
@@ -275,12 +264,12 @@ int store_push_data(struct store *s, uint32_t rank, const void *bytes,
         return rc;
     left = (s->n - w->next) * s->elem_size - w->part_len;
     if (nbytes > left) {
-        say(err, "worker %u: push for step %llu has %zu bytes left, got %zu more",
+        err_say(err, "worker %u: push for step %llu has %zu bytes left, got %zu more",
             (unsigned)rank, ull(s->step), left, nbytes);
         return ERR_PROTO_SIZE;
     }
     if (walk(s, w, bytes, nbytes, 0, &bad) != 0) {
-        say(err, "worker %u: push for step %llu: gradient element %llu is not finite; "
+        err_say(err, "worker %u: push for step %llu: gradient element %llu is not finite; "
             "the step fails, weights untouched", (unsigned)rank, ull(s->step),
             ull(s->offset + bad));
         return fail(s, ERR_NONFINITE, err);
@@ -300,7 +289,7 @@ int store_push_end(struct store *s, uint32_t rank, char *err)
     if (w->next != s->n) {
         size_t have = w->next * s->elem_size + w->part_len;
 
-        say(err, "worker %u: push for step %llu ended after %zu of %zu bytes",
+        err_say(err, "worker %u: push for step %llu ended after %zu of %zu bytes",
             (unsigned)rank, ull(s->step), have, s->n * s->elem_size);
         return ERR_PROTO_SIZE;
     }
@@ -324,11 +313,11 @@ int store_push_abort(struct store *s, uint32_t rank, char *err)
         return failed_again(s, rank, err);
     w = rank < s->world ? &s->workers[rank] : NULL;
     if (w && w->phase == STORE_W_RECEIVING)
-        say(err, "worker %u: push for step %llu cut off after %zu of %zu bytes; "
+        err_say(err, "worker %u: push for step %llu cut off after %zu of %zu bytes; "
             "the step fails, weights untouched", (unsigned)rank, ull(s->step),
             w->next * s->elem_size + w->part_len, s->n * s->elem_size);
     else
-        say(err, "worker %u: lost during step %llu; the step fails, weights untouched",
+        err_say(err, "worker %u: lost during step %llu; the step fails, weights untouched",
             (unsigned)rank, ull(s->step));
     return fail(s, ERR_EOF, err);
 }
@@ -352,13 +341,13 @@ int store_apply(struct store *s, struct store_applied *out, char *err)
 
         while (s->workers[r].phase == STORE_W_DONE)
             r++;
-        say(err, "worker %u: step %llu cannot be applied yet: %u of %u pushes complete",
+        err_say(err, "worker %u: step %llu cannot be applied yet: %u of %u pushes complete",
             (unsigned)r, ull(s->step), (unsigned)s->done, (unsigned)s->world);
         return -EAGAIN;
     }
     for (uint32_t r = 0; r < s->world; r++) {
         if (s->workers[r].examples > UINT64_MAX - batch) {
-            say(err, "worker %u: step %llu: example counts overflow", (unsigned)r,
+            err_say(err, "worker %u: step %llu: example counts overflow", (unsigned)r,
                 ull(s->step));
             return fail(s, ERR_PROTO_FIELD, err);
         }
@@ -366,14 +355,14 @@ int store_apply(struct store *s, struct store_applied *out, char *err)
         loss += s->workers[r].loss;
     }
     if (batch == 0) {
-        say(err, "step %llu: all %u workers pushed 0 examples (B = 0); the step fails",
+        err_say(err, "step %llu: all %u workers pushed 0 examples (B = 0); the step fails",
             ull(s->step), (unsigned)s->world);
         return fail(s, ERR_PROTO_FIELD, err);
     }
     /* Each element was finite, but K of them can sum past the largest
      * finite value. */
     if (vec_check_finite(s->acc, s->n, s->dtype, &bad) != 0) {
-        say(err, "step %llu: the summed gradient overflowed at element %llu; "
+        err_say(err, "step %llu: the summed gradient overflowed at element %llu; "
             "the step fails, weights untouched", ull(s->step), ull(s->offset + bad));
         return fail(s, ERR_NONFINITE, err);
     }

@@ -67,16 +67,6 @@ static unsigned long long ull(uint64_t x)
     return (unsigned long long)x;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 /* ------------------------------------------------------------- set-up */
 
 /* parse_servers: "A,B,..." into c->conns (allocated here). */
@@ -87,18 +77,18 @@ static int parse_servers(struct ps_client *c, const char *list, char *err)
     int count = 1;
 
     if (!list || !*list) {
-        say(err, "--server: no server given (expected HOST:PORT[,HOST:PORT...])");
+        err_say(err, "--server: no server given (expected HOST:PORT[,HOST:PORT...])");
         return ERR_USAGE;
     }
     for (const char *q = list; *q; q++)
         count += *q == ',';
     if (count > PS_CLIENT_MAX_SERVERS) {
-        say(err, "--server: %d servers, at most %d", count, PS_CLIENT_MAX_SERVERS);
+        err_say(err, "--server: %d servers, at most %d", count, PS_CLIENT_MAX_SERVERS);
         return ERR_USAGE;
     }
     c->conns = calloc((size_t)count, sizeof *c->conns);
     if (!c->conns) {
-        say(err, "out of memory for %d servers", count);
+        err_say(err, "out of memory for %d servers", count);
         return -ENOMEM;
     }
     for (int i = 0; i < count; i++)
@@ -108,18 +98,18 @@ static int parse_servers(struct ps_client *c, const char *list, char *err)
         struct ps_conn *k = &c->conns[i];
         size_t len = strcspn(p, ",");
         if (len == 0 || len >= sizeof item) {
-            say(err, "--server: entry %d of '%.60s' is %s", i + 1, list,
+            err_say(err, "--server: entry %d of '%.60s' is %s", i + 1, list,
                 len == 0 ? "empty" : "too long");
             return ERR_USAGE;
         }
         memcpy(item, p, len);
         item[len] = '\0';
         if (net_parse_hostport(item, k->host, sizeof k->host, &k->port, why) != 0) {
-            say(err, "--server: %s", why);
+            err_say(err, "--server: %s", why);
             return ERR_USAGE;
         }
         if (k->port == 0) {
-            say(err, "--server: '%s' has port 0; give the port the server bound "
+            err_say(err, "--server: '%s' has port 0; give the port the server bound "
                 "(its --port-file)", item);
             return ERR_USAGE;
         }
@@ -145,14 +135,14 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
     c->elem = dtype_size(c->dtype);
     c->timeout = cfg->timeout;
     if (c->elem == 0 || c->n == 0 || cfg->world == 0 || cfg->rank >= cfg->world) {
-        say(err, "ps_client: bad configuration (n %llu, dtype %d, rank %u of %u)",
+        err_say(err, "ps_client: bad configuration (n %llu, dtype %d, rank %u of %u)",
             ull(cfg->hello.n), c->dtype, (unsigned)cfg->rank, (unsigned)cfg->world);
         return ERR_USAGE;
     }
     if ((rc = parse_servers(c, cfg->servers, err)) != 0)
         return rc;
     if ((uint64_t)c->nservers > cfg->hello.n) {
-        say(err, "--server: %d servers for %llu parameters (each server needs at least one)",
+        err_say(err, "--server: %d servers for %llu parameters (each server needs at least one)",
             c->nservers, ull(cfg->hello.n));
         return ERR_USAGE;
     }
@@ -160,7 +150,7 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
         struct ps_conn *k = &c->conns[i];
         workload_split(cfg->hello.n, c->nservers, i, NULL, &k->lo, &k->hi);
         if (link_init(&k->link, cfg->link_bw / c->nservers, cfg->link_latency) != 0) {
-            say(err, "--link-bw/--link-latency: %g bytes/s over %d servers, %g s: "
+            err_say(err, "--link-bw/--link-latency: %g bytes/s over %d servers, %g s: "
                 "not a valid link", cfg->link_bw, c->nservers, cfg->link_latency);
             return ERR_USAGE;
         }
@@ -204,11 +194,11 @@ static int read_error_text(struct ps_conn *k, const struct proto_header *h, cons
     /* The decoder capped h->length at PROTO_TEXT_MAX. */
     rc = net_recv_all(k->fd, text, (size_t)h->length, &k->link, c->timeout, k->name, tmp);
     if (rc != 0) {
-        say(err, "%s: %s (reading the server's ERROR frame)", ctx, tmp);
+        err_say(err, "%s: %s (reading the server's ERROR frame)", ctx, tmp);
         return rc;
     }
     clean_text(text, (size_t)h->length, shown);
-    say(err, "%s: %s reports: %s", ctx, k->name, shown[0] ? shown : "(no reason given)");
+    err_say(err, "%s: %s reports: %s", ctx, k->name, shown[0] ? shown : "(no reason given)");
     *told = 1;
     return server_code(h->aux);
 }
@@ -233,12 +223,12 @@ static int expect(struct ps_conn *k, const char *ctx, double idle, uint16_t type
 
     rc = net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, &k->link, idle, k->name, tmp);
     if (rc != 0) {
-        say(err, "%s: %s", ctx, tmp);
+        err_say(err, "%s: %s", ctx, tmp);
         return rc;
     }
     rc = proto_header_decode(k->in, &lim, &h);
     if (rc != 0) {
-        say(err, "%s: %s sent a bad frame header: %s (type %u, rank %u, world %u, "
+        err_say(err, "%s: %s sent a bad frame header: %s (type %u, rank %u, world %u, "
             "length %llu)", ctx, k->name, err_str(rc), (unsigned)h.type, (unsigned)h.rank,
             (unsigned)h.world, ull(h.length));
         return rc;
@@ -247,7 +237,7 @@ static int expect(struct ps_conn *k, const char *ctx, double idle, uint16_t type
         return read_error_text(k, &h, ctx, &told, err);
     if (h.type != type || h.rank != PROTO_RANK_SERVER || h.length != length ||
         (type != PROTO_WELCOME && (h.step != step || h.aux != aux))) {
-        say(err, "%s: %s sent %s (rank %u, step %llu, aux %llu, length %llu), expected %s "
+        err_say(err, "%s: %s sent %s (rank %u, step %llu, aux %llu, length %llu), expected %s "
             "(step %llu, aux %llu, length %llu)", ctx, k->name, proto_type_name(h.type),
             (unsigned)h.rank, ull(h.step), ull(h.aux), ull(h.length), proto_type_name(type),
             ull(step), ull(aux), ull(length));
@@ -273,7 +263,7 @@ static int send_failed(struct ps_conn *k, const char *ctx, int rc, const char *w
         if (told)
             return rc2;
     }
-    say(err, "%s: %s", ctx, why);
+    err_say(err, "%s: %s", ctx, why);
     return rc;
 }
 
@@ -326,7 +316,7 @@ static int exchange(struct ps_conn *k, uint64_t step, const struct proto_push_me
         return rc;
     rc = net_recv_all(k->fd, weights + off, bytes, &k->link, c->timeout, k->name, tmp);
     if (rc != 0)
-        say(err, "%s: %s", ctx, tmp);
+        err_say(err, "%s: %s", ctx, tmp);
     return rc;
 }
 
@@ -386,7 +376,7 @@ static int start_threads(struct ps_client *c, char *err)
     }
     return 0;
 fail:
-    say(err, "cannot start the per-server threads: %s", strerror(rc));
+    err_say(err, "cannot start the per-server threads: %s", strerror(rc));
     return -rc;
 }
 
@@ -412,7 +402,7 @@ int ps_client_connect(struct ps_client *c, char *err)
         rc = net_connect(k->host, k->port, c->timeout, &k->fd, tmp);
         if (rc != 0) {
             k->fd = -1;
-            say(err, "no server at %s:%d (server %d of %d): %s", k->host, k->port, i,
+            err_say(err, "no server at %s:%d (server %d of %d): %s", k->host, k->port, i,
                 c->nservers, tmp);
             return rc;
         }

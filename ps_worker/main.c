@@ -72,16 +72,6 @@ static const char synopsis[] =
     "With several servers (--shard I/S each), server I owns the I-th of S equal\n"
     "slices of the parameter vector.";
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 /* record_setup: the metrics record's fixed fields, room for every timed
  * step. ERR_USAGE when there are more than a record holds. */
 static int record_setup(struct metrics_record *rec, const struct cli_common *o, size_t n,
@@ -208,7 +198,7 @@ static int gpu_step(struct run *r, uint64_t step, const struct proto_push_meta *
     return 0;
 fail:
     snprintf(why, sizeof why, "%s", err);
-    say(err, "step %llu: %s", (unsigned long long)step, why);
+    err_say(err, "step %llu: %s", (unsigned long long)step, why);
     return rc;
 }
 
@@ -228,7 +218,7 @@ static int one_step(struct run *r, int s, double *combine, char *err)
     } else if ((rc = gpu_gradient(r, (uint64_t)s, &meta, err)) != 0) {
         char why[ERR_LEN];
         snprintf(why, sizeof why, "%s", err);
-        say(err, "step %d: %s", s, why);
+        err_say(err, "step %d: %s", s, why);
         return rc;
     }
     t0 = clock_now();

@@ -20,16 +20,6 @@
 
 #define NSETTINGS 6             /* minbytes maxbytes stepfactor warmup iters dtype */
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 /* The check's pattern: rank r, element i -> ((r + i) mod 8) - 3. */
 static int pattern(int r, size_t i)
 {
@@ -84,7 +74,7 @@ static int same_sweep(const struct bench_cfg *cfg, double *all, char *err)
     for (int r = 0; r < cfg->world; r++)
         for (int j = 0; j < NSETTINGS; j++)
             if (all[r * NSETTINGS + j] != mine[j]) {
-                say(err, "rank %d runs another sweep: %s %.0f, here %.0f", r, names[j],
+                err_say(err, "rank %d runs another sweep: %s %.0f, here %.0f", r, names[j],
                     all[r * NSETTINGS + j], mine[j]);
                 return ERR_MISMATCH;
             }
@@ -100,7 +90,7 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     int rc = metrics_record_init(&rec, (size_t)cfg->iters);
 
     if (rc != 0) {
-        say(err, "out of memory for the record");
+        err_say(err, "out of memory for the record");
         return rc;
     }
     snprintf(rec.system, sizeof rec.system, "ring");
@@ -140,7 +130,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
 
     if (es == 0 || maxcount == 0 || cfg->minbytes == 0 || cfg->minbytes > cfg->maxbytes ||
         cfg->stepfactor < 2 || cfg->iters < 1 || cfg->warmup_iters < 0) {
-        say(err, "bad sweep: --minbytes %llu --maxbytes %llu --stepfactor %d --iters %d",
+        err_say(err, "bad sweep: --minbytes %llu --maxbytes %llu --stepfactor %d --iters %d",
             (unsigned long long)cfg->minbytes, (unsigned long long)cfg->maxbytes,
             cfg->stepfactor, cfg->iters);
         return ERR_USAGE;
@@ -157,7 +147,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
     bout = malloc((size_t)cfg->iters * sizeof *bout);
     if (!hbuf || !all || !dt || !bin || !bout) {
         rc = -ENOMEM;
-        say(err, "out of memory for %llu bytes", (unsigned long long)cfg->maxbytes);
+        err_say(err, "out of memory for %llu bytes", (unsigned long long)cfg->maxbytes);
         goto out;
     }
     for (int j = 0; j < 8; j++) {
@@ -262,7 +252,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
     }
     if (wrong_total != 0) {
         rc = ERR_MISMATCH;
-        say(err, "%llu elements differ from the closed-form sum",
+        err_say(err, "%llu elements differ from the closed-form sum",
             (unsigned long long)wrong_total);
     }
     goto out;
@@ -270,7 +260,7 @@ fail:
     {
         char why[ERR_LEN];
         snprintf(why, sizeof why, "%s", err);
-        say(err, "bench: %s", why);
+        err_say(err, "bench: %s", why);
     }
 out:
     free(bout);

@@ -132,22 +132,12 @@ static int is_wildcard(const char *h)
 
 /* say, prefix: one line into err (vsnprintf truncates quietly); prefix
  * puts PRE before what err says. */
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 static void prefix(char *err, const char *pre)
 {
     char why[ERR_LEN];
 
     snprintf(why, sizeof why, "%s", err);
-    say(err, "%s%s", pre, why);
+    err_say(err, "%s%s", pre, why);
 }
 
 /* pick_kind: the all-reduce back end from --device and --transport
@@ -209,7 +199,7 @@ static int algo_check(int algo, const unsigned char *blob, char *err)
         return 0;
     algo_blob(COLL_RD, mine);
     rd0 = memcmp(mine, blob, PROTO_BLOB_SIZE) == 0;
-    say(err, "rank 0 runs --algo %s, this rank --algo %s: every rank must run the same one",
+    err_say(err, "rank 0 runs --algo %s, this rank --algo %s: every rank must run the same one",
         rd0 ? "rd" : "ring", algo == COLL_RD ? "rd" : "ring");
     return ERR_MISMATCH;
 }
@@ -248,7 +238,7 @@ static int nccl_fit(const struct cli_common *c, const struct proto_peer *peers, 
     if ((rc = gpu_nccl_fit(local_rank, local_ranks, devices, err)) != 0) {
         char why[ERR_LEN];
         snprintf(why, sizeof why, "%s", err);
-        say(err, "%s (local ranks counted from %s)", why, source);
+        err_say(err, "%s (local ranks counted from %s)", why, source);
     }
     return rc;
 }

@@ -38,18 +38,6 @@
 #define CLIENT_SLACK_S 1.0       /* a client waits --timeout plus this for the answer */
 #define EXTRA_CONNS 16           /* room for strangers beside the K-1 ranks */
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 static void fmt_addr(char *out, size_t n, const char *host, int port)
 {
     if (strchr(host, ':'))
@@ -61,20 +49,20 @@ static void fmt_addr(char *out, size_t n, const char *host, int port)
 int rdv_hello_diff(const struct proto_hello *a, const struct proto_hello *b, char *why)
 {
     if (a->token != b->token)
-        say(why, "job token differs (PSRING_TOKEN)");
+        err_say(why, "job token differs (PSRING_TOKEN)");
     else if (a->n != b->n)
-        say(why, "n %llu vs %llu (--params / --workload)", (unsigned long long)a->n,
+        err_say(why, "n %llu vs %llu (--params / --workload)", (unsigned long long)a->n,
             (unsigned long long)b->n);
     else if (a->dtype != b->dtype)
-        say(why, "dtype %s vs %s (--dtype)", dtype_name((int)a->dtype), dtype_name((int)b->dtype));
+        err_say(why, "dtype %s vs %s (--dtype)", dtype_name((int)a->dtype), dtype_name((int)b->dtype));
     else if (a->workload != b->workload)
-        say(why, "workload %s vs %s (--workload)", workload_name((int)a->workload),
+        err_say(why, "workload %s vs %s (--workload)", workload_name((int)a->workload),
             workload_name((int)b->workload));
     else if (a->batch != b->batch)
-        say(why, "batch %llu vs %llu (--batch)", (unsigned long long)a->batch,
+        err_say(why, "batch %llu vs %llu (--batch)", (unsigned long long)a->batch,
             (unsigned long long)b->batch);
     else if (a->seed != b->seed)
-        say(why, "seed %llu vs %llu (--seed)", (unsigned long long)a->seed,
+        err_say(why, "seed %llu vs %llu (--seed)", (unsigned long long)a->seed,
             (unsigned long long)b->seed);
     else
         return 0;
@@ -93,7 +81,7 @@ static int own_peer(const struct rdv_cfg *cfg, struct proto_peer *p, char *err)
 
     memset(p, 0, sizeof *p);
     if (proto_addr_check(cfg->data_host, n) != 0 || cfg->data_port < 1 || cfg->data_port > 65535) {
-        say(err, "--advertise: \"%s\" port %d cannot be sent to peers (host name or IP literal, "
+        err_say(err, "--advertise: \"%s\" port %d cannot be sent to peers (host name or IP literal, "
             "at most %d bytes)", cfg->data_host, cfg->data_port, PROTO_ADDR_MAX);
         return ERR_USAGE;
     }
@@ -198,7 +186,7 @@ static void registered(struct conn *c, const struct rdv_cfg *cfg, struct proto_p
     if (h.world != (uint32_t)cfg->world) {
         /* Its rank may be >= our K: keep it as an extra, to tell it why. */
         if (!mismatch[0])
-            say(mismatch, "rank %u (%s) was started with K = %u, rank 0 with K = %d (--world)",
+            err_say(mismatch, "rank %u (%s) was started with K = %u, rank 0 with K = %d (--world)",
                 h.rank, c->peer, h.world, cfg->world);
         c->rank = cfg->world;
         (*count)++;
@@ -206,14 +194,14 @@ static void registered(struct conn *c, const struct rdv_cfg *cfg, struct proto_p
     }
     if (h.rank == 0 || peers[h.rank].port != 0) {
         if (!mismatch[0])
-            say(mismatch, "rank %u registered twice (from %s and %s)", h.rank,
+            err_say(mismatch, "rank %u registered twice (from %s and %s)", h.rank,
                 h.rank == 0 ? "rank 0 itself" : from[h.rank], c->peer);
         c->rank = cfg->world;       /* an extra: told, not counted twice */
         return;
     }
     rc = rdv_hello_diff(&reg.hello, &cfg->hello, why);
     if (rc != 0 && !mismatch[0])
-        say(mismatch, "rank %u (%s) disagrees with rank 0: %s", h.rank, c->peer, why);
+        err_say(mismatch, "rank %u (%s) disagrees with rank 0: %s", h.rank, c->peer, why);
     c->rank = (int)h.rank;
     peers[h.rank] = reg.peer;
     snprintf(from[h.rank], NET_ADDR_LEN, "%s", c->peer);
@@ -255,19 +243,19 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
 
     if (!from || !conns || !pfd) {
         rc = -ENOMEM;
-        say(err, "coordinator: out of memory for %d ranks", k);
+        err_say(err, "coordinator: out of memory for %d ranks", k);
         goto out;
     }
     fmt_addr(where, sizeof where, cfg->coord_host, cfg->coord_port);
     rc = net_listen(cfg->coord_host, cfg->coord_port, &lfd, &port, e);
     if (rc != 0) {
-        say(err, "coordinator: %s", e);
+        err_say(err, "coordinator: %s", e);
         goto out;
     }
     out->coord_port = port;
     fmt_addr(where, sizeof where, cfg->coord_host, port);
     if (cfg->port_file && (rc = net_port_file_write(cfg->port_file, port, e)) != 0) {
-        say(err, "coordinator: %s", e);
+        err_say(err, "coordinator: %s", e);
         goto out;
     }
     log_msg("coordinator at %s, waiting for %d ranks", where, k - 1);
@@ -286,7 +274,7 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
         }
         if (poll(pfd, (nfds_t)np, (int)ceil((deadline - now) * 1e3)) < 0 && errno != EINTR) {
             rc = -errno;
-            say(err, "coordinator: poll: %s", strerror(errno));
+            err_say(err, "coordinator: poll: %s", strerror(errno));
             goto out;
         }
         if (pfd[0].revents) {
@@ -317,12 +305,12 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
     /* Answer every rank that registered, the same answer. */
     if (mismatch[0]) {
         rc = ERR_MISMATCH;
-        say(answer, "%s", mismatch);
+        err_say(answer, "%s", mismatch);
     } else if (count < k) {
         char miss[160];
         missing_list(out->peers, k, miss, sizeof miss);
         rc = ERR_TIMEOUT;
-        say(answer, "%s never registered at the coordinator %s within %.1f s", miss, where,
+        err_say(answer, "%s never registered at the coordinator %s within %.1f s", miss, where,
             cfg->timeout);
     } else {
         size_t len = proto_table_size(out->peers, (uint32_t)k);
@@ -331,13 +319,13 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
         frame = malloc(PROTO_HEADER_SIZE + len);
         if (!frame) {
             rc = -ENOMEM;
-            say(err, "coordinator: out of memory for the table");
+            err_say(err, "coordinator: out of memory for the table");
         } else {
             proto_header_encode(&h, frame);
             rc = proto_table_encode(blob ? blob : zeros, out->peers, (uint32_t)k,
                                     frame + PROTO_HEADER_SIZE, len, &len);
             if (rc != 0)
-                say(err, "coordinator: a registered address does not encode (%s)", err_str(rc));
+                err_say(err, "coordinator: a registered address does not encode (%s)", err_str(rc));
             memcpy(out->blob, blob ? blob : zeros, PROTO_BLOB_SIZE);
         }
     }
@@ -353,7 +341,7 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
         }
     }
     if (answer[0])
-        say(err, "rendezvous failed: %s", answer);
+        err_say(err, "rendezvous failed: %s", answer);
 out:
     for (int i = 0; i < nconn; i++)
         if (conns[i].fd >= 0)
@@ -384,7 +372,7 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
     reg.peer = out->peers[cfg->rank];
     rc = proto_register_encode(&reg, frame + PROTO_HEADER_SIZE, PROTO_REGISTER_MAX, &len);
     if (rc != 0) {
-        say(err, "rendezvous: cannot register address %s (%s)", reg.peer.addr, err_str(rc));
+        err_say(err, "rendezvous: cannot register address %s (%s)", reg.peer.addr, err_str(rc));
         return rc;
     }
     h = proto_header_make(PROTO_REGISTER, (uint32_t)cfg->rank, (uint32_t)cfg->world, 0, 0, len);
@@ -392,14 +380,14 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
 
     rc = net_connect(cfg->coord_host, cfg->coord_port, cfg->timeout, &fd, e);
     if (rc != 0) {
-        say(err, "coordinator %s never appeared within %.1f s (%s)", where, cfg->timeout, e);
+        err_say(err, "coordinator %s never appeared within %.1f s (%s)", where, cfg->timeout, e);
         return rc;
     }
     rc = net_send_all(fd, frame, PROTO_HEADER_SIZE + len, NULL, cfg->timeout, where, e);
     if (rc == 0)
         rc = net_recv_all(fd, hb, sizeof hb, NULL, cfg->timeout + CLIENT_SLACK_S, where, e);
     if (rc != 0) {
-        say(err, "rendezvous: coordinator %s: %s", where, e);
+        err_say(err, "rendezvous: coordinator %s: %s", where, e);
         goto out;
     }
     lim.max_payload = PROTO_BLOB_SIZE + (uint64_t)cfg->world * (PROTO_PEER_META + PROTO_ADDR_MAX);
@@ -413,19 +401,19 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
     if (rc == 0 && h.type == PROTO_ERROR && h.length > PROTO_TEXT_MAX)
         rc = ERR_PROTO_SIZE;
     if (rc != 0) {
-        say(err, "rendezvous: coordinator %s answered a bad frame (%s %s)", where,
+        err_say(err, "rendezvous: coordinator %s answered a bad frame (%s %s)", where,
             proto_type_name(h.type), err_str(rc));
         goto out;
     }
     pay = malloc((size_t)h.length + 1);
     if (!pay) {
         rc = -ENOMEM;
-        say(err, "rendezvous: out of memory for the table");
+        err_say(err, "rendezvous: out of memory for the table");
         goto out;
     }
     rc = net_recv_all(fd, pay, (size_t)h.length, NULL, cfg->timeout, where, e);
     if (rc != 0) {
-        say(err, "rendezvous: coordinator %s: %s", where, e);
+        err_say(err, "rendezvous: coordinator %s: %s", where, e);
         goto out;
     }
     if (h.type == PROTO_ERROR) {
@@ -434,7 +422,7 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
         if (proto_text_check(pay, (size_t)h.length) != 0)
             snprintf((char *)pay, 2, "?");
         rc = code == ERR_TIMEOUT ? ERR_TIMEOUT : ERR_MISMATCH;
-        say(err, "rendezvous failed: %s", (const char *)pay);
+        err_say(err, "rendezvous failed: %s", (const char *)pay);
         goto out;
     }
     rc = proto_table_decode(pay, (size_t)h.length, (uint32_t)cfg->world, out->blob, out->peers);
@@ -442,7 +430,7 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
                     strcmp(out->peers[cfg->rank].addr, reg.peer.addr) != 0))
         rc = ERR_PROTO_FIELD;
     if (rc != 0)
-        say(err, "rendezvous: coordinator %s sent a bad table (%s)", where, err_str(rc));
+        err_say(err, "rendezvous: coordinator %s sent a bad table (%s)", where, err_str(rc));
 out:
     free(pay);
     close(fd);
@@ -455,13 +443,13 @@ int rdv_run(const struct rdv_cfg *cfg, const void *blob, struct rdv_table *out, 
 
     memset(out, 0, sizeof *out);
     if (cfg->world < 1 || cfg->rank < 0 || cfg->rank >= cfg->world || !(cfg->timeout > 0)) {
-        say(err, "rendezvous: bad configuration (rank %d of %d)", cfg->rank, cfg->world);
+        err_say(err, "rendezvous: bad configuration (rank %d of %d)", cfg->rank, cfg->world);
         return ERR_USAGE;
     }
     out->world = cfg->world;
     out->peers = calloc((size_t)cfg->world, sizeof *out->peers);
     if (!out->peers) {
-        say(err, "rendezvous: out of memory for %d ranks", cfg->world);
+        err_say(err, "rendezvous: out of memory for %d ranks", cfg->world);
         return -ENOMEM;
     }
     if (cfg->world == 1) {

@@ -12,16 +12,6 @@
 #include "err.h"
 
 /* say: one line into err (vsnprintf truncates a long path quietly). */
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 static void line(struct trace *t, const char *s)
 {
     fprintf(t->f, "%s%s", t->any ? ",\n" : "", s);
@@ -41,13 +31,13 @@ int trace_open(struct trace *t, const char *path, int rank, size_t cap, char *er
     snprintf(name, sizeof name, "%s.%d", path, rank);
     t->ev = calloc(cap, sizeof *t->ev);
     if (!t->ev) {
-        say(err, "--trace %s: out of memory for %zu events", name, cap);
+        err_say(err, "--trace %s: out of memory for %zu events", name, cap);
         return -ENOMEM;
     }
     t->f = fopen(name, "w");
     if (!t->f) {
         rc = -errno;
-        say(err, "--trace %s: %s", name, strerror(errno));
+        err_say(err, "--trace %s: %s", name, strerror(errno));
         free(t->ev);
         t->ev = NULL;
         return rc;
@@ -115,7 +105,7 @@ int trace_close(struct trace *t, char *err)
         fputs("\n]\n", t->f);
         if (ferror(t->f) | (fclose(t->f) != 0)) {
             rc = errno ? -errno : -EIO;
-            say(err, "--trace: writing rank %d's file failed: %s", t->rank,
+            err_say(err, "--trace: writing rank %d's file failed: %s", t->rank,
                      strerror(-rc));
         }
     }

@@ -40,22 +40,12 @@
 #define COUNT_SPLIT TRAIN_COUNT_SPLIT
 #define LOSS_LOG_EVERY_S 1.0
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 int train_check(const struct cli_common *c, uint64_t batch, char *err)
 {
     /* f32 holds integers exactly up to 2^24: each trailer slot's sum over
      * K ranks must stay below that. f64 (2^53) is never the limit here. */
     if (c->dtype == DTYPE_F32 && (c->world > 4096 || batch >= (1ull << 36))) {
-        say(err, "--dtype f32: the example count travels in f32 and is exact only for "
+        err_say(err, "--dtype f32: the example count travels in f32 and is exact only for "
             "K <= 4096 and B < 2^36 (K %d, B %llu); use --dtype f64", c->world,
             (unsigned long long)batch);
         return ERR_USAGE;
@@ -122,7 +112,7 @@ static int reduce(const struct train_cfg *cfg, struct bufs *b, int s, double *t,
     int rc = 0;
 
     if (b->plan.count == 1 && vec_check_finite(b->g, n, c->dtype, &bad) != 0) {
-        say(err, "step %d: gradient element %zu is %g before the all-reduce", s, bad,
+        err_say(err, "step %d: gradient element %zu is %g before the all-reduce", s, bad,
             vec_get(b->g, bad, c->dtype));
         return ERR_NONFINITE;
     }
@@ -145,7 +135,7 @@ static int reduce(const struct train_cfg *cfg, struct bufs *b, int s, double *t,
     if (rc != 0) {
         char why[ERR_LEN];
         snprintf(why, sizeof why, "%s", err);
-        say(err, "step %d: %s", s, why);
+        err_say(err, "step %d: %s", s, why);
     }
     return rc;
 }
@@ -239,7 +229,7 @@ static int backward_overlapped(const struct train_cfg *cfg, struct bufs *b, int 
     if (rc != 0) {
         char why[ERR_LEN];
         snprintf(why, sizeof why, "%s", err);
-        say(err, "step %d: %s", s, why);
+        err_say(err, "step %d: %s", s, why);
     }
     return rc;
 }
@@ -323,7 +313,7 @@ static int setup(const struct train_cfg *cfg, struct bufs *b, char *err)
     for (int i = 0; i < 4; i++) {
         b->st[i] = calloc(timed ? timed : 1, sizeof *b->st[i]);
         if (!b->st[i]) {
-            say(err, "out of memory for %zu step times", timed);
+            err_say(err, "out of memory for %zu step times", timed);
             return -ENOMEM;
         }
     }
@@ -387,7 +377,7 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
         (m == MISTAKE_SYNC_EVERY_MICRO && !b.acc) || (mistake_needs_scratch(m) && !b.scratch) ||
         (loss_out && losscurve_init(&lc, (size_t)c->steps) != 0)) {
         rc = -ENOMEM;
-        say(err, "out of memory for %zu parameters", n);
+        err_say(err, "out of memory for %zu parameters", n);
         goto out;
     }
     workload_init_weights(w, b.weights);
@@ -410,7 +400,7 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
                 (uint64_t)vec_get(g, n + 1, c->dtype) * (uint64_t)COUNT_SPLIT;
         if (count != want) {
             rc = ERR_MISMATCH;
-            say(err, "step %d: the ranks' example counts add up to %llu, not %s %llu "
+            err_say(err, "step %d: the ranks' example counts add up to %llu, not %s %llu "
                 "(--shard-weights, --batch or --mistake differ between ranks?)", s,
                 (unsigned long long)count, m == MISTAKE_MEAN_OF_MEANS ?
                 "the number of ranks with data (mean-of-means counts 1 each)" : "the global batch",
@@ -430,7 +420,7 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
                 while (i < n && vec_get(b.ref, i, c->dtype) == vec_get(g, i, c->dtype))
                     i++;
                 rc = ERR_MISMATCH;
-                say(err, "step %d: the all-reduced sum differs from the closed form F(0, B) "
+                err_say(err, "step %d: the all-reduced sum differs from the closed form F(0, B) "
                     "at element %zu: %.17g, want %.17g", s, i,
                     i < n ? vec_get(g, i, c->dtype) : NAN,
                     i < n ? vec_get(b.ref, i, c->dtype) : NAN);
@@ -442,7 +432,7 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
         t_opt = clock_now();
         rc = sgd_step(b.weights, g, n, c->dtype, c->lr, m == MISTAKE_SUM_NOT_MEAN ? 1 : count);
         if (rc != 0) {
-            say(err, "step %d: sgd_step: %s", s, err_str(rc));
+            err_say(err, "step %d: sgd_step: %s", s, err_str(rc));
             goto out;
         }
         trace_add(&b.tr, "optimizer", TRACE_COMPUTE, t_opt, clock_now(), s, -1);

@@ -51,16 +51,6 @@
 
 #define LOSS_LOG_EVERY_S 1.0
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 /* Everything a run uses, allocated before its first step. */
 struct dev {
     struct gpu_workload *gw;
@@ -85,7 +75,7 @@ static int dev_alloc(struct dev *d, const struct workload *w, int dtype, char *e
         (rc = gpu_host_alloc((void **)&d->hloss, sizeof(double), err)) != 0)
         return rc;
     if (w->kind == WORKLOAD_SYNTHETIC && !(d->ref = malloc(n * es))) {
-        say(err, "out of memory for %zu parameters", n);
+        err_say(err, "out of memory for %zu parameters", n);
         return -ENOMEM;
     }
     return 0;
@@ -147,7 +137,7 @@ static int check_sum(const struct train_cfg *cfg, struct dev *d, int s, char *er
         return 0;
     while (i < w->n && vec_get(d->ref, i, dtype) == vec_get(d->hg, i, dtype))
         i++;
-    say(err, "step %d: the all-reduced sum differs from the closed form F(0, B) at element "
+    err_say(err, "step %d: the all-reduced sum differs from the closed form F(0, B) at element "
         "%zu: %.17g, want %.17g", s, i, i < w->n ? vec_get(d->hg, i, dtype) : NAN,
         i < w->n ? vec_get(d->ref, i, dtype) : NAN);
     return ERR_MISMATCH;
@@ -166,7 +156,7 @@ int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char
     int rc;
 
     if (cfg->mistake != MISTAKE_NONE && cfg->mistake != MISTAKE_SUM_NOT_MEAN) {
-        say(err, "--mistake %s: not made on the GPU (only sum-not-mean is); use --device cpu",
+        err_say(err, "--mistake %s: not made on the GPU (only sum-not-mean is); use --device cpu",
             mistake_name(cfg->mistake));
         return ERR_USAGE;
     }
@@ -174,7 +164,7 @@ int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char
         goto out;
     if (loss_out && losscurve_init(&lc, (size_t)c->steps) != 0) {
         rc = -ENOMEM;
-        say(err, "out of memory for the loss of %d steps", c->steps);
+        err_say(err, "out of memory for the loss of %d steps", c->steps);
         goto out;
     }
     workload_init_weights(w, d.hg);
@@ -195,7 +185,7 @@ int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char
             goto fail;
         if (vec_check_finite(d.hg, n, c->dtype, &bad) != 0) {
             rc = ERR_NONFINITE;
-            say(err, "step %d: gradient element %zu is %g before the all-reduce", s, bad,
+            err_say(err, "step %d: gradient element %zu is %g before the all-reduce", s, bad,
                 vec_get(d.hg, bad, c->dtype));
             goto out;
         }
@@ -221,7 +211,7 @@ int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char
                 (uint64_t)vec_get(d.hg, n + 1, c->dtype) * (uint64_t)TRAIN_COUNT_SPLIT;
         if (count != w->batch) {
             rc = ERR_MISMATCH;
-            say(err, "step %d: the ranks' example counts add up to %llu, not the global "
+            err_say(err, "step %d: the ranks' example counts add up to %llu, not the global "
                 "batch %llu (--shard-weights or --batch differ between ranks?)", s,
                 (unsigned long long)count, (unsigned long long)w->batch);
             goto out;
@@ -250,7 +240,7 @@ int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char
         continue;
 fail:
         snprintf(why, sizeof why, "%s", err);
-        say(err, "step %d: %s", s, why);
+        err_say(err, "step %d: %s", s, why);
         goto out;
     }
     rec->cpu_s = clock_cpu_seconds() - cpu0;

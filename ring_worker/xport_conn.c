@@ -23,18 +23,6 @@
 
 #define ABORT_PIECE (64u << 10)   /* abort-mode sends check their deadline this often */
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 /* --------------------------------------------------------------- set-up */
 
 void xport_conn_name(char *out, int rank, const struct proto_peer *p)
@@ -64,7 +52,7 @@ int xport_conn_read_frame(int fd, double idle, const char *peer, struct proto_he
         return rc;
     rc = proto_header_decode(hb, &lim, h);
     if (rc != 0) {
-        say(err, "%s: not a psring ring peer (%s)", peer, err_str(rc));
+        err_say(err, "%s: not a psring ring peer (%s)", peer, err_str(rc));
         return rc;
     }
     rc = net_recv_all(fd, pay, (size_t)h->length, NULL, idle, peer, err);
@@ -80,28 +68,28 @@ int xport_conn_hello_check(const struct xport_conn_self *self, const struct prot
     char diff[ERR_LEN];
 
     if (h->type == PROTO_ERROR) {
-        say(why, "answered ERROR: %s", (const char *)pay);
+        err_say(why, "answered ERROR: %s", (const char *)pay);
         return ERR_MISMATCH;
     }
     if (h->type != PROTO_HELLO) {
-        say(why, "sent %s instead of HELLO", proto_type_name(h->type));
+        err_say(why, "sent %s instead of HELLO", proto_type_name(h->type));
         return ERR_PROTO_TYPE;
     }
     if (h->world != (uint32_t)self->world) {
-        say(why, "is in a ring of %u ranks, not %d", h->world, self->world);
+        err_say(why, "is in a ring of %u ranks, not %d", h->world, self->world);
         return ERR_MISMATCH;
     }
     if (want >= 0 && h->rank != (uint32_t)want) {
-        say(why, "says it is rank %u, expected rank %d", h->rank, want);
+        err_say(why, "says it is rank %u, expected rank %d", h->rank, want);
         return ERR_MISMATCH;
     }
     if (proto_hello_decode(pay, (size_t)h->length, &o) != 0) {
-        say(why, "sent a malformed HELLO");
+        err_say(why, "sent a malformed HELLO");
         return ERR_PROTO_FIELD;
     }
     if (rdv_hello_diff(&o, &self->hello, diff) == 0)
         return 0;
-    say(why, "is another job: %s", diff);
+    err_say(why, "is another job: %s", diff);
     return ERR_MISMATCH;
 }
 
@@ -143,7 +131,7 @@ int xport_conn_accept(const struct xport_conn_self *self, int lfd, const unsigne
         if (rc == ERR_TIMEOUT)
             continue;           /* the deadline check above decides */
         if (rc != 0) {
-            say(err, "%s", e);
+            err_say(err, "%s", e);
             return rc;
         }
         rc = xport_conn_read_frame(fd, self->timeout, peer, &h, pay, e);
@@ -154,7 +142,7 @@ int xport_conn_accept(const struct xport_conn_self *self, int lfd, const unsigne
                 return 0;
             }
             rc = ERR_MISMATCH;
-            say(why, "says it is rank %u, not a rank this one expects", h.rank);
+            err_say(why, "says it is rank %u, not a rank this one expects", h.rank);
         }
         if (rc != 0 && why[0] == '\0')
             snprintf(why, sizeof why, "%s", e);

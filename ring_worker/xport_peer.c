@@ -70,18 +70,6 @@ struct xport_peer {
     char failed_msg[ERR_LEN];
 };
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 static struct conn *conn_of(struct xport_peer *p, int rank)
 {
     for (int i = 0; i < p->nconn; i++)
@@ -108,7 +96,7 @@ static int cfg_check(const struct xport_peer_cfg *cfg, char *err)
     }
     return 0;
 bad:
-    say(err, "xport_peer: bad configuration");
+    err_say(err, "xport_peer: bad configuration");
     return ERR_USAGE;
 }
 
@@ -142,7 +130,7 @@ int xport_peer_open(struct xport_peer **out, const struct xport_peer_cfg *cfg, c
         if (rc == 0)
             rc = net_send_all(fds[i], hello, sizeof hello, NULL, cfg->timeout, name, e);
         if (rc != 0) {
-            say(err, "partner %s: %s", name, e);
+            err_say(err, "partner %s: %s", name, e);
             goto out;
         }
     }
@@ -150,7 +138,7 @@ int xport_peer_open(struct xport_peer **out, const struct xport_peer_cfg *cfg, c
     wanted = calloc((size_t)cfg->world, 1);
     if (!wanted) {
         rc = -ENOMEM;
-        say(err, "xport_peer: out of memory");
+        err_say(err, "xport_peer: out of memory");
         goto out;
     }
     missing = 0;
@@ -167,9 +155,9 @@ int xport_peer_open(struct xport_peer **out, const struct xport_peer_cfg *cfg, c
                 first++;
             xport_conn_name(name, first, &cfg->peers[first]);
             if (rc == ERR_TIMEOUT)
-                say(err, "partner %s never connected within %.1f s", name, cfg->timeout);
+                err_say(err, "partner %s never connected within %.1f s", name, cfg->timeout);
             else
-                say(err, "waiting for partner %s: %s", name, e);
+                err_say(err, "waiting for partner %s: %s", name, e);
             goto out;
         }
         wanted[who] = 0;
@@ -180,7 +168,7 @@ int xport_peer_open(struct xport_peer **out, const struct xport_peer_cfg *cfg, c
         xport_conn_name(name, who, &cfg->peers[who]);
         rc = net_send_all(fd, hello, sizeof hello, NULL, cfg->timeout, name, e);
         if (rc != 0) {
-            say(err, "partner %s: %s", name, e);
+            err_say(err, "partner %s: %s", name, e);
             goto out;
         }
     }
@@ -195,7 +183,7 @@ int xport_peer_open(struct xport_peer **out, const struct xport_peer_cfg *cfg, c
         else
             snprintf(why, sizeof why, "%s", e);
         if (rc != 0) {
-            say(err, "partner %s: %s", name, why);
+            err_say(err, "partner %s: %s", name, why);
             goto out;
         }
     }
@@ -219,7 +207,7 @@ int xport_peer_attach(struct xport_peer **out, const struct xport_peer_cfg *cfg,
     *out = NULL;
     if (rc == 0 && !(p = calloc(1, sizeof *p))) {
         rc = -ENOMEM;
-        say(err, "xport_peer: out of memory");
+        err_say(err, "xport_peer: out of memory");
     }
     if (rc != 0) {
         for (int i = 0; i < cfg->npartners && i < XPORT_PEER_MAX; i++)
@@ -369,17 +357,17 @@ static int fail_claim(struct xport_peer *p, int rc, struct xport_claim *cl, char
         news(p, cl, rd, nrd, t0 + p->self.timeout / 2, 1);
 
     if (cl->kind == XPORT_CLAIM_RELAYED) {
-        say(p->failed_msg, "rank %d reported: %s", cl->from, cl->text);
+        err_say(p->failed_msg, "rank %d reported: %s", cl->from, cl->text);
     } else {
         /* Strip the "(seen by rank R)" we add for others: we are R. */
         char *seen;
-        say(p->failed_msg, "%s", cl->text);
+        err_say(p->failed_msg, "%s", cl->text);
         if ((seen = strstr(p->failed_msg, " (seen by rank ")) != NULL)
             *seen = '\0';
     }
     p->failed_rc = rc;
     p->in_step = 0;
-    say(err, "%s", p->failed_msg);
+    err_say(err, "%s", p->failed_msg);
     return rc;
 }
 
@@ -440,7 +428,7 @@ static int fail_frame(struct xport_peer *p, int rc, char *err, const char *fmt, 
 
 static int failed(struct xport_peer *p, char *err)
 {
-    say(err, "%s", p->failed_msg);
+    err_say(err, "%s", p->failed_msg);
     return p->failed_rc;
 }
 
@@ -518,7 +506,7 @@ int xport_peer_begin(struct xport_peer *p, const struct xport_peer_step *s, char
     if (p->failed_rc)
         return failed(p, err);
     if (p->in_step || !(c = conn_of(p, s->peer)) || (s->sbytes > 0 && !s->sbuf)) {
-        say(err, "xport_peer: step with rank %d: %s", s->peer,
+        err_say(err, "xport_peer: step with rank %d: %s", s->peer,
             p->in_step ? "the last step has not ended" : "not a partner, or no buffer");
         return ERR_USAGE;
     }
@@ -563,7 +551,7 @@ int xport_peer_recv(struct xport_peer *p, void *dst, size_t len, char *err)
     if (p->failed_rc)
         return failed(p, err);
     if (!p->in_step || len > p->rbytes - p->rdone) {
-        say(err, "xport_peer: receive past the frame (%zu of %zu left)", len,
+        err_say(err, "xport_peer: receive past the frame (%zu of %zu left)", len,
             p->in_step ? p->rbytes - p->rdone : 0);
         return ERR_USAGE;
     }
@@ -592,7 +580,7 @@ int xport_peer_end(struct xport_peer *p, char *err)
     if (p->failed_rc)
         return failed(p, err);
     if (!p->in_step || p->rdone != p->rbytes) {
-        say(err, "xport_peer: step ended with %zu of %zu bytes received", p->rdone, p->rbytes);
+        err_say(err, "xport_peer: step ended with %zu of %zu bytes received", p->rdone, p->rbytes);
         return ERR_USAGE;
     }
     if (p->sdone < p->sbytes)
@@ -620,6 +608,6 @@ int xport_peer_abort(struct xport_peer *p, const char *why)
     tell(p, &cl, clock_now() + p->self.timeout / 4);
     p->failed_rc = -ECONNABORTED;
     p->in_step = 0;
-    say(p->failed_msg, "%s", cl.text);
+    err_say(p->failed_msg, "%s", cl.text);
     return 0;
 }

@@ -83,18 +83,6 @@ struct xport_tcp {
     int right_ok, left_ok;              /* a frame can still be sent that way */
 };
 
-__attribute__((format(printf, 2, 3)))
-static void say(char *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, ERR_LEN, fmt, ap);
-    va_end(ap);
-}
-
 static const char *name_of(const struct xport_tcp *t, int rank)
 {
     return rank == t->left ? t->name_left : t->name_right;
@@ -116,7 +104,7 @@ int xport_tcp_open(struct xport_tcp **out, const struct xport_tcp_cfg *cfg, char
 
     *out = NULL;
     if (k < 2 || cfg->rank < 0 || cfg->rank >= k || !(cfg->timeout > 0)) {
-        say(err, "xport_tcp_open: bad configuration");
+        err_say(err, "xport_tcp_open: bad configuration");
         return ERR_USAGE;
     }
     xport_conn_name(lname, left, &cfg->peers[left]);
@@ -127,32 +115,32 @@ int xport_tcp_open(struct xport_tcp **out, const struct xport_tcp_cfg *cfg, char
      * since before it registered, so a refusal here is a real failure. */
     rc = net_connect(pr->addr, pr->port, cfg->timeout, &fd_r, e);
     if (rc != 0) {
-        say(err, "right neighbour %s: %s", rname, e);
+        err_say(err, "right neighbour %s: %s", rname, e);
         goto out;
     }
     rc = net_send_all(fd_r, hello, sizeof hello, NULL, cfg->timeout, rname, e);
     if (rc != 0) {
-        say(err, "right neighbour %s: %s", rname, e);
+        err_say(err, "right neighbour %s: %s", rname, e);
         goto out;
     }
     /* Accept left, check it, answer it. */
     wanted = calloc((size_t)k, 1);
     if (!wanted) {
         rc = -ENOMEM;
-        say(err, "xport_tcp: out of memory");
+        err_say(err, "xport_tcp: out of memory");
         goto out;
     }
     wanted[left] = 1;
     rc = xport_conn_accept(&self, cfg->lfd, wanted, deadline, &fd_l, &who, e);
     if (rc == ERR_TIMEOUT)
-        say(err, "left neighbour %s never connected within %.1f s", lname, cfg->timeout);
+        err_say(err, "left neighbour %s never connected within %.1f s", lname, cfg->timeout);
     else if (rc != 0)
-        say(err, "waiting for left neighbour %s: %s", lname, e);
+        err_say(err, "waiting for left neighbour %s: %s", lname, e);
     if (rc != 0)
         goto out;
     rc = net_send_all(fd_l, hello, sizeof hello, NULL, cfg->timeout, lname, e);
     if (rc != 0) {
-        say(err, "left neighbour %s: %s", lname, e);
+        err_say(err, "left neighbour %s: %s", lname, e);
         goto out;
     }
     /* The right's answer proves it is the rank the table said. */
@@ -162,7 +150,7 @@ int xport_tcp_open(struct xport_tcp **out, const struct xport_tcp_cfg *cfg, char
     else
         snprintf(why, sizeof why, "%s", e);
     if (rc != 0) {
-        say(err, "right neighbour %s: %s", rname, why);
+        err_say(err, "right neighbour %s: %s", rname, why);
         goto out;
     }
     rc = xport_tcp_attach(out, cfg, fd_l, fd_r, err);
@@ -188,7 +176,7 @@ int xport_tcp_attach(struct xport_tcp **out, const struct xport_tcp_cfg *cfg,
     if (!t) {
         close(left_fd);
         close(right_fd);
-        say(err, "xport_tcp: out of memory");
+        err_say(err, "xport_tcp: out of memory");
         return -ENOMEM;
     }
     t->base.ops = &tcp_ops;
@@ -338,9 +326,9 @@ static int fail_claim(struct xport_tcp *t, int rc, struct xport_claim *c, char *
         listen_news(t, c, left_sync, t0 + t->timeout / 2);
 
     if (c->kind == XPORT_CLAIM_RELAYED)
-        say(t->failed_msg, "rank %d reported: %s", c->from, c->text);
+        err_say(t->failed_msg, "rank %d reported: %s", c->from, c->text);
     else
-        say(t->failed_msg, "%s", c->text);
+        err_say(t->failed_msg, "%s", c->text);
     /* Strip the "(seen by rank R)" we add for others: we are R. */
     if (c->kind != XPORT_CLAIM_RELAYED) {
         char *seen = strstr(t->failed_msg, " (seen by rank ");
@@ -349,7 +337,7 @@ static int fail_claim(struct xport_tcp *t, int rc, struct xport_claim *c, char *
     }
     t->failed_rc = rc;
     t->in_step = 0;
-    say(err, "%s", t->failed_msg);
+    err_say(err, "%s", t->failed_msg);
     return rc;
 }
 
@@ -420,7 +408,7 @@ static int fail_frame(struct xport_tcp *t, int rc, char *err, const char *fmt, .
 
 static int failed(struct xport_tcp *t, char *err)
 {
-    say(err, "%s", t->failed_msg);
+    err_say(err, "%s", t->failed_msg);
     return t->failed_rc;
 }
 
@@ -535,7 +523,7 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
     if (t->failed_rc)
         return failed(t, err);
     if (len > t->rbytes - t->rdone) {
-        say(err, "xport_tcp: receive past the chunk (%zu of %zu left)", len, t->rbytes - t->rdone);
+        err_say(err, "xport_tcp: receive past the chunk (%zu of %zu left)", len, t->rbytes - t->rdone);
         return ERR_USAGE;
     }
     /* The send keeps pace with the receive: as far as the receive will be. */
@@ -562,7 +550,7 @@ static int tcp_end(struct xport *xb, char *err)
     if (t->failed_rc)
         return failed(t, err);
     if (t->rdone != t->rbytes) {
-        say(err, "xport_tcp: step ended with %zu of %zu bytes received", t->rdone, t->rbytes);
+        err_say(err, "xport_tcp: step ended with %zu of %zu bytes received", t->rdone, t->rbytes);
         return ERR_USAGE;
     }
     if (t->sdone < t->sbytes)
@@ -596,6 +584,6 @@ int xport_tcp_abort(struct xport_tcp *t, const char *why)
         send_abort(t, t->fd_left, &c, deadline, t->name_left) != 0)
         t->left_ok = 0;
     t->failed_rc = -ECONNABORTED;
-    say(t->failed_msg, "%s", c.text);
+    err_say(t->failed_msg, "%s", c.text);
     return 0;
 }
