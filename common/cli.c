@@ -820,9 +820,10 @@ void cli_common_defaults(struct cli_common *c)
     c->csv = NULL;
     c->weights_out = NULL;
     c->backward_time = 0;
+    c->layers = 0;
 }
 
-#define COMMON_NOPTS 18
+#define COMMON_NOPTS 19
 /* One table, rewritten by each call: the pointers are only valid until the
  * next cli_common_opts() call (a process has one struct cli_common). */
 static struct cli_opt common_table[COMMON_NOPTS + 1];
@@ -867,6 +868,9 @@ const struct cli_opt *cli_common_opts(struct cli_common *c)
         { "backward-time", CLI_TIME, &c->backward_time, "TIME",
           "EMULATED backward time per step, a sleep (synthetic)",
           0, 0, NULL },
+        { "layers", CLI_INT, &c->layers, "L",
+          "synthetic: L equal layers (default 8)",
+          1, 1 << 20, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     size_t o = 0;
@@ -906,6 +910,7 @@ void cli_workload_cfg(const struct cli_common *c, struct workload_cfg *out)
     out->params = c->params;
     out->batch = c->batch;
     out->backward_time = c->backward_time;
+    out->layers = c->layers;
     out->world = c->world > 0 ? c->world : 0;
     out->rank = c->rank > 0 ? c->rank : 0;
     out->shard_weights = c->shard_weights;
@@ -1065,6 +1070,11 @@ int cli_common_finish(struct cli_common *c, char *err)
     if (c->backward_time > 0 && c->workload != WORKLOAD_SYNTHETIC) {
         setf(err, "--backward-time: only the synthetic workload emulates its backward "
              "pass (%s computes a real one)", workload_name(c->workload));
+        return ERR_USAGE;
+    }
+    if (c->layers > 0 && c->workload != WORKLOAD_SYNTHETIC) {
+        setf(err, "--layers: only the synthetic workload takes a layer count (%s has its own)",
+             workload_name(c->workload));
         return ERR_USAGE;
     }
     if (c->workload == WORKLOAD_MLP && c->params != 0) {

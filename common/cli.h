@@ -75,6 +75,7 @@ struct cli_common {
     const char *weights_out;       /* PATH (writes PATH.RANK), or NULL */
     double backward_time;          /* --backward-time: EMULATED seconds per
                                       worker per step (synthetic); 0 = off */
+    int layers;                    /* --layers: synthetic layer count; 0 = the default */
 };
 
 void cli_common_defaults(struct cli_common *c);

@@ -88,9 +88,9 @@ double mlp_forward(const double *p, const double *x, double *h1, double *h2)
     return out;
 }
 
-double mlp_grad(const double *p, const double *x, const double *y, uint64_t rows,
-                uint64_t first, uint64_t count, double *g, double *work,
-                mlp_layer_done done, void *arg)
+void mlp_grad(const double *p, const double *x, const double *y, uint64_t rows,
+              uint64_t first, uint64_t count, double *g, double *work, double *loss_sum,
+              mlp_layer_done done, void *arg)
 {
     double loss = 0.0;
 
@@ -102,6 +102,8 @@ double mlp_grad(const double *p, const double *x, const double *y, uint64_t rows
         s[S_D3] = 2.0 * r;
         loss += r * r;
     }
+    if (loss_sum)
+        *loss_sum += loss;     /* final before the first layer is done (mlp.h) */
 
     /* Layer 2 (output): dW3 = d3 h2, db3 = d3. */
     memset(g + W3, 0, (MLP_PARAMS - W3) * sizeof *g);
@@ -152,5 +154,4 @@ double mlp_grad(const double *p, const double *x, const double *y, uint64_t rows
     }
     if (done)
         done(0, g, arg);
-    return loss;
 }

@@ -55,10 +55,12 @@ typedef void (*mlp_layer_done)(int layer, const double *g, void *arg);
  * over the whole range, summing the per-example gradients in example order.
  * Layer l's sum is WRITTEN to its part of g (MLP_PARAMS doubles) and
  * done(l, g, arg) called, for l = MLP_LAYERS-1 down to 0 (done may be
- * NULL). work: count * MLP_WORK_PER_EXAMPLE doubles, the caller's. Returns
- * the sum of the per-example losses. */
-double mlp_grad(const double *p, const double *x, const double *y, uint64_t rows,
-                uint64_t first, uint64_t count, double *g, double *work,
-                mlp_layer_done done, void *arg);
+ * NULL). work: count * MLP_WORK_PER_EXAMPLE doubles, the caller's. The sum
+ * of the per-example losses is added to *loss (when not NULL) as soon as
+ * the forward pass is done, BEFORE the first done(): a caller that sends
+ * the loss with the first bucket of gradient may read it there. */
+void mlp_grad(const double *p, const double *x, const double *y, uint64_t rows,
+              uint64_t first, uint64_t count, double *g, double *work, double *loss,
+              mlp_layer_done done, void *arg);
 
 #endif /* MLP_H */

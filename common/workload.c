@@ -185,7 +185,7 @@ int workload_create(struct workload *w, const struct workload_cfg *cfg)
         w->batch = cfg->batch ? cfg->batch : WORKLOAD_SYNTH_BATCH;
         rc = w->batch <= WORKLOAD_SYNTH_MAX_BATCH ? 0 : ERR_USAGE;
         if (rc == 0)
-            rc = make_layers(w, WORKLOAD_SYNTH_LAYERS);
+            rc = make_layers(w, cfg->layers > 0 ? (size_t)cfg->layers : WORKLOAD_SYNTH_LAYERS);
         break;
     case WORKLOAD_MLP:
         rc = make_mlp(w, cfg);
@@ -339,13 +339,10 @@ static void mlp_grad_add(const struct workload *w, const void *weights, uint64_t
     double *p = w->work, *g = w->work + MLP_PARAMS, *acts = w->work + 2 * MLP_PARAMS;
     const uint64_t first = ((step * w->batch) % w->rows + lo) % w->rows;
     struct mlp_call c = { w, grad, done, arg };
-    double l;
 
     for (size_t i = 0; i < MLP_PARAMS; i++)
         p[i] = vec_get(weights, i, w->dtype);
-    l = mlp_grad(p, w->x, w->y, w->rows, first, hi - lo, g, acts, mlp_layer_ready, &c);
-    if (loss)
-        *loss += l;
+    mlp_grad(p, w->x, w->y, w->rows, first, hi - lo, g, acts, loss, mlp_layer_ready, &c);
 }
 
 /* ------------------------------------------------------------ dispatch */

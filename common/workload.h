@@ -39,8 +39,9 @@
  *              seed 7 goes from 0.58 to 0.09 in 20 steps, then creeps
  *              towards the floor (0.047 after 200). --params does not
  *              resize it (refused).
- *   synthetic  P parameters as equal contiguous layers, no data: the
- *              gradient of range [lo, hi) at step s is, for element i,
+ *   synthetic  P parameters as equal contiguous layers (8, or --layers L),
+ *              no data: the gradient of range [lo, hi) at step s is, for
+ *              element i,
  *                  F(lo, hi) = (hi - lo) * a_i + h_i(hi) - h_i(lo)
  *              with a_i and h_i(x) small dyadic rationals (multiples of 1/16
  *              in [-1/2, 1/2]) hashed from (seed, step, i[, x]). F telescopes:
@@ -101,6 +102,9 @@ struct workload_cfg {
      * during workload_create). world 0: the whole batch, as one process. */
     double backward_time;
     int world, rank;
+    /* Synthetic only: the number of equal layers (0: WORKLOAD_SYNTH_LAYERS;
+     * at most n), the unit buckets are made of (buckets.h). */
+    int layers;
     const double *shard_weights;
 };
 
@@ -155,7 +159,10 @@ typedef void (*workload_layer_fn)(size_t layer, size_t first, size_t count, void
 /* workload_grad_add_layers: workload_grad_add, calling done(layer, ...)
  * for every layer once, last layer first (nlayers-1 down to 0), each as
  * soon as that layer's gradient is in grad; also for an empty range.
- * done may be NULL. The same bits in grad and *loss as workload_grad_add. */
+ * done may be NULL. The same bits in grad and *loss as workload_grad_add.
+ * *loss (when not NULL) has this call's whole loss added by the first
+ * done() (the loss comes from the forward pass), so a caller may send it
+ * with the first bucket of gradient. */
 void workload_grad_add_layers(const struct workload *w, const void *weights,
                               uint64_t step, uint64_t lo, uint64_t hi,
                               void *grad, double *loss, workload_layer_fn done, void *arg);

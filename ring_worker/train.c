@@ -100,6 +100,24 @@ static struct overlap_job trailer_job(unsigned char *g, size_t n, size_t es)
     return j;
 }
 
+/* allreduce_job: the ring's overlap_fn: job's bucket checked for NaN and
+ * Inf when job->check is set ("gradient element I is X before the
+ * all-reduce", I counted from job->index), then all-reduced over ctx, the
+ * train_cfg's coll. */
+static int allreduce_job(void *ctx, struct overlap_job *job, char *err)
+{
+    const struct train_cfg *cfg = ctx;
+    const int dtype = cfg->c->dtype;
+    size_t bad;
+
+    if (job->check && vec_check_finite(job->buf, job->n, dtype, &bad) != 0) {
+        err_say(err, "gradient element %zu is %g before the all-reduce", job->index + bad,
+            vec_get(job->buf, bad, dtype));
+        return ERR_NONFINITE;
+    }
+    return coll_allreduce(cfg->coll, job->buf, job->n, err);
+}
+
 /* reduce: b->g all-reduced bucket by bucket on this thread (no overlap),
  * the time it took added to *t. One bucket: one all-reduce of n + 3
  * elements, checked first; several: each bucket (checked), then the
@@ -128,7 +146,7 @@ static int reduce(const struct train_cfg *cfg, struct bufs *b, int s, double *t,
             j = trailer_job(b->g, n, es);
             snprintf(name, sizeof name, "allreduce count+loss");
         }
-        rc = overlap_run(cfg->coll, c->dtype, &j, err);
+        rc = overlap_call(allreduce_job, (void *)cfg, &j, err);
         trace_add(&b->tr, name, TRACE_COMM, j.t0, j.t1, s, (long long)(j.n * es));
         *t += j.t1 - j.t0;
     }
@@ -331,7 +349,7 @@ static int setup(const struct train_cfg *cfg, struct bufs *b, char *err)
                     why ? why : "", why ? "" : " (a communication thread)");
     }
     if (b->overlap &&
-        (rc = overlap_init(&b->ov, cfg->coll, c->dtype, b->plan.count + 1, err)) != 0)
+        (rc = overlap_init(&b->ov, allreduce_job, (void *)cfg, b->plan.count + 1, err)) != 0)
         return rc;
     /* events per step: one per layer and micro-batch, per all-reduce, wait, optimizer */
     return trace_open(&b->tr, cfg->trace, c->rank,
@@ -458,11 +476,12 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
     }
     rec->cpu_s = clock_cpu_seconds() - cpu0;
     rec->wall_s = clock_now() - wall0;
-    if (b.plan.count > 1 && c->rank == 0 && c->steps > c->warmup) {
+    if (c->rank == 0 && c->steps > c->warmup) {
         size_t k = (size_t)(c->steps - c->warmup);
         log_msg("medians over %zu timed steps: step %.4f s, backward %.4f s, all-reduces "
-                "%.4f s, wait after backward %.4f s (overlap %s)", k, median(b.st[T_STEP], k),
-                median(b.st[T_BACKWARD], k), median(b.st[T_COMM], k), median(b.st[T_WAIT], k),
+                "%.4f s, wait after backward %.4f s (%zu bucket%s, overlap %s)", k,
+                median(b.st[T_STEP], k), median(b.st[T_BACKWARD], k), median(b.st[T_COMM], k),
+                median(b.st[T_WAIT], k), b.plan.count, b.plan.count == 1 ? "" : "s",
                 b.overlap ? "on" : "off");
     }
     if (c->weights_out)

@@ -418,11 +418,12 @@ static void test_flags(void)
     T_TRUE(c.weights_out == NULL);
     {
         /* The table has exactly the 17 common flags of DESIGN.md, plus
-         * --backward-time (issue 6: the EMULATED backward pass). */
+         * --backward-time and --layers (issue 6: the EMULATED backward
+         * pass, the synthetic workload's layers). */
         static const char *const names[] = {
             "rank", "world", "workload", "params", "batch", "shard-weights", "micro",
             "steps", "warmup", "lr", "seed", "dtype", "link-bw", "link-latency",
-            "timeout", "csv", "weights-out", "backward-time",
+            "timeout", "csv", "weights-out", "backward-time", "layers",
         };
         const struct cli_opt *t = cli_common_opts(&c);
         size_t n = 0;

@@ -159,6 +159,25 @@ static void test_synthetic(void)
     T_EQ_U(a.batch, WORKLOAD_SYNTH_BATCH);
     T_EQ_U(a.nlayers, WORKLOAD_SYNTH_LAYERS);
     T_EQ_U(a.layer_off[a.nlayers], 4096);
+    {
+        /* --layers L: L equal layers (at most n); the gradient does not change */
+        struct workload_cfg lc = { .kind = WORKLOAD_SYNTHETIC, .dtype = DTYPE_F32, .seed = 11,
+                                   .params = 4096, .layers = 100 };
+        struct workload l100;
+        float *gl = calloc(4096, 4);
+        T_EQ_I(workload_create(&l100, &lc), 0);
+        T_EQ_U(l100.nlayers, 100);
+        T_EQ_U(l100.layer_off[1], 41);          /* 4096 = 96 x 41 + 4 x 40: sizes differ by 1 */
+        T_EQ_U(l100.layer_off[100], 4096);
+        workload_grad_add(&l100, NULL, 3, 100, 300, gl, NULL);
+        T_TRUE(memcmp(ga, gl, 4096 * 4) == 0);
+        workload_destroy(&l100);
+        lc.params = 10;
+        T_EQ_I(workload_create(&l100, &lc), 0);
+        T_EQ_U(l100.nlayers, 10);               /* no more layers than elements */
+        workload_destroy(&l100);
+        free(gl);
+    }
 
     T_CASE("workload-2.2", "values are multiples of 1/16 (dyadic)");
     for (int i = 0; i < 4096; i++)
@@ -506,6 +525,8 @@ struct layer_log {
     unsigned char *seen;                 /* each layer's bytes at its callback */
     size_t es, layer[64], first[64], count[64];
     double when[64];
+    const double *loss;                  /* the call's loss sum */
+    double loss_first;                   /* *loss at the first callback */
     int calls, early_touched;
 };
 
@@ -518,6 +539,8 @@ static void on_layer(size_t layer, size_t first, size_t count, void *arg)
         lg->count[lg->calls] = count;
         lg->when[lg->calls] = clock_now();
     }
+    if (lg->calls == 0 && lg->loss)
+        lg->loss_first = *lg->loss;
     lg->calls++;
     memcpy(lg->seen + first * lg->es, lg->grad + first * lg->es, count * lg->es);
     /* The layers before this one are not computed yet. */
@@ -547,6 +570,7 @@ static int layers_check(const struct workload *w, const void *weights, uint64_t 
     lg->before = before;
     lg->es = es;
     lg->seen = calloc(w->n, es);
+    lg->loss = &la;
     workload_grad_add_layers(w, weights, 3, lo, hi, grad, &la, on_layer, lg);
     workload_grad_add(w, weights, 3, lo, hi, plain, &lb);
 
@@ -562,6 +586,8 @@ static int layers_check(const struct workload *w, const void *weights, uint64_t 
     ok &= memcmp(lg->seen, grad, w->n * es) == 0;
     ok &= !lg->early_touched;
     ok &= memcmp(grad, plain, w->n * es) == 0 && la == lb;
+    /* the loss is whole by the first callback (sent with the first bucket) */
+    ok &= lg->calls == 0 || lg->loss_first == la;
     free(grad); free(before); free(plain); free(lg->seen);
     lg->seen = NULL;
     return ok;
@@ -580,7 +606,7 @@ static void test_layers(void)
     workload_init_weights(&m, wm);
     workload_init_weights(&m32, wm32);
 
-    T_CASE("workload-5.8", "layer callbacks: last layer first, every element once, values final");
+    T_CASE("workload-5.8", "layer callbacks: last layer first, every element once, values final, loss whole at the first");
     T_TRUE(layers_check(&m, wm, 0, m.batch, &lg));
     T_EQ_I(lg.calls, 3);
     T_TRUE(layers_check(&m32, wm32, 10, 200, &lg));

@@ -4,8 +4,8 @@
  * jobs handed over, and ndone, those finished. The thread sleeps on the
  * condition variable until ndone < nsub, runs jobs[ndone] without the
  * lock (the caller only appends behind it), and wakes the caller after
- * each. busy marks "inside coll_allreduce", so that a wait after a failure
- * returns only when the thread has let go of the coll.
+ * each. busy marks "inside the run function", so that a wait after a
+ * failure returns only when the thread has let go of what it uses.
  */
 #include "overlap.h"
 
@@ -15,21 +15,13 @@
 #include <string.h>
 
 #include "clock.h"
-#include "vec.h"
 
-int overlap_run(struct coll *coll, int dtype, struct overlap_job *job, char *err)
+int overlap_call(overlap_fn run, void *ctx, struct overlap_job *job, char *err)
 {
-    size_t bad;
     int rc;
 
     job->t0 = clock_now();
-    if (job->check && vec_check_finite(job->buf, job->n, dtype, &bad) != 0) {
-        snprintf(err, ERR_LEN, "gradient element %zu is %g before the all-reduce",
-                 job->index + bad, vec_get(job->buf, bad, dtype));
-        job->t1 = clock_now();
-        return ERR_NONFINITE;
-    }
-    rc = coll_allreduce(coll, job->buf, job->n, err);
+    rc = run(ctx, job, err);
     job->t1 = clock_now();
     return rc;
 }
@@ -52,7 +44,7 @@ static void *thread_main(void *arg)
         o->busy = 1;
         pthread_mutex_unlock(&o->mu);
         err[0] = '\0';
-        rc = overlap_run(o->coll, o->dtype, job, err);
+        rc = overlap_call(o->run, o->ctx, job, err);
         pthread_mutex_lock(&o->mu);
         o->busy = 0;
         if (rc != 0) {
@@ -67,13 +59,13 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-int overlap_init(struct overlap *o, struct coll *coll, int dtype, size_t cap, char *err)
+int overlap_init(struct overlap *o, overlap_fn run, void *ctx, size_t cap, char *err)
 {
     int rc;
 
     memset(o, 0, sizeof *o);
-    o->coll = coll;
-    o->dtype = dtype;
+    o->run = run;
+    o->ctx = ctx;
     o->cap = cap;
     o->jobs = calloc(cap, sizeof *o->jobs);
     if (!o->jobs) {
