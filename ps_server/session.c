@@ -196,15 +196,17 @@ static int check_frame(struct session *s, const struct store *st, char *err)
     }
     switch (h->type) {
     case PROTO_PUSH:
-        if (h->aux != s->cfg->lo) {
+        if (h->aux < s->cfg->lo || h->aux >= s->cfg->hi) {
             err_say(err, "%s: push for step %llu starts at element %llu, this server owns "
                 "[%llu, %llu)", w, ull(h->step), ull(h->aux), ull(s->cfg->lo), ull(s->cfg->hi));
             return dead(s, ERR_PROTO_FIELD);
         }
-        if (h->length != push_length(s->cfg)) {
-            err_say(err, "%s: push for step %llu has %llu payload bytes, this server takes %llu "
-                "(16 + %llu elements of %s)", w, ull(h->step), ull(h->length),
-                ull(push_length(s->cfg)), ull(s->cfg->hi - s->cfg->lo),
+        if (h->length < PROTO_PUSH_META + elem_size(s->cfg) ||
+            (h->length - PROTO_PUSH_META) % elem_size(s->cfg) != 0 ||
+            (h->length - PROTO_PUSH_META) / elem_size(s->cfg) > s->cfg->hi - h->aux) {
+            err_say(err, "%s: push for step %llu from element %llu has %llu payload bytes, "
+                "this server takes 16 + 1 to %llu elements of %s there", w, ull(h->step),
+                ull(h->aux), ull(h->length), ull(s->cfg->hi - h->aux),
                 dtype_name(s->cfg->dtype));
             return dead(s, ERR_PROTO_SIZE);
         }
@@ -349,7 +351,7 @@ int session_feed(struct session *s, struct store *st, const void *bytes, size_t 
                 break;
             }
             rc = store_push_begin(st, s->rank, s->h.step, &meta, s->h.aux,
-                                  s->cfg->hi - s->cfg->lo, err);
+                                  (s->h.length - PROTO_PUSH_META) / elem_size(s->cfg), err);
             if (rc != 0) {
                 rc = dead(s, rc);
                 break;
@@ -449,6 +451,10 @@ void session_waiting(const struct session *s, const struct store *st, char *buf,
     else if (s->hdr_have > 0)
         snprintf(buf, len, "push for step %llu: %zu of %d header bytes",
                  ull(store_step(st)), s->hdr_have, PROTO_HEADER_SIZE);
+    else if (store_pass_left(st, s->rank) < st->n)
+        snprintf(buf, len, "push for step %llu: elements [%llu, %llu) not yet pushed",
+                 ull(store_step(st)), ull(s->cfg->lo),
+                 ull(s->cfg->lo + store_pass_left(st, s->rank)));
     else if (st->per_step > 1)
         snprintf(buf, len, "push %u of %u for step %llu not yet begun",
                  (unsigned)(st->per_step - store_pushes_owed(st, s->rank) + 1),

@@ -20,8 +20,9 @@
  *                    FULL count), dtype, workload, seed, batch      HELLO: the caller
  *                    equal to the server's (ERR_MISMATCH)           calls session_join
  *   NEW      ERROR   text well formed                               event PEER_ERROR
- *   JOINED   PUSH    header rank = the joined rank; aux = lo;       JOINED, events
- *                    length = 16 + (hi-lo) * elem_size exactly;     PUSH_BEGIN, then
+ *   JOINED   PUSH    header rank = the joined rank; lo <= aux < hi; JOINED, events
+ *                    length = 16 + c * elem_size, 1 <= c <= hi-aux  PUSH_BEGIN, then
+ *                    (the whole range, or a bucket: store.h);
  *                    step < steps; not while its weights of the     PUSH_END
  *                    step before are still being written (pulling);
  *                    then the store: step, duplicate, NaN/Inf

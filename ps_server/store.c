@@ -140,11 +140,20 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
                 w->phase == STORE_W_RECEIVING ? ", the one before still arriving" : "");
         return ERR_PROTO_FIELD;
     }
-    if (first != s->offset || count != s->n) {
+    if (first < s->offset || first - s->offset >= s->n || count == 0 ||
+        count > s->n - (first - s->offset)) {
         err_say(err, "worker %u: push for step %llu carries elements [%llu, %llu), "
             "this server owns [%llu, %llu)", (unsigned)rank, ull(step), ull(first),
             ull(first + count), ull(s->offset), ull(s->offset + s->n));
-        return first != s->offset ? ERR_PROTO_FIELD : ERR_PROTO_SIZE;
+        return first < s->offset || first - s->offset >= s->n ? ERR_PROTO_FIELD
+                                                              : ERR_PROTO_SIZE;
+    }
+    if (first - s->offset + count != s->n - w->pass_done) {
+        err_say(err, "worker %u: push for step %llu carries elements [%llu, %llu); its next "
+            "push must end at element %llu (a pass goes from the last element down, each "
+            "push ending where the one before began)", (unsigned)rank, ull(step), ull(first),
+            ull(first + count), ull(s->offset + s->n - w->pass_done));
+        return first == s->offset ? ERR_PROTO_SIZE : ERR_PROTO_FIELD;
     }
     if (!isfinite(meta->loss)) {
         err_say(err, "worker %u: push for step %llu has a non-finite loss (%g)",
@@ -159,6 +168,8 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
     w->phase = STORE_W_RECEIVING;
     w->examples += meta->examples;     /* 0 at the step's first push */
     w->loss += meta->loss;
+    w->first = (size_t)(first - s->offset);
+    w->count = (size_t)count;
     w->next = 0;
     w->part_len = 0;
     return 0;
@@ -214,7 +225,7 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
 {
     double buf[STAGE_BYTES / sizeof(double)];   /* double: aligned for both dtypes */
     const size_t es = s->elem_size, per = sizeof buf / es;
-    size_t at = w->next;
+    size_t at = w->first + w->next;     /* into the accumulator */
     int rc;
 
     if (w->part_len > 0) {
@@ -248,7 +259,7 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
     if (add) {
         memcpy(w->part, p, len);        /* len < es: the start of the next one */
         w->part_len = len;
-        w->next = at;
+        w->next = at - w->first;
     }
     return 0;
 }
@@ -262,7 +273,7 @@ int store_push_data(struct store *s, uint32_t rank, const void *bytes,
 
     if (!(w = receiving(s, rank, "push data", err, &rc)))
         return rc;
-    left = (s->n - w->next) * s->elem_size - w->part_len;
+    left = (w->count - w->next) * s->elem_size - w->part_len;
     if (nbytes > left) {
         err_say(err, "worker %u: push for step %llu has %zu bytes left, got %zu more",
             (unsigned)rank, ull(s->step), left, nbytes);
@@ -286,14 +297,20 @@ int store_push_end(struct store *s, uint32_t rank, char *err)
 
     if (!(w = receiving(s, rank, "push end", err, &rc)))
         return rc;
-    if (w->next != s->n) {
+    if (w->next != w->count) {
         size_t have = w->next * s->elem_size + w->part_len;
 
         err_say(err, "worker %u: push for step %llu ended after %zu of %zu bytes",
-            (unsigned)rank, ull(s->step), have, s->n * s->elem_size);
+            (unsigned)rank, ull(s->step), have, w->count * s->elem_size);
         return ERR_PROTO_SIZE;
     }
     assert(w->part_len == 0);
+    w->pass_done += w->count;
+    if (w->pass_done < s->n) {
+        w->phase = STORE_W_WAITING;     /* the next, lower, part of the pass */
+        return 0;
+    }
+    w->pass_done = 0;
     w->pushes++;
     if (w->pushes < s->per_step) {
         w->phase = STORE_W_WAITING;     /* its next push of the same step */
@@ -315,7 +332,7 @@ int store_push_abort(struct store *s, uint32_t rank, char *err)
     if (w && w->phase == STORE_W_RECEIVING)
         err_say(err, "worker %u: push for step %llu cut off after %zu of %zu bytes; "
             "the step fails, weights untouched", (unsigned)rank, ull(s->step),
-            w->next * s->elem_size + w->part_len, s->n * s->elem_size);
+            w->next * s->elem_size + w->part_len, w->count * s->elem_size);
     else
         err_say(err, "worker %u: lost during step %llu; the step fails, weights untouched",
             (unsigned)rank, ull(s->step));
@@ -402,6 +419,13 @@ uint32_t store_pushes_owed(const struct store *s, uint32_t rank)
     if (rank >= s->world || s->workers[rank].phase == STORE_W_DONE)
         return 0;
     return s->per_step - s->workers[rank].pushes;
+}
+
+size_t store_pass_left(const struct store *s, uint32_t rank)
+{
+    if (rank >= s->world || s->workers[rank].phase == STORE_W_DONE)
+        return 0;
+    return s->n - s->workers[rank].pass_done;
 }
 
 int store_failed(const struct store *s, const char **msg)

@@ -12,16 +12,18 @@
  * worker, whatever K is: the server never holds K gradients (DESIGN.md,
  * "Bounded memory").
  *
- * PUSHES PER STEP. Normally each worker pushes once per step. With
- * cfg.pushes_per_step P > 1 (--mistake sync-every-micro: a worker sends
- * each of its m micro-batch sums as it is computed, P = m) every worker
- * pushes P times per step, one after the other; all P are added into the
- * same accumulator, their counts and losses summed, and the step is ready
- * when all K * P pushes are complete. cfg.divide_by_one (--mistake
+ * PASSES PER STEP. Normally each worker sends one pass of its gradient
+ * per step: one push of the whole range, or one push per bucket (BUCKETS
+ * below). With cfg.pushes_per_step P > 1 (--mistake sync-every-micro: a
+ * worker sends each of its m micro-batch sums as it is computed, P = m)
+ * every worker sends P passes per step, one after the other; all are added
+ * into the same accumulator, their counts and losses summed, and the step
+ * is ready when all K * P passes are complete. cfg.divide_by_one (--mistake
  * sum-not-mean) makes store_apply feed the sum to the optimizer undivided:
- * w -= lr * acc (B taken as 1; the loss is still divided by the real B). The store knows nothing of libuv, frames or
- * connections; the event loop decodes headers (proto.h) and hands the
- * store the PUSH fields and payload bytes.
+ * w -= lr * acc (B taken as 1; the loss is still divided by the real B).
+ * The store knows nothing of libuv, frames or connections; the event loop
+ * decodes headers (proto.h) and hands the store the PUSH fields and
+ * payload bytes.
  *
  * OWNERSHIP. store_init allocates the weights and the accumulator and
  * copies the initial weights in; store_destroy frees them. Nothing else
@@ -30,6 +32,21 @@
  * stays valid, and unchanged, until the next store_apply (which cannot
  * happen before every worker has pushed again, that is after every worker
  * has received the weights of the step before).
+ *
+ * BUCKETS. A worker may send a pass as several pushes, one per bucket of
+ * its gradient as the bucket becomes ready (--bucket-size, the way BytePS
+ * partitions; ps_worker/main.c): each push carries a contiguous range
+ * [first, first + count), count >= 1, inside the owned range, and the
+ * pushes of a pass go from the last element down: the first ends at the
+ * owned range's end, each next one ends where the one before began, and
+ * the push that starts at the owned range's start completes the pass. So
+ * every element is added exactly once per pass, and the per-worker state
+ * stays O(1) (how far down the pass has come, pass_done). A push that does
+ * not end where the pass has come to is refused like any wrong range. The
+ * examples and losses of all the pushes are summed: a worker sends its
+ * count and loss with one push of the pass and zeros with the others
+ * (ps_worker sends them with the push that starts at the owned range's
+ * start). A whole-range push is simply a pass of one push.
  *
  * THE STEP STATE MACHINE (s: the store's current step, from 0)
  *
@@ -46,9 +63,11 @@
  *                                                 of the failure again)
  *
  * Per worker, within a step: WAITING -> (push_begin) RECEIVING ->
- * (push_end) DONE; store_apply puts every worker back to WAITING. With P
- * pushes per step, push_end of the first P-1 goes back to WAITING (for the
- * next push of the same step), the P-th to DONE.
+ * (push_end) DONE; store_apply puts every worker back to WAITING. A
+ * push_end that does not complete a pass (a bucket above the owned range's
+ * start) goes back to WAITING for the next bucket; with P passes per step,
+ * the end of each of the first P-1 passes goes back to WAITING too, the
+ * P-th to DONE.
  *
  * REFUSED versus FAILED. A call that is refused (a push for the wrong step,
  * from a rank >= K, for the wrong element range, more bytes than announced,
@@ -99,6 +118,8 @@ struct store_worker {
     uint32_t pushes;        /* complete pushes of the current step (< P unless DONE) */
     uint64_t examples;      /* from the push metadata, summed over its pushes */
     double loss;
+    size_t pass_done;       /* elements of the current pass pushed (from the end) */
+    size_t first, count;    /* this push: [first, first + count), from offset */
     size_t next;            /* elements of this push already added */
     size_t part_len;        /* bytes of a split element carried in part[] */
     unsigned char part[8];  /* the start of that element (at most f64) */
@@ -143,8 +164,10 @@ void store_destroy(struct store *s);
  * store's, or a push from this rank for it beyond its P (ERR_PROTO_FIELD,
  * the message says stale, future or duplicate; one while its previous push
  * is still arriving is a duplicate too); example counts whose sum over
- * the P pushes overflows (ERR_PROTO_FIELD); first/count other than the
- * range this server owns (ERR_PROTO_FIELD / ERR_PROTO_SIZE); a non-finite
+ * the pushes overflows (ERR_PROTO_FIELD); a range [first, first + count)
+ * not inside the one this server owns, empty, or not ending where this
+ * worker's pass has come to (BUCKETS; ERR_PROTO_FIELD, or ERR_PROTO_SIZE
+ * when only the count is wrong); a non-finite
  * loss (ERR_NONFINITE). meta->examples may be 0: a worker whose share of
  * the batch is empty (B < K) still pushes (zeros), so the barrier counts
  * it; only the sum B must be positive (store_apply). */
@@ -186,7 +209,9 @@ int store_apply(struct store *s, struct store_applied *out, char *err);
 /* Accessors. store_weights: n elements of dtype (see OWNERSHIP).
  * store_step: the step being collected. store_pushes_done: workers whose
  * pushes of that step are all complete. store_pushes_owed: the pushes
- * worker `rank` still owes the current step (0: done, or rank >= K). store_failed: 0 or the failure code, with the message in
+ * worker `rank` still owes the current step (0: done, or rank >= K).
+ * store_pass_left: the elements of rank's current pass not yet pushed
+ * (n before its first push, 0 when done or rank >= K). store_failed: 0 or the failure code, with the message in
  * msg (may be NULL) valid as long as the store. store_bytes: the memory the
  * store holds (struct, buffers and per-worker state), for the bounded-
  * memory check. */
@@ -194,6 +219,7 @@ const void *store_weights(const struct store *s);
 uint64_t store_step(const struct store *s);
 uint32_t store_pushes_done(const struct store *s);
 uint32_t store_pushes_owed(const struct store *s, uint32_t rank);
+size_t store_pass_left(const struct store *s, uint32_t rank);
 int store_failed(const struct store *s, const char **msg);
 size_t store_bytes(const struct store *s);
 

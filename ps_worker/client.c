@@ -287,26 +287,37 @@ static int send_head(struct ps_conn *k, const char *ctx, uint16_t type, uint64_t
     return 0;
 }
 
-/* exchange: step `step` with server k: push its slice, pull its weights
- * (push only when weights is NULL). */
+/* exchange: step `step` with server k: push the part of elements [first,
+ * first + count) it owns (none when grad is NULL or the part is empty),
+ * then pull its weights (none when weights is NULL). The push carries
+ * *meta when its part starts at the server's first element (the one push
+ * of a pass that does, store.h BUCKETS), zeros otherwise. */
 static int exchange(struct ps_conn *k, uint64_t step, const struct proto_push_meta *meta,
-                    const unsigned char *grad, unsigned char *weights, char *err)
+                    const unsigned char *grad, uint64_t first, uint64_t count,
+                    unsigned char *weights, char *err)
 {
+    static const struct proto_push_meta none = { 0, 0.0 };
     struct ps_client *c = k->owner;
+    uint64_t a = first > k->lo ? first : k->lo;
+    uint64_t b = first + count < k->hi ? first + count : k->hi;
     size_t off = (size_t)k->lo * c->elem, bytes = (size_t)(k->hi - k->lo) * c->elem;
     char ctx[40], tmp[ERR_LEN];
     int rc;
 
     snprintf(ctx, sizeof ctx, "step %llu", ull(step));
-    proto_push_meta_encode(meta, k->out + PROTO_HEADER_SIZE);
-    rc = send_head(k, ctx, PROTO_PUSH, step, k->lo, PROTO_PUSH_META + bytes, PROTO_PUSH_META,
-                   err);
-    if (rc != 0)
-        return rc;
-    rc = net_send_all(k->fd, grad + off, bytes, &k->link, c->timeout, k->name, tmp);
-    if (rc != 0)
-        return send_failed(k, ctx, rc, tmp, err);
-    k->clean = 1;
+    if (grad && a < b) {
+        size_t pa = (size_t)a * c->elem, pn = (size_t)(b - a) * c->elem;
+
+        proto_push_meta_encode(a == k->lo ? meta : &none, k->out + PROTO_HEADER_SIZE);
+        rc = send_head(k, ctx, PROTO_PUSH, step, a, PROTO_PUSH_META + pn, PROTO_PUSH_META,
+                       err);
+        if (rc != 0)
+            return rc;
+        rc = net_send_all(k->fd, grad + pa, pn, &k->link, c->timeout, k->name, tmp);
+        if (rc != 0)
+            return send_failed(k, ctx, rc, tmp, err);
+        k->clean = 1;
+    }
     if (!weights)
         return 0;               /* one of several pushes of the step */
     /* The weights come when every worker has pushed: the server watches
@@ -341,7 +352,7 @@ static void *conn_thread(void *arg)
             break;
         seen = c->gen;
         pthread_mutex_unlock(&c->mu);
-        rc = exchange(k, c->step, &c->meta, c->grad, c->weights, k->err);
+        rc = exchange(k, c->step, &c->meta, c->grad, c->first, c->count, c->weights, k->err);
         pthread_mutex_lock(&c->mu);
         k->rc = rc;
         if (rc != 0 && c->failed < 0)
@@ -417,17 +428,24 @@ int ps_client_connect(struct ps_client *c, char *err)
     return c->nservers > 1 ? start_threads(c, err) : 0;
 }
 
-int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
-                   const void *grad, void *weights, char *err)
+/* op: one exchange with every server at once (client.h: ps_client_step,
+ * _push, _pull); in this thread when S = 1, else in the servers'. */
+static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
+              const void *grad, uint64_t first, uint64_t count, void *weights, char *err)
 {
+    static const struct proto_push_meta none = { 0, 0.0 };
     int failed;
 
+    if (!meta)
+        meta = &none;
     if (c->nservers == 1)
-        return exchange(&c->conns[0], step, meta, grad, weights, err);
+        return exchange(&c->conns[0], step, meta, grad, first, count, weights, err);
     pthread_mutex_lock(&c->mu);
     c->step = step;
     c->meta = *meta;
     c->grad = grad;
+    c->first = first;
+    c->count = count;
     c->weights = weights;
     c->failed = -1;
     c->pending = c->nservers;
@@ -449,6 +467,28 @@ int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_m
         return 0;
     memcpy(err, c->conns[failed].err, ERR_LEN);
     return c->conns[failed].rc;
+}
+
+int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
+                   const void *grad, void *weights, char *err)
+{
+    return op(c, step, meta, grad, 0, c->n, weights, err);
+}
+
+int ps_client_push(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
+                   const void *grad, uint64_t first, uint64_t count, char *err)
+{
+    if (count == 0 || first > c->n || count > c->n - first) {
+        err_say(err, "step %llu: push of elements [%llu, %llu) outside the %zu parameters",
+            ull(step), ull(first), ull(first + count), c->n);
+        return ERR_USAGE;
+    }
+    return op(c, step, meta, grad, first, count, NULL, err);
+}
+
+int ps_client_pull(struct ps_client *c, uint64_t step, void *weights, char *err)
+{
+    return op(c, step, NULL, NULL, 0, 0, weights, err);
 }
 
 int ps_client_bye(struct ps_client *c, uint64_t step, char *err)

@@ -1,7 +1,8 @@
 /* client.h -- the worker's side of the parameter-server protocol: one TCP
  * connection per server shard, the HELLO/WELCOME handshake, then per step
  * one PUSH of the gradient sum and one WEIGHTS pull per shard, all shards
- * at once; BYE at the end. The wire format is common/proto.h.
+ * at once; BYE at the end. The push of a step may also go in buckets, from the
+ * top of the vector down (ps_client_push, then ps_client_pull). The wire format is common/proto.h.
  *
  * SHARDS. With S servers (--server A,B,...), server i owns the elements
  * [lo_i, hi_i) = workload_split(n, S, i) of the parameter vector, the same
@@ -107,6 +108,7 @@ struct ps_client {
     int quit;
     uint64_t step;
     struct proto_push_meta meta;
+    uint64_t first, count;           /* the range pushed (ps_client_push) */
     const unsigned char *grad;
     unsigned char *weights;
 };
@@ -133,6 +135,22 @@ int ps_client_connect(struct ps_client *c, char *err);
  * comes with the weights buffer. */
 int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
                    const void *grad, void *weights, char *err);
+
+/* ps_client_push: push elements [first, first + count) of grad (n
+ * elements; 1 <= count, first + count <= n) for `step`: to each server,
+ * the part of them it owns, if any; no pull. One BUCKET (store.h): a pass
+ * of a step's gradient is a series of these from the top down, each range
+ * ending where the one before began, the last starting at element 0; then
+ * ps_client_pull. *meta (the example count and loss) travels with the
+ * push that starts at a server's first element (zeros with the others),
+ * so it must be final by the time that range is pushed. NULL meta: zeros.
+ * ERR_USAGE (nothing sent) for a range outside the vector. */
+int ps_client_push(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
+                   const void *grad, uint64_t first, uint64_t count, char *err);
+
+/* ps_client_pull: receive step `step`'s new weights from every server into
+ * weights (n elements; each server fills its slice), after its last push. */
+int ps_client_pull(struct ps_client *c, uint64_t step, void *weights, char *err);
 
 /* ps_client_bye: send BYE (step = steps done) to every server. */
 int ps_client_bye(struct ps_client *c, uint64_t step, char *err);

@@ -28,6 +28,16 @@
  * to the device after the pull): what a GPU worker of a parameter server
  * pays; every GPU wait is bounded by --timeout.
  *
+ * BUCKETS (buckets_step.h): on the CPU every step goes through bstep_run:
+ * the gradient grouped into --bucket-size buckets of whole layers, last
+ * layer first, each pushed as soon as it is ready by a communication
+ * thread while the backward pass goes on (--no-overlap: after it), then
+ * one pull. With one bucket (the default 25MiB holds most models here)
+ * that is one push and one pull per step. The timed combine step is the
+ * time spent in pushes and the pull; rank 0 logs the medians of step,
+ * backward, communication and the wait after the backward pass at the
+ * end, and --trace FILE writes each rank's timeline.
+ *
  * --mistake NAME (mistake.h): the worker makes the mistakes that live in
  * its micro-batch loop (no-divide-micro, mean-of-means, zero-grad-inside:
  * mistake_grad, the loop bin/reference and the ring call too) and
@@ -51,6 +61,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buckets_step.h"
 #include "cli.h"
 #include "client.h"
 #include "clock.h"
@@ -105,24 +116,20 @@ struct run {
     int mistake;                /* enum mistake (mistake.h) */
     void *scratch;              /* n elements, when mistake_grad needs them */
     int cuda;                   /* --device cuda */
+    uint64_t bucket_bytes;      /* --bucket-size (0: the default) */
+    int no_overlap;             /* --no-overlap */
+    const char *trace;          /* --trace FILE */
     struct gpu_stream *stream;  /* --device cuda: the GPU side, on this stream */
     struct gpu_workload *gw;
     void *dweights, *dgrad;     /* device, n elements each */
     double *dloss, *hloss;      /* device / pinned host: one double */
     double *times;              /* combine time of each timed step */
+    double *st[5];              /* per timed step: step, backward, pushes, pull, wait */
+    struct bstep bs;            /* buckets and overlap (buckets_step.h), CPU */
+    int have_bs;
     struct metrics_record rec;
     struct ps_client client;
 };
-
-/* local_gradient: the gradient SUM over this worker's examples of `step`,
- * its m micro-batches accumulated into the one buffer; the summed loss and
- * the example count into *meta. Under a mistake, what mistake_grad makes
- * of them instead. */
-static void local_gradient(struct run *r, uint64_t step, struct proto_push_meta *meta)
-{
-    mistake_grad(r->mistake, &r->w, r->weights, step, r->lo, r->hi, r->o.micro, r->grad,
-                 r->scratch, &meta->examples, &meta->loss);
-}
 
 /* micro_steps: --mistake sync-every-micro: each micro-batch's sum pushed as
  * soon as it is computed (m pushes of the step), the weights pulled with
@@ -204,8 +211,10 @@ fail:
 
 /* one_step: compute and exchange step s (whatever the mode). OUT: the
  * combine time (the timed part: the exchange(s), with --device cuda the
- * two copies too). Returns 0 or the code with err naming the step. */
-static int one_step(struct run *r, int s, double *combine, char *err)
+ * two copies too), and *t (backward, comm, wait) where the step has them
+ * (on the CPU, not sync-every-micro). Returns 0 or the code with err
+ * naming the step. */
+static int one_step(struct run *r, int s, double *combine, struct bstep_times *t, char *err)
 {
     struct proto_push_meta meta;
     double t0;
@@ -214,18 +223,19 @@ static int one_step(struct run *r, int s, double *combine, char *err)
     if (r->mistake == MISTAKE_SYNC_EVERY_MICRO)
         return micro_steps(r, (uint64_t)s, combine, err);
     if (!r->cuda) {
-        local_gradient(r, (uint64_t)s, &meta);
-    } else if ((rc = gpu_gradient(r, (uint64_t)s, &meta, err)) != 0) {
+        rc = bstep_run(&r->bs, r->weights, r->grad, r->scratch, (uint64_t)s, r->lo, r->hi, t,
+                       err);
+        *combine = t->comm;
+        return rc;
+    }
+    if ((rc = gpu_gradient(r, (uint64_t)s, &meta, err)) != 0) {
         char why[ERR_LEN];
         snprintf(why, sizeof why, "%s", err);
         err_say(err, "step %d: %s", s, why);
         return rc;
     }
     t0 = clock_now();
-    if (r->cuda)
-        rc = gpu_step(r, (uint64_t)s, &meta, err);
-    else
-        rc = ps_client_step(&r->client, (uint64_t)s, &meta, r->grad, r->weights, err);
+    rc = gpu_step(r, (uint64_t)s, &meta, err);
     *combine = clock_now() - t0;
     return rc;
 }
@@ -240,19 +250,28 @@ static int run_steps(struct run *r, char *err)
     for (int s = 0; s < r->o.steps; s++) {
         struct metrics_step ms;
         uint64_t in0, out0, in1, out1;
-        double combine = 0.0;
+        struct bstep_times bt = { NAN, NAN, NAN, NAN };
+        double combine = 0.0, t_step = clock_now();
 
         if (s == r->o.warmup) {
             cpu0 = clock_cpu_seconds();
             wall0 = clock_now();
         }
         ps_client_bytes(&r->client, &in0, &out0);
-        if ((rc = one_step(r, s, &combine, err)) != 0) {
+        if ((rc = one_step(r, s, &combine, &bt, err)) != 0) {
             ps_client_abort(&r->client, (uint64_t)s, rc, err);
             return rc;
         }
+        t_step = clock_now() - t_step;
+        if (r->have_bs)
+            bstep_trace_flush(&r->bs);
         if (s < r->o.warmup)
             continue;
+        r->st[0][r->rec.nsteps] = t_step;
+        r->st[1][r->rec.nsteps] = bt.backward;
+        r->st[2][r->rec.nsteps] = bt.comm - bt.pull;
+        r->st[3][r->rec.nsteps] = bt.pull;
+        r->st[4][r->rec.nsteps] = bt.wait;
         ps_client_bytes(&r->client, &in1, &out1);
         ms = (struct metrics_step){ .step = (uint64_t)s, .combine_s = combine,
                                     .ingress_s = NAN, .egress_s = NAN,
@@ -337,6 +356,11 @@ static int setup(struct run *r, const char *servers)
     }
     r->have_rec = 1;
     r->times = malloc(r->rec.cap * sizeof *r->times);    /* cap <= METRICS_MAX_STEPS */
+    for (int i = 0; i < 5; i++)
+        if (!(r->st[i] = malloc(r->rec.cap * sizeof *r->st[i]))) {
+            log_msg("out of memory for %zu step times", r->rec.cap);
+            return 1;
+        }
     if (r->cuda) {
         if ((rc = gpu_setup(r, err)) != 0) {
             log_msg("--device cuda: %s", err);
@@ -374,6 +398,18 @@ static int setup(struct run *r, const char *servers)
         log_msg("%s", err);
         return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
     }
+    if (!r->cuda) {
+        struct bstep_cfg bc = { &r->client, &r->w, o->micro, r->mistake, r->bucket_bytes,
+                                r->no_overlap, r->trace, o->rank };
+        r->have_bs = 1;
+        if ((rc = bstep_init(&r->bs, &bc, err)) != 0) {
+            log_msg("%s", err);
+            return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
+        }
+        if (r->mistake == MISTAKE_SYNC_EVERY_MICRO && bstep_buckets(&r->bs) > 1 && o->rank == 0)
+            log_msg("--mistake sync-every-micro pushes each micro-batch whole: the %zu buckets "
+                    "are not used", bstep_buckets(&r->bs));
+    }
     return 0;
 }
 
@@ -394,6 +430,16 @@ static int finish(struct run *r)
     }
     metrics_summarize(r->times, r->rec.nsteps, &st);
     log_msg("done, %d steps, median combine %.3f ms", r->o.steps, st.median * 1e3);
+    if (r->o.rank == 0 && r->rec.nsteps > 0 && !r->cuda &&
+        r->mistake != MISTAKE_SYNC_EVERY_MICRO) {
+        double md[5];
+        for (int i = 0; i < 5; i++)
+            md[i] = metrics_summarize(r->st[i], r->rec.nsteps, &st) == 0 ? st.median : NAN;
+        log_msg("medians over %zu timed steps: step %.4f s, backward %.4f s, pushes %.4f s, "
+                "pull %.4f s, wait after backward %.4f s (%zu bucket%s, overlap %s)",
+                r->rec.nsteps, md[0], md[1], md[2], md[3], md[4], bstep_buckets(&r->bs),
+                bstep_buckets(&r->bs) == 1 ? "" : "s", r->bs.overlap ? "on" : "off");
+    }
     return 0;
 }
 
@@ -409,6 +455,14 @@ int main(int argc, char **argv)
           "where the gradient is computed (default cpu; cuda: local rank % GPUs)", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &r.mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
           mistake_parse },
+        { "bucket-size", CLI_SIZE, &r.bucket_bytes, "SIZE",
+          "buckets of whole layers, last first, pushed when ready (default 25MiB)", 1, 0,
+          NULL },
+        { "no-overlap", CLI_BOOL, &r.no_overlap, NULL,
+          "push the buckets after the backward pass, not during it", 0, 0, NULL },
+        { "trace", CLI_STRING, &r.trace, "FILE",
+          "write each rank's timeline to FILE.RANK (Chrome trace-event JSON, Perfetto)",
+          0, 0, NULL },
         { "loss-out", CLI_STRING, &loss_out, "FILE",
           "accepted and ignored (the server writes the loss; for launch.sh)", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
@@ -433,6 +487,12 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     r.cuda = strcmp(device, "cuda") == 0;
+    if (r.cuda && (r.bucket_bytes || r.no_overlap || r.trace)) {
+        fprintf(stderr, "ps_worker: --bucket-size/--no-overlap/--trace: buckets and overlap run "
+                "on the CPU; use --device cpu\n");
+        cli_common_free(&r.o);
+        return CLI_EXIT_USAGE;
+    }
     if (r.cuda && r.mistake != MISTAKE_NONE && r.mistake != MISTAKE_SUM_NOT_MEAN) {
         fprintf(stderr, "ps_worker: --mistake %s: not made on the GPU (--device cuda); "
                 "use --device cpu\n", mistake_name(r.mistake));
@@ -467,6 +527,10 @@ out:
     if (r.have_rec)
         metrics_record_free(&r.rec);
     free(r.times);
+    for (int i = 0; i < 5; i++)
+        free(r.st[i]);
+    if (r.have_bs)
+        bstep_destroy(&r.bs);
     if (r.cuda)
         gpu_teardown(&r);
     free(r.scratch);

@@ -304,14 +304,18 @@ static void t_session_push(void)
     c.steps = 2;
     T_EQ_I(store_for(&st, &c), 0);
     joined(&s0, &c, &st, 0);
-    len = push_frame(buf, 0, 2, 0, 1, 4, g, 10);          /* aux 1 */
+    len = push_frame(buf, 0, 2, 0, 10, 4, g, 1);          /* aux 10: not owned */
     T_EQ_I(session_feed(&s0, &st, buf, len, &used, err), ERR_PROTO_FIELD);
     T_HAS(err, "worker 0");
-    T_HAS(err, "starts at element 1");
+    T_HAS(err, "starts at element 10");
+    joined(&s0, &c, &st, 0);
+    len = push_frame(buf, 0, 2, 0, 1, 4, g, 10);          /* [1, 11): past the end */
+    T_EQ_I(session_feed(&s0, &st, buf, len, &used, err), ERR_PROTO_SIZE);
+    T_HAS(err, "payload bytes");
     joined(&s0, &c, &st, 0);
     len = push_frame(buf, 0, 2, 0, 0, 4, g, 9);           /* one element short */
     T_EQ_I(session_feed(&s0, &st, buf, len, &used, err), ERR_PROTO_SIZE);
-    T_HAS(err, "payload bytes");
+    T_HAS(err, "must end at element 10");
     joined(&s0, &c, &st, 0);
     len = push_frame(buf, 0, 2, 2, 0, 4, g, 10);          /* step 2 of 2 */
     T_EQ_I(session_feed(&s0, &st, buf, len, &used, err), ERR_PROTO_FIELD);
@@ -330,6 +334,43 @@ static void t_session_push(void)
     T_HAS(err, "before the last step");
     T_EQ_U(store_pushes_done(&st), 0);
     T_EQ_I(store_failed(&st, NULL), 0);
+    store_destroy(&st);
+    T_END();
+
+    T_CASE("psframes-1.8", "buckets: a pass of pushes from the top down ([6,10) [2,6) [0,2)) "
+           "counts once and sums like one push; a bucket out of order is refused");
+    T_EQ_I(store_for(&st, &c), 0);
+    joined(&s0, &c, &st, 0);
+    joined(&s1, &c, &st, 1);
+    {
+        static const uint64_t cut[] = { 10, 6, 2, 0 };
+        int ok = 1;
+
+        for (int b = 0; b < 3; b++) {
+            /* worker 0 in buckets, its count with the last (the one at lo) */
+            len = push_frame(buf, 0, 2, 0, cut[b + 1], b == 2 ? 4 : 0, g + cut[b + 1],
+                             (size_t)(cut[b] - cut[b + 1]));
+            ok &= session_feed(&s0, &st, buf, len, &used, err) == SESSION_PUSH_BEGIN;
+            ok &= session_feed(&s0, &st, buf + used, len - used, &used, err) ==
+                  SESSION_PUSH_END;
+            ok &= store_pushes_done(&st) == (b == 2);
+            ok &= store_pass_left(&st, 0) == (b == 2 ? 0 : cut[b + 1]);
+        }
+        T_TRUE(ok);
+    }
+    len = push_frame(buf, 1, 2, 0, 0, 4, g, 4);           /* [0, 4) first: wrong end */
+    T_EQ_I(session_feed(&s1, &st, buf, len, &used, err), ERR_PROTO_SIZE);
+    T_HAS(err, "worker 1");
+    T_HAS(err, "must end at element 10");
+    joined(&s1, &c, &st, 1);
+    len = push_frame(buf, 1, 2, 0, 0, 4, g, 10);          /* worker 1 whole */
+    T_EQ_I(session_feed(&s1, &st, buf, len, &used, err), SESSION_PUSH_BEGIN);
+    T_EQ_I(session_feed(&s1, &st, buf + used, len - used, &used, err), SESSION_PUSH_END);
+    T_TRUE(store_step_ready(&st));
+    T_EQ_I(store_apply(&st, NULL, err), 0);
+    /* the same weights as two whole pushes (1.4): w = 0 - lr * (2 g) / 8 */
+    T_EQ_D(((const double *)store_weights(&st))[3], -LR * (2 * 4.0) / 8.0);
+    T_EQ_D(((const double *)store_weights(&st))[8], -LR * (2 * 9.0) / 8.0);
     store_destroy(&st);
     T_END();
 
@@ -1423,10 +1464,10 @@ static void fault_run(const char *id, const char *name, enum fault act, const ch
         cl_push(a, 0, 2, 1, 0, N_ELEMS, -1);
         break;
     case F_AUX:
-        cl_push(a, 0, 2, 0, 1, N_ELEMS, -1);
+        cl_push(a, 0, 2, 0, N_ELEMS, 1, -1);     /* element N: not owned */
         break;
     case F_SIZE:
-        cl_push(a, 0, 2, 0, 0, N_ELEMS - 1, -1);
+        cl_push(a, 0, 2, 0, 0, N_ELEMS + 1, -1); /* one past the end */
         break;
     case F_BYE_EARLY: {
         unsigned char bye[PROTO_HEADER_SIZE];
@@ -1508,7 +1549,7 @@ static void t_faults(void)
     static const char *const w_dup[] = { "worker 0", "step 0", "duplicate", NULL };
     static const char *const w_future[] = { "worker 0", "step 2", "future", NULL };
     static const char *const w_end[] = { "worker 0", "step 1", "after the last step", NULL };
-    static const char *const w_aux[] = { "worker 0", "step 0", "starts at element 1", NULL };
+    static const char *const w_aux[] = { "worker 0", "step 0", "starts at element 1003", NULL };
     static const char *const w_size[] = { "worker 0", "step 0", "payload bytes", NULL };
     static const char *const w_bye[] = { "worker 0", "BYE at step 0", NULL };
     static const char *const w_cut[] = { "worker 0", "step 0", "cut off", NULL };

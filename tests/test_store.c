@@ -658,23 +658,49 @@ static void test_faults(void)
 
 /* ---------------------------------------------------------------- 4.x */
 
-/* push_whole: one push from worker r, fed in random pieces. */
-static int push_whole(struct store *s, uint32_t r, uint64_t step,
+/* When set, push_whole sends each pass as 1 to 4 buckets of random sizes,
+ * from the top down, the count and loss with the lowest (store.h BUCKETS). */
+static int bucketed;
+
+/* push_range: one push of elements [a, b) (from the store's offset) of
+ * worker r's pass, fed in random pieces. */
+static int push_range(struct store *s, uint32_t r, uint64_t step,
                       const struct proto_push_meta *meta, const unsigned char *bytes,
-                      size_t len, struct rng *rg, char *err)
+                      size_t a, size_t b, struct rng *rg, char *err)
 {
-    size_t pos = 0;
+    size_t pos = a * s->elem_size, end = b * s->elem_size;
     int rc;
 
-    if ((rc = store_push_begin(s, r, step, meta, s->offset, s->n, err)) != 0)
+    if ((rc = store_push_begin(s, r, step, meta, s->offset + a, b - a, err)) != 0)
         return rc;
-    while (pos < len) {
-        size_t n = piece(rg, len - pos, s->elem_size);
+    while (pos < end) {
+        size_t n = piece(rg, end - pos, s->elem_size);
         if ((rc = store_push_data(s, r, bytes + pos, n, err)) != 0)
             return rc;
         pos += n;
     }
     return store_push_end(s, r, err);
+}
+
+/* push_whole: one pass from worker r (len = n elements' bytes): one push,
+ * or with `bucketed` several. */
+static int push_whole(struct store *s, uint32_t r, uint64_t step,
+                      const struct proto_push_meta *meta, const unsigned char *bytes,
+                      size_t len, struct rng *rg, char *err)
+{
+    const struct proto_push_meta none = { 0, 0.0 };
+    size_t top = len / s->elem_size;
+    int left = bucketed ? 1 + (int)(rng_next(rg) % 4) : 1, rc;
+
+    while (left-- > 1 && top > 1) {
+        size_t lo = 1 + (size_t)(rng_next(rg) % (top - 1));     /* [lo, top), lo >= 1 */
+        if ((rc = push_range(s, r, step, &none, bytes, lo, top, rg, err)) != 0)
+            return rc;
+        if (store_step_ready(s) || store_pushes_owed(s, r) == 0)
+            return ERR_MISMATCH;        /* a bucket above 0 must not end the pass */
+        top = lo;
+    }
+    return push_range(s, r, step, meta, bytes, 0, top, rg, err);
 }
 
 /* run_micro_pushes: K workers, each pushing its m micro-batch sums as m
@@ -816,6 +842,46 @@ static void test_mistakes(void)
         reference(t.w0, t.p, 4, N2, 0.5, ref, NULL);
         T_NEAR(t.w0[3] - w[3], 10.0 * (t.w0[3] - ref[3]), 1e-12);
         store_destroy(&t.s);
+    }
+
+    T_CASE("store-4.5", "buckets: passes cut into 1-4 pushes from the top down, workers in "
+           "random order: one update, exactly F(0,B); P = 3 too");
+    bucketed = 1;
+    run_micro_pushes(4, 1, NULL, 4);
+    run_micro_pushes(3, 3, (const double[]){ 5, 1, 3 }, 3);
+    bucketed = 0;
+
+    T_CASE("store-4.6", "buckets: a push not ending where the pass has come to is refused, "
+           "nothing changed; the pass can go on");
+    {
+        struct store_cfg sc = { .n = N2, .offset = 100, .dtype = DTYPE_F64, .world = 1,
+                                .lr = 0.5 };
+        struct proto_push_meta meta = { 1, 1.0 }, none = { 0, 0.0 };
+        double g[N2];
+        struct store s;
+
+        for (size_t i = 0; i < N2; i++)
+            g[i] = (double)i;
+        T_EQ_I(store_init(&s, &sc, err), 0);
+        T_EQ_U(store_pass_left(&s, 0), N2);
+        T_EQ_I(store_push_begin(&s, 0, 0, &none, 103, 5, err), 0);        /* [103, 108) */
+        T_EQ_I(store_push_data(&s, 0, g + 3, 5 * 8, err), 0);
+        T_EQ_I(store_push_end(&s, 0, err), 0);
+        T_EQ_U(store_pass_left(&s, 0), 3);
+        T_EQ_U(store_pushes_owed(&s, 0), 1);
+        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 101, 1, err), ERR_PROTO_FIELD);  /* gap */
+        T_HAS(err, "must end at element 103");
+        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 104, 4, err), ERR_PROTO_FIELD);  /* overlap */
+        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 100, 4, err), ERR_PROTO_SIZE);   /* overlap */
+        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 100, 0, err), ERR_PROTO_SIZE);   /* empty */
+        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 100, 3, err), 0);        /* [100, 103) */
+        T_EQ_I(store_push_data(&s, 0, g, 3 * 8, err), 0);
+        T_EQ_I(store_push_end(&s, 0, err), 0);
+        T_TRUE(store_step_ready(&s));
+        T_EQ_I(store_apply(&s, NULL, err), 0);
+        for (size_t i = 0; i < N2; i++)
+            T_EQ_D(((const double *)store_weights(&s))[i], -0.5 * (double)i);
+        store_destroy(&s);
     }
 
     T_CASE("store-4.4", "pushes per step beyond STORE_MAX_PUSHES refused at init");
