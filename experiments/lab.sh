@@ -9,7 +9,10 @@
 #      127.0.0.1, every process behind an EMULATED link (--link-bw,
 #      --link-latency), the synthetic workload (n bytes of f32), a few steps
 #      after warm-up each;
-#   3. the size sweep: both systems at a fixed K from 4 KiB to 16 MiB;
+#   3. the size sweep: the parameter server, the ring and recursive
+#      doubling (ring_worker --algo rd, docs/rd.md) at a fixed K from 4 KiB
+#      to 16 MiB, the three interleaved at each size; the plot marks where
+#      rd stops being faster than the ring, measured and in the model;
 #   4. the seed's exercise table (bin/model), and short linreg trainings
 #      of both systems and of each mistake mode for the loss curves
 #      (experiments/lab_loss.sh);
@@ -61,7 +64,8 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
   --ks "K ..."         worker counts (default "$ks")
   --steps S            steps per job, warm-up included (default $steps)
   --warmup W           warm-up steps left out of timing (default $warmup)
-  --sizes "SIZE ..."   the size sweep (default "$sizes")
+  --sizes "SIZE ..."   the size sweep: PS, ring and rd at each size (default
+                       "$sizes")
   --size-k K           K for the size sweep (default $size_k)
   --out DIR            results folder (default results/<date-time>)
   --quick              a small lab for tests: K 2 4, sizes 4K 64K, 3 steps
@@ -121,15 +125,18 @@ size_bytes() {
     esac
 }
 
-# job SYSTEM K BYTES CSV NAME: one launcher run; its stderr to logs/NAME.log.
+# job SYSTEM K BYTES CSV NAME [LAUNCHER-ARGS...]: one launcher run (extra
+# arguments go to launch.sh, e.g. --worker-args "--algo rd"); its stderr to
+# logs/NAME.log.
 job() {
     local sys=$1 k=$2 nbytes=$3 csv=$4 name=$5 elems
+    shift 5
     elems=$(( nbytes / 4 ))
     [ "$elems" -ge 1 ] || elems=1
     set -- "$here/launch.sh" "$sys" "$k" --workload synthetic --dtype f32 --params "$elems" \
         --steps "$steps" --warmup "$warmup" --link-bw "$link_bw" --link-latency "$link_lat" \
-        --timeout 30 --time-limit "$time_limit" --csv-out "$csv"
-    echo "$name: $*" >> "$out/commands.txt"         # the manifest lists every job
+        --timeout 30 --time-limit "$time_limit" --csv-out "$csv" "$@"
+    { printf '%s:' "$name"; printf ' %q' "$@"; echo; } >> "$out/commands.txt"   # the manifest lists every job
     if "$@" >"$out/logs/$name.out" 2>"$out/logs/$name.log"; then
         return 0
     fi
@@ -209,16 +216,26 @@ if [ "$netns" = 1 ]; then
 fi
 
 # ------------------------------------------------------------ 3. size sweep
-for sys in ps ring; do
-    for s in $sizes; do
-        progress "[3/5] size sweep: $sys K=$size_k n=$s ..."
-        steps_saved=$steps; steps=$size_steps
-        if job "$sys" "$size_k" "$(size_bytes "$s")" "$out/size_sweep.csv" "size_${sys}_$s"; then
-            done_line "[3/5] size sweep: $sys K=$size_k n=$s done ($(elapsed))"
+# Three algorithms at each size, one after the other, so that the ring and
+# recursive doubling, whose crossover the plot marks, see the same machine.
+# rd is the ring worker with --algo rd: its rows say system ring, algo rd,
+# and psr_merge gives them rd's model (common/model.c).
+steps_saved=$steps; steps=$size_steps
+for s in $sizes; do
+    for alg in ps ring rd; do
+        sys=ps; extra=()
+        case $alg in
+        ring) sys=ring ;;
+        rd) sys=ring; extra=(--worker-args "--algo rd") ;;
+        esac
+        [ "$sys" = ring ] && [ "$size_k" -lt 2 ] && continue     # a ring of one moves nothing
+        progress "[3/5] size sweep: $alg K=$size_k n=$s ..."
+        if job "$sys" "$size_k" "$(size_bytes "$s")" "$out/size_sweep.csv" "size_${alg}_$s" "${extra[@]}"; then
+            done_line "[3/5] size sweep: $alg K=$size_k n=$s done ($(elapsed))"
         fi
-        steps=$steps_saved
     done
 done
+steps=$steps_saved
 
 # ------------------------------------------------------------ 4. model table, loss curves
 "$PSR_BIN/model" > "$out/model.txt"
@@ -235,7 +252,7 @@ fi
 
 # ------------------------------------------------------------ host-bound check
 # Rows flagged host_bound (column 19) are CPU effects, not network ones.
-hb=$(awk -F, 'FNR > 1 && $19 == 1 { printf "%s K=%s n=%s; ", $1, $4, $5 }' \
+hb=$(awk -F, 'FNR > 1 && $19 == 1 { printf "%s K=%s n=%s; ", ($2 == "rd" ? "rd" : $1), $4, $5 }' \
      "$out/k_sweep.csv" "$out/size_sweep.csv" 2>/dev/null)
 lb=$(awk -v l="$loop" -v r="$("$PSR_BIN/model" --elements 1 --elem-bytes 1 --bw "$link_bw" --workers 1 |
         awk '$1 == "1" { print 1 / ($2) }')" -v ks="$ks" 'BEGIN {
@@ -251,7 +268,7 @@ for p in k_time k_bytes k_scaling; do
     done
 done
 for fmt in png svg; do
-    gnuplot -e "dir='$root/plots/'; file='$out/size_sweep.csv'; fmt='$fmt'; out='$out/size.$fmt'; sub='K = $size_k, $sub'" \
+    gnuplot -e "dir='$root/plots/'; file='$out/size_sweep.csv'; fmt='$fmt'; out='$out/size.$fmt'; sub='$sub'" \
         "$root/plots/size.gp" >"$out/fit.txt" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
 done
 done_line "[5/5] plots: $out/{k_time,k_bytes,k_scaling,size}.{png,svg} ($(elapsed))"
@@ -271,7 +288,7 @@ fi
     echo "link_bw: $link_bw (EMULATED, per process, each direction)"
     echo "link_latency: $link_lat (EMULATED, one-way)"
     echo "k_sweep: ks=\"$ks\" bytes=$bytes steps=$steps warmup=$warmup workload=synthetic dtype=f32"
-    echo "size_sweep: K=$size_k sizes=\"$sizes\" steps=$size_steps"
+    echo "size_sweep: K=$size_k sizes=\"$sizes\" steps=$size_steps algorithms: ps, ring, rd (ring_worker --algo rd)"
     [ "$netns" = 1 ] && echo "netns: K sweep across network namespaces, tc tbf $tc_rate (REAL kernel shaping), results in netns/"
     echo "host_bound_rows: ${hb:-none}"
     [ -n "$lb" ] && echo "warning: $lb"
@@ -283,6 +300,10 @@ fi
 echo "model vs measured (time_s / model_s), K sweep:"
 awk -F, 'FNR > 1 && $18 != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f%s\n", $1, $4, $7, $18, $7 / $18, ($19 == 1 ? "  HOST-BOUND (CPU, not the link)" : "") }' \
     "$out/k_sweep.csv" 2>/dev/null
+echo "model vs measured (time_s / model_s), size sweep at K = $size_k:"
+awk -F, 'FNR > 1 && $18 != "" { printf "  %-4s n=%-9s time %8.4f s  model %8.4f s  ratio %.3f%s\n", ($2 == "rd" ? "rd" : $1), $5, $7, $18, $7 / $18, ($19 == 1 ? "  HOST-BOUND (CPU, not the link)" : "") }' \
+    "$out/size_sweep.csv" 2>/dev/null
+grep '^crossover' "$out/fit.txt" 2>/dev/null     # ring against rd, measured and model (plots/size.gp)
 if [ "$netns" = 1 ]; then
     echo "namespaces (tc tbf $tc_rate, latency 0 in the model), K sweep:"
     awk -F, 'FNR > 1 && !/^#/ && $18 != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f\n", $1, $4, $7, $18, $7 / $18 }' \

@@ -20,11 +20,18 @@ set border lw 1.5
 c_system = 1; c_k = 4; c_bytes = 5; c_time = 7; c_tmin = 8; c_tmax = 9
 c_ingress = 10; c_egress = 11; c_busbw = 13; c_in = 14; c_out = 15
 c_bw = 16; c_lat = 17; c_model = 18; c_host = 19
+c_algo = 2
 
 # is(sys): the row belongs to system sys ("ps" or "ring").
 is(sys) = strcol(c_system) eq sys
+# is_algo(sys, algo): and ran that algorithm ("ring" or "rd" for the ring
+# workers, --algo; the parameter server's rows leave the column empty).
+is_algo(sys, algo) = is(sys) && strcol(c_algo) eq algo
 
 ps_color = "#d62728"; ps2_color = "#ff9896"; ring_color = "#1f77b4"; host_color = "#000000"
+# recursive doubling: orange, which stays apart from the ring's blue for
+# colour-blind readers and is lighter than the PS red in greyscale.
+rd_color = "#e69f00"
 
 # sorted(f): the CSV with its rows grouped by system, then by K and bytes,
 # header first, so that a line drawn through one system's points is not

@@ -1,7 +1,8 @@
 # tier: full
 # t_lab.sh -- `make lab`'s driver end to end at toy sizes: every job runs,
-# the CSVs hold one row per configuration in the shared schema, the plots
-# and the manifest exist.
+# the CSVs hold one row per configuration in the shared schema (the size
+# sweep: the parameter server, the ring and recursive doubling at each
+# size), the plots, the crossover lines and the manifest exist.
 . "$PSR_TESTS/lib.sh"
 
 if ! command -v gnuplot >/dev/null; then
@@ -11,7 +12,7 @@ for b in ps_server ps_worker ring_worker; do
     [ -x "$PSR_BIN/$b" ] || { t_skip lab-1 "lab.sh --quick" "no $b in $PSR_BIN"; exit 0; }
 done
 
-t_case lab-1.1 "lab.sh --quick: both sweeps, model table, plots, manifest"
+t_case lab-1.1 "lab.sh --quick: both sweeps (size sweep with ps, ring, rd), model table, plots, manifest"
 job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --out "$T_TMP/lab"
 expect_rc 0
 expect_grep err 'loopback TCP, unpaced: [0-9]* MB/s'
@@ -19,9 +20,31 @@ expect_grep out "results: $T_TMP/lab"
 hdr='system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound'
 for f in k_sweep size_sweep; do
     [ "$(head -n 1 "$T_TMP/lab/$f.csv" 2>/dev/null)" = "$hdr" ] || t_fail "$f.csv header is not the shared schema"
-    rows=$(awk 'NR > 1' "$T_TMP/lab/$f.csv" 2>/dev/null | wc -l)
-    [ "$rows" = 4 ] || t_fail "$f.csv has $rows rows, want 4 (2 systems x 2 configurations)"
 done
+rows=$(awk 'NR > 1' "$T_TMP/lab/k_sweep.csv" 2>/dev/null | wc -l)
+[ "$rows" = 4 ] || t_fail "k_sweep.csv has $rows rows, want 4 (2 systems x 2 K)"
+rows=$(awk 'NR > 1' "$T_TMP/lab/size_sweep.csv" 2>/dev/null | wc -l)
+[ "$rows" = 6 ] || t_fail "size_sweep.csv has $rows rows, want 6 (ps, ring, rd x 4K, 64K)"
+# One row per algorithm and size: ps (algo empty), ring,ring and ring,rd, at
+# K = 4 and exactly 4096 and 65536 bytes; rd's links carry log2 K = 2 whole
+# vectors per step, the ring's 2(K-1)/K n in 2(K-1) = 6 chunks (plus at most
+# 64 bytes of frame header per message); every rd row has its own model,
+# 2(a + n b).
+for want in 'ps,,tcp,4,4096' 'ps,,tcp,4,65536' 'ring,ring,tcp,4,4096' 'ring,ring,tcp,4,65536' \
+            'ring,rd,tcp,4,4096' 'ring,rd,tcp,4,65536'; do
+    [ "$(grep -c "^$want," "$T_TMP/lab/size_sweep.csv" 2>/dev/null)" = 1 ] ||
+        t_fail "size_sweep.csv: not exactly one row $want"
+done
+awk -F, 'NR > 1 && $2 == "rd" { m = 2 * $5; if ($14 < m || $14 > m + 2 * 64) bad = bad " rd n=" $5 " in=" $14
+                                 r = 2 * ($17 + $5 / $16); if ($18 < r * 0.999 || $18 > r * 1.001) bad = bad " rd n=" $5 " model_s=" $18 }
+         NR > 1 && $2 == "ring" { m = 1.5 * $5; if ($14 < m || $14 > m + 6 * 64) bad = bad " ring n=" $5 " in=" $14 }
+         END { if (bad != "") { print bad; exit 1 } }' "$T_TMP/lab/size_sweep.csv" >"$T_TMP/rdbytes" ||
+    t_fail "size sweep's rd/ring rows off the model:$(cat "$T_TMP/rdbytes")"
+grep -q '^size_rd_4K: .*launch.sh ring 4 .*--worker-args --algo\\ rd' "$T_TMP/lab/manifest.txt" ||
+    t_fail "manifest lacks the rd job's command line"
+expect_grep out '^crossover measured (ring vs rd, K = 4): '
+expect_grep out '^crossover model: n\* = .*: 100000 bytes'
+grep -q '^fit rd: ' "$T_TMP/lab/fit.txt" 2>/dev/null || t_fail "fit.txt lacks rd's fit"
 # The K sweep's byte counters: the server's link carries K n each way (plus
 # headers), a ring worker's 2(K-1)/K n.
 awk -F, 'NR > 1 && $1 == "ps" { if ($14 < $4 * $5 || $14 > $4 * $5 * 1.01) bad = bad " ps K=" $4 " in=" $14 }
