@@ -209,7 +209,7 @@ wrap_prefix() {
 if [[ -n $out_dir ]]; then
     mkdir -p "$out_dir" || { say "--out: cannot create '$out_dir'"; exit 64; }
     dir=$(cd "$out_dir" && pwd)
-    rm -f "$dir"/rec.* "$dir"/port.* "$dir"/coord.port
+    rm -f "$dir"/rec.* "$dir"/port.* "$dir"/coord.port "$dir"/st.*
     keep=1
 else
     dir=$(mktemp -d "${TMPDIR:-/tmp}/psring-launch.XXXXXX") || { say "mktemp failed"; exit 1; }
@@ -239,9 +239,30 @@ start() {
     (
         trap 'exit 143' TERM
         "$@" 2>&1 </dev/null | (trap '' TERM; exec sed -u "s/^/$tag| /") >&2
-        exit "${PIPESTATUS[0]}"
+        st=${PIPESTATUS[0]}
+        echo "$st" >"$dir/st.$BASHPID"      # for exit_status, should bash lose it
+        exit "$st"
     ) &
     alive[$!]=$tag
+}
+
+# exit_status PID ST: the exit status of job PID, given what wait said
+# (ST). wait answers 127 when bash has already reaped the job and dropped
+# it from its table (with job control on it can, when the job ends while
+# the script runs something else); the job's own status file says then
+# how it ended, and only a job that left none (killed before it could
+# write it) counts as killed.
+exit_status() {
+    local s
+    if (($2 == 127)); then
+        if [[ -s $dir/st.$1 ]] && read -r s <"$dir/st.$1" && [[ $s =~ ^[0-9]+$ ]]; then
+            echo "$s"
+        else
+            echo 137
+        fi
+    else
+        echo "$2"
+    fi
 }
 
 # stop_all: SIGTERM every job still running; SIGKILL after GRACE_S.
@@ -288,7 +309,7 @@ wait_port() {
         fi
         if ! running "$pid"; then
             wait "$pid"
-            st=$?
+            st=$(exit_status "$pid" $?)
             unset "alive[$pid]"
             ((st == 0)) && say "$tag exited without writing its port file ($file)"
             note_failure "$tag" $((st == 0 ? 1 : st))
@@ -379,7 +400,8 @@ while ((${#alive[@]} > 0)); do
         if ((st == 127)); then
             for p in "${!alive[@]}"; do
                 running "$p" && continue
-                note_failure "${alive[$p]}" 137
+                st=$(exit_status "$p" 127)
+                ((st != 0)) && note_failure "${alive[$p]}" "$st"
                 unset "alive[$p]"
             done
             sleep 0.1       # never spin, whatever bash answers
