@@ -1,45 +1,77 @@
 #!/usr/bin/env bash
-# experiments/bench_overlap.sh -- the ring's gradient buckets and overlap
-# (issue 6): a bucket-size sweep and an overlap sweep, figures only.
+# experiments/bench_overlap.sh -- gradient buckets and overlap with the
+# backward pass, for the ring and the parameter server (issue 6): a
+# bucket-size sweep and an overlap sweep, figures only (never pass/fail).
 #
-#   experiments/bench_overlap.sh [--quick] [OUTDIR]     (default results/overlap)
+#   experiments/bench_overlap.sh [--quick] [--systems "ring ps"] [OUTDIR]
+#                                                  (default results/overlap)
 #
-# Every job: experiments/launch.sh ring 2 --workload synthetic --params 2M
-# --dtype f32 (8 MiB of gradient in the synthetic workload's 8 layers of
-# 1 MiB) --link-bw 200Mbit (EMULATED link, per process) --steps 5 --warmup 1,
-# with an EMULATED backward time (--backward-time: a sleep, spread over the
-# layers, last layer first; the CPU stays free as it would while a GPU
-# computes). Overlap on and off run one after the other, so both see the
-# same machine. Times are rank 0's medians over the timed steps: its
-# "medians over N timed steps" line, or, for one bucket (ring_worker logs
-# no such line then), its --trace timeline: step = end of the all-reduce
-# minus start of the backward pass plus the optimizer (the closed-form
-# check between them is left out, as in the medians line).
+# Every job: experiments/launch.sh ring|ps K --workload synthetic --dtype
+# f32, every process behind an EMULATED link (--link-bw, per process; the
+# parameter server's one link carries K n each way), with an EMULATED
+# backward time (--backward-time: a sleep spread over the layers, last
+# layer first; the CPU stays free, as it would while a GPU computes).
+# Overlap on and off run one after the other, so both see the same
+# machine. Times are rank 0's (worker 0's) medians over the timed steps,
+# from its "medians over N timed steps" line.
 #
-# (1) buckets.dat, at a fixed backward time (BENCH_BWD, 200ms), for each
-#     bucket size (256K 1M 2M 4M and 1G = one bucket). Buckets hold whole
-#     layers, so a bucket smaller than a layer (256K) still holds one:
-#     the count column says how many buckets the gradient really had.
-#       bucket_bytes  nbuckets  backward_s  comm_s  step_overlap_s
-#       step_no_overlap_s  hidden
-#     comm_s      the all-reduces of a step without overlap
-#     hidden      (step_no_overlap - step_overlap) / min(backward, comm):
-#                 the share of what could be hidden that was hidden
-# (2) overlap.dat, at a fixed bucket size (BENCH_BUCKET, 1M), for each
-#     backward time (50 100 200 400 800 ms):
-#       backward_set_s  backward_s  comm_s  step_overlap_s
-#       step_no_overlap_s  max_model_s  sum_model_s
-#     max_model_s = max(backward, comm), perfect overlap;
-#     sum_model_s = backward + comm, none (measured backward and comm).
+# How much can be hidden. The ring: all of the all-reduces (a bucket's
+# all-reduce runs while later layers are computed), so the best step is
+# max(backward, comm). The parameter server: only its ingress (the
+# pushes); the new weights come back as one pull after the last push
+# (ps_worker/buckets_step.h, SIMPLIFICATION), so its best step is
+# max(backward, ingress) + egress, with the server's own ingress and egress
+# times (the CSV row's ingress_s, egress_s: a worker's push returns when
+# its bytes are in the kernel's buffers, before the server's link has
+# taken them). Both are in the tables (best_s).
 #
-# The same columns go to stdout under '#' headers. At the end, if gnuplot
-# is there, plots/overlap.gp draws OUTDIR/buckets.{png,svg} and
+# (1) buckets_SYSTEM.dat, K = 2, BENCH_BK_PARAMS f32 parameters (default
+#     32M: 128 MiB) as BENCH_BK_LAYERS equal layers (128: 1 MiB each), at
+#     a fixed backward time, for bucket sizes 1M 5M 25M 100M and 1G (one
+#     bucket for everything):
+#       bucket_bytes nbuckets backward_s comm_s pull_s step_overlap_s
+#       step_no_overlap_s best_s hidden
+#     comm_s      the communication of a step without overlap (ring: the
+#                 all-reduces; ps: the server's ingress + egress), pull_s
+#                 of it what cannot overlap (ps: egress; 0 for the ring)
+#     hidden      (step_no_overlap - step_overlap) / min(backward, comm -
+#                 pull): the share of what could be hidden that was
+# (2) overlap_SYSTEM_kK.dat, K = 2 and 4, BENCH_PARAMS (2M: 8 MiB) as
+#     BENCH_LAYERS (16) layers, bucket size BENCH_BUCKET (512K: 16
+#     buckets), for backward times of 1/2, 1 and 2 times that
+#     job's communication time (measured first by a calibration run
+#     without overlap and with a 1 ms backward time, so that every panel
+#     spans the regime where the two are comparable, whatever the system
+#     and K move):
+#       backward_set_s backward_s comm_s pull_s step_overlap_s
+#       step_no_overlap_s max_model_s sum_model_s best_s
+#     max_model_s = max(backward, comm) (the issue's yardstick);
+#     sum_model_s = backward + comm (no overlap); best_s as above; all from
+#     the measured backward and comm of the run without overlap.
+#
+# The same columns go to stdout under '#' headers, with each overlapped
+# step's ratio to max(backward, comm). At the end, if gnuplot is there,
+# plots/overlap.gp draws OUTDIR/buckets.{png,svg} and
 # OUTDIR/overlap.{png,svg}. Each job's output is kept in OUTDIR/logs/.
 #
-# --quick: fewer points (bucket sizes 1M 4M 1G; backward 100 400 ms).
-# Environment: PSR_BIN (default bin/), BENCH_BWD (200ms), BENCH_BUCKET (1M),
-# BENCH_BW (200Mbit), BENCH_PARAMS (2M), BENCH_STEPS (5, one of them a
-# warm-up). Needs bash >= 5.1 (experiments/launch.sh).
+# --quick: fewer points (bucket sweep at 16 MiB with 1M 4M 1G buckets;
+# overlap sweep K = 2 only, backward 1/2 and 2 times the communication). --systems: which
+# systems (default "ring ps").
+# WHY THESE DEFAULTS. The link must set the pace, not the 2 CPUs: every job
+# says HOST-BOUND when its processes kept the CPUs over 80% busy. At 100
+# Mbit/s one ring step of a 512 KiB bucket at K = 4 (128 KiB) takes 10 ms,
+# well above a wake-up on a loaded scheduler; at 200 Mbit/s, K = 4 ranks and
+# their 4 communication threads on 2 CPUs added ~85 ms to an overlapped
+# step (1.20 x max(backward, comm) where the floor is 1.06; 1.055 at
+# 100 Mbit/s, on the floor). The bucket sweep's backward is 2 s because the
+# synthetic gradient of 32M elements costs ~0.8 s of CPU per rank, which
+# must fit inside the EMULATED sleep.
+# Environment: PSR_BIN (default bin/); BENCH_BW (100Mbit), BENCH_PARAMS (2M), BENCH_LAYERS (16), BENCH_BUCKET (512K),
+# BENCH_KS ("2 4"), BENCH_FACTORS ("0.5 1 2"), BENCH_STEPS (3, one of
+# them a warm-up); for the bucket
+# sweep BENCH_BK_PARAMS (32M), BENCH_BK_LAYERS (128), BENCH_BK_BW
+# (2Gbit), BENCH_BK_BWD (2s), BENCH_BK_STEPS (3). Needs bash >= 5.1
+# (experiments/launch.sh).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${PSR_BIN:=$here/../bin}"
@@ -49,28 +81,45 @@ prog=bench_overlap.sh
 
 quick=0
 out=results/overlap
-for a in "$@"; do
-    case $a in
-        --quick) quick=1 ;;
+systems="ring ps"
+while [ $# -gt 0 ]; do
+    case $1 in
+        --quick) quick=1; shift ;;
+        --systems) systems=${2:-}; shift 2 ;;
         --help|-h) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        -*) echo "$prog: unknown option $a (usage: $prog [--quick] [OUTDIR])" >&2; exit 64 ;;
-        *) out=$a ;;
+        -*) echo "$prog: unknown option $1 (usage: $prog [--quick] [--systems \"ring ps\"] [OUTDIR])" >&2
+            exit 64 ;;
+        *) out=$1; shift ;;
     esac
 done
+for s in $systems; do
+    case $s in ring|ps) ;; *) echo "$prog: --systems: ring and/or ps, not '$s'" >&2; exit 64 ;; esac
+done
 
-bwd=${BENCH_BWD:-200ms}
-bucket=${BENCH_BUCKET:-1M}
-bw=${BENCH_BW:-200Mbit}
+bw=${BENCH_BW:-100Mbit}
 params=${BENCH_PARAMS:-2M}
-steps=${BENCH_STEPS:-5}
-sizes="256K 1M 2M 4M 1G"
-bwds="50ms 100ms 200ms 400ms 800ms"
+layers=${BENCH_LAYERS:-16}
+bucket=${BENCH_BUCKET:-512K}
+ks=${BENCH_KS:-2 4}
+steps=${BENCH_STEPS:-3}
+factors=${BENCH_FACTORS:-0.5 1 2}
+bk_params=${BENCH_BK_PARAMS:-32M}
+bk_layers=${BENCH_BK_LAYERS:-128}
+bk_bw=${BENCH_BK_BW:-2Gbit}
+bk_bwd=${BENCH_BK_BWD:-2s}
+bk_steps=${BENCH_BK_STEPS:-3}
+sizes="1M 5M 25M 100M 1G"
 if [ "$quick" = 1 ]; then
+    bk_params=${BENCH_BK_PARAMS:-4M}
+    bk_layers=${BENCH_BK_LAYERS:-16}
     sizes="1M 4M 1G"
-    bwds="100ms 400ms"
+    factors=${BENCH_FACTORS:-0.5 2}
+    ks=${BENCH_KS:-2}
 fi
 
-[ -x "$PSR_BIN/ring_worker" ] || { echo "$prog: no ring_worker in $PSR_BIN (run make)" >&2; exit 1; }
+for b in ring_worker ps_server ps_worker; do
+    [ -x "$PSR_BIN/$b" ] || { echo "$prog: no $b in $PSR_BIN (run make)" >&2; exit 1; }
+done
 mkdir -p "$out/logs" || exit 1
 t0=$SECONDS
 
@@ -92,94 +141,114 @@ secs() {
     esac
 }
 
-# job TAG BACKWARD BUCKET [--no-overlap]: run one job; prints
-# "nbuckets backward_s comm_s step_s" (rank 0's medians), or fails naming
-# the job and its log.
+# job TAG SYSTEM K PARAMS LAYERS LINK BACKWARD BUCKET STEPS [--no-overlap]:
+# one job; prints "nbuckets backward_s comm_s pull_s step_s" (rank 0's, or
+# worker 0's, medians), or fails naming the job and its log.
 job() {
-    local tag=$1 b=$2 size=$3; shift 3
-    local log="$out/logs/$tag.log" tr="$out/logs/$tag.trace"
-    rm -f "$tr".*
-    if ! "$launch" ring 2 --workload synthetic --params "$params" --dtype f32 \
-            --steps "$steps" --warmup 1 --backward-time "$b" --link-bw "$bw" \
-            --bucket-size "$size" --trace "$tr" "$@" --time-limit 120 >"$log.csv" 2>"$log"; then
-        echo "$prog: job $tag failed (backward $b, bucket $size $*); see $log:" >&2
+    local tag=$1 sys=$2 k=$3 p=$4 l=$5 link=$6 b=$7 size=$8 st=$9; shift 9
+    local log="$out/logs/$tag.log" who line nb
+    local common=(--workload synthetic --params "$p" --layers "$l" --dtype f32 --steps "$st"
+                  --warmup 1 --backward-time "$b" --link-bw "$link" --time-limit 300)
+    if [ "$sys" = ring ]; then
+        "$launch" ring "$k" "${common[@]}" --bucket-size "$size" "$@" >"$log.csv" 2>"$log"
+        who=rank0
+    else
+        "$launch" ps "$k" "${common[@]}" --worker-args "--bucket-size $size $*" >"$log.csv" 2>"$log"
+        who=worker0
+    fi
+    # shellcheck disable=SC2181
+    if [ $? -ne 0 ]; then
+        echo "$prog: job $tag failed ($sys K=$k, backward $b, bucket $size $*); see $log:" >&2
         tail -n 3 "$log" >&2
         return 1
     fi
-    local line nb
-    line=$(grep 'rank0|.*medians over' "$log" | tail -n 1)
-    nb=$(sed -n 's/.*rank0|.* \([0-9][0-9]*\) buckets of .*/\1/p' "$log" | head -n 1)
-    if [ -n "$line" ]; then
-        echo "$line" | awk -v nb="${nb:-1}" '{
-            for (i = 1; i <= NF; i++) {
-                if ($i == "step") st = $(i + 1)
-                if ($i == "backward" && bw == "") bw = $(i + 1)
-                if ($i == "all-reduces") cm = $(i + 1)
-            }
-            print nb, bw, cm, st }'
-    else
-        # One bucket: from rank 0's trace (Chrome JSON, one event a line).
-        [ -s "$tr.0" ] || { echo "$prog: job $tag: no medians line and no trace $tr.0" >&2; return 1; }
-        awk -v warm=1 '
-            function num(k,   m) { m = $0; sub(".*\"" k "\":", "", m); sub("[,}].*", "", m); return m + 0 }
-            /"ph":"X"/ {
-                s = num("step"); if (s < warm) next
-                if ($0 ~ /"name":"backward"/) { b0[s] = num("ts"); bd[s] = num("dur") }
-                else if ($0 ~ /"name":"allreduce"/) { a1[s] = num("ts") + num("dur"); ad[s] += num("dur") }
-                else if ($0 ~ /"name":"optimizer"/) od[s] = num("dur")
-            }
-            function med(x, n,   i, j, t) {
-                for (i = 2; i <= n; i++) for (j = i; j > 1 && x[j - 1] > x[j]; j--) { t = x[j]; x[j] = x[j - 1]; x[j - 1] = t }
-                return n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
-            }
-            END {
-                n = 0
-                for (s in b0) if (s in a1) { n++; B[n] = bd[s] / 1e6; C[n] = ad[s] / 1e6; S[n] = (a1[s] - b0[s] + od[s]) / 1e6 }
-                if (n == 0) exit 1
-                printf "1 %.4f %.4f %.4f\n", med(B, n), med(C, n), med(S, n)
-            }' "$tr.0" || { echo "$prog: job $tag: no timed steps in $tr.0" >&2; return 1; }
-    fi
+    # The pace should be the EMULATED link's; say so when the CPUs set it
+    # (psr_merge's host_bound: the processes kept them over 80% busy).
+    awk -F, 'NR == 2 && $19 == 1 { exit 1 }' "$log.csv" ||
+        echo "$prog: $tag: HOST-BOUND (the CPUs, not the emulated link, set the pace)" >&2
+    line=$(grep "$who|.*medians over" "$log" | tail -n 1)
+    [ -n "$line" ] || { echo "$prog: job $tag: no medians line in $log" >&2; return 1; }
+    # The parameter server: its communication is what its link carries,
+    # ingress then egress (the server's medians, in the CSV row): a
+    # worker's push returns once its bytes are in the kernel's buffers,
+    # while the server's link is still taking them in.
+    local io=""
+    [ "$sys" = ps ] && io=$(awk -F, 'NR == 2 { print $10, $11 }' "$log.csv")
+    echo "$line $io" | awk -v sys="$sys" '{
+        nb = 1
+        for (i = 1; i <= NF; i++) {
+            if ($i == "step") st = $(i + 1)
+            if ($i == "backward" && bw == "") bw = $(i + 1)
+            if ($i == "all-reduces") cm = $(i + 1)
+            if ($i ~ /^\(/ && $(i + 1) ~ /^bucket/) nb = substr($i, 2) + 0
+        }
+        if (sys == "ps") print nb, bw, $(NF - 1) + $NF, $NF, st     # ingress + egress, egress
+        else print nb, bw, cm, 0, st }'
 }
 
 # ------------------------------------------------------------ (1) buckets
-{
-    echo "# bucket-size sweep: ring, K = 2, $params f32 params ($(( $(bytes "$params") * 4 )) bytes), link $bw (EMULATED),"
-    echo "# EMULATED backward time $bwd; medians over $(( steps - 1 )) timed steps (rank 0)"
-    echo "# bucket_bytes nbuckets backward_s comm_s step_overlap_s step_no_overlap_s hidden"
-} | tee "$out/buckets.dat"
-for size in $sizes; do
-    on=$(job "bucket_${size}_on" "$bwd" "$size") || exit 1
-    off=$(job "bucket_${size}_off" "$bwd" "$size" --no-overlap) || exit 1
-    # backward and comm from the run without overlap (nothing to share the
-    # time with); the step with overlap from the other.
-    echo "$(bytes "$size") $on $off" | awk '{
-        nb = $6; b = $7; c = $8; son = $5; soff = $9
-        m = (b < c ? b : c)
-        printf "%d %d %.4f %.4f %.4f %.4f %.3f\n", $1, nb, b, c, son, soff, (m > 0 ? (soff - son) / m : 0) }'
-done | tee -a "$out/buckets.dat"
+for sys in $systems; do
+    {
+        echo "# bucket-size sweep: $sys, K = 2, $bk_params f32 params ($(( $(bytes "$bk_params") * 4 )) bytes)" \
+             "in $bk_layers layers, link $bk_bw (EMULATED),"
+        echo "# EMULATED backward time $bk_bwd; medians over $(( bk_steps - 1 )) timed steps (rank 0)"
+        echo "# bucket_bytes nbuckets backward_s comm_s pull_s step_overlap_s step_no_overlap_s best_s hidden"
+    } | tee "$out/buckets_$sys.dat"
+    for size in $sizes; do
+        on=$(job "bucket_${sys}_${size}_on" "$sys" 2 "$bk_params" "$bk_layers" "$bk_bw" "$bk_bwd" \
+                 "$size" "$bk_steps") || exit 1
+        off=$(job "bucket_${sys}_${size}_off" "$sys" 2 "$bk_params" "$bk_layers" "$bk_bw" "$bk_bwd" \
+                  "$size" "$bk_steps" --no-overlap) || exit 1
+        # backward and comm from the run without overlap (nothing to share
+        # the time with); the step with overlap from the other.
+        echo "$(bytes "$size") $on $off" | awk '{
+            nb = $7; b = $8; c = $9; p = $10; son = $6; soff = $11
+            hid = c - p; m = (b < hid ? b : hid); best = (b > hid ? b : hid) + p
+            printf "%d %d %.4f %.4f %.4f %.4f %.4f %.4f %.3f\n", $1, nb, b, c, p, son, soff, best,
+                   (m > 0 ? (soff - son) / m : 0) }'
+    done | tee -a "$out/buckets_$sys.dat"
+    echo
+done
 
 # ------------------------------------------------------------ (2) overlap
-echo
-{
-    echo "# overlap sweep: ring, K = 2, $params f32 params, link $bw (EMULATED), bucket size $bucket,"
-    echo "# EMULATED backward time varied; models from the measured backward and comm"
-    echo "# backward_set_s backward_s comm_s step_overlap_s step_no_overlap_s max_model_s sum_model_s"
-} | tee "$out/overlap.dat"
-for b in $bwds; do
-    on=$(job "overlap_${b}_on" "$b" "$bucket") || exit 1
-    off=$(job "overlap_${b}_off" "$b" "$bucket" --no-overlap) || exit 1
-    echo "$(secs "$b") $on $off" | awk '{
-        b = $7; c = $8; son = $5; soff = $9
-        printf "%.3f %.4f %.4f %.4f %.4f %.4f %.4f\n", $1, b, c, son, soff, (b > c ? b : c), b + c }'
-done | tee -a "$out/overlap.dat"
+for sys in $systems; do
+    for k in $ks; do
+        {
+            echo "# overlap sweep: $sys, K = $k, $params f32 params in $layers layers, link $bw (EMULATED)," \
+                 "bucket size $bucket;"
+            echo "# EMULATED backward time varied; models from the measured backward and comm"
+            echo "# backward_set_s backward_s comm_s pull_s step_overlap_s step_no_overlap_s max_model_s" \
+                 "sum_model_s best_s"
+        } | tee "$out/overlap_${sys}_k$k.dat"
+        calib=$(job "overlap_${sys}_k${k}_calib" "$sys" "$k" "$params" "$layers" "$bw" 1ms \
+                     "$bucket" "$steps" --no-overlap) || exit 1
+        comm=$(echo "$calib" | awk '{ print $3 }')
+        echo "# calibration (1 ms backward, no overlap): communication $comm s per step"
+        for f in $factors; do
+            b=$(awk -v f="$f" -v c="$comm" 'BEGIN { printf "%dms", f * c * 1000 + 0.5 }')
+            on=$(job "overlap_${sys}_k${k}_${b}_on" "$sys" "$k" "$params" "$layers" "$bw" "$b" \
+                     "$bucket" "$steps") || exit 1
+            off=$(job "overlap_${sys}_k${k}_${b}_off" "$sys" "$k" "$params" "$layers" "$bw" "$b" \
+                      "$bucket" "$steps" --no-overlap) || exit 1
+            echo "$(secs "$b") $on $off" | awk '{
+                b = $8; c = $9; p = $10; son = $6; soff = $11; hid = c - p
+                printf "%.3f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f\n", $1, b, c, p, son, soff,
+                       (b > c ? b : c), b + c, (b > hid ? b : hid) + p }'
+        done | tee -a "$out/overlap_${sys}_k$k.dat"
+        awk '!/^#/ && $7 > 0 { printf "#   backward %.0f ms: overlapped step / max(backward, comm) = %.2f, / best = %.2f\n",
+                              1e3 * $2, $5 / $7, $5 / $9 }' "$out/overlap_${sys}_k$k.dat"
+        echo
+    done
+done
 
 echo "# $prog: $(( SECONDS - t0 )) s of jobs"
 
 # ------------------------------------------------------------ plots
 if command -v gnuplot >/dev/null 2>&1; then
-    sub="ring, K = 2, $params f32 params, link $bw (EMULATED), EMULATED backward time (a sleep)"
+    sub_bk="K = 2, $bk_params f32 params in $bk_layers layers, link $bk_bw (EMULATED), backward a sleep (EMULATED)"
+    sub_ov="$params f32 params in $layers layers, link $bw (EMULATED), backward a sleep (EMULATED)"
     for fmt in png svg; do
-        gnuplot -e "dir='$here/../plots/'; data='$out'; fmt='$fmt'; sub='$sub'; bwd='$bwd'; bucket='$bucket'" \
+        gnuplot -e "dir='$here/../plots/'; data='$out'; fmt='$fmt'; sub_bk='$sub_bk'; sub_ov='$sub_ov'; systems='$systems'; ks='$ks'; bwd='$bk_bwd'; bucket='$bucket'" \
             "$here/../plots/overlap.gp" || { echo "$prog: gnuplot failed" >&2; exit 1; }
     done
     echo "# plots: $out/buckets.png $out/overlap.png (and .svg)"
