@@ -35,7 +35,12 @@ while IFS= read -r cmd; do
     ( cd "$w" && setsid timeout -s KILL 300 bash -c "$cmd" ) >"$T_TMP/out.$i" 2>"$T_TMP/err.$i" </dev/null
     rc=$?
     why=; [ "$rc" = 137 ] && why=" (killed by the 300 s watchdog)"
-    [ "$rc" = 0 ] || t_fail "command $i exited $rc$why: $cmd; stderr: $(tail -c 600 "$T_TMP/err.$i")"
+    if [ "$rc" != 0 ]; then
+        t_fail "command $i exited $rc$why: $cmd; stderr: $(tail -c 600 "$T_TMP/err.$i")"
+        # a lab job's own log says which process stopped where
+        log=$(ls -t "$w"/results/*/logs/*.log 2>/dev/null | head -n 1)
+        [ -n "$log" ] && t_fail "newest job log $log: $(tail -c 800 "$log")"
+    fi
 done < "$T_TMP/cmds"
 t_end
 
