@@ -35,3 +35,20 @@ expect_grep() {
     grep -q -e "$2" "$T_TMP/$1" || t_fail "$1 lacks /$2/: $(head -c 300 "$T_TMP/$1")"
 }
 t_exit() { exit $t_failed; }
+
+# t_close GOT REF TOL: the same number of values, at least one (the last
+# column of every line that is not a # comment, so weights files and
+# "STEP LOSS" files both work), each within TOL relative of REF's:
+# |a - b| <= TOL * max(|b|, 1e-300) (a NaN or Inf never is). Prints the first
+# three that are not, and returns 1 then.
+t_close() {
+    awk -v tol="$3" '
+        /^#/ { next }
+        NR == FNR { ref[++n] = $NF; next }
+        { m++; d = $NF - ref[m]; if (d < 0) d = -d
+          b = ref[m]; if (b < 0) b = -b; if (b < 1e-300) b = 1e-300
+          if (!(d <= tol * b) || tolower($NF) ~ /nan|inf/) {
+              if (++bad <= 3) printf "value %d: %s vs reference %s; ", m, $NF, ref[m] } }
+        END { if (m != n || n == 0) { printf "%d values, reference has %d", m, n; exit 1 }
+              exit bad > 0 }' "$2" "$1"
+}

@@ -24,16 +24,6 @@ done
 T=2
 WD=$((3 * T + 10))
 
-close() {
-    awk -v tol="$3" '
-        NR == FNR { ref[FNR] = $1; n = FNR; next }
-        { m = FNR; d = $1 - ref[FNR]; if (d < 0) d = -d
-          b = ref[FNR]; if (b < 0) b = -b; if (b < 1e-300) b = 1e-300
-          if (d > tol * b) { if (++bad <= 3) printf "line %d: %s vs reference %s\n", FNR, $1, ref[FNR] } }
-        END { if (m != n || n == 0) { printf "%d values, reference has %d\n", m, n; exit 1 }
-              exit bad > 0 }' "$2" "$1"
-}
-
 ranks_match() {
     r=0
     while [ $r -lt "$1" ]; do
@@ -86,7 +76,7 @@ for bs in 1 16K 40K 25M; do
     ring syn.$bs 4 $SYN --bucket-size $bs
     cmp -s "$T_TMP/syn.ref.0" "$T_TMP/syn.$bs.0" || t_fail "synthetic --bucket-size $bs differs from the reference"
     ring mlp.$bs 4 $MLP --bucket-size $bs
-    why=$(close "$T_TMP/mlp.$bs.0" "$T_TMP/mlp.ref.0" 1e-12) || t_fail "mlp --bucket-size $bs: $why"
+    why=$(t_close "$T_TMP/mlp.$bs.0" "$T_TMP/mlp.ref.0" 1e-12) || t_fail "mlp --bucket-size $bs: $why"
 done
 t_end
 

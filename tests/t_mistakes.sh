@@ -24,20 +24,6 @@ for b in ps_server ps_worker ring_worker reference psr_merge; do
     fi
 done
 
-# close A B TOL: the same number of values (the last column of every line
-# that is not a # comment, so weights files and "STEP LOSS" files both
-# work), each within TOL relative of B's: |a - b| <= TOL * max(|b|, 1e-300).
-close() {
-    awk -v tol="$3" '
-        /^#/ { next }
-        NR == FNR { ref[++n] = $NF; next }
-        { m++; d = $NF - ref[m]; if (d < 0) d = -d
-          b = ref[m]; if (b < 0) b = -b; if (b < 1e-300) b = 1e-300
-          if (!(d <= tol * b)) { if (++bad <= 3) printf "value %d: %s vs %s; ", m, $NF, ref[m] } }
-        END { if (m != n) { printf "%d values vs %d", m, n; exit 1 }
-              exit bad > 0 }' "$2" "$1"
-}
-
 # ratio A B R TOL: every value of A is R times B's, within TOL relative
 # (values of B that are 0 must be 0 in A too).
 ratio() {
@@ -87,7 +73,7 @@ ref() {
 
 # same A B TOL WHAT: the weights (or loss) files A and B agree within TOL.
 same() {
-    why=$(close "$1" "$2" "$3") || t_fail "$4: $why"
+    why=$(t_close "$1" "$2" "$3") || t_fail "$4: $why"
 }
 
 # bytes_in FILE: the bytes_in column (14) of a merged CSV row.

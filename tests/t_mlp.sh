@@ -19,18 +19,6 @@ for b in reference ps_server ps_worker ring_worker; do
     fi
 done
 
-# close FILE REF TOL: same number of lines, every value within TOL
-# relative of the reference's: |a - b| <= TOL * max(|b|, 1e-300).
-close() {
-    awk -v tol="$3" '
-        NR == FNR { ref[FNR] = $1; n = FNR; next }
-        { m = FNR; d = $1 - ref[FNR]; if (d < 0) d = -d
-          b = ref[FNR]; if (b < 0) b = -b; if (b < 1e-300) b = 1e-300
-          if (d > tol * b) { if (++bad <= 3) printf "line %d: %s vs reference %s\n", FNR, $1, ref[FNR] } }
-        END { if (m != n || n == 0) { printf "%d values, reference has %d\n", m, n; exit 1 }
-              exit bad > 0 }' "$2" "$1"
-}
-
 # same K PREFIX: every worker wrote PREFIX.r, byte-identical to worker 0's.
 same() {
     r=0
@@ -72,7 +60,7 @@ t_case mlp-1.2 "parameter server, K = 2, shards 3,1, --micro 2: == big batch wit
 job 120 "$launch" ps 2 $MLP --shard-weights 3,1 --micro 2 --weights-out "$T_TMP/ps.w"
 expect_rc 0
 same 2 "$T_TMP/ps.w"
-why=$(close "$T_TMP/ps.w.0" "$T_TMP/mlp.ref.0" 1e-12) || t_fail "weights vs reference: $why"
+why=$(t_close "$T_TMP/ps.w.0" "$T_TMP/mlp.ref.0" 1e-12) || t_fail "weights vs reference: $why"
 # The server logs the global loss: step 0's is the reference's (6 digits),
 # and the last one it logs is lower.
 awk -v ref="$(first_loss mlp 6)" '
@@ -87,7 +75,7 @@ t_case mlp-1.3 "ring, K = 2, --micro 3: ranks bit-identical, == big batch within
 job 120 "$launch" ring 2 $MLP --micro 3 --weights-out "$T_TMP/ring.w"
 expect_rc 0
 same 2 "$T_TMP/ring.w"
-why=$(close "$T_TMP/ring.w.0" "$T_TMP/mlp.ref.0" 1e-12) || t_fail "weights vs reference: $why"
+why=$(t_close "$T_TMP/ring.w.0" "$T_TMP/mlp.ref.0" 1e-12) || t_fail "weights vs reference: $why"
 awk -v ref="$(first_loss mlp 9)" '
     /^rank0\| .* step [0-9]+: loss / { for (i = 1; i < NF; i++) if ($i == "loss") v = $(i + 1)
                                       if (first == "") first = v; last = v }
@@ -101,11 +89,11 @@ reference m32 $MLP --dtype f32
 job 120 "$launch" ring 2 $MLP --dtype f32 --weights-out "$T_TMP/r32.w"
 expect_rc 0
 same 2 "$T_TMP/r32.w"
-why=$(close "$T_TMP/r32.w.0" "$T_TMP/m32.ref.0" 1e-4) || t_fail "ring f32 vs reference: $why"
+why=$(t_close "$T_TMP/r32.w.0" "$T_TMP/m32.ref.0" 1e-4) || t_fail "ring f32 vs reference: $why"
 job 120 "$launch" ps 2 $MLP --dtype f32 --weights-out "$T_TMP/p32.w"
 expect_rc 0
 same 2 "$T_TMP/p32.w"
-why=$(close "$T_TMP/p32.w.0" "$T_TMP/m32.ref.0" 1e-4) || t_fail "ps f32 vs reference: $why"
+why=$(t_close "$T_TMP/p32.w.0" "$T_TMP/m32.ref.0" 1e-4) || t_fail "ps f32 vs reference: $why"
 awk '!/^#/ { if (first == "") first = $2; last = $2 } END { exit !(last + 0 < first / 4) }' \
     "$T_TMP/m32.loss" || t_fail "f32 loss: $(grep -v '^#' "$T_TMP/m32.loss" | sed -n '1p;$p' | tr '\n' ' ')"
 t_end

@@ -28,17 +28,6 @@ done
 T=2
 WD=$((3 * T + 10))
 
-# close GOT REF TOL: every value of GOT within TOL relative of REF's.
-close() {
-    awk -v tol="$3" '
-        NR == FNR { ref[FNR] = $1; n = FNR; next }
-        { m = FNR; d = $1 - ref[FNR]; if (d < 0) d = -d
-          b = ref[FNR]; if (b < 0) b = -b; if (b < 1e-300) b = 1e-300
-          if (d > tol * b) { if (++bad <= 3) printf "line %d: %s vs reference %s\n", FNR, $1, ref[FNR] } }
-        END { if (m != n || n == 0) { printf "%d values, reference has %d\n", m, n; exit 1 }
-              exit bad > 0 }' "$2" "$1"
-}
-
 # ps NAME K LAUNCH-FLAGS... -- WORKER-FLAGS: a launch.sh ps job, weights in
 # $T_TMP/NAME.r (all K the same), its stderr in $T_TMP/NAME.err.
 ps() {
@@ -91,7 +80,7 @@ reference mlp $MLP
 for bs in 1 20K 25M; do
     for ov in "" --no-overlap; do
         ps "mlp.$bs$ov" 4 $MLP --shard-weights 1,1,2,3 --servers 2 -- --bucket-size $bs $ov
-        why=$(close "$T_TMP/mlp.$bs$ov.0" "$T_TMP/mlp.ref.0" 1e-12) ||
+        why=$(t_close "$T_TMP/mlp.$bs$ov.0" "$T_TMP/mlp.ref.0" 1e-12) ||
             t_fail "mlp --bucket-size $bs $ov: $why"
     done
 done

@@ -13,18 +13,6 @@ if [ ! -x "$PSR_BIN/ps_server" ] || [ ! -x "$PSR_BIN/ps_worker" ]; then
     t_exit
 fi
 
-# close FILE REF TOL: same number of lines, and every value within TOL
-# relative of the reference: |a - b| <= TOL * max(|b|, 1e-300).
-close() {
-    awk -v tol="$3" '
-        NR == FNR { ref[FNR] = $1; n = FNR; next }
-        { m = FNR; d = $1 - ref[FNR]; if (d < 0) d = -d
-          b = ref[FNR]; if (b < 0) b = -b; if (b < 1e-300) b = 1e-300
-          if (d > tol * b) { if (++bad <= 3) printf "line %d: %s vs reference %s\n", FNR, $1, ref[FNR] } }
-        END { if (m != n) { printf "%d values, reference has %d\n", m, n; exit 1 }
-              exit bad > 0 }' "$2" "$1"
-}
-
 # workers_match K PREFIX REF TOL: every worker wrote PREFIX.r, all four
 # files are byte-identical (they pulled the same weights), and worker 0's
 # are within TOL of REF (TOL 0: byte-identical to it).
@@ -39,7 +27,7 @@ workers_match() {
     if [ "$tol" = 0 ]; then
         cmp -s "$w.0" "$ref" || t_fail "weights are not exactly the reference's: $(diff "$w.0" "$ref" | head -4 | tr '\n' ' ')"
     else
-        why=$(close "$w.0" "$ref" "$tol") || t_fail "weights not within $tol of the reference: $why"
+        why=$(t_close "$w.0" "$ref" "$tol") || t_fail "weights not within $tol of the reference: $why"
     fi
 }
 

@@ -21,18 +21,6 @@ WD=$((3 * T + 10))              # their watchdog
 
 now() { date +%s.%N; }
 
-# close FILE REF TOL: same number of lines, every value within TOL
-# relative of the reference's.
-close() {
-    awk -v tol="$3" '
-        NR == FNR { ref[FNR] = $1; n = FNR; next }
-        { m = FNR; d = $1 - ref[FNR]; if (d < 0) d = -d
-          b = ref[FNR]; if (b < 0) b = -b; if (b < 1e-300) b = 1e-300
-          if (d > tol * b) { if (++bad <= 3) printf "line %d: %s vs reference %s\n", FNR, $1, ref[FNR] } }
-        END { if (m != n || n == 0) { printf "%d values, reference has %d\n", m, n; exit 1 }
-              exit bad > 0 }' "$2" "$1"
-}
-
 # ranks_match K PREFIX: every rank wrote PREFIX.r, byte-identical to rank 0's.
 ranks_match() {
     r=0
@@ -55,7 +43,7 @@ job 180 "$launch" ring 8 --worker-args "--algo rd" --steps 20 --timeout 10 \
     --weights-out "$T_TMP/lin.w" --csv-out "$T_TMP/row.csv"
 expect_rc 0
 ranks_match 8 "$T_TMP/lin.w"
-why=$(close "$T_TMP/lin.w.0" "$T_TMP/lin.ref.0" 1e-12) || t_fail "weights vs reference: $why"
+why=$(t_close "$T_TMP/lin.w.0" "$T_TMP/lin.ref.0" 1e-12) || t_fail "weights vs reference: $why"
 grep -q 'rank0| .* step 19: loss' "$T_TMP/err" || t_fail "no loss at step 19: $(tail -c 300 "$T_TMP/err")"
 # One merged row: algo rd, transport tcp, K 8, 96 bytes (12 f64), 18 timed
 # steps, and per step 3 exchanges of 15 f64 (12 + the trailer of 3) plus a

@@ -15,18 +15,6 @@ if [ ! -x "$PSR_BIN/ring_worker" ]; then
     t_exit
 fi
 
-# close FILE REF TOL: same number of lines, every value within TOL
-# relative of the reference's.
-close() {
-    awk -v tol="$3" '
-        NR == FNR { ref[FNR] = $1; n = FNR; next }
-        { m = FNR; d = $1 - ref[FNR]; if (d < 0) d = -d
-          b = ref[FNR]; if (b < 0) b = -b; if (b < 1e-300) b = 1e-300
-          if (d > tol * b) { if (++bad <= 3) printf "line %d: %s vs reference %s\n", FNR, $1, ref[FNR] } }
-        END { if (m != n || n == 0) { printf "%d values, reference has %d\n", m, n; exit 1 }
-              exit bad > 0 }' "$2" "$1"
-}
-
 # ranks_match K PREFIX: every rank wrote PREFIX.r, byte-identical to rank 0's.
 ranks_match() {
     r=0
@@ -49,7 +37,7 @@ job 120 "$launch" ring 4 --steps 20 --timeout 10 --weights-out "$T_TMP/lin.w" --
     --csv-out "$T_TMP/row.csv"
 expect_rc 0
 ranks_match 4 "$T_TMP/lin.w"
-why=$(close "$T_TMP/lin.w.0" "$T_TMP/lin.ref.0" 1e-12) || t_fail "weights vs reference: $why"
+why=$(t_close "$T_TMP/lin.w.0" "$T_TMP/lin.ref.0" 1e-12) || t_fail "weights vs reference: $why"
 # Rank 0 logs the loss of step 0 (the reference's, to its 9 digits) and of
 # the last step, lower.
 awk -v ref="$(awk '!/^#/ { printf "%.9g", $2; exit }' "$T_TMP/lin.loss")" '
