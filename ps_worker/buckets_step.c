@@ -73,9 +73,13 @@ void bstep_destroy(struct bstep *b)
     if (b->overlap)
         overlap_destroy(&b->ov);
     b->overlap = 0;
-    if (trace_close(&b->tr, why) != 0)
-        log_msg("%s", why);
+    (void)trace_close(&b->tr, why);     /* after a failure: the run failed anyway */
     buckets_free(&b->plan);
+}
+
+int bstep_trace_close(struct bstep *b, char *err)
+{
+    return trace_close(&b->tr, err);
 }
 
 size_t bstep_buckets(const struct bstep *b)

@@ -106,4 +106,8 @@ int bstep_run(struct bstep *b, void *weights, void *grad, void *scratch, uint64_
 /* bstep_trace_flush: write the step's trace events (outside the timed part). */
 void bstep_trace_flush(struct bstep *b);
 
+/* bstep_trace_close: finish the --trace file; 0, or a negative code with
+ * one line in err (a full disk). bstep_destroy closes it too, quietly. */
+int bstep_trace_close(struct bstep *b, char *err);
+
 #endif /* BUCKETS_STEP_H */

@@ -424,6 +424,10 @@ static int finish(struct run *r)
         log_msg("%s", err);
         return 1;
     }
+    if (r->have_bs && bstep_trace_close(&r->bs, err) != 0) {
+        log_msg("%s", err);
+        return 1;
+    }
     if (r->o.csv && metrics_record_write(&r->rec, r->o.csv, err) != 0) {
         log_msg("--csv: %s", err);
         return 1;
