@@ -227,6 +227,7 @@ cleanup() {
     exec 2>/dev/null
     [[ -n $wd ]] && kill "$wd" 2>/dev/null
     [[ -n $grace ]] && kill "$grace" 2>/dev/null
+    [[ -n ${tick-} ]] && kill "$tick" 2>/dev/null
     ((keep)) || rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -386,26 +387,38 @@ fi
 # passed and the loop below says so.)
 
 # ------------------------------------------------------------ reaping
-timed_out=0
+# gone_jobs: reap the jobs whose process is gone but whose end wait -n has
+# not reported (bash may have dropped them from its table: then only
+# their status file tells how they ended, exit_status).
+gone_jobs() {
+    local p st
+    for p in "${!alive[@]}"; do
+        kill -0 "$p" 2>/dev/null && continue
+        wait "$p" 2>/dev/null
+        st=$(exit_status "$p" $?)
+        ((st != 0)) && note_failure "${alive[$p]}" "$st"
+        unset "alive[$p]"
+    done
+}
+
+# wait -n wakes for a job that ends, the time limit, the grace period, and
+# a 1 s tick: a job bash no longer knows about must not leave this loop
+# waiting for the time limit.
+timed_out=0 tick=""
 while ((${#alive[@]} > 0)); do
-    ids=("${!alive[@]}")
+    [[ -z $tick ]] && { sleep 1 & tick=$!; }
+    ids=("${!alive[@]}" "$tick")
     [[ -n $wd ]] && ids+=("$wd")
     [[ -n $grace ]] && ids+=("$grace")
     who=""
     wait -n -p who "${ids[@]}" 2>/dev/null
     st=$?
-    if [[ -z ${who-} ]]; then
-        # A signal interrupted the wait (st > 128), or bash already dropped
-        # a job it saw killed (st 127): drop what is no longer running.
-        if ((st == 127)); then
-            for p in "${!alive[@]}"; do
-                running "$p" && continue
-                st=$(exit_status "$p" 127)
-                ((st != 0)) && note_failure "${alive[$p]}" "$st"
-                unset "alive[$p]"
-            done
-            sleep 0.1       # never spin, whatever bash answers
-        fi
+    if [[ -z ${who-} || $who == "$tick" ]]; then
+        # The tick, a signal that interrupted the wait (st > 128), or bash
+        # already dropped a job (st 127): reap what is no longer running.
+        [[ ${who-} == "$tick" ]] && tick=""
+        gone_jobs
+        ((st == 127)) && sleep 0.1      # never spin, whatever bash answers
         continue
     fi
     if [[ $who == "$wd" ]]; then
