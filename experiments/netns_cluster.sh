@@ -13,6 +13,7 @@
 #     host 0 (10.77.0.1)  server 0      host S (10.77.0.S+1)  worker 0  ...
 #       eth0  [tbf: the host's egress]     eth0  [tbf]
 #        |                                  |
+#   - - -|- - - - - the switch: a namespace of its own - -|- - - - - - -
 #     STEMv0 [tbf: the host's ingress]   STEMvS [tbf]
 #        +-------------- bridge STEMb ------+----- ...
 #
@@ -33,10 +34,12 @@
 #
 # Namespaces are processes, not /run/netns names: each host is a small
 # holder process made by `unshare -n`, and a process joins it by `nsenter
-# -t PID -n`. As root this runs in the current network namespace (the
-# bridge and the STEMv* veths are visible to `ip link`, `tc -s qdisc`);
-# without root the script re-runs itself inside `unshare -rn` (a user and
-# network namespace of its own) and does the same there: one code path.
+# -t PID -n`. The bridge and the bridge's ends of the veth pairs live in
+# one more such namespace, the switch (`nsenter -t SWITCH_PID -n tc -s
+# qdisc` shows its queues; the set-up line gives the pid): nothing of a run
+# is ever made in the namespace the script runs in. Without root the script
+# re-runs itself inside `unshare -rn` (a user and network namespace of its
+# own) and does the same there: one code path.
 #
 # Process management is launch.sh's: this script builds the hosts, then
 # runs `launch.sh MODE K --wrap "THIS wrap STATE" ...`; launch.sh asks
@@ -47,13 +50,19 @@
 # the row is followed by a "# netns ..." comment line giving the tc
 # rate (tc_rate_bps, bits/s), burst, queue and latency that were used.
 #
-# Teardown, on success, failure or SIGINT/SIGTERM (an EXIT trap): the
-# veths and the bridge are deleted, the holders exit, the state folder
-# goes. The holders also exit by themselves when this script dies: each
-# reads a FIFO whose only writer is this script. A run killed with SIGKILL
-# can leave its bridge and veths (as root) and its state folder: every run
-# first deletes the links, holders and folders named psrn<PID>... whose PID
-# is no longer a netns_cluster.sh (so does --cleanup).
+# The end, once launch.sh has returned, whatever it returned (a failure, a
+# time limit, SIGINT/SIGTERM): the "tbf queues" line, then the note (only
+# after a success: the row is there only then), then the teardown. Signals
+# that arrive meanwhile are noted and the end is finished first. Teardown
+# (also the EXIT trap, for every other way out; it runs once, whatever
+# calls it): the holders are ended and reaped, and with them go their
+# namespaces, so the veths, the bridge and the queues; then the state folder.
+# The holders also exit by themselves when this script dies, even by
+# SIGKILL: each reads a FIFO whose only writer is this script, and so the
+# network goes with it: only the state folder can be left. Every run first
+# removes the holders and folders named psrn<PID>... whose PID is no longer
+# a netns_cluster.sh (so does --cleanup), and links so named in this
+# namespace (left by versions that put the bridge here).
 #
 # Exit status: launch.sh's (0 ok, 1 a process failed, 64 usage, 124 time
 # limit, 130 interrupted); 1 when setting up or tearing down the network
@@ -65,7 +74,7 @@ set -u
 prog=netns_cluster.sh
 here=$(cd "$(dirname "$0")" && pwd)
 self=$here/$(basename "$0")
-PREFIX=psrn             # links psrn<PID>b (bridge), psrn<PID>v<I> (veths)
+PREFIX=psrn             # psrn<PID>: b bridge, v<I> veths, h<I> and sw holders
 NET=10.77.0             # host I is $NET.(I+1)/24
 MAX_HOSTS=250
 
@@ -148,25 +157,29 @@ done
 
 # ------------------------------------------------------------ leftovers
 # owner_alive PID: PID is a running netns_cluster.sh (a run to leave alone).
+# (mapfile, not tr: no process per /proc entry on a busy machine.)
 owner_alive() {
-    [[ -r /proc/$1/cmdline ]] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q netns_cluster
+    local -a argv
+    mapfile -d '' -t argv 2>/dev/null <"/proc/$1/cmdline" || return 1
+    [[ ${argv[*]} == *netns_cluster* ]]
 }
 
-# cleanup_leftovers: links psrn<PID>{b,v<I>}, holders "psrn<PID>h<I>" and
-# state folders $TMPDIR/psrn<PID>.XXXXXX whose run is gone. Deleting a
-# bridge-side veth deletes its pair.
+# cleanup_leftovers: holders "psrn<PID>h<I>" and "psrn<PID>sw", state
+# folders $TMPDIR/psrn<PID>.XXXXXX and links psrn<PID>{b,v<I>} in this
+# namespace, whose run is gone. Deleting a bridge-side veth deletes its pair.
 cleanup_leftovers() {
-    local name pid n=0 p args
+    local name n=0 p
+    local -a argv
     while read -r name; do
         [[ $name =~ ^$PREFIX([0-9]+)(b|v[0-9]+)$ ]] || continue
-        pid=${BASH_REMATCH[1]}
-        owner_alive "$pid" && continue
+        owner_alive "${BASH_REMATCH[1]}" && continue
         ip link del "$name" 2>/dev/null && n=$((n + 1))
     done < <(ip -o link show 2>/dev/null | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }')
     for p in /proc/[0-9]*; do
-        args=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
-        [[ $args =~ \ ($PREFIX([0-9]+)h[0-9]+)\ *$ ]] || continue
-        owner_alive "${BASH_REMATCH[2]}" && continue
+        mapfile -d '' -t argv 2>/dev/null <"$p/cmdline" || continue
+        ((${#argv[@]} > 0)) || continue
+        [[ ${argv[-1]} =~ ^$PREFIX([0-9]+)(h[0-9]+|sw)$ ]] || continue
+        owner_alive "${BASH_REMATCH[1]}" && continue
         kill -KILL "${p#/proc/}" 2>/dev/null && n=$((n + 1))
     done
     for p in "${TMPDIR:-/tmp}/$PREFIX"[0-9]*.??????; do
@@ -174,7 +187,7 @@ cleanup_leftovers() {
         owner_alive "${BASH_REMATCH[1]}" && continue
         rm -rf "$p" && n=$((n + 1))
     done
-    ((n > 0)) && say "removed $n leftover(s) of earlier runs (links, holders or state folders named $PREFIX<PID>...)"
+    ((n > 0)) && say "removed $n leftover(s) of earlier runs (holders, state folders or links named $PREFIX<PID>...)"
     return 0
 }
 
@@ -282,13 +295,10 @@ if ((only_cleanup)); then
     cleanup_leftovers
     exit 0
 fi
-# can_here: namespaces can be made, and links in this one (a bridge named
-# as this run's will be, so that a leftover of it is found like the rest).
+# can_here: network namespaces can be made, and a bridge in one (a
+# throwaway namespace: it goes when `ip` exits).
 can_here() {
-    unshare -n true 2>/dev/null || return 1
-    ip link add "$PREFIX${$}b" type bridge 2>/dev/null || return 1
-    ip link del "$PREFIX${$}b" 2>/dev/null
-    return 0
+    unshare -n -- ip link add "${PREFIX}probe" type bridge 2>/dev/null
 }
 if ! can_here; then
     # Not here: make a network namespace of our own inside a user namespace
@@ -301,25 +311,31 @@ if ! can_here; then
 fi
 
 # ------------------------------------------------------------ teardown
-stem=$PREFIX$$ st="" bridge="" hold="" launch_pid="" torn=0 interrupted=0
-declare -a holders=() veths=()
+# phase: setup (a signal ends the script at once), job (a signal stops
+# launch.sh's job, then the end runs), end (a signal waits for the end).
+stem=$PREFIX$$ st="" hold="" sw_pid="" launch_pid="" torn=0 interrupted=0 phase=setup
+declare -a holders=() host_pid=()
 
-# teardown: the veths (each takes its pair along), the bridge, the holders
-# (their namespaces go with them), the state folder. Returns 1 when a link
-# named $stem... is still there afterwards.
+# teardown: the holders are killed and reaped (their namespaces, and with
+# them every veth, the bridge and the queues, go), then the state folder.
+# It runs once, to its end: signals are held off meanwhile, and a second
+# call (the EXIT trap after the end) does nothing. Returns 1 when a holder
+# is still there afterwards.
 teardown() {
-    local v p left
+    local p left=""
     ((torn)) && return 0
-    torn=1
-    for v in "${veths[@]}"; do ip link del "$v" 2>/dev/null; done
-    [[ -n $bridge ]] && ip link del "$bridge" 2>/dev/null
-    [[ -n $hold ]] && exec {hold}>&-
+    trap '' INT TERM
+    if [[ -n $hold ]]; then
+        exec {hold}>&-
+        hold=""
+    fi
     for p in "${holders[@]}"; do kill -KILL "$p" 2>/dev/null; done
     ((${#holders[@]} > 0)) && wait "${holders[@]}" 2>/dev/null
+    for p in "${holders[@]}"; do kill -0 "$p" 2>/dev/null && left+=" $p"; done
     [[ -n $st ]] && rm -rf "$st"
-    left=$(ip -o link show 2>/dev/null | awk -F': ' -v s="$stem" '{ sub(/@.*/, "", $2) } index($2, s) == 1 { printf " %s", $2 }')
+    torn=1
     if [[ -n $left ]]; then
-        say "teardown: still there:$left"
+        say "teardown: holder(s) still running:$left"
         return 1
     fi
     return 0
@@ -327,12 +343,13 @@ teardown() {
 trap 'teardown' EXIT
 on_signal() {
     interrupted=1
-    if [[ -n $launch_pid ]]; then
-        kill -TERM "$launch_pid" 2>/dev/null    # launch.sh stops its job
-    else
+    case $phase in
+    setup)
         say "interrupted while setting up; tearing down"
         exit 130
-    fi
+        ;;
+    job) [[ -n $launch_pid ]] && kill -TERM "$launch_pid" 2>/dev/null ;;  # launch.sh stops its job
+    esac
 }
 trap on_signal INT TERM
 
@@ -350,39 +367,44 @@ quiet() {
     die "set-up failed: $* : ${out//$'\n'/ }"
 }
 
-bridge=${stem}b
-if ! ip link add "$bridge" type bridge nf_call_iptables 0 2>/dev/null; then
-    # (No per-bridge netfilter switch on this kernel: plain bridge.)
-    quiet ip link add "$bridge" type bridge
-fi
-quiet ip link set "$bridge" up
-
-# netem there? (a kernel without sch_netem answers "Specified qdisc kind
-# is unknown")
-if tc qdisc add dev "$bridge" root netem delay 1ms 2>/dev/null; then
-    netem=present
-    tc qdisc del dev "$bridge" root 2>/dev/null
-else
-    netem=missing
-fi
-
-# Holders: one per host, each in a network namespace of its own, reading
-# the FIFO until this script closes it (or dies).
+# Holders: the switch and one per host, each in a network namespace of its
+# own, reading the FIFO until this script closes it (or dies).
 my_ns=$(readlink "/proc/$$/ns/net")
+unshare -n -- sh -c 'read -r _; exit 0' "${stem}sw" <"$st/hold" {hold}>&- &
+sw_pid=$!
+holders+=("$sw_pid")
 for ((i = 0; i < nhosts; i++)); do
     unshare -n -- sh -c 'read -r _; exit 0' "${stem}h$i" <"$st/hold" {hold}>&- &
+    host_pid+=($!)
     holders+=($!)
 done
-for ((i = 0; i < nhosts; i++)); do
-    p=${holders[i]}
+for p in "${holders[@]}"; do
     for ((t = 0; t < 500; t++)); do
-        ns=$(readlink "/proc/$p/ns/net" 2>/dev/null) || die "host $i: unshare -n exited at once (pid $p)"
+        ns=$(readlink "/proc/$p/ns/net" 2>/dev/null) || die "unshare -n exited at once (holder pid $p)"
         [[ $ns != "$my_ns" ]] && break
         sleep 0.01
     done
     [[ $ns != "$my_ns" ]] && continue
-    die "host $i: holder $p not in a namespace of its own after 5 s"
+    die "holder $p not in a namespace of its own after 5 s"
 done
+# sw CMD...: CMD in the switch's namespace.
+sw() { nsenter -t "$sw_pid" -n -- "$@"; }
+
+bridge=${stem}b
+if ! sw ip link add "$bridge" type bridge nf_call_iptables 0 2>/dev/null; then
+    # (No per-bridge netfilter switch on this kernel: plain bridge.)
+    quiet sw ip link add "$bridge" type bridge
+fi
+quiet sw ip link set "$bridge" up
+
+# netem there? (a kernel without sch_netem answers "Specified qdisc kind
+# is unknown")
+if sw tc qdisc add dev "$bridge" root netem delay 1ms 2>/dev/null; then
+    netem=present
+    sw tc qdisc del dev "$bridge" root 2>/dev/null
+else
+    netem=missing
+fi
 
 # tbf ARGS: rate, bucket and queue, the same at both ends of each link.
 # TCP hands a veth packets of up to 64 KiB (GSO); tbf cuts a packet bigger
@@ -394,12 +416,20 @@ tbf=(tbf rate "${rate_bps}bit" burst "$burst_b" latency "$queue")
 use_delay=0
 [[ -n $delay && $netem == present ]] && use_delay=1
 : >"$st/hosts"
+# The switch's side, all hosts in one `ip -batch` and one `tc -batch`:
+# a veth pair per host (its other end is the host's eth0), on the bridge,
+# with the host's receiving tbf.
+links="" qdiscs=""
 for ((i = 0; i < nhosts; i++)); do
-    p=${holders[i]} v=${stem}v$i addr=$NET.$((i + 1))
-    quiet ip link add "$v" type veth peer name eth0 netns "$p"
-    veths+=("$v")
-    quiet ip link set "$v" master "$bridge" up
-    quiet tc qdisc add dev "$v" root "${tbf[@]}"
+    v=${stem}v$i
+    links+="link add $v type veth peer name eth0 netns ${host_pid[i]}"$'\n'
+    links+="link set $v master $bridge up"$'\n'
+    qdiscs+="qdisc add dev $v root ${tbf[*]}"$'\n'
+done
+quiet sw ip -batch - <<<"$links"
+quiet sw tc -batch - <<<"$qdiscs"
+for ((i = 0; i < nhosts; i++)); do
+    p=${host_pid[i]} addr=$NET.$((i + 1))
     quiet nsenter -t "$p" -n ip -batch - <<<"link set lo up
 addr add $addr/24 dev eth0
 link set eth0 gso_max_size $gso_b
@@ -417,8 +447,8 @@ qdisc add dev eth0 parent 1:1 handle 10: ${tbf[*]}"
     fi >>"$st/hosts"
 done
 
-where="in this network namespace"
-((userns)) && where="inside unshare -rn, without root"
+where="in a namespace of its own: nsenter -t $sw_pid -n"
+((userns)) && where+="; all inside unshare -rn, without root"
 lat="latency not emulated (netem missing on this kernel): the kernel's own, veth + bridge"
 if ((use_delay)); then
     lat="netem delay $delay on each host's sending side"
@@ -438,14 +468,20 @@ cpu_ticks() {
     echo "$((u + n + s + q + sq + st)) $((u + n + s + i + w + q + sq + st))"
 }
 read -r busy0 total0 < <(cpu_ticks)
+phase=job
 "$here/launch.sh" "$mode" "$K" --wrap "$self wrap $st" "${pass[@]}" {hold}>&- &
 launch_pid=$!
+((interrupted)) && kill -TERM "$launch_pid" 2>/dev/null     # (a signal before $! was known)
 while :; do
     wait "$launch_pid"
     rc=$?
     kill -0 "$launch_pid" 2>/dev/null || break     # (a trapped signal: wait again)
 done
-launch_pid=""
+
+# ------------------------------------------------------------ the end
+# Whatever launch.sh returned: the queues' line, the note after a success,
+# the teardown. A signal now is noted (exit 130 after a failure) and waits.
+phase=end
 read -r busy1 total1 < <(cpu_ticks)
 cpu_busy=$(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.2f", (t > 0 ? b / t : 0) }')
 
@@ -455,8 +491,8 @@ cpu_busy=$(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf
 tc_stats() {
     local i p
     for ((i = 0; i < nhosts; i++)); do
-        p=${holders[i]}
-        tc -s qdisc show dev "${stem}v$i" 2>/dev/null
+        p=${host_pid[i]}
+        sw tc -s qdisc show dev "${stem}v$i" 2>/dev/null
         nsenter -t "$p" -n tc -s qdisc show dev eth0 2>/dev/null
     done | awk '/^qdisc tbf/ { tbf = 1; next } /^qdisc/ { tbf = 0 }
         tbf && /Sent/ { for (i = 1; i < NF; i++) {
@@ -472,9 +508,9 @@ say "tbf queues: $tc_pkts packets, $tc_drops dropped, $tc_over waited for tokens
 if [[ -n ${PSR_NETNS_DEBUG-} ]]; then
     for ((i = 0; i < nhosts; i++)); do
         echo "== host $i ($NET.$((i + 1))): bridge side ${stem}v$i, then eth0"
-        tc -s qdisc show dev "${stem}v$i"
-        nsenter -t "${holders[i]}" -n tc -s qdisc show dev eth0
-        nsenter -t "${holders[i]}" -n ss -tin 2>/dev/null
+        sw tc -s qdisc show dev "${stem}v$i"
+        nsenter -t "${host_pid[i]}" -n tc -s qdisc show dev eth0
+        nsenter -t "${host_pid[i]}" -n ss -tin 2>/dev/null
     done >&2
 fi
 
