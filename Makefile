@@ -155,12 +155,12 @@ fuzz: $(LIB_SRC) $(FUZZ_SRC)
 	    $$f $(LIB_SRC) -lm -lpthread -o build/fuzz/$$n || exit 1; done
 
 # ---------------------------------------------------------------- set-up
-DEB_PKGS := pkg-config libuv1-dev gnuplot-nox openmpi-bin libopenmpi-dev procps
+DEB_PKGS := pkg-config libuv1-dev gnuplot-nox openmpi-bin libopenmpi-dev procps iproute2
 
 deps:
 	@if pkg-config --exists libuv 2>/dev/null && command -v gnuplot >/dev/null \
 	    && command -v mpirun >/dev/null && command -v mpicc >/dev/null \
-	    && command -v pgrep >/dev/null; then :; \
+	    && command -v pgrep >/dev/null && command -v tc >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "psring: installing Debian packages: $(DEB_PKGS)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
