@@ -52,3 +52,23 @@ t_close() {
         END { if (m != n || n == 0) { printf "%d values, reference has %d", m, n; exit 1 }
               exit bad > 0 }' "$2" "$1"
 }
+
+# t_ranks_same K PREFIX: every rank (or worker) 0..K-1 wrote PREFIX.r, each
+# byte-identical to rank 0's.
+t_ranks_same() {
+    _r=0
+    while [ $_r -lt "$1" ]; do
+        if [ ! -s "$2.$_r" ]; then t_fail "rank $_r wrote no weights ($2.$_r)"
+        elif ! cmp -s "$2.0" "$2.$_r"; then t_fail "rank $_r's weights differ from rank 0's"; fi
+        _r=$((_r + 1))
+    done
+}
+
+# t_reference NAME FLAGS...: bin/reference (the single-process big batch)
+# with FLAGS; its weights in $T_TMP/NAME.ref.0, its loss per step in
+# $T_TMP/NAME.loss.
+t_reference() {
+    _name=$1; shift
+    "$PSR_BIN/reference" "$@" --weights-out "$T_TMP/$_name.ref" >"$T_TMP/$_name.loss" \
+        2>"$T_TMP/$_name.referr" || t_fail "bin/reference $*: $(cat "$T_TMP/$_name.referr")"
+}

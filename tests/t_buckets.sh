@@ -24,15 +24,6 @@ done
 T=2
 WD=$((3 * T + 10))
 
-ranks_match() {
-    r=0
-    while [ $r -lt "$1" ]; do
-        if [ ! -s "$2.$r" ]; then t_fail "rank $r wrote no weights ($2.$r)"
-        elif ! cmp -s "$2.0" "$2.$r"; then t_fail "rank $r's weights differ from rank 0's"; fi
-        r=$((r + 1))
-    done
-}
-
 # ring NAME K FLAGS...: a launch.sh ring job, weights in $T_TMP/NAME.r,
 # its stderr in $T_TMP/NAME.err.
 ring() {
@@ -40,13 +31,7 @@ ring() {
     job 60 "$launch" ring "$k" "$@" --timeout 10 --weights-out "$T_TMP/$name"
     cp "$T_TMP/err" "$T_TMP/$name.err"
     [ "$rc" = 0 ] || t_fail "ring $name K=$k $*: exit $rc: $(tail -c 400 "$T_TMP/err")"
-    ranks_match "$k" "$T_TMP/$name"
-}
-
-reference() {
-    name=$1; shift
-    "$PSR_BIN/reference" "$@" --weights-out "$T_TMP/$name.ref" >/dev/null 2>"$T_TMP/$name.referr" \
-        || t_fail "bin/reference $*: $(cat "$T_TMP/$name.referr")"
+    t_ranks_same "$k" "$T_TMP/$name"
 }
 
 MLP="--workload mlp --dtype f64 --steps 6 --micro 2"
@@ -70,8 +55,8 @@ cmp -s "$T_TMP/rd.on.0" "$T_TMP/rd.off.0" || t_fail "--algo rd: overlap on and o
 t_end
 
 t_case bk-1.2 "across bucket sizes: synthetic == reference exactly, mlp f64 within 1e-12 relative (K = 4)"
-reference syn $SYN
-reference mlp $MLP
+t_reference syn $SYN
+t_reference mlp $MLP
 for bs in 1 16K 40K 25M; do
     ring syn.$bs 4 $SYN --bucket-size $bs
     cmp -s "$T_TMP/syn.ref.0" "$T_TMP/syn.$bs.0" || t_fail "synthetic --bucket-size $bs differs from the reference"

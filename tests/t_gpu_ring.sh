@@ -42,16 +42,6 @@ if ! why=$("$PSR_BIN/bench_gpu" --probe 2>&1); then
     t_exit
 fi
 
-# ranks_match K PREFIX: every rank wrote PREFIX.r, byte-identical to rank 0's.
-ranks_match() {
-    r=0
-    while [ $r -lt "$1" ]; do
-        if [ ! -s "$2.$r" ]; then t_fail "rank $r wrote no weights ($2.$r)"
-        elif ! cmp -s "$2.0" "$2.$r"; then t_fail "rank $r's weights differ from rank 0's"; fi
-        r=$((r + 1))
-    done
-}
-
 # maxrel A B: the largest |a - b| / max(|b|, 1e-300) over the lines.
 maxrel() {
     awk 'NR == FNR { ref[FNR] = $1; next }
@@ -73,7 +63,7 @@ versus() {
         --csv-out "$T_TMP/$name.gpu.csv"
     expect_rc 0
     cp "$T_TMP/err" "$T_TMP/$name.gpu.err"
-    ranks_match "$k" "$T_TMP/$name.gpu"
+    t_ranks_same "$k" "$T_TMP/$name.gpu"
     if [ -s "$T_TMP/$name.gpu.0" ] && ! cmp -s "$T_TMP/$name.cpu.0" "$T_TMP/$name.gpu.0"; then
         t_fail "GPU weights differ from the CPU ring's (max relative difference $(maxrel \
             "$T_TMP/$name.gpu.0" "$T_TMP/$name.cpu.0")): $(diff "$T_TMP/$name.cpu.0" \

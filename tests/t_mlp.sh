@@ -19,24 +19,6 @@ for b in reference ps_server ps_worker ring_worker; do
     fi
 done
 
-# same K PREFIX: every worker wrote PREFIX.r, byte-identical to worker 0's.
-same() {
-    r=0
-    while [ $r -lt "$1" ]; do
-        if [ ! -s "$2.$r" ]; then t_fail "worker $r wrote no weights ($2.$r)"
-        elif ! cmp -s "$2.0" "$2.$r"; then t_fail "worker $r's weights differ from worker 0's"; fi
-        r=$((r + 1))
-    done
-}
-
-# reference NAME FLAGS...: bin/reference's run, weights in $T_TMP/NAME.ref.0
-# and the loss per step in $T_TMP/NAME.loss.
-reference() {
-    name=$1; shift
-    "$PSR_BIN/reference" "$@" --weights-out "$T_TMP/$name.ref" >"$T_TMP/$name.loss" 2>"$T_TMP/$name.referr" \
-        || t_fail "bin/reference $*: $(cat "$T_TMP/$name.referr")"
-}
-
 # first_loss NAME DIGITS: the reference's step-0 loss, to DIGITS digits.
 first_loss() {
     awk -v d="$2" '!/^#/ { printf "%.*g", d, $2; exit }' "$T_TMP/$1.loss"
@@ -45,7 +27,7 @@ first_loss() {
 MLP="--workload mlp --steps 30 --timeout 10"
 
 t_case mlp-1.1 "bin/reference --workload mlp: 6337 parameters, the loss falls 4x in 30 steps"
-reference mlp $MLP
+t_reference mlp $MLP
 grep -q '^# reference: mlp n=6337 f64, batch 256, lr 0.05' "$T_TMP/mlp.loss" \
     || t_fail "header: $(head -1 "$T_TMP/mlp.loss")"
 awk '!/^#/ { if (first == "") first = $2; last = $2; n++ }
@@ -59,7 +41,7 @@ t_end
 t_case mlp-1.2 "parameter server, K = 2, shards 3,1, --micro 2: == big batch within 1e-12"
 job 120 "$launch" ps 2 $MLP --shard-weights 3,1 --micro 2 --weights-out "$T_TMP/ps.w"
 expect_rc 0
-same 2 "$T_TMP/ps.w"
+t_ranks_same 2 "$T_TMP/ps.w"
 why=$(t_close "$T_TMP/ps.w.0" "$T_TMP/mlp.ref.0" 1e-12) || t_fail "weights vs reference: $why"
 # The server logs the global loss: step 0's is the reference's (6 digits),
 # and the last one it logs is lower.
@@ -74,7 +56,7 @@ t_end
 t_case mlp-1.3 "ring, K = 2, --micro 3: ranks bit-identical, == big batch within 1e-12"
 job 120 "$launch" ring 2 $MLP --micro 3 --weights-out "$T_TMP/ring.w"
 expect_rc 0
-same 2 "$T_TMP/ring.w"
+t_ranks_same 2 "$T_TMP/ring.w"
 why=$(t_close "$T_TMP/ring.w.0" "$T_TMP/mlp.ref.0" 1e-12) || t_fail "weights vs reference: $why"
 awk -v ref="$(first_loss mlp 9)" '
     /^rank0\| .* step [0-9]+: loss / { for (i = 1; i < NF; i++) if ($i == "loss") v = $(i + 1)
@@ -85,14 +67,14 @@ awk -v ref="$(first_loss mlp 9)" '
 t_end
 
 t_case mlp-1.4 "f32 on both systems: the loss goes down; both end within 1e-4 of the f32 reference"
-reference m32 $MLP --dtype f32
+t_reference m32 $MLP --dtype f32
 job 120 "$launch" ring 2 $MLP --dtype f32 --weights-out "$T_TMP/r32.w"
 expect_rc 0
-same 2 "$T_TMP/r32.w"
+t_ranks_same 2 "$T_TMP/r32.w"
 why=$(t_close "$T_TMP/r32.w.0" "$T_TMP/m32.ref.0" 1e-4) || t_fail "ring f32 vs reference: $why"
 job 120 "$launch" ps 2 $MLP --dtype f32 --weights-out "$T_TMP/p32.w"
 expect_rc 0
-same 2 "$T_TMP/p32.w"
+t_ranks_same 2 "$T_TMP/p32.w"
 why=$(t_close "$T_TMP/p32.w.0" "$T_TMP/m32.ref.0" 1e-4) || t_fail "ps f32 vs reference: $why"
 awk '!/^#/ { if (first == "") first = $2; last = $2 } END { exit !(last + 0 < first / 4) }' \
     "$T_TMP/m32.loss" || t_fail "f32 loss: $(grep -v '^#' "$T_TMP/m32.loss" | sed -n '1p;$p' | tr '\n' ' ')"
@@ -135,9 +117,9 @@ else
     expect_grep err '^rank1| .*EMULATED backward time'
     awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 0.9 * 3 * 0.2) }' \
         || t_fail "the run took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s, under 0.9 * 3 * 0.2 s"
-    reference bt $SYN
+    t_reference bt $SYN
     cmp -s "$T_TMP/bt.w.0" "$T_TMP/bt.ref.0" || t_fail "weights differ from the reference's without the sleep"
-    same 2 "$T_TMP/bt.w"
+    t_ranks_same 2 "$T_TMP/bt.w"
     t_end
 fi
 t_exit

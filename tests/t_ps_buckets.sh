@@ -38,25 +38,14 @@ ps() {
     job 90 "$launch" ps "$k" $flags --timeout 10 --weights-out "$T_TMP/$name" --worker-args "$*"
     cp "$T_TMP/err" "$T_TMP/$name.err"
     [ "$rc" = 0 ] || t_fail "ps $name K=$k $flags -- $*: exit $rc: $(tail -c 400 "$T_TMP/err")"
-    r=0
-    while [ $r -lt "$k" ]; do
-        if [ ! -s "$T_TMP/$name.$r" ]; then t_fail "$name: worker $r wrote no weights"
-        elif ! cmp -s "$T_TMP/$name.0" "$T_TMP/$name.$r"; then t_fail "$name: worker $r's weights differ from worker 0's"; fi
-        r=$((r + 1))
-    done
-}
-
-reference() {
-    name=$1; shift
-    "$PSR_BIN/reference" "$@" --weights-out "$T_TMP/$name.ref" >/dev/null 2>"$T_TMP/$name.referr" \
-        || t_fail "bin/reference $*: $(cat "$T_TMP/$name.referr")"
+    t_ranks_same "$k" "$T_TMP/$name"
 }
 
 SYN="--workload synthetic --params 8192 --dtype f64 --steps 4"
 MLP="--workload mlp --dtype f64 --steps 6 --micro 2"
 
 t_case psbk-1.1 "synthetic: == reference exactly at every bucket size, overlap on and off, 1 and 2 servers"
-reference syn $SYN
+t_reference syn $SYN
 for bs in 1 16K 40K 25M; do
     for ov in "" --no-overlap; do
         for s in 1 2; do
@@ -76,7 +65,7 @@ grep -q "medians over [0-9]* timed steps: .*(1 bucket, overlap off)" "$T_TMP/syn
 t_end
 
 t_case psbk-1.2 "mlp f64 --micro 2, unequal shards: within 1e-12 of the reference at every bucket size (K = 4, 2 servers)"
-reference mlp $MLP
+t_reference mlp $MLP
 for bs in 1 20K 25M; do
     for ov in "" --no-overlap; do
         ps "mlp.$bs$ov" 4 $MLP --shard-weights 1,1,2,3 --servers 2 -- --bucket-size $bs $ov

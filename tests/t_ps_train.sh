@@ -31,16 +31,8 @@ workers_match() {
     fi
 }
 
-# reference NAME FLAGS...: bin/reference's run, weights in $T_TMP/NAME.ref.0
-# and the loss per step in $T_TMP/NAME.loss.
-reference() {
-    name=$1; shift
-    "$PSR_BIN/reference" "$@" --weights-out "$T_TMP/$name.ref" >"$T_TMP/$name.loss" 2>"$T_TMP/$name.referr" \
-        || t_fail "bin/reference $*: $(cat "$T_TMP/$name.referr")"
-}
-
 t_case ps-train-1.1 "linreg f64, 1 server + 4 workers, 20 steps == big batch within 1e-12"
-reference lin --steps 20
+t_reference lin --steps 20
 job 120 "$launch" ps 4 --steps 20 --timeout 10 --weights-out "$T_TMP/lin.w" --out "$T_TMP/job1" \
     --csv-out "$T_TMP/row.csv"
 expect_rc 0
@@ -76,7 +68,7 @@ expect_grep err '^server1| '
 t_end
 
 t_case ps-train-1.3 "synthetic f32, unequal shards 5,1,1,3: exactly the reference"
-reference syn --workload synthetic --params 1000 --dtype f32 --batch 1000 --steps 6 --lr 0.25
+t_reference syn --workload synthetic --params 1000 --dtype f32 --batch 1000 --steps 6 --lr 0.25
 job 120 "$launch" ps 4 --workload synthetic --params 1000 --dtype f32 --batch 1000 --steps 6 \
     --lr 0.25 --shard-weights 5,1,1,3 --timeout 10 --weights-out "$T_TMP/syn.w"
 expect_rc 0

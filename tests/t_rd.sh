@@ -21,28 +21,12 @@ WD=$((3 * T + 10))              # their watchdog
 
 now() { date +%s.%N; }
 
-# ranks_match K PREFIX: every rank wrote PREFIX.r, byte-identical to rank 0's.
-ranks_match() {
-    r=0
-    while [ $r -lt "$1" ]; do
-        if [ ! -s "$2.$r" ]; then t_fail "rank $r wrote no weights ($2.$r)"
-        elif ! cmp -s "$2.0" "$2.$r"; then t_fail "rank $r's weights differ from rank 0's"; fi
-        r=$((r + 1))
-    done
-}
-
-reference() {
-    name=$1; shift
-    "$PSR_BIN/reference" "$@" --weights-out "$T_TMP/$name.ref" >"$T_TMP/$name.loss" 2>"$T_TMP/$name.referr" \
-        || t_fail "bin/reference $*: $(cat "$T_TMP/$name.referr")"
-}
-
 t_case rd-1.1 "linreg f64, 8 ranks --algo rd via launch.sh, 20 steps: bit-identical, == big batch within 1e-12"
-reference lin --steps 20
+t_reference lin --steps 20
 job 180 "$launch" ring 8 --worker-args "--algo rd" --steps 20 --timeout 10 \
     --weights-out "$T_TMP/lin.w" --csv-out "$T_TMP/row.csv"
 expect_rc 0
-ranks_match 8 "$T_TMP/lin.w"
+t_ranks_same 8 "$T_TMP/lin.w"
 why=$(t_close "$T_TMP/lin.w.0" "$T_TMP/lin.ref.0" 1e-12) || t_fail "weights vs reference: $why"
 grep -q 'rank0| .* step 19: loss' "$T_TMP/err" || t_fail "no loss at step 19: $(tail -c 300 "$T_TMP/err")"
 # One merged row: algo rd, transport tcp, K 8, 96 bytes (12 f64), 18 timed
@@ -54,12 +38,12 @@ awk -F, 'NR == 2 { exit !($1 == "ring" && $2 == "rd" && $3 == "tcp" && $4 == 8 &
 t_end
 
 t_case rd-1.2 "synthetic f32, 5 ranks (the fold), unequal shards, --micro 3: exactly the big batch"
-reference syn --workload synthetic --params 10007 --dtype f32 --steps 6 --batch 999
+t_reference syn --workload synthetic --params 10007 --dtype f32 --steps 6 --batch 999
 job 120 "$launch" ring 5 --worker-args "--algo rd" --workload synthetic --params 10007 \
     --dtype f32 --steps 6 --batch 999 --shard-weights 5,1,2,1,3 --micro 3 --timeout 10 \
     --weights-out "$T_TMP/syn.w"
 expect_rc 0
-ranks_match 5 "$T_TMP/syn.w"
+t_ranks_same 5 "$T_TMP/syn.w"
 cmp -s "$T_TMP/syn.w.0" "$T_TMP/syn.ref.0" || t_fail "not exactly the reference: $(diff "$T_TMP/syn.w.0" "$T_TMP/syn.ref.0" | head -3 | tr '\n' ' ')"
 t_end
 

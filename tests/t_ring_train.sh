@@ -15,28 +15,12 @@ if [ ! -x "$PSR_BIN/ring_worker" ]; then
     t_exit
 fi
 
-# ranks_match K PREFIX: every rank wrote PREFIX.r, byte-identical to rank 0's.
-ranks_match() {
-    r=0
-    while [ $r -lt "$1" ]; do
-        if [ ! -s "$2.$r" ]; then t_fail "rank $r wrote no weights ($2.$r)"
-        elif ! cmp -s "$2.0" "$2.$r"; then t_fail "rank $r's weights differ from rank 0's"; fi
-        r=$((r + 1))
-    done
-}
-
-reference() {
-    name=$1; shift
-    "$PSR_BIN/reference" "$@" --weights-out "$T_TMP/$name.ref" >"$T_TMP/$name.loss" 2>"$T_TMP/$name.referr" \
-        || t_fail "bin/reference $*: $(cat "$T_TMP/$name.referr")"
-}
-
 t_case ring-train-1.1 "linreg f64, 4 ranks via launch.sh, 20 steps: bit-identical, == big batch within 1e-12"
-reference lin --steps 20
+t_reference lin --steps 20
 job 120 "$launch" ring 4 --steps 20 --timeout 10 --weights-out "$T_TMP/lin.w" --out "$T_TMP/job1" \
     --csv-out "$T_TMP/row.csv"
 expect_rc 0
-ranks_match 4 "$T_TMP/lin.w"
+t_ranks_same 4 "$T_TMP/lin.w"
 why=$(t_close "$T_TMP/lin.w.0" "$T_TMP/lin.ref.0" 1e-12) || t_fail "weights vs reference: $why"
 # Rank 0 logs the loss of step 0 (the reference's, to its 9 digits) and of
 # the last step, lower.
@@ -53,11 +37,11 @@ awk -F, 'NR == 2 { exit !($1 == "ring" && $2 == "ring" && $3 == "tcp" && $4 == 4
 t_end
 
 t_case ring-train-1.2 "synthetic f32, 3 ranks, unequal shards, --micro 3: exactly the big batch"
-reference syn --workload synthetic --params 10007 --dtype f32 --steps 6 --batch 999
+t_reference syn --workload synthetic --params 10007 --dtype f32 --steps 6 --batch 999
 job 120 "$launch" ring 3 --workload synthetic --params 10007 --dtype f32 --steps 6 --batch 999 \
     --shard-weights 5,1,2 --micro 3 --timeout 10 --weights-out "$T_TMP/syn.w"
 expect_rc 0
-ranks_match 3 "$T_TMP/syn.w"
+t_ranks_same 3 "$T_TMP/syn.w"
 cmp -s "$T_TMP/syn.w.0" "$T_TMP/syn.ref.0" || t_fail "not exactly the reference: $(diff "$T_TMP/syn.w.0" "$T_TMP/syn.ref.0" | head -3 | tr '\n' ' ')"
 t_end
 
@@ -134,7 +118,7 @@ else
         grep -q "ring_worker\[$r\]: rank $r of 4 (rank from openmpi)" "$T_TMP/err" \
             || t_fail "rank $r does not say it took rank $r of 4 from openmpi: $(head -c 400 "$T_TMP/err")"
     done
-    ranks_match 4 "$T_TMP/mpi.w"
+    t_ranks_same 4 "$T_TMP/mpi.w"
     # The same K, the same ring order: the same bits as the launch.sh run.
     cmp -s "$T_TMP/mpi.w.0" "$T_TMP/lin.w.0" || t_fail "mpirun weights differ from launch.sh's"
     t_end
