@@ -2,15 +2,16 @@
  *
  * Both paths build the same jobs (bucket_job: bucket i's range of the
  * gradient) and run them with the same function (push_job); the overlap
- * path hands them to the communication thread from the layer callback
- * (on_layer), the plain path runs them one after another after the
- * backward pass (overlap_call). Then one pull.
+ * path hands them to the communication thread as they complete (on_ready,
+ * called by common/backward.c's backward_bucketed), the plain path runs them
+ * one after another after the backward pass (overlap_call). Then one pull.
  */
 #include "buckets_step.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "backward.h"
 #include "clock.h"
 #include "dtype.h"
 #include "log.h"
@@ -92,72 +93,45 @@ void bstep_trace_flush(struct bstep *b)
     trace_flush(&b->tr);
 }
 
-/* The layer callback's view of a step with overlap. */
-struct layer_ctx {
+/* The ready callback's view of a step with overlap. */
+struct ready_ctx {
     struct bstep *b;
-    const double *loss;     /* the step's loss sum, final from the first callback */
     uint64_t examples;
-    int first;              /* no callback yet */
-    double mark;            /* when the previous layer (or the pass) ended */
+    int first;              /* no bucket handed over yet */
 };
 
-/* on_layer: a layer's gradient is final: trace it; on the first, fix the
- * count and loss the pushes carry (before any push starts); hand the
- * bucket over if the layer completed it. */
-static void on_layer(size_t layer, size_t first, size_t count, void *arg)
+/* on_ready: a bucket is complete: on the first, fix the count and loss the
+ * pushes carry (the loss is whole by then, and no push has started); hand
+ * the bucket to the communication thread. */
+static void on_ready(void *arg, size_t bucket, double loss)
 {
-    struct layer_ctx *x = arg;
-    char name[TRACE_NAME_LEN];
-    double now = clock_now();
-    long i;
+    struct ready_ctx *x = arg;
+    struct overlap_job j = bucket_job(x->b, bucket);
 
-    (void)first;
-    (void)count;
     if (x->first) {
         x->b->meta.examples = x->examples;
-        x->b->meta.loss = *x->loss;
+        x->b->meta.loss = loss;
         x->first = 0;
     }
-    snprintf(name, sizeof name, "backward layer %zu", layer);
-    trace_add(&x->b->tr, name, TRACE_COMPUTE, x->mark, now, (long)x->b->step, -1);
-    x->mark = now;
-    if ((i = buckets_layer_done(&x->b->plan, layer)) >= 0) {
-        struct overlap_job j = bucket_job(x->b, (size_t)i);
-        overlap_submit(&x->b->ov, &j);
-    }
+    overlap_submit(&x->b->ov, &j);
 }
 
-/* backward_overlapped: mistake_grad(none)'s loop, the same calls in the
- * same order, the last micro-batch's layers handed over as they finish;
- * then the wait for the last push. OUT: t->backward, t->comm (the pushes). */
+/* backward_overlapped: the backward pass with each bucket handed to the
+ * communication thread as it completes (backward_bucketed: mistake_grad's
+ * calls, so the same bits); then the wait for the last push. OUT:
+ * t->backward, t->comm (the pushes). */
 static int backward_overlapped(struct bstep *b, const void *weights, uint64_t lo, uint64_t hi,
                                struct bstep_times *t, double *t_end, char *err)
 {
     const struct workload *w = b->cfg.w;
-    const int m = b->cfg.micro;
-    double l = 0.0, t0 = clock_now();
-    struct layer_ctx x = { b, &l, hi - lo, 1, t0 };
+    struct ready_ctx x = { b, hi - lo, 1 };
     char name[TRACE_NAME_LEN];
+    double t0 = clock_now();
     int rc;
 
-    vec_zero(b->grad, w->n, w->dtype);
-    for (int j = 0; j < m; j++) {
-        uint64_t a0, a1;
-        double m0 = clock_now();
-
-        workload_split(hi - lo, m, j, NULL, &a0, &a1);
-        if (j < m - 1) {
-            workload_grad_add(w, weights, b->step, lo + a0, lo + a1, b->grad, &l);
-            snprintf(name, sizeof name, "backward micro %d", j);
-            trace_add(&b->tr, name, TRACE_COMPUTE, m0, clock_now(), (long)b->step, -1);
-            continue;
-        }
-        overlap_begin(&b->ov);
-        buckets_reset(&b->plan);
-        x.mark = m0;
-        workload_grad_add_layers(w, weights, b->step, lo + a0, lo + a1, b->grad, &l, on_layer,
-                                 &x);
-    }
+    overlap_begin(&b->ov);
+    (void)backward_bucketed(w, weights, b->step, lo, hi, b->cfg.micro, b->grad, &b->plan,
+                            &b->tr, on_ready, &x);
     *t_end = clock_now();
     t->backward = *t_end - t0;
     rc = overlap_wait(&b->ov, err);

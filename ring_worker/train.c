@@ -11,8 +11,8 @@
  * With several buckets (train.h: BUCKETS AND OVERLAP) "all-reduce" is one
  * all-reduce per bucket and one of the trailer, run after the backward
  * pass by reduce(), or during it by the communication thread
- * (backward_overlapped: the layer callback on_layer hands each bucket over
- * when buckets_layer_done says it is complete). Both paths build the same
+ * (backward_overlapped: common/backward.c's backward_bucketed calls on_ready
+ * for each bucket as it completes). Both paths build the same
  * jobs (bucket_job, trailer_job), so the bits do not depend on the path.
  */
 #include "train.h"
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backward.h"
 #include "buckets.h"
 #include "clock.h"
 #include "dtype.h"
@@ -158,38 +159,25 @@ static int reduce(const struct train_cfg *cfg, struct bufs *b, int s, double *t,
     return rc;
 }
 
-/* The layer callback's view of a step with overlap. */
-struct layer_ctx {
+/* The ready callback's view of a step with overlap. */
+struct ready_ctx {
     struct bufs *b;
     size_t es;
-    int step;
-    double mark;            /* when the previous layer (or the call) ended */
 };
 
-/* on_layer: a layer's gradient is final: trace it, and hand its bucket to
- * the communication thread if it was the bucket's last layer. */
-static void on_layer(size_t layer, size_t first, size_t count, void *arg)
+/* on_ready: a bucket is complete: hand it to the communication thread. */
+static void on_ready(void *arg, size_t bucket, double loss)
 {
-    struct layer_ctx *x = arg;
-    char name[TRACE_NAME_LEN];
-    double now = clock_now();
-    long i;
+    struct ready_ctx *x = arg;
+    struct overlap_job j = bucket_job(x->b, x->b->g, bucket, x->es);
 
-    (void)first;
-    (void)count;
-    snprintf(name, sizeof name, "backward layer %zu", layer);
-    trace_add(&x->b->tr, name, TRACE_COMPUTE, x->mark, now, x->step, -1);
-    x->mark = now;
-    if ((i = buckets_layer_done(&x->b->plan, layer)) >= 0) {
-        struct overlap_job j = bucket_job(x->b, x->b->g, (size_t)i, x->es);
-        overlap_submit(&x->b->ov, &j);
-    }
+    (void)loss;                 /* the trailer carries it, after the pass */
+    overlap_submit(&x->b->ov, &j);
 }
 
-/* backward_overlapped: mistake_grad(none)'s micro-batch loop, the same
- * calls in the same order (so the same bits), with the last micro-batch's
- * layers handed to the communication thread as they finish; then the
- * trailer, and the wait for all of it. OUT: *bwd, the backward time; *wait,
+/* backward_overlapped: the backward pass with each bucket handed to the
+ * communication thread as it completes (backward_bucketed: mistake_grad's
+ * calls, so the same bits); then the trailer, and the wait for all of it. OUT: *bwd, the backward time; *wait,
  * from its end to the last all-reduce's; *t, the time in all-reduces. */
 static int backward_overlapped(const struct train_cfg *cfg, struct bufs *b, int s,
                                uint64_t lo, uint64_t hi, double *bwd, double *wait, double *t,
@@ -198,31 +186,16 @@ static int backward_overlapped(const struct train_cfg *cfg, struct bufs *b, int 
     const struct cli_common *c = cfg->c;
     const struct workload *w = cfg->w;
     const size_t n = w->n, es = dtype_size(c->dtype);
-    struct layer_ctx x = { b, es, s, 0.0 };
+    struct ready_ctx x = { b, es };
     struct overlap_job tj;
     char name[TRACE_NAME_LEN];
-    double l = 0.0, t0 = clock_now(), t1;
+    double l, t0 = clock_now(), t1;
     uint64_t ex = hi - lo;
     int rc;
 
-    vec_zero(b->g, n, c->dtype);
-    for (int j = 0; j < c->micro; j++) {
-        uint64_t a0, a1;
-        double m0 = clock_now();
-
-        workload_split(hi - lo, c->micro, j, NULL, &a0, &a1);
-        if (j < c->micro - 1) {
-            workload_grad_add(w, b->weights, (uint64_t)s, lo + a0, lo + a1, b->g, &l);
-            snprintf(name, sizeof name, "backward micro %d", j);
-            trace_add(&b->tr, name, TRACE_COMPUTE, m0, clock_now(), s, -1);
-            continue;
-        }
-        overlap_begin(&b->ov);
-        buckets_reset(&b->plan);
-        x.mark = m0;
-        workload_grad_add_layers(w, b->weights, (uint64_t)s, lo + a0, lo + a1, b->g, &l,
-                                 on_layer, &x);
-    }
+    overlap_begin(&b->ov);
+    l = backward_bucketed(w, b->weights, (uint64_t)s, lo, hi, c->micro, b->g, &b->plan, &b->tr,
+                          on_ready, &x);
     vec_set(b->g, n, c->dtype, fmod((double)ex, COUNT_SPLIT));
     vec_set(b->g, n + 1, c->dtype, floor((double)ex / COUNT_SPLIT));
     vec_set(b->g, n + 2, c->dtype, l);
