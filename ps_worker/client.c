@@ -287,6 +287,9 @@ static int send_head(struct ps_conn *k, const char *ctx, uint16_t type, uint64_t
     return 0;
 }
 
+/* The count and loss of a push that carries none (client.h). */
+static const struct proto_push_meta no_meta = { 0, 0.0 };
+
 /* exchange: step `step` with server k: push the part of elements [first,
  * first + count) it owns (none when grad is NULL or the part is empty),
  * then pull its weights (none when weights is NULL). The push carries
@@ -296,7 +299,6 @@ static int exchange(struct ps_conn *k, uint64_t step, const struct proto_push_me
                     const unsigned char *grad, uint64_t first, uint64_t count,
                     unsigned char *weights, char *err)
 {
-    static const struct proto_push_meta none = { 0, 0.0 };
     struct ps_client *c = k->owner;
     uint64_t a = first > k->lo ? first : k->lo;
     uint64_t b = first + count < k->hi ? first + count : k->hi;
@@ -308,7 +310,7 @@ static int exchange(struct ps_conn *k, uint64_t step, const struct proto_push_me
     if (grad && a < b) {
         size_t pa = (size_t)a * c->elem, pn = (size_t)(b - a) * c->elem;
 
-        proto_push_meta_encode(a == k->lo ? meta : &none, k->out + PROTO_HEADER_SIZE);
+        proto_push_meta_encode(a == k->lo ? meta : &no_meta, k->out + PROTO_HEADER_SIZE);
         rc = send_head(k, ctx, PROTO_PUSH, step, a, PROTO_PUSH_META + pn, PROTO_PUSH_META,
                        err);
         if (rc != 0)
@@ -433,11 +435,10 @@ int ps_client_connect(struct ps_client *c, char *err)
 static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
               const void *grad, uint64_t first, uint64_t count, void *weights, char *err)
 {
-    static const struct proto_push_meta none = { 0, 0.0 };
     int failed;
 
     if (!meta)
-        meta = &none;
+        meta = &no_meta;
     if (c->nservers == 1)
         return exchange(&c->conns[0], step, meta, grad, first, count, weights, err);
     pthread_mutex_lock(&c->mu);
