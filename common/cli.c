@@ -1,5 +1,5 @@
 /* cli.c -- command lines: strict value parsers, the flag loop, --help, the
- * common flags of DESIGN.md and rank discovery from the environment.
+ * common flags of docs/design.md and rank discovery from the environment.
  *
  * Every value a user can type goes through one of the cli_parse_* parsers
  * below, and every parser is strict in the same way: no leading or trailing
@@ -10,7 +10,7 @@
  * ("'10abc' is not a rate (examples: ...)"); cli_parse() puts the flag's
  * name in front, so the user sees one line "--link-bw: '10abc' is not ...".
  *
- * UNIT SPELLINGS (the DESIGN.md units, plus what is unambiguous):
+ * UNIT SPELLINGS (the docs/design.md units, plus what is unambiguous):
  *   sizes  whole numbers only; K M G T (also k m g t, as nccl-tests) and
  *          KiB MiB GiB TiB, all powers of 1024. "KB"/"MB"/"GB" are refused
  *          for sizes, since for rates MB means 10^6: the user must say which.
@@ -921,7 +921,7 @@ void cli_workload_cfg(const struct cli_common *c, struct workload_cfg *out)
 static const struct env_source {
     const char *name, *rank, *size, *local;
 } env_sources[] = {
-    /* DESIGN.md's order. Slurm last: mpirun inside an allocation also sees
+    /* docs/design.md's order. Slurm last: mpirun inside an allocation also sees
      * Slurm's variables, and they describe the allocation, not the job. */
     { "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK" },
     { "openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK" },

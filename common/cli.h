@@ -5,7 +5,7 @@
  * cli_common_opts()) and calls cli_main_parse(), which prints --help and
  * --version and exits 64 with one line naming the flag on any bad value.
  *
- * UNITS (DESIGN.md): sizes "4096", "4K", "64M", "1G", "4KiB", "64MiB",
+ * UNITS (docs/design.md): sizes "4096", "4K", "64M", "1G", "4KiB", "64MiB",
  * "1GiB" are powers of 1024; rates "500Mbit", "1Gbit" (10^6/10^9 bits/s),
  * "100MB", "1GB" (10^6/10^9 bytes/s), "100MiB", "1GiB" (2^20/2^30 bytes/s),
  * each optionally followed by "/s", a bare number being bytes/s; times
@@ -52,7 +52,7 @@ struct cli_opt {
 };
 /* A table ends with an entry whose name is NULL. */
 
-/* The common flags of DESIGN.md, accepted by every binary. Fields hold
+/* The common flags of docs/design.md, accepted by every binary. Fields hold
  * their defaults after cli_common_defaults(); -1 / 0 mean "not given"
  * where noted, and cli_common_finish() fills them in. */
 struct cli_common {
@@ -82,7 +82,7 @@ void cli_common_defaults(struct cli_common *c);
 /* cli_common_opts: the common flags' table, writing into *c. */
 const struct cli_opt *cli_common_opts(struct cli_common *c);
 /* cli_common_finish: after parsing: rank/world/local rank from the
- * environment where the flags did not give them (DESIGN.md's order),
+ * environment where the flags did not give them (docs/design.md's order),
  * then cross-checks (rank < world, warmup < steps, one shard weight per
  * rank, ...). 0 or ERR_USAGE with the reason in err. */
 int cli_common_finish(struct cli_common *c, char *err);

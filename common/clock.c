@@ -30,6 +30,20 @@ void clock_sleep_until(double t)
         ;
 }
 
+static double real_now(void *ctx)
+{
+    (void)ctx;
+    return clock_now();
+}
+
+static void real_sleep_until(void *ctx, double t)
+{
+    (void)ctx;
+    clock_sleep_until(t);
+}
+
+const struct clock_src clock_real = { real_now, real_sleep_until, NULL };
+
 void clock_precise_timers(void)
 {
     /* 1 ns is the minimum; failure only costs precision, so it is ignored. */

@@ -15,6 +15,31 @@ double clock_now(void);
  * past); restarts after signals. */
 void clock_sleep_until(double t);
 
+/* A clock as a value: the real one (clock_real), or another a transport
+ * supplies (a simulated transport runs the same code on virtual time).
+ * Code above the transport reads time only through the clock it was given
+ * (clock_src_now, clock_src_sleep_until), never clock_now directly, so the
+ * whole step runs unchanged on either. ctx is the owner's; the struct is
+ * plain data and may be copied. */
+struct clock_src {
+    double (*now)(void *ctx);
+    void (*sleep_until)(void *ctx, double t);
+    void *ctx;
+};
+
+/* clock_real: clock_now and clock_sleep_until behind the struct. */
+extern const struct clock_src clock_real;
+
+static inline double clock_src_now(const struct clock_src *c)
+{
+    return c->now(c->ctx);
+}
+
+static inline void clock_src_sleep_until(const struct clock_src *c, double t)
+{
+    c->sleep_until(c->ctx, t);
+}
+
 /* clock_precise_timers: ask the kernel for the smallest timer slack (the
  * default 50 us slack is added to every sleep); call once per process. */
 void clock_precise_timers(void);

@@ -3,7 +3,7 @@
  * Each process of a job (server, worker, ring rank) keeps a record of its
  * timed steps (warm-up steps are never added) and writes it with --csv.
  * The launcher merges one job's records into one row of the shared CSV,
- * whose columns are DESIGN.md's, in this order:
+ * whose columns are docs/design.md's, in this order:
  *
  *   system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,
  *   ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,

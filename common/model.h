@@ -3,7 +3,7 @@
  * Sending a message of n bytes over a link costs T(n) = a + n b: a is the
  * latency (seconds), b = 1/bandwidth (seconds per byte). psring's emulated
  * link gives every process one NIC of bandwidth bw in each direction and
- * one-way latency a; the models below follow from DESIGN.md:
+ * one-way latency a; the models below follow from docs/design.md:
  *
  *   parameter server, one step (push then pull), K workers, n bytes each:
  *     ingress  = a + K n / bw     (K pushes share the server's one inbound link)

@@ -5,7 +5,7 @@
  * arrived, not the time it got around to reading them) set; the
  * send/recv helpers wait with poll() under an idle-progress timeout: a wait
  * that sees no byte move for idle_s seconds fails with ERR_TIMEOUT (this is
- * DESIGN.md's --timeout). They pace through the process's link (link.h)
+ * docs/design.md's --timeout). They pace through the process's link (link.h)
  * when one is given and count bytes in it. On failure they return a
  * negative code (err.h) and write one line naming the peer into err
  * (ERR_LEN bytes, may be NULL).

@@ -1,5 +1,5 @@
 /* weights.h -- the --weights-out file, written the same way by every
- * program (DESIGN.md): PATH.RANK, one element per line as "%.17g", so a
+ * program (docs/design.md): PATH.RANK, one element per line as "%.17g", so a
  * double reads back bit for bit and two files can be compared with cmp
  * (bitwise) or awk (within a bound). The parameter server's workers, the
  * ring's ranks and bin/reference (rank 0) all call this one function, so

@@ -19,7 +19,7 @@
 #   5. the plots (plots/*.gp: PNG and SVG, and a terminal view of plot 1).
 #
 # Results go to results/<run>/: k_sweep.csv and size_sweep.csv in the
-# shared schema (DESIGN.md), model.txt, manifest.txt (command lines,
+# shared schema (docs/design.md), model.txt, manifest.txt (command lines,
 # settings, git revision, CPU, kernel, loopback rate), logs/ (every job's
 # stderr) and the plots.
 #

@@ -13,7 +13,7 @@
 #       --port-file DIR/coord.port) serves the rendezvous; once it wrote its
 #       port, ranks 1..K-1 get --coordinator 127.0.0.1:PORT.
 #
-# Every other argument is a common flag (DESIGN.md) and goes, in order, to
+# Every other argument is a common flag (docs/design.md) and goes, in order, to
 # every process; --server-args / --worker-args (split at blanks, no
 # quoting inside) go to the servers / the workers or ring ranks only. Each
 # process gets --csv DIR/rec.ROLE.RANK; on success bin/psr_merge turns the

@@ -17,7 +17,7 @@
  * update (sum of losses / B: the number the parameter server logs);
  * --loss-out FILE writes the same lines to FILE (losscurve.h).
  * --weights-out PATH writes PATH.0 (this is rank 0 of a world of 1, as
- * DESIGN.md's PATH.RANK), one "%.17g" value per line, the format every
+ * docs/design.md's PATH.RANK), one "%.17g" value per line, the format every
  * worker writes. Flags a distributed job needs and a single process does
  * not (--rank, --world, --shard-weights, --micro, the link and --timeout)
  * are accepted and have no effect on the correct result.

@@ -16,7 +16,7 @@ set key top left box opaque font ",20" spacing 1.1
 set grid lw 0.5 lc rgb "#cccccc"
 set border lw 1.5
 
-# Columns of the shared CSV (DESIGN.md, common/metrics.h).
+# Columns of the shared CSV (docs/design.md, common/metrics.h).
 c_system = 1; c_k = 4; c_bytes = 5; c_time = 7; c_tmin = 8; c_tmax = 9
 c_ingress = 10; c_egress = 11; c_busbw = 13; c_in = 14; c_out = 15
 c_bw = 16; c_lat = 17; c_model = 18; c_host = 19

@@ -5,7 +5,7 @@
  * as they arrive (store.c: the server never holds K gradients); when all K
  * pushes are in, the server applies w -= lr * sum / B and writes the new
  * weights to all K workers at once, from the one store buffer, in pieces
- * taken round-robin (egress.c). A step so has the two phases of DESIGN.md:
+ * taken round-robin (egress.c). A step so has the two phases of docs/design.md:
  * ingress (K pushes through the server's one link), then egress (K copies
  * of the weights through it). This is the only file that includes uv.h:
  * it moves bytes and keeps time; what the bytes mean is session.c's, the
@@ -41,7 +41,7 @@
  * sends (up to LINGER_MAX_S), so the peer reads the ERROR instead of a
  * reset.
  *
- * SILENCE (--timeout T, DESIGN.md's idle-progress timeout). Each joined
+ * SILENCE (--timeout T, docs/design.md's idle-progress timeout). Each joined
  * worker the server is waiting on has a clock of its own, restarted by its
  * progress: a byte read from it, a write of the weights to it completed.
  * The server waits on a worker while it owes a push (or a part of one, or

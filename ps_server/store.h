@@ -9,7 +9,7 @@
  * divides once by the global batch B (the sum of the pushed example counts,
  * through sgd_step) and the new weights are ready to be sent to all K
  * workers. Memory is two n-element buffers plus a few dozen bytes per
- * worker, whatever K is: the server never holds K gradients (DESIGN.md,
+ * worker, whatever K is: the server never holds K gradients (docs/design.md,
  * "Bounded memory").
  *
  * PASSES PER STEP. Normally each worker sends one pass of its gradient

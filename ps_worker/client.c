@@ -25,7 +25,7 @@
  * before this one's push ended within T of that worker's last byte (plus
  * its timer's granularity, T/20), so its ERROR arrives first; and a dead
  * or stopped server is noticed within 1.5T of the last byte, inside
- * DESIGN.md's 2T with room for a loaded machine. (A worker that stalls
+ * docs/design.md's 2T with room for a loaded machine. (A worker that stalls
  * more than T/2 after this one's push ended outlasts this wait: then this
  * worker names the server, and the server's log names the stalled one.)
  * Every other wait is T.

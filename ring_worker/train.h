@@ -6,7 +6,7 @@
  * --micro micro-batches into one buffer, all-reduces that SUM together with
  * the example count and the loss, and applies sgd_step(w, g_sum, B) itself:
  * the same update on every rank, bit for bit, equal to one big-batch step
- * up to rounding (DESIGN.md). Workload and sgd are the parameter server's
+ * up to rounding (docs/design.md). Workload and sgd are the parameter server's
  * code; only the combine step differs.
  *
  * ALL-REDUCED BUFFER: the n gradient elements, then a trailer of three

@@ -71,7 +71,7 @@
  * was not waiting meets the ABORT (or the EOF of a rank that told it and
  * exited) when it gets to that partner's step. A rank therefore exits at
  * most --timeout after the fault plus --timeout/2, as the ring does
- * (xport_tcp.h), within DESIGN.md's 2T; the one exception is begin's
+ * (xport_tcp.h), within docs/design.md's 2T; the one exception is begin's
  * patience below.
  *
  * PATIENCE. A step may allow its wait `patience` times --timeout without

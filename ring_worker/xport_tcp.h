@@ -34,7 +34,7 @@
  *      the same time and corrects them.
  * A rank therefore exits at most --timeout after the fault (the timeout)
  * plus --timeout/2 (listening) plus what finishing a frame takes, within
- * DESIGN.md's 2T. The returned line is one of
+ * docs/design.md's 2T. The returned line is one of
  *     lost rank 2 (127.0.0.1:40123): connection closed
  *     rank 3 reported: lost rank 2 (127.0.0.1:40123): connection closed (seen by rank 3)
  * OWNERSHIP. xport_tcp_open allocates the transport and owns the two

@@ -1,4 +1,4 @@
-# t_cli_contract.sh -- every program in bin/ keeps DESIGN.md's promises:
+# t_cli_contract.sh -- every program in bin/ keeps docs/design.md's promises:
 # --help on stdout with status 0, --version, and a bad flag answered with
 # exactly one line on stderr and status 64.
 . "$PSR_TESTS/lib.sh"

@@ -7,7 +7,7 @@
 # the launcher names the process that failed first and leaves nothing
 # behind. Timeouts are short (T = 2 s), but exits are asserted against a
 # generous watchdog, 3T + 10 s, so a loaded or sanitized run does not flake.
-# Each survivor's exit time after the fault is printed (DESIGN.md wants
+# Each survivor's exit time after the fault is printed (docs/design.md wants
 # 2T: the server names a stalled worker T after its last byte), as
 # evidence, never as a pass/fail condition.
 # tier: full

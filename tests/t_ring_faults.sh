@@ -4,7 +4,7 @@
 # FIN, no RST: only --timeout can tell), a coordinator that never appears,
 # and ranks that disagree on n. Each rank is a process of its own session;
 # the survivors must exit non-zero with a line naming the lost rank and its
-# address. Times are printed (DESIGN.md wants 2T) but asserted only
+# address. Times are printed (docs/design.md wants 2T) but asserted only
 # against the watchdog, 3T + 10 s: the machine is shared.
 # tier: full
 . "$PSR_TESTS/lib.sh"

@@ -417,7 +417,7 @@ static void test_flags(void)
     T_TRUE(c.csv == NULL);
     T_TRUE(c.weights_out == NULL);
     {
-        /* The table has exactly the 17 common flags of DESIGN.md, plus
+        /* The table has exactly the 17 common flags of docs/design.md, plus
          * --backward-time and --layers (issue 6: the EMULATED backward
          * pass, the synthetic workload's layers). */
         static const char *const names[] = {

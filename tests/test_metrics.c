@@ -173,7 +173,7 @@ static void test_merge(void)
     T_NEAR(row.model_s, model_ps_step(2, 1e6, 1e8, 1e-4), 1e-15);
     T_STR(row.algo, "");
 
-    T_CASE("metrics-3.4", "the row is DESIGN.md's columns, empty where they do not apply");
+    T_CASE("metrics-3.4", "the row is docs/design.md's columns, empty where they do not apply");
     f = tmpfile();
     metrics_csv_header(f);
     metrics_row_write(f, &row);
