@@ -4,24 +4,17 @@
  * Every binary builds a list of option tables (its own, then
  * cli_common_opts()) and calls cli_main_parse(), which prints --help and
  * --version and exits 64 with one line naming the flag on any bad value.
- *
- * UNITS (docs/design.md): sizes "4096", "4K", "64M", "1G", "4KiB", "64MiB",
- * "1GiB" are powers of 1024; rates "500Mbit", "1Gbit" (10^6/10^9 bits/s),
- * "100MB", "1GB" (10^6/10^9 bytes/s), "100MiB", "1GiB" (2^20/2^30 bytes/s),
- * each optionally followed by "/s", a bare number being bytes/s; times
- * "50us", "2ms", "1.5s", a bare number being seconds. Anything else
- * ("abc", "10abc", " 5", "5 ", negative, overflowing) is refused.
- * CASE: sizes also take k/m/g/t (as nccl-tests) and T/TiB, never "MB"
- * (a size is 1024-based, so "64MB" is refused as ambiguous); rates also
- * take tc's kbit/mbit/gbit and "B", but "M", "Mb", "Mbps" are refused as
- * ambiguous (bits or bytes). Sizes are whole numbers; rates and times may
- * be fractional and take an exponent ("1.5Gbit", "0.5ms", "1e9").
+ * The value parsers (sizes, rates, times: the UNITS) are in units.h,
+ * which this header includes; the flag loop and --help are cli.c, the
+ * common flags and rank discovery cli_common.c.
  */
 #ifndef CLI_H
 #define CLI_H
 
 #include <stdint.h>
 #include <stdio.h>
+
+#include "units.h"
 
 #define PSRING_VERSION "0.1.0"
 #define CLI_EXIT_USAGE 64
@@ -123,15 +116,5 @@ int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, cha
  * does not show in `ps`. A hash, not the secret, crosses the wire, and only
  * to keep strangers and stale jobs out: it is not authentication. */
 uint64_t cli_token(void);
-
-/* Value parsers (also used by the fuzz target). 0 or ERR_USAGE + reason. */
-int cli_parse_ll(const char *s, long long min, long long max, long long *out, char *err);
-int cli_parse_u64(const char *s, uint64_t *out, char *err);
-int cli_parse_size(const char *s, uint64_t *out, char *err);
-int cli_parse_rate(const char *s, double *out, char *err);
-int cli_parse_time(const char *s, double *out, char *err);
-int cli_parse_double(const char *s, double *out, char *err);
-/* "w0,w1,...": positive finite weights. OUT: malloc'd array (caller frees). */
-int cli_parse_list(const char *s, double **out, int *n, char *err);
 
 #endif /* CLI_H */

@@ -1,4 +1,5 @@
-/* fuzz_cli.c -- fuzz target for the command-line module (common/cli.c).
+/* fuzz_cli.c -- fuzz target for the command-line module (common/units.c,
+ * common/cli.c, common/cli_common.c).
  *
  * Each input, as a NUL-terminated string, goes to every value parser
  * (cli_parse_ll, _u64, _size, _rate, _time, _double, _list) and to
