@@ -69,6 +69,22 @@ static void fmt_hostport(char *out, size_t n, const char *host, int port)
         snprintf(out, n, "%s:%d", host, port);
 }
 
+/* endpoint: the start of a listen or connect (verb): no host means
+ * 127.0.0.1 (*host is set to it), where gets "host:port" for messages
+ * (NET_ADDR_LEN bytes), and a port outside 0..65535 is ERR_USAGE with
+ * "VERB host:port: port out of range 0..65535" in err. */
+static int endpoint(const char *verb, const char **host, int port, char *where, char *err)
+{
+    if (!*host || !**host)
+        *host = "127.0.0.1";
+    fmt_hostport(where, NET_ADDR_LEN, *host, port);
+    if (port < 0 || port > 65535) {
+        err_say(err, "%s %s: port out of range 0..65535", verb, where);
+        return ERR_USAGE;
+    }
+    return 0;
+}
+
 static void fmt_sockaddr(const struct sockaddr *sa, char *out, size_t n)
 {
     char ip[INET6_ADDRSTRLEN] = "?";
@@ -245,13 +261,8 @@ int net_listen(const char *host, int port, int *fd, int *bound_port, char *err)
     char where[NET_ADDR_LEN], ps[16];
     int s = -1, rc = 0, one = 1;
 
-    if (!host || !*host)
-        host = "127.0.0.1";
-    fmt_hostport(where, sizeof where, host, port);
-    if (port < 0 || port > 65535) {
-        err_say(err, "listen %s: port out of range 0..65535", where);
+    if (endpoint("listen", &host, port, where, err) != 0)
         return ERR_USAGE;
-    }
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -407,13 +418,8 @@ int net_connect(const char *host, int port, double timeout_s, int *fd, char *err
     double t0 = clock_now(), deadline, backoff = BACKOFF_FIRST_S, now;
     int rc = -ECONNREFUSED, gai, tries = 0;
 
-    if (!host || !*host)
-        host = "127.0.0.1";
-    fmt_hostport(where, sizeof where, host, port);
-    if (port < 0 || port > 65535) {
-        err_say(err, "connect %s: port out of range 0..65535", where);
+    if (endpoint("connect", &host, port, where, err) != 0)
         return ERR_USAGE;
-    }
     deadline = t0 + (timeout_s > 0 ? timeout_s : 0);
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
