@@ -1,0 +1,144 @@
+/* flags.c -- bin/ps_server's command line (see flags.h). */
+#include "flags.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "link.h"
+#include "mistake.h"
+#include "proto.h"
+
+/* parse_shard: "I/S", 0 <= I < S <= PROTO_MAX_WORLD, into dst (int[2]). */
+static int parse_shard(const char *v, void *dst, char *err)
+{
+    char a[32], q[44], reason[ERR_LEN];
+    const char *slash = strchr(v, '/');
+    int *sh = dst;
+    long long i, s;
+    size_t n = slash ? (size_t)(slash - v) : 0, k;
+
+    /* The value as quoted in a message: printable, cut at 40 bytes. */
+    for (k = 0; v[k] && k < 40; k++)
+        q[k] = v[k] > ' ' && v[k] < 0x7f ? v[k] : '?';
+    q[k] = '\0';
+    if (!slash || n == 0 || n >= sizeof a) {
+        snprintf(err, ERR_LEN, "'%s' is not I/S (examples: 0/1, 1/2)", q);
+        return ERR_USAGE;
+    }
+    memcpy(a, v, n);
+    a[n] = '\0';
+    if (cli_parse_ll(slash + 1, 1, PROTO_MAX_WORLD, &s, reason) != 0 ||
+        cli_parse_ll(a, 0, PROTO_MAX_WORLD - 1, &i, reason) != 0) {
+        err_say(err, "'%s' is not I/S: %s", q, reason);
+        return ERR_USAGE;
+    }
+    if (i >= s) {
+        snprintf(err, ERR_LEN, "'%s': shard index %lld is not below the count %lld", q, i, s);
+        return ERR_USAGE;
+    }
+    sh[0] = (int)i;
+    sh[1] = (int)s;
+    return 0;
+}
+
+void flags_fail(const char *fmt, ...)
+{
+    char msg[ERR_LEN];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", FLAGS_PROG, msg);
+    exit(CLI_EXIT_USAGE);
+}
+
+/* dir_writable: the folder of path exists and can take a new file. */
+static int dir_writable(const char *path)
+{
+    char dir[CLI_PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    struct stat st;
+
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && access(dir, W_OK | X_OK) == 0;
+}
+
+/* check: the cross-checks after parsing, in the order the old main made
+ * them (the first refusal is the one the user sees). */
+static void check(struct flags *f)
+{
+    char err[ERR_LEN];
+    struct link probe;
+
+    /* --workers K, or the common --world K: the server has no rank of its
+     * own, so rank discovery must not run (or fail) for it. */
+    if (f->workers > 0 && f->c.world > 0 && f->workers != f->c.world)
+        flags_fail("--workers %d and --world %d disagree", f->workers, f->c.world);
+    if (f->workers < 0)
+        f->workers = f->c.world;
+    if (f->workers < 1)
+        flags_fail("--workers: required (the number of workers K; --world K also works)");
+    f->c.world = f->workers;
+    if (f->c.rank < 0)
+        f->c.rank = 0;
+    if (cli_common_finish(&f->c, err) != 0)
+        flags_fail("%s", err);
+    if (net_parse_hostport(f->listen_at, f->host, sizeof f->host, &f->port, err) != 0)
+        flags_fail("--listen: %s", err);
+    if (f->port_file && !dir_writable(f->port_file))
+        flags_fail("--port-file: the folder of '%.200s' does not exist or is not writable",
+                   f->port_file);
+    if (f->loss_out && !dir_writable(f->loss_out))
+        flags_fail("--loss-out: the folder of '%.200s' does not exist or is not writable",
+                   f->loss_out);
+    /* setup.c builds the link; its values are refused here, with the rest. */
+    if (link_init(&probe, f->c.link_bw, f->c.link_latency) != 0)
+        flags_fail("--link-bw/--link-latency: rate %g B/s, latency %g s out of range",
+                   f->c.link_bw, f->c.link_latency);
+}
+
+void flags_parse(struct flags *f, int argc, char **argv)
+{
+    int shard[2] = { 0, 1 };
+    const struct cli_opt own[] = {
+        { "listen", CLI_STRING, &f->listen_at, "HOST:PORT",
+          "address to listen on (default 127.0.0.1:0, a free port)", 0, 0, NULL },
+        { "port-file", CLI_STRING, &f->port_file, "FILE",
+          "write the port it listens on to FILE (for port 0)", 0, 0, NULL },
+        { "workers", CLI_INT, &f->workers, "K", "number of workers K (same as --world)",
+          1, PROTO_MAX_WORLD, NULL },
+        { "shard", CLI_CUSTOM, shard, "I/S",
+          "own part I of S of the parameter vector (default 0/1)", 0, 0, parse_shard },
+        { "loss-out", CLI_STRING, &f->loss_out, "FILE",
+          "write the global loss of every step to FILE at the end (shard 0 only)", 0, 0, NULL },
+        { "mistake", CLI_CUSTOM, &f->mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
+          mistake_parse },
+        { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+    };
+    const struct cli_opt *tables[3];
+
+    memset(f, 0, sizeof *f);
+    f->listen_at = "127.0.0.1:0";
+    f->workers = -1;
+    cli_common_defaults(&f->c);
+    tables[0] = own;
+    tables[1] = cli_common_opts(&f->c);
+    tables[2] = NULL;
+    cli_main_parse(FLAGS_PROG, "--workers K [--listen HOST:PORT] [--port-file FILE] "
+                   "[--shard I/S] [--loss-out FILE] [--mistake NAME] [common flags]",
+                   argc, argv, tables);
+    f->shard_i = shard[0];
+    f->shard_s = shard[1];
+    check(f);
+}

@@ -1,0 +1,39 @@
+/* flags.h -- bin/ps_server's command line: its own flags (--workers,
+ * --listen, --port-file, --shard, --loss-out, --mistake) and the common
+ * ones (cli.h), checked against each other before anything starts.
+ *
+ * Every refusal is one line "ps_server: reason" on stderr and exit 64
+ * (CLI_EXIT_USAGE); --help and --version exit 0. No libuv here.
+ */
+#ifndef FLAGS_H
+#define FLAGS_H
+
+#include "cli.h"
+#include "net.h"
+
+#define FLAGS_PROG "ps_server"
+
+struct flags {
+    struct cli_common c;          /* the common flags; world = K, rank = 0 */
+    const char *listen_at;        /* --listen HOST:PORT, as typed */
+    char host[NET_HOST_LEN];      /* ... parsed */
+    int port;
+    const char *port_file;        /* --port-file FILE, or NULL */
+    int workers;                  /* K */
+    int shard_i, shard_s;         /* --shard I/S */
+    const char *loss_out;         /* --loss-out FILE, or NULL */
+    int mistake;                  /* enum mistake (mistake.h) */
+};
+
+/* flags_parse: argv into f, every check that needs nothing built yet
+ * included (K, rank discovery, the addresses, the output folders, the
+ * emulated link's values). Returns only when all is well; f->c is freed
+ * with cli_common_free. */
+void flags_parse(struct flags *f, int argc, char **argv);
+
+/* flags_fail: "ps_server: <message>" on stderr, exit 64: a usage error
+ * found later, in set-up (setup.c). */
+__attribute__((format(printf, 1, 2), noreturn))
+void flags_fail(const char *fmt, ...);
+
+#endif /* FLAGS_H */

@@ -1,0 +1,133 @@
+/* server.h -- the server's state, shared by the files of ps_server that
+ * make one run: main.c (the libuv loop, the only file that includes uv.h),
+ * run.c (what the server does with each event of the protocol), setup.c
+ * (building all this from the flags). No libuv here: main.c wraps
+ * struct conn and struct server in structs of its own that add the
+ * handles (struct conn_uv, struct server_uv), each with this one first.
+ *
+ * OWNERSHIP. A struct conn is allocated at accept and freed only in its
+ * close callback (main.c), so the callbacks libuv runs before that
+ * (cancelled writes, a shutdown) still find it. Its read buffer is
+ * allocated when it joins (one per worker, none for strangers) and freed
+ * with it. The store, the egress schedule, the clocks and the record are
+ * allocated by setup_server before the loop starts and freed by
+ * setup_destroy after it returns.
+ */
+#ifndef SERVER_H
+#define SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egress.h"
+#include "flags.h"
+#include "link.h"
+#include "losscurve.h"
+#include "metrics.h"
+#include "net.h"
+#include "pacer.h"
+#include "proto.h"
+#include "session.h"
+#include "silence.h"
+#include "store.h"
+
+#define SMALL_READ 1024                 /* a stranger's reads, before the HELLO */
+
+struct server;
+
+struct conn {
+    struct server *srv;
+    struct conn *next, *prev;        /* srv->conns */
+    struct conn *held_next;          /* srv's queue of held reads */
+    char peer[NET_ADDR_LEN];
+    struct session ses;
+    int joined;                      /* worker ses.rank, in srv->by_rank */
+    int finished;                    /* said BYE, or closed cleanly at the end */
+    int reading, closing, lingering;
+    double accepted, linger_until;
+    /* reading: sbuf before the join, rbuf (owned) after */
+    unsigned char *rbuf;
+    size_t rcap;
+    int held;                        /* bytes read and held by the link */
+    const unsigned char *held_p;
+    size_t held_len;
+    double held_due;
+    /* writing */
+    uint64_t wqueued;                /* bytes of a weights piece queued */
+    unsigned char whdr[PROTO_HEADER_SIZE];
+    int cbusy;                       /* a WELCOME or ERROR is queued */
+    uint64_t cqueued;
+    unsigned char cbuf[PROTO_HEADER_SIZE + PROTO_TEXT_MAX];
+    unsigned char sbuf[SMALL_READ];
+};
+
+struct server {
+    /* settings */
+    struct flags f;                   /* the command line; f.c the common flags */
+    const char *loss_out;             /* --loss-out FILE (shard 0 writes), or NULL */
+    struct session_cfg scfg;
+    uint32_t k;
+    size_t es, rcap;
+    uint64_t wlen;                    /* bytes of weights per WEIGHTS frame */
+    double timeout, linger_s;
+    /* state */
+    struct store store;
+    struct egress eg;
+    struct link link;
+    struct pacer pacer;
+    struct silence sil;
+    unsigned char *sil_state;         /* K entries, enum silence_state, for each tick */
+    struct conn **by_rank;            /* K entries */
+    struct conn *conns;
+    unsigned nconns, nstrangers;
+    uint32_t joined, finished;
+    struct conn *held_head, *held_tail;
+    int over;                         /* the run ended: no new work */
+    int exit_code;
+    double last_log;
+    uint64_t sending;                 /* step whose weights are going out */
+    /* measurement */
+    struct losscurve loss;            /* --loss-out: the loss of every applied step */
+    struct metrics_record rec;
+    struct metrics_step cur;          /* the step whose weights are going out */
+    int in_started;
+    double in_first, in_last, out_first, out_last;
+    uint64_t in_mark, out_mark;
+    int timing;
+    double t0_wall, t0_cpu;
+};
+
+/* main.c: what the loop does with a connection. */
+void conn_close(struct conn *c);
+void conn_linger(struct conn *c, int code, const char *text);
+int conn_send_ctl(struct conn *c, uint16_t type, int code, const char *text);
+void server_maybe_stop(struct server *srv);
+void egress_pump(struct server *srv);
+
+/* run.c: the protocol's events, and the run's end. */
+void conn_process(struct conn *c, const unsigned char *p, size_t len, double now);
+void conn_refuse(struct conn *c, int code, const char *why);
+void conn_finished(struct conn *c);
+void run_succeed(struct server *srv);
+void run_fail(struct server *srv, struct conn *culprit, int code, const char *msg);
+void egress_finished(struct server *srv);
+int waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len);
+void run_silence_check(struct server *srv, double now);
+void run_idle_fail(struct server *srv);
+
+/* say: snprintf for messages, where a long peer name may cut the line. */
+__attribute__((format(printf, 3, 4)))
+void say(char *buf, size_t len, const char *fmt, ...);
+unsigned long long ull(uint64_t x);
+
+/* setup.c */
+/* setup_server: everything the loop needs, from the parsed flags f (moved
+ * in): the workload's slice, the store, the egress schedule, the clocks,
+ * the record. A bad combination of flags exits 64 (flags_fail); 0, or -1
+ * after logging why (out of memory). */
+int setup_server(struct server *srv, const struct flags *f, double now);
+/* setup_announce: the "listening on ..." line. */
+void setup_announce(const struct server *srv, int bound);
+void setup_destroy(struct server *srv);
+
+#endif /* SERVER_H */

@@ -1,0 +1,187 @@
+/* setup.c -- the server's state, built from the parsed flags before the
+ * loop starts (and freed after it returns): the same workload as the
+ * workers (n, B and the initial weights), this shard's slice of it in the
+ * store, the egress schedule, the emulated link, the idle-progress clocks,
+ * the per-step record. No libuv: the sockets and timers are main.c's.
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "dtype.h"
+#include "err.h"
+#include "log.h"
+#include "mistake.h"
+#include "server.h"
+#include "workload.h"
+
+#define READ_BUF_MAX   (256u << 10)   /* per joined worker, without the link */
+#define READ_BUF_MIN   (16u << 10)    /* ... when K is huge */
+#define READ_BUF_TOTAL (64u << 20)    /* all workers' read buffers, at most */
+#define EGRESS_CHUNK   (1u << 20)     /* a weights write without the link */
+#define LINGER_MAX_S   0.5
+
+/* setup_store: the workload's initial weights, this shard's slice of them
+ * in the store. The full vector once: freed before the accumulator's
+ * pages are first touched, so the peak stays at two shard buffers. */
+static int setup_store(struct server *srv, const struct workload *wl)
+{
+    char err[ERR_LEN];
+    void *w0 = malloc(wl->n * srv->es);
+    int rc;
+
+    if (!w0) {
+        log_msg("out of memory for %zu initial weights", wl->n);
+        return -1;
+    }
+    workload_init_weights(wl, w0);
+    rc = store_init(&srv->store, &(struct store_cfg){
+                        .n = (size_t)(srv->scfg.hi - srv->scfg.lo), .offset = srv->scfg.lo,
+                        .dtype = srv->f.c.dtype, .world = srv->k, .lr = srv->f.c.lr,
+                        .weights = (unsigned char *)w0 + srv->scfg.lo * srv->es,
+                        /* The mistakes the server makes itself (mistake.h). */
+                        .pushes_per_step = srv->f.mistake == MISTAKE_SYNC_EVERY_MICRO ?
+                                           (uint32_t)srv->f.c.micro : 1,
+                        .divide_by_one = srv->f.mistake == MISTAKE_SUM_NOT_MEAN }, err);
+    free(w0);
+    if (rc != 0) {
+        log_msg("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* setup_record: the per-step record's fixed columns. */
+static void setup_record(struct server *srv)
+{
+    struct metrics_record *rec = &srv->rec;
+
+    snprintf(rec->system, sizeof rec->system, "ps");
+    snprintf(rec->role, sizeof rec->role, "server");
+    rec->algo[0] = '\0';
+    snprintf(rec->transport, sizeof rec->transport, "tcp");
+    rec->rank = srv->f.shard_i;
+    rec->world = (int)srv->k;
+    rec->bytes = (uint64_t)srv->scfg.n * srv->es;
+    rec->link_bw = srv->f.c.link_bw;
+    rec->link_latency = srv->f.c.link_latency;
+    rec->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    srv->out_first = NAN;
+}
+
+/* setup_workload: the workload the flags name, this shard's [lo, hi) of it
+ * and the session settings every connection checks its HELLO against. */
+static void setup_workload(struct server *srv, struct workload *wl)
+{
+    const struct cli_common *c = &srv->f.c;
+    struct workload_cfg wcfg;
+    uint64_t lo, hi;
+    int rc;
+
+    memset(&wcfg, 0, sizeof wcfg);
+    wcfg.kind = c->workload;
+    wcfg.dtype = c->dtype;
+    wcfg.seed = c->seed;
+    wcfg.params = c->params;
+    wcfg.batch = c->batch;
+    if (wcfg.kind == WORKLOAD_SYNTHETIC && wcfg.params == 0)
+        flags_fail("--params: required with --workload synthetic");
+    if ((rc = workload_create(wl, &wcfg)) != 0)
+        flags_fail("--workload %s: cannot build it (%s)", workload_name(wcfg.kind), err_str(rc));
+    if ((uint64_t)srv->f.shard_s > wl->n)
+        flags_fail("--shard %d/%d: more servers than the %zu parameters", srv->f.shard_i,
+                   srv->f.shard_s, wl->n);
+    workload_split(wl->n, srv->f.shard_s, srv->f.shard_i, NULL, &lo, &hi);
+    srv->es = dtype_size(c->dtype);
+    srv->wlen = (hi - lo) * srv->es;
+    srv->scfg = (struct session_cfg){
+        .world = srv->k, .n = wl->n, .lo = lo, .hi = hi, .dtype = c->dtype,
+        .workload = c->workload, .seed = c->seed, .token = cli_token(),
+        .batch = wl->batch, .steps = (uint64_t)c->steps,
+    };
+}
+
+int setup_server(struct server *srv, const struct flags *f, double now)
+{
+    struct workload wl;
+    int rc;
+
+    memset(srv, 0, sizeof *srv);
+    srv->f = *f;
+    srv->pacer.fd = -1;
+    srv->loss_out = f->loss_out;
+    /* Its values passed the same call in flags_parse. */
+    (void)link_init(&srv->link, f->c.link_bw, f->c.link_latency);
+
+    signal(SIGPIPE, SIG_IGN);
+    clock_precise_timers();
+    log_init(FLAGS_PROG, f->shard_i);
+    mistake_announce(f->mistake);
+    srv->k = (uint32_t)f->workers;
+    srv->timeout = f->c.timeout;
+    srv->linger_s = fmin(LINGER_MAX_S, srv->timeout / 4);
+
+    setup_workload(srv, &wl);
+    rc = setup_store(srv, &wl);
+    workload_destroy(&wl);
+    if (rc != 0)
+        return -1;
+    srv->by_rank = calloc(srv->k, sizeof *srv->by_rank);
+    srv->sil_state = calloc(srv->k, 1);
+    /* Every shard has every worker's loss; shard 0 alone writes the file. */
+    if (srv->loss_out && f->shard_i > 0)
+        srv->loss_out = NULL;
+    if (!srv->by_rank || !srv->sil_state ||
+        egress_init(&srv->eg, srv->k, &srv->link, EGRESS_CHUNK) != 0 ||
+        silence_init(&srv->sil, srv->k, srv->timeout, now) != 0 ||
+        metrics_record_init(&srv->rec, (size_t)(f->c.steps - f->c.warmup)) != 0 ||
+        (srv->loss_out && losscurve_init(&srv->loss, (size_t)f->c.steps) != 0)) {
+        log_msg("out of memory for %u workers", (unsigned)srv->k);
+        return -1;
+    }
+    /* Read buffers: at most one link piece when paced; smaller when K is
+     * huge, so that all of them together stay bounded. */
+    srv->rcap = READ_BUF_TOTAL / srv->k;
+    if (srv->rcap > READ_BUF_MAX)
+        srv->rcap = READ_BUF_MAX;
+    if (srv->rcap < READ_BUF_MIN)
+        srv->rcap = READ_BUF_MIN;
+    if (link_active(&srv->link) && link_piece(&srv->link) < srv->rcap)
+        srv->rcap = link_piece(&srv->link);
+    setup_record(srv);
+    return 0;
+}
+
+void setup_announce(const struct server *srv, int bound)
+{
+    const struct cli_common *c = &srv->f.c;
+    char linkdesc[96];
+
+    if (!link_active(&srv->link))
+        snprintf(linkdesc, sizeof linkdesc, "link off (loopback speed)");
+    else
+        snprintf(linkdesc, sizeof linkdesc, "link EMULATED %.6g MB/s, latency %.6g us",
+                 c->link_bw / 1e6, c->link_latency * 1e6);
+    log_msg("listening on %s:%d for %u workers: %s n %llu %s, elements [%llu, %llu) "
+            "(shard %d/%d), B %llu, %d steps, lr %g; %s", srv->f.host, bound, (unsigned)srv->k,
+            workload_name(c->workload), ull(srv->scfg.n), dtype_name(c->dtype),
+            ull(srv->scfg.lo), ull(srv->scfg.hi), srv->f.shard_i, srv->f.shard_s,
+            ull(srv->scfg.batch), c->steps, c->lr, linkdesc);
+}
+
+void setup_destroy(struct server *srv)
+{
+    pacer_close(&srv->pacer);
+    metrics_record_free(&srv->rec);
+    losscurve_free(&srv->loss);
+    egress_destroy(&srv->eg);
+    silence_destroy(&srv->sil);
+    free(srv->sil_state);
+    free(srv->by_rank);
+    store_destroy(&srv->store);
+    cli_common_free(&srv->f.c);
+}
