@@ -68,17 +68,11 @@ static int set_value(const struct cli_opt *o, const char *v, char *err)
         return 0;
     }
     case CLI_RATE:
-        if ((rc = cli_parse_rate(v, &d, err)) != 0)
-            return rc;
-        *(double *)o->dst = d;
-        return 0;
     case CLI_TIME:
-        if ((rc = cli_parse_time(v, &d, err)) != 0)
-            return rc;
-        *(double *)o->dst = d;
-        return 0;
     case CLI_DOUBLE:
-        if ((rc = cli_parse_double(v, &d, err)) != 0)
+        rc = o->kind == CLI_RATE ? cli_parse_rate(v, &d, err) :
+             o->kind == CLI_TIME ? cli_parse_time(v, &d, err) : cli_parse_double(v, &d, err);
+        if (rc != 0)
             return rc;
         *(double *)o->dst = d;
         return 0;

@@ -422,47 +422,11 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         *buf = uv_buf_init((char *)c->sbuf, sizeof c->sbuf);
 }
 
-/* conn_eof: the peer closed (or the connection broke). */
+/* conn_eof: the peer closed (or the connection broke): run.c's conn_lost
+ * says what that means for the run. */
 static void conn_eof(struct conn *c, ssize_t why)
 {
-    struct server *srv = c->srv;
-    char err[ERR_LEN], msg[ERR_LEN * 4], list[ERR_LEN * 2], owed[96];
-    int rc;
-
-    if (c->lingering || srv->over) {
-        conn_close(c);
-        return;
-    }
-    rc = session_lost(&c->ses, &srv->store, err);
-    if (!c->joined) {
-        log_msg("connection from %s %s%s%s", c->peer, err,
-                why == UV_EOF ? "" : ": ", why == UV_EOF ? "" : uv_strerror((int)why));
-        conn_close(c);
-        return;
-    }
-    if (rc == 0) {
-        conn_close(c);
-        conn_finished(c);
-        return;
-    }
-    if (why != UV_EOF)
-        say(msg, sizeof msg, "%s (%s)", err, uv_strerror((int)why));
-    else
-        say(msg, sizeof msg, "%s", err);
-    /* A worker that owed nothing and hung up most likely timed out waiting
-     * for the server, which was itself waiting for someone else (a stalled
-     * worker): name them too. */
-    owed[0] = '\0';
-    if (!c->ses.pulling && c->ses.hdr_have == 0)
-        session_waiting(&c->ses, &srv->store, owed, sizeof owed);
-    if (!owed[0] && !c->ses.pulling && c->ses.hdr_have == 0 &&
-        waiting_for(srv, c, list, sizeof list) > 0) {
-        size_t o = strlen(msg);
-        say(msg + o, sizeof msg - o, ", having sent all it owed (its own timeout?); "
-            "the server was waiting for %s", list);
-    }
-    run_fail(srv, c, rc, msg);
-    conn_close(c);
+    conn_lost(c, why == UV_EOF ? NULL : uv_strerror((int)why));
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)

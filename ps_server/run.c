@@ -259,6 +259,51 @@ void conn_finished(struct conn *c)
         run_succeed(srv);
 }
 
+/* conn_lost: the peer closed (reason NULL) or the connection broke
+ * (reason: why). A stranger is logged, a worker that owed nothing has
+ * finished, any other worker fails the run. */
+void conn_lost(struct conn *c, const char *reason)
+{
+    struct server *srv = c->srv;
+    char err[ERR_LEN], msg[ERR_LEN * 4], list[ERR_LEN * 2], owed[96];
+    int rc;
+
+    if (c->lingering || srv->over) {
+        conn_close(c);
+        return;
+    }
+    rc = session_lost(&c->ses, &srv->store, err);
+    if (!c->joined) {
+        log_msg("connection from %s %s%s%s", c->peer, err,
+                reason ? ": " : "", reason ? reason : "");
+        conn_close(c);
+        return;
+    }
+    if (rc == 0) {
+        conn_close(c);
+        conn_finished(c);
+        return;
+    }
+    if (reason)
+        say(msg, sizeof msg, "%s (%s)", err, reason);
+    else
+        say(msg, sizeof msg, "%s", err);
+    /* A worker that owed nothing and hung up most likely timed out waiting
+     * for the server, which was itself waiting for someone else (a stalled
+     * worker): name them too. */
+    owed[0] = '\0';
+    if (!c->ses.pulling && c->ses.hdr_have == 0)
+        session_waiting(&c->ses, &srv->store, owed, sizeof owed);
+    if (!owed[0] && !c->ses.pulling && c->ses.hdr_have == 0 &&
+        waiting_for(srv, c, list, sizeof list) > 0) {
+        size_t o = strlen(msg);
+        say(msg + o, sizeof msg - o, ", having sent all it owed (its own timeout?); "
+            "the server was waiting for %s", list);
+    }
+    run_fail(srv, c, rc, msg);
+    conn_close(c);
+}
+
 /* conn_process: bytes from a connection, at their (paced) time. */
 void conn_process(struct conn *c, const unsigned char *p, size_t len, double now)
 {

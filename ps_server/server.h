@@ -108,6 +108,7 @@ void egress_pump(struct server *srv);
 void conn_process(struct conn *c, const unsigned char *p, size_t len, double now);
 void conn_refuse(struct conn *c, int code, const char *why);
 void conn_finished(struct conn *c);
+void conn_lost(struct conn *c, const char *reason);
 void run_succeed(struct server *srv);
 void run_fail(struct server *srv, struct conn *culprit, int code, const char *msg);
 void egress_finished(struct server *srv);
