@@ -11,13 +11,13 @@
  * NCCL id), the data listener, the rendezvous (rendezvous.h; its blob
  * carries the NCCL id to every rank, or else rank 0's --algo, checked),
  * the neighbour connections (xport_tcp.h), or with --algo rd the partner
- * connections (xport_peer.h, rd.h), or with NCCL the check that this host
+ * connections (xport_tcp.h with rd_plan), or with NCCL the check that this host
  * has a GPU per local rank and the communicator; then training (train.h)
  * or the benchmark (bench.h), over the all-reduce coll.h picks. K = 1
  * opens no socket at all. A failure is one line on stderr naming the peer
  * or the step, and exit status 1 (64 for bad flags, and for more NCCL ranks
  * on a host than GPUs); a rank that fails on its own tells its neighbours
- * first (xport_tcp_abort; with rd xport_peer_abort; with NCCL it aborts its
+ * first (xport_abort; with NCCL it aborts its
  * communicator), so the ring ends everywhere.
  */
 #include <errno.h>
