@@ -118,6 +118,35 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     return rc;
 }
 
+/* print_header: rank 0's opening lines: what runs, the link, the columns. */
+static void print_header(const struct bench_cfg *cfg, const struct coll *co)
+{
+    int k = cfg->world;
+
+    if (co->algo == COLL_RD)
+        printf("# ring_worker --bench: all-reduce (sum) by recursive doubling among K=%d "
+               "ranks (--algo rd), transport %s\n", k, coll_transport(co));
+    else
+        printf("# ring_worker --bench: all-reduce (sum) over a ring of K=%d ranks, "
+               "transport %s\n", k, coll_transport(co));
+    if (co->kind == COLL_NCCL)
+        printf("# link: NCCL's own (not emulated; its bytes are not counted)\n");
+    else if (cfg->link->egress.rate > 0 || cfg->link->latency_s > 0)
+        printf("# link: EMULATED, %.6g bytes/s per direction, %.6g s one-way latency\n",
+               cfg->link->egress.rate, cfg->link->latency_s);
+    else
+        printf("# link: not emulated (the host's loopback)\n");
+    if (k == 1)
+        printf("# K = 1: the all-reduce of one vector in place is already done; the time "
+               "is the call's overhead, not a transfer\n");
+    printf("# time: the slowest rank's loop of %d iterations / %d (after %d warm-up "
+           "and a barrier); busbw = algbw * 2(K-1)/K\n", cfg->iters, cfg->iters,
+           cfg->warmup_iters);
+    printf("#%11s %12s %7s %11s %12s %12s %7s\n", "size", "count", "type", "time(us)",
+           "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+    fflush(stdout);
+}
+
 int bench_run(const struct bench_cfg *cfg, char *err)
 {
     int k = cfg->world, rc = 0;
@@ -159,30 +188,8 @@ int bench_run(const struct bench_cfg *cfg, char *err)
     if ((rc = same_sweep(cfg, all, err)) != 0)
         goto out;
 
-    if (cfg->rank == 0) {
-        if (co->algo == COLL_RD)
-            printf("# ring_worker --bench: all-reduce (sum) by recursive doubling among K=%d "
-                   "ranks (--algo rd), transport %s\n", k, coll_transport(co));
-        else
-            printf("# ring_worker --bench: all-reduce (sum) over a ring of K=%d ranks, "
-                   "transport %s\n", k, coll_transport(co));
-        if (co->kind == COLL_NCCL)
-            printf("# link: NCCL's own (not emulated; its bytes are not counted)\n");
-        else if (cfg->link->egress.rate > 0 || cfg->link->latency_s > 0)
-            printf("# link: EMULATED, %.6g bytes/s per direction, %.6g s one-way latency\n",
-                   cfg->link->egress.rate, cfg->link->latency_s);
-        else
-            printf("# link: not emulated (the host's loopback)\n");
-        if (k == 1)
-            printf("# K = 1: the all-reduce of one vector in place is already done; the time "
-                   "is the call's overhead, not a transfer\n");
-        printf("# time: the slowest rank's loop of %d iterations / %d (after %d warm-up "
-               "and a barrier); busbw = algbw * 2(K-1)/K\n", cfg->iters, cfg->iters,
-               cfg->warmup_iters);
-        printf("#%11s %12s %7s %11s %12s %12s %7s\n", "size", "count", "type", "time(us)",
-               "algbw(GB/s)", "busbw(GB/s)", "#wrong");
-        fflush(stdout);
-    }
+    if (cfg->rank == 0)
+        print_header(cfg, co);
     for (uint64_t size = cfg->minbytes; size <= cfg->maxbytes; size *= (uint64_t)cfg->stepfactor) {
         size_t count = size / es;
         uint64_t bytes = count * es, wrong;
