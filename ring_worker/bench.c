@@ -118,12 +118,42 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     return rc;
 }
 
+/* print_header: rank 0's opening lines: what runs, the link, the columns. */
+static void print_header(const struct bench_cfg *cfg, const struct coll *co)
+{
+    int k = cfg->world;
+
+    if (co->algo == COLL_RD)
+        printf("# ring_worker --bench: all-reduce (sum) by recursive doubling among K=%d "
+               "ranks (--algo rd), transport %s\n", k, coll_transport(co));
+    else
+        printf("# ring_worker --bench: all-reduce (sum) over a ring of K=%d ranks, "
+               "transport %s\n", k, coll_transport(co));
+    if (co->kind == COLL_NCCL)
+        printf("# link: NCCL's own (not emulated; its bytes are not counted)\n");
+    else if (cfg->link->egress.rate > 0 || cfg->link->latency_s > 0)
+        printf("# link: EMULATED, %.6g bytes/s per direction, %.6g s one-way latency\n",
+               cfg->link->egress.rate, cfg->link->latency_s);
+    else
+        printf("# link: not emulated (the host's loopback)\n");
+    if (k == 1)
+        printf("# K = 1: the all-reduce of one vector in place is already done; the time "
+               "is the call's overhead, not a transfer\n");
+    printf("# time: the slowest rank's loop of %d iterations / %d (after %d warm-up "
+           "and a barrier); busbw = algbw * 2(K-1)/K\n", cfg->iters, cfg->iters,
+           cfg->warmup_iters);
+    printf("#%11s %12s %7s %11s %12s %12s %7s\n", "size", "count", "type", "time(us)",
+           "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+    fflush(stdout);
+}
+
 int bench_run(const struct bench_cfg *cfg, char *err)
 {
     int k = cfg->world, rc = 0;
     size_t es = dtype_size(cfg->dtype), maxcount = cfg->maxbytes / (es ? es : 1);
     unsigned char *buf = NULL, *hbuf = NULL, *dbuf = NULL;
     struct coll *co = cfg->coll;
+    const struct clock_src *clk = coll_clock(co);     /* the transport's time */
     double *all = NULL, *dt = NULL, want[8], busbw_sum = 0;
     uint64_t *bin = NULL, *bout = NULL, wrong_total = 0;
     int nsizes = 0;
@@ -158,30 +188,8 @@ int bench_run(const struct bench_cfg *cfg, char *err)
     if ((rc = same_sweep(cfg, all, err)) != 0)
         goto out;
 
-    if (cfg->rank == 0) {
-        if (co->algo == COLL_RD)
-            printf("# ring_worker --bench: all-reduce (sum) by recursive doubling among K=%d "
-                   "ranks (--algo rd), transport %s\n", k, coll_transport(co));
-        else
-            printf("# ring_worker --bench: all-reduce (sum) over a ring of K=%d ranks, "
-                   "transport %s\n", k, coll_transport(co));
-        if (co->kind == COLL_NCCL)
-            printf("# link: NCCL's own (not emulated; its bytes are not counted)\n");
-        else if (cfg->link->egress.rate > 0 || cfg->link->latency_s > 0)
-            printf("# link: EMULATED, %.6g bytes/s per direction, %.6g s one-way latency\n",
-                   cfg->link->egress.rate, cfg->link->latency_s);
-        else
-            printf("# link: not emulated (the host's loopback)\n");
-        if (k == 1)
-            printf("# K = 1: the all-reduce of one vector in place is already done; the time "
-                   "is the call's overhead, not a transfer\n");
-        printf("# time: the slowest rank's loop of %d iterations / %d (after %d warm-up "
-               "and a barrier); busbw = algbw * 2(K-1)/K\n", cfg->iters, cfg->iters,
-               cfg->warmup_iters);
-        printf("#%11s %12s %7s %11s %12s %12s %7s\n", "size", "count", "type", "time(us)",
-               "algbw(GB/s)", "busbw(GB/s)", "#wrong");
-        fflush(stdout);
-    }
+    if (cfg->rank == 0)
+        print_header(cfg, co);
     for (uint64_t size = cfg->minbytes; size <= cfg->maxbytes; size *= (uint64_t)cfg->stepfactor) {
         size_t count = size / es;
         uint64_t bytes = count * es, wrong;
@@ -196,18 +204,18 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             if (rc == 0)
                 rc = coll_gather(co, all, mine, 1, err);
             cpu0 = clock_cpu_seconds();
-            wall0 = t0 = clock_now();
+            wall0 = t0 = clock_src_now(clk);
             for (int i = 0; i < cfg->iters && rc == 0; i++) {
                 uint64_t o = cfg->link->bytes_out, in = cfg->link->bytes_in;
-                double ti = clock_now();
+                double ti = clock_src_now(clk);
                 rc = coll_allreduce(co, buf, count, err);
-                dt[i] = clock_now() - ti;
+                dt[i] = clock_src_now(clk) - ti;
                 bout[i] = cfg->link->bytes_out - o;
                 bin[i] = cfg->link->bytes_in - in;
             }
-            total = clock_now() - t0;
+            total = clock_src_now(clk) - t0;
             cpu = clock_cpu_seconds() - cpu0;
-            wall = clock_now() - wall0;
+            wall = clock_src_now(clk) - wall0;
             if (rc != 0)
                 goto fail;
 

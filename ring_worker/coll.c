@@ -9,8 +9,6 @@
 #include "coll.h"
 
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,18 +16,8 @@
 #include "err.h"
 #include "gpu.h"
 
-__attribute__((format(printf, 3, 4)))
-static int say(char *err, int rc, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err) {
-        va_start(ap, fmt);
-        vsnprintf(err, ERR_LEN, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
+/* fail: one line into err, and rc. */
+#define fail(err, rc, ...) (err_say((err), __VA_ARGS__), (rc))
 
 int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
 {
@@ -42,17 +30,18 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
     c->world = cfg->world;
     c->dtype = cfg->dtype;
     c->timeout = cfg->timeout;
+    c->clock = xport_clock(cfg->x);
     if (dtype_size(cfg->dtype) == 0 || cfg->kind < COLL_TCP || cfg->kind > COLL_NCCL ||
         cfg->algo < COLL_RING || cfg->algo > COLL_RD)
-        return say(err, ERR_USAGE, "coll_init: kind %d, algo %d, dtype %d", cfg->kind,
+        return fail(err, ERR_USAGE, "coll_init: kind %d, algo %d, dtype %d", cfg->kind,
                    cfg->algo, cfg->dtype);
     if (cfg->algo == COLL_RD) {
-        /* Recursive doubling runs on the host, over its own transport. */
+        /* Recursive doubling runs on the host only. */
         if (cfg->kind != COLL_TCP)
-            return say(err, ERR_USAGE, "--algo rd: runs on the host over TCP only "
+            return fail(err, ERR_USAGE, "--algo rd: runs on the host over TCP only "
                        "(--device cpu --transport tcp)");
-        if ((rc = rd_init(&c->rd, cfg->xp, cfg->rank, cfg->world, cfg->piece_bytes)) != 0)
-            return say(err, rc, "rd: %s", rc == -ENOMEM ? "out of memory for the staging piece"
+        if ((rc = rd_init(&c->rd, cfg->x, cfg->rank, cfg->world, cfg->piece_bytes)) != 0)
+            return fail(err, rc, "rd: %s", rc == -ENOMEM ? "out of memory for the staging piece"
                                                       : "bad --piece or rank");
         c->have_rd = 1;
         return 0;
@@ -62,7 +51,7 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
         /* TCP_CUDA's host ring only gathers a few doubles: a small piece. */
         size_t piece = cfg->kind == COLL_TCP ? cfg->piece_bytes : 4096;
         if ((rc = ring_init(&c->ring, cfg->x, cfg->rank, cfg->world, piece)) != 0)
-            return say(err, rc, "ring: %s", rc == -ENOMEM ? "out of memory for the staging piece"
+            return fail(err, rc, "ring: %s", rc == -ENOMEM ? "out of memory for the staging piece"
                                                        : "bad --piece or rank");
         c->have_ring = 1;
     }
@@ -108,6 +97,11 @@ void coll_destroy(struct coll *c)
     c->stream = NULL;
 }
 
+const struct clock_src *coll_clock(const struct coll *c)
+{
+    return c->clock ? c->clock : &clock_real;
+}
+
 const char *coll_transport(const struct coll *c)
 {
     return c->kind == COLL_TCP ? "tcp" : c->kind == COLL_TCP_CUDA ? "tcp-cuda" : "nccl";
@@ -148,7 +142,7 @@ int coll_gather(struct coll *c, double *all, const double *mine, int m, char *er
     int rc;
 
     if (m < 1 || m > COLL_GATHER_MAX)
-        return say(err, ERR_USAGE, "coll_gather: %d values per rank", m);
+        return fail(err, ERR_USAGE, "coll_gather: %d values per rank", m);
     memset(all, 0, bytes);
     memcpy(all + (size_t)c->rank * (size_t)m, mine, (size_t)m * sizeof *all);
     /* With rd and NCCL: zeros but for each rank's own slot, all-reduced:
@@ -176,7 +170,7 @@ int coll_alloc(struct coll *c, void **p, size_t bytes, char *err)
     if (coll_on_device(c))
         return gpu_malloc(p, bytes, err);
     *p = malloc(bytes ? bytes : 1);
-    return *p ? 0 : say(err, -ENOMEM, "out of memory for %zu bytes", bytes);
+    return *p ? 0 : fail(err, -ENOMEM, "out of memory for %zu bytes", bytes);
 }
 
 void coll_free(struct coll *c, void *p)

@@ -9,14 +9,14 @@
  *                  (implies --device cuda)               (gpu_nccl_*)
  *
  * The last column is the `transport` column of the records and the CSV.
- * The TCP kinds move bytes through the transport (xport_tcp.h; with rd
- * xport_peer.h), paced and counted by the emulated link; NCCL moves them
- * itself (no link, no counters: its records count 0 bytes).
+ * The TCP kinds move bytes through the transport (xport.h, xport_tcp.h),
+ * paced and counted by the emulated link; NCCL moves them itself (no
+ * link, no counters: its records count 0 bytes).
  *
  * ALGORITHMS. The host kind (COLL_TCP) runs one of two algorithms, the
  * `algo` column (--algo):
- *   COLL_RING      ring.c over xport_tcp: 2(K-1) steps of n/K, "ring"
- *   COLL_RD        rd.c over xport_peer: log2 K steps of n, "rd"
+ *   COLL_RING      ring.c (transport opened with ring_plan): 2(K-1) steps of n/K, "ring"
+ *   COLL_RD        rd.c (transport opened with rd_plan): log2 K steps of n, "rd"
  *                  (recursive doubling, the latency-optimal one)
  * The device kinds run the ring only (coll_init refuses COLL_RD there).
  *
@@ -39,8 +39,10 @@
  * OWNERSHIP. coll_init allocates the rings' staging, the stream, and with
  * NCCL creates the communicator (a collective call: every rank must make
  * it; on failure or --timeout it is aborted, gpu.h); coll_destroy frees
- * all of it. The transports (x, xp) are the caller's and must outlive the
- * coll.
+ * all of it. The transport (x) is the caller's and must outlive the coll.
+ *
+ * CLOCK. coll_clock is the transport's clock (xport.h; clock_real when
+ * world is 1 or with NCCL): what bench.c times with.
  *
  * ERRORS. 0, or a negative err.h code with one line in err: the transport's
  * (naming the lost peer), a GPU or NCCL failure (file:line, gpu.h), or
@@ -57,7 +59,6 @@
 #include "ring.h"
 #include "ring_cuda.h"
 #include "xport.h"
-#include "xport_peer.h"
 
 enum coll_kind { COLL_TCP = 1, COLL_TCP_CUDA, COLL_NCCL };
 enum coll_algo { COLL_RING = 0, COLL_RD };
@@ -74,14 +75,14 @@ struct coll_cfg {
     size_t max_n;               /* elements of the largest all-reduce */
     size_t piece_bytes;         /* --piece (TCP kinds); 0: the default */
     double timeout;             /* --timeout, seconds */
-    struct xport *x;            /* COLL_RING on a TCP kind with world > 1; else NULL */
-    struct xport_peer *xp;      /* COLL_RD with world > 1; else NULL */
+    struct xport *x;            /* TCP kinds, world > 1 (ring_plan or rd_plan); else NULL */
     const unsigned char *nccl_id;   /* NCCL: rank 0's GPU_NCCL_ID_BYTES */
 };
 
 struct coll {
     int kind, algo, rank, world, dtype;
     double timeout;
+    const struct clock_src *clock;  /* the transport's (coll_clock) */
     struct ring ring;           /* TCP kinds: the host ring (TCP_CUDA: gathers) */
     struct rd rd;               /* COLL_RD */
     int have_rd;
@@ -96,6 +97,9 @@ struct coll {
  * device (gpu_device_select first). */
 int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err);
 void coll_destroy(struct coll *c);
+
+/* coll_clock: the clock of the transport under the coll (CLOCK). */
+const struct clock_src *coll_clock(const struct coll *c);
 
 /* coll_transport: "tcp", "tcp-cuda" or "nccl", for records and headers. */
 const char *coll_transport(const struct coll *c);
@@ -116,8 +120,7 @@ int coll_gather(struct coll *c, double *all, const double *mine, int m, char *er
 
 /* coll_abort: this rank fails: with NCCL, abort the communicator (the
  * others' collectives then fail or time out instead of waiting forever).
- * The TCP kinds tell their neighbours through xport_tcp_abort (the ring)
- * or xport_peer_abort (rd) instead. */
+ * The TCP kinds tell their peers through xport_abort instead. */
 void coll_abort(struct coll *c);
 
 /* Memory where the kind's vectors live (above). */

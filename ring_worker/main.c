@@ -11,16 +11,16 @@
  * NCCL id), the data listener, the rendezvous (rendezvous.h; its blob
  * carries the NCCL id to every rank, or else rank 0's --algo, checked),
  * the neighbour connections (xport_tcp.h), or with --algo rd the partner
- * connections (xport_peer.h, rd.h), or with NCCL the check that this host
+ * connections (xport_tcp.h with rd_plan), or with NCCL the check that this host
  * has a GPU per local rank and the communicator; then training (train.h)
  * or the benchmark (bench.h), over the all-reduce coll.h picks. K = 1
  * opens no socket at all. A failure is one line on stderr naming the peer
  * or the step, and exit status 1 (64 for bad flags, and for more NCCL ranks
  * on a host than GPUs); a rank that fails on its own tells its neighbours
- * first (xport_tcp_abort; with rd xport_peer_abort; with NCCL it aborts its
+ * first (xport_abort; with NCCL it aborts its
  * communicator), so the ring ends everywhere.
  */
-#include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +43,8 @@
 #include "rendezvous.h"
 #include "train.h"
 #include "workload.h"
-#include "xport_peer.h"
-#include "xport_tcp.h"
+#include "setup.h"
+#include "xport.h"
 
 #define PROG "ring_worker"
 
@@ -130,16 +130,6 @@ static int is_wildcard(const char *h)
     return strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0 || h[0] == '\0';
 }
 
-/* say, prefix: one line into err (vsnprintf truncates quietly); prefix
- * puts PRE before what err says. */
-static void prefix(char *err, const char *pre)
-{
-    char why[ERR_LEN];
-
-    snprintf(why, sizeof why, "%s", err);
-    err_say(err, "%s%s", pre, why);
-}
-
 /* pick_kind: the all-reduce back end from --device and --transport
  * (coll.h), refusing the combinations that make no sense. */
 static int pick_kind(const struct opts *o, const struct cli_common *c, int argc, char **argv)
@@ -175,71 +165,178 @@ static int pick_algo(const struct opts *o, int kind)
     return COLL_RD;
 }
 
-/* algo_blob: what the rendezvous blob carries on the host (with NCCL it
- * carries the communicator's id): rank 0's --algo, zeros for the ring and
- * a tag for rd, so that a rank that runs the other algorithm fails at once,
- * naming the flag, instead of waiting for connections that never come. */
-static void algo_blob(int algo, unsigned char *blob)
+/* parse: the flags, with the refusals that need no peer; exits 64 on a
+ * bad one. Returns the argv copy, which must live until exit. */
+static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c, int *kind,
+                    int *algo)
 {
-    static const char tag[] = "psring --algo rd";
+    const struct cli_opt own[] = {
+        { "coordinator", CLI_STRING, &o->coordinator, "HOST:PORT",
+          "rank 0 serves the rendezvous here (port 0: any); others connect (default MASTER_ADDR:MASTER_PORT)",
+          0, 0, NULL },
+        { "port-file", CLI_STRING, &o->port_file, "FILE",
+          "rank 0: write the coordinator's port to FILE (for port 0)", 0, 0, NULL },
+        { "advertise", CLI_STRING, &o->advertise, "ADDR",
+          "the address peers connect to (default: --listen, else 127.0.0.1)", 0, 0, NULL },
+        { "listen", CLI_STRING, &o->listen, "ADDR",
+          "bind the data port here (default: --advertise, else 127.0.0.1)", 0, 0, NULL },
+        { "device", CLI_STRING, &o->device, "cpu|cuda",
+          "where weights, gradients and the ring's sums live (default cpu; cuda: "
+          "local rank % GPUs)", 0, 0, NULL },
+        { "transport", CLI_STRING, &o->transport, "tcp|nccl",
+          "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
+          0, 0, NULL },
+        { "algo", CLI_STRING, &o->algo, "ring|rd",
+          "the all-reduce: the ring (default) or recursive doubling (rd: log2 K steps, "
+          "for small messages)", 0, 0, NULL },
+        { "bench", CLI_BOOL, &o->bench, NULL,
+          "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
+        { "minbytes", CLI_SIZE, &o->minbytes, "SIZE", "-b: smallest size (default 4K)",
+          1, 0, NULL },
+        { "maxbytes", CLI_SIZE, &o->maxbytes, "SIZE", "-e: largest size (default 64M)",
+          1, 0, NULL },
+        { "stepfactor", CLI_INT, &o->stepfactor, "F", "-f: size multiplier (default 2)",
+          2, 1 << 20, NULL },
+        { "warmup-iters", CLI_INT, &o->warmup_iters, "N",
+          "-w: untimed all-reduces per size (default 5)", 0, 1 << 20, NULL },
+        { "iters", CLI_INT, &o->iters, "N", "-n: timed all-reduces per size (default 20)",
+          1, 1 << 20, NULL },
+        { "piece", CLI_SIZE, &o->piece, "SIZE",
+          "bytes reduced between two receives (default 1M)", 8, 1LL << 30, NULL },
+        { "loss-out", CLI_STRING, &o->loss_out, "FILE",
+          "rank 0: write the global loss of every step to FILE at the end", 0, 0, NULL },
+        { "mistake", CLI_CUSTOM, &o->mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
+          mistake_parse },
+        { "bucket-size", CLI_SIZE, &o->bucket_bytes, "SIZE",
+          "gradient buckets of whole layers, last layer first (default 25MiB)", 1, 0, NULL },
+        { "no-overlap", CLI_BOOL, &o->no_overlap, NULL,
+          "all-reduce the buckets after the backward pass, not during it", 0, 0, NULL },
+        { "trace", CLI_STRING, &o->trace, "FILE",
+          "write each rank's timeline to FILE.RANK (Chrome trace-event JSON, Perfetto)",
+          0, 0, NULL },
+        { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+    };
+    const struct cli_opt *tables[3] = { own, cli_common_opts(c), NULL };
+    char err[ERR_LEN];
+    int xargc = 0;
+    char **xargv = expand_shorts(argc, argv, &xargc);
 
-    memset(blob, 0, PROTO_BLOB_SIZE);
-    if (algo == COLL_RD)
-        memcpy(blob, tag, sizeof tag);
-}
-
-/* algo_check: this rank's --algo against rank 0's, from the table's blob. */
-static int algo_check(int algo, const unsigned char *blob, char *err)
-{
-    unsigned char mine[PROTO_BLOB_SIZE];
-    int rd0;
-
-    algo_blob(algo, mine);
-    if (memcmp(mine, blob, PROTO_BLOB_SIZE) == 0)
-        return 0;
-    algo_blob(COLL_RD, mine);
-    rd0 = memcmp(mine, blob, PROTO_BLOB_SIZE) == 0;
-    err_say(err, "rank 0 runs --algo %s, this rank --algo %s: every rank must run the same one",
-        rd0 ? "rd" : "ring", algo == COLL_RD ? "rd" : "ring");
-    return ERR_MISMATCH;
-}
-
-/* gpu_setup: the GPU of this local rank, and with NCCL on rank 0 the
- * communicator's id (for the rendezvous to carry to the others). */
-static int gpu_setup(int kind, const struct cli_common *c, unsigned char *nccl_id, char *err)
-{
-    char desc[160];
-    int dev = 0, rc;
-
-    if ((rc = gpu_device_select(c->local_rank, &dev, err)) != 0) {
-        prefix(err, kind == COLL_NCCL ? "--transport nccl: " : "--device cuda: ");
-        return rc;
+    if (!xargv)
+        exit(1);
+    cli_main_parse(PROG, synopsis, xargc, xargv, tables);
+    if (o->bench && !has_flag(xargc, xargv, "--dtype"))
+        c->dtype = DTYPE_F32;                   /* nccl-tests' default type */
+    if (cli_common_finish(c, err) != 0)
+        usage_fail(err);
+    *kind = pick_kind(o, c, xargc, xargv);
+    *algo = pick_algo(o, *kind);
+    if (o->loss_out && c->rank == 0 && !o->bench && losscurve_probe(o->loss_out, err) != 0)
+        usage_fail(err);
+    if (*kind != COLL_TCP && o->mistake != MISTAKE_NONE && o->mistake != MISTAKE_SUM_NOT_MEAN) {
+        snprintf(err, sizeof err, "--mistake %s: not made on the GPU (only sum-not-mean "
+                 "is); use --device cpu --transport tcp", mistake_name(o->mistake));
+        usage_fail(err);
     }
-    if (gpu_device_describe(desc, sizeof desc, NULL) != 0)
-        snprintf(desc, sizeof desc, "%d", dev);
-    log_msg("GPU %s (local rank %d), %s", desc, c->local_rank, gpu_build_info());
-    if (kind == COLL_NCCL && c->rank == 0 && (rc = gpu_nccl_unique_id(nccl_id, err)) != 0)
-        prefix(err, "--transport nccl: ");
-    return rc;
+    if (*kind != COLL_TCP && (has_flag(xargc, xargv, "--bucket-size") ||
+                              has_flag(xargc, xargv, "--no-overlap") || o->trace))
+        usage_fail("--bucket-size/--no-overlap/--trace: buckets and overlap run on the CPU "
+                   "ring only (--device cpu --transport tcp)");
+    return xargv;
 }
 
-/* nccl_fit: NCCL needs a GPU per rank: refuse, before NCCL starts, more
- * ranks on this host than it has GPUs (coll_local_ranks says how the
- * ranks on this host are counted). */
-static int nccl_fit(const struct cli_common *c, const struct proto_peer *peers, char *err)
+/* job: the workload (training) and the job as the rendezvous and the peers
+ * compare it. */
+static void job(const struct opts *o, const struct cli_common *c, struct workload *w,
+                int *have_w, struct proto_hello *hello)
 {
-    const char *source;
-    int local_rank, local_ranks, devices = 0, rc;
+    struct workload_cfg wc;
+    char err[ERR_LEN];
 
-    coll_local_ranks(peers, c->world, c->rank, c->local_rank, &local_rank, &local_ranks,
-                     &source);
-    if ((rc = gpu_device_count(&devices, err)) != 0)
-        return rc;
-    if ((rc = gpu_nccl_fit(local_rank, local_ranks, devices, err)) != 0) {
-        char why[ERR_LEN];
-        snprintf(why, sizeof why, "%s", err);
-        err_say(err, "%s (local ranks counted from %s)", why, source);
+    memset(hello, 0, sizeof *hello);
+    hello->dtype = (uint32_t)c->dtype;
+    hello->workload = (uint32_t)c->workload;
+    hello->seed = c->seed;
+    hello->token = cli_token();
+    if (o->bench) {
+        hello->n = 1;            /* the sweep itself is compared in bench_run */
+        hello->batch = 1;
+        return;
     }
+    cli_workload_cfg(c, &wc);      /* --backward-time spread over this rank's examples */
+    if (workload_create(w, &wc) != 0) {
+        snprintf(err, sizeof err, "--workload %s: cannot build it with these sizes "
+                 "(--params, --batch)", workload_name(c->workload));
+        usage_fail(err);
+    }
+    *have_w = 1;
+    if (train_check(c, w->batch, err) != 0)
+        usage_fail(err);
+    hello->n = w->n;
+    hello->batch = w->batch;
+}
+
+/* where: where peers reach us, and where the coordinator is (world > 1). */
+static void where(const struct opts *o, const struct cli_common *c, struct setup_cfg *s,
+                  char *host)
+{
+    char err[ERR_LEN];
+
+    s->listen_host = o->listen ? o->listen : o->advertise ? o->advertise : "127.0.0.1";
+    s->adv_host = o->advertise ? o->advertise : s->listen_host;
+    s->port_file = o->port_file;
+    s->coord_host = host;
+    if (c->world == 1)
+        return;
+    if (is_wildcard(s->adv_host))
+        usage_fail("--advertise: needed when --listen is a wildcard address "
+                   "(peers must be told a real one)");
+    if (proto_addr_check(s->adv_host, strlen(s->adv_host)) != 0)
+        usage_fail("--advertise: not a host name or IP literal of at most 255 bytes");
+    if (cli_coordinator(o->coordinator, host, NET_HOST_LEN, &s->coord_port, err) != 0)
+        usage_fail(err);
+    if (s->coord_port == 0 && c->rank != 0)
+        usage_fail("--coordinator: port 0 is for rank 0 only (it binds a free port and "
+                   "writes --port-file); give the other ranks the port it wrote");
+}
+
+/* run: the benchmark, or training with its record. */
+static int run(const struct opts *o, struct cli_common *c, struct workload *w, int kind,
+               struct coll *coll, struct link *link, char *err)
+{
+    struct metrics_record rec;
+    struct train_cfg tc = { .c = c, .w = w, .coll = coll, .link = link,
+                            .mistake = o->mistake, .loss_out = o->loss_out,
+                            .bucket_bytes = o->bucket_bytes, .no_overlap = o->no_overlap,
+                            .trace = o->trace };
+    int rc;
+
+    if (o->bench) {
+        struct bench_cfg bc = {
+            .rank = c->rank, .world = c->world, .dtype = c->dtype, .minbytes = o->minbytes,
+            .maxbytes = o->maxbytes, .stepfactor = o->stepfactor,
+            .warmup_iters = o->warmup_iters, .iters = o->iters, .csv = c->csv, .coll = coll,
+            .link = link,
+        };
+        return bench_run(&bc, err);
+    }
+    if (metrics_record_init(&rec, (size_t)(c->steps - c->warmup)) != 0) {
+        snprintf(err, ERR_LEN, "out of memory for the record");
+        return -ENOMEM;
+    }
+    snprintf(rec.system, sizeof rec.system, "ring");
+    snprintf(rec.role, sizeof rec.role, "rank");
+    snprintf(rec.algo, sizeof rec.algo, "%s", coll_algo_name(coll));
+    snprintf(rec.transport, sizeof rec.transport, "%s", coll_transport(coll));
+    rec.rank = c->rank;
+    rec.world = c->world;
+    rec.bytes = (uint64_t)w->n * dtype_size(c->dtype);
+    rec.link_bw = c->link_bw;
+    rec.link_latency = c->link_latency;
+    rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    rc = kind == COLL_TCP ? train_run(&tc, &rec, err) : train_cuda_run(&tc, &rec, err);
+    if (rc == 0 && c->csv)
+        rc = metrics_record_write(&rec, c->csv, err);
+    metrics_record_free(&rec);
     return rc;
 }
 
@@ -249,197 +346,45 @@ int main(int argc, char **argv)
     struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", "ring", 0, NULL, MISTAKE_NONE,
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20 };
-    const struct cli_opt own[] = {
-        { "coordinator", CLI_STRING, &o.coordinator, "HOST:PORT",
-          "rank 0 serves the rendezvous here (port 0: any); others connect (default MASTER_ADDR:MASTER_PORT)",
-          0, 0, NULL },
-        { "port-file", CLI_STRING, &o.port_file, "FILE",
-          "rank 0: write the coordinator's port to FILE (for port 0)", 0, 0, NULL },
-        { "advertise", CLI_STRING, &o.advertise, "ADDR",
-          "the address peers connect to (default: --listen, else 127.0.0.1)", 0, 0, NULL },
-        { "listen", CLI_STRING, &o.listen, "ADDR",
-          "bind the data port here (default: --advertise, else 127.0.0.1)", 0, 0, NULL },
-        { "device", CLI_STRING, &o.device, "cpu|cuda",
-          "where weights, gradients and the ring's sums live (default cpu; cuda: "
-          "local rank % GPUs)", 0, 0, NULL },
-        { "transport", CLI_STRING, &o.transport, "tcp|nccl",
-          "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
-          0, 0, NULL },
-        { "algo", CLI_STRING, &o.algo, "ring|rd",
-          "the all-reduce: the ring (default) or recursive doubling (rd: log2 K steps, "
-          "for small messages)", 0, 0, NULL },
-        { "bench", CLI_BOOL, &o.bench, NULL,
-          "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
-        { "minbytes", CLI_SIZE, &o.minbytes, "SIZE", "-b: smallest size (default 4K)",
-          1, 0, NULL },
-        { "maxbytes", CLI_SIZE, &o.maxbytes, "SIZE", "-e: largest size (default 64M)",
-          1, 0, NULL },
-        { "stepfactor", CLI_INT, &o.stepfactor, "F", "-f: size multiplier (default 2)",
-          2, 1 << 20, NULL },
-        { "warmup-iters", CLI_INT, &o.warmup_iters, "N",
-          "-w: untimed all-reduces per size (default 5)", 0, 1 << 20, NULL },
-        { "iters", CLI_INT, &o.iters, "N", "-n: timed all-reduces per size (default 20)",
-          1, 1 << 20, NULL },
-        { "piece", CLI_SIZE, &o.piece, "SIZE",
-          "bytes reduced between two receives (default 1M)", 8, 1LL << 30, NULL },
-        { "loss-out", CLI_STRING, &o.loss_out, "FILE",
-          "rank 0: write the global loss of every step to FILE at the end", 0, 0, NULL },
-        { "mistake", CLI_CUSTOM, &o.mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
-          mistake_parse },
-        { "bucket-size", CLI_SIZE, &o.bucket_bytes, "SIZE",
-          "gradient buckets of whole layers, last layer first (default 25MiB)", 1, 0, NULL },
-        { "no-overlap", CLI_BOOL, &o.no_overlap, NULL,
-          "all-reduce the buckets after the backward pass, not during it", 0, 0, NULL },
-        { "trace", CLI_STRING, &o.trace, "FILE",
-          "write each rank's timeline to FILE.RANK (Chrome trace-event JSON, Perfetto)",
-          0, 0, NULL },
-        { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
-    };
-    const struct cli_opt *tables[3];
-    char err[ERR_LEN], host[NET_HOST_LEN];
-    const char *listen_host, *adv_host;
+    char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
-    struct workload_cfg wc;
     struct link link;
-    struct rdv_cfg rc_cfg;
-    struct rdv_table table;
-    struct xport_tcp *xp = NULL;
-    struct xport_peer *xpp = NULL;
+    struct setup_cfg sc;
+    struct xport *x = NULL;
     struct coll coll;
-    struct metrics_record rec;
-    struct proto_hello hello;
-    unsigned char nccl_id[GPU_NCCL_ID_BYTES], blob[PROTO_BLOB_SIZE];
-    int xargc = 0, lfd = -1, data_port = 0, coord_port = 0, rc = 0, have_w = 0, coll_ok = 0;
-    int kind, algo, status = 1;
-    char **xargv = expand_shorts(argc, argv, &xargc);
+    unsigned char nccl_id[GPU_NCCL_ID_BYTES];
+    int rc, have_w = 0, coll_ok = 0, kind, algo, status = 1;
+    char **xargv;
 
-    if (!xargv)
-        return 1;
     cli_common_defaults(&c);
-    tables[0] = own;
-    tables[1] = cli_common_opts(&c);
-    tables[2] = NULL;
-    cli_main_parse(PROG, synopsis, xargc, xargv, tables);
-    if (o.bench && !has_flag(xargc, xargv, "--dtype"))
-        c.dtype = DTYPE_F32;                   /* nccl-tests' default type */
-    if (cli_common_finish(&c, err) != 0)
-        usage_fail(err);
-    kind = pick_kind(&o, &c, xargc, xargv);
-    algo = pick_algo(&o, kind);
-    if (o.loss_out && c.rank == 0 && !o.bench && losscurve_probe(o.loss_out, err) != 0)
-        usage_fail(err);
-    if (kind != COLL_TCP && o.mistake != MISTAKE_NONE && o.mistake != MISTAKE_SUM_NOT_MEAN) {
-        snprintf(err, sizeof err, "--mistake %s: not made on the GPU (only sum-not-mean "
-                 "is); use --device cpu --transport tcp", mistake_name(o.mistake));
-        usage_fail(err);
-    }
-    if (kind != COLL_TCP && (has_flag(xargc, xargv, "--bucket-size") ||
-                             has_flag(xargc, xargv, "--no-overlap") || o.trace))
-        usage_fail("--bucket-size/--no-overlap/--trace: buckets and overlap run on the CPU "
-                   "ring only (--device cpu --transport tcp)");
+    xargv = parse(argc, argv, &o, &c, &kind, &algo);
     log_init(PROG, c.rank);
     mistake_announce(o.mistake);
     clock_precise_timers();
     if (link_init(&link, c.link_bw, c.link_latency) != 0)
         usage_fail("--link-bw/--link-latency: out of range");
-
-    /* The job, as the rendezvous and the neighbours compare it. */
-    memset(&hello, 0, sizeof hello);
-    hello.dtype = (uint32_t)c.dtype;
-    hello.workload = (uint32_t)c.workload;
-    hello.seed = c.seed;
-    hello.token = cli_token();
-    if (o.bench) {
-        hello.n = 1;            /* the sweep itself is compared in bench_run */
-        hello.batch = 1;
-    } else {
-        cli_workload_cfg(&c, &wc);      /* --backward-time spread over this rank's examples */
-        if (workload_create(&w, &wc) != 0) {
-            snprintf(err, sizeof err, "--workload %s: cannot build it with these sizes "
-                     "(--params, --batch)", workload_name(c.workload));
-            usage_fail(err);
-        }
-        have_w = 1;
-        if (train_check(&c, w.batch, err) != 0)
-            usage_fail(err);
-        hello.n = w.n;
-        hello.batch = w.batch;
-    }
-
-    /* Where peers reach us, and where the coordinator is. */
-    listen_host = o.listen ? o.listen : o.advertise ? o.advertise : "127.0.0.1";
-    adv_host = o.advertise ? o.advertise : listen_host;
-    if (c.world > 1) {
-        if (is_wildcard(adv_host))
-            usage_fail("--advertise: needed when --listen is a wildcard address "
-                       "(peers must be told a real one)");
-        if (proto_addr_check(adv_host, strlen(adv_host)) != 0)
-            usage_fail("--advertise: not a host name or IP literal of at most 255 bytes");
-        if (cli_coordinator(o.coordinator, host, sizeof host, &coord_port, err) != 0)
-            usage_fail(err);
-        if (coord_port == 0 && c.rank != 0)
-            usage_fail("--coordinator: port 0 is for rank 0 only (it binds a free port and "
-                       "writes --port-file); give the other ranks the port it wrote");
-    }
+    memset(&sc, 0, sizeof sc);
+    sc.c = &c;
+    sc.kind = kind;
+    sc.algo = algo;
+    sc.link = &link;
+    job(&o, &c, &w, &have_w, &sc.hello);
+    where(&o, &c, &sc, host);
     log_msg("rank %d of %d (rank from %s)%s", c.rank, c.world, c.rank_source,
             link_active(&link) ? ", link EMULATED" : "");
     memset(nccl_id, 0, sizeof nccl_id);
-    if (kind != COLL_TCP && (rc = gpu_setup(kind, &c, nccl_id, err)) != 0) {
+    rc = kind != COLL_TCP ? setup_gpu(kind, &c, nccl_id, err) : 0;
+    if (rc != 0) {
         log_msg("%s", err);
         goto out;
     }
-
-    if (c.world > 1) {
-        rc = net_listen(listen_host, 0, &lfd, &data_port, err);
-        if (rc == 0) {
-            memset(&rc_cfg, 0, sizeof rc_cfg);
-            rc_cfg.rank = c.rank;
-            rc_cfg.world = c.world;
-            rc_cfg.hello = hello;
-            rc_cfg.coord_host = host;
-            rc_cfg.coord_port = coord_port;
-            rc_cfg.port_file = c.rank == 0 ? o.port_file : NULL;
-            rc_cfg.data_host = adv_host;
-            rc_cfg.data_port = data_port;
-            rc_cfg.timeout = c.timeout;
-            algo_blob(algo, blob);
-            rc = rdv_run(&rc_cfg, kind == COLL_NCCL ? nccl_id : blob, &table, err);
-            if (rc == 0 && kind != COLL_NCCL && (rc = algo_check(algo, table.blob, err)) != 0)
-                rdv_table_free(&table);
-        }
-        if (rc == 0 && kind == COLL_NCCL) {
-            memcpy(nccl_id, table.blob, sizeof nccl_id);
-            rc = nccl_fit(&c, table.peers, err);
-            rdv_table_free(&table);
-        } else if (rc == 0 && algo == COLL_RD) {
-            int partners[RD_PARTNERS_MAX];
-            struct xport_peer_cfg pc = {
-                .rank = c.rank, .world = c.world, .lfd = lfd, .peers = table.peers,
-                .partners = partners, .npartners = rd_partners(c.rank, c.world, partners),
-                .hello = hello, .link = &link, .timeout = c.timeout,
-            };
-            rc = xport_peer_open(&xpp, &pc, err);
-            rdv_table_free(&table);
-        } else if (rc == 0) {
-            struct xport_tcp_cfg xc = {
-                .rank = c.rank, .world = c.world, .lfd = lfd, .peers = table.peers,
-                .hello = hello, .link = &link, .timeout = c.timeout,
-            };
-            rc = xport_tcp_open(&xp, &xc, err);
-            rdv_table_free(&table);
-        }
-        if (lfd >= 0)
-            close(lfd);
-    } else if (kind == COLL_NCCL) {
-        rc = nccl_fit(&c, NULL, err);
-    }
+    rc = setup_connect(&sc, nccl_id, &x, err);
     if (rc == 0) {
         struct coll_cfg cc = {
             .kind = kind, .algo = algo, .rank = c.rank, .world = c.world, .dtype = c.dtype,
             .max_n = o.bench ? (size_t)(o.maxbytes / dtype_size(c.dtype))
                              : w.n + TRAIN_TRAILER,
-            .piece_bytes = (size_t)o.piece, .timeout = c.timeout,
-            .x = xp ? xport_tcp_base(xp) : NULL, .xp = xpp, .nccl_id = nccl_id,
+            .piece_bytes = (size_t)o.piece, .timeout = c.timeout, .x = x, .nccl_id = nccl_id,
         };
         rc = coll_init(&coll, &cc, err);
         coll_ok = rc == 0;
@@ -450,45 +395,9 @@ int main(int argc, char **argv)
             status = CLI_EXIT_USAGE;
         goto out;
     }
-
-    if (o.bench) {
-        struct bench_cfg bc = {
-            .rank = c.rank, .world = c.world, .dtype = c.dtype, .minbytes = o.minbytes,
-            .maxbytes = o.maxbytes, .stepfactor = o.stepfactor,
-            .warmup_iters = o.warmup_iters, .iters = o.iters, .csv = c.csv, .coll = &coll,
-            .link = &link,
-        };
-        rc = bench_run(&bc, err);
-    } else {
-        struct train_cfg tc = { .c = &c, .w = &w, .coll = &coll, .link = &link,
-                                .mistake = o.mistake, .loss_out = o.loss_out,
-                                .bucket_bytes = o.bucket_bytes, .no_overlap = o.no_overlap,
-                                .trace = o.trace };
-        rc = metrics_record_init(&rec, (size_t)(c.steps - c.warmup));
-        if (rc == 0) {
-            snprintf(rec.system, sizeof rec.system, "ring");
-            snprintf(rec.role, sizeof rec.role, "rank");
-            snprintf(rec.algo, sizeof rec.algo, "%s", coll_algo_name(&coll));
-            snprintf(rec.transport, sizeof rec.transport, "%s", coll_transport(&coll));
-            rec.rank = c.rank;
-            rec.world = c.world;
-            rec.bytes = (uint64_t)w.n * dtype_size(c.dtype);
-            rec.link_bw = c.link_bw;
-            rec.link_latency = c.link_latency;
-            rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
-            rc = kind == COLL_TCP ? train_run(&tc, &rec, err) : train_cuda_run(&tc, &rec, err);
-            if (rc == 0 && c.csv)
-                rc = metrics_record_write(&rec, c.csv, err);
-            metrics_record_free(&rec);
-        } else {
-            snprintf(err, sizeof err, "out of memory for the record");
-        }
-    }
+    rc = run(&o, &c, &w, kind, &coll, &link, err);
     if (rc != 0) {
-        if (xp)
-            xport_tcp_abort(xp, err);   /* a no-op when the transport itself failed */
-        if (xpp)
-            xport_peer_abort(xpp, err);
+        xport_abort(x, err);            /* a no-op when the transport itself failed */
         coll_abort(&coll);              /* NCCL: the communicator */
         log_msg("%s", err);
     }
@@ -496,8 +405,7 @@ int main(int argc, char **argv)
 out:
     if (coll_ok)
         coll_destroy(&coll);
-    xport_tcp_close(xp);
-    xport_peer_close(xpp);
+    xport_close(x);
     if (have_w)
         workload_destroy(&w);
     cli_common_free(&c);

@@ -86,21 +86,17 @@
  * PIECES, IN PLACE. A rank sends the very vector it adds into. The partner's
  * vector is received in pieces of the staging size and each piece is added
  * in as soon as it is in; the transport promises that by then our own
- * vector has been sent at least as far (xport_peer.h, recv), so the piece
+ * vector has been sent at least as far (xport.h, recv), so the piece
  * of the buffer is free to overwrite. Memory: the caller's n elements plus
  * one piece, as the ring.
  */
 #include "rd.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "dtype.h"
 #include "err.h"
 #include "vec.h"
-
-#define STAGE_ALIGN 64
 
 /* pow2_floor: the largest power of two <= k (k >= 1), and its log2. */
 static int pow2_floor(int k, int *log2p)
@@ -115,30 +111,14 @@ static int pow2_floor(int k, int *log2p)
     return p;
 }
 
-int rd_init(struct rd *r, struct xport_peer *x, int rank, int world, size_t piece_bytes)
+int rd_init(struct rd *r, struct xport *x, int rank, int world, size_t piece_bytes)
 {
-    memset(r, 0, sizeof *r);
-    if (world < 1 || rank < 0 || rank >= world || (world > 1 && !x))
-        return ERR_USAGE;
-    if (piece_bytes == 0)
-        piece_bytes = RD_PIECE_DEFAULT;
-    if (piece_bytes < 8)
-        return ERR_USAGE;
-    piece_bytes = (piece_bytes + STAGE_ALIGN - 1) / STAGE_ALIGN * STAGE_ALIGN;
-    r->stage = aligned_alloc(STAGE_ALIGN, piece_bytes);
-    if (!r->stage)
-        return -ENOMEM;
-    r->x = x;
-    r->rank = rank;
-    r->world = world;
-    r->piece_bytes = piece_bytes;
-    return 0;
+    return xport_algo_init(&r->a, x, rank, world, piece_bytes, RD_PIECE_DEFAULT);
 }
 
 void rd_destroy(struct rd *r)
 {
-    free(r->stage);
-    r->stage = NULL;
+    xport_algo_destroy(&r->a);
 }
 
 int rd_partners(int rank, int world, int *out)
@@ -156,6 +136,19 @@ int rd_partners(int rank, int world, int *out)
             out[n++] = rank ^ (1 << s);
     }
     return n;
+}
+
+void rd_plan(int rank, int world, struct xport_plan *pl)
+{
+    int partners[RD_PARTNERS_MAX];
+
+    memset(pl, 0, sizeof *pl);
+    pl->npeers = rd_partners(rank, world, partners);
+    for (int i = 0; i < pl->npeers; i++)
+        pl->peer[i] = (struct xport_plan_peer){ partners[i], partners[i] < rank, "partner" };
+    pl->news = XPORT_NEWS_FLOOD;
+    pl->tag = "round";
+    pl->tag_of = "in round";
 }
 
 int rd_steps(int world)
@@ -185,30 +178,30 @@ static void add_ordered(unsigned char *dst, void *in, size_t m, int dtype, int m
 static int step(struct rd *r, int peer, int round, unsigned char *buf, size_t n, int dtype,
                 int send, enum take take, int patience, char *err)
 {
-    size_t es = dtype_size(dtype), piece = r->piece_bytes / es;
-    struct xport_peer_step s = {
-        .peer = peer, .round = (uint32_t)round, .sbuf = send ? buf : NULL,
-        .sbytes = send ? n * es : 0, .rbytes = take != TAKE_NONE ? n * es : 0,
-        .patience = patience,
+    size_t es = dtype_size(dtype), piece = r->a.piece_bytes / es;
+    struct xport_step s = {
+        .to = peer, .from = peer, .send_tag = (uint32_t)round, .recv_tag = (uint32_t)round,
+        .sbuf = send ? buf : NULL, .sbytes = send ? n * es : 0,
+        .rbytes = take != TAKE_NONE ? n * es : 0, .patience = patience,
     };
-    int rc = xport_peer_begin(r->x, &s, err);
+    int rc = xport_begin(r->a.x, &s, err);
 
     if (rc == 0 && take == TAKE_COPY)
-        rc = xport_peer_recv(r->x, buf, n * es, err);
+        rc = xport_recv(r->a.x, buf, n * es, err);
     for (size_t i = 0; rc == 0 && take == TAKE_ADD && i < n; i += piece) {
         size_t m = n - i < piece ? n - i : piece;
-        rc = xport_peer_recv(r->x, r->stage, m * es, err);
+        rc = xport_recv(r->a.x, r->a.stage, m * es, err);
         if (rc == 0)
-            add_ordered(buf + i * es, r->stage, m, dtype, r->rank < peer);
+            add_ordered(buf + i * es, r->a.stage, m, dtype, r->a.rank < peer);
     }
     if (rc == 0)
-        rc = xport_peer_end(r->x, err);
+        rc = xport_end(r->a.x, err);
     return rc;
 }
 
 int rd_allreduce(struct rd *r, void *buf, size_t n, int dtype, char *err)
 {
-    int k = r->world, me = r->rank, l, p, extra, last, rc = 0;
+    int k = r->a.world, me = r->a.rank, l, p, extra, last, rc = 0;
     unsigned char *v = buf;
 
     if (dtype_size(dtype) == 0)
@@ -221,7 +214,7 @@ int rd_allreduce(struct rd *r, void *buf, size_t n, int dtype, char *err)
 
     if (me >= p) {
         /* An extra rank: hand the vector in, wait out the doubling (one
-         * --timeout per step sat out, plus one: xport_peer.h PATIENCE),
+         * --timeout per step sat out, plus one: xport_tcp.h, FAULTS),
          * copy the result. */
         rc = step(r, me - p, 0, v, n, dtype, 1, TAKE_NONE, 1, err);
         if (rc == 0)

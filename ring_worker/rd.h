@@ -1,6 +1,6 @@
 /* rd.h -- the recursive-doubling all-reduce (ring_worker --algo rd): log2 K
  * exchanges of the whole vector, the latency-optimal all-reduce for small
- * messages, over the partner transport (xport_peer.h). The algorithm is
+ * messages, over a transport (xport.h) opened with rd_plan. The algorithm is
  * taught in rd.c's opening comment.
  *
  * BUFFERS. rd_allreduce works in place in the caller's buffer of n
@@ -22,30 +22,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "xport_peer.h"
+#include "xport.h"
 
 #define RD_PIECE_DEFAULT (1u << 20)        /* bytes added between two receives */
 #define RD_PARTNERS_MAX  17                /* log2(PROTO_MAX_WORLD) doubling + 1 fold */
 
 struct rd {
-    struct xport_peer *x;     /* not owned; NULL when world == 1 */
-    int rank, world;
-    size_t piece_bytes;       /* staging size */
-    void *stage;              /* piece_bytes, owned, 64-byte aligned */
+    struct xport_algo a;      /* the transport (xport.h), this rank, the staging piece */
 };
 
 /* rd_init: recursive doubling among `world` ranks seen from `rank`, moving
- * bytes through x (which must outlive it, and be connected to every rank
- * rd_partners names). piece_bytes: the staging piece, at least 8 bytes (0:
- * RD_PIECE_DEFAULT). ERR_USAGE or -ENOMEM. */
-int rd_init(struct rd *r, struct xport_peer *x, int rank, int world, size_t piece_bytes);
+ * bytes through x (which must outlive it, opened with rd_plan). piece_bytes:
+ * the staging piece, at least 8 bytes (0: RD_PIECE_DEFAULT). ERR_USAGE or
+ * -ENOMEM. */
+int rd_init(struct rd *r, struct xport *x, int rank, int world, size_t piece_bytes);
 void rd_destroy(struct rd *r);
 
 /* rd_partners: the ranks `rank` exchanges with, in the order of its steps
  * (its fold partner first, if it has one; then rank XOR 1, XOR 2, ...), into
- * out[RD_PARTNERS_MAX]; returns how many (0 when world is 1). What
- * xport_peer_open must connect. */
+ * out[RD_PARTNERS_MAX]; returns how many (0 when world is 1). */
 int rd_partners(int rank, int world, int *out);
+
+/* rd_plan: the peer table (xport.h): a connection per partner, the lower
+ * rank of a pair accepting; fault news flooded to every partner. */
+void rd_plan(int rank, int world, struct xport_plan *pl);
 
 /* rd_steps: the exchanges one all-reduce takes for K = world: log2 K for
  * a power of two, floor(log2 K) + 2 otherwise (0 for K = 1). */

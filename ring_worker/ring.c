@@ -65,40 +65,28 @@
  */
 #include "ring.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "dtype.h"
 #include "err.h"
 #include "vec.h"
 
-#define STAGE_ALIGN 64
-
 int ring_init(struct ring *r, struct xport *x, int rank, int world, size_t piece_bytes)
 {
-    memset(r, 0, sizeof *r);
-    if (world < 1 || rank < 0 || rank >= world || (world > 1 && !x))
-        return ERR_USAGE;
-    if (piece_bytes == 0)
-        piece_bytes = RING_PIECE_DEFAULT;
-    if (piece_bytes < 8)
-        return ERR_USAGE;
-    piece_bytes = (piece_bytes + STAGE_ALIGN - 1) / STAGE_ALIGN * STAGE_ALIGN;
-    r->stage = aligned_alloc(STAGE_ALIGN, piece_bytes);
-    if (!r->stage)
-        return -ENOMEM;
-    r->x = x;
-    r->rank = rank;
-    r->world = world;
-    r->piece_bytes = piece_bytes;
-    return 0;
+    return xport_algo_init(&r->a, x, rank, world, piece_bytes, RING_PIECE_DEFAULT);
 }
 
 void ring_destroy(struct ring *r)
 {
-    free(r->stage);
-    r->stage = NULL;
+    xport_algo_destroy(&r->a);
+}
+
+void ring_plan(int rank, int world, struct xport_plan *pl)
+{
+    *pl = (struct xport_plan){
+        .npeers = 2,
+        .peer = { { (rank + 1) % world, 1, "right neighbour" },
+                  { (rank + world - 1) % world, 0, "left neighbour" } },
+        .news = XPORT_NEWS_RELAY, .tag = "chunk", .tag_of = "for chunk",
+    };
 }
 
 /* The one place chunk bounds are computed. With q = n / K and e = n mod K,
@@ -120,63 +108,65 @@ static int mod(int a, int k)
     return m < 0 ? m + k : m;
 }
 
-int ring_reduce_scatter(struct ring *r, void *buf, size_t n, int dtype, char *err)
+/* The one place the step table above is computed: the reduce-scatter
+ * sends r-s-1 and receives r-s-2, the all-gather one chunk later. */
+void ring_schedule(int rank, int world, enum ring_phase phase, int s, int *send, int *recv)
+{
+    int o = phase == RING_ALL_GATHER ? 1 : 0;
+
+    *send = mod(rank - s - 1 + o, world);
+    *recv = mod(rank - s - 2 + o, world);
+}
+
+/* phase: the K-1 steps of one phase. The reduce-scatter receives in pieces
+ * through the staging piece and ADDs each in (PIECES); the all-gather
+ * receives straight into the buffer (a COPY). */
+static int phase(struct ring *r, unsigned char *p, size_t n, int dtype, enum ring_phase ph,
+                 char *err)
 {
     size_t es = dtype_size(dtype), slo, shi, rlo, rhi, piece;
-    unsigned char *p = buf;
-    struct xport *x = r->x;
-    int k = r->world, rc = 0;
+    struct xport *x = r->a.x;
+    int k = r->a.world, me = r->a.rank, rc = 0;
 
     if (es == 0)
         return ERR_USAGE;
     if (k == 1)
         return 0;
-    piece = r->piece_bytes / es;
+    piece = ph == RING_REDUCE_SCATTER ? r->a.piece_bytes / es : n;
     for (int s = 0; s < k - 1; s++) {
-        int sc = mod(r->rank - s - 1, k), rcv = mod(r->rank - s - 2, k);
+        int sc, rcv;
+        ring_schedule(me, k, ph, s, &sc, &rcv);
         ring_chunk(n, k, sc, &slo, &shi);
         ring_chunk(n, k, rcv, &rlo, &rhi);
-        rc = x->ops->begin(x, (uint32_t)sc, p + slo * es, (shi - slo) * es,
-                           (uint32_t)rcv, (rhi - rlo) * es, err);
+        rc = xport_begin(x, &(struct xport_step){
+                .to = (me + 1) % k, .from = (me + k - 1) % k,
+                .send_tag = (uint32_t)sc, .recv_tag = (uint32_t)rcv,
+                .sbuf = p + slo * es, .sbytes = (shi - slo) * es, .rbytes = (rhi - rlo) * es,
+            }, err);
         for (size_t i = rlo; rc == 0 && i < rhi; i += piece) {
             size_t m = rhi - i < piece ? rhi - i : piece;
-            rc = x->ops->recv(x, r->stage, m * es, err);
-            if (rc == 0)
-                vec_add(p + i * es, r->stage, m, dtype);
+            if (ph == RING_ALL_GATHER) {
+                rc = xport_recv(x, p + i * es, m * es, err);
+            } else if ((rc = xport_recv(x, r->a.stage, m * es, err)) == 0) {
+                vec_add(p + i * es, r->a.stage, m, dtype);
+            }
         }
         if (rc == 0)
-            rc = x->ops->end(x, err);
+            rc = xport_end(x, err);
         if (rc != 0)
             return rc;
     }
     return 0;
 }
 
+int ring_reduce_scatter(struct ring *r, void *buf, size_t n, int dtype, char *err)
+{
+    return phase(r, buf, n, dtype, RING_REDUCE_SCATTER, err);
+}
+
 int ring_all_gather(struct ring *r, void *buf, size_t n, int dtype, char *err)
 {
-    size_t es = dtype_size(dtype), slo, shi, rlo, rhi;
-    unsigned char *p = buf;
-    struct xport *x = r->x;
-    int k = r->world, rc = 0;
-
-    if (es == 0)
-        return ERR_USAGE;
-    if (k == 1)
-        return 0;
-    for (int s = 0; s < k - 1; s++) {
-        int sc = mod(r->rank - s, k), rcv = mod(r->rank - s - 1, k);
-        ring_chunk(n, k, sc, &slo, &shi);
-        ring_chunk(n, k, rcv, &rlo, &rhi);
-        rc = x->ops->begin(x, (uint32_t)sc, p + slo * es, (shi - slo) * es,
-                           (uint32_t)rcv, (rhi - rlo) * es, err);
-        if (rc == 0 && rhi > rlo)
-            rc = x->ops->recv(x, p + rlo * es, (rhi - rlo) * es, err);
-        if (rc == 0)
-            rc = x->ops->end(x, err);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return phase(r, buf, n, dtype, RING_ALL_GATHER, err);
 }
 
 int ring_allreduce(struct ring *r, void *buf, size_t n, int dtype, char *err)

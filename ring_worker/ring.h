@@ -32,22 +32,31 @@
 #define RING_PIECE_DEFAULT (1u << 20)      /* bytes reduced between two receives */
 
 struct ring {
-    struct xport *x;          /* not owned; NULL when world == 1 */
-    int rank, world;
-    size_t piece_bytes;       /* staging size */
-    void *stage;              /* piece_bytes, owned, 64-byte aligned */
+    struct xport_algo a;      /* the transport (xport.h), this rank, the staging piece */
 };
 
 /* ring_init: a ring of `world` ranks seen from `rank`, moving bytes through
- * x (which must outlive the ring). piece_bytes: the staging piece, at least
- * 8 bytes (0: RING_PIECE_DEFAULT). ERR_USAGE or -ENOMEM. */
+ * x (which must outlive the ring, opened with ring_plan). piece_bytes: the
+ * staging piece, at least 8 bytes (0: RING_PIECE_DEFAULT). ERR_USAGE or
+ * -ENOMEM. */
 int ring_init(struct ring *r, struct xport *x, int rank, int world, size_t piece_bytes);
 void ring_destroy(struct ring *r);
+
+/* ring_plan: the peer table a ring needs (xport.h): the right neighbour,
+ * dialled, and the left one, accepted (with K = 2 the same rank twice, one
+ * connection per direction); fault news relayed along the ring. world >= 2. */
+void ring_plan(int rank, int world, struct xport_plan *pl);
 
 /* ring_chunk: chunk c (0..world-1) of n elements is [*lo, *hi). Sizes
  * differ by at most one; the first n mod world chunks are the larger ones;
  * chunks may be empty when n < world. */
 void ring_chunk(size_t n, int world, int c, size_t *lo, size_t *hi);
+
+/* ring_schedule: at step s (0..world-2) of a phase, `rank` sends chunk
+ * *send to the right and receives chunk *recv from the left (ring.c's step
+ * table). ring_cuda.c runs the same schedule. */
+enum ring_phase { RING_REDUCE_SCATTER, RING_ALL_GATHER };
+void ring_schedule(int rank, int world, enum ring_phase phase, int s, int *send, int *recv);
 
 int ring_reduce_scatter(struct ring *r, void *buf, size_t n, int dtype, char *err);
 int ring_all_gather(struct ring *r, void *buf, size_t n, int dtype, char *err);

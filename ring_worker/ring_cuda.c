@@ -50,8 +50,6 @@
 #include "ring_cuda.h"
 
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "dtype.h"
@@ -61,26 +59,6 @@
 
 #define STAGE_SLACK 16          /* bytes: S's room to match a chunk's alignment */
 
-__attribute__((format(printf, 3, 4)))
-static int say(char *err, int rc, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err) {
-        va_start(ap, fmt);
-        vsnprintf(err, ERR_LEN, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
-/* mod: rank arithmetic around the ring, for any (negative) offset. */
-static int mod(int a, int k)
-{
-    int m = a % k;
-    return m < 0 ? m + k : m;
-}
-
 int ring_cuda_init(struct ring_cuda *r, struct xport *x, int rank, int world, size_t max_n,
                    int dtype, size_t piece_bytes, double timeout, char *err)
 {
@@ -88,9 +66,11 @@ int ring_cuda_init(struct ring_cuda *r, struct xport *x, int rank, int world, si
     int rc = 0;
 
     memset(r, 0, sizeof *r);
-    if (world < 1 || rank < 0 || rank >= world || (world > 1 && !x) || es == 0 || timeout <= 0)
-        return say(err, ERR_USAGE, "ring_cuda_init: rank %d of %d, dtype %d, timeout %g",
-                   rank, world, dtype, timeout);
+    if (world < 1 || rank < 0 || rank >= world || (world > 1 && !x) || es == 0 || timeout <= 0) {
+        err_say(err, "ring_cuda_init: rank %d of %d, dtype %d, timeout %g", rank, world, dtype,
+                timeout);
+        return ERR_USAGE;
+    }
     if (piece_bytes == 0)
         piece_bytes = RING_PIECE_DEFAULT;
     r->x = x;
@@ -169,36 +149,41 @@ static int reduce_piece(struct ring_cuda *r, unsigned char *acc, unsigned char *
     return gpu_copy_async(h, acc, bytes, r->d2h, err);
 }
 
-/* step: one ring step. host[*snd] holds the chunk to send; the incoming
- * chunk goes to host[1 - *snd] and then, reduce != 0: added into buf and
- * the sum copied back there; else copied into buf. Swaps *snd. */
-static int step(struct ring_cuda *r, unsigned char *buf, size_t n, int send_chunk,
-                int recv_chunk, int reduce, int *snd, char *err)
+/* step: step s of phase ph (ring_schedule). host[*snd] holds the chunk to
+ * send; the incoming chunk goes to host[1 - *snd] and then, in the
+ * reduce-scatter: added into buf and the sum copied back there; else
+ * copied into buf. Swaps *snd. */
+static int step(struct ring_cuda *r, unsigned char *buf, size_t n, enum ring_phase ph, int s,
+                int *snd, char *err)
 {
     const size_t es = dtype_size(r->dtype);
     struct xport *x = r->x;
-    int in = 1 - *snd, rc;
+    int in = 1 - *snd, reduce = ph == RING_REDUCE_SCATTER, send_chunk, recv_chunk, rc;
     unsigned char *h = r->host[in], *stage;
     size_t slo, shi, rlo, rhi, m = 0;
 
+    ring_schedule(r->rank, r->world, ph, s, &send_chunk, &recv_chunk);
     ring_chunk(n, r->world, send_chunk, &slo, &shi);
     ring_chunk(n, r->world, recv_chunk, &rlo, &rhi);
     stage = r->stage + (rlo * es) % STAGE_SLACK;
     if ((rc = gpu_event_wait(r->last[in], r->timeout, err)) != 0)
         return rc;
-    rc = x->ops->begin(x, (uint32_t)send_chunk, r->host[*snd], (shi - slo) * es,
-                       (uint32_t)recv_chunk, (rhi - rlo) * es, err);
+    rc = xport_begin(x, &(struct xport_step){
+            .to = (r->rank + 1) % r->world, .from = (r->rank + r->world - 1) % r->world,
+            .send_tag = (uint32_t)send_chunk, .recv_tag = (uint32_t)recv_chunk,
+            .sbuf = r->host[*snd], .sbytes = (shi - slo) * es, .rbytes = (rhi - rlo) * es,
+        }, err);
     for (size_t i = rlo; rc == 0 && i < rhi; i += m) {
         size_t off = (i - rlo) * es;
         m = rhi - i < r->piece ? rhi - i : r->piece;
-        rc = x->ops->recv(x, h + off, m * es, err);
+        rc = xport_recv(x, h + off, m * es, err);
         if (rc == 0 && reduce)
             rc = reduce_piece(r, buf + i * es, stage + off, h + off, m, err);
         else if (rc == 0)
             rc = gpu_copy_async(buf + i * es, h + off, m * es, r->h2d, err);
     }
     if (rc == 0)
-        rc = x->ops->end(x, err);
+        rc = xport_end(x, err);
     /* Reduce-scatter: the sum must be in h before the next step sends it.
      * All-gather: h is only read until a later step receives into it. */
     if (rc == 0)
@@ -211,25 +196,27 @@ int ring_cuda_allreduce(struct ring_cuda *r, void *buf, size_t n, char *err)
 {
     const size_t es = dtype_size(r->dtype);
     unsigned char *p = buf;
-    int k = r->world, me = r->rank, snd = 0, rc;
+    int k = r->world, snd = 0, first, unused, rc;
     size_t lo, hi;
 
     if (k == 1)
         return 0;
-    if (n > r->max_n)
-        return say(err, ERR_USAGE, "ring_cuda_allreduce: %zu elements, set up for %zu", n,
-                   r->max_n);
-    /* The first chunk sent is this rank's own chunk r-1, as it is. */
-    ring_chunk(n, k, mod(me - 1, k), &lo, &hi);
+    if (n > r->max_n) {
+        err_say(err, "ring_cuda_allreduce: %zu elements, set up for %zu", n, r->max_n);
+        return ERR_USAGE;
+    }
+    /* The first chunk sent is this rank's own (chunk r-1), as it is. */
+    ring_schedule(r->rank, k, RING_REDUCE_SCATTER, 0, &first, &unused);
+    ring_chunk(n, k, first, &lo, &hi);
     if ((rc = gpu_copy_async(r->host[0], p + lo * es, (hi - lo) * es, r->d2h, err)) != 0 ||
         (rc = mark(r, 0, r->d2h, 1, err)) != 0)
         return rc;
     for (int s = 0; s < k - 1; s++)
-        if ((rc = step(r, p, n, mod(me - s - 1, k), mod(me - s - 2, k), 1, &snd, err)) != 0)
+        if ((rc = step(r, p, n, RING_REDUCE_SCATTER, s, &snd, err)) != 0)
             return rc;
     /* host[snd] now holds the finished chunk r, the all-gather's first. */
     for (int s = 0; s < k - 1; s++)
-        if ((rc = step(r, p, n, mod(me - s, k), mod(me - s - 1, k), 0, &snd, err)) != 0)
+        if ((rc = step(r, p, n, RING_ALL_GATHER, s, &snd, err)) != 0)
             return rc;
     return gpu_stream_wait(r->h2d, r->timeout, err);
 }

@@ -1,17 +1,17 @@
-/* xport_conn.c -- one connection between two ranks, as both TCP transports
- * handle it (xport_conn.h says what is shared and why).
+/* xport_conn.c -- the TCP transport's connections between two ranks
+ * (xport_conn.h says what each call does).
  *
- * Two parts: set-up (HELLO frames, their checks, the accept loop that
- * refuses strangers) and the abort protocol's pieces (unpaced sends with a
+ * Three parts: set-up (HELLO frames, their checks, the accept loop that
+ * refuses strangers), the abort protocol's pieces (unpaced sends with a
  * deadline, ABORT frames, the non-blocking reader, adopting a peer's
- * claim). The code was xport_tcp.c's; it moved here unchanged in what it
- * does when recursive doubling (xport_peer.c) came to need it too.
+ * claim), and opening a whole peer table (dial, accept, HELLO both ways).
  */
 #include "xport_conn.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -269,4 +269,108 @@ int xport_claim_adopt(struct xport_claim *c, int world, const struct xport_reade
     c->lost = (int)r->h.aux;
     snprintf(c->text, sizeof c->text, "%s", r->text);
     return 1;
+}
+
+/* ------------------------------------------------------------ open */
+
+/* accept_all: accept every peer of the plan we do not dial, in any order,
+ * and answer each with our HELLO. fds[i] gets peer i's connection. */
+static int accept_all(const struct xport_conn_self *self, int lfd, const struct proto_peer *peers,
+                      const struct xport_plan *pl, const uint8_t *hello, double deadline,
+                      int *fds, char *err)
+{
+    unsigned char *wanted = calloc((size_t)self->world, 1);
+    char name[XPORT_NAME_LEN], e[ERR_LEN];
+    int missing = 0, rc = 0, who, fd, i;
+
+    if (!wanted) {
+        err_say(err, "xport_conn: out of memory");
+        return -ENOMEM;
+    }
+    for (i = 0; i < pl->npeers; i++)
+        if (!pl->peer[i].dial) {
+            wanted[pl->peer[i].rank] = 1;
+            missing++;
+        }
+    while (missing > 0) {
+        rc = xport_conn_accept(self, lfd, wanted, deadline, &fd, &who, e);
+        if (rc != 0) {
+            for (i = 0; pl->peer[i].dial || !wanted[pl->peer[i].rank]; i++)
+                ;
+            xport_conn_name(name, pl->peer[i].rank, &peers[pl->peer[i].rank]);
+            if (rc == ERR_TIMEOUT)
+                err_say(err, "%s %s never connected within %.1f s", pl->peer[i].role, name,
+                        self->timeout);
+            else
+                err_say(err, "waiting for %s %s: %s", pl->peer[i].role, name, e);
+            break;
+        }
+        wanted[who] = 0;
+        missing--;
+        for (i = 0; pl->peer[i].dial || pl->peer[i].rank != who; i++)
+            ;
+        fds[i] = fd;
+        xport_conn_name(name, who, &peers[who]);
+        rc = net_send_all(fd, hello, XPORT_HELLO_FRAME, NULL, self->timeout, name, e);
+        if (rc != 0) {
+            err_say(err, "%s %s: %s", pl->peer[i].role, name, e);
+            break;
+        }
+    }
+    free(wanted);
+    return rc;
+}
+
+int xport_conn_open(const struct xport_conn_self *self, int lfd, const struct proto_peer *peers,
+                    const struct xport_plan *pl, int *fds, char *err)
+{
+    double deadline = clock_now() + self->timeout;
+    int n, rc;
+    char name[XPORT_NAME_LEN], e[ERR_LEN], why[ERR_LEN] = "";
+    uint8_t hello[XPORT_HELLO_FRAME], pay[PROTO_TEXT_MAX + 1];
+    struct proto_header h;
+
+    n = pl->npeers;
+    for (int i = 0; i < n; i++)
+        fds[i] = -1;
+    xport_conn_hello_frame(self, hello);
+
+    /* Dial and say who we are; the peers' listeners have been open since
+     * before they registered, so a refusal is a real failure. */
+    for (int i = 0; i < n; i++) {
+        const struct proto_peer *pp = &peers[pl->peer[i].rank];
+        if (!pl->peer[i].dial)
+            continue;
+        xport_conn_name(name, pl->peer[i].rank, pp);
+        rc = net_connect(pp->addr, pp->port, self->timeout, &fds[i], e);
+        if (rc == 0)
+            rc = net_send_all(fds[i], hello, sizeof hello, NULL, self->timeout, name, e);
+        if (rc != 0) {
+            err_say(err, "%s %s: %s", pl->peer[i].role, name, e);
+            goto out;
+        }
+    }
+    if ((rc = accept_all(self, lfd, peers, pl, hello, deadline, fds, err)) != 0)
+        goto out;
+    /* The dialled peers' answers prove they are the ranks the table said. */
+    for (int i = 0; i < n; i++) {
+        if (!pl->peer[i].dial)
+            continue;
+        xport_conn_name(name, pl->peer[i].rank, &peers[pl->peer[i].rank]);
+        rc = xport_conn_read_frame(fds[i], self->timeout, name, &h, pay, e);
+        if (rc == 0)
+            rc = xport_conn_hello_check(self, &h, pay, pl->peer[i].rank, why);
+        else
+            snprintf(why, sizeof why, "%s", e);
+        if (rc != 0) {
+            err_say(err, "%s %s: %s", pl->peer[i].role, name, why);
+            goto out;
+        }
+    }
+    return 0;
+out:
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    return rc;
 }

@@ -1,12 +1,11 @@
-/* xport_conn.h -- what the two TCP transports (xport_tcp: the ring's
- * neighbours; xport_peer: recursive doubling's partners) do the same way on
- * one connection between two ranks: the HELLO handshake, the accept loop
- * that turns strangers away, ABORT frames, and the reader that looks for
- * ABORTs while a failed rank listens for news.
+/* xport_conn.h -- the TCP transport's connections (xport_tcp.c), one
+ * between two ranks at a time: opening the peer table's connections (dial,
+ * accept, the HELLO handshake), the accept loop that turns strangers away,
+ * ABORT frames, and the reader that looks for ABORTs while a failed rank
+ * listens for news.
  *
- * Neither transport's step logic is here: which connection a step uses,
- * what a CHUNK must look like and whom to tell what are the transports'
- * business. This file only keeps one copy of the code both need.
+ * No step logic is here: which connection a step uses, what a CHUNK must
+ * look like and whom to tell what are xport_tcp.c's business.
  *
  * IDENTITY. struct xport_conn_self is this rank as its peers must see it:
  * its rank and world, the job (proto_hello: n, dtype, workload, seed,
@@ -18,7 +17,7 @@
  * are certain; a timeout is only a suspicion (a rank that waits on a
  * stopped rank looks stopped to whoever waits on it); an ABORT from a peer
  * is relayed news. xport_claim_adopt says when a peer's ABORT replaces our
- * claim; xport_tcp.h (FAULTS) and xport_peer.h tell the protocol around it.
+ * claim; xport_tcp.h (FAULTS) tells the protocol around it.
  *
  * OWNERSHIP. Nothing here allocates. Functions that take a file descriptor
  * never close it, except xport_conn_refuse (which closes the refused one)
@@ -33,6 +32,7 @@
 
 #include "net.h"
 #include "proto.h"
+#include "xport.h"
 
 #define XPORT_NAME_LEN    (NET_ADDR_LEN + 24)   /* "rank 65535 (host:port)" */
 #define XPORT_HELLO_FRAME (PROTO_HEADER_SIZE + PROTO_HELLO_SIZE)
@@ -133,5 +133,14 @@ struct xport_claim {
  * suspicion, or when ours came from that peer too (its later word wins);
  * not when it is the same news again. Returns 1 when c changed. */
 int xport_claim_adopt(struct xport_claim *c, int world, const struct xport_reader *r);
+
+/* xport_conn_open: the connections of plan pl (xport.h), opened and
+ * checked (xport_tcp.h, SET-UP), all within --timeout: dial and send HELLO,
+ * accept the others on lfd in any order and answer them, read the dialled
+ * peers' answers. OUT: fds[i], the connection of pl->peer[i], the caller's.
+ * On failure none is left open and err names the peer ("right neighbour
+ * rank 2 (host:port): why", "partner ..."). */
+int xport_conn_open(const struct xport_conn_self *self, int lfd, const struct proto_peer *peers,
+                    const struct xport_plan *pl, int *fds, char *err);
 
 #endif /* XPORT_CONN_H */

@@ -1,46 +1,76 @@
-/* xport_tcp.h -- the ring's TCP transport: neighbour connections, CHUNK
- * frames, the emulated link, and the ABORT relay that ends a broken ring.
+/* xport_tcp.h -- the TCP transport (xport.h) of every algorithm: one
+ * connection per entry of the algorithm's peer table, CHUNK frames, the
+ * emulated link, and the ABORT protocol that ends a broken job.
  *
- * SET-UP (xport_tcp_open, proto.h steps R3). Rank r connects to its right
- * neighbour r+1 and sends HELLO; it accepts its left neighbour r-1 on its
- * data listener, checks that HELLO (the right rank, the same job: n, dtype,
- * workload, seed, token, batch) and answers with its own, which the right
- * checks in turn. A connection that fails the check (a stranger, another
- * job) gets ERROR, is closed and logged, and the accept goes on. K = 2
- * makes two connections between the same two ranks, one per direction.
+ * SET-UP (xport_tcp_open, proto.h steps R3). From the rendezvous table and
+ * the plan (xport.h): rank r connects to every peer it dials and sends
+ * HELLO; it accepts every peer it does not dial on its data listener, in
+ * any order, checks that HELLO (a peer it expects, not yet connected, the
+ * same job: n, dtype, workload, seed, token, batch) and answers with its
+ * own; last it reads the answers of the peers it dialled. Connections never
+ * wait on each other (a connect completes in the listener's backlog), so
+ * set-up cannot deadlock. A stranger, another job or a rank that is not in
+ * the plan gets ERROR, is closed and logged, and the accept goes on.
+ *   ring (ring_plan): dial the right, accept the left. K = 2 makes two
+ *     connections between the same two ranks, one per direction.
+ *   rd (rd_plan): one connection per partner (the higher rank dials the
+ *     lower one); it carries both directions.
  *
  * STEPS (xport.h). Each step is one CHUNK frame each way, sent and
  * received at the same time (net_sendrecv) through the process's link,
- * which paces and counts them. The left's header is checked before any of
- * its payload is read: from the left rank, CHUNK, the expected step
- * number, chunk index and byte count.
+ * which paces and counts them. The incoming header is checked before any
+ * of its payload is read: from the rank the step names, CHUNK, the
+ * connection's step number (each connection numbers its frames from 0, the
+ * same on both ends), the tag expected (the ring's chunk index, rd's
+ * round), exactly rbytes. A step's send starts a new transmission on the
+ * link (link_send_restart): what it sends is what the step before received,
+ * so it could not have left earlier; a step costs latency + bytes / rate.
  *
- * FAULTS. Whatever breaks a step (the left closed or reset, the right
- * gone, --timeout with no progress, a bad frame, an ABORT from a
- * neighbour), the transport runs the abort protocol before it returns the
- * error, so that every rank can name the rank that was lost:
- *   1. claim: the lost rank and why. A closed or reset connection is
- *      certain; a timeout is only a suspicion (the left if our receive was
- *      waiting, else the right), since a rank that waits on a stopped rank
- *      looks just like a stopped rank to its own neighbour.
- *   2. tell: finish the CHUNK frame being sent to the right (its bytes are
- *      all there), then send ABORT(aux = lost rank, text) to the right;
- *      when the lost rank is the right, send ABORT to the left instead.
- *   3. listen, for at most --timeout/2 or until the left closes: an ABORT
- *      from a neighbour replaces a suspicion of ours (that neighbour is
- *      alive, so it was not the one lost) and a relayed claim, and is
- *      passed on to the right. The rank next to a stopped rank times out
- *      first; its ABORT so reaches ranks whose own timers fired at about
- *      the same time and corrects them.
- * A rank therefore exits at most --timeout after the fault (the timeout)
- * plus --timeout/2 (listening) plus what finishing a frame takes, within
- * docs/design.md's 2T. The returned line is one of
+ * FAULTS. Whatever breaks a step (a peer closed or reset, --timeout with no
+ * progress, a bad frame, an ABORT from a peer) or this rank's own failure
+ * (xport_abort), the transport runs the abort protocol before it returns
+ * the error, so that every rank can name the rank lost:
+ *   1. claim: the lost rank and why. A closed or reset connection and a
+ *      bad frame are certain; a timeout is only a suspicion (the peer we
+ *      received from if our receive was waiting, else the one we sent to),
+ *      since a rank that waits on a stopped rank looks just like a stopped
+ *      rank to its own peer. An ABORT in place of a CHUNK is relayed news.
+ *   2. tell: finish the CHUNK frame being sent (its bytes are all there),
+ *      so that the ABORT(aux = lost rank, text) behind it starts on a frame
+ *      boundary; every other connection is at a frame boundary already.
+ *        RELAY (the ring): to the dialled peer (downstream), unless it is
+ *        the rank lost; then to the accepted one (upstream) instead.
+ *        FLOOD (rd): to every peer but the rank lost and the one the news
+ *        came from; first, whatever the connections already hold is read,
+ *        and an ABORT there replaces a claim it contradicts.
+ *   3. listen, for at most --timeout/2, for ABORTs (CHUNK payloads
+ *      skipped); one replaces a suspicion of ours (that peer is alive) or a
+ *      relayed claim (xport_claim_adopt), and is passed on as in 2.
+ *        RELAY: read both neighbours until the upstream one closes (not
+ *        after a certain loss of the upstream neighbour: nothing to hear).
+ *        FLOOD: not after a certain claim; read every connection until the
+ *        peer the news came from has closed, or every connection has.
+ *      In a ring the rank next to a stopped rank times out first; its ABORT
+ *      reaches ranks whose own timers fired at about the same time and
+ *      corrects them. In rd a blocked rank waits on one partner, which is
+ *      blocked on another, or failed, or lost: the news walks back along
+ *      the chain of waits, one hop per step.
+ * A rank therefore exits at most --timeout after the fault plus --timeout/2
+ * (listening) plus what finishing a frame takes, within docs/design.md's
+ * 2T; the exception is a step's patience (xport.h; rd.c asks for it where
+ * a rank is idle by design): a stopped (SIGSTOP) peer is seen after
+ * patience x --timeout. Said out loud: no heartbeat. The line is one of
  *     lost rank 2 (127.0.0.1:40123): connection closed
  *     rank 3 reported: lost rank 2 (127.0.0.1:40123): connection closed (seen by rank 3)
- * OWNERSHIP. xport_tcp_open allocates the transport and owns the two
- * neighbour sockets; xport_tcp_close closes them and frees it. The
- * listener, the table and the link are the caller's; the link must
- * outlive the transport.
+ *
+ * SIMPLIFICATIONS: the abort protocol's bytes and set-up (HELLO) are not
+ * paced or counted: they are not measured.
+ *
+ * OWNERSHIP. xport_tcp_open allocates the transport and owns its
+ * connections; xport_close closes them and frees it. The listener, the
+ * table and the plan are the caller's (read during the call only); the
+ * link is the caller's and must outlive the transport. Its clock is
+ * clock_real.
  */
 #ifndef XPORT_TCP_H
 #define XPORT_TCP_H
@@ -51,36 +81,25 @@
 #include "proto.h"
 #include "xport.h"
 
-struct xport_tcp;
-
 struct xport_tcp_cfg {
     int rank, world;                  /* world >= 2 */
-    int lfd;                          /* this rank's data listener */
+    int lfd;                          /* this rank's data listener (open only) */
     const struct proto_peer *peers;   /* world entries: where each rank listens */
-    struct proto_hello hello;         /* this job, as the neighbours must match it */
+    const struct xport_plan *plan;    /* the connections to make (ring_plan, rd_plan) */
+    struct proto_hello hello;         /* this job, as every peer must match it */
     struct link *link;                /* this process's NIC: pacing and counters */
     double timeout;                   /* --timeout: idle-progress, seconds, > 0 */
 };
 
-/* xport_tcp_open: connect to both neighbours and check them (above).
- * OUT: *out. On failure a line naming the neighbour in err. */
-int xport_tcp_open(struct xport_tcp **out, const struct xport_tcp_cfg *cfg, char *err);
+/* xport_tcp_open: connect to every peer of the plan and check it (SET-UP).
+ * OUT: *out. On failure a line naming the peer in err. */
+int xport_tcp_open(struct xport **out, const struct xport_tcp_cfg *cfg, char *err);
 
-/* xport_tcp_attach: a transport over two connected sockets, without the
- * HELLO exchange (the unit tests' way in; they also write bad frames to
- * it). Takes ownership of left_fd and right_fd, closing them on failure. */
-int xport_tcp_attach(struct xport_tcp **out, const struct xport_tcp_cfg *cfg,
-                     int left_fd, int right_fd, char *err);
-
-/* xport_tcp_base: the xport.h interface of t, for ring_init. */
-struct xport *xport_tcp_base(struct xport_tcp *t);
-
-/* xport_tcp_abort: this rank fails for a reason of its own (a NaN, a wrong
- * sum): ABORT(aux = this rank, "rank R failed: why") to both neighbours,
- * bounded by --timeout/4. Later steps fail. Returns 0. */
-int xport_tcp_abort(struct xport_tcp *t, const char *why);
-
-/* xport_tcp_close: close both connections and free t (NULL is fine). */
-void xport_tcp_close(struct xport_tcp *t);
+/* xport_tcp_attach: a transport over connected sockets, without the HELLO
+ * exchange (the unit tests' way in; they also write bad frames to it).
+ * fds[i] is the connection of cfg->plan->peer[i]; it takes ownership of
+ * them all, closing them on failure. */
+int xport_tcp_attach(struct xport **out, const struct xport_tcp_cfg *cfg, const int *fds,
+                     char *err);
 
 #endif /* XPORT_TCP_H */

@@ -1,10 +1,10 @@
 /* test_rd.c -- the recursive-doubling all-reduce (ring_worker/rd.c) and
- * its partner transport (ring_worker/xport_peer.c), without the launcher.
+ * its partner transport (ring_worker/xport_tcp.c), without the launcher.
  *
  * K ranks run as threads of this process, each with its own link
  * (counters) and transport, connected to their partners by socketpairs
- * (xport_peer_attach) or by loopback listeners and the real HELLO exchange
- * (xport_peer_open). Ids: rd-1.x the algorithm (partners, sums against the
+ * (xport_tcp_attach) or by loopback listeners and the real HELLO exchange
+ * (xport_tcp_open). Ids: rd-1.x the algorithm (partners, sums against the
  * closed form and against rd's own summation tree, bit-identical ranks for
  * K = 1..8, powers of two or not, pieces, bytes moved, the gathers of
  * coll.c); rd-2.x one transport facing fake partners played by the test:
@@ -23,7 +23,7 @@
 
 #include "../ring_worker/coll.h"
 #include "../ring_worker/rd.h"
-#include "../ring_worker/xport_peer.h"
+#include "../ring_worker/xport_tcp.h"
 #include "check.h"
 #include "clock.h"
 #include "dtype.h"
@@ -96,30 +96,31 @@ static void peers_init(void)
 static void *rank_main(void *arg)
 {
     struct job *j = arg;
-    struct xport_peer_cfg cfg;
-    struct xport_peer *x = NULL;
-    int partners[RD_PARTNERS_MAX], rc = 0;
+    struct xport_tcp_cfg cfg;
+    struct xport_plan plan;
+    struct xport *x = NULL;
+    int rc = 0;
 
     memset(&cfg, 0, sizeof cfg);
     cfg.rank = j->rank;
     cfg.world = j->world;
     cfg.lfd = j->lfd;
     cfg.peers = j->peers ? j->peers : fake_peers;
-    cfg.partners = partners;
-    cfg.npartners = rd_partners(j->rank, j->world, partners);
+    rd_plan(j->rank, j->world, &plan);
+    cfg.plan = &plan;
     cfg.hello = (struct proto_hello){ j->n, (uint32_t)j->dtype, 2, 7, 0, 1024 };
     cfg.link = &j->link;
     cfg.timeout = 10.0;
     link_init(&j->link, 0, 0);
     if (j->world > 1)
-        rc = j->use_open ? xport_peer_open(&x, &cfg, j->err)
-                         : xport_peer_attach(&x, &cfg, j->fds, j->err);
+        rc = j->use_open ? xport_tcp_open(&x, &cfg, j->err)
+                         : xport_tcp_attach(&x, &cfg, j->fds, j->err);
     if (rc == 0 && j->op == OP_GATHER) {
         /* coll's gather over rd: every rank's two doubles, everywhere. */
         struct coll co;
         struct coll_cfg cc = { .kind = COLL_TCP, .algo = COLL_RD, .rank = j->rank,
                                .world = j->world, .dtype = j->dtype, .max_n = j->n,
-                               .timeout = 10.0, .xp = x };
+                               .timeout = 10.0, .x = x };
         double mine[2] = { j->rank * 10.0 + 0.5, -(double)j->rank };
         rc = coll_init(&co, &cc, j->err);
         if (rc == 0) {
@@ -138,7 +139,7 @@ static void *rank_main(void *arg)
         }
         rd_destroy(&rd);
     }
-    xport_peer_close(x);
+    xport_close(x);
     j->rc = rc;
     return NULL;
 }
@@ -152,7 +153,7 @@ static int index_of(const int *list, int n, int x)
 }
 
 /* run_rd: K threads, partners connected by socketpairs (or, with lfds,
- * by xport_peer_open on loopback); jobs[] filled in. */
+ * by xport_tcp_open on loopback); jobs[] filled in. */
 static int run_rd(struct job *jobs, int k, size_t n, int dtype, enum fill f, size_t piece,
                   int rounds, enum op op, const int *lfds, const struct proto_peer *peers)
 {
@@ -278,7 +279,7 @@ static size_t check_allreduce(struct job *jobs, int k, enum fill f, uint64_t rou
 /* A transport under test: rank 1 of 4, whose partners are rank 0 (round
  * 1, r XOR 1) and rank 3 (round 2, r XOR 2), socket ends the test holds. */
 struct single {
-    struct xport_peer *x;
+    struct xport *x;
     struct link link;
     int end0, end3;             /* the test's ends: play rank 0 and rank 3 */
     struct rd rd;
@@ -286,7 +287,8 @@ struct single {
 
 static int single_open(struct single *s, double timeout)
 {
-    struct xport_peer_cfg cfg;
+    struct xport_tcp_cfg cfg;
+    struct xport_plan plan;
     int a[2], b[2], fds[2], partners[RD_PARTNERS_MAX];
     char err[ERR_LEN];
 
@@ -298,9 +300,10 @@ static int single_open(struct single *s, double timeout)
     cfg.rank = 1;
     cfg.world = 4;
     cfg.peers = fake_peers;
-    cfg.partners = partners;
-    cfg.npartners = rd_partners(1, 4, partners);
-    if (cfg.npartners != 2 || partners[0] != 0 || partners[1] != 3)
+    rd_plan(1, 4, &plan);
+    cfg.plan = &plan;
+    if (rd_partners(1, 4, partners) != 2 || partners[0] != 0 || partners[1] != 3 ||
+        plan.npeers != 2 || plan.peer[0].rank != 0 || plan.peer[1].rank != 3)
         return -1;
     cfg.link = &s->link;
     cfg.timeout = timeout;
@@ -309,7 +312,7 @@ static int single_open(struct single *s, double timeout)
     s->end3 = b[0];
     fds[0] = a[1];
     fds[1] = b[1];
-    if (xport_peer_attach(&s->x, &cfg, fds, err) != 0)
+    if (xport_tcp_attach(&s->x, &cfg, fds, err) != 0)
         return -1;
     return rd_init(&s->rd, s->x, 1, 4, 0);
 }
@@ -317,7 +320,7 @@ static int single_open(struct single *s, double timeout)
 static void single_close(struct single *s)
 {
     rd_destroy(&s->rd);
-    xport_peer_close(s->x);
+    xport_close(s->x);
     if (s->end0 >= 0)
         close(s->end0);
     if (s->end3 >= 0)
@@ -483,12 +486,13 @@ static void *answerer_main(void *arg)
     return NULL;
 }
 
-/* opener: xport_peer_open in a thread of its own. */
+/* opener: xport_tcp_open in a thread of its own. */
 struct opener {
-    struct xport_peer_cfg cfg;
+    struct xport_tcp_cfg cfg;
+    struct xport_plan plan;
     struct proto_peer peers[4];
     struct link link;
-    struct xport_peer *x;
+    struct xport *x;
     int rc;
     char err[ERR_LEN];
 };
@@ -496,7 +500,7 @@ struct opener {
 static void *opener_main(void *arg)
 {
     struct opener *o = arg;
-    o->rc = xport_peer_open(&o->x, &o->cfg, o->err);
+    o->rc = xport_tcp_open(&o->x, &o->cfg, o->err);
     return NULL;
 }
 
@@ -604,7 +608,7 @@ int main(void)
         free_jobs(jobs, k);
     }
 
-    T_CASE("rd-1.7", "loopback listeners and HELLO (xport_peer_open), K = 3, 5, 8");
+    T_CASE("rd-1.7", "loopback listeners and HELLO (xport_tcp_open), K = 3, 5, 8");
     for (int k = 3; k <= MAXK; k += k == 3 ? 2 : 3) {
         struct proto_peer peers[MAXK];
         int lfd[MAXK], port;
@@ -810,12 +814,12 @@ int main(void)
         single_close(&s);
     }
 
-    T_CASE("rd-2.12", "xport_peer_abort: this rank's own failure told to every partner");
+    T_CASE("rd-2.12", "xport_abort: this rank's own failure told to every partner");
     {
         struct single s;
         double v[8];
         T_EQ_I(single_open(&s, T_S), 0);
-        T_EQ_I(xport_peer_abort(s.x, "step 3: NaN in the gradient"), 0);
+        T_EQ_I(xport_abort(s.x, "step 3: NaN in the gradient"), 0);
         expect_abort(s.end0, 0, 1, "rank 1 failed: step 3: NaN in the gradient");
         expect_abort(s.end3, 0, 1, "rank 1 failed: step 3: NaN in the gradient");
         T_TRUE(single_allreduce(&s, v, err) != 0);
@@ -827,10 +831,11 @@ int main(void)
     {
         struct single s;
         double v[8] = { 0 };
-        struct xport_peer_step st = { .peer = 2, .round = 1, .sbuf = v, .sbytes = 64,
+        struct xport_step st = { .to = 2, .from = 2, .send_tag = 1, .recv_tag = 1,
+                                 .sbuf = v, .sbytes = 64,
                                       .rbytes = 64, .patience = 1 };
         T_EQ_I(single_open(&s, T_S), 0);
-        T_EQ_I(xport_peer_begin(s.x, &st, err), ERR_USAGE);
+        T_EQ_I(xport_begin(s.x, &st, err), ERR_USAGE);
         T_HAS(err, "rank 2");
         T_TRUE(nothing_more(s.end0));
         T_TRUE(nothing_more(s.end3));
@@ -843,18 +848,19 @@ int main(void)
         struct delayed d;
         pthread_t th;
         double v[8] = { 0 }, in[8];
-        struct xport_peer_step st = { .peer = 0, .round = 1, .sbuf = v, .sbytes = 64,
+        struct xport_step st = { .to = 0, .from = 0, .send_tag = 1, .recv_tag = 1,
+                                 .sbuf = v, .sbytes = 64,
                                       .rbytes = 64, .patience = 10 };
         int rc;
         T_EQ_I(single_open(&s, 0.4), 0);
         d.fd = s.end0;
         d.after = 1.0;
         pthread_create(&th, NULL, delayed_main, &d);
-        rc = xport_peer_begin(s.x, &st, err);
+        rc = xport_begin(s.x, &st, err);
         if (rc == 0)
-            rc = xport_peer_recv(s.x, in, 64, err);
+            rc = xport_recv(s.x, in, 64, err);
         if (rc == 0)
-            rc = xport_peer_end(s.x, err);
+            rc = xport_end(s.x, err);
         pthread_join(th, NULL);
         T_EQ_I(rc, 0);
         if (rc != 0)
@@ -886,8 +892,9 @@ int main(void)
         o.cfg.world = 4;
         o.cfg.lfd = lfd2;
         o.cfg.peers = o.peers;
-        o.cfg.partners = partners;
-        o.cfg.npartners = rd_partners(2, 4, partners);
+        rd_plan(2, 4, &o.plan);
+        o.cfg.plan = &o.plan;
+        T_EQ_I(rd_partners(2, 4, partners), 2);
         o.cfg.hello = job;
         o.cfg.link = &o.link;
         o.cfg.timeout = 5.0;
@@ -912,7 +919,7 @@ int main(void)
         T_EQ_U(st3.answer.type, PROTO_HELLO);
         T_EQ_U(st3.answer.rank, 2);
         T_EQ_I(st0.rc, 0);
-        xport_peer_close(o.x);
+        xport_close(o.x);
         for (int i = 0; i < 3; i++) {
             struct stranger *sp = i == 0 ? &st0 : i == 1 ? &st1 : &st3;
             if (sp->fd >= 0)

@@ -100,15 +100,19 @@ static void *rank_main(void *arg)
 {
     struct job *j = arg;
     struct xport_tcp_cfg cfg;
-    struct xport_tcp *t = NULL;
+    struct xport_plan plan;
+    struct xport *t = NULL;
     struct ring ring;
-    int rc;
+    int rc, fds[2] = { j->right_fd, j->left_fd };   /* ring_plan's order */
 
     memset(&cfg, 0, sizeof cfg);
     cfg.rank = j->rank;
     cfg.world = j->world;
     cfg.lfd = j->lfd;
     cfg.peers = j->peers ? j->peers : fake_peers;
+    if (j->world > 1)
+        ring_plan(j->rank, j->world, &plan);
+    cfg.plan = &plan;
     cfg.hello = (struct proto_hello){ j->n, (uint32_t)j->dtype, 2, 7, 0, 1024 };
     cfg.link = &j->link;
     cfg.timeout = 10.0;
@@ -116,11 +120,11 @@ static void *rank_main(void *arg)
     if (j->world == 1)
         rc = 0;
     else if (j->left_fd >= 0)
-        rc = xport_tcp_attach(&t, &cfg, j->left_fd, j->right_fd, j->err);
+        rc = xport_tcp_attach(&t, &cfg, fds, j->err);
     else
         rc = xport_tcp_open(&t, &cfg, j->err);
     if (rc == 0)
-        rc = ring_init(&ring, t ? xport_tcp_base(t) : NULL, j->rank, j->world, j->piece);
+        rc = ring_init(&ring, t, j->rank, j->world, j->piece);
     for (int k = 0; rc == 0 && k < j->rounds; k++) {
         if (k > 0)
             fill(j, (uint64_t)k);
@@ -133,7 +137,7 @@ static void *rank_main(void *arg)
     }
     if (rc == 0 || t)
         ring_destroy(&ring);
-    xport_tcp_close(t);
+    xport_close(t);
     j->rc = rc;
     return NULL;
 }
@@ -250,7 +254,7 @@ static size_t check_allreduce(struct job *jobs, int k, enum fill f, uint64_t rou
 /* A transport under test: rank 1 of 4, whose left (rank 0) and right
  * (rank 2) are socket ends the test holds; rank 3 is further away. */
 struct single {
-    struct xport_tcp *t;
+    struct xport *t;
     struct link link;
     int left_end, right_end;    /* the test's ends: write as rank 0, read as rank 2 */
     struct ring ring;
@@ -259,7 +263,8 @@ struct single {
 static int single_open(struct single *s, double timeout)
 {
     struct xport_tcp_cfg cfg;
-    int a[2], b[2];
+    struct xport_plan plan;
+    int a[2], b[2], fds[2];
     char err[ERR_LEN];
 
     memset(s, 0, sizeof *s);
@@ -270,20 +275,24 @@ static int single_open(struct single *s, double timeout)
     cfg.rank = 1;
     cfg.world = 4;
     cfg.peers = fake_peers;
+    ring_plan(1, 4, &plan);
+    cfg.plan = &plan;
     cfg.link = &s->link;
     cfg.timeout = timeout;
     link_init(&s->link, 0, 0);
     s->left_end = a[0];
     s->right_end = b[1];
-    if (xport_tcp_attach(&s->t, &cfg, a[1], b[0], err) != 0)
+    fds[0] = b[0];              /* the right, then the left: ring_plan's order */
+    fds[1] = a[1];
+    if (xport_tcp_attach(&s->t, &cfg, fds, err) != 0)
         return -1;
-    return ring_init(&s->ring, xport_tcp_base(s->t), 1, 4, 0);
+    return ring_init(&s->ring, s->t, 1, 4, 0);
 }
 
 static void single_close(struct single *s)
 {
     ring_destroy(&s->ring);
-    xport_tcp_close(s->t);
+    xport_close(s->t);
     if (s->left_end >= 0)
         close(s->left_end);
     close(s->right_end);
@@ -721,14 +730,14 @@ int main(void)
         single_close(&s);
     }
 
-    T_CASE("ring-2.14", "xport_tcp_abort: this rank's own failure told to both neighbours");
+    T_CASE("ring-2.14", "xport_abort: this rank's own failure told to both neighbours");
     {
         struct single s;
         char text[PROTO_TEXT_MAX + 1];
         struct proto_header h;
         double v[8];
         T_EQ_I(single_open(&s, T_S), 0);
-        T_EQ_I(xport_tcp_abort(s.t, "step 3: NaN in the gradient"), 0);
+        T_EQ_I(xport_abort(s.t, "step 3: NaN in the gradient"), 0);
         T_EQ_I(get_frame(s.right_end, &h, text, sizeof text), 0);
         T_EQ_U(h.type, PROTO_ABORT);
         T_EQ_U(h.aux, 1);

@@ -1,0 +1,149 @@
+/* setup.c -- bin/ring_worker's set-up (setup.h says what and why). */
+#include "setup.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coll.h"
+#include "err.h"
+#include "gpu.h"
+#include "log.h"
+#include "net.h"
+#include "rd.h"
+#include "rendezvous.h"
+#include "ring.h"
+#include "xport_tcp.h"
+
+
+/* prefix: put PRE before what err says (one line; truncated quietly). */
+static void prefix(char *err, const char *pre)
+{
+    char why[ERR_LEN];
+
+    snprintf(why, sizeof why, "%s", err);
+    err_say(err, "%s%s", pre, why);
+}
+
+/* algo_blob: what the rendezvous blob carries on the host (with NCCL it
+ * carries the communicator's id): rank 0's --algo, zeros for the ring and
+ * a tag for rd, so that a rank that runs the other algorithm fails at once,
+ * naming the flag, instead of waiting for connections that never come. */
+static void algo_blob(int algo, unsigned char *blob)
+{
+    static const char tag[] = "psring --algo rd";
+
+    memset(blob, 0, PROTO_BLOB_SIZE);
+    if (algo == COLL_RD)
+        memcpy(blob, tag, sizeof tag);
+}
+
+/* algo_check: this rank's --algo against rank 0's, from the table's blob. */
+static int algo_check(int algo, const unsigned char *blob, char *err)
+{
+    unsigned char mine[PROTO_BLOB_SIZE];
+    int rd0;
+
+    algo_blob(algo, mine);
+    if (memcmp(mine, blob, PROTO_BLOB_SIZE) == 0)
+        return 0;
+    algo_blob(COLL_RD, mine);
+    rd0 = memcmp(mine, blob, PROTO_BLOB_SIZE) == 0;
+    err_say(err, "rank 0 runs --algo %s, this rank --algo %s: every rank must run the same one",
+        rd0 ? "rd" : "ring", algo == COLL_RD ? "rd" : "ring");
+    return ERR_MISMATCH;
+}
+
+/* setup_gpu: the GPU of this local rank, and with NCCL on rank 0 the
+ * communicator's id (for the rendezvous to carry to the others). */
+int setup_gpu(int kind, const struct cli_common *c, unsigned char *nccl_id, char *err)
+{
+    char desc[160];
+    int dev = 0, rc;
+
+    if ((rc = gpu_device_select(c->local_rank, &dev, err)) != 0) {
+        prefix(err, kind == COLL_NCCL ? "--transport nccl: " : "--device cuda: ");
+        return rc;
+    }
+    if (gpu_device_describe(desc, sizeof desc, NULL) != 0)
+        snprintf(desc, sizeof desc, "%d", dev);
+    log_msg("GPU %s (local rank %d), %s", desc, c->local_rank, gpu_build_info());
+    if (kind == COLL_NCCL && c->rank == 0 && (rc = gpu_nccl_unique_id(nccl_id, err)) != 0)
+        prefix(err, "--transport nccl: ");
+    return rc;
+}
+
+/* nccl_fit: NCCL needs a GPU per rank: refuse, before NCCL starts, more
+ * ranks on this host than it has GPUs (coll_local_ranks says how the
+ * ranks on this host are counted). */
+static int nccl_fit(const struct cli_common *c, const struct proto_peer *peers, char *err)
+{
+    const char *source;
+    int local_rank, local_ranks, devices = 0, rc;
+
+    coll_local_ranks(peers, c->world, c->rank, c->local_rank, &local_rank, &local_ranks,
+                     &source);
+    if ((rc = gpu_device_count(&devices, err)) != 0)
+        return rc;
+    if ((rc = gpu_nccl_fit(local_rank, local_ranks, devices, err)) != 0) {
+        char why[ERR_LEN];
+        snprintf(why, sizeof why, "%s", err);
+        err_say(err, "%s (local ranks counted from %s)", why, source);
+    }
+    return rc;
+}
+
+/* open_xport: the TCP transport with the algorithm's peer table. */
+static int open_xport(const struct setup_cfg *s, int lfd, const struct proto_peer *peers,
+                      struct xport **x, char *err)
+{
+    struct xport_plan plan;
+    struct xport_tcp_cfg xc = {
+        .rank = s->c->rank, .world = s->c->world, .lfd = lfd, .peers = peers, .plan = &plan,
+        .hello = s->hello, .link = s->link, .timeout = s->c->timeout,
+    };
+
+    if (s->algo == COLL_RD)
+        rd_plan(s->c->rank, s->c->world, &plan);
+    else
+        ring_plan(s->c->rank, s->c->world, &plan);
+    return xport_tcp_open(x, &xc, err);
+}
+
+int setup_connect(const struct setup_cfg *s, unsigned char *nccl_id, struct xport **x, char *err)
+{
+    const struct cli_common *c = s->c;
+    unsigned char blob[PROTO_BLOB_SIZE];
+    struct rdv_table table;
+    struct rdv_cfg rc_cfg;
+    int lfd = -1, data_port = 0, rc;
+
+    *x = NULL;
+    if (c->world == 1)
+        return s->kind == COLL_NCCL ? nccl_fit(c, NULL, err) : 0;
+    if ((rc = net_listen(s->listen_host, 0, &lfd, &data_port, err)) != 0)
+        return rc;
+    memset(&rc_cfg, 0, sizeof rc_cfg);
+    rc_cfg.rank = c->rank;
+    rc_cfg.world = c->world;
+    rc_cfg.hello = s->hello;
+    rc_cfg.coord_host = s->coord_host;
+    rc_cfg.coord_port = s->coord_port;
+    rc_cfg.port_file = c->rank == 0 ? s->port_file : NULL;
+    rc_cfg.data_host = s->adv_host;
+    rc_cfg.data_port = data_port;
+    rc_cfg.timeout = c->timeout;
+    algo_blob(s->algo, blob);
+    rc = rdv_run(&rc_cfg, s->kind == COLL_NCCL ? nccl_id : blob, &table, err);
+    if (rc == 0) {
+        if (s->kind == COLL_NCCL) {
+            memcpy(nccl_id, table.blob, GPU_NCCL_ID_BYTES);
+            rc = nccl_fit(c, table.peers, err);
+        } else if ((rc = algo_check(s->algo, table.blob, err)) == 0) {
+            rc = open_xport(s, lfd, table.peers, x, err);
+        }
+        rdv_table_free(&table);
+    }
+    close(lfd);
+    return rc;
+}
