@@ -35,10 +35,7 @@ set -uo pipefail
 cmdline="$0${*:+ $*}"
 prog=lab.sh
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
 . "$here/lib.sh"
-PSR_BIN=${PSR_BIN:-$root/bin}
-export PSR_BIN
 
 link_bw=500Mbit
 link_lat=200us

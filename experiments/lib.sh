@@ -2,10 +2,13 @@
 #
 # Sourced, never run: every script finds it next to itself,
 #     here=$(cd "$(dirname "$0")" && pwd); . "$here/lib.sh"
+# which also sets root (the repository) and PSR_BIN (the programs, default
+# root/bin), exported for the scripts and launchers it runs.
 # POSIX sh (bench_ring.sh runs under sh), plus `local`, which dash and bash
 # both have. Messages start with "$prog: " where the script sets prog
 # (its file name otherwise).
 #
+#   say MSG...                MSG on stderr, after "$prog: "
 #   die_usage MSG...          MSG on stderr, exit 64 (bad arguments)
 #   median                    the median of the numbers on stdin; nan if none
 #   size_bytes SIZE           4096, 4K, 4KiB, 16M, 1G -> bytes (powers of
@@ -22,8 +25,20 @@
 #   cpu_busy RECORD...        the share of the machine's CPUs the processes
 #                             of a job used in its timed steps (the records'
 #                             cpu_s, wall_s, ncpu; see common/metrics.h)
+#   opt_value ARG...          for a flag that takes a value ("--f V" or
+#                             "--f=V"): name (--f), val (V) and extra (how
+#                             many more arguments it used: 0 or 1, to shift);
+#                             exit 64 when no value follows
 #   need_bash51               exit 64 unless this is bash 5.1 or newer
 #   help_or_version ARG...    --help/-h: usage, exit 0; --version: exit 0
+
+say() {
+    echo "${prog:-${0##*/}}: $*" >&2
+}
+
+root=$(cd "$here/.." && pwd)
+: "${PSR_BIN:=$root/bin}"
+export PSR_BIN
 
 die_usage() {
     echo "${prog:-${0##*/}}: $*" >&2
@@ -79,6 +94,14 @@ csv_col() {
 cpu_busy() {
     awk '/^cpu_s / { c += $2 } /^wall_s / { if ($2 > w) w = $2 } /^ncpu / { n = $2 }
          END { printf "%.2f", (w > 0 && n > 0) ? c / (w * n) : 0 }' "$@"
+}
+
+opt_value() {
+    name=${1%%=*}
+    case $1 in
+    *=*) val=${1#*=}; extra=0 ;;
+    *) [ $# -ge 2 ] || die_usage "$name: missing value"; val=$2; extra=1 ;;
+    esac
 }
 
 need_bash51() {
