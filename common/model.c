@@ -1,45 +1,120 @@
-/* model.c -- alpha-beta formulas (derivations in model.h). */
+/* model.c -- alpha-beta formulas (derivations in model.h). Each formula is
+ * written once, here; the shorthands at the end call model_query. */
+#include <math.h>
+
 #include "model.h"
 
-double model_ps_link_bytes(int k, double bytes)
-{
-    return (double)k * bytes;
-}
-
-double model_ring_link_bytes(int k, double bytes)
-{
-    return k <= 1 ? 0.0 : 2.0 * (double)(k - 1) / (double)k * bytes;
-}
-
-double model_ps_ingress(int k, double bytes, double bw, double lat)
-{
-    return lat + model_ps_link_bytes(k, bytes) / bw;
-}
-
-double model_ps_egress(int k, double bytes, double bw, double lat)
-{
-    return lat + model_ps_link_bytes(k, bytes) / bw;
-}
-
-double model_ps_step(int k, double bytes, double bw, double lat)
-{
-    return model_ps_ingress(k, bytes, bw, lat) + model_ps_egress(k, bytes, bw, lat);
-}
-
-double model_ring(int k, double bytes, double bw, double lat)
-{
-    return k <= 1 ? 0.0 : 2.0 * (double)(k - 1) * lat + model_ring_link_bytes(k, bytes) / bw;
-}
-
-/* Recursive doubling (ring_worker/rd.c): log2 K exchanges of the whole
- * vector when K is a power of two; otherwise the extra ranks fold in first
- * and get the result back at the end, two more exchanges. */
-double model_rd(int k, double bytes, double bw, double lat)
+int model_rd_steps(int k)
 {
     int steps = 0;
     while ((1 << (steps + 1)) <= k)
         steps++;
     if ((1 << steps) != k)
-        steps += 2;
-    return steps * (lat + bytes / bw);
+        steps += 2;     /* the fold: extra ranks in first, the result out last */
+    return steps;
+}
+
+/* Bytes one direction of the busiest link carries per step. rd, K not a
+ * power of two: the rank that takes an extra rank's vector in (and gives
+ * the result back) carries one vector more than the exchanges. */
+static double link_bytes(enum model_algo algo, int k, int servers, double bytes)
+{
+    switch (algo) {
+    case MODEL_PS:
+        return (double)k * bytes / servers;
+    case MODEL_RING:
+        return k <= 1 ? 0.0 : 2.0 * (double)(k - 1) / (double)k * bytes;
+    case MODEL_RD: {
+        int s = model_rd_steps(k);
+        return ((1 << s) == k || k <= 1 ? s : s - 1) * bytes;
+    }
+    }
+    return NAN;
+}
+
+/* Messages in sequence per step: the number of times the latency counts. */
+static int latency_terms(enum model_algo algo, int k)
+{
+    switch (algo) {
+    case MODEL_PS:
+        return 2;                       /* push, then pull */
+    case MODEL_RING:
+        return k <= 1 ? 0 : 2 * (k - 1);   /* reduce-scatter + all-gather */
+    case MODEL_RD:
+        return model_rd_steps(k);
+    }
+    return 0;
+}
+
+double model_query(enum model_algo algo, enum model_quantity q, int k, int servers,
+                   double bytes, double bw, double lat)
+{
+    if (algo != MODEL_PS)
+        servers = 1;
+    switch (q) {
+    case MODEL_BYTES_IN:
+    case MODEL_BYTES_OUT:
+        return link_bytes(algo, k, servers, bytes);
+    case MODEL_STEPS:
+        return latency_terms(algo, k);
+    case MODEL_INGRESS:
+    case MODEL_EGRESS:
+        if (algo != MODEL_PS)
+            return NAN;
+        return lat + link_bytes(algo, k, servers, bytes) / bw;
+    case MODEL_TIME:
+        if (algo == MODEL_PS)
+            return model_query(algo, MODEL_INGRESS, k, servers, bytes, bw, lat) +
+                   model_query(algo, MODEL_EGRESS, k, servers, bytes, bw, lat);
+        if (algo == MODEL_RD)     /* every exchange moves the whole vector */
+            return latency_terms(algo, k) * (lat + bytes / bw);
+        return latency_terms(algo, k) * lat + link_bytes(algo, k, 1, bytes) / bw;
+    }
+    return NAN;
+}
+
+/* Ring: 2(K-1) a + r n b with r = 2(K-1)/K; rd: s a + s n b. Equal where
+ * (2(K-1) - s) a = (s - r) n b. */
+double model_crossover(int k, double bw, double lat)
+{
+    double num = latency_terms(MODEL_RING, k) - latency_terms(MODEL_RD, k);
+    double den = model_rd_steps(k) - (k <= 1 ? 0.0 : 2.0 * (double)(k - 1) / (double)k);
+    if (!(num > 0) || !(den > 0))
+        return NAN;
+    return num * lat / (den / bw);
+}
+
+double model_ps_link_bytes(int k, double bytes)
+{
+    return link_bytes(MODEL_PS, k, 1, bytes);
+}
+
+double model_ring_link_bytes(int k, double bytes)
+{
+    return link_bytes(MODEL_RING, k, 1, bytes);
+}
+
+double model_ps_ingress(int k, double bytes, double bw, double lat)
+{
+    return model_query(MODEL_PS, MODEL_INGRESS, k, 1, bytes, bw, lat);
+}
+
+double model_ps_egress(int k, double bytes, double bw, double lat)
+{
+    return model_query(MODEL_PS, MODEL_EGRESS, k, 1, bytes, bw, lat);
+}
+
+double model_ps_step(int k, double bytes, double bw, double lat)
+{
+    return model_query(MODEL_PS, MODEL_TIME, k, 1, bytes, bw, lat);
+}
+
+double model_ring(int k, double bytes, double bw, double lat)
+{
+    return model_query(MODEL_RING, MODEL_TIME, k, 1, bytes, bw, lat);
+}
+
+double model_rd(int k, double bytes, double bw, double lat)
+{
+    return model_query(MODEL_RD, MODEL_TIME, k, 1, bytes, bw, lat);
 }

@@ -74,8 +74,7 @@
 # (experiments/launch.sh).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-: "${PSR_BIN:=$here/../bin}"
-export PSR_BIN
+. "$here/lib.sh"
 launch="$here/launch.sh"
 prog=bench_overlap.sh
 
@@ -87,13 +86,12 @@ while [ $# -gt 0 ]; do
         --quick) quick=1; shift ;;
         --systems) systems=${2:-}; shift 2 ;;
         --help|-h) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        -*) echo "$prog: unknown option $1 (usage: $prog [--quick] [--systems \"ring ps\"] [OUTDIR])" >&2
-            exit 64 ;;
+        -*) die_usage "unknown option $1 (usage: $prog [--quick] [--systems \"ring ps\"] [OUTDIR])" ;;
         *) out=$1; shift ;;
     esac
 done
 for s in $systems; do
-    case $s in ring|ps) ;; *) echo "$prog: --systems: ring and/or ps, not '$s'" >&2; exit 64 ;; esac
+    case $s in ring|ps) ;; *) die_usage "--systems: ring and/or ps, not '$s'" ;; esac
 done
 
 bw=${BENCH_BW:-100Mbit}
@@ -123,15 +121,6 @@ done
 mkdir -p "$out/logs" || exit 1
 t0=$SECONDS
 
-# bytes SIZE: 256K -> 262144 (K, M, G suffixes).
-bytes() {
-    case $1 in
-        *K) echo $(( ${1%K} * 1024 )) ;;
-        *M) echo $(( ${1%M} * 1048576 )) ;;
-        *G) echo $(( ${1%G} * 1073741824 )) ;;
-        *) echo "$1" ;;
-    esac
-}
 # secs TIME: 200ms -> 0.2.
 secs() {
     case $1 in
@@ -141,30 +130,25 @@ secs() {
     esac
 }
 
-# job TAG SYSTEM K PARAMS LAYERS LINK BACKWARD BUCKET STEPS [--no-overlap]:
-# one job; prints "nbuckets backward_s comm_s pull_s step_s" (rank 0's, or
+# overlap_job TAG SYSTEM K PARAMS LAYERS LINK BACKWARD BUCKET STEPS
+# [--no-overlap]: one job; prints "nbuckets backward_s comm_s pull_s step_s" (rank 0's, or
 # worker 0's, medians), or fails naming the job and its log.
-job() {
+overlap_job() {
     local tag=$1 sys=$2 k=$3 p=$4 l=$5 link=$6 b=$7 size=$8 st=$9; shift 9
     local log="$out/logs/$tag.log" who line nb
     local common=(--workload synthetic --params "$p" --layers "$l" --dtype f32 --steps "$st"
                   --warmup 1 --backward-time "$b" --link-bw "$link" --time-limit 300)
+    local what="job $tag ($sys K=$k, backward $b, bucket $size $*)"
     if [ "$sys" = ring ]; then
-        "$launch" ring "$k" "${common[@]}" --bucket-size "$size" "$@" >"$log.csv" 2>"$log"
+        job "$what" "$log.csv" "$log" "$launch" ring "$k" "${common[@]}" --bucket-size "$size" "$@" || return 1
         who=rank0
     else
-        "$launch" ps "$k" "${common[@]}" --worker-args "--bucket-size $size $*" >"$log.csv" 2>"$log"
+        job "$what" "$log.csv" "$log" "$launch" ps "$k" "${common[@]}" --worker-args "--bucket-size $size $*" || return 1
         who=worker0
-    fi
-    # shellcheck disable=SC2181
-    if [ $? -ne 0 ]; then
-        echo "$prog: job $tag failed ($sys K=$k, backward $b, bucket $size $*); see $log:" >&2
-        tail -n 3 "$log" >&2
-        return 1
     fi
     # The pace should be the EMULATED link's; say so when the CPUs set it
     # (psr_merge's host_bound: the processes kept them over 80% busy).
-    awk -F, 'NR == 2 && $19 == 1 { exit 1 }' "$log.csv" ||
+    [ "$(csv_col "$log.csv" host_bound)" != 1 ] ||
         echo "$prog: $tag: HOST-BOUND (the CPUs, not the emulated link, set the pace)" >&2
     line=$(grep "$who|.*medians over" "$log" | tail -n 1)
     [ -n "$line" ] || { echo "$prog: job $tag: no medians line in $log" >&2; return 1; }
@@ -173,7 +157,7 @@ job() {
     # worker's push returns once its bytes are in the kernel's buffers,
     # while the server's link is still taking them in.
     local io=""
-    [ "$sys" = ps ] && io=$(awk -F, 'NR == 2 { print $10, $11 }' "$log.csv")
+    [ "$sys" = ps ] && io="$(csv_col "$log.csv" ingress_s) $(csv_col "$log.csv" egress_s)"
     echo "$line $io" | awk -v sys="$sys" '{
         nb = 1
         for (i = 1; i <= NF; i++) {
@@ -189,19 +173,19 @@ job() {
 # ------------------------------------------------------------ (1) buckets
 for sys in $systems; do
     {
-        echo "# bucket-size sweep: $sys, K = 2, $bk_params f32 params ($(( $(bytes "$bk_params") * 4 )) bytes)" \
+        echo "# bucket-size sweep: $sys, K = 2, $bk_params f32 params ($(( $(size_bytes "$bk_params") * 4 )) bytes)" \
              "in $bk_layers layers, link $bk_bw (EMULATED),"
         echo "# EMULATED backward time $bk_bwd; medians over $(( bk_steps - 1 )) timed steps (rank 0)"
         echo "# bucket_bytes nbuckets backward_s comm_s pull_s step_overlap_s step_no_overlap_s best_s hidden"
     } | tee "$out/buckets_$sys.dat"
     for size in $sizes; do
-        on=$(job "bucket_${sys}_${size}_on" "$sys" 2 "$bk_params" "$bk_layers" "$bk_bw" "$bk_bwd" \
+        on=$(overlap_job "bucket_${sys}_${size}_on" "$sys" 2 "$bk_params" "$bk_layers" "$bk_bw" "$bk_bwd" \
                  "$size" "$bk_steps") || exit 1
-        off=$(job "bucket_${sys}_${size}_off" "$sys" 2 "$bk_params" "$bk_layers" "$bk_bw" "$bk_bwd" \
+        off=$(overlap_job "bucket_${sys}_${size}_off" "$sys" 2 "$bk_params" "$bk_layers" "$bk_bw" "$bk_bwd" \
                   "$size" "$bk_steps" --no-overlap) || exit 1
         # backward and comm from the run without overlap (nothing to share
         # the time with); the step with overlap from the other.
-        echo "$(bytes "$size") $on $off" | awk '{
+        echo "$(size_bytes "$size") $on $off" | awk '{
             nb = $7; b = $8; c = $9; p = $10; son = $6; soff = $11
             hid = c - p; m = (b < hid ? b : hid); best = (b > hid ? b : hid) + p
             printf "%d %d %.4f %.4f %.4f %.4f %.4f %.4f %.3f\n", $1, nb, b, c, p, son, soff, best,
@@ -220,15 +204,15 @@ for sys in $systems; do
             echo "# backward_set_s backward_s comm_s pull_s step_overlap_s step_no_overlap_s max_model_s" \
                  "sum_model_s best_s"
         } | tee "$out/overlap_${sys}_k$k.dat"
-        calib=$(job "overlap_${sys}_k${k}_calib" "$sys" "$k" "$params" "$layers" "$bw" 1ms \
+        calib=$(overlap_job "overlap_${sys}_k${k}_calib" "$sys" "$k" "$params" "$layers" "$bw" 1ms \
                      "$bucket" "$steps" --no-overlap) || exit 1
         comm=$(echo "$calib" | awk '{ print $3 }')
         echo "# calibration (1 ms backward, no overlap): communication $comm s per step"
         for f in $factors; do
             b=$(awk -v f="$f" -v c="$comm" 'BEGIN { printf "%dms", f * c * 1000 + 0.5 }')
-            on=$(job "overlap_${sys}_k${k}_${b}_on" "$sys" "$k" "$params" "$layers" "$bw" "$b" \
+            on=$(overlap_job "overlap_${sys}_k${k}_${b}_on" "$sys" "$k" "$params" "$layers" "$bw" "$b" \
                      "$bucket" "$steps") || exit 1
-            off=$(job "overlap_${sys}_k${k}_${b}_off" "$sys" "$k" "$params" "$layers" "$bw" "$b" \
+            off=$(overlap_job "overlap_${sys}_k${k}_${b}_off" "$sys" "$k" "$params" "$layers" "$bw" "$b" \
                       "$bucket" "$steps" --no-overlap) || exit 1
             echo "$(secs "$b") $on $off" | awk '{
                 b = $8; c = $9; p = $10; son = $6; soff = $11; hid = c - p

@@ -16,10 +16,9 @@
 #   experiments/bench_ps.sh [--quick] [--reps N]
 # Columns under '#' headers on stdout. Each figure is the median of N runs.
 set -uo pipefail
+prog=bench_ps.sh
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-PSR_BIN=${PSR_BIN:-$root/bin}
-export PSR_BIN
+. "$here/lib.sh"
 reps=3
 ks="2 4 8 16"
 big=$((64 * 1048576))
@@ -28,15 +27,12 @@ while [ $# -gt 0 ]; do
     --quick) reps=1; ks="2 4"; big=$((16 * 1048576)); shift ;;
     --reps) reps=$2; shift 2 ;;
     --help|-h) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench_ps.sh: unknown option '$1' (try --help)" >&2; exit 64 ;;
+    *) die_usage "unknown option '$1' (try --help)" ;;
     esac
 done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/psring-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# col CSV NAME: the value of column NAME in the row of a one-row CSV.
-col() { awk -F, -v n="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i } NR == 2 { print $c }' "$1"; }
 
 echo "# bench_ps: parameter server benchmarks, $(nproc) CPUs, median of $reps runs"
 
@@ -68,15 +64,16 @@ for k in $ks; do
         "$here/launch.sh" ps "$k" --workload synthetic --dtype f32 --params 1048576 --steps 6 --warmup 2 \
             --link-bw 500Mbit --link-latency 200us --timeout 30 --csv-out "$tmp/row.csv" >/dev/null 2>"$tmp/l.log" ||
             { echo "# K=$k failed: $(tail -n 2 "$tmp/l.log")" >&2; continue; }
-        echo "$(col "$tmp/row.csv" ingress_s) $(col "$tmp/row.csv" egress_s) $(col "$tmp/row.csv" time_s)"
+        echo "$(csv_col "$tmp/row.csv" ingress_s) $(csv_col "$tmp/row.csv" egress_s) $(csv_col "$tmp/row.csv" time_s)"
     done > "$tmp/runs"
     in=$(awk '{ print $1 }' "$tmp/runs" | median)
     eg=$(awk '{ print $2 }' "$tmp/runs" | median)
     st=$(awk '{ print $3 }' "$tmp/runs" | median)
-    awk -v k="$k" -v i="$in" -v e="$eg" -v s="$st" 'BEGIN {
-        bw = 62.5e6; a = 200e-6; n = 4194304;
-        mi = a + k * n / bw; ms = 2 * mi;
-        printf "%d %.4f %.4f %.3f %.4f %.4f %.3f %.4f %.4f %.3f\n", k, i, mi, i / mi, e, mi, e / mi, s, ms, s / ms }'
+    # the model (bin/model) for this K on the link above
+    m() { "$PSR_BIN/model" --algo ps --K "$k" --bytes 4M --bw 500Mbit --latency 200us "$@"; }
+    awk -v k="$k" -v i="$in" -v e="$eg" -v s="$st" -v mi="$(m --quantity ingress)" -v mo="$(m --quantity egress)" \
+        -v ms="$(m --quantity time)" 'BEGIN {
+        printf "%d %.4f %.4f %.3f %.4f %.4f %.3f %.4f %.4f %.3f\n", k, i, mi, i / mi, e, mo, e / mo, s, ms, s / ms }'
 done
 
 # ------------------------------------------------------------ 3. unpaced ingress vs iperf3
@@ -92,7 +89,7 @@ for k in $ks; do
         rm -f "$tmp/row.csv"
         "$here/launch.sh" ps "$k" --workload synthetic --dtype f32 --params $((big / 4)) --steps 4 --warmup 1 \
             --timeout 60 --csv-out "$tmp/row.csv" >/dev/null 2>"$tmp/u.log" || { echo "nan"; continue; }
-        i=$(col "$tmp/row.csv" ingress_s)
+        i=$(csv_col "$tmp/row.csv" ingress_s)
         ps=$(awk -v k="$k" -v n="$big" -v i="$i" 'BEGIN { printf "%.3f", k * n / i / 1e9 }')
         ip=nan
         if [ $have_iperf = 1 ]; then

@@ -43,9 +43,9 @@
 # BENCH_SIZES ("4K 16K 32K 64K 128K 256K 512K 1M 4M 16M"), BENCH_BW
 # (500Mbit), BENCH_LAT (200us), BENCH_ITERS (5 timed, 1 warm-up).
 # Needs bash >= 5.1 for experiments/launch.sh.
+prog=bench_rd.sh
 here=$(cd "$(dirname "$0")" && pwd)
-: "${PSR_BIN:=$here/../bin}"
-export PSR_BIN
+. "$here/lib.sh"
 out=${PSR_RESULTS:-results}/bench
 launch="$here/launch.sh"
 k=${BENCH_K:-8}
@@ -64,18 +64,14 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/psring-bench-rd.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 [ -x "$PSR_BIN/ring_worker" ] || { echo "bench_rd.sh: no ring_worker in $PSR_BIN (run make)" >&2; exit 1; }
 
-median() {
-    sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2];
-                                        else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
+for size in $sizes; do
+    size_bytes "$size" >/dev/null || die_usage "BENCH_SIZES: '$size' is not a size like 4K"
+done
 
-# bytes SIZE: 4K -> 4096 (the sizes of this script: K and M suffixes).
-bytes() {
-    case $1 in
-        *K) echo $(( ${1%K} * 1024 )) ;;
-        *M) echo $(( ${1%M} * 1048576 )) ;;
-        *) echo "$1" ;;
-    esac
+# model ARGS...: bin/model's number for this run's K and link (the
+# alpha-beta model, common/model.h); later flags win.
+model() {
+    "$PSR_BIN/model" --K "$k" --bw "$bw" --latency "$lat" "$@"
 }
 
 # run ALGO SIZE: one launch.sh job; appends "time_s cpu_busy" to $tmp/ALGO,
@@ -87,17 +83,14 @@ run() {
         -n "$iters" -w 1 --link-bw "$bw" --link-latency "$lat" --timeout 60 \
         --csv-out "$tmp/row.csv" --out "$tmp/recs" >/dev/null 2>"$tmp/err"
     if [ -s "$tmp/row.csv" ]; then
-        t=$(awk -F, 'NR == 2 { print $7 }' "$tmp/row.csv")
-        busy=$(awk '/^cpu_s / { c += $2 } /^wall_s / { if ($2 > w) w = $2 } /^ncpu / { n = $2 }
-                    END { printf "%.2f", (w > 0 && n > 0) ? c / (w * n) : 0 }' "$tmp"/recs/rec.rank.*)
-        echo "$t $busy" >>"$tmp/$algo"
+        echo "$(csv_col "$tmp/row.csv" time_s) $(cpu_busy "$tmp"/recs/rec.rank.*)" >>"$tmp/$algo"
     else
         echo "bench_rd.sh: $algo at $size failed: $(tail -c 300 "$tmp/err" | tr '\n' ' ')" >&2
         echo "nan nan" >>"$tmp/$algo"
     fi
 }
 
-# The link's numbers as the model wants them: a in seconds, rate in bytes/s.
+# The link's numbers for the header: a in seconds, rate in bytes/s.
 a=$(echo "$lat" | awk '/us$/ { print $0 * 1e-6; next } /ms$/ { print $0 * 1e-3; next } { print $0 + 0 }')
 rate=$(echo "$bw" | awk '/Gbit$/ { print $0 * 1e9 / 8; next } /Mbit$/ { print $0 * 1e6 / 8; next }
                          /MB$/ { print $0 * 1e6; next } /GB$/ { print $0 * 1e9; next } { print $0 + 0 }')
@@ -121,16 +114,14 @@ for size in $sizes; do
         run rd "$size"
         i=$((i + 1))
     done
-    n=$(bytes "$size")
+    n=$(size_bytes "$size")
     rt=$(awk '{ print $1 }' "$tmp/ring" | median)
     dt=$(awk '{ print $1 }' "$tmp/rd" | median)
     rc=$(awk '{ print $2 }' "$tmp/ring" | median)
     dc=$(awk '{ print $2 }' "$tmp/rd" | median)
-    awk -v n="$n" -v k="$k" -v a="$a" -v r="$rate" -v rt="$rt" -v dt="$dt" -v rc="$rc" -v dc="$dc" 'BEGIN {
-        l = 0; p = 1; while (p * 2 <= k) { p *= 2; l++ }
-        steps = (p == k) ? l : l + 2
-        rm = 2 * (k - 1) * a + 2 * (k - 1) / k * n / r
-        dm = steps * (a + n / r)
+    rm=$(model --algo ring --bytes "$n")
+    dm=$(model --algo rd --bytes "$n")
+    awk -v n="$n" -v rt="$rt" -v dt="$dt" -v rc="$rc" -v dc="$dc" -v rm="$rm" -v dm="$dm" 'BEGIN {
         ratio = (dt + 0 > 0) ? sprintf("%.2f", rt / dt) : "nan"
         verdict = (rc + 0 > 0.80 || dc + 0 > 0.80) ? "host" : \
                   (rt / rm > 1.25 || dt / dm > 1.25) ? "steps" : "link"
@@ -138,13 +129,17 @@ for size in $sizes; do
                n, rt, rm, dt, dm, ratio, rm / dm, rt / rm, dt / dm, rc, dc, verdict }' | tee -a "$out/rd_vs_ring.dat"
 done
 
-# The crossover, measured (from the table) and predicted.
-awk -v k="$k" -v a="$a" -v r="$rate" '
+# The crossover, measured (from the table) and predicted (bin/model). The
+# latency the runs paid per step, a_eff: at the smallest size, each
+# algorithm's time less the model's bandwidth term (the model at latency
+# 0), over its latency terms (steps).
+n1=$(awk '!/^#/ && $6 != "nan" { print $1; exit }' "$out/rd_vs_ring.dat")
+[ -n "$n1" ] || n1=1
+awk -v a="$a" -v pred="$("$PSR_BIN/model" --crossover --K "$k" --bw "$bw" --latency "$lat")" \
+    -v steps="$(model --algo rd --bytes 1 --quantity steps)" -v ring_steps="$(model --algo ring --bytes 1 --quantity steps)" \
+    -v ring_bw="$(model --algo ring --bytes "$n1" --latency 0)" -v rd_bw="$(model --algo rd --bytes "$n1" --latency 0)" '
     !/^#/ && $6 != "nan" { n[++m] = $1; q[m] = $6; if (m == 1) { first_r = $2; first_d = $4 } }
     END {
-        l = 0; p = 1; while (p * 2 <= k) { p *= 2; l++ }
-        steps = (p == k) ? l : l + 2
-        pred = (2 * (k - 1) - steps) * a / ((steps - 2 * (k - 1) / k) / r)
         found = 0
         for (i = 2; i <= m; i++)            # the last crossing: noise may dip earlier
             if (q[i - 1] >= 1 && q[i] < 1)
@@ -160,8 +155,8 @@ awk -v k="$k" -v a="$a" -v r="$rate" '
         printf "# crossover predicted: %.0f bytes (%.1f KiB) = (2(K-1) - %d) a / ((%d - 2(K-1)/K) b)\n",
                pred, pred / 1024, steps, steps
         if (m > 0 && first_r > 0 && first_d > 0) {
-            ar = (first_r - 2 * (k - 1) / k * n[1] / r) / (2 * (k - 1))
-            ad = (first_d - steps * n[1] / r) / steps
+            ar = (first_r - ring_bw) / ring_steps
+            ad = (first_d - rd_bw) / steps
             ae = (ar + ad) / 2
             printf "# a_eff (fitted at %d bytes): %.0f us per step; crossover with a_eff: %.0f bytes (%.1f KiB)\n",
                    n[1], ae * 1e6, pred * ae / a, pred * ae / a / 1024

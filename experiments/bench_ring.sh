@@ -26,9 +26,9 @@
 # Environment: PSR_BIN (default bin/), PSR_RESULTS, BENCH_QUICK=1 (fewer
 # and shorter runs), BENCH_REPS, BENCH_KMAX, BENCH_PART=1|2 (one table).
 # Needs bash >= 5.1 for experiments/launch.sh.
+prog=bench_ring.sh
 here=$(cd "$(dirname "$0")" && pwd)
-: "${PSR_BIN:=$here/../bin}"
-export PSR_BIN
+. "$here/lib.sh"
 out=${PSR_RESULTS:-results}/bench
 launch="$here/launch.sh"
 peers=${PSR_PEERS:-$here/../build/peers}
@@ -45,11 +45,6 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/psring-bench-ring.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 [ -x "$PSR_BIN/ring_worker" ] || { echo "bench_ring.sh: no ring_worker in $PSR_BIN (run make)" >&2; exit 1; }
-
-median() {
-    sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2];
-                                        else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
 
 # ring_busbw K SIZE: one launch.sh run; rank 0's busbw column.
 ring_busbw() {
@@ -96,7 +91,7 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
             r=$(median <"$tmp/r")
             m=nan
             [ $mpi = 1 ] && m=$(median <"$tmp/m")
-            bytes=$(( ${size%M} * 1048576 ))
+            bytes=$(size_bytes "$size")
             awk -v k=$k -v b=$bytes -v r="$r" -v m="$m" 'BEGIN {
                 ratio = (m + 0 > 0) ? sprintf("%.2f", r / m) : "nan"
                 printf "%-3d %11d  %10s  %9s  %5s\n", k, b, r, m, ratio }' | tee -a "$out/ring_vs_mpi.dat"
@@ -120,10 +115,10 @@ if [ "$part" = all ] || [ "$part" = 2 ]; then
             --link-latency 200us --timeout 60 --csv-out "$tmp/row.csv" --out "$tmp/recs" \
             >/dev/null 2>"$tmp/model.err"
         if [ -s "$tmp/row.csv" ]; then
-            busy=$(awk '/^cpu_s / { c += $2 } /^wall_s / { if ($2 > w) w = $2 } /^ncpu / { n = $2 }
-                        END { printf "%.2f", (w > 0 && n > 0) ? c / (w * n) : 0 }' "$tmp"/recs/rec.rank.*)
-            awk -F, -v k=$k -v busy="$busy" 'NR == 2 {
-                printf "%-3d %-10.6f %-10.6f %-11.3f %-9s %-11s %s\n", k, $7, $18, $7 / $18, busy, $19,
+            busy=$(cpu_busy "$tmp"/recs/rec.rank.*)
+            csv_awk -v k=$k -v busy="$busy" 'FNR == 2 {
+                t = $c["time_s"]; m = $c["model_s"]
+                printf "%-3d %-10.6f %-10.6f %-11.3f %-9s %-11s %s\n", k, t, m, t / m, busy, $c["host_bound"],
                        (busy + 0 > 0.80) ? "host" : "link" }' "$tmp/row.csv" | tee -a "$out/ring_model.dat"
         else
             echo "# K=$k failed: $(tail -c 200 "$tmp/model.err" | tr '\n' ' ')" | tee -a "$out/ring_model.dat"

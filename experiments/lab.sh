@@ -33,10 +33,9 @@
 set -uo pipefail
 
 cmdline="$0${*:+ $*}"
+prog=lab.sh
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-PSR_BIN=${PSR_BIN:-$root/bin}
-export PSR_BIN
+. "$here/lib.sh"
 
 link_bw=500Mbit
 link_lat=200us
@@ -93,8 +92,13 @@ while [ $# -gt 0 ]; do
     --rate) tc_rate=$2; shift 2 ;;
     --quick) quick=1; ks="2 4"; sizes="4K 64K"; steps=3; warmup=1; size_steps=3; bytes=256K; shift ;;
     --help|-h) usage; exit 0 ;;
-    *) echo "lab.sh: unknown option '$1' (try --help)" >&2; exit 64 ;;
+    *) die_usage "unknown option '$1' (try --help)" ;;
     esac
+done
+
+nb=$(size_bytes "$bytes") || die_usage "--bytes: '$bytes' is not a size like 4M (4096, 4K, 1M, 1G)"
+for s in $sizes; do
+    size_bytes "$s" >/dev/null || die_usage "--sizes: '$s' is not a size like 4K (4096, 4K, 1M, 1G)"
 done
 
 for b in ps_server ps_worker ring_worker psr_merge bench_link model; do
@@ -114,21 +118,10 @@ progress() { if [ $tty = 1 ]; then printf '\r\033[K%s' "$1" >&2; fi; }
 done_line() { if [ $tty = 1 ]; then printf '\r\033[K' >&2; fi; echo "$1" >&2; }
 elapsed() { echo $(( $(date +%s) - t_start ))s; }
 
-# size_elems SIZE: f32 elements in SIZE (4K, 1M, ...), via bin/model's
-# parser would be overkill: the lab's sizes are powers of two with K/M/G.
-size_bytes() {
-    case $1 in
-    *K) echo $(( ${1%K} * 1024 )) ;;
-    *M) echo $(( ${1%M} * 1048576 )) ;;
-    *G) echo $(( ${1%G} * 1073741824 )) ;;
-    *) echo "$1" ;;
-    esac
-}
-
-# job SYSTEM K BYTES CSV NAME [LAUNCHER-ARGS...]: one launcher run (extra
-# arguments go to launch.sh, e.g. --worker-args "--algo rd"); its stderr to
-# logs/NAME.log.
-job() {
+# sweep_job SYSTEM K BYTES CSV NAME [LAUNCHER-ARGS...]: one launcher run
+# (extra arguments go to launch.sh, e.g. --worker-args "--algo rd"); its
+# stderr to logs/NAME.log.
+sweep_job() {
     local sys=$1 k=$2 nbytes=$3 csv=$4 name=$5 elems
     shift 5
     elems=$(( nbytes / 4 ))
@@ -137,12 +130,8 @@ job() {
         --steps "$steps" --warmup "$warmup" --link-bw "$link_bw" --link-latency "$link_lat" \
         --timeout 30 --time-limit "$time_limit" --csv-out "$csv" "$@"
     { printf '%s:' "$name"; printf ' %q' "$@"; echo; } >> "$out/commands.txt"   # the manifest lists every job
-    if "$@" >"$out/logs/$name.out" 2>"$out/logs/$name.log"; then
-        return 0
-    fi
+    job "$name" "$out/logs/$name.out" "$out/logs/$name.log" "$@" && return 0
     failed=$((failed + 1))
-    echo "lab.sh: $name failed; see $out/logs/$name.log:" >&2
-    tail -n 3 "$out/logs/$name.log" | sed 's/^/    /' >&2
     return 1
 }
 
@@ -153,15 +142,13 @@ loop=$("$PSR_BIN/bench_link" --loopback 2>/dev/null | awk '$1 == "loopback_MBps"
 done_line "[1/5] loopback TCP, unpaced: $loop MB/s ($(elapsed))"
 
 # ------------------------------------------------------------ 2. K sweep
-nb=$(size_bytes "$bytes")
-nk=$(echo $ks | wc -w)
 i=0
 for sys in ps ring; do
     for k in $ks; do
         [ "$sys" = ring ] && [ "$k" -lt 2 ] && continue     # a ring of one moves nothing
         i=$((i + 1))
         progress "[2/5] K sweep: $sys K=$k (n = $bytes, link $link_bw, $link_lat) ..."
-        if job "$sys" "$k" "$nb" "$out/k_sweep.csv" "k_${sys}_$k"; then
+        if sweep_job "$sys" "$k" "$nb" "$out/k_sweep.csv" "k_${sys}_$k"; then
             done_line "[2/5] K sweep: $sys K=$k done ($(elapsed))"
         fi
     done
@@ -184,32 +171,33 @@ if [ "$netns" = 1 ]; then
                 --params "$elems" --steps "$steps" --warmup "$warmup" --timeout 30 \
                 --time-limit "$time_limit" --csv-out "$out/netns/raw.csv"
             echo "netns_${sys}_$k: $*" >> "$out/commands.txt"
-            if "$@" >"$out/logs/netns_${sys}_$k.out" 2>"$out/logs/netns_${sys}_$k.log"; then
+            if job "netns $sys K=$k" "$out/logs/netns_${sys}_$k.out" "$out/logs/netns_${sys}_$k.log" "$@"; then
                 done_line "[2/5] namespaces: $sys K=$k done ($(elapsed))"
             else
                 failed=$((failed + 1))
-                echo "lab.sh: netns $sys K=$k failed; see $out/logs/netns_${sys}_$k.log:" >&2
-                tail -n 3 "$out/logs/netns_${sys}_$k.log" | sed 's/^/    /' >&2
             fi
         done
     done
-    # Fill link_bw (bytes/s), link_latency (0) and model_s from each row's
-    # "# netns ... tc_rate_bps=R" line, which follows the row.
-    awk -F, -v OFS=, '
-        NR == 1 { print; next }
+    # Fill link_bw (bytes/s), link_latency (0) and model_s (bin/model) from
+    # each row's "# netns ... tc_rate_bps=R" line, which follows the row.
+    csv_awk -v model="$PSR_BIN/model" '
+        FNR == 1 { print; next }
         /^# netns/ { n = split($0, f, " ");
                      for (i = 1; i <= n; i++) if (f[i] ~ /^tc_rate_bps=/) { split(f[i], v, "="); bw = v[2] / 8 }
-                     if (row != "") { split(row, c, ","); k = c[4]; b = c[5];
-                        m = (c[1] == "ps") ? 2 * k * b / bw : 2 * (k - 1) / k * b / bw;
-                        c[16] = bw; c[17] = 0; c[18] = m; c[19] = "";
-                        line = c[1]; for (i = 2; i <= 19; i++) line = line "," c[i]; print line }
+                     if (row != "") { nf = split(row, r, ",")
+                        algo = r[c["system"]] == "ps" ? "ps" : r[c["algo"]] == "rd" ? "rd" : "ring"
+                        cmd = sprintf("\"%s\" --algo %s --K %s --bytes %s --bw %.17g --latency 0", model, algo,
+                                      r[c["K"]], r[c["bytes"]], bw)
+                        m = "nan"; cmd | getline m; close(cmd)
+                        r[c["link_bw"]] = bw; r[c["link_latency"]] = 0; r[c["model_s"]] = m + 0; r[c["host_bound"]] = ""
+                        line = r[1]; for (i = 2; i <= nf; i++) line = line "," r[i]; print line }
                      print; row = ""; next }
         /^#/ { print; next }
         { row = $0 }' "$out/netns/raw.csv" > "$out/netns/k_sweep.csv" 2>/dev/null
     nsub="namespaces: REAL tc tbf at $tc_rate per host link (not emulated), kernel latency only; synthetic f32"
     for p in k_time k_bytes; do
         for fmt in png svg; do
-            gnuplot -e "dir='$root/plots/'; file='$out/netns/k_sweep.csv'; fmt='$fmt'; out='$out/netns/$p.$fmt'; sub='n = $bytes, $nsub'" \
+            gnuplot -e "dir='$root/plots/'; model='$PSR_BIN/model'; file='$out/netns/k_sweep.csv'; fmt='$fmt'; out='$out/netns/$p.$fmt'; sub='n = $bytes, $nsub'" \
                 "$root/plots/$p.gp" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
         done
     done
@@ -230,7 +218,7 @@ for s in $sizes; do
         esac
         [ "$sys" = ring ] && [ "$size_k" -lt 2 ] && continue     # a ring of one moves nothing
         progress "[3/5] size sweep: $alg K=$size_k n=$s ..."
-        if job "$sys" "$size_k" "$(size_bytes "$s")" "$out/size_sweep.csv" "size_${alg}_$s" "${extra[@]}"; then
+        if sweep_job "$sys" "$size_k" "$(size_bytes "$s")" "$out/size_sweep.csv" "size_${alg}_$s" "${extra[@]}"; then
             done_line "[3/5] size sweep: $alg K=$size_k n=$s done ($(elapsed))"
         fi
     done
@@ -242,38 +230,36 @@ steps=$steps_saved
 "$PSR_BIN/model" --elements $((nb / 4)) --elem-bytes 4 --bw "$link_bw" --latency "$link_lat" \
     --workers "$(echo $ks | tr ' ' ,)" >> "$out/model.txt"
 progress "[4/5] loss curves: PS, ring, reference and the mistake modes (linreg, K = 4) ..."
-if bash "$here/lab_loss.sh" "$out" >"$out/logs/loss.out" 2>"$out/logs/loss.log"; then
+if job "the loss curves" "$out/logs/loss.out" "$out/logs/loss.log" bash "$here/lab_loss.sh" "$out"; then
     done_line "[4/5] the seed's K table: $out/model.txt; loss curves: $out/loss.png ($(elapsed))"
 else
     failed=$((failed + 1))
-    echo "lab.sh: the loss curves failed; see $out/logs/loss.log:" >&2
-    tail -n 3 "$out/logs/loss.log" | sed 's/^/    /' >&2
 fi
 
 # ------------------------------------------------------------ host-bound check
-# Rows flagged host_bound (column 19) are CPU effects, not network ones.
-hb=$(awk -F, 'FNR > 1 && $19 == 1 { printf "%s K=%s n=%s; ", ($2 == "rd" ? "rd" : $1), $4, $5 }' \
+# Rows flagged host_bound are CPU effects, not network ones.
+hb=$(csv_awk 'FNR > 1 && $c["host_bound"] == 1 { printf "%s K=%s n=%s; ", ($c["algo"] == "rd" ? "rd" : $c["system"]), $c["K"], $c["bytes"] }' \
      "$out/k_sweep.csv" "$out/size_sweep.csv" 2>/dev/null)
-lb=$(awk -v l="$loop" -v r="$("$PSR_BIN/model" --elements 1 --elem-bytes 1 --bw "$link_bw" --workers 1 |
-        awk '$1 == "1" { print 1 / ($2) }')" -v ks="$ks" 'BEGIN {
-        n = split(ks, k, " "); m = 0; for (i = 1; i <= n; i++) if (k[i] > m) m = k[i];
+# The link's rate in bytes/s: one byte through one link takes 1/rate.
+lb=$(awk -v l="$loop" -v t="$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$link_bw" --quantity ingress)" -v ks="$ks" 'BEGIN {
+        r = 1 / t; n = split(ks, k, " "); m = 0; for (i = 1; i <= n; i++) if (k[i] > m) m = k[i];
         if (l > 0 && m * r / 1e6 > 0.5 * l) print "K x link rate = " m * r / 1e6 " MB/s is not well below the loopback rate " l " MB/s" }')
 
 # ------------------------------------------------------------ 5. plots
 sub="EMULATED links: $link_bw, $link_lat one-way; synthetic f32; 127.0.0.1, $(nproc) CPUs"
 for p in k_time k_bytes k_scaling; do
     for fmt in png svg; do
-        gnuplot -e "dir='$root/plots/'; file='$out/k_sweep.csv'; fmt='$fmt'; out='$out/$p.$fmt'; sub='n = $bytes, $sub'" \
+        gnuplot -e "dir='$root/plots/'; model='$PSR_BIN/model'; file='$out/k_sweep.csv'; fmt='$fmt'; out='$out/$p.$fmt'; sub='n = $bytes, $sub'" \
             "$root/plots/$p.gp" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
     done
 done
 for fmt in png svg; do
-    gnuplot -e "dir='$root/plots/'; file='$out/size_sweep.csv'; fmt='$fmt'; out='$out/size.$fmt'; sub='$sub'" \
+    gnuplot -e "dir='$root/plots/'; model='$PSR_BIN/model'; file='$out/size_sweep.csv'; fmt='$fmt'; out='$out/size.$fmt'; sub='$sub'" \
         "$root/plots/size.gp" >"$out/fit.txt" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
 done
 done_line "[5/5] plots: $out/{k_time,k_bytes,k_scaling,size}.{png,svg} ($(elapsed))"
 if [ $tty = 1 ] && [ -s "$out/k_sweep.csv" ]; then
-    gnuplot -e "dir='$root/plots/'; file='$out/k_sweep.csv'; fmt='dumb'; out=''; sub=''" "$root/plots/k_time.gp" 2>/dev/null
+    gnuplot -e "dir='$root/plots/'; model='$PSR_BIN/model'; file='$out/k_sweep.csv'; fmt='dumb'; out=''; sub=''" "$root/plots/k_time.gp" 2>/dev/null
 fi
 
 # ------------------------------------------------------------ manifest
@@ -298,15 +284,21 @@ fi
 } > "$out/manifest.txt"
 
 echo "model vs measured (time_s / model_s), K sweep:"
-awk -F, 'FNR > 1 && $18 != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f%s\n", $1, $4, $7, $18, $7 / $18, ($19 == 1 ? "  HOST-BOUND (CPU, not the link)" : "") }' \
+csv_awk 'FNR > 1 && $c["model_s"] != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f%s\n", $c["system"], $c["K"],
+                                          $c["time_s"], $c["model_s"], $c["time_s"] / $c["model_s"],
+                                          ($c["host_bound"] == 1 ? "  HOST-BOUND (CPU, not the link)" : "") }' \
     "$out/k_sweep.csv" 2>/dev/null
 echo "model vs measured (time_s / model_s), size sweep at K = $size_k:"
-awk -F, 'FNR > 1 && $18 != "" { printf "  %-4s n=%-9s time %8.4f s  model %8.4f s  ratio %.3f%s\n", ($2 == "rd" ? "rd" : $1), $5, $7, $18, $7 / $18, ($19 == 1 ? "  HOST-BOUND (CPU, not the link)" : "") }' \
+csv_awk 'FNR > 1 && $c["model_s"] != "" { printf "  %-4s n=%-9s time %8.4f s  model %8.4f s  ratio %.3f%s\n",
+                                          ($c["algo"] == "rd" ? "rd" : $c["system"]), $c["bytes"],
+                                          $c["time_s"], $c["model_s"], $c["time_s"] / $c["model_s"],
+                                          ($c["host_bound"] == 1 ? "  HOST-BOUND (CPU, not the link)" : "") }' \
     "$out/size_sweep.csv" 2>/dev/null
 grep '^crossover' "$out/fit.txt" 2>/dev/null     # ring against rd, measured and model (plots/size.gp)
 if [ "$netns" = 1 ]; then
     echo "namespaces (tc tbf $tc_rate, latency 0 in the model), K sweep:"
-    awk -F, 'FNR > 1 && !/^#/ && $18 != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f\n", $1, $4, $7, $18, $7 / $18 }' \
+    csv_awk 'FNR > 1 && !/^#/ && $c["model_s"] != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f\n",
+                                                       $c["system"], $c["K"], $c["time_s"], $c["model_s"], $c["time_s"] / $c["model_s"] }' \
         "$out/netns/k_sweep.csv" 2>/dev/null
 fi
 [ -n "$hb" ] && echo "host-bound rows (the CPU, not the emulated link, set the pace): $hb"

@@ -31,9 +31,7 @@ set -uo pipefail
 
 prog=lab_loss.sh
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-PSR_BIN=${PSR_BIN:-$root/bin}
-export PSR_BIN
+. "$here/lib.sh"
 
 steps=30
 lr=0.25
@@ -52,11 +50,6 @@ linreg (K = $K, --micro $micro, --shard-weights $shards), correct and with each
   --lr X      learning rate (default $lr)
   --help      this text
 EOF
-}
-
-die_usage() {
-    echo "$prog: $*" >&2
-    exit 64
 }
 
 dir=
@@ -92,26 +85,25 @@ if ! "$PSR_BIN/reference" --world "$K" "${common[@]}" --loss-out "$dir/loss_ref.
     failed=1
 fi
 
-# job SYS NAME [FLAGS...]: one K = 4 run of SYS (ps or ring) writing
+# loss_run SYS NAME [FLAGS...]: one K = 4 run of SYS (ps or ring) writing
 # $dir/loss_NAME.dat.
-job() {
+loss_run() {
     local sys=$1 name=$2 role
     shift 2
     if [[ $sys == ps ]]; then role=--server-args; else role=--worker-args; fi
     rm -f "$dir/loss_$name.dat"
-    if "$here/launch.sh" "$sys" "$K" "${common[@]}" --timeout 10 --time-limit 60 "$@" \
-        "$role" "--loss-out $dir/loss_$name.dat" >/dev/null 2>"$dir/logs/loss_$name.log"; then
+    if job "$name" /dev/null "$dir/logs/loss_$name.log" "$here/launch.sh" "$sys" "$K" "${common[@]}" \
+        --timeout 10 --time-limit 60 "$@" "$role" "--loss-out $dir/loss_$name.dat"; then
         echo "$prog: $name: $(grep -vc '^#' "$dir/loss_$name.dat") steps, final loss $(tail -n 1 "$dir/loss_$name.dat" | cut -d' ' -f2)" >&2
     else
-        echo "$prog: $name failed (log: $dir/logs/loss_$name.log): $(grep -m1 'failed' "$dir/logs/loss_$name.log")" >&2
         failed=1
     fi
 }
 
 for sys in ps ring; do
-    job "$sys" "$sys"
+    loss_run "$sys" "$sys"
     for m in $mistakes; do
-        job "$sys" "${sys}_$m" --mistake "$m"
+        loss_run "$sys" "${sys}_$m" --mistake "$m"
     done
 done
 

@@ -49,7 +49,7 @@ set -u
 
 prog=launch.sh
 here=$(cd "$(dirname "$0")" && pwd)
-PSR_BIN=${PSR_BIN:-$here/../bin}
+. "$here/lib.sh"
 PORT_WAIT_S=30          # a server or rank 0 must write its port file by then
 GRACE_S=5               # SIGTERM -> SIGKILL
 
@@ -84,23 +84,8 @@ Binaries from $PSR_BIN (default: bin/ of this repository).
 EOF
 }
 
-die_usage() {
-    echo "$prog: $*" >&2
-    exit 64
-}
-
-say() {
-    echo "$prog: $*" >&2
-}
-
-if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
-    echo "$prog: needs bash 5.1 or newer (this is $BASH_VERSION)" >&2
-    exit 64
-fi
-for a in "$@"; do
-    [[ $a == --help || $a == -h ]] && { usage; exit 0; }
-    [[ $a == --version ]] && { echo "launch.sh (psring)"; exit 0; }
-done
+need_bash51
+help_or_version "$@"
 
 # ------------------------------------------------------------ arguments
 (($# >= 2)) || die_usage "expected MODE and K (see --help)"
@@ -117,13 +102,10 @@ common=()
 while (($# > 0)); do
     arg=$1
     name=${arg%%=*}
-    if [[ $arg == *=* ]]; then val=${arg#*=} has_val=1; else val=${2-} has_val=0; fi
     case $name in
     --servers | --server-args | --worker-args | --out | --csv-out | --time-limit | --wrap)
-        if ((has_val == 0)); then
-            (($# >= 2)) || die_usage "$name: missing value"
-            shift
-        fi
+        opt_value "$@"
+        shift "$extra"
         case $name in
         --servers) S=$val S_given=1 ;;
         --server-args) server_args=$val ;;

@@ -1,53 +1,134 @@
-/* model.c -- the alpha-beta model as a table: parameter-server ingress
- * against ring all-reduce for any gradient size, link and worker counts.
+/* model.c -- bin/model: the alpha-beta model (common/model.h) on the
+ * command line, for people and for the scripts and plots that draw it.
+ * Nothing here is measured, and no formula is written here: every number
+ * comes from common/model.c, the code psr_merge fills model_s with.
  *
- *     model [--elements P] [--elem-bytes E] [--bw RATE] [--latency TIME]
- *           [--workers K1,K2,...]
+ *   model [--table] [--elements P] [--elem-bytes E] [--bw RATE]
+ *         [--latency TIME] [--workers K1,K2,...]
+ *       the table (also with no flags at all): parameter-server ingress
+ *       against ring all-reduce, one row per K. The defaults are the seed's
+ *       exercise (000_3fcac0ad83665df8.txt): P = 2e9 elements of 2 bytes
+ *       (4 GB), links of 25 GB/s, K in {8, 64, 512}. Columns:
+ *         K              workers
+ *         ps_ingress_s   a + K n / bw: the server's inbound link carries K gradients
+ *         ps_step_s      ingress + egress (the same again outbound)
+ *         ring_s         2(K-1) a + 2(K-1)/K n / bw: what each ring worker's link carries
+ *         ps_over_ring   ps_ingress_s / ring_s (about K/2 when latency is small)
+ *         server_GB      bytes into the server per step (K n), in 1e9 bytes
+ *         ring_GB        bytes into one ring worker per step (2(K-1)/K n)
  *
- * The defaults are the seed's exercise (000_3fcac0ad83665df8.txt): P = 2e9
- * elements of 2 bytes (4 GB), links of 25 GB/s, K in {8, 64, 512}. The
- * formulas are common/model.h's; nothing here is measured. Columns:
+ *   model --algo ps|ring|rd --K K --bytes N --bw RATE [--latency TIME]
+ *         [--servers S] [--quantity Q]
+ *       one number: Q of that algorithm, K workers, n = N bytes (a size,
+ *       4K, 1M, or a plain number, fractions allowed), S parameter servers
+ *       (PS only, default 1). Q is one of
+ *         time       seconds per step (default; PS: ingress + egress)
+ *         ingress    PS only: a + K n / (S bw)
+ *         egress     PS only: a + K n / (S bw)
+ *         bytes_in   bytes into the busiest link per step (PS: one server's)
+ *         bytes_out  bytes out of it per step
+ *         steps      messages in sequence per step (how often a is paid)
+ *       The byte counts and steps need no --bw.
+ *   model --algo ... --sweep LO,HI,N ...
+ *       the same at N sizes from LO to HI bytes, evenly spaced in log n
+ *       (as gnuplot samples a logscale axis): N lines "bytes,value", comma
+ *       separated so that a plot reading the shared CSV reads them too.
+ *   model --crossover --K K --bw RATE [--latency TIME]
+ *       one number: n* in bytes where the ring and recursive doubling cost
+ *       the same; "nan" when they never cross (K = 2).
  *
- *   K              workers
- *   ps_ingress_s   a + K n / bw: the server's inbound link carries K gradients
- *   ps_step_s      ingress + egress (the same again outbound)
- *   ring_s         2(K-1) a + 2(K-1)/K n / bw: what each ring worker's link carries
- *   ps_over_ring   ps_ingress_s / ring_s (about K/2 when latency is small)
- *   server_GB      bytes into the server per step (K n), in 1e9 bytes
- *   ring_GB        bytes into one ring worker per step (2(K-1)/K n)
+ * Numbers print as %.12g. Bad input: one line on stderr, exit 64.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "err.h"
 #include "model.h"
 
-int main(int argc, char **argv)
+static const char *const algo_names[] = { "ps", "ring", "rd", NULL };
+static const char *const quantity_names[] = { "time", "ingress", "egress", "bytes_in",
+                                              "bytes_out", "steps", NULL };
+
+/* name_index: NAME's position in the NULL-terminated list, or -1. */
+static int name_index(const char *const *names, const char *name)
 {
-    double elements = 2e9, elem_bytes = 2, bw = 25e9, latency = 0;
-    const char *workers = "8,64,512";
-    const struct cli_opt table[] = {
-        { "elements", CLI_DOUBLE, &elements, "P", "gradient elements (default 2e9, the seed's exercise)", 0, 0, NULL },
-        { "elem-bytes", CLI_DOUBLE, &elem_bytes, "E", "bytes per element (default 2)", 0, 0, NULL },
-        { "bw", CLI_RATE, &bw, "RATE", "link bandwidth each way (default 25GB = 25e9 bytes/s)", 0, 0, NULL },
-        { "latency", CLI_TIME, &latency, "TIME", "one-way link latency a (default 0)", 0, 0, NULL },
-        { "workers", CLI_STRING, &workers, "K,...", "worker counts (default 8,64,512)", 0, 0, NULL },
-        { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
-    };
-    const struct cli_opt *const tables[] = { table, NULL };
+    for (int i = 0; names[i]; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* parse_bytes: a size (4K, 1MiB, 4096) or a positive finite number. */
+static int parse_bytes_value(const char *v, double *out, char *err)
+{
+    uint64_t u;
+    char ignored[ERR_LEN];
+
+    if (cli_parse_size(v, &u, ignored) == 0 && u > 0) {
+        *out = (double)u;
+        return 0;
+    }
+    if (cli_parse_double(v, out, ignored) == 0 && *out > 0 && isfinite(*out))
+        return 0;
+    snprintf(err, ERR_LEN, "'%.40s' is not a byte count > 0 (4096, 4K, 1MiB, 1.5e6)", v);
+    return ERR_USAGE;
+}
+
+static int parse_bytes(const char *v, void *dst, char *err)
+{
+    return parse_bytes_value(v, dst, err);
+}
+
+/* --sweep LO,HI,N */
+struct sweep {
+    double lo, hi;
+    int n;
+};
+
+static int parse_sweep(const char *v, void *dst, char *err)
+{
+    struct sweep *s = dst;
+    char buf[128], *hi, *n, *end;
+    long count;
+
+    if (strlen(v) >= sizeof buf)
+        goto bad;
+    strcpy(buf, v);
+    if (!(hi = strchr(buf, ',')) || !(n = strchr(hi + 1, ',')))
+        goto bad;
+    *hi++ = '\0';
+    *n++ = '\0';
+    if (parse_bytes_value(buf, &s->lo, err) != 0 || parse_bytes_value(hi, &s->hi, err) != 0)
+        return ERR_USAGE;
+    count = strtol(n, &end, 10);
+    if (*n == '\0' || *end != '\0' || count < 2 || count > 100000 || !(s->lo < s->hi))
+        goto bad;
+    s->n = (int)count;
+    return 0;
+bad:
+    snprintf(err, ERR_LEN, "'%.40s' is not LO,HI,N (sizes LO < HI, 2 <= N <= 100000)", v);
+    return ERR_USAGE;
+}
+
+static int usage_error(const char *msg)
+{
+    fprintf(stderr, "model: %s\n", msg);
+    return CLI_EXIT_USAGE;
+}
+
+/* print_table: the seed's exercise table (the default output). */
+static int print_table(double elements, double elem_bytes, double bw, double latency,
+                       const char *workers)
+{
     char err[ERR_LEN];
     double *ks = NULL;
     int nk = 0;
 
-    cli_main_parse("model", "[--elements P] [--elem-bytes E] [--bw RATE] [--latency TIME] [--workers K,...]\n"
-                   "The alpha-beta model: parameter-server ingress time against ring all-reduce time.",
-                   argc, argv, tables);
-    if (!(elements >= 1) || !(elem_bytes > 0) || !(bw > 0)) {
-        fprintf(stderr, "model: --elements must be >= 1, --elem-bytes and --bw > 0\n");
-        return CLI_EXIT_USAGE;
-    }
+    if (!(elements >= 1) || !(elem_bytes > 0) || !(bw > 0))
+        return usage_error("--elements must be >= 1, --elem-bytes and --bw > 0");
     if (cli_parse_list(workers, &ks, &nk, err) != 0) {
         fprintf(stderr, "model: --workers: %s\n", err);
         return CLI_EXIT_USAGE;
@@ -76,5 +157,101 @@ int main(int argc, char **argv)
     printf("# The server's ingress grows as K n / bw; a ring worker's traffic 2(K-1)/K n tends to 2n,\n"
            "# so its time barely moves with K. Their ratio is K^2 / (2(K-1)), about K/2.\n");
     free(ks);
+    return 0;
+}
+
+static void print_number(double v)
+{
+    if (isnan(v))
+        printf("nan\n");
+    else
+        printf("%.12g\n", v);
+}
+
+int main(int argc, char **argv)
+{
+    /* NAN / NULL / 0 mark "not given": the modes take different flags. */
+    double elements = NAN, elem_bytes = NAN, bw = -1, latency = 0, bytes = NAN;
+    const char *workers = NULL, *algo_name = NULL, *quantity_name = NULL;
+    int table = 0, crossover = 0, k = 0, servers = 0;
+    struct sweep sweep = { 0, 0, 0 };
+    const struct cli_opt opts[] = {
+        { "table", CLI_BOOL, &table, NULL, "the seed's table (what no flags print)", 0, 0, NULL },
+        { "elements", CLI_DOUBLE, &elements, "P", "table: gradient elements (default 2e9, the seed's exercise)", 0, 0, NULL },
+        { "elem-bytes", CLI_DOUBLE, &elem_bytes, "E", "table: bytes per element (default 2)", 0, 0, NULL },
+        { "workers", CLI_STRING, &workers, "K,...", "table: worker counts (default 8,64,512)", 0, 0, NULL },
+        { "bw", CLI_RATE, &bw, "RATE", "link bandwidth each way (table default 25GB = 25e9 bytes/s)", 0, 0, NULL },
+        { "latency", CLI_TIME, &latency, "TIME", "one-way link latency a (default 0)", 0, 0, NULL },
+        { "algo", CLI_STRING, &algo_name, "ps|ring|rd", "query: the algorithm", 0, 0, NULL },
+        { "K", CLI_INT, &k, "K", "query, crossover: workers", 1, 10000000, NULL },
+        { "bytes", CLI_CUSTOM, &bytes, "N", "query: message size n in bytes (4K, 1MiB, 1.5e6)", 0, 0, parse_bytes },
+        { "sweep", CLI_CUSTOM, &sweep, "LO,HI,N", "query: N sizes LO..HI, log-spaced: lines \"bytes,value\"", 0, 0, parse_sweep },
+        { "servers", CLI_INT, &servers, "S", "query, ps: parameter servers (default 1)", 1, 65536, NULL },
+        { "quantity", CLI_STRING, &quantity_name, "Q", "query: time (default), ingress, egress, bytes_in, bytes_out, steps", 0, 0, NULL },
+        { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
+        { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+    };
+    const struct cli_opt *const tables[] = { opts, NULL };
+
+    cli_main_parse("model", "[--table] [--elements P] [--elem-bytes E] [--bw RATE] [--latency TIME] [--workers K,...]\n"
+                   "       model --algo ps|ring|rd --K K --bytes N|--sweep LO,HI,N --bw RATE [--latency TIME]\n"
+                   "             [--servers S] [--quantity time|ingress|egress|bytes_in|bytes_out|steps]\n"
+                   "       model --crossover --K K --bw RATE [--latency TIME]\n"
+                   "The alpha-beta model (common/model.h): the seed's table of parameter-server ingress\n"
+                   "against ring all-reduce time, or one number per query, for scripts and plots.",
+                   argc, argv, tables);
+
+    int query = algo_name || !isnan(bytes) || sweep.n || servers || quantity_name;
+    int tabular = table || !isnan(elements) || !isnan(elem_bytes) || workers;
+    if (crossover) {
+        if (tabular || algo_name || !isnan(bytes) || sweep.n || servers || quantity_name)
+            return usage_error("--crossover takes only --K, --bw and --latency");
+        if (!k || !(bw > 0))
+            return usage_error("--crossover needs --K and --bw > 0");
+        print_number(model_crossover(k, bw, latency));
+        return 0;
+    }
+    if (!query && k)
+        return usage_error("--K is the queries' (--algo, --crossover); the table takes --workers");
+    if (!query)
+        return print_table(isnan(elements) ? 2e9 : elements, isnan(elem_bytes) ? 2 : elem_bytes,
+                           bw < 0 ? 25e9 : bw, latency, workers ? workers : "8,64,512");
+    if (tabular)
+        return usage_error("--table, --elements, --elem-bytes and --workers are the table's; not with --algo");
+
+    int algo = algo_name ? name_index(algo_names, algo_name) : -1;
+    int q = quantity_name ? name_index(quantity_names, quantity_name) : MODEL_TIME;
+    if (!algo_name)
+        return usage_error("a query needs --algo ps|ring|rd");
+    if (algo < 0) {
+        fprintf(stderr, "model: --algo: '%.40s' is not ps, ring or rd\n", algo_name);
+        return CLI_EXIT_USAGE;
+    }
+    if (q < 0) {
+        fprintf(stderr, "model: --quantity: '%.40s' is not time, ingress, egress, bytes_in, bytes_out or steps\n",
+                quantity_name);
+        return CLI_EXIT_USAGE;
+    }
+    if ((q == MODEL_INGRESS || q == MODEL_EGRESS) && algo != MODEL_PS)
+        return usage_error("--quantity ingress and egress are the parameter server's (--algo ps)");
+    if (servers && algo != MODEL_PS)
+        return usage_error("--servers: only the parameter server (--algo ps) has servers");
+    if (!k)
+        return usage_error("a query needs --K");
+    if (isnan(bytes) == !sweep.n)
+        return usage_error("a query needs one of --bytes and --sweep");
+    int timed = q == MODEL_TIME || q == MODEL_INGRESS || q == MODEL_EGRESS;
+    if (timed && !(bw > 0))
+        return usage_error("a time needs --bw > 0");
+
+    if (!sweep.n) {
+        print_number(model_query(algo, q, k, servers ? servers : 1, bytes, bw, latency));
+        return 0;
+    }
+    for (int i = 0; i < sweep.n; i++) {
+        double x = exp(log(sweep.lo) + i * (log(sweep.hi) - log(sweep.lo)) / (sweep.n - 1));
+        double v = model_query(algo, q, k, servers ? servers : 1, x, bw, latency);
+        printf("%.12g,%.12g\n", x, v);
+    }
     return 0;
 }

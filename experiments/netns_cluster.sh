@@ -74,12 +74,11 @@ set -u
 prog=netns_cluster.sh
 here=$(cd "$(dirname "$0")" && pwd)
 self=$here/$(basename "$0")
+. "$here/lib.sh"
 PREFIX=psrn             # psrn<PID>: b bridge, v<I> veths, h<I> and sw holders
 NET=10.77.0             # host I is $NET.(I+1)/24
 MAX_HOSTS=250
 
-say() { echo "$prog: $*" >&2; }
-die_usage() { echo "$prog: $*" >&2; exit 64; }
 die() { echo "$prog: $*" >&2; exit 1; }
 
 usage() {
@@ -146,14 +145,8 @@ if [[ ${1-} == wrap ]]; then
     exit 0
 fi
 
-if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
-    echo "$prog: needs bash 5.1 or newer (this is $BASH_VERSION)" >&2
-    exit 64
-fi
-for a in "$@"; do
-    [[ $a == --help || $a == -h ]] && { usage; exit 0; }
-    [[ $a == --version ]] && { echo "netns_cluster.sh (psring)"; exit 0; }
-done
+need_bash51
+help_or_version "$@"
 
 # ------------------------------------------------------------ leftovers
 # owner_alive PID: PID is a running netns_cluster.sh (a run to leave alone).
@@ -209,13 +202,10 @@ pass=()
 while (($# > 0)); do
     arg=$1
     name=${arg%%=*}
-    if [[ $arg == *=* ]]; then val=${arg#*=} has_val=1; else val=${2-} has_val=0; fi
     case $name in
     --rate | --delay | --burst | --queue | --gso)
-        if ((has_val == 0)); then
-            (($# >= 2)) || die_usage "$name: missing value"
-            shift
-        fi
+        opt_value "$@"
+        shift "$extra"
         case $name in
         --rate) rate=$val ;;
         --delay) delay=$val ;;
@@ -228,13 +218,9 @@ while (($# > 0)); do
         --steps | --workload | --params | --batch | --shard-weights | --micro | --warmup | \
         --lr | --seed | --dtype | --timeout | --weights-out)
         # Passed on as they are; --servers and --csv-out are read here too.
-        if ((has_val == 0)); then
-            (($# >= 2)) || die_usage "$name: missing value"
-            pass+=("$arg" "$val")
-            shift
-        else
-            pass+=("$arg")
-        fi
+        opt_value "$@"
+        pass+=("${@:1:extra + 1}")
+        shift "$extra"
         [[ $name == --servers ]] && S=$val
         [[ $name == --csv-out ]] && csv_out=$val
         ;;
@@ -254,14 +240,6 @@ else
     die_usage "--rate: '$rate' is not a rate like 500mbit (bit, kbit, mbit, gbit)"
 fi
 ((rate_bps >= 8000 && rate_bps <= 100000000000)) || die_usage "--rate: '$rate' is not between 8kbit and 100gbit"
-# size_bytes SIZE: SIZE in bytes (K/KiB = 1024, M/MiB = 2^20); fails on
-# anything else.
-size_bytes() {
-    local m
-    [[ $1 =~ ^([0-9]{1,9})(|B|K|KiB|M|MiB)$ ]] || return 1
-    case ${BASH_REMATCH[2]} in "" | B) m=1 ;; K | KiB) m=1024 ;; M | MiB) m=1048576 ;; esac
-    echo $((10#${BASH_REMATCH[1]} * m))
-}
 burst_b=$(size_bytes "$burst") || die_usage "--burst: '$burst' is not a size like 32K (bytes, K/KiB, M/MiB)"
 ((burst_b >= 1600 && burst_b <= 268435456)) || die_usage "--burst: $burst_b bytes is not 1600..256M (it must hold a 1514-byte frame)"
 if [[ -n $gso ]]; then

@@ -1,8 +1,8 @@
 # k_bytes.gp -- plot 2: bytes per step against K, from the byte counters.
 #   gnuplot -e "file='results/RUN/k_sweep.csv'; fmt='png'; out='k_bytes.png'" plots/k_bytes.gp
 # The server's link carries K n each way; a ring worker's 2(K-1)/K n, which
-# tends to 2n whatever K is. Counters include frame headers, so measured
-# points sit a hair above the lines.
+# tends to 2n whatever K is (the lines: bin/model's bytes_in). Counters
+# include frame headers, so measured points sit a hair above the lines.
 load dir."style.gp"
 if (!exists("sub")) sub = ''
 
@@ -17,7 +17,9 @@ MiB = 1048576.0
 
 plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_in)/MiB) with points pt 7 ps 2.5 lc rgb ps_color title "PS server in, measured", \
      "" skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_out)/MiB) with points pt 6 ps 3.5 lc rgb ps_color title "PS server out, measured", \
-     "" skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_k)*column(c_bytes)/MiB) with lines lc rgb ps_color dt 2 title "K n", \
+     "" skip 1 using (is("ps") ? column(c_k) : NaN):(is("ps") ? model_bytes("ps", "bytes_in", column(c_k), column(c_bytes))/MiB : NaN) \
+        with lines lc rgb ps_color dt 2 title "K n", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_in)/MiB) with points pt 9 ps 2.5 lc rgb ring_color title "ring worker in, measured", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_out)/MiB) with points pt 8 ps 3.5 lc rgb ring_color title "ring worker out, measured", \
-     "" skip 1 using (is("ring") ? column(c_k) : NaN):(2*(column(c_k)-1)/column(c_k)*column(c_bytes)/MiB) with lines lc rgb ring_color dt 2 title "2(K-1)/K n"
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(is("ring") ? model_bytes("ring", "bytes_in", column(c_k), column(c_bytes))/MiB : NaN) \
+        with lines lc rgb ring_color dt 2 title "2(K-1)/K n"

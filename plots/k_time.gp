@@ -2,7 +2,7 @@
 #   gnuplot -e "file='results/RUN/k_sweep.csv'; fmt='png'; out='k_time.png'" plots/k_time.gp
 # Points: measured medians, bars from the fastest to the slowest step.
 # Lines: the alpha-beta model (common/model.h) for the same n, rate and
-# latency. A circled point is host-bound: the CPU, not the emulated link,
+# latency: the CSV's model_s (psr_merge) and bin/model's PS ingress. A circled point is host-bound: the CPU, not the emulated link,
 # set its pace, so it says nothing about the network.
 load dir."style.gp"
 if (!exists("sub")) sub = ''
@@ -19,7 +19,8 @@ plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_time
         with yerrorbars pt 7 ps 2 lc rgb ps_color title "PS combine step (push+pull), measured", \
      "" skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_model)) with lines lc rgb ps_color dt 2 title "PS step model: 2(a + K n/bw)", \
      "" skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_ingress)) with points pt 5 ps 2 lc rgb ps2_color title "PS server ingress, measured", \
-     "" skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*(column(c_lat) + column(c_k)*column(c_bytes)/column(c_bw))) \
+     "" skip 1 using (is("ps") ? column(c_k) : NaN) \
+        :(is("ps") && column(c_bw) > 0 ? 1e3*model_at("ps", "ingress", column(c_k), column(c_bytes), column(c_bw), column(c_lat)) : NaN) \
         with lines lc rgb ps2_color dt 3 title "PS ingress model: a + K n/bw", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
         with yerrorbars pt 9 ps 2 lc rgb ring_color title "ring all-reduce, measured", \

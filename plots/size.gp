@@ -11,12 +11,14 @@
 #       ring  2(K-1) a + 2(K-1)/K n b
 #       rd    s (a + n b), s = log2 K; floor(log2 K) + 2 if K is not a
 #             power of two (the fold: docs/rd.md)
-#     These are the formulas psr_merge writes into every row's model_s
-#     (common/model.c); stdout says how well the two agree.
+#     bin/model draws them (--sweep: one call per curve), from the same
+#     code that psr_merge writes into every row's model_s (common/model.c);
+#     stdout says how well the two agree.
 # The ring and rd cross where rd stops being faster. Measured: the last size
 # at which ring/rd falls below 1, log-interpolated between the two sizes
 # around it (noise at the small sizes may dip earlier; bench_rd.sh does the
-# same). Model: n* = (2(K-1) - s) a / ((s - 2(K-1)/K) b). Both are drawn as
+# same). Model: n* = (2(K-1) - s) a / ((s - 2(K-1)/K) b), bin/model
+# --crossover. Both are drawn as
 # vertical lines and printed on stdout (lab.sh keeps it as fit.txt).
 #
 #   gnuplot -e "dir='plots/'; file='results/RUN/size_sweep.csv'; fmt='png'; out='size.png'" plots/size.gp
@@ -71,24 +73,26 @@ print fit_line("rd", a_rd, b_rd, n_rd)
 lnk = csv_awk(sprintf('$%d + 0 > 0', c_bw), sprintf('{ print $%d, $%d, $%d; exit }', c_k, c_bw, c_lat))
 have_model = words(lnk) == 3
 m_k = have_model ? int(word(lnk, 1)) : 0
-m_b = have_model ? 1.0 / real(word(lnk, 2)) : NaN
+m_bw = have_model ? real(word(lnk, 2)) : NaN
+m_b = 1.0 / m_bw
 m_a = have_model ? real(word(lnk, 3)) : NaN
-lg2k = m_k >= 1 ? floor(log(m_k) / log(2) + 1e-9) : 0
-rd_steps = (2**lg2k == m_k) ? lg2k : lg2k + 2
-s_text = (2**lg2k == m_k) ? "log_2 K" : "(floor(log_2 K) + 2)"
-m_ps(x) = 2*(m_a + m_k*x*m_b)
-m_ring(x) = 2*(m_k - 1)*m_a + 2.0*(m_k - 1)/m_k*x*m_b
-m_rd(x) = rd_steps*(m_a + x*m_b)
-m_of(b) = is("ps") ? m_ps(b) : is_algo("ring", "ring") ? m_ring(b) : is_algo("ring", "rd") ? m_rd(b) : NaN
+pow2 = m_k >= 1 && (m_k & (m_k - 1)) == 0
+rd_steps = m_k >= 1 ? int(model_bytes("rd", "steps", m_k, 1)) : 0
+s_text = pow2 ? "log_2 K" : "(floor(log_2 K) + 2)"
+# curve(algo): the model's time against n across the panel (x_lo..x_hi,
+# set below), 200 sizes evenly spaced in log n, as "bytes,seconds" lines
+# from bin/model; an empty source where there is no model to draw.
+curve(algo, rows) = (have_model && rows > 0) \
+    ? sprintf("< '%s' --algo %s --K %d --bw %.17g --latency %.17g --sweep %.17g,%.17g,200", model, algo, m_k, m_bw, m_a, x_lo, x_hi) \
+    : "< true"
+m_of(b) = model_at(is("ps") ? "ps" : is_algo("ring", "rd") ? "rd" : "ring", "time", m_k, b, m_bw, m_a)
 # n*: ring and rd cost the same; none when rd is never slower (K = 2:
 # one step of the whole vector against two of half of it).
-ns_num = 2*(m_k - 1) - rd_steps
-ns_den = rd_steps - 2.0*(m_k - 1)/m_k
-nstar = (have_model && ns_num > 0 && ns_den > 0) ? ns_num*m_a/(ns_den*m_b) : NaN
+nstar = have_model ? real(system(sprintf("'%s' --crossover --K %d --bw %.17g --latency %.17g || echo nan", model, m_k, m_bw, m_a))) : NaN
 
 if (have_model) {
     print sprintf("model: K = %d, a = %.4g s (link_latency), 1/b = %.4g MB/s (link_bw); ps 2(a + K n b), ring 2(K-1) a + 2(K-1)/K n b, rd %s (a + n b) = %d (a + n b)", \
-                  m_k, m_a, 1e-6/m_b, (2**lg2k == m_k) ? "log2 K" : "(floor(log2 K) + 2)", rd_steps)
+                  m_k, m_a, 1e-6/m_b, pow2 ? "log2 K" : "(floor(log2 K) + 2)", rd_steps)
     # The lines drawn against the model_s that psr_merge wrote: the ratio
     # should be 1 (to the CSV's 6 digits) for every row.
     stats file skip 1 using (column(c_model) / m_of(column(c_bytes))) nooutput
@@ -122,7 +126,7 @@ if (xo_kind eq "at") {
 }
 if (nstar == nstar) {
     print sprintf("crossover model: n* = (2(K-1) - s) a / ((s - 2(K-1)/K) b), s = %s = %d: %.0f bytes (%.1f KiB)", \
-                  (2**lg2k == m_k) ? "log2 K" : "floor(log2 K) + 2", rd_steps, nstar, nstar/1024)
+                  pow2 ? "log2 K" : "floor(log2 K) + 2", rd_steps, nstar, nstar/1024)
 } else {
     print sprintf("crossover model: none (K = %d: rd is never slower than the ring in the model, or no model)", m_k)
 }
@@ -180,15 +184,15 @@ set label 5 fit_label("rd", a_rd, b_rd, n_rd) at graph 0.98, 0.05 right tc rgb r
 nan_unless(ok, v) = ok ? v : NaN
 set samples 200
 plot \
-    nan_unless(have_model && n_ps > 0, m_ps(x)) with lines lw 1.5 lc rgb ps_color title "PS model: 2(a + K n b)", \
+    curve("ps", n_ps) using 1:2 with lines lw 1.5 lc rgb ps_color title "PS model: 2(a + K n b)", \
     nan_unless(n_ps >= 2, t_ps(x)) with lines dt 2 lc rgb ps_color title "PS fit: a + n b", \
     file skip 1 using (is("ps") ? column(c_bytes) : NaN):(column(c_time)):(column(c_tmin)):(column(c_tmax)) \
         with yerrorbars pt 7 ps 2 lc rgb ps_color title "PS measured", \
-    nan_unless(have_model && n_ring > 0, m_ring(x)) with lines lw 1.5 lc rgb ring_color title "ring model: 2(K-1)a + 2(K-1)/K n b", \
+    curve("ring", n_ring) using 1:2 with lines lw 1.5 lc rgb ring_color title "ring model: 2(K-1)a + 2(K-1)/K n b", \
     nan_unless(n_ring >= 2, t_ring(x)) with lines dt 2 lc rgb ring_color title "ring fit: a + n b", \
     file skip 1 using (is_algo("ring", "ring") ? column(c_bytes) : NaN):(column(c_time)):(column(c_tmin)):(column(c_tmax)) \
         with yerrorbars pt 9 ps 2 lc rgb ring_color title "ring measured", \
-    nan_unless(have_model && n_rd > 0, m_rd(x)) with lines lw 1.5 lc rgb rd_color title "rd model: ".s_text." (a + n b)", \
+    curve("rd", n_rd) using 1:2 with lines lw 1.5 lc rgb rd_color title "rd model: ".s_text." (a + n b)", \
     nan_unless(n_rd >= 2, t_rd(x)) with lines dt 2 lc rgb rd_color title "rd fit: a + n b", \
     file skip 1 using (is_algo("ring", "rd") ? column(c_bytes) : NaN):(column(c_time)):(column(c_tmin)):(column(c_tmax)) \
         with yerrorbars pt 13 ps 2 lc rgb rd_color title "rd measured"

@@ -1,6 +1,6 @@
 # style.gp -- what every psring plot shares: the terminal, fonts, colours
 # and the CSV layout. The caller sets:
-#   fmt   'png', 'svg' or 'dumb' (a terminal view)
+#   fmt   'png', 'svg', 'dumb' (a terminal view) or 'table' (the numbers)
 #   out   the output file ('' for the terminal)
 # Sizes are for a projector: big fonts, thick lines, few colours that stay
 # apart in greyscale too.
@@ -9,6 +9,8 @@ if (fmt eq 'png') { set terminal pngcairo size 1600,1000 font "Sans,24" linewidt
 if (fmt eq 'svg') { set terminal svg size 1600,1000 font "Sans,24" linewidth 3 dynamic }
 if (fmt eq 'dumb') { set terminal dumb size 100,32 }
 if (exists("out") && out ne '') set output out
+# 'table': the plotted numbers as text into `out` (tests compare them).
+if (fmt eq 'table') { set table out }
 
 set datafile separator ","
 set datafile missing ""
@@ -16,11 +18,33 @@ set key top left box opaque font ",20" spacing 1.1
 set grid lw 0.5 lc rgb "#cccccc"
 set border lw 1.5
 
-# Columns of the shared CSV (docs/design.md, common/metrics.h).
-c_system = 1; c_k = 4; c_bytes = 5; c_time = 7; c_tmin = 8; c_tmax = 9
-c_ingress = 10; c_egress = 11; c_busbw = 13; c_in = 14; c_out = 15
-c_bw = 16; c_lat = 17; c_model = 18; c_host = 19
-c_algo = 2
+# Columns of the shared CSV (docs/design.md, common/metrics.h), found by
+# name in the header line of `file`: columns may be appended or reordered,
+# nothing here counts them. A CSV without one of these names is refused.
+if (exists("file")) {
+    csv_header = system("head -n 1 '".file."' | tr ',' ' '")
+    col_of(name) = sum [i=1:words(csv_header)] (word(csv_header, i) eq name ? i : 0)
+    c_system = col_of("system"); c_algo = col_of("algo"); c_k = col_of("K"); c_bytes = col_of("bytes")
+    c_time = col_of("time_s"); c_tmin = col_of("time_min_s"); c_tmax = col_of("time_max_s")
+    c_ingress = col_of("ingress_s"); c_egress = col_of("egress_s"); c_busbw = col_of("busbw")
+    c_in = col_of("bytes_in"); c_out = col_of("bytes_out"); c_bw = col_of("link_bw")
+    c_lat = col_of("link_latency"); c_model = col_of("model_s"); c_host = col_of("host_bound")
+    csv_missing = ''
+    do for [name in "system algo K bytes time_s time_min_s time_max_s ingress_s egress_s busbw bytes_in bytes_out link_bw link_latency model_s host_bound"] {
+        if (col_of(name) == 0) { csv_missing = csv_missing.' '.name }
+    }
+    if (csv_missing ne '') { exit error file.": no column".csv_missing." in its header (docs/design.md)" }
+}
+
+# The alpha-beta model is bin/model's (common/model.h); no formula is typed
+# here. The caller may set `model` (lab.sh passes $PSR_BIN/model).
+# model_at(algo, q, K, n, bw, a): quantity q (time, ingress, bytes_in, ...)
+# of algo (ps, ring, rd); model_bytes(algo, q, K, n) for the byte counts,
+# which need no link. NaN where bin/model refuses (it says why on stderr).
+if (!exists("model")) model = dir."../bin/model"
+model_at(algo, q, k, n, bw, a) = real(system(sprintf("'%s' --algo %s --quantity %s --K %d --bytes %.17g --bw %.17g --latency %.17g || echo nan", \
+                                                     model, algo, q, k, n, bw, a)))
+model_bytes(algo, q, k, n) = real(system(sprintf("'%s' --algo %s --quantity %s --K %d --bytes %.17g || echo nan", model, algo, q, k, n)))
 
 # is(sys): the row belongs to system sys ("ps" or "ring").
 is(sys) = strcol(c_system) eq sys
@@ -36,4 +60,5 @@ rd_color = "#e69f00"
 # sorted(f): the CSV with its rows grouped by system, then by K and bytes,
 # header first, so that a line drawn through one system's points is not
 # broken by the other system's rows in between.
-sorted(f) = "< (head -n 1 '".f."'; tail -n +2 '".f."' | LC_ALL=C sort -t, -k1,1 -k4,4n -k5,5n)"
+sorted(f) = "< (head -n 1 '".f."'; tail -n +2 '".f."' | LC_ALL=C sort -t, ". \
+            sprintf("-k%d,%d -k%d,%dn -k%d,%dn)", c_system, c_system, c_k, c_k, c_bytes, c_bytes)

@@ -1,5 +1,7 @@
 # t_model.sh -- bin/model prints the seed's exercise table from the
-# alpha-beta formulas, and checks its input.
+# alpha-beta formulas, answers one number per query (ps, ring, rd, the
+# crossover: checked against numbers worked out here by hand), and checks
+# its input.
 . "$PSR_TESTS/lib.sh"
 
 # col K N: column N of the row for K in the last job's output.
@@ -30,5 +32,85 @@ for bad in "--workers 0" "--workers 2.5" "--workers 8,,64" "--elements 0" "--bw 
     [ "$rc" = 64 ] || t_fail "model $bad: exit $rc, want 64"
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "model $bad: stderr not one line"
 done
+t_end
+
+# q ARGS...: bin/model's one number for a query (in $(...): rc stays there).
+q() { job 10 "$PSR_BIN/model" "$@"; cat "$T_TMP/out"; }
+# want WHAT GOT WANT: GOT within 1e-9 relative of WANT, computed by hand.
+want() {
+    awk -v a="$2" -v b="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= 1e-9 * (b < 0 ? -b : b)) }' ||
+        t_fail "$1: '$2', want $3"
+}
+
+# K = 4, n = 1e6 bytes, bw = 100MB (1e8 bytes/s), a = 100us throughout.
+L="--bw 100MB --latency 100us"
+t_case modeltool-2.1 "ring: 2(K-1) a + 2(K-1)/K n / bw; its bytes and steps"
+job 10 "$PSR_BIN/model" --algo ring --K 4 --bytes 1000000 $L
+expect_rc 0
+want "ring K=4" "$(cat "$T_TMP/out")" 0.0156                                # 6e-4 + 1.5e6/1e8
+[ "$(wc -l < "$T_TMP/out")" = 1 ] || t_fail "not one line: $(cat "$T_TMP/out")"
+want "ring K=2" "$(q --algo ring --K 2 --bytes 1000000 $L)" 0.0102          # 2e-4 + 1e6/1e8
+want "ring K=1" "$(q --algo ring --K 1 --bytes 1000000 $L)" 0
+want "ring bytes_in" "$(q --algo ring --K 4 --bytes 1000000 --quantity bytes_in)" 1500000
+want "ring bytes_out" "$(q --algo ring --K 4 --bytes 1000000 --quantity bytes_out)" 1500000
+want "ring steps" "$(q --algo ring --K 4 --bytes 1M --quantity steps)" 6
+want "ring 1M" "$(q --algo ring --K 4 --bytes 1M --bw 1MiB)" 1.5            # 1.5 MiB at 1 MiB/s
+t_end
+
+t_case modeltool-2.2 "parameter server: a + K n / (S bw) each way"
+want "ps time" "$(q --algo ps --K 4 --bytes 1000000 $L)" 0.0802             # 2 (1e-4 + 4e6/1e8)
+want "ps ingress" "$(q --algo ps --K 4 --bytes 1000000 $L --quantity ingress)" 0.0401
+want "ps egress" "$(q --algo ps --K 4 --bytes 1000000 $L --quantity egress)" 0.0401
+want "ps 2 servers" "$(q --algo ps --K 4 --bytes 1000000 $L --servers 2 --quantity ingress)" 0.0201
+want "ps bytes_in" "$(q --algo ps --K 4 --bytes 1000000 --quantity bytes_in)" 4000000
+want "ps steps" "$(q --algo ps --K 4 --bytes 1 --quantity steps)" 2
+t_end
+
+t_case modeltool-2.3 "recursive doubling: s (a + n / bw), s = log2 K, or floor(log2 K) + 2"
+want "rd K=4" "$(q --algo rd --K 4 --bytes 1000000 $L)" 0.0202              # 2 (1e-4 + 1e-2)
+want "rd K=8" "$(q --algo rd --K 8 --bytes 1000000 $L)" 0.0303
+want "rd K=6" "$(q --algo rd --K 6 --bytes 1000000 $L)" 0.0404              # fold: 2 + 2 steps
+want "rd K=6 steps" "$(q --algo rd --K 6 --bytes 1 --quantity steps)" 4
+want "rd K=4 bytes_in" "$(q --algo rd --K 4 --bytes 1000000 --quantity bytes_in)" 2000000
+want "rd K=6 bytes_in" "$(q --algo rd --K 6 --bytes 1000000 --quantity bytes_in)" 3000000
+t_end
+
+t_case modeltool-2.4 "crossover n* = (2(K-1) - s) a / ((s - 2(K-1)/K) b); none at K = 2"
+want "K=4" "$(q --crossover --K 4 $L)" 80000                                # 4e-4 / (0.5e-8)
+want "K=8" "$(q --crossover --K 8 $L)" 88000                                # 11e-4 / (1.25e-8)
+job 10 "$PSR_BIN/model" --crossover --K 2 $L
+expect_rc 0
+[ "$(cat "$T_TMP/out")" = nan ] || t_fail "K=2 crossover '$(cat "$T_TMP/out")', want nan"
+t_end
+
+t_case modeltool-2.5 "--sweep: N sizes evenly spaced in log n, lines bytes,value"
+q --algo ps --K 1 --sweep 1000,100000,3 --bw 1000 >/dev/null
+printf '1000,2\n10000,20\n100000,200\n' | cmp -s - "$T_TMP/out" || t_fail "sweep printed: $(cat "$T_TMP/out")"
+t_end
+
+t_case modeltool-2.6 "bad queries: one line on stderr, exit 64"
+for bad in "--algo foo --K 4 --bytes 1 --bw 1" "--algo ring --K 0 --bytes 1 --bw 1" \
+           "--algo ring --K 4 --bytes -1 --bw 1" "--algo ring --K 4 --bytes 0 --bw 1" \
+           "--algo ring --K 4 --bytes 1" "--algo ring --K 4 --bw 1" \
+           "--algo ring --K 4 --bytes 1 --bw 1 --quantity ingress" "--algo ring --K 4 --bytes 1 --servers 2 --quantity bytes_in" \
+           "--algo ps --K 4 --bytes 1 --bw 1 --quantity speed" "--algo ps --bytes 1 --bw 1" \
+           "--algo ps --K 4 --sweep 10,1,5 --bw 1" "--algo ps --K 4 --sweep 1,10 --bw 1" \
+           "--algo ps --K 4 --bytes 1 --sweep 1,10,3 --bw 1" "--crossover --K 4" \
+           "--crossover --K 4 --bw 1 --algo ring" "--table --algo ps --K 4 --bytes 1 --bw 1" \
+           "--K 4" "--bogus"; do
+    job 10 "$PSR_BIN/model" $bad
+    [ "$rc" = 64 ] || t_fail "model $bad: exit $rc, want 64"
+    [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "model $bad: stderr not one line"
+done
+job 10 "$PSR_BIN/model" --help
+expect_rc 0
+expect_grep out '--crossover'
+t_end
+
+t_case modeltool-2.7 "--table is what no flags print"
+job 10 "$PSR_BIN/model"
+cp "$T_TMP/out" "$T_TMP/plain"
+job 10 "$PSR_BIN/model" --table
+cmp -s "$T_TMP/out" "$T_TMP/plain" || t_fail "--table differs from no flags"
 t_end
 t_exit
