@@ -45,6 +45,18 @@ for s in "$here"/t_*.sh; do
     run "$(basename "$s")" 900 sh "$s"
 done
 
-cat "$log"/*.out 2>/dev/null | awk '
+# The count. An id on two ok/FAIL lines of this run (in two programs, or
+# printed twice by one: a loop) is one more failure, "FAIL ids-2 ...":
+# tests/t_ids.sh checks the ids written in the sources, this the ids
+# printed. Skip lines may repeat (one group skipped on several paths).
+awk '
+    FNR == 1 { prog = FILENAME; sub(/.*\//, "", prog); sub(/\.out$/, "", prog) }
     /^ok   / { p++ } /^FAIL / { f++ } /^skip / { s++ }
-    END { printf "%d passed, %d failed", p, f; if (s) printf ", %d skipped", s; printf "\n"; exit (f > 0) }'
+    /^(ok   |FAIL )/ {
+        if ($2 in from) {
+            f++
+            printf "FAIL ids-2 id %s printed twice: by %s and by %s\n", $2, from[$2], prog
+        } else from[$2] = prog
+    }
+    END { printf "%d passed, %d failed", p, f; if (s) printf ", %d skipped", s; printf "\n"; exit (f > 0) }' \
+    "$log"/*.out
