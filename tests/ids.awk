@@ -12,9 +12,11 @@
 #     helper that calls T_CASE(id, ...) (happy("psw-1.1", ...)). Every such
 #     literal is taken for an id (none of the tests has another string of
 #     that shape), comment lines excepted.
-#   shell (tests/t_*.sh): the first word after t_case or t_skip, quoted or
-#     not; a $variable in it ("cli-contract-$name") stands for any text, so
-#     the id is a pattern that no other file's id may match.
+#   shell (tests/t_*.sh): the first word after t_case or t_skip, or after
+#     the tests/lib.sh helpers that print one (t_need: a skip; t_gpu_usable:
+#     a case), quoted or not; a $variable in it ("cli-contract-$name")
+#     stands for any text, so the id is a pattern that no other file's id
+#     may match.
 # The rules:
 #   - two files never share an id (a skip in one file and a case in another
 #     is a collision too: both land in the same run);
@@ -66,8 +68,8 @@ c {
 
 {
     line = $0
-    while (match(line, /(^|[ \t;{(&|])t_(case|skip)[ \t]+/)) {
-        kind = (substr(line, RSTART, RLENGTH) ~ /t_case/) ? "case" : "skip"
+    while (match(line, /(^|[ \t;{(&|!])t_(case|skip|need|gpu_usable)[ \t]+/)) {
+        kind = (substr(line, RSTART, RLENGTH) ~ /t_(case|gpu_usable)/) ? "case" : "skip"
         line = substr(line, RSTART + RLENGTH)
         id = line
         if (id ~ /^"/) { id = substr(id, 2); sub(/".*/, "", id) }
