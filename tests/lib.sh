@@ -41,6 +41,19 @@ t_gpu_usable() {
     return 1
 }
 
+# t_gpu_refused PROGRAM FLAG VALUE [ARGS...]: without a usable GPU,
+# PROGRAM FLAG VALUE ARGS exits 1 with one line "PROGRAM[0]: FLAG VALUE:
+# REASON", the reason being no device or a build without CUDA.
+t_gpu_refused() {
+    _p=$1 _f=$2 _v=$3; shift 3
+    job 30 "$PSR_BIN/$_p" "$_f" "$_v" "$@" --steps 2 --timeout 3
+    expect_rc 1
+    [ "$(grep -c "^$_p\[0\]: $_f $_v: " "$T_TMP/err")" = 1 ] ||
+        t_fail "$_f $_v $*: want one line naming $_f $_v: $(cat "$T_TMP/err")"
+    grep -q 'no CUDA device\|built without CUDA' "$T_TMP/err" ||
+        t_fail "$_f $_v $*: the reason is not said: $(cat "$T_TMP/err")"
+}
+
 # job LIMIT_S CMD...: run CMD in its own session, killed with its whole
 # process group after LIMIT_S; stdout to $T_TMP/out, stderr to $T_TMP/err;
 # sets $rc (137 when the watchdog fired).
