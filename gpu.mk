@@ -10,11 +10,14 @@
 # a device. NCCL is never linked: gpu_nccl.c dlopens libnccl.so.2 at run
 # time (PSRING_NCCL_LIB overrides), and needs nccl.h only for its types;
 # without nccl.h, gpu_nccl_stub.c answers "built without NCCL".
-# Without nvcc: gpu/gpu_stub.c, whose every call says "built without CUDA
-# (nvcc not found)", and the CPU build is otherwise unchanged.
+# Without nvcc (or without libcudart_static.a): gpu/gpu_stub.c, whose every
+# call says "built without CUDA (nvcc not found)" (its NCCL calls are
+# gpu_nccl_stub.c's, included with that reason), and the CPU build is
+# otherwise unchanged. `make NVCC=` forces this build.
 #
-#   make check-gpu            build and run the GPU tests, a missing GPU
-#                             being a FAILURE (in `make check` they skip)
+#   make check-gpu            build and run the GPU tests (tests/run.sh gpu),
+#                             a missing GPU being a FAILURE (in `make check`
+#                             they skip)
 #   make GPU_GENCODE="..."    other GPU targets (default below)
 
 # gpu.mk's rules come before the Makefile's `all`: keep `all` the default.
@@ -101,7 +104,6 @@ $(BUILD)/tests/test_gpu: $(BUILD)/tests/test_gpu.o $(GPU_LIB) $(BUILD)/libcommon
 .PHONY: check-gpu
 check-gpu: $(BUILD)/tests/test_gpu $(BIN)/bench_gpu $(BIN)/ring_worker $(BIN)/ps_worker \
            $(BIN)/psr_merge
-	@PSR_REQUIRE_GPU=1 PSR_BIN=$(abspath $(BIN)) PSR_TESTBIN=$(abspath $(BUILD)/tests) \
-	  sh gpu/check_gpu.sh
+	@PSR_BIN=$(abspath $(BIN)) PSR_TESTBIN=$(abspath $(BUILD)/tests) sh tests/run.sh gpu
 
 -include $(GPU_OBJ:.o=.d) $(BUILD)/gpu/bench_gpu.d

@@ -18,18 +18,8 @@
 #
 # NCCL: PSRING_NCCL_LIB if set; else libnccl.so.2 on the dynamic loader's
 # path; else the Python environment's nvidia-nccl-cu13 package (its
-# libnccl.so.2 found under site-packages).
-out=${1:-${OUT:-results/gpu}}
-mkdir -p "$out" || exit 1
-jobs=$(nproc 2>/dev/null || echo 4)
-
-loader=$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{ print $NF; exit }')
-sp=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null)
-pip=$(find $sp -name 'libnccl.so.2' 2>/dev/null | head -n 1)
-if [ -z "$PSRING_NCCL_LIB" ] && [ -z "$loader" ] && [ -n "$pip" ]; then
-    PSRING_NCCL_LIB=$pip
-    export PSRING_NCCL_LIB
-fi
+# libnccl.so.2 found under site-packages): gpu/device_env.sh finds it.
+. "$(dirname "$0")/device_env.sh"        # out, jobs, loader, pip; PSRING_NCCL_LIB
 
 {
     echo "== date: $(date -u)"

@@ -19,20 +19,10 @@
 # the build's bin/ so that tests/t_gpu_ps.sh runs; without it those cases
 # are skipped, saying so. REPS (default 5) runs of each measured point,
 # interleaved CPU / GPU so that drifts hit both alike.
-out=${1:-${OUT:-results/gpu}}
-mkdir -p "$out" || exit 1
-jobs=$(nproc 2>/dev/null || echo 4)
+. "$(dirname "$0")/device_env.sh"        # out, jobs, loader, pip; PSRING_NCCL_LIB
 reps=${REPS:-5}
 B=build/gpu
 BIN=$B/bin
-
-loader=$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{ print $NF; exit }')
-sp=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null)
-pip=$(find $sp -name 'libnccl.so.2' 2>/dev/null | head -n 1)
-if [ -z "$PSRING_NCCL_LIB" ] && [ -z "$loader" ] && [ -n "$pip" ]; then
-    PSRING_NCCL_LIB=$pip
-    export PSRING_NCCL_LIB
-fi
 
 status=0
 {

@@ -126,18 +126,29 @@ out:
     return rc;
 }
 
-int gpu_malloc(void **p, size_t bytes, char *err)
+/* alloc: device memory (host = 0, cudaMalloc) or pinned host memory
+ * mapped into the device's address space (host = 1, cudaHostAlloc); 0
+ * bytes allocate nothing; *p is NULL unless the call succeeded. */
+static int alloc(void **p, size_t bytes, int host, char *err)
 {
     int rc = 0;
 
     *p = NULL;
     if (bytes == 0)
         return 0;
-    CUDA_CHECK(cudaMalloc(p, bytes));
+    if (host)
+        CUDA_CHECK(cudaHostAlloc(p, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
+    else
+        CUDA_CHECK(cudaMalloc(p, bytes));
 out:
     if (rc != 0)
         *p = NULL;
     return rc;
+}
+
+int gpu_malloc(void **p, size_t bytes, char *err)
+{
+    return alloc(p, bytes, 0, err);
 }
 
 void gpu_free(void *p)
@@ -148,16 +159,7 @@ void gpu_free(void *p)
 
 int gpu_host_alloc(void **p, size_t bytes, char *err)
 {
-    int rc = 0;
-
-    *p = NULL;
-    if (bytes == 0)
-        return 0;
-    CUDA_CHECK(cudaHostAlloc(p, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
-out:
-    if (rc != 0)
-        *p = NULL;
-    return rc;
+    return alloc(p, bytes, 1, err);
 }
 
 void gpu_host_free(void *p)

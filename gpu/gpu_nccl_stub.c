@@ -1,7 +1,12 @@
-/* gpu_nccl_stub.c -- the NCCL half of gpu.h in a CUDA build without
- * nccl.h: every call fails with -ENODEV and says why; the CUDA half
- * (kernels, the CUDA-staged ring) is unaffected. gpu.mk builds this file
- * instead of gpu_nccl.c when it finds nvcc but no nccl.h (it says so once).
+/* gpu_nccl_stub.c -- the NCCL half of gpu.h where NCCL cannot be used:
+ * every call fails with -ENODEV and says why (GPU_NCCL_STUB_WHY); the
+ * _abort/_destroy calls do nothing. The one copy of these stubs, for two
+ * builds (gpu.mk chooses):
+ *   - CUDA without nccl.h: gpu.mk compiles this file on its own, instead of
+ *     gpu_nccl.c (and says so once); the reason is "built without NCCL",
+ *     and the CUDA half (kernels, the CUDA-staged ring) is unaffected;
+ *   - no CUDA at all: gpu_stub.c includes this file at its end, having
+ *     defined GPU_NCCL_STUB_WHY as its own reason, "built without CUDA".
  */
 #include "gpu.h"
 
@@ -9,7 +14,9 @@
 
 #include "gpu_internal.h"
 
-#define WHY "built without NCCL (nccl.h not found next to CUDA at build time)"
+#ifndef GPU_NCCL_STUB_WHY
+#define GPU_NCCL_STUB_WHY "built without NCCL (nccl.h not found next to CUDA at build time)"
+#endif
 
 const char *gpu_nccl_build_info(void)
 {
@@ -20,13 +27,13 @@ int gpu_nccl_load(int *version, char *err)
 {
     if (version)
         *version = 0;
-    return gpu_say(err, -ENODEV, WHY);
+    return gpu_say(err, -ENODEV, GPU_NCCL_STUB_WHY);
 }
 
 int gpu_nccl_unique_id(unsigned char id[GPU_NCCL_ID_BYTES], char *err)
 {
     (void)id;
-    return gpu_say(err, -ENODEV, WHY);
+    return gpu_say(err, -ENODEV, GPU_NCCL_STUB_WHY);
 }
 
 int gpu_nccl_create(struct gpu_nccl **out, const unsigned char id[GPU_NCCL_ID_BYTES],
@@ -34,20 +41,20 @@ int gpu_nccl_create(struct gpu_nccl **out, const unsigned char id[GPU_NCCL_ID_BY
 {
     (void)id; (void)rank; (void)world; (void)timeout_s;
     *out = NULL;
-    return gpu_say(err, -ENODEV, WHY);
+    return gpu_say(err, -ENODEV, GPU_NCCL_STUB_WHY);
 }
 
 int gpu_nccl_all_reduce_start(struct gpu_nccl *c, const void *send, void *recv, size_t n,
                               int dtype, struct gpu_stream *s, char *err)
 {
     (void)c; (void)send; (void)recv; (void)n; (void)dtype; (void)s;
-    return gpu_say(err, -ENODEV, WHY);
+    return gpu_say(err, -ENODEV, GPU_NCCL_STUB_WHY);
 }
 
 int gpu_nccl_wait(struct gpu_nccl *c, struct gpu_stream *s, char *err)
 {
     (void)c; (void)s;
-    return gpu_say(err, -ENODEV, WHY);
+    return gpu_say(err, -ENODEV, GPU_NCCL_STUB_WHY);
 }
 
 int gpu_nccl_all_reduce(struct gpu_nccl *c, const void *send, void *recv, size_t n,

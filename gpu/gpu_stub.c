@@ -5,7 +5,8 @@
  * their CPU paths unchanged and refuse --device cuda / --transport nccl
  * with that reason; no caller needs an #ifdef. Functions that cannot fail
  * (the _free/_destroy ones) do nothing. gpu_nccl_fit is real in every
- * build (gpu_fit.c).
+ * build (gpu_fit.c). The NCCL calls are gpu_nccl_stub.c's, included at the
+ * end with this file's reason.
  */
 #include "gpu.h"
 
@@ -176,54 +177,8 @@ int gpu_spin_async(const volatile int *flag, double max_s, struct gpu_stream *s,
     return gpu_say(err, -ENODEV, WHY);
 }
 
-/* NCCL: the same answer. */
-
-int gpu_nccl_load(int *version, char *err)
-{
-    if (version)
-        *version = 0;
-    return gpu_say(err, -ENODEV, WHY);
-}
-
-int gpu_nccl_unique_id(unsigned char id[GPU_NCCL_ID_BYTES], char *err)
-{
-    (void)id;
-    return gpu_say(err, -ENODEV, WHY);
-}
-
-int gpu_nccl_create(struct gpu_nccl **out, const unsigned char id[GPU_NCCL_ID_BYTES],
-                    int rank, int world, double timeout_s, char *err)
-{
-    (void)id; (void)rank; (void)world; (void)timeout_s;
-    *out = NULL;
-    return gpu_say(err, -ENODEV, WHY);
-}
-
-int gpu_nccl_all_reduce_start(struct gpu_nccl *c, const void *send, void *recv, size_t n,
-                              int dtype, struct gpu_stream *s, char *err)
-{
-    (void)c; (void)send; (void)recv; (void)n; (void)dtype; (void)s;
-    return gpu_say(err, -ENODEV, WHY);
-}
-
-int gpu_nccl_wait(struct gpu_nccl *c, struct gpu_stream *s, char *err)
-{
-    (void)c; (void)s;
-    return gpu_say(err, -ENODEV, WHY);
-}
-
-int gpu_nccl_all_reduce(struct gpu_nccl *c, const void *send, void *recv, size_t n,
-                        int dtype, struct gpu_stream *s, char *err)
-{
-    return gpu_nccl_all_reduce_start(c, send, recv, n, dtype, s, err);
-}
-
-void gpu_nccl_abort(struct gpu_nccl *c)
-{
-    (void)c;
-}
-
-void gpu_nccl_destroy(struct gpu_nccl *c)
-{
-    (void)c;
-}
+/* NCCL: the same answer, from gpu_nccl_stub.c's one copy of the NCCL
+ * stubs (also built on its own in a CUDA build without nccl.h), told to
+ * give this file's reason. */
+#define GPU_NCCL_STUB_WHY WHY
+#include "gpu_nccl_stub.c"

@@ -16,6 +16,44 @@ t_end() {
 }
 t_skip() { echo "skip $1 $2: $3"; }
 
+# t_need ID NAME PROGRAM...: unless every PROGRAM is in $PSR_BIN, the whole
+# script is one skip (ID NAME: no PROGRAM in $PSR_BIN) and ends here.
+t_need() {
+    _id=$1 _name=$2; shift 2
+    for _p in "$@"; do
+        [ -x "$PSR_BIN/$_p" ] || { t_skip "$_id" "$_name" "no $_p in $PSR_BIN"; exit 0; }
+    done
+}
+
+# t_gpu_usable ID: whether bin/bench_gpu --probe finds a usable GPU (status
+# 0). Where it does not, $t_gpu_why holds its one-line reason and the
+# status is 1; under `make check-gpu` (PSR_REQUIRE_GPU=1) a missing GPU is
+# instead case ID, failed, and the script ends here.
+t_gpu_usable() {
+    t_gpu_why=$("$PSR_BIN/bench_gpu" --probe 2>&1) && return 0
+    t_gpu_why=$(echo "$t_gpu_why" | sed 's/^bench_gpu: probe: //' | head -n 1)
+    if [ "${PSR_REQUIRE_GPU:-0}" = 1 ]; then
+        t_case "$1" "a usable GPU (make check-gpu)"
+        t_fail "$t_gpu_why"
+        t_end
+        t_exit
+    fi
+    return 1
+}
+
+# t_gpu_refused PROGRAM FLAG VALUE [ARGS...]: without a usable GPU,
+# PROGRAM FLAG VALUE ARGS exits 1 with one line "PROGRAM[0]: FLAG VALUE:
+# REASON", the reason being no device or a build without CUDA.
+t_gpu_refused() {
+    _p=$1 _f=$2 _v=$3; shift 3
+    job 30 "$PSR_BIN/$_p" "$_f" "$_v" "$@" --steps 2 --timeout 3
+    expect_rc 1
+    [ "$(grep -c "^$_p\[0\]: $_f $_v: " "$T_TMP/err")" = 1 ] ||
+        t_fail "$_f $_v $*: want one line naming $_f $_v: $(cat "$T_TMP/err")"
+    grep -q 'no CUDA device\|built without CUDA' "$T_TMP/err" ||
+        t_fail "$_f $_v $*: the reason is not said: $(cat "$T_TMP/err")"
+}
+
 # job LIMIT_S CMD...: run CMD in its own session, killed with its whole
 # process group after LIMIT_S; stdout to $T_TMP/out, stderr to $T_TMP/err;
 # sets $rc (137 when the watchdog fired).

@@ -12,33 +12,18 @@
 # cases are skipped, saying so.
 # tier: full
 . "$PSR_TESTS/lib.sh"
+
+t_need gpu-ps "ps_worker on the GPU" ps_worker bench_gpu
+if ! t_gpu_usable gpu-ps-0; then
+    t_case gpu-ps-0.1 "without a GPU, ps_worker --device cuda fails with one line, exit 1"
+    t_gpu_refused ps_worker --device cuda --server 127.0.0.1:9
+    t_end
+    t_skip gpu-ps "ps_worker on the GPU" "$t_gpu_why"
+    t_exit
+fi
+
 launch="$PSR_TESTS/../experiments/launch.sh"
 W=60                            # watchdog: 3 x 10 s timeout + 30 s, never a timing claim
-
-if [ ! -x "$PSR_BIN/ps_worker" ] || [ ! -x "$PSR_BIN/bench_gpu" ]; then
-    t_skip gpu-ps "ps_worker on the GPU" "no ps_worker or bench_gpu in $PSR_BIN"
-    t_exit
-fi
-
-if ! why=$("$PSR_BIN/bench_gpu" --probe 2>&1); then
-    why=$(echo "$why" | sed 's/^bench_gpu: probe: //' | head -n 1)
-    if [ "${PSR_REQUIRE_GPU:-0}" = 1 ]; then
-        t_case gpu-ps-0 "a usable GPU (make check-gpu)"
-        t_fail "$why"
-        t_end
-        t_exit
-    fi
-    t_case gpu-ps-0.1 "without a GPU, ps_worker --device cuda fails with one line, exit 1"
-    job 30 "$PSR_BIN/ps_worker" --server 127.0.0.1:9 --device cuda --steps 2 --timeout 3
-    expect_rc 1
-    [ "$(grep -c 'ps_worker\[0\]: --device cuda: ' "$T_TMP/err")" = 1 ] ||
-        t_fail "want one line naming --device cuda: $(cat "$T_TMP/err")"
-    grep -q 'no CUDA device\|built without CUDA' "$T_TMP/err" ||
-        t_fail "the reason is not said: $(cat "$T_TMP/err")"
-    t_end
-    t_skip gpu-ps "ps_worker on the GPU" "$why"
-    t_exit
-fi
 
 if [ ! -x "$PSR_BIN/ps_server" ]; then
     t_skip gpu-ps "ps_worker --device cuda against a server" "no ps_server in $PSR_BIN (it needs libuv)"

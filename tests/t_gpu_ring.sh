@@ -12,35 +12,20 @@
 # missing GPU is a failure instead.
 # tier: full
 . "$PSR_TESTS/lib.sh"
+
+t_need gpu-ring "ring_worker on the GPU" ring_worker bench_gpu
+if ! t_gpu_usable gpu-ring-0; then
+    t_case gpu-ring-0.1 "without a GPU, --device cuda and --transport nccl fail with one line, exit 1"
+    t_gpu_refused ring_worker --device cuda
+    t_gpu_refused ring_worker --transport nccl
+    t_gpu_refused ring_worker --device cuda --bench -b 4K -e 4K
+    t_end
+    t_skip gpu-ring "ring_worker on the GPU" "$t_gpu_why"
+    t_exit
+fi
+
 launch="$PSR_TESTS/../experiments/launch.sh"
 W=60                            # watchdog: 3 x 10 s timeout + 30 s, never a timing claim
-
-if [ ! -x "$PSR_BIN/ring_worker" ] || [ ! -x "$PSR_BIN/bench_gpu" ]; then
-    t_skip gpu-ring "ring_worker on the GPU" "no ring_worker or bench_gpu in $PSR_BIN"
-    t_exit
-fi
-
-if ! why=$("$PSR_BIN/bench_gpu" --probe 2>&1); then
-    why=$(echo "$why" | sed 's/^bench_gpu: probe: //' | head -n 1)
-    if [ "${PSR_REQUIRE_GPU:-0}" = 1 ]; then
-        t_case gpu-ring-0 "a usable GPU (make check-gpu)"
-        t_fail "$why"
-        t_end
-        t_exit
-    fi
-    t_case gpu-ring-0.1 "without a GPU, --device cuda and --transport nccl fail with one line, exit 1"
-    for mode in "--device cuda" "--transport nccl" "--device cuda --bench -b 4K -e 4K"; do
-        job 30 "$PSR_BIN/ring_worker" $mode --steps 2 --timeout 3
-        expect_rc 1
-        [ "$(grep -c 'ring_worker\[0\]: --' "$T_TMP/err")" = 1 ] ||
-            t_fail "$mode: want one line naming the flag: $(cat "$T_TMP/err")"
-        grep -q 'no CUDA device\|built without CUDA' "$T_TMP/err" ||
-            t_fail "$mode: the reason is not said: $(cat "$T_TMP/err")"
-    done
-    t_end
-    t_skip gpu-ring "ring_worker on the GPU" "$why"
-    t_exit
-fi
 
 # maxrel A B: the largest |a - b| / max(|b|, 1e-300) over the lines.
 maxrel() {

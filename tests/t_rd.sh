@@ -12,7 +12,7 @@
 launch="$PSR_TESTS/../experiments/launch.sh"
 
 if [ ! -x "$PSR_BIN/ring_worker" ]; then
-    t_skip rd "recursive doubling" "no ring_worker in $PSR_BIN"
+    t_skip rd-proc "recursive doubling" "no ring_worker in $PSR_BIN"
     t_exit
 fi
 
@@ -21,7 +21,7 @@ WD=$((3 * T + 10))              # their watchdog
 
 now() { date +%s.%N; }
 
-t_case rd-1.1 "linreg f64, 8 ranks --algo rd via launch.sh, 20 steps: bit-identical, == big batch within 1e-12"
+t_case rd-proc-1.1 "linreg f64, 8 ranks --algo rd via launch.sh, 20 steps: bit-identical, == big batch within 1e-12"
 t_reference lin --steps 20
 job 180 "$launch" ring 8 --worker-args "--algo rd" --steps 20 --timeout 10 \
     --weights-out "$T_TMP/lin.w" --csv-out "$T_TMP/row.csv"
@@ -37,7 +37,7 @@ awk -F, 'NR == 2 { exit !($1 == "ring" && $2 == "rd" && $3 == "tcp" && $4 == 8 &
     "$T_TMP/row.csv" || t_fail "row: $(sed -n 2p "$T_TMP/row.csv")"
 t_end
 
-t_case rd-1.2 "synthetic f32, 5 ranks (the fold), unequal shards, --micro 3: exactly the big batch"
+t_case rd-proc-1.2 "synthetic f32, 5 ranks (the fold), unequal shards, --micro 3: exactly the big batch"
 t_reference syn --workload synthetic --params 10007 --dtype f32 --steps 6 --batch 999
 job 120 "$launch" ring 5 --worker-args "--algo rd" --workload synthetic --params 10007 \
     --dtype f32 --steps 6 --batch 999 --shard-weights 5,1,2,1,3 --micro 3 --timeout 10 \
@@ -47,7 +47,7 @@ t_ranks_same 5 "$T_TMP/syn.w"
 cmp -s "$T_TMP/syn.w.0" "$T_TMP/syn.ref.0" || t_fail "not exactly the reference: $(diff "$T_TMP/syn.w.0" "$T_TMP/syn.ref.0" | head -3 | tr '\n' ' ')"
 t_end
 
-t_case rd-1.3 "--bench --algo rd, K = 3 and 4 (f32 and f64): every element checked, #wrong 0, algo rd in the row"
+t_case rd-proc-1.3 "--bench --algo rd, K = 3 and 4 (f32 and f64): every element checked, #wrong 0, algo rd in the row"
 for k in 3 4; do
     dt=f32
     [ $k = 3 ] && dt=f64
@@ -158,7 +158,7 @@ fault() {
     kill_all
 }
 
-t_case rd-1.4 "K = 8, rank 2 SIGKILLed mid-all-reduce: the others exit 1 naming rank 2"
+t_case rd-proc-1.4 "K = 8, rank 2 SIGKILLed mid-all-reduce: the others exit 1 naming rank 2"
 fault 8 2 KILL
 # Its partners that waited on it saw the close; the others heard the news.
 grep -l 'lost rank 2 (127.0.0.1:[0-9]*): connection closed$' "$T_TMP"/err.* >/dev/null \
@@ -166,17 +166,17 @@ grep -l 'lost rank 2 (127.0.0.1:[0-9]*): connection closed$' "$T_TMP"/err.* >/de
 grep -l 'reported: lost rank 2' "$T_TMP"/err.* >/dev/null || t_fail "no rank heard it from another"
 t_end
 
-t_case rd-1.5 "K = 5, extra rank 4 SIGKILLed: its fold partner and the others name it"
+t_case rd-proc-1.5 "K = 5, extra rank 4 SIGKILLed: its fold partner and the others name it"
 fault 5 4 KILL
 t_end
 
-t_case rd-1.6 "K = 4, rank 1 SIGSTOPped: caught by --timeout, the others exit 1 naming rank 1"
+t_case rd-proc-1.6 "K = 4, rank 1 SIGSTOPped: caught by --timeout, the others exit 1 naming rank 1"
 fault 4 1 STOP
 grep -l 'lost rank 1 (127.0.0.1:[0-9]*): no progress for 2.0 s' "$T_TMP"/err.* >/dev/null \
     || t_fail "no rank timed out on rank 1 itself"
 t_end
 
-t_case rd-1.7 "--algo refused where it cannot run: one line, exit 64"
+t_case rd-proc-1.7 "--algo refused where it cannot run: one line, exit 64"
 job 20 "$PSR_BIN/ring_worker" --algo rd --device cuda --steps 1
 expect_rc 64
 expect_grep err '^ring_worker: --algo rd: recursive doubling runs on the host over TCP'
@@ -188,7 +188,7 @@ job 60 "$PSR_BIN/ring_worker" --algo rd --steps 3 --weights-out "$T_TMP/one.w"
 expect_rc 0                     # K = 1: no transport, the big batch itself
 t_end
 
-t_case rd-1.8 "ranks that disagree on --algo: the others fail at the rendezvous naming the flag, rank 0 in time"
+t_case rd-proc-1.8 "ranks that disagree on --algo: the others fail at the rendezvous naming the flag, rank 0 in time"
 K=3
 rm -f "$T_TMP"/pid.* "$T_TMP"/rc.* "$T_TMP"/t.* "$T_TMP"/err.* "$T_TMP/port"
 start 0 --world $K --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" --algo rd --timeout $T --steps 3
