@@ -28,21 +28,24 @@
  * to the device after the pull): what a GPU worker of a parameter server
  * pays; every GPU wait is bounded by --timeout.
  *
- * BUCKETS (buckets_step.h): on the CPU every step goes through bstep_run:
- * the gradient grouped into --bucket-size buckets of whole layers, last
- * layer first, each pushed as soon as it is ready by a communication
- * thread while the backward pass goes on (--no-overlap: after it), then
- * one pull. With one bucket (the default 25MiB holds most models here)
- * that is one push and one pull per step. The timed combine step is the
- * time spent in pushes and the pull; rank 0 logs the medians of step,
- * backward, communication and the wait after the backward pass at the
- * end, and --trace FILE writes each rank's timeline.
+ * THE STEP is common/step.c's (step.h), the ring's too: this file gives it
+ * a combine (push: each bucket to the servers, ps_client_push) and a
+ * finish (pull: the new weights, ps_client_pull), and no apply. On the
+ * CPU the gradient is grouped into --bucket-size buckets of whole layers,
+ * last layer first, each pushed as soon as it is ready by the step's
+ * communication thread while the backward pass goes on (--no-overlap:
+ * after it), then one pull. With one bucket (the default 25MiB holds most
+ * models here) that is one push and one pull per step. The timed combine
+ * step is the time spent in pushes and the pull; rank 0 logs the medians
+ * of step, backward, communication and the wait after the backward pass
+ * at the end, and --trace FILE writes each rank's timeline.
  *
  * --mistake NAME (mistake.h): the worker makes the mistakes that live in
  * its micro-batch loop (no-divide-micro, mean-of-means, zero-grad-inside:
  * mistake_grad, the loop bin/reference and the ring call too) and
  * sync-every-micro: each micro-batch's sum is pushed as soon as it is
- * computed (m pushes per step, the server summing them), the weights
+ * computed (m passes of pushes per step, in the step's buckets, the
+ * server summing them), the weights
  * pulled after the last; the timed combine step is then the sum of the m
  * exchanges. sum-not-mean is the server's (it applies the update); the
  * worker only says so. With --device cuda only sum-not-mean is taken (the
