@@ -10,6 +10,7 @@
 struct pass {
     struct buckets *plan;
     struct trace *tr;
+    const struct clock_src *clock;
     long step;
     const double *loss;
     double mark;            /* when the previous layer (or the micro-batch) ended */
@@ -21,7 +22,7 @@ static void on_layer(size_t layer, size_t first, size_t count, void *arg)
 {
     struct pass *p = arg;
     char name[TRACE_NAME_LEN];
-    double now = clock_now();
+    double now = clock_src_now(p->clock);
     long i;
 
     (void)first;
@@ -35,24 +36,24 @@ static void on_layer(size_t layer, size_t first, size_t count, void *arg)
 
 double backward_bucketed(const struct workload *w, const void *weights, uint64_t step,
                          uint64_t lo, uint64_t hi, int micro, void *grad,
-                         struct buckets *plan, struct trace *tr, backward_ready_fn ready,
-                         void *arg)
+                         struct buckets *plan, struct trace *tr, const struct clock_src *clock,
+                         backward_ready_fn ready, void *arg)
 {
     double l = 0.0;
-    struct pass p = { plan, tr, (long)step, &l, 0.0, ready, arg };
+    struct pass p = { plan, tr, clock, (long)step, &l, 0.0, ready, arg };
     char name[TRACE_NAME_LEN];
 
     vec_zero(grad, w->n, w->dtype);
     buckets_reset(plan);
     for (int j = 0; j < micro; j++) {
         uint64_t a0, a1;
-        double m0 = clock_now();
+        double m0 = clock_src_now(clock);
 
         workload_split(hi - lo, micro, j, NULL, &a0, &a1);
         if (j < micro - 1) {
             workload_grad_add(w, weights, step, lo + a0, lo + a1, grad, &l);
             snprintf(name, sizeof name, "backward micro %d", j);
-            trace_add(tr, name, TRACE_COMPUTE, m0, clock_now(), (long)step, -1);
+            trace_add(tr, name, TRACE_COMPUTE, m0, clock_src_now(clock), (long)step, -1);
             continue;
         }
         p.mark = m0;

@@ -1,6 +1,6 @@
 /* backward.h -- a backward pass that hands the gradient's buckets over as
- * they become complete: the overlap path of the ring (ring_worker/train.c)
- * and of the parameter-server worker (ps_worker/buckets_step.c).
+ * they become complete: the overlap path of the training step
+ * (common/step.c), for the ring and the parameter-server worker alike.
  *
  * The micro-batch loop is mistake_grad(MISTAKE_NONE)'s, the same calls in
  * the same order, so the gradient has the same bits as without buckets:
@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "buckets.h"
+#include "clock.h"
 #include "trace.h"
 #include "workload.h"
 
@@ -32,10 +33,11 @@ typedef void (*backward_ready_fn)(void *arg, size_t bucket, double loss);
 /* backward_bucketed: the gradient SUM over batch positions [lo, hi) of
  * step `step` at `weights` into grad (n elements of w's dtype), in `micro`
  * micro-batches, plan's buckets handed to ready as they complete (see
- * above; plan is reset first). Returns the summed loss. */
+ * above; plan is reset first), the trace's times read from clock. Returns
+ * the summed loss. */
 double backward_bucketed(const struct workload *w, const void *weights, uint64_t step,
                          uint64_t lo, uint64_t hi, int micro, void *grad,
-                         struct buckets *plan, struct trace *tr, backward_ready_fn ready,
-                         void *arg);
+                         struct buckets *plan, struct trace *tr, const struct clock_src *clock,
+                         backward_ready_fn ready, void *arg);
 
 #endif /* BACKWARD_H */

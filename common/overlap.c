@@ -16,16 +16,6 @@
 
 #include "clock.h"
 
-int overlap_call(overlap_fn run, void *ctx, struct overlap_job *job, char *err)
-{
-    int rc;
-
-    job->t0 = clock_now();
-    rc = run(ctx, job, err);
-    job->t1 = clock_now();
-    return rc;
-}
-
 static void *thread_main(void *arg)
 {
     struct overlap *o = arg;
@@ -44,7 +34,9 @@ static void *thread_main(void *arg)
         o->busy = 1;
         pthread_mutex_unlock(&o->mu);
         err[0] = '\0';
-        rc = overlap_call(o->run, o->ctx, job, err);
+        job->t0 = clock_src_now(o->clock);
+        rc = o->run(o->ctx, job, err);
+        job->t1 = clock_src_now(o->clock);
         pthread_mutex_lock(&o->mu);
         o->busy = 0;
         if (rc != 0) {
@@ -59,13 +51,15 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-int overlap_init(struct overlap *o, overlap_fn run, void *ctx, size_t cap, char *err)
+int overlap_init(struct overlap *o, overlap_fn run, void *ctx, size_t cap,
+                 const struct clock_src *clock, char *err)
 {
     int rc;
 
     memset(o, 0, sizeof *o);
     o->run = run;
     o->ctx = ctx;
+    o->clock = clock;
     o->cap = cap;
     o->jobs = calloc(cap, sizeof *o->jobs);
     if (!o->jobs) {
@@ -82,13 +76,21 @@ int overlap_init(struct overlap *o, overlap_fn run, void *ctx, size_t cap, char 
     return 0;
 }
 
+/* wake: set *flag under the lock (when flag is not NULL) and wake the
+ * thread and any waiter. */
+static void wake(struct overlap *o, int *flag)
+{
+    pthread_mutex_lock(&o->mu);
+    if (flag)
+        *flag = 1;
+    pthread_cond_broadcast(&o->cv);
+    pthread_mutex_unlock(&o->mu);
+}
+
 void overlap_destroy(struct overlap *o)
 {
     if (o->started) {
-        pthread_mutex_lock(&o->mu);
-        o->quit = 1;
-        pthread_cond_broadcast(&o->cv);
-        pthread_mutex_unlock(&o->mu);
+        wake(o, &o->quit);      /* the thread leaves its loop and returns */
         pthread_join(o->thread, NULL);
         o->started = 0;
     }

@@ -7,13 +7,13 @@
  * layer's gradient is ready), and waits for all of them (overlap_wait)
  * before it reads the results. The thread runs the jobs strictly in
  * submission order, one at a time, each as one call of the run function
- * given at init: the ring's is one coll_allreduce (ring_worker/train.c),
- * the parameter server worker's one push to its servers (ps_worker). Every
- * rank submits the same jobs in the same order, so the ring's all-reduces
- * pair up around the ring exactly as they do when the same jobs are run
- * one after another on the caller's thread (overlap_call, the --no-overlap
- * path): the same calls on the same bytes, hence the same bits, with or
- * without the thread.
+ * given at init: common/step.c's, which calls the system's combine (the
+ * ring's one coll_allreduce, the parameter server worker's one push to its
+ * servers). Every rank submits the same jobs in the same order, so the
+ * ring's all-reduces pair up around the ring exactly as they do when the
+ * same jobs are run one after another on the caller's thread (the
+ * --no-overlap path): the same calls on the same bytes, hence the same
+ * bits, with or without the thread.
  *
  * THREADING. Between overlap_begin and the return of overlap_wait whatever
  * the run function uses (the coll, the client, their sockets and links)
@@ -38,6 +38,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "clock.h"
 #include "err.h"
 
 struct overlap_job {
@@ -45,17 +46,17 @@ struct overlap_job {
     size_t n;
     size_t index;           /* buf's first element in the whole vector */
     int check;              /* the run function checks it is finite first */
-    double t0, t1;          /* OUT: when its run began and ended (clock_now) */
+    double t0, t1;          /* OUT: when its run began and ended (the clock) */
 };
 
 /* overlap_fn: send one job; 0, or a negative err.h code with one line in
- * err (ERR_LEN). Called on the communication thread, or on the caller's
- * (overlap_call). */
+ * err (ERR_LEN). Called on the communication thread. */
 typedef int (*overlap_fn)(void *ctx, struct overlap_job *job, char *err);
 
 struct overlap {
     overlap_fn run;
     void *ctx;
+    const struct clock_src *clock;
     struct overlap_job *jobs;   /* cap, owned */
     size_t cap, nsub, ndone;
     int rc, busy, quit, started;
@@ -66,9 +67,10 @@ struct overlap {
 };
 
 /* overlap_init: room for cap jobs per pass, and the thread, which runs
- * each job as run(ctx, job, err). 0, or a negative code with one line in
- * err. */
-int overlap_init(struct overlap *o, overlap_fn run, void *ctx, size_t cap, char *err);
+ * each job as run(ctx, job, err), timed by clock (the caller's, which must
+ * outlive the overlap). 0, or a negative code with one line in err. */
+int overlap_init(struct overlap *o, overlap_fn run, void *ctx, size_t cap,
+                 const struct clock_src *clock, char *err);
 void overlap_destroy(struct overlap *o);
 
 /* overlap_begin: a new pass (the previous one must have been waited for). */
@@ -86,10 +88,5 @@ int overlap_wait(struct overlap *o, char *err);
 
 /* overlap_job_at: the i-th job of the last pass, with its times. */
 const struct overlap_job *overlap_job_at(const struct overlap *o, size_t i);
-
-/* overlap_call: one job on the caller's thread, exactly as the thread runs
- * it (the --no-overlap path): run(ctx, job, err), with job->t0, t1 set
- * around it. */
-int overlap_call(overlap_fn run, void *ctx, struct overlap_job *job, char *err);
 
 #endif /* OVERLAP_H */

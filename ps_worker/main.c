@@ -28,21 +28,24 @@
  * to the device after the pull): what a GPU worker of a parameter server
  * pays; every GPU wait is bounded by --timeout.
  *
- * BUCKETS (buckets_step.h): on the CPU every step goes through bstep_run:
- * the gradient grouped into --bucket-size buckets of whole layers, last
- * layer first, each pushed as soon as it is ready by a communication
- * thread while the backward pass goes on (--no-overlap: after it), then
- * one pull. With one bucket (the default 25MiB holds most models here)
- * that is one push and one pull per step. The timed combine step is the
- * time spent in pushes and the pull; rank 0 logs the medians of step,
- * backward, communication and the wait after the backward pass at the
- * end, and --trace FILE writes each rank's timeline.
+ * THE STEP is common/step.c's (step.h), the ring's too: this file gives it
+ * a combine (push: each bucket to the servers, ps_client_push) and a
+ * finish (pull: the new weights, ps_client_pull), and no apply. On the
+ * CPU the gradient is grouped into --bucket-size buckets of whole layers,
+ * last layer first, each pushed as soon as it is ready by the step's
+ * communication thread while the backward pass goes on (--no-overlap:
+ * after it), then one pull. With one bucket (the default 25MiB holds most
+ * models here) that is one push and one pull per step. The timed combine
+ * step is the time spent in pushes and the pull; rank 0 logs the medians
+ * of step, backward, communication and the wait after the backward pass
+ * at the end, and --trace FILE writes each rank's timeline.
  *
  * --mistake NAME (mistake.h): the worker makes the mistakes that live in
  * its micro-batch loop (no-divide-micro, mean-of-means, zero-grad-inside:
  * mistake_grad, the loop bin/reference and the ring call too) and
  * sync-every-micro: each micro-batch's sum is pushed as soon as it is
- * computed (m pushes per step, the server summing them), the weights
+ * computed (m passes of pushes per step, in the step's buckets, the
+ * server summing them), the weights
  * pulled after the last; the timed combine step is then the sum of the m
  * exchanges. sum-not-mean is the server's (it applies the update); the
  * worker only says so. With --device cuda only sum-not-mean is taken (the
@@ -61,7 +64,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buckets_step.h"
 #include "cli.h"
 #include "client.h"
 #include "clock.h"
@@ -72,8 +74,8 @@
 #include "metrics.h"
 #include "mistake.h"
 #include "proto.h"
-#include "vec.h"
-#include "weights.h"
+#include "step.h"
+#include "step_gpu.h"
 #include "workload.h"
 
 static const char synopsis[] =
@@ -111,133 +113,72 @@ struct run {
     struct workload w;
     int have_w, have_rec;
     size_t elem;
-    uint64_t lo, hi;            /* this worker's part of each step's batch */
-    void *weights, *grad;       /* n elements each (pinned with --device cuda) */
     int mistake;                /* enum mistake (mistake.h) */
-    void *scratch;              /* n elements, when mistake_grad needs them */
     int cuda;                   /* --device cuda */
     uint64_t bucket_bytes;      /* --bucket-size (0: the default) */
     int no_overlap;             /* --no-overlap */
     const char *trace;          /* --trace FILE */
     struct gpu_stream *stream;  /* --device cuda: the GPU side, on this stream */
-    struct gpu_workload *gw;
-    void *dweights, *dgrad;     /* device, n elements each */
-    double *dloss, *hloss;      /* device / pinned host: one double */
+    struct step_gpu gpu;        /* --device cuda: the step's device (step_gpu.h) */
+    int have_gpu;
+    void *hgrad, *hweights;     /* --device cuda: pinned, n elements: pushed / pulled */
     double *times;              /* combine time of each timed step */
-    double *st[5];              /* per timed step: step, backward, pushes, pull, wait */
-    struct bstep bs;            /* buckets and overlap (buckets_step.h), CPU */
-    int have_bs;
+    struct step step;           /* the training step (common/step.h) */
+    int have_step;
     struct metrics_record rec;
     struct ps_client client;
 };
 
-/* micro_steps: --mistake sync-every-micro: each micro-batch's sum pushed as
- * soon as it is computed (m pushes of the step), the weights pulled with
- * the last. OUT: *combine, the time spent in the m exchanges. */
-static int micro_steps(struct run *r, uint64_t step, double *combine, char *err)
+/* stage: copy bytes between the device and pinned memory, waited for;
+ * a failure's line names the step. */
+static int stage(struct run *r, uint64_t step, void *dst, const void *src, size_t bytes,
+                 char *err)
 {
-    *combine = 0.0;
-    for (int j = 0; j < r->o.micro; j++) {
-        struct proto_push_meta meta;
-        uint64_t a, b;
-        double t0;
-        int rc;
+    int rc = gpu_copy_async(dst, src, bytes, r->stream, err);
 
-        workload_split(r->hi - r->lo, r->o.micro, j, NULL, &a, &b);
-        mistake_grad(MISTAKE_NONE, &r->w, r->weights, step, r->lo + a, r->lo + b, 1, r->grad,
-                     NULL, &meta.examples, &meta.loss);
-        t0 = clock_now();
-        rc = ps_client_step(&r->client, step, &meta, r->grad,
-                            j == r->o.micro - 1 ? r->weights : NULL, err);
-        *combine += clock_now() - t0;
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* gpu_gradient: local_gradient on the GPU, into r->dgrad, waited for;
- * the summed loss copied to meta. */
-static int gpu_gradient(struct run *r, uint64_t step, struct proto_push_meta *meta, char *err)
-{
-    int rc;
-
-    meta->examples = r->hi - r->lo;
-    if ((rc = gpu_zero_async(r->dgrad, r->w.n * r->elem, r->stream, err)) != 0 ||
-        (rc = gpu_zero_async(r->dloss, sizeof(double), r->stream, err)) != 0)
-        return rc;
-    for (int j = 0; j < r->o.micro; j++) {
-        uint64_t a, b;
-        workload_split(r->hi - r->lo, r->o.micro, j, NULL, &a, &b);
-        rc = gpu_workload_grad_add(r->gw, r->dweights, step, r->lo + a, r->lo + b, r->dgrad,
-                                   r->dloss, r->stream, err);
-        if (rc != 0)
-            return rc;
-    }
-    if ((rc = gpu_copy_async(r->hloss, r->dloss, sizeof(double), r->stream, err)) != 0 ||
-        (rc = gpu_stream_wait(r->stream, r->o.timeout, err)) != 0)
-        return rc;
-    meta->loss = *r->hloss;
-    return 0;
-}
-
-/* gpu_stage: copy bytes between the device and pinned memory, waited for. */
-static int gpu_stage(struct run *r, void *dst, const void *src, char *err)
-{
-    int rc = gpu_copy_async(dst, src, r->w.n * r->elem, r->stream, err);
-
-    return rc != 0 ? rc : gpu_stream_wait(r->stream, r->o.timeout, err);
-}
-
-/* gpu_step: one combine step of a GPU worker: the gradient to the pinned
- * push buffer, push and pull, the pulled weights to the device. */
-static int gpu_step(struct run *r, uint64_t step, const struct proto_push_meta *meta, char *err)
-{
-    char why[ERR_LEN];
-    int rc;
-
-    if ((rc = gpu_stage(r, r->grad, r->dgrad, err)) != 0)
-        goto fail;
-    if ((rc = ps_client_step(&r->client, step, meta, r->grad, r->weights, err)) != 0)
-        return rc;              /* its line names the server and the step */
-    if ((rc = gpu_stage(r, r->dweights, r->weights, err)) != 0)
-        goto fail;
-    return 0;
-fail:
-    snprintf(why, sizeof why, "%s", err);
-    err_say(err, "step %llu: %s", (unsigned long long)step, why);
-    return rc;
-}
-
-/* one_step: compute and exchange step s (whatever the mode). OUT: the
- * combine time (the timed part: the exchange(s), with --device cuda the
- * two copies too), and *t (backward, comm, wait) where the step has them
- * (on the CPU, not sync-every-micro). Returns 0 or the code with err
- * naming the step. */
-static int one_step(struct run *r, int s, double *combine, struct bstep_times *t, char *err)
-{
-    struct proto_push_meta meta;
-    double t0;
-    int rc;
-
-    if (r->mistake == MISTAKE_SYNC_EVERY_MICRO)
-        return micro_steps(r, (uint64_t)s, combine, err);
-    if (!r->cuda) {
-        rc = bstep_run(&r->bs, r->weights, r->grad, r->scratch, (uint64_t)s, r->lo, r->hi, t,
-                       err);
-        *combine = t->comm;
-        return rc;
-    }
-    if ((rc = gpu_gradient(r, (uint64_t)s, &meta, err)) != 0) {
+    if (rc == 0)
+        rc = gpu_stream_wait(r->stream, r->o.timeout, err);
+    if (rc != 0) {
         char why[ERR_LEN];
         snprintf(why, sizeof why, "%s", err);
-        err_say(err, "step %d: %s", s, why);
-        return rc;
+        err_say(err, "step %llu: %s", (unsigned long long)step, why);
     }
-    t0 = clock_now();
-    rc = gpu_step(r, (uint64_t)s, &meta, err);
-    *combine = clock_now() - t0;
     return rc;
+}
+
+/* push: the PS worker's combine (step.h): the job's elements to the
+ * servers that own them, the count and loss with the push that starts at
+ * a server's first element (client.h). --device cuda: through the pinned
+ * buffer. */
+static int push(void *ctx, const struct step_job *job, char *err)
+{
+    struct run *r = ctx;
+    const struct proto_push_meta meta = { job->meta.examples, job->meta.loss };
+    const void *g = job->grad;
+    int rc;
+
+    if (r->cuda) {
+        size_t off = job->first * r->elem;
+        if ((rc = stage(r, job->step, (unsigned char *)r->hgrad + off,
+                        (const unsigned char *)job->grad + off, job->count * r->elem, err)) != 0)
+            return rc;
+        g = r->hgrad;
+    }
+    return ps_client_push(&r->client, job->step, &meta, g, job->first, job->count, err);
+}
+
+/* pull: the finish (step.h): the step's new weights from the servers into
+ * the step's weights (--device cuda: through the pinned buffer). */
+static int pull(void *ctx, uint64_t step, void *weights, char *err)
+{
+    struct run *r = ctx;
+    int rc;
+
+    if (!r->cuda)
+        return ps_client_pull(&r->client, step, weights, err);
+    if ((rc = ps_client_pull(&r->client, step, r->hweights, err)) != 0)
+        return rc;
+    return stage(r, step, weights, r->hweights, r->w.n * r->elem, err);
 }
 
 /* run_steps: every step: compute, push, pull; timed steps recorded. On a
@@ -249,43 +190,34 @@ static int run_steps(struct run *r, char *err)
 
     for (int s = 0; s < r->o.steps; s++) {
         struct metrics_step ms;
+        struct step_result res;
         uint64_t in0, out0, in1, out1;
-        struct bstep_times bt = { NAN, NAN, NAN, NAN };
-        double combine = 0.0, t_step = clock_now();
 
         if (s == r->o.warmup) {
             cpu0 = clock_cpu_seconds();
-            wall0 = clock_now();
+            wall0 = clock_src_now(r->step.cfg.clock);
         }
         ps_client_bytes(&r->client, &in0, &out0);
-        if ((rc = one_step(r, s, &combine, &bt, err)) != 0) {
+        if ((rc = step_run(&r->step, s, &res, err)) != 0) {
             ps_client_abort(&r->client, (uint64_t)s, rc, err);
             return rc;
         }
-        t_step = clock_now() - t_step;
-        if (r->have_bs)
-            bstep_trace_flush(&r->bs);
         if (s < r->o.warmup)
             continue;
-        r->st[0][r->rec.nsteps] = t_step;
-        r->st[1][r->rec.nsteps] = bt.backward;
-        r->st[2][r->rec.nsteps] = bt.comm - bt.pull;
-        r->st[3][r->rec.nsteps] = bt.pull;
-        r->st[4][r->rec.nsteps] = bt.wait;
         ps_client_bytes(&r->client, &in1, &out1);
-        ms = (struct metrics_step){ .step = (uint64_t)s, .combine_s = combine,
+        ms = (struct metrics_step){ .step = (uint64_t)s, .combine_s = res.t.comm + res.t.finish,
                                     .ingress_s = NAN, .egress_s = NAN,
                                     .bytes_in = in1 - in0, .bytes_out = out1 - out0 };
         r->times[r->rec.nsteps] = ms.combine_s;
         metrics_record_add(&r->rec, &ms);     /* room for every timed step */
     }
     r->rec.cpu_s = clock_cpu_seconds() - cpu0;
-    r->rec.wall_s = clock_now() - wall0;
+    r->rec.wall_s = clock_src_now(r->step.cfg.clock) - wall0;
     return ps_client_bye(&r->client, (uint64_t)r->o.steps, err);
 }
 
-/* gpu_setup: the device of this local rank, its stream, the workload's
- * device side, and the buffers (the host ones pinned). */
+/* gpu_setup: the device of this local rank, its stream, the step's device
+ * (step_gpu.h) and the pinned push and pull buffers. */
 static int gpu_setup(struct run *r, char *err)
 {
     size_t bytes = r->w.n * r->elem;
@@ -293,14 +225,12 @@ static int gpu_setup(struct run *r, char *err)
     int rc;
 
     if ((rc = gpu_device_select(r->o.local_rank, NULL, err)) != 0 ||
-        (rc = gpu_stream_create(&r->stream, err)) != 0 ||
-        (rc = gpu_workload_create(&r->gw, &r->w, err)) != 0 ||
-        (rc = gpu_malloc(&r->dweights, bytes, err)) != 0 ||
-        (rc = gpu_malloc(&r->dgrad, bytes, err)) != 0 ||
-        (rc = gpu_malloc((void **)&r->dloss, sizeof(double), err)) != 0 ||
-        (rc = gpu_host_alloc((void **)&r->hloss, sizeof(double), err)) != 0 ||
-        (rc = gpu_host_alloc(&r->weights, bytes, err)) != 0 ||
-        (rc = gpu_host_alloc(&r->grad, bytes, err)) != 0)
+        (rc = gpu_stream_create(&r->stream, err)) != 0)
+        return rc;
+    r->have_gpu = 1;
+    if ((rc = step_gpu_init(&r->gpu, &r->w, r->stream, r->o.timeout, err)) != 0 ||
+        (rc = gpu_host_alloc(&r->hweights, bytes, err)) != 0 ||
+        (rc = gpu_host_alloc(&r->hgrad, bytes, err)) != 0)
         return rc;
     if (gpu_device_describe(desc, sizeof desc, NULL) == 0)
         log_msg("GPU %s (local rank %d)", desc, r->o.local_rank);
@@ -312,15 +242,30 @@ static void gpu_teardown(struct run *r)
 {
     if (r->stream)
         (void)gpu_stream_wait(r->stream, r->o.timeout, NULL);
-    gpu_host_free(r->grad);
-    gpu_host_free(r->weights);
-    gpu_host_free(r->hloss);
-    gpu_free(r->dloss);
-    gpu_free(r->dgrad);
-    gpu_free(r->dweights);
-    gpu_workload_destroy(r->gw);
+    gpu_host_free(r->hgrad);
+    gpu_host_free(r->hweights);
+    step_gpu_destroy(&r->gpu);
     gpu_stream_destroy(r->stream);
-    r->grad = r->weights = NULL;
+    r->hgrad = r->hweights = NULL;
+}
+
+/* step_setup: the training step (step.h) with the PS worker's combine
+ * (push each bucket) and finish (pull), no apply: the server applies. */
+static int step_setup(struct run *r, char *err)
+{
+    const struct step_ops ops = {
+        0, "push", "push", ", pushed one by one", "wait for the pushes", "pull weights",
+        push, pull, NULL, r,
+    };
+    const struct step_cfg sc = {
+        &r->w, r->o.rank, r->o.world, r->o.shard_weights, r->o.micro, r->mistake, r->o.steps,
+        r->o.warmup, r->bucket_bytes, r->no_overlap, r->trace,
+        &clock_real,    /* hook: the transport's clock, when it supplies one */
+        r->cuda ? &r->gpu.dev : NULL,
+    };
+
+    r->have_step = 1;
+    return step_init(&r->step, &sc, &ops, err);
 }
 
 /* setup: the workload, the buffers, the record and the client (not yet
@@ -356,33 +301,14 @@ static int setup(struct run *r, const char *servers)
     }
     r->have_rec = 1;
     r->times = malloc(r->rec.cap * sizeof *r->times);    /* cap <= METRICS_MAX_STEPS */
-    for (int i = 0; i < 5; i++)
-        if (!(r->st[i] = malloc(r->rec.cap * sizeof *r->st[i]))) {
-            log_msg("out of memory for %zu step times", r->rec.cap);
-            return 1;
-        }
-    if (r->cuda) {
-        if ((rc = gpu_setup(r, err)) != 0) {
-            log_msg("--device cuda: %s", err);
-            return 1;
-        }
-    } else {
-        r->weights = malloc(r->w.n * r->elem);
-        r->grad = malloc(r->w.n * r->elem);
-        if (mistake_needs_scratch(r->mistake))
-            r->scratch = malloc(r->w.n * r->elem);
-    }
-    if (!r->weights || !r->grad || !r->times ||
-        (!r->cuda && mistake_needs_scratch(r->mistake) && !r->scratch)) {
-        log_msg("out of memory for %zu parameters", r->w.n);
+    if (!r->times) {
+        log_msg("out of memory for %zu step times", r->rec.cap);
         return 1;
     }
-    workload_init_weights(&r->w, r->weights);
-    if (r->cuda && (rc = gpu_stage(r, r->dweights, r->weights, err)) != 0) {
+    if (r->cuda && (rc = gpu_setup(r, err)) != 0) {
         log_msg("--device cuda: %s", err);
         return 1;
     }
-    workload_split(r->w.batch, o->world, o->rank, o->shard_weights, &r->lo, &r->hi);
 
     memset(&ccfg, 0, sizeof ccfg);
     ccfg.servers = servers;
@@ -398,17 +324,9 @@ static int setup(struct run *r, const char *servers)
         log_msg("%s", err);
         return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
     }
-    if (!r->cuda) {
-        struct bstep_cfg bc = { &r->client, &r->w, o->micro, r->mistake, r->bucket_bytes,
-                                r->no_overlap, r->trace, o->rank };
-        r->have_bs = 1;
-        if ((rc = bstep_init(&r->bs, &bc, err)) != 0) {
-            log_msg("%s", err);
-            return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
-        }
-        if (r->mistake == MISTAKE_SYNC_EVERY_MICRO && bstep_buckets(&r->bs) > 1 && o->rank == 0)
-            log_msg("--mistake sync-every-micro pushes each micro-batch whole: the %zu buckets "
-                    "are not used", bstep_buckets(&r->bs));
+    if ((rc = step_setup(r, err)) != 0) {
+        log_msg("%s%s", r->cuda ? "--device cuda: " : "", err);
+        return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
     }
     return 0;
 }
@@ -419,12 +337,11 @@ static int finish(struct run *r)
     struct metrics_stats st;
     char err[ERR_LEN];
 
-    if (r->o.weights_out &&
-        weights_write(r->o.weights_out, r->o.rank, r->weights, r->w.n, r->o.dtype, err) != 0) {
+    if (r->o.weights_out && step_weights_write(&r->step, r->o.weights_out, r->o.rank, err) != 0) {
         log_msg("%s", err);
         return 1;
     }
-    if (r->have_bs && bstep_trace_close(&r->bs, err) != 0) {
+    if (step_trace_close(&r->step, err) != 0) {
         log_msg("%s", err);
         return 1;
     }
@@ -436,13 +353,13 @@ static int finish(struct run *r)
     log_msg("done, %d steps, median combine %.3f ms", r->o.steps, st.median * 1e3);
     if (r->o.rank == 0 && r->rec.nsteps > 0 && !r->cuda &&
         r->mistake != MISTAKE_SYNC_EVERY_MICRO) {
-        double md[5];
-        for (int i = 0; i < 5; i++)
-            md[i] = metrics_summarize(r->st[i], r->rec.nsteps, &st) == 0 ? st.median : NAN;
+        struct step_times m;
+        size_t k = step_medians(&r->step, &m);
         log_msg("medians over %zu timed steps: step %.4f s, backward %.4f s, pushes %.4f s, "
                 "pull %.4f s, wait after backward %.4f s (%zu bucket%s, overlap %s)",
-                r->rec.nsteps, md[0], md[1], md[2], md[3], md[4], bstep_buckets(&r->bs),
-                bstep_buckets(&r->bs) == 1 ? "" : "s", r->bs.overlap ? "on" : "off");
+                k, m.step, m.backward, m.comm, m.finish, m.wait, step_buckets(&r->step),
+                step_buckets(&r->step) == 1 ? "" : "s",
+                step_overlapping(&r->step) ? "on" : "off");
     }
     return 0;
 }
@@ -531,15 +448,10 @@ out:
     if (r.have_rec)
         metrics_record_free(&r.rec);
     free(r.times);
-    for (int i = 0; i < 5; i++)
-        free(r.st[i]);
-    if (r.have_bs)
-        bstep_destroy(&r.bs);
-    if (r.cuda)
+    if (r.have_step)
+        step_destroy(&r.step);
+    if (r.have_gpu)
         gpu_teardown(&r);
-    free(r.scratch);
-    free(r.grad);
-    free(r.weights);
     if (r.have_w)
         workload_destroy(&r.w);
     cli_common_free(&r.o);

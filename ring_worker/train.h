@@ -81,6 +81,11 @@
  * than one bucket, rank 0 logs the plan, and at the end the medians over
  * the timed steps of its step, backward, all-reduce and wait times.
  *
+ * THE CODE. The step (gradient, buckets, overlap, trailer, checks) is
+ * common/step.c's, the PS worker's too; the ring adds its combine (one
+ * coll_allreduce per job) and its apply (sgd_step, or gpu_sgd_step in
+ * train_cuda.c) and its output, in train.c's train_steps.
+ *
  * OWNERSHIP: train_run allocates its buffers at start and frees them
  * before it returns; nothing is allocated inside the step loop.
  */
@@ -91,10 +96,10 @@
 #include "link.h"
 #include "metrics.h"
 #include "coll.h"
+#include "step.h"
 #include "workload.h"
 
-#define TRAIN_TRAILER 3
-#define TRAIN_COUNT_SPLIT 4096.0      /* the trailer's count: lo + SPLIT * hi */
+#define TRAIN_TRAILER STEP_TRAILER_LEN      /* count lo, count hi, loss (step.h) */
 
 struct train_cfg {
     const struct cli_common *c;    /* steps, warmup, micro, lr, dtype, shards, outputs */
@@ -120,5 +125,16 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
 /* train_cuda_run: train_run on the current GPU, for a coll on the device
  * (COLL_TCP_CUDA, COLL_NCCL). Same results, checks, log and record. */
 int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err);
+
+/* train_apply_fn: the optimizer as step.h's apply; ctx is the train_cfg. */
+typedef int (*train_apply_fn)(void *ctx, void *weights, const void *sum, size_t n,
+                              uint64_t divide_by, char *err);
+
+/* train_steps: what train_run and train_cuda_run share: the steps through
+ * common/step.c with the ring's combine (coll_allreduce), `apply` (NULL:
+ * sgd_step on the host) and dev (NULL: host memory), and the ring's output
+ * (the loss lines and file, the record, the medians, --weights-out). */
+int train_steps(const struct train_cfg *cfg, const struct step_device *dev, train_apply_fn apply,
+                struct metrics_record *rec, char *err);
 
 #endif /* TRAIN_H */

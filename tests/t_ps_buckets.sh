@@ -1,5 +1,5 @@
 # t_ps_buckets.sh -- the parameter server's gradient buckets (ps_worker
-# --bucket-size, --no-overlap, --trace; ps_worker/buckets_step.h) as real
+# --bucket-size, --no-overlap, --trace; common/step.h) as real
 # processes on 127.0.0.1 through experiments/launch.sh: every worker pushes
 # its gradient bucket by bucket, from the top of the vector down, each
 # bucket as soon as its last layer is ready (overlap) or after the

@@ -1,0 +1,283 @@
+/* test_step.c -- the training step driver (common/step.c) in one process,
+ * with fake combines: the jobs it makes and their order (one job of n + 3,
+ * or the buckets then the trailer), the same bits with and without the
+ * communication thread and under sync-every-micro, the checks (the count,
+ * the closed form, a non-finite element), the PS-like shape (no trailer, a
+ * finish, no apply), and a device that lives behind step_device.
+ *
+ *   step-1.x  jobs and bits      step-2.x  checks      step-3.x  shapes
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "dtype.h"
+#include "err.h"
+#include "log.h"
+#include "mistake.h"
+#include "sgd.h"
+#include "step.h"
+#include "vec.h"
+#include "workload.h"
+
+#define P 64            /* parameters: 4 layers of 16 f64 */
+#define B 12
+#define MAXJOBS 64
+
+/* What the fake combine saw. */
+struct fake {
+    size_t njobs, first[MAXJOBS], count[MAXJOBS];
+    int finishes, applies;
+    uint64_t divide_by, examples;
+    int corrupt_count;  /* add 1 to the combined count */
+};
+
+static int fake_combine(void *ctx, const struct step_job *job, char *err)
+{
+    struct fake *f = ctx;
+
+    (void)err;
+    if (f->njobs < MAXJOBS) {
+        f->first[f->njobs] = job->first;
+        f->count[f->njobs] = job->count;
+    }
+    f->njobs++;
+    f->examples = job->meta.examples;
+    if (f->corrupt_count && job->first + job->count == P + STEP_TRAILER_LEN) {
+        double *g = job->grad;
+        g[P] += 1.0;    /* one rank, so the "sum" is the buffer itself */
+    }
+    return 0;
+}
+
+static int fake_finish(void *ctx, uint64_t step, void *weights, char *err)
+{
+    struct fake *f = ctx;
+
+    (void)step, (void)weights, (void)err;
+    f->finishes++;
+    return 0;
+}
+
+static int fake_apply(void *ctx, void *weights, const void *sum, size_t n, uint64_t divide_by,
+                      char *err)
+{
+    struct fake *f = ctx;
+
+    (void)err;
+    f->applies++;
+    f->divide_by = divide_by;
+    return sgd_step(weights, sum, n, DTYPE_F64, 0.125, divide_by);
+}
+
+static struct workload wl;
+
+static struct step_cfg cfg(int micro, int mistake, uint64_t bucket, int no_overlap)
+{
+    struct step_cfg c = { &wl, 0, 1, NULL, micro, mistake, 3, 1, bucket, no_overlap, NULL,
+                          &clock_real, NULL };
+    return c;
+}
+
+static struct step_ops ring_ops(struct fake *f)
+{
+    struct step_ops o = { STEP_TRAILER | STEP_CHECK_FINITE, "allreduce", "all-reduce", "",
+                          "wait", NULL, fake_combine, NULL, fake_apply, f };
+    return o;
+}
+
+/* run: steps 0..2 with c and o; the final weights into w (P doubles). */
+static int run(const struct step_cfg *c, const struct step_ops *o, double *w, char *err)
+{
+    struct step d;
+    struct step_result r;
+    int rc;
+
+    if ((rc = step_init(&d, c, o, err)) == 0)
+        for (int s = 0; s < 3 && rc == 0; s++)
+            rc = step_run(&d, s, &r, err);
+    if (rc == 0 && w)
+        memcpy(w, d.weights, sizeof(double) * P);
+    step_destroy(&d);
+    return rc;
+}
+
+static void test_jobs(void)
+{
+    struct fake f;
+    struct step_ops o;
+    struct step_cfg c;
+    double w1[P], w4[P], wo[P], ws[P];
+    char err[ERR_LEN] = "";
+
+    T_CASE("step-1.1", "one bucket: one job of n + 3 per step, apply divides by B");
+    memset(&f, 0, sizeof f);
+    o = ring_ops(&f);
+    c = cfg(1, MISTAKE_NONE, 0, 0);
+    T_EQ_I(run(&c, &o, w1, err), 0);
+    T_EQ_U(f.njobs, 3);
+    T_EQ_U(f.first[0], 0);
+    T_EQ_U(f.count[0], P + STEP_TRAILER_LEN);
+    T_EQ_I(f.applies, 3);
+    T_EQ_U(f.divide_by, B);
+
+    T_CASE("step-1.2", "4 buckets without overlap: buckets from the top down, then the trailer");
+    memset(&f, 0, sizeof f);
+    c = cfg(1, MISTAKE_NONE, 16 * 8, 1);
+    T_EQ_I(run(&c, &o, w4, err), 0);
+    T_EQ_U(f.njobs, 15);
+    for (size_t i = 0; i < 4; i++) {
+        T_EQ_U(f.first[i], P - 16 * (i + 1));
+        T_EQ_U(f.count[i], 16);
+    }
+    T_EQ_U(f.first[4], P);
+    T_EQ_U(f.count[4], STEP_TRAILER_LEN);
+    T_TRUE(memcmp(w1, w4, sizeof w1) == 0);
+
+    T_CASE("step-1.3", "with the communication thread: the same jobs, the same bits");
+    memset(&f, 0, sizeof f);
+    c = cfg(2, MISTAKE_NONE, 16 * 8, 0);
+    T_EQ_I(run(&c, &o, wo, err), 0);
+    T_EQ_U(f.njobs, 15);
+    T_EQ_U(f.first[0], P - 16);
+    T_EQ_U(f.first[4], P);
+    T_TRUE(memcmp(w1, wo, sizeof w1) == 0);
+
+    T_CASE("step-1.4", "sync-every-micro: a pass per micro-batch, the same weights");
+    memset(&f, 0, sizeof f);
+    c = cfg(3, MISTAKE_SYNC_EVERY_MICRO, 0, 0);
+    T_EQ_I(run(&c, &o, ws, err), 0);
+    T_EQ_U(f.njobs, 9);
+    T_EQ_U(f.examples, B / 3);
+    T_TRUE(memcmp(w1, ws, sizeof w1) == 0);
+    T_END();
+}
+
+/* A host "device" whose gradient is NaN at element 5 from step 1 on. */
+struct nandev {
+    uint64_t step;
+    int calls;
+};
+
+static int nd_alloc(void *ctx, void **p, size_t bytes, char *err)
+{
+    (void)ctx, (void)err;
+    *p = calloc(1, bytes);
+    return *p ? 0 : ERR_USAGE;
+}
+
+static void nd_free(void *ctx, void *p)
+{
+    (void)ctx;
+    free(p);
+}
+
+static int nd_copy(void *ctx, void *dst, const void *src, size_t bytes, char *err)
+{
+    struct nandev *n = ctx;
+
+    (void)err;
+    n->calls++;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+static int nd_zero(void *ctx, void *grad, size_t n, char *err)
+{
+    (void)ctx, (void)err;
+    vec_zero(grad, n, DTYPE_F64);
+    return 0;
+}
+
+static int nd_add(void *ctx, const void *weights, uint64_t step, uint64_t lo, uint64_t hi,
+                  void *grad, char *err)
+{
+    (void)ctx, (void)err;
+    workload_grad_add(&wl, weights, step, lo, hi, grad, NULL);
+    if (step >= 1)
+        ((double *)grad)[5] = NAN;
+    return 0;
+}
+
+static int nd_loss(void *ctx, double *loss, char *err)
+{
+    (void)ctx, (void)err;
+    *loss = 0.0;
+    return 0;
+}
+
+static void test_checks(void)
+{
+    struct fake f;
+    struct step_ops o;
+    struct step_cfg c;
+    struct nandev nd = { 0, 0 };
+    const struct step_device dev = { nd_alloc, nd_free, nd_copy, nd_copy, nd_zero, nd_add,
+                                     nd_loss, &nd };
+    char err[ERR_LEN] = "";
+
+    T_CASE("step-2.1", "a combined count that is not B fails the step, naming it");
+    memset(&f, 0, sizeof f);
+    f.corrupt_count = 1;
+    o = ring_ops(&f);
+    c = cfg(1, MISTAKE_NONE, 0, 0);
+    T_EQ_I(run(&c, &o, NULL, err), ERR_MISMATCH);
+    T_HAS(err, "step 0: the ranks' example counts add up to 13");
+
+    T_CASE("step-2.2", "a device's non-finite element stops step 1 before the combine");
+    memset(&f, 0, sizeof f);
+    c = cfg(2, MISTAKE_NONE, 16 * 8, 0);
+    c.device = &dev;
+    T_EQ_I(run(&c, &o, NULL, err), ERR_NONFINITE);
+    T_HAS(err, "step 1: gradient element 5 is nan before the all-reduce");
+    T_EQ_U(f.njobs, 1);     /* step 0's one job (a device has one bucket), none of step 1 */
+    T_TRUE(nd.calls > 0);
+
+    T_CASE("step-2.3", "mean-of-means: the count to expect is the ranks with data (1)");
+    memset(&f, 0, sizeof f);
+    c = cfg(2, MISTAKE_MEAN_OF_MEANS, 0, 0);
+    T_EQ_I(run(&c, &o, NULL, err), 0);
+    T_EQ_U(f.divide_by, 1);
+    T_END();
+}
+
+static void test_ps_shape(void)
+{
+    struct fake f;
+    struct step_ops o = { 0, "push", "push", ", pushed one by one", "wait for the pushes",
+                          "pull weights", fake_combine, fake_finish, NULL, NULL };
+    struct step_cfg c = cfg(2, MISTAKE_NONE, 16 * 8, 0);
+    double w[P];
+    char err[ERR_LEN] = "";
+
+    T_CASE("step-3.1", "no trailer, a finish, no apply: the buckets, one finish per step");
+    memset(&f, 0, sizeof f);
+    o.ctx = &f;
+    T_EQ_I(run(&c, &o, w, err), 0);
+    T_EQ_U(f.njobs, 12);
+    T_EQ_I(f.finishes, 3);
+    T_EQ_I(f.applies, 0);
+    T_EQ_U(f.examples, B);
+    T_EQ_D(w[0], 0.0);      /* nobody applied: the weights are the initial zeros */
+    T_END();
+}
+
+int main(void)
+{
+    struct workload_cfg wc = { .kind = WORKLOAD_SYNTHETIC, .dtype = DTYPE_F64, .seed = 3,
+                               .params = P, .batch = B, .layers = 4 };
+
+    log_init("test_step", -1);
+    if (workload_create(&wl, &wc) != 0) {
+        printf("FAIL step-0 cannot build the synthetic workload\n");
+        return 1;
+    }
+    test_jobs();
+    test_checks();
+    test_ps_shape();
+    workload_destroy(&wl);
+    return t_done();
+}
