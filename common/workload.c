@@ -262,8 +262,9 @@ static void synth_grad_add(const struct workload *w, uint64_t step, uint64_t lo,
 static void synth_layers(const struct workload *w, uint64_t step, uint64_t lo, uint64_t hi,
                          void *grad, workload_layer_fn done, void *arg)
 {
+    const struct clock_src *clk = w->clock ? w->clock : &clock_real;
     const double t_call = w->backward_per_example * (double)(hi - lo);
-    const double t0 = t_call > 0 ? clock_now() : 0.0;
+    const double t0 = t_call > 0 ? clock_src_now(clk) : 0.0;
     size_t elems_done = 0;
 
     for (size_t l = w->nlayers; l-- > 0;) {
@@ -271,7 +272,7 @@ static void synth_layers(const struct workload *w, uint64_t step, uint64_t lo, u
         synth_grad_add(w, step, lo, hi, grad, first, end);
         elems_done += end - first;
         if (t_call > 0)
-            clock_sleep_until(t0 + t_call * ((double)elems_done / (double)w->n));
+            clock_src_sleep_until(clk, t0 + t_call * ((double)elems_done / (double)w->n));
         if (done)
             done(l, first, end - first, arg);
     }

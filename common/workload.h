@@ -73,6 +73,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
+
 enum workload_kind {
     WORKLOAD_LINREG = 1,
     WORKLOAD_SYNTHETIC = 2,
@@ -109,6 +111,9 @@ struct workload_cfg {
 };
 
 struct workload {
+    /* The clock the EMULATED backward time sleeps on (clock.h): the
+     * transport's, set by the training step's owner; NULL is clock_real. */
+    const struct clock_src *clock;
     int kind, dtype;
     uint64_t seed;
     size_t n;              /* parameters */

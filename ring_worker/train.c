@@ -128,7 +128,7 @@ int train_steps(const struct train_cfg *cfg, const struct step_device *dev, trai
     const struct step_cfg sc = {
         cfg->w, c->rank, c->world, c->shard_weights, c->micro, cfg->mistake, c->steps,
         c->warmup, cfg->bucket_bytes, cfg->no_overlap, cfg->trace,
-        &clock_real,    /* hook: the transport's clock, when it supplies one */
+        coll_clock(cfg->coll),      /* the transport's clock (xport.h) */
         dev,
     };
     const struct clock_src *clk = sc.clock;
@@ -138,6 +138,7 @@ int train_steps(const struct train_cfg *cfg, const struct step_device *dev, trai
     double cpu0 = 0, wall0 = 0, last_log = -INFINITY;
     int rc;
 
+    cfg->w->clock = clk;        /* the EMULATED backward time sleeps on it too */
     if ((rc = step_init(&d, &sc, &ops, err)) != 0)
         goto out;
     if (loss_out && losscurve_init(&lc, (size_t)c->steps) != 0) {
