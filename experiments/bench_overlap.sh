@@ -19,7 +19,7 @@
 # all-reduce runs while later layers are computed), so the best step is
 # max(backward, comm). The parameter server: only its ingress (the
 # pushes); the new weights come back as one pull after the last push
-# (ps_worker/buckets_step.h, SIMPLIFICATION), so its best step is
+# (ps_worker/README.md, SIMPLIFICATION), so its best step is
 # max(backward, ingress) + egress, with the server's own ingress and egress
 # times (the CSV row's ingress_s, egress_s: a worker's push returns when
 # its bytes are in the kernel's buffers, before the server's link has
