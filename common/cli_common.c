@@ -8,13 +8,13 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli_internal.h"
 #include "dtype.h"
 #include "err.h"
 #include "mlp.h"
+#include "outfile.h"
+#include "weights.h"
 #include "workload.h"
 
 #define WORLD_MAX 65536
@@ -249,43 +249,12 @@ static int env_int(const char *var, long long min, long long max, int *out, char
     return 0;
 }
 
-/* check_out_path: the folder an output file goes into exists and is
- * writable, so a run fails at start-up, not after its last step. */
+/* check_out_path: the output file can be written (outfile_check: a temp
+ * file is really created next to it, and what is there is a regular file),
+ * so a run fails at start-up, not after its last step. */
 static int check_out_path(const char *flag, const char *path, char *err)
 {
-    char q[CLI_QUOTE_BUF], dir[CLI_PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    struct stat st;
-    size_t n;
-
-    if (strlen(path) >= sizeof dir) {
-        err_say(err, "--%s: path longer than %zu bytes", flag, sizeof dir - 1);
-        return ERR_USAGE;
-    }
-    if (slash && slash[1] == '\0') {
-        err_say(err, "--%s: %s names a folder, not a file", flag, cli_quote(path, q));
-        return ERR_USAGE;
-    }
-    if (!slash) {
-        strcpy(dir, ".");
-    } else {
-        n = slash == path ? 1 : (size_t)(slash - path);
-        memcpy(dir, path, n);   /* n < strlen(path) < CLI_PATH_MAX (set_value) */
-        dir[n] = '\0';
-    }
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        err_say(err, "--%s: folder %s does not exist", flag, cli_quote(dir, q));
-        return ERR_USAGE;
-    }
-    if (access(dir, W_OK | X_OK) != 0) {
-        err_say(err, "--%s: folder %s is not writable", flag, cli_quote(dir, q));
-        return ERR_USAGE;
-    }
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        err_say(err, "--%s: %s is a folder, not a file", flag, cli_quote(path, q));
-        return ERR_USAGE;
-    }
-    return 0;
+    return outfile_check(flag, path, err) != 0 ? ERR_USAGE : 0;
 }
 
 int cli_common_finish(struct cli_common *c, char *err)
@@ -390,10 +359,10 @@ int cli_common_finish(struct cli_common *c, char *err)
                  c->n_shard_weights, c->world, world_label);
         return ERR_USAGE;
     }
-    if (c->csv && (rc = check_out_path("csv", c->csv, err)) != 0)
+    if (c->csv && (rc = check_out_path("--csv", c->csv, err)) != 0)
         return rc;
-    if (c->weights_out && (rc = check_out_path("weights-out", c->weights_out, err)) != 0)
-        return rc;
+    if (c->weights_out && weights_check(c->weights_out, c->rank, err) != 0)
+        return ERR_USAGE;
     return 0;
 }
 

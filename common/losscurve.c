@@ -3,11 +3,11 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
+#include "outfile.h"
 
 int losscurve_init(struct losscurve *lc, size_t steps)
 {
@@ -29,43 +29,33 @@ void losscurve_set(struct losscurve *lc, size_t step, double loss)
 
 int losscurve_write(const struct losscurve *lc, const char *path, const char *why, char *err)
 {
-    FILE *f = fopen(path, "w");
+    struct outfile *o = malloc(sizeof *o);      /* 64 KiB of buffer */
     size_t s;
-    int rc = 0;
+    int rc;
 
-    if (!f) {
-        rc = -errno;
-        snprintf(err, ERR_LEN, "--loss-out: cannot write %.200s: %s", path, strerror(errno));
-        return rc;
+    if (!o) {
+        err_say(err, "--loss-out: out of memory");
+        return -ENOMEM;
     }
-    fprintf(f, "# step loss\n");
+    if ((rc = outfile_open(o, "--loss-out", path, err)) != 0)
+        goto out;
+    outfile_printf(o, "# step loss\n");
     /* A recorded loss is never NaN: the workers' losses are checked finite
      * before they are summed (a sum may still overflow to Inf: kept). */
     for (s = 0; s < lc->steps && !isnan(lc->loss[s]); s++)
-        fprintf(f, "%zu %.17g\n", s, lc->loss[s]);
+        outfile_printf(o, "%zu %.17g\n", s, lc->loss[s]);
     if (s < lc->steps)
-        fprintf(f, "# incomplete: %zu of %zu steps%s%.200s\n", s, lc->steps,
-                why && *why ? ": " : "", why ? why : "");
-    if (ferror(f))
-        rc = -EIO;
-    if (fclose(f) != 0 && rc == 0)
-        rc = -errno;
-    if (rc != 0)
-        snprintf(err, ERR_LEN, "--loss-out: writing %.200s: %s", path, err_str(rc));
+        outfile_printf(o, "# incomplete: %zu of %zu steps%s%.200s\n", s, lc->steps,
+                       why && *why ? ": " : "", why ? why : "");
+    rc = outfile_commit(o, err);
+out:
+    free(o);
     return rc;
 }
 
 int losscurve_probe(const char *path, char *err)
 {
-    FILE *f = fopen(path, "w");
-
-    if (!f) {
-        int rc = -errno;
-        snprintf(err, ERR_LEN, "--loss-out: cannot write %.200s: %s", path, strerror(errno));
-        return rc;
-    }
-    fclose(f);
-    return 0;
+    return outfile_check("--loss-out", path, err);
 }
 
 void losscurve_free(struct losscurve *lc)

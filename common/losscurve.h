@@ -33,12 +33,12 @@ int losscurve_init(struct losscurve *lc, size_t steps);
 void losscurve_set(struct losscurve *lc, size_t step, double loss);
 /* losscurve_write: the file above, steps 0.. up to the first one not
  * recorded; `why` (may be NULL) goes into the "# incomplete" line when a
- * step is missing. 0, or a negative errno with a line naming the file in
- * err (ERR_LEN). */
+ * step is missing. Written atomically (outfile.h). 0, or a negative errno
+ * with a line naming the file in err (ERR_LEN). */
 int losscurve_write(const struct losscurve *lc, const char *path, const char *why, char *err);
-/* losscurve_probe: at start-up, that path can be written (it is created,
- * or truncated, now). 0, or a negative errno with "--loss-out: cannot
- * write PATH: reason" in err. */
+/* losscurve_probe: at start-up, that path can be written (outfile_check:
+ * an existing file is left as it is). 0, or a negative code with
+ * "--loss-out: cannot write PATH: reason" in err. */
 int losscurve_probe(const char *path, char *err);
 /* losscurve_free: safe on a zeroed or freed struct. */
 void losscurve_free(struct losscurve *lc);

@@ -14,6 +14,7 @@
 
 #include "err.h"
 #include "model.h"
+#include "outfile.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -66,46 +67,45 @@ int metrics_record_add(struct metrics_record *r, const struct metrics_step *s)
 }
 
 /* A time that does not apply travels as "-". */
-static void put_time(FILE *f, double t)
+static void put_time(struct outfile *f, double t)
 {
     if (isnan(t))
-        fputs(" -", f);
+        outfile_printf(f, " -");
     else
-        fprintf(f, " %.9g", t);
+        outfile_printf(f, " %.9g", t);
 }
 
+/* Written through outfile.h: checked, atomic, every error reported as is. */
 int metrics_record_write(const struct metrics_record *r, const char *path, char *err)
 {
-    FILE *f = fopen(path, "w");
+    struct outfile *f = malloc(sizeof *f);     /* 64 KiB of buffer */
+    int rc;
 
     if (!f) {
-        int e = errno;
-        if (err)
-            snprintf(err, ERR_LEN, "write record %s: %s", path, strerror(e));
-        return -e;
+        err_say(err, "--csv: out of memory");
+        return -ENOMEM;
     }
-    fprintf(f, "psring-record 1\nsystem %s\nrole %s\nrank %d\nworld %d\n",
-            r->system, r->role, r->rank, r->world);
-    fprintf(f, "algo %s\ntransport %s\nbytes %llu\n", r->algo[0] ? r->algo : "-",
-            r->transport[0] ? r->transport : "-", (unsigned long long)r->bytes);
-    fprintf(f, "link_bw %.17g\nlink_latency %.17g\ncpu_s %.9g\nwall_s %.9g\nncpu %d\n",
-            r->link_bw, r->link_latency, r->cpu_s, r->wall_s, r->ncpu);
+    if ((rc = outfile_open(f, "--csv", path, err)) != 0)
+        goto out;
+    outfile_printf(f, "psring-record 1\nsystem %s\nrole %s\nrank %d\nworld %d\n",
+                   r->system, r->role, r->rank, r->world);
+    outfile_printf(f, "algo %s\ntransport %s\nbytes %llu\n", r->algo[0] ? r->algo : "-",
+                   r->transport[0] ? r->transport : "-", (unsigned long long)r->bytes);
+    outfile_printf(f, "link_bw %.17g\nlink_latency %.17g\ncpu_s %.9g\nwall_s %.9g\nncpu %d\n",
+                   r->link_bw, r->link_latency, r->cpu_s, r->wall_s, r->ncpu);
     for (size_t i = 0; i < r->nsteps; i++) {
         const struct metrics_step *s = &r->steps[i];
-        fprintf(f, "step %llu", (unsigned long long)s->step);
+        outfile_printf(f, "step %llu", (unsigned long long)s->step);
         put_time(f, s->combine_s);
         put_time(f, s->ingress_s);
         put_time(f, s->egress_s);
-        fprintf(f, " %llu %llu\n", (unsigned long long)s->bytes_in,
-                (unsigned long long)s->bytes_out);
+        outfile_printf(f, " %llu %llu\n", (unsigned long long)s->bytes_in,
+                       (unsigned long long)s->bytes_out);
     }
-    if (fclose(f) != 0) {
-        int e = errno;
-        if (err)
-            snprintf(err, ERR_LEN, "write record %s: %s", path, strerror(e));
-        return -e;
-    }
-    return 0;
+    rc = outfile_commit(f, err);
+out:
+    free(f);
+    return rc;
 }
 
 /* Strict number parsing for the reader: the whole token must be used. */

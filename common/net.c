@@ -46,6 +46,7 @@
 
 #include "clock.h"
 #include "err.h"
+#include "outfile.h"
 
 #define BACKOFF_FIRST_S 0.010
 #define BACKOFF_MAX_S   0.500
@@ -760,37 +761,9 @@ int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
 
 int net_port_file_write(const char *path, int port, char *err)
 {
-    char tmp[4096 + 32], text[16];
-    int fd, rc = 0, len;
-    ssize_t w;
+    char text[16];
+    int len = snprintf(text, sizeof text, "%d\n", port);
 
-    if (!path || !*path) {
-        err_say(err, "port file: empty path");
-        return ERR_USAGE;
-    }
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp) {
-        err_say(err, "port file %s: %s", path, strerror(ENAMETOOLONG));
-        return -ENAMETOOLONG;
-    }
-    len = snprintf(text, sizeof text, "%d\n", port);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = -errno;
-        err_say(err, "port file %s: %s", path, err_str(rc));
-        return rc;
-    }
-    do {
-        w = write(fd, text, (size_t)len);
-    } while (w < 0 && errno == EINTR);
-    if (w != len)
-        rc = w < 0 ? -errno : -EIO;
-    if (close(fd) != 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -errno;
-    if (rc != 0) {
-        unlink(tmp);
-        err_say(err, "port file %s: %s", path, err_str(rc));
-    }
-    return rc;
+    /* outfile.h: atomic, and never over a FIFO, a device or a folder. */
+    return outfile_write_text("--port-file", path ? path : "", text, (size_t)len, err);
 }

@@ -66,7 +66,8 @@ int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
                  int rfd, void *rbuf, size_t rlen, const char *rpeer,
                  struct link *l, double idle_s, char *err);
 
-/* net_port_file_write: write "PORT\n" to path atomically (tmp + rename). */
+/* net_port_file_write: write "PORT\n" to path through outfile.h (atomic;
+ * refuses a path that is not a regular file). */
 int net_port_file_write(const char *path, int port, char *err);
 
 #endif /* NET_H */

@@ -10,12 +10,21 @@
 #include "cli.h"
 #include "clock.h"
 #include "err.h"
+#include "outfile.h"
 
-/* say: one line into err (vsnprintf truncates a long path quietly). */
+/* line: one event line, the comma ending the one before. */
 static void line(struct trace *t, const char *s)
 {
-    fprintf(t->f, "%s%s", t->any ? ",\n" : "", s);
+    outfile_printf(t->f, "%s%s", t->any ? ",\n" : "", s);
     t->any = 1;
+}
+
+int trace_check(const char *path, int rank, char *err)
+{
+    char name[CLI_PATH_MAX + 16];
+
+    snprintf(name, sizeof name, "%s.%d", path, rank);
+    return outfile_check("--trace", name, err);
 }
 
 int trace_open(struct trace *t, const char *path, int rank, size_t cap, char *err)
@@ -34,11 +43,15 @@ int trace_open(struct trace *t, const char *path, int rank, size_t cap, char *er
         err_say(err, "--trace %s: out of memory for %zu events", name, cap);
         return -ENOMEM;
     }
-    t->f = fopen(name, "w");
-    if (!t->f) {
-        rc = -errno;
-        err_say(err, "--trace %s: %s", name, strerror(errno));
+    t->f = malloc(sizeof *t->f);
+    if (!t->f || (rc = outfile_open(t->f, "--trace", name, err)) != 0) {
+        if (!t->f) {
+            err_say(err, "--trace %s: out of memory", name);
+            rc = -ENOMEM;
+        }
+        free(t->f);
         free(t->ev);
+        t->f = NULL;
         t->ev = NULL;
         return rc;
     }
@@ -47,7 +60,7 @@ int trace_open(struct trace *t, const char *path, int rank, size_t cap, char *er
     mono = clock_now();
     clock_gettime(CLOCK_REALTIME, &rt);
     t->shift = (double)rt.tv_sec + (double)rt.tv_nsec * 1e-9 - mono;
-    fputs("[\n", t->f);
+    outfile_printf(t->f, "[\n");
     snprintf(buf, sizeof buf, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
              "\"args\":{\"name\":\"rank %d\"}}", rank, rank);
     line(t, buf);
@@ -102,12 +115,9 @@ int trace_close(struct trace *t, char *err)
 
     if (t->f) {
         trace_flush(t);
-        fputs("\n]\n", t->f);
-        if (ferror(t->f) | (fclose(t->f) != 0)) {
-            rc = errno ? -errno : -EIO;
-            err_say(err, "--trace: writing rank %d's file failed: %s", t->rank,
-                     strerror(-rc));
-        }
+        outfile_printf(t->f, "\n]\n");
+        rc = outfile_commit(t->f, err);
+        free(t->f);
     }
     free(t->ev);
     memset(t, 0, sizeof *t);

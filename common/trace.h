@@ -20,14 +20,15 @@
  * written after it (trace_flush), outside the timed part.
  *
  * OWNERSHIP. trace_open allocates room for cap events per step and opens
- * the file; trace_close writes the closing bracket, closes and frees. A
+ * a temp file next to FILE.RANK (outfile.h); trace_close writes the
+ * closing bracket and renames it over FILE.RANK (a run that never closes
+ * its trace leaves no partial file), and frees. A
  * trace that is not open (path NULL) ignores every call.
  */
 #ifndef TRACE_H
 #define TRACE_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #define TRACE_COMPUTE 0
 #define TRACE_COMM 1
@@ -41,13 +42,19 @@ struct trace_event {
     long long bytes;        /* -1: none */
 };
 
+struct outfile;
+
 struct trace {
-    FILE *f;
+    struct outfile *f;      /* the file, written atomically (outfile.h); owned */
     int rank, any;
     double shift;           /* realtime - monotonic, seconds */
     struct trace_event *ev; /* cap, owned */
     size_t n, cap;
 };
+
+/* trace_check: at start-up, that PATH.RANK can be written (outfile_check).
+ * 0, or a negative code with "--trace: cannot write PATH.RANK: reason". */
+int trace_check(const char *path, int rank, char *err);
 
 /* trace_open: PATH.RANK for writing, with the process and thread names. 0,
  * or a negative code with "--trace PATH.RANK: reason" in err. With path
@@ -61,8 +68,9 @@ void trace_add(struct trace *t, const char *name, int tid, double t0, double t1,
 /* trace_flush: write the step's events and forget them. */
 void trace_flush(struct trace *t);
 
-/* trace_close: the closing bracket; 0, or -errno with a line in err (a
- * full disk). Frees; safe on a closed trace. */
+/* trace_close: the closing bracket, then the file is committed; 0, or
+ * -errno with "--trace: cannot write PATH.RANK: reason" in err (a full
+ * disk). Frees; safe on a closed trace. */
 int trace_close(struct trace *t, char *err);
 
 #endif /* TRACE_H */

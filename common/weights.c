@@ -1,34 +1,47 @@
-/* weights.c -- the --weights-out file (weights.h). */
+/* weights.c -- the --weights-out file (weights.h), written through
+ * outfile.h: checked at start, replaced atomically at the end. */
 #include "weights.h"
 
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
+#include <stdlib.h>
 
 #include "cli.h"
 #include "err.h"
+#include "outfile.h"
 #include "vec.h"
+
+/* file_name: "PATH.RANK" into out (CLI_PATH_MAX + 16). */
+static void file_name(char *out, const char *path, int rank)
+{
+    snprintf(out, CLI_PATH_MAX + 16, "%s.%d", path, rank);
+}
+
+int weights_check(const char *path, int rank, char *err)
+{
+    char file[CLI_PATH_MAX + 16];
+
+    file_name(file, path, rank);
+    return outfile_check("--weights-out", file, err);
+}
 
 int weights_write(const char *path, int rank, const void *w, size_t n, int dtype, char *err)
 {
     char file[CLI_PATH_MAX + 16];
-    FILE *f;
-    int rc = 0;
+    struct outfile *o = malloc(sizeof *o);      /* 64 KiB of buffer */
+    int rc;
 
-    snprintf(file, sizeof file, "%s.%d", path, rank);
-    f = fopen(file, "w");
-    if (!f) {
-        rc = -errno;
-        snprintf(err, ERR_LEN, "--weights-out: cannot write %.200s: %s", file, strerror(errno));
-        return rc;
+    if (!o) {
+        err_say(err, "--weights-out: out of memory");
+        return -ENOMEM;
     }
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%.17g\n", vec_get(w, i, dtype));
-    if (ferror(f))
-        rc = -EIO;
-    if (fclose(f) != 0 && rc == 0)
-        rc = -errno;
-    if (rc != 0)
-        snprintf(err, ERR_LEN, "--weights-out: writing %.200s: %s", file, err_str(rc));
+    file_name(file, path, rank);
+    rc = outfile_open(o, "--weights-out", file, err);
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++)
+            outfile_printf(o, "%.17g\n", vec_get(w, i, dtype));
+        rc = outfile_commit(o, err);
+    }
+    free(o);
     return rc;
 }

@@ -10,9 +10,16 @@
 
 #include <stddef.h>
 
-/* weights_write: write n elements of dtype from w to "PATH.RANK".
- * 0, or a negative err.h code with "--weights-out: ..." naming the file in
- * err[ERR_LEN] (a missing folder, a full disk). w is only read. */
+/* weights_check: at start-up, that "PATH.RANK" can be written
+ * (outfile_check: an existing file is not touched). 0, or a negative code
+ * with "--weights-out: cannot write PATH.RANK: reason" in err[ERR_LEN]. */
+int weights_check(const char *path, int rank, char *err);
+
+/* weights_write: write n elements of dtype from w to "PATH.RANK",
+ * atomically (outfile.h: an old file stays whole until the new one is
+ * complete). 0, or a negative err.h code with "--weights-out: ..." naming
+ * the file in err[ERR_LEN] (a missing folder, a full disk). w is only
+ * read. */
 int weights_write(const char *path, int rank, const void *w, size_t n, int dtype, char *err);
 
 #endif /* WEIGHTS_H */

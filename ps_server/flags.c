@@ -5,12 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "err.h"
 #include "link.h"
 #include "mistake.h"
+#include "outfile.h"
 #include "proto.h"
 
 /* parse_shard: "I/S", 0 <= I < S <= PROTO_MAX_WORLD, into dst (int[2]). */
@@ -58,22 +57,6 @@ void flags_fail(const char *fmt, ...)
     exit(CLI_EXIT_USAGE);
 }
 
-/* dir_writable: the folder of path exists and can take a new file. */
-static int dir_writable(const char *path)
-{
-    char dir[CLI_PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    struct stat st;
-
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && access(dir, W_OK | X_OK) == 0;
-}
-
 /* check: the cross-checks after parsing, in the order the old main made
  * them (the first refusal is the one the user sees). */
 static void check(struct flags *f)
@@ -96,12 +79,11 @@ static void check(struct flags *f)
         flags_fail("%s", err);
     if (net_parse_hostport(f->listen_at, f->host, sizeof f->host, &f->port, err) != 0)
         flags_fail("--listen: %s", err);
-    if (f->port_file && !dir_writable(f->port_file))
-        flags_fail("--port-file: the folder of '%.200s' does not exist or is not writable",
-                   f->port_file);
-    if (f->loss_out && !dir_writable(f->loss_out))
-        flags_fail("--loss-out: the folder of '%.200s' does not exist or is not writable",
-                   f->loss_out);
+    /* Each output is tried now (a temp file really created next to it). */
+    if (f->port_file && outfile_check("--port-file", f->port_file, err) != 0)
+        flags_fail("%s", err);
+    if (f->loss_out && outfile_check("--loss-out", f->loss_out, err) != 0)
+        flags_fail("%s", err);
     /* setup.c builds the link; its values are refused here, with the rest. */
     if (link_init(&probe, f->c.link_bw, f->c.link_latency) != 0)
         flags_fail("--link-bw/--link-latency: rate %g B/s, latency %g s out of range",

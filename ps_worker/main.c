@@ -76,6 +76,7 @@
 #include "proto.h"
 #include "step.h"
 #include "step_gpu.h"
+#include "trace.h"
 #include "workload.h"
 
 static const char synopsis[] =
@@ -346,7 +347,7 @@ static int finish(struct run *r)
         return 1;
     }
     if (r->o.csv && metrics_record_write(&r->rec, r->o.csv, err) != 0) {
-        log_msg("--csv: %s", err);
+        log_msg("%s", err);
         return 1;
     }
     metrics_summarize(r->times, r->rec.nsteps, &st);
@@ -421,6 +422,11 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     (void)loss_out;
+    if (r.trace && trace_check(r.trace, r.o.rank, err) != 0) {
+        fprintf(stderr, "ps_worker: %s\n", err);
+        cli_common_free(&r.o);
+        return CLI_EXIT_USAGE;
+    }
     log_init("ps_worker", r.o.rank);
     mistake_announce(r.mistake);
     if (!servers) {

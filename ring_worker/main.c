@@ -40,10 +40,12 @@
 #include "metrics.h"
 #include "mistake.h"
 #include "net.h"
+#include "outfile.h"
 #include "rendezvous.h"
+#include "setup.h"
+#include "trace.h"
 #include "train.h"
 #include "workload.h"
-#include "setup.h"
 #include "xport.h"
 
 #define PROG "ring_worker"
@@ -230,7 +232,12 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         usage_fail(err);
     *kind = pick_kind(o, c, xargc, xargv);
     *algo = pick_algo(o, *kind);
+    /* Every output path is tried now, so a bad one ends the run here. */
     if (o->loss_out && c->rank == 0 && !o->bench && losscurve_probe(o->loss_out, err) != 0)
+        usage_fail(err);
+    if (o->trace && trace_check(o->trace, c->rank, err) != 0)
+        usage_fail(err);
+    if (o->port_file && c->rank == 0 && outfile_check("--port-file", o->port_file, err) != 0)
         usage_fail(err);
     if (*kind != COLL_TCP && o->mistake != MISTAKE_NONE && o->mistake != MISTAKE_SUM_NOT_MEAN) {
         snprintf(err, sizeof err, "--mistake %s: not made on the GPU (only sum-not-mean "

@@ -1,0 +1,290 @@
+/* outfile.c -- output files checked at start and written atomically
+ * (outfile.h): temp file in the target's folder, fsync, rename, fsync the
+ * folder; never over anything but a regular file.
+ *
+ * The checks and the rename are not one atomic act: a FIFO put in the
+ * target's place between outfile_open's check and the rename would be
+ * replaced. The target is checked again just before the rename, which
+ * narrows that window to a few system calls; closing it for good would
+ * need renameat2 flags no file system offers for this case. psring's
+ * outputs are the user's own files, so this is the simplification.
+ */
+#include "outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+
+static unsigned long tmp_serial;    /* temp names of one process differ */
+
+/* say: "FLAG: cannot write PATH: reason". Returns rc. */
+static int say(char *err, const char *flag, const char *path, int rc, const char *why)
+{
+    err_say(err, "%s: cannot write %.300s: %s", flag, path, why ? why : strerror(-rc));
+    return rc;
+}
+
+static const char *kind_name(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "it is a folder";
+    if (S_ISFIFO(m))
+        return "it is a FIFO, not a regular file (left as it is)";
+    if (S_ISCHR(m) || S_ISBLK(m))
+        return "it is a device, not a regular file (left as it is)";
+    if (S_ISSOCK(m))
+        return "it is a socket, not a regular file (left as it is)";
+    return "it is not a regular file (left as it is)";
+}
+
+/* target: the file to replace for `path` into out (OUTFILE_PATH_MAX): path
+ * itself, or what its symlink names. 0, or a negative code with the line. */
+static int target(const char *flag, const char *path, char *out, char *err)
+{
+    struct stat st;
+    size_t n = strlen(path);
+
+    if (n == 0)
+        return say(err, flag, path, ERR_USAGE, "empty path");
+    if (n >= OUTFILE_PATH_MAX - 64)
+        return say(err, flag, path, -ENAMETOOLONG, NULL);
+    if (path[n - 1] == '/')
+        return say(err, flag, path, ERR_USAGE, "it names a folder, not a file");
+    memcpy(out, path, n + 1);
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : say(err, flag, path, -errno, NULL);
+    if (S_ISLNK(st.st_mode)) {
+        char real[PATH_MAX];
+        if (stat(path, &st) != 0) {
+            if (errno == ENOENT)    /* a dangling link: it would be replaced */
+                return say(err, flag, path, ERR_USAGE,
+                           "it is a symlink to nothing (left as it is)");
+            return say(err, flag, path, -errno, NULL);
+        }
+        if (!S_ISREG(st.st_mode))
+            return say(err, flag, path, ERR_USAGE, kind_name(st.st_mode));
+        if (!realpath(path, real))
+            return say(err, flag, path, -errno, NULL);
+        if (strlen(real) >= OUTFILE_PATH_MAX - 64)
+            return say(err, flag, path, -ENAMETOOLONG, NULL);
+        strcpy(out, real);
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode))
+        return say(err, flag, path, ERR_USAGE, kind_name(st.st_mode));
+    return 0;
+}
+
+/* make_tmp: create "DIR/.BASE.tmp.PID.N" next to path, its name into tmp
+ * (OUTFILE_PATH_MAX). The descriptor, or -errno. */
+static int make_tmp(const char *path, char *tmp)
+{
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+
+    for (int tries = 0; tries < 100; tries++) {
+        int fd;
+        snprintf(tmp, OUTFILE_PATH_MAX, "%.*s.%s.tmp.%ld.%lu", dirlen, path, path + dirlen,
+                 (long)getpid(), __atomic_fetch_add(&tmp_serial, 1, __ATOMIC_RELAXED));
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST)
+            break;
+    }
+    tmp[0] = '\0';
+    return -errno;
+}
+
+/* tmp_why: the reason make_tmp failed, naming the folder when it is the
+ * folder that is missing (ENOENT alone would say "No such file"). */
+static const char *tmp_why(const char *path, int rc)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[OUTFILE_PATH_MAX];
+    struct stat st;
+
+    if (rc != -ENOENT || !slash)
+        return NULL;
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return stat(dir, &st) != 0 ? "its folder does not exist"
+         : !S_ISDIR(st.st_mode) ? "its folder is not a folder" : NULL;
+}
+
+int outfile_open(struct outfile *o, const char *flag, const char *path, char *err)
+{
+    int rc;
+
+    o->fd = -1;
+    o->err = 0;
+    o->len = 0;
+    o->flag = flag;
+    o->tmp[0] = '\0';
+    if ((rc = target(flag, path, o->path, err)) != 0)
+        return rc;
+    if ((o->fd = make_tmp(o->path, o->tmp)) < 0) {
+        rc = o->fd;
+        o->fd = -1;
+        return say(err, flag, path, rc, tmp_why(o->path, rc));
+    }
+    return 0;
+}
+
+int outfile_check(const char *flag, const char *path, char *err)
+{
+    char real[OUTFILE_PATH_MAX], tmp[OUTFILE_PATH_MAX];
+    int fd, rc;
+
+    if ((rc = target(flag, path, real, err)) != 0)
+        return rc;
+    if ((fd = make_tmp(real, tmp)) < 0)
+        return say(err, flag, path, fd, tmp_why(real, fd));
+    close(fd);
+    unlink(tmp);
+    return 0;
+}
+
+/* drain: write the buffer out. Keeps the first error. */
+static void drain(struct outfile *o)
+{
+    size_t off = 0;
+
+    while (o->err == 0 && off < o->len) {
+        ssize_t w = write(o->fd, o->buf + off, o->len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            o->err = -errno;
+        else if (w == 0)
+            o->err = -EIO;      /* write(2) never returns 0 for len > 0 */
+        else
+            off += (size_t)w;
+    }
+    o->len = 0;
+}
+
+void outfile_write(struct outfile *o, const void *p, size_t n)
+{
+    const char *c = p;
+
+    if (o->fd < 0 || o->err)
+        return;
+    while (n > 0 && o->err == 0) {
+        size_t k = sizeof o->buf - o->len;
+        if (k > n)
+            k = n;
+        memcpy(o->buf + o->len, c, k);
+        o->len += k;
+        c += k;
+        n -= k;
+        if (o->len == sizeof o->buf)
+            drain(o);
+    }
+}
+
+void outfile_printf(struct outfile *o, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    int n;
+
+    if (o->fd < 0 || o->err)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        o->err = -EINVAL;
+        return;
+    }
+    /* Every caller writes short lines; a longer one is cut, not lost. */
+    outfile_write(o, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+void outfile_abort(struct outfile *o)
+{
+    if (o->fd >= 0)
+        close(o->fd);
+    if (o->tmp[0])
+        unlink(o->tmp);
+    o->fd = -1;
+    o->tmp[0] = '\0';
+    o->len = 0;
+}
+
+/* sync_dir: fsync the folder of path, so the rename itself is durable. */
+static int sync_dir(const char *path)
+{
+    char dir[OUTFILE_PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    int fd, rc = 0;
+
+    if (!slash)
+        strcpy(dir, ".");
+    else if (slash == path)
+        strcpy(dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (fsync(fd) != 0 && errno != EINVAL)  /* EINVAL: no fsync for folders here */
+        rc = -errno;
+    close(fd);
+    return rc;
+}
+
+int outfile_commit(struct outfile *o, char *err)
+{
+    char again[OUTFILE_PATH_MAX];
+    int rc;
+
+    if (o->fd < 0)
+        return say(err, o->flag ? o->flag : "output", o->path, -EBADF, NULL);
+    drain(o);
+    if (o->err == 0 && fsync(o->fd) != 0)
+        o->err = -errno;
+    if (close(o->fd) != 0 && o->err == 0)
+        o->err = -errno;
+    o->fd = -1;
+    rc = o->err;
+    /* Checked again: something other than a file may have appeared. */
+    if (rc == 0 && (rc = target(o->flag, o->path, again, err)) != 0) {
+        outfile_abort(o);
+        return rc;
+    }
+    if (rc == 0 && rename(o->tmp, o->path) != 0)
+        rc = -errno;
+    if (rc != 0) {
+        outfile_abort(o);
+        return say(err, o->flag, o->path, rc, NULL);
+    }
+    o->tmp[0] = '\0';
+    if ((rc = sync_dir(o->path)) != 0)
+        return say(err, o->flag, o->path, rc, NULL);
+    return 0;
+}
+
+int outfile_write_text(const char *flag, const char *path, const void *p, size_t n, char *err)
+{
+    struct outfile *o = malloc(sizeof *o);     /* 64 KiB: not on a thread's stack */
+    int rc;
+
+    if (!o)
+        return say(err, flag, path, -ENOMEM, NULL);
+    rc = outfile_open(o, flag, path, err);
+    if (rc == 0) {
+        outfile_write(o, p, n);
+        rc = outfile_commit(o, err);
+    }
+    free(o);
+    return rc;
+}
