@@ -32,8 +32,22 @@ static int setup_store(struct server *srv, const struct workload *wl)
 {
     char err[ERR_LEN];
     void *w0 = malloc(wl->n * srv->es);
+    uint64_t batch = wl->batch, count_max = wl->batch;
+    const char *batch_what = "B";
     int rc;
 
+    /* COUNTS (store.h): a step's counts sum to B, no worker counts more.
+     * mean-of-means counts 1 per worker that has examples (mistake.h). */
+    if (srv->f.mistake == MISTAKE_MEAN_OF_MEANS) {
+        batch = 0;
+        for (int r = 0; r < (int)srv->k; r++) {
+            uint64_t lo, hi;
+            workload_split(wl->batch, (int)srv->k, r, srv->f.c.shard_weights, &lo, &hi);
+            batch += hi > lo;
+        }
+        count_max = 1;
+        batch_what = "the workers with examples (mean-of-means counts 1 each)";
+    }
     if (!w0) {
         log_msg("out of memory for %zu initial weights", wl->n);
         return -1;
@@ -46,7 +60,9 @@ static int setup_store(struct server *srv, const struct workload *wl)
                         /* The mistakes the server makes itself (mistake.h). */
                         .pushes_per_step = srv->f.mistake == MISTAKE_SYNC_EVERY_MICRO ?
                                            (uint32_t)srv->f.c.micro : 1,
-                        .divide_by_one = srv->f.mistake == MISTAKE_SUM_NOT_MEAN }, err);
+                        .divide_by_one = srv->f.mistake == MISTAKE_SUM_NOT_MEAN,
+                        .batch = batch, .count_max = count_max,
+                        .batch_what = batch_what }, err);
     free(w0);
     if (rc != 0) {
         log_msg("%s", err);

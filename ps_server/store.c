@@ -85,6 +85,9 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     s->lr = cfg->lr;
     s->per_step = cfg->pushes_per_step > 1 ? cfg->pushes_per_step : 1;
     s->divide_by_one = cfg->divide_by_one != 0;
+    s->batch = cfg->batch;
+    s->count_max = cfg->count_max ? cfg->count_max : cfg->batch;
+    s->batch_what = cfg->batch_what ? cfg->batch_what : "B";
     /* calloc: the accumulator must start at +0, and so do weights when
      * none are given. */
     s->weights = calloc(cfg->n, es);
@@ -164,6 +167,14 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
         err_say(err, "worker %u: push %u for step %llu: example counts overflow",
             (unsigned)rank, (unsigned)w->pushes + 1, ull(step));
         return ERR_PROTO_FIELD;
+    }
+    if (s->batch && w->examples + meta->examples > s->count_max) {
+        err_say(err, "worker %u: push for step %llu counts %llu examples%s, more than %s "
+            "%llu; the step fails, weights untouched", (unsigned)rank, ull(step),
+            ull(meta->examples), w->examples ? " on top of earlier pushes" : "",
+            s->count_max == s->batch ? "the whole batch" : "a worker may count,",
+            ull(s->count_max));
+        return fail(s, ERR_PROTO_FIELD, err);
     }
     w->phase = STORE_W_RECEIVING;
     w->examples += meta->examples;     /* 0 at the step's first push */
@@ -370,6 +381,23 @@ int store_apply(struct store *s, struct store_applied *out, char *err)
         }
         batch += s->workers[r].examples;
         loss += s->workers[r].loss;
+    }
+    if (s->batch && batch != s->batch) {
+        char who[160];
+        size_t o = 0;
+        for (uint32_t r = 0; r < s->world && o < sizeof who; r++) {
+            int k = snprintf(who + o, sizeof who - o, "%sworker %u: %llu", r ? ", " : "",
+                             (unsigned)r, ull(s->workers[r].examples));
+            if (k < 0 || (size_t)k >= sizeof who - o) {
+                memcpy(who + sizeof who - 4, "...", 4);     /* cut: say so */
+                break;
+            }
+            o += (size_t)k;
+        }
+        err_say(err, "step %llu: the example counts sum to %llu, not %s = %llu (%s); "
+            "the step fails, weights untouched", ull(s->step), ull(batch), s->batch_what,
+            ull(s->batch), who);
+        return fail(s, ERR_PROTO_FIELD, err);
     }
     if (batch == 0) {
         err_say(err, "step %llu: all %u workers pushed 0 examples (B = 0); the step fails",

@@ -87,6 +87,16 @@
  * synthetic workload (workload.h) every partial sum is a small multiple of
  * 1/16, so the sum is exact in f32 and f64 in ANY arrival order.
  *
+ * COUNTS. With cfg.batch set, the example counts are checked, the way
+ * NaN is: a push whose count takes its worker's total for the step past
+ * cfg.count_max (B: no worker has more than the whole batch) fails the
+ * step at once, naming the worker and the step; at store_apply, counts
+ * that do not sum to cfg.batch fail it, naming the step, the sum and each
+ * worker's count. In both cases the store is FAILED, the weights are
+ * untouched, and the run ends non-zero. A --mistake that changes what a
+ * worker counts (mean-of-means: 1 per worker with examples) passes its own
+ * expected sum, maximum and name (cfg.batch_what).
+ *
  * ERRORS. Every function that can fail returns 0 or a negative err.h code
  * and fills err[ERR_LEN] with one line naming the worker rank and the step.
  */
@@ -110,6 +120,11 @@ struct store_cfg {
     const void *weights;    /* n initial elements of dtype, copied; NULL: zeros */
     uint32_t pushes_per_step;   /* P pushes per worker per step; 0 or 1: one */
     int divide_by_one;      /* MISTAKE sum-not-mean: w -= lr * acc, not acc / B */
+    uint64_t batch;         /* COUNTS: what the example counts of a step must
+                               sum to (B); 0: not checked */
+    uint64_t count_max;     /* COUNTS: the most one worker may count in a
+                               step; 0: batch */
+    const char *batch_what; /* names that sum in messages ("B"); NULL: "B" */
 };
 
 /* Per-worker state of the step in progress: O(1) bytes each. */
@@ -133,6 +148,8 @@ struct store {
     double lr;
     uint32_t per_step;      /* P: pushes per worker per step (>= 1) */
     int divide_by_one;      /* MISTAKE sum-not-mean */
+    uint64_t batch, count_max;      /* COUNTS (0: unchecked) */
+    const char *batch_what;
     uint64_t step;          /* the step being collected */
     uint32_t done;          /* workers whose P pushes for `step` are complete */
     int fail_code;          /* 0, or the code that made the store FAILED */
@@ -170,7 +187,9 @@ void store_destroy(struct store *s);
  * when only the count is wrong); a non-finite
  * loss (ERR_NONFINITE). meta->examples may be 0: a worker whose share of
  * the batch is empty (B < K) still pushes (zeros), so the barrier counts
- * it; only the sum B must be positive (store_apply). */
+ * it; only the sum B must be positive (store_apply). FAILS the store
+ * (ERR_PROTO_FIELD) when the worker's counts for the step pass
+ * cfg.count_max (COUNTS). */
 int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
                      const struct proto_push_meta *meta, uint64_t first,
                      uint64_t count, char *err);
@@ -200,8 +219,8 @@ int store_step_ready(const struct store *s);
 
 /* store_apply: w -= lr * acc / B with B the sum of the pushed counts (B
  * taken as 1 with divide_by_one), zero the accumulator, advance the step. Refused before all K pushes are in
- * (-EAGAIN, nothing changed). B == 0, a count sum that overflows
- * (ERR_PROTO_FIELD) or a summed gradient that overflowed to Inf
+ * (-EAGAIN, nothing changed). B == 0, a count sum that overflows or is not
+ * cfg.batch (ERR_PROTO_FIELD, COUNTS) or a summed gradient that overflowed to Inf
  * (ERR_NONFINITE): the store is FAILED, weights untouched. OUT: *out
  * (may be NULL). */
 int store_apply(struct store *s, struct store_applied *out, char *err);

@@ -927,6 +927,20 @@ static int cl_push(int fd, int k, int kk, uint64_t step, uint64_t aux, size_t le
     return cl_send(fd, push_buf, len);
 }
 
+/* cl_push_counting: cl_push, but the metadata counts `examples`. */
+static int cl_push_counting(int fd, int k, int kk, uint64_t step, uint64_t examples)
+{
+    static double g[N_ELEMS];
+    struct proto_push_meta m;
+    size_t len;
+
+    grad_of(k, kk, step, g, &m);
+    m.examples = examples;
+    len = push_frame(push_buf, (uint32_t)k, (uint32_t)kk, step, 0, m.examples, g, N_ELEMS);
+    proto_push_meta_encode(&m, push_buf + PROTO_HEADER_SIZE);
+    return cl_send(fd, push_buf, len);
+}
+
 /* reference: the weights after step `step` from w (in place), computed the
  * way the server must: the full gradient F(0, B), one sgd_step. */
 static void reference_step(double *w, uint64_t step)
@@ -1413,7 +1427,7 @@ static void t_more_joins(void)
  * get ERROR, not WEIGHTS. */
 enum fault {
     F_NAN, F_STALE, F_DUPLICATE, F_FUTURE, F_AFTER_END, F_AUX, F_SIZE, F_BYE_EARLY,
-    F_CUT, F_SILENT, F_CUT_SILENT,
+    F_CUT, F_SILENT, F_CUT_SILENT, F_COUNT_OVER, F_COUNT_SUM,
 };
 
 static void fault_run(const char *id, const char *name, enum fault act, const char *steps,
@@ -1436,7 +1450,7 @@ static void fault_run(const char *id, const char *name, enum fault act, const ch
         goto out;
     port_a = cl_port(a);
     /* Steps that go well before the fault, where the fault needs them. */
-    if (act == F_NAN || act == F_STALE || act == F_AFTER_END) {
+    if (act == F_NAN || act == F_STALE || act == F_AFTER_END || act == F_COUNT_SUM) {
         struct proto_header h;
 
         cl_push(a, 0, 2, 0, 0, N_ELEMS, -1);
@@ -1453,6 +1467,18 @@ static void fault_run(const char *id, const char *name, enum fault act, const ch
     case F_STALE:
         cl_push(a, 0, 2, 0, 0, N_ELEMS, -1);
         break;
+    case F_COUNT_OVER:
+        /* One push claiming more than the whole batch (2^62): refused at once. */
+        cl_push_counting(a, 0, 2, 0, (uint64_t)1 << 62);
+        break;
+    case F_COUNT_SUM: {
+        /* Step 1: worker 0 counts one example too few; the sum is not B. */
+        uint64_t lo, hi;
+        workload_split(wl.batch, 2, 0, NULL, &lo, &hi);
+        cl_push(b, 1, 2, 1, 0, N_ELEMS, -1);
+        cl_push_counting(a, 0, 2, 1, hi - lo - 1);
+        break;
+    }
     case F_DUPLICATE:
         cl_push(a, 0, 2, 0, 0, N_ELEMS, -1);
         cl_push(a, 0, 2, 0, 0, N_ELEMS, -1);
@@ -1526,7 +1552,8 @@ out:
     T_EQ_I(rc, 1);
     for (int i = 0; want && want[i]; i++)
         T_HAS(s.log, want[i]);
-    if (act == F_CUT || act == F_NAN || act == F_SILENT || act == F_CUT_SILENT) {
+    if (act == F_CUT || act == F_NAN || act == F_SILENT || act == F_CUT_SILENT ||
+        act == F_COUNT_OVER) {
         /* The address of the worker at fault is named. */
         snprintf(addr, sizeof addr, "(127.0.0.1:%d)", act == F_SILENT ? -1 : port_a);
         if (act != F_SILENT)
@@ -1545,6 +1572,12 @@ out:
 static void t_faults(void)
 {
     static const char *const w_nan[] = { "run failed", "worker 0", "step 1", "not finite", NULL };
+    static const char *const w_count_over[] = { "run failed", "worker 0", "step 0",
+                                                "4611686018427387904 examples",
+                                                "more than the whole batch", NULL };
+    static const char *const w_count_sum[] = { "run failed", "step 1", "sum to 1023, not B = 1024",
+                                               "worker 0: 511", "worker 1: 512",
+                                               "weights untouched", NULL };
     static const char *const w_stale[] = { "worker 0", "step 0", "stale", NULL };
     static const char *const w_dup[] = { "worker 0", "step 0", "duplicate", NULL };
     static const char *const w_future[] = { "worker 0", "step 2", "future", NULL };
@@ -1560,6 +1593,12 @@ static void t_faults(void)
 
     fault_run("psframes-5.1", "a NaN in a push fails the run naming worker and step; the "
               "other worker gets ERROR, no new weights", F_NAN, "3", w_nan);
+    fault_run("psframes-5.14", "a push counting 2^62 examples (more than B) fails the run at "
+              "once naming worker and step; the other worker gets ERROR", F_COUNT_OVER, "3",
+              w_count_over);
+    fault_run("psframes-5.15", "counts that do not sum to B fail the step naming it, the sum "
+              "and each worker's count; the other worker gets ERROR", F_COUNT_SUM, "3",
+              w_count_sum);
     fault_run("psframes-5.2", "a stale push (step 0 again at step 1) fails the run", F_STALE,
               "3", w_stale);
     fault_run("psframes-5.3", "a duplicate push fails the run", F_DUPLICATE, "3", w_dup);
@@ -1635,13 +1674,13 @@ static void t_stalled_reader(void)
     }
     if (fd[0] >= 0 && fd[1] >= 0) {
         for (uint32_t k = 0; k < 2; k++) {
-            len = big_push(buf, k, 2, 0, BIG, 1);
+            len = big_push(buf, k, 2, 0, BIG, 512);    /* B 1024: half each */
             T_EQ_I(cl_send(fd[k], buf, len), 0);
         }
         /* Worker 1 takes its weights and pushes step 1; worker 0 reads nothing. */
         T_EQ_I(cl_recv(fd[1], &h, buf, cap, WATCHDOG_S), 0);
         T_EQ_U(h.type, PROTO_WEIGHTS);
-        len = big_push(buf, 1, 2, 1, BIG, 1);
+        len = big_push(buf, 1, 2, 1, BIG, 512);
         T_EQ_I(cl_send(fd[1], buf, len), 0);
         rc = expect_error(fd[1], &code, text, sizeof text, WATCHDOG_S);
         T_EQ_I(rc, 1);

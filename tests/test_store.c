@@ -287,10 +287,11 @@ struct small {
     double g[4][N2];
 };
 
-static void small_init(struct small *t)
+static void small_init_batch(struct small *t, uint64_t batch, uint64_t count_max)
 {
     struct store_cfg sc = { .n = N2, .offset = 100, .dtype = DTYPE_F64, .world = 4,
-                            .lr = 0.5, .weights = t->w0 };
+                            .lr = 0.5, .weights = t->w0, .batch = batch,
+                            .count_max = count_max };
     char err[ERR_LEN];
 
     memset(t, 0, sizeof *t);
@@ -305,6 +306,11 @@ static void small_init(struct small *t)
         t->p[r].meta.loss = 1.0;
     }
     T_EQ_I(store_init(&t->s, &sc, err), 0);
+}
+
+static void small_init(struct small *t)
+{
+    small_init_batch(t, 0, 0);
 }
 
 /* small_expect_applied: after the step, the weights are the reference. */
@@ -556,6 +562,56 @@ static void nonfinite(double v, size_t cut)
     T_HAS(err, "step 0");
     T_HAS(err, "element 105");
     expect_failed(&t, ERR_NONFINITE);
+    store_destroy(&t.s);
+}
+
+/* test_counts: COUNTS (store.h). The small store's counts 1..4 sum to 10. */
+static void test_counts(void)
+{
+    struct small t;
+    char err[ERR_LEN];
+
+    T_CASE("store-5.1", "counts that sum to B (10) pass the check and apply as before");
+    small_init_batch(&t, 10, 0);
+    T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+    small_expect_applied(&t);
+    store_destroy(&t.s);
+
+    T_CASE("store-5.2", "a push counting more than B (2^62) fails the step at once, naming "
+           "worker and step; weights untouched");
+    small_init_batch(&t, 10, 0);
+    t.p[1].meta.examples = (uint64_t)1 << 62;
+    T_EQ_I(feed_rank_order(&t.s, t.p, 1, 0), 0);
+    T_EQ_I(begin(&t, 1, 0, err), ERR_PROTO_FIELD);
+    T_HAS(err, "worker 1");
+    T_HAS(err, "step 0");
+    T_HAS(err, "more than the whole batch 10");
+    expect_failed(&t, ERR_PROTO_FIELD);
+    store_destroy(&t.s);
+
+    T_CASE("store-5.3", "counts summing to 9, not B = 10: the step fails at apply naming the "
+           "step and every worker's count; weights untouched");
+    small_init_batch(&t, 10, 0);
+    t.p[3].meta.examples = 3;
+    T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+    T_EQ_I(store_apply(&t.s, NULL, err), ERR_PROTO_FIELD);
+    T_HAS(err, "step 0");
+    T_HAS(err, "sum to 9, not B = 10");
+    T_HAS(err, "worker 3: 3");
+    expect_failed(&t, ERR_PROTO_FIELD);
+    store_destroy(&t.s);
+
+    T_CASE("store-5.4", "mean-of-means' own check: each worker counts at most 1, the sum is K");
+    small_init_batch(&t, 4, 1);
+    for (int r = 0; r < 4; r++)
+        t.p[r].meta.examples = 1;
+    T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
+    T_EQ_I(store_apply(&t.s, NULL, err), 0);
+    store_destroy(&t.s);
+    small_init_batch(&t, 4, 1);
+    T_EQ_I(begin(&t, 1, 0, err), ERR_PROTO_FIELD);   /* worker 1 counts 2 */
+    T_HAS(err, "worker 1");
+    T_HAS(err, "more than a worker may count, 1");
     store_destroy(&t.s);
 }
 
@@ -901,6 +957,7 @@ int main(void)
     test_happy();
     test_refusals();
     test_faults();
+    test_counts();
     test_mistakes();
     return t_done();
 }
