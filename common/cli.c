@@ -16,6 +16,106 @@
 #include "cli_internal.h"
 #include "err.h"
 
+/* ---------------------------------------------------------- the bounds */
+
+/* THE BOUNDS. Every numeric flag of every binary, with the range a value
+ * must fall in beyond what its parser takes (units.c parses; this says
+ * what is sane). The flag loop applies it after the value parsed, by the
+ * flag's name, so a binary's own table cannot forget it; the per-option
+ * min/max of a cli_opt still apply too (the narrower wins). docs/design.md's
+ * CLI section prints this table; keep the two the same.
+ *
+ * The value compared is the parsed one: seconds, bytes/s, bytes, a count.
+ * CLI_INT, CLI_U64 and CLI_SIZE flags are compared as their integer,
+ * CLI_TIME, CLI_RATE, CLI_DOUBLE and the CLI_CUSTOM ones below (lr,
+ * timeout) as the double they store. Why each limit:
+ *   timeout        1 ms .. 1 day: below, every wait fails at once; above,
+ *                  a hang looks like a run (and 1e19 s overflows clocks)
+ *   link-latency   0 .. 10 s: the emulated one-way latency (link.h)
+ *   link-bw        0 (off), or 1 kbit/s .. 1 Tbit/s (125 .. 1.25e11 B/s)
+ *   backward-time  0 .. 1 hour per step (a sleep)
+ *   lr             > 0 and finite (a zero lr trains nothing; parse_lr)
+ *   steps          1 .. 10^9
+ *   world/workers  1 .. PROTO_MAX_WORLD (65536), rank 0 .. 65535
+ *   micro          1 .. STORE_MAX_PUSHES (65536): sync-every-micro pushes
+ *                  once per micro-batch, and the server takes at most that
+ *   params, batch  1 .. 2^40 elements/examples: n * 8 and B * m stay far
+ *                  from 64-bit overflow
+ *   layers         1 .. 2^20
+ *   bucket-size, minbytes (-b), maxbytes (-e)   1 B .. 1 TiB
+ *   piece          8 B .. 1 GiB
+ *   stepfactor (-f) 2 .. 2^20; iters (-n) 1 .. 2^20; warmup-iters (-w) 0 .. 2^20
+ */
+struct cli_bound {
+    const char *name;       /* the flag, without dashes */
+    double lo, hi;          /* inclusive */
+    int lo_open;            /* lo itself refused (x > lo) */
+    int zero_ok;            /* 0 accepted outside [lo, hi] (off) */
+    const char *range;      /* for the message */
+};
+
+static const struct cli_bound cli_bounds[] = {
+    { "timeout", 1e-3, 86400, 0, 0, "1ms .. 86400s (1 day)" },
+    { "link-latency", 0, 10, 0, 0, "0 .. 10s" },
+    { "link-bw", 125, 1.25e11, 0, 1, "0 (off), or 1kbit/s .. 1000Gbit/s (1 Tbit/s)" },
+    { "backward-time", 0, 3600, 0, 0, "0 .. 3600s (1 hour)" },
+    { "lr", 0, 1e300, 1, 0, "> 0 and finite" },
+    { "steps", 1, 1e9, 0, 0, "1 .. 1000000000" },
+    { "world", 1, 65536, 0, 0, "1 .. 65536 (PROTO_MAX_WORLD)" },
+    { "workers", 1, 65536, 0, 0, "1 .. 65536 (PROTO_MAX_WORLD)" },
+    { "rank", 0, 65535, 0, 0, "0 .. 65535" },
+    { "micro", 1, 65536, 0, 0, "1 .. 65536 (STORE_MAX_PUSHES)" },
+    { "params", 1, 1099511627776.0, 0, 0, "1 .. 2^40" },
+    { "batch", 1, 1099511627776.0, 0, 0, "1 .. 2^40" },
+    { "layers", 1, 1048576, 0, 0, "1 .. 2^20" },
+    { "bucket-size", 1, 1099511627776.0, 0, 0, "1 .. 1TiB" },
+    { "minbytes", 1, 1099511627776.0, 0, 0, "1 .. 1TiB" },
+    { "maxbytes", 1, 1099511627776.0, 0, 0, "1 .. 1TiB" },
+    { "piece", 8, 1073741824.0, 0, 0, "8 .. 1GiB" },
+    { "stepfactor", 2, 1048576, 0, 0, "2 .. 2^20" },
+    { "iters", 1, 1048576, 0, 0, "1 .. 2^20" },
+    { "warmup-iters", 0, 1048576, 0, 0, "0 .. 2^20" },
+    { NULL, 0, 0, 0, 0, NULL },
+};
+
+/* check_bound: the value just stored for o (from v) against THE BOUNDS.
+ * 0, or ERR_USAGE with "'v' is out of range: RANGE" in err. */
+static int check_bound(const struct cli_opt *o, const char *v, char *err)
+{
+    char q[CLI_QUOTE_BUF];
+    const struct cli_bound *b;
+    double x;
+
+    for (b = cli_bounds; b->name && strcmp(b->name, o->name) != 0; b++)
+        ;
+    if (!b->name)
+        return 0;
+    switch (o->kind) {
+    case CLI_INT:
+        x = *(const int *)o->dst;
+        break;
+    case CLI_U64:
+    case CLI_SIZE:
+        x = (double)*(const uint64_t *)o->dst;
+        break;
+    case CLI_RATE:
+    case CLI_TIME:
+    case CLI_DOUBLE:
+    case CLI_CUSTOM:        /* lr, timeout: a double (see THE BOUNDS) */
+        x = *(const double *)o->dst;
+        break;
+    default:
+        return 0;
+    }
+    if (b->zero_ok && x == 0)
+        return 0;
+    if (!(x >= b->lo) || x > b->hi || (b->lo_open && x <= b->lo)) {
+        err_say(err, "%s is out of range: %s", cli_quote(v, q), b->range);
+        return ERR_USAGE;
+    }
+    return 0;
+}
+
 /* ----------------------------------------------------------- the loop */
 
 static const struct cli_opt *find_opt(const struct cli_opt *const *tables,
@@ -70,6 +170,11 @@ static int set_value(const struct cli_opt *o, const char *v, char *err)
     case CLI_RATE:
     case CLI_TIME:
     case CLI_DOUBLE:
+        if (o->kind == CLI_RATE && strcmp(v, "auto") == 0) {
+            err_say(err, "'auto' is resolved by lab.sh/launch.sh, which measure the link and "
+                    "pass a rate; give the binaries a rate (examples: 500Mbit, 1GB)");
+            return ERR_USAGE;
+        }
         rc = o->kind == CLI_RATE ? cli_parse_rate(v, &d, err) :
              o->kind == CLI_TIME ? cli_parse_time(v, &d, err) : cli_parse_double(v, &d, err);
         if (rc != 0)
@@ -154,6 +259,8 @@ int cli_parse(int argc, char **argv, const struct cli_opt *const *tables, char *
         }
         reason[0] = '\0';
         rc = set_value(o, v, reason);
+        if (rc == 0)
+            rc = check_bound(o, v, reason);
         if (rc != 0) {
             err_say(err, "--%s: %s", o->name, reason);
             return rc == -ENOMEM ? rc : ERR_USAGE;

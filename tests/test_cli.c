@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -553,6 +554,41 @@ static void test_flags(void)
     T_HAS(err, "--dtype: 'f16'");
     T_END();
 
+    T_CASE("cli-5.14", "THE BOUNDS: each value out of its range is refused in one line naming "
+           "the flag and the range; the limits themselves pass");
+    {
+        static const struct { const char *arg, *text; } bad[] = {
+            { "--timeout 1e19", "--timeout: '1e19' is out of range: 1ms" },
+            { "--timeout 1e-320", "--timeout: '1e-320' is out of range" },
+            { "--timeout 999us", "out of range" },
+            { "--timeout 86401", "out of range" },
+            { "--link-latency 10.001", "--link-latency: '10.001' is out of range: 0 .. 10s" },
+            { "--link-bw 124", "--link-bw: '124' is out of range: 0 (off), or 1kbit/s" },
+            { "--link-bw 1001Gbit", "out of range" },
+            { "--link-bw auto", "--link-bw: 'auto' is resolved by lab.sh/launch.sh" },
+            { "--steps 1000000001", "--steps: '1000000001' is out of range: 1 .. 1000000000" },
+            { "--micro 65537", "--micro: '65537' is out of range" },
+            { "--layers 1048577", "--layers:" },
+            { "--params 1099511627777", "--params:" },
+            { "--batch 1099511627777", "--batch:" },
+            { "--backward-time 3601", "--backward-time: '3601' is out of range: 0 .. 3600s" },
+        };
+        static const char *const good[] = {
+            "--timeout 1ms", "--timeout 86400", "--link-latency 10", "--link-latency 0",
+            "--link-bw 0", "--link-bw 1kbit", "--link-bw 1000Gbit", "--steps 1000000000",
+            "--micro 65536", "--backward-time 3600", "--params 1099511627776",
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            T_EQ_I(parse(bad[i].arg, &c, err), ERR_USAGE);
+            T_TRUE(strchr(err, '\n') == NULL);
+            if (bad[i].text)
+                T_HAS(err, bad[i].text);
+        }
+        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+            T_EQ_I(parse(good[i], &c, err), 0);
+    }
+    T_END();
+
     T_CASE("cli-5.11", "--shard-weights: a repeat replaces the list (no leak)");
     T_EQ_I(parse("--shard-weights 1,2 --shard-weights 3,4,5", &c, err), 0);
     T_EQ_I(c.n_shard_weights, 3);
@@ -974,7 +1010,34 @@ static void test_finish(void)
     if (geteuid() != 0) {
         /* Root writes anywhere, so the read-only case needs a normal user. */
         T_EQ_I(parse_finish("--csv /proc/r.csv", &c, err), ERR_USAGE);
-        T_HAS(err, "not writable");
+        T_HAS(err, "--csv: cannot write /proc/r.csv");
+    }
+    T_END();
+
+    T_CASE("cli-7.6", "an output path that is a FIFO or a symlink to one is refused at start, "
+           "left as it was");
+    {
+        char dir[] = "/tmp/psr-cli-XXXXXX", fifo[64], link[64], line[200];
+        struct stat st;
+        if (mkdtemp(dir)) {
+            snprintf(fifo, sizeof fifo, "%s/f", dir);
+            snprintf(link, sizeof link, "%s/l", dir);
+            T_EQ_I(mkfifo(fifo, 0600), 0);
+            T_EQ_I(symlink(fifo, link), 0);
+            snprintf(line, sizeof line, "--csv %s", fifo);
+            T_EQ_I(parse_finish(line, &c, err), ERR_USAGE);
+            T_HAS(err, "FIFO");
+            snprintf(line, sizeof line, "--csv %s", link);
+            T_EQ_I(parse_finish(line, &c, err), ERR_USAGE);
+            T_HAS(err, "FIFO");
+            T_TRUE(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+            T_TRUE(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+            unlink(link);
+            unlink(fifo);
+            rmdir(dir);
+        } else {
+            T_TRUE(0);
+        }
     }
     T_END();
 }
