@@ -83,7 +83,8 @@ if (n_rd >= 2) {
 # ------------------------------------------------------------ the model
 # K, the link rate (bytes/s) and latency (s) of the first row that had an
 # emulated link; the lab's size sweep runs them all at one K on one link.
-lnk = csv_awk(sprintf('$%d + 0 > 0', c_bw), sprintf('{ print $%d, $%d, $%d; exit }', c_k, c_bw, c_lat))
+# (printf %.17g: gnuplot's real() refuses "4e+06", an integer mantissa.)
+lnk = csv_awk(sprintf('$%d + 0 > 0', c_bw), sprintf('{ printf "%%d %%.17g %%.17g\n", $%d, $%d, $%d; exit }', c_k, c_bw, c_lat))
 have_model = words(lnk) == 3
 m_k = have_model ? int(word(lnk, 1)) : 0
 m_bw = have_model ? real(word(lnk, 2)) : NaN
@@ -202,7 +203,7 @@ if (show_s) {
 
 # The fitted a and b against the link's, bottom right (large n, short
 # times: no point there).
-us(t) = t < 1e-3 ? sprintf("%.3g us", 1e6*t) : sprintf("%.3g ms", 1e3*t)
+us(t) = abs(t) < 1e-3 ? sprintf("%.3g us", 1e6*t) : sprintf("%.3g ms", 1e3*t)
 link_label = have_model ? sprintf(" (link: %s, %.3g MB/s)", us(m_a), 1e-6*m_bw) : ""
 fit_label(name, a, b, rows) = (a == a) ? sprintf("%s fit: a = %s, 1/b = %.3g MB/s%s", name, us(a), 1e-6/b, link_label) \
                                         : rows == 0 ? "" : name." fit: one size only"
