@@ -322,6 +322,8 @@ int cli_parse_rate(const char *s, double *out, char *err)
 
     if (s[0] == '-' && (is_digit(s[1]) || s[1] == '.'))
         return refuse(err, s, "is negative (a rate is >= 0)");
+    if (strcmp(s, "auto") == 0)     /* experiments/lab.sh resolves it; the programs do not */
+        return refuse(err, s, "is resolved by experiments/lab.sh, not here: give a rate %s", examples);
     if (parse_real(s, 0, &v, &suf) != 0)
         return refuse(err, s, "is not a rate %s", examples);
     n = strlen(suf);

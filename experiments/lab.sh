@@ -2,9 +2,15 @@
 # lab.sh -- psring's main job (`make lab`): measure the parameter server
 # against the ring on one machine, and draw it.
 #
-#   1. the unpaced loopback rate (bench_link --loopback): what the host can
-#      move at all, so that every emulated point can be checked to be
-#      link-bound (K x the link rate well below it);
+#   1. the calibration: the unpaced loopback rate (bench_link --loopback),
+#      the cores, and a short probe (a ring of the sweep's largest K behind
+#      the link, ring_worker --bench) that measures the CPU the job's own
+#      processes spend per all-reduce (the per-message software cost: the
+#      emulated link's pieces, syscalls, copies). --link-bw auto, the
+#      default, becomes the fastest rate of a ladder (500, 250, 125, 64,
+#      32 Mbit/s) at which that probe keeps the processes under half of the
+#      cores (the host_bound flag fires at 80%), so that the whole K sweep
+#      stays link-bound; an explicit --link-bw skips the probe;
 #   2. the K sweep: the parameter server and the ring for K = 1..16 on
 #      127.0.0.1, every process behind an EMULATED link (--link-bw,
 #      --link-latency), the synthetic workload (n bytes of f32), a few steps
@@ -13,23 +19,39 @@
 #      doubling (ring_worker --algo rd, docs/rd.md) at a fixed K from 4 KiB
 #      to 16 MiB, the three interleaved at each size; the plot marks where
 #      rd stops being faster than the ring, measured and in the model;
+#      every point of both sweeps is REPEATED (whole runs, in passes over
+#      all points, so that the repeats of one point see the machine at
+#      different moments) until its runs agree, spread <= 5% (the lab's
+#      spread: (max - min) / median over the runs, the farthest run left
+#      out from 4 runs on; experiments/lab_points.awk), or 5 runs; the CSV
+#      row is the median run, with runs, run_min_s, run_max_s and spread
+#      appended; every run is kept beside it in *_runs.csv;
 #   4. the seed's exercise table (bin/model), and short linreg trainings
 #      of both systems and of each mistake mode for the loss curves
 #      (experiments/lab_loss.sh);
-#   5. the plots (plots/*.gp: PNG and SVG, and a terminal view of plot 1).
+#   5. the plots (plots/*.gp: PNG and SVG, and a terminal view of plot 1),
+#      flagged points (host_bound, bound_by cpu|busy) marked and named.
 #
 # Results go to results/<run>/: k_sweep.csv and size_sweep.csv in the
-# shared schema (docs/design.md), model.txt, manifest.txt (command lines,
-# settings, git revision, CPU, kernel, loopback rate), logs/ (every job's
-# stderr) and the plots.
+# shared schema (docs/design.md) plus the lab's four columns, their runs
+# in k_sweep_runs.csv and size_sweep_runs.csv, model.txt, fit.txt,
+# manifest.txt (command lines, settings, the calibration, what the time
+# budget cut, the busy banner, git revision, CPU, kernel, loopback rate),
+# logs/ (every job's stderr) and the plots.
 #
-# WHY THESE DEFAULTS. 500 Mbit/s links and n = 4 MiB: the server's link
-# carries K n per step each way, so K = 16 moves 64 MiB in and 64 MiB out
-# per step at 62.5 MB/s, about 2 s, while the host's loopback moves several
-# GB/s: every point stays link-bound with room to spare, and the whole lab
-# fits in about 3 minutes on 2 cores. A latency of 200 us is above the
-# emulated link's floor (docs/link.md measured ~45 us; from 200 us it is
-# accurate). Every default can be overridden by a flag.
+# THE TIME BUDGET. `make lab` must finish in 3 minutes on 2 cores
+# (--budget 180). A slower auto rate makes every transfer longer, so the K
+# sweep's n shrinks with the rate (4 MiB at 500 Mbit/s, in proportion
+# below, at least 256 KiB; an explicit --bytes wins); the largest sizes of
+# the size sweep are dropped while the model says the first runs alone
+# would not fit; repeats stop when the next run would pass the deadline.
+# Everything cut is listed in the manifest ("cut:") and on stderr.
+#
+# WHY THESE DEFAULTS. n = 4 MiB at 500 Mbit/s: the server's link carries
+# K n per step each way, so K = 16 moves 64 MiB in and 64 MiB out per step
+# at 62.5 MB/s, about 2 s. A latency of 200 us is above the emulated link's
+# floor (docs/link.md measured ~45 us; from 200 us it is accurate). Every
+# default can be overridden by a flag.
 set -uo pipefail
 
 cmdline="$0${*:+ $*}"
@@ -37,9 +59,13 @@ prog=lab.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-link_bw=500Mbit
+link_bw=auto
 link_lat=200us
 bytes=4M
+bytes_given=0
+repeat=5
+spread_target=0.05
+budget=180
 ks="1 2 4 8 16"
 steps=6
 warmup=2
@@ -57,7 +83,9 @@ usage() {
 usage: experiments/lab.sh [options]
 psring's main job: the parameter server against the ring on EMULATED links,
 on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
-  --link-bw RATE       emulated link rate per process (default $link_bw)
+  --link-bw RATE|auto  emulated link rate per process (default $link_bw: the
+                       calibration picks the fastest rate at which the K
+                       sweep stays link-bound on this machine)
   --link-latency TIME  emulated one-way latency (default $link_lat)
   --bytes SIZE         message size n for the K sweep (default $bytes)
   --ks "K ..."         worker counts (default "$ks")
@@ -66,6 +94,11 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
   --sizes "SIZE ..."   the size sweep: PS, ring and rd at each size (default
                        "$sizes")
   --size-k K           K for the size sweep (default $size_k)
+  --repeat N           at most N runs per point (default $repeat); a point
+                       stops once its runs' spread is <= --spread
+  --spread X           the repeat target (default $spread_target: 5%)
+  --budget SECONDS     the whole lab's time budget (default $budget): sizes
+                       and repeats are cut to fit, and the cuts listed
   --out DIR            results folder (default results/<date-time>)
   --quick              a small lab for tests: K 2 4, sizes 4K 64K, 3 steps
   --netns              also run the K sweep across network namespaces with
@@ -81,21 +114,27 @@ while [ $# -gt 0 ]; do
     case $1 in
     --link-bw) link_bw=$2; shift 2 ;;
     --link-latency) link_lat=$2; shift 2 ;;
-    --bytes) bytes=$2; shift 2 ;;
+    --bytes) bytes=$2; bytes_given=1; shift 2 ;;
     --ks) ks=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --size-k) size_k=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --spread) spread_target=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --netns) netns=1; shift ;;
     --rate) tc_rate=$2; shift 2 ;;
-    --quick) quick=1; ks="2 4"; sizes="4K 64K"; steps=3; warmup=1; size_steps=3; bytes=256K; shift ;;
+    --quick) quick=1; ks="2 4"; sizes="4K 64K"; steps=3; warmup=1; size_steps=3; bytes=256K; bytes_given=1; repeat=2; shift ;;
     --help|-h) usage; exit 0 ;;
     *) die_usage "unknown option '$1' (try --help)" ;;
     esac
 done
 
+[[ $repeat =~ ^[1-9][0-9]?$ ]] || die_usage "--repeat: '$repeat' is not a run count 1..99"
+[[ $spread_target =~ ^0?\.[0-9]+$|^[01]$ ]] || die_usage "--spread: '$spread_target' is not a fraction like 0.05"
+[[ $budget =~ ^[1-9][0-9]{0,5}$ ]] || die_usage "--budget: '$budget' is not a number of seconds"
 nb=$(size_bytes "$bytes") || die_usage "--bytes: '$bytes' is not a size like 4M (4096, 4K, 1M, 1G)"
 for s in $sizes; do
     size_bytes "$s" >/dev/null || die_usage "--sizes: '$s' is not a size like 4K (4096, 4K, 1M, 1G)"
@@ -118,40 +157,241 @@ progress() { if [ $tty = 1 ]; then printf '\r\033[K%s' "$1" >&2; fi; }
 done_line() { if [ $tty = 1 ]; then printf '\r\033[K' >&2; fi; echo "$1" >&2; }
 elapsed() { echo $(( $(date +%s) - t_start ))s; }
 
-# sweep_job SYSTEM K BYTES CSV NAME [LAUNCHER-ARGS...]: one launcher run
-# (extra arguments go to launch.sh, e.g. --worker-args "--algo rd"); its
-# stderr to logs/NAME.log.
+# sweep_job SYSTEM K BYTES CSV NAME RUN [LAUNCHER-ARGS...]: run RUN of one
+# point, one launcher run (extra arguments go to launch.sh, e.g.
+# --worker-args "--algo rd"); its stderr to logs/NAME.log (NAME.RUN.log
+# from the second run on).
 sweep_job() {
-    local sys=$1 k=$2 nbytes=$3 csv=$4 name=$5 elems
-    shift 5
+    local sys=$1 k=$2 nbytes=$3 csv=$4 name=$5 run=$6 elems tag
+    shift 6
     elems=$(( nbytes / 4 ))
     [ "$elems" -ge 1 ] || elems=1
     set -- "$here/launch.sh" "$sys" "$k" --workload synthetic --dtype f32 --params "$elems" \
         --steps "$steps" --warmup "$warmup" --link-bw "$link_bw" --link-latency "$link_lat" \
         --timeout 30 --time-limit "$time_limit" --csv-out "$csv" "$@"
-    { printf '%s:' "$name"; printf ' %q' "$@"; echo; } >> "$out/commands.txt"   # the manifest lists every job
-    job "$name" "$out/logs/$name.out" "$out/logs/$name.log" "$@" && return 0
+    tag=$name; [ "$run" -gt 1 ] && tag=$name.$run
+    { printf '%s:' "$tag"; printf ' %q' "$@"; echo; } >> "$out/commands.txt"   # the manifest lists every job
+    job "$tag" "$out/logs/$tag.out" "$out/logs/$tag.log" "$@" && return 0
     failed=$((failed + 1))
     return 1
 }
 
-# ------------------------------------------------------------ 1. loopback
+# ------------------------------------------------------------ 1. calibration
 progress "[1/5] loopback rate ..."
 loop=$("$PSR_BIN/bench_link" --loopback 2>/dev/null | awk '$1 == "loopback_MBps" { print $2 }')
 [ -n "$loop" ] || loop=0
-done_line "[1/5] loopback TCP, unpaced: $loop MB/s ($(elapsed))"
+ncpu=$(nproc)
+done_line "[1/5] loopback TCP, unpaced: $loop MB/s; $ncpu CPUs ($(elapsed))"
 
-# ------------------------------------------------------------ 2. K sweep
-i=0
+kmax=$(echo $ks | tr ' ' '\n' | sort -n | tail -n 1)
+# model_time ALGO K BYTES RATE: the model's step time in seconds (bin/model).
+model_time() { "$PSR_BIN/model" --algo "$1" --K "$2" --bytes "$3" --bw "$4" --latency "$link_lat" 2>/dev/null || echo 0; }
+# rate_Bps RATE: bytes/s (bin/model's own parser: a 1-byte PS with K = 1
+# and no latency takes 2/rate).
+rate_Bps() { awk -v t="$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$1" --latency 0)" 'BEGIN { printf "%.17g", 2 / t }'; }
+
+# probe RATE: a ring of kmax ranks (at least 2) behind RATE, ring_worker
+# --bench, 3 timed all-reduces of an n that takes about 0.15 s in the model
+# (the sweep's n at most, a power of two, at least 64 KiB). Prints "SHARE
+# CPU_PER_ALLREDUCE N": the CPU its own processes spent per all-reduce
+# (the records' cpu_s summed over the ranks), and that over the model's
+# time times the cores: the share of the machine the sweep's largest ring
+# takes at this rate. The model's time, not the measured one, so that a
+# busy machine, which stretches the wall clock, does not make the share
+# look smaller.
+probe() {
+    local r=$1 k=$kmax bps n t d
+    [ "$k" -ge 2 ] || k=2
+    bps=$(rate_Bps "$r")
+    n=$(awk -v b="$bps" -v k="$k" -v nb="$nb" 'BEGIN { n = b * 0.15 * k / (2 * (k - 1)); p = 65536
+                                                     while (p * 2 <= n && p * 2 <= nb) p *= 2; print p }')
+    d=$out/logs/probe_$r
+    rm -rf "$d"; mkdir -p "$d"
+    set -- "$here/launch.sh" ring "$k" --bench -b "$n" -e "$n" -n 3 -w 1 --link-bw "$r" \
+        --link-latency "$link_lat" --timeout 30 --time-limit 60 --out "$d"
+    { printf 'probe_%s:' "$r"; printf ' %q' "$@"; echo; } >> "$out/commands.txt"
+    job "the calibration probe at $r" "$d.out" "$d.log" "$@" || return 1
+    t=$(model_time ring "$k" "$n" "$r")
+    awk -v t="$t" -v c="$ncpu" -v n="$n" '/^cpu_s / { s += $2 }
+        END { if (s <= 0 || t <= 0) exit 1; printf "%.3f %.4g %d\n", s / 3 / (t * c), s / 3, n }' "$d"/rec.*
+}
+
+calib="explicit --link-bw"
+auto=0
+if [ "$link_bw" = auto ]; then
+    auto=1
+    # The ladder, fastest first; the first rate whose probe stays under
+    # half the cores wins. After a probe over the target the next rate
+    # tried is the ladder's fastest at or below rate x target / share
+    # (at least one step down): the CPU per second falls with the rate,
+    # though not always in proportion (the link's piece size has a floor).
+    ladder="500Mbit 250Mbit 125Mbit 64Mbit 32Mbit"
+    calib=""
+    pick=""
+    target=0.5
+    next=500Mbit
+    for r in $ladder; do
+        [ "$r" = "$next" ] || continue
+        progress "[1/5] calibration: a ring of $kmax behind $r ..."
+        res=$(probe "$r") || { calib="$calib $r: probe failed;"; next=; continue; }
+        set -- $res
+        calib="$calib $r: $2 CPU-s per all-reduce of $3 B, share $1;"
+        done_line "[1/5] calibration: ring K=$kmax at $r: $2 CPU-seconds per all-reduce of $3 bytes, $1 of $ncpu CPUs ($(elapsed))"
+        if awk -v s="$1" -v t="$target" 'BEGIN { exit !(s <= t) }'; then pick=$r; break; fi
+        want=$(awk -v s="$1" -v t="$target" -v b="$(rate_Bps "$r")" 'BEGIN { printf "%.17g", b * t / s }')
+        next=""
+        past=0
+        for q in $ladder; do
+            [ "$q" = "$r" ] && { past=1; continue; }
+            [ "$past" = 1 ] || continue
+            [ -z "$next" ] && next=$q          # at least one step down
+            if awk -v q="$(rate_Bps "$q")" -v w="$want" 'BEGIN { exit !(q <= w) }'; then next=$q; break; fi
+        done
+    done
+    if [ -z "$pick" ]; then
+        pick=${ladder##* }
+        calib="$calib no rate under a share of $target: the slowest, $pick"
+    fi
+    link_bw=$pick
+    calib="auto -> $link_bw (target: the K=$kmax ring's processes under $target of $ncpu CPUs;$calib)"
+    done_line "[1/5] --link-bw auto: $link_bw ($(elapsed))"
+fi
+bw_Bps=$(rate_Bps "$link_bw")
+
+# ------------------------------------------------------------ the time plan
+# The K sweep's n follows the rate down (4 MiB at 62.5 MB/s), unless
+# --bytes was given; the size sweep loses its largest sizes while the
+# model's first runs alone would not fit in the budget, less a reserve for
+# the loss curves and the plots (40 s), and about 1.5 s per job for
+# starting the processes.
+cuts=""
+if [ "$bytes_given" = 0 ]; then
+    nk=$(awk -v b="$bw_Bps" -v nb="$nb" 'BEGIN { p = 262144; while (p * 2 <= nb * b / 62.5e6) p *= 2; print (p < nb ? p : nb) }')
+    if [ "$nk" != "$nb" ]; then
+        cuts="$cuts K sweep n $bytes -> $((nk / 1024))K (the rate is below 500 Mbit/s);"
+        nb=$nk; bytes=$((nk / 1024))K
+    fi
+fi
+reserve=40
+# plan_s: the model's seconds for one run of every point, startup included.
+plan_s() {
+    local t=0 k s alg
+    for k in $ks; do
+        t=$(awk -v t="$t" -v m="$(model_time ps "$k" "$nb" "$link_bw")" -v s="$steps" 'BEGIN { print t + 1.5 + s * m }')
+        [ "$k" -ge 2 ] && t=$(awk -v t="$t" -v m="$(model_time ring "$k" "$nb" "$link_bw")" -v s="$steps" 'BEGIN { print t + 1.5 + s * m }')
+    done
+    for s in $sizes; do
+        for alg in ps ring rd; do
+            [ "$alg" != ps ] && [ "$size_k" -lt 2 ] && continue
+            t=$(awk -v t="$t" -v m="$(model_time $alg "$size_k" "$(size_bytes "$s")" "$link_bw")" -v s="$size_steps" \
+                'BEGIN { print t + 1.5 + s * m }')
+        done
+    done
+    echo "$t"
+}
+left=$(( budget - reserve - ($(date +%s) - t_start) ))
+while :; do
+    p=$(plan_s)
+    awk -v p="$p" -v l="$left" 'BEGIN { exit !(p > l) }' || break
+    set -- $sizes
+    [ $# -gt 2 ] || break
+    last=${!#}
+    sizes=$(echo $sizes | sed "s/ *$last\$//")
+    cuts="$cuts size $last dropped (the first runs alone would take ${p%.*} s of the $left s left);"
+done
+[ -n "$cuts" ] && done_line "[1/5] to fit the $budget s budget:$cuts"
+deadline=$(( t_start + budget - reserve ))
+
+# ------------------------------------------------------------ 2-3. the sweeps, repeated
+# The points: the K sweep (PS and ring at every K), then the size sweep
+# (PS, ring and rd at each size, interleaved so that the ring and rd, whose
+# crossover the plot marks, see the same machine; rd is the ring worker
+# with --algo rd: its rows say system ring, algo rd, and psr_merge gives
+# them rd's model). Pass 1 runs each point once; every later pass reruns
+# the points whose spread is still over the target, while a run fits
+# before the deadline. Each run appends to runs/NAME.csv.
+mkdir -p "$out/runs"
+P_name=(); P_sys=(); P_k=(); P_n=(); P_steps=(); P_sweep=(); P_extra=(); P_runs=(); P_spread=(); P_wall=(); P_stop=()
+add_point() {     # NAME SWEEP SYS K BYTES STEPS [WORKER-ARGS]
+    P_name+=("$1"); P_sweep+=("$2"); P_sys+=("$3"); P_k+=("$4"); P_n+=("$5"); P_steps+=("$6"); P_extra+=("${7-}")
+    P_runs+=(0); P_spread+=(nan); P_wall+=(0); P_stop+=("")
+}
 for sys in ps ring; do
     for k in $ks; do
         [ "$sys" = ring ] && [ "$k" -lt 2 ] && continue     # a ring of one moves nothing
-        i=$((i + 1))
-        progress "[2/5] K sweep: $sys K=$k (n = $bytes, link $link_bw, $link_lat) ..."
-        if sweep_job "$sys" "$k" "$nb" "$out/k_sweep.csv" "k_${sys}_$k"; then
-            done_line "[2/5] K sweep: $sys K=$k done ($(elapsed))"
-        fi
+        add_point "k_${sys}_$k" k "$sys" "$k" "$nb" "$steps"
     done
+done
+for s in $sizes; do
+    for alg in ps ring rd; do
+        [ "$alg" != ps ] && [ "$size_k" -lt 2 ] && continue
+        case $alg in
+        ps) add_point "size_ps_$s" size ps "$size_k" "$(size_bytes "$s")" "$size_steps" ;;
+        ring) add_point "size_ring_$s" size ring "$size_k" "$(size_bytes "$s")" "$size_steps" ;;
+        rd) add_point "size_rd_$s" size ring "$size_k" "$(size_bytes "$s")" "$size_steps" "--algo rd" ;;
+        esac
+    done
+done
+# run_point I: one more run of point I; updates its runs, spread and wall.
+run_point() {
+    local i=$1 name=${P_name[$1]} t0 extra=() res
+    [ -n "${P_extra[$i]}" ] && extra=(--worker-args "${P_extra[$i]}")
+    steps=${P_steps[$i]}
+    t0=$(date +%s.%N)
+    sweep_job "${P_sys[$i]}" "${P_k[$i]}" "${P_n[$i]}" "$out/runs/$name.csv" "$name" "$((P_runs[i] + 1))" "${extra[@]}" || return 1
+    P_wall[i]=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    res=$(awk -f "$here/lab_points.awk" "$out/runs/$name.csv" | csv_awk 'FNR == 2 { print $c["runs"], $c["spread"] }')
+    set -- $res
+    P_runs[i]=$1 P_spread[i]=$2
+}
+# settled I: point I has two runs or more (or all --repeat allows) and
+# its spread is within the target.
+settled() {
+    [ "${P_runs[$1]}" -ge 2 ] || [ "${P_runs[$1]}" -ge "$repeat" ] || return 1
+    awk -v s="${P_spread[$1]}" -v t="$spread_target" 'BEGIN { exit !(s <= t) }'
+}
+steps_saved=$steps
+stage() { [ "${P_sweep[$1]}" = k ] && echo "2/5] K sweep" || echo "3/5] size sweep"; }
+for pass in $(seq 1 "$repeat"); do
+    more=0
+    for i in "${!P_name[@]}"; do
+        [ -n "${P_stop[$i]}" ] && continue
+        if [ "$pass" -gt 1 ]; then
+            if settled "$i"; then P_stop[i]=stable; continue; fi
+            if [ "$(awk -v now="$(date +%s)" -v w="${P_wall[$i]}" 'BEGIN { printf "%d", now + w }')" -gt "$deadline" ]; then
+                P_stop[i]=budget; continue
+            fi
+        fi
+        progress "[$(stage "$i") pass $pass: ${P_name[$i]} (n = ${P_n[$i]}, link $link_bw, $link_lat) ..."
+        if run_point "$i"; then
+            done_line "[$(stage "$i") pass $pass: ${P_name[$i]} ${P_runs[$i]} run(s), spread ${P_spread[$i]} ($(elapsed))"
+        else
+            P_stop[i]=failed
+        fi
+        more=1
+    done
+    [ "$more" = 1 ] || break
+done
+steps=$steps_saved
+# The points that stopped before their runs agreed, and why.
+unsettled=""
+for i in "${!P_name[@]}"; do
+    settled "$i" && continue
+    why=${P_stop[$i]:-cap}
+    [ "$why" = cap ] && why="cap of $repeat runs"
+    [ "$why" = budget ] && why="time budget"
+    unsettled="$unsettled ${P_name[$i]} (${P_runs[$i]} runs, spread ${P_spread[$i]}, $why);"
+done
+# The sweeps' CSVs: every run (*_runs.csv), and one row per point.
+for sw in k size; do
+    f=$sw; [ $sw = k ] && f=k_sweep; [ $sw = size ] && f=size_sweep
+    : > "$out/${f}_runs.csv"
+    for i in "${!P_name[@]}"; do
+        [ "${P_sweep[$i]}" = "$sw" ] && [ -s "$out/runs/${P_name[$i]}.csv" ] || continue
+        if [ -s "$out/${f}_runs.csv" ]; then tail -n +2 "$out/runs/${P_name[$i]}.csv"; else cat "$out/runs/${P_name[$i]}.csv"; fi \
+            >> "$out/${f}_runs.csv"
+    done
+    [ -s "$out/${f}_runs.csv" ] && awk -f "$here/lab_points.awk" "$out/${f}_runs.csv" > "$out/$f.csv"
 done
 
 # ------------------------------------------------------------ 2b. namespaces
@@ -203,28 +443,6 @@ if [ "$netns" = 1 ]; then
     done
 fi
 
-# ------------------------------------------------------------ 3. size sweep
-# Three algorithms at each size, one after the other, so that the ring and
-# recursive doubling, whose crossover the plot marks, see the same machine.
-# rd is the ring worker with --algo rd: its rows say system ring, algo rd,
-# and psr_merge gives them rd's model (common/model.c).
-steps_saved=$steps; steps=$size_steps
-for s in $sizes; do
-    for alg in ps ring rd; do
-        sys=ps; extra=()
-        case $alg in
-        ring) sys=ring ;;
-        rd) sys=ring; extra=(--worker-args "--algo rd") ;;
-        esac
-        [ "$sys" = ring ] && [ "$size_k" -lt 2 ] && continue     # a ring of one moves nothing
-        progress "[3/5] size sweep: $alg K=$size_k n=$s ..."
-        if sweep_job "$sys" "$size_k" "$(size_bytes "$s")" "$out/size_sweep.csv" "size_${alg}_$s" "${extra[@]}"; then
-            done_line "[3/5] size sweep: $alg K=$size_k n=$s done ($(elapsed))"
-        fi
-    done
-done
-steps=$steps_saved
-
 # ------------------------------------------------------------ 4. model table, loss curves
 "$PSR_BIN/model" > "$out/model.txt"
 "$PSR_BIN/model" --elements $((nb / 4)) --elem-bytes 4 --bw "$link_bw" --latency "$link_lat" \
@@ -245,8 +463,20 @@ lb=$(awk -v l="$loop" -v t="$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$
         r = 1 / t; n = split(ks, k, " "); m = 0; for (i = 1; i <= n; i++) if (k[i] > m) m = k[i];
         if (l > 0 && m * r / 1e6 > 0.5 * l) print "K x link rate = " m * r / 1e6 " MB/s is not well below the loopback rate " l " MB/s" }')
 
+# The busy banner: a run whose processes were slowed by OTHER programs
+# (bound_by = busy, common/metrics.h; a CSV without the column has none)
+# measured the machine, not the network.
+busy=$(csv_awk 'FNR > 1 && c["bound_by"] && $c["bound_by"] == "busy" { n++ } END { print n + 0 }' \
+       "$out/k_sweep_runs.csv" "$out/size_sweep_runs.csv" 2>/dev/null)
+banner=""
+if [ "${busy:-0}" -gt 0 ]; then
+    banner="THE MACHINE WAS BUSY: $busy run(s) of the sweeps were slowed by other programs (bound_by=busy); \
+their points are marked on the plots and measure the machine, not the network. Close other programs and \
+run 'make lab' again, or lower the link rate (--link-bw, e.g. half of $link_bw), or use fewer workers (--ks \"1 2 4 8\")."
+fi
+
 # ------------------------------------------------------------ 5. plots
-sub="EMULATED links: $link_bw, $link_lat one-way; synthetic f32; 127.0.0.1, $(nproc) CPUs"
+sub="EMULATED links: $link_bw$([ "$auto" = 1 ] && echo ' (auto)'), $link_lat one-way; synthetic f32; 127.0.0.1, $(nproc) CPUs"
 for p in k_time k_bytes k_scaling; do
     for fmt in png svg; do
         gnuplot -e "dir='$root/plots/'; model='$PSR_BIN/model'; file='$out/k_sweep.csv'; fmt='$fmt'; out='$out/$p.$fmt'; sub='n = $bytes, $sub'" \
@@ -271,7 +501,12 @@ fi
     echo "cpu: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) online"
     echo "kernel: $(uname -sr)"
     echo "loopback_MBps: $loop"
-    echo "link_bw: $link_bw (EMULATED, per process, each direction)"
+    echo "link_bw: $link_bw ($([ "$auto" = 1 ] && echo 'auto, ')EMULATED, per process, each direction; $(printf '%.6g' "$bw_Bps") bytes/s)"
+    echo "calibration: $calib; $ncpu CPUs, loopback $loop MB/s"
+    echo "repeat: each point until spread <= $spread_target or $repeat runs (spread: (max - min) / median of the runs' time_s, the run farthest from the median left out from 4 runs on); rows: the median, runs in *_runs.csv"
+    echo "unsettled: ${unsettled:-none}"
+    echo "cut: ${cuts:-nothing} (budget $budget s)"
+    [ -n "$banner" ] && echo "BANNER: $banner"
     echo "link_latency: $link_lat (EMULATED, one-way)"
     echo "k_sweep: ks=\"$ks\" bytes=$bytes steps=$steps warmup=$warmup workload=synthetic dtype=f32"
     echo "size_sweep: K=$size_k sizes=\"$sizes\" steps=$size_steps algorithms: ps, ring, rd (ring_worker --algo rd)"
@@ -283,16 +518,20 @@ fi
     cat "$out/commands.txt" 2>/dev/null
 } > "$out/manifest.txt"
 
-echo "model vs measured (time_s / model_s), K sweep:"
-csv_awk 'FNR > 1 && $c["model_s"] != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f%s\n", $c["system"], $c["K"],
+# flag(): the row's mark, as the plots name it.
+flagfn='function flag() { if (c["bound_by"] && $c["bound_by"] == "busy") return "  HOST-BOUND (busy: other programs)";
+                       if (c["bound_by"] && $c["bound_by"] == "cpu") return "  HOST-BOUND (cpu: its own processes)";
+                       return $c["host_bound"] == 1 ? "  HOST-BOUND (CPU, not the link)" : "" }'
+echo "model vs measured (time_s / model_s: the median run), K sweep:"
+csv_awk "$flagfn"'FNR > 1 && $c["model_s"] != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f%s\n", $c["system"], $c["K"],
                                           $c["time_s"], $c["model_s"], $c["time_s"] / $c["model_s"],
-                                          ($c["host_bound"] == 1 ? "  HOST-BOUND (CPU, not the link)" : "") }' \
+                                          sprintf("  %d run(s) %.4f..%.4f", $c["runs"], $c["run_min_s"], $c["run_max_s"]) flag() }' \
     "$out/k_sweep.csv" 2>/dev/null
-echo "model vs measured (time_s / model_s), size sweep at K = $size_k:"
-csv_awk 'FNR > 1 && $c["model_s"] != "" { printf "  %-4s n=%-9s time %8.4f s  model %8.4f s  ratio %.3f%s\n",
+echo "model vs measured (time_s / model_s: the median run), size sweep at K = $size_k:"
+csv_awk "$flagfn"'FNR > 1 && $c["model_s"] != "" { printf "  %-4s n=%-9s time %8.4f s  model %8.4f s  ratio %.3f%s\n",
                                           ($c["algo"] == "rd" ? "rd" : $c["system"]), $c["bytes"],
                                           $c["time_s"], $c["model_s"], $c["time_s"] / $c["model_s"],
-                                          ($c["host_bound"] == 1 ? "  HOST-BOUND (CPU, not the link)" : "") }' \
+                                          sprintf("  %d run(s) %.4f..%.4f", $c["runs"], $c["run_min_s"], $c["run_max_s"]) flag() }' \
     "$out/size_sweep.csv" 2>/dev/null
 grep '^crossover' "$out/fit.txt" 2>/dev/null     # ring against rd, measured and model (plots/size.gp)
 if [ "$netns" = 1 ]; then
@@ -303,7 +542,14 @@ if [ "$netns" = 1 ]; then
 fi
 [ -n "$hb" ] && echo "host-bound rows (the CPU, not the emulated link, set the pace): $hb"
 [ -n "$lb" ] && echo "warning: $lb; the emulated link may not be the bottleneck"
-echo "results: $out (manifest.txt, k_sweep.csv, size_sweep.csv, model.txt, plots)"
+[ -n "$unsettled" ] && echo "points whose runs did not settle within $spread_target:$unsettled"
+[ -n "$cuts" ] && echo "cut to fit the $budget s budget:$cuts"
+echo "results: $out (manifest.txt, k_sweep.csv, size_sweep.csv, *_runs.csv, model.txt, fit.txt, plots) in $(elapsed)"
+if [ -n "$banner" ]; then
+    echo "********************************************************************************" >&2
+    echo "$banner" | fold -s -w 80 >&2
+    echo "********************************************************************************" >&2
+fi
 if [ "$failed" -gt 0 ]; then
     echo "lab.sh: $failed job(s) failed; logs in $out/logs" >&2
     exit 1

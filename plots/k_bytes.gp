@@ -15,6 +15,9 @@ set yrange [0:*]
 set offsets graph 0.05, graph 0.05, 0, 0
 MiB = 1048576.0
 
+# Flagged (host-bound) rows ringed on their bytes in: the counters are
+# right whatever set the pace, the mark says the row's time is not the link's.
+marks = flag_marks("column(c_k)", "column(c_in)/MiB")
 plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_in)/MiB) with points pt 7 ps 2.5 lc rgb ps_color title "PS server in, measured", \
      "" skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_out)/MiB) with points pt 6 ps 3.5 lc rgb ps_color title "PS server out, measured", \
      "" skip 1 using (is("ps") ? column(c_k) : NaN):(is("ps") ? model_bytes("ps", "bytes_in", column(c_k), column(c_bytes))/MiB : NaN) \
@@ -22,4 +25,5 @@ plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_in)/MiB)
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_in)/MiB) with points pt 9 ps 2.5 lc rgb ring_color title "ring worker in, measured", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_out)/MiB) with points pt 8 ps 3.5 lc rgb ring_color title "ring worker out, measured", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(is("ring") ? model_bytes("ring", "bytes_in", column(c_k), column(c_bytes))/MiB : NaN) \
-        with lines lc rgb ring_color dt 2 title "2(K-1)/K n"
+        with lines lc rgb ring_color dt 2 title "2(K-1)/K n" \
+     @marks

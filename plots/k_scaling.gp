@@ -19,16 +19,20 @@ set xtics (1, 2, 4, 8, 16, 32, 64)
 set offsets graph 0.05, graph 0.05, 0, 0
 set key top left font ",18"
 set ylabel "examples / s"
+marks = flag_marks("column(c_k)", "column(c_k)*b/(tc + column(c_time))")
 set yrange [0:*]
 set format x ""
 plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_k)*b/(tc + column(c_time))) with linespoints pt 7 ps 2 lc rgb ps_color title "parameter server", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_k)*b/(tc + column(c_time))) with linespoints pt 9 ps 2 lc rgb ring_color title "ring", \
-     "" skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_k)*b/tc) with lines dt 3 lc rgb "#555555" title "perfect scaling (no communication)"
+     "" skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_k)*b/tc) with lines dt 3 lc rgb "#555555" title "perfect scaling (no communication)" \
+     @marks
 set format x "%g"
 set xlabel "workers K"
 set ylabel "scaling efficiency"
 set yrange [0:1.05]
 set key bottom left
+marks = flag_marks("column(c_k)", "tc/(tc + column(c_time))")
 plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(tc/(tc + column(c_time))) with linespoints pt 7 ps 2 lc rgb ps_color title "parameter server", \
-     "" skip 1 using (is("ring") ? column(c_k) : NaN):(tc/(tc + column(c_time))) with linespoints pt 9 ps 2 lc rgb ring_color title "ring"
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(tc/(tc + column(c_time))) with linespoints pt 9 ps 2 lc rgb ring_color title "ring" \
+     @marks
 unset multiplot

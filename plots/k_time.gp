@@ -2,8 +2,10 @@
 #   gnuplot -e "file='results/RUN/k_sweep.csv'; fmt='png'; out='k_time.png'" plots/k_time.gp
 # Points: measured medians, bars from the fastest to the slowest step.
 # Lines: the alpha-beta model (common/model.h) for the same n, rate and
-# latency: the CSV's model_s (psr_merge) and bin/model's PS ingress. A circled point is host-bound: the CPU, not the emulated link,
-# set its pace, so it says nothing about the network.
+# latency: the CSV's model_s (psr_merge) and bin/model's PS ingress. A
+# ringed point is host-bound: the CPU, not the emulated link, set its pace,
+# so it says nothing about the network; the marker and its key entry say
+# why (style.gp's flag_marks: cpu, busy, or no reason given).
 load dir."style.gp"
 if (!exists("sub")) sub = ''
 
@@ -15,6 +17,7 @@ set xtics (1, 2, 4, 8, 16, 32, 64)
 set yrange [0:*]
 set offsets graph 0.05, graph 0.05, 0, 0
 
+marks = flag_marks("column(c_k)", "1e3*column(c_time)")
 plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
         with yerrorbars pt 7 ps 2 lc rgb ps_color title "PS combine step (push+pull), measured", \
      "" skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_model)) with lines lc rgb ps_color dt 2 title "PS step model: 2(a + K n/bw)", \
@@ -24,5 +27,5 @@ plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_time
         with lines lc rgb ps2_color dt 3 title "PS ingress model: a + K n/bw", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
         with yerrorbars pt 9 ps 2 lc rgb ring_color title "ring all-reduce, measured", \
-     "" skip 1 using (is("ring") ? column(c_k) : NaN):(1e3*column(c_model)) with lines lc rgb ring_color dt 2 title "ring model: 2(K-1)a + 2(K-1)/K n/bw", \
-     "" skip 1 using (column(c_host) == 1 ? column(c_k) : NaN):(1e3*column(c_time)) with points pt 6 ps 5 lc rgb host_color title "host-bound (CPU, not the link)"
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(1e3*column(c_model)) with lines lc rgb ring_color dt 2 title "ring model: 2(K-1)a + 2(K-1)/K n/bw" \
+     @marks

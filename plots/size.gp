@@ -3,7 +3,9 @@
 # parameter server, the ring, and recursive doubling (ring_worker --algo rd,
 # rows with system ring, algo rd). For each, on one panel:
 #   - the measured medians, with min-max bars;
-#   - the line T(n) = a + n b that gnuplot's fit puts through them (dashed);
+#   - the algorithm's own model formula with a and b FITTED to them by
+#     gnuplot's fit (dashed; "the fits" below), the fitted a and 1/b
+#     printed against the link's;
 #   - the alpha-beta MODEL (solid), with the link's a (one-way
 #     latency, link_latency) and b (1 / link_bw) and the sweep's K, all read
 #     from the CSV:
@@ -24,8 +26,8 @@
 #   gnuplot -e "dir='plots/'; file='results/RUN/size_sweep.csv'; fmt='png'; out='size.png'" plots/size.gp
 #
 # The fit weights each point by 5% of its own time (relative error), so the
-# small, latency-bound sizes count as much as the large ones. Where a = n b
-# the two regimes meet: below, latency dominates; above, bandwidth.
+# small, latency-bound sizes count as much as the large ones. It uses every
+# point, flagged ones too (they are ringed: style.gp's flag_marks).
 # An algorithm with fewer than two sizes in the CSV gets no fit; one with
 # none draws nothing (an older CSV without rd rows still plots).
 load dir."style.gp"
@@ -47,10 +49,27 @@ n_ring = int(csv_awk(sel_ring, count))
 n_rd = int(csv_awk(sel_rd, count))
 
 # ------------------------------------------------------------ the fits
-t_ps(x) = a_ps + x*b_ps
-t_ring(x) = a_ring + x*b_ring
-t_rd(x) = a_rd + x*b_rd
-a_ps = 1e-3; b_ps = 1e-8; a_ring = 1e-3; b_ring = 1e-8; a_rd = 1e-3; b_rd = 1e-8
+# Each algorithm's points are fitted INSIDE ITS OWN MODEL FORMULA, with the
+# link's a (latency, s) and b (s per byte, 1/rate) as the two unknowns:
+#       T(n) = La * a + Lb * n * b
+# where La and Lb are the algorithm's latency and byte coefficients at the
+# sweep's K, taken from bin/model (La = T(a = 1) - T(a = 0), Lb = T(n = 1,
+# rate 1, a = 0)): PS La = 2, Lb = 2K; ring 2(K-1) and 2(K-1)/K; rd s and
+# s. So all three fits estimate the same two numbers, the one link's, and
+# print them against the configured link_latency and link_bw. (A free
+# a + n b line would give the whole operation's intercept and slope: for
+# the PS at K = 4 a slope 8 times the link's b, which reads like a link
+# 8 times slower than it is.)
+f_k = int(csv_awk('1', sprintf('{ print $%d; exit }', c_k)))
+coef_lat(algo) = f_k >= 1 ? model_at(algo, "time", f_k, 1, 1, 1) - model_at(algo, "time", f_k, 1, 1, 0) : NaN
+coef_byte(algo) = f_k >= 1 ? model_at(algo, "time", f_k, 1, 1, 0) : NaN
+La_ps = coef_lat("ps"); Lb_ps = coef_byte("ps")
+La_ring = coef_lat("ring"); Lb_ring = coef_byte("ring")
+La_rd = coef_lat("rd"); Lb_rd = coef_byte("rd")
+t_ps(x) = La_ps*a_ps + Lb_ps*x*b_ps
+t_ring(x) = La_ring*a_ring + Lb_ring*x*b_ring
+t_rd(x) = La_rd*a_rd + Lb_rd*x*b_rd
+a_ps = 1e-4; b_ps = 1e-8; a_ring = 1e-4; b_ring = 1e-8; a_rd = 1e-4; b_rd = 1e-8
 if (n_ps >= 2) {
     fit t_ps(x) file skip 1 using (is("ps") ? column(c_bytes) : NaN):(column(c_time)):(0.05*column(c_time)) yerror via a_ps, b_ps
 } else { a_ps = NaN; b_ps = NaN }
@@ -60,17 +79,12 @@ if (n_ring >= 2) {
 if (n_rd >= 2) {
     fit t_rd(x) file skip 1 using (is_algo("ring", "rd") ? column(c_bytes) : NaN):(column(c_time)):(0.05*column(c_time)) yerror via a_rd, b_rd
 } else { a_rd = NaN; b_rd = NaN }
-fit_line(name, a, b, rows) = (a == a) \
-    ? sprintf("fit %-5s a = %.4g s, b = %.4g s/B (1/b = %.4g MB/s), a = n b at n = %.4g B", name.":", a, b, 1e-6/b, a/b) \
-    : sprintf("fit %-5s %s", name.":", rows == 0 ? "no rows" : "one size only: nothing to fit")
-print fit_line("ps", a_ps, b_ps, n_ps)
-print fit_line("ring", a_ring, b_ring, n_ring)
-print fit_line("rd", a_rd, b_rd, n_rd)
 
 # ------------------------------------------------------------ the model
 # K, the link rate (bytes/s) and latency (s) of the first row that had an
 # emulated link; the lab's size sweep runs them all at one K on one link.
-lnk = csv_awk(sprintf('$%d + 0 > 0', c_bw), sprintf('{ print $%d, $%d, $%d; exit }', c_k, c_bw, c_lat))
+# (printf %.17g: gnuplot's real() refuses "4e+06", an integer mantissa.)
+lnk = csv_awk(sprintf('$%d + 0 > 0', c_bw), sprintf('{ printf "%%d %%.17g %%.17g\n", $%d, $%d, $%d; exit }', c_k, c_bw, c_lat))
 have_model = words(lnk) == 3
 m_k = have_model ? int(word(lnk, 1)) : 0
 m_bw = have_model ? real(word(lnk, 2)) : NaN
@@ -100,6 +114,17 @@ if (have_model) {
 } else {
     print "model: no row has an emulated link (link_bw), so no model is drawn"
 }
+
+
+# The fits' lines (fit.txt): the formula, the fitted a and 1/b, and the
+# configured link's, one line per algorithm.
+link_text = have_model ? sprintf(" (link: a = %.6g s, 1/b = %.6g MB/s)", m_a, 1e-6*m_bw) : ""
+fit_line(name, a, b, la, lb, rows) = (a == a) \
+    ? sprintf("fit %-5s T = %g a + %g n b: a = %.6g s, 1/b = %.6g MB/s%s", name.":", la, lb, a, 1e-6/b, link_text) \
+    : sprintf("fit %-5s %s", name.":", rows == 0 ? "no rows" : "one size only: nothing to fit")
+print fit_line("ps", a_ps, b_ps, La_ps, Lb_ps, n_ps)
+print fit_line("ring", a_ring, b_ring, La_ring, Lb_ring, n_ring)
+print fit_line("rd", a_rd, b_rd, La_rd, Lb_rd, n_rd)
 
 # ------------------------------------------------------------ the crossover
 # Rows sorted by bytes; per size the ring's and rd's medians; the last size
@@ -176,23 +201,29 @@ if (show_s) {
     if (s_right) { set label 2 left offset 0.6, 0 } else { set label 2 right offset -0.6, 0 }
 }
 
-# The fitted a and b, bottom right (large n, short times: no point there).
-fit_label(name, a, b, rows) = (a == a) ? sprintf("%s fit: a = %.3g ms, 1/b = %.3g MB/s", name, 1e3*a, 1e-6/b) : rows == 0 ? "" : name." fit: one size only"
+# The fitted a and b against the link's, bottom right (large n, short
+# times: no point there).
+us(t) = abs(t) < 1e-3 ? sprintf("%.3g us", 1e6*t) : sprintf("%.3g ms", 1e3*t)
+link_label = have_model ? sprintf(" (link: %s, %.3g MB/s)", us(m_a), 1e-6*m_bw) : ""
+fit_label(name, a, b, rows) = (a == a) ? sprintf("%s fit: a = %s, 1/b = %.3g MB/s%s", name, us(a), 1e-6/b, link_label) \
+                                        : rows == 0 ? "" : name." fit: one size only"
 set label 3 fit_label("PS", a_ps, b_ps, n_ps) at graph 0.98, 0.17 right tc rgb ps_color font ",20" boxed front
 set label 4 fit_label("ring", a_ring, b_ring, n_ring) at graph 0.98, 0.11 right tc rgb ring_color font ",20" boxed front
 set label 5 fit_label("rd", a_rd, b_rd, n_rd) at graph 0.98, 0.05 right tc rgb rd_color font ",20" boxed front
 nan_unless(ok, v) = ok ? v : NaN
 set samples 200
+marks = flag_marks("column(c_bytes)", "column(c_time)")
 plot \
     curve("ps", n_ps) using 1:2 with lines lw 1.5 lc rgb ps_color title "PS model: 2(a + K n b)", \
-    nan_unless(n_ps >= 2, t_ps(x)) with lines dt 2 lc rgb ps_color title "PS fit: a + n b", \
+    nan_unless(n_ps >= 2, t_ps(x)) with lines dt 2 lc rgb ps_color title "PS fit: a, b fitted", \
     file skip 1 using (is("ps") ? column(c_bytes) : NaN):(column(c_time)):(column(c_tmin)):(column(c_tmax)) \
         with yerrorbars pt 7 ps 2 lc rgb ps_color title "PS measured", \
     curve("ring", n_ring) using 1:2 with lines lw 1.5 lc rgb ring_color title "ring model: 2(K-1)a + 2(K-1)/K n b", \
-    nan_unless(n_ring >= 2, t_ring(x)) with lines dt 2 lc rgb ring_color title "ring fit: a + n b", \
+    nan_unless(n_ring >= 2, t_ring(x)) with lines dt 2 lc rgb ring_color title "ring fit: a, b fitted", \
     file skip 1 using (is_algo("ring", "ring") ? column(c_bytes) : NaN):(column(c_time)):(column(c_tmin)):(column(c_tmax)) \
         with yerrorbars pt 9 ps 2 lc rgb ring_color title "ring measured", \
     curve("rd", n_rd) using 1:2 with lines lw 1.5 lc rgb rd_color title "rd model: ".s_text." (a + n b)", \
-    nan_unless(n_rd >= 2, t_rd(x)) with lines dt 2 lc rgb rd_color title "rd fit: a + n b", \
+    nan_unless(n_rd >= 2, t_rd(x)) with lines dt 2 lc rgb rd_color title "rd fit: a, b fitted", \
     file skip 1 using (is_algo("ring", "rd") ? column(c_bytes) : NaN):(column(c_time)):(column(c_tmin)):(column(c_tmax)) \
-        with yerrorbars pt 13 ps 2 lc rgb rd_color title "rd measured"
+        with yerrorbars pt 13 ps 2 lc rgb rd_color title "rd measured" \
+    @marks

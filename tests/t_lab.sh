@@ -1,8 +1,10 @@
 # tier: full
-# t_lab.sh -- `make lab`'s driver end to end at toy sizes: every job runs,
-# the CSVs hold one row per configuration in the shared schema (the size
-# sweep: the parameter server, the ring and recursive doubling at each
-# size), the plots, the crossover lines and the manifest exist.
+# t_lab.sh -- `make lab`'s driver end to end at toy sizes: the calibration
+# resolves --link-bw auto to a rate, every job runs, the CSVs hold one row
+# per configuration (the median of its repeats) in the shared schema plus
+# the lab's columns (the size sweep: the parameter server, the ring and
+# recursive doubling at each size), the plots, the crossover lines and the
+# manifest exist; the programs refuse 'auto'. No timing is asserted.
 . "$PSR_TESTS/lib.sh"
 
 if ! command -v gnuplot >/dev/null; then
@@ -17,10 +19,26 @@ job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --out "$T_TMP/lab"
 expect_rc 0
 expect_grep err 'loopback TCP, unpaced: [0-9]* MB/s'
 expect_grep out "results: $T_TMP/lab"
+# The shared schema first (columns another module appends after host_bound,
+# bound_by say, may follow), the lab's four columns last; the runs' CSVs
+# carry the shared schema alone.
 hdr='system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound'
 for f in k_sweep size_sweep; do
-    [ "$(head -n 1 "$T_TMP/lab/$f.csv" 2>/dev/null)" = "$hdr" ] || t_fail "$f.csv header is not the shared schema"
+    h=$(head -n 1 "$T_TMP/lab/$f.csv" 2>/dev/null)
+    case $h in "$hdr"*",runs,run_min_s,run_max_s,spread") ;; *) t_fail "$f.csv header is not the shared schema plus the lab's columns: $h" ;; esac
+    case $(head -n 1 "$T_TMP/lab/${f}_runs.csv" 2>/dev/null) in "$hdr"*) ;; *) t_fail "no ${f}_runs.csv in the shared schema" ;; esac
+    # --quick caps the repeats at 2: every point ran once or twice, and its
+    # row's time_s lies within its runs' min and max.
+    awk -F, 'NR > 1 { r = $(NF - 3); if (r < 1 || r > 2 || $7 < $(NF - 2) || $7 > $(NF - 1)) bad = bad " " $0 } END { if (bad != "") { print bad; exit 1 } }' \
+        "$T_TMP/lab/$f.csv" >"$T_TMP/reps" || t_fail "$f.csv: runs or the median off: $(cat "$T_TMP/reps")"
 done
+# --link-bw auto (the default) resolved by the calibration to a rate.
+grep -Eq '^link_bw: [0-9]+[MG]bit \(auto, ' "$T_TMP/lab/manifest.txt" || t_fail "manifest: --link-bw auto not resolved to a rate: $(grep '^link_bw' "$T_TMP/lab/manifest.txt")"
+grep -Eq '^calibration: auto -> [0-9]+[MG]bit ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the calibration"
+grep -q '^probe_[0-9]*[MG]bit: .*launch.sh ring 4 --bench' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the calibration probe's command line"
+grep -q -- '--link-bw auto' "$T_TMP/lab/commands.txt" && t_fail "a job was given --link-bw auto"
+grep -q '^repeat: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the repeat rule"
+grep -q '^cut: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks what the budget cut"
 rows=$(awk 'NR > 1' "$T_TMP/lab/k_sweep.csv" 2>/dev/null | wc -l)
 [ "$rows" = 4 ] || t_fail "k_sweep.csv has $rows rows, want 4 (2 systems x 2 K)"
 rows=$(awk 'NR > 1' "$T_TMP/lab/size_sweep.csv" 2>/dev/null | wc -l)
@@ -69,5 +87,16 @@ t_case lab-1.2 "lab.sh refuses a bad flag with one line and exit 64"
 job 10 bash "$PSR_TESTS/../experiments/lab.sh" --bogus
 expect_rc 64
 [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "stderr is not one line"
+t_end
+
+t_case lab-1.3 "the programs refuse --link-bw auto (the lab resolves it) with one line and exit 64"
+for b in ps_server ps_worker ring_worker; do
+    job 10 "$PSR_BIN/$b" --link-bw auto
+    expect_rc 64
+    [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "$b: stderr is not one line"
+    expect_grep err "'auto' is resolved by experiments/lab.sh"
+done
+job 10 "$PSR_BIN/model" --algo ring --K 4 --bytes 1 --bw auto
+expect_rc 64
 t_end
 t_exit

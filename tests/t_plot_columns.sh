@@ -3,7 +3,10 @@
 # appended at the end, and with its columns in reverse order, plots the
 # same numbers (gnuplot's `set table`: fmt='table' in plots/style.gp); the
 # model lines come from bin/model; a CSV without a needed column is
-# refused with its name.
+# refused with its name. And the lab's deterministic arithmetic, on
+# fabricated rows: size.gp's fits recover the link from exact-model times,
+# the crossover comes from the repeats' medians (experiments/lab_points.awk),
+# flagged rows are drawn with their reason's marker and key entry.
 . "$PSR_TESTS/lib.sh"
 
 command -v gnuplot >/dev/null || { t_skip plotcols-1 "plots by column name" "gnuplot not installed"; exit 0; }
@@ -81,5 +84,86 @@ cut -d, -f1-6,8- "$T_TMP/k.csv" >"$T_TMP/k.cut.csv"     # no time_s
 table k_time "$T_TMP/k.cut.csv" "$T_TMP/cut.tab"
 [ "$rc" != 0 ] || t_fail "k_time plotted a CSV without time_s"
 expect_grep err 'no column time_s'
+t_end
+
+t_case plotcols-1.4 "size.gp's fits recover the link's a and b from exact-model times (each algorithm in its own formula)"
+# Rows whose time_s is bin/model's for a known link (100 Mbit/s = 12.5 MB/s,
+# 500 us), at K = 4 and 6 (rd folds at 6), 4 KiB to 16 MiB.
+for k in 4 6; do
+    head -n 1 "$T_TMP/s.csv" >"$T_TMP/exact$k.csv"
+    for n in 4096 32768 262144 2097152 16777216; do
+        for alg in ps ring rd; do
+            t=$("$PSR_BIN/model" --algo $alg --K $k --bytes $n --bw 100Mbit --latency 500us)
+            case $alg in ps) sa=ps, ;; ring) sa=ring,ring ;; rd) sa=ring,rd ;; esac
+            echo "$sa,tcp,$k,$n,3,$t,$t,$t,,,1,1,$n,$n,1.25e+07,0.0005,$t,0" >>"$T_TMP/exact$k.csv"
+        done
+    done
+    table size "$T_TMP/exact$k.csv" "$T_TMP/exact$k.tab"
+    expect_rc 0
+    for alg in ps ring rd; do
+        line=$(grep "^fit $alg: " "$T_TMP/exact$k.tab.txt")
+        echo "$line" | awk '{ for (i = 1; i < NF; i++) { if ($i == "a" && $(i + 1) == "=" && !a) a = $(i + 2) + 0
+                                                       if ($i == "1/b" && $(i + 1) == "=" && !b) b = $(i + 2) + 0 } }
+                            END { exit !(a > 0.000495 && a < 0.000505 && b > 12.375 && b < 12.625) }' ||
+            t_fail "K = $k, $alg: the fit is not the link (500 us, 12.5 MB/s) within 1%: $line"
+    done
+done
+grep -q '^fit ring: T = 6 a + 1.5 n b: ' "$T_TMP/exact4.tab.txt" || t_fail "fit.txt does not name the ring's formula: $(grep '^fit ring' "$T_TMP/exact4.tab.txt")"
+grep -q '(link: a = 0.0005 s, 1/b = 12.5 MB/s)' "$T_TMP/exact4.tab.txt" || t_fail "fit.txt does not give the configured link"
+t_end
+
+t_case plotcols-1.5 "the crossover comes from the repeats' medians (lab_points.awk, then size.gp)"
+# Three runs per point. The first runs alone put the crossover between
+# 4 KiB and 64 KiB (ring 3 ms against rd 5 ms at 64 KiB: one fast outlier);
+# the medians (ring 9 ms) put it between 64 KiB and 1 MiB.
+{
+    head -n 1 "$T_TMP/s.csv"
+    for r in "4096 0.004 0.0041 0.0042 0.001 0.001 0.001" "65536 0.003 0.009 0.0095 0.005 0.005 0.005" \
+             "1048576 0.030 0.031 0.029 0.050 0.050 0.051"; do
+        set -- $r
+        n=$1; shift
+        for t in $1 $2 $3; do echo "ring,ring,tcp,4,$n,3,$t,$t,$t,,,1,1,1,1,6.25e+07,0.0002,0.001,0"; done
+        for t in $4 $5 $6; do echo "ring,rd,tcp,4,$n,3,$t,$t,$t,,,1,1,1,1,6.25e+07,0.0002,0.001,0"; done
+    done
+} >"$T_TMP/runs.csv"
+awk -f "$PSR_TESTS/../experiments/lab_points.awk" "$T_TMP/runs.csv" >"$T_TMP/points.csv"
+[ "$(awk 'NR > 1' "$T_TMP/points.csv" | wc -l)" = 6 ] || t_fail "lab_points.awk: not one row per point: $(cat "$T_TMP/points.csv")"
+grep -q '^ring,ring,tcp,4,65536,3,0.009,0.003,0.0095,.*,3,0.003,0.0095,0.7222$' "$T_TMP/points.csv" ||
+    t_fail "lab_points.awk: ring at 64 KiB is not median 0.009, min 0.003, max 0.0095, spread 0.7222: $(grep '^ring,ring,tcp,4,65536' "$T_TMP/points.csv")"
+table size "$T_TMP/points.csv" "$T_TMP/points.tab"
+expect_rc 0
+grep -q '^crossover measured (ring vs rd, K = 4): .* between 65536 and 1048576' "$T_TMP/points.tab.txt" ||
+    t_fail "the crossover is not between 64 KiB and 1 MiB: $(grep '^crossover measured' "$T_TMP/points.tab.txt")"
+# Five runs: the one farthest from the median is forgiven.
+printf '%s\n' "$(head -n 1 "$T_TMP/s.csv")" ps,,tcp,4,4096,3,1.00,1,1,,,1,1,1,1,1,0,1,0 ps,,tcp,4,4096,3,1.02,1,1,,,1,1,1,1,1,0,1,0 \
+    ps,,tcp,4,4096,3,1.01,1,1,,,1,1,1,1,1,0,1,0 ps,,tcp,4,4096,3,1.03,1,1,,,1,1,1,1,1,0,1,0 ps,,tcp,4,4096,3,2.0,1,1,,,1,1,1,1,1,0,1,0 |
+    awk -f "$PSR_TESTS/../experiments/lab_points.awk" | grep -q ',5,1,2,0.0294$' ||
+    t_fail "lab_points.awk: five runs with one outlier: spread is not (1.03 - 1.00) / 1.02"
+t_end
+
+t_case plotcols-1.6 "flagged rows are drawn with their reason's marker and key entry (bound_by, or host_bound alone)"
+# k.csv's PS row at K = 4 has host_bound = 1 and no bound_by: marked
+# without a reason. With bound_by: busy there, cpu on the ring at K = 2.
+awk -F, -v OFS=, 'NR == 1 { print $0, "bound_by"; next } { b = $19 == 1 ? "busy" : "link"; if ($1 == "ring" && $4 == 2) b = "cpu"; print $0, b }' \
+    "$T_TMP/k.csv" >"$T_TMP/kb.csv"
+for p in k_time k_bytes k_scaling; do
+    table $p "$T_TMP/kb.csv" "$T_TMP/kb.$p.tab"
+    expect_rc 0
+    awk '/Curve title: "host-bound: other programs kept the CPUs busy \(busy\)"/ { on = 1; next } /Curve title/ { on = 0 }
+         on && $1 == 4 && $3 == "i" { n++ } END { exit n < 1 }' "$T_TMP/kb.$p.tab" ||
+        t_fail "$p: the busy row (ps K = 4) is not drawn with the busy marker"
+    awk '/Curve title: "host-bound: its own processes filled the cores \(cpu\)"/ { on = 1; next } /Curve title/ { on = 0 }
+         on && $1 == 2 && $3 == "i" { n++ } END { exit n < 1 }' "$T_TMP/kb.$p.tab" ||
+        t_fail "$p: the cpu row (ring K = 2) is not drawn with the cpu marker"
+done
+awk '/Curve title: "host-bound: the CPU, not the link, set the pace"/ { on = 1; next } /Curve title/ { on = 0 }
+     on && $1 == 4 && $3 == "i" { n++ } END { exit n != 1 }' "$T_TMP/k_time.tab" ||
+    t_fail "k_time: without bound_by, the host_bound row is not marked (no reason)"
+grep -q 'busy' "$T_TMP/k_time.tab" && t_fail "k_time: a busy key entry without a bound_by column"
+awk -F, -v OFS=, 'NR == 1 { print $0, "bound_by"; next } { b = $19 == 1 ? "busy" : "link"; print $0, b }' "$T_TMP/s.csv" >"$T_TMP/sb.csv"
+sed -i 's/^ring,rd,tcp,4,4096,\(.*\),0,link$/ring,rd,tcp,4,4096,\1,1,busy/' "$T_TMP/sb.csv"
+table size "$T_TMP/sb.csv" "$T_TMP/sb.tab"
+awk '/Curve title: "host-bound: other programs kept the CPUs busy \(busy\)"/ { on = 1; next } /Curve title/ { on = 0 }
+     on && $1 == 4096 && $3 == "i" { n++ } END { exit n != 1 }' "$T_TMP/sb.tab" || t_fail "size: the busy rd row at 4 KiB is not marked"
 t_end
 t_exit
