@@ -17,7 +17,7 @@ job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --out "$T_TMP/lab"
 expect_rc 0
 expect_grep err 'loopback TCP, unpaced: [0-9]* MB/s'
 expect_grep out "results: $T_TMP/lab"
-hdr='system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound'
+hdr='system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound,bound_by,machine_busy,job_busy,run_queue'
 for f in k_sweep size_sweep; do
     [ "$(head -n 1 "$T_TMP/lab/$f.csv" 2>/dev/null)" = "$hdr" ] || t_fail "$f.csv header is not the shared schema"
 done
