@@ -452,11 +452,16 @@ out:
     return rc;
 }
 
+const char *metrics_csv_header_line(void)
+{
+    return "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
+           "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
+           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue\n";
+}
+
 void metrics_csv_header(FILE *f)
 {
-    fputs("system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
-          "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-          "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue\n", f);
+    fputs(metrics_csv_header_line(), f);
 }
 
 /* An empty field for a value that does not apply. */

@@ -128,6 +128,8 @@ struct metrics_row {
 int metrics_merge(const struct metrics_record *recs, size_t n,
                   struct metrics_row *row, char *err);
 void metrics_csv_header(FILE *f);
+/* metrics_csv_header_line: the header, "\n" included (static). */
+const char *metrics_csv_header_line(void);
 void metrics_row_write(FILE *f, const struct metrics_row *row);
 
 #endif /* METRICS_H */

@@ -2,7 +2,8 @@
 # several sizes writes one CSV row per size (the ranks' records are one per
 # size, FILE.SIZE): to --csv-out (one header, rows smallest size first) and
 # to stdout; every row has its own bytes, K and steps, and the columns the
-# machine check adds (docs/design.md's CSV table), read by name.
+# machine check adds (docs/design.md's CSV table), read by name. A
+# --csv-out file under another header is refused.
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
@@ -42,5 +43,14 @@ job 120 "$launch" ring 2 --bench -b 8K -e 8K -n 2 -w 1 --timeout 10 --csv-out "$
 expect_rc 0
 got=$(csv_awk 'FNR > 1 { printf "%s:%s ", $c["bytes"], $c["steps"] }' "$T_TMP/one.csv")
 [ "$got" = "8192:2 " ] || t_fail "rows (bytes:steps): '$got'"
+t_end
+
+t_case launch-sizes-1.4 "a --csv-out file with another header (an older psring's) is refused, left as it was"
+printf 'system,algo,transport,K,bytes\nring,ring,tcp,2,4096\n' >"$T_TMP/old.csv"
+cp "$T_TMP/old.csv" "$T_TMP/old.keep"
+job 120 "$launch" ring 2 --bench -b 4K -e 4K -n 2 -w 1 --timeout 10 --csv-out "$T_TMP/old.csv"
+expect_rc 1
+expect_grep err 'another header'
+cmp -s "$T_TMP/old.csv" "$T_TMP/old.keep" || t_fail "the file changed: $(cat "$T_TMP/old.csv")"
 t_end
 t_exit
