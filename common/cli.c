@@ -170,11 +170,6 @@ static int set_value(const struct cli_opt *o, const char *v, char *err)
     case CLI_RATE:
     case CLI_TIME:
     case CLI_DOUBLE:
-        if (o->kind == CLI_RATE && strcmp(v, "auto") == 0) {
-            err_say(err, "'auto' is resolved by lab.sh/launch.sh, which measure the link and "
-                    "pass a rate; give the binaries a rate (examples: 500Mbit, 1GB)");
-            return ERR_USAGE;
-        }
         rc = o->kind == CLI_RATE ? cli_parse_rate(v, &d, err) :
              o->kind == CLI_TIME ? cli_parse_time(v, &d, err) : cli_parse_double(v, &d, err);
         if (rc != 0)

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "model.h"
@@ -75,6 +76,19 @@ static void put_time(struct outfile *f, double t)
         outfile_printf(f, " %.9g", t);
 }
 
+/* A machine sample: "KEY TOTAL BUSY RUNNING" (RUNNING "-" when unknown);
+ * nothing when there is none. */
+static void put_machine(struct outfile *f, const char *key, const struct hostload_sample *m)
+{
+    if (!m->ok)
+        return;
+    outfile_printf(f, "%s %llu %llu", key, (unsigned long long)m->total, (unsigned long long)m->busy);
+    if (m->running >= 0)
+        outfile_printf(f, " %d\n", m->running);
+    else
+        outfile_printf(f, " -\n");
+}
+
 /* Written through outfile.h: checked, atomic, every error reported as is. */
 int metrics_record_write(const struct metrics_record *r, const char *path, char *err)
 {
@@ -93,6 +107,8 @@ int metrics_record_write(const struct metrics_record *r, const char *path, char 
                    r->transport[0] ? r->transport : "-", (unsigned long long)r->bytes);
     outfile_printf(f, "link_bw %.17g\nlink_latency %.17g\ncpu_s %.9g\nwall_s %.9g\nncpu %d\n",
                    r->link_bw, r->link_latency, r->cpu_s, r->wall_s, r->ncpu);
+    put_machine(f, "machine0", &r->machine0);
+    put_machine(f, "machine1", &r->machine1);
     for (size_t i = 0; i < r->nsteps; i++) {
         const struct metrics_step *s = &r->steps[i];
         outfile_printf(f, "step %llu", (unsigned long long)s->step);
@@ -185,6 +201,21 @@ static int read_line(struct metrics_record *r, char *line)
         r->steps[r->nsteps++] = s;
         return 0;
     }
+    if (strcmp(key, "machine0") == 0 || strcmp(key, "machine1") == 0) {
+        struct hostload_sample *m = key[7] == '0' ? &r->machine0 : &r->machine1;
+        char *busy = strtok_r(NULL, " \t\n", &save), *run = strtok_r(NULL, " \t\n", &save);
+        uint64_t t, b;
+        if (!run || strtok_r(NULL, " \t\n", &save) || tok_u64(v, &t) || tok_u64(busy, &b) ||
+            b > t)
+            return -1;
+        m->running = -1;
+        if (strcmp(run, "-") != 0 && (tok_int(run, &m->running) || m->running < 0))
+            return -1;
+        m->total = t;
+        m->busy = b;
+        m->ok = 1;
+        return 0;
+    }
     if (strtok_r(NULL, " \t\n", &save))
         return -1;                      /* one value per key */
     if (strcmp(key, "psring-record") == 0) return strcmp(v, "1") == 0 ? 0 : -1;
@@ -254,6 +285,49 @@ static int fail(char *err, const char *msg)
     if (err)
         snprintf(err, ERR_LEN, "merge: %s", msg);
     return ERR_FORMAT;
+}
+
+/* machine_verdict: machine_busy, job_busy, run_queue and, with a link
+ * limit, host_bound and bound_by (hostload.h's rule). The window is the
+ * union of the records' timed parts: the start sample with the fewest
+ * ticks, the end sample with the most (the counters are the machine's, so
+ * samples from different processes compare). */
+static void machine_verdict(const struct metrics_record *recs, size_t n, double cpu,
+                            double wall, int ncpu, struct metrics_row *row)
+{
+    const struct hostload_sample *a = NULL, *b = NULL;
+    struct hostload_verdict v;
+    double *q = calloc(2 * n, sizeof *q), runq = NAN;
+    size_t nq = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct hostload_sample *m0 = &recs[i].machine0, *m1 = &recs[i].machine1;
+        if (!m0->ok || !m1->ok)
+            continue;
+        if (!a || m0->total < a->total)
+            a = m0;
+        if (!b || m1->total > b->total)
+            b = m1;
+        if (q && m0->running >= 1)
+            q[nq++] = m0->running - 1;
+        if (q && m1->running >= 1)
+            q[nq++] = m1->running - 1;
+    }
+    if (nq > 0) {
+        struct metrics_stats st;
+        metrics_summarize(q, nq, &st);
+        runq = st.median;
+    }
+    free(q);
+    hostload_decide(a, b, cpu, wall, (double)sysconf(_SC_CLK_TCK), ncpu, (int)n, runq, &v);
+    row->machine_busy = v.machine_busy;
+    row->job_busy = v.job_busy;
+    row->run_queue = v.run_queue;
+    row->bound_by[0] = '\0';
+    if (row->link_bw > 0) {
+        row->host_bound = v.bound;
+        snprintf(row->bound_by, sizeof row->bound_by, "%s", hostload_by_name(v.by));
+    }
 }
 
 int metrics_merge(const struct metrics_record *recs, size_t n,
@@ -362,16 +436,13 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     row->link_latency = first->link_latency;
     row->model_s = NAN;
     row->host_bound = -1;
-    if (row->link_bw > 0) {
-        double util = wall > 0 ? cpu / (wall * ncpu) : 0.0;
+    machine_verdict(recs, n, cpu, wall, ncpu, row);
+    if (row->link_bw > 0)
         row->model_s = strcmp(row->system, "ps") == 0
             ? model_ps_step(row->k, (double)row->bytes, row->link_bw, row->link_latency)
             : strcmp(row->algo, "rd") == 0
             ? model_rd(row->k, (double)row->bytes, row->link_bw, row->link_latency)
             : model_ring(row->k, (double)row->bytes, row->link_bw, row->link_latency);
-        row->host_bound = util > METRICS_HOST_CPU &&
-                          row->time_s > METRICS_HOST_SLACK * row->model_s;
-    }
 out:
     free(t);
     free(in);
@@ -381,11 +452,16 @@ out:
     return rc;
 }
 
+const char *metrics_csv_header_line(void)
+{
+    return "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
+           "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
+           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue\n";
+}
+
 void metrics_csv_header(FILE *f)
 {
-    fputs("system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
-          "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-          "model_s,host_bound\n", f);
+    fputs(metrics_csv_header_line(), f);
 }
 
 /* An empty field for a value that does not apply. */
@@ -413,7 +489,12 @@ void metrics_row_write(FILE *f, const struct metrics_row *row)
     put_field(f, row->link_latency);
     put_field(f, row->model_s);
     if (row->host_bound < 0)
-        fputs(",\n", f);
+        fputc(',', f);
     else
-        fprintf(f, ",%d\n", row->host_bound);
+        fprintf(f, ",%d", row->host_bound);
+    fprintf(f, ",%s", row->bound_by);
+    put_field(f, row->machine_busy);
+    put_field(f, row->job_busy);
+    put_field(f, row->run_queue);
+    fputc('\n', f);
 }

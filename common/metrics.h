@@ -7,7 +7,7 @@
  *
  *   system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,
  *   ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,
- *   model_s,host_bound
+ *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue
  *
  * MERGE RULES
  *   time_s      per step, the slowest worker/rank's combine time (PS: push
@@ -23,11 +23,23 @@
  *               summed; ring rank 0's.
  *   model_s     the alpha-beta model (model.h) for time_s; empty when the
  *               link has no bandwidth limit.
- *   host_bound  1 when the host, not the emulated link, set the pace: the
- *               job's processes used more than METRICS_HOST_CPU of the
- *               machine's CPUs during the timed steps AND time_s exceeded
- *               the model by more than METRICS_HOST_SLACK; else 0; empty
- *               without a bandwidth limit (then nothing is link-bound).
+ *   host_bound  1 when the machine, not the emulated link, could have set
+ *   bound_by    the pace; bound_by says who: "cpu" (the job's own
+ *               processes used most of the busy cores), "busy" (other
+ *               processes did, steal included) or "link" (no signal: 0).
+ *               Decided from the machine signals below only (the rule is
+ *               hostload.h's), never from time_s against model_s. Both
+ *               empty without a bandwidth limit (then nothing is
+ *               link-bound: the row is the machine's by definition).
+ *   machine_busy the share of ALL the machine's cores busy (every process,
+ *               steal included) over the timed part: /proc/stat from the
+ *               earliest record's start sample to the latest's end sample.
+ *               Empty when the records carry no samples.
+ *   job_busy    the job's own share of all cores: the records' cpu_s
+ *               summed / (the longest wall_s x ncpu).
+ *   run_queue   the median over every record's two samples of the
+ *               runnable threads (procs_running, less the reader).
+ *   The three are filled with or without a link limit.
  *   A field that does not apply is empty (NaN in memory).
  *
  * RECORD FILE (text, one "key value" per line, then one line per step):
@@ -35,6 +47,9 @@
  *   system ring | role rank | rank 3 | world 4 | algo ring | transport tcp
  *   bytes 4194304 | link_bw 62500000 | link_latency 0.0001
  *   cpu_s 1.25 | wall_s 2.5 | ncpu 2
+ *   machine0 TOTAL BUSY RUNNING | machine1 TOTAL BUSY RUNNING   (optional:
+ *        the hostload.h samples at the start / end of the timed steps;
+ *        RUNNING is - when unknown)
  *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT   (repeated;
  *        a time that does not apply is written as -)
  */
@@ -45,9 +60,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hostload.h"
+
 #define METRICS_NAME_LEN 16
-#define METRICS_HOST_CPU 0.80
-#define METRICS_HOST_SLACK 1.25
 #define METRICS_MAX_STEPS 1000000
 
 struct metrics_stats {
@@ -76,6 +91,8 @@ struct metrics_record {
     double link_bw, link_latency;      /* 0 = off */
     double cpu_s, wall_s;              /* over the timed steps */
     int ncpu;                          /* CPUs online on this host */
+    struct hostload_sample machine0, machine1;  /* start / end of the timed
+                                                   steps; .ok 0: none */
     size_t nsteps, cap;
     struct metrics_step *steps;        /* owned */
 };
@@ -100,14 +117,19 @@ struct metrics_row {
     double time_s, time_min_s, time_max_s, ingress_s, egress_s;
     double algbw, busbw, bytes_in, bytes_out, link_bw, link_latency, model_s;
     int host_bound;                    /* -1: empty */
+    char bound_by[8];                  /* "link", "cpu", "busy" or "" */
+    double machine_busy, job_busy, run_queue;   /* NaN: empty */
 };
 
 /* metrics_merge: one job's records -> one row (rules above). The records
- * must agree on system, world and bytes, and there must be at least one
- * worker/rank record. ERR_FORMAT with the reason in err otherwise. */
+ * must agree on system, world and bytes (a bench sweep's records are
+ * merged one size at a time), and there must be at least one worker/rank
+ * record. ERR_FORMAT with the reason in err otherwise. */
 int metrics_merge(const struct metrics_record *recs, size_t n,
                   struct metrics_row *row, char *err);
 void metrics_csv_header(FILE *f);
+/* metrics_csv_header_line: the header, "\n" included (static). */
+const char *metrics_csv_header_line(void);
 void metrics_row_write(FILE *f, const struct metrics_row *row);
 
 #endif /* METRICS_H */

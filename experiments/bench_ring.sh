@@ -19,9 +19,9 @@
 #    iterations) against the alpha-beta model 2(K-1)a + 2(K-1)/K n/B
 #    (common/model.h model_ring), their ratio, the share of the machine's
 #    CPUs the K ranks used during the timed loop (as psr_merge computes
-#    it), psr_merge's host_bound flag (CPUs over 80% busy AND time over
-#    1.25 x model), and a verdict: "link" where the CPUs had room (<= 80%),
-#    "host" where they did not, so that the pace may be the host's.
+#    it), psr_merge's host_bound flag (the machine's load, not the model:
+#    common/hostload.h), and a verdict: "link" where the CPUs had room
+#    (<= 80%), "host" where they did not, so that the pace may be the host's.
 #
 # Environment: PSR_BIN (default bin/), PSR_RESULTS, BENCH_QUICK=1 (fewer
 # and shorter runs), BENCH_REPS, BENCH_KMAX, BENCH_PART=1|2 (one table).

@@ -18,7 +18,9 @@
 # quoting inside) go to the servers / the workers or ring ranks only. Each
 # process gets --csv DIR/rec.ROLE.RANK; on success bin/psr_merge turns the
 # records into one CSV row: appended to --csv-out FILE (with the header if
-# the file is new), else printed on stdout with the header.
+# the file is new), else printed on stdout with the header. A ring --bench
+# sweep over several sizes gives one row per size (its records are
+# rec.rank.RANK.SIZE), smallest size first.
 #
 # Each process's stdout and stderr come out on this script's stderr, every
 # line prefixed with its role and rank ("server0| ...", "worker3| ...",
@@ -437,10 +439,33 @@ if ((!started)); then
     exit 1
 fi
 
+# One row per message size: a ring bench sweep writes one record per size
+# and rank (rec.rank.R.SIZE, ring_worker/bench.c), every other job one
+# record per process (rec.ROLE.I). Each size is merged on its own, the
+# sizes in increasing order; stdout gets the header once.
 if [[ $mode == ps ]]; then recs=("$dir"/rec.server.* "$dir"/rec.worker.*); else recs=("$dir"/rec.rank.*); fi
-if [[ -n $csv_out ]]; then
-    "$PSR_BIN/psr_merge" --out "$csv_out" "${recs[@]}" || { say "merging the records failed"; exit 1; }
-else
-    "$PSR_BIN/psr_merge" "${recs[@]}" || { say "merging the records failed"; exit 1; }
+sizes=()
+for f in "${recs[@]}"; do
+    [[ ${f##*/} =~ ^rec\.rank\.[0-9]+\.([0-9]+)$ ]] && sizes+=("${BASH_REMATCH[1]}")
+done
+merge_out=()
+[[ -n $csv_out ]] && merge_out=(--out "$csv_out")
+if ((${#sizes[@]} == 0)); then
+    "$PSR_BIN/psr_merge" "${merge_out[@]}" "${recs[@]}" || { say "merging the records failed"; exit 1; }
+    exit 0
 fi
+first=1
+for n in $(printf '%s\n' "${sizes[@]}" | sort -nu); do
+    group=("$dir"/rec.rank.*."$n")
+    if ((${#group[@]} != K)); then
+        say "size $n: ${#group[@]} records, want one per rank ($K)"
+        exit 1
+    fi
+    row=$("$PSR_BIN/psr_merge" "${merge_out[@]}" "${group[@]}") ||
+        { say "merging the records of size $n failed"; exit 1; }
+    if [[ -z $csv_out ]]; then
+        if ((first)); then printf '%s\n' "$row"; else printf '%s\n' "$row" | tail -n +2; fi
+    fi
+    first=0
+done
 exit 0

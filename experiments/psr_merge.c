@@ -4,7 +4,9 @@
  *
  * Every process of a job writes its own record (--csv); the launcher calls
  * this once per job. The row is appended to --out (the header first when
- * the file is new or empty) or printed on stdout with the header. The
+ * the file is new or empty; refused when the file has another header, an
+ * older psring's, since the row would not line up) or printed on stdout
+ * with the header. The
  * merge rules are metrics.h's.
  */
 #include <errno.h>
@@ -16,6 +18,22 @@
 #include "cli.h"
 #include "err.h"
 #include "metrics.h"
+
+/* header_differs: whether the CSV at path starts with a line other than
+ * this psr_merge's header (a row appended under it would not line up). */
+static int header_differs(const char *path)
+{
+    char line[1024];
+    FILE *f = fopen(path, "r");
+    int differs = 1;
+
+    if (!f)
+        return 0;               /* fopen "a" below says why */
+    if (fgets(line, sizeof line, f))
+        differs = strcmp(line, metrics_csv_header_line()) != 0;
+    fclose(f);
+    return differs;
+}
 
 int main(int argc, char **argv)
 {
@@ -65,6 +83,11 @@ int main(int argc, char **argv)
     if (out) {
         struct stat st;
         int fresh = stat(out, &st) != 0 || st.st_size == 0;
+        if (!fresh && header_differs(out)) {
+            fprintf(stderr, "psr_merge: %s has another header (an older psring's?); "
+                            "its rows would not line up: write to a new file\n", out);
+            goto out;
+        }
         f = fopen(out, "a");
         if (!f) {
             fprintf(stderr, "psr_merge: cannot append to %s: %s\n", out, strerror(errno));

@@ -140,6 +140,7 @@ void egress_finished(struct server *srv)
     if (srv->cur.step + 1 == (uint64_t)srv->f.c.steps && srv->timing) {
         srv->rec.wall_s = now - srv->t0_wall;
         srv->rec.cpu_s = clock_cpu_seconds() - srv->t0_cpu;
+        hostload_sample_read(&srv->rec.machine1);
         srv->timing = 0;
     }
     if (srv->finished == srv->k)
@@ -241,6 +242,7 @@ static void on_push_begin(struct server *srv, double now)
     srv->in_first = now;
     if (store_step(&srv->store) == (uint64_t)srv->f.c.warmup && !srv->timing) {
         srv->timing = 1;
+        hostload_sample_read(&srv->rec.machine0);   /* the machine's load: metrics.h */
         srv->t0_wall = now;
         srv->t0_cpu = clock_cpu_seconds();
     }

@@ -195,6 +195,7 @@ static int run_steps(struct run *r, char *err)
         uint64_t in0, out0, in1, out1;
 
         if (s == r->o.warmup) {
+            hostload_sample_read(&r->rec.machine0);     /* the machine's load: metrics.h */
             cpu0 = clock_cpu_seconds();
             wall0 = clock_src_now(r->step.cfg.clock);
         }
@@ -214,6 +215,7 @@ static int run_steps(struct run *r, char *err)
     }
     r->rec.cpu_s = clock_cpu_seconds() - cpu0;
     r->rec.wall_s = clock_src_now(r->step.cfg.clock) - wall0;
+    hostload_sample_read(&r->rec.machine1);
     return ps_client_bye(&r->client, (uint64_t)r->o.steps, err);
 }
 

@@ -83,7 +83,7 @@ static int same_sweep(const struct bench_cfg *cfg, double *all, char *err)
 
 static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const double *dt,
                         const uint64_t *bin, const uint64_t *bout, double cpu, double wall,
-                        char *err)
+                        const struct hostload_sample *machine, char *err)
 {
     char path[4096 + 32];
     struct metrics_record rec;
@@ -105,6 +105,8 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     rec.cpu_s = cpu;
     rec.wall_s = wall;
     rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    rec.machine0 = machine[0];
+    rec.machine1 = machine[1];
     for (int i = 0; i < cfg->iters; i++) {
         struct metrics_step s = { (uint64_t)i, dt[i], NAN, NAN, bin[i], bout[i] };
         metrics_record_add(&rec, &s);
@@ -194,11 +196,15 @@ int bench_run(const struct bench_cfg *cfg, char *err)
         size_t count = size / es;
         uint64_t bytes = count * es, wrong;
         double t0, total, cpu0, wall0, cpu, wall, mine[2], tmax = 0;
+        struct hostload_sample machine[2];
 
         if (count > 0) {
             rc = coll_zero(co, buf, bytes, err);
             for (int i = 0; i < cfg->warmup_iters && rc == 0; i++)
                 rc = coll_allreduce(co, buf, count, err);
+            /* The machine's load (metrics.h), read before the barrier so
+             * that no rank starts late for it. */
+            hostload_sample_read(&machine[0]);
             /* The barrier: a tiny gather, so the loops start together. */
             mine[0] = 0;
             if (rc == 0)
@@ -216,6 +222,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             total = clock_src_now(clk) - t0;
             cpu = clock_cpu_seconds() - cpu0;
             wall = clock_src_now(clk) - wall0;
+            hostload_sample_read(&machine[1]);
             if (rc != 0)
                 goto fail;
 
@@ -246,7 +253,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
                        (unsigned long long)wrong);
                 fflush(stdout);
             }
-            if (cfg->csv && (rc = write_record(cfg, bytes, dt, bin, bout, cpu, wall, err)) != 0)
+            if (cfg->csv && (rc = write_record(cfg, bytes, dt, bin, bout, cpu, wall, machine, err)) != 0)
                 goto out;
         }
         if (size > cfg->maxbytes / (uint64_t)cfg->stepfactor)

@@ -151,6 +151,7 @@ int train_steps(const struct train_cfg *cfg, const struct step_device *dev, trai
         struct step_result r;
 
         if (s == c->warmup) {
+            hostload_sample_read(&rec->machine0);   /* the machine's load: metrics.h */
             cpu0 = clock_cpu_seconds();
             wall0 = clock_src_now(clk);
         }
@@ -168,6 +169,7 @@ int train_steps(const struct train_cfg *cfg, const struct step_device *dev, trai
     }
     rec->cpu_s = clock_cpu_seconds() - cpu0;
     rec->wall_s = clock_src_now(clk) - wall0;
+    hostload_sample_read(&rec->machine1);
     if (c->rank == 0 && c->steps > c->warmup && !dev)
         log_medians(&d);
     if (c->weights_out)

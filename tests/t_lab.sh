@@ -22,7 +22,7 @@ expect_grep out "results: $T_TMP/lab"
 # The shared schema first (columns another module appends after host_bound,
 # bound_by say, may follow), the lab's four columns last; the runs' CSVs
 # carry the shared schema alone.
-hdr='system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound'
+hdr='system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound,bound_by,machine_busy,job_busy,run_queue'
 for f in k_sweep size_sweep; do
     h=$(head -n 1 "$T_TMP/lab/$f.csv" 2>/dev/null)
     case $h in "$hdr"*",runs,run_min_s,run_max_s,spread") ;; *) t_fail "$f.csv header is not the shared schema plus the lab's columns: $h" ;; esac

@@ -565,7 +565,7 @@ static void test_flags(void)
             { "--link-latency 10.001", "--link-latency: '10.001' is out of range: 0 .. 10s" },
             { "--link-bw 124", "--link-bw: '124' is out of range: 0 (off), or 1kbit/s" },
             { "--link-bw 1001Gbit", "out of range" },
-            { "--link-bw auto", "--link-bw: 'auto' is resolved by lab.sh/launch.sh" },
+            { "--link-bw auto", "--link-bw: 'auto' is resolved by experiments/lab.sh" },
             { "--steps 1000000001", "--steps: '1000000001' is out of range: 1 .. 1000000000" },
             { "--micro 65537", "--micro: '65537' is out of range" },
             { "--layers 1048577", "--layers:" },

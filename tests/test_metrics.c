@@ -79,6 +79,20 @@ static void test_record_file(void)
     T_EQ_D(back.steps[2].combine_s, 0.125);
     T_TRUE(isnan(back.steps[2].ingress_s));
     T_EQ_U(back.steps[1].step, 3);
+    T_EQ_I(back.machine0.ok, 0);                   /* none written, none read */
+    metrics_record_free(&back);
+
+    T_CASE("metrics-2.5", "the machine samples round-trip; a bad one is refused");
+    r.machine0 = (struct hostload_sample){ .ok = 1, .total = 5000, .busy = 1200, .running = 3 };
+    r.machine1 = (struct hostload_sample){ .ok = 1, .total = 7000, .busy = 1900, .running = -1 };
+    T_EQ_I(metrics_record_write(&r, path, err), 0);
+    T_EQ_I(metrics_record_read(&back, path, err), 0);
+    T_EQ_I(back.machine0.ok, 1);
+    T_EQ_U(back.machine0.total, 5000);
+    T_EQ_U(back.machine0.busy, 1200);
+    T_EQ_I(back.machine0.running, 3);
+    T_EQ_U(back.machine1.busy, 1900);
+    T_EQ_I(back.machine1.running, -1);
     metrics_record_free(&back);
 
     T_CASE("metrics-2.2", "a full record refuses one more step (no growth in timed code)");
@@ -97,6 +111,10 @@ static void test_record_file(void)
         "psring-record 1\nsystem ps\nworld 2\nbogus 1\n",
         "psring-record 1\nsystem aVeryLongSystemName\nworld 2\n",
         "psring-record 1\nworld 2\n",
+        "psring-record 1\nsystem ps\nworld 2\nmachine0 10 5\n",
+        "psring-record 1\nsystem ps\nworld 2\nmachine0 10 11 1\n",    /* busy > total */
+        "psring-record 1\nsystem ps\nworld 2\nmachine1 10 5 x\n",
+        "psring-record 1\nsystem ps\nworld 2\nmachine1 10 5 1 2\n",
         "",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -147,15 +165,49 @@ static void test_merge(void)
     T_TRUE(isnan(row.ingress_s));
     T_NEAR(row.model_s, model_ring(2, 1e6, 1e8, 1e-4), 1e-15);
     T_EQ_I(row.host_bound, 0);                     /* 0.2 CPU-s in 1 s on 2 CPUs */
+    T_STR(row.bound_by, "link");                   /* 0.30 s vs ~0.01 s: no matter */
+    T_TRUE(isnan(row.machine_busy));               /* no samples in the records */
+    T_NEAR(row.job_busy, 0.1, 1e-12);
 
-    T_CASE("metrics-3.2", "host_bound when CPU is saturated and time is far off the model");
+    T_CASE("metrics-3.2", "without samples the job's own share flags it: cpu; no link limit: empty");
     recs[0].cpu_s = recs[1].cpu_s = 0.95;          /* 1.9 of 2 CPUs for 1 s */
     T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
-    T_EQ_I(row.host_bound, 1);                     /* 0.30 s vs model ~0.01 s */
+    T_EQ_I(row.host_bound, 1);
+    T_STR(row.bound_by, "cpu");
     recs[0].link_bw = recs[1].link_bw = 0;         /* no emulated link: empty */
     T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
     T_EQ_I(row.host_bound, -1);
+    T_STR(row.bound_by, "");
     T_TRUE(isnan(row.model_s));
+    T_NEAR(row.job_busy, 0.95, 1e-12);             /* measured all the same */
+
+    T_CASE("metrics-3.6", "machine samples: the union window, the others' share, the run-queue median");
+    {
+        long hz = sysconf(_SC_CLK_TCK);
+        /* 2 CPUs, 1 s: 2 hz ticks. Rank 0's window starts first and rank
+         * 1's ends last; the machine is 95% busy, the job used 0.2 s. */
+        uint64_t tot = 2 * (uint64_t)hz;
+        recs[0].link_bw = recs[1].link_bw = 1e8;
+        recs[0].cpu_s = recs[1].cpu_s = 0.1;
+        recs[0].machine0 = (struct hostload_sample){ 1, 100000, 50000, 4 };
+        recs[1].machine0 = (struct hostload_sample){ 1, 100002, 50001, 2 };
+        recs[0].machine1 = (struct hostload_sample){ 1, 100000 + tot - 2, 50000, 3 };
+        recs[1].machine1 = (struct hostload_sample){ 1, 100000 + tot,
+                                                     50000 + (uint64_t)(0.95 * (double)tot), 5 };
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_NEAR(row.machine_busy, 0.95, 1e-9);
+        T_NEAR(row.job_busy, 0.1, 1e-9);
+        T_EQ_D(row.run_queue, 2.5);                /* median of 3, 1, 2, 4 */
+        T_EQ_I(row.host_bound, 1);
+        T_STR(row.bound_by, "busy");
+        recs[1].machine1.busy = 50000 + (uint64_t)(0.12 * (double)tot);   /* quiet */
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_EQ_I(row.host_bound, 0);
+        T_STR(row.bound_by, "link");
+        recs[1].machine1.ok = 0;                   /* one record without: left out */
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_NEAR(row.machine_busy, 0.0, 1e-9);       /* rank 0's own window: 0 busy */
+    }
     metrics_record_free(&recs[0]);
     metrics_record_free(&recs[1]);
 
@@ -181,14 +233,14 @@ static void test_merge(void)
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_STR(line, "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
                 "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-                "model_s,host_bound\n");
+                "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue\n");
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_TRUE(strncmp(line, "ps,,tcp,2,1000000,3,0.7,0.65,0.9,0.25,0.125,", 44) == 0);
     {
         int commas = 0;
         for (char *p = line; *p; p++)
             commas += *p == ',';
-        T_EQ_I(commas, 18);
+        T_EQ_I(commas, 22);
     }
     fclose(f);
 

@@ -1,0 +1,56 @@
+# t_launch_sizes.sh -- experiments/launch.sh with a ring --bench sweep over
+# several sizes writes one CSV row per size (the ranks' records are one per
+# size, FILE.SIZE): to --csv-out (one header, rows smallest size first) and
+# to stdout; every row has its own bytes, K and steps, and the columns the
+# machine check adds (docs/design.md's CSV table), read by name. A
+# --csv-out file under another header is refused.
+. "$PSR_TESTS/lib.sh"
+launch="$PSR_TESTS/../experiments/launch.sh"
+
+# csv_awk PROG FILE: awk over a CSV with c["name"] the column of that name
+# (from the header), as experiments/lib.sh's: columns by name only.
+csv_awk() {
+    awk -F, "FNR == 1 { split(\"\", c); for (i = 1; i <= NF; i++) c[\$i] = i } $1" "$2"
+}
+
+t_need launch-sizes "launch.sh size sweep" ring_worker psr_merge
+
+t_case launch-sizes-1.1 "ring 3 --bench -b 4K -e 64K -f 4 --link-bw: 3 rows (4096, 16384, 65536) in --csv-out"
+job 120 "$launch" ring 3 --bench -b 4K -e 64K -f 4 -n 3 -w 1 --link-bw 1Gbit --timeout 10 \
+    --csv-out "$T_TMP/sweep.csv"
+expect_rc 0
+[ "$(grep -c '^system,' "$T_TMP/sweep.csv")" = 1 ] || t_fail "want one header line: $(cat "$T_TMP/sweep.csv")"
+got=$(csv_awk 'FNR > 1 { printf "%s:%s:%s:%s ", $c["system"], $c["K"], $c["bytes"], $c["steps"] }' "$T_TMP/sweep.csv")
+[ "$got" = "ring:3:4096:3 ring:3:16384:3 ring:3:65536:3 " ] || t_fail "rows (system:K:bytes:steps): '$got'"
+# bound_by is link|cpu|busy with a link limit, host_bound 1 exactly when
+# it is not link; machine_busy a share in [0, 1] or empty.
+bad=$(csv_awk 'FNR > 1 { b = $c["bound_by"]; h = $c["host_bound"]; m = $c["machine_busy"]
+                         if (b !~ /^(link|cpu|busy)$/ || (h == 1) != (b != "link") ||
+                             (m != "" && (m < 0 || m > 1))) print }' "$T_TMP/sweep.csv")
+[ -z "$bad" ] || t_fail "rows with a bad bound_by/host_bound/machine_busy: $bad"
+t_end
+
+t_case launch-sizes-1.2 "the same sweep to stdout: one header, 3 rows; without a link limit bound_by is empty"
+job 120 "$launch" ring 2 --bench -b 4K -e 16K -f 2 -n 2 -w 1 --timeout 10
+expect_rc 0
+[ "$(grep -c '^system,' "$T_TMP/out")" = 1 ] || t_fail "want one header line on stdout: $(cat "$T_TMP/out")"
+got=$(csv_awk 'FNR > 1 { printf "%s:%s:%s:[%s][%s] ", $c["K"], $c["bytes"], $c["steps"], $c["host_bound"], $c["bound_by"] }' "$T_TMP/out")
+[ "$got" = "2:4096:2:[][] 2:8192:2:[][] 2:16384:2:[][] " ] || t_fail "rows (K:bytes:steps:[host_bound][bound_by]): '$got'"
+t_end
+
+t_case launch-sizes-1.3 "one size (-b = -e) is still one row"
+job 120 "$launch" ring 2 --bench -b 8K -e 8K -n 2 -w 1 --timeout 10 --csv-out "$T_TMP/one.csv"
+expect_rc 0
+got=$(csv_awk 'FNR > 1 { printf "%s:%s ", $c["bytes"], $c["steps"] }' "$T_TMP/one.csv")
+[ "$got" = "8192:2 " ] || t_fail "rows (bytes:steps): '$got'"
+t_end
+
+t_case launch-sizes-1.4 "a --csv-out file with another header (an older psring's) is refused, left as it was"
+printf 'system,algo,transport,K,bytes\nring,ring,tcp,2,4096\n' >"$T_TMP/old.csv"
+cp "$T_TMP/old.csv" "$T_TMP/old.keep"
+job 120 "$launch" ring 2 --bench -b 4K -e 4K -n 2 -w 1 --timeout 10 --csv-out "$T_TMP/old.csv"
+expect_rc 1
+expect_grep err 'another header'
+cmp -s "$T_TMP/old.csv" "$T_TMP/old.keep" || t_fail "the file changed: $(cat "$T_TMP/old.csv")"
+t_end
+t_exit

@@ -1,0 +1,211 @@
+/* test_hostload.c -- the /proc/stat parser and the machine-bound rule
+ * (common/hostload.h) on made-up samples: an idle machine is "link", a
+ * job that fills the cores is "cpu", other processes (steal included) make
+ * it "busy", and time against the model plays no part. */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "err.h"
+#include "hostload.h"
+
+/* A two-CPU /proc/stat with the given aggregate fields (user nice system
+ * idle iowait irq softirq steal) and procs_running. */
+static void stat_text(char *buf, size_t cap, const unsigned long long f[8], int running)
+{
+    snprintf(buf, cap,
+             "cpu  %llu %llu %llu %llu %llu %llu %llu %llu 0 0\n"
+             "cpu0 1 2 3 4 5 6 7 8 0 0\n"
+             "cpu1 1 2 3 4 5 6 7 8 0 0\n"
+             "intr 12345 0 0 7\nctxt 999\nbtime 1700000000\nprocesses 4242\n"
+             "procs_running %d\nprocs_blocked 0\nsoftirq 1 2 3\n",
+             f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], running);
+}
+
+static struct hostload_sample sample(const unsigned long long f[8], int running)
+{
+    char buf[1024];
+    struct hostload_sample s;
+    stat_text(buf, sizeof buf, f, running);
+    if (hostload_parse_stat(buf, strlen(buf), &s) != 0)
+        s.ok = 0;
+    return s;
+}
+
+static void test_parse(void)
+{
+    struct hostload_sample s;
+    const char *real = "cpu  53026 72422 101263 246955 811 0 5447 0 0 0\n"
+                       "cpu0 25975 34083 49511 127564 132 0 2728 0 0 0\n"
+                       "procs_running 4\nprocs_blocked 0\n";
+
+    T_CASE("hostload-1.1", "the cpu line: busy = user+nice+system+irq+softirq+steal, total adds idle+iowait");
+    T_EQ_I(hostload_parse_stat(real, strlen(real), &s), 0);
+    T_EQ_I(s.ok, 1);
+    T_EQ_U(s.busy, 53026 + 72422 + 101263 + 0 + 5447 + 0);
+    T_EQ_U(s.total, 53026 + 72422 + 101263 + 246955 + 811 + 5447);
+    T_EQ_I(s.running, 4);
+
+    T_CASE("hostload-1.2", "steal counts as busy; guest is not counted twice");
+    const char *steal = "cpu  10 0 10 50 0 0 0 30 7 3\n";
+    T_EQ_I(hostload_parse_stat(steal, strlen(steal), &s), 0);
+    T_EQ_U(s.busy, 50);
+    T_EQ_U(s.total, 100);
+    T_EQ_I(s.running, -1);                          /* no procs_running line */
+
+    T_CASE("hostload-1.3", "an old kernel's four fields; no newline at the end; no NUL needed");
+    char four[] = "cpu 1 2 3 4XXXX";
+    T_EQ_I(hostload_parse_stat(four, 11, &s), 0);   /* the X's are past len */
+    T_EQ_U(s.busy, 6);
+    T_EQ_U(s.total, 10);
+
+    T_CASE("hostload-1.4", "garbage is refused, never half-read");
+    const char *bad[] = {
+        "", "\n\n", "cpu0 1 2 3 4\n", "cpu  1 2 3\n", "cpu  1 2 x 4\n", "cpu  1 -2 3 4\n",
+        "cpu  18446744073709551616 0 0 0\n",        /* 2^64 */
+        "cpu  18446744073709551615 1 0 0\n",        /* the sum overflows */
+        "cpu  1 2 3 4\ncpu  1 2 3 4\n",             /* two aggregate lines */
+        "cpu  1 2 3 4 5 6 7 8 9 10 11 12 z\n",
+        "cpu  1 2 3 4\nprocs_running\n", "cpu  1 2 3 4\nprocs_running 3 4\n",
+        "cpu  1 2 3 4\nprocs_running 99999999\n", "\x01\xff\x80garbage",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = hostload_parse_stat(bad[i], strlen(bad[i]), &s);
+        if (rc != ERR_FORMAT || s.ok) {
+            T_EQ_I(rc, ERR_FORMAT);
+            printf("     input %zu was accepted\n", i);
+        }
+    }
+
+    T_CASE("hostload-1.5", "/proc/loadavg's running count");
+    const char *la = "2.49 2.16 2.17 4/111 13812\n";
+    T_EQ_I(hostload_parse_loadavg(la, strlen(la)), 4);
+    T_EQ_I(hostload_parse_loadavg("1 2 3", 5), -1);
+    T_EQ_I(hostload_parse_loadavg("1 2 3 x/5 6", 11), -1);
+    T_EQ_I(hostload_parse_loadavg("", 0), -1);
+
+    T_CASE("hostload-1.6", "this machine's /proc/stat reads (total grows, busy <= total)");
+    struct hostload_sample a, b;
+    T_EQ_I(hostload_sample_read(&a), 0);
+    volatile double x = 0;
+    for (int i = 0; i < 20000000; i++)
+        x += i;                                     /* let a tick pass */
+    T_EQ_I(hostload_sample_read(&b), 0);
+    T_TRUE(a.ok && b.ok);
+    T_TRUE(b.total >= a.total && b.busy >= a.busy && a.busy <= a.total);
+    T_TRUE(a.running >= 1);                         /* this reader, at least */
+    T_END();
+}
+
+static void test_decide(void)
+{
+    struct hostload_verdict v;
+    /* 2 CPUs, 100 ticks/s, a 10 s window: 2000 ticks in all. */
+    const unsigned long long t0[8] = { 1000, 0, 1000, 8000, 0, 0, 0, 0 };
+    unsigned long long t1[8];
+    struct hostload_sample a = sample(t0, 1), b;
+
+    T_CASE("hostload-2.1", "an idle machine: link, whatever the time against the model");
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += 100;                                   /* 1 s of user, all the job's */
+    t1[2] += 100;
+    t1[3] += 1800;
+    b = sample(t1, 2);
+    hostload_decide(&a, &b, 1.9, 10, 100, 2, 4, NAN, &v);
+    T_EQ_I(v.bound, 0);
+    T_STR(hostload_by_name(v.by), "link");
+    T_NEAR(v.machine_busy, 0.1, 1e-12);
+    T_NEAR(v.job_busy, 0.095, 1e-12);
+    T_NEAR(v.other_cores, 0.01, 1e-12);
+    T_NEAR(v.run_queue, 0.5, 1e-12);                /* (0 + 1) / 2 */
+
+    T_CASE("hostload-2.2", "the job's own processes fill the cores: cpu");
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += 900;
+    t1[2] += 900;
+    t1[3] += 200;                                   /* 90% busy */
+    b = sample(t1, 3);
+    hostload_decide(&a, &b, 17.5, 10, 100, 2, 4, NAN, &v);
+    T_EQ_I(v.bound, 1);
+    T_STR(hostload_by_name(v.by), "cpu");
+    T_NEAR(v.machine_busy, 0.9, 1e-12);
+    T_NEAR(v.job_busy, 0.875, 1e-12);
+
+    T_CASE("hostload-2.3", "other processes busy (the job light): busy");
+    /* 2 burners: the machine 95% busy, the job 0.2 of a core. */
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += 1800;
+    t1[2] += 100;
+    t1[3] += 100;
+    b = sample(t1, 3);
+    hostload_decide(&a, &b, 2.0, 10, 100, 2, 4, NAN, &v);
+    T_EQ_I(v.bound, 1);
+    T_STR(hostload_by_name(v.by), "busy");
+    T_NEAR(v.other_cores, 1.7, 1e-12);
+
+    T_CASE("hostload-2.4", "one burner on two cores: not over 80%, still busy (others > half a core)");
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += 1000;                                  /* one core's worth */
+    t1[2] += 200;                                   /* the job: 2 s */
+    t1[3] += 800;                                   /* 60% busy */
+    b = sample(t1, 2);
+    hostload_decide(&a, &b, 2.0, 10, 100, 2, 4, NAN, &v);
+    T_EQ_I(v.bound, 1);
+    T_STR(hostload_by_name(v.by), "busy");
+    T_NEAR(v.machine_busy, 0.6, 1e-12);
+    /* The same burner and job on 64 cores (64000 ticks in 10 s): the
+     * others' one core leaves the job's 4 processes room. */
+    {
+        const unsigned long long big0[8] = { 0, 0, 0, 64000, 0, 0, 0, 0 };
+        unsigned long long big1[8] = { 1000, 0, 200, 64000 + 62800, 0, 0, 0, 0 };
+        struct hostload_sample a64 = sample(big0, 1), b64 = sample(big1, 1);
+        hostload_decide(&a64, &b64, 2.0, 10, 100, 64, 4, NAN, &v);
+        T_EQ_I(v.bound, 0);
+        T_NEAR(v.other_cores, 1.0, 1e-9);
+        big1[0] = 60000;                            /* now they fill it */
+        big1[3] = 64000 + 3800;
+        b64 = sample(big1, 1);
+        hostload_decide(&a64, &b64, 2.0, 10, 100, 64, 4, NAN, &v);
+        T_EQ_I(v.bound, 1);
+        T_STR(hostload_by_name(v.by), "busy");
+    }
+
+    T_CASE("hostload-2.5", "steal time counts as busy: busy");
+    memcpy(t1, t0, sizeof t1);
+    t1[7] += 1700;                                  /* the hypervisor took it */
+    t1[0] += 100;
+    t1[3] += 200;
+    b = sample(t1, 1);
+    hostload_decide(&a, &b, 1.0, 10, 100, 2, 4, NAN, &v);
+    T_EQ_I(v.bound, 1);
+    T_STR(hostload_by_name(v.by), "busy");
+    T_NEAR(v.machine_busy, 0.9, 1e-12);
+
+    T_CASE("hostload-2.6", "run queue: the job's own runnable ranks are no signal, others' are");
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += 100;
+    t1[3] += 1900;
+    b = sample(t1, 1);
+    hostload_decide(&a, &b, 1.0, 10, 100, 2, 8, 7, &v);   /* 7 runnable, 8 ranks */
+    T_EQ_I(v.bound, 0);
+    hostload_decide(&a, &b, 1.0, 10, 100, 2, 4, 5, &v);   /* 5 runnable, 4 ranks */
+    T_EQ_I(v.bound, 1);
+    T_STR(hostload_by_name(v.by), "busy");
+
+    T_CASE("hostload-2.7", "no samples: the job's own share decides signal 1; machine fields NaN");
+    hostload_decide(NULL, NULL, 1.9, 1.0, 100, 2, 2, NAN, &v);
+    T_EQ_I(v.bound, 1);
+    T_STR(hostload_by_name(v.by), "cpu");
+    T_TRUE(isnan(v.machine_busy) && isnan(v.other_cores) && isnan(v.run_queue));
+    hostload_decide(&a, &a, 0.1, 1.0, 100, 2, 2, NAN, &v);  /* no tick between */
+    T_EQ_I(v.bound, 0);
+    T_TRUE(isnan(v.machine_busy));
+    T_END();
+}
+
+int main(void)
+{
+    test_parse();
+    test_decide();
+    return t_done();
+}
