@@ -18,7 +18,8 @@
  * Pacing (link.h): a send reserves each piece of at most link_piece()
  * bytes with link_send_reserve(), waits for its deadline and writes it; a
  * receive reads at most one piece, reserves it with link_ingress_reserve()
- * and reads nothing more before the returned time, booked at the time
+ * and neither reads more nor returns before the returned time (the bytes
+ * count as received then), booked at the time
  * the kernel received those bytes (SO_TIMESTAMPNS), so a reader that was
  * descheduled for a while catches up instead of shifting the link's
  * schedule for good: the link was busy, the reader merely late.
@@ -545,7 +546,7 @@ static int advance_send(struct dir *x, struct link *l, int pace, size_t piece,
 static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
                         double *last, int *moved, char *err)
 {
-    while (x->done < x->len) {
+    while (x->done < x->len || x->held) {
         double now = clock_now(), t, arrived;
         size_t want = x->len - x->done;
         ssize_t r;
@@ -556,6 +557,8 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
             x->held = 0;
             x->late = 1;
             *last = now;
+            if (x->done == x->len)
+                return 0;       /* the last bytes are received now */
         }
         if (!x->ready)
             return 0;           /* wait for POLLIN first */
@@ -595,10 +598,17 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
             else
                 t = x->late ? x->due : now;
             x->due = link_ingress_reserve(l, (size_t)r, t);
-            x->held = x->due > now;
+            x->held = x->due > now;     /* also the last piece: held until due */
         }
     }
     return 0;
+}
+
+/* finished: every byte moved, and a receive's last piece released by the
+ * link (link.h: the reader holds what it read until the booked time). */
+static int finished(const struct dir *x)
+{
+    return x->done == x->len && !x->held;
 }
 
 static int idle_fail(struct dir *d, int n, double idle_s, char *err)
@@ -650,7 +660,7 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
 
         for (int i = 0; i < n; i++) {
             struct dir *x = &d[i];
-            if (x->done == x->len)
+            if (finished(x))
                 continue;
             rc = x->send ? advance_send(x, l, pace, piece, &last, &moved, err)
                          : advance_recv(x, l, pace, piece, &last, &moved, err);
@@ -662,7 +672,7 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
             p[i].fd = -1;
             p[i].events = 0;
             p[i].revents = 0;
-            if (x->done == x->len)
+            if (finished(x))
                 continue;
             pending = 1;
             if (x->held) {
