@@ -13,21 +13,14 @@
 
 #include "err.h"
 
-static double burst_bytes(double rate)
-{
-    return fmax(LINK_BURST_MIN, rate * LINK_BURST_S);
-}
-
 static size_t piece_bytes(double rate)
 {
-    double p = burst_bytes(rate) / 4.0;
+    double p = fmax(LINK_PIECE_MIN, rate * LINK_PIECE_S);
     return p >= (double)LINK_PIECE_MAX ? (size_t)LINK_PIECE_MAX : (size_t)p;
 }
 
 int link_init(struct link *l, double rate, double latency_s)
 {
-    double burst, piece;
-
     memset(l, 0, sizeof *l);
     /* The comparisons are written so that NaN fails them. */
     if (!(rate >= 0.0) || !isfinite(rate) || (rate > 0.0 && rate < LINK_RATE_MIN))
@@ -39,13 +32,6 @@ int link_init(struct link *l, double rate, double latency_s)
     l->egress.vclock = l->ingress.vclock = -INFINITY;
     l->latency_s = latency_s;
     l->send_app = -INFINITY;
-    if (rate > 0.0) {
-        burst = burst_bytes(rate);
-        piece = (double)piece_bytes(rate);
-        l->egress.burst_s = burst / rate;
-        /* A reader holds one piece before it reserves it (link.h). */
-        l->ingress.burst_s = (burst - piece) / rate;
-    }
     return 0;
 }
 
@@ -54,20 +40,16 @@ int link_active(const struct link *l)
     return l->egress.rate > 0.0 || l->latency_s > 0.0;
 }
 
-double link_burst_bytes(const struct link *l)
-{
-    return l->egress.rate > 0.0 ? burst_bytes(l->egress.rate) : 0.0;
-}
-
 size_t link_piece(const struct link *l)
 {
     return l->egress.rate > 0.0 ? piece_bytes(l->egress.rate) : SIZE_MAX;
 }
 
-/* reserve: the token bucket itself; advances and returns b->vclock. */
-static double reserve(struct link_bucket *b, size_t n, double now)
+/* reserve: the bucket itself (no burst): the n bytes occupy the wire from
+ * max(vclock, from) for n / rate; advances and returns b->vclock. */
+static double reserve(struct link_bucket *b, size_t n, double from)
 {
-    double start = fmax(b->vclock, now - b->burst_s);
+    double start = fmax(b->vclock, from);
 
     b->vclock = b->rate > 0.0 ? start + (double)n / b->rate : start;
     return b->vclock;
@@ -75,16 +57,15 @@ static double reserve(struct link_bucket *b, size_t n, double now)
 
 double link_egress_reserve(struct link *l, size_t n, double now)
 {
-    double v = reserve(&l->egress, n, now);
-
-    return fmax(v, now) + l->latency_s;
+    return reserve(&l->egress, n, now) + l->latency_s;
 }
 
-double link_ingress_reserve(struct link *l, size_t n, double now)
+double link_ingress_reserve(struct link *l, size_t n, double t)
 {
     if (l->ingress.rate <= 0.0)
-        return now;
-    return reserve(&l->ingress, n, now);
+        return t;
+    /* The bytes were on the wire for n / rate before their last one came. */
+    return reserve(&l->ingress, n, t - (double)n / l->ingress.rate);
 }
 
 double link_send_reserve(struct link *l, size_t n, double now, int cont)
@@ -99,9 +80,6 @@ double link_send_reserve(struct link *l, size_t n, double now, int cont)
         l->send_lag = 0.0;
         app = now;
     }
-    /* No idle credit: the sender's lateness is on its timeline already. */
-    if (l->egress.vclock < app)
-        l->egress.vclock = app;
     l->send_app = app;
     return link_egress_reserve(l, n, app);
 }

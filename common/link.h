@@ -7,44 +7,64 @@
  * 127.0.0.1 behave like K hosts on a switch: a parameter server's single
  * ingress link carries K*n bytes per step and saturates. Off by default.
  *
- * MODEL. Each direction is a token bucket kept as a virtual clock, vclock:
- * the time at which the wire is next free. Reserving n bytes at time `now`
+ * MODEL. Each direction is a token bucket of depth zero, kept as a
+ * virtual clock, vclock: the time at which the wire is next free. There is
+ * no burst: a link that was idle gives no credit, and every message pays
+ * its serialization n/B and the latency L, exactly the model's a + n b
+ * (common/model.c). Egress, n bytes ready at time `now`:
  *
- *     start  = max(vclock, now - burst_s)     idle credit, capped
- *     vclock = start + n / rate
+ *     start    = max(vclock, now)
+ *     vclock   = start + n / rate
+ *     deadline = vclock + latency_s     (hand them to the kernel then)
  *
- * so a link idle for a while may pass up to one burst at once (this absorbs
- * an event loop's late timers without losing rate) and never more: N bytes
- * never pass faster than (N - burst) / rate. Egress returns the time at
- * which the bytes may be handed to the kernel, when their last byte would
- * reach the far end:
+ * The deadline is when their last byte would reach the far end.
+ * Reservations made back to back pipeline (k pieces: start + total/rate +
+ * latency, not k * latency), and a late sleep never accumulates, since the
+ * next reservation starts from vclock, not from the time the sleep ended.
  *
- *     deadline = max(vclock, now) + latency_s
+ * Ingress, n bytes whose last byte reached the reader at time `t` (the
+ * kernel's receive timestamp, or the best guess the caller has):
  *
- * The max() keeps the idle credit from eating the latency: a byte handed
- * over at `now` never arrives before now + latency. Reservations made at
- * the same `now` pipeline (k pieces: start + total/rate + latency, not
- * k * latency), and a late sleep never accumulates, since the next
- * reservation starts from vclock, not from the time the sleep ended.
- * Ingress returns vclock: the time before which a reader must not read
- * more. Ingress paces what a receiver consumes, summed over all its
- * sockets: this is what makes the server's link the bottleneck when K
- * senders push to it. Rate 0 means no bandwidth limit (egress deadline
- * now + latency, ingress never waits).
+ *     start  = max(vclock, t - n / rate)
+ *     vclock = start + n / rate         (returned: the bytes count as
+ *                                        received then)
  *
- * BURST AND PIECE (the numbers; rate B bytes/s > 0):
+ * Bytes that came from one sender paced at the same rate arrive n/B apart
+ * and are never held (their wire time is the sender's, already paid); K
+ * senders into one reader are held to the reader's rate: this is what makes
+ * the server's link the bottleneck when K workers push to it. The reader
+ * holds what it read until the returned time and reads nothing more before
+ * it. Ingress has no latency of its own (the sender's egress paid it).
+ * Rate 0 means no bandwidth limit (egress deadline now + latency, ingress
+ * returns t).
  *
- *     burst = max(LINK_BURST_MIN, B * LINK_BURST_S)   = max(16 KiB, B * 1 ms)
- *     piece = min(burst / 4, LINK_PIECE_MAX)          <= 16 MiB
+ * PIECE (rate B bytes/s > 0):
  *
- * 1 ms of wire covers libuv's millisecond timers and most scheduler
- * hiccups on a busy 2-core machine, and is small against the transfers
- * measured (an idle link's first burst is up to 1 ms early). The 16 KiB
- * floor (1.6 ms at 10 MB/s) keeps pieces at low rates at 4 KiB or more,
- * not per-packet syscalls. A piece of a quarter burst keeps the rate
- * smooth (4 reservations per burst). A reader takes one piece before it
- * reserves it, so the ingress bucket's credit is burst - piece: both
- * directions honour (N - burst) / B.
+ *     piece = min(max(LINK_PIECE_MIN, B * LINK_PIECE_S), LINK_PIECE_MAX)
+ *           = min(max(4 KiB, B * 250 us), 16 MiB)
+ *
+ * the most a sender reserves or a reader reads at once: 250 us of wire
+ * keeps the rate smooth (a reservation is never far ahead of the bytes)
+ * and the syscalls few; the 4 KiB floor keeps low rates from per-packet
+ * syscalls. The piece does not change any time: a message of n bytes
+ * costs L + n/B whatever its pieces.
+ *
+ * WHAT A REAL NIC DOES OTHERWISE (docs/link.md says it at length): a real
+ * sender's kernel hands the first bytes to the wire at once and a real
+ * receiver sees them L + (bytes so far)/B later; here a piece is handed
+ * over whole when its last byte would arrive, so a reader sees a piece's
+ * first byte up to piece/B late (never the message's last byte). Real
+ * switches and NICs also have buffers and bursts (tc tbf's bucket); this
+ * link has none, so it is the model, not a particular NIC.
+ *
+ * LATE EVENT LOOPS. A libuv server's timers fire late. Egress loses
+ * nothing: it reserves each piece at the time it was ready (`now` = the
+ * readiness time, in the past when the loop is late), so pieces chain on
+ * vclock and only their write is late. Ingress gets the same by passing
+ * the time the bytes were there: a reader released late from the link's
+ * hold books its next read from the time it was due to be released
+ * (ps_server/main.c), a credit no larger than the loop's lateness, taken
+ * only while the link was busy, never for idle time.
  *
  * BLOCKING SENDERS. An event loop reserves bytes when they are ready and
  * writes them when their deadline comes: pass that readiness time as
@@ -57,8 +77,7 @@
  * when it comes within latency/2 of the wire going free on that timeline
  * (back-to-back calls), and otherwise starts from real time (it waited
  * for a peer, as a ring step waits for its neighbour's chunk, or it
- * computed). Such a sender takes no idle credit: its oversleeps are held
- * on the timeline instead.
+ * computed). Its oversleeps are held on the timeline instead of lost.
  *
  * That guess fails when the wait for a peer and the link's hold are the
  * same time: ring ranks in lockstep receive the neighbour's chunk just as
@@ -83,15 +102,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LINK_BURST_S    1e-3            /* burst, in seconds of wire time */
-#define LINK_BURST_MIN  16384.0         /* ... but at least this many bytes */
+#define LINK_PIECE_S    250e-6          /* a piece, in seconds of wire time */
+#define LINK_PIECE_MIN  4096.0          /* ... but at least this many bytes */
 #define LINK_PIECE_MAX  (16u << 20)     /* largest piece at any rate */
 #define LINK_RATE_MIN   1.0             /* a rate below 1 byte/s is refused */
 #define LINK_LATENCY_MAX 60.0           /* a latency above 60 s is refused */
 
 struct link_bucket {
     double rate;      /* bytes per second; 0 = unlimited */
-    double burst_s;   /* idle credit, in seconds of wire time */
     double vclock;    /* virtual time at which this wire is next free */
 };
 
@@ -112,10 +130,6 @@ int link_init(struct link *l, double rate, double latency_s);
 /* link_active: nonzero when either rate or latency is set. */
 int link_active(const struct link *l);
 
-/* link_burst_bytes: the stated burst of one direction, in bytes (0 when
- * the rate is unlimited). */
-double link_burst_bytes(const struct link *l);
-
 /* link_piece: the largest piece a sender or receiver should move between
  * two reservations (bounds how far a piece can run ahead of the rate);
  * SIZE_MAX when the rate is unlimited. */
@@ -125,9 +139,10 @@ size_t link_piece(const struct link *l);
  * returns the absolute time at which they may be written to the socket. */
 double link_egress_reserve(struct link *l, size_t n, double now);
 
-/* link_ingress_reserve: account n bytes just read at time `now`; returns
- * the absolute time before which the reader must not read more. */
-double link_ingress_reserve(struct link *l, size_t n, double now);
+/* link_ingress_reserve: account n bytes just read, whose last byte arrived
+ * at time t; returns the absolute time at which they count as received:
+ * the reader holds them, and reads nothing more, until then (MODEL). */
+double link_ingress_reserve(struct link *l, size_t n, double t);
 
 /* link_send_reserve: link_egress_reserve for a sender that sleeps until
  * each deadline (see BLOCKING SENDERS). cont: nonzero when this piece

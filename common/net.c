@@ -18,7 +18,8 @@
  * Pacing (link.h): a send reserves each piece of at most link_piece()
  * bytes with link_send_reserve(), waits for its deadline and writes it; a
  * receive reads at most one piece, reserves it with link_ingress_reserve()
- * and reads nothing more before the returned time, booked at the time
+ * and neither reads more nor returns before the returned time (the bytes
+ * count as received then), booked at the time
  * the kernel received those bytes (SO_TIMESTAMPNS), so a reader that was
  * descheduled for a while catches up instead of shifting the link's
  * schedule for good: the link was busy, the reader merely late.
@@ -33,6 +34,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -58,6 +60,20 @@
  * deadline and spins the rest; earlier pieces just sleep, as the link's
  * timeline absorbs their oversleep. */
 #define SPIN_S          75e-6
+/* Waking a sleeping thread costs 30-40 us on this VM, as much as a small
+ * all-reduce step's whole transfer. With busy-polling on (net_busy_poll),
+ * a transfer with little left to move (every pending direction at most
+ * BUSY_BYTES) retries its sockets for up to that long before it sleeps in
+ * ppoll, yielding the CPU between tries. Not while the link holds a
+ * direction: that wait has a known end and sleeps until it. */
+#define BUSY_BYTES      (64u << 10)
+
+static double busy_s;       /* net_busy_poll's setting; 0: off */
+
+void net_busy_poll(double seconds)
+{
+    busy_s = seconds > 0 ? seconds : 0;
+}
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -546,7 +562,7 @@ static int advance_send(struct dir *x, struct link *l, int pace, size_t piece,
 static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
                         double *last, int *moved, char *err)
 {
-    while (x->done < x->len) {
+    while (x->done < x->len || x->held) {
         double now = clock_now(), t, arrived;
         size_t want = x->len - x->done;
         ssize_t r;
@@ -557,6 +573,8 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
             x->held = 0;
             x->late = 1;
             *last = now;
+            if (x->done == x->len)
+                return 0;       /* the last bytes are received now */
         }
         if (!x->ready)
             return 0;           /* wait for POLLIN first */
@@ -596,10 +614,17 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
             else
                 t = x->late ? x->due : now;
             x->due = link_ingress_reserve(l, (size_t)r, t);
-            x->held = x->due > now;
+            x->held = x->due > now;     /* also the last piece: held until due */
         }
     }
     return 0;
+}
+
+/* finished: every byte moved, and a receive's last piece released by the
+ * link (link.h: the reader holds what it read until the booked time). */
+static int finished(const struct dir *x)
+{
+    return x->done == x->len && !x->held;
 }
 
 static int idle_fail(struct dir *d, int n, double idle_s, char *err)
@@ -632,7 +657,7 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
 {
     int pace = l && link_active(l);
     size_t piece = pace ? link_piece(l) : SIZE_MAX;
-    double last = clock_now();
+    double last = clock_now(), busy_end = NAN;
 
     for (int i = 0; i < n; i++) {
         d[i].ready = 1;
@@ -647,11 +672,11 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
     for (;;) {
         struct pollfd p[2];
         double wake = INFINITY;
-        int pending = 0, polled = 0, moved = 0, rc, held = 0, spin = 0;
+        int pending = 0, polled = 0, moved = 0, rc, held = 0, spin = 0, small = 1;
 
         for (int i = 0; i < n; i++) {
             struct dir *x = &d[i];
-            if (x->done == x->len)
+            if (finished(x))
                 continue;
             rc = x->send ? advance_send(x, l, pace, piece, &last, &moved, err)
                          : advance_recv(x, l, pace, piece, &last, &moved, err);
@@ -663,9 +688,11 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
             p[i].fd = -1;
             p[i].events = 0;
             p[i].revents = 0;
-            if (x->done == x->len)
+            if (finished(x))
                 continue;
             pending = 1;
+            if (x->len - x->done > BUSY_BYTES)
+                small = 0;
             if (x->held) {
                 held = 1;
                 if (x->due < wake) {
@@ -696,6 +723,21 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
             err_say(err, "net: transfer with nothing to wait for");
             return ERR_USAGE;
         }
+        if (polled && !held && small && busy_s > 0) {
+            /* Busy-poll a small transfer briefly before sleeping. */
+            double now = clock_now();
+            if (isnan(busy_end))
+                busy_end = now + busy_s;
+            if (now < busy_end) {
+                sched_yield();
+                for (int i = 0; i < n; i++)
+                    if (p[i].fd >= 0)
+                        d[i].ready = 1;   /* try the I/O again */
+                continue;
+            }
+        }
+        if (!polled && wake <= clock_now())
+            continue;               /* the link's deadline has passed: no sleep */
         if (spin) {
             double now = clock_now();
             wake = wake - now > SPIN_S ? wake - SPIN_S : now;   /* now: poll, no wait */

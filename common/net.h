@@ -66,6 +66,13 @@ int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
                  int rfd, void *rbuf, size_t rlen, const char *rpeer,
                  struct link *l, double idle_s, char *err);
 
+/* net_busy_poll: for this process, how long a small transfer (64 KiB or
+ * less left each way) retries its sockets, yielding the CPU between tries,
+ * before it sleeps in ppoll; 0 (the default) sleeps at once. Worth it when
+ * every process has a CPU of its own (a wake-up costs 30-40 us on a VM);
+ * harmful when processes outnumber CPUs. Not thread-safe; set it once. */
+void net_busy_poll(double seconds);
+
 /* net_port_file_write: write "PORT\n" to path through outfile.h (atomic;
  * refuses a path that is not a regular file). */
 int net_port_file_write(const char *path, int port, char *err);

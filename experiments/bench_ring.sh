@@ -4,15 +4,19 @@
 # Figures, never pass/fail. Two tables, each printed and kept under
 # $PSR_RESULTS/bench (default results/bench):
 #
-# 1. ring_vs_mpi.dat: unpaced loopback, float32, 16 MiB and 64 MiB, K = 2
-#    and 4: busbw of `ring_worker --bench` against Open MPI's MPI_Allreduce
+# 1. ring_vs_mpi.dat: unpaced loopback, float32, sizes 4 KiB to 64 MiB
+#    (x4), K = 2, 4 and 8: the time per all-reduce of `ring_worker --bench`
+#    with --algo ring and with --algo rd against Open MPI's MPI_Allreduce
 #    forced onto TCP (experiments/peers/mpi_allreduce under mpirun --mca
-#    pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo), the two runs
-#    interleaved (ring, MPI, ring, MPI, ...) so that both see the same
-#    machine; the medians over BENCH_REPS repetitions (default 5) and their
-#    ratio. Both print the same columns, measured the same way (the
-#    slowest rank's loop of -n iterations after a barrier; bench.h). The
-#    MPI half is skipped, saying so, without mpicc/mpirun.
+#    pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo). The three
+#    runs are interleaved (ring, rd, MPI, ring, rd, MPI, ...) so that all
+#    see the same machine; each run covers every size. Per size and K: the
+#    median over BENCH_REPS interleaved repetitions (default 5) with the
+#    spread (min-max) of each, and best/MPI: the faster psring algorithm's
+#    median time over MPI's (below 1: psring is faster). All three print
+#    the same columns, measured the same way (the slowest rank's loop of
+#    -n iterations after a barrier; bench.h). The MPI half is skipped,
+#    saying so, without mpicc/mpirun.
 # 2. ring_model.dat: the EMULATED link, --link-bw 500Mbit --link-latency
 #    200us, n = 4 MiB float32, K = 2..16 (BENCH_KMAX): the measured time
 #    (psr_merge's time_s: per iteration the slowest rank, median over
@@ -24,7 +28,8 @@
 #    (<= 80%), "host" where they did not, so that the pace may be the host's.
 #
 # Environment: PSR_BIN (default bin/), PSR_RESULTS, BENCH_QUICK=1 (fewer
-# and shorter runs), BENCH_REPS, BENCH_KMAX, BENCH_PART=1|2 (one table).
+# and shorter runs: 3 repetitions, 4 KiB-1 MiB, K = 2 and 8), BENCH_REPS,
+# BENCH_KSET (table 1's K values), BENCH_KMAX, BENCH_PART=1|2 (one table).
 # Needs bash >= 5.1 for experiments/launch.sh.
 prog=bench_ring.sh
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,64 +42,81 @@ quick=${BENCH_QUICK:-0}
 reps=${BENCH_REPS:-5}
 kmax=${BENCH_KMAX:-16}
 iters=10 warm=3
+emax=64M kset="2 4 8"
 if [ "$quick" = 1 ]; then
-    reps=${BENCH_REPS:-3} kmax=${BENCH_KMAX:-8} iters=4 warm=1
+    reps=${BENCH_REPS:-3} kmax=${BENCH_KMAX:-8} iters=4 warm=1 emax=1M kset="2 8"
 fi
+kset=${BENCH_KSET:-$kset}
 part=${BENCH_PART:-all}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/psring-bench-ring.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 [ -x "$PSR_BIN/ring_worker" ] || { echo "bench_ring.sh: no ring_worker in $PSR_BIN (run make)" >&2; exit 1; }
 
-# ring_busbw K SIZE: one launch.sh run; rank 0's busbw column.
-ring_busbw() {
-    bash "$launch" ring "$1" --bench -b "$2" -e "$2" -n $iters -w $warm --timeout 60 \
-        >/dev/null 2>"$tmp/ring.err"
-    awk '/^rank0\| +[0-9]/ { v = $7 } END { print (v == "" ? "nan" : v) }' "$tmp/ring.err"
+# psr_times ALGO K: one launch.sh run over every size; "bytes time_us"
+# lines from rank 0's table.
+psr_times() {
+    bash "$launch" ring "$2" --algo "$1" --bench -b 4K -e "$emax" -f 4 -n $iters -w $warm \
+        --timeout 60 >/dev/null 2>"$tmp/psr.err"
+    awk '/^rank0\| +[0-9]/ { print $2, $5 }' "$tmp/psr.err"
 }
 
-# mpi_busbw K SIZE: the MPI harness under mpirun, TCP over loopback only.
-mpi_busbw() {
+# mpi_times K: the MPI harness under mpirun, TCP over loopback only.
+mpi_times() {
     asroot=""
     [ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
     mpirun $asroot --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
-        -np "$1" "$peers/mpi_allreduce" -b "$2" -e "$2" -n $iters -w $warm \
+        -np "$1" "$peers/mpi_allreduce" -b 4K -e "$emax" -f 4 -n $iters -w $warm \
         >"$tmp/mpi.out" 2>"$tmp/mpi.err"
-    awk '/^ +[0-9]/ { v = $6 } END { print (v == "" ? "nan" : v) }' "$tmp/mpi.out"
+    awk '/^ +[0-9]/ { print $1, $4 }' "$tmp/mpi.out"
+}
+
+# stats FILE SIZE: "median min-max" of the times recorded for SIZE in FILE
+# ("bytes time" lines, one per repetition); "nan -" when there are none.
+stats() {
+    awk -v b="$2" '$1 == b { print $2 }' "$1" | sort -g | awk '
+        { v[NR] = $1 }
+        END {
+            if (NR == 0) { print "nan -"; exit }
+            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            printf "%.1f %.1f-%.1f\n", m, v[1], v[NR]
+        }'
 }
 
 # ------------------------------------------------------------ 1: vs MPI
 if [ "$part" = all ] || [ "$part" = 1 ]; then
     mpi=1
     if ! command -v mpirun >/dev/null 2>&1; then
-        echo "# bench_ring.sh: mpirun not found: ring only (apt-get install openmpi-bin libopenmpi-dev)"
+        echo "# bench_ring.sh: mpirun not found: psring only (apt-get install openmpi-bin libopenmpi-dev)"
         mpi=0
     elif [ ! -x "$peers/mpi_allreduce" ]; then
         sh "$here/peers/build.sh" "$peers" >"$tmp/build.log" 2>&1
         [ -x "$peers/mpi_allreduce" ] || { echo "# bench_ring.sh: the MPI peer did not build:"; cat "$tmp/build.log"; mpi=0; }
     fi
     {
-        echo "# ring_worker --bench vs MPI_Allreduce (Open MPI, pml ob1, btl tcp,self, lo), float32,"
-        echo "# unpaced loopback, interleaved, median of $reps runs of $iters iterations each;"
-        echo "# busbw in GB/s = size/time * 2(K-1)/K; ratio = ring / MPI. $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ)"
-        echo "# K   size_bytes  ring_busbw  mpi_busbw  ratio"
+        echo "# ring_worker --bench (--algo ring, --algo rd) vs MPI_Allreduce (Open MPI, pml ob1,"
+        echo "# btl tcp,self, lo), float32, unpaced loopback, interleaved ring/rd/MPI, median of $reps"
+        echo "# runs of $iters iterations each (spread: min-max over the runs); time per all-reduce"
+        echo "# in us; best/mpi = min(ring, rd) / MPI (<= 1: psring as fast or faster)."
+        echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
+        echo "# K size_bytes   ring_us   ring_spread        rd_us     rd_spread          mpi_us    mpi_spread         best/mpi"
     } | tee "$out/ring_vs_mpi.dat"
-    for k in 2 4; do
-        for size in 16M 64M; do
-            : >"$tmp/r" ; : >"$tmp/m"
-            i=0
-            while [ $i -lt "$reps" ]; do
-                ring_busbw $k $size >>"$tmp/r"
-                [ $mpi = 1 ] && mpi_busbw $k $size >>"$tmp/m"
-                i=$((i + 1))
-            done
-            r=$(median <"$tmp/r")
-            m=nan
-            [ $mpi = 1 ] && m=$(median <"$tmp/m")
-            bytes=$(size_bytes "$size")
-            awk -v k=$k -v b=$bytes -v r="$r" -v m="$m" 'BEGIN {
-                ratio = (m + 0 > 0) ? sprintf("%.2f", r / m) : "nan"
-                printf "%-3d %11d  %10s  %9s  %5s\n", k, b, r, m, ratio }' | tee -a "$out/ring_vs_mpi.dat"
+    for k in $kset; do
+        : >"$tmp/r"; : >"$tmp/d"; : >"$tmp/m"
+        i=0
+        while [ $i -lt "$reps" ]; do
+            psr_times ring $k >>"$tmp/r"
+            psr_times rd $k >>"$tmp/d"
+            [ $mpi = 1 ] && mpi_times $k >>"$tmp/m"
+            i=$((i + 1))
+        done
+        for bytes in $(awk '{ print $1 }' "$tmp/r" "$tmp/d" | sort -un); do
+            set -- $(stats "$tmp/r" $bytes) $(stats "$tmp/d" $bytes) $(stats "$tmp/m" $bytes)
+            awk -v k=$k -v b=$bytes -v r="$1" -v rs="$2" -v d="$3" -v ds="$4" -v m="$5" -v ms="$6" 'BEGIN {
+                best = (d + 0 > 0 && (d + 0 < r + 0 || !(r + 0 > 0))) ? d : r
+                ratio = (m + 0 > 0 && best + 0 > 0) ? sprintf("%.2f", best / m) : "nan"
+                printf "%-2d %10d  %9s %-17s  %9s %-17s  %9s %-17s  %s\n", k, b, r, rs, d, ds, m, ms, ratio }' |
+                tee -a "$out/ring_vs_mpi.dat"
         done
     done
 fi

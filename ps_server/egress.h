@@ -20,7 +20,7 @@
  * step pipeline on the link (the first arrives after L + piece/B, the last
  * after L + K*total/B), a late timer never delays the ones after it, and
  * a link left idle while every worker's socket was full does not run
- * ahead afterwards by more than the link's burst. Without the link, pieces
+ * ahead afterwards (the link has no burst). Without the link, pieces
  * are `chunk` bytes and go as fast as the sockets take them.
  *
  * ONE PIECE AT A TIME. The caller writes the piece it was handed (all of

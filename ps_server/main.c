@@ -24,7 +24,8 @@
  *
  * EMULATED LINK (link.h, docs/link.md). The server's one NIC is shared by
  * all its connections. Ingress: every read is at most one link piece and is
- * booked with link_ingress_reserve; when the booking says "not before t",
+ * booked with link_ingress_reserve (a read right after a late release from
+ * the release's due time); when the booking says "not before t",
  * the bytes are held (reading that connection stops) until the pacer fires
  * at t, and only then enter the store: they reach the sum at their paced
  * time. Bookings are made in time order, so the held connections form a
@@ -450,7 +451,15 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         silence_progress(&srv->sil, now);
     }
     if (srv->link.ingress.rate > 0) {
-        due = link_ingress_reserve(&srv->link, (size_t)nread, now);
+        /* The bytes arrived by now. A read right after a release by the
+         * pacer may find bytes that waited while the loop was late: book
+         * them from the release's due time, a credit no larger than the
+         * loop's lateness (link.h, LATE EVENT LOOPS). */
+        double t = now;
+        if (c->resumed)
+            t = fmin(now, c->held_due + (double)nread / srv->link.ingress.rate);
+        c->resumed = 0;
+        due = link_ingress_reserve(&srv->link, (size_t)nread, t);
         if (due > now) {
             /* Hold the bytes where they are until the link lets them in. */
             conn_read_stop(c);
@@ -489,6 +498,7 @@ static void on_pacer(uv_poll_t *h, int status, int events)
             srv->held_tail = NULL;
         c->held = 0;
         c->held_next = NULL;
+        c->resumed = 1;
         /* The link's wait was not idle time. */
         silence_progress(&srv->sil, now);
         if (c->joined)

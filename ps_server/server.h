@@ -52,6 +52,7 @@ struct conn {
     const unsigned char *held_p;
     size_t held_len;
     double held_due;
+    int resumed;                     /* released by the pacer, not read since */
     /* writing */
     uint64_t wqueued;                /* bytes of a weights piece queued */
     unsigned char whdr[PROTO_HEADER_SIZE];

@@ -47,6 +47,7 @@
 #include "xport_conn.h"
 
 #define HEAD_MAX (64u << 10)   /* payload bytes sent with the header (EMULATED LATENCY) */
+#define BUSY_S   100e-6        /* net_busy_poll's time when the ranks fit the CPUs */
 
 /* --------------------------------------------------------------- state */
 
@@ -163,6 +164,11 @@ int xport_tcp_attach(struct xport **out, const struct xport_tcp_cfg *cfg, const 
     }
     t->base.ops = &tcp_ops;
     t->base.clock = &clock_real;
+    /* SMALL STEPS: busy-poll briefly before sleeping when every rank can
+     * have a CPU of its own (the ranks of a run share one host here);
+     * when they outnumber the CPUs a spinning rank steals the CPU its
+     * peer needs, so sleep at once, as before. */
+    net_busy_poll(cfg->world <= sysconf(_SC_NPROCESSORS_ONLN) ? BUSY_S : 0.0);
     t->self = (struct xport_conn_self){ cfg->rank, cfg->world, cfg->hello, cfg->timeout };
     t->link = cfg->link;
     t->news = cfg->plan->news;

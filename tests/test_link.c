@@ -3,8 +3,9 @@
  * Nothing here sleeps or reads the clock: `now` is a number the test
  * moves, so every bound below is exact arithmetic and cannot flake on a
  * loaded machine. The contract checked throughout (link.h): on either
- * direction, N bytes never pass faster than (N - burst) / B, and latency
- * is a pipelined delivery deadline, never eaten by the idle credit.
+ * direction, N bytes never pass faster than N / B (there is no burst), a
+ * message costs exactly L + n/B, and latency is a pipelined delivery
+ * deadline.
  */
 #include <math.h>
 #include <stdint.h>
@@ -41,25 +42,25 @@ static double tol_bytes(double rate)
 
 /* Greedy egress sender: reserve `sz` bytes at a time at `now`, "sleep" to
  * the deadline plus a random oversleep of up to `jitter` seconds. Checks
- * the lower bound from the first reservation for every prefix. */
+ * the lower bound from the first reservation for every prefix: no burst,
+ * so N bytes never pass before N/B. */
 static void egress_greedy(double rate, size_t sz, double jitter, double latency)
 {
     struct link l;
-    double t0 = 1000.0, now = t0, d = 0, burst, sent = 0;
+    double t0 = 1000.0, now = t0, d = 0, sent = 0;
     int bad = 0;
 
     T_EQ_I(link_init(&l, rate, latency), 0);
-    burst = link_burst_bytes(&l);
     for (int i = 0; i < 4000 && !bad; i++) {
         d = link_egress_reserve(&l, sz, now);
         sent += (double)sz;
         /* The bytes are written at d: the prefix must obey the bound. */
-        if (!(sent <= (d - latency - t0) * rate + burst + tol_bytes(rate))) {
-            T_LE(sent, (d - latency - t0) * rate + burst + tol_bytes(rate));
+        if (!(sent <= (d - latency - t0) * rate + tol_bytes(rate))) {
+            T_LE(sent, (d - latency - t0) * rate + tol_bytes(rate));
             bad = 1;
         }
-        if (!(d >= now + latency - 1e-12)) {
-            T_LE(now + latency, d);
+        if (!(d >= now + latency + (double)sz / rate - 1e-12)) {
+            T_LE(now + latency + (double)sz / rate, d);
             bad = 1;
         }
         now = fmax(now, d) + jitter * rnd01();
@@ -89,25 +90,19 @@ static void t_init(void)
     T_END();
 }
 
-static void t_burst_piece(void)
+static void t_piece(void)
 {
     struct link l;
 
-    T_CASE("link-1.2", "burst = max(16 KiB, B * 1 ms), piece = burst/4 <= burst");
+    T_CASE("link-1.2", "piece = max(4 KiB, B * 250 us) <= 16 MiB; no burst state");
     for (size_t i = 0; i < NRATES; i++) {
-        double b = rates[i], want = fmax(LINK_BURST_MIN, b * 1e-3);
+        double b = rates[i], want = fmax(LINK_PIECE_MIN, b * LINK_PIECE_S);
         T_EQ_I(link_init(&l, b, 0.0), 0);
-        T_NEAR(link_burst_bytes(&l), want, 1e-6);
-        T_TRUE(link_piece(&l) >= 1);
-        T_LE((double)link_piece(&l), link_burst_bytes(&l));
-        T_NEAR((double)link_piece(&l), want / 4, 1.0);
-        T_NEAR(l.egress.burst_s * b, want, 1e-3);
-        T_NEAR(l.ingress.burst_s * b, want - (double)link_piece(&l), 1e-3);
+        T_NEAR((double)link_piece(&l), want, 1.0);
     }
     T_EQ_I(link_init(&l, 1e15, 0.0), 0);
     T_EQ_U(link_piece(&l), LINK_PIECE_MAX);
     T_EQ_I(link_init(&l, 0.0, 1e-3), 0);
-    T_EQ_D(link_burst_bytes(&l), 0.0);
     T_EQ_U(link_piece(&l), SIZE_MAX);
     T_END();
 }
@@ -116,55 +111,58 @@ static void t_egress_bound(void)
 {
     const size_t sizes[] = { 1, 40, 1500, 4096, 65536, 1u << 20 };
 
-    T_CASE("link-1.3", "egress: N bytes never pass faster than (N - burst)/B");
+    T_CASE("link-1.3", "egress: N bytes never pass faster than N/B (no burst)");
     for (size_t i = 0; i < NRATES; i++)
         for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
             egress_greedy(rates[i], sizes[j], 0.0, 0.0);
             egress_greedy(rates[i], sizes[j], 300e-6, 0.0);      /* late wake-ups */
             egress_greedy(rates[i], sizes[j], 5e-3, 100e-6);     /* very late, latency */
         }
-    /* Without oversleep the bound is tight: N bytes take (N - burst)/B. */
+    /* Without oversleep the bound is tight: N bytes take N/B. */
     {
         struct link l;
-        double now = 50.0, d = 0, n = 0, burst;
+        double now = 50.0, d = 0, n = 0;
         T_EQ_I(link_init(&l, 1e8, 0.0), 0);
-        burst = link_burst_bytes(&l);
         for (int k = 0; k < 1000; k++) {
             d = link_egress_reserve(&l, 25000, now);
             n += 25000;
             now = fmax(now, d);
         }
-        T_NEAR(d - 50.0, (n - burst) / 1e8, 1e-9);
+        T_NEAR(d - 50.0, n / 1e8, 1e-9);
     }
     T_END();
 }
 
 static void t_ingress_bound(void)
 {
-    T_CASE("link-1.4", "ingress: a reader takes N bytes no faster than (N - burst)/B");
+    T_CASE("link-1.4", "ingress: a reader is handed N bytes no faster than N/B");
     for (size_t i = 0; i < NRATES; i++) {
         for (int jit = 0; jit < 3; jit++) {
             struct link l;
-            double b = rates[i], now = 77.0, t_first = 77.0, got = 0, burst;
+            double b = rates[i], now = 77.0, t_first = 0, got = 0, due = 0;
             double jitter = jit == 0 ? 0 : jit == 1 ? 200e-6 : 4e-3;
             size_t piece;
             int bad = 0;
 
             T_EQ_I(link_init(&l, b, 0.0), 0);
-            burst = link_burst_bytes(&l);
             piece = link_piece(&l);
             for (int k = 0; k < 3000 && !bad; k++) {
-                /* read up to one piece (the socket gives any amount) ... */
+                /* read up to one piece (the socket gives any amount) that
+                 * arrived by now, book it, hold it until its due time ... */
                 size_t r = 1 + (size_t)(rnd() % piece);
                 if (rnd() % 4 == 0)
                     r = piece;
+                due = link_ingress_reserve(&l, r, now);
+                if (k == 0)
+                    t_first = due - (double)r / b;     /* its wire time began */
                 got += (double)r;
-                if (!(got <= (now - t_first) * b + burst + tol_bytes(b))) {
-                    T_LE(got, (now - t_first) * b + burst + tol_bytes(b));
+                T_TRUE(due >= now - 1e-12);
+                if (!(got <= (due - t_first) * b + tol_bytes(b))) {
+                    T_LE(got, (due - t_first) * b + tol_bytes(b));
                     bad = 1;
                 }
-                /* ... then reserve it and sleep (late) until the deadline. */
-                now = fmax(now, link_ingress_reserve(&l, r, now)) + jitter * rnd01();
+                /* ... then read again when it is handed over (late). */
+                now = fmax(now, due) + jitter * rnd01();
             }
         }
     }
@@ -173,21 +171,20 @@ static void t_ingress_bound(void)
 
 /* Several "sockets" of one process book on the same link in a random
  * interleaving with random idle gaps; for every window of consecutive
- * pieces the bytes in it obey (t_j - t_i) * B + burst. */
+ * pieces the bytes in it obey dt * B: there is no burst to exceed it. */
 static void t_interleave(void)
 {
     enum { N = 1500 };
     static double dl[N], sz[N];
 
-    T_CASE("link-1.5", "random interleavings: every window obeys (dt * B + burst)");
+    T_CASE("link-1.5", "random interleavings: every window obeys dt * B (no burst)");
     for (size_t i = 0; i < NRATES; i++) {
         for (int dir = 0; dir < 2; dir++) {
             struct link l;
-            double b = rates[i], now = 10.0, burst, lat = dir ? 0.0 : 30e-6;
+            double b = rates[i], now = 10.0, lat = dir ? 0.0 : 30e-6;
             int bad = 0;
 
             T_EQ_I(link_init(&l, b, lat), 0);
-            burst = link_burst_bytes(&l);
             for (int k = 0; k < N; k++) {
                 size_t n = 1 + (size_t)(rnd() % (2 * link_piece(&l)));
                 double u = rnd01();
@@ -196,11 +193,8 @@ static void t_interleave(void)
                 if (dir == 0) {
                     dl[k] = link_egress_reserve(&l, n, now) - lat;
                 } else {
-                    /* the bytes pass when read, i.e. at `now` */
-                    if (n > link_piece(&l))
-                        n = link_piece(&l);
-                    dl[k] = now;
-                    now = fmax(now, link_ingress_reserve(&l, n, now));
+                    /* the bytes are handed over at their due time */
+                    dl[k] = link_ingress_reserve(&l, n, now);
                 }
                 sz[k] = (double)n;
             }
@@ -208,8 +202,8 @@ static void t_interleave(void)
                 double sum = 0;
                 for (int c = a + 1; c < N && !bad; c++) {
                     sum += sz[c];
-                    if (!(sum <= (dl[c] - dl[a]) * b + burst + tol_bytes(b))) {
-                        T_LE(sum, (dl[c] - dl[a]) * b + burst + tol_bytes(b));
+                    if (!(sum <= (dl[c] - dl[a]) * b + tol_bytes(b))) {
+                        T_LE(sum, (dl[c] - dl[a]) * b + tol_bytes(b));
                         bad = 1;
                     }
                 }
@@ -219,50 +213,96 @@ static void t_interleave(void)
     T_END();
 }
 
-static void t_credit_cap(void)
+static void t_no_credit(void)
 {
     struct link l;
-    double b = 1e8, burst_s;
+    double b = 1e8, v;
 
-    T_CASE("link-1.6", "idle credit is capped at the burst, both directions");
+    T_CASE("link-1.6", "no idle credit: an idle link passes nothing for free, both directions");
     T_EQ_I(link_init(&l, b, 0.0), 0);
-    burst_s = link_burst_bytes(&l) / b;
-    /* Long idle (10 s): 100 MB still take 1 s minus one burst, not 0. */
-    T_NEAR(link_egress_reserve(&l, 100000000, 100.0) - 100.0, 1.0 - burst_s, 1e-9);
-    T_NEAR(link_egress_reserve(&l, 100000000, 111.0) - 111.0, 1.0 - burst_s, 1e-9);
-    /* An idle gap shorter than the burst is credited exactly. */
+    /* Long idle (10 s): 100 MB still take exactly 1 s. */
+    T_NEAR(link_egress_reserve(&l, 100000000, 100.0) - 100.0, 1.0, 1e-9);
+    T_NEAR(link_egress_reserve(&l, 100000000, 111.0) - 111.0, 1.0, 1e-9);
+    /* A short idle gap is not credited either. */
+    v = link_egress_reserve(&l, 1000000, 5.0);          /* busy to v */
+    T_NEAR(link_egress_reserve(&l, 1000000, v + 1e-4) - (v + 1e-4), 0.01, 1e-9);
+    /* Ingress: bytes that arrived at t were on the wire for n/B before:
+     * handed over at t, not earlier and not later, when the link is idle. */
     T_EQ_I(link_init(&l, b, 0.0), 0);
-    double v = link_egress_reserve(&l, 1000000, 5.0);          /* busy to v */
-    T_NEAR(link_egress_reserve(&l, 1000000, v + burst_s / 2) - v, 0.01, 1e-9);
-    /* A gap of two bursts is credited one burst only. */
-    v = l.egress.vclock + 2 * burst_s;
-    T_NEAR(link_egress_reserve(&l, 1000000, v) - v, 0.01 - burst_s, 1e-9);
-    /* Ingress: the credit is burst - piece (the piece read before booking). */
-    T_EQ_I(link_init(&l, b, 0.0), 0);
-    T_NEAR(link_ingress_reserve(&l, 100000000, 20.0) - 20.0,
-           1.0 - (link_burst_bytes(&l) - (double)link_piece(&l)) / b, 1e-9);
+    T_NEAR(link_ingress_reserve(&l, 100000000, 20.0), 20.0, 1e-9);
+    /* ... and after an idle gap as long as you like, the same. */
+    T_NEAR(link_ingress_reserve(&l, 1000000, 40.0), 40.0, 1e-9);
+    /* Two senders at once into one reader: the second waits its turn. */
+    T_NEAR(link_ingress_reserve(&l, 1000000, 40.0), 40.01, 1e-9);
+    T_END();
+}
+
+/* one_message: n bytes from an idle sender at `now`, through the sender's
+ * egress (net.c's blocking protocol: pieces of link_piece(), each reserved,
+ * slept to and woken exactly) and the receiver's ingress (each piece booked
+ * at its arrival, the sender's deadline; the reader holds it until due).
+ * Returns when the receiver is handed the last byte. */
+static double one_message(struct link *snd, struct link *rcv, size_t n, double now)
+{
+    size_t piece = link_piece(snd), done = 0;
+    double handed = now;
+
+    link_send_restart(snd);
+    while (done < n) {
+        size_t p = n - done < piece ? n - done : piece;
+        double d = link_send_reserve(snd, p, now, done > 0);
+        now = fmax(now, d);
+        link_send_woke(snd, now);
+        handed = fmax(handed, link_ingress_reserve(rcv, p, now));
+        done += p;
+    }
+    return handed;
+}
+
+static void t_message(void)
+{
+    const double rate = 500e6 / 8, lat = 200e-6;        /* 500 Mbit/s, 200 us */
+    const size_t sizes[] = { 4096, 16384, 65536, 262144, 1u << 20, 4u << 20, 16u << 20 };
+
+    T_CASE("link-1.12", "one message, 4 KiB to 16 MiB at 500 Mbit/s and 200 us, costs "
+           "exactly a + n/bw (the model's), from an idle link and after a long idle");
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        struct link s, r;
+        double n = (double)sizes[i], t0 = 10.0, end;
+
+        T_EQ_I(link_init(&s, rate, lat), 0);
+        T_EQ_I(link_init(&r, rate, lat), 0);
+        end = one_message(&s, &r, sizes[i], t0);
+        T_NEAR(end - t0, lat + n / rate, 1e-9);
+        /* The same message again after 5 s of idle: no credit, same cost. */
+        t0 = end + 5.0;
+        end = one_message(&s, &r, sizes[i], t0);
+        T_NEAR(end - t0, lat + n / rate, 1e-9);
+        /* And with only the sender paced (the receiver's link off). */
+        T_EQ_I(link_init(&r, 0.0, 0.0), 0);
+        t0 = end + 1.0;
+        end = one_message(&s, &r, sizes[i], t0);
+        T_NEAR(end - t0, lat + n / rate, 1e-9);
+    }
     T_END();
 }
 
 static void t_latency(void)
 {
     struct link l;
-    double b = 1e8, lat = 500e-6, burst_s, d = 0, total = 0, t0 = 3.0;
+    double b = 1e8, lat = 500e-6, d = 0, total = 0, t0 = 3.0;
 
     T_CASE("link-1.7", "latency pipelines: k pieces end at start + total/B + L, not k*L");
     T_EQ_I(link_init(&l, b, lat), 0);
-    burst_s = link_burst_bytes(&l) / b;
     for (int k = 0; k < 64; k++) {
         d = link_egress_reserve(&l, 40000, t0);
         total += 40000;
     }
-    /* start = t0 - burst (idle credit), total/B = 25.6 ms >> burst */
-    T_NEAR(d, t0 - burst_s + total / b + lat, 1e-9);
-    T_LE(d - t0, total / b + lat);
-    /* The idle credit never eats the latency: a small message after idle
-     * is delivered no sooner than now + L (a ping-pong sees 2L). */
-    T_NEAR(link_egress_reserve(&l, 64, 10.0), 10.0 + lat, 1e-12);
-    T_NEAR(link_egress_reserve(&l, 64, 10.0), 10.0 + lat, 1e-12);
+    T_NEAR(d, t0 + total / b + lat, 1e-9);
+    /* A small message after idle is delivered at now + n/B + L exactly
+     * (a ping-pong sees 2L). */
+    T_NEAR(link_egress_reserve(&l, 64, 10.0), 10.0 + 64 / b + lat, 1e-12);
+    T_NEAR(link_egress_reserve(&l, 64, 10.0), 10.0 + 128 / b + lat, 1e-12);
     /* Unlimited rate: every piece at the same now lands at now + L. */
     T_EQ_I(link_init(&l, 0.0, lat), 0);
     for (int k = 0; k < 10; k++)
@@ -446,9 +486,11 @@ static void t_independent(void)
     T_EQ_I(link_init(&l, 1e8, 0.0), 0);
     e0 = link_egress_reserve(&l, 10000000, 1.0);
     i0 = link_ingress_reserve(&l, 10000000, 1.0);
-    /* Each pays for its own 10 MB only (0.1 s minus its credit). */
-    T_NEAR(e0 - 1.0, 0.1 - l.egress.burst_s, 1e-9);
-    T_NEAR(i0 - 1.0, 0.1 - l.ingress.burst_s, 1e-9);
+    /* Each pays for its own 10 MB only: egress 0.1 s from now; ingress
+     * books the bytes' 0.1 s of wire before their arrival at 1.0. */
+    T_NEAR(e0 - 1.0, 0.1, 1e-9);
+    T_NEAR(i0 - 1.0, 0.0, 1e-9);
+    T_NEAR(link_ingress_reserve(&l, 10000000, 1.0) - 1.0, 0.1, 1e-9);
     t = link_egress_reserve(&l, 1000000, 1.0);
     T_NEAR(t - e0, 0.01, 1e-9);
     T_END();
@@ -457,15 +499,16 @@ static void t_independent(void)
 int main(void)
 {
     t_init();
-    t_burst_piece();
+    t_piece();
     t_egress_bound();
     t_ingress_bound();
     t_interleave();
-    t_credit_cap();
+    t_no_credit();
     t_latency();
     t_blocking();
     t_restart();
     t_unlimited();
     t_independent();
+    t_message();
     return t_done();
 }

@@ -539,7 +539,7 @@ static void t_egress(void)
     T_END();
 
     T_CASE("psframes-2.3", "with the link: pieces of link_piece bytes, due at the link's "
-           "deadlines; the last after L + K*total/B (less the burst)");
+           "deadlines; the last after L + K*total/B exactly (no burst)");
     {
         const double rate = 1e6, lat = 1e-3, t0 = 100.0;
         const uint64_t total = 40000;
@@ -570,9 +570,8 @@ static void t_egress(void)
         T_TRUE(!early);
         T_TRUE(waits > 0);
         T_EQ_U(bytes, 2 * total);
-        /* Idle credit lets the first burst go at once: the last piece is due
-         * at t0 - burst/B + 2*total/B + L. */
-        T_NEAR(last, t0 - link_burst_bytes(&l) / rate + 2.0 * (double)total / rate + lat, 1e-9);
+        /* No idle credit: the last piece is due at t0 + 2*total/B + L. */
+        T_NEAR(last, t0 + 2.0 * (double)total / rate + lat, 1e-9);
         egress_destroy(&e);
     }
     T_END();
