@@ -43,4 +43,9 @@ void err_say(char *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, ERR_LEN, fmt, ap);
     va_end(ap);
+    /* One line whatever went in (a path or a peer's text may hold a
+     * newline or a terminal escape): control bytes become '?'. */
+    for (char *p = err; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
 }

@@ -39,7 +39,8 @@ enum err_code {
 const char *err_str(int code);
 
 /* err_say: the printf-style one-line reason into err[ERR_LEN] (truncated
- * to fit); nothing when err is NULL. What every module's failures use. */
+ * to fit; control bytes, a newline among them, become '?'); nothing when
+ * err is NULL. What every module's failures use. */
 __attribute__((format(printf, 2, 3)))
 void err_say(char *err, const char *fmt, ...);
 
