@@ -337,7 +337,8 @@ int main(int argc, char **argv)
     {
         const char *cfgs[] = {
             "network/model:CM02", "network/latency-factor:1", "network/bandwidth-factor:1",
-            "network/crosstraffic:0", "network/TCP-gamma:0", "contexts/stack-size:256",
+            "network/crosstraffic:0", "network/TCP-gamma:0", "network/optim:Full",
+            "contexts/stack-size:256",
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
             "contexts/factory:thread",
 #endif

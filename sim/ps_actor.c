@@ -3,6 +3,10 @@
  * training step (common/step.c) as bin/ps_server and bin/ps_worker.
  *
  * One step, as the real system runs it:
+ * A push's bytes stay in the worker's buffer (it waits for the push to
+ * complete and then for the weights, which come only after the server has
+ * read every push); the weights travel as a copy (egress).
+ *
  *   worker w   push: for each server s, one message of its slice of the
  *              gradient (mailbox "s<-w"), all S at once; then pull: one
  *              message of the new weights from each server ("w<-s")
@@ -307,15 +311,22 @@ static int egress(struct server *v, uint64_t s)
     int k = v->j->k;
     const void *wts = v->have_store ? store_weights(&v->st) : NULL;
 
+    size_t len = (v->hi - v->lo) * v->es;
+
+    /* Each frame carries its own copy of the weights: the worker reads
+     * them after the comm completes, when this actor may already have run
+     * on (and, after the last step, freed the store). */
     for (int w = 0; w < k; w++) {
-        struct ps_frame *f = malloc(sizeof *f);
+        struct ps_frame *f = malloc(sizeof *f + (wts ? len : 0));
 
         if (!f) {
             err_say(v->sl->err, "server %d: out of memory", v->sl->rank);
             return -ENOMEM;
         }
         *f = (struct ps_frame){ -1, s, simgrid_get_clock(), { 0, 0 }, v->lo, v->hi - v->lo,
-                                wts };
+                                wts ? f + 1 : NULL };
+        if (wts)
+            memcpy(f + 1, wts, len);
         v->comm[w] = sg_mailbox_put_async(v->out[w], f, (long)((v->hi - v->lo) * v->es));
         v->sl->bytes_out += (v->hi - v->lo) * v->es;
     }
