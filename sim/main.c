@@ -233,7 +233,8 @@ int main(int argc, char **argv)
     g_opts = &o;
     cli_common_defaults(&c);
     const struct cli_opt *tables[] = { own_opts(&o), cli_common_opts(&c), NULL };
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "--version") == 0))
+    /* Flags before the mode: --help, --version, or a bad flag named. */
+    if (argc >= 2 && argv[1][0] == '-')
         cli_main_parse(PROG, synopsis, argc, argv, tables);
     if (argc < 3)
         usage_fail("expected ps|ring and K (see --help)");
