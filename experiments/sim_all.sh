@@ -80,9 +80,9 @@ awk -F, 'NR > 1 { d = $6 / $5 - 1; if (d < 0) d = -d; if (d > w) w = d; n++ }
          END { printf "model vs sim: %d rows, worst relative error %.2e\n", n, w }' "$v" \
     | tee "$out/calibration.txt"
 if ((real)); then
-    awk -F, 'NR > 1 && $7 != "" && $4 >= 1048576 { r[++n] = $6 / $7 }
-             END { asort(r); bf = n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
-                   printf "%.6f\n", bf }' "$v" >"$out/bandwidth_factor"
+    awk -F, 'NR > 1 && $7 != "" && $4 >= 1048576 { print $6 / $7 }' "$v" | sort -g |
+        awk '{ r[++n] = $1 } END { printf "%.6f\n", n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2 }' \
+        >"$out/bandwidth_factor"
     bf=$(cat "$out/bandwidth_factor")
     awk -F, -v bf="$bf" '
         NR > 1 && $7 != "" { e = ($6 / bf) / $7 - 1; if (e < 0) e = -e; u = $6 / $7 - 1; if (u < 0) u = -u
