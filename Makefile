@@ -54,6 +54,17 @@ ifeq ($(MAKELEVEL),0)
   endif
 endif
 
+# SimGrid (bin/psring_sim, sim/): found with pkg-config or its headers in
+# /usr/include/simgrid; without it sim/ is skipped and the build says so once.
+SG_FOUND := $(or $(shell pkg-config --exists simgrid 2>/dev/null && echo 1),$(if $(wildcard /usr/include/simgrid/engine.h),1))
+SG_CFLAGS = $(shell pkg-config --cflags-only-I simgrid 2>/dev/null | sed 's/-I/-isystem /g')
+SG_LIBS   = $(or $(shell pkg-config --libs simgrid 2>/dev/null),-lsimgrid)
+ifeq ($(MAKELEVEL),0)
+  ifeq ($(SG_FOUND),)
+    $(info psring: SimGrid not found (pkg-config simgrid, /usr/include/simgrid): no bin/psring_sim; make deps installs it)
+  endif
+endif
+
 # The GPU parts (gpu/) are built by gpu.mk, which sets GPU_LIB (a library
 # every system binary and unit test links: the CUDA/NCCL code where nvcc was
 # found, stubs that say "built without CUDA" otherwise) and GPU_LDLIBS.
@@ -87,12 +98,26 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(wildcard tests/fuzz_*.c)
 FUZZ     := $(FUZZ_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check check-run test-quick bench lab deps clean fuzz
-all: $(LIB) $(SYS_BINS) $(TOOLS)
+# sim/: bin/psring_sim, the simulated twin of the systems (docs/sim.md),
+# linking the ring's and the server's libraries, only where SimGrid is.
+SIM_SRC  := $(wildcard sim/*.c)
+SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
+SIM_BIN  := $(if $(SG_FOUND),$(BIN)/psring_sim)
+
+.PHONY: all check check-run test-quick bench lab deps clean fuzz sim
+all: $(LIB) $(SYS_BINS) $(TOOLS) $(SIM_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(if $(findstring ps_server,$<),$(UV_CFLAGS)) -c $< -o $@
+
+$(BUILD)/sim/%.o: sim/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iring_worker -Ips_server -Isim $(SG_CFLAGS) -c $< -o $@
+
+$(BIN)/psring_sim: $(SIM_OBJ) $(BUILD)/libring_worker.a $(BUILD)/libps_server.a $(GPU_LIB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(LDLIBS) $(GPU_LDLIBS) $(UV_LIBS) $(SG_LIBS) -o $@
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -144,6 +169,14 @@ lab: deps
 	@$(MAKE) --no-print-directory all
 	@$(RUN_ENV) experiments/lab.sh $(LAB_ARGS)
 
+# The simulation study (docs/sim.md): validation against the model and the
+# emulated link, the large-K sweep, the seed's K table, the plots, under
+# results/sim-<date>/. `make sim SIM_ARGS="--quick"` for a short one.
+SIM_ARGS ?=
+sim: deps
+	@$(MAKE) --no-print-directory all
+	@$(RUN_ENV) experiments/sim_all.sh $(SIM_ARGS)
+
 # libFuzzer builds of the fuzz targets (clang only), for long fuzzing runs:
 #   make fuzz && build/fuzz/fuzz_proto -max_total_time=60
 fuzz: $(LIB_SRC) $(FUZZ_SRC)
@@ -155,12 +188,14 @@ fuzz: $(LIB_SRC) $(FUZZ_SRC)
 	    $$f $(LIB_SRC) -lm -lpthread -o build/fuzz/$$n || exit 1; done
 
 # ---------------------------------------------------------------- set-up
-DEB_PKGS := pkg-config libuv1-dev gnuplot-nox openmpi-bin libopenmpi-dev procps iproute2
+DEB_PKGS := pkg-config libuv1-dev gnuplot-nox openmpi-bin libopenmpi-dev procps iproute2 \
+            libsimgrid-dev
 
 deps:
 	@if pkg-config --exists libuv 2>/dev/null && command -v gnuplot >/dev/null \
 	    && command -v mpirun >/dev/null && command -v mpicc >/dev/null \
-	    && command -v pgrep >/dev/null && command -v tc >/dev/null; then :; \
+	    && command -v pgrep >/dev/null && command -v tc >/dev/null \
+	    && { pkg-config --exists simgrid 2>/dev/null || [ -f /usr/include/simgrid/engine.h ]; }; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "psring: installing Debian packages: $(DEB_PKGS)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
@@ -173,5 +208,5 @@ deps:
 clean:
 	rm -rf build bin
 
--include $(LIB_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d) $(TOOL_SRC:%.c=$(BUILD)/%.d) \
+-include $(SIM_OBJ:.o=.d) $(LIB_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d) $(TOOL_SRC:%.c=$(BUILD)/%.d) \
          $(foreach d,$(SYSTEMS),$(patsubst %.c,$(BUILD)/%.d,$(wildcard $(d)/*.c)))

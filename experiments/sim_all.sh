@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# sim_all.sh -- the simulation study of docs/sim.md (`make sim`), under
+# results/sim-<date>/ (or --out DIR):
+#
+#   1. validation.csv  the model check: psring_sim (star, CM02, factors 1)
+#      against bin/model, PS / ring / rd, K = 2..8, 4 KiB..16 MiB; then the
+#      emulated link: experiments/launch.sh (real processes, --link-bw
+#      500Mbit --link-latency 200us) against psring_sim with the same
+#      flags. Calibration: bandwidth factor = median(sim / real) over the
+#      rows >= 1 MiB (fit); the error is then reported on the rows below
+#      1 MiB (validation) -> calibration.txt
+#   2. large_k.csv     PS and ring, K = 2..1024, 4 MiB, sizes only, on star
+#      and on fat-tree:4; wall time and peak memory of the whole sweep
+#      (/usr/bin/time -v) -> large_k.time
+#   3. seed_k.csv      the seed's exercise (P = 2e9 two-byte parameters,
+#      25 GB/s links, K = 8, 64, 512), simulated, beside bin/model
+#   4. plots: sim_validation.png, k_time_sim.png (plots/sim_*.gp)
+# Platform XML files are kept next to the results (platform-*.xml).
+#
+#   experiments/sim_all.sh [--quick] [--no-real] [--out DIR]
+#     --quick    K = 2, 4, 8; sizes 64 KiB..4 MiB; large K to 256
+#     --no-real  skip the launch.sh half of 1 (the model check stays)
+set -u
+prog=sim_all.sh
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+need_bash51
+help_or_version "$@"
+
+# The seed's exercise (copied from the seed text, so nothing outside the
+# repository is needed): P parameters of E bytes, links of BW.
+SEED_P=2000000000 SEED_E=2 SEED_BW=25GB SEED_KS="8 64 512"
+BW=500Mbit LAT=200us
+
+quick=0 real=1 out=""
+while (($# > 0)); do
+    case $1 in
+    --quick) quick=1 ;;
+    --no-real) real=0 ;;
+    --out) out=$2; shift ;;
+    *) die_usage "unknown argument '$1'" ;;
+    esac
+    shift
+done
+out=${out:-$here/../results/sim-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out" || die_usage "--out: cannot create '$out'"
+sim=$PSR_BIN/psring_sim model=$PSR_BIN/model
+[[ -x $sim ]] || { say "no psring_sim in $PSR_BIN (SimGrid not found: make deps)"; exit 1; }
+
+if ((quick)); then
+    ks="2 4 8" sizes="65536 262144 1048576 4194304" bigks="2 16 64 256"
+else
+    ks="2 3 4 5 6 7 8" sizes="4096 16384 65536 262144 1048576 4194304 16777216"
+    bigks="2 4 8 16 32 64 128 256 512 1024"
+fi
+
+# ---------------------------------------------------------------- 1
+v=$out/validation.csv
+echo "system,algo,K,bytes,model_s,sim_s,real_s" >"$v"
+for k in $ks; do
+    for b in $sizes; do
+        for a in ps ring rd; do
+            m=ring; [[ $a == ps ]] && m=ps
+            flags=(--steps 3 --link-bw $BW --link-latency $LAT --bytes "$b")
+            [[ $a == rd ]] && flags+=(--algo rd)
+            s=$("$sim" $m "$k" "${flags[@]}" --payload sizes | awk -F, 'NR == 2 { print $7 }')
+            mo=$("$model" --algo $a --K "$k" --bytes "$b" --bw $BW --latency $LAT)
+            r=""
+            if ((real)); then
+                wa=(); [[ $a == rd ]] && wa=(--worker-args "--algo rd")
+                r=$("$here/launch.sh" $m "$k" "${wa[@]}" --workload synthetic --dtype f32 \
+                    --params $((b / 4)) --steps 4 --link-bw $BW --link-latency $LAT \
+                    --timeout 30 --time-limit 300 2>/dev/null | awk -F, 'NR == 2 { print $7 }')
+            fi
+            echo "$m,$a,$k,$b,$mo,$s,$r" | tee -a "$v"
+        done
+    done
+done
+awk -F, 'NR > 1 { d = $6 / $5 - 1; if (d < 0) d = -d; if (d > w) w = d; n++ }
+         END { printf "model vs sim: %d rows, worst relative error %.2e\n", n, w }' "$v" \
+    | tee "$out/calibration.txt"
+if ((real)); then
+    awk -F, 'NR > 1 && $7 != "" && $4 >= 1048576 { print $6 / $7 }' "$v" | sort -g |
+        awk '{ r[++n] = $1 } END { printf "%.6f\n", n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2 }' \
+        >"$out/bandwidth_factor"
+    bf=$(cat "$out/bandwidth_factor")
+    awk -F, -v bf="$bf" '
+        NR > 1 && $7 != "" { e = ($6 / bf) / $7 - 1; if (e < 0) e = -e; u = $6 / $7 - 1; if (u < 0) u = -u
+              if ($4 >= 1048576) { fn++; fe += e; fu += u; if (e > fw) fw = e }
+              else { vn++; ve += e; vu += u; if (e > vw) vw = e } }
+        END { printf "real vs sim: bandwidth factor %.4f fitted on %d rows >= 1 MiB: mean |error| %.1f%% (uncalibrated %.1f%%), worst %.1f%%\n", bf, fn, 100 * fe / fn, 100 * fu / fn, 100 * fw
+              printf "real vs sim: validated on %d rows < 1 MiB: mean |error| %.1f%% (uncalibrated %.1f%%), worst %.1f%%\n", vn, 100 * ve / (vn ? vn : 1), 100 * vu / (vn ? vn : 1), 100 * vw }' \
+        "$v" | tee -a "$out/calibration.txt"
+fi
+
+# ---------------------------------------------------------------- 2
+big() {
+    for p in star fat-tree:4; do
+        for k in $bigks; do
+            for m in ps ring; do
+                "$sim" $m "$k" --bytes 4MiB --steps 2 --link-bw $BW --link-latency $LAT \
+                    --payload sizes --platform $p --platform-out "$out/platform-${p//:/_}-$k-$m.xml" \
+                    | awk -F, -v p="$p" 'NR == 2 { print p "," $0 }'
+            done
+        done
+    done
+}
+echo "platform,system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound" \
+    >"$out/large_k.csv"
+export -f big 2>/dev/null
+/usr/bin/time -v -o "$out/large_k.time" bash -c "$(declare -f big); sim=$sim out=$out bigks='$bigks' BW=$BW LAT=$LAT big" \
+    >>"$out/large_k.csv"
+grep -E "Elapsed|Maximum resident" "$out/large_k.time" | tee -a "$out/calibration.txt"
+
+# ---------------------------------------------------------------- 3
+echo "system,K,bytes,model_s,sim_s" >"$out/seed_k.csv"
+for k in $SEED_KS; do
+    for a in ps ring; do
+        b=$((SEED_P * SEED_E))
+        s=$("$sim" $a "$k" --bytes $b --steps 1 --warmup 0 --link-bw $SEED_BW --link-latency 0 \
+            --payload sizes | awk -F, 'NR == 2 { print $7 }')
+        mo=$("$model" --algo $a --K "$k" --bytes $b --bw $SEED_BW --latency 0)
+        echo "$a,$k,$b,$mo,$s" | tee -a "$out/seed_k.csv"
+    done
+done
+
+# ---------------------------------------------------------------- 4
+if command -v gnuplot >/dev/null; then
+    gnuplot -e "dir='$out'" "$here/../plots/sim_validation.gp" &&
+        gnuplot -e "dir='$out'" "$here/../plots/sim_k_time.gp" || say "gnuplot failed"
+fi
+say "results in $out"

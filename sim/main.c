@@ -1,0 +1,455 @@
+/* main.c -- bin/psring_sim: the parameter server or the all-reduce of
+ * psring on a simulated network (SimGrid), one actor per rank, the same
+ * algorithms (ring.c, rd.c over xport_sim), the same store and training
+ * step, the same CSV row as experiments/launch.sh (transport "sim").
+ *
+ *   psring_sim ps|ring K [--algo ring|rd] [--bytes N] [common flags]
+ *       [--platform star|fat-tree:OVERSUB|racks:R:UPLINK|file:PATH]
+ *       [--payload real|sizes] [--servers S] [--hosts N]
+ *       [--csv-out FILE] [--platform-out FILE] [--sg-cfg KEY:VALUE]
+ *
+ * THE NETWORK MODEL (docs/sim.md): CM02, SimGrid's plain max-min sharing,
+ * with its latency and bandwidth factors at 1, no cross-traffic and no TCP
+ * window bound, so one message alone on a path of links costs exactly
+ * a + m/bw, the alpha-beta model's price. --sg-cfg passes any other
+ * SimGrid setting (repeatable), after these.
+ *
+ * DATA MODES (--payload; default real when K * n <= SIM_REAL_MAX):
+ *   real   each rank trains: the workload, common/step.c, coll_allreduce
+ *          (ring) or push/pull to the store (PS); --weights-out works
+ *   sizes  the messages carry sizes only. The ring's algorithm runs on a
+ *          proxy vector of K * SIM_PROXY_PER_RANK elements (one, shared:
+ *          its values are never read) and the transport scales every
+ *          frame to the bytes it stands for; the PS sends slice sizes.
+ *
+ * Exit status: 0; 1 when a rank failed; 64 for bad input (one line).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+
+#include "cli.h"
+#include "coll.h"
+#include "dtype.h"
+#include "err.h"
+#include "link.h"
+#include "log.h"
+#include "metrics.h"
+#include "platform.h"
+#include "rd.h"
+#include "ring.h"
+#include "sim.h"
+#include "train.h"
+#include "workload.h"
+#include "xport_sim.h"
+
+#define PROG "psring_sim"
+#define SIM_REAL_MAX (256ull << 20)     /* K * n bytes: above, --payload sizes */
+#define SIM_PROXY_PER_RANK 64           /* sizes: proxy elements per rank */
+#define SIM_PROXY_PIECE 4096            /* sizes: the algorithms' staging piece */
+#define SIM_MAX_CFG 16
+
+struct opts {
+    const char *algo, *platform, *payload, *csv_out, *platform_out;
+    const char *sg_cfg[SIM_MAX_CFG];
+    int n_cfg, servers, hosts;
+    uint64_t bytes;
+};
+
+static struct opts *g_opts;
+
+__attribute__((noreturn)) static void usage_fail(const char *why)
+{
+    fprintf(stderr, PROG ": %s\n", why);
+    exit(CLI_EXIT_USAGE);
+}
+
+static int parse_cfg(const char *value, void *dst, char *err)
+{
+    struct opts *o = dst;
+
+    if (o->n_cfg >= SIM_MAX_CFG || !strchr(value, ':')) {
+        err_say(err, "KEY:VALUE (at most %d)", SIM_MAX_CFG);
+        return ERR_USAGE;
+    }
+    o->sg_cfg[o->n_cfg++] = value;
+    return 0;
+}
+
+/* ------------------------------------------------------------ the ring */
+
+static void ring_actor_real(struct sim_slot *sl, struct xport *x, struct link *link)
+{
+    const struct sim_job *j = sl->job;
+    struct cli_common c = *j->c;
+    struct workload_cfg wc;
+    struct workload w;
+    struct coll coll;
+
+    c.rank = sl->rank;
+    c.world = j->k;
+    cli_workload_cfg(&c, &wc);
+    if (workload_create(&w, &wc) != 0) {
+        sl->rc = ERR_USAGE;
+        err_say(sl->err, "rank %d: cannot build the workload", sl->rank);
+        return;
+    }
+    struct coll_cfg cc = { .kind = COLL_TCP, .algo = j->algo, .rank = sl->rank, .world = j->k,
+                           .dtype = c.dtype, .max_n = w.n + TRAIN_TRAILER, .timeout = c.timeout,
+                           .x = x };
+    if ((sl->rc = coll_init(&coll, &cc, sl->err)) == 0) {
+        struct train_cfg tc = { .c = &c, .w = &w, .coll = &coll, .link = link,
+                                .bucket_bytes = (uint64_t)1 << 62, .no_overlap = 1 };
+
+        sl->rc = train_steps(&tc, NULL, NULL, &sl->rec, sl->err);
+        coll_destroy(&coll);
+    }
+    workload_destroy(&w);
+}
+
+static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
+{
+    const struct sim_job *j = sl->job;
+    struct ring r;
+    struct rd d;
+    int rc;
+
+    rc = j->algo == COLL_RD ? rd_init(&d, x, sl->rank, j->k, SIM_PROXY_PIECE)
+                            : ring_init(&r, x, sl->rank, j->k, SIM_PROXY_PIECE);
+    if (rc != 0) {
+        sl->rc = rc;
+        err_say(sl->err, "rank %d: %s", sl->rank, err_str(rc));
+        return;
+    }
+    for (int s = 0; s < j->c->steps && rc == 0; s++) {
+        uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
+        double t0 = simgrid_get_clock();
+
+        rc = j->algo == COLL_RD ? rd_allreduce(&d, j->proxy, j->proxy_n, j->c->dtype, sl->err)
+                                : ring_allreduce(&r, j->proxy, j->proxy_n, j->c->dtype, sl->err);
+        if (rc == 0 && s >= j->c->warmup) {
+            struct metrics_step ms = { (uint64_t)s, simgrid_get_clock() - t0, NAN, NAN,
+                                       sl->bytes_in - in0, sl->bytes_out - out0 };
+            metrics_record_add(&sl->rec, &ms);
+        }
+    }
+    sl->rc = rc;
+    if (j->algo == COLL_RD)
+        rd_destroy(&d);
+    else
+        ring_destroy(&r);
+}
+
+static void ring_actor(int argc, char **argv)
+{
+    struct sim_slot *sl = sg_actor_self_get_data();
+    const struct sim_job *j = sl->job;
+    struct xport_plan pl;
+    struct xport *x = NULL;
+    struct link link;
+
+    (void)argc;
+    (void)argv;
+    link_init(&link, 0, 0);     /* counters only (train reads them): the network is SimGrid's */
+    if (j->algo == COLL_RD)
+        rd_plan(sl->rank, j->k, &pl);
+    else
+        ring_plan(sl->rank, j->k, &pl);
+    sl->rc = xport_sim_open(&pl, sl->rank, j->k, j->real ? XPORT_SIM_REAL : XPORT_SIM_SIZES,
+                            j->real ? 1.0 : j->scale, j->real ? &link.bytes_in : &sl->bytes_in,
+                            j->real ? &link.bytes_out : &sl->bytes_out, &x, sl->err);
+    if (sl->rc != 0)
+        return;
+    if (j->real)
+        ring_actor_real(sl, x, &link);
+    else
+        ring_actor_sizes(sl, x);
+    xport_close(x);
+}
+
+/* ------------------------------------------------------------ set-up */
+
+static const struct cli_opt *own_opts(struct opts *o)
+{
+    static struct cli_opt t[16];
+    const struct cli_opt v[] = {
+        { "algo", CLI_STRING, &o->algo, "ring|rd", "ring: the all-reduce (default ring)", 0, 0, NULL },
+        { "bytes", CLI_SIZE, &o->bytes, "SIZE",
+          "message size n (default: the workload's n * element size)", 1, 0, NULL },
+        { "platform", CLI_STRING, &o->platform, "SPEC",
+          "star | fat-tree:OVERSUB | racks:R:UPLINK | file:PATH (default star)", 0, 0, NULL },
+        { "payload", CLI_STRING, &o->payload, "real|sizes",
+          "bytes or sizes only (default real up to K*n = 256 MiB)", 0, 0, NULL },
+        { "servers", CLI_INT, &o->servers, "S", "ps: sharded servers (default 1)", 1, 256, NULL },
+        { "hosts", CLI_INT, &o->hosts, "N", "hosts of a generated platform (default K + S)",
+          1, 1 << 20, NULL },
+        { "csv-out", CLI_STRING, &o->csv_out, "FILE", "append the row to FILE (header if new)",
+          0, 0, NULL },
+        { "platform-out", CLI_STRING, &o->platform_out, "FILE",
+          "keep the generated platform XML in FILE", 0, 0, NULL },
+        { "sg-cfg", CLI_CUSTOM, o, "KEY:VALUE", "one more SimGrid --cfg (repeatable)", 0, 0,
+          parse_cfg },
+        { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
+    };
+    memcpy(t, v, sizeof v);
+    return t;
+}
+
+static int is_new(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int c;
+
+    if (!f)
+        return 1;
+    c = fgetc(f);
+    fclose(f);
+    return c == EOF;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *synopsis = "ps|ring K [options] [common flags]";
+    struct opts o = { .algo = "ring", .platform = "star", .payload = NULL, .servers = 1 };
+    struct cli_common c;
+    struct platform pf;
+    struct sim_job j;
+    struct sim_slot *slots;
+    struct metrics_record *recs;
+    struct metrics_row row;
+    char err[ERR_LEN], xml[4096], arg_buf[SIM_MAX_CFG + 8][160];
+    char *sg_argv[SIM_MAX_CFG + 10];
+    int sg_argc = 0, nslots, status = 0, tmp_xml = 0;
+    long long k;
+    size_t es;
+
+    g_opts = &o;
+    cli_common_defaults(&c);
+    const struct cli_opt *tables[] = { own_opts(&o), cli_common_opts(&c), NULL };
+    /* Flags before the mode: --help, --version, or a bad flag named. */
+    if (argc >= 2 && argv[1][0] == '-')
+        cli_main_parse(PROG, synopsis, argc, argv, tables);
+    if (argc < 3)
+        usage_fail("expected ps|ring and K (see --help)");
+    if (strcmp(argv[1], "ps") != 0 && strcmp(argv[1], "ring") != 0)
+        usage_fail("mode is not ps or ring");
+    if (cli_parse_ll(argv[2], 1, 65536, &k, err) != 0)
+        usage_fail("K is not a worker count 1..65536");
+    argv[2] = argv[0];
+    cli_main_parse(PROG, synopsis, argc - 2, argv + 2, tables);
+    memset(&j, 0, sizeof j);
+    j.ps = strcmp(argv[1], "ps") == 0;
+    j.k = (int)k;
+    j.servers = j.ps ? o.servers : 0;
+    if (!j.ps && o.servers != 1)
+        usage_fail("--servers: the ring has no servers");
+    if (strcmp(o.algo, "ring") == 0)
+        j.algo = COLL_RING;
+    else if (strcmp(o.algo, "rd") == 0 && !j.ps)
+        j.algo = COLL_RD;
+    else
+        usage_fail("--algo: ring or rd (ring mode only)");
+    if (j.k < 2 && !j.ps)
+        usage_fail("K: the simulated ring needs K >= 2");
+    if (!(c.link_bw > 0))
+        usage_fail("--link-bw: the simulated network needs a bandwidth (> 0)");
+    if (platform_parse(o.platform, &pf, err) != 0)
+        usage_fail(err);
+    c.rank = 0;
+    c.world = j.k;
+    if (cli_common_finish(&c, err) != 0)
+        usage_fail(err);
+    es = dtype_size(c.dtype);
+    if (o.bytes) {
+        if (o.bytes % es != 0)
+            usage_fail("--bytes: not a whole number of elements of the dtype");
+        c.workload = WORKLOAD_SYNTHETIC;
+        c.params = o.bytes / es;
+    }
+    j.c = &c;
+    if (!o.bytes) {
+        struct workload_cfg wc;
+        struct workload w;
+
+        cli_workload_cfg(&c, &wc);
+        if (workload_create(&w, &wc) != 0)
+            usage_fail("--workload: cannot build it with these sizes (--params, --batch)");
+        o.bytes = (uint64_t)w.n * es;
+        workload_destroy(&w);
+    }
+    j.bytes = o.bytes;
+    if (!o.payload)
+        j.real = (double)j.k * (double)j.bytes <= (double)SIM_REAL_MAX;
+    else if (strcmp(o.payload, "real") == 0 || strcmp(o.payload, "sizes") == 0)
+        j.real = strcmp(o.payload, "real") == 0;
+    else
+        usage_fail("--payload: real or sizes");
+    if (j.real && (double)j.k * (double)j.bytes > 4.0 * (double)SIM_REAL_MAX)
+        usage_fail("--payload real: K * n above 1 GiB; use --payload sizes");
+    if (j.real && !j.ps && train_check(&c, (uint64_t)c.batch, err) != 0)
+        usage_fail(err);
+    if (!j.real && !j.ps) {
+        size_t n = (size_t)(j.bytes / es);
+
+        j.proxy_n = n < (size_t)j.k * SIM_PROXY_PER_RANK ? n : (size_t)j.k * SIM_PROXY_PER_RANK;
+        j.scale = (double)n / (double)j.proxy_n;
+        j.proxy = calloc(j.proxy_n, es);
+        if (!j.proxy)
+            usage_fail("out of memory for the proxy vector");
+    }
+    nslots = j.k + j.servers;
+    if (!o.hosts)
+        o.hosts = nslots;
+    if (pf.kind != PLATFORM_FILE && nslots > o.hosts) {
+        snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j.k,
+                 j.ps ? " + servers" : "", o.hosts);
+        usage_fail(err);
+    }
+
+    /* The platform file, then SimGrid. */
+    if (pf.kind == PLATFORM_FILE) {
+        snprintf(xml, sizeof xml, "%s", pf.file);
+        if (access(xml, R_OK) != 0)
+            usage_fail("--platform file:PATH: cannot read PATH");
+    } else {
+        if (o.platform_out) {
+            snprintf(xml, sizeof xml, "%s", o.platform_out);
+        } else {
+            snprintf(xml, sizeof xml, "%s/psring_sim.%d.xml", getenv("TMPDIR") ? getenv("TMPDIR")
+                     : "/tmp", (int)getpid());
+            tmp_xml = 1;
+        }
+        int rc = platform_write(&pf, o.hosts, c.link_bw, c.link_latency, xml, err);
+        if (rc == ERR_USAGE)
+            usage_fail(err);
+        if (rc != 0) {
+            fprintf(stderr, PROG ": %s\n", err);
+            return 1;
+        }
+    }
+    sg_argv[sg_argc++] = argv[0];
+    {
+        const char *cfgs[] = {
+            "network/model:CM02", "network/latency-factor:1", "network/bandwidth-factor:1",
+            "network/crosstraffic:0", "network/TCP-gamma:0", "network/optim:Full",
+            "contexts/stack-size:256",
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+            "contexts/factory:thread",
+#endif
+        };
+        int nc = (int)(sizeof cfgs / sizeof cfgs[0]);
+
+        for (int i = 0; i < nc + o.n_cfg; i++) {
+            snprintf(arg_buf[i], sizeof arg_buf[i], "--cfg=%s", i < nc ? cfgs[i] : o.sg_cfg[i - nc]);
+            sg_argv[sg_argc++] = arg_buf[i];
+        }
+        snprintf(arg_buf[nc + o.n_cfg], sizeof arg_buf[0], "--log=root.thres:warning");
+        sg_argv[sg_argc++] = arg_buf[nc + o.n_cfg];
+        snprintf(arg_buf[nc + o.n_cfg + 1], sizeof arg_buf[0], "--log=xbt_cfg.thres:warning");
+        sg_argv[sg_argc++] = arg_buf[nc + o.n_cfg + 1];
+    }
+    sg_argv[sg_argc] = NULL;
+    log_init(PROG, 0);
+    simgrid_init(&sg_argc, sg_argv);
+    simgrid_load_platform(xml);
+    if ((int)sg_host_count() < nslots) {
+        snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j.k,
+                 j.ps ? " + servers" : "", (int)sg_host_count());
+        usage_fail(err);
+    }
+
+    slots = calloc((size_t)nslots, sizeof *slots);
+    recs = calloc((size_t)nslots, sizeof *recs);
+    if (!slots || !recs)
+        usage_fail("out of memory");
+    {
+        sg_host_t *hl = sg_host_list();
+
+        for (int i = 0; i < nslots; i++) {
+            struct sim_slot *sl = &slots[i];
+            int server = i >= j.k;
+            char name[32];
+            sg_host_t h;
+
+            sl->job = &j;
+            sl->rank = server ? i - j.k : i;
+            metrics_record_init(&sl->rec, (size_t)(c.steps - c.warmup));
+            snprintf(sl->rec.system, METRICS_NAME_LEN, "%s", j.ps ? "ps" : "ring");
+            snprintf(sl->rec.role, METRICS_NAME_LEN, "%s", server ? "server" : j.ps ? "worker"
+                     : "rank");
+            snprintf(sl->rec.algo, METRICS_NAME_LEN, "%s", j.ps ? "" : o.algo);
+            snprintf(sl->rec.transport, METRICS_NAME_LEN, "sim");
+            sl->rec.rank = sl->rank;
+            sl->rec.world = j.k;
+            sl->rec.bytes = j.bytes;
+            sl->rec.link_bw = c.link_bw;
+            sl->rec.link_latency = c.link_latency;
+            sl->rec.ncpu = 1;
+            if (pf.kind == PLATFORM_FILE) {
+                h = hl[i];
+            } else {
+                snprintf(name, sizeof name, "h%d", i);
+                h = sg_host_by_name(name);
+            }
+            snprintf(name, sizeof name, "%s%d", server ? "server" : j.ps ? "worker" : "rank",
+                     sl->rank);
+            sg_actor_t a = sg_actor_init(name, h);
+            sg_actor_set_data(a, sl);
+            sg_actor_start(a, server ? sim_ps_server : j.ps ? sim_ps_worker : ring_actor, 0,
+                           NULL);
+        }
+        free(hl);
+    }
+    simgrid_run();
+
+    for (int i = 0; i < nslots; i++) {
+        if (slots[i].rc != 0 && status == 0) {
+            fprintf(stderr, PROG ": %s %d: %s\n", slots[i].rec.role, slots[i].rank,
+                    slots[i].err[0] ? slots[i].err : err_str(slots[i].rc));
+            status = 1;
+        }
+        slots[i].rec.cpu_s = 0;         /* virtual time: the host never sets the pace */
+        slots[i].rec.wall_s = 0;
+        recs[i] = slots[i].rec;
+    }
+    if (status == 0 && metrics_merge(recs, (size_t)nslots, &row, err) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        status = 1;
+    }
+    if (status == 0) {
+        FILE *f = stdout;
+        int header = 1;
+
+        if (o.csv_out) {
+            header = is_new(o.csv_out);
+            f = fopen(o.csv_out, "a");
+            if (!f) {
+                fprintf(stderr, PROG ": --csv-out %s: %s\n", o.csv_out, strerror(errno));
+                status = 1;
+            }
+        }
+        if (f) {
+            if (header)
+                metrics_csv_header(f);
+            metrics_row_write(f, &row);
+            if (f != stdout)
+                fclose(f);
+        }
+    }
+    for (int i = 0; i < nslots; i++)
+        metrics_record_free(&slots[i].rec);
+    free(slots);
+    free(recs);
+    free(j.proxy);
+    if (tmp_xml)
+        unlink(xml);
+    cli_common_free(&c);
+    return status;
+}

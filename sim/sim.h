@@ -1,0 +1,44 @@
+/* sim.h -- what bin/psring_sim's actors share: the job (sim/main.c fills
+ * it before the simulation starts; the actors only read it) and each
+ * actor's own slot (its record, its counters, its outcome).
+ *
+ * Actors run one at a time (SimGrid's contexts), so the shared proxy
+ * buffer of the sizes mode needs no lock: its values are never read.
+ */
+#ifndef SIM_H
+#define SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "err.h"
+#include "metrics.h"
+
+struct sim_job {
+    int ps;                        /* 1: parameter server; 0: ring/rd */
+    int algo;                      /* enum coll_algo (ring only) */
+    int k, servers;
+    int real;                      /* 1: payloads (workload, store); 0: sizes */
+    uint64_t bytes;                /* n in bytes */
+    size_t proxy_n;                /* sizes, ring: elements the algorithm runs on */
+    double scale;                  /* sizes, ring: bytes / (proxy_n * es) */
+    void *proxy;                   /* sizes, ring: proxy_n elements, shared */
+    const struct cli_common *c;    /* dtype, steps, warmup, lr, seed, link, outputs */
+};
+
+struct sim_slot {
+    const struct sim_job *job;
+    int rank;                      /* ring rank, worker rank, or server index */
+    struct metrics_record rec;     /* initialised by main */
+    uint64_t bytes_in, bytes_out;
+    int rc;
+    char err[ERR_LEN];
+};
+
+/* The actors' bodies (SimGrid's xbt_main_func_t); the slot is the actor's
+ * data. ps_actor.c: the server and the worker; main.c: the ring rank. */
+void sim_ps_server(int argc, char **argv);
+void sim_ps_worker(int argc, char **argv);
+
+#endif /* SIM_H */
