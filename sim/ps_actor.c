@@ -360,8 +360,11 @@ static int server_open(struct server *v)
         return -ENOMEM;
     }
     workload_init_weights(&wl, w0);
-    const struct store_cfg sc = { v->hi - v->lo, v->lo, c.dtype, (uint32_t)j->k, c.lr,
-                                  w0 + v->lo * v->es, 1, 0 };
+    const struct store_cfg sc = {
+        .n = v->hi - v->lo, .offset = v->lo, .dtype = c.dtype, .world = (uint32_t)j->k,
+        .lr = c.lr, .weights = w0 + v->lo * v->es, .pushes_per_step = 1,
+        .batch = wl.batch,      /* COUNTS: the step's counts must sum to B, as on the real server */
+    };
     rc = store_init(&v->st, &sc, v->sl->err);
     v->have_store = rc == 0;
     free(w0);
