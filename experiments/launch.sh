@@ -223,7 +223,11 @@ start() {
     shift
     (
         trap 'exit 143' TERM
-        "$@" 2>&1 </dev/null | (trap '' TERM; exec sed -u "s/^/$tag| /") >&2
+        me=$BASHPID
+        # end.PID: the status and the time the process itself ended, before
+        # sed has drained its output (note_failure names the first to end).
+        { "$@" </dev/null; s=$?; echo "$s $EPOCHREALTIME" >"$dir/end.$me"; exit "$s"; } 2>&1 |
+            (trap '' TERM; exec sed -u "s/^/$tag| /") >&2
         st=${PIPESTATUS[0]}
         echo "$st" >"$dir/st.$BASHPID"      # for exit_status, should bash lose it
         exit "$st"
@@ -273,13 +277,32 @@ running() {
 }
 
 # note_failure TAG STATUS: the first process to fail is the one named.
+# Bash may reap a consequence before its cause (the server that exits
+# because a worker died, reaped before that worker), so the failure named
+# is, among those whose end.PID file (start) is there a moment later, one
+# killed by a signal before one that exited, then the first to end; TAG
+# when none has a file.
 fail_tag="" fail_st=0
 note_failure() {
-    local why="exit status $2"
+    local why p t s best=""
     ((stopping)) || [[ -n $fail_tag ]] && return
     fail_tag=$1 fail_st=$2
-    (($2 > 128)) && why="killed by SIG$(kill -l $(($2 - 128)) 2>/dev/null || echo $(($2 - 128)))"
-    say "$1 failed first ($why); stopping the job"
+    sleep 0.3
+    for p in "${!alive[@]}" "${3-}"; do
+        [[ -n $p && -s $dir/end.$p ]] && read -r s t <"$dir/end.$p" || continue
+        [[ $s =~ ^[0-9]+$ ]] && ((s != 0)) || continue
+        # A process killed by a signal is a cause; one that exits non-zero
+        # may be reacting to it (and, on a loaded machine, stamp its end
+        # first): signals rank before exits, then the earlier end.
+        t="$((s > 128 ? 0 : 1)) $t"
+        if [[ -z $best ]] || awk -v a="$t" -v b="$best" 'BEGIN { split(a, x, " "); split(b, y, " ");
+                exit !(x[1] < y[1] || (x[1] == y[1] && x[2] < y[2])) }'; then
+            best=$t fail_st=$s fail_tag=${alive[$p]:-$1}
+        fi
+    done
+    why="exit status $fail_st"
+    ((fail_st > 128)) && why="killed by SIG$(kill -l $((fail_st - 128)) 2>/dev/null || echo $((fail_st - 128)))"
+    say "$fail_tag failed first ($why); stopping the job"
     stop_all
 }
 
@@ -297,7 +320,7 @@ wait_port() {
             st=$(exit_status "$pid" $?)
             unset "alive[$pid]"
             ((st == 0)) && say "$tag exited without writing its port file ($file)"
-            note_failure "$tag" $((st == 0 ? 1 : st))
+            note_failure "$tag" $((st == 0 ? 1 : st)) "$pid"
             return 1
         fi
         ((interrupted)) && return 1
@@ -380,7 +403,7 @@ gone_jobs() {
         kill -0 "$p" 2>/dev/null && continue
         wait "$p" 2>/dev/null
         st=$(exit_status "$p" $?)
-        ((st != 0)) && note_failure "${alive[$p]}" "$st"
+        ((st != 0)) && note_failure "${alive[$p]}" "$st" "$p"
         unset "alive[$p]"
     done
 }
@@ -426,7 +449,7 @@ while ((${#alive[@]} > 0)); do
     fi
     tag=${alive[$who]}
     unset "alive[$who]"
-    ((st != 0)) && note_failure "$tag" "$st"
+    ((st != 0)) && note_failure "$tag" "$st" "$who"
 done
 
 if ((interrupted)); then exit 130; fi
