@@ -96,6 +96,10 @@ static void check(struct flags *f)
         flags_fail("%s", err);
     if (net_parse_hostport(f->listen_at, f->host, sizeof f->host, &f->port, err) != 0)
         flags_fail("--listen: %s", err);
+    /* A server reachable from other hosts must have the job's secret. */
+    if (cli_secret(&f->c, &f->key, err) != 0 ||
+        auth_policy(FLAGS_PROG, &f->key, f->host, NULL, 0, err) != 0)
+        flags_fail("%s", err);
     if (f->port_file && !dir_writable(f->port_file))
         flags_fail("--port-file: the folder of '%.200s' does not exist or is not writable",
                    f->port_file);

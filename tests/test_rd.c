@@ -108,7 +108,7 @@ static void *rank_main(void *arg)
     cfg.peers = j->peers ? j->peers : fake_peers;
     rd_plan(j->rank, j->world, &plan);
     cfg.plan = &plan;
-    cfg.hello = (struct proto_hello){ j->n, (uint32_t)j->dtype, 2, 7, 0, 1024 };
+    cfg.hello = (struct proto_hello){ j->n, (uint32_t)j->dtype, 2, 7, 1024 };
     cfg.link = &j->link;
     cfg.timeout = 10.0;
     link_init(&j->link, 0, 0);
@@ -873,7 +873,7 @@ int main(void)
         /* Rank 2 of 4 (partners 3 and 0) connects down to rank 0, played
          * by the test, and accepts up: rank 1 (not a partner) calls first
          * and is refused, then rank 3 is taken. */
-        struct proto_hello job = { 64, DTYPE_F64, 2, 7, 0, 1024 };
+        struct proto_hello job = { 64, DTYPE_F64, 2, 7, 1024 };
         struct stranger st1, st3, st0;
         struct opener o;
         pthread_t t0, t1, t3, to;
