@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../ring_worker/coll.h"
+#include "auth.h"
 #include "../ring_worker/rd.h"
 #include "../ring_worker/xport_tcp.h"
 #include "check.h"
@@ -439,6 +440,9 @@ static void *stranger_main(void *arg)
     char err[ERR_LEN];
 
     s->rc = net_connect("127.0.0.1", s->port, 5.0, &s->fd, err);
+    if (s->rc == 0)         /* a member of the job: it passes AUTH (auth.h) */
+        s->rc = auth_client(s->fd, auth_process_key(), PROTO_AUTH_DATA, clock_now() + 5.0,
+                            "test", err);
     if (s->rc != 0)
         return NULL;
     proto_header_encode(&h, frame);
@@ -477,6 +481,9 @@ static void *answerer_main(void *arg)
     char err[ERR_LEN], peer[NET_ADDR_LEN];
 
     s->rc = net_accept(s->port, 5.0, &s->fd, peer, err);
+    if (s->rc == 0)
+        s->rc = auth_server(s->fd, auth_process_key(), PROTO_AUTH_DATA, clock_now() + 5.0,
+                            "test", err);
     if (s->rc == 0)
         s->rc = get_frame(s->fd, &s->answer, s->text, sizeof s->text);
     proto_header_encode(&h, frame);
