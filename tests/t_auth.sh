@@ -153,6 +153,45 @@ grep -q "secret" "$T_TMP/r4.1.err" || t_fail "rank 1 does not name the secret: $
 grep -q "never registered" "$T_TMP/r4.0.err" || t_fail "rank 0 does not say rank 1 never registered: $(tail -c 300 "$T_TMP/r4.0.err")"
 t_end
 
+t_case auth-5.5 "ring: a stranger trickling into rank 1's data port during set-up (a byte every 200 ms): the ring finishes with the reference weights"
+if ! command -v ss >/dev/null; then
+    echo "     (skipped: no ss to find the data port)"
+else
+    rm -f "$T_TMP/r5.port"
+    setsid timeout -s KILL $BOUND "$PSR_BIN/ring_worker" --rank 0 --world 3 --coordinator 127.0.0.1:0 \
+        --port-file "$T_TMP/r5.port" $JOB --weights-out "$T_TMP/r5.w" >/dev/null 2>"$T_TMP/r5.0.err" &
+    p0=$!
+    port=$(wait_port "$T_TMP/r5.port")
+    setsid timeout -s KILL $BOUND "$PSR_BIN/ring_worker" --rank 1 --world 3 --coordinator "127.0.0.1:$port" \
+        $JOB --weights-out "$T_TMP/r5.w" >/dev/null 2>"$T_TMP/r5.1.err" &
+    p1=$!
+    dport="" i=0
+    while [ -z "$dport" ] && [ $i -lt 100 ]; do
+        # ring_worker is timeout's child (or setsid's grandchild).
+        rp=$(pgrep -P "$p1" | head -1)
+        rp2=$(pgrep -P "${rp:-0}" | head -1)
+        dport=$(ss -ltnpH 2>/dev/null | grep -e "pid=${rp2:-0}," -e "pid=${rp:-0}," | awk '{ n = split($4, a, ":"); print a[n] }' | head -1)
+        [ -n "$dport" ] || sleep 0.05
+        i=$((i + 1))
+    done
+    [ -n "$dport" ] || t_fail "rank 1's data port not found"
+    echo "     (rank 1 data port $dport; coordinator $port)"
+    timeout -s KILL $BOUND bash -c 'exec 3<>/dev/tcp/127.0.0.1/$1; for i in $(seq 1 100); do printf "P" >&3 2>/dev/null || exit 0; sleep 0.2; done' \
+        stranger "${dport:-9}" >/dev/null 2>&1 &
+    xp=$!
+    sleep 0.5
+    setsid timeout -s KILL $BOUND "$PSR_BIN/ring_worker" --rank 2 --world 3 --coordinator "127.0.0.1:$port" \
+        $JOB --weights-out "$T_TMP/r5.w" >/dev/null 2>"$T_TMP/r5.2.err"
+    rc2=$?
+    wait $p0; rc0=$?
+    wait $p1; rc1=$?
+    kill $xp 2>/dev/null
+    wait $xp 2>/dev/null
+    [ "$rc0$rc1$rc2" = 000 ] || t_fail "exit statuses $rc0 $rc1 $rc2: $(tail -c 400 "$T_TMP/r5.1.err")"
+    cmp -s "$T_TMP/r5.w.0" "$T_TMP/ringref.0" || t_fail "rank 0's weights differ from the ring without the stranger"
+fi
+t_end
+
 t_case auth-6.1 "no secret beyond loopback: exit 64 naming --secret-file/PSRING_SECRET; on loopback one warning"
 job 10 env -u PSRING_SECRET "$PSR_BIN/ps_server" --workers 1 --listen 0.0.0.0:0 --timeout 1
 expect_rc 64
