@@ -30,7 +30,11 @@ OPT     := $(if $(DEBUG),-O0,-O2)
 # -ffp-contract=off: no fused multiply-add, so a sum is the same on every
 # machine and in every process (the ring promises bit-identical results).
 CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) -g -ffp-contract=off $(WARN) -Icommon -MMD -MP
-LDLIBS  := -lm -lpthread
+# libsodium (common/auth.c: HMAC-SHA256, nonces), found with pkg-config;
+# lazy, like libuv below, so that `make deps` can install it first.
+SODIUM_CFLAGS = $(shell pkg-config --cflags libsodium 2>/dev/null)
+SODIUM_LIBS   = $(or $(shell pkg-config --libs libsodium 2>/dev/null),-lsodium)
+LDLIBS   = -lm -lpthread $(SODIUM_LIBS)
 ifneq ($(SANITIZER),)
   CFLAGS  += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
   LDFLAGS += -fsanitize=$(SANITIZER)
@@ -109,7 +113,7 @@ all: $(LIB) $(SYS_BINS) $(TOOLS) $(SIM_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(if $(findstring ps_server,$<),$(UV_CFLAGS)) -c $< -o $@
+	$(CC) $(CFLAGS) $(if $(findstring ps_server,$<),$(UV_CFLAGS)) $(if $(findstring auth,$<),$(SODIUM_CFLAGS)) -c $< -o $@
 
 $(BUILD)/sim/%.o: sim/%.c
 	@mkdir -p $(dir $@)
@@ -185,14 +189,15 @@ fuzz: $(LIB_SRC) $(FUZZ_SRC)
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
 	  echo "clang -fsanitize=fuzzer,address,undefined $$f -> build/fuzz/$$n"; \
 	  clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -fsanitize=fuzzer,address,undefined \
-	    $$f $(LIB_SRC) -lm -lpthread -o build/fuzz/$$n || exit 1; done
+	    $$f $(LIB_SRC) $(LDLIBS) -o build/fuzz/$$n || exit 1; done
 
 # ---------------------------------------------------------------- set-up
-DEB_PKGS := pkg-config libuv1-dev gnuplot-nox openmpi-bin libopenmpi-dev procps iproute2 \
+DEB_PKGS := pkg-config libuv1-dev libsodium-dev gnuplot-nox openmpi-bin libopenmpi-dev procps iproute2 \
             libsimgrid-dev
 
 deps:
-	@if pkg-config --exists libuv 2>/dev/null && command -v gnuplot >/dev/null \
+	@if pkg-config --exists libuv 2>/dev/null && pkg-config --exists libsodium 2>/dev/null \
+	    && command -v gnuplot >/dev/null \
 	    && command -v mpirun >/dev/null && command -v mpicc >/dev/null \
 	    && command -v pgrep >/dev/null && command -v tc >/dev/null \
 	    && { pkg-config --exists simgrid 2>/dev/null || [ -f /usr/include/simgrid/engine.h ]; }; then :; \

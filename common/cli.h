@@ -69,6 +69,8 @@ struct cli_common {
     double backward_time;          /* --backward-time: EMULATED seconds per
                                       worker per step (synthetic); 0 = off */
     int layers;                    /* --layers: synthetic layer count; 0 = the default */
+    const char *secret_file;       /* --secret-file FILE: the job's secret, or NULL
+                                      (then PSRING_SECRET; common/auth.h) */
 };
 
 void cli_common_defaults(struct cli_common *c);
@@ -110,11 +112,12 @@ void cli_main_parse(const char *prog, const char *synopsis, int argc, char **arg
  * ERR_USAGE if neither is there or it does not parse. */
 int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, char *err);
 
-/* cli_token: the job's shared secret for the HELLO token field: the 64-bit
- * FNV-1a hash of the PSRING_TOKEN environment variable, or 0 when it is
- * unset or empty (no token). Taken from the environment, not a flag, so it
- * does not show in `ps`. A hash, not the secret, crosses the wire, and only
- * to keep strangers and stale jobs out: it is not authentication. */
-uint64_t cli_token(void);
+/* cli_secret: the job's secret (auth.h): --secret-file, else the
+ * PSRING_SECRET environment variable, else none (k->keyed 0). The secret
+ * itself never goes on a command line, so it does not show in `ps`; it
+ * never crosses the wire either (AUTH proves it). ERR_USAGE with a line
+ * in err for a bad file or secret. */
+struct auth_key;
+int cli_secret(const struct cli_common *c, struct auth_key *k, char *err);
 
 #endif /* CLI_H */

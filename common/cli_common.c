@@ -1,7 +1,7 @@
 /* cli_common.c -- the common flags of docs/design.md (their table,
  * defaults and cross-checks), rank discovery from the environment
  * (torchrun, Open MPI, MPICH, Slurm), the coordinator's address and the
- * job token.
+ * job secret (cli_secret).
  */
 #include "cli.h"
 
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "cli_internal.h"
 #include "dtype.h"
 #include "err.h"
@@ -121,7 +122,7 @@ void cli_common_defaults(struct cli_common *c)
     c->layers = 0;
 }
 
-#define COMMON_NOPTS 19
+#define COMMON_NOPTS 20
 /* One table, rewritten by each call: the pointers are only valid until the
  * next cli_common_opts() call (a process has one struct cli_common). */
 static struct cli_opt common_table[COMMON_NOPTS + 1];
@@ -169,6 +170,8 @@ const struct cli_opt *cli_common_opts(struct cli_common *c)
         { "layers", CLI_INT, &c->layers, "L",
           "synthetic: L equal layers (default 8)",
           1, 1 << 20, NULL },
+        { "secret-file", CLI_STRING, &c->secret_file, "FILE",
+          "the job's secret (default: $PSRING_SECRET)", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     size_t o = 0;
@@ -470,15 +473,7 @@ int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, cha
     return 0;
 }
 
-uint64_t cli_token(void)
+int cli_secret(const struct cli_common *c, struct auth_key *k, char *err)
 {
-    const char *s = getenv("PSRING_TOKEN");
-    if (s == NULL || *s == '\0')
-        return 0;
-    uint64_t h = 0xcbf29ce484222325ull;          /* FNV-1a 64 */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ull;
-    }
-    return h ? h : 1;                            /* 0 means "no token" */
+    return auth_key_load(k, c->secret_file, getenv("PSRING_SECRET"), err);
 }

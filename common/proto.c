@@ -45,7 +45,13 @@ _Static_assert(PROTO_REGISTER_META == PROTO_HELLO_SIZE + 2 + 2 + 4,
                "REGISTER: the address starts at offset 48");
 _Static_assert(PROTO_PEER_META == 2 + 2, "TABLE entry: the address starts at offset 4");
 _Static_assert(PROTO_ADDR_MAX <= UINT16_MAX, "address length fits its 16-bit field");
-_Static_assert(PROTO_TYPE_LAST == PROTO_TABLE, "PROTO_TYPE_LAST is the last type");
+_Static_assert(PROTO_TYPE_LAST == PROTO_AUTH, "PROTO_TYPE_LAST is the last type");
+/* AUTH (proto.h): keyed, purpose, then the nonce at 8 and the MAC at 40. */
+_Static_assert(offsetof(struct proto_auth, keyed) == 0, "AUTH keyed at offset 0");
+_Static_assert(offsetof(struct proto_auth, purpose) == 4, "AUTH purpose at offset 4");
+_Static_assert(offsetof(struct proto_auth, nonce) == 8, "AUTH nonce at offset 8");
+_Static_assert(offsetof(struct proto_auth, mac) == 8 + PROTO_NONCE_SIZE, "AUTH mac at offset 40");
+_Static_assert(sizeof(struct proto_auth) == PROTO_AUTH_SIZE, "AUTH payload: 72 bytes");
 
 /* The header fields are byte-swapped portably below, but gradient and
  * weight arrays are sent and received with a plain copy of the host's
@@ -175,6 +181,8 @@ static int size_ok(unsigned type, uint64_t len, uint32_t elem, uint32_t world)
         return elem == 0 || len % elem == 0;
     case PROTO_REGISTER:
         return len > PROTO_REGISTER_META && len <= PROTO_REGISTER_MAX;
+    case PROTO_AUTH:
+        return len == PROTO_AUTH_SIZE;
     case PROTO_TABLE:
         /* world <= PROTO_MAX_WORLD here: the products stay below 2^25. */
         return len >= PROTO_BLOB_SIZE + (uint64_t)world * (PROTO_PEER_META + 1)
@@ -233,6 +241,7 @@ const char *proto_type_name(unsigned type)
     case PROTO_BYE: return "BYE";
     case PROTO_REGISTER: return "REGISTER";
     case PROTO_TABLE: return "TABLE";
+    case PROTO_AUTH: return "AUTH";
     default: return "?";
     }
 }
@@ -245,13 +254,13 @@ void proto_hello_encode(const struct proto_hello *h, uint8_t *out)
     put_u32(out + 8, h->dtype);
     put_u32(out + 12, h->workload);
     put_u64(out + 16, h->seed);
-    put_u64(out + 24, h->token);
+    put_u64(out + 24, 0);                   /* reserved (version 1's token) */
     put_u64(out + 32, h->batch);
 }
 
 /* Only the hello's own shape is checked here: known dtype and workload,
  * at least one parameter. Whether it matches the receiver's job (n, dtype,
- * K, workload, token) is the receiver's ERR_MISMATCH, not a format error.
+ * K, workload) is the receiver's ERR_MISMATCH, not a format error.
  * batch is not checked: B = 0 is a setting the receiver refuses if it
  * cares. A wrong length leaves *out zeroed: there are no fields to trust. */
 int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out)
@@ -263,8 +272,9 @@ int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out)
     out->dtype = get_u32(in + 8);
     out->workload = get_u32(in + 12);
     out->seed = get_u64(in + 16);
-    out->token = get_u64(in + 24);
     out->batch = get_u64(in + 32);
+    if (get_u64(in + 24) != 0)
+        return ERR_PROTO_FIELD;
 
     /* dtype_size takes an int; a u32 above INT_MAX is no dtype anyway. */
     if (out->dtype > INT_MAX || dtype_size((int)out->dtype) == 0)
@@ -295,6 +305,30 @@ int proto_push_meta_decode(const uint8_t *in, size_t len, struct proto_push_meta
     out->loss = get_f64(in + 8);
     if (!isfinite(out->loss))
         return ERR_NONFINITE;
+    return 0;
+}
+
+void proto_auth_encode(const struct proto_auth *a, uint8_t *out)
+{
+    put_u32(out + 0, a->keyed);
+    put_u32(out + 4, a->purpose);
+    memcpy(out + 8, a->nonce, PROTO_NONCE_SIZE);
+    memcpy(out + 8 + PROTO_NONCE_SIZE, a->mac, PROTO_MAC_SIZE);
+}
+
+int proto_auth_decode(const uint8_t *in, size_t len, struct proto_auth *out)
+{
+    memset(out, 0, sizeof *out);
+    if (len != PROTO_AUTH_SIZE)
+        return ERR_PROTO_SIZE;
+    out->keyed = get_u32(in + 0);
+    out->purpose = get_u32(in + 4);
+    memcpy(out->nonce, in + 8, PROTO_NONCE_SIZE);
+    memcpy(out->mac, in + 8 + PROTO_NONCE_SIZE, PROTO_MAC_SIZE);
+    if (out->keyed > 1 || out->purpose < PROTO_AUTH_PS || out->purpose > PROTO_AUTH_DATA) {
+        memset(out, 0, sizeof *out);
+        return ERR_PROTO_FIELD;
+    }
     return 0;
 }
 

@@ -12,10 +12,33 @@
  * for little-endian hosts only (checked at compile time in proto.c), so
  * element arrays go on the wire with a plain copy.
  *
+ * MESSAGE FLOW (authentication: every connection starts with it)
+ *
+ *   A1. the side that connects (the initiator: a worker, a ring rank at the
+ *       coordinator, the dialling rank of a data connection) sends
+ *       AUTH(aux=1): whether it holds a secret, the purpose of the
+ *       connection, and its fresh 32-byte nonce Ni.
+ *   A2. the side that accepted (the responder) answers AUTH(aux=2): its
+ *       fresh nonce Nr and MAC_R = HMAC-SHA256(secret, "psring-auth-2" 'R'
+ *       purpose keyed Ni Nr); or ERROR and a close (keyed or purpose
+ *       differ, or the frame is not AUTH).
+ *   A3. the initiator checks MAC_R (constant time) and sends AUTH(aux=3):
+ *       MAC_I = HMAC-SHA256(secret, "psring-auth-2" 'I' purpose keyed Ni
+ *       Nr). The responder checks it; a wrong one gets ERROR and a close.
+ *   Only then does either side send a byte of the job (HELLO, REGISTER,
+ *   TABLE). The secret never crosses the wire; both nonces are fresh, so
+ *   a recorded A2 or A3 is worth nothing on the next connection, and the
+ *   direction letter keeps a MAC from being reflected back. AUTH frames
+ *   say nothing of the job: their header has rank 0, world 1, step 0, and
+ *   the responder's refusals before A3 have world 1 too. Without a secret
+ *   (keyed 0; a job on loopback started by hand) the same three frames
+ *   run with an empty HMAC key: they prove nothing, and say so
+ *   (common/auth.h, docs/security.md).
+ *
  * MESSAGE FLOW (parameter server; ring frames are listed after it)
  *
- *   1. worker connects to the server and sends HELLO (its rank, K, n, dtype,
- *      workload, seed, token, global batch).
+ *   1. after A1-A3, the worker sends HELLO (its rank, K, n, dtype,
+ *      workload, seed, global batch).
  *   2. server answers WELCOME if everything matches its own settings, else
  *      ERROR with the reason, and closes that connection.
  *   3. step s: each worker sends PUSH(step=s): its example count, its local
@@ -31,18 +54,18 @@
  *
  * MESSAGE FLOW (ring rendezvous; rank 0 also serves the coordinator)
  *
- *   R1. every rank opens its data listener, connects to the coordinator and
- *       sends REGISTER(rank, K): its HELLO fields and the address and port
+ *   R1. every rank opens its data listener, connects to the coordinator,
+ *       runs A1-A3 and sends REGISTER(rank, K): its HELLO fields and the address and port
  *       its left neighbour should connect to.
  *   R2. when all K ranks have registered and agree with rank 0's settings,
  *       the coordinator sends every rank TABLE(rank=0): a 128-byte opaque
  *       blob (rank 0's to fill: the GPU transport's NCCL id; zeros
  *       otherwise) and the K addresses in rank order. A disagreement (n,
- *       dtype, K, workload, seed, token, batch, a rank twice) or a rank
+ *       dtype, K, workload, seed, batch, a rank twice) or a rank
  *       missing at the timeout: ERROR(aux=err.h code) with the reason, to
  *       every rank that registered. Then the coordinator closes them all.
- *   R3. each rank connects to its right neighbour (rank+1 mod K) and sends
- *       HELLO; it accepts its left neighbour (rank-1 mod K), checks that
+ *   R3. each rank connects to its right neighbour (rank+1 mod K), runs
+ *       A1-A3 and sends HELLO; it accepts its left neighbour (rank-1 mod K), checks that
  *       HELLO (that rank, the same job) and answers with its own HELLO,
  *       which the connecting side checks in turn.
  *   R4. ring steps: CHUNK(step = the ring step's sequence number on that
@@ -63,7 +86,8 @@
  *   16     8    step: the training or benchmark step the frame belongs to
  *   24     8    aux: per type (PUSH/WEIGHTS: first element index; CHUNK:
  *               chunk index; ABORT: the lost rank; ERROR: the err.h code
- *               as a two's-complement i64; otherwise 0)
+ *               as a two's-complement i64; AUTH: the message number 1..3;
+ *               otherwise 0)
  *   32     8    length: payload bytes that follow the header
  *   40          end of header (PROTO_HEADER_SIZE)
  *
@@ -74,7 +98,8 @@
  *   8      4    dtype: enum dtype (1 = f32, 2 = f64)
  *   12     4    workload: enum workload_kind (workload.h)
  *   16     8    seed
- *   24     8    token: shared secret, 0 when none is set
+ *   24     8    reserved, 0 (version 1's token; the job's secret now
+ *               works through AUTH and never travels)
  *   32     8    batch: global examples per step (B)
  *
  *   PUSH (length 16 + count * element size, count >= 0)
@@ -88,7 +113,7 @@
  *   WELCOME, BYE: empty.
  *
  *   REGISTER (length 48 + a, a = address length, 1..PROTO_ADDR_MAX)
- *   0      40   the HELLO payload above (n, dtype, workload, seed, token, batch)
+ *   0      40   the HELLO payload above (n, dtype, workload, seed, 0, batch)
  *   40     2    port: the rank's data listener, 1..65535
  *   42     2    a: address length in bytes
  *   44     4    reserved, 0
@@ -102,10 +127,25 @@
  *               (same rules as REGISTER's); the entries fill the payload
  *               exactly.
  *
+ *   AUTH (length exactly 72; header rank 0, world 1, step 0, aux 1..3)
+ *   0      4    keyed: 1 when the sender holds the job's secret, else 0
+ *   4      4    purpose: 1 worker -> server, 2 rank -> coordinator,
+ *               3 rank -> rank (enum proto_auth_purpose)
+ *   8      32   nonce: aux 1 Ni, aux 2 Nr, aux 3 zeros
+ *   40     32   mac: aux 1 zeros, aux 2 MAC_R, aux 3 MAC_I (see A2, A3)
+ *
+ *   EXAMPLE: a worker with a secret opens (A1), nonce 00 01 .. 1f:
+ *   50 53 52 47  02 00  0b 00  00 00 00 00  01 00 00 00     magic ver AUTH rank 0 world 1
+ *   00 00 00 00 00 00 00 00  01 00 00 00 00 00 00 00        step 0, aux 1 (A1)
+ *   48 00 00 00 00 00 00 00                                 length = 72
+ *   01 00 00 00  01 00 00 00                                keyed, purpose worker -> server
+ *   00 01 02 03 .. 1f                                       Ni (32 bytes)
+ *   00 .. 00                                                mac (32 zeros)
+ *
  * EXAMPLE: rank 2 of 4 pushes step 7, 512 examples, loss 0.25, and the two
  * f32 gradient elements 1.5 and -2.0 (64 bytes on the wire):
  *
- *   50 53 52 47  01 00  03 00  02 00 00 00  04 00 00 00     magic ver type rank world
+ *   50 53 52 47  02 00  03 00  02 00 00 00  04 00 00 00     magic ver type rank world
  *   07 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00        step aux
  *   18 00 00 00 00 00 00 00                                 length = 24
  *   00 02 00 00 00 00 00 00  00 00 00 00 00 00 d0 3f        examples, loss
@@ -118,7 +158,8 @@
  *   ERR_PROTO_RANK; length > limits.max_payload -> ERR_PROTO_LENGTH;
  *   length wrong for the type (fixed sizes, text cap, not a whole number of
  *   elements, REGISTER outside 49..48+PROTO_ADDR_MAX, TABLE outside
- *   128+5K..128+(4+PROTO_ADDR_MAX)K for the frame's own K) ->
+ *   128+5K..128+(4+PROTO_ADDR_MAX)K for the frame's own K, AUTH not
+ *   PROTO_AUTH_SIZE) ->
  *   ERR_PROTO_SIZE. The step's meaning (stale, duplicate, future) is the
  *   receiver's business, not the decoder's.
  */
@@ -129,7 +170,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC       0x47525350u   /* "PSRG" read as little-endian */
-#define PROTO_VERSION     1
+#define PROTO_VERSION     2             /* 2: AUTH first; HELLO's token gone */
 #define PROTO_HEADER_SIZE 40
 #define PROTO_HELLO_SIZE  40
 #define PROTO_PUSH_META   16            /* PUSH payload bytes before elements */
@@ -141,6 +182,9 @@
 #define PROTO_REGISTER_MAX (PROTO_REGISTER_META + PROTO_ADDR_MAX)
 #define PROTO_BLOB_SIZE   128           /* TABLE's opaque blob */
 #define PROTO_PEER_META   4             /* TABLE entry bytes before the address */
+#define PROTO_AUTH_SIZE   72            /* AUTH payload */
+#define PROTO_NONCE_SIZE  32
+#define PROTO_MAC_SIZE    32            /* HMAC-SHA256 */
 
 enum proto_type {
     PROTO_HELLO = 1,
@@ -153,8 +197,9 @@ enum proto_type {
     PROTO_BYE = 8,
     PROTO_REGISTER = 9,
     PROTO_TABLE = 10,
+    PROTO_AUTH = 11,
 };
-#define PROTO_TYPE_LAST PROTO_TABLE     /* types are 1..PROTO_TYPE_LAST */
+#define PROTO_TYPE_LAST PROTO_AUTH     /* types are 1..PROTO_TYPE_LAST */
 
 /* The header, decoded into host order. The struct mirrors the wire layout
  * exactly (no padding; asserted in proto.c), but encode/decode never rely
@@ -185,8 +230,22 @@ struct proto_hello {
     uint32_t dtype;
     uint32_t workload;
     uint64_t seed;
-    uint64_t token;
     uint64_t batch;
+};
+
+/* What an AUTH frame is for (its purpose field): a MAC made for one
+ * purpose is no good for another. */
+enum proto_auth_purpose {
+    PROTO_AUTH_PS = 1,          /* worker -> server */
+    PROTO_AUTH_RDV = 2,         /* ring rank -> coordinator */
+    PROTO_AUTH_DATA = 3,        /* ring rank -> ring rank */
+};
+
+struct proto_auth {
+    uint32_t keyed;             /* 0 or 1 */
+    uint32_t purpose;           /* enum proto_auth_purpose */
+    uint8_t nonce[PROTO_NONCE_SIZE];
+    uint8_t mac[PROTO_MAC_SIZE];
 };
 
 struct proto_push_meta {
@@ -224,9 +283,10 @@ int proto_header_decode(const uint8_t *in, const struct proto_limits *lim,
 /* proto_type_name: "PUSH", ...; "?" for an unknown type. */
 const char *proto_type_name(unsigned type);
 
-/* HELLO payload: encode into out[PROTO_HELLO_SIZE]; decode needs len ==
- * PROTO_HELLO_SIZE (else ERR_PROTO_SIZE, *out zeroed) and validates dtype
- * (a known dtype), workload (1..3), n >= 1 and batch >= 1 (ERR_PROTO_FIELD). */
+/* HELLO payload: encode into out[PROTO_HELLO_SIZE] (reserved bytes 0);
+ * decode needs len == PROTO_HELLO_SIZE (else ERR_PROTO_SIZE, *out zeroed)
+ * and validates dtype (a known dtype), workload (1..3), n >= 1, batch >= 1
+ * and the reserved bytes 0 (ERR_PROTO_FIELD). */
 void proto_hello_encode(const struct proto_hello *h, uint8_t *out);
 int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out);
 
@@ -236,6 +296,13 @@ int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out);
  * infinite (ERR_NONFINITE). */
 void proto_push_meta_encode(const struct proto_push_meta *m, uint8_t *out);
 int proto_push_meta_decode(const uint8_t *in, size_t len, struct proto_push_meta *out);
+
+/* AUTH payload: encode into out[PROTO_AUTH_SIZE]; decode needs len ==
+ * PROTO_AUTH_SIZE (ERR_PROTO_SIZE) and keyed 0 or 1, purpose 1..3
+ * (ERR_PROTO_FIELD); *out zeroed on failure. Whether the MAC is right is
+ * common/auth.c's business. */
+void proto_auth_encode(const struct proto_auth *a, uint8_t *out);
+int proto_auth_decode(const uint8_t *in, size_t len, struct proto_auth *out);
 
 /* proto_text_check: an ERROR/ABORT payload is at most PROTO_TEXT_MAX bytes
  * and holds no NUL. 0 or ERR_PROTO_SIZE / ERR_PROTO_FIELD. */

@@ -193,11 +193,23 @@ wrap_prefix() {
 if [[ -n $out_dir ]]; then
     mkdir -p "$out_dir" || { say "--out: cannot create '$out_dir'"; exit 64; }
     dir=$(cd "$out_dir" && pwd)
-    rm -f "$dir"/rec.* "$dir"/port.* "$dir"/coord.port "$dir"/st.*
+    rm -f "$dir"/rec.* "$dir"/port.* "$dir"/coord.port "$dir"/st.* "$dir"/secret
     keep=1
 else
     dir=$(mktemp -d "${TMPDIR:-/tmp}/psring-launch.XXXXXX") || { say "mktemp failed"; exit 1; }
     keep=0
+fi
+
+# The job's secret (common/auth.h, docs/security.md): 32 random bytes as
+# hex in a 0600 file, given to every process with --secret-file, unless
+# the caller brought one (PSRING_SECRET, or --secret-file among the flags).
+has_secret=0
+[[ -n ${PSRING_SECRET-} ]] && has_secret=1
+for a in "${common[@]}"; do [[ ${a%%=*} == --secret-file ]] && has_secret=1; done
+if ((!has_secret)); then
+    (umask 077 && od -An -vtx1 -N32 /dev/urandom | tr -d ' \n' >"$dir/secret" && echo >>"$dir/secret") \
+        || { say "cannot make the job's secret in $dir"; exit 1; }
+    common+=(--secret-file "$dir/secret")
 fi
 
 # ------------------------------------------------------------ processes

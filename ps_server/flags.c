@@ -79,6 +79,10 @@ static void check(struct flags *f)
         flags_fail("%s", err);
     if (net_parse_hostport(f->listen_at, f->host, sizeof f->host, &f->port, err) != 0)
         flags_fail("--listen: %s", err);
+    /* A server reachable from other hosts must have the job's secret. */
+    if (cli_secret(&f->c, &f->key, err) != 0 ||
+        auth_policy(FLAGS_PROG, &f->key, f->host, NULL, 0, err) != 0)
+        flags_fail("%s", err);
     /* Each output is tried now (a temp file really created next to it). */
     if (f->port_file && outfile_check("--port-file", f->port_file, err) != 0)
         flags_fail("%s", err);

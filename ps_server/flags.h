@@ -8,6 +8,7 @@
 #ifndef FLAGS_H
 #define FLAGS_H
 
+#include "auth.h"
 #include "cli.h"
 #include "net.h"
 
@@ -23,6 +24,7 @@ struct flags {
     int shard_i, shard_s;         /* --shard I/S */
     const char *loss_out;         /* --loss-out FILE, or NULL */
     int mistake;                  /* enum mistake (mistake.h) */
+    struct auth_key key;          /* the job's secret (--secret-file, PSRING_SECRET) */
 };
 
 /* flags_parse: argv into f, every check that needs nothing built yet

@@ -58,7 +58,6 @@
 #include "log.h"
 #include "server.h"
 
-#define STRANGERS_MAX  64             /* unjoined connections beyond K */
 
 /* CHECK: a libuv call that cannot fail in a correct program; if it does,
  * say where, and stop. */
@@ -171,11 +170,22 @@ static void on_conn_closed(uv_handle_t *h)
     server_maybe_stop(srv);
 }
 
+/* conn_unauth_release: c no longer counts against the cap on connections
+ * without AUTH (it passed, or it is going). */
+void conn_unauth_release(struct conn *c)
+{
+    if (c->unauth) {
+        c->unauth = 0;
+        c->srv->nunauth--;
+    }
+}
+
 void conn_close(struct conn *c)
 {
     if (c->closing)
         return;
     c->closing = 1;
+    conn_unauth_release(c);
     held_remove(c->srv, c);
     uv_close((uv_handle_t *)&uvc(c)->tcp, on_conn_closed);
 }
@@ -190,26 +200,42 @@ static void on_ctl_written(uv_write_t *req, int status)
 }
 
 /* conn_send_ctl: a WELCOME or ERROR frame (text: the reason, or NULL).
- * Written at once if the socket takes it, else queued. -1 when a control
- * frame is still queued (nothing sent). */
+ * Before the AUTH handshake is done the header says nothing of the job
+ * (world 1, step 0). Written at once if the socket takes it, else queued.
+ * -1 when a control frame is still queued (nothing sent). */
 int conn_send_ctl(struct conn *c, uint16_t type, int code, const char *text)
 {
     struct server *srv = c->srv;
-    size_t tlen = text ? strlen(text) : 0, len;
+    size_t tlen = text ? strlen(text) : 0;
     struct proto_header h;
-    uv_buf_t b;
-    int w;
 
     if (c->cbusy || c->closing)
         return -1;
     if (tlen > PROTO_TEXT_MAX)
         tlen = PROTO_TEXT_MAX;
-    h = proto_header_make(type, PROTO_RANK_SERVER, srv->k, store_step(&srv->store),
-                          (uint64_t)(int64_t)code, tlen);
+    if (c->ses.authed)
+        h = proto_header_make(type, PROTO_RANK_SERVER, srv->k, store_step(&srv->store),
+                              (uint64_t)(int64_t)code, tlen);
+    else
+        h = proto_header_make(type, PROTO_RANK_SERVER, 1, 0, (uint64_t)(int64_t)code, tlen);
     proto_header_encode(&h, c->cbuf);
     if (tlen)
         memcpy(c->cbuf + PROTO_HEADER_SIZE, text, tlen);
-    len = PROTO_HEADER_SIZE + tlen;
+    return conn_send_raw(c, c->cbuf, PROTO_HEADER_SIZE + tlen);
+}
+
+/* conn_send_raw: len bytes (at most sizeof c->cbuf) through the control
+ * buffer: AUTH message 2, or a frame conn_send_ctl made there. */
+int conn_send_raw(struct conn *c, const void *p, size_t len)
+{
+    struct server *srv = c->srv;
+    uv_buf_t b;
+    int w;
+
+    if (c->cbusy || c->closing || len > sizeof c->cbuf)
+        return -1;
+    if (p != c->cbuf)
+        memcpy(c->cbuf, p, len);
     b = uv_buf_init((char *)c->cbuf, (unsigned)len);
     w = uv_try_write((uv_stream_t *)&uvc(c)->tcp, &b, 1);
     if (w == UV_EAGAIN)
@@ -266,6 +292,7 @@ void conn_linger(struct conn *c, int code, const char *text)
 
     if (c->closing || c->lingering)
         return;
+    conn_unauth_release(c);
     /* Not in the middle of a WEIGHTS frame: none of it handed out, or all
      * of it (queued writes keep their order). */
     boundary = !c->ses.pulling || srv->eg.w[c->ses.rank].sent == 0 ||
@@ -574,11 +601,21 @@ static void on_connection(uv_stream_t *l, int status)
         conn_close(c);
         return;
     }
-    if (srv->nstrangers > STRANGERS_MAX + srv->k - srv->joined) {
-        log_msg("connection from %s refused: %u connections have not said HELLO", c->peer,
-                srv->nstrangers - 1);
-        conn_close(c);
-        return;
+    /* Strangers cannot lock the job out: past the cap, the oldest
+     * connection without AUTH goes, never the new one (the list is newest
+     * first), so a worker gets in at the cost of one handshake's time. */
+    c->unauth = 1;
+    srv->nunauth++;
+    if (srv->nunauth > AUTH_GATE_CAP) {
+        struct conn *old = NULL;
+        for (struct conn *o = c->next; o; o = o->next)
+            if (o->unauth)
+                old = o;
+        if (old) {
+            log_msg("connection from %s evicted: %u connections without AUTH, the oldest "
+                    "goes", old->peer, srv->nunauth - 1);
+            conn_close(old);
+        }
     }
     (void)uv_tcp_nodelay(&uvc(c)->tcp, 1);
     conn_read_start(c);

@@ -6,8 +6,10 @@
  * (a control frame, a close, the weights) is handed to main.c's conn_*
  * and egress_pump (server.h).
  *
- * FAULTS. Before all K workers have joined, a connection that sends
- * anything wrong (garbage, a wrong HELLO, a taken rank) is answered with
+ * FAULTS. A connection that has not passed the AUTH handshake and sends
+ * anything else is refused ("not authenticated: ...", nothing of the
+ * job said), closed and logged. Before all K workers have joined, a
+ * connection that sends anything wrong (garbage, a wrong HELLO, a taken rank) is answered with
  * ERROR, closed and logged, and the server goes on. A joined worker's
  * fault (lost connection, refused push, NaN, an ERROR frame, silence past
  * --timeout) ends the run: one log line naming the worker, its address and
@@ -323,6 +325,15 @@ void conn_process(struct conn *c, const unsigned char *p, size_t len, double now
             return;
         }
         switch (ev) {
+        case SESSION_AUTH_REPLY:
+            if (conn_send_raw(c, c->ses.auth_out, AUTH_FRAME) != 0) {
+                conn_close(c);
+                return;
+            }
+            break;
+        case SESSION_AUTHED:
+            conn_unauth_release(c);
+            break;
         case SESSION_HELLO:
             on_hello(c, now);
             break;

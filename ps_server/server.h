@@ -42,6 +42,7 @@ struct conn {
     char peer[NET_ADDR_LEN];
     struct session ses;
     int joined;                      /* worker ses.rank, in srv->by_rank */
+    int unauth;                      /* counted in srv->nunauth (no AUTH yet) */
     int finished;                    /* said BYE, or closed cleanly at the end */
     int reading, closing, lingering;
     double accepted, linger_until;
@@ -81,6 +82,7 @@ struct server {
     struct conn **by_rank;            /* K entries */
     struct conn *conns;
     unsigned nconns, nstrangers;
+    unsigned nunauth;                 /* connections without AUTH (cap: AUTH_GATE_CAP) */
     uint32_t joined, finished;
     struct conn *held_head, *held_tail;
     int over;                         /* the run ended: no new work */
@@ -102,6 +104,8 @@ struct server {
 void conn_close(struct conn *c);
 void conn_linger(struct conn *c, int code, const char *text);
 int conn_send_ctl(struct conn *c, uint16_t type, int code, const char *text);
+int conn_send_raw(struct conn *c, const void *p, size_t len);
+void conn_unauth_release(struct conn *c);
 void server_maybe_stop(struct server *srv);
 void egress_pump(struct server *srv);
 

@@ -63,7 +63,48 @@ void session_init(struct session *s, const struct session_cfg *cfg)
 {
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
-    s->state = SESSION_NEW;
+    s->state = SESSION_AUTH;
+    auth_hs_init(&s->hs, cfg->key, PROTO_AUTH_PS);
+}
+
+/* The limits before the handshake: an AUTH frame and nothing else, and no
+ * comparison with K or the payload cap, so a refusal says nothing of the
+ * job. */
+static const struct proto_limits auth_limits = { PROTO_AUTH_SIZE, 0, 0 };
+
+/* auth_refused: a frame before or in the handshake that is not the AUTH
+ * message expected: the reason auth.c gives, from the header alone. */
+static int auth_refused(struct session *s, int rc, char *err)
+{
+    char why[ERR_LEN];
+    int rc2 = s->hs.step == 1 ? auth_answer(&s->hs, s->hdr, PROTO_HEADER_SIZE, s->auth_out, why)
+                              : auth_verify(&s->hs, s->hdr, PROTO_HEADER_SIZE, why);
+
+    err_say(err, "%s", why);
+    return dead(s, rc ? rc : rc2);
+}
+
+/* auth_frame: a whole AUTH frame (header in hdr, payload in text). */
+static int auth_frame(struct session *s, char *err)
+{
+    uint8_t frame[AUTH_FRAME];
+    char why[ERR_LEN];
+    int rc;
+
+    memcpy(frame, s->hdr, PROTO_HEADER_SIZE);
+    memcpy(frame + PROTO_HEADER_SIZE, s->text, PROTO_AUTH_SIZE);
+    if (s->hs.step == 1) {
+        if ((rc = auth_answer(&s->hs, frame, sizeof frame, s->auth_out, why)) == 0)
+            return SESSION_AUTH_REPLY;
+    } else {
+        if ((rc = auth_verify(&s->hs, frame, sizeof frame, why)) == 0) {
+            s->state = SESSION_NEW;
+            s->authed = 1;
+            return SESSION_AUTHED;
+        }
+    }
+    err_say(err, "%s", why);
+    return dead(s, rc);
 }
 
 void session_join(struct session *s)
@@ -75,7 +116,7 @@ void session_join(struct session *s)
 /* who: "worker R" once joined, for the start of a message. */
 static const char *who(const struct session *s, char *buf, size_t len)
 {
-    if (s->state == SESSION_NEW)
+    if (s->state == SESSION_NEW || s->state == SESSION_AUTH || !s->authed)
         snprintf(buf, len, "connection");
     else
         snprintf(buf, len, "worker %u", (unsigned)s->rank);
@@ -137,14 +178,6 @@ static int check_hello(struct session *s, char *err)
         err_say(err, "HELLO refused: rank %u: malformed (%s)", (unsigned)s->h.rank, err_str(rc));
         return dead(s, rc);
     }
-    /* The token first: a stranger learns nothing of the job's settings. */
-    if (m->token != c->token) {
-        err_say(err, "HELLO refused: rank %u: %s", (unsigned)s->h.rank,
-            c->token == 0 ? "it sends a token and this server has none (PSRING_TOKEN)" :
-            m->token == 0 ? "no token, and this server has one (set PSRING_TOKEN)" :
-                            "wrong token (PSRING_TOKEN differs from the server's)");
-        return dead(s, ERR_MISMATCH);
-    }
     if (m->n != c->n)
         err_say(err, "HELLO refused: rank %u: n = %llu parameters, this server has n = %llu",
             (unsigned)s->h.rank, ull(m->n), ull(c->n));
@@ -173,6 +206,11 @@ static int check_frame(struct session *s, const struct store *st, char *err)
     const char *type = proto_type_name(h->type);
     char w[32];
 
+    if (s->state == SESSION_AUTH) {
+        if (h->type != PROTO_AUTH)
+            return auth_refused(s, ERR_PROTO_TYPE, err);
+        return 0;
+    }
     if (s->state == SESSION_NEW) {
         if (h->type == PROTO_HELLO || h->type == PROTO_ERROR) {
             if (h->rank == PROTO_RANK_SERVER) {
@@ -261,6 +299,8 @@ static int frame_end(struct session *s, char *err)
 
     s->hdr_have = 0;
     switch (s->h.type) {
+    case PROTO_AUTH:
+        return auth_frame(s, err);
     case PROTO_HELLO:
         if ((rc = check_hello(s, err)) != 0)
             return rc;
@@ -293,7 +333,7 @@ int session_feed(struct session *s, struct store *st, const void *bytes, size_t 
                  size_t *used, char *err)
 {
     const unsigned char *p = bytes;
-    const struct proto_limits lim = session_limits(s->cfg);
+    const struct proto_limits slim = session_limits(s->cfg);
     size_t i = 0;
     int rc = SESSION_NONE;
 
@@ -313,7 +353,12 @@ int session_feed(struct session *s, struct store *st, const void *bytes, size_t 
             i += n;
             if (s->hdr_have < PROTO_HEADER_SIZE)
                 break;
-            if ((rc = proto_header_decode(s->hdr, &lim, &s->h)) != 0) {
+            if (s->state == SESSION_AUTH) {
+                if ((rc = proto_header_decode(s->hdr, &auth_limits, &s->h)) != 0) {
+                    rc = auth_refused(s, rc, err);
+                    break;
+                }
+            } else if ((rc = proto_header_decode(s->hdr, &slim, &s->h)) != 0) {
                 rc = bad_header(s, st, rc, err);
                 break;
             }
@@ -393,6 +438,10 @@ int session_lost(struct session *s, struct store *st, char *err)
     char w[32];
     int mid = s->hdr_have > 0;      /* a frame started and not finished */
 
+    if (s->state == SESSION_AUTH || (s->state == SESSION_DEAD && !s->authed)) {
+        err_say(err, "closed before authenticating (%llu bytes received)", ull(s->bytes));
+        return 0;
+    }
     if (s->state == SESSION_NEW) {
         err_say(err, "closed before a complete HELLO (%llu bytes received)", ull(s->bytes));
         return 0;
@@ -430,7 +479,7 @@ int session_lost(struct session *s, struct store *st, char *err)
 void session_waiting(const struct session *s, const struct store *st, char *buf, size_t len)
 {
     buf[0] = '\0';
-    if (s->state == SESSION_NEW) {
+    if (s->state == SESSION_NEW || s->state == SESSION_AUTH) {
         snprintf(buf, len, "no HELLO yet");
         return;
     }

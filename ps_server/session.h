@@ -16,7 +16,13 @@
  * WHAT A WORKER MAY SEND (proto.h, MESSAGE FLOW)
  *
  *   state    frame   checks (besides proto_header_decode)           next
- *   NEW      HELLO   rank field not the server's; token, n (the     NEW, event
+ *   AUTH     AUTH 1  purpose and keying ours (auth_answer)           AUTH, event
+ *                                                                    AUTH_REPLY: the caller
+ *                                                                    sends s->auth_out (A2)
+ *   AUTH     AUTH 3  MAC_I right (auth_verify, constant time)        NEW, event AUTHED
+ *   AUTH     other   refused "not authenticated: ...", saying
+ *                    nothing of the job (decoded without K or caps)
+ *   NEW      HELLO   rank field not the server's; n (the            NEW, event
  *                    FULL count), dtype, workload, seed, batch      HELLO: the caller
  *                    equal to the server's (ERR_MISMATCH)           calls session_join
  *   NEW      ERROR   text well formed                               event PEER_ERROR
@@ -48,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "err.h"
 #include "proto.h"
 #include "store.h"
@@ -60,7 +67,7 @@ struct session_cfg {
     int dtype;               /* enum dtype */
     int workload;            /* enum workload_kind */
     uint64_t seed;
-    uint64_t token;          /* cli_token(): 0 = none */
+    const struct auth_key *key;  /* the job's secret (auth.h; unkeyed: none) */
     uint64_t batch;          /* B, global examples per step */
     uint64_t steps;          /* a push for step >= steps is refused */
 };
@@ -70,6 +77,8 @@ enum session_state {
     SESSION_JOINED,          /* session_join done: worker `rank` */
     SESSION_DONE,            /* said BYE */
     SESSION_DEAD,            /* refused something; refuses everything */
+    SESSION_AUTH,            /* connected, the AUTH handshake not done (the
+                                state session_init starts in) */
 };
 
 /* What session_feed stopped for. */
@@ -80,6 +89,8 @@ enum session_event {
     SESSION_PUSH_END,        /* that push is complete in the store */
     SESSION_BYE,             /* the worker is done */
     SESSION_PEER_ERROR,      /* the worker sent ERROR: its text in s->text */
+    SESSION_AUTH_REPLY,      /* A1 taken: send s->auth_out (AUTH_FRAME bytes) */
+    SESSION_AUTHED,          /* A3 checked: the peer holds the secret */
 };
 
 struct session {
@@ -100,6 +111,9 @@ struct session {
     char text[PROTO_TEXT_MAX + 1];   /* small payloads; ERROR text, NUL-ended,
                                         control bytes made '?' */
     struct proto_hello hello;        /* the last HELLO decoded */
+    int authed;              /* passed the AUTH handshake */
+    struct auth_hs hs;       /* the handshake, while state is AUTH */
+    uint8_t auth_out[AUTH_FRAME];    /* A2, after event AUTH_REPLY */
     uint64_t bytes;          /* bytes fed so far */
 };
 
@@ -108,7 +122,7 @@ struct session {
  * element size. */
 struct proto_limits session_limits(const struct session_cfg *cfg);
 
-/* session_init: a NEW session for cfg (kept by pointer). */
+/* session_init: a session for cfg (kept by pointer), in state AUTH. */
 void session_init(struct session *s, const struct session_cfg *cfg);
 
 /* session_join: after event HELLO, the caller accepts the worker. */

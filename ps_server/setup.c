@@ -116,7 +116,7 @@ static void setup_workload(struct server *srv, struct workload *wl)
     srv->wlen = (hi - lo) * srv->es;
     srv->scfg = (struct session_cfg){
         .world = srv->k, .n = wl->n, .lo = lo, .hi = hi, .dtype = c->dtype,
-        .workload = c->workload, .seed = c->seed, .token = cli_token(),
+        .workload = c->workload, .seed = c->seed, .key = &srv->f.key,
         .batch = wl->batch, .steps = (uint64_t)c->steps,
     };
 }

@@ -130,6 +130,7 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
     c->rank = cfg->rank;
     c->world = cfg->world;
     c->hello = cfg->hello;
+    c->key = cfg->key ? cfg->key : auth_process_key();
     c->n = (size_t)cfg->hello.n;
     c->dtype = (int)cfg->hello.dtype;
     c->elem = dtype_size(c->dtype);
@@ -412,11 +413,15 @@ int ps_client_connect(struct ps_client *c, char *err)
 
     for (int i = 0; i < c->nservers; i++) {
         struct ps_conn *k = &c->conns[i];
-        rc = net_connect(k->host, k->port, c->timeout, &k->fd, tmp);
+        rc = auth_dial(k->host, k->port, c->key, PROTO_AUTH_PS, c->timeout, &k->fd, k->name,
+                       tmp);
         if (rc != 0) {
             k->fd = -1;
-            err_say(err, "no server at %s:%d (server %d of %d): %s", k->host, k->port, i,
-                c->nservers, tmp);
+            if (rc == ERR_MISMATCH)
+                err_say(err, "hello: %s", tmp);
+            else
+                err_say(err, "no server at %s:%d (server %d of %d): %s", k->host, k->port, i,
+                    c->nservers, tmp);
             return rc;
         }
         proto_hello_encode(&c->hello, k->out + PROTO_HEADER_SIZE);

@@ -51,6 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "err.h"
 #include "link.h"
 #include "net.h"
@@ -63,7 +64,8 @@ struct ps_client_cfg {
     const char *servers;        /* "HOST:PORT[,HOST:PORT...]" */
     uint32_t rank, world;       /* this worker, K */
     struct proto_hello hello;   /* n (the FULL count), dtype, workload,
-                                   seed, token, batch: sent to every server */
+                                   seed, batch: sent to every server */
+    const struct auth_key *key; /* the job's secret (auth.h), kept by pointer */
     double link_bw;             /* bytes/s for the whole NIC, 0 = off */
     double link_latency;        /* seconds */
     double timeout;             /* idle-progress timeout, seconds (> 0) */
@@ -97,6 +99,7 @@ struct ps_client {
     int dtype;
     double timeout;
     struct proto_hello hello;
+    const struct auth_key *key;
     struct ps_conn *conns;           /* nservers entries (owned) */
     /* The step in progress, handed to the threads under mu. */
     pthread_mutex_t mu;
@@ -119,9 +122,11 @@ struct ps_client {
  * setting. On failure ps_client_close may still be called. */
 int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *err);
 
-/* ps_client_connect: connect to every server (each retried with backoff
- * until cfg->timeout: "no server at ..." if none answers), send HELLO,
- * wait for every WELCOME; then start the per-server threads (S > 1). */
+/* ps_client_connect: connect to every server and run the AUTH handshake
+ * (auth_dial: each retried with backoff until cfg->timeout, also when a
+ * server resets the connection during the handshake: "no server at ..."
+ * if none answers), send HELLO, wait for every WELCOME; then start the
+ * per-server threads (S > 1). */
 int ps_client_connect(struct ps_client *c, char *err);
 
 /* ps_client_step: one combine step. Pushes *meta and the gradient sum

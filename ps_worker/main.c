@@ -64,6 +64,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "cli.h"
 #include "client.h"
 #include "clock.h"
@@ -111,6 +112,7 @@ static int record_setup(struct metrics_record *rec, const struct cli_common *o, 
 /* One worker's run: everything the steps use, allocated before the first. */
 struct run {
     struct cli_common o;
+    struct auth_key key;
     struct workload w;
     int have_w, have_rec;
     size_t elem;
@@ -319,13 +321,28 @@ static int setup(struct run *r, const char *servers)
     ccfg.world = (uint32_t)o->world;
     ccfg.hello = (struct proto_hello){ .n = r->w.n, .dtype = (uint32_t)o->dtype,
                                        .workload = (uint32_t)o->workload, .seed = o->seed,
-                                       .token = cli_token(), .batch = r->w.batch };
+                                       .batch = r->w.batch };
     ccfg.link_bw = o->link_bw;
     ccfg.link_latency = o->link_latency;
     ccfg.timeout = o->timeout;
+    if ((rc = cli_secret(o, &r->key, err)) != 0) {
+        log_msg("%s", err);
+        return CLI_EXIT_USAGE;
+    }
+    ccfg.key = &r->key;
     if ((rc = ps_client_init(&r->client, &ccfg, err)) != 0) {
         log_msg("%s", err);
         return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
+    }
+    {
+        /* Servers beyond loopback need the job's secret (auth.h). */
+        const char *hosts[PS_CLIENT_MAX_SERVERS];
+        for (int i = 0; i < r->client.nservers; i++)
+            hosts[i] = r->client.conns[i].host;
+        if (auth_policy("ps_worker", &r->key, NULL, hosts, r->client.nservers, err) != 0) {
+            log_msg("%s", err);
+            return CLI_EXIT_USAGE;
+        }
     }
     if ((rc = step_setup(r, err)) != 0) {
         log_msg("%s%s", r->cuda ? "--device cuda: " : "", err);

@@ -28,6 +28,7 @@
 
 #include "bench.h"
 #include "buckets.h"
+#include "auth.h"
 #include "cli.h"
 #include "clock.h"
 #include "coll.h"
@@ -263,7 +264,6 @@ static void job(const struct opts *o, const struct cli_common *c, struct workloa
     hello->dtype = (uint32_t)c->dtype;
     hello->workload = (uint32_t)c->workload;
     hello->seed = c->seed;
-    hello->token = cli_token();
     if (o->bench) {
         hello->n = 1;            /* the sweep itself is compared in bench_run */
         hello->batch = 1;
@@ -304,6 +304,27 @@ static void where(const struct opts *o, const struct cli_common *c, struct setup
     if (s->coord_port == 0 && c->rank != 0)
         usage_fail("--coordinator: port 0 is for rank 0 only (it binds a free port and "
                    "writes --port-file); give the other ranks the port it wrote");
+}
+
+/* secret: the job's secret (--secret-file, PSRING_SECRET), checked
+ * against where this rank listens and connects (auth.h, auth_policy),
+ * and made the process's key: the rendezvous and the transport use it. */
+static void secret(const struct cli_common *c, const struct setup_cfg *s)
+{
+    static struct auth_key key;
+    const char *hosts[2] = { s->coord_host, s->adv_host };
+    const char *listen = s->listen_host;
+    char err[ERR_LEN];
+
+    if (cli_secret(c, &key, err) != 0)
+        usage_fail(err);
+    if (c->world == 1)
+        return;                 /* no sockets */
+    if (c->rank == 0 && auth_is_loopback(listen))
+        listen = s->coord_host; /* rank 0 binds the coordinator too */
+    if (auth_policy(PROG, &key, listen, hosts, 2, err) != 0)
+        usage_fail(err);
+    auth_process_key_set(&key);
 }
 
 /* run: the benchmark, or training with its record. */
@@ -377,6 +398,7 @@ int main(int argc, char **argv)
     sc.link = &link;
     job(&o, &c, &w, &have_w, &sc.hello);
     where(&o, &c, &sc, host);
+    secret(&c, &sc);
     log_msg("rank %d of %d (rank from %s)%s", c.rank, c.world, c.rank_source,
             link_active(&link) ? ", link EMULATED" : "");
     memset(nccl_id, 0, sizeof nccl_id);

@@ -1,12 +1,12 @@
 /* rendezvous.c -- the coordinator (rank 0) and its clients (rendezvous.h).
  *
- * The coordinator is one poll() loop over its listener and the connections
- * that have not registered yet. Each connection owns a buffer big enough
- * for one REGISTER frame; bytes are read as they come, the header is
- * decoded with the REGISTER cap before the payload is read, so a stranger
- * can make it hold at most PROTO_HEADER_SIZE + PROTO_REGISTER_MAX bytes. A
- * connection that sends anything else is logged and closed, and the loop
- * goes on. The loop ends when K ranks have registered (agreeing or not:
+ * The coordinator takes connections from an auth_gate (common/auth.h):
+ * strangers are handled there, many at once, each under an absolute
+ * deadline and a global cap that evicts the oldest, and never reach the
+ * code below. An authenticated connection's REGISTER is read at once under
+ * the idle-progress timeout, the header decoded with the REGISTER cap
+ * before the payload is read. A member that sends anything else is logged
+ * and closed, and the loop goes on. The loop ends when K ranks have registered (agreeing or not:
  * a rank that disagrees is still told why) or when --timeout has passed
  * since the coordinator started; then every registered rank gets the same
  * answer, TABLE or ERROR.
@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "clock.h"
 #include "dtype.h"
 #include "err.h"
@@ -48,9 +49,7 @@ static void fmt_addr(char *out, size_t n, const char *host, int port)
 
 int rdv_hello_diff(const struct proto_hello *a, const struct proto_hello *b, char *why)
 {
-    if (a->token != b->token)
-        err_say(why, "job token differs (PSRING_TOKEN)");
-    else if (a->n != b->n)
+    if (a->n != b->n)
         err_say(why, "n %llu vs %llu (--params / --workload)", (unsigned long long)a->n,
             (unsigned long long)b->n);
     else if (a->dtype != b->dtype)
@@ -125,44 +124,34 @@ static void conn_drop(struct conn *c, const char *why)
     c->fd = -1;
 }
 
-/* conn_read: read what is there; 1 when a whole REGISTER frame is in,
- * 0 to wait, -1 when the connection was dropped. */
-static int conn_read(struct conn *c)
+/* conn_read: the REGISTER frame of an authenticated connection, under the
+ * idle-progress timeout (at most idle seconds without a byte). 0 when a
+ * whole frame is in c->buf; -1 when the connection was dropped. */
+static int conn_read(struct conn *c, double idle)
 {
     struct proto_limits lim = { PROTO_REGISTER_MAX, 0, 0 };
     struct proto_header h;
-    ssize_t r;
-    int rc;
+    char e[ERR_LEN], why[ERR_LEN];
+    int rc = net_recv_all(c->fd, c->buf, PROTO_HEADER_SIZE, NULL, idle, c->peer, e);
 
-    for (;;) {
-        size_t want = (c->need ? c->need : PROTO_HEADER_SIZE) - c->got;
-        if (want == 0)
-            return 1;
-        r = recv(c->fd, c->buf + c->got, want, MSG_DONTWAIT);
-        if (r == 0) {
-            conn_drop(c, "closed before registering");
+    if (rc == 0) {
+        rc = proto_header_decode(c->buf, &lim, &h);
+        if (rc == 0 && h.type != PROTO_REGISTER)
+            rc = ERR_PROTO_TYPE;
+        if (rc != 0) {
+            snprintf(why, sizeof why, "not a REGISTER frame (%s)", err_str(rc));
+            conn_drop(c, why);
             return -1;
         }
-        if (r < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-                return 0;
-            conn_drop(c, strerror(errno));
-            return -1;
-        }
-        c->got += (size_t)r;
-        if (c->need == 0 && c->got == PROTO_HEADER_SIZE) {
-            rc = proto_header_decode(c->buf, &lim, &h);
-            if (rc == 0 && h.type != PROTO_REGISTER)
-                rc = ERR_PROTO_TYPE;
-            if (rc != 0) {
-                char why[ERR_LEN];
-                snprintf(why, sizeof why, "not a REGISTER frame (%s)", err_str(rc));
-                conn_drop(c, why);
-                return -1;
-            }
-            c->need = PROTO_HEADER_SIZE + (size_t)h.length;
-        }
+        rc = net_recv_all(c->fd, c->buf + PROTO_HEADER_SIZE, (size_t)h.length, NULL, idle,
+                          c->peer, e);
     }
+    if (rc != 0) {
+        err_say(why, "before registering: %s", e);
+        conn_drop(c, why);
+        return -1;
+    }
+    return 0;
 }
 
 /* registered: a whole REGISTER from c; check it against rank 0's and
@@ -229,6 +218,11 @@ static void missing_list(const struct proto_peer *peers, int k, char *out, size_
     }
 }
 
+static const struct auth_key *cfg_key(const struct rdv_cfg *cfg)
+{
+    return cfg->key ? cfg->key : auth_process_key();
+}
+
 static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_table *out,
                       char *err)
 {
@@ -236,12 +230,12 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
     char where[NET_ADDR_LEN], e[ERR_LEN], mismatch[ERR_LEN] = "", answer[ERR_LEN] = "";
     char (*from)[NET_ADDR_LEN] = calloc((size_t)k, sizeof *from);
     struct conn *conns = calloc((size_t)ncap, sizeof *conns);
-    struct pollfd *pfd = calloc((size_t)ncap + 1, sizeof *pfd);
     uint8_t *frame = NULL;
     double deadline = clock_now() + cfg->timeout;
-    int nconn = 0;
+    int nconn = 0, gate_open = 0;
+    struct auth_gate gate;
 
-    if (!from || !conns || !pfd) {
+    if (!from || !conns) {
         rc = -ENOMEM;
         err_say(err, "coordinator: out of memory for %d ranks", k);
         goto out;
@@ -254,52 +248,60 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
     }
     out->coord_port = port;
     fmt_addr(where, sizeof where, cfg->coord_host, port);
+    if (auth_gate_init(&gate, lfd, cfg_key(cfg), PROTO_AUTH_RDV, cfg->timeout, AUTH_GATE_CAP,
+                       "the coordinator port") != 0) {
+        rc = -ENOMEM;
+        err_say(err, "coordinator: out of memory");
+        goto out;
+    }
+    gate_open = 1;
     if (cfg->port_file && (rc = net_port_file_write(cfg->port_file, port, e)) != 0) {
         err_say(err, "coordinator: %s", e);
         goto out;
     }
     log_msg("coordinator at %s, waiting for %d ranks", where, k - 1);
 
-    /* Gather: until all K are in, or the deadline. */
+    /* Gather: until all K are in, or the deadline. Strangers never get
+     * past the gate, so they can neither hold a slot here nor say
+     * anything that fails the rendezvous. */
     while (count < k) {
-        double now = clock_now();
-        int np = 0;
-        if (now >= deadline)
+        char peer[NET_ADDR_LEN];
+        double left;
+        int fd;
+        struct conn *c;
+
+        rc = auth_gate_next(&gate, deadline, &fd, peer, e);
+        if (rc == ERR_TIMEOUT) {
+            rc = 0;
             break;
-        pfd[np].fd = lfd;
-        pfd[np++].events = POLLIN;
-        for (int i = 0; i < nconn; i++) {
-            pfd[np].fd = conns[i].fd >= 0 && conns[i].rank < 0 ? conns[i].fd : -1;
-            pfd[np++].events = POLLIN;
         }
-        if (poll(pfd, (nfds_t)np, (int)ceil((deadline - now) * 1e3)) < 0 && errno != EINTR) {
-            rc = -errno;
-            err_say(err, "coordinator: poll: %s", strerror(errno));
+        if (rc != 0) {
+            err_say(err, "coordinator: %s", e);
             goto out;
         }
-        if (pfd[0].revents) {
-            int fd;
-            char peer[NET_ADDR_LEN];
-            if (net_accept(lfd, 0.001, &fd, peer, e) == 0) {
-                if (nconn == ncap) {
-                    log_msg("coordinator: closed the connection from %s: too many connections",
-                            peer);
-                    close(fd);
-                } else {
-                    memset(&conns[nconn], 0, sizeof conns[nconn]);
-                    conns[nconn].fd = fd;
-                    conns[nconn].rank = -1;
-                    snprintf(conns[nconn].peer, sizeof conns[nconn].peer, "%s", peer);
-                    nconn++;
-                }
-            }
+        if (nconn == ncap) {
+            /* Reclaim the slots of connections already closed. */
+            int j = 0;
+            for (int i = 0; i < nconn; i++)
+                if (conns[i].fd >= 0)
+                    conns[j++] = conns[i];
+            nconn = j;
         }
-        for (int i = 0; i < nconn; i++) {
-            if (!pfd[i + 1].revents || conns[i].fd < 0 || conns[i].rank >= 0)
-                continue;
-            if (conn_read(&conns[i]) == 1)
-                registered(&conns[i], cfg, out->peers, from, &count, mismatch);
+        if (nconn == ncap) {
+            log_msg("coordinator: closed the connection from %s: too many connections", peer);
+            close(fd);
+            continue;
         }
+        c = &conns[nconn];
+        memset(c, 0, sizeof *c);
+        c->fd = fd;
+        c->rank = -1;
+        snprintf(c->peer, sizeof c->peer, "%s", peer);
+        left = deadline - clock_now();
+        if (conn_read(c, left < cfg->timeout ? (left > 0.01 ? left : 0.01) : cfg->timeout) != 0)
+            continue;
+        nconn++;
+        registered(c, cfg, out->peers, from, &count, mismatch);
     }
 
     /* Answer every rank that registered, the same answer. */
@@ -348,8 +350,9 @@ out:
             close(conns[i].fd);
     if (lfd >= 0)
         close(lfd);
+    if (gate_open)
+        auth_gate_close(&gate);
     free(frame);
-    free(pfd);
     free(conns);
     free(from);
     return rc;
@@ -378,9 +381,14 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
     h = proto_header_make(PROTO_REGISTER, (uint32_t)cfg->rank, (uint32_t)cfg->world, 0, 0, len);
     proto_header_encode(&h, frame);
 
-    rc = net_connect(cfg->coord_host, cfg->coord_port, cfg->timeout, &fd, e);
+    rc = auth_dial(cfg->coord_host, cfg->coord_port, cfg_key(cfg), PROTO_AUTH_RDV,
+                   cfg->timeout, &fd, where, e);
     if (rc != 0) {
-        err_say(err, "coordinator %s never appeared within %.1f s (%s)", where, cfg->timeout, e);
+        if (rc == ERR_MISMATCH)
+            err_say(err, "rendezvous: coordinator %s", e);
+        else
+            err_say(err, "coordinator %s never appeared within %.1f s (%s)", where,
+                cfg->timeout, e);
         return rc;
     }
     rc = net_send_all(fd, frame, PROTO_HEADER_SIZE + len, NULL, cfg->timeout, where, e);

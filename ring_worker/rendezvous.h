@@ -4,15 +4,17 @@
  * Rank 0 serves a small coordinator at --coordinator HOST:PORT (port 0:
  * any free port, written to --port-file for the launcher); every other
  * rank connects to it, retrying until --timeout ("coordinator HOST:PORT
- * never appeared"). Each rank registers its job settings (n, dtype, K,
- * workload, seed, token, batch) and the address its peers should connect
+ * never appeared"), proves it holds the job's secret (the AUTH handshake,
+ * common/auth.h; the coordinator proves it back), and registers its job
+ * settings (n, dtype, K, workload, seed, batch) and the address its peers should connect
  * to; the coordinator compares every registration with rank 0's, waits for
  * all K ranks until --timeout after it started, and answers each rank with
  * the table of the K addresses and rank 0's 128-byte blob (the GPU
  * transport's NCCL id; zeros by default), or with one ERROR line that every
  * rank prints: the first disagreement found, or the ranks that never came.
- * Connections that do not speak the protocol are logged and closed; the
- * others are served.
+ * Connections that do not pass AUTH are logged and closed without
+ * learning anything of the job and without failing it; the others are
+ * served.
  *
  * K = 1: no sockets; the table is this rank alone and the blob is copied.
  *
@@ -25,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "auth.h"
 #include "proto.h"
 
 struct rdv_cfg {
@@ -36,6 +39,7 @@ struct rdv_cfg {
     const char *data_host;       /* the address peers connect to (--advertise) */
     int data_port;               /* this rank's data listener */
     double timeout;              /* --timeout, seconds, > 0 */
+    const struct auth_key *key;  /* the job's secret; NULL: auth_process_key() */
 };
 
 struct rdv_table {

@@ -9,6 +9,7 @@
 #include "xport_conn.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,8 +107,9 @@ void xport_conn_refuse(int fd, const struct xport_conn_self *self, const char *w
     close(fd);
 }
 
-int xport_conn_accept(const struct xport_conn_self *self, int lfd, const unsigned char *wanted,
-                      double deadline, int *out, int *who, char *err)
+int xport_conn_accept(const struct xport_conn_self *self, struct auth_gate *g,
+                      const unsigned char *wanted, double deadline, int *out, int *who,
+                      char *err)
 {
     uint8_t pay[PROTO_TEXT_MAX + 1];
     char peer[NET_ADDR_LEN], why[ERR_LEN], e[ERR_LEN];
@@ -124,17 +126,19 @@ int xport_conn_accept(const struct xport_conn_self *self, int lfd, const unsigne
         want = -1;
     why[0] = '\0';
     for (;;) {
-        double left_s = deadline - clock_now();
-        if (left_s <= 0)
-            return ERR_TIMEOUT;
-        rc = net_accept(lfd, left_s, &fd, peer, e);
+        double left_s;
+        /* Strangers stay in the gate, under its absolute deadlines. */
+        rc = auth_gate_next(g, deadline, &fd, peer, e);
         if (rc == ERR_TIMEOUT)
-            continue;           /* the deadline check above decides */
+            return ERR_TIMEOUT;
         if (rc != 0) {
             err_say(err, "%s", e);
             return rc;
         }
-        rc = xport_conn_read_frame(fd, self->timeout, peer, &h, pay, e);
+        /* Authenticated: the idle-progress timeout, within the deadline. */
+        left_s = deadline - clock_now();
+        rc = xport_conn_read_frame(fd, left_s < self->timeout ? (left_s > 0.01 ? left_s : 0.01)
+                                                              : self->timeout, peer, &h, pay, e);
         if (rc == 0 && (rc = xport_conn_hello_check(self, &h, pay, want, why)) == 0) {
             if (h.rank < (uint32_t)self->world && wanted[h.rank]) {
                 *out = fd;
@@ -273,6 +277,12 @@ int xport_claim_adopt(struct xport_claim *c, int world, const struct xport_reade
 
 /* ------------------------------------------------------------ open */
 
+static const struct auth_key *self_key(const struct xport_conn_self *self)
+{
+    (void)self;
+    return auth_process_key();
+}
+
 /* accept_all: accept every peer of the plan we do not dial, in any order,
  * and answer each with our HELLO. fds[i] gets peer i's connection. */
 static int accept_all(const struct xport_conn_self *self, int lfd, const struct proto_peer *peers,
@@ -282,8 +292,11 @@ static int accept_all(const struct xport_conn_self *self, int lfd, const struct 
     unsigned char *wanted = calloc((size_t)self->world, 1);
     char name[XPORT_NAME_LEN], e[ERR_LEN];
     int missing = 0, rc = 0, who, fd, i;
+    struct auth_gate gate;
 
-    if (!wanted) {
+    if (!wanted || auth_gate_init(&gate, lfd, self_key(self), PROTO_AUTH_DATA, self->timeout,
+                                  AUTH_GATE_CAP, "the data port") != 0) {
+        free(wanted);
         err_say(err, "xport_conn: out of memory");
         return -ENOMEM;
     }
@@ -293,7 +306,7 @@ static int accept_all(const struct xport_conn_self *self, int lfd, const struct 
             missing++;
         }
     while (missing > 0) {
-        rc = xport_conn_accept(self, lfd, wanted, deadline, &fd, &who, e);
+        rc = xport_conn_accept(self, &gate, wanted, deadline, &fd, &who, e);
         if (rc != 0) {
             for (i = 0; pl->peer[i].dial || !wanted[pl->peer[i].rank]; i++)
                 ;
@@ -317,41 +330,97 @@ static int accept_all(const struct xport_conn_self *self, int lfd, const struct 
             break;
         }
     }
+    auth_gate_close(&gate);
     free(wanted);
     return rc;
+}
+
+/* A dialled peer's set-up, in a thread of its own: its AUTH handshake
+ * needs the peer to answer, and the peer answers only from its own accept
+ * loop, which on a ring waits for this rank's left neighbour... so every
+ * rank must dial and accept at the same time, or the ring waits on itself. */
+struct dial {
+    const struct xport_conn_self *self;
+    const struct proto_peer *pp;
+    const uint8_t *hello;
+    double deadline;
+    char name[XPORT_NAME_LEN];
+    int fd, rc;
+    char e[ERR_LEN];
+    pthread_t t;
+    int started;
+};
+
+static void *dial_run(void *arg)
+{
+    struct dial *d = arg;
+
+    d->rc = auth_dial(d->pp->addr, d->pp->port, self_key(d->self), PROTO_AUTH_DATA,
+                      d->deadline - clock_now(), &d->fd, d->name, d->e);
+    if (d->rc == 0)
+        d->rc = net_send_all(d->fd, d->hello, XPORT_HELLO_FRAME, NULL, d->self->timeout,
+                             d->name, d->e);
+    return NULL;
 }
 
 int xport_conn_open(const struct xport_conn_self *self, int lfd, const struct proto_peer *peers,
                     const struct xport_plan *pl, int *fds, char *err)
 {
     double deadline = clock_now() + self->timeout;
-    int n, rc;
-    char name[XPORT_NAME_LEN], e[ERR_LEN], why[ERR_LEN] = "";
+    int n, rc = 0, rc_acc;
+    char name[XPORT_NAME_LEN], e[ERR_LEN], why[ERR_LEN] = "", acc_err[ERR_LEN] = "";
     uint8_t hello[XPORT_HELLO_FRAME], pay[PROTO_TEXT_MAX + 1];
     struct proto_header h;
+    struct dial d[XPORT_PEERS_MAX];
 
     n = pl->npeers;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         fds[i] = -1;
+        d[i].started = 0;
+        d[i].fd = -1;
+    }
     xport_conn_hello_frame(self, hello);
 
-    /* Dial and say who we are; the peers' listeners have been open since
-     * before they registered, so a refusal is a real failure. */
+    /* Dial, authenticate, and say who we are, while accepting the others;
+     * the peers' listeners have been open since before they registered,
+     * so a refusal is a real failure (a reset in the handshake is retried:
+     * strangers at that listener may have evicted us). */
     for (int i = 0; i < n; i++) {
-        const struct proto_peer *pp = &peers[pl->peer[i].rank];
         if (!pl->peer[i].dial)
             continue;
-        xport_conn_name(name, pl->peer[i].rank, pp);
-        rc = net_connect(pp->addr, pp->port, self->timeout, &fds[i], e);
-        if (rc == 0)
-            rc = net_send_all(fds[i], hello, sizeof hello, NULL, self->timeout, name, e);
-        if (rc != 0) {
-            err_say(err, "%s %s: %s", pl->peer[i].role, name, e);
-            goto out;
+        d[i].self = self;
+        d[i].pp = &peers[pl->peer[i].rank];
+        d[i].hello = hello;
+        d[i].deadline = deadline;
+        d[i].rc = 0;
+        xport_conn_name(d[i].name, pl->peer[i].rank, d[i].pp);
+        if (pthread_create(&d[i].t, NULL, dial_run, &d[i]) != 0) {
+            d[i].e[0] = '\0';
+            dial_run(&d[i]);            /* no thread: do it here (a ring with
+                                           one dial and one accept may then
+                                           wait; only without resources) */
+        } else {
+            d[i].started = 1;
         }
     }
-    if ((rc = accept_all(self, lfd, peers, pl, hello, deadline, fds, err)) != 0)
+    rc_acc = accept_all(self, lfd, peers, pl, hello, deadline, fds, acc_err);
+    for (int i = 0; i < n; i++) {
+        if (!pl->peer[i].dial)
+            continue;
+        if (d[i].started)
+            pthread_join(d[i].t, NULL);
+        fds[i] = d[i].fd;
+        if (d[i].rc != 0 && rc == 0) {
+            rc = d[i].rc;
+            err_say(err, "%s %s: %s", pl->peer[i].role, d[i].name, d[i].e);
+        }
+    }
+    if (rc != 0)
         goto out;
+    if ((rc = rc_acc) != 0) {
+        err_say(err, "%s", acc_err);
+        goto out;
+    }
     /* The dialled peers' answers prove they are the ranks the table said. */
     for (int i = 0; i < n; i++) {
         if (!pl->peer[i].dial)

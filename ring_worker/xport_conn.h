@@ -9,8 +9,11 @@
  *
  * IDENTITY. struct xport_conn_self is this rank as its peers must see it:
  * its rank and world, the job (proto_hello: n, dtype, workload, seed,
- * token, batch) and --timeout. Every HELLO sent carries it; every HELLO
- * received is compared with it (rdv_hello_diff).
+ * batch), --timeout and the job's secret. Every connection first runs the
+ * AUTH handshake (common/auth.h: the dialler with auth_dial, the listener
+ * through an auth_gate, so strangers are turned away under an absolute
+ * deadline without holding the port); then every HELLO sent carries the
+ * job, and every HELLO received is compared with it (rdv_hello_diff).
  *
  * CLAIMS. When a transport fails it makes a claim: which rank was lost and
  * why, and how sure it is. A closed or reset connection and a bad frame
@@ -30,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "net.h"
 #include "proto.h"
 #include "xport.h"
@@ -42,6 +46,8 @@ struct xport_conn_self {
     struct proto_hello hello;       /* this job, as every peer must match it */
     double timeout;                 /* --timeout, seconds, > 0 */
 };
+/* The job's secret is the process's (auth_process_key(), set by main):
+ * struct xport_conn_self is built in xport_tcp.c, which has no key. */
 
 /* xport_conn_name: "rank R (host:port)" ("rank R ([v6]:port)"), the
  * address rank R's listener has, into out[XPORT_NAME_LEN]. */
@@ -68,15 +74,17 @@ int xport_conn_hello_check(const struct xport_conn_self *self, const struct prot
  * (bounded by 1 s), then close it. */
 void xport_conn_refuse(int fd, const struct xport_conn_self *self, const char *why);
 
-/* xport_conn_accept: accept connections on lfd until one says HELLO as a
- * rank r of our job with wanted[r] nonzero (wanted: world entries), or the
- * deadline (clock_now() time) passes. The others get ERROR and are closed,
- * each with a log line "refused a connection from ADDR on the data port:
- * why". OUT: *fd (the caller's now; its HELLO is read but not answered),
- * *who = r. ERR_TIMEOUT at the deadline with err untouched (the caller
- * says who never came); another accept error with net_accept's line. */
-int xport_conn_accept(const struct xport_conn_self *self, int lfd, const unsigned char *wanted,
-                      double deadline, int *fd, int *who, char *err);
+/* xport_conn_accept: take authenticated connections from gate g (on the
+ * data listener) until one says HELLO as a rank r of our job with
+ * wanted[r] nonzero (wanted: world entries), or the deadline (clock_now()
+ * time) passes. The others get ERROR and are closed, each with a log line
+ * "refused a connection from ADDR on the data port: why". OUT: *fd (the
+ * caller's now; its HELLO is read but not answered), *who = r.
+ * ERR_TIMEOUT at the deadline with err untouched (the caller says who
+ * never came); another accept error with its line. */
+int xport_conn_accept(const struct xport_conn_self *self, struct auth_gate *g,
+                      const unsigned char *wanted, double deadline, int *fd, int *who,
+                      char *err);
 
 /* xport_conn_send_by: send len bytes on fd before `deadline`, unpaced and
  * uncounted (the abort protocol's bytes are not measured), in pieces so

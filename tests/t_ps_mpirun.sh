@@ -18,6 +18,9 @@ fi
 t_case ps-mpirun-1.1 "mpirun -np 4 ps_worker: ranks from Open MPI, weights == big batch within 1e-12"
 "$PSR_BIN/reference" --steps 5 --weights-out "$T_TMP/ref" >/dev/null 2>"$T_TMP/ref.err" \
     || t_fail "reference: $(cat "$T_TMP/ref.err")"
+# The job's secret travels to the server by the environment and to the
+# workers with mpirun -x (docs/security.md).
+export PSRING_SECRET=ps-mpirun-secret-0123456789abcdef
 setsid timeout -s KILL 120 "$PSR_BIN/ps_server" --listen 127.0.0.1:0 --port-file "$T_TMP/port" \
     --workers 4 --steps 5 --timeout 20 >"$T_TMP/srv.out" 2>"$T_TMP/srv.err" </dev/null &
 srv=$!
@@ -31,7 +34,7 @@ else
     # Root needs --allow-run-as-root; --oversubscribe: 4 ranks on 2 cores.
     asroot=""
     [ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
-    job 120 mpirun $asroot --oversubscribe -np 4 \
+    job 120 mpirun $asroot --oversubscribe -np 4 -x PSRING_SECRET \
         "$PSR_BIN/ps_worker" --server "127.0.0.1:$port" --steps 5 --timeout 20 \
         --weights-out "$T_TMP/w"
     expect_rc 0

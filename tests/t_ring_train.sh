@@ -104,15 +104,16 @@ else
     # mpirun starts every rank at once, so rank 0 cannot pick port 0: take
     # a port below the kernel's ephemeral range, another one if it is taken.
     export MASTER_ADDR=127.0.0.1 MASTER_PORT
+    export PSRING_SECRET=ring-mpirun-secret-0123456789abcdef    # travels with -x
     tries=0
     while :; do
         MASTER_PORT=$(( 20000 + ($$ * 7 + tries * 1237) % 10000 ))
-        job 120 mpirun $asroot --oversubscribe -np 4 -x MASTER_ADDR -x MASTER_PORT \
+        job 120 mpirun $asroot --oversubscribe -np 4 -x MASTER_ADDR -x MASTER_PORT -x PSRING_SECRET \
             "$PSR_BIN/ring_worker" --steps 20 --timeout 10 --weights-out "$T_TMP/mpi.w"
         tries=$((tries + 1))
         grep -q 'Address already in use' "$T_TMP/err" && [ $tries -lt 4 ] || break
     done
-    unset MASTER_ADDR MASTER_PORT
+    unset MASTER_ADDR MASTER_PORT PSRING_SECRET
     expect_rc 0
     for r in 0 1 2 3; do
         grep -q "ring_worker\[$r\]: rank $r of 4 (rank from openmpi)" "$T_TMP/err" \

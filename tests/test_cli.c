@@ -424,7 +424,7 @@ static void test_flags(void)
         static const char *const names[] = {
             "rank", "world", "workload", "params", "batch", "shard-weights", "micro",
             "steps", "warmup", "lr", "seed", "dtype", "link-bw", "link-latency",
-            "timeout", "csv", "weights-out", "backward-time", "layers",
+            "timeout", "csv", "weights-out", "backward-time", "layers", "secret-file",
         };
         const struct cli_opt *t = cli_common_opts(&c);
         size_t n = 0;

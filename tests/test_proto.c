@@ -22,7 +22,7 @@
 
 /* The PUSH example from proto.h's opening comment, copied byte for byte. */
 static const uint8_t push_example[64] = {
-    0x50, 0x53, 0x52, 0x47, 0x01, 0x00, 0x03, 0x00,
+    0x50, 0x53, 0x52, 0x47, 0x02, 0x00, 0x03, 0x00,
     0x02, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
     0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -49,6 +49,7 @@ static struct proto_header good(uint16_t type)
     case PROTO_ERROR: case PROTO_ABORT: len = 17; break;
     case PROTO_REGISTER: len = PROTO_REGISTER_META + 9; break;        /* "127.0.0.1" */
     case PROTO_TABLE: len = PROTO_BLOB_SIZE + 4 * (PROTO_PEER_META + 9); break;
+    case PROTO_AUTH: len = PROTO_AUTH_SIZE; break;
     default: break;
     }
     return proto_header_make(type, 1, 4, 9, 0, len);
@@ -99,7 +100,7 @@ static uint64_t to_bits(double d)
 
 static struct proto_hello good_hello(void)
 {
-    struct proto_hello h = { 1000, DTYPE_F32, 2, 42, 0, 1024 };
+    struct proto_hello h = { 1000, DTYPE_F32, 2, 42, 1024 };
     return h;
 }
 
@@ -153,7 +154,7 @@ int main(void)
                                                   0x1a19181716151413ull,
                                                   0x2221201f1e1d1c1bull);
         static const uint8_t want[PROTO_HEADER_SIZE] = {
-            'P', 'S', 'R', 'G', 0x01, 0x00, 0x01, 0x02,
+            'P', 'S', 'R', 'G', 0x02, 0x00, 0x01, 0x02,
             0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
             0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12,
             0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a,
@@ -279,7 +280,7 @@ int main(void)
     T_CASE("proto-2.2", "hello round trip and field offsets");
     {
         struct proto_hello h = { 0x0807060504030201ull, DTYPE_F64, 3,
-                                 0x1817161514131211ull, UINT64_MAX,
+                                 0x1817161514131211ull,
                                  0x2827262524232221ull };
         struct proto_hello ho;
         memset(buf, 0xee, sizeof buf);
@@ -290,7 +291,7 @@ int main(void)
         T_EQ_U(buf[11], 0);
         T_EQ_U(buf[12], 3);
         T_EQ_U(buf[16], 0x11);
-        T_EQ_U(buf[24], 0xff);
+        T_EQ_U(buf[24], 0);                     /* reserved */
         T_EQ_U(buf[32], 0x21);
         T_EQ_U(buf[39], 0x28);
         T_EQ_U(buf[PROTO_HELLO_SIZE], 0xee);
@@ -300,7 +301,8 @@ int main(void)
         T_EQ_U(ho.dtype, h.dtype);
         T_EQ_U(ho.workload, h.workload);
         T_EQ_U(ho.seed, h.seed);
-        T_EQ_U(ho.token, h.token);
+        for (int i = 24; i < 32; i++)
+            T_EQ_U(buf[i], 0);                  /* reserved (version 1's token) */
         T_EQ_U(ho.batch, h.batch);
         /* Every dtype and workload, n = 1 (the smallest job). */
         for (uint32_t dt = DTYPE_F32; dt <= DTYPE_F64; dt++)
@@ -365,9 +367,9 @@ int main(void)
         T_EQ_I(check_hdr(h, std), ERR_PROTO_MAGIC);
     }
 
-    T_CASE("proto-3.2", "wrong version refused (0, 2, 0xFFFF)");
+    T_CASE("proto-3.2", "wrong version refused (0, 1: before AUTH, 0xFFFF)");
     {
-        static const uint16_t bad[] = { 0, 2, 0xFFFF };
+        static const uint16_t bad[] = { 0, 1, 0xFFFF };
         for (size_t i = 0; i < 3; i++) {
             struct proto_header h = good(PROTO_BYE);
             h.version = bad[i];

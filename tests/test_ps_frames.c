@@ -43,6 +43,7 @@
 #include "../ps_server/egress.h"
 #include "../ps_server/session.h"
 #include "../ps_server/store.h"
+#include "auth.h"
 #include "check.h"
 #include "cli.h"
 #include "clock.h"
@@ -56,7 +57,7 @@
 #include "sgd.h"
 #include "workload.h"
 
-#define TOKEN_TEXT "psframes-secret"
+#define SECRET_TEXT "psframes-secret-0123456789abcdef"
 #define N_ELEMS    1003            /* synthetic parameters: odd on purpose */
 #define LR         0.5
 #define LR_TEXT    "0.5"
@@ -83,11 +84,35 @@ static void watch(unsigned s)
 
 /* ================================================= sessions, no sockets */
 
+static struct auth_key no_key;      /* unkeyed: the sessions' handshake */
+static struct auth_key job_key;     /* the servers' secret (SECRET_TEXT) */
+
+/* session_open: session_init, then the AUTH handshake fed to it the way a
+ * worker would (auth.h), so the session is NEW and authenticated. */
+static void session_open(struct session *s, const struct session_cfg *c)
+{
+    struct auth_hs hs;
+    uint8_t a1[AUTH_FRAME], a3[AUTH_FRAME];
+    size_t used = 0;
+    char err[ERR_LEN];
+    int ev;
+
+    session_init(s, c);
+    auth_hs_init(&hs, c->key, PROTO_AUTH_PS);
+    auth_open(&hs, a1);
+    ev = session_feed(s, NULL, a1, sizeof a1, &used, err);
+    T_EQ_I(ev, SESSION_AUTH_REPLY);
+    T_EQ_I(auth_prove(&hs, s->auth_out, AUTH_FRAME, a3, err), 0);
+    ev = session_feed(s, NULL, a3, sizeof a3, &used, err);
+    T_EQ_I(ev, SESSION_AUTHED);
+    T_EQ_I(s->state, SESSION_NEW);
+}
+
 static struct session_cfg small_cfg(void)
 {
     return (struct session_cfg){ .world = 2, .n = 10, .lo = 0, .hi = 10,
                                  .dtype = DTYPE_F64, .workload = WORKLOAD_SYNTHETIC,
-                                 .seed = 7, .token = 0, .batch = 8, .steps = 2 };
+                                 .seed = 7, .key = &no_key, .batch = 8, .steps = 2 };
 }
 
 static size_t frame(unsigned char *out, uint16_t type, uint32_t rank, uint32_t world,
@@ -104,7 +129,7 @@ static size_t hello_frame(unsigned char *out, uint32_t rank, const struct sessio
 {
     struct proto_hello m = { .n = c->n, .dtype = (uint32_t)c->dtype,
                              .workload = (uint32_t)c->workload, .seed = c->seed,
-                             .token = c->token, .batch = c->batch };
+                             .batch = c->batch };
 
     if (override)
         m = *override;
@@ -147,7 +172,7 @@ static void t_session_hello(void)
     T_CASE("psframes-1.1", "a HELLO fed one byte at a time is one event at its last byte");
     watch(20);
     T_EQ_I(store_for(&st, &c), 0);
-    session_init(&s, &c);
+    session_open(&s, &c);
     len = hello_frame(buf, 1, &c, NULL);
     for (size_t i = 0; i < len; i++) {
         ev = session_feed(&s, &st, buf + i, 1, &used, err);
@@ -163,26 +188,25 @@ static void t_session_hello(void)
     store_destroy(&st);
     T_END();
 
-    T_CASE("psframes-1.2", "HELLO mismatches (token, n, dtype, workload, seed, batch) are "
+    T_CASE("psframes-1.2", "HELLO mismatches (n, dtype, workload, seed, batch) are "
            "refused naming the field");
     {
-        static const char *const field[] = { "token", "n = 11", "dtype", "workload", "seed",
+        static const char *const field[] = { "n = 11", "n = 11", "dtype", "workload", "seed",
                                              "batch" };
-        c.token = 42;
         T_EQ_I(store_for(&st, &c), 0);
         for (int f = 0; f < 6; f++) {
             struct proto_hello m = { .n = c.n, .dtype = (uint32_t)c.dtype,
                                      .workload = (uint32_t)c.workload, .seed = c.seed,
-                                     .token = c.token, .batch = c.batch };
+                                     .batch = c.batch };
             switch (f) {
-            case 0: m.token = 43; break;
+            case 0:
             case 1: m.n = 11; break;
             case 2: m.dtype = DTYPE_F32; break;
             case 3: m.workload = WORKLOAD_LINREG; break;
             case 4: m.seed = 8; break;
             default: m.batch = 9; break;
             }
-            session_init(&s, &c);
+            session_open(&s, &c);
             len = hello_frame(buf, 0, &c, &m);
             ev = session_feed(&s, &st, buf, len, &used, err);
             T_EQ_I(ev, ERR_MISMATCH);
@@ -193,28 +217,27 @@ static void t_session_hello(void)
             T_TRUE(session_feed(&s, &st, buf, len, &used, err) < 0);
         }
         store_destroy(&st);
-        c.token = 0;
     }
     T_END();
 
     T_CASE("psframes-1.3", "PUSH before HELLO, a wrong K, an oversized length: refused "
            "at the header, before any payload byte");
     T_EQ_I(store_for(&st, &c), 0);
-    session_init(&s, &c);
+    session_open(&s, &c);
     len = frame(buf, PROTO_PUSH, 0, 2, 0, 0, 16 + 80);
     T_EQ_I(session_feed(&s, &st, buf, len, &used, err), ERR_PROTO_TYPE);
     T_HAS(err, "PUSH before HELLO");
-    session_init(&s, &c);
+    session_open(&s, &c);
     len = frame(buf, PROTO_HELLO, 0, 3, 0, 0, PROTO_HELLO_SIZE);
     T_EQ_I(session_feed(&s, &st, buf, len, &used, err), ERR_PROTO_WORLD);
     T_HAS(err, "K = 3");
-    session_init(&s, &c);
+    session_open(&s, &c);
     len = frame(buf, PROTO_HELLO, 0, 2, 0, 0, UINT64_MAX);
     memset(buf + len, 0xAB, 64);        /* payload bytes that must not be read */
     T_EQ_I(session_feed(&s, &st, buf, len + 64, &used, err), ERR_PROTO_LENGTH);
     T_EQ_U(used, PROTO_HEADER_SIZE);
     T_HAS(err, "cap");
-    session_init(&s, &c);
+    session_open(&s, &c);
     len = frame(buf, PROTO_HELLO, PROTO_RANK_SERVER, 2, 0, 0, PROTO_HELLO_SIZE);
     T_EQ_I(session_feed(&s, &st, buf, len, &used, err), ERR_PROTO_RANK);
     store_destroy(&st);
@@ -228,7 +251,7 @@ static void joined(struct session *s, const struct session_cfg *c, struct store 
     char err[ERR_LEN];
     size_t used, len = hello_frame(buf, r, c, NULL);
 
-    session_init(s, c);
+    session_open(s, c);
     if (session_feed(s, st, buf, len, &used, err) == SESSION_HELLO)
         session_join(s);
 }
@@ -436,7 +459,7 @@ static void t_session_push(void)
             if (joined_first)
                 joined(&s0, &c, &st, 0);
             else
-                session_init(&s0, &c);
+                session_open(&s0, &c);
             len = frame(buf, PROTO_ERROR, 0, 2, 0, 0, sizeof evil - 1);
             memcpy(buf + len, evil, sizeof evil - 1);
             T_EQ_I(session_feed(&s0, &st, buf, len + sizeof evil - 1, &used, err),
@@ -745,15 +768,29 @@ static void server_exit_is(struct server *s, int want)
 /* ------------------------------------------------------- raw clients */
 
 static struct workload wl;          /* the clients' copy of the workload */
-static uint64_t token;
-
-static int cl_open(const struct server *s)
+/* cl_raw: a connection that has not authenticated (a stranger's). */
+static int cl_raw(const struct server *s)
 {
     char err[ERR_LEN];
     int fd = -1;
 
     if (net_connect("127.0.0.1", s->port, 5.0, &fd, err) != 0) {
         printf("     %s\n", err);
+        return -1;
+    }
+    return fd;
+}
+
+/* cl_open: a connection through the AUTH handshake with the job's secret. */
+static int cl_open(const struct server *s)
+{
+    char err[ERR_LEN];
+    int fd = cl_raw(s);
+
+    if (fd >= 0 && auth_client(fd, &job_key, PROTO_AUTH_PS, clock_now() + 5.0, "server",
+                               err) != 0) {
+        printf("     %s\n", err);
+        close(fd);
         return -1;
     }
     return fd;
@@ -861,7 +898,7 @@ static int expect_error(int fd, int *code, char *text, size_t tlen, double timeo
 static struct proto_hello good_hello(void)
 {
     return (struct proto_hello){ .n = N_ELEMS, .dtype = DTYPE_F64,
-                                 .workload = WORKLOAD_SYNTHETIC, .seed = 7, .token = token,
+                                 .workload = WORKLOAD_SYNTHETIC, .seed = 7,
                                  .batch = wl.batch };
 }
 
@@ -975,7 +1012,8 @@ static void t_bad_connections(void)
         { "psframes-3.6", "length UINT64_MAX", ERR_PROTO_LENGTH, "cap" },
         { "psframes-3.7", "HELLO with the wrong n", ERR_MISMATCH, "n = 1004" },
         { "psframes-3.8", "HELLO with the wrong dtype", ERR_MISMATCH, "dtype f32" },
-        { "psframes-3.9", "HELLO with the wrong token", ERR_MISMATCH, "token" },
+        { "psframes-3.9", "a stranger's HELLO, without AUTH", ERR_PROTO_TYPE,
+          "not authenticated: HELLO before the AUTH handshake" },
         { "psframes-3.10", "HELLO with K = 3 for a job of 2", ERR_PROTO_WORLD, "K = 3" },
         { "psframes-3.11", "HELLO from the taken rank 0", ERR_MISMATCH, "already joined" },
         { "psframes-3.12", "PUSH before HELLO", ERR_PROTO_TYPE, "before HELLO" },
@@ -1009,7 +1047,7 @@ static void t_bad_connections(void)
 
         T_CASE(bc->id, bc->name);
         watch((unsigned)WATCHDOG_S + 5);
-        fd = cl_open(&s);
+        fd = i == 7 ? cl_raw(&s) : cl_open(&s);
         T_TRUE(fd >= 0);
         if (fd < 0)
             continue;
@@ -1042,7 +1080,6 @@ static void t_bad_connections(void)
             cl_hello(fd, 1, 2, &m);
             break;
         case 7:
-            m.token = token ^ 1;
             cl_hello(fd, 1, 2, &m);
             break;
         case 8:
@@ -1755,9 +1792,10 @@ int main(void)
         T_TRUE(0);
         return t_done();
     }
-    /* The job's token, in our environment: the servers inherit it. */
-    setenv("PSRING_TOKEN", TOKEN_TEXT, 1);
-    token = cli_token();
+    /* The job's secret, in our environment: the servers inherit it. */
+    setenv("PSRING_SECRET", SECRET_TEXT, 1);
+    if (auth_key_load(&job_key, NULL, SECRET_TEXT, NULL) != 0)
+        return t_done();
     snprintf(server_bin, sizeof server_bin, "%s/ps_server", bin ? bin : "bin");
     if (stat(server_bin, &st) != 0 || !(st.st_mode & S_IXUSR)) {
         t_skip("psframes-3.x", "bad connections, full run, faults",

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../ps_worker/client.h"
+#include "auth.h"
 #include "check.h"
 #include "clock.h"
 #include "dtype.h"
@@ -103,6 +104,12 @@ static void *fake_main(void *arg)
 
     if (net_accept(f->lfd, 10.0, &fd, NULL, NULL) != 0) {
         snprintf(f->bad, sizeof f->bad, "no worker connected");
+        return NULL;
+    }
+    if (auth_server(fd, auth_process_key(), PROTO_AUTH_PS, clock_now() + 10.0, "worker",
+                    NULL) != 0) {
+        snprintf(f->bad, sizeof f->bad, "the worker failed the AUTH handshake");
+        close(fd);
         return NULL;
     }
     if (recv_head(fd, &h) != 0 || h.type != PROTO_HELLO || h.length != PROTO_HELLO_SIZE ||
@@ -197,7 +204,7 @@ static struct ps_client_cfg cfg_make(const char *list, double timeout)
     struct ps_client_cfg c = {
         .servers = list, .rank = 0, .world = 1,
         .hello = { .n = N, .dtype = DTYPE_F64, .workload = WORKLOAD_SYNTHETIC, .seed = 7,
-                   .token = 0, .batch = 8 },
+                   .batch = 8 },
         .timeout = timeout,
     };
     return c;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../ring_worker/coll.h"
+#include "auth.h"
 #include "../ring_worker/rd.h"
 #include "../ring_worker/xport_tcp.h"
 #include "check.h"
@@ -108,7 +109,7 @@ static void *rank_main(void *arg)
     cfg.peers = j->peers ? j->peers : fake_peers;
     rd_plan(j->rank, j->world, &plan);
     cfg.plan = &plan;
-    cfg.hello = (struct proto_hello){ j->n, (uint32_t)j->dtype, 2, 7, 0, 1024 };
+    cfg.hello = (struct proto_hello){ j->n, (uint32_t)j->dtype, 2, 7, 1024 };
     cfg.link = &j->link;
     cfg.timeout = 10.0;
     link_init(&j->link, 0, 0);
@@ -439,6 +440,9 @@ static void *stranger_main(void *arg)
     char err[ERR_LEN];
 
     s->rc = net_connect("127.0.0.1", s->port, 5.0, &s->fd, err);
+    if (s->rc == 0)         /* a member of the job: it passes AUTH (auth.h) */
+        s->rc = auth_client(s->fd, auth_process_key(), PROTO_AUTH_DATA, clock_now() + 5.0,
+                            "test", err);
     if (s->rc != 0)
         return NULL;
     proto_header_encode(&h, frame);
@@ -477,6 +481,9 @@ static void *answerer_main(void *arg)
     char err[ERR_LEN], peer[NET_ADDR_LEN];
 
     s->rc = net_accept(s->port, 5.0, &s->fd, peer, err);
+    if (s->rc == 0)
+        s->rc = auth_server(s->fd, auth_process_key(), PROTO_AUTH_DATA, clock_now() + 5.0,
+                            "test", err);
     if (s->rc == 0)
         s->rc = get_frame(s->fd, &s->answer, s->text, sizeof s->text);
     proto_header_encode(&h, frame);
@@ -873,7 +880,7 @@ int main(void)
         /* Rank 2 of 4 (partners 3 and 0) connects down to rank 0, played
          * by the test, and accepts up: rank 1 (not a partner) calls first
          * and is refused, then rank 3 is taken. */
-        struct proto_hello job = { 64, DTYPE_F64, 2, 7, 0, 1024 };
+        struct proto_hello job = { 64, DTYPE_F64, 2, 7, 1024 };
         struct stranger st1, st3, st0;
         struct opener o;
         pthread_t t0, t1, t3, to;
