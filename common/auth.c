@@ -123,6 +123,15 @@ int auth_is_loopback(const char *host)
     return 0;
 }
 
+static char notice[320];        /* auth_policy's line, said by auth_policy_say */
+
+void auth_policy_say(void)
+{
+    if (notice[0])
+        fputs(notice, stderr);
+    notice[0] = '\0';
+}
+
 int auth_policy(const char *prog, const struct auth_key *k, const char *listen_host,
                 const char *const *hosts, int n, char *err)
 {
@@ -135,9 +144,9 @@ int auth_policy(const char *prog, const struct auth_key *k, const char *listen_h
             outside = hosts[i];
     if (k->keyed) {
         if (listen_host && !auth_is_loopback(listen_host))
-            fprintf(stderr, "%s: listening on %s: reachable beyond this machine; only "
-                    "processes with the job's secret are let in\n", prog,
-                    *listen_host ? listen_host : "*");
+            snprintf(notice, sizeof notice, "%s: listening on %s: reachable beyond this "
+                     "machine; only processes with the job's secret are let in\n", prog,
+                     *listen_host ? listen_host : "*");
         return 0;
     }
     if (outside) {
@@ -145,8 +154,8 @@ int auth_policy(const char *prog, const struct auth_key *k, const char *listen_h
             "(--secret-file FILE or PSRING_SECRET)", outside);
         return ERR_USAGE;
     }
-    fprintf(stderr, "%s: warning: no secret (--secret-file, PSRING_SECRET): running "
-            "unauthenticated on loopback\n", prog);
+    snprintf(notice, sizeof notice, "%s: warning: no secret (--secret-file, PSRING_SECRET): "
+             "running unauthenticated on loopback\n", prog);
     return 0;
 }
 

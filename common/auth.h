@@ -68,11 +68,14 @@ int auth_key_load(struct auth_key *k, const char *file, const char *env, char *e
 int auth_is_loopback(const char *host);
 
 /* auth_policy: may a process with key k use these hosts (n of them: what
- * it binds and what it connects to)? With a secret, yes; it says once on
- * stderr (prog: ...) when it listens on a wildcard or non-loopback
+ * it binds and what it connects to)? With a secret, yes; it has one line
+ * to say (prog: ...) when it listens on a wildcard or non-loopback
  * address (listen_host, NULL: none). Without one: all loopback gives one
  * warning line and 0; else ERR_USAGE with a line in err naming
- * --secret-file / PSRING_SECRET. */
+ * --secret-file / PSRING_SECRET. The line is said by auth_policy_say, which
+ * the program calls once every flag has been checked, just before its
+ * first socket: a usage error stays one line. */
+void auth_policy_say(void);
 int auth_policy(const char *prog, const struct auth_key *k, const char *listen_host,
                 const char *const *hosts, int n, char *err);
 

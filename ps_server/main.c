@@ -53,6 +53,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "auth.h"
 #include "clock.h"
 #include "err.h"
 #include "log.h"
@@ -674,6 +675,7 @@ static int loop_open(struct server_uv *su, int *bound)
     char err[ERR_LEN];
     int lfd = -1, rc;
 
+    auth_policy_say();          /* every flag is checked: the secret's line now */
     if (net_listen(srv->f.host, srv->f.port, &lfd, bound, err) != 0) {
         log_msg("%s", err);
         return -1;

@@ -462,6 +462,7 @@ int main(int argc, char **argv)
             r.o.steps == 1 ? "" : "s", r.client.nservers, r.client.nservers == 1 ? "" : "s");
     clock_precise_timers();
     status = 1;
+    auth_policy_say();          /* every flag is checked: the secret's line now */
     if (ps_client_connect(&r.client, err) != 0 || run_steps(&r, err) != 0) {
         log_msg("%s", err);
         goto out;

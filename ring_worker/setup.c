@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "coll.h"
 #include "err.h"
 #include "gpu.h"
@@ -121,6 +122,7 @@ int setup_connect(const struct setup_cfg *s, unsigned char *nccl_id, struct xpor
     *x = NULL;
     if (c->world == 1)
         return s->kind == COLL_NCCL ? nccl_fit(c, NULL, err) : 0;
+    auth_policy_say();          /* every flag is checked: the secret's line now */
     if ((rc = net_listen(s->listen_host, 0, &lfd, &data_port, err)) != 0)
         return rc;
     memset(&rc_cfg, 0, sizeof rc_cfg);

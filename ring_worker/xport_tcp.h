@@ -6,7 +6,7 @@
  * the plan (xport.h): rank r connects to every peer it dials and sends
  * HELLO; it accepts every peer it does not dial on its data listener, in
  * any order, checks that HELLO (a peer it expects, not yet connected, the
- * same job: n, dtype, workload, seed, token, batch) and answers with its
+ * same job: n, dtype, workload, seed, batch) and answers with its
  * own; last it reads the answers of the peers it dialled. Connections never
  * wait on each other (a connect completes in the listener's backlog), so
  * set-up cannot deadlock. A stranger, another job or a rank that is not in
