@@ -34,6 +34,12 @@
  *   link-latency   0 .. 10 s: the emulated one-way latency (link.h)
  *   link-bw        0 (off), or 1 kbit/s .. 1 Tbit/s (125 .. 1.25e11 B/s)
  *   backward-time  0 .. 1 hour per step (a sleep)
+ *   straggler-factor  --straggler RANK:FACTOR's FACTOR: 1 .. 1000 (below 1
+ *                  it would be a faster worker, not a straggler); its RANK
+ *                  < K is cli_common_finish's (K is known there)
+ *   jitter         0 .. 2: exp(2 z) already spans 50x between z = -1 and 1
+ *   pause-time     --pause RANK:TIME[@EVERY]'s TIME: 0 .. 1 hour;
+ *   pause-every    its EVERY: 1 .. 10^9 steps; RANK < K as the straggler's
  *   lr             > 0 and finite (a zero lr trains nothing; parse_lr)
  *   steps          1 .. 10^9
  *   world/workers  1 .. PROTO_MAX_WORLD (65536), rank 0 .. 65535
@@ -59,6 +65,10 @@ static const struct cli_bound cli_bounds[] = {
     { "link-latency", 0, 10, 0, 0, "0 .. 10s" },
     { "link-bw", 125, 1.25e11, 0, 1, "0 (off), or 1kbit/s .. 1000Gbit/s (1 Tbit/s)" },
     { "backward-time", 0, 3600, 0, 0, "0 .. 3600s (1 hour)" },
+    { "straggler-factor", 1, 1000, 0, 0, "FACTOR 1 .. 1000" },
+    { "jitter", 0, 2, 0, 0, "0 .. 2 (SIGMA of the log-normal factor)" },
+    { "pause-time", 0, 3600, 0, 0, "TIME 0 .. 3600s (1 hour)" },
+    { "pause-every", 1, 1e9, 0, 0, "EVERY 1 .. 1000000000 steps" },
     { "lr", 0, 1e300, 1, 0, "> 0 and finite" },
     { "steps", 1, 1e9, 0, 0, "1 .. 1000000000" },
     { "world", 1, 65536, 0, 0, "1 .. 65536 (PROTO_MAX_WORLD)" },
@@ -78,18 +88,32 @@ static const struct cli_bound cli_bounds[] = {
     { NULL, 0, 0, 0, 0, NULL },
 };
 
-/* check_bound: the value just stored for o (from v) against THE BOUNDS.
- * 0, or ERR_USAGE with "'v' is out of range: RANGE" in err. */
-static int check_bound(const struct cli_opt *o, const char *v, char *err)
+int cli_bound_check(const char *name, double x, const char *v, char *err)
 {
     char q[CLI_QUOTE_BUF];
     const struct cli_bound *b;
-    double x;
 
-    for (b = cli_bounds; b->name && strcmp(b->name, o->name) != 0; b++)
+    for (b = cli_bounds; b->name && strcmp(b->name, name) != 0; b++)
         ;
     if (!b->name)
         return 0;
+    if (b->zero_ok && x == 0)
+        return 0;
+    if (!(x >= b->lo) || x > b->hi || (b->lo_open && x <= b->lo)) {
+        err_say(err, "%s is out of range: %s", cli_quote(v, q), b->range);
+        return ERR_USAGE;
+    }
+    return 0;
+}
+
+/* check_bound: the value just stored for o (from v) against THE BOUNDS.
+ * 0, or ERR_USAGE with "'v' is out of range: RANGE" in err. The flags
+ * whose value is not one number (--straggler, --pause) check their parts
+ * in their parsers, by the parts' names. */
+static int check_bound(const struct cli_opt *o, const char *v, char *err)
+{
+    double x;
+
     switch (o->kind) {
     case CLI_INT:
         x = *(const int *)o->dst;
@@ -101,19 +125,17 @@ static int check_bound(const struct cli_opt *o, const char *v, char *err)
     case CLI_RATE:
     case CLI_TIME:
     case CLI_DOUBLE:
+        x = *(const double *)o->dst;
+        break;
     case CLI_CUSTOM:        /* lr, timeout: a double (see THE BOUNDS) */
+        if (strcmp(o->name, "lr") != 0 && strcmp(o->name, "timeout") != 0)
+            return 0;
         x = *(const double *)o->dst;
         break;
     default:
         return 0;
     }
-    if (b->zero_ok && x == 0)
-        return 0;
-    if (!(x >= b->lo) || x > b->hi || (b->lo_open && x <= b->lo)) {
-        err_say(err, "%s is out of range: %s", cli_quote(v, q), b->range);
-        return ERR_USAGE;
-    }
-    return 0;
+    return cli_bound_check(o->name, x, v, err);
 }
 
 /* ----------------------------------------------------------- the loop */

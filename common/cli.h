@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "compute.h"
 #include "units.h"
 
 #define PSRING_VERSION "0.1.0"
@@ -69,6 +70,8 @@ struct cli_common {
     double backward_time;          /* --backward-time: EMULATED seconds per
                                       worker per step (synthetic); 0 = off */
     int layers;                    /* --layers: synthetic layer count; 0 = the default */
+    struct compute_model compute;  /* --straggler, --jitter, --pause (compute.h;
+                                      its base and seed unused: backward_time, seed) */
     const char *secret_file;       /* --secret-file FILE: the job's secret, or NULL
                                       (then PSRING_SECRET; common/auth.h) */
 };
@@ -91,6 +94,11 @@ void cli_common_free(struct cli_common *c);
  * no gradient (the server) clears out->backward_time. */
 struct workload_cfg;
 void cli_workload_cfg(const struct cli_common *c, struct workload_cfg *out);
+
+/* cli_bound_check: x, parsed from v, against THE BOUNDS' entry `name`
+ * (cli.c; a flag, or a part of one such as "straggler-factor"). 0, or
+ * ERR_USAGE with "'v' is out of range: RANGE" in err. No entry: 0. */
+int cli_bound_check(const char *name, double x, const char *v, char *err);
 
 /* cli_parse: argv against the NULL-terminated list of tables. Accepts
  * "--name value" and "--name=value". Returns 0, CLI_HELP, CLI_VERSION, or

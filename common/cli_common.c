@@ -97,6 +97,40 @@ static int parse_shard_weights(const char *v, void *dst, char *err)
     return 0;
 }
 
+/* --straggler RANK:FACTOR into the compute model (dst); FACTOR against
+ * THE BOUNDS' straggler-factor. */
+static int parse_straggler(const char *v, void *dst, char *err)
+{
+    struct compute_model *m = dst;
+    double f;
+    int r;
+
+    if (compute_parse_straggler(v, &r, &f, err) != 0 ||
+        cli_bound_check("straggler-factor", f, v, err) != 0)
+        return ERR_USAGE;
+    m->straggler_rank = r;
+    m->straggler_factor = f;
+    return 0;
+}
+
+/* --pause RANK:TIME[@EVERY] into the compute model (dst). */
+static int parse_pause(const char *v, void *dst, char *err)
+{
+    struct compute_model *m = dst;
+    uint64_t every;
+    double t;
+    int r;
+
+    if (compute_parse_pause(v, &r, &t, &every, err) != 0 ||
+        cli_bound_check("pause-time", t, v, err) != 0 ||
+        cli_bound_check("pause-every", (double)every, v, err) != 0)
+        return ERR_USAGE;
+    m->pause_rank = r;
+    m->pause_time = t;
+    m->pause_every = every;
+    return 0;
+}
+
 void cli_common_defaults(struct cli_common *c)
 {
     memset(c, 0, sizeof *c);
@@ -120,9 +154,10 @@ void cli_common_defaults(struct cli_common *c)
     c->weights_out = NULL;
     c->backward_time = 0;
     c->layers = 0;
+    compute_model_init(&c->compute);
 }
 
-#define COMMON_NOPTS 20
+#define COMMON_NOPTS 23
 /* One table, rewritten by each call: the pointers are only valid until the
  * next cli_common_opts() call (a process has one struct cli_common). */
 static struct cli_opt common_table[COMMON_NOPTS + 1];
@@ -165,8 +200,14 @@ const struct cli_opt *cli_common_opts(struct cli_common *c)
         { "weights-out", CLI_STRING, &c->weights_out, "PATH",
           "write the final weights to PATH.RANK, one per line", 0, 0, NULL },
         { "backward-time", CLI_TIME, &c->backward_time, "TIME",
-          "EMULATED backward time per step, a sleep (synthetic)",
+          "EMULATED backward time per step, a sleep",
           0, 0, NULL },
+        { "straggler", CLI_CUSTOM, &c->compute, "RANK:FACTOR",
+          "EMULATED: RANK's backward time x FACTOR (>= 1)", 0, 0, parse_straggler },
+        { "jitter", CLI_DOUBLE, &c->compute.jitter, "SIGMA",
+          "EMULATED: backward time x exp(SIGMA z - SIGMA^2/2)", 0, 0, NULL },
+        { "pause", CLI_CUSTOM, &c->compute, "RANK:TIME[@N]",
+          "EMULATED: RANK pauses TIME every N steps (N=1)", 0, 0, parse_pause },
         { "layers", CLI_INT, &c->layers, "L",
           "synthetic: L equal layers (default 8)",
           1, 1 << 20, NULL },
@@ -212,6 +253,7 @@ void cli_workload_cfg(const struct cli_common *c, struct workload_cfg *out)
     out->batch = c->batch;
     out->backward_time = c->backward_time;
     out->layers = c->layers;
+    out->compute = &c->compute;
     out->world = c->world > 0 ? c->world : 0;
     out->rank = c->rank > 0 ? c->rank : 0;
     out->shard_weights = c->shard_weights;
@@ -337,9 +379,20 @@ int cli_common_finish(struct cli_common *c, char *err)
                  c->warmup, c->steps);
         return ERR_USAGE;
     }
-    if (c->backward_time > 0 && c->workload != WORKLOAD_SYNTHETIC) {
-        err_say(err, "--backward-time: only the synthetic workload emulates its backward "
-                 "pass (%s computes a real one)", workload_name(c->workload));
+    if (c->compute.straggler_rank >= c->world) {
+        err_say(err, "--straggler: rank %d is not below the world size %d (%s)",
+                c->compute.straggler_rank, c->world, world_label);
+        return ERR_USAGE;
+    }
+    if (c->compute.pause_rank >= c->world) {
+        err_say(err, "--pause: rank %d is not below the world size %d (%s)",
+                c->compute.pause_rank, c->world, world_label);
+        return ERR_USAGE;
+    }
+    if (compute_model_active(&c->compute) && c->backward_time == 0) {
+        err_say(err, "%s: needs a base time: give --backward-time TIME (the EMULATED time "
+                "it scales)", c->compute.straggler_rank >= 0 ? "--straggler"
+                : c->compute.jitter > 0 ? "--jitter" : "--pause");
         return ERR_USAGE;
     }
     if (c->layers > 0 && c->workload != WORKLOAD_SYNTHETIC) {

@@ -11,10 +11,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "compute.h"
 #include "dtype.h"
 #include "err.h"
 #include "log.h"
@@ -138,26 +140,41 @@ static int make_mlp(struct workload *w, const struct workload_cfg *cfg)
     return 0;
 }
 
-/* The EMULATED backward time per example: T over this rank's share. */
+/* The EMULATED backward time per example, T over this rank's share, and
+ * the compute-time model (compute.h) with its one log line. */
 static int set_backward(struct workload *w, const struct workload_cfg *cfg)
 {
     uint64_t lo = 0, hi = w->batch;
+    char model[256], how[128];
 
+    compute_model_init(&w->compute);
+    if (cfg->compute)
+        w->compute = *cfg->compute;
+    w->compute.base = cfg->backward_time;
+    w->compute.seed = cfg->seed;
     if (cfg->backward_time == 0)
         return 0;
-    if (!(cfg->backward_time > 0) || !isfinite(cfg->backward_time) ||
-        w->kind != WORKLOAD_SYNTHETIC)
+    if (!(cfg->backward_time > 0) || !isfinite(cfg->backward_time))
         return ERR_USAGE;
     if (cfg->world > 0) {
         if (cfg->rank < 0 || cfg->rank >= cfg->world)
             return ERR_USAGE;
         workload_split(w->batch, cfg->world, cfg->rank, cfg->shard_weights, &lo, &hi);
+        w->rank = cfg->rank;
     }
     if (hi > lo)
         w->backward_per_example = cfg->backward_time / (double)(hi - lo);
-    log_msg("EMULATED backward time: %.6g s per step over this worker's %llu examples "
-            "(a sleep across %zu layers, last first; the CPU stays free)",
-            cfg->backward_time, (unsigned long long)(hi - lo), w->nlayers);
+    compute_describe(&w->compute, model, sizeof model);
+    if (w->kind == WORKLOAD_SYNTHETIC)
+        snprintf(how, sizeof how, "a sleep across %zu layers, last first; the CPU stays free",
+                 w->nlayers);
+    else
+        snprintf(how, sizeof how, "%s: a sleep ADDED on top of its real compute, across %zu "
+                 "layer%s, last first", workload_name(w->kind), w->nlayers,
+                 w->nlayers == 1 ? "" : "s");
+    log_msg("EMULATED backward time: %.6g s per step over this worker's %llu examples (%s)%s%s",
+            cfg->backward_time, (unsigned long long)(hi - lo), how,
+            model[0] ? "; EMULATED compute model: " : "", model);
     return 0;
 }
 
@@ -224,6 +241,37 @@ void workload_init_weights(const struct workload *w, void *weights)
         vec_set(weights, i, w->dtype, p[i]);
 }
 
+/* ------------------------------------------------- emulated backward time */
+
+double workload_backward_time(const struct workload *w, uint64_t step)
+{
+    if (w->backward_per_example == 0)
+        return 0;
+    return compute_step_time(&w->compute, w->rank, step);
+}
+
+/* call_time: the EMULATED seconds of a call for [lo, hi) of step `step`:
+ * t(r, s) * (hi - lo) / b, with T / b = backward_per_example (so without
+ * the model's extras this is exactly the per-example time times the
+ * examples). */
+static double call_time(const struct workload *w, uint64_t step, uint64_t lo, uint64_t hi)
+{
+    if (w->backward_per_example == 0 || hi <= lo)
+        return 0;
+    return w->backward_per_example * (double)(hi - lo) *
+           (compute_step_time(&w->compute, w->rank, step) / w->compute.base);
+}
+
+/* sleep_on_top: sleep t seconds from now on the workload's clock (the mlp
+ * and linreg: added to the real compute). */
+static void sleep_on_top(const struct workload *w, double t)
+{
+    const struct clock_src *clk = w->clock ? w->clock : &clock_real;
+
+    if (t > 0)
+        clock_src_sleep_until(clk, clock_src_now(clk) + t);
+}
+
 /* ------------------------------------------------------------ synthetic */
 
 /* A multiple of 1/16 in [-1/2, 1/2], from a 64-bit hash. */
@@ -263,7 +311,7 @@ static void synth_layers(const struct workload *w, uint64_t step, uint64_t lo, u
                          void *grad, workload_layer_fn done, void *arg)
 {
     const struct clock_src *clk = w->clock ? w->clock : &clock_real;
-    const double t_call = w->backward_per_example * (double)(hi - lo);
+    const double t_call = call_time(w, step, lo, hi);
     const double t0 = t_call > 0 ? clock_src_now(clk) : 0.0;
     size_t elems_done = 0;
 
@@ -314,6 +362,7 @@ static void linreg_grad_add(const struct workload *w, const void *weights,
 
 struct mlp_call {
     const struct workload *w;
+    double t_call;          /* EMULATED seconds of this call, spread by size */
     void *grad;
     workload_layer_fn done;
     void *arg;
@@ -329,6 +378,7 @@ static void mlp_layer_ready(int layer, const double *g, void *arg)
 
     for (size_t i = first; i < end; i++)
         vec_set(c->grad, i, w->dtype, vec_get(c->grad, i, w->dtype) + g[i]);
+    sleep_on_top(w, c->t_call * ((double)(end - first) / (double)w->n));
     if (c->done)
         c->done((size_t)layer, first, end - first, c->arg);
 }
@@ -339,7 +389,7 @@ static void mlp_grad_add(const struct workload *w, const void *weights, uint64_t
 {
     double *p = w->work, *g = w->work + MLP_PARAMS, *acts = w->work + 2 * MLP_PARAMS;
     const uint64_t first = ((step * w->batch) % w->rows + lo) % w->rows;
-    struct mlp_call c = { w, grad, done, arg };
+    struct mlp_call c = { w, call_time(w, step, lo, hi), grad, done, arg };
 
     for (size_t i = 0; i < MLP_PARAMS; i++)
         p[i] = vec_get(weights, i, w->dtype);
@@ -355,6 +405,7 @@ void workload_grad_add_layers(const struct workload *w, const void *weights,
     switch (w->kind) {
     case WORKLOAD_LINREG:
         linreg_grad_add(w, weights, step, lo, hi, grad, loss);
+        sleep_on_top(w, call_time(w, step, lo, hi));
         if (done)
             done(0, 0, w->n, arg);
         break;

@@ -53,19 +53,27 @@
  *              communication. Cheap: three hashes per element. The weights
  *              do not influence it; loss is 0. Initial weights 0.
  *
- * EMULATED BACKWARD TIME (synthetic only, --backward-time T). The synthetic
- * gradient costs almost nothing, so a backward pass of a real model on an
- * accelerator is emulated by sleeping (clock_sleep_until: the CPU is free,
- * as it would be while a GPU computes). T is per worker per step: a worker
- * whose share of the step is b examples sleeps T * (hi - lo) / b in a call
- * for [lo, hi), so its m micro-batches together take T, in proportion to
- * their examples (bin/reference, one process with the whole batch: T per
- * step). Within a call the time is spread over the layers in proportion to
- * their sizes, last layer first, each layer's callback made when its share
- * has elapsed; the hashing itself counts towards it (the sleeps run to
- * deadlines from the start of the call). A check that wants the gradient
- * without the wait (the ring's closed-form check) calls on a copy of the
- * struct with backward_per_example = 0.
+ * EMULATED BACKWARD TIME (--backward-time T, and the compute-time model of
+ * compute.h: --straggler, --jitter, --pause). A backward pass of a real
+ * model on an accelerator is emulated by sleeping (clock_src_sleep_until
+ * on w->clock: the CPU is free, as it would be while a GPU computes).
+ * Worker r's time in step s is t(r, s) = T * F(r) * J(r, s) + P(r, s)
+ * (compute.h has the formulas); a worker whose share of the step is b
+ * examples sleeps t(r, s) * (hi - lo) / b in a call for [lo, hi), so its
+ * m micro-batches together take t(r, s), in proportion to their examples
+ * (bin/reference, one process with the whole batch, world 0: rank 0's
+ * t(0, s) per step).
+ *   synthetic  the time is spread over the layers in proportion to their
+ *              sizes, last layer first, each layer's callback made when
+ *              its share has elapsed; the hashing itself counts towards it
+ *              (the sleeps run to deadlines from the start of the call).
+ *   mlp        the sleep is ADDED on top of the real compute: each layer's
+ *              share of the time (in proportion to its size) is slept just
+ *              before that layer is reported, last layer first.
+ *   linreg     one layer: the whole call's time is slept, on top of the
+ *              real compute, before the layer is reported.
+ * A check that wants the gradient without the wait (the ring's closed-form
+ * check) calls on a copy of the struct with backward_per_example = 0.
  */
 #ifndef WORKLOAD_H
 #define WORKLOAD_H
@@ -74,6 +82,7 @@
 #include <stdint.h>
 
 #include "clock.h"
+#include "compute.h"
 
 enum workload_kind {
     WORKLOAD_LINREG = 1,
@@ -98,12 +107,18 @@ struct workload_cfg {
     uint64_t rows;         /* linreg, mlp: N; 0 = the default (4096) */
     int dim;               /* linreg: d; 0 = WORKLOAD_LINREG_DIM */
     uint64_t batch;        /* B; 0 = all N rows (linreg), MLP_BATCH, SYNTH_BATCH */
-    /* Synthetic only: EMULATED backward seconds per worker per step (0:
-     * none), spread over the share of the batch of `rank` of `world`
-     * (workload_split with shard_weights, world entries or NULL; read only
-     * during workload_create). world 0: the whole batch, as one process. */
+    /* EMULATED backward seconds per worker per step, T (0: none), spread
+     * over the share of the batch of `rank` of `world` (workload_split with
+     * shard_weights, world entries or NULL; read only during
+     * workload_create). world 0: the whole batch, as one process (rank 0). */
     double backward_time;
     int world, rank;
+    /* The compute-time model's straggler, jitter and pause (compute.h;
+     * its base and seed are ignored: backward_time and seed above), or
+     * NULL for T alone. Copied by workload_create. Without T they do
+     * nothing (cli_common_finish refuses them without --backward-time; a
+     * server, which clears T, ignores them). */
+    const struct compute_model *compute;
     /* Synthetic only: the number of equal layers (0: WORKLOAD_SYNTH_LAYERS;
      * at most n), the unit buckets are made of (buckets.h). */
     int layers;
@@ -126,7 +141,9 @@ struct workload {
     size_t nlayers;
     size_t *layer_off;     /* nlayers + 1 offsets into the vector (owned) */
     double *work;          /* mlp: scratch of workload_grad_add (owned) */
-    double backward_per_example;   /* synthetic: EMULATED seconds; 0 = none */
+    double backward_per_example;   /* EMULATED seconds, T / b; 0 = none */
+    struct compute_model compute;  /* the model (base T, seed), compute.h */
+    int rank;                      /* whose t(r, s) this process sleeps */
 };
 
 /* workload_parse: "linreg", "synthetic" or "mlp" -> kind; ERR_USAGE
@@ -136,8 +153,8 @@ const char *workload_name(int kind);
 
 /* workload_create: build the dataset (linreg, mlp) and layer table. All
  * memory is the workload's, freed by workload_destroy. ERR_USAGE on bad
- * sizes (or --backward-time on a workload other than synthetic); with a
- * backward time it logs one "EMULATED backward time" line (log.h). */
+ * sizes or a bad backward time; with a backward time it logs one "EMULATED backward
+ * time" line (log.h) naming the model's straggler, jitter and pause. */
 int workload_create(struct workload *w, const struct workload_cfg *cfg);
 void workload_destroy(struct workload *w);
 
@@ -171,6 +188,11 @@ typedef void (*workload_layer_fn)(size_t layer, size_t first, size_t count, void
 void workload_grad_add_layers(const struct workload *w, const void *weights,
                               uint64_t step, uint64_t lo, uint64_t hi,
                               void *grad, double *loss, workload_layer_fn done, void *arg);
+
+/* workload_backward_time: the EMULATED seconds this process sleeps in
+ * step `step` for its whole share, t(rank, step) (compute.h); 0 when
+ * there is no backward time. */
+double workload_backward_time(const struct workload *w, uint64_t step);
 
 /* workload_loss: mean loss over the whole dataset at `weights` (linreg,
  * mlp: mean squared residual over all N rows; synthetic: 0). */

@@ -88,7 +88,7 @@ expect_grep err 'workload mlp, this server has synthetic'
 t_end
 
 t_case mlp-1.6 "mlp flags that make no sense exit 64 with one line"
-for args in "--params 100" "--batch 65537" "--backward-time 10ms"; do
+for args in "--params 100" "--batch 65537" "--jitter 0.1"; do
     # shellcheck disable=SC2086
     "$PSR_BIN/reference" --workload mlp $args >"$T_TMP/o" 2>"$T_TMP/e"
     st=$?

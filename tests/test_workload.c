@@ -740,13 +740,17 @@ static void test_backward_time(void)
         workload_destroy(&r1); workload_destroy(&u); workload_destroy(&u0);
     }
 
-    T_CASE("workload-6.4", "--backward-time only for synthetic; bad values and ranks refused");
+    T_CASE("workload-6.4", "--backward-time on every workload (mlp, linreg: on top); bad values and ranks refused");
     {
         struct workload t;
         struct workload_cfg c = { .kind = WORKLOAD_LINREG, .dtype = DTYPE_F64, .backward_time = 1 };
-        T_EQ_I(workload_create(&t, &c), ERR_USAGE);
+        T_EQ_I(workload_create(&t, &c), 0);
+        T_NEAR(t.backward_per_example, 1.0 / WORKLOAD_LINREG_ROWS, 1e-15);
+        workload_destroy(&t);
         c.kind = WORKLOAD_MLP;
-        T_EQ_I(workload_create(&t, &c), ERR_USAGE);
+        T_EQ_I(workload_create(&t, &c), 0);
+        T_NEAR(t.backward_per_example, 1.0 / WORKLOAD_MLP_BATCH, 1e-15);
+        workload_destroy(&t);
         c.kind = WORKLOAD_SYNTHETIC;
         c.params = 10;
         c.backward_time = -1;
@@ -830,12 +834,9 @@ static void test_cli_flags(void)
     T_EQ_I(c.workload, WORKLOAD_MLP);
     cli_common_free(&c);
 
-    T_CASE("workload-7.2", "refused: --backward-time off synthetic, --params or a huge --batch for mlp");
-    T_EQ_I(common("--backward-time 1s", &c, err), ERR_USAGE);
-    T_HAS(err, "--backward-time");
-    T_HAS(err, "linreg");
-    T_EQ_I(common("--workload mlp --backward-time 1ms", &c, err), ERR_USAGE);
-    T_HAS(err, "--backward-time");
+    T_CASE("workload-7.2", "refused: --params or a huge --batch for mlp, a bad --backward-time");
+    T_EQ_I(common("--backward-time 1s", &c, err), 0);        /* linreg: on top */
+    T_EQ_I(common("--workload mlp --backward-time 1ms", &c, err), 0);
     T_EQ_I(common("--workload mlp --params 100", &c, err), ERR_USAGE);
     T_HAS(err, "--params");
     T_HAS(err, "6337");
