@@ -68,7 +68,7 @@ struct cli_common {
     const char *csv;               /* per-process record, or NULL */
     const char *weights_out;       /* PATH (writes PATH.RANK), or NULL */
     double backward_time;          /* --backward-time: EMULATED seconds per
-                                      worker per step (synthetic); 0 = off */
+                                      worker per step (T, compute.h); 0 = off */
     int layers;                    /* --layers: synthetic layer count; 0 = the default */
     struct compute_model compute;  /* --straggler, --jitter, --pause (compute.h;
                                       its base and seed unused: backward_time, seed) */

@@ -4,8 +4,9 @@
  * values are exact in any summation order; the mlp's network itself is
  * mlp.c. Everything here is a pure function of the configuration and seed:
  * every process builds the same dataset on its own, so no data ever crosses
- * the network. The one thing that is not pure is time: the synthetic
- * workload's EMULATED backward time sleeps, and says so in the log.
+ * the network. The one thing that is not pure is time: the EMULATED
+ * backward time (T, and compute.h's straggler, jitter and pause) sleeps,
+ * and says so in the log.
  */
 #include "workload.h"
 
