@@ -82,9 +82,10 @@
  * (the n elements before the combine with STEP_CHECK_FINITE, the trailer
  * after, the sum with the closed form) are made outside the timed part.
  *
- * TIME is read only through cfg->clock (clock.h): &clock_real today, a
- * simulated transport's virtual clock later. (The workload's emulated
- * backward sleep still uses the real clock: workload.h.)
+ * TIME is read only through cfg->clock (clock.h): the ring's is its
+ * transport's (coll_clock; virtual time under psring_sim), the PS worker's
+ * clock_real. The workload's EMULATED backward sleep runs on workload.clock,
+ * which the ring's adapter sets to the same clock (workload.h).
  *
  * TRACE (--trace FILE, trace.h): "backward" (or "backward layer L" and
  * "backward micro J" with overlap), "NAME bucket I" and "NAME count+loss"
