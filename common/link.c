@@ -32,6 +32,7 @@ int link_init(struct link *l, double rate, double latency_s)
     l->egress.vclock = l->ingress.vclock = -INFINITY;
     l->latency_s = latency_s;
     l->send_app = -INFINITY;
+    l->in_stamp = NAN;
     return 0;
 }
 
@@ -66,6 +67,31 @@ double link_ingress_reserve(struct link *l, size_t n, double t)
         return t;
     /* The bytes were on the wire for n / rate before their last one came. */
     return reserve(&l->ingress, n, t - (double)n / l->ingress.rate);
+}
+
+double link_ingress_join(struct link *l, size_t n, double t, double stamp)
+{
+    double due;
+
+    /* Same kernel buffer as the last reservation, nothing booked since,
+     * and a piece at most in all: take that reservation back and book both
+     * parts as one. (NAN never compares equal: a read without a stamp never
+     * joins.) The piece bounds the credit: bytes an unpaced sender put in
+     * the buffer at once still pass no faster than one piece early. */
+    if (stamp == l->in_stamp && l->ingress.vclock == l->in_end &&
+        l->in_n + n <= piece_bytes(l->ingress.rate)) {
+        l->ingress.vclock = l->in_from;
+        n += l->in_n;
+        t = l->in_t;
+    } else {
+        l->in_from = l->ingress.vclock;
+    }
+    due = link_ingress_reserve(l, n, t);
+    l->in_stamp = stamp;
+    l->in_t = t;
+    l->in_end = l->ingress.vclock;
+    l->in_n = n;
+    return due;
 }
 
 double link_send_reserve(struct link *l, size_t n, double now, int cont)

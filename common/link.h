@@ -120,6 +120,12 @@ struct link {
     uint64_t bytes_in;
     double send_app;      /* blocking sender: its timeline at the last reservation */
     double send_lag;      /* blocking sender: real time minus its timeline */
+    /* link_ingress_join: the last reservation, to join the next one to */
+    double in_stamp;      /* its kernel receive timestamp (NAN: none) */
+    double in_t;          /* its arrival time t */
+    double in_from;       /* ingress.vclock before it */
+    double in_end;        /* ingress.vclock after it */
+    size_t in_n;          /* its bytes */
 };
 
 /* link_init: rate in bytes/s (0: no bandwidth limit), latency in seconds
@@ -143,6 +149,26 @@ double link_egress_reserve(struct link *l, size_t n, double now);
  * at time t; returns the absolute time at which they count as received:
  * the reader holds them, and reads nothing more, until then (MODEL). */
 double link_ingress_reserve(struct link *l, size_t n, double t);
+
+/* link_ingress_join: link_ingress_reserve for a reader that knows the
+ * kernel's receive timestamp of the bytes it read (`stamp`, as the kernel
+ * gave it; NAN when there is none). TCP stamps a kernel buffer once, with
+ * the time of the newest bytes put in it, and a reader taking at most a
+ * piece at a time reads one buffer in parts: a frame's header, then its
+ * payload; or a backlog that piled up while the reader was busy sending.
+ * Booked one after the other, each part would start where the last one
+ * ended, and bytes that arrived together would be held as though they
+ * were still on the wire: the sender's pacing paid twice. So bytes read
+ * with the same stamp as the last reservation, nothing else reserved in
+ * between, and at most a piece (link_piece) in all, are booked together
+ * with it as one reservation of both parts at the first part's t (from the
+ * vclock it started from). The piece bounds the credit to what a reader
+ * behind an unpaced sender already gets (its first piece early): a
+ * backlog of many pieces under one stamp is still paced piece by piece,
+ * so a reader must not let one build up (ring_worker/xport_tcp.c reads
+ * while it sends). Any other read is link_ingress_reserve(l, n, t).
+ * Returns the same as that. */
+double link_ingress_join(struct link *l, size_t n, double t, double stamp);
 
 /* link_send_reserve: link_egress_reserve for a sender that sleeps until
  * each deadline (see BLOCKING SENDERS). cont: nonzero when this piece

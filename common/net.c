@@ -150,8 +150,11 @@ static void tune(int fd)
 }
 
 /* recv_stamped: recv() that also reports, on clock_now()'s scale, when the
- * kernel received the newest of the bytes read (*arrived; NAN if unknown). */
-static ssize_t recv_stamped(int fd, void *p, size_t n, double *arrived)
+ * kernel received the newest of the bytes read (*arrived; NAN if unknown),
+ * and the kernel's stamp itself, exactly, as a key that is equal for two
+ * reads of one kernel buffer (*stamp: nanoseconds, modulo 10^6 s, exact in
+ * a double; NAN if unknown). */
+static ssize_t recv_stamped(int fd, void *p, size_t n, double *arrived, double *stamp)
 {
     union {
         char buf[CMSG_SPACE(sizeof(struct timespec))];
@@ -167,7 +170,7 @@ static ssize_t recv_stamped(int fd, void *p, size_t n, double *arrived)
     m.msg_iovlen = 1;
     m.msg_control = ctl.buf;
     m.msg_controllen = sizeof ctl.buf;
-    *arrived = NAN;
+    *arrived = *stamp = NAN;
     r = recvmsg(fd, &m, MSG_DONTWAIT);
     if (r <= 0)
         return r;
@@ -176,6 +179,7 @@ static ssize_t recv_stamped(int fd, void *p, size_t n, double *arrived)
             struct timespec ts, real;
             memcpy(&ts, CMSG_DATA(c), sizeof ts);
             clock_gettime(CLOCK_REALTIME, &real);
+            *stamp = (double)(ts.tv_sec % 1000000) * 1e9 + (double)ts.tv_nsec;
             /* The stamp is on the real-time clock: convert by its age. */
             *arrived = clock_now() - ((double)(real.tv_sec - ts.tv_sec) +
                                       (double)(real.tv_nsec - ts.tv_nsec) * 1e-9);
@@ -563,7 +567,7 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
                         double *last, int *moved, char *err)
 {
     while (x->done < x->len || x->held) {
-        double now = clock_now(), t, arrived;
+        double now = clock_now(), t, arrived, stamp;
         size_t want = x->len - x->done;
         ssize_t r;
 
@@ -580,9 +584,9 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
             return 0;           /* wait for POLLIN first */
         if (want > piece)
             want = piece;
-        arrived = NAN;
+        arrived = stamp = NAN;
         if (pace)
-            r = recv_stamped(x->fd, x->buf + x->done, want, &arrived);
+            r = recv_stamped(x->fd, x->buf + x->done, want, &arrived, &stamp);
         else
             r = recv(x->fd, x->buf + x->done, want, MSG_DONTWAIT);
         if (r < 0) {
@@ -608,12 +612,14 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
              * got around to reading them: a reader that was descheduled
              * must not push the link's schedule back for good. Without a
              * timestamp: a reader that woke late from the link's wait and
-             * found data waiting books from the time it meant to wake. */
+             * found data waiting books from the time it meant to wake.
+             * Bytes of one kernel buffer (one stamp) read in parts are
+             * booked as one (link_ingress_join). */
             if (!isnan(arrived))
                 t = fmin(arrived, now);
             else
                 t = x->late ? x->due : now;
-            x->due = link_ingress_reserve(l, (size_t)r, t);
+            x->due = link_ingress_join(l, (size_t)r, t, stamp);
             x->held = x->due > now;     /* also the last piece: held until due */
         }
     }

@@ -18,9 +18,14 @@
  * listening can skip it and find the next frame).
  *
  * EMULATED LATENCY. A step's frame leaves as one transmission: the header
- * together with the first HEAD_MAX payload bytes (copied next to it: 64
- * KiB at most per step), then the rest as the receive advances, each call
- * continuing the link's timeline. And every step starts that timeline
+ * together with the first payload bytes (copied next to it), then the rest
+ * as the receive advances, each call continuing the link's timeline. The
+ * first part fills one link piece (link.h), at most HEAD_MAX: tcp_begin
+ * waits for its send while it reads only the incoming header, so a longer
+ * first part would leave the neighbour's payload piling up unread in the
+ * kernel for as long, to be read in a burst afterwards, when its arrival
+ * times are lost (the kernel stamps a buffer once) and the reader's link
+ * would pace it a second time. And every step starts that timeline
  * afresh, in real time: what a step sends is what the step before
  * received, so it could not have left earlier. Without both, the link's
  * rule for blocking senders (link.h) would see the steps of a ring in
@@ -592,7 +597,13 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
     struct proto_header h;
     uint64_t out0 = t->link->bytes_out, in0 = t->link->bytes_in;
     size_t first = s->sbytes < HEAD_MAX ? s->sbytes : HEAD_MAX, sent;
+    size_t piece = link_piece(t->link);
     int rc;
+
+    /* EMULATED LATENCY: header and first bytes fill one piece, no more. */
+    if (link_active(t->link) && piece < SIZE_MAX && piece > PROTO_HEADER_SIZE &&
+        first > piece - PROTO_HEADER_SIZE)
+        first = piece - PROTO_HEADER_SIZE;
 
     if (t->failed_rc)
         return failed(t, err);

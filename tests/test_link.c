@@ -287,6 +287,92 @@ static void t_message(void)
     T_END();
 }
 
+/* t_join: a ring step's frame through the sender's egress and the reader's
+ * ingress, the reader taking one kernel buffer in parts, as net.c does:
+ * the 40-byte header, then the rest of its piece; or a piece in small
+ * reads. Booked part after part (link_ingress_reserve), each part starts
+ * where the last one ended and bytes already in are held as if still on
+ * the wire; joined (link_ingress_join), the frame costs exactly a + n/bw. */
+static void t_join(void)
+{
+    const double rate = 4e6, lat = 200e-6;              /* 32 Mbit/s, 200 us */
+    const size_t hdr = 40, sizes[] = { 1024, 4056, 16384, 65536, 262144 };
+
+    T_CASE("link-1.13", "one kernel buffer read in parts (header, then payload; or small "
+           "reads) is booked once: a + n/bw, not the wire time twice; no burst beyond a piece");
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        struct link s, r, old;
+        size_t n = hdr + sizes[i], piece, done = 0;
+        double t0 = 10.0, now = t0, handed = t0, handed_old = t0;
+
+        T_EQ_I(link_init(&s, rate, lat), 0);
+        T_EQ_I(link_init(&r, rate, lat), 0);
+        T_EQ_I(link_init(&old, rate, lat), 0);
+        piece = link_piece(&s);
+        /* Header, then payload: each piece read in two parts, both under
+         * the piece's stamp (its arrival: the sender's deadline). */
+        link_send_restart(&s);
+        while (done < n) {
+            size_t p = n - done < piece ? n - done : piece, a = done == 0 ? hdr : p / 2;
+            double d = link_send_reserve(&s, p, now, done > 0);
+            now = fmax(now, d);
+            link_send_woke(&s, now);
+            handed = fmax(handed, link_ingress_join(&r, a, now, now));
+            handed = fmax(handed, link_ingress_join(&r, p - a, now, now));
+            handed_old = fmax(handed_old, link_ingress_reserve(&old, a, now));
+            handed_old = fmax(handed_old, link_ingress_reserve(&old, p - a, now));
+            done += p;
+        }
+        T_NEAR(handed - t0, lat + (double)n / rate, 1e-9);
+        /* The bug this fixes: parts booked one after the other. */
+        T_LE(t0 + lat + (double)n / rate + 0.5 * (double)hdr / rate, handed_old);
+
+        /* Each piece read in 1000-byte parts under its stamp. */
+        T_EQ_I(link_init(&r, rate, lat), 0);
+        t0 = now + 1.0;
+        now = t0;
+        handed = t0;
+        link_send_restart(&s);
+        for (done = 0; done < n; ) {
+            size_t p = n - done < piece ? n - done : piece;
+            double d = link_send_reserve(&s, p, now, done > 0);
+            now = fmax(now, d);
+            link_send_woke(&s, now);
+            for (size_t k = 0; k < p; k += 1000)
+                handed = fmax(handed, link_ingress_join(&r, p - k < 1000 ? p - k : 1000,
+                                                        now, now + 7.0));
+            done += p;
+        }
+        T_NEAR(handed - t0, lat + (double)n / rate, 1e-9);
+
+        /* No burst: a backlog the kernel stamped once (an unpaced sender's
+         * bytes, all in at once) joins a piece at most, so it passes no
+         * faster than one piece early. */
+        T_EQ_I(link_init(&r, rate, lat), 0);
+        t0 = now + 1.0;
+        handed = t0;
+        for (done = 0; done < n; done += 1000)
+            handed = fmax(handed, link_ingress_join(&r, n - done < 1000 ? n - done : 1000,
+                                                    t0, t0 + 1e6));
+        T_LE(t0 + ((double)n - (double)piece) / rate, handed);
+    }
+    /* No burst: a part joins only the reservation just before it, under
+     * the same stamp. Two senders' bytes (two stamps) into one reader, at
+     * the same time: the second waits its turn. */
+    {
+        struct link r;
+        T_EQ_I(link_init(&r, rate, 0.0), 0);
+        T_NEAR(link_ingress_join(&r, 400000, 40.0, 1.0), 40.0, 1e-9);
+        T_NEAR(link_ingress_join(&r, 400000, 40.0, 2.0), 40.1, 1e-9);
+        /* Stamp 1 again, but stamp 2's bytes were booked in between. */
+        T_NEAR(link_ingress_join(&r, 400000, 40.0, 1.0), 40.2, 1e-9);
+        /* Without a stamp (NAN) nothing joins. */
+        T_NEAR(link_ingress_join(&r, 400000, 40.0, NAN), 40.3, 1e-9);
+        T_NEAR(link_ingress_join(&r, 400000, 40.0, NAN), 40.4, 1e-9);
+    }
+    T_END();
+}
+
 static void t_latency(void)
 {
     struct link l;
@@ -510,5 +596,6 @@ int main(void)
     t_unlimited();
     t_independent();
     t_message();
+    t_join();
     return t_done();
 }
