@@ -1,4 +1,3 @@
-# tier: quick
 # t_grade.sh -- experiments/grade.sh grades a lab: a results folder built
 # here from bin/model (every row exactly on the model) and predictions
 # taken from its own --key, then a bad folder and bad predictions, one
