@@ -84,7 +84,7 @@ grep -v '^#' "$T_TMP/key.csv" | tail -n +2 | while IFS=, read -r ex q v; do
     grep -Fq "$v" "$key" || echo "$ex $q $v"
 done > "$T_TMP/missing"
 [ -s "$T_TMP/missing" ] && t_fail "the key does not quote these model values: $(tr '\n' ';' < "$T_TMP/missing")"
-grep -q '292 or 293' "$doc" || t_fail "lab.md: the unequal shards are not 292 or 293"
+grep -q "292 or 293" "$key" || t_fail "lab-key.md: the unequal shards are not 292 or 293"
 grep -hq 'workers 1\.\.7 have 292\.\.293' "$T_TMP"/out.* || t_fail "exactness: the other shards are not printed as 292..293"
 grep -q 'loses to the ring at every size' "$doc" "$key" && t_fail "the false claim of exercise 3 is back"
 grep -q 'Explanation' "$doc" && t_fail "the worksheet holds an explanation (answers go in docs/lab-key.md)"
