@@ -24,6 +24,8 @@ s=$(field "sum/B vs big batch"); mm=$(field "mean-of-means vs big")
 le "$s" 1e-14 || t_fail "sum/B vs big = '$s', want <= 1e-14"
 gt "$mm" 1e-6 || t_fail "mean-of-means vs big = '$mm', want > 1e-6"
 expect_grep out 'worker 0 has 2048 rows'
+# the other seven share 2048 rows as 292 and 293: the line gives the true min..max
+expect_grep out 'workers 1\.\.7 have 292\.\.293$'
 t_end
 
 t_case exact-1.3 "other shapes keep the bound (K=3, m=5, 1000 rows; K=1)"

@@ -76,4 +76,23 @@ grep -hq '^ring,ring,tcp,8,1048576,' "$T_TMP"/out.* || t_fail "exercise 8: no ri
 grep -hq 'medians over .*overlap on)' "$T_TMP"/err.* || t_fail "exercise 9: no overlapped run"
 grep -hq 'medians over .*overlap off)' "$T_TMP"/err.* || t_fail "exercise 9: no --no-overlap run"
 t_end
+t_case handout-1.4 "every model figure docs/lab-key.md quotes is what bin/model gives (grade.sh --key)"
+key="$PSR_TESTS/../docs/lab-key.md"
+PSR_BIN="$PSR_BIN" sh "$repo/experiments/grade.sh" --key > "$T_TMP/key.csv" 2>"$T_TMP/key.err" || t_fail "grade.sh --key: $(cat "$T_TMP/key.err")"
+grep -v '^#' "$T_TMP/key.csv" | tail -n +2 | while IFS=, read -r ex q v; do
+    case $v in yes | no) continue ;; esac
+    grep -Fq "$v" "$key" || echo "$ex $q $v"
+done > "$T_TMP/missing"
+[ -s "$T_TMP/missing" ] && t_fail "the key does not quote these model values: $(tr '\n' ';' < "$T_TMP/missing")"
+grep -q "292 or 293" "$key" || t_fail "lab-key.md: the unequal shards are not 292 or 293"
+grep -hq 'workers 1\.\.7 have 292\.\.293' "$T_TMP"/out.* || t_fail "exactness: the other shards are not printed as 292..293"
+grep -q 'loses to the ring at every size' "$doc" "$key" && t_fail "the false claim of exercise 3 is back"
+grep -q 'Explanation' "$doc" && t_fail "the worksheet holds an explanation (answers go in docs/lab-key.md)"
+# the steps column: timed steps only (exercise 6: --steps 1 --warmup 0 shows 1; exercise 2: --steps 4, two warm-up, shows 2)
+[ -n "$acc" ] && { st=$(awk -F, 'NR == 2 { print $6 }' "$T_TMP/out.$acc"); [ "$st" = 1 ] || t_fail "exercise 6: steps $st, want 1"; }
+awk -F, '$1 == "ps" && $4 == 8 && $5 == 4194304 { f = 1; if ($6 != 2) bad = 1 } END { exit !(f && !bad) }' "$T_TMP"/out.* ||
+    t_fail "exercise 2: the K=8 server row's steps is not 2 (--steps 4, two warm-up)"
+# timings: printed, never asserted
+grep -h '^ps,\|^ring,' "$T_TMP"/out.* | cut -d, -f1-7,18,20 | sed 's/^/     timing: /'
+t_end
 t_exit

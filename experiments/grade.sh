@@ -1,0 +1,224 @@
+#!/bin/sh
+# grade.sh -- grade a student's lab: the results folder `make lab` wrote
+# and the predictions the worksheet (docs/lab.md) asked for.
+#
+#   experiments/grade.sh RESULTS_DIR PREDICTIONS_CSV [--tol FRACTION]
+#   experiments/grade.sh --template        a blank predictions.csv on stdout
+#   experiments/grade.sh --key             the same, filled with the model's
+#                                          values (docs/lab-key.md quotes them)
+#
+# THE PREDICTIONS. predictions.csv has the columns exercise,quantity,value
+# (read by name, in any order); --template lists every quantity the
+# worksheet asks for, with an empty value. Each is compared with the
+# alpha-beta model (bin/model, common/model.h) under the exercise's own
+# settings: a number is in range when it is within --tol (default 0.25,
+# i.e. 25%) of the model's value, relative; a yes/no answer must match.
+# A value left empty is "not answered", a problem.
+#
+# THE RESULTS. RESULTS_DIR must hold manifest.txt, k_sweep.csv and
+# size_sweep.csv (experiments/lab.sh). Every row of the two sweeps is
+# checked, its columns read by name (lib.sh's csv_awk):
+#   - trustworthy only when bound_by is "link": a row bound by "cpu" (the
+#     job's own processes) or "busy" (other programs) measured the machine,
+#     not the emulated network, and says nothing about the algorithms;
+#   - its bytes_in must be the model's (bin/model --quantity bytes_in) plus
+#     the headers: within 1% + 128 bytes per worker. This one is
+#     deterministic: a row off here is a broken run, whatever its timing.
+#   Timings are never graded (the machine sets them); the summary gives
+#   each trustworthy row's time_s / model_s for the discussion.
+#
+# OUTPUT. One line per problem on stdout ("problem: ..."), then one line per
+# prediction ("ok" or "off"), then the summary line
+#   "grade: P/Q predictions in range, T/R rows trustworthy, N problem(s)".
+# Exit status: 0 when grading ran (whatever the grade), 64 on bad usage
+# (wrong arguments, a folder or file that does not exist, a predictions
+# file without the three columns).
+prog=grade.sh
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+usage() {
+    cat <<EOF
+usage: $prog RESULTS_DIR PREDICTIONS_CSV [--tol FRACTION]
+       $prog --template > predictions.csv
+       $prog --key         (the template filled with the model's values)
+Grade a lab: RESULTS_DIR is what \`make lab\` wrote (results/<run>/),
+PREDICTIONS_CSV the student's filled-in template (exercise,quantity,value).
+Predictions are compared with bin/model within --tol (default 0.25,
+relative); each sweep row is trustworthy only when bound_by=link.
+Exit 0 when graded, 64 on bad usage.
+EOF
+}
+
+# THE QUANTITIES: exercise|quantity|what the worksheet asks. Their model
+# values come from expect() below; keep the two in step with docs/lab.md.
+quantities() {
+    cat <<'EOF'
+1|ps_ingress_s_K8|seconds: the server's ingress, K=8, 4 GB gradient, 25 GB/s
+1|ps_ingress_s_K64|seconds: the server's ingress, K=64
+1|ps_ingress_s_K512|seconds: the server's ingress, K=512
+1|ring_s_K8|seconds: the ring all-reduce, K=8
+1|ring_s_K64|seconds: the ring all-reduce, K=64
+1|ring_s_K512|seconds: the ring all-reduce, K=512
+2|ps_time_s_K2|seconds: PS step, K=2, n=4 MiB, 500 Mbit/s, a=200 us
+2|ps_time_s_K8|seconds: PS step, K=8
+2|ring_time_s_K8|seconds: ring all-reduce, K=8
+2|ps_bytes_in_K8|bytes into the server per step, K=8 (payload)
+2|ring_bytes_in_K8|bytes into one ring worker per step, K=8 (payload)
+3|ring_latency_bandwidth_bytes_K4|bytes: n where the ring's two terms are equal, K=4, 500 Mbit/s, a=200 us
+3|ps_ring_crossover_bytes_K4|bytes: n above which the ring beats the PS in the model, K=4
+4|mean_of_means_exact_equal|yes/no: mean-of-means gives the big-batch step with equal shards
+4|mean_of_means_exact_unequal|yes/no: the same with unequal shards
+5|identical_unequal_shards|yes/no: PS and ring end with the reference's weights, shards 5:1:1:3
+6|accum_bytes_per_example_ratio|ring bytes per example with --micro 4 over without
+7|sync_every_micro_bytes_ratio|sync-every-micro's bytes_in per step over exercise 6's
+8|rd_time_s_4K_K8|seconds: rd, K=8, 4 KiB, 500 Mbit/s, a=200 us
+8|ring_time_s_4K_K8|seconds: ring, K=8, 4 KiB
+8|rd_time_s_1M_K8|seconds: rd, K=8, 1 MiB
+8|ring_time_s_1M_K8|seconds: ring, K=8, 1 MiB
+8|rd_ring_crossover_bytes_K8|bytes: n where rd and the ring cost the same, K=8
+9|ring_step_no_overlap_s|seconds: ring K=2 step, 8 MiB, 200 Mbit/s, 200 ms backward, no overlap
+9|ring_step_overlap_s|seconds: the same with 8 overlapped buckets
+9|ps_step_no_overlap_s|seconds: PS K=2 step, no overlap
+9|ps_step_overlap_s|seconds: PS K=2 step, overlapped pushes
+EOF
+}
+
+m() { "$PSR_BIN/model" "$@"; }
+# t ALGO K BYTES BW: the model's time at latency 200 us.
+t() { m --algo "$1" --K "$2" --bytes "$3" --bw "$4" --latency 200us ${5:+--quantity "$5"}; }
+calc() { awk "BEGIN { printf \"%.6g\", $1 }"; }
+# lat_slope ALGO K BW: "LATENCY SLOPE" of the model's time, from two sizes.
+lat_slope() {
+    awk -v a="$(t "$1" "$2" 1 "$3")" -v b="$(t "$1" "$2" 1048577 "$3")" \
+        'BEGIN { s = (b - a) / 1048576; printf "%.9g %.9g", a - s, s }'
+}
+
+# expect QUANTITY: the model's value (or yes/no) for QUANTITY.
+expect() {
+    case $1 in
+    ps_ingress_s_K*) m --algo ps --K "${1#ps_ingress_s_K}" --bytes 4e9 --bw 25GB --quantity ingress ;;
+    ring_s_K*) m --algo ring --K "${1#ring_s_K}" --bytes 4e9 --bw 25GB ;;
+    ps_time_s_K*) t ps "${1#ps_time_s_K}" 4M 500Mbit ;;
+    ring_time_s_K8) t ring 8 4M 500Mbit ;;
+    ps_bytes_in_K8) t ps 8 4M 500Mbit bytes_in ;;
+    ring_bytes_in_K8) t ring 8 4M 500Mbit bytes_in ;;
+    ring_latency_bandwidth_bytes_K4)
+        set -- $(lat_slope ring 4 500Mbit); calc "$1 / $2" ;;
+    ps_ring_crossover_bytes_K4)
+        set -- $(lat_slope ps 4 500Mbit) $(lat_slope ring 4 500Mbit); calc "($3 - $1) / ($2 - $4)" ;;
+    mean_of_means_exact_equal | identical_unequal_shards) echo yes ;;
+    mean_of_means_exact_unequal) echo no ;;
+    accum_bytes_per_example_ratio) echo 0.25 ;;
+    sync_every_micro_bytes_ratio) echo 4 ;;
+    rd_time_s_4K_K8) t rd 8 4K 500Mbit ;;
+    ring_time_s_4K_K8) t ring 8 4K 500Mbit ;;
+    rd_time_s_1M_K8) t rd 8 1M 500Mbit ;;
+    ring_time_s_1M_K8) t ring 8 1M 500Mbit ;;
+    rd_ring_crossover_bytes_K8) m --crossover --K 8 --bw 500Mbit --latency 200us ;;
+    # exercise 9: a 200 ms backward pass; c the all-reduce of 8 MiB, K=2.
+    ring_step_no_overlap_s) calc "0.2 + $(t ring 2 8M 200Mbit)" ;;
+    ring_step_overlap_s) c=$(t ring 2 8M 200Mbit); calc "($c > 0.2 ? $c : 0.2) + $(t ring 2 1M 200Mbit)" ;;
+    ps_step_no_overlap_s) calc "0.2 + $(t ps 2 8M 200Mbit ingress) + $(t ps 2 8M 200Mbit egress)" ;;
+    ps_step_overlap_s) i=$(t ps 2 8M 200Mbit ingress); calc "($i > 0.2 ? $i : 0.2) + $(t ps 2 8M 200Mbit egress)" ;;
+    *) return 1 ;;
+    esac
+}
+
+tol=0.25
+template=0
+dir=
+pred=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --help | -h) usage; exit 0 ;;
+    --template) template=1; shift ;;
+    --key) template=2; shift ;;
+    --tol | --tol=*)
+        opt_value "$@"; shift $((1 + extra)); tol=$val
+        awk -v t="$tol" 'BEGIN { exit !(t ~ /^[0-9.]+$/ && t + 0 > 0 && t + 0 < 10) }' ||
+            die_usage "--tol $tol: not a fraction in (0, 10)" ;;
+    -*) die_usage "$1: unknown flag (--help)" ;;
+    *) if [ -z "$dir" ]; then dir=$1; elif [ -z "$pred" ]; then pred=$1;
+       else die_usage "$1: one results folder and one predictions file"; fi; shift ;;
+    esac
+done
+[ -x "$PSR_BIN/model" ] || die_usage "no $PSR_BIN/model: run make first"
+
+if [ $template != 0 ]; then
+    [ -z "$dir" ] || die_usage "--template and --key take no folder"
+    echo "exercise,quantity,value"
+    quantities | while IFS='|' read -r ex q what; do
+        echo "# $what"
+        if [ $template = 1 ]; then echo "$ex,$q,"; else echo "$ex,$q,$(expect "$q")"; fi
+    done
+    exit 0
+fi
+[ -n "$pred" ] || die_usage "want RESULTS_DIR PREDICTIONS_CSV (or --template); --help"
+[ -d "$dir" ] || die_usage "$dir: no such folder"
+[ -f "$pred" ] || die_usage "$pred: no such file"
+grep -v '^#' "$pred" > "${TMPDIR:-/tmp}/grade.$$" || :
+trap 'rm -f "${TMPDIR:-/tmp}/grade.$$"' EXIT
+pf="${TMPDIR:-/tmp}/grade.$$"
+csv_awk 'FNR == 1 { exit !(c["exercise"] && c["quantity"] && c["value"]) }' "$pf" ||
+    die_usage "$pred: want the columns exercise,quantity,value (--template writes them)"
+
+problems=0
+problem() { echo "problem: $*"; problems=$((problems + 1)); }
+
+# ------------------------------------------------------------ the results
+for f in manifest.txt k_sweep.csv size_sweep.csv; do
+    [ -s "$dir/$f" ] || problem "results: no $f in $dir (make lab writes it)"
+done
+rows=0 trusted=0
+for f in k_sweep.csv size_sweep.csv; do
+    [ -s "$dir/$f" ] || continue
+    csv_awk 'FNR == 1 { n = split("system,algo,K,bytes,bytes_in,link_bw,link_latency,bound_by,time_s,model_s", need, ",")
+                        for (j = 1; j <= n; j++) if (!c[need[j]]) print "nocol " need[j]; next }
+             { a = ($c["algo"] == "rd") ? "rd" : $c["system"]
+               print "row", FNR, a, $c["K"], $c["bytes"], $c["bytes_in"], $c["link_bw"], $c["link_latency"],
+                     ($c["bound_by"] == "" ? "-" : $c["bound_by"]), $c["time_s"], ($c["model_s"] == "" ? "-" : $c["model_s"]) }' \
+        "$dir/$f" > "$pf.rows"
+    while read -r kind line a k n bin bw lat by ts ms; do
+        if [ "$kind" = nocol ]; then problem "results: $f has no column $line"; continue; fi
+        rows=$((rows + 1))
+        what="$f line $line ($a K=$k n=$n)"
+        if [ "$by" = link ]; then trusted=$((trusted + 1))
+        else problem "untrustworthy: $what: bound_by=$by, not link (the machine, not the network, set its pace)"; fi
+        want=$(m --algo "$a" --K "$k" --bytes "$n" --bw "$bw" --latency "$lat" --quantity bytes_in 2>/dev/null) ||
+            { problem "results: $what: bin/model cannot price it"; continue; }
+        awk -v g="$bin" -v w="$want" -v k="$k" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 0.01 * w + 128 * k) }' ||
+            problem "bytes: $what: bytes_in $bin, the model says $want (+ headers)"
+        [ "$by" = link ] && [ "$ms" != - ] && echo "timing: $what: time_s $ts, model_s $ms, ratio $(calc "$ts / $ms")"
+    done < "$pf.rows"
+    rm -f "$pf.rows"
+done
+
+# ------------------------------------------------------------ the predictions
+quantities | cut -d'|' -f1,2 | tr '|' , > "$pf.q"
+answered=$(csv_awk 'FNR > 1 { print $c["exercise"] "," $c["quantity"] "," $c["value"] }' "$pf")
+inrange=0 total=0
+while IFS=, read -r ex q; do
+    total=$((total + 1))
+    v=$(echo "$answered" | awk -F, -v e="$ex" -v q="$q" '$1 == e && $2 == q { print $3 }' | tail -n 1 | tr -d ' \r')
+    want=$(expect "$q")
+    if [ -z "$v" ]; then problem "prediction: exercise $ex $q: not answered"; continue; fi
+    case $want in
+    yes | no)
+        if [ "$(echo "$v" | tr 'A-Z' 'a-z')" = "$want" ]; then echo "ok   exercise $ex $q: $v"; inrange=$((inrange + 1))
+        else echo "off  exercise $ex $q: $v, the answer is $want"; fi ;;
+    *)
+        if awk -v v="$v" -v w="$want" -v t="$tol" 'BEGIN { if (v !~ /^[-+0-9.eE]+$/) exit 2; d = v - w; if (d < 0) d = -d; exit !(d <= t * (w < 0 ? -w : w)) }'; then
+            echo "ok   exercise $ex $q: $v (model $want, within $tol)"; inrange=$((inrange + 1))
+        elif [ $? = 2 ]; then problem "prediction: exercise $ex $q: '$v' is not a number"
+        else echo "off  exercise $ex $q: $v, the model says $want (tolerance $tol)"; fi ;;
+    esac
+done < "$pf.q"
+echo "$answered" | awk -F, 'NF' > "$pf.a"
+while IFS=, read -r ex q v; do
+    grep -qx "$ex,$q" "$pf.q" || problem "prediction: exercise $ex $q: no such quantity (--template lists them)"
+done < "$pf.a"
+rm -f "$pf.a"
+rm -f "$pf.q"
+echo "grade: $inrange/$total predictions in range (tolerance $tol), $trusted/$rows rows trustworthy (bound_by=link), $problems problem(s)"
+exit 0
