@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "cli.h"
+#include "cli_line.h"
 #include "clock.h"
 #include "compute.h"
 #include "dtype.h"
@@ -296,27 +297,6 @@ static void test_workload_sleep(void)
 
 /* ------------------------------------------------------- command line */
 
-static int common(const char *line, struct cli_common *c, char *err)
-{
-    static char buf[512];
-    char *argv[32];
-    const struct cli_opt *tables[2];
-    int argc = 0, rc;
-
-    snprintf(buf, sizeof buf, "%s", line);
-    argv[argc++] = "test";
-    for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
-        argv[argc++] = tok;
-    argv[argc] = NULL;
-    cli_common_defaults(c);
-    tables[0] = cli_common_opts(c);
-    tables[1] = NULL;
-    err[0] = '\0';
-    rc = cli_parse(argc, argv, tables, err);
-    if (rc == 0)
-        rc = cli_common_finish(c, err);
-    return rc;
-}
 
 static void test_flags(void)
 {
@@ -329,7 +309,7 @@ static void test_flags(void)
     T_CASE("compute-4.1", "--straggler, --jitter, --pause parse into the model; cli_workload_cfg hands it on");
     snprintf(line, sizeof line, "%s --backward-time 50ms --straggler 1:3 --jitter 0.1 "
              "--pause 7:200ms@5", base);
-    T_EQ_I(common(line, &c, err), 0);
+    T_EQ_I(cli_line_common(line, &c, err), 0);
     T_EQ_I(c.compute.straggler_rank, 1);
     T_EQ_D(c.compute.straggler_factor, 3);
     T_EQ_D(c.compute.jitter, 0.1);
@@ -357,7 +337,7 @@ static void test_flags(void)
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             snprintf(line, sizeof line, "%s %s", base, bad[i].args);
-            T_EQ_I(common(line, &c, err), ERR_USAGE);
+            T_EQ_I(cli_line_common(line, &c, err), ERR_USAGE);
             T_HAS(err, bad[i].flag);
             T_HAS(err, bad[i].say);
             T_TRUE(strchr(err, '\n') == NULL);

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "cli.h"
+#include "cli_line.h"
 #include "clock.h"
 #include "dtype.h"
 #include "err.h"
@@ -774,29 +775,6 @@ static void test_backward_time(void)
 
 /* ---------------------------------------------------------- command line */
 
-/* common: the common flags of LINE, parsed and finished. */
-static int common(const char *line, struct cli_common *c, char *err)
-{
-    static char buf[512];
-    char *argv[32];
-    const struct cli_opt *tables[2];
-    int argc = 0, rc;
-
-    snprintf(buf, sizeof buf, "%s", line);
-    argv[argc++] = "test";
-    for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
-        argv[argc++] = tok;
-    argv[argc] = NULL;
-    cli_common_defaults(c);
-    tables[0] = cli_common_opts(c);
-    tables[1] = NULL;
-    err[0] = '\0';
-    rc = cli_parse(argc, argv, tables, err);
-    if (rc == 0)
-        rc = cli_common_finish(c, err);
-    return rc;
-}
-
 static void test_cli_flags(void)
 {
     struct cli_common c;
@@ -807,10 +785,10 @@ static void test_cli_flags(void)
     FILE *f;
 
     T_CASE("workload-7.1", "--backward-time TIME and --workload mlp parse; cli_workload_cfg");
-    T_EQ_I(common("--rank 0 --world 1", &c, err), 0);
+    T_EQ_I(cli_line_common("--rank 0 --world 1", &c, err), 0);
     T_EQ_D(c.backward_time, 0);
     cli_common_free(&c);
-    T_EQ_I(common("--rank 1 --world 2 --workload synthetic --params 10 --backward-time 50ms "
+    T_EQ_I(cli_line_common("--rank 1 --world 2 --workload synthetic --params 10 --backward-time 50ms "
                   "--shard-weights 3,1 --batch 64 --seed 9 --dtype f32", &c, err), 0);
     T_NEAR(c.backward_time, 0.05, 1e-15);
     cli_workload_cfg(&c, &cfg);
@@ -830,23 +808,23 @@ static void test_cli_flags(void)
         workload_destroy(&w);
     }
     cli_common_free(&c);
-    T_EQ_I(common("--workload mlp --batch 512", &c, err), 0);
+    T_EQ_I(cli_line_common("--workload mlp --batch 512", &c, err), 0);
     T_EQ_I(c.workload, WORKLOAD_MLP);
     cli_common_free(&c);
 
     T_CASE("workload-7.2", "refused: --params or a huge --batch for mlp, a bad --backward-time");
-    T_EQ_I(common("--backward-time 1s", &c, err), 0);        /* linreg: on top */
-    T_EQ_I(common("--workload mlp --backward-time 1ms", &c, err), 0);
-    T_EQ_I(common("--workload mlp --params 100", &c, err), ERR_USAGE);
+    T_EQ_I(cli_line_common("--backward-time 1s", &c, err), 0);        /* linreg: on top */
+    T_EQ_I(cli_line_common("--workload mlp --backward-time 1ms", &c, err), 0);
+    T_EQ_I(cli_line_common("--workload mlp --params 100", &c, err), ERR_USAGE);
     T_HAS(err, "--params");
     T_HAS(err, "6337");
-    T_EQ_I(common("--workload mlp --batch 65537", &c, err), ERR_USAGE);
+    T_EQ_I(cli_line_common("--workload mlp --batch 65537", &c, err), ERR_USAGE);
     T_HAS(err, "--batch");
-    T_EQ_I(common("--workload synthetic --params 1 --backward-time -1", &c, err), ERR_USAGE);
+    T_EQ_I(cli_line_common("--workload synthetic --params 1 --backward-time -1", &c, err), ERR_USAGE);
     T_HAS(err, "--backward-time");
-    T_EQ_I(common("--workload synthetic --params 1 --backward-time abc", &c, err), ERR_USAGE);
+    T_EQ_I(cli_line_common("--workload synthetic --params 1 --backward-time abc", &c, err), ERR_USAGE);
     T_HAS(err, "--backward-time");
-    T_EQ_I(common("--workload synthetic --params 1 --backward-time 0", &c, err), 0);
+    T_EQ_I(cli_line_common("--workload synthetic --params 1 --backward-time 0", &c, err), 0);
 
     T_CASE("workload-7.3", "--help says EMULATED backward time and lists mlp");
     cli_common_defaults(&c);
