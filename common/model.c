@@ -99,11 +99,6 @@ double model_ps_ingress(int k, double bytes, double bw, double lat)
     return model_query(MODEL_PS, MODEL_INGRESS, k, 1, bytes, bw, lat);
 }
 
-double model_ps_egress(int k, double bytes, double bw, double lat)
-{
-    return model_query(MODEL_PS, MODEL_EGRESS, k, 1, bytes, bw, lat);
-}
-
 double model_ps_step(int k, double bytes, double bw, double lat)
 {
     return model_query(MODEL_PS, MODEL_TIME, k, 1, bytes, bw, lat);

@@ -54,7 +54,6 @@ int model_rd_steps(int k);
 
 /* The one-server shorthands that psr_merge and the table use. */
 double model_ps_ingress(int k, double bytes, double bw, double lat);
-double model_ps_egress(int k, double bytes, double bw, double lat);
 double model_ps_step(int k, double bytes, double bw, double lat);
 double model_ring(int k, double bytes, double bw, double lat);
 double model_rd(int k, double bytes, double bw, double lat);
