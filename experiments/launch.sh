@@ -237,12 +237,11 @@ start() {
         trap 'exit 143' TERM
         me=$BASHPID
         # end.PID: the status and the time the process itself ended, before
-        # sed has drained its output (note_failure names the first to end).
+        # sed has drained its output: for exit_status, should bash lose the
+        # job, and for note_failure, which names the first to end.
         { "$@" </dev/null; s=$?; echo "$s $EPOCHREALTIME" >"$dir/end.$me"; exit "$s"; } 2>&1 |
             (trap '' TERM; exec sed -u "s/^/$tag| /") >&2
-        st=${PIPESTATUS[0]}
-        echo "$st" >"$dir/st.$BASHPID"      # for exit_status, should bash lose it
-        exit "$st"
+        exit "${PIPESTATUS[0]}"
     ) &
     alive[$!]=$tag
 }
@@ -250,13 +249,13 @@ start() {
 # exit_status PID ST: the exit status of job PID, given what wait said
 # (ST). wait answers 127 when bash has already reaped the job and dropped
 # it from its table (with job control on it can, when the job ends while
-# the script runs something else); the job's own status file says then
+# the script runs something else); the job's end file (start) says then
 # how it ended, and only a job that left none (killed before it could
 # write it) counts as killed.
 exit_status() {
-    local s
+    local s t
     if (($2 == 127)); then
-        if [[ -s $dir/st.$1 ]] && read -r s <"$dir/st.$1" && [[ $s =~ ^[0-9]+$ ]]; then
+        if [[ -s $dir/end.$1 ]] && read -r s t <"$dir/end.$1" && [[ $s =~ ^[0-9]+$ ]]; then
             echo "$s"
         else
             echo 137
