@@ -145,7 +145,7 @@ $(SYS_BINS): $(BIN)/%: $(BUILD)/%/main.o $$(filter $(BUILD)/lib$$*.a,$(SYS_LIBS)
 $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(SYS_LIBS) $(GPU_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(GPU_LDLIBS) -o $@
 
-$(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/fuzzdrv.o $(LIB)
+$(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/fuzzdrv.o $(BUILD)/libps_server.a $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # ---------------------------------------------------------------- tests
@@ -183,13 +183,13 @@ sim: deps
 
 # libFuzzer builds of the fuzz targets (clang only), for long fuzzing runs:
 #   make fuzz && build/fuzz/fuzz_proto -max_total_time=60
-fuzz: $(LIB_SRC) $(FUZZ_SRC)
+fuzz: $(LIB_SRC) $(FUZZ_SRC) ps_server/checkpoint.c
 	@command -v clang >/dev/null || { echo "make fuzz needs clang: apt-get install clang"; exit 1; }
 	@mkdir -p build/fuzz
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
 	  echo "clang -fsanitize=fuzzer,address,undefined $$f -> build/fuzz/$$n"; \
 	  clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -fsanitize=fuzzer,address,undefined \
-	    $$f $(LIB_SRC) $(LDLIBS) -o build/fuzz/$$n || exit 1; done
+	    $$f $(LIB_SRC) ps_server/checkpoint.c $(LDLIBS) -o build/fuzz/$$n || exit 1; done
 
 # ---------------------------------------------------------------- set-up
 DEB_PKGS := pkg-config libuv1-dev libsodium-dev gnuplot-nox openmpi-bin libopenmpi-dev procps iproute2 \

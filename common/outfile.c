@@ -127,6 +127,7 @@ int outfile_open(struct outfile *o, const char *flag, const char *path, char *er
     o->err = 0;
     o->len = 0;
     o->flag = flag;
+    o->before_rename = NULL;
     o->tmp[0] = '\0';
     if ((rc = target(flag, path, o->path, err)) != 0)
         return rc;
@@ -261,6 +262,8 @@ int outfile_commit(struct outfile *o, char *err)
         outfile_abort(o);
         return rc;
     }
+    if (rc == 0 && o->before_rename)
+        o->before_rename(o);
     if (rc == 0 && rename(o->tmp, o->path) != 0)
         rc = -errno;
     if (rc != 0) {

@@ -45,6 +45,10 @@ struct outfile {
     int err;                        /* 0, or the first failure's -errno */
     const char *flag;               /* "--weights-out": for the messages */
     size_t len;                     /* bytes in buf not yet written */
+    /* Called by outfile_commit after the temp file is fsynced and closed,
+     * just before the rename; NULL (outfile_open's) for none. A test hook
+     * (ps_server/checkpoint.h, PSRING_TEST_KILL_BEFORE_RENAME). */
+    void (*before_rename)(const struct outfile *o);
     char path[OUTFILE_PATH_MAX];    /* the target (a symlink resolved) */
     char tmp[OUTFILE_PATH_MAX];     /* the temp file next to it */
     char buf[OUTFILE_BUF];
