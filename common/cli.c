@@ -51,6 +51,10 @@
  *   bucket-size, minbytes (-b), maxbytes (-e)   1 B .. 1 TiB
  *   piece          8 B .. 1 GiB
  *   stepfactor (-f) 2 .. 2^20; iters (-n) 1 .. 2^20; warmup-iters (-w) 0 .. 2^20
+ *   checkpoint-every  1 .. 10^9 steps, like --steps; ps_server also refuses
+ *                  more than its --steps (no checkpoint would ever be written)
+ *   reconnect-window  1 ms .. 1 day, as the timeout: how long a ps_worker
+ *                  keeps redialling a lost server
  */
 struct cli_bound {
     const char *name;       /* the flag, without dashes */
@@ -85,6 +89,8 @@ static const struct cli_bound cli_bounds[] = {
     { "stepfactor", 2, 1048576, 0, 0, "2 .. 2^20" },
     { "iters", 1, 1048576, 0, 0, "1 .. 2^20" },
     { "warmup-iters", 0, 1048576, 0, 0, "0 .. 2^20" },
+    { "checkpoint-every", 1, 1e9, 0, 0, "1 .. 1000000000 steps (and at most --steps)" },
+    { "reconnect-window", 1e-3, 86400, 0, 0, "1ms .. 86400s (1 day)" },
     { NULL, 0, 0, 0, 0, NULL },
 };
 

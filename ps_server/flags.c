@@ -88,6 +88,17 @@ static void check(struct flags *f)
         flags_fail("%s", err);
     if (f->loss_out && outfile_check("--loss-out", f->loss_out, err) != 0)
         flags_fail("%s", err);
+    /* Checkpoints (checkpoint.h): the file is tried now like any output;
+     * --resume is read in set-up, where the job's shape is known. */
+    if (f->checkpoint_every > 0 && !f->checkpoint)
+        flags_fail("--checkpoint-every: needs --checkpoint FILE");
+    if (f->checkpoint_every > f->c.steps)
+        flags_fail("--checkpoint-every: %d is more than --steps %d (no checkpoint would be "
+                   "written)", f->checkpoint_every, f->c.steps);
+    if (f->checkpoint && f->checkpoint_every == 0)
+        f->checkpoint_every = 1;
+    if (f->checkpoint && outfile_check("--checkpoint", f->checkpoint, err) != 0)
+        flags_fail("%s", err);
     /* setup.c builds the link; its values are refused here, with the rest. */
     if (link_init(&probe, f->c.link_bw, f->c.link_latency) != 0)
         flags_fail("--link-bw/--link-latency: rate %g B/s, latency %g s out of range",
@@ -110,6 +121,15 @@ void flags_parse(struct flags *f, int argc, char **argv)
           "write the global loss of every step to FILE at the end (shard 0 only)", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &f->mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
           mistake_parse },
+        { "checkpoint", CLI_STRING, &f->checkpoint, "FILE",
+          "write this shard's weights and step to FILE (atomically) every N steps", 0, 0,
+          NULL },
+        { "checkpoint-every", CLI_INT, &f->checkpoint_every, "N",
+          "checkpoint after every N-th step (default 1; at most --steps)", 1, 1000000000,
+          NULL },
+        { "resume", CLI_STRING, &f->resume, "FILE",
+          "go on from the checkpoint FILE (its step; exit 65 if it is not this job's)", 0, 0,
+          NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -122,7 +142,8 @@ void flags_parse(struct flags *f, int argc, char **argv)
     tables[1] = cli_common_opts(&f->c);
     tables[2] = NULL;
     cli_main_parse(FLAGS_PROG, "--workers K [--listen HOST:PORT] [--port-file FILE] "
-                   "[--shard I/S] [--loss-out FILE] [--mistake NAME] [common flags]",
+                   "[--shard I/S] [--loss-out FILE] [--mistake NAME] [--checkpoint FILE "
+                   "[--checkpoint-every N]] [--resume FILE] [common flags]",
                    argc, argv, tables);
     f->shard_i = shard[0];
     f->shard_s = shard[1];

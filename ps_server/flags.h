@@ -1,5 +1,6 @@
 /* flags.h -- bin/ps_server's command line: its own flags (--workers,
- * --listen, --port-file, --shard, --loss-out, --mistake) and the common
+ * --listen, --port-file, --shard, --loss-out, --mistake, --checkpoint,
+ * --checkpoint-every, --resume) and the common
  * ones (cli.h), checked against each other before anything starts.
  *
  * Every refusal is one line "ps_server: reason" on stderr and exit 64
@@ -24,6 +25,9 @@ struct flags {
     int shard_i, shard_s;         /* --shard I/S */
     const char *loss_out;         /* --loss-out FILE, or NULL */
     int mistake;                  /* enum mistake (mistake.h) */
+    const char *checkpoint;       /* --checkpoint FILE, or NULL (checkpoint.h) */
+    int checkpoint_every;         /* --checkpoint-every N: after every N-th step */
+    const char *resume;           /* --resume FILE, or NULL */
     struct auth_key key;          /* the job's secret (--secret-file, PSRING_SECRET) */
 };
 

@@ -34,6 +34,7 @@
 #include "clock.h"
 #include "err.h"
 #include "log.h"
+#include "resume.h"
 #include "server.h"
 
 #define LOG_EVERY_S 1.0                 /* loss lines, at most this often */
@@ -131,6 +132,14 @@ void egress_finished(struct server *srv)
 {
     double now = clock_now();
 
+    if (srv->resending) {           /* a resumed run's first weights: no step's record */
+        srv->resending = 0;
+        srv->out_mark = srv->link.bytes_out;
+        if (srv->finished == srv->k)
+            run_succeed(srv);
+        return;
+    }
+
     srv->cur.egress_s = srv->out_last - srv->out_first;
     srv->cur.bytes_out = srv->link.bytes_out - srv->out_mark;
     srv->out_mark = srv->link.bytes_out;
@@ -147,6 +156,26 @@ void egress_finished(struct server *srv)
     }
     if (srv->finished == srv->k)
         run_succeed(srv);
+}
+
+/* weights_send: the WEIGHTS of `step` (the store's weights now) to all K
+ * workers, through the egress schedule. */
+static void weights_send(struct server *srv, uint64_t step, double now)
+{
+    srv->sending = step;
+    for (uint32_t r = 0; r < srv->k; r++) {
+        struct conn *c = srv->by_rank[r];
+        struct proto_header h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, srv->k,
+                                                  step, srv->scfg.lo, srv->wlen);
+
+        assert(c);          /* every rank pushed, or joined, so every rank is here */
+        proto_header_encode(&h, c->whdr);
+        c->ses.pulling = 1;
+    }
+    srv->out_first = NAN;
+    srv->out_last = now;
+    egress_start(&srv->eg, PROTO_HEADER_SIZE + srv->wlen, now);
+    egress_pump(srv);
 }
 
 static void step_apply(struct server *srv)
@@ -177,20 +206,12 @@ static void step_apply(struct server *srv)
     srv->cur.bytes_in = srv->link.bytes_in - srv->in_mark;
     srv->in_mark = srv->link.bytes_in;
     srv->in_started = 0;
-    srv->sending = ap.step;
-    for (uint32_t r = 0; r < srv->k; r++) {
-        struct conn *c = srv->by_rank[r];
-        struct proto_header h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, srv->k,
-                                                  ap.step, srv->scfg.lo, srv->wlen);
-
-        assert(c);          /* every rank pushed, so every rank is here */
-        proto_header_encode(&h, c->whdr);
-        c->ses.pulling = 1;
+    /* --checkpoint (resume.h): written before the weights go out. */
+    if ((rc = resume_after_apply(srv, ap.step, err)) != 0) {
+        run_fail(srv, NULL, rc, err);
+        return;
     }
-    srv->out_first = NAN;
-    srv->out_last = now;
-    egress_start(&srv->eg, PROTO_HEADER_SIZE + srv->wlen, now);
-    egress_pump(srv);
+    weights_send(srv, ap.step, now);
 }
 
 static void on_hello(struct conn *c, double now)
@@ -234,6 +255,12 @@ static void on_hello(struct conn *c, double now)
     (void)conn_send_ctl(c, PROTO_WELCOME, 0, NULL);
     log_msg("worker %u joined from %s (%u of %u)", (unsigned)r, c->peer,
             (unsigned)srv->joined, (unsigned)srv->k);
+    /* RESUME (proto.h): a server that goes on from step s > 0 sends every
+     * worker the weights of step s - 1 once all have joined. */
+    if (srv->joined == srv->k && store_step(&srv->store) > 0) {
+        srv->resending = 1;
+        weights_send(srv, store_step(&srv->store) - 1, now);
+    }
 }
 
 static void on_push_begin(struct server *srv, double now)
@@ -242,7 +269,10 @@ static void on_push_begin(struct server *srv, double now)
         return;
     srv->in_started = 1;
     srv->in_first = now;
-    if (store_step(&srv->store) == (uint64_t)srv->f.c.warmup && !srv->timing) {
+    /* Timed from --warmup on, or from the step a resumed run starts at. */
+    if (store_step(&srv->store) == ((uint64_t)srv->f.c.warmup > srv->first_step ?
+                                    (uint64_t)srv->f.c.warmup : srv->first_step) &&
+        !srv->timing) {
         srv->timing = 1;
         hostload_sample_read(&srv->rec.machine0);   /* the machine's load: metrics.h */
         srv->t0_wall = now;

@@ -89,6 +89,8 @@ struct server {
     int exit_code;
     double last_log;
     uint64_t sending;                 /* step whose weights are going out */
+    uint64_t first_step;              /* the first step of this run (--resume: its step) */
+    int resending;                    /* resumed: the weights of first_step - 1 going out */
     /* measurement */
     struct losscurve loss;            /* --loss-out: the loss of every applied step */
     struct metrics_record rec;

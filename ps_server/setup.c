@@ -16,6 +16,7 @@
 #include "err.h"
 #include "log.h"
 #include "mistake.h"
+#include "resume.h"
 #include "server.h"
 #include "workload.h"
 
@@ -169,6 +170,20 @@ int setup_server(struct server *srv, const struct flags *f, double now)
     if (link_active(&srv->link) && link_piece(&srv->link) < srv->rcap)
         srv->rcap = link_piece(&srv->link);
     setup_record(srv);
+    /* --resume: the checkpoint's weights and step (resume.h). A file that
+     * cannot be read is a usage error; one that is not this job's is
+     * refused as data (docs/design.md, "Exit codes"). */
+    if (f->resume) {
+        char err[ERR_LEN];
+        int rc2 = resume_load(srv, f->resume, err);
+
+        if (rc2 == ERR_FORMAT || rc2 == ERR_MISMATCH) {
+            fprintf(stderr, "%s: %s\n", FLAGS_PROG, err);
+            exit(CKPT_EXIT_DATA);
+        }
+        if (rc2 != 0)
+            flags_fail("%s", err);
+    }
     return 0;
 }
 

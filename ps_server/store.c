@@ -467,3 +467,15 @@ size_t store_bytes(const struct store *s)
 {
     return sizeof *s + 2 * s->n * s->elem_size + s->world * sizeof *s->workers;
 }
+
+int store_resume(struct store *s, uint64_t step, const void *weights)
+{
+    memcpy(s->weights, weights, s->n * s->elem_size);
+    vec_zero(s->acc, s->n, s->dtype);
+    memset(s->workers, 0, s->world * sizeof *s->workers);   /* all WAITING */
+    s->done = 0;
+    s->fail_code = 0;
+    s->fail_msg[0] = '\0';
+    s->step = step;
+    return 0;
+}

@@ -225,6 +225,12 @@ int store_step_ready(const struct store *s);
  * (may be NULL). */
 int store_apply(struct store *s, struct store_applied *out, char *err);
 
+/* store_resume: go on from a checkpoint (ps_server/checkpoint.h): the
+ * weights become n elements copied from `weights`, the step `step`, the
+ * accumulator zero, every worker WAITING, a failure forgotten. Whatever
+ * optimizer state the store gains must be restored with them. 0. */
+int store_resume(struct store *s, uint64_t step, const void *weights);
+
 /* Accessors. store_weights: n elements of dtype (see OWNERSHIP).
  * store_step: the step being collected. store_pushes_done: workers whose
  * pushes of that step are all complete. store_pushes_owed: the pushes

@@ -201,6 +201,7 @@ static int read_error_text(struct ps_conn *k, const struct proto_header *h, cons
     clean_text(text, (size_t)h->length, shown);
     err_say(err, "%s: %s reports: %s", ctx, k->name, shown[0] ? shown : "(no reason given)");
     *told = 1;
+    k->told = 1;
     return server_code(h->aux);
 }
 
@@ -244,6 +245,8 @@ static int expect(struct ps_conn *k, const char *ctx, double idle, uint16_t type
             ull(step), ull(aux), ull(length));
         return ERR_PROTO_FIELD;
     }
+    if (type == PROTO_WELCOME)
+        k->welcome_step = h.step;       /* the server's step (RESUME, proto.h) */
     return 0;
 }
 
@@ -344,10 +347,11 @@ static void *conn_thread(void *arg)
 {
     struct ps_conn *k = arg;
     struct ps_client *c = k->owner;
-    uint64_t seen = 0;
+    uint64_t seen;
     int rc;
 
     pthread_mutex_lock(&c->mu);
+    seen = c->gen;          /* a client connected again counts on from here */
     for (;;) {
         while (!c->quit && c->gen == seen)
             pthread_cond_wait(&c->go, &c->mu);
@@ -411,6 +415,9 @@ int ps_client_connect(struct ps_client *c, char *err)
     char tmp[ERR_LEN];
     int rc;
 
+    c->quit = 0;
+    for (int i = 0; i < c->nservers; i++)
+        c->conns[i].told = 0;
     for (int i = 0; i < c->nservers; i++) {
         struct ps_conn *k = &c->conns[i];
         rc = auth_dial(k->host, k->port, c->key, PROTO_AUTH_PS, c->timeout, &k->fd, k->name,
@@ -432,6 +439,16 @@ int ps_client_connect(struct ps_client *c, char *err)
     for (int i = 0; i < c->nservers; i++)
         if ((rc = expect(&c->conns[i], "hello", c->timeout, PROTO_WELCOME, 0, 0, 0, err)) != 0)
             return rc;
+    /* Every shard must be at the same step: S servers resumed from
+     * checkpoints of different steps cannot go on together. */
+    c->server_step = c->conns[0].welcome_step;
+    for (int i = 1; i < c->nservers; i++)
+        if (c->conns[i].welcome_step != c->server_step) {
+            err_say(err, "hello: the servers are at different steps: %s at %llu, %s at %llu "
+                "(resume every shard from checkpoints of the same step)", c->conns[0].name,
+                ull(c->server_step), c->conns[i].name, ull(c->conns[i].welcome_step));
+            return ERR_MISMATCH;
+        }
     return c->nservers > 1 ? start_threads(c, err) : 0;
 }
 
@@ -540,7 +557,15 @@ void ps_client_bytes(const struct ps_client *c, uint64_t *in, uint64_t *out)
     }
 }
 
-void ps_client_close(struct ps_client *c)
+int ps_client_told(const struct ps_client *c)
+{
+    for (int i = 0; i < c->nservers; i++)
+        if (c->conns[i].told)
+            return 1;
+    return 0;
+}
+
+void ps_client_disconnect(struct ps_client *c)
 {
     if (c->sync_ready) {
         pthread_mutex_lock(&c->mu);
@@ -563,6 +588,11 @@ void ps_client_close(struct ps_client *c)
             close(c->conns[i].fd);
             c->conns[i].fd = -1;
         }
+}
+
+void ps_client_close(struct ps_client *c)
+{
+    ps_client_disconnect(c);
     free(c->conns);
     c->conns = NULL;
     c->nservers = 0;

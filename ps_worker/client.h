@@ -89,6 +89,8 @@ struct ps_conn {
     pthread_t thread;
     int started;                     /* thread running */
     int rc;                          /* result of its last exchange */
+    int told;                        /* the server sent ERROR (its reason is in err) */
+    uint64_t welcome_step;           /* the step its WELCOME said */
     char err[ERR_LEN];
 };
 
@@ -106,6 +108,7 @@ struct ps_client {
     pthread_cond_t go, done;
     int sync_ready;                  /* mu/go/done initialised */
     uint64_t gen;                    /* bumped once per step */
+    uint64_t server_step;            /* the servers' step at the last connect */
     int pending;                     /* threads still busy with gen */
     int failed;                      /* first failed conn this step, or -1 */
     int quit;
@@ -126,7 +129,11 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
  * (auth_dial: each retried with backoff until cfg->timeout, also when a
  * server resets the connection during the handshake: "no server at ..."
  * if none answers), send HELLO, wait for every WELCOME; then start the
- * per-server threads (S > 1). */
+ * per-server threads (S > 1). c->server_step is the step the WELCOMEs
+ * said (RESUME, proto.h: 0 for a fresh server; a resumed one then sends
+ * the weights of server_step - 1, for ps_client_pull); servers at
+ * different steps: ERR_MISMATCH. After ps_client_disconnect it may be
+ * called again (a worker's --reconnect-window). */
 int ps_client_connect(struct ps_client *c, char *err);
 
 /* ps_client_step: one combine step. Pushes *meta and the gradient sum
@@ -168,6 +175,15 @@ void ps_client_abort(struct ps_client *c, uint64_t step, int code, const char *r
 /* ps_client_bytes: bytes sent and received so far, over all connections.
  * Call between steps (not while ps_client_step runs). */
 void ps_client_bytes(const struct ps_client *c, uint64_t *in, uint64_t *out);
+
+/* ps_client_told: 1 when a server explained the last failure with an
+ * ERROR frame (it refused, or its run failed), 0 when the connection
+ * itself was lost (EOF, reset, silence): only then is redialling worth it. */
+int ps_client_told(const struct ps_client *c);
+
+/* ps_client_disconnect: stop and join the threads, close the sockets;
+ * the client keeps its servers and links, for ps_client_connect again. */
+void ps_client_disconnect(struct ps_client *c);
 
 /* ps_client_close: stop and join the threads (a thread blocked on a
  * socket is woken by shutting the socket down), close the sockets, free

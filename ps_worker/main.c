@@ -130,6 +130,7 @@ struct run {
     int have_step;
     struct metrics_record rec;
     struct ps_client client;
+    double reconnect_window;    /* --reconnect-window (0: off, the 2T exit) */
 };
 
 /* stage: copy bytes between the device and pinned memory, waited for;
@@ -184,25 +185,116 @@ static int pull(void *ctx, uint64_t step, void *weights, char *err)
     return stage(r, step, weights, r->hweights, r->w.n * r->elem, err);
 }
 
+/* lost: the server connection itself broke (EOF, reset, refused,
+ * silence), rather than a server saying no: worth redialling. */
+static int lost(const struct run *r, int rc)
+{
+    if (ps_client_told(&r->client))
+        return 0;
+    switch (rc) {
+    case ERR_EOF: case ERR_TIMEOUT: case -ECONNRESET: case -EPIPE: case -ECONNREFUSED:
+    case -ECONNABORTED: case -ETIMEDOUT: case -ENOTCONN: case -EHOSTUNREACH:
+    case -ENETUNREACH:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* initial_weights: the step-0 weights into the step's weights (a server
+ * that went back to step 0). */
+static int initial_weights(struct run *r, char *err)
+{
+    if (!r->cuda) {
+        workload_init_weights(&r->w, r->step.weights);
+        return 0;
+    }
+    workload_init_weights(&r->w, r->hweights);
+    return stage(r, 0, r->step.weights, r->hweights, r->w.n * r->elem, err);
+}
+
+/* join: connect to every server (RECONNECT in ps_worker/README.md: with
+ * --reconnect-window W, a lost or absent server is redialled with
+ * backoff until W has passed) and go to the servers' step s: the
+ * weights of step s - 1 pulled from them (a resumed server sends them,
+ * proto.h), or the initial ones for s = 0. Records of steps >= s (to be
+ * done again) are dropped. OUT: *start = s. */
+static int join(struct run *r, int again, int *start, char *err)
+{
+    double deadline = clock_now() + r->reconnect_window, pause = 0.05;
+    double pause_max = fmin(1.0, r->o.timeout / 4);
+    uint64_t s;
+    int rc;
+
+    for (;;) {
+        if ((rc = ps_client_connect(&r->client, err)) == 0)
+            break;
+        if (r->reconnect_window <= 0 || !lost(r, rc) || clock_now() + pause > deadline) {
+            if (again && r->reconnect_window > 0) {
+                char why[ERR_LEN];
+                snprintf(why, sizeof why, "%s", err);
+                err_say(err, "%.200s (gave up after --reconnect-window %g s)", why,
+                        r->reconnect_window);
+            }
+            return rc;
+        }
+        ps_client_disconnect(&r->client);
+        clock_sleep_until(clock_now() + pause);
+        pause = fmin(2 * pause, pause_max);
+    }
+    s = r->client.server_step;
+    if (s > (uint64_t)r->o.steps) {
+        err_say(err, "hello: the server is at step %llu, past --steps %d",
+                (unsigned long long)s, r->o.steps);
+        return ERR_MISMATCH;
+    }
+    if (s > 0)
+        rc = pull(r, s - 1, r->step.weights, err);
+    else if (again)
+        rc = initial_weights(r, err);
+    if (rc != 0)
+        return rc;
+    while (r->rec.nsteps > 0 && r->rec.steps[r->rec.nsteps - 1].step >= s)
+        r->rec.nsteps--;
+    if (again || s > 0)
+        log_msg("joined at the server's step %llu%s", (unsigned long long)s,
+                s > 0 ? " (its weights of the step before pulled)" : "");
+    *start = (int)s;
+    return 0;
+}
+
 /* run_steps: every step: compute, push, pull; timed steps recorded. On a
- * failure the servers are told why (ps_client_abort) and err says it. */
+ * failure the servers are told why (ps_client_abort) and err says it;
+ * with --reconnect-window a lost server is rejoined at its step (join). */
 static int run_steps(struct run *r, char *err)
 {
     double cpu0 = 0, wall0 = 0;
-    int rc;
+    int rc, s = 0, timing = 0;
 
-    for (int s = 0; s < r->o.steps; s++) {
+    if ((rc = join(r, 0, &s, err)) != 0)
+        return rc;
+    for (; s < r->o.steps; s++) {
         struct metrics_step ms;
         struct step_result res;
         uint64_t in0, out0, in1, out1;
 
-        if (s == r->o.warmup) {
+        if (!timing && s >= r->o.warmup) {     /* a rejoined run: from its first step */
+            timing = 1;
             hostload_sample_read(&r->rec.machine0);     /* the machine's load: metrics.h */
             cpu0 = clock_cpu_seconds();
             wall0 = clock_src_now(r->step.cfg.clock);
         }
         ps_client_bytes(&r->client, &in0, &out0);
         if ((rc = step_run(&r->step, s, &res, err)) != 0) {
+            if (r->reconnect_window > 0 && lost(r, rc)) {
+                log_msg("%s; redialling for up to %g s (--reconnect-window)", err,
+                        r->reconnect_window);
+                ps_client_disconnect(&r->client);
+                if ((rc = join(r, 1, &s, err)) != 0)
+                    return rc;
+                s--;                    /* the loop's s++ makes it the server's step */
+                continue;
+            }
             ps_client_abort(&r->client, (uint64_t)s, rc, err);
             return rc;
         }
@@ -404,6 +496,9 @@ int main(int argc, char **argv)
         { "trace", CLI_STRING, &r.trace, "FILE",
           "write each rank's timeline to FILE.RANK (Chrome trace-event JSON, Perfetto)",
           0, 0, NULL },
+        { "reconnect-window", CLI_TIME, &r.reconnect_window, "TIME",
+          "when a server is lost, redial it (with backoff) for up to TIME and rejoin at "
+          "its step (default: off, exit within 2T)", 0, 0, NULL },
         { "loss-out", CLI_STRING, &loss_out, "FILE",
           "accepted and ignored (the server writes the loss; for launch.sh)", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
@@ -463,7 +558,7 @@ int main(int argc, char **argv)
     clock_precise_timers();
     status = 1;
     auth_policy_say();          /* every flag is checked: the secret's line now */
-    if (ps_client_connect(&r.client, err) != 0 || run_steps(&r, err) != 0) {
+    if (run_steps(&r, err) != 0) {
         log_msg("%s", err);
         goto out;
     }

@@ -1,0 +1,108 @@
+/* resume.c -- the server's state into and out of a checkpoint (resume.h). */
+#include "resume.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "err.h"
+#include "log.h"
+#include "mistake.h"
+
+void resume_job(const struct server *srv, struct ckpt_job *job)
+{
+    const struct cli_common *c = &srv->f.c;
+
+    memset(job, 0, sizeof *job);
+    job->world = srv->k;
+    job->dtype = (uint32_t)c->dtype;
+    job->workload = (uint32_t)c->workload;
+    job->mistake = (uint32_t)srv->f.mistake;
+    job->shard_i = (uint32_t)srv->f.shard_i;
+    job->shard_s = (uint32_t)srv->f.shard_s;
+    job->per_step = srv->store.per_step;
+    job->n = srv->scfg.n;
+    job->lo = srv->scfg.lo;
+    job->hi = srv->scfg.hi;
+    job->seed = c->seed;
+    job->batch = srv->scfg.batch;
+    job->lr = c->lr;
+}
+
+int resume_load(struct server *srv, const char *path, char *err)
+{
+    struct ckpt ck;
+    struct ckpt_job job;
+    const struct ckpt_section *w, *l;
+    unsigned char *buf;
+    size_t len;
+    char why[ERR_LEN];
+    int rc;
+
+    if ((rc = ckpt_load(path, &buf, &len, &ck, err)) != 0)
+        return rc;
+    resume_job(srv, &job);
+    if ((rc = ckpt_match(&ck, &job, why)) != 0) {
+        err_say(err, "--resume: %.300s: %s", path, why);
+        free(buf);
+        return rc;
+    }
+    if (ck.step > (uint64_t)srv->f.c.steps) {
+        err_say(err, "--resume: %.300s: step %llu is past --steps %d", path,
+                (unsigned long long)ck.step, srv->f.c.steps);
+        free(buf);
+        return ERR_MISMATCH;
+    }
+    w = ckpt_find(&ck, CKPT_SEC_WEIGHTS);
+    (void)store_resume(&srv->store, ck.step, w->data);
+    l = ckpt_find(&ck, CKPT_SEC_LOSS);
+    if (l && srv->loss.loss)
+        for (uint64_t s = 0; s < ck.step; s++) {
+            double x;
+            memcpy(&x, (const unsigned char *)l->data + s * sizeof x, sizeof x);
+            losscurve_set(&srv->loss, (size_t)s, x);
+        }
+    srv->first_step = ck.step;
+    log_msg("resuming from %s at step %llu (written by a run of %llu steps)", path,
+            (unsigned long long)ck.step, (unsigned long long)ck.steps);
+    free(buf);
+    return 0;
+}
+
+/* save: the checkpoint of the store as it is now. */
+static int save(struct server *srv, char *err)
+{
+    struct ckpt ck;
+    uint64_t step = store_step(&srv->store);
+
+    memset(&ck, 0, sizeof ck);
+    resume_job(srv, &ck.job);
+    ck.step = step;
+    ck.steps = (uint64_t)srv->f.c.steps;
+    ck.sec[ck.nsec++] = (struct ckpt_section){
+        CKPT_SEC_WEIGHTS, CKPT_REQUIRED, (uint64_t)srv->store.n * srv->es,
+        store_weights(&srv->store) };
+    /* The loss curve holds --steps entries; the first `step` are ours. */
+    if (srv->loss.loss && step <= srv->loss.steps)
+        ck.sec[ck.nsec++] = (struct ckpt_section){
+            CKPT_SEC_LOSS, 0, step * sizeof(double), srv->loss.loss };
+    return ckpt_write(srv->f.checkpoint, &ck, err);
+}
+
+int resume_after_apply(struct server *srv, uint64_t step, char *err)
+{
+    const char *kill_at = getenv(RESUME_KILL_ENV);
+    int rc;
+
+    if (srv->f.checkpoint && (step + 1) % (uint64_t)srv->f.checkpoint_every == 0 &&
+        (rc = save(srv, err)) != 0)
+        return rc;
+    if (kill_at && *kill_at && strtoull(kill_at, NULL, 10) == step) {
+        log_msg("%s=%llu: killing myself after the update of step %llu (a test)",
+                RESUME_KILL_ENV, (unsigned long long)step, (unsigned long long)step);
+        raise(SIGKILL);
+    }
+    return 0;
+}

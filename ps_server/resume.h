@@ -1,0 +1,48 @@
+/* resume.h -- the server's side of checkpoint and resume: what of the
+ * server's state goes into a checkpoint (checkpoint.h, the file) and how
+ * a server goes on from one. No libuv; run.c and setup.c call in here.
+ *
+ * SAVE. After the update of step s (run.c, step_apply), when (s + 1) is a
+ * multiple of --checkpoint-every, resume_after_apply writes --checkpoint:
+ * the job's shape, step s + 1, this shard's weights and (with --loss-out)
+ * the loss of every step so far. The write is synchronous, on the event
+ * loop, before the weights of step s go out. SIMPLIFICATION: a large
+ * shard's write holds the loop for its fsync; --checkpoint-every sets how
+ * often that is paid.
+ *
+ * RESUME. resume_load (setup.c, --resume FILE) reads the file, refuses one
+ * of another job, and puts its weights and step into the store. The server
+ * then announces that step in every WELCOME and, once all K workers have
+ * joined, sends them the weights of step s - 1 (run.c) before it takes
+ * pushes for step s. The workers' data are a function of the step
+ * (workload.h), so the run goes on as if it had never stopped: the same
+ * bits (tests/t_ps_ckpt.sh).
+ *
+ * TEST HOOK (test-only): PSRING_TEST_KILL_AT_STEP=S makes the server
+ * SIGKILL itself right after the update of step S (and its checkpoint,
+ * when one is due), so a test kills it at a step it chose.
+ */
+#ifndef RESUME_H
+#define RESUME_H
+
+#include "checkpoint.h"
+#include "server.h"
+
+#define RESUME_KILL_ENV "PSRING_TEST_KILL_AT_STEP"
+
+/* resume_job: the shape of this server's job, what a checkpoint must
+ * match (ckpt_match). */
+void resume_job(const struct server *srv, struct ckpt_job *job);
+
+/* resume_load: --resume path into the store (and the loss curve). 0; a
+ * file that cannot be read: a negative errno (exit 64); not a checkpoint
+ * or another job's: ERR_FORMAT or ERR_MISMATCH (exit CKPT_EXIT_DATA).
+ * The one-line reason in err. */
+int resume_load(struct server *srv, const char *path, char *err);
+
+/* resume_after_apply: step `step` was just applied: the checkpoint if one
+ * is due, then the test hook. 0, or a negative code with the line in err
+ * (the write failed: the run fails, the old checkpoint stays). */
+int resume_after_apply(struct server *srv, uint64_t step, char *err);
+
+#endif /* RESUME_H */
