@@ -322,9 +322,8 @@ static void put_outfile(void *ctx, const void *p, size_t n)
 /* kill_before_rename: the test hook (checkpoint.h). */
 static void kill_before_rename(const struct outfile *o)
 {
-    (void)o;
-    fprintf(stderr, "ps_server: %s set: killing myself before the rename (a test)\n",
-            CKPT_KILL_ENV);
+    fprintf(stderr, "ps_server: %s: killing myself before the rename of %s (a test)\n",
+            CKPT_KILL_ENV, o->tmp);
     raise(SIGKILL);
 }
 
@@ -336,7 +335,7 @@ int ckpt_write(const char *path, const struct ckpt *ck, char *err)
 
     if ((rc = outfile_open(&o, "--checkpoint", path, err)) != 0)
         return rc;
-    if (hook && strcmp(hook, "1") == 0)
+    if (hook && *hook && strtoull(hook, NULL, 10) == ck->step)
         o.before_rename = kill_before_rename;
     ckpt_encode(ck, put_outfile, &o);
     return outfile_commit(&o, err);

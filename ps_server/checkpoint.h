@@ -67,9 +67,10 @@
  * to the target, fsync, rename, fsync of the folder; a reader sees the old
  * checkpoint or the new one. A path that is not a regular file is never
  * replaced. TEST HOOK (test-only, never set it otherwise): with the
- * environment variable PSRING_TEST_KILL_BEFORE_RENAME set to 1 the process
- * SIGKILLs itself after the temp file is written and fsynced, just before
- * the rename (tests/t_ps_ckpt.sh), so the old checkpoint must stay.
+ * environment variable PSRING_TEST_KILL_BEFORE_RENAME=STEP the process
+ * SIGKILLs itself while it writes the checkpoint of step STEP, after the
+ * temp file is written, fsynced and closed, just before the rename
+ * (tests/t_ps_ckpt.sh), so the old checkpoint must stay.
  *
  * OWNERSHIP. struct ckpt's section payloads point into the caller's
  * buffer: ckpt_decode's input, or the caller's own arrays for ckpt_encode

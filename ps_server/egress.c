@@ -60,6 +60,16 @@ void egress_start(struct egress *e, uint64_t total, double now)
     e->cursor %= e->world;
 }
 
+void egress_cancel(struct egress *e)
+{
+    e->active = 0;
+    e->have = 0;
+    e->left = 0;
+    e->nblocked = 0;
+    for (uint32_t r = 0; r < e->world; r++)
+        e->w[r].blocked = 0;
+}
+
 /* choose: reserve the next piece for the next worker in the round that can
  * take one. 0 if every worker with bytes left is blocked (or none has any). */
 static int choose(struct egress *e)

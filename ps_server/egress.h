@@ -89,6 +89,11 @@ void egress_destroy(struct egress *e);
  * `now`. Only between steps (not active). */
 void egress_start(struct egress *e, uint64_t total, double now);
 
+/* egress_cancel: the step's frames will not be sent (the server went
+ * back to a checkpoint and closed every worker, resume.h); not active
+ * after it. */
+void egress_cancel(struct egress *e);
+
 /* egress_next: what to do at time `now` (see enum egress_what). For
  * EGRESS_WRITE the piece is handed out: counted as sent. */
 int egress_next(struct egress *e, double now, struct egress_piece *piece);

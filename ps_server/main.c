@@ -329,7 +329,7 @@ static void write_piece(struct server *srv, const struct egress_piece *pc, doubl
     if (!c || c->closing || c->lingering) {
         snprintf(msg, sizeof msg, "worker %u: gone while the weights of step %llu were "
                  "being sent", (unsigned)pc->rank, ull(srv->sending));
-        run_fail(srv, c, ERR_EOF, msg);
+        run_lost(srv, c, ERR_EOF, msg);
         return;
     }
     if (off < PROTO_HEADER_SIZE) {
@@ -349,7 +349,7 @@ static void write_piece(struct server *srv, const struct egress_piece *pc, doubl
     if (rc < 0) {
         snprintf(msg, sizeof msg, "worker %u: sending the weights of step %llu: %s",
                  (unsigned)pc->rank, ull(srv->sending), uv_strerror(rc));
-        run_fail(srv, c, ERR_EOF, msg);
+        run_lost(srv, c, ERR_EOF, msg);
         return;
     }
     srv->link.bytes_out += (uint64_t)rc;
@@ -382,7 +382,7 @@ static void write_piece(struct server *srv, const struct egress_piece *pc, doubl
     if (rc < 0) {
         snprintf(msg, sizeof msg, "worker %u: sending the weights of step %llu: %s",
                  (unsigned)pc->rank, ull(srv->sending), uv_strerror(rc));
-        run_fail(srv, c, ERR_EOF, msg);
+        run_lost(srv, c, ERR_EOF, msg);
         return;
     }
     egress_blocked(&srv->eg, pc->rank);
@@ -400,7 +400,7 @@ static void on_weights_written(uv_write_t *req, int status)
     if (status < 0) {
         snprintf(msg, sizeof msg, "worker %u: sending the weights of step %llu: %s",
                  (unsigned)c->ses.rank, ull(srv->sending), uv_strerror(status));
-        run_fail(srv, c, ERR_EOF, msg);
+        run_lost(srv, c, ERR_EOF, msg);
         return;
     }
     srv->link.bytes_out += c->wqueued;

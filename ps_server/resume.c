@@ -71,8 +71,7 @@ int resume_load(struct server *srv, const char *path, char *err)
     return 0;
 }
 
-/* save: the checkpoint of the store as it is now. */
-static int save(struct server *srv, char *err)
+int resume_save(struct server *srv, char *err)
 {
     struct ckpt ck;
     uint64_t step = store_step(&srv->store);
@@ -97,7 +96,7 @@ int resume_after_apply(struct server *srv, uint64_t step, char *err)
     int rc;
 
     if (srv->f.checkpoint && (step + 1) % (uint64_t)srv->f.checkpoint_every == 0 &&
-        (rc = save(srv, err)) != 0)
+        (rc = resume_save(srv, err)) != 0)
         return rc;
     if (kill_at && *kill_at && strtoull(kill_at, NULL, 10) == step) {
         log_msg("%s=%llu: killing myself after the update of step %llu (a test)",

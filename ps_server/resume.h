@@ -18,6 +18,17 @@
  * (workload.h), so the run goes on as if it had never stopped: the same
  * bits (tests/t_ps_ckpt.sh).
  *
+ * ROLLBACK. A server with --checkpoint also writes one at start (step 0,
+ * unless it resumed), so there always is a file to go back to. When a
+ * joined worker's connection is lost (run.c, run_lost) such a server does
+ * not fail the run: it closes every worker, loads its checkpoint again
+ * (resume_load) and takes K HELLOs, as a server started with --resume
+ * would. The workers redial (--reconnect-window) and a restarted one
+ * joins; all go on from the checkpoint's step, with the same bits. A
+ * worker that does not come back within --timeout fails the run ("not
+ * joined"). A worker's ERROR frame, a NaN or a refused frame still end
+ * the run: only a lost connection is rolled back.
+ *
  * TEST HOOK (test-only): PSRING_TEST_KILL_AT_STEP=S makes the server
  * SIGKILL itself right after the update of step S (and its checkpoint,
  * when one is due), so a test kills it at a step it chose.
@@ -39,6 +50,10 @@ void resume_job(const struct server *srv, struct ckpt_job *job);
  * or another job's: ERR_FORMAT or ERR_MISMATCH (exit CKPT_EXIT_DATA).
  * The one-line reason in err. */
 int resume_load(struct server *srv, const char *path, char *err);
+
+/* resume_save: --checkpoint now: the store as it is (its step, its
+ * weights) and the loss so far. 0, or a negative code with the line. */
+int resume_save(struct server *srv, char *err);
 
 /* resume_after_apply: step `step` was just applied: the checkpoint if one
  * is due, then the test hook. 0, or a negative code with the line in err

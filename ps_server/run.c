@@ -110,6 +110,43 @@ void run_fail(struct server *srv, struct conn *culprit, int code, const char *ms
     server_maybe_stop(srv);
 }
 
+/* run_lost: joined worker c's connection is gone (msg says how). Without
+ * --checkpoint the run fails, as the design says. With it the server goes
+ * back to its last checkpoint (ROLLBACK, resume.h): it closes every
+ * worker, reloads the file, and takes K HELLOs again; the workers
+ * (--reconnect-window) and a restarted one rejoin at its step. The wait
+ * for them is the server's --timeout, like the first join. */
+void run_lost(struct server *srv, struct conn *c, int code, const char *msg)
+{
+    char line[ERR_LEN * 4], err[ERR_LEN];
+    int rc;
+
+    if (!srv->f.checkpoint || srv->over) {
+        run_fail(srv, c, code, msg);
+        return;
+    }
+    with_peer(msg, c, line, sizeof line);
+    log_msg("%s; going back to the last checkpoint (%s), waiting for all %u workers to "
+            "rejoin", line, srv->f.checkpoint, (unsigned)srv->k);
+    for (struct conn *k = srv->conns; k; k = k->next)
+        if (k->joined) {
+            if (srv->by_rank[k->ses.rank] == k)
+                srv->by_rank[k->ses.rank] = NULL;
+            conn_close(k);
+        }
+    srv->joined = srv->finished = 0;
+    srv->in_started = 0;
+    srv->resending = 0;
+    egress_cancel(&srv->eg);
+    if ((rc = resume_load(srv, srv->f.checkpoint, err)) != 0) {
+        run_fail(srv, NULL, rc, err);
+        return;
+    }
+    while (srv->rec.nsteps > 0 && srv->rec.steps[srv->rec.nsteps - 1].step >= srv->first_step)
+        srv->rec.nsteps--;
+    silence_restart(&srv->sil, clock_now());
+}
+
 /* conn_refuse: a connection that has not joined sent something wrong:
  * ERROR, close, one line; the run goes on. */
 void conn_refuse(struct conn *c, int code, const char *why)
@@ -334,7 +371,7 @@ void conn_lost(struct conn *c, const char *reason)
         say(msg + o, sizeof msg - o, ", having sent all it owed (its own timeout?); "
             "the server was waiting for %s", list);
     }
-    run_fail(srv, c, rc, msg);
+    run_lost(srv, c, rc, msg);
     conn_close(c);
 }
 

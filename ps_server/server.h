@@ -118,6 +118,7 @@ void conn_finished(struct conn *c);
 void conn_lost(struct conn *c, const char *reason);
 void run_succeed(struct server *srv);
 void run_fail(struct server *srv, struct conn *culprit, int code, const char *msg);
+void run_lost(struct server *srv, struct conn *c, int code, const char *msg);
 void egress_finished(struct server *srv);
 int waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len);
 void run_silence_check(struct server *srv, double now);

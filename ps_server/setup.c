@@ -183,6 +183,14 @@ int setup_server(struct server *srv, const struct flags *f, double now)
         }
         if (rc2 != 0)
             flags_fail("%s", err);
+    } else if (f->checkpoint) {
+        /* A checkpoint from the start: ROLLBACK (resume.h) always has one. */
+        char err[ERR_LEN];
+
+        if (resume_save(srv, err) != 0) {
+            log_msg("%s", err);
+            return -1;
+        }
     }
     return 0;
 }
