@@ -351,7 +351,7 @@ static void *conn_thread(void *arg)
     int rc;
 
     pthread_mutex_lock(&c->mu);
-    seen = c->gen;          /* a client connected again counts on from here */
+    seen = c->gen0;         /* a client connected again counts on from there */
     for (;;) {
         while (!c->quit && c->gen == seen)
             pthread_cond_wait(&c->go, &c->mu);
@@ -387,6 +387,7 @@ static int start_threads(struct ps_client *c, char *err)
         goto fail;
     }
     c->sync_ready = 1;
+    c->gen0 = c->gen;       /* before the threads: they start from it */
     for (int i = 0; i < c->nservers; i++) {
         if ((rc = pthread_create(&c->conns[i].thread, NULL, conn_thread, &c->conns[i])) != 0)
             goto fail;

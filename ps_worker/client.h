@@ -108,6 +108,7 @@ struct ps_client {
     pthread_cond_t go, done;
     int sync_ready;                  /* mu/go/done initialised */
     uint64_t gen;                    /* bumped once per step */
+    uint64_t gen0;                   /* gen when the threads were started */
     uint64_t server_step;            /* the servers' step at the last connect */
     int pending;                     /* threads still busy with gen */
     int failed;                      /* first failed conn this step, or -1 */
