@@ -48,6 +48,15 @@
  *      sends WEIGHTS(step=s) to every worker: the new weights for the same
  *      element range. A worker pushes s+1 only after it has the weights of s.
  *   5. after the last step, each worker sends BYE and closes.
+ *   RESUME. WELCOME's step field is the server's step s, the step it
+ *      collects next: 0 for a fresh server. A server that goes on from a
+ *      checkpoint (ps_server --resume, or back from a lost worker; see
+ *      ps_server/resume.h) has s > 0: once all K workers have joined it
+ *      sends each WEIGHTS(step=s-1), its weights, and then takes PUSH(s).
+ *      A worker that joins a server at step s starts at step s. (Version 2
+ *      unchanged: a fresh server's flow is byte for byte the same, and an
+ *      older worker joining a resumed one has its PUSH(0) refused, with
+ *      the reason.)
  *   Ring: neighbours exchange CHUNK(step, aux=chunk index) frames; a rank
  *   that detects a failure sends ABORT(aux=lost rank) to the neighbour it
  *   still has before it exits. Any side may send ERROR before it closes.
