@@ -213,6 +213,22 @@ static int initial_weights(struct run *r, char *err)
     return stage(r, 0, r->step.weights, r->hweights, r->w.n * r->elem, err);
 }
 
+/* rejoin_at: just connected: the servers' step s (OUT: *s), the weights
+ * to start it from: pulled (those of s - 1, which a resumed server sends),
+ * or the initial ones when s = 0 (and this is not the first join). */
+static int rejoin_at(struct run *r, int again, uint64_t *s, char *err)
+{
+    *s = r->client.server_step;
+    if (*s > (uint64_t)r->o.steps) {
+        err_say(err, "hello: the server is at step %llu, past --steps %d",
+                (unsigned long long)*s, r->o.steps);
+        return ERR_MISMATCH;
+    }
+    if (*s > 0)
+        return pull(r, *s - 1, r->step.weights, err);
+    return again ? initial_weights(r, err) : 0;
+}
+
 /* join: connect to every server (RECONNECT in ps_worker/README.md: with
  * --reconnect-window W, a lost or absent server is redialled with
  * backoff until W has passed) and go to the servers' step s: the
@@ -223,14 +239,15 @@ static int join(struct run *r, int again, int *start, char *err)
 {
     double deadline = clock_now() + r->reconnect_window, pause = 0.05;
     double pause_max = fmin(1.0, r->o.timeout / 4);
-    uint64_t s;
+    uint64_t s = 0;
     int rc;
 
     for (;;) {
-        if ((rc = ps_client_connect(&r->client, err)) == 0)
+        if ((rc = ps_client_connect(&r->client, err)) == 0 &&
+            (rc = rejoin_at(r, again, &s, err)) == 0)
             break;
         if (r->reconnect_window <= 0 || !lost(r, rc) || clock_now() + pause > deadline) {
-            if (again && r->reconnect_window > 0) {
+            if (r->reconnect_window > 0) {
                 char why[ERR_LEN];
                 snprintf(why, sizeof why, "%s", err);
                 err_say(err, "%.200s (gave up after --reconnect-window %g s)", why,
@@ -242,18 +259,6 @@ static int join(struct run *r, int again, int *start, char *err)
         clock_sleep_until(clock_now() + pause);
         pause = fmin(2 * pause, pause_max);
     }
-    s = r->client.server_step;
-    if (s > (uint64_t)r->o.steps) {
-        err_say(err, "hello: the server is at step %llu, past --steps %d",
-                (unsigned long long)s, r->o.steps);
-        return ERR_MISMATCH;
-    }
-    if (s > 0)
-        rc = pull(r, s - 1, r->step.weights, err);
-    else if (again)
-        rc = initial_weights(r, err);
-    if (rc != 0)
-        return rc;
     while (r->rec.nsteps > 0 && r->rec.steps[r->rec.nsteps - 1].step >= s)
         r->rec.nsteps--;
     if (again || s > 0)

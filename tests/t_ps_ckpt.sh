@@ -7,8 +7,8 @@
 # and other-job checkpoints are refused (65, 65, 64, 65); sharded servers
 # checkpoint and resume their own shards; a worker without
 # --reconnect-window still exits naming the server; a worker SIGKILLed
-# and restarted rejoins at the server's step, the same bits again; the
-# new flags' bounds. The kills come from the test hooks (environment
+# and restarted rejoins at the server's step, the same bits again; linreg
+# and mlp resume to the same bits too (one worker); the new flags' bounds. The kills come from the test hooks (environment
 # variables, test-only), never from timing; each process runs under a
 # KILL watchdog in a session of its own. About 10 s.
 # tier: full
@@ -246,6 +246,36 @@ grep -q "joined at the server's step" "$T_TMP/k7r.err" \
 for r in 0 1; do
     cmp -s "$T_TMP/ref.w.$r" "$T_TMP/k7.w.$r" \
         || t_fail "worker $r's weights differ from the uninterrupted run's"
+done
+kill_all
+t_end
+
+# ---------------------------------------------------------------------------
+t_case psckpt-9 "linreg and mlp (one worker: a fixed summation order), killed and resumed: cmp-equal"
+# Their batch is a function of the step (workload.h), so the steps done
+# again after the resume see the same data.
+for wl in linreg mlp; do
+    J="--workload $wl --steps 12 --timeout $T --world 1"
+    bg "${wl}r" "$PSR_BIN/ps_server" $J --port-file "$T_TMP/$wl.rport"
+    while [ ! -s "$T_TMP/$wl.rport" ] && [ ! -s "$T_TMP/${wl}r.rc" ]; do sleep 0.01; done
+    job $WD "$PSR_BIN/ps_worker" $J --rank 0 --server "127.0.0.1:$(cat "$T_TMP/$wl.rport")" \
+        --weights-out "$T_TMP/$wl.ref"
+    reap "${wl}r"
+    [ "$rc $st" = "0 0" ] || t_fail "$wl: the uninterrupted run exited $rc (server $st)"
+    PSRING_TEST_KILL_AT_STEP=7 bg "${wl}s0" "$PSR_BIN/ps_server" $J --port-file "$T_TMP/$wl.port" \
+        --checkpoint "$T_TMP/$wl.ck" --checkpoint-every 3
+    while [ ! -s "$T_TMP/$wl.port" ] && [ ! -s "$T_TMP/${wl}s0.rc" ]; do sleep 0.01; done
+    p=$(cat "$T_TMP/$wl.port")
+    bg "${wl}w" "$PSR_BIN/ps_worker" $J --rank 0 --server "127.0.0.1:$p" --reconnect-window 30 \
+        --weights-out "$T_TMP/$wl.w"
+    reap "${wl}s0"
+    [ "$st" = 137 ] || t_fail "$wl: the server exited $st, not 137"
+    bg "${wl}s1" "$PSR_BIN/ps_server" $J --listen "127.0.0.1:$p" --resume "$T_TMP/$wl.ck"
+    reap "${wl}s1"
+    [ "$st" = 0 ] || t_fail "$wl: the resumed server exited $st: $(tail -c 300 "$T_TMP/${wl}s1.err")"
+    reap "${wl}w"
+    [ "$st" = 0 ] || t_fail "$wl: the worker exited $st: $(tail -c 300 "$T_TMP/${wl}w.err")"
+    cmp -s "$T_TMP/$wl.ref.0" "$T_TMP/$wl.w.0" || t_fail "$wl: the weights differ from the uninterrupted run's"
 done
 kill_all
 t_end
