@@ -53,6 +53,13 @@
  * --loss-out FILE is accepted and ignored, so that experiments/launch.sh
  * can pass it to every process: the server writes the loss.
  *
+ * --reconnect-window TIME (ps_worker/README.md, RECONNECT): a lost server
+ * connection is redialled with backoff for up to TIME, and the worker
+ * rejoins at the step the servers' WELCOMEs say, from the weights they
+ * send (join, below); without it a lost server ends the worker within 2T.
+ * The first join takes the servers' step too, so a restarted worker
+ * rejoins a running job where it is.
+ *
  * Exit status: 0; 64 for bad flags; 1 for anything else, with one line
  * naming the server (index and address), the step, or the file.
  */
