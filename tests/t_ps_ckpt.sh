@@ -224,16 +224,17 @@ t_end
 
 # ---------------------------------------------------------------------------
 t_case psckpt-7 "a worker SIGKILLed and restarted rejoins at the server's step: cmp-equal"
-# EMULATED 20 ms of backward time a step: the run lasts at least 0.8 s
-# after the join, so the kill lands mid-run whatever the machine's load.
-server k7s --checkpoint "$T_TMP/k7.ck" --checkpoint-every 4 --backward-time 20ms
-workers k7 "127.0.0.1:$port" --reconnect-window 30 --backward-time 20ms
+# EMULATED 50 ms of backward time a step: the run lasts at least 2 s
+# after the join, so a kill 0.5 s after it lands mid-run (about step 10)
+# whatever the machine's load.
+server k7s --checkpoint "$T_TMP/k7.ck" --checkpoint-every 4 --backward-time 50ms
+workers k7 "127.0.0.1:$port" --reconnect-window 30 --backward-time 50ms
 wait_grep k7s "joined .*(2 of 2)" || t_fail "the workers did not join"
-sleep 0.2
+sleep 0.5
 kill -KILL "-$(cat "$T_TMP/k71.pid")"
 wait_grep k7s "going back to the last checkpoint" \
     || t_fail "the server did not go back: $(tail -c 400 "$T_TMP/k7s.err")"
-bg k7r "$PSR_BIN/ps_worker" --server "127.0.0.1:$port" --rank 1 $JOB --backward-time 20ms \
+bg k7r "$PSR_BIN/ps_worker" --server "127.0.0.1:$port" --rank 1 $JOB --backward-time 50ms \
     --weights-out "$T_TMP/k7.w"
 reap k7s
 [ "$st" = 0 ] || t_fail "the server exited $st: $(tail -c 400 "$T_TMP/k7s.err")"
