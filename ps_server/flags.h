@@ -24,6 +24,8 @@ struct flags {
     int shard_i, shard_s;         /* --shard I/S */
     const char *loss_out;         /* --loss-out FILE, or NULL */
     int mistake;                  /* enum mistake (mistake.h) */
+    int local_worker;             /* --local-worker R: EMULATED, worker R is on this host,
+                                     its bytes bypass the link; -1 none */
     struct auth_key key;          /* the job's secret (--secret-file, PSRING_SECRET) */
 };
 

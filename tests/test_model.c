@@ -13,7 +13,7 @@
 
 int main(void)
 {
-    T_CASE("model-1.1", "colocated, k = 0: t_opt and bytes equal the ring's, split 1/K");
+    T_CASE("modelplace-1.1", "colocated, k = 0: t_opt and bytes equal the ring's, split 1/K");
     for (int k = 1; k <= 64; k *= 2) {
         struct model_split s = model_ps_split(k, 0);
         T_NEAR(s.colocated, 1.0 / k, 1e-12);
@@ -28,7 +28,7 @@ int main(void)
     }
     T_END();
 
-    T_CASE("model-1.2", "colocated, k = K: the separate PS with S = K (x = 0, y = 1/K, t = n / bw)");
+    T_CASE("modelplace-1.2", "colocated, k = K: the separate PS with S = K (x = 0, y = 1/K, t = n / bw)");
     for (int k = 2; k <= 64; k *= 2) {
         struct model_split s = model_ps_split(k, k);
         T_NEAR(s.colocated, 0.0, 0.0);
@@ -41,7 +41,7 @@ int main(void)
     }
     T_END();
 
-    T_CASE("model-1.3", "Theorem 1 by hand: K = 8, k = 2: x = 6/76, y = 14/76, t_opt = 112/76 n/bw");
+    T_CASE("modelplace-1.3", "Theorem 1 by hand: K = 8, k = 2: x = 6/76, y = 14/76, t_opt = 112/76 n/bw");
     {
         struct model_split s = model_ps_split(8, 2);
         T_NEAR(s.colocated, 6.0 / 76.0, 1e-12);
@@ -60,7 +60,7 @@ int main(void)
     }
     T_END();
 
-    T_CASE("model-1.4", "t_opt from the split equals the paper's closed form for 0 <= k <= K");
+    T_CASE("modelplace-1.4", "t_opt from the split equals the paper's closed form for 0 <= k <= K");
     for (int k = 1; k <= 33; k += 4)
         for (int e = 0; e <= k; e++) {
             struct model_split s = model_ps_split(k, e);
@@ -71,7 +71,7 @@ int main(void)
         }
     T_END();
 
-    T_CASE("model-1.5", "separate S servers: K n / S each way, a worker's n once S > K");
+    T_CASE("modelplace-1.5", "separate S servers: K n / S each way, a worker's n once S > K");
     T_NEAR(model_query(MODEL_PS, MODEL_BYTES_IN, 8, 1, N, BW, A), 8 * N, 1e-6);
     T_NEAR(model_query(MODEL_PS, MODEL_BYTES_IN, 8, 4, N, BW, A), 2 * N, 1e-6);
     T_NEAR(model_query(MODEL_PS, MODEL_BYTES_IN, 8, 16, N, BW, A), N, 1e-6);
@@ -79,7 +79,7 @@ int main(void)
     T_NEAR(model_query(MODEL_PS, MODEL_TOPT, 8, 4, N, BW, A), 2 * N / BW, 1e-12);
     T_END();
 
-    T_CASE("model-1.6", "more extra servers than workers: the worker's n sets the pace; bad splits are NaN");
+    T_CASE("modelplace-1.6", "more extra servers than workers: the worker's n sets the pace; bad splits are NaN");
     T_NEAR(model_query(MODEL_PS_COLOC, MODEL_TOPT, 4, 8, N, BW, A), N / BW, 1e-12);
     T_TRUE(isnan(model_ps_topt(4, 8, N, BW)));
     T_TRUE(isnan(model_ps_mix(MODEL_TIME, 4, 0, 0.1, N, BW, A)));     /* 0.4 of the vector unowned */
