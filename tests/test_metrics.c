@@ -245,7 +245,7 @@ static void test_merge(void)
     }
     fclose(f);
 
-    T_CASE("metrics-3.6", "placement: the column and model_s follow it (model.h, PLACEMENTS)");
+    T_CASE("metrics-3.7", "placement: the column and model_s follow it (model.h, PLACEMENTS)");
     {
         struct metrics_row pr = row;
         T_EQ_I(pr.servers, 1);
