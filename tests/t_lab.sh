@@ -104,4 +104,36 @@ done
 job 10 "$PSR_BIN/model" --algo ring --K 4 --bytes 1 --bw auto
 expect_rc 64
 t_end
+t_case lab-2.1 "lab.sh --quick --only servers: ring and the PS with k = 0, 2, 4 extra servers at K = 4, each with its placement's model, ps_servers.png"
+job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --only servers --out "$T_TMP/srv"
+expect_rc 0
+f=$T_TMP/srv/servers.csv
+case $(head -n 1 "$f" 2>/dev/null) in *",servers,placement,"*",runs,run_min_s,run_max_s,spread") ;;
+    *) t_fail "servers.csv header lacks servers, placement and the lab's columns: $(head -n 1 "$f")" ;; esac
+# one row per point: the ring, then k = 0 (colocated S = K: 4 servers), k = 2
+# (6 servers: Theorem 1's split, or equal shards until ps_server has
+# --range), k = 4 (the separate PS with S = 4)
+got=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+               { printf "%s:%s:%s:%s ", $c["system"], $c["K"], $c["servers"], $c["placement"] }' "$f")
+case $got in
+"ring:4:: ps:4:4:colocated ps:4:6:colocated ps:4:4:separate " | "ring:4:: ps:4:4:colocated ps:4:6:colocated-even ps:4:4:separate ") ;;
+*) t_fail "rows (system:K:servers:placement): '$got'" ;;
+esac
+# each PS row's model_s is bin/model's for its placement, one pull per step
+bad=$(awk -F, -v model="$PSR_BIN/model" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["system"] == "ps" { p = $c["placement"]; k = p == "separate" ? $c["servers"] : $c["servers"] - $c["K"]
+        q = p == "separate" ? "--servers " k : "--placement colocated --servers " k (p == "colocated-even" ? " --even-split" : "")
+        cmd = sprintf("\"%s\" --algo ps %s --K %d --bytes %s --bw %s --latency %s", model, q, $c["K"], $c["bytes"], $c["link_bw"], $c["link_latency"])
+        m = ""; cmd | getline m; close(cmd)
+        d = m - $c["model_s"]; if (d < 0) d = -d
+        if (m == "" || d > 1e-5 * m) print p, k, $c["model_s"], m }' "$f")
+[ -z "$bad" ] || t_fail "model_s is not bin/model's for the placement: $bad"
+[ -s "$T_TMP/srv/ps_servers.png" ] || t_fail "no ps_servers.png"
+[ -s "$T_TMP/srv/ps_servers.svg" ] || t_fail "no ps_servers.svg"
+grep -q '^split: ' "$T_TMP/srv/manifest.txt" || t_fail "manifest lacks the split"
+grep -q 'launch.sh ps 4 .*--colocated-servers --servers 2' "$T_TMP/srv/commands.txt" || t_fail "no k = 2 job in commands.txt"
+expect_grep out 'servers at K = 4'
+job 10 bash "$PSR_TESTS/../experiments/lab.sh" --only nothing
+expect_rc 64
+t_end
 t_exit
