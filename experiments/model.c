@@ -221,6 +221,31 @@ static void print_number(double v)
         printf("%.12g\n", v);
 }
 
+/* place_query: a PS query's placement flags checked (one line on stderr
+ * when not), --placement colocated turned into MODEL_PS_COLOC, and the
+ * servers' default (separate 1, colocated 0 extra) filled in. */
+static int place_query(const char *placement_name, int even, int q, double bucket, int *algo,
+                       int *servers)
+{
+    int place = placement_name ? name_index(placement_names, placement_name) : 0;
+
+    if (place < 0) {
+        fprintf(stderr, "model: --placement: '%.40s' is not separate or colocated\n", placement_name);
+        return -1;
+    }
+    if (even && place != 1)
+        return usage_error("--even-split is the colocated placement's (--placement colocated)");
+    if (place == 0 && *servers == 0)
+        return usage_error("--servers: a separate placement needs 1 server or more");
+    if ((q == Q_PIPELINED) != !isnan(bucket))
+        return usage_error("--quantity pipelined and --bucket SIZE go together");
+    if (place == 1)
+        *algo = MODEL_PS_COLOC;
+    if (*servers < 0)
+        *servers = place == 1 ? 0 : 1;
+    return 0;
+}
+
 /* evaluate: one query's number (q may be Q_PIPELINED). */
 static double evaluate(int algo, int q, int k, int servers, int even, double bytes, double bucket,
                        double bw, double lat)
@@ -321,21 +346,8 @@ int main(int argc, char **argv)
         return usage_error("--quantity ingress and egress are the parameter server's (--algo ps)");
     if (ps_flags && algo != MODEL_PS)
         return usage_error("--servers, --placement, --even-split and --bucket are the parameter server's (--algo ps)");
-    int place = placement_name ? name_index(placement_names, placement_name) : 0;
-    if (place < 0) {
-        fprintf(stderr, "model: --placement: '%.40s' is not separate or colocated\n", placement_name);
+    if (place_query(placement_name, even, q, bucket, &algo, &servers) != 0)
         return CLI_EXIT_USAGE;
-    }
-    if (even && place != 1)
-        return usage_error("--even-split is the colocated placement's (--placement colocated)");
-    if (place == 0 && servers == 0)
-        return usage_error("--servers: a separate placement needs 1 server or more");
-    if ((q == Q_PIPELINED) != !isnan(bucket))
-        return usage_error("--quantity pipelined and --bucket SIZE go together");
-    if (place == 1)
-        algo = MODEL_PS_COLOC;
-    if (servers < 0)
-        servers = place == 1 ? 0 : 1;
     if (!k)
         return usage_error("a query needs --K");
     if (isnan(bytes) == !sweep.n)
