@@ -58,7 +58,7 @@ plot file skip 1 using (kx(0)):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*co
         title "t\\_opt (Theorem 1): push and pull overlapped", \
      [k=0:K:1] '+' using (k):(1e3*model_k("time", k)) with lines lc rgb ps2_color dt 3 \
         title "one-pull PS, Theorem 1's split (model)", \
-     "" skip 1 using (is("ring") ? -0.25 : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
+     file skip 1 using (is("ring") ? -0.25 : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
         with yerrorbars pt 9 ps 2 lc rgb ring_color notitle, \
      [k=-0.5:(K+0.5):0.5] '+' using (k):(ring_t) with lines lc rgb ring_color title "ring all-reduce, measured", \
      [k=-0.5:(K+0.5):0.5] '+' using (k):(ring_m) with lines lc rgb ring_color dt 2 title "ring model" \

@@ -136,4 +136,34 @@ expect_grep out 'servers at K = 4'
 job 10 bash "$PSR_TESTS/../experiments/lab.sh" --only nothing
 expect_rc 64
 t_end
+t_case lab-2.2 "ps_servers.gp reads columns by name: the same numbers with the columns reversed; t_opt is bin/model's; no placement column is refused"
+# rows of a K = 8 run (experiments/lab.sh --only servers, 64 Mbit/s, 200 us, n = 1 MiB)
+cat >"$T_TMP/srv.csv" <<'CSV'
+system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement
+ring,ring,tcp,8,1048576,4,0.469221,0.406855,0.683452,,,2.23472e+06,3.91076e+06,1835588,1835584,8e+06,0.0002,0.232176,1,busy,1,0.22802,24.5,,
+ps,,tcp,8,1048576,4,0.423223,0.293536,0.685593,0.242286,0.127833,2.47759e+06,1.98207e+07,8392192,8391168,8e+06,0.0002,0.229776,1,busy,1,0.553272,27.5,8,colocated
+ps,,tcp,8,1048576,4,0.396563,0.337446,0.628575,0.2243,0.104579,2.64416e+06,2.11533e+07,8393088,8391808,8e+06,0.0002,0.23633,1,busy,1,0.502395,28,10,colocated-even
+ps,,tcp,8,1048576,4,0.371233,0.29019,0.64286,0.22737,0.0910153,2.82457e+06,2.25966e+07,8393984,8392448,8e+06,0.0002,0.240699,1,busy,1,0.430908,37,12,colocated-even
+ps,,tcp,8,1048576,4,0.389568,0.309427,0.789564,0.180114,0.13406,2.69164e+06,2.15331e+07,8392192,8391168,8e+06,0.0002,0.262544,1,busy,1,0.589891,31,8,separate
+CSV
+awk -F, -v OFS=, '{ l = $NF; for (i = NF - 1; i >= 1; i--) l = l OFS $i; print l }' "$T_TMP/srv.csv" >"$T_TMP/srv.rev.csv"
+for v in "" .rev; do
+    job 60 gnuplot -e "dir='$PSR_TESTS/../plots/'; model='$PSR_BIN/model'; file='$T_TMP/srv$v.csv'; fmt='table'; out='$T_TMP/srv$v.tab'" \
+        "$PSR_TESTS/../plots/ps_servers.gp"
+    expect_rc 0
+done
+[ -s "$T_TMP/srv.tab" ] || t_fail "no table"
+cmp -s "$T_TMP/srv.tab" "$T_TMP/srv.rev.tab" || t_fail "reversed columns plot other numbers: $(diff "$T_TMP/srv.tab" "$T_TMP/srv.rev.tab" | head -n 4)"
+# the t_opt curve at k = 2, in ms: bin/model's 0.193158736842 s
+awk '/Curve title: "t\\_opt/ { on = 1; next } /Curve title/ { on = 0 } on && $1 == 2 { print $2; exit }' "$T_TMP/srv.tab" |
+    awk '{ exit !($1 > 193.158 && $1 < 193.160) }' || t_fail "t_opt at k = 2 is not bin/model's 193.159 ms"
+# the measured points sit at k = 0, 2, 4 (colocated: servers - K) and 8 (separate: servers)
+got=$(awk '/Curve title: "PS, measured/ { on = 1; next } /Curve title/ { on = 0 } on && $1 ~ /^[0-9]/ { printf "%s ", $1 }' "$T_TMP/srv.tab")
+[ "$got" = "0 2 4 8 " ] || t_fail "PS points at k = '$got', want 0 2 4 8"
+cut -d, -f1-24 "$T_TMP/srv.csv" >"$T_TMP/srv.cut.csv"
+job 60 gnuplot -e "dir='$PSR_TESTS/../plots/'; model='$PSR_BIN/model'; file='$T_TMP/srv.cut.csv'; fmt='table'; out='$T_TMP/srv.cut.tab'" \
+    "$PSR_TESTS/../plots/ps_servers.gp"
+[ "$rc" != 0 ] || t_fail "plotted a CSV without placement"
+expect_grep err 'no servers or placement column'
+t_end
 t_exit
