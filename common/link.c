@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,7 +28,10 @@ struct host_clocks {
     _Atomic uint64_t rate;          /* the host's rate, bytes/s (double bits) */
     _Atomic uint64_t latency;       /* its latency, s (double bits) */
     _Atomic uint64_t egress, ingress;   /* the two clocks (double bits; 0 = 0.0) */
+    _Atomic uint64_t bytes_out, bytes_in;   /* the host's NIC bytes (link_host_bytes) */
 };
+_Static_assert(offsetof(struct host_clocks, bytes_out) == LINK_HOST_BYTES_OUT_OFF, "link.h's layout");
+_Static_assert(offsetof(struct host_clocks, bytes_in) == LINK_HOST_BYTES_IN_OFF, "link.h's layout");
 #define HOST_MAGIC 0x4b4e494c52535001ull  /* "\1PSRLINK" */
 
 static uint64_t bits_of(double d)
@@ -110,13 +114,26 @@ static double reserve(struct link_bucket *b, size_t n, double from)
     }
 }
 
+/* host_count: the host's NIC bytes (HOST LINKS), counted where they are
+ * booked. */
+static void host_count(struct link *l, _Atomic uint64_t *(*which)(struct host_clocks *), size_t n)
+{
+    if (l->host)
+        atomic_fetch_add(which(l->host), (uint64_t)n);
+}
+
+static _Atomic uint64_t *host_out(struct host_clocks *h) { return &h->bytes_out; }
+static _Atomic uint64_t *host_in(struct host_clocks *h) { return &h->bytes_in; }
+
 double link_egress_reserve(struct link *l, size_t n, double now)
 {
+    host_count(l, host_out, n);
     return reserve(&l->egress, n, now) + l->latency_s;
 }
 
 double link_ingress_reserve(struct link *l, size_t n, double t)
 {
+    host_count(l, host_in, n);
     if (l->ingress.rate <= 0.0)
         return t;
     /* The bytes were on the wire for n / rate before their last one came. */
@@ -139,6 +156,7 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp)
                      (double)both / l->ingress.rate;
         /* One swap: fails when another process on the host booked since. */
         if (clock_swap(&l->ingress, l->in_end, end)) {
+            host_count(l, host_in, n);
             l->in_end = end;
             l->in_n = both;
             return end;
@@ -222,6 +240,15 @@ int link_setup(struct link *l, double rate, double latency_s, const char *host, 
         return ERR_USAGE;
     }
     return host ? link_host_attach(l, host, err) : 0;
+}
+
+int link_host_bytes(const struct link *l, uint64_t *in, uint64_t *out)
+{
+    if (!l->host)
+        return ERR_USAGE;
+    *in = atomic_load(&((struct host_clocks *)l->host)->bytes_in);
+    *out = atomic_load(&((struct host_clocks *)l->host)->bytes_out);
+    return 0;
 }
 
 void link_host_detach(struct link *l)

@@ -113,6 +113,18 @@
  * (the CAS fails otherwise, and the bytes are booked on their own). Bytes
  * between two roles on one host never cross its NIC: the caller gives
  * such a connection a link of its own with rate 0 (counters only).
+ *
+ * The host's file also counts the bytes booked through it, the host's NIC
+ * bytes (headers included; every byte of a paced link is booked, so with
+ * a rate set these are all the bytes that cross the NIC, in both
+ * directions, since the job began): native-endian unsigned 64-bit
+ * integers at
+ *
+ *     OFFSET  SIZE  DESCRIPTION
+ *     40      8     bytes out of the host (egress reservations)
+ *     48      8     bytes into the host (ingress reservations)
+ *
+ * (link_host_bytes, or `od -An -tu8 -j40 -N16 FILE` after the job).
  */
 #ifndef LINK_H
 #define LINK_H
@@ -125,6 +137,8 @@
 #define LINK_PIECE_MAX  (16u << 20)     /* largest piece at any rate */
 #define LINK_RATE_MIN   1.0             /* a rate below 1 byte/s is refused */
 #define LINK_LATENCY_MAX 60.0           /* a latency above 60 s is refused */
+#define LINK_HOST_BYTES_OUT_OFF 40      /* HOST LINKS: the host file's byte counters */
+#define LINK_HOST_BYTES_IN_OFF  48
 
 struct link_bucket {
     double rate;      /* bytes per second; 0 = unlimited */
@@ -224,6 +238,10 @@ int link_host_attach(struct link *l, const char *path, char *err);
  * what a program does with --link-bw, --link-latency and --link-host.
  * Returns 0, or ERR_USAGE / a negative errno with the reason in err. */
 int link_setup(struct link *l, double rate, double latency_s, const char *host, char *err);
+
+/* link_host_bytes: the host's NIC bytes so far, all its processes
+ * together (HOST LINKS); ERR_USAGE on a private link. */
+int link_host_bytes(const struct link *l, uint64_t *in, uint64_t *out);
 
 /* link_host_detach: unmap the host's clocks; the link goes on privately
  * from where the host's clocks stood. Safe on a private link. */

@@ -96,4 +96,26 @@ for bad in "ps 2 --even-split" "ring 2 --colocated-servers" "ps 2 --servers 0" "
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "launch.sh $bad: stderr not one line: $(cat "$T_TMP/err")"
 done
 t_end
+t_case launch-place-1.6 "colocated, K = 4: each host's NIC bytes (the host link file's counters) are the model's, the ring's, headers aside"
+# n = 40000 f32 = 160000 bytes; per step and direction each host moves
+# 2(K-1)/K n = 240000 payload bytes (bin/model), as a ring rank does; the
+# counters cover the whole job (5 steps), frame headers (40 bytes each) and
+# the handshakes: allowed 16 frames a step and 4 KiB. Without the local
+# bypass (--local-worker / --local-server) a host would move 2 n = 320000.
+job 120 "$launch" ps 4 --colocated-servers --workload synthetic --params 40000 --dtype f32 --steps 5 \
+    --link-bw 1Gbit --timeout 10 --out "$T_TMP/hb"
+expect_rc 0
+want=$("$PSR_BIN/model" --algo ps --placement colocated --K 4 --bytes 160000 --quantity bytes_in)
+ring=$("$PSR_BIN/model" --algo ring --K 4 --bytes 160000 --quantity bytes_in)
+[ "$want" = 240000 ] && [ "$ring" = 240000 ] || t_fail "model: colocated $want, ring $ring bytes per step, want 240000 both"
+r=0
+while [ $r -lt 4 ]; do
+    set -- $(od -An -tu8 -j40 -N16 "$T_TMP/hb/host.$r" 2>/dev/null)
+    for got in "${1-}" "${2-}"; do
+        awk -v g="$got" -v w="$want" 'BEGIN { p = 5 * w; exit !(g != "" && g >= p && g <= p + 5 * 16 * 40 + 4096) }' ||
+            t_fail "host $r: out/in '${1-}' '${2-}' bytes, want 5 x $want plus headers"
+    done
+    r=$((r + 1))
+done
+t_end
 t_exit

@@ -650,6 +650,12 @@ static void t_host(void)
     T_EQ_I(link_init(&c, rate, 0.0), 0);
     T_EQ_I(link_host_attach(&c, two, err), 0);
     T_NEAR(link_egress_reserve(&c, 0, 0.0), 2.0 * m * (double)p / rate, 1e-9);
+    {   /* the host's NIC counted both processes' bytes */
+        uint64_t in = 1, out = 0;
+        T_EQ_I(link_host_bytes(&c, &in, &out), 0);
+        T_EQ_U(out, 2ull * m * p);
+        T_EQ_U(in, 0);
+    }
     link_host_detach(&c);
     link_host_detach(&b);
     close(fds[0]);
@@ -672,6 +678,12 @@ static void t_host(void)
     T_NEAR(bdue, 1.0 + 1e6 / rate, 1e-12);
     /* a's third part, same stamp: b booked since, so it is booked on its own, after b */
     T_NEAR(link_ingress_join(&a, 1000, 1.0, 1.0), bdue + 1000 / rate, 1e-12);
+    {   /* every byte read counted once on the host, joined or not */
+        uint64_t in = 0, out = 1;
+        T_EQ_I(link_host_bytes(&b, &in, &out), 0);
+        T_EQ_U(in, 1003000);
+        T_EQ_U(out, 0);
+    }
     link_host_detach(&a);
     link_host_detach(&b);
     T_END();
@@ -689,6 +701,10 @@ static void t_host(void)
     snprintf(two, sizeof two, "%s/no/such", dir);
     T_EQ_I(link_host_attach(&a, two, err), -ENOENT);
     T_TRUE(a.host == NULL);
+    {
+        uint64_t in, out;
+        T_EQ_I(link_host_bytes(&a, &in, &out), ERR_USAGE);
+    }
     link_host_detach(&a);       /* a private link: nothing to do */
     T_END();
 
