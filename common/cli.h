@@ -64,6 +64,8 @@ struct cli_common {
     int dtype;                     /* enum dtype */
     double link_bw;                /* bytes/s, 0 = unlimited */
     double link_latency;           /* seconds */
+    const char *link_host;         /* --link-host FILE: EMULATED, the host's shared link
+                                      (link.h, HOST LINKS); NULL = a link of its own */
     double timeout;                /* idle-progress timeout, seconds */
     const char *csv;               /* per-process record, or NULL */
     const char *weights_out;       /* PATH (writes PATH.RANK), or NULL */

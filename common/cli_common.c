@@ -149,6 +149,7 @@ void cli_common_defaults(struct cli_common *c)
     c->dtype = DTYPE_F64;
     c->link_bw = 0;
     c->link_latency = 0;
+    c->link_host = NULL;
     c->timeout = 30;
     c->csv = NULL;
     c->weights_out = NULL;
@@ -157,7 +158,7 @@ void cli_common_defaults(struct cli_common *c)
     compute_model_init(&c->compute);
 }
 
-#define COMMON_NOPTS 23
+#define COMMON_NOPTS 24
 /* One table, rewritten by each call: the pointers are only valid until the
  * next cli_common_opts() call (a process has one struct cli_common). */
 static struct cli_opt common_table[COMMON_NOPTS + 1];
@@ -193,6 +194,8 @@ const struct cli_opt *cli_common_opts(struct cli_common *c)
           "EMULATED link bandwidth per direction (default off)", 0, 0, NULL },
         { "link-latency", CLI_TIME, &c->link_latency, "TIME",
           "EMULATED one-way link latency (default 0)", 0, 0, NULL },
+        { "link-host", CLI_STRING, &c->link_host, "FILE",
+          "EMULATED: one host's link, shared by all given FILE", 0, 0, NULL },
         { "timeout", CLI_CUSTOM, &c->timeout, "TIME",
           "idle-progress timeout (default 30s)", 0, 0,
           parse_timeout },

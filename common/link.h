@@ -95,6 +95,36 @@
  *
  * Byte counters live here too (every byte a process sends or receives goes
  * through its link, enabled or not): bytes_out, bytes_in.
+ *
+ * HOST LINKS. The link belongs to a host, not to a process: a worker and
+ * the server shard colocated with it (experiments/launch.sh
+ * --colocated-servers) share one NIC's budget. link_host_attach() moves
+ * both directions' virtual clocks into a small file-backed shared mapping
+ * (the host's file, e.g. DIR/host.3) that every process on that host
+ * attaches to; each reservation is then one compare-and-swap on the
+ * shared clock (start = max(clock, now), clock = start + n / rate), so
+ * the host's bytes, whoever sends them, pass no faster than the host's
+ * rate, and two processes charging it take twice as long for the same
+ * bytes as one. The processes' clocks must be one clock (CLOCK_MONOTONIC
+ * on one machine: clock.h's real clock); the shared clocks start at 0,
+ * which is before any monotonic time. Everything else (the blocking
+ * sender's timeline, the ingress join, the counters) stays per process;
+ * the join takes a reservation back only when nobody booked in between
+ * (the CAS fails otherwise, and the bytes are booked on their own). Bytes
+ * between two roles on one host never cross its NIC: the caller gives
+ * such a connection a link of its own with rate 0 (counters only).
+ *
+ * The host's file also counts the bytes booked through it, the host's NIC
+ * bytes (headers included; every byte of a paced link is booked, so with
+ * a rate set these are all the bytes that cross the NIC, in both
+ * directions, since the job began): native-endian unsigned 64-bit
+ * integers at
+ *
+ *     OFFSET  SIZE  DESCRIPTION
+ *     40      8     bytes out of the host (egress reservations)
+ *     48      8     bytes into the host (ingress reservations)
+ *
+ * (link_host_bytes, or `od -An -tu8 -j40 -N16 FILE` after the job).
  */
 #ifndef LINK_H
 #define LINK_H
@@ -107,10 +137,15 @@
 #define LINK_PIECE_MAX  (16u << 20)     /* largest piece at any rate */
 #define LINK_RATE_MIN   1.0             /* a rate below 1 byte/s is refused */
 #define LINK_LATENCY_MAX 60.0           /* a latency above 60 s is refused */
+#define LINK_HOST_BYTES_OUT_OFF 40      /* HOST LINKS: the host file's byte counters */
+#define LINK_HOST_BYTES_IN_OFF  48
 
 struct link_bucket {
     double rate;      /* bytes per second; 0 = unlimited */
-    double vclock;    /* virtual time at which this wire is next free */
+    double vclock;    /* virtual time at which this wire is next free (a copy
+                       * of the shared one after each reservation, when shared) */
+    void *shared;     /* HOST LINKS: the host's clock (a 64-bit atomic in the
+                       * mapping), NULL for a private link */
 };
 
 struct link {
@@ -126,6 +161,7 @@ struct link {
     double in_from;       /* ingress.vclock before it */
     double in_end;        /* ingress.vclock after it */
     size_t in_n;          /* its bytes */
+    void *host;           /* HOST LINKS: the mapping, NULL when private */
 };
 
 /* link_init: rate in bytes/s (0: no bandwidth limit), latency in seconds
@@ -188,5 +224,27 @@ void link_send_woke(struct link *l, double now);
  * its `now` (behind the wire's backlog, if any: the rate still holds) and
  * pays the latency once more. Call it before that send's first piece. */
 void link_send_restart(struct link *l);
+
+/* link_host_attach: share this link's two clocks with every process that
+ * attaches the same file (HOST LINKS). The file is created (mode 0600) if
+ * missing; the first process to attach records its rate and latency in
+ * it, and a later one with other values is refused (the host has one
+ * NIC). Call after link_init, before the first reservation. Returns 0, or
+ * ERR_USAGE / a negative errno with the reason in err (ERR_LEN bytes).
+ * The mapping is the link's until link_host_detach. */
+int link_host_attach(struct link *l, const char *path, char *err);
+
+/* link_setup: link_init, then link_host_attach when host is not NULL:
+ * what a program does with --link-bw, --link-latency and --link-host.
+ * Returns 0, or ERR_USAGE / a negative errno with the reason in err. */
+int link_setup(struct link *l, double rate, double latency_s, const char *host, char *err);
+
+/* link_host_bytes: the host's NIC bytes so far, all its processes
+ * together (HOST LINKS); ERR_USAGE on a private link. */
+int link_host_bytes(const struct link *l, uint64_t *in, uint64_t *out);
+
+/* link_host_detach: unmap the host's clocks; the link goes on privately
+ * from where the host's clocks stood. Safe on a private link. */
+void link_host_detach(struct link *l);
 
 #endif /* LINK_H */

@@ -330,6 +330,25 @@ static void machine_verdict(const struct metrics_record *recs, size_t n, double 
     }
 }
 
+/* row_model: model_s of a merged row (NaN without a bandwidth limit):
+ * the ring's or rd's, or the parameter server's in its placement
+ * (separate: S = the server records, at least 1). */
+static double row_model(const struct metrics_row *row)
+{
+    double n = (double)row->bytes, bw = row->link_bw, a = row->link_latency;
+    int extra = row->servers - row->k;
+
+    if (!(bw > 0))
+        return NAN;
+    if (strcmp(row->system, "ps") != 0)
+        return strcmp(row->algo, "rd") == 0 ? model_rd(row->k, n, bw, a) : model_ring(row->k, n, bw, a);
+    if (strcmp(row->placement, "colocated") == 0)
+        return model_query(MODEL_PS_COLOC, MODEL_TIME, row->k, extra, n, bw, a);
+    if (strcmp(row->placement, "colocated-even") == 0)
+        return model_ps_mix(MODEL_TIME, row->k, extra, 1.0 / row->servers, n, bw, a);
+    return model_query(MODEL_PS, MODEL_TIME, row->k, row->servers > 0 ? row->servers : 1, n, bw, a);
+}
+
 int metrics_merge(const struct metrics_record *recs, size_t n,
                   struct metrics_row *row, char *err)
 {
@@ -437,12 +456,10 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     row->model_s = NAN;
     row->host_bound = -1;
     machine_verdict(recs, n, cpu, wall, ncpu, row);
-    if (row->link_bw > 0)
-        row->model_s = strcmp(row->system, "ps") == 0
-            ? model_ps_step(row->k, (double)row->bytes, row->link_bw, row->link_latency)
-            : strcmp(row->algo, "rd") == 0
-            ? model_rd(row->k, (double)row->bytes, row->link_bw, row->link_latency)
-            : model_ring(row->k, (double)row->bytes, row->link_bw, row->link_latency);
+    row->servers = (int)nservers;
+    if (nservers)
+        snprintf(row->placement, sizeof row->placement, "separate");
+    row->model_s = row_model(row);
 out:
     free(t);
     free(in);
@@ -452,11 +469,33 @@ out:
     return rc;
 }
 
+int metrics_row_place(struct metrics_row *row, const char *placement, char *err)
+{
+    int colocated = strcmp(placement, "colocated") == 0 || strcmp(placement, "colocated-even") == 0;
+
+    if (strcmp(row->system, "ps") != 0 || row->servers < 1) {
+        snprintf(err, ERR_LEN, "a placement is the parameter server's (a row with servers)");
+        return ERR_USAGE;
+    }
+    if (!colocated && strcmp(placement, "separate") != 0) {
+        snprintf(err, ERR_LEN, "placement '%.40s' is not separate, colocated or colocated-even", placement);
+        return ERR_USAGE;
+    }
+    if (colocated && row->servers < row->k) {
+        snprintf(err, ERR_LEN, "placement %s: %d servers for K = %d (one on each worker's host at least)",
+                 placement, row->servers, row->k);
+        return ERR_USAGE;
+    }
+    snprintf(row->placement, sizeof row->placement, "%s", placement);
+    row->model_s = row_model(row);
+    return 0;
+}
+
 const char *metrics_csv_header_line(void)
 {
     return "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
            "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue\n";
+           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement\n";
 }
 
 void metrics_csv_header(FILE *f)
@@ -496,5 +535,9 @@ void metrics_row_write(FILE *f, const struct metrics_row *row)
     put_field(f, row->machine_busy);
     put_field(f, row->job_busy);
     put_field(f, row->run_queue);
-    fputc('\n', f);
+    if (row->servers > 0)
+        fprintf(f, ",%d", row->servers);
+    else
+        fputc(',', f);
+    fprintf(f, ",%s\n", row->placement);
 }

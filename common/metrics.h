@@ -7,7 +7,8 @@
  *
  *   system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,
  *   ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,
- *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue
+ *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,
+ *   placement
  *
  * MERGE RULES
  *   time_s      per step, the slowest worker/rank's combine time (PS: push
@@ -40,6 +41,13 @@
  *   run_queue   the median over every record's two samples of the
  *               runnable threads (procs_running, less the reader).
  *   The three are filled with or without a link limit.
+ *   servers     PS only: the server processes (records with role server).
+ *   placement   PS only: "separate" (server hosts of their own), unless
+ *               the merge is told otherwise (metrics_row_place:
+ *               "colocated", a shard on each worker's host plus
+ *               servers - K extra, Theorem 1's split; "colocated-even",
+ *               the same with equal shards). model_s follows it
+ *               (model.h, PLACEMENTS).
  *   A field that does not apply is empty (NaN in memory).
  *
  * RECORD FILE (text, one "key value" per line, then one line per step):
@@ -119,6 +127,8 @@ struct metrics_row {
     int host_bound;                    /* -1: empty */
     char bound_by[8];                  /* "link", "cpu", "busy" or "" */
     double machine_busy, job_busy, run_queue;   /* NaN: empty */
+    int servers;                       /* PS: server records; 0 (empty) for the ring */
+    char placement[16];                /* "separate", "colocated", "colocated-even"; "" ring */
 };
 
 /* metrics_merge: one job's records -> one row (rules above). The records
@@ -127,6 +137,11 @@ struct metrics_row {
  * record. ERR_FORMAT with the reason in err otherwise. */
 int metrics_merge(const struct metrics_record *recs, size_t n,
                   struct metrics_row *row, char *err);
+/* metrics_row_place: a merged PS row's placement (MERGE RULES:
+ * placement), model_s recomputed for it. ERR_USAGE with the reason in err
+ * for an unknown name, a ring row, or colocated with fewer servers than
+ * workers. */
+int metrics_row_place(struct metrics_row *row, const char *placement, char *err);
 void metrics_csv_header(FILE *f);
 /* metrics_csv_header_line: the header, "\n" included (static). */
 const char *metrics_csv_header_line(void);

@@ -20,8 +20,10 @@ int model_rd_steps(int k)
 static double link_bytes(enum model_algo algo, int k, int servers, double bytes)
 {
     switch (algo) {
-    case MODEL_PS:
-        return (double)k * bytes / servers;
+    case MODEL_PS:      /* a server's K n / S, or a worker's own n */
+        return fmax((double)k / servers, 1.0) * bytes;
+    case MODEL_PS_COLOC:
+        return NAN;     /* model_ps_mix */
     case MODEL_RING:
         return k <= 1 ? 0.0 : 2.0 * (double)(k - 1) / (double)k * bytes;
     case MODEL_RD: {
@@ -37,6 +39,7 @@ static int latency_terms(enum model_algo algo, int k)
 {
     switch (algo) {
     case MODEL_PS:
+    case MODEL_PS_COLOC:
         return 2;                       /* push, then pull */
     case MODEL_RING:
         return k <= 1 ? 0 : 2 * (k - 1);   /* reduce-scatter + all-gather */
@@ -46,12 +49,81 @@ static int latency_terms(enum model_algo algo, int k)
     return 0;
 }
 
+struct model_split model_ps_split(int k, int extra)
+{
+    struct model_split s = { 0.0, 0.0 };
+    double den = (double)k * k + (double)extra * k - 2.0 * extra;
+
+    if (extra <= 0) {
+        s.colocated = 1.0 / k;
+    } else if (extra >= k) {    /* the workers' own n sets the pace: no colocated shard */
+        s.extra = 1.0 / extra;
+    } else {                    /* Theorem 1: 1 + (K-2) x = K y, K x + k y = 1 */
+        s.colocated = (double)(k - extra) / den;
+        s.extra = 2.0 * (k - 1) / den;
+    }
+    return s;
+}
+
+/* The colocated placement's busiest link, per step and direction, and in
+ * one phase (push or pull) of a one-pull step: PLACEMENTS in model.h. */
+double model_ps_mix(enum model_quantity q, int k, int extra, double x, double bytes,
+                    double bw, double lat)
+{
+    double y, phase, step;
+
+    if (k < 1 || extra < 0 || !(x >= 0.0) || x * k > 1.0 + 1e-12 ||
+        (extra == 0 && fabs(x * k - 1.0) > 1e-12))
+        return NAN;
+    y = extra ? (1.0 - k * x) / extra : 0.0;
+    step = fmax((1.0 + (k - 2.0) * x), k * y) * bytes;
+    if (k == 1 && extra == 0)
+        step = 0.0;     /* one worker with its own shard: nothing crosses a link */
+    phase = fmax(fmax(1.0 - x, (k - 1.0) * x), k * y) * bytes;
+    switch (q) {
+    case MODEL_BYTES_IN:
+    case MODEL_BYTES_OUT:
+        return step;
+    case MODEL_STEPS:
+        return 2;
+    case MODEL_INGRESS:
+    case MODEL_EGRESS:
+        return lat + phase / bw;
+    case MODEL_TIME:
+        return 2.0 * (lat + phase / bw);
+    case MODEL_TOPT:
+        return step / bw;
+    }
+    return NAN;
+}
+
+double model_ps_topt(int k, int extra, double bytes, double bw)
+{
+    double den = (double)k * k + (double)extra * k - 2.0 * extra;
+
+    if (k < 1 || extra < 0 || extra > k || !(den > 0))
+        return NAN;
+    return 2.0 * k * (k - 1.0) * bytes / (den * bw);
+}
+
+double model_ps_pipelined(enum model_algo algo, int k, int servers, double bytes,
+                          double bucket, double bw, double lat)
+{
+    if (algo != MODEL_PS && algo != MODEL_PS_COLOC)
+        return NAN;
+    return model_query(algo, MODEL_TOPT, k, servers, bytes, bw, lat) + bucket / bw + 2.0 * lat;
+}
+
 double model_query(enum model_algo algo, enum model_quantity q, int k, int servers,
                    double bytes, double bw, double lat)
 {
+    if (algo == MODEL_PS_COLOC)
+        return model_ps_mix(q, k, servers, model_ps_split(k, servers).colocated, bytes, bw, lat);
     if (algo != MODEL_PS)
         servers = 1;
     switch (q) {
+    case MODEL_TOPT:
+        return link_bytes(algo, k, servers, bytes) / bw;
     case MODEL_BYTES_IN:
     case MODEL_BYTES_OUT:
         return link_bytes(algo, k, servers, bytes);

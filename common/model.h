@@ -22,6 +22,39 @@
  * The server's link carries K n bytes per step; a ring worker's 2(K-1)/K n
  * whatever K is. That contrast is the lab.
  *
+ * PLACEMENTS of the parameter server (a host is one emulated link; roles
+ * on one host share it, and bytes between them never cross it):
+ *
+ *   separate (MODEL_PS, servers = S): S server hosts of their own, shard
+ *     i the i-th 1/S of the vector. A server's link carries K n / S each
+ *     way, a worker's n; the busiest carries max(K/S, 1) n. (Before issue
+ *     15 the model ignored S.)
+ *   colocated (MODEL_PS_COLOC, servers = k extra): one shard on each of
+ *     the K worker hosts, owning a fraction x of the vector each, plus k
+ *     extra CPU-only server hosts owning y = (1 - K x) / k each. BytePS
+ *     (OSDI'20). Per step, each direction:
+ *       worker host: its worker's push of what is not local, (1 - x) n,
+ *                    plus its shard's sums for K-1 remote workers, (K-1) x n:
+ *                    (1 + (K-2) x) n        (the pull: the same, reversed)
+ *       extra host:  K y n
+ *     THEOREM 1. Balancing the two (1 + (K-2) x = K y) gives
+ *       x = (K - k) / (K^2 + k K - 2k),  y = 2 (K-1) / (K^2 + k K - 2k)
+ *       t_opt = 2 K (K-1) n / ((K^2 + k K - 2k) bw)
+ *     k = 0: x = 1/K, t_opt = 2(K-1)/K n / bw, the ring's bytes exactly
+ *     (colocated S = K is reduce-scatter + all-gather in other clothes);
+ *     k = K: x = 0, t_opt = n / bw, the separate PS with S = K. For k > K
+ *     the worker's own n sets the pace: x = 0, y = 1/k, t_opt = n / bw.
+ *   t_opt assumes push and pull overlap fully (MODEL_TOPT, no latency). A
+ *   per-bucket pull approaches it: compare with model_ps_pipelined,
+ *   t_opt + bucket / bw + 2a. A one-pull PS (every push, then every pull)
+ *   is MODEL_TIME: ingress (the push phase, whose busiest link is the max
+ *   of (1 - x) n out of a worker host, (K-1) x n into it, K y n into an
+ *   extra server) then egress (the same, reversed). Theorem 1's split
+ *   balances a whole step's traffic, not a phase's: an extra server only
+ *   takes in during the push and only sends during the pull, so a one-pull
+ *   PS with extra servers sits well above t_opt (K = 8, k = 2: each phase
+ *   112/76 n / bw, t_opt 112/76 n / bw for the whole step).
+ *
  * Everything that draws or prints the model reads it from here: psr_merge
  * (metrics.c, the CSV's model_s), bin/model (experiments/model.c: the seed's
  * table and one number per query, for the plots and the experiment scripts).
@@ -29,7 +62,10 @@
 #ifndef MODEL_H
 #define MODEL_H
 
-enum model_algo { MODEL_PS, MODEL_RING, MODEL_RD };
+/* MODEL_PS: S separate servers (servers = S). MODEL_PS_COLOC: a shard on
+ * each worker's host plus `servers` = k >= 0 extra server hosts, Theorem
+ * 1's split. */
+enum model_algo { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_PS_COLOC };
 
 enum model_quantity {
     MODEL_TIME,       /* seconds per step (PS: ingress + egress) */
@@ -38,14 +74,44 @@ enum model_quantity {
     MODEL_BYTES_IN,   /* bytes into the busiest link per step (PS: one server's) */
     MODEL_BYTES_OUT,  /* bytes out of it per step */
     MODEL_STEPS,      /* messages in sequence per step: how many times a is paid */
+    MODEL_TOPT,       /* bytes_in / bw: the step with every transfer overlapped and no
+                       * latency (BytePS's t_opt for the PS placements) */
 };
 
 /* model_query: one quantity of one algorithm for K workers (k >= 1), S
- * servers (servers >= 1, PS only; 1 otherwise), n bytes, bw bytes/s (> 0
- * for the times), lat seconds. NaN when the quantity does not apply
- * (ingress/egress of the ring or rd). */
+ * servers (MODEL_PS: servers >= 1; MODEL_PS_COLOC: the extra servers,
+ * >= 0; ignored otherwise), n bytes, bw bytes/s (> 0 for the times), lat
+ * seconds. NaN when the quantity does not apply (ingress/egress of the
+ * ring or rd). */
 double model_query(enum model_algo algo, enum model_quantity q, int k, int servers,
                    double bytes, double bw, double lat);
+
+/* The byte split of a colocated placement: the fraction of the vector
+ * each colocated shard owns, and each extra server. */
+struct model_split {
+    double colocated;   /* x, each of the K shards on the worker hosts */
+    double extra;       /* y, each of the k extra servers (0 when k = 0) */
+};
+/* model_ps_split: Theorem 1's split for K workers and `extra` extra
+ * servers (PLACEMENTS above); K x + k y = 1. */
+struct model_split model_ps_split(int k, int extra);
+/* model_ps_mix: a quantity of the colocated placement under a split given
+ * by hand (x each colocated shard, the rest shared equally by the extra
+ * servers): model_query(MODEL_PS_COLOC, ...) is this at model_ps_split's
+ * x. An even split over K + k servers is x = 1 / (K + k). NaN for a split
+ * that is not one (x outside [0, 1/K], or x < 1/K with no extra server). */
+double model_ps_mix(enum model_quantity q, int k, int extra, double x, double bytes,
+                    double bw, double lat);
+/* model_ps_topt: Theorem 1 as the paper writes it, 2 K (K-1) n /
+ * ((K^2 + k K - 2k) bw), for 0 <= extra <= K (the tests hold
+ * MODEL_TOPT to it); NaN outside that range. */
+double model_ps_topt(int k, int extra, double bytes, double bw);
+/* model_ps_pipelined: what a PS whose pull is per bucket is compared
+ * with (issue 15, decided beforehand): t_opt + bucket / bw + 2a, where
+ * t_opt is MODEL_TOPT of `algo` (MODEL_PS or MODEL_PS_COLOC). */
+double model_ps_pipelined(enum model_algo algo, int k, int servers, double bytes,
+                          double bucket, double bw, double lat);
+
 /* model_crossover: n* in bytes where the ring and rd cost the same at K
  * workers; NaN when they never cross. */
 double model_crossover(int k, double bw, double lat);

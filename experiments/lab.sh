@@ -32,6 +32,9 @@
 #   5. the plots (plots/*.gp: PNG and SVG, and a terminal view of plot 1),
 #      flagged points (host_bound, bound_by cpu|busy) marked and named.
 #
+# --only servers runs, instead of all that, the server placements (issue
+# 15; `make lab-all` runs it after the main lab): see SERVERS below.
+#
 # Results go to results/<run>/: k_sweep.csv and size_sweep.csv in the
 # shared schema (docs/design.md) plus the lab's four columns, their runs
 # in k_sweep_runs.csv and size_sweep_runs.csv, model.txt, fit.txt,
@@ -77,6 +80,11 @@ quick=0
 netns=0
 tc_rate=500mbit
 time_limit=120
+only=
+srv_k=8                 # --only servers: the workers
+srv_ks="0 2 4 8"        # ... the extra servers k
+srv_bytes=1M            # ... n (a K = 8 step moves 2(K-1)/K n per host each way)
+srv_rate=64Mbit         # ... the link rate when --link-bw is auto (16 processes)
 
 usage() {
     cat <<EOF
@@ -106,6 +114,11 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
                        tbf at --rate; needs root or user namespaces), into
                        <out>/netns/ with its own plots
   --rate RATE          the tc rate for --netns (default $tc_rate)
+  --only servers       only the server placements (not in the default run):
+                       K = $srv_k workers, k in "$srv_ks" extra servers with a
+                       shard on each worker's host (BytePS's mix), the ring,
+                       the model's t_opt; ps_servers.png, servers.csv. Its n
+                       is $srv_bytes; --link-bw auto means $srv_rate here
   --help               this text
 EOF
 }
@@ -126,12 +139,15 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --netns) netns=1; shift ;;
     --rate) tc_rate=$2; shift 2 ;;
+    --only) only=${2-}; shift 2 ;;
     --quick) quick=1; ks="2 4"; sizes="4K 64K"; steps=3; warmup=1; size_steps=3; bytes=256K; bytes_given=1; repeat=2; shift ;;
     --help|-h) usage; exit 0 ;;
     *) die_usage "unknown option '$1' (try --help)" ;;
     esac
 done
 
+[ -z "$only" ] || [ "$only" = servers ] || die_usage "--only: '$only' is not servers"
+[ "$quick" = 0 ] || { srv_k=4; srv_ks="0 2 4"; srv_bytes=64K; }
 [[ $repeat =~ ^[1-9][0-9]?$ ]] || die_usage "--repeat: '$repeat' is not a run count 1..99"
 [[ $spread_target =~ ^0?\.[0-9]+$|^[01]$ ]] || die_usage "--spread: '$spread_target' is not a fraction like 0.05"
 [[ $budget =~ ^[1-9][0-9]{0,5}$ ]] || die_usage "--budget: '$budget' is not a number of seconds"
@@ -175,6 +191,118 @@ sweep_job() {
     failed=$((failed + 1))
     return 1
 }
+
+# ------------------------------------------------------------ SERVERS (--only servers)
+# The parameter server at its best (issue 15; common/model.h, PLACEMENTS).
+# At K = srv_k workers: the parameter server with a shard on each worker's
+# host plus k extra server hosts (launch.sh --colocated-servers --servers
+# k: BytePS's mix; k = 0 is colocated S = K, which moves the ring's bytes;
+# k >= K is the separate PS with S = k), and the ring at the same K. Each
+# point is repeated like the sweeps (until spread <= --spread, --repeat
+# runs, or the budget); servers.csv (one row per point, the lab's four
+# columns appended), servers_runs.csv, ps_servers.png (plots/ps_servers.gp:
+# time against k with bin/model's t_opt, each placement's own model, the
+# ring's line). The PS pulls once per step here (every push, then every
+# pull), so its model is model_s, not t_opt: t_opt assumes the pull of one
+# bucket overlaps the push of the next. Theorem 1's split is uneven for
+# 0 < k < K and needs ps_server --range; without it those points run with
+# equal shards (--even-split, placement colocated-even) and say so.
+servers_lab() {
+    local sk i k name extra pass more runs spread sp res placement_note="" t0 bps
+    [ "$link_bw" = auto ] && link_bw=$srv_rate
+    nb=$(size_bytes "$srv_bytes") || die_usage "srv bytes '$srv_bytes'"
+    bytes=$srv_bytes
+    bps=$(awk -v t="$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$link_bw" --latency 0)" 'BEGIN { printf "%.17g", 2 / t }')
+    if ! "$PSR_BIN/ps_server" --help 2>/dev/null | grep -q -- '--range'; then
+        placement_note="ps_server has no --range yet: 0 < k < K ran with equal shards (--even-split), not Theorem 1's split"
+    fi
+    local S_name=() S_args=()
+    S_name+=("servers_ring_$srv_k"); S_args+=("ring")
+    for k in $srv_ks; do
+        extra="--colocated-servers --servers $k"
+        [ -n "$placement_note" ] && [ "$k" -gt 0 ] && [ "$k" -lt "$srv_k" ] && extra="$extra --even-split"
+        S_name+=("servers_ps_k$k"); S_args+=("ps $extra")
+    done
+    mkdir -p "$out/runs"
+    local deadline=$(( t_start + budget )) S_runs=() S_spread=() S_stop=()
+    for i in "${!S_name[@]}"; do S_runs+=(0); S_spread+=(nan); S_stop+=(""); done
+    for pass in $(seq 1 "$repeat"); do
+        more=0
+        for i in "${!S_name[@]}"; do
+            [ -n "${S_stop[$i]}" ] && continue
+            if [ "$pass" -gt 1 ]; then
+                if { [ "${S_runs[$i]}" -ge 2 ] || [ "${S_runs[$i]}" -ge "$repeat" ]; } &&
+                   awk -v s="${S_spread[$i]}" -v t="$spread_target" 'BEGIN { exit !(s <= t) }'; then
+                    S_stop[i]=stable; continue
+                fi
+                [ "$(date +%s)" -lt "$deadline" ] || { S_stop[i]=budget; continue; }
+            fi
+            name=${S_name[$i]}
+            set -- ${S_args[$i]}
+            progress "[servers] pass $pass: $name (K = $srv_k, n = $srv_bytes, link $link_bw, $link_lat) ..."
+            if sweep_job "$1" "$srv_k" "$nb" "$out/runs/$name.csv" "$name" "$((S_runs[i] + 1))" "${@:2}"; then
+                res=$(awk -f "$here/lab_points.awk" "$out/runs/$name.csv" | csv_awk 'FNR == 2 { print $c["runs"], $c["spread"] }')
+                set -- $res
+                S_runs[i]=$1 S_spread[i]=$2
+                done_line "[servers] pass $pass: $name ${S_runs[$i]} run(s), spread ${S_spread[$i]} ($(elapsed))"
+            else
+                S_stop[i]=failed
+            fi
+            more=1
+        done
+        [ "$more" = 1 ] || break
+    done
+    : > "$out/servers_runs.csv"
+    for name in "${S_name[@]}"; do
+        [ -s "$out/runs/$name.csv" ] || continue
+        if [ -s "$out/servers_runs.csv" ]; then tail -n +2 "$out/runs/$name.csv"; else cat "$out/runs/$name.csv"; fi \
+            >> "$out/servers_runs.csv"
+    done
+    [ -s "$out/servers_runs.csv" ] && awk -f "$here/lab_points.awk" "$out/servers_runs.csv" > "$out/servers.csv"
+    local busy sub
+    busy=$(csv_awk 'FNR > 1 && c["bound_by"] && $c["bound_by"] == "busy" { n++ } END { print n + 0 }' "$out/servers_runs.csv" 2>/dev/null)
+    sub="K = $srv_k, n = $srv_bytes; EMULATED links: $link_bw per host, $link_lat one-way; synthetic f32; 127.0.0.1, $(nproc) CPUs"
+    for fmt in png svg; do
+        gnuplot -e "dir='$root/plots/'; model='$PSR_BIN/model'; file='$out/servers.csv'; fmt='$fmt'; out='$out/ps_servers.$fmt'; sub='$sub'" \
+            "$root/plots/ps_servers.gp" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
+    done
+    {
+        echo "# psring lab manifest (--only servers)"
+        echo "command: $cmdline"
+        echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
+        echo "cpu: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) online; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+        echo "servers: K=$srv_k extra servers k=\"$srv_ks\" bytes=$srv_bytes steps=$steps warmup=$warmup link_bw=$link_bw ($bps bytes/s, EMULATED, per host) link_latency=$link_lat"
+        echo "split: ${placement_note:-Theorem 1 (bin/model --split), --range where uneven}"
+        echo "repeat: each point until spread <= $spread_target or $repeat runs, budget $budget s"
+        echo "busy_runs: ${busy:-0} (bound_by=busy: other programs slowed them; their points are marked)"
+        echo "jobs_failed: $failed"
+        cat "$out/commands.txt" 2>/dev/null
+    } > "$out/manifest.txt"
+    echo "servers at K = $srv_k (time_s: the median run; model_s: that placement's one-pull model; t_opt: Theorem 1, push and pull overlapped):"
+    csv_awk -v model="$PSR_BIN/model" -v bw="$link_bw" -v lat="$link_lat" '
+        function flag() { if (c["bound_by"] && $c["bound_by"] == "busy") return "  HOST-BOUND (busy: other programs)"
+                          if (c["bound_by"] && $c["bound_by"] == "cpu") return "  HOST-BOUND (cpu: its own processes)"
+                          return $c["host_bound"] == 1 ? "  HOST-BOUND" : "" }
+        FNR > 1 && $c["model_s"] != "" {
+            if ($c["system"] == "ring") { what = "ring"; q = sprintf("--algo ring --K %d", $c["K"]) }
+            else { k = $c["placement"] == "separate" ? $c["servers"] : $c["servers"] - $c["K"]
+                   what = sprintf("ps k=%d %s", k, $c["placement"])
+                   q = sprintf("--algo ps --placement colocated --servers %d --K %d", k, $c["K"]) }
+            cmd = sprintf("\"%s\" %s --bytes %s --bw %s --latency %s --quantity t_opt", model, q, $c["bytes"], bw, lat)
+            t = "nan"; cmd | getline t; close(cmd)
+            printf "  %-26s time %8.4f s  model %8.4f s  ratio %.3f  t_opt %8.4f s  %d run(s) %.4f..%.4f%s\n", what, $c["time_s"],
+                   $c["model_s"], $c["time_s"] / $c["model_s"], t, $c["runs"], $c["run_min_s"], $c["run_max_s"], flag() }' \
+        "$out/servers.csv" 2>/dev/null
+    [ -n "$placement_note" ] && echo "note: $placement_note"
+    if [ "${busy:-0}" -gt 0 ]; then
+        echo "THE MACHINE WAS BUSY: $busy run(s) were slowed by other programs (bound_by=busy); their points are marked." >&2
+    fi
+    echo "results: $out (manifest.txt, servers.csv, servers_runs.csv, ps_servers.png/svg) in $(elapsed)"
+    [ "$failed" -eq 0 ] || { echo "lab.sh: $failed job(s) failed; logs in $out/logs" >&2; exit 1; }
+    exit 0
+}
+[ "$only" = servers ] && servers_lab
 
 # ------------------------------------------------------------ 1. calibration
 progress "[1/5] loopback rate ..."

@@ -3,7 +3,8 @@
 #   awk -F, -f experiments/lab_points.awk RUNS.CSV > POINTS.CSV
 #
 # RUNS.CSV is the shared CSV (docs/design.md) with one row per run: the
-# lab runs every point (one system, algorithm, K, n and link) several
+# lab runs every point (one system, algorithm, K, n, link and, where the
+# CSV has them, servers and placement) several
 # times, and each run's time_s is already the median over its steps. Out
 # comes one row per point, in the order the points first appear, with
 #   time_s       the MEDIAN over the runs of their time_s (the mean of the
@@ -25,7 +26,8 @@
 # Lines starting with '#' are dropped; columns are found by name.
 
 function key(   k) { return $c["system"] "," $c["algo"] "," $c["transport"] "," $c["K"] "," $c["bytes"] "," \
-                            $c["link_bw"] "," $c["link_latency"] }
+                            $c["link_bw"] "," $c["link_latency"] \
+                            ("servers" in c ? "," $c["servers"] "," $c["placement"] : "") }
 
 function sort_num(a, n,   i, j, t) {       # insertion sort, a[1..n]
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }

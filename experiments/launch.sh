@@ -2,6 +2,7 @@
 # launch.sh -- run one local psring job on 127.0.0.1 and merge its records.
 #
 #   experiments/launch.sh ps|ring K [common flags] [--servers S]
+#       [--colocated-servers [--even-split]]
 #       [--server-args "..."] [--worker-args "..."] [--out DIR]
 #       [--csv-out FILE] [--time-limit SECONDS] [--wrap "CMD"]
 #
@@ -9,6 +10,25 @@
 #       DIR/port.I --workers K [--shard I/S when S > 1]), then, once every
 #       port file is there, K workers (bin/ps_worker --rank r --world K
 #       --server 127.0.0.1:P0,127.0.0.1:P1,...).
+# PLACEMENTS (ps; common/model.h, PLACEMENTS). The EMULATED link belongs to
+#       a host: processes on one host share its budget (common/link.h,
+#       HOST LINKS).
+#       --servers S alone: S servers on hosts of their own ("separate").
+#       --colocated-servers: one server shard on each worker's host as well
+#       ("colocated"), and --servers k (default 0) extra server hosts:
+#       BytePS's mix. The byte split is Theorem 1's, asked of bin/model
+#       --split and printed; worker r and shard r share DIR/host.r
+#       (--link-host; --local-worker r / --local-server r: their own bytes
+#       never cross the NIC). The servers are, in --server order, the K
+#       colocated shards, then the k extra ones. An equal split goes out as
+#       --shard I/S; an uneven one (0 < k < K) as ps_server --range
+#       FIRST:COUNT over the --params N elements (synthetic workload), which
+#       needs a ps_server with --range (issue 15, the WELCOME carries the
+#       range). --even-split gives every one of the K + k servers 1/(K+k)
+#       (--shard I/S) instead ("colocated-even"). With k >= K Theorem 1
+#       gives the colocated shards nothing: the job is the separate PS with
+#       S = k, and says so. The CSV's servers and placement columns come
+#       from psr_merge --placement.
 # ring: rank 0 (bin/ring_worker --rank 0 --world K --coordinator 127.0.0.1:0
 #       --port-file DIR/coord.port) serves the rendezvous; once it wrote its
 #       port, ranks 1..K-1 get --coordinator 127.0.0.1:PORT.
@@ -65,7 +85,15 @@ every process; each process's output comes out on stderr prefixed with its
 role and rank; the per-process records are merged into one CSV row.
 
 options:
-  --servers S            ps: number of sharded servers (default 1)
+  --servers S            ps: number of sharded servers on hosts of their own
+                         (default 1; with --colocated-servers the extra
+                         servers, default 0)
+  --colocated-servers    ps: one shard on each worker's host too (the
+                         worker and its shard share the host's EMULATED
+                         link); with --servers k: BytePS's mix, the byte
+                         split of its Theorem 1 (bin/model --split), printed
+  --even-split           with --colocated-servers: equal shards over K + k
+                         servers instead of Theorem 1's split
   --server-args "..."    extra flags for every server (split at blanks)
   --worker-args "..."    extra flags for every worker / ring rank
   --out DIR              keep port files and records in DIR (default: a
@@ -98,7 +126,7 @@ if ! [[ $K =~ ^[1-9][0-9]{0,4}$ ]] || ((K > 65536)); then
     die_usage "K '$K' is not a worker count 1..65536"
 fi
 
-S=1 S_given=0 out_dir="" csv_out="" time_limit=600
+S=1 S_given=0 out_dir="" csv_out="" time_limit=600 colocated=0 even=0
 server_args="" worker_args="" wrap=""
 common=()
 while (($# > 0)); do
@@ -118,18 +146,24 @@ while (($# > 0)); do
         --wrap) wrap=$val ;;
         esac
         ;;
+    --colocated-servers) colocated=1 ;;
+    --even-split) even=1 ;;
     --csv) die_usage "--csv: the launcher gives each process its own record; use --csv-out FILE" ;;
     --rank | --world) die_usage "$name: the launcher sets rank and world itself (K = $K)" ;;
-    --coordinator | --server | --listen | --port-file | --workers | --shard)
+    --coordinator | --server | --listen | --port-file | --workers | --shard | --range | --link-host | \
+        --local-worker | --local-server)
         die_usage "$name: the launcher sets it; give role flags with --server-args/--worker-args" ;;
     *) common+=("$arg") ;;
     esac
     shift
 done
-if ! [[ $S =~ ^[1-9][0-9]{0,2}$ ]] || ((S > 256)); then
-    die_usage "--servers: '$S' is not 1..256"
+((colocated && !S_given)) && S=0
+if ! [[ $S =~ ^[0-9]{1,3}$ ]] || ((S > 256 || (S < 1 && !colocated))); then
+    die_usage "--servers: '$S' is not 1..256 (0..256 extra servers with --colocated-servers)"
 fi
 [[ $mode == ring ]] && ((S_given)) && die_usage "--servers: the ring has no servers"
+[[ $mode == ring ]] && ((colocated)) && die_usage "--colocated-servers: the ring has no servers"
+((even && !colocated)) && die_usage "--even-split: only with --colocated-servers"
 [[ $mode == ring && -n $server_args ]] && die_usage "--server-args: the ring has no servers"
 if ! [[ $time_limit =~ ^[0-9]+(\.[0-9]+)?$ ]] || [[ $time_limit =~ ^0+(\.0+)?$ ]]; then
     die_usage "--time-limit: '$time_limit' is not a positive number of seconds"
@@ -139,6 +173,7 @@ read -ra wrk_extra <<<"$worker_args"
 read -ra wrap_cmd <<<"$wrap"
 if [[ -n $wrap ]]; then
     ((${#wrap_cmd[@]} > 0)) || die_usage "--wrap: empty command"
+    ((colocated)) && die_usage "--colocated-servers: not with --wrap yet (the netns placements are still to come)"
     for a in "${common[@]}" "${wrk_extra[@]}"; do
         [[ ${a%%=*} == --advertise ]] && die_usage "--advertise: with --wrap the launcher sets it"
     done
@@ -148,10 +183,68 @@ if [[ -n $csv_out ]]; then
     d=$(dirname "$csv_out")
     [[ -d $d && -w $d ]] || die_usage "--csv-out: folder '$d' does not exist or is not writable"
 fi
-if [[ $mode == ps ]]; then need=(ps_server ps_worker psr_merge); else need=(ring_worker psr_merge); fi
+if [[ $mode == ps ]]; then need=(ps_server ps_worker psr_merge model); else need=(ring_worker psr_merge); fi
 for b in "${need[@]}"; do
     [[ -x $PSR_BIN/$b ]] || { say "no $b in $PSR_BIN (run make, or set PSR_BIN)"; exit 1; }
 done
+
+# ------------------------------------------------------------ placement
+# nsrv servers; server I gets srv_part[I] (its shard flags: --shard I/S,
+# --range FIRST:COUNT, or nothing) and shares worker srv_host[I]'s host
+# (-1: a host of its own). PLACEMENTS above.
+placement=separate nsrv=$S ncoloc=0
+declare -a srv_part=() srv_host=()
+if [[ $mode == ps ]] && ((colocated)); then
+    params=""
+    for ((i = 0; i < ${#common[@]}; i++)); do
+        case ${common[i]} in
+        --params=*) params=${common[i]#--params=} ;;
+        --params) params=${common[i + 1]-} ;;
+        esac
+    done
+    elems=1000000       # only the fractions matter unless the split is uneven
+    if [[ -n $params ]]; then
+        elems=$(size_bytes "$params") || die_usage "--params: '$params' is not a size"
+    fi
+    split_cmd=("$PSR_BIN/model" --split --K "$K" --servers "$S" --elements "$elems")
+    ((even)) && split_cmd+=(--even-split)
+    split=$("${split_cmd[@]}") || { say "${split_cmd[*]} failed"; exit 1; }
+    nsrv=0 uneven=0 frac0=""
+    while read -r role idx first count frac; do
+        [[ $role == colocated || $role == extra ]] || continue
+        if [[ $role == colocated ]]; then srv_host[nsrv]=$idx ncoloc=$((ncoloc + 1)); else srv_host[nsrv]=-1; fi
+        srv_part[nsrv]="--range $first:$count"
+        [[ -z $frac0 ]] && frac0=$frac
+        [[ $frac == "$frac0" ]] || uneven=1
+        nsrv=$((nsrv + 1))
+    done <<<"$split"
+    ((nsrv > 0)) || { say "${split_cmd[*]} gave no servers"; exit 1; }
+    if ((ncoloc == 0)); then
+        placement=separate
+        say "placement: $S extra servers for K = $K workers: Theorem 1 gives the colocated shards nothing; this is the separate PS with S = $S"
+    elif ((even)); then
+        placement=colocated-even
+    else
+        placement=colocated
+    fi
+    if ((uneven)); then
+        [[ -n $params ]] || die_usage "--colocated-servers --servers $S: Theorem 1's split is uneven and goes by element ranges: give --params N (synthetic workload), or --even-split"
+        "$PSR_BIN/ps_server" --help 2>/dev/null | grep -q -- '--range' ||
+            die_usage "--colocated-servers --servers $S: Theorem 1's split is uneven, and this ps_server has no --range FIRST:COUNT yet (issue 15: the WELCOME carries the range); use --even-split"
+    else
+        for ((i = 0; i < nsrv; i++)); do
+            srv_part[i]=""
+            ((nsrv > 1)) && srv_part[i]="--shard $i/$nsrv"
+        done
+    fi
+    say "placement $placement: K = $K workers, $S extra servers, $nsrv servers; the split (${split_cmd[*]#"$PSR_BIN/"}):"
+    while read -r l; do say "  $l"; done <<<"$split"
+else
+    for ((i = 0; i < S; i++)); do
+        srv_host[i]=-1 srv_part[i]=""
+        ((S > 1)) && srv_part[i]="--shard $i/$S"
+    done
+fi
 
 # Addresses: 127.0.0.1 for every listener, or what --wrap's `addr` says.
 # ps: srv_addr[I] for server I; ring: rank_addr[R] for rank R (its
@@ -170,7 +263,7 @@ host_addr() {
     echo "$a"
 }
 if [[ $mode == ps ]]; then
-    for ((i = 0; i < S; i++)); do
+    for ((i = 0; i < nsrv; i++)); do
         srv_addr[i]=$(host_addr server "$i") || exit 1
     done
 elif [[ -n $wrap ]]; then
@@ -193,7 +286,7 @@ wrap_prefix() {
 if [[ -n $out_dir ]]; then
     mkdir -p "$out_dir" || { say "--out: cannot create '$out_dir'"; exit 64; }
     dir=$(cd "$out_dir" && pwd)
-    rm -f "$dir"/rec.* "$dir"/port.* "$dir"/coord.port "$dir"/st.* "$dir"/secret
+    rm -f "$dir"/rec.* "$dir"/port.* "$dir"/coord.port "$dir"/st.* "$dir"/secret "$dir"/host.*
     keep=1
 else
     dir=$(mktemp -d "${TMPDIR:-/tmp}/psring-launch.XXXXXX") || { say "mktemp failed"; exit 1; }
@@ -351,17 +444,18 @@ wd=$!
 started=1
 if [[ $mode == ps ]]; then
     declare -a srv_pids=()
-    for ((i = 0; i < S; i++)); do
-        shard=()
-        ((S > 1)) && shard=(--shard "$i/$S")
+    for ((i = 0; i < nsrv; i++)); do
+        read -ra shard <<<"${srv_part[i]}"
+        onhost=()
+        ((srv_host[i] >= 0)) && onhost=(--link-host "$dir/host.${srv_host[i]}" --local-worker "${srv_host[i]}")
         wrap_prefix server "$i"
         start "server$i" "${pre[@]}" "$PSR_BIN/ps_server" --listen "$(hostport "${srv_addr[i]}" 0)" \
-            --port-file "$dir/port.$i" --workers "$K" "${shard[@]}" "${common[@]}" "${srv_extra[@]}" \
-            --csv "$dir/rec.server.$i"
+            --port-file "$dir/port.$i" --workers "$K" "${shard[@]}" "${onhost[@]}" "${common[@]}" \
+            "${srv_extra[@]}" --csv "$dir/rec.server.$i"
         srv_pids+=($!)
     done
     list=""
-    for ((i = 0; i < S; i++)); do
+    for ((i = 0; i < nsrv; i++)); do
         if ! wait_port "$dir/port.$i" "${srv_pids[$i]}" "server$i"; then
             started=0
             break
@@ -370,9 +464,11 @@ if [[ $mode == ps ]]; then
     done
     if ((started)); then
         for ((r = 0; r < K; r++)); do
+            onhost=()
+            ((ncoloc)) && onhost=(--link-host "$dir/host.$r" --local-server "$r")
             wrap_prefix worker "$r"
             start "worker$r" "${pre[@]}" "$PSR_BIN/ps_worker" --rank "$r" --world "$K" --server "$list" \
-                "${common[@]}" "${wrk_extra[@]}" --csv "$dir/rec.worker.$r"
+                "${onhost[@]}" "${common[@]}" "${wrk_extra[@]}" --csv "$dir/rec.worker.$r"
         done
     fi
 else
@@ -484,6 +580,7 @@ for f in "${recs[@]}"; do
 done
 merge_out=()
 [[ -n $csv_out ]] && merge_out=(--out "$csv_out")
+[[ $mode == ps ]] && merge_out+=(--placement "$placement")
 if ((${#sizes[@]} == 0)); then
     "$PSR_BIN/psr_merge" "${merge_out[@]}" "${recs[@]}" || { say "merging the records failed"; exit 1; }
     exit 0

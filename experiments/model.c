@@ -18,17 +18,37 @@
  *         ring_GB        bytes into one ring worker per step (2(K-1)/K n)
  *
  *   model --algo ps|ring|rd --K K --bytes N --bw RATE [--latency TIME]
- *         [--servers S] [--quantity Q]
+ *         [--servers S] [--placement separate|colocated] [--even-split]
+ *         [--quantity Q] [--bucket SIZE]
  *       one number: Q of that algorithm, K workers, n = N bytes (a size,
- *       4K, 1M, or a plain number, fractions allowed), S parameter servers
- *       (PS only, default 1). Q is one of
- *         time       seconds per step (default; PS: ingress + egress)
- *         ingress    PS only: a + K n / (S bw)
- *         egress     PS only: a + K n / (S bw)
- *         bytes_in   bytes into the busiest link per step (PS: one server's)
+ *       4K, 1M, or a plain number, fractions allowed). PS only: S server
+ *       hosts of their own (default 1; with --placement colocated the k
+ *       extra servers, default 0), and the placement: separate (default:
+ *       the S servers hold the shards) or colocated (one shard on each
+ *       worker's host as well, BytePS's mix, split by Theorem 1; with
+ *       --even-split every one of the K + k servers gets 1/(K+k), as
+ *       equal --shard I/S shards do). Q is one of
+ *         time       seconds per step (default; PS: ingress + egress, a
+ *                    one-pull step: every push, then every pull)
+ *         ingress    PS only: the push phase, a + busiest link / bw
+ *                    (separate: a + max(K/S, 1) n / bw)
+ *         egress     PS only: the pull phase, the same
+ *         bytes_in   bytes into the busiest link per step (PS: one host's)
  *         bytes_out  bytes out of it per step
  *         steps      messages in sequence per step (how often a is paid)
+ *         t_opt      bytes_in / bw: push and pull fully overlapped, no
+ *                    latency (colocated: BytePS's Theorem 1,
+ *                    2 K (K-1) n / ((K^2 + k K - 2k) bw))
+ *         pipelined  PS only: t_opt + bucket / bw + 2a (--bucket SIZE),
+ *                    what a per-bucket pull is compared with
  *       The byte counts and steps need no --bw.
+ *   model --split --K K [--servers k] [--elements P] [--even-split]
+ *       the colocated placement's byte split: one line per server,
+ *       "ROLE INDEX FIRST COUNT FRACTION", ROLE colocated (the shard on
+ *       worker INDEX's host) or extra (extra server INDEX), the shards in
+ *       that order over the vector; FIRST and COUNT are elements of P
+ *       (default 1e6), rounded so that the ranges tile [0, P). The
+ *       launcher reads it (experiments/launch.sh --colocated-servers).
  *   model --algo ... --sweep LO,HI,N ...
  *       the same at N sizes from LO to HI bytes, evenly spaced in log n
  *       (as gnuplot samples a logscale axis): N lines "bytes,value", comma
@@ -50,7 +70,9 @@
 
 static const char *const algo_names[] = { "ps", "ring", "rd", NULL };
 static const char *const quantity_names[] = { "time", "ingress", "egress", "bytes_in",
-                                              "bytes_out", "steps", NULL };
+                                              "bytes_out", "steps", "t_opt", "pipelined", NULL };
+#define Q_PIPELINED 7   /* not a model_quantity: model_ps_pipelined */
+static const char *const placement_names[] = { "separate", "colocated", NULL };
 
 /* name_index: NAME's position in the NULL-terminated list, or -1. */
 static int name_index(const char *const *names, const char *name)
@@ -160,6 +182,37 @@ static int print_table(double elements, double elem_bytes, double bw, double lat
     return 0;
 }
 
+/* print_split: the colocated placement's shards over P elements, in the
+ * order colocated 0..K-1, extra 0..k-1; each range ends where the
+ * cumulative fraction times P rounds to, so the ranges tile [0, P). */
+static int print_split(int k, int extra, double elements, int even)
+{
+    struct model_split sp = model_ps_split(k, extra);
+    double cum = 0.0;
+    long long first = 0, p = (long long)elements;
+
+    if (!(elements >= 1) || elements > 1e15 || elements != floor(elements))
+        return usage_error("--elements must be a whole number 1..1e15");
+    if (even)
+        sp.colocated = sp.extra = 1.0 / (k + extra);
+    printf("# role index first count fraction   (K = %d workers, %d extra servers, %s split)\n", k,
+           extra, even ? "even" : "Theorem 1's");
+    for (int i = 0; i < k + extra; i++) {
+        int coloc = i < k;
+        double f = coloc ? sp.colocated : sp.extra;
+        long long end;
+
+        cum += f;
+        end = i == k + extra - 1 ? p : llround(cum * (double)p);
+        if (f == 0.0)
+            continue;       /* a placement that gives the colocated shards nothing */
+        printf("%s %d %lld %lld %.12g\n", coloc ? "colocated" : "extra", coloc ? i : i - k, first,
+               end - first, f);
+        first = end;
+    }
+    return 0;
+}
+
 static void print_number(double v)
 {
     if (isnan(v))
@@ -168,12 +221,50 @@ static void print_number(double v)
         printf("%.12g\n", v);
 }
 
+/* place_query: a PS query's placement flags checked (one line on stderr
+ * when not), --placement colocated turned into MODEL_PS_COLOC, and the
+ * servers' default (separate 1, colocated 0 extra) filled in. */
+static int place_query(const char *placement_name, int even, int q, double bucket, int *algo,
+                       int *servers)
+{
+    int place = placement_name ? name_index(placement_names, placement_name) : 0;
+
+    if (place < 0) {
+        fprintf(stderr, "model: --placement: '%.40s' is not separate or colocated\n", placement_name);
+        return -1;
+    }
+    if (even && place != 1)
+        return usage_error("--even-split is the colocated placement's (--placement colocated)");
+    if (place == 0 && *servers == 0)
+        return usage_error("--servers: a separate placement needs 1 server or more");
+    if ((q == Q_PIPELINED) != !isnan(bucket))
+        return usage_error("--quantity pipelined and --bucket SIZE go together");
+    if (place == 1)
+        *algo = MODEL_PS_COLOC;
+    if (*servers < 0)
+        *servers = place == 1 ? 0 : 1;
+    return 0;
+}
+
+/* evaluate: one query's number (q may be Q_PIPELINED). */
+static double evaluate(int algo, int q, int k, int servers, int even, double bytes, double bucket,
+                       double bw, double lat)
+{
+    if (q == Q_PIPELINED)
+        return model_ps_pipelined(algo, k, servers, bytes, bucket, bw, lat);
+    if (even)
+        return model_ps_mix(q, k, servers, 1.0 / (k + servers), bytes, bw, lat);
+    return model_query(algo, q, k, servers, bytes, bw, lat);
+}
+
 int main(int argc, char **argv)
 {
     /* NAN / NULL / 0 mark "not given": the modes take different flags. */
     double elements = NAN, elem_bytes = NAN, bw = -1, latency = 0, bytes = NAN;
     const char *workers = NULL, *algo_name = NULL, *quantity_name = NULL;
-    int table = 0, crossover = 0, k = 0, servers = 0;
+    const char *placement_name = NULL;
+    int table = 0, crossover = 0, k = 0, servers = -1, split = 0, even = 0;
+    double bucket = NAN;
     struct sweep sweep = { 0, 0, 0 };
     const struct cli_opt opts[] = {
         { "table", CLI_BOOL, &table, NULL, "the seed's table (what no flags print)", 0, 0, NULL },
@@ -186,8 +277,16 @@ int main(int argc, char **argv)
         { "K", CLI_INT, &k, "K", "query, crossover: workers", 1, 10000000, NULL },
         { "bytes", CLI_CUSTOM, &bytes, "N", "query: message size n in bytes (4K, 1MiB, 1.5e6)", 0, 0, parse_bytes },
         { "sweep", CLI_CUSTOM, &sweep, "LO,HI,N", "query: N sizes LO..HI, log-spaced: lines \"bytes,value\"", 0, 0, parse_sweep },
-        { "servers", CLI_INT, &servers, "S", "query, ps: parameter servers (default 1)", 1, 65536, NULL },
-        { "quantity", CLI_STRING, &quantity_name, "Q", "query: time (default), ingress, egress, bytes_in, bytes_out, steps", 0, 0, NULL },
+        { "servers", CLI_INT, &servers, "S", "query, ps: server hosts of their own (separate: default 1; "
+          "colocated: the extra servers, default 0)", 0, 65536, NULL },
+        { "placement", CLI_STRING, &placement_name, "P", "query, ps: separate (default) or colocated (a shard on "
+          "each worker's host too; Theorem 1's split)", 0, 0, NULL },
+        { "even-split", CLI_BOOL, &even, NULL, "colocated, --split: 1/(K+k) per server, not Theorem 1's", 0, 0, NULL },
+        { "split", CLI_BOOL, &split, NULL, "the colocated byte split: ROLE INDEX FIRST COUNT FRACTION per server "
+          "(--K, --servers, --elements)", 0, 0, NULL },
+        { "bucket", CLI_CUSTOM, &bucket, "SIZE", "query: the bucket for --quantity pipelined", 0, 0, parse_bytes },
+        { "quantity", CLI_STRING, &quantity_name, "Q", "query: time (default), ingress, egress, bytes_in, bytes_out, "
+          "steps, t_opt, pipelined", 0, 0, NULL },
         { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
@@ -195,16 +294,27 @@ int main(int argc, char **argv)
 
     cli_main_parse("model", "[--table] [--elements P] [--elem-bytes E] [--bw RATE] [--latency TIME] [--workers K,...]\n"
                    "       model --algo ps|ring|rd --K K --bytes N|--sweep LO,HI,N --bw RATE [--latency TIME]\n"
-                   "             [--servers S] [--quantity time|ingress|egress|bytes_in|bytes_out|steps]\n"
+                   "             [--servers S] [--placement separate|colocated] [--even-split] [--bucket SIZE]\n"
+                   "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined]\n"
+                   "       model --split --K K [--servers k] [--elements P] [--even-split]\n"
                    "       model --crossover --K K --bw RATE [--latency TIME]\n"
                    "The alpha-beta model (common/model.h): the seed's table of parameter-server ingress\n"
                    "against ring all-reduce time, or one number per query, for scripts and plots.",
                    argc, argv, tables);
 
-    int query = algo_name || !isnan(bytes) || sweep.n || servers || quantity_name;
+    int ps_flags = servers >= 0 || placement_name || even || !isnan(bucket);
+    int query = algo_name || !isnan(bytes) || sweep.n || quantity_name;
     int tabular = table || !isnan(elements) || !isnan(elem_bytes) || workers;
+    if (split) {
+        if (crossover || query || table || !isnan(elem_bytes) || workers || placement_name || !isnan(bucket))
+            return usage_error("--split takes only --K, --servers, --elements and --even-split");
+        if (!k)
+            return usage_error("--split needs --K");
+        return print_split(k, servers < 0 ? 0 : servers, isnan(elements) ? 1e6 : elements, even);
+    }
+    query = query || ps_flags;
     if (crossover) {
-        if (tabular || algo_name || !isnan(bytes) || sweep.n || servers || quantity_name)
+        if (tabular || query)
             return usage_error("--crossover takes only --K, --bw and --latency");
         if (!k || !(bw > 0))
             return usage_error("--crossover needs --K and --bw > 0");
@@ -234,24 +344,26 @@ int main(int argc, char **argv)
     }
     if ((q == MODEL_INGRESS || q == MODEL_EGRESS) && algo != MODEL_PS)
         return usage_error("--quantity ingress and egress are the parameter server's (--algo ps)");
-    if (servers && algo != MODEL_PS)
-        return usage_error("--servers: only the parameter server (--algo ps) has servers");
+    if (ps_flags && algo != MODEL_PS)
+        return usage_error("--servers, --placement, --even-split and --bucket are the parameter server's (--algo ps)");
+    if (place_query(placement_name, even, q, bucket, &algo, &servers) != 0)
+        return CLI_EXIT_USAGE;
     if (!k)
         return usage_error("a query needs --K");
     if (isnan(bytes) == !sweep.n)
         return usage_error("a query needs one of --bytes and --sweep");
-    int timed = q == MODEL_TIME || q == MODEL_INGRESS || q == MODEL_EGRESS;
+    int timed = q == MODEL_TIME || q == MODEL_INGRESS || q == MODEL_EGRESS || q == MODEL_TOPT ||
+                q == Q_PIPELINED;
     if (timed && !(bw > 0))
         return usage_error("a time needs --bw > 0");
 
     if (!sweep.n) {
-        print_number(model_query(algo, q, k, servers ? servers : 1, bytes, bw, latency));
+        print_number(evaluate(algo, q, k, servers, even, bytes, bucket, bw, latency));
         return 0;
     }
     for (int i = 0; i < sweep.n; i++) {
         double x = exp(log(sweep.lo) + i * (log(sweep.hi) - log(sweep.lo)) / (sweep.n - 1));
-        double v = model_query(algo, q, k, servers ? servers : 1, x, bw, latency);
-        printf("%.12g,%.12g\n", x, v);
+        printf("%.12g,%.12g\n", x, evaluate(algo, q, k, servers, even, x, bucket, bw, latency));
     }
     return 0;
 }

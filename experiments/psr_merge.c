@@ -1,13 +1,15 @@
 /* psr_merge.c -- merge one job's per-process records into one CSV row.
  *
- *     psr_merge [--out results.csv] RECORD...
+ *     psr_merge [--out results.csv] [--placement P] RECORD...
  *
  * Every process of a job writes its own record (--csv); the launcher calls
  * this once per job. The row is appended to --out (the header first when
  * the file is new or empty; refused when the file has another header, an
  * older psring's, since the row would not line up) or printed on stdout
  * with the header. The
- * merge rules are metrics.h's.
+ * merge rules are metrics.h's. --placement names the parameter server's
+ * placement (separate, colocated, colocated-even; the launcher knows it,
+ * the records do not) for the CSV's placement column and model_s.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,9 +39,11 @@ static int header_differs(const char *path)
 
 int main(int argc, char **argv)
 {
-    const char *out = NULL;
+    const char *out = NULL, *placement = NULL;
     const struct cli_opt table[] = {
         { "out", CLI_STRING, &out, "FILE", "append the row to FILE (header if new)", 0, 0, NULL },
+        { "placement", CLI_STRING, &placement, "P", "PS: separate (default), colocated or "
+          "colocated-even (the CSV's placement, and model_s for it)", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *const tables[] = { table, NULL };
@@ -56,7 +60,7 @@ int main(int argc, char **argv)
                   strcmp(argv[first], "--version") == 0) ? 1 : 2;
     if (first > argc)
         first = argc;
-    cli_main_parse("psr_merge", "[--out FILE] RECORD...\n"
+    cli_main_parse("psr_merge", "[--out FILE] [--placement P] RECORD...\n"
                    "Merge one job's per-process records (--csv) into one row of the shared CSV.",
                    first, argv, tables);
     paths = argv + first;
@@ -79,6 +83,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "psr_merge: %s\n", err);
         goto out;
     }
+    if (placement && (rc = metrics_row_place(&row, placement, err)) != 0) {
+        fprintf(stderr, "psr_merge: --placement: %s\n", err);
+        rc = rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
+        goto out;
+    }
+    rc = 1;
 
     if (out) {
         struct stat st;

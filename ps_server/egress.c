@@ -28,6 +28,7 @@ int egress_init(struct egress *e, uint32_t world, struct link *link, size_t chun
     e->world = world;
     e->link = link;
     e->chunk = chunk;
+    e->local = -1;
     return 0;
 }
 
@@ -87,9 +88,11 @@ static int choose(struct egress *e)
         e->res.rank = r;
         e->res.off = w->sent;
         e->res.len = len;
-        /* Without the link a piece is due when it is ready. */
-        e->res.due = link_active(e->link) ? link_egress_reserve(e->link, (size_t)len, ready)
-                                          : ready;
+        /* Without the link a piece is due when it is ready; so is one for
+         * the worker on this host, which never crosses the NIC. */
+        e->res.due = link_active(e->link) && (int64_t)r != e->local
+                         ? link_egress_reserve(e->link, (size_t)len, ready)
+                         : ready;
         e->have = 1;
         e->cursor = (r + 1) % e->world;
         return 1;

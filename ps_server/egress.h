@@ -67,6 +67,8 @@ struct egress {
     uint32_t world;
     size_t chunk;       /* piece size without pacing */
     struct link *link;  /* the server's NIC (not owned) */
+    int64_t local;      /* the worker on this server's host (--local-worker): its
+                         * pieces bypass the link; -1 none */
     uint64_t total;     /* bytes of each worker's frame this step */
     size_t piece;       /* bytes per piece this step */
     double t_ready;     /* when the step's frames became ready */

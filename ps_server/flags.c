@@ -77,6 +77,8 @@ static void check(struct flags *f)
         f->c.rank = 0;
     if (cli_common_finish(&f->c, err) != 0)
         flags_fail("%s", err);
+    if (f->local_worker >= f->workers)
+        flags_fail("--local-worker: %d is not a worker (K = %d)", f->local_worker, f->workers);
     if (net_parse_hostport(f->listen_at, f->host, sizeof f->host, &f->port, err) != 0)
         flags_fail("--listen: %s", err);
     /* A server reachable from other hosts must have the job's secret. */
@@ -130,6 +132,8 @@ void flags_parse(struct flags *f, int argc, char **argv)
         { "resume", CLI_STRING, &f->resume, "FILE",
           "go on from the checkpoint FILE (its step; exit 65 if it is not this job's)", 0, 0,
           NULL },
+        { "local-worker", CLI_INT, &f->local_worker, "R",
+          "EMULATED: worker R shares this host; its bytes bypass the link", 0, PROTO_MAX_WORLD - 1, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -137,13 +141,14 @@ void flags_parse(struct flags *f, int argc, char **argv)
     memset(f, 0, sizeof *f);
     f->listen_at = "127.0.0.1:0";
     f->workers = -1;
+    f->local_worker = -1;
     cli_common_defaults(&f->c);
     tables[0] = own;
     tables[1] = cli_common_opts(&f->c);
     tables[2] = NULL;
     cli_main_parse(FLAGS_PROG, "--workers K [--listen HOST:PORT] [--port-file FILE] "
                    "[--shard I/S] [--loss-out FILE] [--mistake NAME] [--checkpoint FILE "
-                   "[--checkpoint-every N]] [--resume FILE] [common flags]",
+                   "[--checkpoint-every N]] [--resume FILE] [--local-worker R] [common flags]",
                    argc, argv, tables);
     f->shard_i = shard[0];
     f->shard_s = shard[1];

@@ -28,6 +28,8 @@ struct flags {
     const char *checkpoint;       /* --checkpoint FILE, or NULL (checkpoint.h) */
     int checkpoint_every;         /* --checkpoint-every N: after every N-th step */
     const char *resume;           /* --resume FILE, or NULL */
+    int local_worker;             /* --local-worker R: EMULATED, worker R is on this host,
+                                     its bytes bypass the link; -1 none */
     struct auth_key key;          /* the job's secret (--secret-file, PSRING_SECRET) */
 };
 

@@ -478,7 +478,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         silence_heard(&srv->sil, c->ses.rank, now);
         silence_progress(&srv->sil, now);
     }
-    if (srv->link.ingress.rate > 0) {
+    /* The worker on this host (--local-worker) never crosses the NIC. */
+    if (srv->link.ingress.rate > 0 && !(c->joined && (int64_t)c->ses.rank == srv->f.local_worker)) {
         /* The bytes arrived by now. A read right after a release by the
          * pacer may find bytes that waited while the loop was late: book
          * them from the release's due time, a credit no larger than the

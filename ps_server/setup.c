@@ -131,8 +131,13 @@ int setup_server(struct server *srv, const struct flags *f, double now)
     srv->f = *f;
     srv->pacer.fd = -1;
     srv->loss_out = f->loss_out;
-    /* Its values passed the same call in flags_parse. */
-    (void)link_init(&srv->link, f->c.link_bw, f->c.link_latency);
+    /* Its values passed the same call in flags_parse; the host's file
+     * (--link-host) is tried here. */
+    {
+        char lerr[ERR_LEN];
+        if (link_setup(&srv->link, f->c.link_bw, f->c.link_latency, f->c.link_host, lerr) != 0)
+            flags_fail("--link-host: %s", lerr);
+    }
 
     signal(SIGPIPE, SIG_IGN);
     clock_precise_timers();
@@ -160,6 +165,7 @@ int setup_server(struct server *srv, const struct flags *f, double now)
         log_msg("out of memory for %u workers", (unsigned)srv->k);
         return -1;
     }
+    srv->eg.local = f->local_worker;
     /* Read buffers: at most one link piece when paced; smaller when K is
      * huge, so that all of them together stay bounded. */
     srv->rcap = READ_BUF_TOTAL / srv->k;

@@ -147,10 +147,27 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
             c->nservers, ull(cfg->hello.n));
         return ERR_USAGE;
     }
+    if (cfg->has_local && (cfg->local_server < 0 || cfg->local_server >= c->nservers)) {
+        err_say(err, "--local-server: %d is not a server's position in --server (S = %d)",
+            cfg->local_server, c->nservers);
+        return ERR_USAGE;
+    }
     for (int i = 0; i < c->nservers; i++) {
         struct ps_conn *k = &c->conns[i];
         workload_split(cfg->hello.n, c->nservers, i, NULL, &k->lo, &k->hi);
-        if (link_init(&k->link, cfg->link_bw / c->nservers, cfg->link_latency) != 0) {
+        /* With the host's link every connection charges the host's one
+         * clock at the full rate; the server on this host is not behind
+         * the NIC at all (counters only). */
+        int local = cfg->has_local && i == cfg->local_server;
+        if (local)
+            rc = link_init(&k->link, 0.0, 0.0);
+        else if (cfg->link_host)
+            rc = link_setup(&k->link, cfg->link_bw, cfg->link_latency, cfg->link_host, err);
+        else
+            rc = link_init(&k->link, cfg->link_bw / c->nservers, cfg->link_latency);
+        if (rc != 0 && cfg->link_host && !local)
+            return ERR_USAGE;   /* link_setup said why (a bad --link-host) */
+        if (rc != 0) {
             err_say(err, "--link-bw/--link-latency: %g bytes/s over %d servers, %g s: "
                 "not a valid link", cfg->link_bw, c->nservers, cfg->link_latency);
             return ERR_USAGE;

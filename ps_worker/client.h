@@ -68,6 +68,11 @@ struct ps_client_cfg {
     const struct auth_key *key; /* the job's secret (auth.h), kept by pointer */
     double link_bw;             /* bytes/s for the whole NIC, 0 = off */
     double link_latency;        /* seconds */
+    const char *link_host;      /* --link-host FILE: the host's shared link (link.h,
+                                   HOST LINKS), or NULL: a NIC of the worker's own,
+                                   split equally over the S connections */
+    int has_local, local_server; /* --local-server I: server I is on this host, its
+                                   connection bypasses the link (has_local 0: none) */
     double timeout;             /* idle-progress timeout, seconds (> 0) */
 };
 

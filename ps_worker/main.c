@@ -128,6 +128,7 @@ struct run {
     uint64_t bucket_bytes;      /* --bucket-size (0: the default) */
     int no_overlap;             /* --no-overlap */
     const char *trace;          /* --trace FILE */
+    int local_server;           /* --local-server I (EMULATED host link), -1 none */
     struct gpu_stream *stream;  /* --device cuda: the GPU side, on this stream */
     struct step_gpu gpu;        /* --device cuda: the step's device (step_gpu.h) */
     int have_gpu;
@@ -428,6 +429,9 @@ static int setup(struct run *r, const char *servers)
                                        .batch = r->w.batch };
     ccfg.link_bw = o->link_bw;
     ccfg.link_latency = o->link_latency;
+    ccfg.link_host = o->link_host;
+    ccfg.has_local = r->local_server >= 0;
+    ccfg.local_server = r->local_server;
     ccfg.timeout = o->timeout;
     if ((rc = cli_secret(o, &r->key, err)) != 0) {
         log_msg("%s", err);
@@ -513,6 +517,9 @@ int main(int argc, char **argv)
           "its step (default: off, exit within 2T)", 0, 0, NULL },
         { "loss-out", CLI_STRING, &loss_out, "FILE",
           "accepted and ignored (the server writes the loss; for launch.sh)", 0, 0, NULL },
+        { "local-server", CLI_INT, &r.local_server, "I",
+          "EMULATED: server I (position in --server) shares this host; bypasses the link",
+          0, PROTO_MAX_WORLD - 1, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -520,6 +527,7 @@ int main(int argc, char **argv)
     int status;
 
     cli_common_defaults(&r.o);
+    r.local_server = -1;
     tables[0] = own;
     tables[1] = cli_common_opts(&r.o);
     tables[2] = NULL;

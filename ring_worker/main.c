@@ -389,8 +389,11 @@ int main(int argc, char **argv)
     log_init(PROG, c.rank);
     mistake_announce(o.mistake);
     clock_precise_timers();
-    if (link_init(&link, c.link_bw, c.link_latency) != 0)
-        usage_fail("--link-bw/--link-latency: out of range");
+    {
+        char lerr[ERR_LEN];
+        if (link_setup(&link, c.link_bw, c.link_latency, c.link_host, lerr) != 0)
+            usage_fail(lerr);
+    }
     memset(&sc, 0, sizeof sc);
     sc.c = &c;
     sc.kind = kind;

@@ -104,4 +104,66 @@ done
 job 10 "$PSR_BIN/model" --algo ring --K 4 --bytes 1 --bw auto
 expect_rc 64
 t_end
+t_case lab-2.1 "lab.sh --quick --only servers: ring and the PS with k = 0, 2, 4 extra servers at K = 4, each with its placement's model, ps_servers.png"
+job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --only servers --out "$T_TMP/srv"
+expect_rc 0
+f=$T_TMP/srv/servers.csv
+case $(head -n 1 "$f" 2>/dev/null) in *",servers,placement"*",runs,run_min_s,run_max_s,spread") ;;
+    *) t_fail "servers.csv header lacks servers, placement and the lab's columns: $(head -n 1 "$f")" ;; esac
+# one row per point: the ring, then k = 0 (colocated S = K: 4 servers), k = 2
+# (6 servers: Theorem 1's split, or equal shards until ps_server has
+# --range), k = 4 (the separate PS with S = 4)
+got=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+               { printf "%s:%s:%s:%s ", $c["system"], $c["K"], $c["servers"], $c["placement"] }' "$f")
+case $got in
+"ring:4:: ps:4:4:colocated ps:4:6:colocated ps:4:4:separate " | "ring:4:: ps:4:4:colocated ps:4:6:colocated-even ps:4:4:separate ") ;;
+*) t_fail "rows (system:K:servers:placement): '$got'" ;;
+esac
+# each PS row's model_s is bin/model's for its placement, one pull per step
+bad=$(awk -F, -v model="$PSR_BIN/model" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["system"] == "ps" { p = $c["placement"]; k = p == "separate" ? $c["servers"] : $c["servers"] - $c["K"]
+        q = p == "separate" ? "--servers " k : "--placement colocated --servers " k (p == "colocated-even" ? " --even-split" : "")
+        cmd = sprintf("\"%s\" --algo ps %s --K %d --bytes %s --bw %s --latency %s", model, q, $c["K"], $c["bytes"], $c["link_bw"], $c["link_latency"])
+        m = ""; cmd | getline m; close(cmd)
+        d = m - $c["model_s"]; if (d < 0) d = -d
+        if (m == "" || d > 1e-5 * m) print p, k, $c["model_s"], m }' "$f")
+[ -z "$bad" ] || t_fail "model_s is not bin/model's for the placement: $bad"
+[ -s "$T_TMP/srv/ps_servers.png" ] || t_fail "no ps_servers.png"
+[ -s "$T_TMP/srv/ps_servers.svg" ] || t_fail "no ps_servers.svg"
+grep -q '^split: ' "$T_TMP/srv/manifest.txt" || t_fail "manifest lacks the split"
+grep -q 'launch.sh ps 4 .*--colocated-servers --servers 2' "$T_TMP/srv/commands.txt" || t_fail "no k = 2 job in commands.txt"
+expect_grep out 'servers at K = 4'
+job 10 bash "$PSR_TESTS/../experiments/lab.sh" --only nothing
+expect_rc 64
+t_end
+t_case lab-2.2 "ps_servers.gp reads columns by name: the same numbers with the columns reversed; t_opt is bin/model's; no placement column is refused"
+# rows of a K = 8 run (experiments/lab.sh --only servers, 64 Mbit/s, 200 us, n = 1 MiB)
+cat >"$T_TMP/srv.csv" <<'CSV'
+system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement
+ring,ring,tcp,8,1048576,4,0.469221,0.406855,0.683452,,,2.23472e+06,3.91076e+06,1835588,1835584,8e+06,0.0002,0.232176,1,busy,1,0.22802,24.5,,
+ps,,tcp,8,1048576,4,0.423223,0.293536,0.685593,0.242286,0.127833,2.47759e+06,1.98207e+07,8392192,8391168,8e+06,0.0002,0.229776,1,busy,1,0.553272,27.5,8,colocated
+ps,,tcp,8,1048576,4,0.396563,0.337446,0.628575,0.2243,0.104579,2.64416e+06,2.11533e+07,8393088,8391808,8e+06,0.0002,0.23633,1,busy,1,0.502395,28,10,colocated-even
+ps,,tcp,8,1048576,4,0.371233,0.29019,0.64286,0.22737,0.0910153,2.82457e+06,2.25966e+07,8393984,8392448,8e+06,0.0002,0.240699,1,busy,1,0.430908,37,12,colocated-even
+ps,,tcp,8,1048576,4,0.389568,0.309427,0.789564,0.180114,0.13406,2.69164e+06,2.15331e+07,8392192,8391168,8e+06,0.0002,0.262544,1,busy,1,0.589891,31,8,separate
+CSV
+awk -F, -v OFS=, '{ l = $NF; for (i = NF - 1; i >= 1; i--) l = l OFS $i; print l }' "$T_TMP/srv.csv" >"$T_TMP/srv.rev.csv"
+for v in "" .rev; do
+    job 60 gnuplot -e "dir='$PSR_TESTS/../plots/'; model='$PSR_BIN/model'; file='$T_TMP/srv$v.csv'; fmt='table'; out='$T_TMP/srv$v.tab'" \
+        "$PSR_TESTS/../plots/ps_servers.gp"
+    expect_rc 0
+done
+[ -s "$T_TMP/srv.tab" ] || t_fail "no table"
+cmp -s "$T_TMP/srv.tab" "$T_TMP/srv.rev.tab" || t_fail "reversed columns plot other numbers: $(diff "$T_TMP/srv.tab" "$T_TMP/srv.rev.tab" | head -n 4)"
+# the t_opt curve at k = 2, in ms: bin/model's 0.193158736842 s
+awk '/Curve title: "t\\_opt/ { on = 1; next } /Curve title/ { on = 0 } on && $1 == 2 { print $2; exit }' "$T_TMP/srv.tab" |
+    awk '{ exit !($1 > 193.158 && $1 < 193.160) }' || t_fail "t_opt at k = 2 is not bin/model's 193.159 ms"
+# the measured points sit at k = 0, 2, 4 (colocated: servers - K) and 8 (separate: servers)
+got=$(awk '/Curve title: "PS, measured/ { on = 1; next } /Curve title/ { on = 0 } on && $1 ~ /^[0-9]/ { printf "%s ", $1 }' "$T_TMP/srv.tab")
+[ "$got" = "0 2 4 8 " ] || t_fail "PS points at k = '$got', want 0 2 4 8"
+cut -d, -f1-24 "$T_TMP/srv.csv" >"$T_TMP/srv.cut.csv"
+job 60 gnuplot -e "dir='$PSR_TESTS/../plots/'; model='$PSR_BIN/model'; file='$T_TMP/srv.cut.csv'; fmt='table'; out='$T_TMP/srv.cut.tab'" \
+    "$PSR_TESTS/../plots/ps_servers.gp"
+[ "$rc" != 0 ] || t_fail "plotted a CSV without placement"
+expect_grep err 'no servers or placement column'
+t_end
 t_exit

@@ -113,4 +113,47 @@ cp "$T_TMP/out" "$T_TMP/plain"
 job 10 "$PSR_BIN/model" --table
 cmp -s "$T_TMP/out" "$T_TMP/plain" || t_fail "--table differs from no flags"
 t_end
+# Placements (model.h, PLACEMENTS). K = 8, n = 1e6 bytes, bw = 1e8 bytes/s, a = 100 us.
+t_case modeltool-3.1 "colocated, k = 0 extra servers: t_opt and bytes equal the ring's"
+want "coloc t_opt" "$(q --algo ps --placement colocated --K 8 --bytes 1000000 $L --quantity t_opt)" 0.0175
+want "ring t_opt" "$(q --algo ring --K 8 --bytes 1000000 $L --quantity t_opt)" 0.0175
+want "coloc bytes_in" "$(q --algo ps --placement colocated --K 8 --bytes 1000000 --quantity bytes_in)" 1750000
+want "ring bytes_in" "$(q --algo ring --K 8 --bytes 1000000 --quantity bytes_in)" 1750000
+want "coloc one-pull" "$(q --algo ps --placement colocated --K 8 --bytes 1000000 $L)" 0.0177   # 2 (1e-4 + 7/8e-2)
+t_end
+
+t_case modeltool-3.2 "colocated, k = K extra servers: the separate PS with S = K"
+want "k=K t_opt" "$(q --algo ps --placement colocated --servers 8 --K 8 --bytes 1000000 $L --quantity t_opt)" 0.01
+want "S=K t_opt" "$(q --algo ps --servers 8 --K 8 --bytes 1000000 $L --quantity t_opt)" 0.01
+want "k=K time" "$(q --algo ps --placement colocated --servers 8 --K 8 --bytes 1000000 $L)" 0.0202
+want "S=K time" "$(q --algo ps --servers 8 --K 8 --bytes 1000000 $L)" 0.0202
+want "S=4 time" "$(q --algo ps --servers 4 --K 8 --bytes 1000000 $L)" 0.0402       # 2 (1e-4 + 2e6/1e8)
+want "S=16 bytes" "$(q --algo ps --servers 16 --K 8 --bytes 1000000 --quantity bytes_in)" 1000000
+t_end
+
+t_case modeltool-3.3 "Theorem 1 by hand, K = 8, k = 2: t_opt = 112/76 n / bw, the split 6/76 and 14/76"
+want "t_opt" "$(q --algo ps --placement colocated --servers 2 --K 8 --bytes 1000000 $L --quantity t_opt)" 0.0147368421052632
+want "pipelined" "$(q --algo ps --placement colocated --servers 2 --K 8 --bytes 1000000 $L --quantity pipelined --bucket 65536)" 0.0155922021052632
+want "even t_opt" "$(q --algo ps --placement colocated --even-split --servers 2 --K 8 --bytes 1000000 $L --quantity t_opt)" 0.016
+job 10 "$PSR_BIN/model" --split --K 8 --servers 2 --elements 1000
+expect_rc 0
+grep -v '^#' "$T_TMP/out" > "$T_TMP/split"
+[ "$(wc -l < "$T_TMP/split")" = 10 ] || t_fail "want 10 servers: $(cat "$T_TMP/split")"
+awk 'BEGIN { at = 0; bad = 0 } { if ($3 != at) bad = 1; at += $4 } END { exit !(at == 1000 && !bad) }' "$T_TMP/split" ||
+    t_fail "the ranges do not tile [0, 1000): $(cat "$T_TMP/split")"
+[ "$(awk '$1 == "colocated" && $2 == 0 { print $4 }' "$T_TMP/split")" = 79 ] || t_fail "colocated 0 not 79 elements"
+[ "$(awk '$1 == "extra" && $2 == 1 { print $4 }' "$T_TMP/split")" = 184 ] || t_fail "extra 1 not 184 elements"
+want "x" "$(awk '$1 == "colocated" && $2 == 0 { print $5 }' "$T_TMP/split")" 0.0789473684211
+t_end
+
+t_case modeltool-3.4 "placement flags: bad combinations are usage errors"
+for bad in "--algo ring --K 4 --bytes 1 --bw 1 --placement colocated" "--algo ps --K 4 --bytes 1 --bw 1 --placement star" \
+           "--algo ps --K 4 --bytes 1 --bw 1 --servers 0" "--algo ps --K 4 --bytes 1 --bw 1 --even-split" \
+           "--algo ps --K 4 --bytes 1 --bw 1 --quantity pipelined" "--algo ps --K 4 --bytes 1 --bw 1 --bucket 4K" \
+           "--split" "--split --K 4 --elements 0" "--split --K 4 --algo ps"; do
+    job 10 "$PSR_BIN/model" $bad
+    [ "$rc" = 64 ] || t_fail "model $bad: exit $rc, want 64"
+    [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "model $bad: stderr not one line"
+done
+t_end
 t_exit

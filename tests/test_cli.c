@@ -421,10 +421,11 @@ static void test_flags(void)
         /* The table has exactly the 17 common flags of docs/design.md, plus
          * --backward-time and --layers (issue 6: the EMULATED backward
          * pass, the synthetic workload's layers) and the compute-time
-         * model's --straggler, --jitter, --pause (issue 16). */
+         * model's --straggler, --jitter, --pause (issue 16), and the
+         * EMULATED host link's --link-host (issue 15). */
         static const char *const names[] = {
             "rank", "world", "workload", "params", "batch", "shard-weights", "micro",
-            "steps", "warmup", "lr", "seed", "dtype", "link-bw", "link-latency",
+            "steps", "warmup", "lr", "seed", "dtype", "link-bw", "link-latency", "link-host",
             "timeout", "csv", "weights-out", "backward-time", "straggler", "jitter", "pause",
             "layers", "secret-file",
         };

@@ -7,9 +7,14 @@
  * message costs exactly L + n/B, and latency is a pipelined delivery
  * deadline.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "err.h"
@@ -582,6 +587,134 @@ static void t_independent(void)
     T_END();
 }
 
+/* charge: M pieces of P bytes on l's egress, all ready at virtual time 0
+ * (so each starts when the wire is free); returns the last deadline. */
+static double charge(struct link *l, int m, size_t p)
+{
+    double due = 0.0;
+    for (int i = 0; i < m; i++)
+        due = link_egress_reserve(l, p, 0.0);
+    return due;
+}
+
+/* HOST LINKS: two processes charging one host's link take twice as long
+ * for the same bytes as one; exact on virtual time, whatever the order in
+ * which the two processes' reservations interleave. */
+static void t_host(void)
+{
+    char dir[] = "/tmp/psr-linkhost.XXXXXX", one[64], two[64], err[ERR_LEN];
+    const double rate = 1e8;
+    const int m = 2000;
+    const size_t p = 25000;
+    struct link a, b;
+    int fds[2];
+
+    if (!mkdtemp(dir)) {
+        t_skip("link-2.1", "two processes on one host link", "mkdtemp failed");
+        return;
+    }
+    snprintf(one, sizeof one, "%s/host.0", dir);
+    snprintf(two, sizeof two, "%s/host.1", dir);
+
+    T_CASE("link-2.1", "host link: one process alone takes M P / rate; two on one host 2 M P / rate");
+    T_EQ_I(link_init(&a, rate, 0.0), 0);
+    T_EQ_I(link_host_attach(&a, one, err), 0);
+    T_NEAR(charge(&a, m, p), m * (double)p / rate, 1e-9);
+    link_host_detach(&a);
+    T_EQ_I(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {             /* the other role on the host */
+        struct link c;
+        double due = -1.0;
+        if (link_init(&c, rate, 0.0) == 0 && link_host_attach(&c, two, err) == 0)
+            due = charge(&c, m, p);
+        if (write(fds[1], &due, sizeof due) != sizeof due)
+            _exit(2);
+        _exit(0);
+    }
+    T_TRUE(pid > 0);
+    T_EQ_I(link_init(&b, rate, 0.0), 0);
+    T_EQ_I(link_host_attach(&b, two, err), 0);
+    double mine = charge(&b, m, p), theirs = -1.0;
+    int st = -1;
+    T_EQ_I(read(fds[0], &theirs, sizeof theirs), (long long)sizeof theirs);
+    T_EQ_I(waitpid(pid, &st, 0), pid);
+    T_EQ_I(st, 0);
+    T_TRUE(theirs > 0);
+    /* the last byte of the two leaves at 2 M P / rate, and each process's
+     * own last byte no earlier than its own M P / rate */
+    T_NEAR(fmax(mine, theirs), 2.0 * m * (double)p / rate, 1e-9);
+    T_TRUE(fmin(mine, theirs) >= m * (double)p / rate - 1e-9);
+    /* the host's clock, as a third process sees it after attaching */
+    struct link c;
+    T_EQ_I(link_init(&c, rate, 0.0), 0);
+    T_EQ_I(link_host_attach(&c, two, err), 0);
+    T_NEAR(link_egress_reserve(&c, 0, 0.0), 2.0 * m * (double)p / rate, 1e-9);
+    {   /* the host's NIC counted both processes' bytes */
+        uint64_t in = 1, out = 0;
+        T_EQ_I(link_host_bytes(&c, &in, &out), 0);
+        T_EQ_U(out, 2ull * m * p);
+        T_EQ_U(in, 0);
+    }
+    link_host_detach(&c);
+    link_host_detach(&b);
+    close(fds[0]);
+    close(fds[1]);
+    T_END();
+
+    T_CASE("link-2.2", "host link, ingress: a join never takes back what another role booked in between");
+    snprintf(one, sizeof one, "%s/host.2", dir);
+    T_EQ_I(link_init(&a, rate, 0.0), 0);
+    T_EQ_I(link_init(&b, rate, 0.0), 0);
+    T_EQ_I(link_host_attach(&a, one, err), 0);
+    T_EQ_I(link_host_attach(&b, one, err), 0);
+    /* a reads 1000 bytes stamped 1.0; then 1000 more with the same stamp:
+     * joined (nobody booked between): the clock reads 1.0 + 0 */
+    T_NEAR(link_ingress_join(&a, 1000, 1.0, 1.0), 1.0, 1e-12);
+    T_NEAR(link_ingress_join(&a, 1000, 1.0, 1.0), 1.0, 1e-12);
+    /* b books 1e6 bytes arriving at 1.0: a's 2000 bytes hold the host's
+     * ingress until 1.0, so b's are held until 1.0 + 1e6 / rate */
+    double bdue = link_ingress_reserve(&b, 1000000, 1.0);
+    T_NEAR(bdue, 1.0 + 1e6 / rate, 1e-12);
+    /* a's third part, same stamp: b booked since, so it is booked on its own, after b */
+    T_NEAR(link_ingress_join(&a, 1000, 1.0, 1.0), bdue + 1000 / rate, 1e-12);
+    {   /* every byte read counted once on the host, joined or not */
+        uint64_t in = 0, out = 1;
+        T_EQ_I(link_host_bytes(&b, &in, &out), 0);
+        T_EQ_U(in, 1003000);
+        T_EQ_U(out, 0);
+    }
+    link_host_detach(&a);
+    link_host_detach(&b);
+    T_END();
+
+    T_CASE("link-2.3", "host link: another rate, a folder, a missing folder are refused with a reason");
+    snprintf(one, sizeof one, "%s/host.0", dir);
+    T_EQ_I(link_init(&a, 2 * rate, 0.0), 0);
+    T_EQ_I(link_host_attach(&a, one, err), ERR_USAGE);
+    T_HAS(err, "one host, one NIC");
+    T_EQ_I(link_init(&a, rate, 1e-3), 0);
+    T_EQ_I(link_host_attach(&a, one, err), ERR_USAGE);
+    T_EQ_I(link_init(&a, rate, 0.0), 0);
+    T_EQ_I(link_host_attach(&a, dir, err), -EISDIR);
+    T_HAS(err, dir);
+    snprintf(two, sizeof two, "%s/no/such", dir);
+    T_EQ_I(link_host_attach(&a, two, err), -ENOENT);
+    T_TRUE(a.host == NULL);
+    {
+        uint64_t in, out;
+        T_EQ_I(link_host_bytes(&a, &in, &out), ERR_USAGE);
+    }
+    link_host_detach(&a);       /* a private link: nothing to do */
+    T_END();
+
+    for (int i = 0; i < 3; i++) {
+        snprintf(one, sizeof one, "%s/host.%d", dir, i);
+        unlink(one);
+    }
+    rmdir(dir);
+}
+
 int main(void)
 {
     t_init();
@@ -597,5 +730,6 @@ int main(void)
     t_independent();
     t_message();
     t_join();
+    t_host();
     return t_done();
 }

@@ -233,16 +233,37 @@ static void test_merge(void)
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_STR(line, "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
                 "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-                "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue\n");
+                "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement\n");
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_TRUE(strncmp(line, "ps,,tcp,2,1000000,3,0.7,0.65,0.9,0.25,0.125,", 44) == 0);
     {
         int commas = 0;
         for (char *p = line; *p; p++)
             commas += *p == ',';
-        T_EQ_I(commas, 22);
+        T_EQ_I(commas, 24);
+        T_HAS(line, ",1,separate\n");    /* one server, on a host of its own */
     }
     fclose(f);
+
+    T_CASE("metrics-3.7", "placement: the column and model_s follow it (model.h, PLACEMENTS)");
+    {
+        struct metrics_row pr = row;
+        T_EQ_I(pr.servers, 1);
+        T_NEAR(pr.model_s, model_query(MODEL_PS, MODEL_TIME, 2, 1, 1e6, 1e8, 1e-4), 1e-15);
+        pr.servers = 2;             /* K = 2 shards, one on each worker's host */
+        T_EQ_I(metrics_row_place(&pr, "colocated", err), 0);
+        T_STR(pr.placement, "colocated");
+        T_NEAR(pr.model_s, 2 * (1e-4 + 0.5 * 1e6 / 1e8), 1e-15);   /* (K-1)/K n each phase */
+        pr.servers = 4;             /* + 2 extra, equal shards: x = y = 1/4 */
+        T_EQ_I(metrics_row_place(&pr, "colocated-even", err), 0);
+        T_NEAR(pr.model_s, model_ps_mix(MODEL_TIME, 2, 2, 0.25, 1e6, 1e8, 1e-4), 1e-15);
+        T_EQ_I(metrics_row_place(&pr, "separate", err), 0);
+        T_NEAR(pr.model_s, 2 * (1e-4 + 1e6 / 1e8), 1e-15);         /* S = 4 > K: a worker's n */
+        T_EQ_I(metrics_row_place(&pr, "star", err), ERR_USAGE);
+        pr.servers = 1;
+        T_EQ_I(metrics_row_place(&pr, "colocated", err), ERR_USAGE);
+        T_HAS(err, "one on each worker's host");
+    }
 
     T_CASE("metrics-3.5", "records that disagree are refused with a reason");
     recs[2].world = 3;

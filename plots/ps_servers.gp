@@ -1,0 +1,65 @@
+# ps_servers.gp -- the parameter server's placements at one K (issue 15;
+# common/model.h, PLACEMENTS): time per step against k, the extra server
+# hosts, with a shard on each worker's host (BytePS's mix; k = 0 is the
+# colocated S = K placement, k >= K the separate PS with S = k).
+#   gnuplot -e "dir='plots/'; file='results/RUN/servers.csv'; fmt='png'; out='ps_servers.png'" plots/ps_servers.gp
+# Points: measured medians (experiments/lab.sh --only servers), bars from
+# the fastest to the slowest step; the k = 0 point, colocated S = K, as a
+# star. Lines, all from bin/model: each row's own model (model_s: one pull
+# per step, every push then every pull, the split it ran with), t_opt
+# (BytePS's Theorem 1: push and pull fully overlapped, what a per-bucket
+# pull approaches), the one-pull time under Theorem 1's split, and the
+# ring, measured and modelled, as horizontal lines. Flagged rows are
+# ringed as in every plot (style.gp's flag_marks).
+load dir."style.gp"
+if (!exists("sub")) sub = ''
+c_srv = col_of("servers"); c_place = col_of("placement")
+if (c_srv == 0 || c_place == 0) { exit error file.": no servers or placement column in its header (docs/design.md)" }
+
+# The job's K, n, rate and latency: the CSV's parameter-server rows'.
+stats file skip 1 using (is("ps") ? column(c_k) : NaN) name "K_" nooutput
+stats file skip 1 using (is("ps") ? column(c_bytes) : NaN) name "N_" nooutput
+stats file skip 1 using (is("ps") ? column(c_bw) : NaN) name "BW_" nooutput
+stats file skip 1 using (is("ps") ? column(c_lat) : NaN) name "LAT_" nooutput
+K = int(K_max); n = N_max; bw = BW_max; lat = LAT_max
+ring_t = NaN; ring_m = NaN
+n_ring = int(system(sprintf("awk -F, -v s=%d 'NR > 1 && $s == \"ring\" { n++ } END { print n + 0 }' '%s'", c_system, file)))
+if (n_ring > 0) {
+    stats file skip 1 using (is("ring") ? 1e3*column(c_time) : NaN) name "RT_" nooutput
+    stats file skip 1 using (is("ring") ? 1e3*column(c_model) : NaN) name "RM_" nooutput
+    ring_t = RT_max; ring_m = RM_max
+}
+# model_k(q, k): quantity q of the colocated placement with k extra servers
+# (Theorem 1's split), from bin/model.
+model_k(q, k) = real(system(sprintf("'%s' --algo ps --placement colocated --servers %d --K %d --bytes %.17g --bw %.17g --latency %.17g --quantity %s || echo nan", \
+                                    model, k, K, n, bw, lat, q)))
+# kx(d): a row's x, its extra servers (the ring's line is drawn across).
+kx(d) = is("ring") ? NaN : (strcol(c_place) eq "separate" ? column(c_srv) : column(c_srv) - column(c_k))
+# xmark(d): where a row's flag goes (the ring's: its point at k = -0.25).
+xmark(d) = is("ring") ? -0.25 : kx(d)
+
+set title sprintf("Parameter server placements at K = %d: time per step vs extra servers k", K).(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
+set xlabel "extra server hosts k (and a shard on each worker's host; k >= K: separate only)"
+set ylabel "time per step (ms)"
+set xrange [-0.5:K + 0.5]
+set xtics 1
+set yrange [0:*]
+set key inside top right font ",17" spacing 1.0 samplen 2
+set offsets 0, 0, graph 0.9, 0         # headroom for the key
+
+marks = flag_marks("xmark(0)", "1e3*column(c_time)")
+plot file skip 1 using (kx(0)):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
+        with yerrorbars pt 7 ps 2 lc rgb ps_color title "PS, measured (one pull per step)", \
+     "" skip 1 using (kx(0)):(1e3*column(c_model)) with linespoints pt 6 ps 1.5 lc rgb ps_color dt 2 \
+        title "PS model of each run (model\\_s: push, then pull)", \
+     "" skip 1 using (kx(0) == 0 ? 0 : NaN):(1e3*column(c_time)) with points pt 3 ps 5 lc rgb ps_color \
+        title "colocated S = K: the ring's bytes per host", \
+     [k=0:K:1] '+' using (k):(1e3*model_k("t_opt", k)) with lines lw 2 lc rgb host_color \
+        title "t\\_opt (Theorem 1): push and pull overlapped", \
+     [k=0:K:1] '+' using (k):(1e3*model_k("time", k)) with lines lc rgb ps2_color dt 3 \
+        title "one-pull PS, Theorem 1's split (model)", \
+     file skip 1 using (is("ring") ? -0.25 : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
+        with yerrorbars pt 9 ps 2 lc rgb ring_color notitle, \
+     [k=-0.5:(K+0.5):0.5] '+' using (k):(ring_t) with lines lc rgb ring_color title "ring all-reduce, measured", \
+     [k=-0.5:(K+0.5):0.5] '+' using (k):(ring_m) with lines lc rgb ring_color dt 2 title "ring model" \
+     @marks
