@@ -45,6 +45,36 @@ static int parse_shard(const char *v, void *dst, char *err)
     return 0;
 }
 
+/* parse_range: "FIRST:COUNT", FIRST 0 .. 2^40 - 1, COUNT 1 .. 2^40 (the
+ * --params bound), into dst (uint64_t[2]). Whether it fits n is setup.c's
+ * check, once the workload is built. */
+static int parse_range(const char *v, void *dst, char *err)
+{
+    char a[32], q[44], reason[ERR_LEN];
+    const char *colon = strchr(v, ':');
+    uint64_t *rg = dst;
+    long long first, count;
+    size_t n = colon ? (size_t)(colon - v) : 0, k;
+
+    for (k = 0; v[k] && k < 40; k++)
+        q[k] = v[k] > ' ' && v[k] < 0x7f ? v[k] : '?';
+    q[k] = '\0';
+    if (!colon || n == 0 || n >= sizeof a) {
+        snprintf(err, ERR_LEN, "'%s' is not FIRST:COUNT (example: 0:1000)", q);
+        return ERR_USAGE;
+    }
+    memcpy(a, v, n);
+    a[n] = '\0';
+    if (cli_parse_ll(a, 0, (1ll << 40) - 1, &first, reason) != 0 ||
+        cli_parse_ll(colon + 1, 1, 1ll << 40, &count, reason) != 0) {
+        err_say(err, "'%s' is not FIRST:COUNT: %s", q, reason);
+        return ERR_USAGE;
+    }
+    rg[0] = (uint64_t)first;
+    rg[1] = (uint64_t)count;
+    return 0;
+}
+
 void flags_fail(const char *fmt, ...)
 {
     char msg[ERR_LEN];
@@ -96,7 +126,8 @@ static void check(struct flags *f)
 
 void flags_parse(struct flags *f, int argc, char **argv)
 {
-    int shard[2] = { 0, 1 };
+    int shard[2] = { -1, -1 };
+    uint64_t range[2] = { 0, 0 };
     const struct cli_opt own[] = {
         { "listen", CLI_STRING, &f->listen_at, "HOST:PORT",
           "address to listen on (default 127.0.0.1:0, a free port)", 0, 0, NULL },
@@ -106,6 +137,9 @@ void flags_parse(struct flags *f, int argc, char **argv)
           1, PROTO_MAX_WORLD, NULL },
         { "shard", CLI_CUSTOM, shard, "I/S",
           "own part I of S of the parameter vector (default 0/1)", 0, 0, parse_shard },
+        { "range", CLI_CUSTOM, range, "FIRST:COUNT",
+          "own elements [FIRST, FIRST+COUNT) of the parameter vector (not with --shard)",
+          0, 0, parse_range },
         { "loss-out", CLI_STRING, &f->loss_out, "FILE",
           "write the global loss of every step to FILE at the end (shard 0 only)", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &f->mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
@@ -122,9 +156,13 @@ void flags_parse(struct flags *f, int argc, char **argv)
     tables[1] = cli_common_opts(&f->c);
     tables[2] = NULL;
     cli_main_parse(FLAGS_PROG, "--workers K [--listen HOST:PORT] [--port-file FILE] "
-                   "[--shard I/S] [--loss-out FILE] [--mistake NAME] [common flags]",
-                   argc, argv, tables);
-    f->shard_i = shard[0];
-    f->shard_s = shard[1];
+                   "[--shard I/S | --range FIRST:COUNT] [--loss-out FILE] [--mistake NAME] "
+                   "[common flags]", argc, argv, tables);
+    if (shard[0] >= 0 && range[1] > 0)
+        flags_fail("--shard and --range: give one (both say which elements this server owns)");
+    f->shard_i = shard[0] >= 0 ? shard[0] : 0;
+    f->shard_s = shard[1] >= 0 ? shard[1] : 1;
+    f->range_first = range[0];
+    f->range_count = range[1];
     check(f);
 }

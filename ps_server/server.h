@@ -56,11 +56,19 @@ struct conn {
     int resumed;                     /* released by the pacer, not read since */
     /* writing */
     uint64_t wqueued;                /* bytes of a weights piece queued */
-    unsigned char whdr[PROTO_HEADER_SIZE];
+    unsigned char whdr[PROTO_HEADER_SIZE];  /* the header of its WEIGHTS frame in progress */
     int cbusy;                       /* a WELCOME or ERROR is queued */
     uint64_t cqueued;
     unsigned char cbuf[PROTO_HEADER_SIZE + PROTO_TEXT_MAX];
     unsigned char sbuf[SMALL_READ];
+};
+
+/* Payload bytes (elements only) per step, one direction: what the byte
+ * counters of the model count (K x count x size). */
+struct payload {
+    uint64_t per_step;                /* the first step's */
+    uint64_t total, steps;
+    int uneven;                       /* a step differed from the first */
 };
 
 struct server {
@@ -70,7 +78,7 @@ struct server {
     struct session_cfg scfg;
     uint32_t k;
     size_t es, rcap;
-    uint64_t wlen;                    /* bytes of weights per WEIGHTS frame */
+    uint64_t wlen;                    /* bytes of weights per step (all its frames) */
     double timeout, linger_s;
     /* state */
     struct store store;
@@ -89,6 +97,7 @@ struct server {
     int exit_code;
     double last_log;
     uint64_t sending;                 /* step whose weights are going out */
+    const void *wbuf;                 /* ... and the store buffer holding them */
     /* measurement */
     struct losscurve loss;            /* --loss-out: the loss of every applied step */
     struct metrics_record rec;
@@ -96,6 +105,8 @@ struct server {
     int in_started;
     double in_first, in_last, out_first, out_last;
     uint64_t in_mark, out_mark;
+    struct payload pay_in, pay_out;   /* per step: store_payload_in, eg.payload_out */
+    uint64_t pay_in_mark, pay_out_mark;
     int timing;
     double t0_wall, t0_cpu;
 };

@@ -1,12 +1,16 @@
-/* client.c -- the worker's conversation with its S server shards (see
- * client.h for the contract).
+/* client.c -- the worker's conversation with its S servers (see client.h
+ * for the contract).
  *
- * One step, for each server i (in its own thread when S > 1):
+ * One step, for each server i (its pushes in its own thread when S > 1,
+ * its receiver always in its own thread):
  *
- *     send  PUSH(step, aux=lo_i) header + 16-byte meta    (one 56-byte write)
- *     send  gradient elements [lo_i, hi_i)                (straight from grad)
- *     recv  40-byte header: WEIGHTS(step, aux=lo_i, length=(hi_i-lo_i)*elem)
- *     recv  the elements straight into weights[lo_i, hi_i)
+ *     pusher:   per bucket, from the top of [lo_i, hi_i) down:
+ *               PUSH(step, aux=a) header + 16-byte meta    (one 56-byte write)
+ *               gradient elements [a, b)                   (straight from grad)
+ *     receiver: until the whole range is in, from the top down:
+ *               40-byte header WEIGHTS(step, aux=a', length=(b'-a')*elem),
+ *               b' where the frame before began (hi_i for the first)
+ *               the elements straight into incoming[a', b')
  *
  * Every header is decoded and checked (proto_header_decode, then type,
  * sender, step, range and length) before its payload is read, so a server
@@ -15,12 +19,12 @@
  * the decoder) and reported. Every wait is net.c's, under the idle-progress
  * timeout.
  *
- * PULL WAIT. The WEIGHTS of a step come only once every worker has pushed,
- * so while this worker waits for them it waits on the others too. The
+ * PULL WAIT. A part of the WEIGHTS comes only once every worker has pushed
+ * it, so while this worker waits for it it waits on the others too. The
  * server watches each worker with the same --timeout T and, when one
  * stalls, tells the rest who it was (ERROR). If this worker gave up after T
  * as well, it would close at about the moment the server decides, and the
- * server would blame it instead of the stalled one. So the wait for the
+ * server would blame it instead of the stalled one. So the wait for each
  * WEIGHTS header allows 1.5T: the server names a worker that stalled
  * before this one's push ended within T of that worker's last byte (plus
  * its timer's granularity, T/20), so its ERROR arrives first; and a dead
@@ -38,8 +42,9 @@
  * A server that refuses a push answers ERROR and closes; if the refusal
  * arrives while this worker is still sending, the send fails (EPIPE or
  * reset) before the ERROR frame is read. send_failed() then looks for that
- * frame for a moment, so the user sees the server's reason rather than
- * "broken pipe".
+ * frame for a moment (reading it itself when no receiver is on the socket,
+ * else waiting for the receiver's report), so the user sees the server's
+ * reason rather than "broken pipe".
  */
 #include "client.h"
 
@@ -147,14 +152,20 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
             c->nservers, ull(cfg->hello.n));
         return ERR_USAGE;
     }
+    c->link_bw = cfg->link_bw;
+    c->link_latency = cfg->link_latency;
     for (int i = 0; i < c->nservers; i++) {
         struct ps_conn *k = &c->conns[i];
-        workload_split(cfg->hello.n, c->nservers, i, NULL, &k->lo, &k->hi);
+        /* Until the WELCOME says its range: an equal share. */
         if (link_init(&k->link, cfg->link_bw / c->nservers, cfg->link_latency) != 0) {
             err_say(err, "--link-bw/--link-latency: %g bytes/s over %d servers, %g s: "
                 "not a valid link", cfg->link_bw, c->nservers, cfg->link_latency);
             return ERR_USAGE;
         }
+    }
+    if (c->n > SIZE_MAX / c->elem || !(c->incoming = malloc(c->n * c->elem))) {
+        err_say(err, "out of memory for the %zu weights to receive", c->n);
+        return -ENOMEM;
     }
     return 0;
 }
@@ -204,38 +215,51 @@ static int read_error_text(struct ps_conn *k, const struct proto_header *h, cons
     return server_code(h->aux);
 }
 
-/* expect: receive the next frame header from server k, waiting up to
- * `idle` seconds without progress, and check that it is `type`, sent by a
- * server, with `length` payload bytes, for `step` and `aux` (these two not
- * checked for WELCOME). An ERROR frame is read and reported. ctx ("hello",
- * "step 7") leads every message. */
-static int expect(struct ps_conn *k, const char *ctx, double idle, uint16_t type,
-                  uint64_t step, uint64_t aux, uint64_t length, char *err)
+/* recv_header: the next frame header from server k, waiting up to `idle`
+ * seconds without progress, decoded under a payload cap of max_payload
+ * (at least PROTO_TEXT_MAX). An ERROR frame is read and reported (*told
+ * set when that worked). ctx ("hello", "step 7") leads every message. */
+static int recv_header(struct ps_conn *k, const char *ctx, double idle, uint64_t max_payload,
+                       struct proto_header *h, int *told, char *err)
 {
     struct ps_client *c = k->owner;
     struct proto_limits lim = {
-        .max_payload = length > PROTO_TEXT_MAX ? length : PROTO_TEXT_MAX,
+        .max_payload = max_payload > PROTO_TEXT_MAX ? max_payload : PROTO_TEXT_MAX,
         .world = c->world,
         .elem_size = (uint32_t)c->elem,
     };
-    struct proto_header h;
     char tmp[ERR_LEN];
-    int rc, told = 0;
+    int rc;
 
+    *told = 0;
     rc = net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, &k->link, idle, k->name, tmp);
     if (rc != 0) {
         err_say(err, "%s: %s", ctx, tmp);
         return rc;
     }
-    rc = proto_header_decode(k->in, &lim, &h);
+    rc = proto_header_decode(k->in, &lim, h);
     if (rc != 0) {
         err_say(err, "%s: %s sent a bad frame header: %s (type %u, rank %u, world %u, "
-            "length %llu)", ctx, k->name, err_str(rc), (unsigned)h.type, (unsigned)h.rank,
-            (unsigned)h.world, ull(h.length));
+            "length %llu)", ctx, k->name, err_str(rc), (unsigned)h->type, (unsigned)h->rank,
+            (unsigned)h->world, ull(h->length));
         return rc;
     }
-    if (h.type == PROTO_ERROR)
-        return read_error_text(k, &h, ctx, &told, err);
+    if (h->type == PROTO_ERROR)
+        return read_error_text(k, h, ctx, told, err);
+    return 0;
+}
+
+/* expect: the next frame from server k is `type`, sent by a server, with
+ * `length` payload bytes, for `step` and `aux` (these two not checked for
+ * WELCOME); see recv_header for the rest. */
+static int expect(struct ps_conn *k, const char *ctx, double idle, uint16_t type,
+                  uint64_t step, uint64_t aux, uint64_t length, char *err)
+{
+    struct proto_header h;
+    int rc, told;
+
+    if ((rc = recv_header(k, ctx, idle, length, &h, &told, err)) != 0)
+        return rc;
     if (h.type != type || h.rank != PROTO_RANK_SERVER || h.length != length ||
         (type != PROTO_WELCOME && (h.step != step || h.aux != aux))) {
         err_say(err, "%s: %s sent %s (rank %u, step %llu, aux %llu, length %llu), expected %s "
@@ -247,6 +271,32 @@ static int expect(struct ps_conn *k, const char *ctx, double idle, uint16_t type
     return 0;
 }
 
+/* receiver_report: wait (at most LATE_ERROR_S) for server k's receiver,
+ * started on the current pull, to finish; 1 with its message in err when
+ * it read the server's ERROR frame. */
+static int receiver_report(struct ps_conn *k, int *rc, char *err)
+{
+    struct ps_client *c = k->owner;
+    struct timespec until;
+    int told = 0;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)(LATE_ERROR_S * 1e9);
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&c->mu);
+    while (k->rseen != c->pull_gen &&
+           pthread_cond_timedwait(&c->rdone, &c->mu, &until) == 0)
+        ;
+    if (k->rseen == c->pull_gen && k->rtold) {
+        told = 1;
+        *rc = k->rrc;
+        memcpy(err, k->rerr, ERR_LEN);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return told;
+}
+
 /* send_failed: a send to server k failed with rc (net's message in why).
  * If the server explained itself with an ERROR frame before it closed,
  * report that; else the send's own failure. */
@@ -255,9 +305,19 @@ static int send_failed(struct ps_conn *k, const char *ctx, int rc, const char *w
     struct proto_limits lim = { .max_payload = PROTO_TEXT_MAX, .world = k->owner->world };
     struct proto_header h;
     char tmp[ERR_LEN];
-    int told = 0, rc2;
+    int told = 0, rc2, busy;
 
-    if ((rc == -EPIPE || rc == -ECONNRESET) &&
+    busy = 0;
+    if (k->owner->sync_ready) {     /* after the handshake: receivers exist */
+        pthread_mutex_lock(&k->owner->mu);
+        busy = k->owner->pulling && k->rseen != k->owner->pull_gen;
+        pthread_mutex_unlock(&k->owner->mu);
+    }
+    if ((rc == -EPIPE || rc == -ECONNRESET) && busy) {
+        /* The receiver owns the socket's reading side: ask it. */
+        if (receiver_report(k, &rc2, err))
+            return rc2;
+    } else if ((rc == -EPIPE || rc == -ECONNRESET) &&
         net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, NULL, LATE_ERROR_S, k->name, tmp) == 0 &&
         proto_header_decode(k->in, &lim, &h) == 0 && h.type == PROTO_ERROR) {
         rc2 = read_error_text(k, &h, ctx, &told, err);
@@ -291,54 +351,83 @@ static int send_head(struct ps_conn *k, const char *ctx, uint16_t type, uint64_t
 /* The count and loss of a push that carries none (client.h). */
 static const struct proto_push_meta no_meta = { 0, 0.0 };
 
-/* exchange: step `step` with server k: push the part of elements [first,
- * first + count) it owns (none when grad is NULL or the part is empty),
- * then pull its weights (none when weights is NULL). The push carries
- * *meta when its part starts at the server's first element (the one push
- * of a pass that does, store.h BUCKETS), zeros otherwise. */
-static int exchange(struct ps_conn *k, uint64_t step, const struct proto_push_meta *meta,
-                    const unsigned char *grad, uint64_t first, uint64_t count,
-                    unsigned char *weights, char *err)
+/* push_part: step `step` to server k: push the part of elements [first,
+ * first + count) it owns (none when the part is empty). The push carries
+ * *meta when its part ends at the server's last element (the first push of
+ * a pass, store.h BUCKETS), zeros otherwise. */
+static int push_part(struct ps_conn *k, uint64_t step, const struct proto_push_meta *meta,
+                     const unsigned char *grad, uint64_t first, uint64_t count, char *err)
 {
     struct ps_client *c = k->owner;
     uint64_t a = first > k->lo ? first : k->lo;
     uint64_t b = first + count < k->hi ? first + count : k->hi;
-    size_t off = (size_t)k->lo * c->elem, bytes = (size_t)(k->hi - k->lo) * c->elem;
+    size_t pa = (size_t)a * c->elem, pn;
+    char ctx[40], tmp[ERR_LEN];
+    int rc;
+
+    if (a >= b)
+        return 0;
+    pn = (size_t)(b - a) * c->elem;
+    snprintf(ctx, sizeof ctx, "step %llu", ull(step));
+    proto_push_meta_encode(b == k->hi ? meta : &no_meta, k->out + PROTO_HEADER_SIZE);
+    rc = send_head(k, ctx, PROTO_PUSH, step, a, PROTO_PUSH_META + pn, PROTO_PUSH_META, err);
+    if (rc != 0)
+        return rc;
+    rc = net_send_all(k->fd, grad + pa, pn, &k->link, c->timeout, k->name, tmp);
+    if (rc != 0)
+        return send_failed(k, ctx, rc, tmp, err);
+    k->clean = 1;
+    return 0;
+}
+
+/* receive: step `step`'s WEIGHTS frames from server k into `into` (the
+ * client's buffer), from the top of its range down (client.c's opening
+ * picture), until the range is whole. *told: the failure is the server's
+ * ERROR. */
+static int receive(struct ps_conn *k, uint64_t step, unsigned char *into, int *told, char *err)
+{
+    struct ps_client *c = k->owner;
+    uint64_t top = k->hi;
     char ctx[40], tmp[ERR_LEN];
     int rc;
 
     snprintf(ctx, sizeof ctx, "step %llu", ull(step));
-    if (grad && a < b) {
-        size_t pa = (size_t)a * c->elem, pn = (size_t)(b - a) * c->elem;
+    while (top > k->lo) {
+        struct proto_header h;
+        uint64_t cnt;
 
-        proto_push_meta_encode(a == k->lo ? meta : &no_meta, k->out + PROTO_HEADER_SIZE);
-        rc = send_head(k, ctx, PROTO_PUSH, step, a, PROTO_PUSH_META + pn, PROTO_PUSH_META,
-                       err);
+        /* Each part comes when every worker has pushed it: the server
+         * watches them, and needs up to one timeout to name one that
+         * stalled (PULL WAIT). */
+        rc = recv_header(k, ctx, PULL_IDLE_FACTOR * c->timeout, (top - k->lo) * c->elem, &h,
+                         told, err);
         if (rc != 0)
             return rc;
-        rc = net_send_all(k->fd, grad + pa, pn, &k->link, c->timeout, k->name, tmp);
-        if (rc != 0)
-            return send_failed(k, ctx, rc, tmp, err);
-        k->clean = 1;
+        cnt = h.length / c->elem;       /* whole elements: the decoder checked */
+        if (h.type != PROTO_WEIGHTS || h.rank != PROTO_RANK_SERVER || h.step != step ||
+            cnt == 0 || h.aux < k->lo || h.aux >= top || cnt != top - h.aux) {
+            err_say(err, "%s: %s sent %s (rank %u, step %llu, aux %llu, length %llu), expected "
+                "WEIGHTS (step %llu) of elements ending at %llu, inside [%llu, %llu)", ctx,
+                k->name, proto_type_name(h.type), (unsigned)h.rank, ull(h.step), ull(h.aux),
+                ull(h.length), ull(step), ull(top), ull(k->lo), ull(k->hi));
+            return ERR_PROTO_FIELD;
+        }
+        rc = net_recv_all(k->fd, into + (size_t)h.aux * c->elem, (size_t)h.length, &k->link,
+                          c->timeout, k->name, tmp);
+        if (rc != 0) {
+            err_say(err, "%s: %s", ctx, tmp);
+            return rc;
+        }
+        top = h.aux;
     }
-    if (!weights)
-        return 0;               /* one of several pushes of the step */
-    /* The weights come when every worker has pushed: the server watches
-     * them, and needs up to one timeout to name one that stalled. */
-    rc = expect(k, ctx, PULL_IDLE_FACTOR * c->timeout, PROTO_WEIGHTS, step, k->lo, bytes, err);
-    if (rc != 0)
-        return rc;
-    rc = net_recv_all(k->fd, weights + off, bytes, &k->link, c->timeout, k->name, tmp);
-    if (rc != 0)
-        err_say(err, "%s: %s", ctx, tmp);
-    return rc;
+    return 0;
 }
 
 /* ------------------------------------------------------------ threads */
 
-/* conn_thread: server k's exchanges, one per generation, until quit. The
- * step's arguments in *c are written under mu before gen is bumped and
- * not changed until every thread has reported back, so they are read
+/* conn_thread: server k's pushes, one per generation, until quit (S > 1).
+ * The step's arguments in *c are written under mu before gen is bumped
+ * and not changed until every thread has reported back, so they are read
  * here without the lock. */
 static void *conn_thread(void *arg)
 {
@@ -355,7 +444,7 @@ static void *conn_thread(void *arg)
             break;
         seen = c->gen;
         pthread_mutex_unlock(&c->mu);
-        rc = exchange(k, c->step, &c->meta, c->grad, c->first, c->count, c->weights, k->err);
+        rc = push_part(k, c->step, &c->meta, c->grad, c->first, c->count, k->err);
         pthread_mutex_lock(&c->mu);
         k->rc = rc;
         if (rc != 0 && c->failed < 0)
@@ -367,23 +456,80 @@ static void *conn_thread(void *arg)
     return NULL;
 }
 
-static int start_threads(struct ps_client *c, char *err)
+/* receiver_thread: server k's WEIGHTS of each pull generation into the
+ * client's buffer (PER-BUCKET PULL), until quit. pull_step is written
+ * under mu before pull_gen is bumped and not changed until every receiver
+ * has reported. */
+static void *receiver_thread(void *arg)
+{
+    struct ps_conn *k = arg;
+    struct ps_client *c = k->owner;
+    int rc, told;
+
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        uint64_t gen;
+
+        while (!c->quit && c->pull_gen == k->rseen)
+            pthread_cond_wait(&c->rgo, &c->mu);
+        if (c->quit)
+            break;
+        gen = c->pull_gen;
+        pthread_mutex_unlock(&c->mu);
+        rc = receive(k, c->pull_step, c->incoming, &told, k->rerr);
+        pthread_mutex_lock(&c->mu);
+        k->rrc = rc;
+        k->rtold = rc != 0 && told;
+        k->rseen = gen;
+        pthread_cond_broadcast(&c->rdone);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* sync_init: the lock and the four condition variables. */
+static int sync_init(struct ps_client *c, char *err)
 {
     int rc;
 
     if ((rc = pthread_mutex_init(&c->mu, NULL)) != 0)
         goto fail;
-    if ((rc = pthread_cond_init(&c->go, NULL)) != 0) {
-        pthread_mutex_destroy(&c->mu);
-        goto fail;
-    }
-    if ((rc = pthread_cond_init(&c->done, NULL)) != 0) {
-        pthread_cond_destroy(&c->go);
-        pthread_mutex_destroy(&c->mu);
-        goto fail;
-    }
+    if ((rc = pthread_cond_init(&c->go, NULL)) != 0)
+        goto fail_mu;
+    if ((rc = pthread_cond_init(&c->done, NULL)) != 0)
+        goto fail_go;
+    if ((rc = pthread_cond_init(&c->rgo, NULL)) != 0)
+        goto fail_done;
+    if ((rc = pthread_cond_init(&c->rdone, NULL)) != 0)
+        goto fail_rgo;
     c->sync_ready = 1;
+    return 0;
+fail_rgo:
+    pthread_cond_destroy(&c->rgo);
+fail_done:
+    pthread_cond_destroy(&c->done);
+fail_go:
+    pthread_cond_destroy(&c->go);
+fail_mu:
+    pthread_mutex_destroy(&c->mu);
+fail:
+    err_say(err, "cannot set up the per-server threads: %s", strerror(rc));
+    return -rc;
+}
+
+/* start_threads: a receiver per server, and a pusher per server when
+ * S > 1. */
+static int start_threads(struct ps_client *c, char *err)
+{
+    int rc;
+
     for (int i = 0; i < c->nservers; i++) {
+        if ((rc = pthread_create(&c->conns[i].rthread, NULL, receiver_thread,
+                                 &c->conns[i])) != 0)
+            goto fail;
+        c->conns[i].rstarted = 1;
+        if (c->nservers == 1)
+            continue;
         if ((rc = pthread_create(&c->conns[i].thread, NULL, conn_thread, &c->conns[i])) != 0)
             goto fail;
         c->conns[i].started = 1;
@@ -402,6 +548,93 @@ static void shutdown_all(struct ps_client *c, int how)
     for (int i = 0; i < c->nservers; i++)
         if (c->conns[i].fd >= 0)
             (void)shutdown(c->conns[i].fd, how);
+}
+
+/* ------------------------------------------------------------ ranges */
+
+/* by_lo: qsort order of server indices by the first element they own. */
+static const struct ps_client *sort_client;
+
+static int by_lo(const void *a, const void *b)
+{
+    uint64_t x = sort_client->conns[*(const int *)a].lo;
+    uint64_t y = sort_client->conns[*(const int *)b].lo;
+
+    return x < y ? -1 : x > y;
+}
+
+/* check_tiling: the servers' ranges tile [0, n): sorted by their first
+ * element, each starts where the one before ended, the first at 0, the
+ * last ends at n. ERR_MISMATCH naming the servers around the first gap or
+ * overlap. */
+static int check_tiling(struct ps_client *c, char *err)
+{
+    int order[PS_CLIENT_MAX_SERVERS];
+    uint64_t at = 0;
+
+    for (int i = 0; i < c->nservers; i++)
+        order[i] = i;
+    sort_client = c;            /* set up before any thread: no race */
+    qsort(order, (size_t)c->nservers, sizeof order[0], by_lo);
+    for (int j = 0; j < c->nservers; j++) {
+        const struct ps_conn *k = &c->conns[order[j]];
+
+        if (k->lo == at) {
+            at = k->hi;
+            continue;
+        }
+        if (j == 0)
+            err_say(err, "hello: the servers' ranges do not tile [0, %zu): elements [0, %llu) "
+                "are owned by none (the lowest is %s's [%llu, %llu))", c->n, ull(k->lo),
+                k->name, ull(k->lo), ull(k->hi));
+        else
+            err_say(err, "hello: the servers' ranges do not tile [0, %zu): %s owns [%llu, "
+                "%llu) and %s owns [%llu, %llu): %s", c->n, c->conns[order[j - 1]].name,
+                ull(c->conns[order[j - 1]].lo), ull(at), k->name, ull(k->lo), ull(k->hi),
+                k->lo > at ? "a gap" : "they overlap");
+        return ERR_MISMATCH;
+    }
+    if (at != c->n) {
+        const struct ps_conn *k = &c->conns[order[c->nservers - 1]];
+        err_say(err, "hello: the servers' ranges do not tile [0, %zu): the highest, %s's "
+            "[%llu, %llu), %s", c->n, k->name, ull(k->lo), ull(k->hi),
+            at < c->n ? "leaves the top owned by none" : "ends past n");
+        return ERR_MISMATCH;
+    }
+    return 0;
+}
+
+/* welcome: server k's WELCOME and the range it carries, inside [0, n);
+ * its link's share of the NIC from it (client.h, THE EMULATED LINK). */
+static int welcome(struct ps_client *c, struct ps_conn *k, char *err)
+{
+    uint8_t p[PROTO_WELCOME_SIZE];
+    struct proto_welcome w;
+    uint64_t in, out;
+    char tmp[ERR_LEN];
+    int rc;
+
+    rc = expect(k, "hello", c->timeout, PROTO_WELCOME, 0, 0, PROTO_WELCOME_SIZE, err);
+    if (rc != 0)
+        return rc;
+    rc = net_recv_all(k->fd, p, sizeof p, &k->link, c->timeout, k->name, tmp);
+    if (rc != 0) {
+        err_say(err, "hello: %s", tmp);
+        return rc;
+    }
+    if ((rc = proto_welcome_decode(p, sizeof p, &w)) != 0 || w.first + w.count > c->n) {
+        err_say(err, "hello: %s says it owns elements [%llu, %llu), not inside the %zu "
+            "parameters", k->name, ull(w.first), ull(w.first + w.count), c->n);
+        return rc ? rc : ERR_MISMATCH;
+    }
+    k->lo = w.first;
+    k->hi = w.first + w.count;
+    in = k->link.bytes_in;
+    out = k->link.bytes_out;
+    (void)link_init(&k->link, c->link_bw * ((double)w.count / (double)c->n), c->link_latency);
+    k->link.bytes_in = in;
+    k->link.bytes_out = out;
+    return 0;
 }
 
 /* ------------------------------------------------------------ the API */
@@ -430,29 +663,30 @@ int ps_client_connect(struct ps_client *c, char *err)
             return rc;
     }
     for (int i = 0; i < c->nservers; i++)
-        if ((rc = expect(&c->conns[i], "hello", c->timeout, PROTO_WELCOME, 0, 0, 0, err)) != 0)
+        if ((rc = welcome(c, &c->conns[i], err)) != 0)
             return rc;
-    return c->nservers > 1 ? start_threads(c, err) : 0;
+    if ((rc = check_tiling(c, err)) != 0 || (rc = sync_init(c, err)) != 0)
+        return rc;
+    return start_threads(c, err);
 }
 
-/* op: one exchange with every server at once (client.h: ps_client_step,
- * _push, _pull); in this thread when S = 1, else in the servers'. */
+/* op: one push to every server at once (client.h: ps_client_push); in
+ * this thread when S = 1, else in the servers'. */
 static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
-              const void *grad, uint64_t first, uint64_t count, void *weights, char *err)
+              const void *grad, uint64_t first, uint64_t count, char *err)
 {
     int failed;
 
     if (!meta)
         meta = &no_meta;
     if (c->nservers == 1)
-        return exchange(&c->conns[0], step, meta, grad, first, count, weights, err);
+        return push_part(&c->conns[0], step, meta, grad, first, count, err);
     pthread_mutex_lock(&c->mu);
     c->step = step;
     c->meta = *meta;
     c->grad = grad;
     c->first = first;
     c->count = count;
-    c->weights = weights;
     c->failed = -1;
     c->pending = c->nservers;
     c->gen++;
@@ -461,10 +695,10 @@ static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *
         pthread_cond_wait(&c->done, &c->mu);
     failed = c->failed;
     if (failed >= 0) {
-        /* Report the first failure now; the other threads may be waiting
-         * on servers that are fine: cut them short, so that grad and
-         * weights are no longer touched once this returns. */
-        shutdown_all(c, SHUT_RD);
+        /* Report the first failure now; the other threads may be blocked
+         * on servers that are fine: cut them short, so that grad is no
+         * longer touched once this returns. */
+        shutdown_all(c, SHUT_RDWR);
         while (c->pending > 0)
             pthread_cond_wait(&c->done, &c->mu);
     }
@@ -478,7 +712,13 @@ static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *
 int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
                    const void *grad, void *weights, char *err)
 {
-    return op(c, step, meta, grad, 0, c->n, weights, err);
+    int rc;
+
+    if (weights && (rc = ps_client_pull_begin(c, step, err)) != 0)
+        return rc;
+    if ((rc = op(c, step, meta, grad, 0, c->n, err)) != 0)
+        return rc;
+    return weights ? ps_client_pull(c, step, weights, err) : 0;
 }
 
 int ps_client_push(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
@@ -489,12 +729,62 @@ int ps_client_push(struct ps_client *c, uint64_t step, const struct proto_push_m
             ull(step), ull(first), ull(first + count), c->n);
         return ERR_USAGE;
     }
-    return op(c, step, meta, grad, first, count, NULL, err);
+    return op(c, step, meta, grad, first, count, err);
+}
+
+int ps_client_pull_begin(struct ps_client *c, uint64_t step, char *err)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&c->mu);
+    if (c->pulling && c->pull_step != step) {
+        err_say(err, "step %llu: the weights of step %llu are still being received",
+            ull(step), ull(c->pull_step));
+        rc = ERR_USAGE;
+    } else if (!c->pulling) {
+        c->pulling = 1;
+        c->pull_step = step;
+        c->pull_gen++;
+        pthread_cond_broadcast(&c->rgo);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
 }
 
 int ps_client_pull(struct ps_client *c, uint64_t step, void *weights, char *err)
 {
-    return op(c, step, NULL, NULL, 0, 0, weights, err);
+    int failed = -1, rc;
+
+    if ((rc = ps_client_pull_begin(c, step, err)) != 0)
+        return rc;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        int left = 0;
+
+        for (int i = 0; i < c->nservers; i++) {
+            struct ps_conn *k = &c->conns[i];
+            if (k->rseen != c->pull_gen)
+                left++;
+            else if (k->rrc != 0 && failed < 0)
+                failed = i;
+        }
+        if (left == 0)
+            break;
+        if (failed >= 0) {
+            /* The first failure is the one to report; the others may wait
+             * on servers that are fine: cut them short. */
+            shutdown_all(c, SHUT_RD);
+        }
+        pthread_cond_wait(&c->rdone, &c->mu);
+    }
+    c->pulling = 0;
+    pthread_mutex_unlock(&c->mu);
+    if (failed >= 0) {
+        memcpy(err, c->conns[failed].rerr, ERR_LEN);
+        return c->conns[failed].rrc;
+    }
+    memcpy(weights, c->incoming, c->n * c->elem);
+    return 0;
 }
 
 int ps_client_bye(struct ps_client *c, uint64_t step, char *err)
@@ -546,18 +836,28 @@ void ps_client_close(struct ps_client *c)
         pthread_mutex_lock(&c->mu);
         c->quit = 1;
         pthread_cond_broadcast(&c->go);
+        pthread_cond_broadcast(&c->rgo);
         pthread_mutex_unlock(&c->mu);
         shutdown_all(c, SHUT_RDWR);
-        for (int i = 0; i < c->nservers; i++)
+        for (int i = 0; i < c->nservers; i++) {
             if (c->conns[i].started) {
                 pthread_join(c->conns[i].thread, NULL);
                 c->conns[i].started = 0;
             }
+            if (c->conns[i].rstarted) {
+                pthread_join(c->conns[i].rthread, NULL);
+                c->conns[i].rstarted = 0;
+            }
+        }
+        pthread_cond_destroy(&c->rdone);
+        pthread_cond_destroy(&c->rgo);
         pthread_cond_destroy(&c->done);
         pthread_cond_destroy(&c->go);
         pthread_mutex_destroy(&c->mu);
         c->sync_ready = 0;
     }
+    free(c->incoming);
+    c->incoming = NULL;
     for (int i = 0; c->conns && i < c->nservers; i++)
         if (c->conns[i].fd >= 0) {
             close(c->conns[i].fd);

@@ -117,6 +117,7 @@ struct run {
     int have_w, have_rec;
     size_t elem;
     int mistake;                /* enum mistake (mistake.h) */
+    int passes;                 /* pushes of the gradient per step (sync-every-micro: m) */
     int cuda;                   /* --device cuda */
     uint64_t bucket_bytes;      /* --bucket-size (0: the default) */
     int no_overlap;             /* --no-overlap */
@@ -150,8 +151,8 @@ static int stage(struct run *r, uint64_t step, void *dst, const void *src, size_
 }
 
 /* push: the PS worker's combine (step.h): the job's elements to the
- * servers that own them, the count and loss with the push that starts at
- * a server's first element (client.h). --device cuda: through the pinned
+ * servers that own them, the count and loss with the first push of a
+ * pass to each server (client.h). --device cuda: through the pinned
  * buffer. */
 static int push(void *ctx, const struct step_job *job, char *err)
 {
@@ -160,6 +161,11 @@ static int push(void *ctx, const struct step_job *job, char *err)
     const void *g = job->grad;
     int rc;
 
+    /* The last pass's weights come back bucket by bucket while it is
+     * pushed: start receiving them before its first push (client.h). */
+    if (job->pass + 1 == r->passes &&
+        (rc = ps_client_pull_begin(&r->client, job->step, err)) != 0)
+        return rc;
     if (r->cuda) {
         size_t off = job->first * r->elem;
         if ((rc = stage(r, job->step, (unsigned char *)r->hgrad + off,
@@ -270,6 +276,7 @@ static int step_setup(struct run *r, char *err)
     };
 
     r->have_step = 1;
+    r->passes = r->mistake == MISTAKE_SYNC_EVERY_MICRO ? r->o.micro : 1;
     return step_init(&r->step, &sc, &ops, err);
 }
 
