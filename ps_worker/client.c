@@ -665,7 +665,13 @@ int ps_client_connect(struct ps_client *c, char *err)
     for (int i = 0; i < c->nservers; i++)
         if ((rc = welcome(c, &c->conns[i], err)) != 0)
             return rc;
-    if ((rc = check_tiling(c, err)) != 0 || (rc = sync_init(c, err)) != 0)
+    if ((rc = check_tiling(c, err)) != 0) {
+        /* Tell the servers why (their logs, and the other workers through
+         * their ERROR, then name the servers too). */
+        ps_client_abort(c, 0, rc, err);
+        return rc;
+    }
+    if ((rc = sync_init(c, err)) != 0)
         return rc;
     return start_threads(c, err);
 }
