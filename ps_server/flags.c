@@ -1,6 +1,7 @@
 /* flags.c -- bin/ps_server's command line (see flags.h). */
 #include "flags.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +46,9 @@ static int parse_shard(const char *v, void *dst, char *err)
     return 0;
 }
 
-/* parse_range: "FIRST:COUNT", FIRST 0 .. 2^40 - 1, COUNT 1 .. 2^40 (the
- * --params bound), into dst (uint64_t[2]). Whether it fits n is setup.c's
- * check, once the workload is built. */
+/* parse_range: "FIRST:COUNT" into dst (uint64_t[2]), each part within THE
+ * BOUNDS (common/cli.c: range-first, range-count). Whether it fits n is
+ * setup.c's check, once the workload is built. */
 static int parse_range(const char *v, void *dst, char *err)
 {
     char a[32], q[44], reason[ERR_LEN];
@@ -65,11 +66,14 @@ static int parse_range(const char *v, void *dst, char *err)
     }
     memcpy(a, v, n);
     a[n] = '\0';
-    if (cli_parse_ll(a, 0, (1ll << 40) - 1, &first, reason) != 0 ||
-        cli_parse_ll(colon + 1, 1, 1ll << 40, &count, reason) != 0) {
+    if (cli_parse_ll(a, 0, LLONG_MAX, &first, reason) != 0 ||
+        cli_parse_ll(colon + 1, 0, LLONG_MAX, &count, reason) != 0) {
         err_say(err, "'%s' is not FIRST:COUNT: %s", q, reason);
         return ERR_USAGE;
     }
+    if (cli_bound_check("range-first", (double)first, a, err) != 0 ||
+        cli_bound_check("range-count", (double)count, colon + 1, err) != 0)
+        return ERR_USAGE;
     rg[0] = (uint64_t)first;
     rg[1] = (uint64_t)count;
     return 0;

@@ -34,8 +34,11 @@
  * CPU the gradient is grouped into --bucket-size buckets of whole layers,
  * last layer first, each pushed as soon as it is ready by the step's
  * communication thread while the backward pass goes on (--no-overlap:
- * after it), then one pull. With one bucket (the default 25MiB holds most
- * models here) that is one push and one pull per step. The timed combine
+ * after it); the weights of each bucket come back as soon as every worker
+ * has pushed it (per-bucket pull: client.h), read by the client's receiver
+ * threads from the first push of the step's last pass on, and the finish
+ * waits for the last of them. With one bucket (the default 25MiB holds
+ * most models here) that is one push and one pull per step. The timed combine
  * step is the time spent in pushes and the pull; rank 0 logs the medians
  * of step, backward, communication and the wait after the backward pass
  * at the end, and --trace FILE writes each rank's timeline.
@@ -84,8 +87,8 @@ static const char synopsis[] =
     "--server HOST:PORT[,HOST:PORT...] [--rank R --world K] [common flags]\n"
     "The parameter-server worker: compute the gradient sum over its part of the\n"
     "global batch, push it to the server(s), pull the new weights, repeat.\n"
-    "With several servers (--shard I/S each), server I owns the I-th of S equal\n"
-    "slices of the parameter vector.";
+    "With several servers (--shard I/S or --range FIRST:COUNT each), each says in\n"
+    "its WELCOME which elements it owns; their ranges must tile the vector.";
 
 /* record_setup: the metrics record's fixed fields, room for every timed
  * step. ERR_USAGE when there are more than a record holds. */
@@ -397,7 +400,7 @@ int main(int argc, char **argv)
     const char *servers = NULL, *device = "cpu", *loss_out = NULL;
     const struct cli_opt own[] = {
         { "server", CLI_STRING, &servers, "LIST",
-          "HOST:PORT[,HOST:PORT...]: the server(s), shard I at position I (required)",
+          "HOST:PORT[,HOST:PORT...]: the server(s), in any order (required)",
           0, 0, NULL },
         { "device", CLI_STRING, &device, "cpu|cuda",
           "where the gradient is computed (default cpu; cuda: local rank % GPUs)", 0, 0, NULL },

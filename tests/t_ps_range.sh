@@ -121,7 +121,7 @@ t_end
 
 t_case psrg-1.4 "--range with --shard, malformed, empty or outside n: exit 64, one line"
 for args in "--range 0:10 --shard 0/2|give one" "--range 10|not FIRST:COUNT" \
-            "--range 5:0|too small" "--range 1000:2|not inside the $N parameters" \
+            "--range 5:0|COUNT 1 .. 2^40" "--range 1000:2|not inside the $N parameters" \
             "--range 1001:1|not inside"; do
     a=${args%%|*} what=${args#*|}
     job 10 "$PSR_BIN/ps_server" --workers 2 $SYN $a

@@ -957,7 +957,7 @@ static void test_mistakes(void)
 }
 
 
-/* ---------------------------------------------------------------- 5.x */
+/* ---------------------------------------------------------------- 6.x */
 
 /* One worker's pass in release_run: its gradient and its own cuts. */
 struct rpass {
@@ -1085,7 +1085,7 @@ static void test_release(void)
 {
     char err[ERR_LEN];
 
-    T_CASE("store-5.1", "per-bucket release: K = 1..4, random cuts per worker, odd n, "
+    T_CASE("store-6.1", "per-bucket release: K = 1..4, random cuts per worker, odd n, "
            "offsets: released top-down, bit-identical to one update, weights kept till the end");
     {
         size_t many = 0;
@@ -1097,7 +1097,7 @@ static void test_release(void)
         T_TRUE(many > 36);          /* more than one release per step somewhere */
     }
 
-    T_CASE("store-5.2", "first release checks the counts: wrong sum fails the store, nothing "
+    T_CASE("store-6.2", "first release checks the counts: wrong sum fails the store, nothing "
            "released, weights untouched");
     {
         struct store_cfg sc = { .n = N2, .offset = 100, .dtype = DTYPE_F64, .world = 2,
@@ -1126,7 +1126,7 @@ static void test_release(void)
         store_destroy(&s);
     }
 
-    T_CASE("store-5.3", "NaN in a lower bucket after the top was released: FAILED, "
+    T_CASE("store-6.3", "NaN in a lower bucket after the top was released: FAILED, "
            "store_weights still the last complete step's");
     {
         struct store_cfg sc = { .n = N2, .offset = 0, .dtype = DTYPE_F64, .world = 1,
