@@ -122,8 +122,9 @@
  * cfg.count_max (B: no worker has more than the whole batch) fails the
  * step at once, naming the worker and the step; at the step's first
  * release (or store_apply), counts that do not sum to cfg.batch fail it,
- * naming the step, the sum and each worker's count. In both cases the store is FAILED, the weights are
- * untouched, and the run ends non-zero. A --mistake that changes what a
+ * naming the step, the sum and each worker's count. In both cases the
+ * store is FAILED, the weights are untouched (nothing of the step is
+ * released), and the run ends non-zero. A --mistake that changes what a
  * worker counts (mean-of-means: 1 per worker with examples) passes its own
  * expected sum, maximum and name (cfg.batch_what).
  *
@@ -289,8 +290,9 @@ int store_apply(struct store *s, struct store_applied *out, char *err);
  * store_pass_left: the elements of rank's current pass not yet pushed
  * (n before its first push, 0 when done or rank >= K). store_payload_in:
  * the gradient bytes (elements x size, no metadata) of every complete
- * push so far: K x n x size per step (P times that with P passes). store_failed: 0 or the failure code, with the message in
- * msg (may be NULL) valid as long as the store. store_bytes: the memory the
+ * push so far: K x n x size per step (P times that with P passes).
+ * store_failed: 0 or the failure code, with the message in msg (may be
+ * NULL) valid as long as the store. store_bytes: the memory the
  * store holds (struct, buffers and per-worker state), for the bounded-
  * memory check. */
 const void *store_weights(const struct store *s);

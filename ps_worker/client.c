@@ -1,50 +1,26 @@
 /* client.c -- the worker's conversation with its S servers (see client.h
- * for the contract).
+ * for the contract): set-up, the threads, the servers' ranges and the
+ * calls. What travels on one connection (headers checked, PUSH parts out,
+ * WEIGHTS parts in, ERROR frames read) is frames.c's.
  *
  * One step, for each server i (its pushes in its own thread when S > 1,
  * its receiver always in its own thread):
  *
- *     pusher:   per bucket, from the top of [lo_i, hi_i) down:
- *               PUSH(step, aux=a) header + 16-byte meta    (one 56-byte write)
- *               gradient elements [a, b)                   (straight from grad)
- *     receiver: until the whole range is in, from the top down:
- *               40-byte header WEIGHTS(step, aux=a', length=(b'-a')*elem),
- *               b' where the frame before began (hi_i for the first)
- *               the elements straight into incoming[a', b')
+ *     pusher:   per bucket, from the top of [lo_i, hi_i) down, one PUSH of
+ *               the part of the bucket server i owns (frames_push)
+ *     receiver: the step's WEIGHTS parts, from the top down, until the
+ *               whole range is in the client's buffer (frames_receive)
  *
- * Every header is decoded and checked (proto_header_decode, then type,
- * sender, step, range and length) before its payload is read, so a server
- * that sends something else is reported as such, never read into the
- * weights. An ERROR frame is read (its text is capped at PROTO_TEXT_MAX by
- * the decoder) and reported. Every wait is net.c's, under the idle-progress
- * timeout.
- *
- * PULL WAIT. A part of the WEIGHTS comes only once every worker has pushed
- * it, so while this worker waits for it it waits on the others too. The
- * server watches each worker with the same --timeout T and, when one
- * stalls, tells the rest who it was (ERROR). If this worker gave up after T
- * as well, it would close at about the moment the server decides, and the
- * server would blame it instead of the stalled one. So the wait for each
- * WEIGHTS header allows 1.5T: the server names a worker that stalled
- * before this one's push ended within T of that worker's last byte (plus
- * its timer's granularity, T/20), so its ERROR arrives first; and a dead
- * or stopped server is noticed within 1.5T of the last byte, inside
- * docs/design.md's 2T with room for a loaded machine. (A worker that stalls
- * more than T/2 after this one's push ended outlasts this wait: then this
- * worker names the server, and the server's log names the stalled one.)
- * Every other wait is T.
+ * The pushers run one generation (c->gen) per ps_client_push; the
+ * receivers one (c->pull_gen) per ps_client_pull_begin. The step's
+ * arguments are written under c->mu before a generation is bumped and not
+ * changed until every thread has reported back, so the threads read them
+ * without the lock.
  *
  * GIVING UP. When the worker fails, ps_client_abort sends each server it
  * can still write to cleanly (at a frame boundary) an ERROR frame with the
  * reason, so that a server's log says why the worker left rather than
  * "connection lost".
- *
- * A server that refuses a push answers ERROR and closes; if the refusal
- * arrives while this worker is still sending, the send fails (EPIPE or
- * reset) before the ERROR frame is read. send_failed() then looks for that
- * frame for a moment (reading it itself when no receiver is on the socket,
- * else waiting for the receiver's report), so the user sees the server's
- * reason rather than "broken pipe".
  */
 #include "client.h"
 
@@ -57,15 +33,7 @@
 #include <unistd.h>
 
 #include "dtype.h"
-#include "workload.h"
-
-/* How long send_failed() looks for the ERROR frame that explains a failed
- * send (it is normally in the socket already). */
-#define LATE_ERROR_S 0.5
-
-/* The wait for the WEIGHTS header is PULL_IDLE_FACTOR x --timeout (see
- * PULL WAIT above). */
-#define PULL_IDLE_FACTOR 1.5
+#include "frames.h"
 
 static unsigned long long ull(uint64_t x)
 {
@@ -170,259 +138,6 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
     return 0;
 }
 
-/* ------------------------------------------------------ frames in, out */
-
-/* clean_text: an ERROR payload made printable on one line (control bytes
- * become '?'). OUT: out (len + 1 bytes). */
-static void clean_text(const unsigned char *in, size_t len, char *out)
-{
-    for (size_t i = 0; i < len; i++)
-        out[i] = in[i] < 0x20 || in[i] == 0x7f ? '?' : (char)in[i];
-    out[len] = '\0';
-}
-
-/* server_code: the err.h code an ERROR frame carries in aux when it is
- * one, else ERR_MISMATCH; never 0 (the server did refuse). */
-static int server_code(uint64_t aux)
-{
-    int64_t a = (int64_t)aux;
-
-    if ((a <= -1 && a >= -4095) || (a >= ERR_BASE && a < ERR_LAST))
-        return (int)a;
-    return ERR_MISMATCH;
-}
-
-/* read_error_text: the payload of the ERROR frame whose header is *h.
- * Returns the server's code with "CTX: NAME reports: TEXT" in err, or the
- * read's own failure (then *told stays 0). */
-static int read_error_text(struct ps_conn *k, const struct proto_header *h, const char *ctx,
-                           int *told, char *err)
-{
-    struct ps_client *c = k->owner;
-    unsigned char text[PROTO_TEXT_MAX];
-    char shown[PROTO_TEXT_MAX + 1], tmp[ERR_LEN];
-    int rc;
-
-    /* The decoder capped h->length at PROTO_TEXT_MAX. */
-    rc = net_recv_all(k->fd, text, (size_t)h->length, &k->link, c->timeout, k->name, tmp);
-    if (rc != 0) {
-        err_say(err, "%s: %s (reading the server's ERROR frame)", ctx, tmp);
-        return rc;
-    }
-    clean_text(text, (size_t)h->length, shown);
-    err_say(err, "%s: %s reports: %s", ctx, k->name, shown[0] ? shown : "(no reason given)");
-    *told = 1;
-    return server_code(h->aux);
-}
-
-/* recv_header: the next frame header from server k, waiting up to `idle`
- * seconds without progress, decoded under a payload cap of max_payload
- * (at least PROTO_TEXT_MAX). An ERROR frame is read and reported (*told
- * set when that worked). ctx ("hello", "step 7") leads every message. */
-static int recv_header(struct ps_conn *k, const char *ctx, double idle, uint64_t max_payload,
-                       struct proto_header *h, int *told, char *err)
-{
-    struct ps_client *c = k->owner;
-    struct proto_limits lim = {
-        .max_payload = max_payload > PROTO_TEXT_MAX ? max_payload : PROTO_TEXT_MAX,
-        .world = c->world,
-        .elem_size = (uint32_t)c->elem,
-    };
-    char tmp[ERR_LEN];
-    int rc;
-
-    *told = 0;
-    rc = net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, &k->link, idle, k->name, tmp);
-    if (rc != 0) {
-        err_say(err, "%s: %s", ctx, tmp);
-        return rc;
-    }
-    rc = proto_header_decode(k->in, &lim, h);
-    if (rc != 0) {
-        err_say(err, "%s: %s sent a bad frame header: %s (type %u, rank %u, world %u, "
-            "length %llu)", ctx, k->name, err_str(rc), (unsigned)h->type, (unsigned)h->rank,
-            (unsigned)h->world, ull(h->length));
-        return rc;
-    }
-    if (h->type == PROTO_ERROR)
-        return read_error_text(k, h, ctx, told, err);
-    return 0;
-}
-
-/* expect: the next frame from server k is `type`, sent by a server, with
- * `length` payload bytes, for `step` and `aux` (these two not checked for
- * WELCOME); see recv_header for the rest. */
-static int expect(struct ps_conn *k, const char *ctx, double idle, uint16_t type,
-                  uint64_t step, uint64_t aux, uint64_t length, char *err)
-{
-    struct proto_header h;
-    int rc, told;
-
-    if ((rc = recv_header(k, ctx, idle, length, &h, &told, err)) != 0)
-        return rc;
-    if (h.type != type || h.rank != PROTO_RANK_SERVER || h.length != length ||
-        (type != PROTO_WELCOME && (h.step != step || h.aux != aux))) {
-        err_say(err, "%s: %s sent %s (rank %u, step %llu, aux %llu, length %llu), expected %s "
-            "(step %llu, aux %llu, length %llu)", ctx, k->name, proto_type_name(h.type),
-            (unsigned)h.rank, ull(h.step), ull(h.aux), ull(h.length), proto_type_name(type),
-            ull(step), ull(aux), ull(length));
-        return ERR_PROTO_FIELD;
-    }
-    return 0;
-}
-
-/* receiver_report: wait (at most LATE_ERROR_S) for server k's receiver,
- * started on the current pull, to finish; 1 with its message in err when
- * it read the server's ERROR frame. */
-static int receiver_report(struct ps_conn *k, int *rc, char *err)
-{
-    struct ps_client *c = k->owner;
-    struct timespec until;
-    int told = 0;
-
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += (long)(LATE_ERROR_S * 1e9);
-    until.tv_sec += until.tv_nsec / 1000000000L;
-    until.tv_nsec %= 1000000000L;
-    pthread_mutex_lock(&c->mu);
-    while (k->rseen != c->pull_gen &&
-           pthread_cond_timedwait(&c->rdone, &c->mu, &until) == 0)
-        ;
-    if (k->rseen == c->pull_gen && k->rtold) {
-        told = 1;
-        *rc = k->rrc;
-        memcpy(err, k->rerr, ERR_LEN);
-    }
-    pthread_mutex_unlock(&c->mu);
-    return told;
-}
-
-/* send_failed: a send to server k failed with rc (net's message in why).
- * If the server explained itself with an ERROR frame before it closed,
- * report that; else the send's own failure. */
-static int send_failed(struct ps_conn *k, const char *ctx, int rc, const char *why, char *err)
-{
-    struct proto_limits lim = { .max_payload = PROTO_TEXT_MAX, .world = k->owner->world };
-    struct proto_header h;
-    char tmp[ERR_LEN];
-    int told = 0, rc2, busy;
-
-    busy = 0;
-    if (k->owner->sync_ready) {     /* after the handshake: receivers exist */
-        pthread_mutex_lock(&k->owner->mu);
-        busy = k->owner->pulling && k->rseen != k->owner->pull_gen;
-        pthread_mutex_unlock(&k->owner->mu);
-    }
-    if ((rc == -EPIPE || rc == -ECONNRESET) && busy) {
-        /* The receiver owns the socket's reading side: ask it. */
-        if (receiver_report(k, &rc2, err))
-            return rc2;
-    } else if ((rc == -EPIPE || rc == -ECONNRESET) &&
-        net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, NULL, LATE_ERROR_S, k->name, tmp) == 0 &&
-        proto_header_decode(k->in, &lim, &h) == 0 && h.type == PROTO_ERROR) {
-        rc2 = read_error_text(k, &h, ctx, &told, err);
-        if (told)
-            return rc2;
-    }
-    err_say(err, "%s: %s", ctx, why);
-    return rc;
-}
-
-/* send_head: a header for server k, followed by the first `extra` bytes
- * already placed after it in k->out, in one write. */
-static int send_head(struct ps_conn *k, const char *ctx, uint16_t type, uint64_t step,
-                     uint64_t aux, uint64_t length, size_t extra, char *err)
-{
-    struct ps_client *c = k->owner;
-    struct proto_header h = proto_header_make(type, c->rank, c->world, step, aux, length);
-    char tmp[ERR_LEN];
-    int rc;
-
-    proto_header_encode(&h, k->out);
-    k->clean = 0;
-    rc = net_send_all(k->fd, k->out, PROTO_HEADER_SIZE + extra, &k->link, c->timeout,
-                      k->name, tmp);
-    if (rc != 0)
-        return send_failed(k, ctx, rc, tmp, err);
-    k->clean = length == extra;
-    return 0;
-}
-
-/* The count and loss of a push that carries none (client.h). */
-static const struct proto_push_meta no_meta = { 0, 0.0 };
-
-/* push_part: step `step` to server k: push the part of elements [first,
- * first + count) it owns (none when the part is empty). The push carries
- * *meta when its part ends at the server's last element (the first push of
- * a pass, store.h BUCKETS), zeros otherwise. */
-static int push_part(struct ps_conn *k, uint64_t step, const struct proto_push_meta *meta,
-                     const unsigned char *grad, uint64_t first, uint64_t count, char *err)
-{
-    struct ps_client *c = k->owner;
-    uint64_t a = first > k->lo ? first : k->lo;
-    uint64_t b = first + count < k->hi ? first + count : k->hi;
-    size_t pa = (size_t)a * c->elem, pn;
-    char ctx[40], tmp[ERR_LEN];
-    int rc;
-
-    if (a >= b)
-        return 0;
-    pn = (size_t)(b - a) * c->elem;
-    snprintf(ctx, sizeof ctx, "step %llu", ull(step));
-    proto_push_meta_encode(b == k->hi ? meta : &no_meta, k->out + PROTO_HEADER_SIZE);
-    rc = send_head(k, ctx, PROTO_PUSH, step, a, PROTO_PUSH_META + pn, PROTO_PUSH_META, err);
-    if (rc != 0)
-        return rc;
-    rc = net_send_all(k->fd, grad + pa, pn, &k->link, c->timeout, k->name, tmp);
-    if (rc != 0)
-        return send_failed(k, ctx, rc, tmp, err);
-    k->clean = 1;
-    return 0;
-}
-
-/* receive: step `step`'s WEIGHTS frames from server k into `into` (the
- * client's buffer), from the top of its range down (client.c's opening
- * picture), until the range is whole. *told: the failure is the server's
- * ERROR. */
-static int receive(struct ps_conn *k, uint64_t step, unsigned char *into, int *told, char *err)
-{
-    struct ps_client *c = k->owner;
-    uint64_t top = k->hi;
-    char ctx[40], tmp[ERR_LEN];
-    int rc;
-
-    snprintf(ctx, sizeof ctx, "step %llu", ull(step));
-    while (top > k->lo) {
-        struct proto_header h;
-        uint64_t cnt;
-
-        /* Each part comes when every worker has pushed it: the server
-         * watches them, and needs up to one timeout to name one that
-         * stalled (PULL WAIT). */
-        rc = recv_header(k, ctx, PULL_IDLE_FACTOR * c->timeout, (top - k->lo) * c->elem, &h,
-                         told, err);
-        if (rc != 0)
-            return rc;
-        cnt = h.length / c->elem;       /* whole elements: the decoder checked */
-        if (h.type != PROTO_WEIGHTS || h.rank != PROTO_RANK_SERVER || h.step != step ||
-            cnt == 0 || h.aux < k->lo || h.aux >= top || cnt != top - h.aux) {
-            err_say(err, "%s: %s sent %s (rank %u, step %llu, aux %llu, length %llu), expected "
-                "WEIGHTS (step %llu) of elements ending at %llu, inside [%llu, %llu)", ctx,
-                k->name, proto_type_name(h.type), (unsigned)h.rank, ull(h.step), ull(h.aux),
-                ull(h.length), ull(step), ull(top), ull(k->lo), ull(k->hi));
-            return ERR_PROTO_FIELD;
-        }
-        rc = net_recv_all(k->fd, into + (size_t)h.aux * c->elem, (size_t)h.length, &k->link,
-                          c->timeout, k->name, tmp);
-        if (rc != 0) {
-            err_say(err, "%s: %s", ctx, tmp);
-            return rc;
-        }
-        top = h.aux;
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------ threads */
 
 /* conn_thread: server k's pushes, one per generation, until quit (S > 1).
@@ -444,7 +159,7 @@ static void *conn_thread(void *arg)
             break;
         seen = c->gen;
         pthread_mutex_unlock(&c->mu);
-        rc = push_part(k, c->step, &c->meta, c->grad, c->first, c->count, k->err);
+        rc = frames_push(k, c->step, &c->meta, c->grad, c->first, c->count, k->err);
         pthread_mutex_lock(&c->mu);
         k->rc = rc;
         if (rc != 0 && c->failed < 0)
@@ -476,7 +191,7 @@ static void *receiver_thread(void *arg)
             break;
         gen = c->pull_gen;
         pthread_mutex_unlock(&c->mu);
-        rc = receive(k, c->pull_step, c->incoming, &told, k->rerr);
+        rc = frames_receive(k, c->pull_step, c->incoming, &told, k->rerr);
         pthread_mutex_lock(&c->mu);
         k->rrc = rc;
         k->rtold = rc != 0 && told;
@@ -552,13 +267,15 @@ static void shutdown_all(struct ps_client *c, int how)
 
 /* ------------------------------------------------------------ ranges */
 
-/* by_lo: qsort order of server indices by the first element they own. */
-static const struct ps_client *sort_client;
+/* A server's first element and its index, for sorting. */
+struct lo_at {
+    uint64_t lo;
+    int i;
+};
 
 static int by_lo(const void *a, const void *b)
 {
-    uint64_t x = sort_client->conns[*(const int *)a].lo;
-    uint64_t y = sort_client->conns[*(const int *)b].lo;
+    uint64_t x = ((const struct lo_at *)a)->lo, y = ((const struct lo_at *)b)->lo;
 
     return x < y ? -1 : x > y;
 }
@@ -569,15 +286,14 @@ static int by_lo(const void *a, const void *b)
  * overlap. */
 static int check_tiling(struct ps_client *c, char *err)
 {
-    int order[PS_CLIENT_MAX_SERVERS];
+    struct lo_at order[PS_CLIENT_MAX_SERVERS];
     uint64_t at = 0;
 
     for (int i = 0; i < c->nservers; i++)
-        order[i] = i;
-    sort_client = c;            /* set up before any thread: no race */
+        order[i] = (struct lo_at){ c->conns[i].lo, i };
     qsort(order, (size_t)c->nservers, sizeof order[0], by_lo);
     for (int j = 0; j < c->nservers; j++) {
-        const struct ps_conn *k = &c->conns[order[j]];
+        const struct ps_conn *k = &c->conns[order[j].i];
 
         if (k->lo == at) {
             at = k->hi;
@@ -589,13 +305,13 @@ static int check_tiling(struct ps_client *c, char *err)
                 k->name, ull(k->lo), ull(k->hi));
         else
             err_say(err, "hello: the servers' ranges do not tile [0, %zu): %s owns [%llu, "
-                "%llu) and %s owns [%llu, %llu): %s", c->n, c->conns[order[j - 1]].name,
-                ull(c->conns[order[j - 1]].lo), ull(at), k->name, ull(k->lo), ull(k->hi),
+                "%llu) and %s owns [%llu, %llu): %s", c->n, c->conns[order[j - 1].i].name,
+                ull(c->conns[order[j - 1].i].lo), ull(at), k->name, ull(k->lo), ull(k->hi),
                 k->lo > at ? "a gap" : "they overlap");
         return ERR_MISMATCH;
     }
     if (at != c->n) {
-        const struct ps_conn *k = &c->conns[order[c->nservers - 1]];
+        const struct ps_conn *k = &c->conns[order[c->nservers - 1].i];
         err_say(err, "hello: the servers' ranges do not tile [0, %zu): the highest, %s's "
             "[%llu, %llu), %s", c->n, k->name, ull(k->lo), ull(k->hi),
             at < c->n ? "leaves the top owned by none" : "ends past n");
@@ -614,7 +330,7 @@ static int welcome(struct ps_client *c, struct ps_conn *k, char *err)
     char tmp[ERR_LEN];
     int rc;
 
-    rc = expect(k, "hello", c->timeout, PROTO_WELCOME, 0, 0, PROTO_WELCOME_SIZE, err);
+    rc = frames_expect(k, "hello", c->timeout, PROTO_WELCOME, 0, 0, PROTO_WELCOME_SIZE, err);
     if (rc != 0)
         return rc;
     rc = net_recv_all(k->fd, p, sizeof p, &k->link, c->timeout, k->name, tmp);
@@ -658,7 +374,8 @@ int ps_client_connect(struct ps_client *c, char *err)
             return rc;
         }
         proto_hello_encode(&c->hello, k->out + PROTO_HEADER_SIZE);
-        rc = send_head(k, "hello", PROTO_HELLO, 0, 0, PROTO_HELLO_SIZE, PROTO_HELLO_SIZE, err);
+        rc = frames_send_head(k, "hello", PROTO_HELLO, 0, 0, PROTO_HELLO_SIZE, PROTO_HELLO_SIZE,
+                              err);
         if (rc != 0)
             return rc;
     }
@@ -684,9 +401,9 @@ static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *
     int failed;
 
     if (!meta)
-        meta = &no_meta;
+        meta = &frames_no_meta;
     if (c->nservers == 1)
-        return push_part(&c->conns[0], step, meta, grad, first, count, err);
+        return frames_push(&c->conns[0], step, meta, grad, first, count, err);
     pthread_mutex_lock(&c->mu);
     c->step = step;
     c->meta = *meta;
@@ -800,7 +517,7 @@ int ps_client_bye(struct ps_client *c, uint64_t step, char *err)
 
     snprintf(ctx, sizeof ctx, "bye after step %llu", ull(step));
     for (int i = 0; i < c->nservers; i++)
-        if ((rc = send_head(&c->conns[i], ctx, PROTO_BYE, step, 0, 0, 0, err)) != 0)
+        if ((rc = frames_send_head(&c->conns[i], ctx, PROTO_BYE, step, 0, 0, 0, err)) != 0)
             return rc;
     return 0;
 }
@@ -822,7 +539,8 @@ void ps_client_abort(struct ps_client *c, uint64_t step, int code, const char *r
             continue;
         /* Best effort: a server that is gone makes this fail, quietly. */
         (void)net_send_all(k->fd, frame, PROTO_HEADER_SIZE + len, NULL,
-                           c->timeout < LATE_ERROR_S ? c->timeout : LATE_ERROR_S, k->name, NULL);
+                           c->timeout < FRAMES_LATE_ERROR_S ? c->timeout : FRAMES_LATE_ERROR_S,
+                           k->name, NULL);
         k->clean = 0;
     }
 }
