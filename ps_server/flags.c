@@ -13,36 +13,52 @@
 #include "outfile.h"
 #include "proto.h"
 
-/* parse_shard: "I/S", 0 <= I < S <= PROTO_MAX_WORLD, into dst (int[2]). */
-static int parse_shard(const char *v, void *dst, char *err)
+/* split_pair: a value "X<sep>Y" (the flag's shape, e.g. "I/S"; eg: an
+ * example or two for the message) into two integers within [lo0, hi0] and
+ * [lo1, hi1], and the value quoted for a message (printable, cut at 40
+ * bytes) into q[44]. 0, or ERR_USAGE with "'v' is not SHAPE..." in err. */
+static int split_pair(const char *v, char sep, const char *shape, const char *eg,
+                      long long lo0, long long hi0, long long lo1, long long hi1,
+                      long long out[2], char *q, char *err)
 {
-    char a[32], q[44], reason[ERR_LEN];
-    const char *slash = strchr(v, '/');
-    int *sh = dst;
-    long long i, s;
-    size_t n = slash ? (size_t)(slash - v) : 0, k;
+    char a[32], reason[ERR_LEN];
+    const char *at = strchr(v, sep);
+    size_t n = at ? (size_t)(at - v) : 0, k;
 
-    /* The value as quoted in a message: printable, cut at 40 bytes. */
     for (k = 0; v[k] && k < 40; k++)
         q[k] = v[k] > ' ' && v[k] < 0x7f ? v[k] : '?';
     q[k] = '\0';
-    if (!slash || n == 0 || n >= sizeof a) {
-        snprintf(err, ERR_LEN, "'%s' is not I/S (examples: 0/1, 1/2)", q);
+    if (!at || n == 0 || n >= sizeof a) {
+        snprintf(err, ERR_LEN, "'%s' is not %s (%s)", q, shape, eg);
         return ERR_USAGE;
     }
     memcpy(a, v, n);
     a[n] = '\0';
-    if (cli_parse_ll(slash + 1, 1, PROTO_MAX_WORLD, &s, reason) != 0 ||
-        cli_parse_ll(a, 0, PROTO_MAX_WORLD - 1, &i, reason) != 0) {
-        err_say(err, "'%s' is not I/S: %s", q, reason);
+    if (cli_parse_ll(a, lo0, hi0, &out[0], reason) != 0 ||
+        cli_parse_ll(at + 1, lo1, hi1, &out[1], reason) != 0) {
+        err_say(err, "'%s' is not %s: %s", q, shape, reason);
         return ERR_USAGE;
     }
-    if (i >= s) {
-        snprintf(err, ERR_LEN, "'%s': shard index %lld is not below the count %lld", q, i, s);
+    return 0;
+}
+
+/* parse_shard: "I/S", 0 <= I < S <= PROTO_MAX_WORLD, into dst (int[2]). */
+static int parse_shard(const char *v, void *dst, char *err)
+{
+    char q[44];
+    long long is[2];
+    int *sh = dst;
+
+    if (split_pair(v, '/', "I/S", "examples: 0/1, 1/2", 0, PROTO_MAX_WORLD - 1, 1,
+                   PROTO_MAX_WORLD, is, q, err) != 0)
+        return ERR_USAGE;
+    if (is[0] >= is[1]) {
+        snprintf(err, ERR_LEN, "'%s': shard index %lld is not below the count %lld", q, is[0],
+                 is[1]);
         return ERR_USAGE;
     }
-    sh[0] = (int)i;
-    sh[1] = (int)s;
+    sh[0] = (int)is[0];
+    sh[1] = (int)is[1];
     return 0;
 }
 
@@ -51,31 +67,21 @@ static int parse_shard(const char *v, void *dst, char *err)
  * setup.c's check, once the workload is built. */
 static int parse_range(const char *v, void *dst, char *err)
 {
-    char a[32], q[44], reason[ERR_LEN];
-    const char *colon = strchr(v, ':');
+    char q[44], num[32];
+    long long fc[2];
     uint64_t *rg = dst;
-    long long first, count;
-    size_t n = colon ? (size_t)(colon - v) : 0, k;
 
-    for (k = 0; v[k] && k < 40; k++)
-        q[k] = v[k] > ' ' && v[k] < 0x7f ? v[k] : '?';
-    q[k] = '\0';
-    if (!colon || n == 0 || n >= sizeof a) {
-        snprintf(err, ERR_LEN, "'%s' is not FIRST:COUNT (example: 0:1000)", q);
+    if (split_pair(v, ':', "FIRST:COUNT", "example: 0:1000", 0, LLONG_MAX, 0, LLONG_MAX, fc,
+                   q, err) != 0)
         return ERR_USAGE;
-    }
-    memcpy(a, v, n);
-    a[n] = '\0';
-    if (cli_parse_ll(a, 0, LLONG_MAX, &first, reason) != 0 ||
-        cli_parse_ll(colon + 1, 0, LLONG_MAX, &count, reason) != 0) {
-        err_say(err, "'%s' is not FIRST:COUNT: %s", q, reason);
+    snprintf(num, sizeof num, "%lld", fc[0]);
+    if (cli_bound_check("range-first", (double)fc[0], num, err) != 0)
         return ERR_USAGE;
-    }
-    if (cli_bound_check("range-first", (double)first, a, err) != 0 ||
-        cli_bound_check("range-count", (double)count, colon + 1, err) != 0)
+    snprintf(num, sizeof num, "%lld", fc[1]);
+    if (cli_bound_check("range-count", (double)fc[1], num, err) != 0)
         return ERR_USAGE;
-    rg[0] = (uint64_t)first;
-    rg[1] = (uint64_t)count;
+    rg[0] = (uint64_t)fc[0];
+    rg[1] = (uint64_t)fc[1];
     return 0;
 }
 
