@@ -331,12 +331,8 @@ static void write_piece(struct server *srv, const struct egress_piece *pc, doubl
         run_fail(srv, c, ERR_EOF, msg);
         return;
     }
-    if (off == 0) {         /* a new frame: its header (egress.h) */
-        struct proto_header h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, srv->k,
-                                                  srv->sending, srv->scfg.lo + pc->first,
-                                                  pc->count * srv->es);
-        proto_header_encode(&h, c->whdr);
-    }
+    if (off == 0)           /* a new frame: its header (egress.h) */
+        weights_header(srv, pc, c->whdr);
     if (off < PROTO_HEADER_SIZE) {
         uint64_t e = end < PROTO_HEADER_SIZE ? end : PROTO_HEADER_SIZE;
         b[nb++] = uv_buf_init((char *)c->whdr + off, (unsigned)(e - off));

@@ -183,6 +183,14 @@ void egress_finished(struct server *srv)
         run_succeed(srv);
 }
 
+void weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out)
+{
+    struct proto_header h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, srv->k,
+                                              srv->sending, srv->scfg.lo + pc->first,
+                                              pc->count * srv->es);
+    proto_header_encode(&h, out);
+}
+
 /* step_done: the step's last release: its loss, the ingress half of its
  * record, and every worker still being written to is now pulling. */
 static void step_done(struct server *srv, const struct store_released *rel, double now)

@@ -128,6 +128,9 @@ void conn_lost(struct conn *c, const char *reason);
 void run_succeed(struct server *srv);
 void run_fail(struct server *srv, struct conn *culprit, int code, const char *msg);
 void egress_finished(struct server *srv);
+/* weights_header: the header of the WEIGHTS frame piece pc begins (step
+ * srv->sending, its elements) into out[PROTO_HEADER_SIZE]. */
+void weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out);
 int waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len);
 void run_silence_check(struct server *srv, double now);
 void run_idle_fail(struct server *srv);
