@@ -78,7 +78,6 @@ struct server {
     struct session_cfg scfg;
     uint32_t k;
     size_t es, rcap;
-    uint64_t wlen;                    /* bytes of weights per step (all its frames) */
     double timeout, linger_s;
     /* state */
     struct store store;

@@ -123,7 +123,6 @@ static void setup_workload(struct server *srv, struct workload *wl)
         workload_split(wl->n, srv->f.shard_s, srv->f.shard_i, NULL, &lo, &hi);
     }
     srv->es = dtype_size(c->dtype);
-    srv->wlen = (hi - lo) * srv->es;
     srv->scfg = (struct session_cfg){
         .world = srv->k, .n = wl->n, .lo = lo, .hi = hi, .dtype = c->dtype,
         .workload = c->workload, .seed = c->seed, .key = &srv->f.key,
