@@ -50,6 +50,9 @@
  *   layers         1 .. 2^20
  *   bucket-size, minbytes (-b), maxbytes (-e)   1 B .. 1 TiB
  *   piece          8 B .. 1 GiB
+ *   range-first, range-count   ps_server --range FIRST:COUNT's parts: FIRST
+ *                  0 .. 2^40 - 1, COUNT 1 .. 2^40 (the params bound); that
+ *                  the range lies inside n is setup.c's (n is known there)
  *   stepfactor (-f) 2 .. 2^20; iters (-n) 1 .. 2^20; warmup-iters (-w) 0 .. 2^20
  *   checkpoint-every  1 .. 10^9 steps, like --steps; ps_server also refuses
  *                  more than its --steps (no checkpoint would ever be written)
@@ -86,6 +89,8 @@ static const struct cli_bound cli_bounds[] = {
     { "minbytes", 1, 1099511627776.0, 0, 0, "1 .. 1TiB" },
     { "maxbytes", 1, 1099511627776.0, 0, 0, "1 .. 1TiB" },
     { "piece", 8, 1073741824.0, 0, 0, "8 .. 1GiB" },
+    { "range-first", 0, 1099511627775.0, 0, 0, "FIRST 0 .. 2^40 - 1" },
+    { "range-count", 1, 1099511627776.0, 0, 0, "COUNT 1 .. 2^40" },
     { "stepfactor", 2, 1048576, 0, 0, "2 .. 2^20" },
     { "iters", 1, 1048576, 0, 0, "1 .. 2^20" },
     { "warmup-iters", 0, 1048576, 0, 0, "0 .. 2^20" },

@@ -167,6 +167,7 @@ static int size_ok(unsigned type, uint64_t len, uint32_t elem, uint32_t world)
     case PROTO_HELLO:
         return len == PROTO_HELLO_SIZE;
     case PROTO_WELCOME:
+        return len == PROTO_WELCOME_SIZE;
     case PROTO_BYE:
         return len == 0;
     case PROTO_ERROR:
@@ -283,6 +284,26 @@ int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out)
         return ERR_PROTO_FIELD;
     if (out->n < 1 || out->batch < 1)
         return ERR_PROTO_FIELD;
+    return 0;
+}
+
+void proto_welcome_encode(const struct proto_welcome *w, uint8_t *out)
+{
+    put_u64(out + 0, w->first);
+    put_u64(out + 8, w->count);
+}
+
+int proto_welcome_decode(const uint8_t *in, size_t len, struct proto_welcome *out)
+{
+    memset(out, 0, sizeof *out);
+    if (len != PROTO_WELCOME_SIZE)
+        return ERR_PROTO_SIZE;
+    out->first = get_u64(in + 0);
+    out->count = get_u64(in + 8);
+    if (out->count == 0 || out->first > UINT64_MAX - out->count) {
+        memset(out, 0, sizeof *out);
+        return ERR_PROTO_FIELD;
+    }
     return 0;
 }
 

@@ -40,13 +40,24 @@
  *   1. after A1-A3, the worker sends HELLO (its rank, K, n, dtype,
  *      workload, seed, global batch).
  *   2. server answers WELCOME if everything matches its own settings, else
- *      ERROR with the reason, and closes that connection.
- *   3. step s: each worker sends PUSH(step=s): its example count, its local
- *      loss, then the SUM of its per-example gradients (elements [aux,
- *      aux+count) of the parameter vector; aux=0 unless servers are sharded).
- *   4. when all K pushes for s are in, the server applies the update and
- *      sends WEIGHTS(step=s) to every worker: the new weights for the same
- *      element range. A worker pushes s+1 only after it has the weights of s.
+ *      ERROR with the reason, and closes that connection. WELCOME carries
+ *      the element range [first, first + count) of the parameter vector
+ *      that server owns (--shard I/S or --range FIRST:COUNT); a worker
+ *      checks that its servers' ranges tile [0, n) exactly.
+ *   3. step s: each worker sends each server PUSH(step=s) frames: the SUM
+ *      of its per-example gradients over elements [aux, aux+count) of that
+ *      server's range, one frame for the whole range or one per bucket,
+ *      from the top of the range down (each ending where the one before
+ *      began; ps_server/store.h, BUCKETS). The first push of a pass carries
+ *      the worker's example count and local loss, the others zeros.
+ *   4. as soon as every worker has pushed a part of the range, the server
+ *      applies the update to it and sends WEIGHTS(step=s, aux=first) with
+ *      the new weights of that part to every worker, while the pushes of
+ *      the parts below go on (per-bucket pull): per step and worker a
+ *      series of WEIGHTS frames, from the top of the range down, each
+ *      ending where the one before began, the last starting at the range's
+ *      first element. The cuts are the server's choice (store.h, RELEASE).
+ *      A worker pushes s+1 only after it has all the weights of s.
  *   5. after the last step, each worker sends BYE and closes.
  *   RESUME. WELCOME's step field is the server's step s, the step it
  *      collects next: 0 for a fresh server. A server that goes on from a
@@ -116,10 +127,14 @@
  *   8      8    loss: sum of per-example losses over those examples (f64)
  *   16     ...  count gradient elements (the SUM, not the mean)
  *
+ *   WELCOME (length exactly 16; new in version 3)
+ *   0      8    first: the first element this server owns
+ *   8      8    count: how many it owns (>= 1; first + count does not wrap)
+ *
  *   WEIGHTS, CHUNK: count elements, length = count * element size.
  *   ERROR, ABORT: a reason in UTF-8 text, at most PROTO_TEXT_MAX bytes,
  *                 no NUL byte.
- *   WELCOME, BYE: empty.
+ *   BYE: empty.
  *
  *   REGISTER (length 48 + a, a = address length, 1..PROTO_ADDR_MAX)
  *   0      40   the HELLO payload above (n, dtype, workload, seed, 0, batch)
@@ -144,7 +159,7 @@
  *   40     32   mac: aux 1 zeros, aux 2 MAC_R, aux 3 MAC_I (see A2, A3)
  *
  *   EXAMPLE: a worker with a secret opens (A1), nonce 00 01 .. 1f:
- *   50 53 52 47  02 00  0b 00  00 00 00 00  01 00 00 00     magic ver AUTH rank 0 world 1
+ *   50 53 52 47  03 00  0b 00  00 00 00 00  01 00 00 00     magic ver AUTH rank 0 world 1
  *   00 00 00 00 00 00 00 00  01 00 00 00 00 00 00 00        step 0, aux 1 (A1)
  *   48 00 00 00 00 00 00 00                                 length = 72
  *   01 00 00 00  01 00 00 00                                keyed, purpose worker -> server
@@ -154,7 +169,7 @@
  * EXAMPLE: rank 2 of 4 pushes step 7, 512 examples, loss 0.25, and the two
  * f32 gradient elements 1.5 and -2.0 (64 bytes on the wire):
  *
- *   50 53 52 47  02 00  03 00  02 00 00 00  04 00 00 00     magic ver type rank world
+ *   50 53 52 47  03 00  03 00  02 00 00 00  04 00 00 00     magic ver type rank world
  *   07 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00        step aux
  *   18 00 00 00 00 00 00 00                                 length = 24
  *   00 02 00 00 00 00 00 00  00 00 00 00 00 00 d0 3f        examples, loss
@@ -165,7 +180,7 @@
  *   ERR_PROTO_TYPE; world 0, > PROTO_MAX_WORLD or != limits.world ->
  *   ERR_PROTO_WORLD; rank >= world (and not PROTO_RANK_SERVER) ->
  *   ERR_PROTO_RANK; length > limits.max_payload -> ERR_PROTO_LENGTH;
- *   length wrong for the type (fixed sizes, text cap, not a whole number of
+ *   length wrong for the type (fixed sizes: HELLO, WELCOME, BYE, AUTH; text cap, not a whole number of
  *   elements, REGISTER outside 49..48+PROTO_ADDR_MAX, TABLE outside
  *   128+5K..128+(4+PROTO_ADDR_MAX)K for the frame's own K, AUTH not
  *   PROTO_AUTH_SIZE) ->
@@ -179,10 +194,13 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC       0x47525350u   /* "PSRG" read as little-endian */
-#define PROTO_VERSION     2             /* 2: AUTH first; HELLO's token gone */
+#define PROTO_VERSION     3             /* 2: AUTH first; HELLO's token gone.
+                                           3: WELCOME carries the range;
+                                           WEIGHTS per released part */
 #define PROTO_HEADER_SIZE 40
 #define PROTO_HELLO_SIZE  40
 #define PROTO_PUSH_META   16            /* PUSH payload bytes before elements */
+#define PROTO_WELCOME_SIZE 16           /* WELCOME payload: first, count */
 #define PROTO_TEXT_MAX    1024          /* ERROR and ABORT reasons */
 #define PROTO_MAX_WORLD   65536
 #define PROTO_RANK_SERVER 0xFFFFFFFFu   /* rank field of server frames */
@@ -257,6 +275,11 @@ struct proto_auth {
     uint8_t mac[PROTO_MAC_SIZE];
 };
 
+/* A server's element range, as WELCOME carries it. */
+struct proto_welcome {
+    uint64_t first, count;
+};
+
 struct proto_push_meta {
     uint64_t examples;
     double loss;
@@ -298,6 +321,13 @@ const char *proto_type_name(unsigned type);
  * and the reserved bytes 0 (ERR_PROTO_FIELD). */
 void proto_hello_encode(const struct proto_hello *h, uint8_t *out);
 int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out);
+
+/* WELCOME payload: encode into out[PROTO_WELCOME_SIZE]; decode needs len
+ * == PROTO_WELCOME_SIZE (ERR_PROTO_SIZE) and count >= 1 with first +
+ * count not wrapping (ERR_PROTO_FIELD); *out zeroed on failure. Whether
+ * the range fits the job's n is the worker's business. */
+void proto_welcome_encode(const struct proto_welcome *w, uint8_t *out);
+int proto_welcome_decode(const uint8_t *in, size_t len, struct proto_welcome *out);
 
 /* PUSH metadata (the first PROTO_PUSH_META payload bytes). Decode takes
  * len = the payload bytes at hand (>= PROTO_PUSH_META, else ERR_PROTO_SIZE;

@@ -17,13 +17,16 @@
 #
 # How much can be hidden. The ring: all of the all-reduces (a bucket's
 # all-reduce runs while later layers are computed), so the best step is
-# max(backward, comm). The parameter server: only its ingress (the
-# pushes); the new weights come back as one pull after the last push
-# (ps_worker/README.md, SIMPLIFICATION), so its best step is
-# max(backward, ingress) + egress, with the server's own ingress and egress
-# times (the CSV row's ingress_s, egress_s: a worker's push returns when
-# its bytes are in the kernel's buffers, before the server's link has
-# taken them). Both are in the tables (best_s).
+# max(backward, comm). The parameter server pulls per bucket
+# (ps_worker/README.md): the weights of a bucket come back as soon as
+# every worker has pushed it, while the next buckets are pushed, so all of
+# its communication but the last bucket's pull can hide behind the
+# backward pass: its best step is max(backward, comm - pull) + pull, with
+# comm the worker's push-to-pull time (the CSV row's time_s) and pull one
+# bucket's share of the server's egress (egress_s / buckets: a worker's
+# push returns when its bytes are in the kernel's buffers, before the
+# server's link has taken them, so the server's times are the ones to
+# trust). Both are in the tables (best_s).
 #
 # (1) buckets_SYSTEM.dat, K = 2, BENCH_BK_PARAMS f32 parameters (default
 #     32M: 128 MiB) as BENCH_BK_LAYERS equal layers (128: 1 MiB each), at
@@ -32,8 +35,9 @@
 #       bucket_bytes nbuckets backward_s comm_s pull_s step_overlap_s
 #       step_no_overlap_s best_s hidden
 #     comm_s      the communication of a step without overlap (ring: the
-#                 all-reduces; ps: the server's ingress + egress), pull_s
-#                 of it what cannot overlap (ps: egress; 0 for the ring)
+#                 all-reduces; ps: first push to last pull, time_s), pull_s
+#                 of it what cannot overlap (ps: one bucket's egress; 0 for
+#                 the ring)
 #     hidden      (step_no_overlap - step_overlap) / min(backward, comm -
 #                 pull): the share of what could be hidden that was
 # (2) overlap_SYSTEM_kK.dat, K = 2 and 4, BENCH_PARAMS (2M: 8 MiB) as
@@ -152,12 +156,13 @@ overlap_job() {
         echo "$prog: $tag: HOST-BOUND (the CPUs, not the emulated link, set the pace)" >&2
     line=$(grep "$who|.*medians over" "$log" | tail -n 1)
     [ -n "$line" ] || { echo "$prog: job $tag: no medians line in $log" >&2; return 1; }
-    # The parameter server: its communication is what its link carries,
-    # ingress then egress (the server's medians, in the CSV row): a
-    # worker's push returns once its bytes are in the kernel's buffers,
-    # while the server's link is still taking them in.
+    # The parameter server: its communication is the worker's first push
+    # to its last pull (the CSV row's time_s, the slowest worker's
+    # median); what cannot hide is the last bucket's pull, one bucket's
+    # share of the server's egress (egress_s: the server's link, not the
+    # kernel buffers a push returns into).
     local io=""
-    [ "$sys" = ps ] && io="$(csv_col "$log.csv" ingress_s) $(csv_col "$log.csv" egress_s)"
+    [ "$sys" = ps ] && io="$(csv_col "$log.csv" time_s) $(csv_col "$log.csv" egress_s)"
     echo "$line $io" | awk -v sys="$sys" '{
         nb = 1
         for (i = 1; i <= NF; i++) {
@@ -166,7 +171,7 @@ overlap_job() {
             if ($i == "all-reduces") cm = $(i + 1)
             if ($i ~ /^\(/ && $(i + 1) ~ /^bucket/) nb = substr($i, 2) + 0
         }
-        if (sys == "ps") print nb, bw, $(NF - 1) + $NF, $NF, st     # ingress + egress, egress
+        if (sys == "ps") print nb, bw, $(NF - 1), $NF / nb, st    # time_s, a bucket of egress
         else print nb, bw, cm, 0, st }'
 }
 

@@ -1,10 +1,11 @@
 /* egress.c -- the round-robin, paced schedule of the weights frames (see
  * egress.h for the model and the picture).
  *
- * State per step: per worker the bytes handed out and whether a write is
- * queued; one reserved piece at most; a round-robin cursor. Choosing the
- * next worker is a scan from the cursor for one with bytes left and no
- * queued write: O(K) at worst, O(1) while nothing is blocked.
+ * State per step: per worker how far down it has been served and the
+ * frame in progress, and whether a write is queued; one reserved piece at
+ * most; a round-robin cursor. Choosing the next worker is a scan from the
+ * cursor for one with bytes to go and no queued write: O(K) at worst,
+ * O(1) while nothing is blocked and everything released is still to go.
  */
 #include "egress.h"
 
@@ -17,10 +18,11 @@
 #include "err.h"
 #include "proto.h"
 
-int egress_init(struct egress *e, uint32_t world, struct link *link, size_t chunk)
+int egress_init(struct egress *e, uint32_t world, struct link *link, size_t chunk,
+                uint64_t n, size_t es)
 {
     memset(e, 0, sizeof *e);
-    if (world == 0 || world > PROTO_MAX_WORLD || chunk == 0 || !link)
+    if (world == 0 || world > PROTO_MAX_WORLD || chunk == 0 || !link || n == 0 || es == 0)
         return ERR_USAGE;
     e->w = calloc(world, sizeof *e->w);
     if (!e->w)
@@ -29,6 +31,8 @@ int egress_init(struct egress *e, uint32_t world, struct link *link, size_t chun
     e->link = link;
     e->chunk = chunk;
     e->local = -1;
+    e->n = n;
+    e->es = es;
     return 0;
 }
 
@@ -39,26 +43,40 @@ void egress_destroy(struct egress *e)
     e->active = 0;
 }
 
-void egress_start(struct egress *e, uint64_t total, double now)
+void egress_release(struct egress *e, uint64_t count, double now)
 {
-    size_t lp = link_active(e->link) ? link_piece(e->link) : SIZE_MAX;
+    assert(count > 0 && count <= e->n - (e->active ? e->rel : 0));
+    if (!e->active) {
+        size_t lp = link_active(e->link) ? link_piece(e->link) : SIZE_MAX;
 
-    assert(!e->active && total > 0);
-    for (uint32_t r = 0; r < e->world; r++) {
-        e->w[r].sent = 0;
-        e->w[r].ready = now;
-        e->w[r].blocked = 0;
+        memset(e->w, 0, e->world * sizeof *e->w);
+        for (uint32_t r = 0; r < e->world; r++)
+            e->w[r].ready = now;
+        e->piece = lp < e->chunk ? lp : e->chunk;
+        e->rel = 0;
+        e->active = 1;
+        e->left = e->world;
+        e->nblocked = 0;
+        e->have = 0;
+        /* The cursor carries over: the round goes on where the last step
+         * left it, so no worker is always first. */
+        e->cursor %= e->world;
+    } else {
+        /* A worker that had sent all there was waits no longer: its next
+         * bytes are ready now, not when it last wrote. */
+        for (uint32_t r = 0; r < e->world; r++) {
+            struct egress_worker *w = &e->w[r];
+            if (w->fcount == 0 && w->done == e->rel && !w->blocked)
+                w->ready = now;
+        }
     }
-    e->total = total;
-    e->piece = lp < e->chunk ? lp : e->chunk;
-    e->t_ready = now;
-    e->active = 1;
-    e->left = e->world;
-    e->nblocked = 0;
-    e->have = 0;
-    /* The cursor carries over: the round goes on where the last step left
-     * it, so no worker is always first. */
-    e->cursor %= e->world;
+    e->rel += count;
+}
+
+/* frame_bytes: the bytes of a frame of c elements. */
+static uint64_t frame_bytes(const struct egress *e, uint64_t c)
+{
+    return PROTO_HEADER_SIZE + c * e->es;
 }
 
 void egress_cancel(struct egress *e)
@@ -72,27 +90,34 @@ void egress_cancel(struct egress *e)
 }
 
 /* choose: reserve the next piece for the next worker in the round that can
- * take one. 0 if every worker with bytes left is blocked (or none has any). */
+ * take one. 0 if none can (all served, blocked or waiting for more). */
 static int choose(struct egress *e)
 {
     for (uint32_t i = 0; i < e->world; i++) {
         uint32_t r = (e->cursor + i) % e->world;
         struct egress_worker *w = &e->w[r];
-        uint64_t len;
-        double ready;
+        uint64_t len, fb;
 
-        if (w->sent >= e->total || w->blocked)
+        if (w->blocked)
             continue;
-        len = e->total - w->sent < e->piece ? e->total - w->sent : e->piece;
-        ready = w->ready > e->t_ready ? w->ready : e->t_ready;
+        if (w->fcount == 0) {
+            if (w->done >= e->rel)
+                continue;
+            w->fcount = e->rel - w->done;       /* all there is, in one frame */
+            w->foff = 0;
+        }
+        fb = frame_bytes(e, w->fcount);
+        len = fb - w->foff < e->piece ? fb - w->foff : e->piece;
         e->res.rank = r;
-        e->res.off = w->sent;
+        e->res.first = e->n - w->done - w->fcount;
+        e->res.count = w->fcount;
+        e->res.off = w->foff;
         e->res.len = len;
         /* Without the link a piece is due when it is ready; so is one for
          * the worker on this host, which never crosses the NIC. */
         e->res.due = link_active(e->link) && (int64_t)r != e->local
-                         ? link_egress_reserve(e->link, (size_t)len, ready)
-                         : ready;
+                         ? link_egress_reserve(e->link, (size_t)len, w->ready)
+                         : w->ready;
         e->have = 1;
         e->cursor = (r + 1) % e->world;
         return 1;
@@ -103,11 +128,12 @@ static int choose(struct egress *e)
 int egress_next(struct egress *e, double now, struct egress_piece *piece)
 {
     struct egress_worker *w;
+    uint64_t a, b;
 
     if (!e->active)
         return EGRESS_DONE;
     if (!e->have && !choose(e)) {
-        if (e->left == 0 && e->nblocked == 0) {
+        if (e->rel == e->n && e->left == 0 && e->nblocked == 0) {
             e->active = 0;
             return EGRESS_DONE;
         }
@@ -118,9 +144,21 @@ int egress_next(struct egress *e, double now, struct egress_piece *piece)
         return EGRESS_WAIT;
     e->have = 0;
     w = &e->w[e->res.rank];
-    w->sent += e->res.len;
-    if (w->sent == e->total)
-        e->left--;
+    if (w->foff == 0)
+        e->frames_out++;
+    /* The element bytes in [off, off + len) of the frame. */
+    a = e->res.off > PROTO_HEADER_SIZE ? e->res.off : PROTO_HEADER_SIZE;
+    b = e->res.off + e->res.len;
+    if (b > a)
+        e->payload_out += b - a;
+    w->foff += e->res.len;
+    if (w->foff == frame_bytes(e, w->fcount)) {
+        w->done += w->fcount;
+        w->fcount = 0;
+        w->foff = 0;
+        if (w->done == e->n)
+            e->left--;
+    }
     return EGRESS_WRITE;
 }
 
@@ -141,7 +179,12 @@ void egress_unblocked(struct egress *e, uint32_t rank, double now)
 
 int egress_rank_done(const struct egress *e, uint32_t rank)
 {
-    return rank < e->world && e->w[rank].sent >= e->total && !e->w[rank].blocked;
+    return rank < e->world && e->w[rank].done == e->n && !e->w[rank].blocked;
+}
+
+int egress_at_boundary(const struct egress *e, uint32_t rank)
+{
+    return rank >= e->world || e->w[rank].fcount == 0 || e->w[rank].foff == 0;
 }
 
 int egress_active(const struct egress *e)

@@ -1,6 +1,7 @@
 /* flags.c -- bin/ps_server's command line (see flags.h). */
 #include "flags.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,36 +13,75 @@
 #include "outfile.h"
 #include "proto.h"
 
-/* parse_shard: "I/S", 0 <= I < S <= PROTO_MAX_WORLD, into dst (int[2]). */
-static int parse_shard(const char *v, void *dst, char *err)
+/* split_pair: a value "X<sep>Y" (the flag's shape, e.g. "I/S"; eg: an
+ * example or two for the message) into two integers within [lo0, hi0] and
+ * [lo1, hi1], and the value quoted for a message (printable, cut at 40
+ * bytes) into q[44]. 0, or ERR_USAGE with "'v' is not SHAPE..." in err. */
+static int split_pair(const char *v, char sep, const char *shape, const char *eg,
+                      long long lo0, long long hi0, long long lo1, long long hi1,
+                      long long out[2], char *q, char *err)
 {
-    char a[32], q[44], reason[ERR_LEN];
-    const char *slash = strchr(v, '/');
-    int *sh = dst;
-    long long i, s;
-    size_t n = slash ? (size_t)(slash - v) : 0, k;
+    char a[32], reason[ERR_LEN];
+    const char *at = strchr(v, sep);
+    size_t n = at ? (size_t)(at - v) : 0, k;
 
-    /* The value as quoted in a message: printable, cut at 40 bytes. */
     for (k = 0; v[k] && k < 40; k++)
         q[k] = v[k] > ' ' && v[k] < 0x7f ? v[k] : '?';
     q[k] = '\0';
-    if (!slash || n == 0 || n >= sizeof a) {
-        snprintf(err, ERR_LEN, "'%s' is not I/S (examples: 0/1, 1/2)", q);
+    if (!at || n == 0 || n >= sizeof a) {
+        snprintf(err, ERR_LEN, "'%s' is not %s (%s)", q, shape, eg);
         return ERR_USAGE;
     }
     memcpy(a, v, n);
     a[n] = '\0';
-    if (cli_parse_ll(slash + 1, 1, PROTO_MAX_WORLD, &s, reason) != 0 ||
-        cli_parse_ll(a, 0, PROTO_MAX_WORLD - 1, &i, reason) != 0) {
-        err_say(err, "'%s' is not I/S: %s", q, reason);
+    if (cli_parse_ll(a, lo0, hi0, &out[0], reason) != 0 ||
+        cli_parse_ll(at + 1, lo1, hi1, &out[1], reason) != 0) {
+        err_say(err, "'%s' is not %s: %s", q, shape, reason);
         return ERR_USAGE;
     }
-    if (i >= s) {
-        snprintf(err, ERR_LEN, "'%s': shard index %lld is not below the count %lld", q, i, s);
+    return 0;
+}
+
+/* parse_shard: "I/S", 0 <= I < S <= PROTO_MAX_WORLD, into dst (int[2]). */
+static int parse_shard(const char *v, void *dst, char *err)
+{
+    char q[44];
+    long long is[2];
+    int *sh = dst;
+
+    if (split_pair(v, '/', "I/S", "examples: 0/1, 1/2", 0, PROTO_MAX_WORLD - 1, 1,
+                   PROTO_MAX_WORLD, is, q, err) != 0)
+        return ERR_USAGE;
+    if (is[0] >= is[1]) {
+        snprintf(err, ERR_LEN, "'%s': shard index %lld is not below the count %lld", q, is[0],
+                 is[1]);
         return ERR_USAGE;
     }
-    sh[0] = (int)i;
-    sh[1] = (int)s;
+    sh[0] = (int)is[0];
+    sh[1] = (int)is[1];
+    return 0;
+}
+
+/* parse_range: "FIRST:COUNT" into dst (uint64_t[2]), each part within THE
+ * BOUNDS (common/cli.c: range-first, range-count). Whether it fits n is
+ * setup.c's check, once the workload is built. */
+static int parse_range(const char *v, void *dst, char *err)
+{
+    char q[44], num[32];
+    long long fc[2];
+    uint64_t *rg = dst;
+
+    if (split_pair(v, ':', "FIRST:COUNT", "example: 0:1000", 0, LLONG_MAX, 0, LLONG_MAX, fc,
+                   q, err) != 0)
+        return ERR_USAGE;
+    snprintf(num, sizeof num, "%lld", fc[0]);
+    if (cli_bound_check("range-first", (double)fc[0], num, err) != 0)
+        return ERR_USAGE;
+    snprintf(num, sizeof num, "%lld", fc[1]);
+    if (cli_bound_check("range-count", (double)fc[1], num, err) != 0)
+        return ERR_USAGE;
+    rg[0] = (uint64_t)fc[0];
+    rg[1] = (uint64_t)fc[1];
     return 0;
 }
 
@@ -109,7 +149,8 @@ static void check(struct flags *f)
 
 void flags_parse(struct flags *f, int argc, char **argv)
 {
-    int shard[2] = { 0, 1 };
+    int shard[2] = { -1, -1 };
+    uint64_t range[2] = { 0, 0 };
     const struct cli_opt own[] = {
         { "listen", CLI_STRING, &f->listen_at, "HOST:PORT",
           "address to listen on (default 127.0.0.1:0, a free port)", 0, 0, NULL },
@@ -119,6 +160,9 @@ void flags_parse(struct flags *f, int argc, char **argv)
           1, PROTO_MAX_WORLD, NULL },
         { "shard", CLI_CUSTOM, shard, "I/S",
           "own part I of S of the parameter vector (default 0/1)", 0, 0, parse_shard },
+        { "range", CLI_CUSTOM, range, "FIRST:COUNT",
+          "own elements [FIRST, FIRST+COUNT) of the parameter vector (not with --shard)",
+          0, 0, parse_range },
         { "loss-out", CLI_STRING, &f->loss_out, "FILE",
           "write the global loss of every step to FILE at the end (shard 0 only)", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &f->mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
@@ -147,10 +191,14 @@ void flags_parse(struct flags *f, int argc, char **argv)
     tables[1] = cli_common_opts(&f->c);
     tables[2] = NULL;
     cli_main_parse(FLAGS_PROG, "--workers K [--listen HOST:PORT] [--port-file FILE] "
-                   "[--shard I/S] [--loss-out FILE] [--mistake NAME] [--checkpoint FILE "
-                   "[--checkpoint-every N]] [--resume FILE] [--local-worker R] [common flags]",
-                   argc, argv, tables);
-    f->shard_i = shard[0];
-    f->shard_s = shard[1];
+                   "[--shard I/S | --range FIRST:COUNT] [--loss-out FILE] [--mistake NAME] "
+                   "[--checkpoint FILE [--checkpoint-every N]] [--resume FILE] "
+                   "[--local-worker R] [common flags]", argc, argv, tables);
+    if (shard[0] >= 0 && range[1] > 0)
+        flags_fail("--shard and --range: give one (both say which elements this server owns)");
+    f->shard_i = shard[0] >= 0 ? shard[0] : 0;
+    f->shard_s = shard[1] >= 0 ? shard[1] : 1;
+    f->range_first = range[0];
+    f->range_count = range[1];
     check(f);
 }

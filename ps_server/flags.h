@@ -1,6 +1,6 @@
 /* flags.h -- bin/ps_server's command line: its own flags (--workers,
- * --listen, --port-file, --shard, --loss-out, --mistake, --checkpoint,
- * --checkpoint-every, --resume) and the common
+ * --listen, --port-file, --shard or --range, --loss-out, --mistake, --checkpoint,
+ * --checkpoint-every, --resume, --local-worker) and the common
  * ones (cli.h), checked against each other before anything starts.
  *
  * Every refusal is one line "ps_server: reason" on stderr and exit 64
@@ -22,7 +22,9 @@ struct flags {
     int port;
     const char *port_file;        /* --port-file FILE, or NULL */
     int workers;                  /* K */
-    int shard_i, shard_s;         /* --shard I/S */
+    int shard_i, shard_s;         /* --shard I/S (0/1 when not given) */
+    uint64_t range_first, range_count;  /* --range FIRST:COUNT (count 0: not
+                                           given; checked against n in setup.c) */
     const char *loss_out;         /* --loss-out FILE, or NULL */
     int mistake;                  /* enum mistake (mistake.h) */
     const char *checkpoint;       /* --checkpoint FILE, or NULL (checkpoint.h) */

@@ -296,8 +296,7 @@ void conn_linger(struct conn *c, int code, const char *text)
     conn_unauth_release(c);
     /* Not in the middle of a WEIGHTS frame: none of it handed out, or all
      * of it (queued writes keep their order). */
-    boundary = !c->ses.pulling || srv->eg.w[c->ses.rank].sent == 0 ||
-               srv->eg.w[c->ses.rank].sent == srv->eg.total;
+    boundary = !c->joined || egress_at_boundary(&srv->eg, c->ses.rank);
     if (text && boundary)
         (void)conn_send_ctl(c, PROTO_ERROR, code, text);
     c->lingering = 1;
@@ -319,7 +318,7 @@ static void on_weights_written(uv_write_t *req, int status);
 static void write_piece(struct server *srv, const struct egress_piece *pc, double now)
 {
     struct conn *c = srv->by_rank[pc->rank];
-    const unsigned char *w = store_weights(&srv->store);
+    const unsigned char *w = (const unsigned char *)srv->wbuf + pc->first * srv->es;
     uint64_t off = pc->off, end = pc->off + pc->len, skip;
     uv_buf_t b[2];
     unsigned nb = 0;
@@ -332,6 +331,8 @@ static void write_piece(struct server *srv, const struct egress_piece *pc, doubl
         run_lost(srv, c, ERR_EOF, msg);
         return;
     }
+    if (off == 0)           /* a new frame: its header (egress.h) */
+        weights_header(srv, pc, c->whdr);
     if (off < PROTO_HEADER_SIZE) {
         uint64_t e = end < PROTO_HEADER_SIZE ? end : PROTO_HEADER_SIZE;
         b[nb++] = uv_buf_init((char *)c->whdr + off, (unsigned)(e - off));

@@ -15,11 +15,20 @@
  * --timeout) ends the run: one log line naming the worker, its address and
  * the step, ERROR to every other worker, exit 1.
  *
- * THE WEIGHTS BUFFER is read by K queued writes at once and changed only by
- * store_apply, which needs all K pushes of the next step; session.c refuses
- * a push from a worker whose weights are still being written (pulling), so
- * no apply can happen while a write of the previous weights is queued
- * (asserted in step_apply).
+ * PER-BUCKET PULL. After every push the server asks the store for what
+ * every worker has now pushed (store_release, store.h RELEASE) and hands
+ * each released part to the egress at once (egress_release), so the
+ * weights of the top buckets go out while the lower ones still come in.
+ * The step's last release completes it: the loss is logged and the
+ * ingress half of the record filled.
+ *
+ * THE WEIGHTS BUFFER of a step (srv->wbuf, the store's) is read by K
+ * queued writes at once and written only in parts not yet released; it is
+ * overwritten only by the step after next, which needs all K pushes of the
+ * next step complete; session.c refuses a push from a worker whose weights
+ * of the step before are still being written (pulling), so no new step's
+ * release can start while a write of the previous weights is queued
+ * (asserted in step_release).
  */
 #include <assert.h>
 #include <errno.h>
@@ -70,6 +79,18 @@ unsigned long long ull(uint64_t x)
     return (unsigned long long)x;
 }
 
+/* payload_note: one step's payload bytes into *p (server.h). */
+static void payload_note(struct payload *p, uint64_t bytes, uint64_t step)
+{
+    if (p->steps == 0)
+        p->per_step = bytes;
+    else if (bytes != p->per_step)
+        p->uneven = 1;
+    p->steps++;
+    p->total += bytes;
+    (void)step;
+}
+
 void run_succeed(struct server *srv)
 {
     if (srv->over)
@@ -82,6 +103,17 @@ void run_succeed(struct server *srv)
     double rss_mib = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss / 1024.0 : -1;
     log_msg("all %u workers done after %d steps; peak RSS %.1f MiB", (unsigned)srv->k,
             srv->f.c.steps, rss_mib);
+    /* The payload (elements only, no headers): K x count x size each way
+     * per step, P times that in with P pushes per step
+     * (tests/t_ps_range.sh reads this line). */
+    if (!srv->pay_in.uneven && !srv->pay_out.uneven)
+        log_msg("payload bytes per step: in %llu, out %llu (%llu steps; %llu WEIGHTS frames)",
+                ull(srv->pay_in.per_step), ull(srv->pay_out.per_step), ull(srv->pay_in.steps),
+                ull(srv->eg.frames_out));
+    else
+        log_msg("payload bytes: in %llu over %llu steps, out %llu over %llu steps (steps "
+                "differ; %llu WEIGHTS frames)", ull(srv->pay_in.total), ull(srv->pay_in.steps),
+                ull(srv->pay_out.total), ull(srv->pay_out.steps), ull(srv->eg.frames_out));
     for (struct conn *c = srv->conns; c; c = c->next)
         conn_close(c);
     server_maybe_stop(srv);
@@ -180,6 +212,8 @@ void egress_finished(struct server *srv)
     srv->cur.egress_s = srv->out_last - srv->out_first;
     srv->cur.bytes_out = srv->link.bytes_out - srv->out_mark;
     srv->out_mark = srv->link.bytes_out;
+    payload_note(&srv->pay_out, srv->eg.payload_out - srv->pay_out_mark, srv->cur.step);
+    srv->pay_out_mark = srv->eg.payload_out;
     if (srv->cur.step >= (uint64_t)srv->f.c.warmup) {
         int rc = metrics_record_add(&srv->rec, &srv->cur);
         assert(rc == 0);    /* room for every timed step, made at start */
@@ -195,60 +229,103 @@ void egress_finished(struct server *srv)
         run_succeed(srv);
 }
 
-/* weights_send: the WEIGHTS of `step` (the store's weights now) to all K
- * workers, through the egress schedule. */
+/* weights_send: a resumed server's first weights (RESUME, proto.h): the
+ * store's weights, those of `step`, whole, to all K workers through the
+ * egress schedule (one release of the whole range). */
 static void weights_send(struct server *srv, uint64_t step, double now)
 {
+    assert(!egress_active(&srv->eg));
     srv->sending = step;
-    for (uint32_t r = 0; r < srv->k; r++) {
-        struct conn *c = srv->by_rank[r];
-        struct proto_header h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, srv->k,
-                                                  step, srv->scfg.lo, srv->wlen);
-
-        assert(c);          /* every rank pushed, or joined, so every rank is here */
-        proto_header_encode(&h, c->whdr);
-        c->ses.pulling = 1;
-    }
+    srv->wbuf = store_weights(&srv->store);
     srv->out_first = NAN;
     srv->out_last = now;
-    egress_start(&srv->eg, PROTO_HEADER_SIZE + srv->wlen, now);
+    egress_release(&srv->eg, srv->scfg.hi - srv->scfg.lo, now);
+    for (uint32_t r = 0; r < srv->k; r++) {
+        assert(srv->by_rank[r]);    /* every rank joined */
+        srv->by_rank[r]->ses.pulling = 1;
+    }
     egress_pump(srv);
 }
 
-static void step_apply(struct server *srv)
+void weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out)
 {
-    struct store_applied ap;
+    struct proto_header h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, srv->k,
+                                              srv->sending, srv->scfg.lo + pc->first,
+                                              pc->count * srv->es);
+    proto_header_encode(&h, out);
+}
+
+/* step_done: the step's last release: its loss, the ingress half of its
+ * record, the checkpoint (--checkpoint), and every worker still being
+ * written to is now pulling. Nonzero: the run failed (run_fail said why). */
+static int step_done(struct server *srv, const struct store_released *rel, double now)
+{
+    uint64_t pay = store_payload_in(&srv->store) - srv->pay_in_mark;
     char err[ERR_LEN];
-    double now;
     int rc;
 
-    /* A push needs its worker's previous weights written (session.c), so
-     * all K pushes in means the previous step's writes are done. */
-    assert(!egress_active(&srv->eg));
-    rc = store_apply(&srv->store, &ap, err);
-    if (rc != 0) {
-        run_fail(srv, NULL, rc, err);
-        return;
-    }
-    now = clock_now();
-    if (ap.step == 0 || ap.step + 1 == (uint64_t)srv->f.c.steps ||
+    if (rel->step == 0 || rel->step + 1 == (uint64_t)srv->f.c.steps ||
         now - srv->last_log >= LOG_EVERY_S) {
-        log_msg("step %llu loss %.6g %llu examples", ull(ap.step), ap.loss, ull(ap.batch));
+        log_msg("step %llu loss %.6g %llu examples", ull(rel->step), rel->loss,
+                ull(rel->batch));
         srv->last_log = now;
     }
-    losscurve_set(&srv->loss, (size_t)ap.step, ap.loss);     /* no-op without --loss-out */
-    srv->cur.step = ap.step;
+    losscurve_set(&srv->loss, (size_t)rel->step, rel->loss);  /* no-op without --loss-out */
+    srv->cur.step = rel->step;
     srv->cur.combine_s = NAN;
     srv->cur.ingress_s = srv->in_last - srv->in_first;
     srv->cur.bytes_in = srv->link.bytes_in - srv->in_mark;
     srv->in_mark = srv->link.bytes_in;
     srv->in_started = 0;
-    /* --checkpoint (resume.h): written before the weights go out. */
-    if ((rc = resume_after_apply(srv, ap.step, err)) != 0) {
+    payload_note(&srv->pay_in, pay, rel->step);
+    srv->pay_in_mark = store_payload_in(&srv->store);
+    /* --checkpoint (resume.h): the step's weights are whole now (its last
+     * part is released but not yet written). */
+    if ((rc = resume_after_apply(srv, rel->step, err)) != 0) {
+        run_fail(srv, NULL, rc, err);
+        return rc;
+    }
+    for (uint32_t r = 0; r < srv->k; r++) {
+        struct conn *c = srv->by_rank[r];
+
+        assert(c);          /* every rank pushed, so every rank is here */
+        if (!egress_rank_done(&srv->eg, r))
+            c->ses.pulling = 1;
+    }
+    return 0;
+}
+
+/* step_release: what every worker has pushed and is not released yet
+ * goes out (PER-BUCKET PULL above). */
+static void step_release(struct server *srv)
+{
+    struct store_released rel;
+    char err[ERR_LEN];
+    double now;
+    int rc;
+
+    rc = store_release(&srv->store, &rel, err);
+    if (rc != 0) {
         run_fail(srv, NULL, rc, err);
         return;
     }
-    weights_send(srv, ap.step, now);
+    if (rel.count == 0)
+        return;
+    now = clock_now();
+    if (rel.top == rel.count) {
+        /* The step's first release. A push needs its worker's previous
+         * weights written (session.c), so all K pushes in means the
+         * previous step's writes are done. */
+        assert(!egress_active(&srv->eg));
+        srv->sending = rel.step;
+        srv->wbuf = rel.weights;
+        srv->out_first = NAN;
+        srv->out_last = now;
+    }
+    egress_release(&srv->eg, rel.count, now);
+    if (rel.last && step_done(srv, &rel, now) != 0)
+        return;
+    egress_pump(srv);
 }
 
 static void on_hello(struct conn *c, double now)
@@ -289,7 +366,18 @@ static void on_hello(struct conn *c, double now)
     session_join(&c->ses);
     silence_progress(&srv->sil, now);
     silence_heard(&srv->sil, r, now);
-    (void)conn_send_ctl(c, PROTO_WELCOME, 0, NULL);
+    {
+        /* WELCOME: the range this server owns (proto.h). */
+        uint8_t frame[PROTO_HEADER_SIZE + PROTO_WELCOME_SIZE];
+        struct proto_header h = proto_header_make(PROTO_WELCOME, PROTO_RANK_SERVER, srv->k,
+                                                  store_step(&srv->store), 0,
+                                                  PROTO_WELCOME_SIZE);
+        struct proto_welcome w = { srv->scfg.lo, srv->scfg.hi - srv->scfg.lo };
+
+        proto_header_encode(&h, frame);
+        proto_welcome_encode(&w, frame + PROTO_HEADER_SIZE);
+        (void)conn_send_raw(c, frame, sizeof frame);
+    }
     log_msg("worker %u joined from %s (%u of %u)", (unsigned)r, c->peer,
             (unsigned)srv->joined, (unsigned)srv->k);
     /* RESUME (proto.h): a server that goes on from step s > 0 sends every
@@ -409,8 +497,7 @@ void conn_process(struct conn *c, const unsigned char *p, size_t len, double now
             break;
         case SESSION_PUSH_END:
             srv->in_last = now;
-            if (store_step_ready(&srv->store))
-                step_apply(srv);
+            step_release(srv);
             break;
         case SESSION_BYE:
             conn_finished(c);
@@ -444,9 +531,9 @@ static int owes(struct server *srv, const struct conn *c, char *out, size_t len)
 
     out[0] = '\0';
     if (c->ses.pulling && !egress_rank_done(&srv->eg, r)) {
-        say(out, len, "not taking the weights of step %llu (%llu of %llu bytes written)",
-            ull(srv->sending), ull(srv->eg.w[r].sent - (srv->eg.w[r].blocked ? c->wqueued : 0)),
-            ull(srv->eg.total));
+        say(out, len, "not taking the weights of step %llu (%llu of %llu elements handed "
+            "out%s)", ull(srv->sending), ull(srv->eg.w[r].done), ull(srv->eg.n),
+            srv->eg.w[r].blocked ? ", a write queued" : "");
         return srv->eg.w[r].blocked;
     }
     session_waiting(&c->ses, &srv->store, out, len);

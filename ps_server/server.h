@@ -56,11 +56,19 @@ struct conn {
     int resumed;                     /* released by the pacer, not read since */
     /* writing */
     uint64_t wqueued;                /* bytes of a weights piece queued */
-    unsigned char whdr[PROTO_HEADER_SIZE];
+    unsigned char whdr[PROTO_HEADER_SIZE];  /* the header of its WEIGHTS frame in progress */
     int cbusy;                       /* a WELCOME or ERROR is queued */
     uint64_t cqueued;
     unsigned char cbuf[PROTO_HEADER_SIZE + PROTO_TEXT_MAX];
     unsigned char sbuf[SMALL_READ];
+};
+
+/* Payload bytes (elements only) per step, one direction: what the byte
+ * counters of the model count (K x count x size). */
+struct payload {
+    uint64_t per_step;                /* the first step's */
+    uint64_t total, steps;
+    int uneven;                       /* a step differed from the first */
 };
 
 struct server {
@@ -70,7 +78,6 @@ struct server {
     struct session_cfg scfg;
     uint32_t k;
     size_t es, rcap;
-    uint64_t wlen;                    /* bytes of weights per WEIGHTS frame */
     double timeout, linger_s;
     /* state */
     struct store store;
@@ -91,6 +98,7 @@ struct server {
     uint64_t sending;                 /* step whose weights are going out */
     uint64_t first_step;              /* the first step of this run (--resume: its step) */
     int resending;                    /* resumed: the weights of first_step - 1 going out */
+    const void *wbuf;                 /* ... and the store buffer holding them */
     /* measurement */
     struct losscurve loss;            /* --loss-out: the loss of every applied step */
     struct metrics_record rec;
@@ -98,6 +106,8 @@ struct server {
     int in_started;
     double in_first, in_last, out_first, out_last;
     uint64_t in_mark, out_mark;
+    struct payload pay_in, pay_out;   /* per step: store_payload_in, eg.payload_out */
+    uint64_t pay_in_mark, pay_out_mark;
     int timing;
     double t0_wall, t0_cpu;
 };
@@ -120,6 +130,9 @@ void run_succeed(struct server *srv);
 void run_fail(struct server *srv, struct conn *culprit, int code, const char *msg);
 void run_lost(struct server *srv, struct conn *c, int code, const char *msg);
 void egress_finished(struct server *srv);
+/* weights_header: the header of the WEIGHTS frame piece pc begins (step
+ * srv->sending, its elements) into out[PROTO_HEADER_SIZE]. */
+void weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out);
 int waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len);
 void run_silence_check(struct server *srv, double now);
 void run_idle_fail(struct server *srv);

@@ -97,9 +97,12 @@ struct session {
     const struct session_cfg *cfg;
     int state;               /* enum session_state */
     uint32_t rank;           /* from the HELLO (valid from event HELLO on) */
-    int pulling;             /* SET BY THE CALLER while the WEIGHTS frame of the
-                                last applied step is being written to this
-                                worker: a PUSH or BYE then is refused */
+    int pulling;             /* SET BY THE CALLER while the WEIGHTS frames of
+                                the last complete step are still being
+                                written to this worker (from the step's last
+                                release on: run.c): a PUSH or BYE then is
+                                refused. Earlier parts go out while the
+                                step's pushes still come: not pulling */
     uint64_t pushes;         /* complete pushes, all steps (P per step, store.h) */
     uint64_t step;           /* step of the frame in progress */
     /* the frame being received */

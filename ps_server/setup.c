@@ -109,12 +109,21 @@ static void setup_workload(struct server *srv, struct workload *wl)
         flags_fail("--params: required with --workload synthetic");
     if ((rc = workload_create(wl, &wcfg)) != 0)
         flags_fail("--workload %s: cannot build it (%s)", workload_name(wcfg.kind), err_str(rc));
-    if ((uint64_t)srv->f.shard_s > wl->n)
-        flags_fail("--shard %d/%d: more servers than the %zu parameters", srv->f.shard_i,
-                   srv->f.shard_s, wl->n);
-    workload_split(wl->n, srv->f.shard_s, srv->f.shard_i, NULL, &lo, &hi);
+    if (srv->f.range_count > 0) {
+        if (srv->f.range_first >= wl->n || srv->f.range_count > wl->n - srv->f.range_first)
+            flags_fail("--range %llu:%llu: elements [%llu, %llu) are not inside the %zu "
+                       "parameters", ull(srv->f.range_first), ull(srv->f.range_count),
+                       ull(srv->f.range_first), ull(srv->f.range_first + srv->f.range_count),
+                       wl->n);
+        lo = srv->f.range_first;
+        hi = lo + srv->f.range_count;
+    } else {
+        if ((uint64_t)srv->f.shard_s > wl->n)
+            flags_fail("--shard %d/%d: more servers than the %zu parameters", srv->f.shard_i,
+                       srv->f.shard_s, wl->n);
+        workload_split(wl->n, srv->f.shard_s, srv->f.shard_i, NULL, &lo, &hi);
+    }
     srv->es = dtype_size(c->dtype);
-    srv->wlen = (hi - lo) * srv->es;
     srv->scfg = (struct session_cfg){
         .world = srv->k, .n = wl->n, .lo = lo, .hi = hi, .dtype = c->dtype,
         .workload = c->workload, .seed = c->seed, .key = &srv->f.key,
@@ -154,11 +163,13 @@ int setup_server(struct server *srv, const struct flags *f, double now)
         return -1;
     srv->by_rank = calloc(srv->k, sizeof *srv->by_rank);
     srv->sil_state = calloc(srv->k, 1);
-    /* Every shard has every worker's loss; shard 0 alone writes the file. */
-    if (srv->loss_out && f->shard_i > 0)
+    /* Every shard has every worker's loss; the one owning element 0 alone
+     * writes the file. */
+    if (srv->loss_out && srv->scfg.lo > 0)
         srv->loss_out = NULL;
     if (!srv->by_rank || !srv->sil_state ||
-        egress_init(&srv->eg, srv->k, &srv->link, EGRESS_CHUNK) != 0 ||
+        egress_init(&srv->eg, srv->k, &srv->link, EGRESS_CHUNK, srv->scfg.hi - srv->scfg.lo,
+                    srv->es) != 0 ||
         silence_init(&srv->sil, srv->k, srv->timeout, now) != 0 ||
         metrics_record_init(&srv->rec, (size_t)(f->c.steps - f->c.warmup)) != 0 ||
         (srv->loss_out && losscurve_init(&srv->loss, (size_t)f->c.steps) != 0)) {
@@ -211,10 +222,16 @@ void setup_announce(const struct server *srv, int bound)
     else
         snprintf(linkdesc, sizeof linkdesc, "link EMULATED %.6g MB/s, latency %.6g us",
                  c->link_bw / 1e6, c->link_latency * 1e6);
+    char part[48];
+
+    if (srv->f.range_count > 0)
+        snprintf(part, sizeof part, "--range");
+    else
+        snprintf(part, sizeof part, "shard %d/%d", srv->f.shard_i, srv->f.shard_s);
     log_msg("listening on %s:%d for %u workers: %s n %llu %s, elements [%llu, %llu) "
-            "(shard %d/%d), B %llu, %d steps, lr %g; %s", srv->f.host, bound, (unsigned)srv->k,
+            "(%s), B %llu, %d steps, lr %g; %s", srv->f.host, bound, (unsigned)srv->k,
             workload_name(c->workload), ull(srv->scfg.n), dtype_name(c->dtype),
-            ull(srv->scfg.lo), ull(srv->scfg.hi), srv->f.shard_i, srv->f.shard_s,
+            ull(srv->scfg.lo), ull(srv->scfg.hi), part,
             ull(srv->scfg.batch), c->steps, c->lr, linkdesc);
 }
 

@@ -14,6 +14,13 @@
  * in it is finite, then to add. So a piece with a NaN adds nothing of
  * itself; the store still FAILS, because earlier pieces of the same push
  * are already in the accumulator and cannot be taken out exactly.
+ *
+ * A release (store.h, RELEASE) writes the new weights over the released
+ * part of the accumulator: the old weights are staged on the stack, updated
+ * there by sgd_step itself (so the arithmetic is the one update of
+ * sgd.h, bit for bit, whatever the cuts) and copied into the accumulator.
+ * The weights buffer is never written during a step; the step's last
+ * release swaps the two buffers.
  */
 #include "store.h"
 
@@ -162,6 +169,12 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
         err_say(err, "worker %u: push for step %llu has a non-finite loss (%g)",
             (unsigned)rank, ull(step), meta->loss);
         return ERR_NONFINITE;
+    }
+    if (meta->examples != 0 && w->pass_done != 0) {
+        err_say(err, "worker %u: push for step %llu counts %llu examples but is not the first "
+            "push of its pass (the count travels with the push that ends at element %llu)",
+            (unsigned)rank, ull(step), ull(meta->examples), ull(s->offset + s->n));
+        return ERR_PROTO_FIELD;
     }
     if (meta->examples > UINT64_MAX - w->examples) {
         err_say(err, "worker %u: push %u for step %llu: example counts overflow",
@@ -316,6 +329,7 @@ int store_push_end(struct store *s, uint32_t rank, char *err)
         return ERR_PROTO_SIZE;
     }
     assert(w->part_len == 0);
+    s->payload_in += (uint64_t)w->count * s->elem_size;
     w->pass_done += w->count;
     if (w->pass_done < s->n) {
         w->phase = STORE_W_WAITING;     /* the next, lower, part of the pass */
@@ -355,24 +369,29 @@ int store_step_ready(const struct store *s)
     return s->fail_code == 0 && s->done == s->world;
 }
 
-int store_apply(struct store *s, struct store_applied *out, char *err)
+/* releasable: how far down every worker's last pass of the step has come
+ * (store.h, RELEASE): top = min over workers of top_r. */
+static size_t releasable(const struct store *s)
+{
+    size_t top = s->n;
+
+    for (uint32_t r = 0; r < s->world && top > 0; r++) {
+        const struct store_worker *w = &s->workers[r];
+        size_t t = w->phase == STORE_W_DONE ? s->n
+                 : w->pushes + 1 == s->per_step ? w->pass_done : 0;
+        if (t < top)
+            top = t;
+    }
+    return top;
+}
+
+/* count_step: the step's counts and losses, summed and checked (COUNTS);
+ * at the first release. 0, or the store FAILED. */
+static int count_step(struct store *s, char *err)
 {
     uint64_t batch = 0;
     double loss = 0.0;
-    size_t bad;
-    int rc;
 
-    if (s->fail_code)
-        return failed_again(s, PROTO_RANK_SERVER, err);
-    if (s->done != s->world) {
-        uint32_t r = 0;
-
-        while (s->workers[r].phase == STORE_W_DONE)
-            r++;
-        err_say(err, "worker %u: step %llu cannot be applied yet: %u of %u pushes complete",
-            (unsigned)r, ull(s->step), (unsigned)s->done, (unsigned)s->world);
-        return -EAGAIN;
-    }
     for (uint32_t r = 0; r < s->world; r++) {
         if (s->workers[r].examples > UINT64_MAX - batch) {
             err_say(err, "worker %u: step %llu: example counts overflow", (unsigned)r,
@@ -404,26 +423,108 @@ int store_apply(struct store *s, struct store_applied *out, char *err)
             ull(s->step), (unsigned)s->world);
         return fail(s, ERR_PROTO_FIELD, err);
     }
+    s->rel_batch = batch;
+    s->rel_loss = loss;
+    return 0;
+}
+
+/* update_range: acc[at, at + cnt) <- w - lr * acc / divisor, through a
+ * staged copy of w updated by sgd_step (the one update rule, sgd.h). */
+static void update_range(struct store *s, size_t at, size_t cnt, uint64_t divisor)
+{
+    double buf[STAGE_BYTES / sizeof(double)];
+    const size_t es = s->elem_size, per = sizeof buf / es;
+    unsigned char *acc = s->acc;
+    const unsigned char *w = s->weights;
+
+    while (cnt > 0) {
+        size_t k = cnt < per ? cnt : per;
+        int rc;
+
+        memcpy(buf, w + at * es, k * es);
+        rc = sgd_step(buf, acc + at * es, k, s->dtype, s->lr, divisor);
+        assert(rc == 0);    /* lr checked at init, divisor > 0 */
+        (void)rc;
+        memcpy(acc + at * es, buf, k * es);
+        at += k;
+        cnt -= k;
+    }
+}
+
+int store_release(struct store *s, struct store_released *out, char *err)
+{
+    size_t top, lo, bad;
+    uint64_t divisor;
+    void *t;
+
+    memset(out, 0, sizeof *out);
+    if (s->fail_code)
+        return failed_again(s, PROTO_RANK_SERVER, err);
+    out->step = s->step;
+    top = releasable(s);
+    if (top <= s->released)
+        return 0;
+    if (s->released == 0 && count_step(s, err) != 0)
+        return s->fail_code;
+    lo = s->n - top;
     /* Each element was finite, but K of them can sum past the largest
      * finite value. */
-    if (vec_check_finite(s->acc, s->n, s->dtype, &bad) != 0) {
+    if (vec_check_finite((unsigned char *)s->acc + lo * s->elem_size, top - s->released,
+                         s->dtype, &bad) != 0) {
         err_say(err, "step %llu: the summed gradient overflowed at element %llu; "
-            "the step fails, weights untouched", ull(s->step), ull(s->offset + bad));
+            "the step fails, weights untouched", ull(s->step), ull(s->offset + lo + bad));
         return fail(s, ERR_NONFINITE, err);
     }
-    rc = sgd_step(s->weights, s->acc, s->n, s->dtype, s->lr, s->divide_by_one ? 1 : batch);
-    assert(rc == 0);    /* lr checked at init, batch > 0 */
-    (void)rc;
+    divisor = s->divide_by_one ? 1 : s->rel_batch;
+    update_range(s, lo, top - s->released, divisor);
+    out->first = s->offset + lo;
+    out->count = top - s->released;
+    out->top = top;
+    out->weights = s->acc;
+    out->batch = s->rel_batch;
+    out->loss = s->rel_loss / (double)s->rel_batch;
+    out->divisor = divisor;
+    s->released = top;
+    if (top < s->n)
+        return 0;
+    /* The step is complete: its new weights become the weights. */
+    out->last = 1;
+    t = s->weights;
+    s->weights = s->acc;
+    s->acc = t;
     vec_zero(s->acc, s->n, s->dtype);
     memset(s->workers, 0, s->world * sizeof *s->workers);   /* all WAITING */
-    if (out) {
-        out->step = s->step;
-        out->batch = batch;
-        out->loss = loss / (double)batch;
-        out->divisor = s->divide_by_one ? 1 : batch;
-    }
     s->done = 0;
+    s->released = 0;
     s->step++;
+    return 0;
+}
+
+int store_apply(struct store *s, struct store_applied *out, char *err)
+{
+    struct store_released rel;
+    int rc;
+
+    if (s->fail_code)
+        return failed_again(s, PROTO_RANK_SERVER, err);
+    if (s->done != s->world) {
+        uint32_t r = 0;
+
+        while (s->workers[r].phase == STORE_W_DONE)
+            r++;
+        err_say(err, "worker %u: step %llu cannot be applied yet: %u of %u pushes complete",
+            (unsigned)r, ull(s->step), (unsigned)s->done, (unsigned)s->world);
+        return -EAGAIN;
+    }
+    if ((rc = store_release(s, &rel, err)) != 0)
+        return rc;
+    assert(rel.last);       /* all K done: the rest is releasable */
+    if (out) {
+        out->step = rel.step;
+        out->batch = rel.batch;
+        out->loss = rel.loss;
+        out->divisor = rel.divisor;
+    }
     return 0;
 }
 
@@ -456,6 +557,11 @@ size_t store_pass_left(const struct store *s, uint32_t rank)
     return s->n - s->workers[rank].pass_done;
 }
 
+uint64_t store_payload_in(const struct store *s)
+{
+    return s->payload_in;
+}
+
 int store_failed(const struct store *s, const char **msg)
 {
     if (msg)
@@ -474,6 +580,7 @@ int store_resume(struct store *s, uint64_t step, const void *weights)
     vec_zero(s->acc, s->n, s->dtype);
     memset(s->workers, 0, s->world * sizeof *s->workers);   /* all WAITING */
     s->done = 0;
+    s->released = 0;        /* a part released before the rollback is void */
     s->fail_code = 0;
     s->fail_msg[0] = '\0';
     s->step = step;

@@ -5,12 +5,13 @@
  * same size. Each worker's PUSH payload is fed to it as the bytes arrive,
  * in pieces of any size (a TCP read may end in the middle of an element);
  * every complete element is checked for NaN/Inf and then added into the
- * accumulator in place. When all K pushes of the step are in, store_apply
- * divides once by the global batch B (the sum of the pushed example counts,
- * through sgd_step) and the new weights are ready to be sent to all K
- * workers. Memory is two n-element buffers plus a few dozen bytes per
- * worker, whatever K is: the server never holds K gradients (docs/design.md,
- * "Bounded memory").
+ * accumulator in place. As soon as every worker has pushed a part of the
+ * range (RELEASE below), store_release divides that part once by the
+ * global batch B (the sum of the pushed example counts, through sgd_step)
+ * and its new weights are ready to be sent to all K workers, while the
+ * rest of the step's pushes go on. Memory is two n-element buffers plus a
+ * few dozen bytes per worker, whatever K is: the server never holds K
+ * gradients (docs/design.md, "Bounded memory").
  *
  * PASSES PER STEP. Normally each worker sends one pass of its gradient
  * per step: one push of the whole range, or one push per bucket (BUCKETS
@@ -28,10 +29,15 @@
  * OWNERSHIP. store_init allocates the weights and the accumulator and
  * copies the initial weights in; store_destroy frees them. Nothing else
  * allocates. Bytes given to store_push_data are read during the call only
- * and may sit at any alignment. store_weights points into the store: it
- * stays valid, and unchanged, until the next store_apply (which cannot
- * happen before every worker has pushed again, that is after every worker
- * has received the weights of the step before).
+ * and may sit at any alignment. store_weights points into the store: the
+ * weights of the last COMPLETE step, valid and unchanged until the step in
+ * progress completes (its last release). A release's new weights are
+ * written into the step's accumulator, in the released range only
+ * (store_released.weights points at it); at the step's last release the
+ * two buffers swap roles, so that same buffer becomes store_weights and
+ * stays valid and unchanged until the end of the NEXT step, which cannot
+ * complete before every worker has pushed all of it, that is after every
+ * worker has received every weight of the step before.
  *
  * BUCKETS. A worker may send a pass as several pushes, one per bucket of
  * its gradient as the bucket becomes ready (--bucket-size, the way BytePS
@@ -43,10 +49,29 @@
  * every element is added exactly once per pass, and the per-worker state
  * stays O(1) (how far down the pass has come, pass_done). A push that does
  * not end where the pass has come to is refused like any wrong range. The
- * examples and losses of all the pushes are summed: a worker sends its
- * count and loss with one push of the pass and zeros with the others
- * (ps_worker sends them with the push that starts at the owned range's
- * start). A whole-range push is simply a pass of one push.
+ * count and loss of a pass travel with its FIRST push (the one that ends
+ * at the owned range's end), zeros with the others: a push that is not the
+ * first of its pass and counts examples is refused (ERR_PROTO_FIELD). So
+ * every count of the step is in before any part of it can be released.
+ * The losses of all the pushes are summed. A whole-range push is simply a
+ * pass of one push.
+ *
+ * RELEASE (per-bucket pull). Let top_r be how far down worker r's LAST
+ * pass of the step has come (n when its pushes are all complete, 0 while
+ * it is in an earlier pass), and top = min over r of top_r. The elements
+ * [n - top, n) (from the owned range's start) then hold every worker's
+ * whole contribution: no push of this step can add to them again. At
+ * most once per call, store_release takes the part not yet released,
+ * [n - top, n - released), and applies the element-wise update to it:
+ * acc[i] <- w[i] - lr * acc[i] / B, the very arithmetic of sgd_step (it
+ * runs on a staged copy), so the bits are those of one update of the
+ * whole range, whatever the cuts. The cuts follow the slowest worker's
+ * bucket boundaries (any cuts are fine; workers may even cut differently).
+ * The first release of a step first sums the counts (COUNTS) and fails the
+ * store if they are wrong, before anything is released. When top reaches n
+ * the step is complete: the buffers swap (OWNERSHIP), the new accumulator
+ * is zeroed and the store moves to step s+1. store_apply is the one-shot
+ * form: after all K pushes are in, it releases what is left.
  *
  * THE STEP STATE MACHINE (s: the store's current step, from 0)
  *
@@ -55,10 +80,13 @@
  *                                                 K-th push is complete)
  *   INGRESS    a refused call (wrong rank, step,  INGRESS, nothing changed
  *              range, size; see below)
+ *   INGRESS    store_release of a part (RELEASE)  INGRESS
  *   INGRESS    NaN/Inf in a gradient, push_abort  FAILED
- *   READY      store_apply                        INGRESS at s+1
- *   READY      store_apply with B == 0, or a      FAILED
- *              sum that overflowed to Inf
+ *   READY      store_apply, or the release of     INGRESS at s+1
+ *              the last part
+ *   any        a first release or apply with      FAILED
+ *              wrong counts or B == 0; a release
+ *              of a sum that overflowed to Inf
  *   FAILED     any call                           FAILED (returns the code
  *                                                 of the failure again)
  *
@@ -76,8 +104,10 @@
  * still complete the step. Whether to go on is the caller's choice (the
  * server closes that worker, so the run ends anyway). A FAILED store is
  * terminal: its accumulator holds a partial sum that can never be applied,
- * the weights are those of the last applied step (never touched by the
- * failed one), store_failed says why, and the run ends.
+ * the weights are those of the last complete step (never touched by the
+ * failed one: its released parts went to the accumulator, and were sent,
+ * but store_weights does not change), store_failed says why, and the run
+ * ends.
  *
  * SUMMATION ORDER. Element i's contributions are added in the order their
  * bytes are fed, so a different arrival order of the K pushes can change
@@ -90,10 +120,11 @@
  * COUNTS. With cfg.batch set, the example counts are checked, the way
  * NaN is: a push whose count takes its worker's total for the step past
  * cfg.count_max (B: no worker has more than the whole batch) fails the
- * step at once, naming the worker and the step; at store_apply, counts
- * that do not sum to cfg.batch fail it, naming the step, the sum and each
- * worker's count. In both cases the store is FAILED, the weights are
- * untouched, and the run ends non-zero. A --mistake that changes what a
+ * step at once, naming the worker and the step; at the step's first
+ * release (or store_apply), counts that do not sum to cfg.batch fail it,
+ * naming the step, the sum and each worker's count. In both cases the
+ * store is FAILED, the weights are untouched (nothing of the step is
+ * released), and the run ends non-zero. A --mistake that changes what a
  * worker counts (mean-of-means: 1 per worker with examples) passes its own
  * expected sum, maximum and name (cfg.batch_what).
  *
@@ -152,11 +183,29 @@ struct store {
     const char *batch_what;
     uint64_t step;          /* the step being collected */
     uint32_t done;          /* workers whose P pushes for `step` are complete */
+    size_t released;        /* elements of `step` released, from the top (RELEASE) */
+    uint64_t rel_batch;     /* B of `step`, fixed by its first release */
+    double rel_loss;        /* the summed loss of `step`, likewise */
+    uint64_t payload_in;    /* gradient bytes of every complete push so far */
     int fail_code;          /* 0, or the code that made the store FAILED */
     void *weights;          /* n elements (owned) */
     void *acc;              /* n elements: the running sum (owned) */
     struct store_worker *workers;   /* world entries (owned) */
     char fail_msg[ERR_LEN];  /* why it FAILED */
+};
+
+/* What store_release released (count 0: nothing new). The new weights of
+ * elements [first, first + count) (absolute indices) are at
+ * weights + (first - offset) * elem_size: see OWNERSHIP for how long. */
+struct store_released {
+    uint64_t step;          /* the step they belong to */
+    uint64_t first, count;  /* the released range */
+    size_t top;             /* elements released so far in the step, from the top */
+    int last;               /* this release completed the step */
+    const void *weights;    /* the buffer holding the step's new weights */
+    uint64_t batch;         /* B (from the first release on) */
+    double loss;            /* sum of the pushed losses / B: final when `last` */
+    uint64_t divisor;       /* what the sum was divided by: B, or 1 (divide_by_one) */
 };
 
 /* What store_apply did. */
@@ -217,9 +266,18 @@ int store_push_abort(struct store *s, uint32_t rank, char *err);
  * and the store has not failed. */
 int store_step_ready(const struct store *s);
 
+/* store_release: release the part every worker has pushed and that is not
+ * released yet (RELEASE): its update applied into the accumulator, *out
+ * saying which part (out->count 0: nothing new, nothing changed). The
+ * step's first release sums the counts: wrong counts or B == 0 FAIL the
+ * store (ERR_PROTO_FIELD, COUNTS); a released part whose sum overflowed to
+ * Inf FAILS it (ERR_NONFINITE). store_weights is untouched either way. */
+int store_release(struct store *s, struct store_released *out, char *err);
+
 /* store_apply: w -= lr * acc / B with B the sum of the pushed counts (B
- * taken as 1 with divide_by_one), zero the accumulator, advance the step. Refused before all K pushes are in
- * (-EAGAIN, nothing changed). B == 0, a count sum that overflows or is not
+ * taken as 1 with divide_by_one), zero the accumulator, advance the step:
+ * store_release of everything not yet released. Refused before all K
+ * pushes are in (-EAGAIN, nothing changed). B == 0, a count sum that overflows or is not
  * cfg.batch (ERR_PROTO_FIELD, COUNTS) or a summed gradient that overflowed to Inf
  * (ERR_NONFINITE): the store is FAILED, weights untouched. OUT: *out
  * (may be NULL). */
@@ -236,8 +294,11 @@ int store_resume(struct store *s, uint64_t step, const void *weights);
  * pushes of that step are all complete. store_pushes_owed: the pushes
  * worker `rank` still owes the current step (0: done, or rank >= K).
  * store_pass_left: the elements of rank's current pass not yet pushed
- * (n before its first push, 0 when done or rank >= K). store_failed: 0 or the failure code, with the message in
- * msg (may be NULL) valid as long as the store. store_bytes: the memory the
+ * (n before its first push, 0 when done or rank >= K). store_payload_in:
+ * the gradient bytes (elements x size, no metadata) of every complete
+ * push so far: K x n x size per step (P times that with P passes).
+ * store_failed: 0 or the failure code, with the message in msg (may be
+ * NULL) valid as long as the store. store_bytes: the memory the
  * store holds (struct, buffers and per-worker state), for the bounded-
  * memory check. */
 const void *store_weights(const struct store *s);
@@ -245,6 +306,7 @@ uint64_t store_step(const struct store *s);
 uint32_t store_pushes_done(const struct store *s);
 uint32_t store_pushes_owed(const struct store *s, uint32_t rank);
 size_t store_pass_left(const struct store *s, uint32_t rank);
+uint64_t store_payload_in(const struct store *s);
 int store_failed(const struct store *s, const char **msg);
 size_t store_bytes(const struct store *s);
 

@@ -1,45 +1,26 @@
-/* client.c -- the worker's conversation with its S server shards (see
- * client.h for the contract).
+/* client.c -- the worker's conversation with its S servers (see client.h
+ * for the contract): set-up, the threads, the servers' ranges and the
+ * calls. What travels on one connection (headers checked, PUSH parts out,
+ * WEIGHTS parts in, ERROR frames read) is frames.c's.
  *
- * One step, for each server i (in its own thread when S > 1):
+ * One step, for each server i (its pushes in its own thread when S > 1,
+ * its receiver always in its own thread):
  *
- *     send  PUSH(step, aux=lo_i) header + 16-byte meta    (one 56-byte write)
- *     send  gradient elements [lo_i, hi_i)                (straight from grad)
- *     recv  40-byte header: WEIGHTS(step, aux=lo_i, length=(hi_i-lo_i)*elem)
- *     recv  the elements straight into weights[lo_i, hi_i)
+ *     pusher:   per bucket, from the top of [lo_i, hi_i) down, one PUSH of
+ *               the part of the bucket server i owns (frames_push)
+ *     receiver: the step's WEIGHTS parts, from the top down, until the
+ *               whole range is in the client's buffer (frames_receive)
  *
- * Every header is decoded and checked (proto_header_decode, then type,
- * sender, step, range and length) before its payload is read, so a server
- * that sends something else is reported as such, never read into the
- * weights. An ERROR frame is read (its text is capped at PROTO_TEXT_MAX by
- * the decoder) and reported. Every wait is net.c's, under the idle-progress
- * timeout.
- *
- * PULL WAIT. The WEIGHTS of a step come only once every worker has pushed,
- * so while this worker waits for them it waits on the others too. The
- * server watches each worker with the same --timeout T and, when one
- * stalls, tells the rest who it was (ERROR). If this worker gave up after T
- * as well, it would close at about the moment the server decides, and the
- * server would blame it instead of the stalled one. So the wait for the
- * WEIGHTS header allows 1.5T: the server names a worker that stalled
- * before this one's push ended within T of that worker's last byte (plus
- * its timer's granularity, T/20), so its ERROR arrives first; and a dead
- * or stopped server is noticed within 1.5T of the last byte, inside
- * docs/design.md's 2T with room for a loaded machine. (A worker that stalls
- * more than T/2 after this one's push ended outlasts this wait: then this
- * worker names the server, and the server's log names the stalled one.)
- * Every other wait is T.
+ * The pushers run one generation (c->gen) per ps_client_push; the
+ * receivers one (c->pull_gen) per ps_client_pull_begin. The step's
+ * arguments are written under c->mu before a generation is bumped and not
+ * changed until every thread has reported back, so the threads read them
+ * without the lock.
  *
  * GIVING UP. When the worker fails, ps_client_abort sends each server it
  * can still write to cleanly (at a frame boundary) an ERROR frame with the
  * reason, so that a server's log says why the worker left rather than
  * "connection lost".
- *
- * A server that refuses a push answers ERROR and closes; if the refusal
- * arrives while this worker is still sending, the send fails (EPIPE or
- * reset) before the ERROR frame is read. send_failed() then looks for that
- * frame for a moment, so the user sees the server's reason rather than
- * "broken pipe".
  */
 #include "client.h"
 
@@ -52,15 +33,7 @@
 #include <unistd.h>
 
 #include "dtype.h"
-#include "workload.h"
-
-/* How long send_failed() looks for the ERROR frame that explains a failed
- * send (it is normally in the socket already). */
-#define LATE_ERROR_S 0.5
-
-/* The wait for the WEIGHTS header is PULL_IDLE_FACTOR x --timeout (see
- * PULL WAIT above). */
-#define PULL_IDLE_FACTOR 1.5
+#include "frames.h"
 
 static unsigned long long ull(uint64_t x)
 {
@@ -152,13 +125,17 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
             cfg->local_server, c->nservers);
         return ERR_USAGE;
     }
+    c->link_bw = cfg->link_bw;
+    c->link_latency = cfg->link_latency;
     for (int i = 0; i < c->nservers; i++) {
         struct ps_conn *k = &c->conns[i];
-        workload_split(cfg->hello.n, c->nservers, i, NULL, &k->lo, &k->hi);
         /* With the host's link every connection charges the host's one
          * clock at the full rate; the server on this host is not behind
-         * the NIC at all (counters only). */
+         * the NIC at all (counters only). Otherwise each connection has
+         * its share of the worker's own NIC: an equal one until the
+         * WELCOME says its range (welcome). */
         int local = cfg->has_local && i == cfg->local_server;
+        k->share = !local && !cfg->link_host;
         if (local)
             rc = link_init(&k->link, 0.0, 0.0);
         else if (cfg->link_host)
@@ -173,192 +150,18 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
             return ERR_USAGE;
         }
     }
+    if (c->n > SIZE_MAX / c->elem || !(c->incoming = malloc(c->n * c->elem))) {
+        err_say(err, "out of memory for the %zu weights to receive", c->n);
+        return -ENOMEM;
+    }
     return 0;
-}
-
-/* ------------------------------------------------------ frames in, out */
-
-/* clean_text: an ERROR payload made printable on one line (control bytes
- * become '?'). OUT: out (len + 1 bytes). */
-static void clean_text(const unsigned char *in, size_t len, char *out)
-{
-    for (size_t i = 0; i < len; i++)
-        out[i] = in[i] < 0x20 || in[i] == 0x7f ? '?' : (char)in[i];
-    out[len] = '\0';
-}
-
-/* server_code: the err.h code an ERROR frame carries in aux when it is
- * one, else ERR_MISMATCH; never 0 (the server did refuse). */
-static int server_code(uint64_t aux)
-{
-    int64_t a = (int64_t)aux;
-
-    if ((a <= -1 && a >= -4095) || (a >= ERR_BASE && a < ERR_LAST))
-        return (int)a;
-    return ERR_MISMATCH;
-}
-
-/* read_error_text: the payload of the ERROR frame whose header is *h.
- * Returns the server's code with "CTX: NAME reports: TEXT" in err, or the
- * read's own failure (then *told stays 0). */
-static int read_error_text(struct ps_conn *k, const struct proto_header *h, const char *ctx,
-                           int *told, char *err)
-{
-    struct ps_client *c = k->owner;
-    unsigned char text[PROTO_TEXT_MAX];
-    char shown[PROTO_TEXT_MAX + 1], tmp[ERR_LEN];
-    int rc;
-
-    /* The decoder capped h->length at PROTO_TEXT_MAX. */
-    rc = net_recv_all(k->fd, text, (size_t)h->length, &k->link, c->timeout, k->name, tmp);
-    if (rc != 0) {
-        err_say(err, "%s: %s (reading the server's ERROR frame)", ctx, tmp);
-        return rc;
-    }
-    clean_text(text, (size_t)h->length, shown);
-    err_say(err, "%s: %s reports: %s", ctx, k->name, shown[0] ? shown : "(no reason given)");
-    *told = 1;
-    k->told = 1;
-    return server_code(h->aux);
-}
-
-/* expect: receive the next frame header from server k, waiting up to
- * `idle` seconds without progress, and check that it is `type`, sent by a
- * server, with `length` payload bytes, for `step` and `aux` (these two not
- * checked for WELCOME). An ERROR frame is read and reported. ctx ("hello",
- * "step 7") leads every message. */
-static int expect(struct ps_conn *k, const char *ctx, double idle, uint16_t type,
-                  uint64_t step, uint64_t aux, uint64_t length, char *err)
-{
-    struct ps_client *c = k->owner;
-    struct proto_limits lim = {
-        .max_payload = length > PROTO_TEXT_MAX ? length : PROTO_TEXT_MAX,
-        .world = c->world,
-        .elem_size = (uint32_t)c->elem,
-    };
-    struct proto_header h;
-    char tmp[ERR_LEN];
-    int rc, told = 0;
-
-    rc = net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, &k->link, idle, k->name, tmp);
-    if (rc != 0) {
-        err_say(err, "%s: %s", ctx, tmp);
-        return rc;
-    }
-    rc = proto_header_decode(k->in, &lim, &h);
-    if (rc != 0) {
-        err_say(err, "%s: %s sent a bad frame header: %s (type %u, rank %u, world %u, "
-            "length %llu)", ctx, k->name, err_str(rc), (unsigned)h.type, (unsigned)h.rank,
-            (unsigned)h.world, ull(h.length));
-        return rc;
-    }
-    if (h.type == PROTO_ERROR)
-        return read_error_text(k, &h, ctx, &told, err);
-    if (h.type != type || h.rank != PROTO_RANK_SERVER || h.length != length ||
-        (type != PROTO_WELCOME && (h.step != step || h.aux != aux))) {
-        err_say(err, "%s: %s sent %s (rank %u, step %llu, aux %llu, length %llu), expected %s "
-            "(step %llu, aux %llu, length %llu)", ctx, k->name, proto_type_name(h.type),
-            (unsigned)h.rank, ull(h.step), ull(h.aux), ull(h.length), proto_type_name(type),
-            ull(step), ull(aux), ull(length));
-        return ERR_PROTO_FIELD;
-    }
-    if (type == PROTO_WELCOME)
-        k->welcome_step = h.step;       /* the server's step (RESUME, proto.h) */
-    return 0;
-}
-
-/* send_failed: a send to server k failed with rc (net's message in why).
- * If the server explained itself with an ERROR frame before it closed,
- * report that; else the send's own failure. */
-static int send_failed(struct ps_conn *k, const char *ctx, int rc, const char *why, char *err)
-{
-    struct proto_limits lim = { .max_payload = PROTO_TEXT_MAX, .world = k->owner->world };
-    struct proto_header h;
-    char tmp[ERR_LEN];
-    int told = 0, rc2;
-
-    if ((rc == -EPIPE || rc == -ECONNRESET) &&
-        net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, NULL, LATE_ERROR_S, k->name, tmp) == 0 &&
-        proto_header_decode(k->in, &lim, &h) == 0 && h.type == PROTO_ERROR) {
-        rc2 = read_error_text(k, &h, ctx, &told, err);
-        if (told)
-            return rc2;
-    }
-    err_say(err, "%s: %s", ctx, why);
-    return rc;
-}
-
-/* send_head: a header for server k, followed by the first `extra` bytes
- * already placed after it in k->out, in one write. */
-static int send_head(struct ps_conn *k, const char *ctx, uint16_t type, uint64_t step,
-                     uint64_t aux, uint64_t length, size_t extra, char *err)
-{
-    struct ps_client *c = k->owner;
-    struct proto_header h = proto_header_make(type, c->rank, c->world, step, aux, length);
-    char tmp[ERR_LEN];
-    int rc;
-
-    proto_header_encode(&h, k->out);
-    k->clean = 0;
-    rc = net_send_all(k->fd, k->out, PROTO_HEADER_SIZE + extra, &k->link, c->timeout,
-                      k->name, tmp);
-    if (rc != 0)
-        return send_failed(k, ctx, rc, tmp, err);
-    k->clean = length == extra;
-    return 0;
-}
-
-/* The count and loss of a push that carries none (client.h). */
-static const struct proto_push_meta no_meta = { 0, 0.0 };
-
-/* exchange: step `step` with server k: push the part of elements [first,
- * first + count) it owns (none when grad is NULL or the part is empty),
- * then pull its weights (none when weights is NULL). The push carries
- * *meta when its part starts at the server's first element (the one push
- * of a pass that does, store.h BUCKETS), zeros otherwise. */
-static int exchange(struct ps_conn *k, uint64_t step, const struct proto_push_meta *meta,
-                    const unsigned char *grad, uint64_t first, uint64_t count,
-                    unsigned char *weights, char *err)
-{
-    struct ps_client *c = k->owner;
-    uint64_t a = first > k->lo ? first : k->lo;
-    uint64_t b = first + count < k->hi ? first + count : k->hi;
-    size_t off = (size_t)k->lo * c->elem, bytes = (size_t)(k->hi - k->lo) * c->elem;
-    char ctx[40], tmp[ERR_LEN];
-    int rc;
-
-    snprintf(ctx, sizeof ctx, "step %llu", ull(step));
-    if (grad && a < b) {
-        size_t pa = (size_t)a * c->elem, pn = (size_t)(b - a) * c->elem;
-
-        proto_push_meta_encode(a == k->lo ? meta : &no_meta, k->out + PROTO_HEADER_SIZE);
-        rc = send_head(k, ctx, PROTO_PUSH, step, a, PROTO_PUSH_META + pn, PROTO_PUSH_META,
-                       err);
-        if (rc != 0)
-            return rc;
-        rc = net_send_all(k->fd, grad + pa, pn, &k->link, c->timeout, k->name, tmp);
-        if (rc != 0)
-            return send_failed(k, ctx, rc, tmp, err);
-        k->clean = 1;
-    }
-    if (!weights)
-        return 0;               /* one of several pushes of the step */
-    /* The weights come when every worker has pushed: the server watches
-     * them, and needs up to one timeout to name one that stalled. */
-    rc = expect(k, ctx, PULL_IDLE_FACTOR * c->timeout, PROTO_WEIGHTS, step, k->lo, bytes, err);
-    if (rc != 0)
-        return rc;
-    rc = net_recv_all(k->fd, weights + off, bytes, &k->link, c->timeout, k->name, tmp);
-    if (rc != 0)
-        err_say(err, "%s: %s", ctx, tmp);
-    return rc;
 }
 
 /* ------------------------------------------------------------ threads */
 
-/* conn_thread: server k's exchanges, one per generation, until quit. The
- * step's arguments in *c are written under mu before gen is bumped and
- * not changed until every thread has reported back, so they are read
+/* conn_thread: server k's pushes, one per generation, until quit (S > 1).
+ * The step's arguments in *c are written under mu before gen is bumped
+ * and not changed until every thread has reported back, so they are read
  * here without the lock. */
 static void *conn_thread(void *arg)
 {
@@ -376,7 +179,7 @@ static void *conn_thread(void *arg)
             break;
         seen = c->gen;
         pthread_mutex_unlock(&c->mu);
-        rc = exchange(k, c->step, &c->meta, c->grad, c->first, c->count, c->weights, k->err);
+        rc = frames_push(k, c->step, &c->meta, c->grad, c->first, c->count, k->err);
         pthread_mutex_lock(&c->mu);
         k->rc = rc;
         if (rc != 0 && c->failed < 0)
@@ -388,24 +191,83 @@ static void *conn_thread(void *arg)
     return NULL;
 }
 
-static int start_threads(struct ps_client *c, char *err)
+/* receiver_thread: server k's WEIGHTS of each pull generation into the
+ * client's buffer (PER-BUCKET PULL), until quit. pull_step is written
+ * under mu before pull_gen is bumped and not changed until every receiver
+ * has reported. */
+static void *receiver_thread(void *arg)
+{
+    struct ps_conn *k = arg;
+    struct ps_client *c = k->owner;
+    int rc, told;
+
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        uint64_t gen;
+
+        while (!c->quit && c->pull_gen == k->rseen)
+            pthread_cond_wait(&c->rgo, &c->mu);
+        if (c->quit)
+            break;
+        gen = c->pull_gen;
+        pthread_mutex_unlock(&c->mu);
+        rc = frames_receive(k, c->pull_step, c->incoming, &told, k->rerr);
+        pthread_mutex_lock(&c->mu);
+        k->rrc = rc;
+        k->rtold = rc != 0 && told;
+        k->rseen = gen;
+        pthread_cond_broadcast(&c->rdone);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* sync_init: the lock and the four condition variables. */
+static int sync_init(struct ps_client *c, char *err)
 {
     int rc;
 
     if ((rc = pthread_mutex_init(&c->mu, NULL)) != 0)
         goto fail;
-    if ((rc = pthread_cond_init(&c->go, NULL)) != 0) {
-        pthread_mutex_destroy(&c->mu);
-        goto fail;
-    }
-    if ((rc = pthread_cond_init(&c->done, NULL)) != 0) {
-        pthread_cond_destroy(&c->go);
-        pthread_mutex_destroy(&c->mu);
-        goto fail;
-    }
+    if ((rc = pthread_cond_init(&c->go, NULL)) != 0)
+        goto fail_mu;
+    if ((rc = pthread_cond_init(&c->done, NULL)) != 0)
+        goto fail_go;
+    if ((rc = pthread_cond_init(&c->rgo, NULL)) != 0)
+        goto fail_done;
+    if ((rc = pthread_cond_init(&c->rdone, NULL)) != 0)
+        goto fail_rgo;
     c->sync_ready = 1;
-    c->gen0 = c->gen;       /* before the threads: they start from it */
+    return 0;
+fail_rgo:
+    pthread_cond_destroy(&c->rgo);
+fail_done:
+    pthread_cond_destroy(&c->done);
+fail_go:
+    pthread_cond_destroy(&c->go);
+fail_mu:
+    pthread_mutex_destroy(&c->mu);
+fail:
+    err_say(err, "cannot set up the per-server threads: %s", strerror(rc));
+    return -rc;
+}
+
+/* start_threads: a receiver per server, and a pusher per server when
+ * S > 1. They start from the generations now (a client connected again
+ * counts on from there). */
+static int start_threads(struct ps_client *c, char *err)
+{
+    int rc;
+
+    c->gen0 = c->gen;
     for (int i = 0; i < c->nservers; i++) {
+        c->conns[i].rseen = c->pull_gen;
+        if ((rc = pthread_create(&c->conns[i].rthread, NULL, receiver_thread,
+                                 &c->conns[i])) != 0)
+            goto fail;
+        c->conns[i].rstarted = 1;
+        if (c->nservers == 1)
+            continue;
         if ((rc = pthread_create(&c->conns[i].thread, NULL, conn_thread, &c->conns[i])) != 0)
             goto fail;
         c->conns[i].started = 1;
@@ -424,6 +286,96 @@ static void shutdown_all(struct ps_client *c, int how)
     for (int i = 0; i < c->nservers; i++)
         if (c->conns[i].fd >= 0)
             (void)shutdown(c->conns[i].fd, how);
+}
+
+/* ------------------------------------------------------------ ranges */
+
+/* A server's first element and its index, for sorting. */
+struct lo_at {
+    uint64_t lo;
+    int i;
+};
+
+static int by_lo(const void *a, const void *b)
+{
+    uint64_t x = ((const struct lo_at *)a)->lo, y = ((const struct lo_at *)b)->lo;
+
+    return x < y ? -1 : x > y;
+}
+
+/* check_tiling: the servers' ranges tile [0, n): sorted by their first
+ * element, each starts where the one before ended, the first at 0, the
+ * last ends at n. ERR_MISMATCH naming the servers around the first gap or
+ * overlap. */
+static int check_tiling(struct ps_client *c, char *err)
+{
+    struct lo_at order[PS_CLIENT_MAX_SERVERS];
+    uint64_t at = 0;
+
+    for (int i = 0; i < c->nservers; i++)
+        order[i] = (struct lo_at){ c->conns[i].lo, i };
+    qsort(order, (size_t)c->nservers, sizeof order[0], by_lo);
+    for (int j = 0; j < c->nservers; j++) {
+        const struct ps_conn *k = &c->conns[order[j].i];
+
+        if (k->lo == at) {
+            at = k->hi;
+            continue;
+        }
+        if (j == 0)
+            err_say(err, "hello: the servers' ranges do not tile [0, %zu): elements [0, %llu) "
+                "are owned by none (the lowest is %s's [%llu, %llu))", c->n, ull(k->lo),
+                k->name, ull(k->lo), ull(k->hi));
+        else
+            err_say(err, "hello: the servers' ranges do not tile [0, %zu): %s owns [%llu, "
+                "%llu) and %s owns [%llu, %llu): %s", c->n, c->conns[order[j - 1].i].name,
+                ull(c->conns[order[j - 1].i].lo), ull(at), k->name, ull(k->lo), ull(k->hi),
+                k->lo > at ? "a gap" : "they overlap");
+        return ERR_MISMATCH;
+    }
+    if (at != c->n) {
+        const struct ps_conn *k = &c->conns[order[c->nservers - 1].i];
+        err_say(err, "hello: the servers' ranges do not tile [0, %zu): the highest, %s's "
+            "[%llu, %llu), %s", c->n, k->name, ull(k->lo), ull(k->hi),
+            at < c->n ? "leaves the top owned by none" : "ends past n");
+        return ERR_MISMATCH;
+    }
+    return 0;
+}
+
+/* welcome: server k's WELCOME and the range it carries, inside [0, n);
+ * its link's share of the NIC from it (client.h, THE EMULATED LINK). */
+static int welcome(struct ps_client *c, struct ps_conn *k, char *err)
+{
+    uint8_t p[PROTO_WELCOME_SIZE];
+    struct proto_welcome w;
+    uint64_t in, out;
+    char tmp[ERR_LEN];
+    int rc;
+
+    rc = frames_expect(k, "hello", c->timeout, PROTO_WELCOME, 0, 0, PROTO_WELCOME_SIZE, err);
+    if (rc != 0)
+        return rc;
+    rc = net_recv_all(k->fd, p, sizeof p, &k->link, c->timeout, k->name, tmp);
+    if (rc != 0) {
+        err_say(err, "hello: %s", tmp);
+        return rc;
+    }
+    if ((rc = proto_welcome_decode(p, sizeof p, &w)) != 0 || w.first + w.count > c->n) {
+        err_say(err, "hello: %s says it owns elements [%llu, %llu), not inside the %zu "
+            "parameters", k->name, ull(w.first), ull(w.first + w.count), c->n);
+        return rc ? rc : ERR_MISMATCH;
+    }
+    k->lo = w.first;
+    k->hi = w.first + w.count;
+    if (!k->share)
+        return 0;           /* the host's link, or a server on this host */
+    in = k->link.bytes_in;
+    out = k->link.bytes_out;
+    (void)link_init(&k->link, c->link_bw * ((double)w.count / (double)c->n), c->link_latency);
+    k->link.bytes_in = in;
+    k->link.bytes_out = out;
+    return 0;
 }
 
 /* ------------------------------------------------------------ the API */
@@ -450,12 +402,13 @@ int ps_client_connect(struct ps_client *c, char *err)
             return rc;
         }
         proto_hello_encode(&c->hello, k->out + PROTO_HEADER_SIZE);
-        rc = send_head(k, "hello", PROTO_HELLO, 0, 0, PROTO_HELLO_SIZE, PROTO_HELLO_SIZE, err);
+        rc = frames_send_head(k, "hello", PROTO_HELLO, 0, 0, PROTO_HELLO_SIZE, PROTO_HELLO_SIZE,
+                              err);
         if (rc != 0)
             return rc;
     }
     for (int i = 0; i < c->nservers; i++)
-        if ((rc = expect(&c->conns[i], "hello", c->timeout, PROTO_WELCOME, 0, 0, 0, err)) != 0)
+        if ((rc = welcome(c, &c->conns[i], err)) != 0)
             return rc;
     /* Every shard must be at the same step: S servers resumed from
      * checkpoints of different steps cannot go on together. */
@@ -467,27 +420,34 @@ int ps_client_connect(struct ps_client *c, char *err)
                 ull(c->server_step), c->conns[i].name, ull(c->conns[i].welcome_step));
             return ERR_MISMATCH;
         }
-    return c->nservers > 1 ? start_threads(c, err) : 0;
+    if ((rc = check_tiling(c, err)) != 0) {
+        /* Tell the servers why (their logs, and the other workers through
+         * their ERROR, then name the servers too). */
+        ps_client_abort(c, 0, rc, err);
+        return rc;
+    }
+    if ((rc = sync_init(c, err)) != 0)
+        return rc;
+    return start_threads(c, err);
 }
 
-/* op: one exchange with every server at once (client.h: ps_client_step,
- * _push, _pull); in this thread when S = 1, else in the servers'. */
+/* op: one push to every server at once (client.h: ps_client_push); in
+ * this thread when S = 1, else in the servers'. */
 static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
-              const void *grad, uint64_t first, uint64_t count, void *weights, char *err)
+              const void *grad, uint64_t first, uint64_t count, char *err)
 {
     int failed;
 
     if (!meta)
-        meta = &no_meta;
+        meta = &frames_no_meta;
     if (c->nservers == 1)
-        return exchange(&c->conns[0], step, meta, grad, first, count, weights, err);
+        return frames_push(&c->conns[0], step, meta, grad, first, count, err);
     pthread_mutex_lock(&c->mu);
     c->step = step;
     c->meta = *meta;
     c->grad = grad;
     c->first = first;
     c->count = count;
-    c->weights = weights;
     c->failed = -1;
     c->pending = c->nservers;
     c->gen++;
@@ -496,10 +456,10 @@ static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *
         pthread_cond_wait(&c->done, &c->mu);
     failed = c->failed;
     if (failed >= 0) {
-        /* Report the first failure now; the other threads may be waiting
-         * on servers that are fine: cut them short, so that grad and
-         * weights are no longer touched once this returns. */
-        shutdown_all(c, SHUT_RD);
+        /* Report the first failure now; the other threads may be blocked
+         * on servers that are fine: cut them short, so that grad is no
+         * longer touched once this returns. */
+        shutdown_all(c, SHUT_RDWR);
         while (c->pending > 0)
             pthread_cond_wait(&c->done, &c->mu);
     }
@@ -513,7 +473,13 @@ static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *
 int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
                    const void *grad, void *weights, char *err)
 {
-    return op(c, step, meta, grad, 0, c->n, weights, err);
+    int rc;
+
+    if (weights && (rc = ps_client_pull_begin(c, step, err)) != 0)
+        return rc;
+    if ((rc = op(c, step, meta, grad, 0, c->n, err)) != 0)
+        return rc;
+    return weights ? ps_client_pull(c, step, weights, err) : 0;
 }
 
 int ps_client_push(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
@@ -524,12 +490,62 @@ int ps_client_push(struct ps_client *c, uint64_t step, const struct proto_push_m
             ull(step), ull(first), ull(first + count), c->n);
         return ERR_USAGE;
     }
-    return op(c, step, meta, grad, first, count, NULL, err);
+    return op(c, step, meta, grad, first, count, err);
+}
+
+int ps_client_pull_begin(struct ps_client *c, uint64_t step, char *err)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&c->mu);
+    if (c->pulling && c->pull_step != step) {
+        err_say(err, "step %llu: the weights of step %llu are still being received",
+            ull(step), ull(c->pull_step));
+        rc = ERR_USAGE;
+    } else if (!c->pulling) {
+        c->pulling = 1;
+        c->pull_step = step;
+        c->pull_gen++;
+        pthread_cond_broadcast(&c->rgo);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
 }
 
 int ps_client_pull(struct ps_client *c, uint64_t step, void *weights, char *err)
 {
-    return op(c, step, NULL, NULL, 0, 0, weights, err);
+    int failed = -1, rc;
+
+    if ((rc = ps_client_pull_begin(c, step, err)) != 0)
+        return rc;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        int left = 0;
+
+        for (int i = 0; i < c->nservers; i++) {
+            struct ps_conn *k = &c->conns[i];
+            if (k->rseen != c->pull_gen)
+                left++;
+            else if (k->rrc != 0 && failed < 0)
+                failed = i;
+        }
+        if (left == 0)
+            break;
+        if (failed >= 0) {
+            /* The first failure is the one to report; the others may wait
+             * on servers that are fine: cut them short. */
+            shutdown_all(c, SHUT_RD);
+        }
+        pthread_cond_wait(&c->rdone, &c->mu);
+    }
+    c->pulling = 0;
+    pthread_mutex_unlock(&c->mu);
+    if (failed >= 0) {
+        memcpy(err, c->conns[failed].rerr, ERR_LEN);
+        return c->conns[failed].rrc;
+    }
+    memcpy(weights, c->incoming, c->n * c->elem);
+    return 0;
 }
 
 int ps_client_bye(struct ps_client *c, uint64_t step, char *err)
@@ -539,7 +555,7 @@ int ps_client_bye(struct ps_client *c, uint64_t step, char *err)
 
     snprintf(ctx, sizeof ctx, "bye after step %llu", ull(step));
     for (int i = 0; i < c->nservers; i++)
-        if ((rc = send_head(&c->conns[i], ctx, PROTO_BYE, step, 0, 0, 0, err)) != 0)
+        if ((rc = frames_send_head(&c->conns[i], ctx, PROTO_BYE, step, 0, 0, 0, err)) != 0)
             return rc;
     return 0;
 }
@@ -561,7 +577,8 @@ void ps_client_abort(struct ps_client *c, uint64_t step, int code, const char *r
             continue;
         /* Best effort: a server that is gone makes this fail, quietly. */
         (void)net_send_all(k->fd, frame, PROTO_HEADER_SIZE + len, NULL,
-                           c->timeout < LATE_ERROR_S ? c->timeout : LATE_ERROR_S, k->name, NULL);
+                           c->timeout < FRAMES_LATE_ERROR_S ? c->timeout : FRAMES_LATE_ERROR_S,
+                           k->name, NULL);
         k->clean = 0;
     }
 }
@@ -589,13 +606,22 @@ void ps_client_disconnect(struct ps_client *c)
         pthread_mutex_lock(&c->mu);
         c->quit = 1;
         pthread_cond_broadcast(&c->go);
+        pthread_cond_broadcast(&c->rgo);
         pthread_mutex_unlock(&c->mu);
         shutdown_all(c, SHUT_RDWR);
-        for (int i = 0; i < c->nservers; i++)
+        for (int i = 0; i < c->nservers; i++) {
             if (c->conns[i].started) {
                 pthread_join(c->conns[i].thread, NULL);
                 c->conns[i].started = 0;
             }
+            if (c->conns[i].rstarted) {
+                pthread_join(c->conns[i].rthread, NULL);
+                c->conns[i].rstarted = 0;
+            }
+        }
+        c->pulling = 0;     /* a pull cut short: the next connect starts afresh */
+        pthread_cond_destroy(&c->rdone);
+        pthread_cond_destroy(&c->rgo);
         pthread_cond_destroy(&c->done);
         pthread_cond_destroy(&c->go);
         pthread_mutex_destroy(&c->mu);
@@ -611,6 +637,8 @@ void ps_client_disconnect(struct ps_client *c)
 void ps_client_close(struct ps_client *c)
 {
     ps_client_disconnect(c);
+    free(c->incoming);
+    c->incoming = NULL;
     free(c->conns);
     c->conns = NULL;
     c->nservers = 0;

@@ -1,34 +1,49 @@
 /* client.h -- the worker's side of the parameter-server protocol: one TCP
- * connection per server shard, the HELLO/WELCOME handshake, then per step
- * one PUSH of the gradient sum and one WEIGHTS pull per shard, all shards
- * at once; BYE at the end. The push of a step may also go in buckets, from the
- * top of the vector down (ps_client_push, then ps_client_pull). The wire format is common/proto.h.
+ * connection per server, the HELLO/WELCOME handshake, then per step the
+ * PUSH frames of the gradient sum (one per server, or one per bucket and
+ * server: ps_client_push) and the WEIGHTS frames back; BYE at the end. The
+ * wire format is common/proto.h.
  *
- * SHARDS. With S servers (--server A,B,...), server i owns the elements
- * [lo_i, hi_i) = workload_split(n, S, i) of the parameter vector, the same
- * cut the server makes with --shard i/S. The client pushes each server its
- * slice of the gradient (PUSH aux = lo_i) and receives that slice of the
- * new weights straight into the caller's weights buffer.
+ * RANGES. Each server says in its WELCOME which elements [lo, hi) of the
+ * parameter vector it owns (its --shard I/S or --range FIRST:COUNT; uneven
+ * ranges carry BytePS's split). ps_client_connect checks that the ranges
+ * of the servers it was given tile [0, n) exactly, no gap and no overlap,
+ * and refuses otherwise, naming the servers. The client pushes each server
+ * its slice of the gradient and receives that slice of the new weights.
  *
- * PARALLELISM. With S > 1, one thread per server runs that server's
- * push-then-pull, so the S servers receive at the same time (a server's
- * ingress link is the bottleneck; sending to them one after the other
- * would add their ingress times up). The threads are started by
- * ps_client_connect and wait on a condition variable between steps, so a
- * step creates no thread and allocates nothing. With S = 1 the caller's
- * thread does the exchange itself.
+ * PER-BUCKET PULL. A server sends a part of its new weights as soon as
+ * every worker has pushed it (ps_server/store.h, RELEASE): while this
+ * worker still pushes the lower buckets of its gradient, the weights of
+ * the upper ones come back. So each connection has a RECEIVER thread that
+ * reads the step's WEIGHTS frames as they come (from the top of the
+ * server's range down, each ending where the one before began) into the
+ * client's own buffer of n elements, not into the caller's weights: the
+ * backward pass may still be reading those. ps_client_pull_begin starts
+ * the receivers for a step (the worker calls it before the first push of
+ * the step's last pass); ps_client_pull waits for them and copies the new
+ * weights into the caller's buffer.
  *
- * THE EMULATED LINK (link.h) is not thread-safe, so each connection has its
- * own: rate --link-bw / S each, latency --link-latency. SIMPLIFICATION: a
- * NIC shared fairly by S equal flows gives each of them rate / S while all
- * are active, which is what this does; it differs from one shared link
- * only while some flows are idle (then a real NIC would give the busy ones
- * more). With S = 1 it is exactly the worker's one link.
+ * PARALLELISM. With S > 1, one thread per server also runs that server's
+ * pushes, so the S servers receive at the same time (a server's ingress
+ * link is the bottleneck; sending to them one after the other would add
+ * their ingress times up). With S = 1 the caller's thread pushes. Every
+ * thread is started by ps_client_connect and waits on a condition
+ * variable between steps, so a step creates no thread and allocates
+ * nothing.
+ *
+ * THE EMULATED LINK (link.h) is not thread-safe as a whole, but its two
+ * directions are independent: on each connection the pusher uses the
+ * egress half and the receiver the ingress half. Each connection has its
+ * own link, of rate --link-bw x (the server's elements / n): a NIC shared
+ * by S flows of those sizes, all finishing together, as one link of rate
+ * --link-bw would carry them. SIMPLIFICATION: it differs from one shared
+ * link only when the flows do not start together (a real NIC would then
+ * give the busy ones more). With S = 1 it is exactly the worker's one link.
  *
  * WAITS. Every wait has the idle-progress timeout T (--timeout) but one:
- * the wait for a WEIGHTS header allows 2T, because it includes waiting for
- * the other workers, whom the server watches with T (see client.c, PULL
- * WAIT).
+ * the wait for each WEIGHTS header allows 1.5T, because it includes
+ * waiting for the other workers, whom the server watches with T (see
+ * client.c, PULL WAIT).
  *
  * ERRORS. Every function returns 0 or a negative err.h code and fills
  * err[ERR_LEN] with one line naming the server (index and address) and,
@@ -36,13 +51,13 @@
  * reported with its text; EOF, the idle timeout (--timeout) and a frame
  * that is not the one expected (type, step, element range, length) are
  * reported as what they are. After an error the client is only good for
- * ps_client_close.
+ * ps_client_abort and ps_client_close.
  *
- * OWNERSHIP. ps_client_init allocates the per-server state, which
- * ps_client_close frees (after joining the threads and closing the
- * sockets); cfg->servers is parsed during init and not kept. The gradient
- * and weights buffers given to ps_client_step are the caller's; they must
- * stay valid for the call only.
+ * OWNERSHIP. ps_client_init allocates the per-server state and the
+ * receive buffer (n elements), which ps_client_close frees (after joining
+ * the threads and closing the sockets); cfg->servers is parsed during init
+ * and not kept. The gradient and weights buffers given to the calls are
+ * the caller's; they must stay valid for the call only.
  */
 #ifndef PS_CLIENT_H
 #define PS_CLIENT_H
@@ -87,16 +102,25 @@ struct ps_conn {
     char name[PS_CLIENT_NAME_LEN];   /* "server I (HOST:PORT)", for messages */
     int fd;                          /* -1 when closed */
     int clean;                       /* the stream is at a frame boundary */
-    uint64_t lo, hi;                 /* elements this server owns */
+    uint64_t lo, hi;                 /* elements this server owns (its WELCOME) */
     struct link link;                /* this connection's share of the NIC */
     unsigned char out[PROTO_HEADER_SIZE + PROTO_HELLO_SIZE];   /* frame head */
     unsigned char in[PROTO_HEADER_SIZE];
     pthread_t thread;
-    int started;                     /* thread running */
-    int rc;                          /* result of its last exchange */
+    int started;                     /* push thread running (S > 1) */
+    int rc;                          /* result of its last push */
     int told;                        /* the server sent ERROR (its reason is in err) */
     uint64_t welcome_step;           /* the step its WELCOME said */
+    int share;                       /* its link is its share of the worker's own NIC,
+                                        re-rated by the range in WELCOME */
     char err[ERR_LEN];
+    /* the receiver (PER-BUCKET PULL) */
+    pthread_t rthread;
+    int rstarted;                    /* receiver running */
+    uint64_t rseen;                  /* the pull generation it last finished */
+    int rrc;                         /* its result */
+    int rtold;                       /* its failure is the server's ERROR */
+    char rerr[ERR_LEN];
 };
 
 struct ps_client {
@@ -105,13 +129,19 @@ struct ps_client {
     size_t n, elem;
     int dtype;
     double timeout;
+    double link_bw, link_latency;    /* the NIC, shared out after the WELCOMEs */
     struct proto_hello hello;
     const struct auth_key *key;
     struct ps_conn *conns;           /* nservers entries (owned) */
     /* The step in progress, handed to the threads under mu. */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    int sync_ready;                  /* mu/go/done initialised */
+    int sync_ready;                  /* mu/go/done/rgo/rdone initialised */
+    pthread_cond_t rgo, rdone;       /* the receivers' start and end */
+    uint64_t pull_gen;               /* bumped by ps_client_pull_begin */
+    uint64_t pull_step;              /* the step the receivers are on */
+    int pulling;                     /* pull_gen is started, not yet collected */
+    unsigned char *incoming;         /* n elements: the weights received (owned) */
     uint64_t gen;                    /* bumped once per step */
     uint64_t gen0;                   /* gen when the threads were started */
     uint64_t server_step;            /* the servers' step at the last connect */
@@ -122,35 +152,36 @@ struct ps_client {
     struct proto_push_meta meta;
     uint64_t first, count;           /* the range pushed (ps_client_push) */
     const unsigned char *grad;
-    unsigned char *weights;
 };
 
 /* ps_client_init: parse cfg->servers (1..PS_CLIENT_MAX_SERVERS addresses,
- * at most one per element), cut the vector among them, set up the links.
- * No connection yet. ERR_USAGE with the reason for a bad list or link
+ * at most one per element), set up the links, allocate the receive
+ * buffer. No connection yet. ERR_USAGE with the reason for a bad list or link
  * setting. On failure ps_client_close may still be called. */
 int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *err);
 
 /* ps_client_connect: connect to every server and run the AUTH handshake
  * (auth_dial: each retried with backoff until cfg->timeout, also when a
  * server resets the connection during the handshake: "no server at ..."
- * if none answers), send HELLO, wait for every WELCOME; then start the
- * per-server threads (S > 1). c->server_step is the step the WELCOMEs
- * said (RESUME, proto.h: 0 for a fresh server; a resumed one then sends
- * the weights of server_step - 1, for ps_client_pull); servers at
- * different steps: ERR_MISMATCH. After ps_client_disconnect it may be
- * called again (a worker's --reconnect-window). */
+ * if none answers), send HELLO, wait for every WELCOME and take each
+ * server's range from it; check that the ranges tile [0, n) (ERR_MISMATCH
+ * naming the servers: "servers' ranges do not tile ..."); then start the
+ * threads. c->server_step is the step the WELCOMEs said (RESUME,
+ * proto.h: 0 for a fresh server; a resumed one then sends the weights of
+ * server_step - 1, for ps_client_pull); servers at different steps:
+ * ERR_MISMATCH. After ps_client_disconnect it may be called again (a
+ * worker's --reconnect-window). */
 int ps_client_connect(struct ps_client *c, char *err);
 
 /* ps_client_step: one combine step. Pushes *meta and the gradient sum
  * grad (n elements of dtype; each server gets its slice) for `step` to
  * every server, then receives the new weights of that step into weights
- * (n elements; each server fills its slice). Returns when every server's
- * weights are in, or at the first failure (the others are left as they
- * are: close the client). weights NULL: push only, no pull: one of the P
- * pushes of a step to servers that take P per worker (--mistake
- * sync-every-micro, ps_server/store.h); the last push of the step then
- * comes with the weights buffer. */
+ * (n elements). Returns when every server's weights are in, or at the
+ * first failure (the others are left as they are: close the client).
+ * weights NULL: push only, no pull: one of the P pushes of a step to
+ * servers that take P per worker (--mistake sync-every-micro,
+ * ps_server/store.h); the last push of the step then comes with the
+ * weights buffer. */
 int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
                    const void *grad, void *weights, char *err);
 
@@ -160,14 +191,24 @@ int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_m
  * of a step's gradient is a series of these from the top down, each range
  * ending where the one before began, the last starting at element 0; then
  * ps_client_pull. *meta (the example count and loss) travels with the
- * push that starts at a server's first element (zeros with the others),
- * so it must be final by the time that range is pushed. NULL meta: zeros.
- * ERR_USAGE (nothing sent) for a range outside the vector. */
+ * push that ends at a server's last element, the first of the pass (zeros
+ * with the others), so it must be final by the time the first bucket is
+ * pushed. NULL meta: zeros. ERR_USAGE (nothing sent) for a range outside
+ * the vector. */
 int ps_client_push(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
                    const void *grad, uint64_t first, uint64_t count, char *err);
 
-/* ps_client_pull: receive step `step`'s new weights from every server into
- * weights (n elements; each server fills its slice), after its last push. */
+/* ps_client_pull_begin: the receivers start reading step `step`'s WEIGHTS
+ * frames in the background (PER-BUCKET PULL). Call it before the first
+ * push of the step's last pass, so that the weights of the first buckets
+ * are read while the others are pushed; a second call for the same step
+ * does nothing. ERR_USAGE for another step while one is still going. */
+int ps_client_pull_begin(struct ps_client *c, uint64_t step, char *err);
+
+/* ps_client_pull: wait for step `step`'s new weights from every server
+ * (ps_client_pull_begin first, if not yet) and copy them into weights (n
+ * elements). At the first receiver's failure, the others are cut short
+ * and its error returned. */
 int ps_client_pull(struct ps_client *c, uint64_t step, void *weights, char *err);
 
 /* ps_client_bye: send BYE (step = steps done) to every server. */

@@ -34,8 +34,11 @@
  * CPU the gradient is grouped into --bucket-size buckets of whole layers,
  * last layer first, each pushed as soon as it is ready by the step's
  * communication thread while the backward pass goes on (--no-overlap:
- * after it), then one pull. With one bucket (the default 25MiB holds most
- * models here) that is one push and one pull per step. The timed combine
+ * after it); the weights of each bucket come back as soon as every worker
+ * has pushed it (per-bucket pull: client.h), read by the client's receiver
+ * threads from the first push of the step's last pass on, and the finish
+ * waits for the last of them. With one bucket (the default 25MiB holds
+ * most models here) that is one push and one pull per step. The timed combine
  * step is the time spent in pushes and the pull; rank 0 logs the medians
  * of step, backward, communication and the wait after the backward pass
  * at the end, and --trace FILE writes each rank's timeline.
@@ -91,8 +94,8 @@ static const char synopsis[] =
     "--server HOST:PORT[,HOST:PORT...] [--rank R --world K] [common flags]\n"
     "The parameter-server worker: compute the gradient sum over its part of the\n"
     "global batch, push it to the server(s), pull the new weights, repeat.\n"
-    "With several servers (--shard I/S each), server I owns the I-th of S equal\n"
-    "slices of the parameter vector.";
+    "With several servers (--shard I/S or --range FIRST:COUNT each), each says in\n"
+    "its WELCOME which elements it owns; their ranges must tile the vector.";
 
 /* record_setup: the metrics record's fixed fields, room for every timed
  * step. ERR_USAGE when there are more than a record holds. */
@@ -124,6 +127,7 @@ struct run {
     int have_w, have_rec;
     size_t elem;
     int mistake;                /* enum mistake (mistake.h) */
+    int passes;                 /* pushes of the gradient per step (sync-every-micro: m) */
     int cuda;                   /* --device cuda */
     uint64_t bucket_bytes;      /* --bucket-size (0: the default) */
     int no_overlap;             /* --no-overlap */
@@ -159,8 +163,8 @@ static int stage(struct run *r, uint64_t step, void *dst, const void *src, size_
 }
 
 /* push: the PS worker's combine (step.h): the job's elements to the
- * servers that own them, the count and loss with the push that starts at
- * a server's first element (client.h). --device cuda: through the pinned
+ * servers that own them, the count and loss with the first push of a
+ * pass to each server (client.h). --device cuda: through the pinned
  * buffer. */
 static int push(void *ctx, const struct step_job *job, char *err)
 {
@@ -169,6 +173,11 @@ static int push(void *ctx, const struct step_job *job, char *err)
     const void *g = job->grad;
     int rc;
 
+    /* The last pass's weights come back bucket by bucket while it is
+     * pushed: start receiving them before its first push (client.h). */
+    if (job->pass + 1 == r->passes &&
+        (rc = ps_client_pull_begin(&r->client, job->step, err)) != 0)
+        return rc;
     if (r->cuda) {
         size_t off = job->first * r->elem;
         if ((rc = stage(r, job->step, (unsigned char *)r->hgrad + off,
@@ -375,6 +384,7 @@ static int step_setup(struct run *r, char *err)
     };
 
     r->have_step = 1;
+    r->passes = r->mistake == MISTAKE_SYNC_EVERY_MICRO ? r->o.micro : 1;
     return step_init(&r->step, &sc, &ops, err);
 }
 
@@ -498,7 +508,7 @@ int main(int argc, char **argv)
     const char *servers = NULL, *device = "cpu", *loss_out = NULL;
     const struct cli_opt own[] = {
         { "server", CLI_STRING, &servers, "LIST",
-          "HOST:PORT[,HOST:PORT...]: the server(s), shard I at position I (required)",
+          "HOST:PORT[,HOST:PORT...]: the server(s), in any order (required)",
           0, 0, NULL },
         { "device", CLI_STRING, &device, "cpu|cuda",
           "where the gradient is computed (default cpu; cuda: local rank % GPUs)", 0, 0, NULL },

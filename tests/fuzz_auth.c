@@ -30,7 +30,7 @@ const char *const fuzz_name = "fuzz-auth";
 
 /* A1 of proto.h's example: keyed, worker -> server, Ni = 00 01 .. 1f. */
 static const uint8_t seed_a1[AUTH_FRAME] = {
-    'P', 'S', 'R', 'G', 0x02, 0x00, 0x0b, 0x00, 0, 0, 0, 0, 1, 0, 0, 0,
+    'P', 'S', 'R', 'G', 0x03, 0x00, 0x0b, 0x00, 0, 0, 0, 0, 1, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0,
     0x48, 0, 0, 0, 0, 0, 0, 0,
     1, 0, 0, 0, 1, 0, 0, 0,
@@ -40,14 +40,14 @@ static const uint8_t seed_a1[AUTH_FRAME] = {
 };
 /* A3 with a zero MAC, unkeyed, rank -> rank. */
 static const uint8_t seed_a3[AUTH_FRAME] = {
-    'P', 'S', 'R', 'G', 0x02, 0x00, 0x0b, 0x00, 0, 0, 0, 0, 1, 0, 0, 0,
+    'P', 'S', 'R', 'G', 0x03, 0x00, 0x0b, 0x00, 0, 0, 0, 0, 1, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0,
     0x48, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 3, 0, 0, 0,
 };
 /* A stranger's HELLO instead of A1. */
 static const uint8_t seed_hello[PROTO_HEADER_SIZE] = {
-    'P', 'S', 'R', 'G', 0x02, 0x00, 0x01, 0x00, 1, 0, 0, 0, 4, 0, 0, 0,
+    'P', 'S', 'R', 'G', 0x03, 0x00, 0x01, 0x00, 1, 0, 0, 0, 4, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0x28, 0, 0, 0, 0, 0, 0, 0,
 };

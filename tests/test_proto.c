@@ -22,7 +22,7 @@
 
 /* The PUSH example from proto.h's opening comment, copied byte for byte. */
 static const uint8_t push_example[64] = {
-    0x50, 0x53, 0x52, 0x47, 0x02, 0x00, 0x03, 0x00,
+    0x50, 0x53, 0x52, 0x47, 0x03, 0x00, 0x03, 0x00,
     0x02, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
     0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -50,6 +50,7 @@ static struct proto_header good(uint16_t type)
     case PROTO_REGISTER: len = PROTO_REGISTER_META + 9; break;        /* "127.0.0.1" */
     case PROTO_TABLE: len = PROTO_BLOB_SIZE + 4 * (PROTO_PEER_META + 9); break;
     case PROTO_AUTH: len = PROTO_AUTH_SIZE; break;
+    case PROTO_WELCOME: len = PROTO_WELCOME_SIZE; break;
     default: break;
     }
     return proto_header_make(type, 1, 4, 9, 0, len);
@@ -154,7 +155,7 @@ int main(void)
                                                   0x1a19181716151413ull,
                                                   0x2221201f1e1d1c1bull);
         static const uint8_t want[PROTO_HEADER_SIZE] = {
-            'P', 'S', 'R', 'G', 0x02, 0x00, 0x01, 0x02,
+            'P', 'S', 'R', 'G', 0x03, 0x00, 0x01, 0x02,
             0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
             0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12,
             0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a,
@@ -614,6 +615,35 @@ int main(void)
     }
 
     /* ------------------------------------------------ ring rendezvous */
+
+    T_CASE("proto-5.1", "WELCOME: the range round trip at offsets 0 and 8; wrong size, "
+           "count 0 and a wrapping range refused");
+    {
+        struct proto_welcome w = { 0x0807060504030201ull, 0x100f0e0d0c0b0a09ull }, wo;
+        static const uint8_t want[PROTO_WELCOME_SIZE] = {
+            1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+        };
+
+        proto_welcome_encode(&w, buf);
+        T_TRUE(memcmp(buf, want, sizeof want) == 0);
+        T_EQ_I(proto_welcome_decode(buf, PROTO_WELCOME_SIZE, &wo), 0);
+        T_EQ_U(wo.first, w.first);
+        T_EQ_U(wo.count, w.count);
+        T_EQ_I(proto_welcome_decode(buf, PROTO_WELCOME_SIZE - 1, &wo), ERR_PROTO_SIZE);
+        T_EQ_I(proto_welcome_decode(buf, PROTO_WELCOME_SIZE + 1, &wo), ERR_PROTO_SIZE);
+        T_EQ_U(wo.count, 0);
+        w = (struct proto_welcome){ 5, 0 };
+        proto_welcome_encode(&w, buf);
+        T_EQ_I(proto_welcome_decode(buf, PROTO_WELCOME_SIZE, &wo), ERR_PROTO_FIELD);
+        w = (struct proto_welcome){ UINT64_MAX, 1 };
+        proto_welcome_encode(&w, buf);
+        T_EQ_I(proto_welcome_decode(buf, PROTO_WELCOME_SIZE, &wo), ERR_PROTO_FIELD);
+        w = (struct proto_welcome){ UINT64_MAX - 1, 1 };
+        proto_welcome_encode(&w, buf);
+        T_EQ_I(proto_welcome_decode(buf, PROTO_WELCOME_SIZE, &wo), 0);
+        T_EQ_I(check_len(PROTO_WELCOME, 0, std), ERR_PROTO_SIZE);     /* version 2's */
+        T_EQ_I(check_len(PROTO_WELCOME, PROTO_WELCOME_SIZE, std), 0);
+    }
 
     T_CASE("proto-4.1", "REGISTER: round trip, fields at their offsets");
     {

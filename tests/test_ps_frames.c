@@ -370,8 +370,8 @@ static void t_session_push(void)
         int ok = 1;
 
         for (int b = 0; b < 3; b++) {
-            /* worker 0 in buckets, its count with the last (the one at lo) */
-            len = push_frame(buf, 0, 2, 0, cut[b + 1], b == 2 ? 4 : 0, g + cut[b + 1],
+            /* worker 0 in buckets, its count with the first (the one at hi) */
+            len = push_frame(buf, 0, 2, 0, cut[b + 1], b == 0 ? 4 : 0, g + cut[b + 1],
                              (size_t)(cut[b] - cut[b + 1]));
             ok &= session_feed(&s0, &st, buf, len, &used, err) == SESSION_PUSH_BEGIN;
             ok &= session_feed(&s0, &st, buf + used, len - used, &used, err) ==
@@ -520,8 +520,8 @@ static void t_egress(void)
            "then DONE");
     watch(20);
     link_init(&l, 0, 0);
-    T_EQ_I(egress_init(&e, 3, &l, 30), 0);
-    egress_start(&e, 100, 0.0);
+    T_EQ_I(egress_init(&e, 3, &l, 30, 60, 1), 0);
+    egress_release(&e, 60, 0.0);            /* one frame: 40 + 60 bytes */
     while ((what = egress_next(&e, 0.0, &pc)) == EGRESS_WRITE && n < 16) {
         order[n] = pc.rank;
         offs[n++] = pc.off;
@@ -537,9 +537,11 @@ static void t_egress(void)
 
     T_CASE("psframes-2.2", "a blocked worker is skipped until its write completes; DONE "
            "waits for it");
-    egress_start(&e, 60, 1.0);
+    egress_destroy(&e);
+    T_EQ_I(egress_init(&e, 3, &l, 30, 20, 1), 0);
+    egress_release(&e, 20, 1.0);            /* frames of 60 bytes */
     T_EQ_I(egress_next(&e, 1.0, &pc), EGRESS_WRITE);
-    T_EQ_U(pc.rank, 0);     /* the round goes on where it stopped: 12 % 3 */
+    T_EQ_U(pc.rank, 0);
     egress_blocked(&e, 0);
     T_EQ_I(egress_next(&e, 1.0, &pc), EGRESS_WRITE);
     T_EQ_U(pc.rank, 1);
@@ -571,8 +573,8 @@ static void t_egress(void)
         int waits = 0, early = 0;
 
         link_init(&l, rate, lat);
-        T_EQ_I(egress_init(&e, 2, &l, 1u << 20), 0);
-        egress_start(&e, total, t0);
+        T_EQ_I(egress_init(&e, 2, &l, 1u << 20, total - PROTO_HEADER_SIZE, 1), 0);
+        egress_release(&e, total - PROTO_HEADER_SIZE, t0);
         for (;;) {
             what = egress_next(&e, now, &pc);
             if (what == EGRESS_WAIT) {
@@ -595,6 +597,80 @@ static void t_egress(void)
         T_EQ_U(bytes, 2 * total);
         /* No idle credit: the last piece is due at t0 + 2*total/B + L. */
         T_NEAR(last, t0 + 2.0 * (double)total / rate + lat, 1e-9);
+        egress_destroy(&e);
+    }
+    T_END();
+
+    T_CASE("psframes-2.4", "per-bucket pull: releases go out as frames from the top down; "
+           "a blocked worker gets what piled up in one frame; payload and frame counters");
+    {
+        uint64_t top[2] = { 1, 7 };     /* where each worker's next frame must end */
+        int frames[2] = { 0, 0 }, bad = 0;
+
+        link_init(&l, 0, 0);
+        T_EQ_I(egress_init(&e, 2, &l, 1000, 10, 4), 0);   /* 10 f32 */
+        T_TRUE(!egress_rank_done(&e, 0));                  /* before any step */
+        egress_release(&e, 3, 5.0);                        /* [7, 10) */
+        T_TRUE(egress_active(&e));
+        for (int i = 0; i < 2; i++) {
+            T_EQ_I(egress_next(&e, 5.0, &pc), EGRESS_WRITE);
+            T_EQ_U(pc.first, 7);
+            T_EQ_U(pc.count, 3);
+            T_EQ_U(pc.off, 0);
+            T_EQ_U(pc.len, PROTO_HEADER_SIZE + 12);
+            T_TRUE(egress_at_boundary(&e, pc.rank));
+            if (pc.rank == 1)
+                egress_blocked(&e, 1);      /* worker 1's socket is full */
+        }
+        T_EQ_I(egress_next(&e, 5.0, &pc), EGRESS_BLOCKED);   /* nothing more released */
+        egress_release(&e, 2, 6.0);                        /* [5, 7) */
+        egress_release(&e, 4, 7.0);                        /* [1, 5) */
+        T_EQ_I(egress_next(&e, 7.0, &pc), EGRESS_WRITE);
+        T_EQ_U(pc.rank, 0);
+        T_EQ_U(pc.first, 1);        /* both releases in one frame: [1, 7) */
+        T_EQ_U(pc.count, 6);
+        T_EQ_I(egress_next(&e, 7.0, &pc), EGRESS_BLOCKED);
+        egress_unblocked(&e, 1, 7.5);
+        egress_release(&e, 1, 8.0);                        /* [0, 1): the last */
+        while ((what = egress_next(&e, 8.0, &pc)) == EGRESS_WRITE && frames[0] + frames[1] < 20) {
+            if (pc.off == 0) {
+                frames[pc.rank]++;
+                if (pc.first + pc.count != top[pc.rank])
+                    bad++;
+                top[pc.rank] = pc.first;
+            }
+        }
+        T_EQ_I(what, EGRESS_DONE);
+        T_EQ_I(bad, 0);
+        T_EQ_U(top[0], 0);
+        T_EQ_U(top[1], 0);
+        T_EQ_I(frames[0], 1);       /* worker 0: [0, 1) */
+        T_EQ_I(frames[1], 1);       /* worker 1: [0, 7) at once */
+        T_TRUE(egress_rank_done(&e, 0) && egress_rank_done(&e, 1));
+        T_EQ_U(e.payload_out, 2 * 10 * 4);                 /* K x n x size exactly */
+        T_EQ_U(e.frames_out, 2 + 1 + 2);
+        egress_destroy(&e);
+    }
+    T_END();
+
+    T_CASE("psframes-2.5", "per-bucket pull with the link: a release after an idle link "
+           "gets no credit; the headers are paced too");
+    {
+        const double rate = 1e6, lat = 1e-3;
+
+        link_init(&l, rate, lat);
+        T_EQ_I(egress_init(&e, 1, &l, 1u << 20, 1000, 1), 0);
+        egress_release(&e, 500, 10.0);
+        T_EQ_I(egress_next(&e, 10.0, &pc), EGRESS_WAIT);
+        T_NEAR(pc.due, 10.0 + (PROTO_HEADER_SIZE + 500) / rate + lat, 1e-12);
+        T_EQ_I(egress_next(&e, pc.due, &pc), EGRESS_WRITE);
+        T_EQ_I(egress_next(&e, 20.0, &pc), EGRESS_BLOCKED);
+        egress_release(&e, 500, 20.0);                     /* the link idled: no burst */
+        T_EQ_I(egress_next(&e, 20.0, &pc), EGRESS_WAIT);
+        T_NEAR(pc.due, 20.0 + (PROTO_HEADER_SIZE + 500) / rate + lat, 1e-12);
+        T_EQ_I(egress_next(&e, pc.due, &pc), EGRESS_WRITE);
+        T_EQ_I(egress_next(&e, 30.0, &pc), EGRESS_DONE);
+        T_EQ_U(l.bytes_out, 0);     /* the caller counts bytes written; the link paced */
         egress_destroy(&e);
     }
     T_END();

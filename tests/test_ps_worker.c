@@ -1,7 +1,9 @@
 /* test_ps_worker.c -- the worker's protocol client (ps_worker/client.c)
  * against scripted fake servers on 127.0.0.1, one pthread each: the
  * frames it sends (HELLO, PUSH slices with aux = the shard's first
- * element, BYE), the weights it takes back, and every way a server can
+ * element, BYE), the ranges it takes from the WELCOMEs (uneven ones, and
+ * gaps and overlaps refused), the weights it takes back (in parts, from
+ * the top down: per-bucket pull), and every way a server can
  * let it down (ERROR at hello or mid-run, a wrong header, EOF, silence),
  * each reported with the server's index and address and the step. The
  * real ps_server is exercised by tests/t_ps_*.sh. A SIGALRM watchdog turns
@@ -124,7 +126,12 @@ static void *fake_main(void *arg)
         send_frame(fd, PROTO_ERROR, 0, (uint64_t)(int64_t)ERR_MISMATCH, why, sizeof why - 1);
         goto out;
     }
-    send_frame(fd, PROTO_WELCOME, 0, 0, NULL, 0);
+    {
+        unsigned char wb[PROTO_WELCOME_SIZE];
+        struct proto_welcome wl = { f->lo, f->hi - f->lo };
+        proto_welcome_encode(&wl, wb);
+        send_frame(fd, PROTO_WELCOME, 0, 0, wb, sizeof wb);
+    }
     for (uint64_t s = 0; s < STEPS; s++) {
         if (recv_head(fd, &h) != 0 || h.type != PROTO_PUSH || h.step != s || h.aux != f->lo ||
             h.length != PROTO_PUSH_META + cnt * 8 ||
@@ -160,10 +167,18 @@ static void *fake_main(void *arg)
         }
         for (size_t i = 0; i < cnt; i++)
             w[i] = weight_value(f->lo + i, s);
-        send_frame(fd, PROTO_WEIGHTS, s == 1 && f->mode == FAKE_BAD_STEP ? 6 : s, f->lo, w,
-                   cnt * 8);
-        if (s == 1 && f->mode == FAKE_BAD_STEP)
+        if (s == 1 && f->mode == FAKE_BAD_STEP) {
+            send_frame(fd, PROTO_WEIGHTS, 6, f->lo, w, cnt * 8);
             goto out;
+        }
+        /* Per-bucket pull: the weights in parts from the top down, one
+         * element, then the rest (when there are two). */
+        if (cnt >= 2) {
+            send_frame(fd, PROTO_WEIGHTS, s, f->hi - 1, w + cnt - 1, 8);
+            send_frame(fd, PROTO_WEIGHTS, s, f->lo, w, (cnt - 1) * 8);
+        } else {
+            send_frame(fd, PROTO_WEIGHTS, s, f->lo, w, cnt * 8);
+        }
     }
     if (recv_head(fd, &h) == 0 && h.type == PROTO_BYE && h.step == STEPS)
         f->bye = 1;
@@ -171,6 +186,10 @@ out:
     close(fd);
     return NULL;
 }
+
+/* The ranges the next fakes_start gives its fakes ({lo, hi} each), or
+ * NULL: workload_split's equal ones. */
+static const uint64_t (*fake_ranges)[2];
 
 /* fakes_start: S fake shards over N elements, the first with mode0 and
  * the rest FAKE_OK. OUT: list ("127.0.0.1:P0,..."). */
@@ -181,7 +200,12 @@ static int fakes_start(struct fake *f, int s, int mode0, char *list, size_t len)
     for (int i = 0; i < s; i++) {
         memset(&f[i], 0, sizeof f[i]);
         f[i].mode = i == 0 ? mode0 : FAKE_OK;
-        workload_split(N, s, i, NULL, &f[i].lo, &f[i].hi);
+        if (fake_ranges) {
+            f[i].lo = fake_ranges[i][0];
+            f[i].hi = fake_ranges[i][1];
+        } else {
+            workload_split(N, s, i, NULL, &f[i].lo, &f[i].hi);
+        }
         if (net_listen("127.0.0.1", 0, &f[i].lfd, &f[i].port, NULL) != 0)
             return -1;
         o += (size_t)snprintf(list + o, len - o, "%s127.0.0.1:%d", i ? "," : "", f[i].port);
@@ -293,6 +317,54 @@ int main(void)
     happy("psw-1.1", "S=1: the push is the whole gradient, the weights come back, BYE", 1);
     happy("psw-1.2", "S=2: each shard gets its slice (aux = first element), both pulled", 2);
     happy("psw-1.3", "S=3 (4+3+3 elements): slices and BYE to every shard", 3);
+    {
+        static const uint64_t uneven[3][2] = { { 8, 10 }, { 0, 1 }, { 1, 8 } };
+        fake_ranges = uneven;
+        happy("psw-1.4", "S=3, uneven ranges from the WELCOMEs, listed out of order "
+              "([8,10) [0,1) [1,8)): each its slice, weights whole", 3);
+        fake_ranges = NULL;
+    }
+
+    {
+        static const struct {
+            const char *id, *name, *want;
+            uint64_t r[2][2];
+        } tiles[] = {
+            { "psw-3.2", "ranges with a gap ([0,4) [5,10)): refused naming both servers",
+              "a gap", { { 0, 4 }, { 5, 10 } } },
+            { "psw-3.3", "overlapping ranges ([0,6) [4,10)): refused naming both servers",
+              "they overlap", { { 0, 6 }, { 4, 10 } } },
+            { "psw-3.4", "ranges short of n ([0,4) [4,9)): refused naming the highest",
+              "leaves the top owned by none", { { 0, 4 }, { 4, 9 } } },
+            { "psw-3.5", "ranges not from 0 ([1,4) [4,10)): refused naming the lowest",
+              "elements [0, 1) are owned by none", { { 1, 4 }, { 4, 10 } } },
+        };
+        for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
+            T_CASE(tiles[t].id, tiles[t].name);
+            alarm(30);
+            fake_ranges = tiles[t].r;
+            rc = fault(f, 2, FAKE_OK, 5.0, &at, &secs, err);
+            fake_ranges = NULL;
+            T_EQ_I(rc, ERR_MISMATCH);
+            T_EQ_I(at, -1);
+            T_HAS(err, "hello: the servers' ranges do not tile [0, 10)");
+            T_HAS(err, tiles[t].want);
+            T_HAS(err, t == 2 ? "server 1 (127.0.0.1:" : "server 0 (127.0.0.1:");
+            if (t < 2)
+                T_HAS(err, "server 1 (127.0.0.1:");
+        }
+        T_CASE("psw-3.6", "a WELCOME range past n ([4,12) of 10): refused naming the server");
+        alarm(30);
+        {
+            static const uint64_t past[2][2] = { { 0, 4 }, { 4, 12 } };
+            fake_ranges = past;
+            rc = fault(f, 2, FAKE_OK, 5.0, &at, &secs, err);
+            fake_ranges = NULL;
+            T_EQ_I(rc, ERR_MISMATCH);
+            T_HAS(err, "hello: server 1 (127.0.0.1:");
+            T_HAS(err, "says it owns elements [4, 12), not inside the 10 parameters");
+        }
+    }
 
     T_CASE("psw-2.1", "ERROR at hello: the server's reason, named, no step taken");
     alarm(30);
@@ -317,7 +389,7 @@ int main(void)
     T_EQ_I(at, 1);
     T_HAS(err, "step 1: server 0 (127.0.0.1:");
     T_HAS(err, "sent WEIGHTS (rank 4294967295, step 6");
-    T_HAS(err, "expected WEIGHTS (step 1");
+    T_HAS(err, "expected WEIGHTS (step 1) of elements ending at 10");
 
     T_CASE("psw-2.4", "server closes mid-step: EOF naming server and step, at once");
     alarm(30);

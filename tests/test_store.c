@@ -715,7 +715,8 @@ static void test_faults(void)
 /* ---------------------------------------------------------------- 4.x */
 
 /* When set, push_whole sends each pass as 1 to 4 buckets of random sizes,
- * from the top down, the count and loss with the lowest (store.h BUCKETS). */
+ * from the top down, the count and loss with the first, the highest
+ * (store.h BUCKETS). */
 static int bucketed;
 
 /* push_range: one push of elements [a, b) (from the store's offset) of
@@ -750,8 +751,9 @@ static int push_whole(struct store *s, uint32_t r, uint64_t step,
 
     while (left-- > 1 && top > 1) {
         size_t lo = 1 + (size_t)(rng_next(rg) % (top - 1));     /* [lo, top), lo >= 1 */
-        if ((rc = push_range(s, r, step, &none, bytes, lo, top, rg, err)) != 0)
+        if ((rc = push_range(s, r, step, meta, bytes, lo, top, rg, err)) != 0)
             return rc;
+        meta = &none;                   /* the count travels with the first push */
         if (store_step_ready(s) || store_pushes_owed(s, r) == 0)
             return ERR_MISMATCH;        /* a bucket above 0 must not end the pass */
         top = lo;
@@ -920,17 +922,19 @@ static void test_mistakes(void)
             g[i] = (double)i;
         T_EQ_I(store_init(&s, &sc, err), 0);
         T_EQ_U(store_pass_left(&s, 0), N2);
-        T_EQ_I(store_push_begin(&s, 0, 0, &none, 103, 5, err), 0);        /* [103, 108) */
+        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 103, 5, err), 0);        /* [103, 108) */
         T_EQ_I(store_push_data(&s, 0, g + 3, 5 * 8, err), 0);
         T_EQ_I(store_push_end(&s, 0, err), 0);
         T_EQ_U(store_pass_left(&s, 0), 3);
         T_EQ_U(store_pushes_owed(&s, 0), 1);
-        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 101, 1, err), ERR_PROTO_FIELD);  /* gap */
+        T_EQ_I(store_push_begin(&s, 0, 0, &none, 101, 1, err), ERR_PROTO_FIELD);  /* gap */
         T_HAS(err, "must end at element 103");
-        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 104, 4, err), ERR_PROTO_FIELD);  /* overlap */
-        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 100, 4, err), ERR_PROTO_SIZE);   /* overlap */
-        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 100, 0, err), ERR_PROTO_SIZE);   /* empty */
-        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 100, 3, err), 0);        /* [100, 103) */
+        T_EQ_I(store_push_begin(&s, 0, 0, &none, 104, 4, err), ERR_PROTO_FIELD);  /* overlap */
+        T_EQ_I(store_push_begin(&s, 0, 0, &none, 100, 4, err), ERR_PROTO_SIZE);   /* overlap */
+        T_EQ_I(store_push_begin(&s, 0, 0, &none, 100, 0, err), ERR_PROTO_SIZE);   /* empty */
+        T_EQ_I(store_push_begin(&s, 0, 0, &meta, 100, 3, err), ERR_PROTO_FIELD);  /* a count */
+        T_HAS(err, "not the first push of its pass");
+        T_EQ_I(store_push_begin(&s, 0, 0, &none, 100, 3, err), 0);        /* [100, 103) */
         T_EQ_I(store_push_data(&s, 0, g, 3 * 8, err), 0);
         T_EQ_I(store_push_end(&s, 0, err), 0);
         T_TRUE(store_step_ready(&s));
@@ -952,6 +956,205 @@ static void test_mistakes(void)
     }
 }
 
+
+/* ---------------------------------------------------------------- 6.x */
+
+/* One worker's pass in release_run: its gradient and its own cuts. */
+struct rpass {
+    float *g;                   /* the store's n elements */
+    size_t top;                 /* elements pushed so far, from the top */
+    int pass;                   /* passes complete */
+    struct proto_push_meta meta;
+};
+
+/* release_run: K workers push `steps` steps of synthetic f32 into a store
+ * owning [off, off + n) of a vector of `total` elements, P passes each,
+ * each pass cut into random buckets (every worker its own cuts), the
+ * workers interleaved at random; store_release after every push. Checks
+ * that the releases come from the top down, contiguous, their weights the
+ * one-shot update bit for bit, store_weights unchanged until the last,
+ * and the payload counter. Returns the number of releases. */
+static size_t release_run(int k, int p, size_t total, size_t off, size_t n, int steps,
+                          uint64_t seed)
+{
+    struct workload wl;
+    struct workload_cfg wc = { .kind = WORKLOAD_SYNTHETIC, .dtype = DTYPE_F32, .seed = 5,
+                               .params = total, .batch = 997 };
+    struct store s;
+    struct store_cfg sc = { .n = n, .offset = off, .dtype = DTYPE_F32, .world = (uint32_t)k,
+                            .lr = 0.375, .pushes_per_step = (uint32_t)p, .batch = 997 };
+    struct rpass w[KMAX];
+    struct rng rg;
+    size_t nrel = 0;
+    char err[ERR_LEN];
+    float *full = calloc(total, 4), *old = malloc(n * 4), *expect = malloc(n * 4),
+          *sum = calloc(total, 4);
+
+    rng_seed(&rg, seed);
+    T_EQ_I(workload_create(&wl, &wc), 0);
+    workload_init_weights(&wl, full);
+    sc.weights = full + off;
+    T_EQ_I(store_init(&s, &sc, err), 0);
+    for (int r = 0; r < k; r++)
+        w[r].g = malloc(n * 4);
+    for (uint64_t step = 0; step < (uint64_t)steps; step++) {
+        size_t expect_top = 0;
+        int done = 0;
+
+        memcpy(old, store_weights(&s), n * 4);
+        memset(sum, 0, total * 4);
+        workload_grad_add(&wl, full, step, 0, wl.batch, sum, NULL);
+        memcpy(expect, old, n * 4);
+        T_EQ_I(sgd_step(expect, sum + off, n, DTYPE_F32, sc.lr, wl.batch), 0);
+        for (int r = 0; r < k; r++)
+            w[r].top = 0, w[r].pass = 0;
+        while (done < k) {
+            int r = (int)(rng_next(&rg) % (uint64_t)k);
+            struct rpass *q = &w[r];
+            struct store_released rel;
+            const struct proto_push_meta none = { 0, 0.0 };
+            size_t lo;
+
+            if (q->pass == p)
+                continue;
+            if (q->top == 0) {          /* a new pass: its gradient, its count */
+                uint64_t a, b, c, d;
+                float *g = calloc(total, 4);
+                workload_split(wl.batch, k, r, NULL, &a, &b);
+                workload_split(b - a, p, q->pass, NULL, &c, &d);
+                workload_grad_add(&wl, full, step, a + c, a + d, g, NULL);
+                memcpy(q->g, g + off, n * 4);
+                free(g);
+                q->meta = (struct proto_push_meta){ d - c, 0.5 };
+            }
+            lo = n - q->top <= 1 || rng_next(&rg) % 3 == 0 ? 0
+               : (size_t)(rng_next(&rg) % (n - q->top));
+            if (push_range(&s, (uint32_t)r, step, q->top == 0 ? &q->meta : &none,
+                           (const unsigned char *)q->g, lo, n - q->top, &rg, err) != 0) {
+                printf("     push: %s\n", err);
+                T_TRUE(0);
+                break;
+            }
+            q->top = n - lo;
+            if (lo == 0) {
+                q->top = 0;
+                if (++q->pass == p)
+                    done++;
+            }
+            T_EQ_I(store_release(&s, &rel, err), 0);
+            if (rel.count == 0)
+                continue;
+            nrel++;
+            T_EQ_U(rel.step, step);
+            T_EQ_U(rel.first + rel.count, off + n - expect_top);      /* from the top down */
+            expect_top += rel.count;
+            T_EQ_U(rel.top, expect_top);
+            T_EQ_U(rel.batch, wl.batch);
+            T_TRUE(memcmp((const float *)rel.weights + (rel.first - off),
+                          expect + (rel.first - off), rel.count * 4) == 0);
+            T_EQ_I(rel.last, expect_top == n);
+            if (!rel.last)
+                T_TRUE(memcmp(store_weights(&s), old, n * 4) == 0);
+        }
+        T_EQ_U(expect_top, n);
+        T_EQ_U(store_step(&s), step + 1);
+        T_TRUE(memcmp(store_weights(&s), expect, n * 4) == 0);
+        /* The other servers' parts move the same way (one-shot here). */
+        {
+            float *f2 = calloc(total, 4);
+            memcpy(f2, full, total * 4);
+            T_EQ_I(sgd_step(f2, sum, total, DTYPE_F32, sc.lr, wl.batch), 0);
+            memcpy(f2 + off, store_weights(&s), n * 4);
+            memcpy(full, f2, total * 4);
+            free(f2);
+        }
+    }
+    T_EQ_U(store_payload_in(&s), (uint64_t)steps * (uint64_t)k * (uint64_t)p * n * 4);
+    for (int r = 0; r < k; r++)
+        free(w[r].g);
+    store_destroy(&s);
+    workload_destroy(&wl);
+    free(full);
+    free(old);
+    free(expect);
+    free(sum);
+    return nrel;
+}
+
+static void test_release(void)
+{
+    char err[ERR_LEN];
+
+    T_CASE("store-6.1", "per-bucket release: K = 1..4, random cuts per worker, odd n, "
+           "offsets: released top-down, bit-identical to one update, weights kept till the end");
+    {
+        size_t many = 0;
+        for (int k = 1; k <= 4; k++) {
+            many += release_run(k, 1, 501, 0, 501, 3, 11 + (uint64_t)k);
+            many += release_run(k, 1, 501, 167, 201, 3, 21 + (uint64_t)k);  /* a middle range */
+            many += release_run(k, 2, 333, 100, 233, 2, 31 + (uint64_t)k);  /* P = 2 passes */
+        }
+        T_TRUE(many > 36);          /* more than one release per step somewhere */
+    }
+
+    T_CASE("store-6.2", "first release checks the counts: wrong sum fails the store, nothing "
+           "released, weights untouched");
+    {
+        struct store_cfg sc = { .n = N2, .offset = 100, .dtype = DTYPE_F64, .world = 2,
+                                .lr = 0.5, .batch = 10 };
+        struct proto_push_meta m3 = { 3, 0.0 }, m4 = { 4, 0.0 }, none = { 0, 0.0 };
+        double g[N2] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+        struct store_released rel;
+        struct store s;
+
+        T_EQ_I(store_init(&s, &sc, err), 0);
+        T_EQ_I(store_push_begin(&s, 0, 0, &m3, 104, 4, err), 0);
+        T_EQ_I(store_push_data(&s, 0, g + 4, 32, err), 0);
+        T_EQ_I(store_push_end(&s, 0, err), 0);
+        T_EQ_I(store_release(&s, &rel, err), 0);
+        T_EQ_U(rel.count, 0);               /* worker 1 has pushed nothing */
+        T_EQ_I(store_push_begin(&s, 1, 0, &m4, 106, 2, err), 0);
+        T_EQ_I(store_push_data(&s, 1, g + 6, 16, err), 0);
+        T_EQ_I(store_push_end(&s, 1, err), 0);
+        T_EQ_I(store_release(&s, &rel, err), ERR_PROTO_FIELD);
+        T_HAS(err, "sum to 7, not B = 10");
+        T_EQ_U(rel.count, 0);
+        T_EQ_I(store_failed(&s, NULL), ERR_PROTO_FIELD);
+        for (size_t i = 0; i < N2; i++)
+            T_EQ_D(((const double *)store_weights(&s))[i], 0.0);
+        (void)none;
+        store_destroy(&s);
+    }
+
+    T_CASE("store-6.3", "NaN in a lower bucket after the top was released: FAILED, "
+           "store_weights still the last complete step's");
+    {
+        struct store_cfg sc = { .n = N2, .offset = 0, .dtype = DTYPE_F64, .world = 1,
+                                .lr = 0.5 };
+        struct proto_push_meta m = { 2, 0.0 }, none = { 0, 0.0 };
+        double g[N2] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+        struct store_released rel;
+        struct store s;
+
+        T_EQ_I(store_init(&s, &sc, err), 0);
+        T_EQ_I(store_push_begin(&s, 0, 0, &m, 4, 4, err), 0);
+        T_EQ_I(store_push_data(&s, 0, g + 4, 32, err), 0);
+        T_EQ_I(store_push_end(&s, 0, err), 0);
+        T_EQ_I(store_release(&s, &rel, err), 0);
+        T_EQ_U(rel.first, 4);
+        T_EQ_U(rel.count, 4);
+        T_EQ_I(rel.last, 0);
+        T_EQ_D(((const double *)rel.weights)[7], -0.5 * 8 / 2);
+        g[1] = NAN;
+        T_EQ_I(store_push_begin(&s, 0, 0, &none, 0, 4, err), 0);
+        T_EQ_I(store_push_data(&s, 0, g, 32, err), ERR_NONFINITE);
+        T_EQ_I(store_release(&s, &rel, err), ERR_NONFINITE);
+        for (size_t i = 0; i < N2; i++)
+            T_EQ_D(((const double *)store_weights(&s))[i], 0.0);
+        store_destroy(&s);
+    }
+}
+
 int main(void)
 {
     test_happy();
@@ -959,5 +1162,6 @@ int main(void)
     test_faults();
     test_counts();
     test_mistakes();
+    test_release();
     return t_done();
 }

@@ -1,0 +1,307 @@
+/* frames.c -- what travels on one connection of the worker's client (see
+ * frames.h): headers received and checked, ERROR frames read and
+ * reported, the PUSH of a bucket's part, the WEIGHTS parts of a step.
+ *
+ *     PUSH(step, aux=a) header + 16-byte meta    (one 56-byte write), then
+ *     the gradient elements [a, b)               (straight from grad)
+ *
+ *     WEIGHTS(step, aux=a', length=(b'-a')*elem) headers, b' where the
+ *     part before began (hi for the first), each followed by its elements,
+ *     read straight into the client's buffer at a'
+ *
+ * Every header is decoded and checked (proto_header_decode, then type,
+ * sender, step, range and length) before its payload is read, so a server
+ * that sends something else is reported as such, never read into the
+ * weights. An ERROR frame is read (its text is capped at PROTO_TEXT_MAX by
+ * the decoder) and reported. Every wait is net.c's, under the idle-progress
+ * timeout.
+ *
+ * PULL WAIT. A part of the WEIGHTS comes only once every worker has pushed
+ * it, so while this worker waits for it it waits on the others too. The
+ * server watches each worker with the same --timeout T and, when one
+ * stalls, tells the rest who it was (ERROR). If this worker gave up after T
+ * as well, it would close at about the moment the server decides, and the
+ * server would blame it instead of the stalled one. So the wait for each
+ * WEIGHTS header allows 1.5T: the server names a worker that stalled
+ * before this one's push ended within T of that worker's last byte (plus
+ * its timer's granularity, T/20), so its ERROR arrives first; and a dead
+ * or stopped server is noticed within 1.5T of the last byte, inside
+ * docs/design.md's 2T with room for a loaded machine. (A worker that stalls
+ * more than T/2 after this one's push ended outlasts this wait: then this
+ * worker names the server, and the server's log names the stalled one.)
+ * Every other wait is T.
+ *
+ * A server that refuses a push answers ERROR and closes; if the refusal
+ * arrives while this worker is still sending, the send fails (EPIPE or
+ * reset) before the ERROR frame is read. send_failed() then looks for that
+ * frame for a moment (reading it itself when no receiver is on the socket,
+ * else waiting for the receiver's report), so the user sees the server's
+ * reason rather than "broken pipe".
+ */
+#include "frames.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static unsigned long long ull(uint64_t x)
+{
+    return (unsigned long long)x;
+}
+
+/* clean_text: an ERROR payload made printable on one line (control bytes
+ * become '?'). OUT: out (len + 1 bytes). */
+static void clean_text(const unsigned char *in, size_t len, char *out)
+{
+    for (size_t i = 0; i < len; i++)
+        out[i] = in[i] < 0x20 || in[i] == 0x7f ? '?' : (char)in[i];
+    out[len] = '\0';
+}
+
+/* server_code: the err.h code an ERROR frame carries in aux when it is
+ * one, else ERR_MISMATCH; never 0 (the server did refuse). */
+static int server_code(uint64_t aux)
+{
+    int64_t a = (int64_t)aux;
+
+    if ((a <= -1 && a >= -4095) || (a >= ERR_BASE && a < ERR_LAST))
+        return (int)a;
+    return ERR_MISMATCH;
+}
+
+/* read_error_text: the payload of the ERROR frame whose header is *h.
+ * Returns the server's code with "CTX: NAME reports: TEXT" in err, or the
+ * read's own failure (then *told stays 0). */
+static int read_error_text(struct ps_conn *k, const struct proto_header *h, const char *ctx,
+                           int *told, char *err)
+{
+    struct ps_client *c = k->owner;
+    unsigned char text[PROTO_TEXT_MAX];
+    char shown[PROTO_TEXT_MAX + 1], tmp[ERR_LEN];
+    int rc;
+
+    /* The decoder capped h->length at PROTO_TEXT_MAX. */
+    rc = net_recv_all(k->fd, text, (size_t)h->length, &k->link, c->timeout, k->name, tmp);
+    if (rc != 0) {
+        err_say(err, "%s: %s (reading the server's ERROR frame)", ctx, tmp);
+        return rc;
+    }
+    clean_text(text, (size_t)h->length, shown);
+    err_say(err, "%s: %s reports: %s", ctx, k->name, shown[0] ? shown : "(no reason given)");
+    *told = 1;
+    k->told = 1;            /* for ps_client_told */
+    return server_code(h->aux);
+}
+
+/* recv_header: the next frame header from server k, waiting up to `idle`
+ * seconds without progress, decoded under a payload cap of max_payload
+ * (at least PROTO_TEXT_MAX). An ERROR frame is read and reported (*told
+ * set when that worked). ctx ("hello", "step 7") leads every message. */
+static int recv_header(struct ps_conn *k, const char *ctx, double idle, uint64_t max_payload,
+                       struct proto_header *h, int *told, char *err)
+{
+    struct ps_client *c = k->owner;
+    struct proto_limits lim = {
+        .max_payload = max_payload > PROTO_TEXT_MAX ? max_payload : PROTO_TEXT_MAX,
+        .world = c->world,
+        .elem_size = (uint32_t)c->elem,
+    };
+    char tmp[ERR_LEN];
+    int rc;
+
+    *told = 0;
+    rc = net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, &k->link, idle, k->name, tmp);
+    if (rc != 0) {
+        err_say(err, "%s: %s", ctx, tmp);
+        return rc;
+    }
+    rc = proto_header_decode(k->in, &lim, h);
+    if (rc != 0) {
+        err_say(err, "%s: %s sent a bad frame header: %s (type %u, rank %u, world %u, "
+            "length %llu)", ctx, k->name, err_str(rc), (unsigned)h->type, (unsigned)h->rank,
+            (unsigned)h->world, ull(h->length));
+        return rc;
+    }
+    if (h->type == PROTO_ERROR)
+        return read_error_text(k, h, ctx, told, err);
+    return 0;
+}
+
+/* frames_expect: the next frame from server k is `type`, sent by a server, with
+ * `length` payload bytes, for `step` and `aux` (these two not checked for
+ * WELCOME, whose step is kept in k->welcome_step); see recv_header for
+ * the rest. */
+int frames_expect(struct ps_conn *k, const char *ctx, double idle, uint16_t type,
+                  uint64_t step, uint64_t aux, uint64_t length, char *err)
+{
+    struct proto_header h;
+    int rc, told;
+
+    if ((rc = recv_header(k, ctx, idle, length, &h, &told, err)) != 0)
+        return rc;
+    if (h.type != type || h.rank != PROTO_RANK_SERVER || h.length != length ||
+        (type != PROTO_WELCOME && (h.step != step || h.aux != aux))) {
+        err_say(err, "%s: %s sent %s (rank %u, step %llu, aux %llu, length %llu), expected %s "
+            "(step %llu, aux %llu, length %llu)", ctx, k->name, proto_type_name(h.type),
+            (unsigned)h.rank, ull(h.step), ull(h.aux), ull(h.length), proto_type_name(type),
+            ull(step), ull(aux), ull(length));
+        return ERR_PROTO_FIELD;
+    }
+    if (type == PROTO_WELCOME)
+        k->welcome_step = h.step;       /* the server's step (RESUME, proto.h) */
+    return 0;
+}
+
+/* receiver_report: wait (at most FRAMES_LATE_ERROR_S) for server k's receiver,
+ * started on the current pull, to finish; 1 with its message in err when
+ * it read the server's ERROR frame. */
+static int receiver_report(struct ps_conn *k, int *rc, char *err)
+{
+    struct ps_client *c = k->owner;
+    struct timespec until;
+    int told = 0;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)(FRAMES_LATE_ERROR_S * 1e9);
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&c->mu);
+    while (k->rseen != c->pull_gen &&
+           pthread_cond_timedwait(&c->rdone, &c->mu, &until) == 0)
+        ;
+    if (k->rseen == c->pull_gen && k->rtold) {
+        told = 1;
+        *rc = k->rrc;
+        memcpy(err, k->rerr, ERR_LEN);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return told;
+}
+
+/* send_failed: a send to server k failed with rc (net's message in why).
+ * If the server explained itself with an ERROR frame before it closed,
+ * report that; else the send's own failure. */
+static int send_failed(struct ps_conn *k, const char *ctx, int rc, const char *why, char *err)
+{
+    struct proto_limits lim = { .max_payload = PROTO_TEXT_MAX, .world = k->owner->world };
+    struct proto_header h;
+    char tmp[ERR_LEN];
+    int told = 0, rc2, busy;
+
+    busy = 0;
+    if (k->owner->sync_ready) {     /* after the handshake: receivers exist */
+        pthread_mutex_lock(&k->owner->mu);
+        busy = k->owner->pulling && k->rseen != k->owner->pull_gen;
+        pthread_mutex_unlock(&k->owner->mu);
+    }
+    if ((rc == -EPIPE || rc == -ECONNRESET) && busy) {
+        /* The receiver owns the socket's reading side: ask it. */
+        if (receiver_report(k, &rc2, err))
+            return rc2;
+    } else if ((rc == -EPIPE || rc == -ECONNRESET) &&
+        net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, NULL, FRAMES_LATE_ERROR_S, k->name,
+                     tmp) == 0 &&
+        proto_header_decode(k->in, &lim, &h) == 0 && h.type == PROTO_ERROR) {
+        rc2 = read_error_text(k, &h, ctx, &told, err);
+        if (told)
+            return rc2;
+    }
+    err_say(err, "%s: %s", ctx, why);
+    return rc;
+}
+
+/* frames_send_head (frames.h). */
+int frames_send_head(struct ps_conn *k, const char *ctx, uint16_t type, uint64_t step,
+                     uint64_t aux, uint64_t length, size_t extra, char *err)
+{
+    struct ps_client *c = k->owner;
+    struct proto_header h = proto_header_make(type, c->rank, c->world, step, aux, length);
+    char tmp[ERR_LEN];
+    int rc;
+
+    proto_header_encode(&h, k->out);
+    k->clean = 0;
+    rc = net_send_all(k->fd, k->out, PROTO_HEADER_SIZE + extra, &k->link, c->timeout,
+                      k->name, tmp);
+    if (rc != 0)
+        return send_failed(k, ctx, rc, tmp, err);
+    k->clean = length == extra;
+    return 0;
+}
+
+const struct proto_push_meta frames_no_meta = { 0, 0.0 };
+
+/* frames_push: step `step` to server k: push the part of elements [first,
+ * first + count) it owns (none when the part is empty). The push carries
+ * *meta when its part ends at the server's last element (the first push of
+ * a pass, store.h BUCKETS), zeros otherwise. */
+int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *meta,
+                     const unsigned char *grad, uint64_t first, uint64_t count, char *err)
+{
+    struct ps_client *c = k->owner;
+    uint64_t a = first > k->lo ? first : k->lo;
+    uint64_t b = first + count < k->hi ? first + count : k->hi;
+    size_t pa = (size_t)a * c->elem, pn;
+    char ctx[40], tmp[ERR_LEN];
+    int rc;
+
+    if (a >= b)
+        return 0;
+    pn = (size_t)(b - a) * c->elem;
+    snprintf(ctx, sizeof ctx, "step %llu", ull(step));
+    proto_push_meta_encode(b == k->hi ? meta : &frames_no_meta, k->out + PROTO_HEADER_SIZE);
+    rc = frames_send_head(k, ctx, PROTO_PUSH, step, a, PROTO_PUSH_META + pn, PROTO_PUSH_META,
+                          err);
+    if (rc != 0)
+        return rc;
+    rc = net_send_all(k->fd, grad + pa, pn, &k->link, c->timeout, k->name, tmp);
+    if (rc != 0)
+        return send_failed(k, ctx, rc, tmp, err);
+    k->clean = 1;
+    return 0;
+}
+
+/* frames_receive: step `step`'s WEIGHTS frames from server k into `into` (the
+ * client's buffer), from the top of its range down (client.c's opening
+ * picture), until the range is whole. *told: the failure is the server's
+ * ERROR. */
+int frames_receive(struct ps_conn *k, uint64_t step, unsigned char *into, int *told, char *err)
+{
+    struct ps_client *c = k->owner;
+    uint64_t top = k->hi;
+    char ctx[40], tmp[ERR_LEN];
+    int rc;
+
+    snprintf(ctx, sizeof ctx, "step %llu", ull(step));
+    while (top > k->lo) {
+        struct proto_header h;
+        uint64_t cnt;
+
+        /* Each part comes when every worker has pushed it: the server
+         * watches them, and needs up to one timeout to name one that
+         * stalled (PULL WAIT). */
+        rc = recv_header(k, ctx, FRAMES_PULL_IDLE_FACTOR * c->timeout, (top - k->lo) * c->elem,
+                         &h, told, err);
+        if (rc != 0)
+            return rc;
+        cnt = h.length / c->elem;       /* whole elements: the decoder checked */
+        if (h.type != PROTO_WEIGHTS || h.rank != PROTO_RANK_SERVER || h.step != step ||
+            cnt == 0 || h.aux < k->lo || h.aux >= top || cnt != top - h.aux) {
+            err_say(err, "%s: %s sent %s (rank %u, step %llu, aux %llu, length %llu), expected "
+                "WEIGHTS (step %llu) of elements ending at %llu, inside [%llu, %llu)", ctx,
+                k->name, proto_type_name(h.type), (unsigned)h.rank, ull(h.step), ull(h.aux),
+                ull(h.length), ull(step), ull(top), ull(k->lo), ull(k->hi));
+            return ERR_PROTO_FIELD;
+        }
+        rc = net_recv_all(k->fd, into + (size_t)h.aux * c->elem, (size_t)h.length, &k->link,
+                          c->timeout, k->name, tmp);
+        if (rc != 0) {
+            err_say(err, "%s: %s", ctx, tmp);
+            return rc;
+        }
+        top = h.aux;
+    }
+    return 0;
+}
