@@ -51,6 +51,9 @@
  *   bucket-size, minbytes (-b), maxbytes (-e)   1 B .. 1 TiB
  *   piece          8 B .. 1 GiB
  *   stepfactor (-f) 2 .. 2^20; iters (-n) 1 .. 2^20; warmup-iters (-w) 0 .. 2^20
+ *   root           0 .. 65535, a rank (< K: ring_worker checks it knowing K)
+ *   imbalance      1 .. 65536: below 1 no rank would be hot; at most K
+ *                  (everything to one rank: ring_worker checks it knowing K)
  */
 struct cli_bound {
     const char *name;       /* the flag, without dashes */
@@ -85,6 +88,8 @@ static const struct cli_bound cli_bounds[] = {
     { "stepfactor", 2, 1048576, 0, 0, "2 .. 2^20" },
     { "iters", 1, 1048576, 0, 0, "1 .. 2^20" },
     { "warmup-iters", 0, 1048576, 0, 0, "0 .. 2^20" },
+    { "root", 0, 65535, 0, 0, "0 .. 65535 (and < K)" },
+    { "imbalance", 1, 65536, 0, 0, "1 .. 65536 (and <= K)" },
     { NULL, 0, 0, 0, 0, NULL },
 };
 

@@ -107,6 +107,8 @@ int metrics_record_write(const struct metrics_record *r, const char *path, char 
                    r->transport[0] ? r->transport : "-", (unsigned long long)r->bytes);
     outfile_printf(f, "link_bw %.17g\nlink_latency %.17g\ncpu_s %.9g\nwall_s %.9g\nncpu %d\n",
                    r->link_bw, r->link_latency, r->cpu_s, r->wall_s, r->ncpu);
+    if (r->coll[0])
+        outfile_printf(f, "coll %s\n", r->coll);
     put_machine(f, "machine0", &r->machine0);
     put_machine(f, "machine1", &r->machine1);
     for (size_t i = 0; i < r->nsteps; i++) {
@@ -223,6 +225,7 @@ static int read_line(struct metrics_record *r, char *line)
     if (strcmp(key, "role") == 0) return set_name(r->role, v);
     if (strcmp(key, "algo") == 0) return set_name(r->algo, v);
     if (strcmp(key, "transport") == 0) return set_name(r->transport, v);
+    if (strcmp(key, "coll") == 0) return set_name(r->coll, v);
     if (strcmp(key, "rank") == 0) return tok_int(v, &r->rank);
     if (strcmp(key, "world") == 0) return tok_int(v, &r->world);
     if (strcmp(key, "ncpu") == 0) return tok_int(v, &r->ncpu);
@@ -409,6 +412,7 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     snprintf(row->system, sizeof row->system, "%s", first->system);
     snprintf(row->algo, sizeof row->algo, "%s", first->algo);
     snprintf(row->transport, sizeof row->transport, "%s", first->transport);
+    snprintf(row->coll, sizeof row->coll, "%s", first->coll);
     row->k = first->world;
     row->bytes = first->bytes;
     row->steps = nsteps;
@@ -430,6 +434,8 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     row->algbw = row->time_s > 0 ? (double)row->bytes / row->time_s : NAN;
     if (strcmp(row->system, "ps") == 0)
         row->busbw = row->algbw * row->k;
+    else if (row->coll[0])
+        row->busbw = row->algbw * model_busbw_factor(model_coll_parse(row->coll), row->k);
     else
         row->busbw = row->algbw * (row->k > 1 ? 2.0 * (row->k - 1) / row->k : 0.0);
     row->link_bw = first->link_bw;
@@ -437,7 +443,10 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     row->model_s = NAN;
     row->host_bound = -1;
     machine_verdict(recs, n, cpu, wall, ncpu, row);
-    if (row->link_bw > 0)
+    if (row->link_bw > 0 && row->coll[0])
+        row->model_s = model_coll(model_coll_parse(row->coll), MODEL_TIME, row->k,
+                                  (double)row->bytes, row->link_bw, row->link_latency, NAN, 1.0);
+    else if (row->link_bw > 0)
         row->model_s = strcmp(row->system, "ps") == 0
             ? model_ps_step(row->k, (double)row->bytes, row->link_bw, row->link_latency)
             : strcmp(row->algo, "rd") == 0
@@ -456,7 +465,7 @@ const char *metrics_csv_header_line(void)
 {
     return "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
            "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue\n";
+           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,coll\n";
 }
 
 void metrics_csv_header(FILE *f)
@@ -496,5 +505,5 @@ void metrics_row_write(FILE *f, const struct metrics_row *row)
     put_field(f, row->machine_busy);
     put_field(f, row->job_busy);
     put_field(f, row->run_queue);
-    fputc('\n', f);
+    fprintf(f, ",%s\n", row->coll);
 }

@@ -7,7 +7,7 @@
  *
  *   system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,
  *   ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,
- *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue
+ *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,coll
  *
  * MERGE RULES
  *   time_s      per step, the slowest worker/rank's combine time (PS: push
@@ -40,11 +40,19 @@
  *   run_queue   the median over every record's two samples of the
  *               runnable threads (procs_running, less the reader).
  *   The three are filled with or without a link limit.
+ *   coll        ring --bench only: the collective, nccl-tests' name
+ *               (all_reduce, reduce_scatter, all_gather, broadcast, reduce,
+ *               alltoall); busbw then uses that collective's factor
+ *               (model_busbw_factor: 2(K-1)/K, (K-1)/K or 1) and model_s
+ *               its formula (model_coll; empty for broadcast, reduce and
+ *               alltoall, whose segment and imbalance the record does not
+ *               carry). Empty for training and the PS.
  *   A field that does not apply is empty (NaN in memory).
  *
  * RECORD FILE (text, one "key value" per line, then one line per step):
  *   psring-record 1
  *   system ring | role rank | rank 3 | world 4 | algo ring | transport tcp
+ *   coll all_gather   (optional: ring --bench's collective)
  *   bytes 4194304 | link_bw 62500000 | link_latency 0.0001
  *   cpu_s 1.25 | wall_s 2.5 | ncpu 2
  *   machine0 TOTAL BUSY RUNNING | machine1 TOTAL BUSY RUNNING   (optional:
@@ -86,6 +94,7 @@ struct metrics_record {
     char role[METRICS_NAME_LEN];       /* "server", "worker", "rank" */
     char algo[METRICS_NAME_LEN];       /* "ring", "rd", ... or "" */
     char transport[METRICS_NAME_LEN];  /* "tcp", "nccl", ... */
+    char coll[METRICS_NAME_LEN];       /* ring --bench: "all_gather", ...; else "" */
     int rank, world;
     uint64_t bytes;                    /* message size n, in bytes */
     double link_bw, link_latency;      /* 0 = off */
@@ -119,6 +128,7 @@ struct metrics_row {
     int host_bound;                    /* -1: empty */
     char bound_by[8];                  /* "link", "cpu", "busy" or "" */
     double machine_busy, job_busy, run_queue;   /* NaN: empty */
+    char coll[METRICS_NAME_LEN];       /* "" : empty */
 };
 
 /* metrics_merge: one job's records -> one row (rules above). The records

@@ -51,7 +51,10 @@ struct bench_cfg {
     uint64_t minbytes, maxbytes;
     int stepfactor, warmup_iters, iters;
     const char *csv;               /* record path, or NULL */
-    struct coll *coll;             /* the all-reduce and the gathers */
+    int op;                        /* enum coll_op (--coll); 0: all_reduce */
+    int root;                      /* --root: broadcast, reduce; alltoall's hot rank */
+    double imbalance;              /* --imbalance F (alltoall), 1: balanced */
+    struct coll *coll;             /* the collective and the gathers */
     struct link *link;             /* counters, and the settings for the record */
 };
 

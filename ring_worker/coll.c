@@ -16,6 +16,7 @@
 #include "dtype.h"
 #include "err.h"
 #include "gpu.h"
+#include "model.h"
 
 /* fail: one line into err, and rc. */
 #define fail(err, rc, ...) (err_say((err), __VA_ARGS__), (rc))
@@ -113,6 +114,16 @@ const char *coll_algo_name(const struct coll *c)
     return c->algo == COLL_RD ? "rd" : "ring";
 }
 
+const char *coll_op_algo(const struct coll *c, int op)
+{
+    if (op == COLL_ALL_REDUCE)
+        return coll_algo_name(c);
+    if (c->kind == COLL_NCCL)
+        return "nccl";
+    return op == COLL_BROADCAST || op == COLL_REDUCE ? "chain"
+         : op == COLL_ALLTOALL ? "pairwise" : "ring";
+}
+
 int coll_on_device(const struct coll *c)
 {
     return c->kind != COLL_TCP;
@@ -137,21 +148,22 @@ int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
     }
 }
 
-static const char *const op_names[COLL_OPS] = {
-    "all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "alltoall",
-};
+/* The names and the enum are the cost model's (model.h), one list. */
+_Static_assert(COLL_ALL_REDUCE == (int)MODEL_COLL_ALL_REDUCE &&
+               COLL_REDUCE_SCATTER == (int)MODEL_COLL_REDUCE_SCATTER &&
+               COLL_ALL_GATHER == (int)MODEL_COLL_ALL_GATHER &&
+               COLL_BROADCAST == (int)MODEL_COLL_BROADCAST &&
+               COLL_REDUCE == (int)MODEL_COLL_REDUCE && COLL_ALLTOALL == (int)MODEL_COLL_ALLTOALL,
+               "coll_op follows model_coll");
 
 const char *coll_op_name(int op)
 {
-    return op >= 0 && op < COLL_OPS ? op_names[op] : NULL;
+    return model_coll_name(op);
 }
 
 int coll_op_parse(const char *name)
 {
-    for (int op = 0; op < COLL_OPS; op++)
-        if (strcmp(name, op_names[op]) == 0)
-            return op;
-    return -1;
+    return model_coll_parse(name);
 }
 
 /* host_ring: the other collectives run on the host ring's state (its

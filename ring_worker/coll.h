@@ -84,7 +84,7 @@ enum coll_op {
 };
 #define COLL_OPS 6
 
-#define COLL_GATHER_MAX 8       /* doubles per rank in one coll_gather */
+#define COLL_GATHER_MAX 16      /* doubles per rank in one coll_gather */
 
 struct gpu_nccl;
 struct gpu_stream;
@@ -126,6 +126,11 @@ const struct clock_src *coll_clock(const struct coll *c);
 const char *coll_transport(const struct coll *c);
 /* coll_algo_name: "ring" or "rd", the records' algo column. */
 const char *coll_algo_name(const struct coll *c);
+/* coll_op_algo: the algo column of a --bench --coll record: the all-reduce's
+ * (coll_algo_name), "ring" (reduce_scatter, all_gather), "chain"
+ * (broadcast, reduce), "pairwise" (alltoall); "nccl" for the others with
+ * NCCL, which picks its own. */
+const char *coll_op_algo(const struct coll *c, int op);
 /* coll_on_device: 1 when the vectors are in GPU memory. */
 int coll_on_device(const struct coll *c);
 
