@@ -7,7 +7,7 @@
 # 1. ring_vs_mpi.dat: unpaced loopback, float32, sizes 4 KiB to 64 MiB
 #    (x4), K = 2, 4 and 8: the time per all-reduce of `ring_worker --bench`
 #    with --algo ring and with --algo rd against Open MPI's MPI_Allreduce
-#    forced onto TCP (experiments/peers/mpi_allreduce under mpirun --mca
+#    forced onto TCP (experiments/peers/mpi_coll under mpirun --mca
 #    pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo). The three
 #    runs are interleaved (ring, rd, MPI, ring, rd, MPI, ...) so that all
 #    see the same machine; each run covers every size. Per size and K: the
@@ -66,7 +66,7 @@ mpi_times() {
     asroot=""
     [ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
     mpirun $asroot --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
-        -np "$1" "$peers/mpi_allreduce" -b 4K -e "$emax" -f 4 -n $iters -w $warm \
+        -np "$1" "$peers/mpi_coll" -c all_reduce -b 4K -e "$emax" -f 4 -n $iters -w $warm \
         >"$tmp/mpi.out" 2>"$tmp/mpi.err"
     awk '/^ +[0-9]/ { print $1, $4 }' "$tmp/mpi.out"
 }
@@ -89,9 +89,9 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     if ! command -v mpirun >/dev/null 2>&1; then
         echo "# bench_ring.sh: mpirun not found: psring only (apt-get install openmpi-bin libopenmpi-dev)"
         mpi=0
-    elif [ ! -x "$peers/mpi_allreduce" ]; then
+    elif [ ! -x "$peers/mpi_coll" ]; then
         sh "$here/peers/build.sh" "$peers" >"$tmp/build.log" 2>&1
-        [ -x "$peers/mpi_allreduce" ] || { echo "# bench_ring.sh: the MPI peer did not build:"; cat "$tmp/build.log"; mpi=0; }
+        [ -x "$peers/mpi_coll" ] || { echo "# bench_ring.sh: the MPI peer did not build:"; cat "$tmp/build.log"; mpi=0; }
     fi
     {
         echo "# ring_worker --bench (--algo ring, --algo rd) vs MPI_Allreduce (Open MPI, pml ob1,"

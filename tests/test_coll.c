@@ -29,6 +29,7 @@
 #include "dtype.h"
 #include "err.h"
 #include "link.h"
+#include "model.h"
 #include "proto.h"
 #include "rng.h"
 #include "vec.h"
@@ -486,6 +487,17 @@ int main(void)
         T_EQ_U(chain_steps(1, 8, 1024), 7);
         T_EQ_U(chain_steps(0, 8, 1024), 0);
         T_EQ_U(chain_steps(100, 1, 3), 0);
+    }
+
+    T_CASE("coll-3.4", "busbw factors (nccl-tests'): K = 4: 1.5, 0.75, 0.75, 1, 1, 0.75; K = 1: 0");
+    {
+        static const double want[COLL_OPS] = { 1.5, 0.75, 0.75, 1, 1, 0.75 };
+        for (int op = 0; op < COLL_OPS; op++) {
+            T_EQ_D(model_busbw_factor(op, 4), want[op]);
+            T_EQ_D(model_busbw_factor(op, 1), 0);
+        }
+        T_EQ_D(model_busbw_factor(COLL_ALL_REDUCE, 8), 1.75);
+        T_EQ_D(model_busbw_factor(COLL_ALL_GATHER, 8), 0.875);
     }
 
     return t_done();
