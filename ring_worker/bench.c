@@ -255,12 +255,80 @@ static void print_header(const struct bench_cfg *cfg, const struct coll *co)
     fflush(stdout);
 }
 
+/* The vectors: where the collective runs (GPU memory for the GPU kinds)
+ * and their host side for the check (the same memory on the host); the
+ * receive pair only for the all-to-all. */
+struct bufs {
+    unsigned char *buf, *host, *rbuf, *rhost;
+};
+
+static int bufs_alloc(const struct bench_cfg *cfg, struct bufs *b, size_t maxcount, size_t es,
+                      char *err)
+{
+    struct coll *co = cfg->coll;
+    size_t rmax = 0;
+    int rc;
+
+    memset(b, 0, sizeof *b);
+    if (cfg->op == COLL_ALLTOALL) {
+        /* K blocks of this rank's share, the largest at maxcount. */
+        struct a2a_split sp = split_of(cfg, count_of(cfg, cfg->maxbytes, es));
+        rmax = (size_t)cfg->world * a2a_count(&sp, cfg->rank);
+        if ((rc = coll_alloc(co, (void **)&b->rbuf, rmax * es, err)) != 0)
+            return rc;
+        b->rhost = coll_on_device(co) ? malloc(rmax * es + 1) : b->rbuf;
+    }
+    if ((rc = coll_alloc(co, (void **)&b->buf, maxcount * es, err)) != 0)
+        return rc;
+    b->host = coll_on_device(co) ? malloc(maxcount * es) : b->buf;
+    if (!b->host || (b->rbuf && !b->rhost)) {
+        err_say(err, "out of memory for %llu bytes", (unsigned long long)cfg->maxbytes);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static void bufs_free(const struct bench_cfg *cfg, struct bufs *b)
+{
+    if (b->host != b->buf)
+        free(b->host);
+    if (b->rhost != b->rbuf)
+        free(b->rhost);
+    if (b->buf)
+        coll_free(cfg->coll, b->buf);
+    if (b->rbuf)
+        coll_free(cfg->coll, b->rbuf);
+}
+
+/* checked_call: the checked collective of count elements (CHECK in
+ * bench.h), outside the timing; *wrong: this rank's wrong elements. */
+static int checked_call(const struct bench_cfg *cfg, const struct bufs *b, size_t count,
+                        const double *want, uint64_t *wrong, char *err)
+{
+    struct coll *co = cfg->coll;
+    size_t es = dtype_size(cfg->dtype);
+    struct a2a_split sp = split_of(cfg, count);
+    int a2a = cfg->op == COLL_ALLTOALL, rc;
+
+    check_input(cfg, b->host, count);
+    if ((rc = coll_put(co, b->buf, b->host, count * es, err)) != 0 ||
+        (rc = run_op(cfg, b->buf, b->rbuf, count, err)) != 0)
+        return rc;
+    if (a2a)
+        rc = coll_get(co, b->rhost, b->rbuf, (size_t)cfg->world * a2a_count(&sp, cfg->rank) * es,
+                      err);
+    else
+        rc = coll_get(co, b->host, b->buf, count * es, err);
+    if (rc == 0)
+        *wrong = check_result(cfg, a2a ? b->rhost : b->host, count, want);
+    return rc;
+}
+
 int bench_run(const struct bench_cfg *cfg, char *err)
 {
     int k = cfg->world, rc = 0;
     size_t es = dtype_size(cfg->dtype), maxcount = cfg->maxbytes / (es ? es : 1);
-    unsigned char *buf = NULL, *hbuf = NULL, *dbuf = NULL, *rbuf = NULL, *hrbuf = NULL;
-    size_t rmax = 0;
+    struct bufs b = { NULL, NULL, NULL, NULL };
     struct coll *co = cfg->coll;
     const struct clock_src *clk = coll_clock(co);     /* the transport's time */
     double *all = NULL, *dt = NULL, want[8], busbw_sum = 0;
@@ -274,25 +342,13 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             cfg->stepfactor, cfg->iters);
         return ERR_USAGE;
     }
-    /* buf: where the all-reduce runs (GPU memory for the GPU kinds); hbuf:
-     * the host side of the check (buf itself on the host). */
-    if (cfg->op == COLL_ALLTOALL) {
-        /* The receive side: K blocks of this rank's share, largest at maxcount. */
-        struct a2a_split sp = split_of(cfg, count_of(cfg, cfg->maxbytes, es));
-        rmax = (size_t)k * a2a_count(&sp, cfg->rank);
-        if ((rc = coll_alloc(co, (void **)&rbuf, rmax * es, err)) != 0)
-            goto out;
-        hrbuf = coll_on_device(co) ? malloc(rmax * es + 1) : rbuf;
-    }
-    if ((rc = coll_alloc(co, (void **)&dbuf, maxcount * es, err)) != 0)
+    if ((rc = bufs_alloc(cfg, &b, maxcount, es, err)) != 0)
         goto out;
-    buf = dbuf;
-    hbuf = coll_on_device(co) ? malloc(maxcount * es) : buf;
     all = malloc((size_t)k * NSETTINGS * sizeof *all);
     dt = malloc((size_t)cfg->iters * sizeof *dt);
     bin = malloc((size_t)cfg->iters * sizeof *bin);
     bout = malloc((size_t)cfg->iters * sizeof *bout);
-    if (!hbuf || !all || !dt || !bin || !bout || (rbuf && !hrbuf)) {
+    if (!all || !dt || !bin || !bout) {
         rc = -ENOMEM;
         err_say(err, "out of memory for %llu bytes", (unsigned long long)cfg->maxbytes);
         goto out;
@@ -309,14 +365,14 @@ int bench_run(const struct bench_cfg *cfg, char *err)
         print_header(cfg, co);
     for (uint64_t size = cfg->minbytes; size <= cfg->maxbytes; size *= (uint64_t)cfg->stepfactor) {
         size_t count = count_of(cfg, size, es);
-        uint64_t bytes = count * es, wrong;
+        uint64_t bytes = count * es, wrong = 0;
         double t0, total, cpu0, wall0, cpu, wall, mine[2], tmax = 0;
         struct hostload_sample machine[2];
 
         if (count > 0) {
-            rc = coll_zero(co, buf, bytes, err);
+            rc = coll_zero(co, b.buf, bytes, err);
             for (int i = 0; i < cfg->warmup_iters && rc == 0; i++)
-                rc = run_op(cfg, buf, rbuf, count, err);
+                rc = run_op(cfg, b.buf, b.rbuf, count, err);
             /* The machine's load (metrics.h), read before the barrier so
              * that no rank starts late for it. */
             hostload_sample_read(&machine[0]);
@@ -329,7 +385,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             for (int i = 0; i < cfg->iters && rc == 0; i++) {
                 uint64_t o = cfg->link->bytes_out, in = cfg->link->bytes_in;
                 double ti = clock_src_now(clk);
-                rc = run_op(cfg, buf, rbuf, count, err);
+                rc = run_op(cfg, b.buf, b.rbuf, count, err);
                 dt[i] = clock_src_now(clk) - ti;
                 bout[i] = cfg->link->bytes_out - o;
                 bin[i] = cfg->link->bytes_in - in;
@@ -341,22 +397,10 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             if (rc != 0)
                 goto fail;
 
-            check_input(cfg, hbuf, count);
-            if ((rc = coll_put(co, buf, hbuf, bytes, err)) != 0 ||
-                (rc = run_op(cfg, buf, rbuf, count, err)) != 0)
-                goto fail;
-            if (cfg->op == COLL_ALLTOALL) {
-                struct a2a_split sp = split_of(cfg, count);
-                size_t rbytes = (size_t)k * a2a_count(&sp, cfg->rank) * es;
-                rc = coll_get(co, hrbuf, rbuf, rbytes, err);
-            } else {
-                rc = coll_get(co, hbuf, buf, bytes, err);
-            }
-            if (rc != 0)
+            if ((rc = checked_call(cfg, &b, count, want, &wrong, err)) != 0)
                 goto fail;
             mine[0] = total;
-            mine[1] = (double)check_result(cfg, cfg->op == COLL_ALLTOALL ? hrbuf : hbuf, count,
-                                           want);
+            mine[1] = (double)wrong;
             if ((rc = coll_gather(co, all, mine, 2, err)) != 0)
                 goto fail;
             wrong = 0;
@@ -406,12 +450,6 @@ out:
     free(bin);
     free(dt);
     free(all);
-    if (hbuf != dbuf)
-        free(hbuf);
-    if (hrbuf != rbuf)
-        free(hrbuf);
-    coll_free(co, dbuf);
-    if (rbuf)
-        coll_free(co, rbuf);
+    bufs_free(cfg, &b);
     return rc;
 }
