@@ -50,33 +50,13 @@ psr_times() {
 
 # mpi_times COLL K: the MPI harness under mpirun, TCP over loopback only.
 mpi_times() {
-    asroot=""
-    [ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
-    mpirun $asroot --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
-        -np "$2" "$peers/mpi_coll" -c "$1" -b $bmin -e $emax -f 4 -n $iters -w $warm \
+    mpi_tcp "$2" "$peers/mpi_coll" -c "$1" -b $bmin -e $emax -f 4 -n $iters -w $warm \
         >"$tmp/mpi.out" 2>"$tmp/mpi.err" || echo "$prog: mpi_coll -c $1 K=$2 failed: $(tail -n 1 "$tmp/mpi.err")" >&2
     awk '/^ +[0-9]/ { if ($7 != 0) print "WRONG: " $0 > "/dev/stderr"; print $1, $4 }' "$tmp/mpi.out"
 }
 
-# stats FILE SIZE: "median min-max" of the times for SIZE; "nan -" if none.
-stats() {
-    awk -v b="$2" '$1 == b { print $2 }' "$1" | sort -g | awk '
-        { v[NR] = $1 }
-        END {
-            if (NR == 0) { print "nan -"; exit }
-            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-            printf "%.1f %.1f-%.1f\n", m, v[1], v[NR]
-        }'
-}
-
 mpi=1
-if ! command -v mpirun >/dev/null 2>&1; then
-    echo "# bench_coll.sh: mpirun not found: psring only (apt-get install openmpi-bin libopenmpi-dev)"
-    mpi=0
-elif [ ! -x "$peers/mpi_coll" ]; then
-    sh "$here/peers/build.sh" "$peers" >"$tmp/build.log" 2>&1
-    [ -x "$peers/mpi_coll" ] || { echo "# bench_coll.sh: the MPI peer did not build:"; cat "$tmp/build.log"; mpi=0; }
-fi
+mpi_peer_ready "$peers" "$tmp" || mpi=0
 {
     echo "# ring_worker --bench --coll NAME vs Open MPI (pml ob1, btl tcp,self, lo), float32,"
     echo "# unpaced loopback, interleaved psring/MPI, median of $reps runs of $iters calls each"
@@ -95,7 +75,7 @@ for c in $colls; do
             i=$((i + 1))
         done
         for bytes in $(awk '{ print $1 }' "$tmp/p" | sort -un); do
-            set -- $(stats "$tmp/p" $bytes) $(stats "$tmp/m" $bytes)
+            set -- $(run_stats "$tmp/p" $bytes) $(run_stats "$tmp/m" $bytes)
             awk -v c=$c -v k=$k -v b=$bytes -v p="$1" -v ps="$2" -v m="$3" -v ms="$4" 'BEGIN {
                 ratio = (m + 0 > 0 && p + 0 > 0) ? sprintf("%.2f", p / m) : "nan"
                 printf "%-16s %-2d %10d  %9s  %-17s %9s  %-17s  %s\n", c, k, b, p, ps, m, ms, ratio }' |

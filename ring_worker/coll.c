@@ -189,36 +189,38 @@ static int nccl_slices(const struct coll *c, size_t n, const char *what, size_t 
     return 0;
 }
 
-int coll_reduce_scatter(struct coll *c, void *buf, size_t n, char *err)
+/* sliced: the reduce-scatter or the all-gather (op), on the host ring or
+ * with NCCL, in place: rank r's slice r is the output, resp. the input. */
+static int sliced(struct coll *c, int op, void *buf, size_t n, char *err)
 {
+    const char *what = coll_op_name(op);
     size_t q, es = dtype_size(c->dtype);
-    int rc = host_ring(c, "reduce_scatter", err);
+    char *mine;
+    int rc = host_ring(c, what, err);
 
     if (rc != 0)
         return rc;
     if (c->kind == COLL_TCP)
-        return ring_reduce_scatter(&c->ring, buf, n, c->dtype, err);
-    if ((rc = nccl_slices(c, n, "reduce_scatter", &q, err)) != 0)
+        return op == COLL_REDUCE_SCATTER ? ring_reduce_scatter(&c->ring, buf, n, c->dtype, err)
+                                         : ring_all_gather(&c->ring, buf, n, c->dtype, err);
+    if ((rc = nccl_slices(c, n, what, &q, err)) != 0)
         return rc;
-    return gpu_nccl_collective(c->nccl, GPU_NCCL_REDUCE_SCATTER, buf,
-                               (char *)buf + (size_t)c->rank * q * es, q, c->dtype, 0, c->stream,
-                               err);
+    mine = (char *)buf + (size_t)c->rank * q * es;
+    if (op == COLL_REDUCE_SCATTER)
+        return gpu_nccl_collective(c->nccl, GPU_NCCL_REDUCE_SCATTER, buf, mine, q, c->dtype, 0,
+                                   c->stream, err);
+    return gpu_nccl_collective(c->nccl, GPU_NCCL_ALL_GATHER, mine, buf, q, c->dtype, 0,
+                               c->stream, err);
+}
+
+int coll_reduce_scatter(struct coll *c, void *buf, size_t n, char *err)
+{
+    return sliced(c, COLL_REDUCE_SCATTER, buf, n, err);
 }
 
 int coll_all_gather(struct coll *c, void *buf, size_t n, char *err)
 {
-    size_t q, es = dtype_size(c->dtype);
-    int rc = host_ring(c, "all_gather", err);
-
-    if (rc != 0)
-        return rc;
-    if (c->kind == COLL_TCP)
-        return ring_all_gather(&c->ring, buf, n, c->dtype, err);
-    if ((rc = nccl_slices(c, n, "all_gather", &q, err)) != 0)
-        return rc;
-    return gpu_nccl_collective(c->nccl, GPU_NCCL_ALL_GATHER,
-                               (char *)buf + (size_t)c->rank * q * es, buf, q, c->dtype, 0,
-                               c->stream, err);
+    return sliced(c, COLL_ALL_GATHER, buf, n, err);
 }
 
 int coll_broadcast(struct coll *c, void *buf, size_t n, int root, char *err)
