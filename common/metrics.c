@@ -445,7 +445,7 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     machine_verdict(recs, n, cpu, wall, ncpu, row);
     if (row->link_bw > 0 && row->coll[0])
         row->model_s = model_coll(model_coll_parse(row->coll), MODEL_TIME, row->k,
-                                  (double)row->bytes, row->link_bw, row->link_latency, NAN, 1.0);
+                                  (double)row->bytes, row->link_bw, row->link_latency, NAN, NAN);
     else if (row->link_bw > 0)
         row->model_s = strcmp(row->system, "ps") == 0
             ? model_ps_step(row->k, (double)row->bytes, row->link_bw, row->link_latency)

@@ -105,7 +105,8 @@ double model_busbw_factor(int coll, int k);
 /* model_coll: quantity q (MODEL_TIME, MODEL_BYTES_IN, MODEL_BYTES_OUT,
  * MODEL_STEPS; NaN for the others) of the collective for K ranks and n
  * bytes; seg: the chain's segment in bytes (broadcast, reduce; NaN there
- * without one), imbalance F in 1 .. K (alltoall; 1 otherwise). */
+ * without one), imbalance F in 1 .. K (alltoall; NaN there without one;
+ * ignored by the others). */
 double model_coll(int coll, enum model_quantity q, int k, double bytes, double bw, double lat,
                   double seg, double imbalance);
 /* model_tp_layer: the tensor-parallel all-reduces of one layer per step

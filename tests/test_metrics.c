@@ -189,6 +189,10 @@ static void test_merge(void)
         T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
         T_NEAR(row.busbw, 1e6 / 0.30, 1e-6);            /* 1 */
         T_TRUE(isnan(row.model_s));                     /* the segment is not recorded */
+        snprintf(recs[0].coll, sizeof recs[0].coll, "alltoall");
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_NEAR(row.busbw, 1e6 / 0.30 * 0.75, 1e-6);
+        T_TRUE(isnan(row.model_s));                     /* nor the imbalance */
         recs[0].coll[0] = recs[1].coll[0] = '\0';
         recs[0].world = recs[1].world = 2;
     }
