@@ -64,6 +64,11 @@ for bad in "--coll allreduce" "--coll broadcast --root 4" "--coll broadcast --ro
 done
 job 10 "$PSR_BIN/ring_worker" --world 2 --rank 1 --coordinator 127.0.0.1:9 --coll reduce
 [ "$rc" = 64 ] || t_fail "--coll without --bench: exit $rc, want 64"
+job 10 "$PSR_BIN/ring_worker" --bench --world 34 --rank 1 --coordinator 127.0.0.1:9 --coll alltoall
+[ "$rc" = 64 ] || t_fail "--coll alltoall at K = 34: exit $rc, want 64"
+expect_grep err 'at most 33 ranks'
+job 10 "$PSR_BIN/ring_worker" --bench --world 4 --rank 1 --coordinator 127.0.0.1:9 --coll alltoall --imbalance 4 --timeout 1
+[ "$rc" != 64 ] || t_fail "--imbalance K refused: $(cat "$T_TMP/err")"
 t_end
 
 t_case coll-proc-1.4 "ranks that disagree on --coll alltoall (its mesh): stopped at the rendezvous, naming it"
