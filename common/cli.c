@@ -58,6 +58,9 @@
  *                  more than its --steps (no checkpoint would ever be written)
  *   reconnect-window  1 ms .. 1 day, as the timeout: how long a ps_worker
  *                  keeps redialling a lost server
+ *   root           0 .. 65535, a rank (< K: ring_worker checks it knowing K)
+ *   imbalance      1 .. 65536: below 1 no rank would be hot; at most K
+ *                  (everything to one rank: ring_worker checks it knowing K)
  */
 struct cli_bound {
     const char *name;       /* the flag, without dashes */
@@ -96,6 +99,8 @@ static const struct cli_bound cli_bounds[] = {
     { "warmup-iters", 0, 1048576, 0, 0, "0 .. 2^20" },
     { "checkpoint-every", 1, 1e9, 0, 0, "1 .. 1000000000 steps (and at most --steps)" },
     { "reconnect-window", 1e-3, 86400, 0, 0, "1ms .. 86400s (1 day)" },
+    { "root", 0, 65535, 0, 0, "0 .. 65535 (and < K)" },
+    { "imbalance", 1, 65536, 0, 0, "1 .. 65536 (and <= K)" },
     { NULL, 0, 0, 0, 0, NULL },
 };
 

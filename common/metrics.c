@@ -107,6 +107,8 @@ int metrics_record_write(const struct metrics_record *r, const char *path, char 
                    r->transport[0] ? r->transport : "-", (unsigned long long)r->bytes);
     outfile_printf(f, "link_bw %.17g\nlink_latency %.17g\ncpu_s %.9g\nwall_s %.9g\nncpu %d\n",
                    r->link_bw, r->link_latency, r->cpu_s, r->wall_s, r->ncpu);
+    if (r->coll[0])
+        outfile_printf(f, "coll %s\n", r->coll);
     put_machine(f, "machine0", &r->machine0);
     put_machine(f, "machine1", &r->machine1);
     for (size_t i = 0; i < r->nsteps; i++) {
@@ -223,6 +225,7 @@ static int read_line(struct metrics_record *r, char *line)
     if (strcmp(key, "role") == 0) return set_name(r->role, v);
     if (strcmp(key, "algo") == 0) return set_name(r->algo, v);
     if (strcmp(key, "transport") == 0) return set_name(r->transport, v);
+    if (strcmp(key, "coll") == 0) return set_name(r->coll, v);
     if (strcmp(key, "rank") == 0) return tok_int(v, &r->rank);
     if (strcmp(key, "world") == 0) return tok_int(v, &r->world);
     if (strcmp(key, "ncpu") == 0) return tok_int(v, &r->ncpu);
@@ -331,8 +334,9 @@ static void machine_verdict(const struct metrics_record *recs, size_t n, double 
 }
 
 /* row_model: model_s of a merged row (NaN without a bandwidth limit):
- * the ring's or rd's, or the parameter server's in its placement
- * (separate: S = the server records, at least 1). */
+ * a standalone collective's (--coll), the ring's or rd's, or the
+ * parameter server's in its placement (separate: S = the server records,
+ * at least 1). */
 static double row_model(const struct metrics_row *row)
 {
     double n = (double)row->bytes, bw = row->link_bw, a = row->link_latency;
@@ -340,6 +344,8 @@ static double row_model(const struct metrics_row *row)
 
     if (!(bw > 0))
         return NAN;
+    if (row->coll[0])
+        return model_coll(model_coll_parse(row->coll), MODEL_TIME, row->k, n, bw, a, NAN, NAN);
     if (strcmp(row->system, "ps") != 0)
         return strcmp(row->algo, "rd") == 0 ? model_rd(row->k, n, bw, a) : model_ring(row->k, n, bw, a);
     if (strcmp(row->placement, "colocated") == 0)
@@ -428,6 +434,7 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     snprintf(row->system, sizeof row->system, "%s", first->system);
     snprintf(row->algo, sizeof row->algo, "%s", first->algo);
     snprintf(row->transport, sizeof row->transport, "%s", first->transport);
+    snprintf(row->coll, sizeof row->coll, "%s", first->coll);
     row->k = first->world;
     row->bytes = first->bytes;
     row->steps = nsteps;
@@ -449,6 +456,8 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     row->algbw = row->time_s > 0 ? (double)row->bytes / row->time_s : NAN;
     if (strcmp(row->system, "ps") == 0)
         row->busbw = row->algbw * row->k;
+    else if (row->coll[0])
+        row->busbw = row->algbw * model_busbw_factor(model_coll_parse(row->coll), row->k);
     else
         row->busbw = row->algbw * (row->k > 1 ? 2.0 * (row->k - 1) / row->k : 0.0);
     row->link_bw = first->link_bw;
@@ -495,7 +504,7 @@ const char *metrics_csv_header_line(void)
 {
     return "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
            "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement\n";
+           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll\n";
 }
 
 void metrics_csv_header(FILE *f)
@@ -539,5 +548,5 @@ void metrics_row_write(FILE *f, const struct metrics_row *row)
         fprintf(f, ",%d", row->servers);
     else
         fputc(',', f);
-    fprintf(f, ",%s\n", row->placement);
+    fprintf(f, ",%s,%s\n", row->placement, row->coll);
 }

@@ -8,7 +8,7 @@
  *   system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,
  *   ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,
  *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,
- *   placement
+ *   placement,coll
  *
  * MERGE RULES
  *   time_s      per step, the slowest worker/rank's combine time (PS: push
@@ -48,11 +48,19 @@
  *               servers - K extra, Theorem 1's split; "colocated-even",
  *               the same with equal shards). model_s follows it
  *               (model.h, PLACEMENTS).
+ *   coll        ring --bench only: the collective, nccl-tests' name
+ *               (all_reduce, reduce_scatter, all_gather, broadcast, reduce,
+ *               alltoall); busbw then uses that collective's factor
+ *               (model_busbw_factor: 2(K-1)/K, (K-1)/K or 1) and model_s
+ *               its formula (model_coll; empty for broadcast, reduce and
+ *               alltoall, whose segment and imbalance the record does not
+ *               carry). Empty for training and the PS.
  *   A field that does not apply is empty (NaN in memory).
  *
  * RECORD FILE (text, one "key value" per line, then one line per step):
  *   psring-record 1
  *   system ring | role rank | rank 3 | world 4 | algo ring | transport tcp
+ *   coll all_gather   (optional: ring --bench's collective)
  *   bytes 4194304 | link_bw 62500000 | link_latency 0.0001
  *   cpu_s 1.25 | wall_s 2.5 | ncpu 2
  *   machine0 TOTAL BUSY RUNNING | machine1 TOTAL BUSY RUNNING   (optional:
@@ -94,6 +102,7 @@ struct metrics_record {
     char role[METRICS_NAME_LEN];       /* "server", "worker", "rank" */
     char algo[METRICS_NAME_LEN];       /* "ring", "rd", ... or "" */
     char transport[METRICS_NAME_LEN];  /* "tcp", "nccl", ... */
+    char coll[METRICS_NAME_LEN];       /* ring --bench: "all_gather", ...; else "" */
     int rank, world;
     uint64_t bytes;                    /* message size n, in bytes */
     double link_bw, link_latency;      /* 0 = off */
@@ -129,6 +138,7 @@ struct metrics_row {
     double machine_busy, job_busy, run_queue;   /* NaN: empty */
     int servers;                       /* PS: server records; 0 (empty) for the ring */
     char placement[16];                /* "separate", "colocated", "colocated-even"; "" ring */
+    char coll[METRICS_NAME_LEN];       /* "" : empty */
 };
 
 /* metrics_merge: one job's records -> one row (rules above). The records

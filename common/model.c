@@ -1,6 +1,7 @@
 /* model.c -- alpha-beta formulas (derivations in model.h). Each formula is
  * written once, here; the shorthands at the end call model_query. */
 #include <math.h>
+#include <string.h>
 
 #include "model.h"
 
@@ -184,4 +185,107 @@ double model_ring(int k, double bytes, double bw, double lat)
 double model_rd(int k, double bytes, double bw, double lat)
 {
     return model_query(MODEL_RD, MODEL_TIME, k, 1, bytes, bw, lat);
+}
+
+/* ---------------------------------------------------------------------
+ * The other collectives, tensor and pipeline parallelism (model.h). */
+
+static const char *const coll_names[] = {
+    "all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "alltoall",
+};
+#define NCOLLS ((int)(sizeof coll_names / sizeof coll_names[0]))
+
+int model_coll_parse(const char *name)
+{
+    for (int c = 0; c < NCOLLS; c++)
+        if (strcmp(name, coll_names[c]) == 0)
+            return c;
+    return -1;
+}
+
+const char *model_coll_name(int coll)
+{
+    return coll >= 0 && coll < NCOLLS ? coll_names[coll] : NULL;
+}
+
+double model_busbw_factor(int coll, int k)
+{
+    double r = k > 1 ? (double)(k - 1) / (double)k : 0.0;
+
+    switch (coll) {
+    case MODEL_COLL_ALL_REDUCE:
+        return 2.0 * r;
+    case MODEL_COLL_BROADCAST:
+    case MODEL_COLL_REDUCE:
+        return k > 1 ? 1.0 : 0.0;
+    case MODEL_COLL_REDUCE_SCATTER:
+    case MODEL_COLL_ALL_GATHER:
+    case MODEL_COLL_ALLTOALL:
+        return r;
+    }
+    return NAN;
+}
+
+double model_coll(int coll, enum model_quantity q, int k, double bytes, double bw, double lat,
+                  double seg, double imbalance)
+{
+    double r = k > 1 ? (double)(k - 1) / (double)k : 0.0, steps, link, in, out, pieces = 1;
+
+    if (coll == MODEL_COLL_ALL_REDUCE)
+        return q == MODEL_INGRESS || q == MODEL_EGRESS
+            ? NAN : model_query(MODEL_RING, q, k, 1, bytes, bw, lat);
+    switch (coll) {
+    case MODEL_COLL_REDUCE_SCATTER:
+    case MODEL_COLL_ALL_GATHER:
+        steps = k - 1;
+        in = out = link = r * bytes;
+        break;
+    case MODEL_COLL_BROADCAST:
+    case MODEL_COLL_REDUCE:
+        if (!(seg > 0) && q != MODEL_BYTES_IN && q != MODEL_BYTES_OUT)
+            return NAN;
+        pieces = seg > 0 && bytes > 0 ? ceil(bytes / seg) : 1;
+        steps = k > 1 && bytes > 0 ? pieces + k - 2 : 0;
+        in = out = k > 1 ? bytes : 0;
+        link = pieces > 0 ? bytes / pieces : 0;
+        break;
+    case MODEL_COLL_ALLTOALL:
+        if (!(imbalance >= 1) || imbalance > k)
+            return NAN;
+        steps = k - 1;
+        in = (k - 1) * imbalance * bytes / k;
+        /* The busiest sender keeps the smallest own block. */
+        out = k > 1 ? bytes - fmin(imbalance * bytes / k, (bytes - imbalance * bytes / k) / (k - 1))
+                    : 0;
+        link = in;
+        break;
+    default:
+        return NAN;
+    }
+    switch (q) {
+    case MODEL_TIME:
+        if (coll == MODEL_COLL_BROADCAST || coll == MODEL_COLL_REDUCE)
+            return steps * (lat + link / bw);
+        return steps * lat + link / bw;
+    case MODEL_BYTES_IN:
+        return in;
+    case MODEL_BYTES_OUT:
+        return out;
+    case MODEL_STEPS:
+        return steps;
+    default:
+        return NAN;
+    }
+}
+
+double model_tp_layer(int t, double act_bytes, double bw, double lat)
+{
+    return 4.0 * model_ring(t, act_bytes, bw, lat);
+}
+
+double model_pipeline_bubble(int p, int m)
+{
+    if (p < 1 || m < 1)
+        return NAN;
+    return (double)(p - 1) / (double)(m + p - 1);
 }

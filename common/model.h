@@ -127,4 +127,59 @@ double model_rd(int k, double bytes, double bw, double lat);
 double model_ps_link_bytes(int k, double bytes);
 double model_ring_link_bytes(int k, double bytes);
 
+/* ---------------------------------------------------------------------
+ * THE OTHER COLLECTIVES, TENSOR AND PIPELINE PARALLELISM (seed 003).
+ *
+ * Standalone collectives of n bytes (n: what one rank contributes, the
+ * size nccl-tests prints), as ring_worker --bench --coll runs them:
+ *   all_reduce      the ring above: 2(K-1) a + 2(K-1)/K n b
+ *   reduce_scatter  one ring phase: (K-1) a + (K-1)/K n b
+ *   all_gather      the same
+ *   broadcast       a pipelined chain of P = ceil(n / seg) segments (seg:
+ *   reduce          ring_worker's --piece): (P + K - 2) (a + n b / P);
+ *                   every rank's link carries n one way
+ *   alltoall        pairwise exchange, K-1 steps; with imbalance F (the hot
+ *                   rank gets F n / K from each rank, a2a.h) every step
+ *                   waits for a block of F n / K:
+ *                   (K-1) a + (K-1) F n b / K   (F = 1: balanced)
+ * Bytes of the busiest rank's link per collective: 2(K-1)/K n (all_reduce),
+ * (K-1)/K n (reduce_scatter, all_gather), n (broadcast, reduce), and for
+ * alltoall (K-1) F n / K in (the hot rank), n - the own block out.
+ * busbw = algbw x nccl-tests' factor (model_busbw_factor): 2(K-1)/K,
+ * (K-1)/K, (K-1)/K, 1, 1, (K-1)/K.
+ *
+ * Tensor parallelism (Megatron): each transformer layer ends its attention
+ * and its MLP block in an all-reduce of the activations [b x s x h] over
+ * the t tensor-parallel ranks in the forward pass, and their conjugates
+ * in the backward pass: 4 ring all-reduces per layer per step (the seed's
+ * "4 x num_layers all-reduces per step"), on the critical path.
+ *     T_layer = 4 (2(t-1) a + 2(t-1)/t A b),   A = b s h x element bytes
+ * Pipeline parallelism, p stages, m micro-batches (GPipe, also 1F1B):
+ *     bubble = (p - 1) / (m + p - 1)
+ */
+enum model_coll {
+    MODEL_COLL_ALL_REDUCE, MODEL_COLL_REDUCE_SCATTER, MODEL_COLL_ALL_GATHER,
+    MODEL_COLL_BROADCAST, MODEL_COLL_REDUCE, MODEL_COLL_ALLTOALL,
+};
+
+/* model_coll_parse: nccl-tests' name ("all_reduce", ... "alltoall") -> the
+ * collective, or -1; model_coll_name: the reverse, or NULL. */
+int model_coll_parse(const char *name);
+const char *model_coll_name(int coll);
+/* model_busbw_factor: nccl-tests' busbw / algbw for K ranks (0 at K = 1). */
+double model_busbw_factor(int coll, int k);
+/* model_coll: quantity q (MODEL_TIME, MODEL_BYTES_IN, MODEL_BYTES_OUT,
+ * MODEL_STEPS; NaN for the others) of the collective for K ranks and n
+ * bytes; seg: the chain's segment in bytes (broadcast, reduce; NaN there
+ * without one), imbalance F in 1 .. K (alltoall; NaN there without one;
+ * ignored by the others). */
+double model_coll(int coll, enum model_quantity q, int k, double bytes, double bw, double lat,
+                  double seg, double imbalance);
+/* model_tp_layer: the tensor-parallel all-reduces of one layer per step
+ * (4 ring all-reduces of act_bytes over t ranks), seconds. */
+double model_tp_layer(int t, double act_bytes, double bw, double lat);
+/* model_pipeline_bubble: (p-1)/(m+p-1), the idle share of a pipeline of
+ * p >= 1 stages and m >= 1 micro-batches. */
+double model_pipeline_bubble(int p, int m);
+
 #endif /* MODEL_H */

@@ -42,6 +42,10 @@ bash "$(dirname "$0")/bench_ps.sh" $quick | tee "$out/bench_ps.dat" || status=1
 echo "== bench_ring.sh (output: $out/ring_vs_mpi.dat, $out/ring_model.dat)"
 sh "$(dirname "$0")/bench_ring.sh" || status=1
 
+# The standalone collectives against Open MPI's over TCP (coll_vs_mpi.dat).
+echo "== bench_coll.sh (output: $out/coll_vs_mpi.dat)"
+sh "$(dirname "$0")/bench_coll.sh" || status=1
+
 # Recursive doubling against the ring across message sizes (the crossover).
 echo "== bench_rd.sh"
 bash "$(dirname "$0")/bench_rd.sh" || status=1

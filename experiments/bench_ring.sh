@@ -7,7 +7,7 @@
 # 1. ring_vs_mpi.dat: unpaced loopback, float32, sizes 4 KiB to 64 MiB
 #    (x4), K = 2, 4 and 8: the time per all-reduce of `ring_worker --bench`
 #    with --algo ring and with --algo rd against Open MPI's MPI_Allreduce
-#    forced onto TCP (experiments/peers/mpi_allreduce under mpirun --mca
+#    forced onto TCP (experiments/peers/mpi_coll under mpirun --mca
 #    pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo). The three
 #    runs are interleaved (ring, rd, MPI, ring, rd, MPI, ...) so that all
 #    see the same machine; each run covers every size. Per size and K: the
@@ -63,36 +63,15 @@ psr_times() {
 
 # mpi_times K: the MPI harness under mpirun, TCP over loopback only.
 mpi_times() {
-    asroot=""
-    [ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
-    mpirun $asroot --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
-        -np "$1" "$peers/mpi_allreduce" -b 4K -e "$emax" -f 4 -n $iters -w $warm \
+    mpi_tcp "$1" "$peers/mpi_coll" -c all_reduce -b 4K -e "$emax" -f 4 -n $iters -w $warm \
         >"$tmp/mpi.out" 2>"$tmp/mpi.err"
     awk '/^ +[0-9]/ { print $1, $4 }' "$tmp/mpi.out"
-}
-
-# stats FILE SIZE: "median min-max" of the times recorded for SIZE in FILE
-# ("bytes time" lines, one per repetition); "nan -" when there are none.
-stats() {
-    awk -v b="$2" '$1 == b { print $2 }' "$1" | sort -g | awk '
-        { v[NR] = $1 }
-        END {
-            if (NR == 0) { print "nan -"; exit }
-            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-            printf "%.1f %.1f-%.1f\n", m, v[1], v[NR]
-        }'
 }
 
 # ------------------------------------------------------------ 1: vs MPI
 if [ "$part" = all ] || [ "$part" = 1 ]; then
     mpi=1
-    if ! command -v mpirun >/dev/null 2>&1; then
-        echo "# bench_ring.sh: mpirun not found: psring only (apt-get install openmpi-bin libopenmpi-dev)"
-        mpi=0
-    elif [ ! -x "$peers/mpi_allreduce" ]; then
-        sh "$here/peers/build.sh" "$peers" >"$tmp/build.log" 2>&1
-        [ -x "$peers/mpi_allreduce" ] || { echo "# bench_ring.sh: the MPI peer did not build:"; cat "$tmp/build.log"; mpi=0; }
-    fi
+    mpi_peer_ready "$peers" "$tmp" || mpi=0
     {
         echo "# ring_worker --bench (--algo ring, --algo rd) vs MPI_Allreduce (Open MPI, pml ob1,"
         echo "# btl tcp,self, lo), float32, unpaced loopback, interleaved ring/rd/MPI, median of $reps"
@@ -111,7 +90,7 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
             i=$((i + 1))
         done
         for bytes in $(awk '{ print $1 }' "$tmp/r" "$tmp/d" | sort -un); do
-            set -- $(stats "$tmp/r" $bytes) $(stats "$tmp/d" $bytes) $(stats "$tmp/m" $bytes)
+            set -- $(run_stats "$tmp/r" $bytes) $(run_stats "$tmp/d" $bytes) $(run_stats "$tmp/m" $bytes)
             awk -v k=$k -v b=$bytes -v r="$1" -v rs="$2" -v d="$3" -v ds="$4" -v m="$5" -v ms="$6" 'BEGIN {
                 best = (d + 0 > 0 && (d + 0 < r + 0 || !(r + 0 > 0))) ? d : r
                 ratio = (m + 0 > 0 && best + 0 > 0) ? sprintf("%.2f", best / m) : "nan"

@@ -11,6 +11,11 @@
 #   say MSG...                MSG on stderr, after "$prog: "
 #   die_usage MSG...          MSG on stderr, exit 64 (bad arguments)
 #   median                    the median of the numbers on stdin; nan if none
+#   run_stats FILE SIZE       "median min-max" of the "bytes time" lines of
+#                             FILE for SIZE; "nan -" if none (the benches)
+#   mpi_peer_ready PEERS TMP  mpirun and PEERS/mpi_coll there (built if not)?
+#                             else status 1 and a '#' line saying why
+#   mpi_tcp NP ARGS...        mpirun -np NP ARGS, Open MPI on TCP over lo
 #   size_bytes SIZE           4096, 4K, 4KiB, 16M, 1G -> bytes (powers of
 #                             1024); fails, printing nothing, on anything else
 #   job WHAT OUT ERR CMD...   run CMD, stdout to OUT, stderr to ERR; when it
@@ -48,6 +53,44 @@ die_usage() {
 median() {
     sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2];
                                         else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# run_stats FILE SIZE: "median min-max" of the times recorded for SIZE in
+# FILE ("bytes time" lines, one per repetition); "nan -" when there are none.
+run_stats() {
+    awk -v b="$2" '$1 == b { print $2 }' "$1" | sort -g | awk '
+        { v[NR] = $1 }
+        END {
+            if (NR == 0) { print "nan -"; exit }
+            m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            printf "%.1f %.1f-%.1f\n", m, v[1], v[NR]
+        }'
+}
+
+# mpi_peer_ready PEERS TMP: 0 when mpirun and PEERS/mpi_coll are there
+# (built by experiments/peers/build.sh if need be); else 1, having said why
+# on stdout as a '#' line.
+mpi_peer_ready() {
+    if ! command -v mpirun >/dev/null 2>&1; then
+        echo "# ${prog:-${0##*/}}: mpirun not found: psring only (apt-get install openmpi-bin libopenmpi-dev)"
+        return 1
+    fi
+    [ -x "$1/mpi_coll" ] && return 0
+    sh "$root/experiments/peers/build.sh" "$1" >"$2/build.log" 2>&1
+    [ -x "$1/mpi_coll" ] && return 0
+    echo "# ${prog:-${0##*/}}: the MPI peer did not build:"
+    cat "$2/build.log"
+    return 1
+}
+
+# mpi_tcp NP ARGS...: mpirun of NP processes with Open MPI forced onto TCP
+# over loopback (pml ob1, btl tcp,self, lo), as root where need be.
+mpi_tcp() {
+    local np=$1 asroot=
+    shift
+    [ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
+    mpirun $asroot --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
+        -np "$np" "$@"
 }
 
 size_bytes() {

@@ -57,9 +57,24 @@
  *       one number: n* in bytes where the ring and recursive doubling cost
  *       the same; "nan" when they never cross (K = 2).
  *
+ *   model --coll NAME --K K --bytes N|--sweep LO,HI,N [--bw RATE] [--latency TIME]
+ *         [--piece SIZE] [--imbalance F] [--quantity time|bytes_in|bytes_out|steps]
+ *       one number of a standalone collective (nccl-tests' names: all_reduce,
+ *       reduce_scatter, all_gather, broadcast, reduce, alltoall; model.h,
+ *       model_coll): n = N bytes per rank; --piece the chain's segment
+ *       (broadcast, reduce; default 1M, ring_worker's --piece); --imbalance
+ *       the hot rank's F (alltoall, 1 .. K; default 1).
+ *   model --tp-layer --K T --bytes A --bw RATE [--latency TIME] [--layers L]
+ *       seconds per step of the tensor-parallel all-reduces of L layers
+ *       (default 1): 4 ring all-reduces of the activation A = b s h x
+ *       element bytes over T ranks per layer (model_tp_layer).
+ *   model --bubble --stages P --micro M
+ *       the pipeline bubble (P-1)/(M+P-1) (model_pipeline_bubble).
+ *
  * Numbers print as %.12g. Bad input: one line on stderr, exit 64.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +272,77 @@ static double evaluate(int algo, int q, int k, int servers, int even, double byt
     return model_query(algo, q, k, servers, bytes, bw, lat);
 }
 
+/* The queries of issue 18 (--coll, --tp-layer, --bubble), apart from the
+ * parameter server's and the ring's: what they take, and the answer. */
+struct other {
+    const char *coll;
+    int tp, bubble, stages, micro, layers;
+    uint64_t piece;
+    double imbalance;
+};
+
+static int other_query(const struct other *o, int k, double bytes, const struct sweep *sweep,
+                       double bw, double latency, const char *quantity_name, int has_algo)
+{
+    static const char *const qnames[] = { "time", "bytes_in", "bytes_out", "steps", NULL };
+    static const int qs[] = { MODEL_TIME, MODEL_BYTES_IN, MODEL_BYTES_OUT, MODEL_STEPS };
+    int modes = (o->coll != NULL) + o->tp + o->bubble, coll, qi = 0;
+
+    if (modes > 1 || has_algo)
+        return usage_error("--coll, --tp-layer, --bubble and --algo are separate queries; give one");
+    if (o->bubble) {
+        if (!o->stages || !o->micro || k || !isnan(bytes) || sweep->n || quantity_name)
+            return usage_error("--bubble takes --stages P and --micro M only");
+        print_number(model_pipeline_bubble(o->stages, o->micro));
+        return 0;
+    }
+    if (o->stages || o->micro)
+        return usage_error("--stages and --micro are --bubble's");
+    if (!k)
+        return usage_error("--coll and --tp-layer need --K");
+    if (o->tp) {
+        if (isnan(bytes) || sweep->n || quantity_name || !(bw > 0) || o->piece ||
+            o->imbalance != 1)
+            return usage_error("--tp-layer takes --K, --bytes, --bw > 0, --latency and --layers");
+        print_number(o->layers * model_tp_layer(k, bytes, bw, latency));
+        return 0;
+    }
+    if (o->layers != 1)
+        return usage_error("--layers is --tp-layer's");
+    if ((coll = model_coll_parse(o->coll)) < 0) {
+        fprintf(stderr, "model: --coll: '%.40s' is not all_reduce, reduce_scatter, all_gather, "
+                "broadcast, reduce or alltoall\n", o->coll);
+        return CLI_EXIT_USAGE;
+    }
+    if (quantity_name)
+        for (qi = 0; qnames[qi] && strcmp(qnames[qi], quantity_name) != 0; qi++)
+            ;
+    if (!qnames[qi]) {
+        fprintf(stderr, "model: --quantity: '%.40s' is not time, bytes_in, bytes_out or steps "
+                "(for --coll)\n", quantity_name);
+        return CLI_EXIT_USAGE;
+    }
+    if (o->imbalance != 1 && coll != MODEL_COLL_ALLTOALL)
+        return usage_error("--imbalance is alltoall's");
+    if (o->imbalance > k)
+        return usage_error("--imbalance: at most K (everything to one rank)");
+    if (isnan(bytes) == !sweep->n)
+        return usage_error("a query needs one of --bytes and --sweep");
+    if (qs[qi] == MODEL_TIME && !(bw > 0))
+        return usage_error("a time needs --bw > 0");
+    double seg = o->piece ? (double)o->piece : 1048576.0;
+    for (int i = 0; i < (sweep->n ? sweep->n : 1); i++) {
+        double x = sweep->n ? exp(log(sweep->lo) + i * (log(sweep->hi) - log(sweep->lo)) /
+                                  (sweep->n - 1)) : bytes;
+        double v = model_coll(coll, qs[qi], k, x, bw, latency, seg, o->imbalance);
+        if (sweep->n)
+            printf("%.12g,%.12g\n", x, v);
+        else
+            print_number(v);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* NAN / NULL / 0 mark "not given": the modes take different flags. */
@@ -266,6 +352,7 @@ int main(int argc, char **argv)
     int table = 0, crossover = 0, k = 0, servers = -1, split = 0, even = 0;
     double bucket = NAN;
     struct sweep sweep = { 0, 0, 0 };
+    struct other other = { NULL, 0, 0, 0, 0, 1, 0, 1.0 };
     const struct cli_opt opts[] = {
         { "table", CLI_BOOL, &table, NULL, "the seed's table (what no flags print)", 0, 0, NULL },
         { "elements", CLI_DOUBLE, &elements, "P", "table: gradient elements (default 2e9, the seed's exercise)", 0, 0, NULL },
@@ -287,6 +374,14 @@ int main(int argc, char **argv)
         { "bucket", CLI_CUSTOM, &bucket, "SIZE", "query: the bucket for --quantity pipelined", 0, 0, parse_bytes },
         { "quantity", CLI_STRING, &quantity_name, "Q", "query: time (default), ingress, egress, bytes_in, bytes_out, "
           "steps, t_opt, pipelined", 0, 0, NULL },
+        { "coll", CLI_STRING, &other.coll, "NAME", "query: a standalone collective (all_reduce, reduce_scatter, all_gather, broadcast, reduce, alltoall)", 0, 0, NULL },
+        { "piece", CLI_SIZE, &other.piece, "SIZE", "--coll broadcast/reduce: the chain's segment (default 1M)", 8, 0, NULL },
+        { "imbalance", CLI_DOUBLE, &other.imbalance, "F", "--coll alltoall: the hot rank's F x the average share (1 .. K)", 0, 0, NULL },
+        { "tp-layer", CLI_BOOL, &other.tp, NULL, "tensor parallelism: the 4 all-reduces per layer per step (--K T --bytes ACT)", 0, 0, NULL },
+        { "layers", CLI_INT, &other.layers, "L", "--tp-layer: layers (default 1)", 1, 0, NULL },
+        { "bubble", CLI_BOOL, &other.bubble, NULL, "the pipeline bubble (P-1)/(M+P-1) (--stages P --micro M)", 0, 0, NULL },
+        { "stages", CLI_INT, &other.stages, "P", "--bubble: pipeline stages", 1, 1000000, NULL },
+        { "micro", CLI_INT, &other.micro, "M", "--bubble: micro-batches", 1, 0, NULL },
         { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
@@ -298,11 +393,24 @@ int main(int argc, char **argv)
                    "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined]\n"
                    "       model --split --K K [--servers k] [--elements P] [--even-split]\n"
                    "       model --crossover --K K --bw RATE [--latency TIME]\n"
+                   "       model --coll NAME --K K --bytes N|--sweep LO,HI,N [--bw RATE] [--latency TIME]\n"
+                   "             [--piece SIZE] [--imbalance F] [--quantity time|bytes_in|bytes_out|steps]\n"
+                   "       model --tp-layer --K T --bytes ACT --bw RATE [--latency TIME] [--layers L]\n"
+                   "       model --bubble --stages P --micro M\n"
                    "The alpha-beta model (common/model.h): the seed's table of parameter-server ingress\n"
                    "against ring all-reduce time, or one number per query, for scripts and plots.",
                    argc, argv, tables);
 
     int ps_flags = servers >= 0 || placement_name || even || !isnan(bucket);
+    if (other.coll || other.tp || other.bubble || other.stages || other.micro ||
+        other.layers != 1 || other.piece || other.imbalance != 1) {
+        if (table || crossover || split || !isnan(elements) || !isnan(elem_bytes) || workers ||
+            ps_flags)
+            return usage_error("--coll, --tp-layer and --bubble are queries of their own; "
+                               "not with the table, --crossover, --split or the PS's flags");
+        return other_query(&other, k, bytes, &sweep, bw, latency, quantity_name,
+                           algo_name != NULL);
+    }
     int query = algo_name || !isnan(bytes) || sweep.n || quantity_name;
     int tabular = table || !isnan(elements) || !isnan(elem_bytes) || workers;
     if (split) {

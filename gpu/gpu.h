@@ -232,6 +232,31 @@ int gpu_nccl_wait(struct gpu_nccl *c, struct gpu_stream *s, char *err);
 int gpu_nccl_all_reduce(struct gpu_nccl *c, const void *send, void *recv, size_t n,
                         int dtype, struct gpu_stream *s, char *err);
 
+/* The standalone collectives of ring_worker --bench --coll (coll.h), each
+ * enqueued on s and waited for as gpu_nccl_all_reduce (device pointers):
+ *   GPU_NCCL_REDUCE_SCATTER  ncclReduceScatter: recv (count) = rank r's
+ *                            slice r of the SUM of the ranks' send (K count)
+ *   GPU_NCCL_ALL_GATHER      ncclAllGather: recv (K count) = every rank's
+ *                            send (count), rank order
+ *   GPU_NCCL_BROADCAST       ncclBroadcast: recv (count) = root's send
+ *   GPU_NCCL_REDUCE          ncclReduce: root's recv (count) = the SUM
+ * In place as NCCL defines it (recv == send; for the first two the slice
+ * at send + rank * count, resp. recv + rank * count). root: the last two. */
+enum gpu_nccl_op {
+    GPU_NCCL_REDUCE_SCATTER, GPU_NCCL_ALL_GATHER, GPU_NCCL_BROADCAST, GPU_NCCL_REDUCE,
+};
+int gpu_nccl_collective(struct gpu_nccl *c, int op, const void *send, void *recv, size_t count,
+                        int dtype, int root, struct gpu_stream *s, char *err);
+
+/* gpu_nccl_alltoall: one grouped ncclSend/ncclRecv per rank (NCCL's
+ * all-to-all): send_count[d] elements at send + send_off[d] to rank d,
+ * recv_count[q] elements from rank q into recv + recv_off[q] (offsets in
+ * elements; the own block included, copied by NCCL); then waited for. */
+int gpu_nccl_alltoall(struct gpu_nccl *c, const void *send, void *recv,
+                      const size_t *send_count, const size_t *send_off,
+                      const size_t *recv_count, const size_t *recv_off, int dtype,
+                      struct gpu_stream *s, char *err);
+
 /* gpu_nccl_abort: abort the communicator now (on a failure seen elsewhere,
  * e.g. the coordinator reports a lost rank); gpu_nccl_destroy still frees. */
 void gpu_nccl_abort(struct gpu_nccl *c);

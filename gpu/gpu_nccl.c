@@ -60,6 +60,14 @@ static struct {
     __typeof__(ncclCommDestroy) *comm_destroy;
     __typeof__(ncclCommAbort) *comm_abort;
     __typeof__(ncclAllReduce) *all_reduce;
+    __typeof__(ncclReduceScatter) *reduce_scatter;
+    __typeof__(ncclAllGather) *all_gather;
+    __typeof__(ncclBroadcast) *broadcast;
+    __typeof__(ncclReduce) *reduce;
+    __typeof__(ncclSend) *send;
+    __typeof__(ncclRecv) *recv;
+    __typeof__(ncclGroupStart) *group_start;
+    __typeof__(ncclGroupEnd) *group_end;
     __typeof__(ncclGetErrorString) *get_error_string;
     __typeof__(ncclGetLastError) *get_last_error;   /* optional */
 } nccl;
@@ -126,6 +134,14 @@ static int load(char *err)
     RESOLVE(comm_destroy, "ncclCommDestroy");
     RESOLVE(comm_abort, "ncclCommAbort");
     RESOLVE(all_reduce, "ncclAllReduce");
+    RESOLVE(reduce_scatter, "ncclReduceScatter");
+    RESOLVE(all_gather, "ncclAllGather");
+    RESOLVE(broadcast, "ncclBroadcast");
+    RESOLVE(reduce, "ncclReduce");
+    RESOLVE(send, "ncclSend");
+    RESOLVE(recv, "ncclRecv");
+    RESOLVE(group_start, "ncclGroupStart");
+    RESOLVE(group_end, "ncclGroupEnd");
     RESOLVE(get_error_string, "ncclGetErrorString");
     nccl.get_last_error = (__typeof__(nccl.get_last_error))dlsym(lib, "ncclGetLastError");
     if (nccl.get_version(&v) != ncclSuccess || v < NCCL_MIN_VERSION)
@@ -330,6 +346,83 @@ int gpu_nccl_all_reduce(struct gpu_nccl *c, const void *send, void *recv, size_t
     int rc = gpu_nccl_all_reduce_start(c, send, recv, n, dtype, s, err);
 
     return rc != 0 ? rc : gpu_nccl_wait(c, s, err);
+}
+
+/* usable: the dtype is one and the communicator was not aborted. */
+static int usable(struct gpu_nccl *c, int dtype, const char *what, char *err)
+{
+    int rc = gpu_check_dtype(dtype, what, err);
+
+    if (rc == 0 && !c->comm)
+        rc = gpu_say(err, -EIO, "nccl rank %d of %d: the communicator was aborted after an "
+                     "earlier failure", c->rank, c->world);
+    return rc;
+}
+
+int gpu_nccl_collective(struct gpu_nccl *c, int op, const void *send, void *recv, size_t count,
+                        int dtype, int root, struct gpu_stream *s, char *err)
+{
+    ncclDataType_t t = dtype == DTYPE_F32 ? ncclFloat32 : ncclFloat64;
+    cudaStream_t st = (cudaStream_t)s;
+    int rc;
+
+    if ((rc = usable(c, dtype, "gpu_nccl_collective", err)) != 0)
+        return rc;
+    if (op < GPU_NCCL_REDUCE_SCATTER || op > GPU_NCCL_REDUCE || root < 0 || root >= c->world)
+        return gpu_say(err, ERR_USAGE, "gpu_nccl_collective: op %d, root %d of %d", op, root,
+                       c->world);
+    switch (op) {
+    case GPU_NCCL_REDUCE_SCATTER:
+        NCCL_CHECK(nccl.reduce_scatter(send, recv, count, t, ncclSum, c->comm, st), c->comm);
+        break;
+    case GPU_NCCL_ALL_GATHER:
+        NCCL_CHECK(nccl.all_gather(send, recv, count, t, c->comm, st), c->comm);
+        break;
+    case GPU_NCCL_BROADCAST:
+        NCCL_CHECK(nccl.broadcast(send, recv, count, t, root, c->comm, st), c->comm);
+        break;
+    default:
+        NCCL_CHECK(nccl.reduce(send, recv, count, t, ncclSum, root, c->comm, st), c->comm);
+        break;
+    }
+    if ((rc = poll_comm(c, "nccl collective", err)) == 0)
+        rc = gpu_nccl_wait(c, s, err);
+out:
+    if (rc == -EIO && c->comm)
+        rc = fail_abort(c, rc, err);
+    return rc;
+}
+
+int gpu_nccl_alltoall(struct gpu_nccl *c, const void *send, void *recv,
+                      const size_t *send_count, const size_t *send_off,
+                      const size_t *recv_count, const size_t *recv_off, int dtype,
+                      struct gpu_stream *s, char *err)
+{
+    ncclDataType_t t = dtype == DTYPE_F32 ? ncclFloat32 : ncclFloat64;
+    size_t es = dtype == DTYPE_F32 ? 4 : 8;
+    cudaStream_t st = (cudaStream_t)s;
+    int rc, grouped = 0;
+
+    if ((rc = usable(c, dtype, "gpu_nccl_alltoall", err)) != 0)
+        return rc;
+    NCCL_CHECK(nccl.group_start(), c->comm);
+    grouped = 1;
+    for (int q = 0; q < c->world; q++) {
+        NCCL_CHECK(nccl.send((const char *)send + send_off[q] * es, send_count[q], t, q, c->comm,
+                             st), c->comm);
+        NCCL_CHECK(nccl.recv((char *)recv + recv_off[q] * es, recv_count[q], t, q, c->comm, st),
+                   c->comm);
+    }
+    grouped = 0;
+    NCCL_CHECK(nccl.group_end(), c->comm);
+    if ((rc = poll_comm(c, "ncclGroupEnd (send/recv)", err)) == 0)
+        rc = gpu_nccl_wait(c, s, err);
+out:
+    if (grouped)
+        (void)nccl.group_end();
+    if (rc == -EIO && c->comm)
+        rc = fail_abort(c, rc, err);
+    return rc;
 }
 
 void gpu_nccl_destroy(struct gpu_nccl *c)

@@ -63,6 +63,23 @@ int gpu_nccl_all_reduce(struct gpu_nccl *c, const void *send, void *recv, size_t
     return gpu_nccl_all_reduce_start(c, send, recv, n, dtype, s, err);
 }
 
+int gpu_nccl_collective(struct gpu_nccl *c, int op, const void *send, void *recv, size_t count,
+                        int dtype, int root, struct gpu_stream *s, char *err)
+{
+    (void)c; (void)op; (void)send; (void)recv; (void)count; (void)dtype; (void)root; (void)s;
+    return gpu_say(err, -ENODEV, GPU_NCCL_STUB_WHY);
+}
+
+int gpu_nccl_alltoall(struct gpu_nccl *c, const void *send, void *recv,
+                      const size_t *send_count, const size_t *send_off,
+                      const size_t *recv_count, const size_t *recv_off, int dtype,
+                      struct gpu_stream *s, char *err)
+{
+    (void)c; (void)send; (void)recv; (void)send_count; (void)send_off; (void)recv_count;
+    (void)recv_off; (void)dtype; (void)s;
+    return gpu_say(err, -ENODEV, GPU_NCCL_STUB_WHY);
+}
+
 void gpu_nccl_abort(struct gpu_nccl *c)
 {
     (void)c;

@@ -1,6 +1,6 @@
-/* bench.c -- the all-reduce size sweep (bench.h says what it measures and
- * how). Everything it allocates is allocated before the first size; the
- * timed loop only calls coll_allreduce and reads the clock.
+/* bench.c -- the collectives' size sweep (bench.h says what it measures
+ * and how). Everything it allocates is allocated before the first size;
+ * the timed loop only calls the collective (run_op) and reads the clock.
  */
 #include "bench.h"
 
@@ -17,8 +17,10 @@
 #include "err.h"
 #include "log.h"
 #include "metrics.h"
+#include "vec.h"
+#include "model.h"
 
-#define NSETTINGS 6             /* minbytes maxbytes stepfactor warmup iters dtype */
+#define NSETTINGS 9     /* minbytes maxbytes stepfactor warmup iters dtype coll root imbalance */
 
 /* The check's pattern: rank r, element i -> ((r + i) mod 8) - 3. */
 static int pattern(int r, size_t i)
@@ -28,32 +30,117 @@ static int pattern(int r, size_t i)
 
 static void fill_pattern(void *buf, size_t count, int dtype, int rank)
 {
-    if (dtype == DTYPE_F32) {
-        float *p = buf;
-        for (size_t i = 0; i < count; i++)
-            p[i] = (float)pattern(rank, i);
-    } else {
-        double *p = buf;
-        for (size_t i = 0; i < count; i++)
-            p[i] = (double)pattern(rank, i);
+    for (size_t i = 0; i < count; i++)
+        vec_set(buf, i, dtype, pattern(rank, i));
+}
+
+/* The all-to-all's pattern: rank s's element j of its block for rank d. */
+static int a2a_pattern(int s, int d, size_t j)
+{
+    return (int)(((size_t)s * 5 + (size_t)d * 3 + j) & 7) - 3;
+}
+
+/* count_of: the elements of one size; the reduce-scatter, the all-gather
+ * and the all-to-all round down to a multiple of K, as nccl-tests does
+ * (equal slices, NCCL's requirement). */
+static size_t count_of(const struct bench_cfg *cfg, uint64_t size, size_t es)
+{
+    size_t count = (size_t)(size / es), k = (size_t)cfg->world;
+
+    if (cfg->op == COLL_REDUCE_SCATTER || cfg->op == COLL_ALL_GATHER || cfg->op == COLL_ALLTOALL)
+        count = count / k * k;
+    return count;
+}
+
+static struct a2a_split split_of(const struct bench_cfg *cfg, size_t count)
+{
+    return (struct a2a_split){ count, cfg->world, cfg->root, cfg->imbalance };
+}
+
+/* run_op: one collective of count elements (the timed call). */
+static int run_op(const struct bench_cfg *cfg, void *buf, void *rbuf, size_t count, char *err)
+{
+    struct coll *co = cfg->coll;
+    struct a2a_split sp;
+
+    switch (cfg->op) {
+    case COLL_REDUCE_SCATTER:
+        return coll_reduce_scatter(co, buf, count, err);
+    case COLL_ALL_GATHER:
+        return coll_all_gather(co, buf, count, err);
+    case COLL_BROADCAST:
+        return coll_broadcast(co, buf, count, cfg->root, err);
+    case COLL_REDUCE:
+        return coll_reduce(co, buf, count, cfg->root, err);
+    case COLL_ALLTOALL:
+        sp = split_of(cfg, count);
+        return coll_alltoall(co, buf, rbuf, &sp, err);
+    default:
+        return coll_allreduce(co, buf, count, err);
     }
 }
 
-/* count_wrong: elements that differ from the closed-form sum want[i & 7]. */
-static uint64_t count_wrong(const void *buf, size_t count, int dtype, const double *want)
+/* check_input: the checked call's input, on the host: the all-reduce's
+ * pattern for the reductions, broadcast and all-gather (whose results are
+ * then some rank's pattern), a2a_pattern per block for the all-to-all. */
+static void check_input(const struct bench_cfg *cfg, void *h, size_t count)
 {
+    struct a2a_split sp = split_of(cfg, count);
+
+    if (cfg->op != COLL_ALLTOALL) {
+        fill_pattern(h, count, cfg->dtype, cfg->rank);
+        return;
+    }
+    for (int d = 0; d < cfg->world; d++) {
+        size_t off = a2a_offset(&sp, d), m = a2a_count(&sp, d);
+        for (size_t j = 0; j < m; j++)
+            vec_set(h, off + j, cfg->dtype, a2a_pattern(cfg->rank, d, j));
+    }
+}
+
+/* check_result: the elements of this rank's result (host copy h) that
+ * differ from what the collective defines: the closed-form sum want[i & 7]
+ * (all_reduce; reduce_scatter in the own chunk; reduce on the root), rank
+ * c's pattern in chunk c (all_gather), the root's (broadcast), the
+ * senders' blocks (alltoall). */
+static uint64_t check_result(const struct bench_cfg *cfg, const void *h, size_t count,
+                             const double *want)
+{
+    int k = cfg->world, me = cfg->rank, dt = cfg->dtype;
+    struct a2a_split sp = split_of(cfg, count);
+    size_t lo = 0, hi = count, m;
     uint64_t wrong = 0;
 
-    if (dtype == DTYPE_F32) {
-        const float *p = buf;
+    switch (cfg->op) {
+    case COLL_REDUCE:
+        if (me != cfg->root)
+            return 0;
+        /* fall through */
+    case COLL_ALL_REDUCE:
+    case COLL_REDUCE_SCATTER:
+        if (cfg->op == COLL_REDUCE_SCATTER)
+            ring_chunk(count, k, me, &lo, &hi);
+        for (size_t i = lo; i < hi; i++)
+            wrong += vec_get(h, i, dt) != want[i & 7];
+        return wrong;
+    case COLL_ALL_GATHER:
+        for (int c = 0; c < k; c++) {
+            ring_chunk(count, k, c, &lo, &hi);
+            for (size_t i = lo; i < hi; i++)
+                wrong += vec_get(h, i, dt) != pattern(c, i);
+        }
+        return wrong;
+    case COLL_BROADCAST:
         for (size_t i = 0; i < count; i++)
-            wrong += (double)p[i] != want[i & 7];
-    } else {
-        const double *p = buf;
-        for (size_t i = 0; i < count; i++)
-            wrong += p[i] != want[i & 7];
+            wrong += vec_get(h, i, dt) != pattern(cfg->root, i);
+        return wrong;
+    default:
+        m = a2a_count(&sp, me);
+        for (int s = 0; s < k; s++)
+            for (size_t j = 0; j < m; j++)
+                wrong += vec_get(h, (size_t)s * m + j, dt) != a2a_pattern(s, me, j);
+        return wrong;
     }
-    return wrong;
 }
 
 /* same_sweep: every rank must run the same sizes and iteration counts,
@@ -62,10 +149,11 @@ static int same_sweep(const struct bench_cfg *cfg, double *all, char *err)
 {
     static const char *const names[NSETTINGS] = {
         "--minbytes", "--maxbytes", "--stepfactor", "--warmup-iters", "--iters", "--dtype",
+        "--coll (0 all_reduce .. 5 alltoall)", "--root", "--imbalance",
     };
     double mine[NSETTINGS] = {
         (double)cfg->minbytes, (double)cfg->maxbytes, cfg->stepfactor, cfg->warmup_iters,
-        cfg->iters, cfg->dtype,
+        cfg->iters, cfg->dtype, cfg->op, cfg->root, cfg->imbalance,
     };
     int rc = coll_gather(cfg->coll, all, mine, NSETTINGS, err);
 
@@ -74,7 +162,7 @@ static int same_sweep(const struct bench_cfg *cfg, double *all, char *err)
     for (int r = 0; r < cfg->world; r++)
         for (int j = 0; j < NSETTINGS; j++)
             if (all[r * NSETTINGS + j] != mine[j]) {
-                err_say(err, "rank %d runs another sweep: %s %.0f, here %.0f", r, names[j],
+                err_say(err, "rank %d runs another sweep: %s %g, here %g", r, names[j],
                     all[r * NSETTINGS + j], mine[j]);
                 return ERR_MISMATCH;
             }
@@ -95,8 +183,9 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     }
     snprintf(rec.system, sizeof rec.system, "ring");
     snprintf(rec.role, sizeof rec.role, "rank");
-    snprintf(rec.algo, sizeof rec.algo, "%s", coll_algo_name(cfg->coll));
+    snprintf(rec.algo, sizeof rec.algo, "%s", coll_op_algo(cfg->coll, cfg->op));
     snprintf(rec.transport, sizeof rec.transport, "%s", coll_transport(cfg->coll));
+    snprintf(rec.coll, sizeof rec.coll, "%s", coll_op_name(cfg->op));
     rec.rank = cfg->rank;
     rec.world = cfg->world;
     rec.bytes = bytes;
@@ -123,9 +212,25 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
 /* print_header: rank 0's opening lines: what runs, the link, the columns. */
 static void print_header(const struct bench_cfg *cfg, const struct coll *co)
 {
+    static const char *const how[COLL_OPS] = {
+        NULL, "reduce-scatter (sum), the ring's first phase",
+        "all-gather, the ring's second phase", "broadcast, a pipelined chain along the ring",
+        "reduce (sum) to the root, a pipelined chain along the ring",
+        "all-to-all, pairwise exchange over a mesh",
+    };
     int k = cfg->world;
 
-    if (co->algo == COLL_RD)
+    if (cfg->op != COLL_ALL_REDUCE) {
+        printf("# ring_worker --bench --coll %s: %s, K=%d ranks, transport %s\n",
+               coll_op_name(cfg->op), co->kind == COLL_NCCL ? "NCCL's" : how[cfg->op], k,
+               coll_transport(co));
+        if (cfg->op == COLL_BROADCAST || cfg->op == COLL_REDUCE)
+            printf("# root: rank %d\n", cfg->root);
+        if (cfg->op == COLL_ALLTOALL && cfg->imbalance > 1)
+            printf("# imbalance %g: rank %d gets %g x the average share n/K from every rank "
+                   "(MoE skew; a2a.h); busbw keeps nccl-tests' balanced factor\n",
+                   cfg->imbalance, cfg->root, cfg->imbalance);
+    } else if (co->algo == COLL_RD)
         printf("# ring_worker --bench: all-reduce (sum) by recursive doubling among K=%d "
                "ranks (--algo rd), transport %s\n", k, coll_transport(co));
     else
@@ -139,21 +244,91 @@ static void print_header(const struct bench_cfg *cfg, const struct coll *co)
     else
         printf("# link: not emulated (the host's loopback)\n");
     if (k == 1)
-        printf("# K = 1: the all-reduce of one vector in place is already done; the time "
+        printf("# K = 1: the collective of one rank is a local copy at most; the time "
                "is the call's overhead, not a transfer\n");
     printf("# time: the slowest rank's loop of %d iterations / %d (after %d warm-up "
-           "and a barrier); busbw = algbw * 2(K-1)/K\n", cfg->iters, cfg->iters,
-           cfg->warmup_iters);
+           "and a barrier); busbw = algbw * %s (nccl-tests')\n", cfg->iters, cfg->iters,
+           cfg->warmup_iters, cfg->op == COLL_ALL_REDUCE ? "2(K-1)/K"
+           : cfg->op == COLL_BROADCAST || cfg->op == COLL_REDUCE ? "1" : "(K-1)/K");
     printf("#%11s %12s %7s %11s %12s %12s %7s\n", "size", "count", "type", "time(us)",
            "algbw(GB/s)", "busbw(GB/s)", "#wrong");
     fflush(stdout);
+}
+
+/* The vectors: where the collective runs (GPU memory for the GPU kinds)
+ * and their host side for the check (the same memory on the host); the
+ * receive pair only for the all-to-all. */
+struct bufs {
+    unsigned char *buf, *host, *rbuf, *rhost;
+};
+
+static int bufs_alloc(const struct bench_cfg *cfg, struct bufs *b, size_t maxcount, size_t es,
+                      char *err)
+{
+    struct coll *co = cfg->coll;
+    size_t rmax = 0;
+    int rc;
+
+    memset(b, 0, sizeof *b);
+    if (cfg->op == COLL_ALLTOALL) {
+        /* K blocks of this rank's share, the largest at maxcount. */
+        struct a2a_split sp = split_of(cfg, count_of(cfg, cfg->maxbytes, es));
+        rmax = (size_t)cfg->world * a2a_count(&sp, cfg->rank);
+        if ((rc = coll_alloc(co, (void **)&b->rbuf, rmax * es, err)) != 0)
+            return rc;
+        b->rhost = coll_on_device(co) ? malloc(rmax * es + 1) : b->rbuf;
+    }
+    if ((rc = coll_alloc(co, (void **)&b->buf, maxcount * es, err)) != 0)
+        return rc;
+    b->host = coll_on_device(co) ? malloc(maxcount * es) : b->buf;
+    if (!b->host || (b->rbuf && !b->rhost)) {
+        err_say(err, "out of memory for %llu bytes", (unsigned long long)cfg->maxbytes);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static void bufs_free(const struct bench_cfg *cfg, struct bufs *b)
+{
+    if (b->host != b->buf)
+        free(b->host);
+    if (b->rhost != b->rbuf)
+        free(b->rhost);
+    if (b->buf)
+        coll_free(cfg->coll, b->buf);
+    if (b->rbuf)
+        coll_free(cfg->coll, b->rbuf);
+}
+
+/* checked_call: the checked collective of count elements (CHECK in
+ * bench.h), outside the timing; *wrong: this rank's wrong elements. */
+static int checked_call(const struct bench_cfg *cfg, const struct bufs *b, size_t count,
+                        const double *want, uint64_t *wrong, char *err)
+{
+    struct coll *co = cfg->coll;
+    size_t es = dtype_size(cfg->dtype);
+    struct a2a_split sp = split_of(cfg, count);
+    int a2a = cfg->op == COLL_ALLTOALL, rc;
+
+    check_input(cfg, b->host, count);
+    if ((rc = coll_put(co, b->buf, b->host, count * es, err)) != 0 ||
+        (rc = run_op(cfg, b->buf, b->rbuf, count, err)) != 0)
+        return rc;
+    if (a2a)
+        rc = coll_get(co, b->rhost, b->rbuf, (size_t)cfg->world * a2a_count(&sp, cfg->rank) * es,
+                      err);
+    else
+        rc = coll_get(co, b->host, b->buf, count * es, err);
+    if (rc == 0)
+        *wrong = check_result(cfg, a2a ? b->rhost : b->host, count, want);
+    return rc;
 }
 
 int bench_run(const struct bench_cfg *cfg, char *err)
 {
     int k = cfg->world, rc = 0;
     size_t es = dtype_size(cfg->dtype), maxcount = cfg->maxbytes / (es ? es : 1);
-    unsigned char *buf = NULL, *hbuf = NULL, *dbuf = NULL;
+    struct bufs b = { NULL, NULL, NULL, NULL };
     struct coll *co = cfg->coll;
     const struct clock_src *clk = coll_clock(co);     /* the transport's time */
     double *all = NULL, *dt = NULL, want[8], busbw_sum = 0;
@@ -167,17 +342,13 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             cfg->stepfactor, cfg->iters);
         return ERR_USAGE;
     }
-    /* buf: where the all-reduce runs (GPU memory for the GPU kinds); hbuf:
-     * the host side of the check (buf itself on the host). */
-    if ((rc = coll_alloc(co, (void **)&dbuf, maxcount * es, err)) != 0)
+    if ((rc = bufs_alloc(cfg, &b, maxcount, es, err)) != 0)
         goto out;
-    buf = dbuf;
-    hbuf = coll_on_device(co) ? malloc(maxcount * es) : buf;
     all = malloc((size_t)k * NSETTINGS * sizeof *all);
     dt = malloc((size_t)cfg->iters * sizeof *dt);
     bin = malloc((size_t)cfg->iters * sizeof *bin);
     bout = malloc((size_t)cfg->iters * sizeof *bout);
-    if (!hbuf || !all || !dt || !bin || !bout) {
+    if (!all || !dt || !bin || !bout) {
         rc = -ENOMEM;
         err_say(err, "out of memory for %llu bytes", (unsigned long long)cfg->maxbytes);
         goto out;
@@ -193,15 +364,15 @@ int bench_run(const struct bench_cfg *cfg, char *err)
     if (cfg->rank == 0)
         print_header(cfg, co);
     for (uint64_t size = cfg->minbytes; size <= cfg->maxbytes; size *= (uint64_t)cfg->stepfactor) {
-        size_t count = size / es;
-        uint64_t bytes = count * es, wrong;
+        size_t count = count_of(cfg, size, es);
+        uint64_t bytes = count * es, wrong = 0;
         double t0, total, cpu0, wall0, cpu, wall, mine[2], tmax = 0;
         struct hostload_sample machine[2];
 
         if (count > 0) {
-            rc = coll_zero(co, buf, bytes, err);
+            rc = coll_zero(co, b.buf, bytes, err);
             for (int i = 0; i < cfg->warmup_iters && rc == 0; i++)
-                rc = coll_allreduce(co, buf, count, err);
+                rc = run_op(cfg, b.buf, b.rbuf, count, err);
             /* The machine's load (metrics.h), read before the barrier so
              * that no rank starts late for it. */
             hostload_sample_read(&machine[0]);
@@ -214,7 +385,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             for (int i = 0; i < cfg->iters && rc == 0; i++) {
                 uint64_t o = cfg->link->bytes_out, in = cfg->link->bytes_in;
                 double ti = clock_src_now(clk);
-                rc = coll_allreduce(co, buf, count, err);
+                rc = run_op(cfg, b.buf, b.rbuf, count, err);
                 dt[i] = clock_src_now(clk) - ti;
                 bout[i] = cfg->link->bytes_out - o;
                 bin[i] = cfg->link->bytes_in - in;
@@ -226,13 +397,10 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             if (rc != 0)
                 goto fail;
 
-            fill_pattern(hbuf, count, cfg->dtype, cfg->rank);
-            if ((rc = coll_put(co, buf, hbuf, bytes, err)) != 0 ||
-                (rc = coll_allreduce(co, buf, count, err)) != 0 ||
-                (rc = coll_get(co, hbuf, buf, bytes, err)) != 0)
+            if ((rc = checked_call(cfg, &b, count, want, &wrong, err)) != 0)
                 goto fail;
             mine[0] = total;
-            mine[1] = (double)count_wrong(hbuf, count, cfg->dtype, want);
+            mine[1] = (double)wrong;
             if ((rc = coll_gather(co, all, mine, 2, err)) != 0)
                 goto fail;
             wrong = 0;
@@ -244,7 +412,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             if (cfg->rank == 0) {
                 double t = tmax / cfg->iters;
                 double algbw = (double)bytes / t / 1e9;
-                double busbw = algbw * (k > 1 ? 2.0 * (k - 1) / k : 0.0);
+                double busbw = algbw * model_busbw_factor(cfg->op, k);
                 busbw_sum += busbw;
                 nsizes++;
                 printf("%12llu %12zu %7s %11.1f %12.3f %12.3f %7llu\n",
@@ -267,8 +435,8 @@ int bench_run(const struct bench_cfg *cfg, char *err)
     }
     if (wrong_total != 0) {
         rc = ERR_MISMATCH;
-        err_say(err, "%llu elements differ from the closed-form sum",
-            (unsigned long long)wrong_total);
+        err_say(err, "%llu elements differ from what %s defines",
+            (unsigned long long)wrong_total, coll_op_name(cfg->op));
     }
     goto out;
 fail:
@@ -282,8 +450,6 @@ out:
     free(bin);
     free(dt);
     free(all);
-    if (hbuf != dbuf)
-        free(hbuf);
-    coll_free(co, dbuf);
+    bufs_free(cfg, &b);
     return rc;
 }

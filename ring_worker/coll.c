@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain.h"
 #include "dtype.h"
 #include "err.h"
 #include "gpu.h"
+#include "model.h"
 
 /* fail: one line into err, and rc. */
 #define fail(err, rc, ...) (err_say((err), __VA_ARGS__), (rc))
@@ -112,6 +114,16 @@ const char *coll_algo_name(const struct coll *c)
     return c->algo == COLL_RD ? "rd" : "ring";
 }
 
+const char *coll_op_algo(const struct coll *c, int op)
+{
+    if (op == COLL_ALL_REDUCE)
+        return coll_algo_name(c);
+    if (c->kind == COLL_NCCL)
+        return "nccl";
+    return op == COLL_BROADCAST || op == COLL_REDUCE ? "chain"
+         : op == COLL_ALLTOALL ? "pairwise" : "ring";
+}
+
 int coll_on_device(const struct coll *c)
 {
     return c->kind != COLL_TCP;
@@ -134,6 +146,129 @@ int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
     default:
         return gpu_nccl_all_reduce(c->nccl, buf, buf, n, c->dtype, c->stream, err);
     }
+}
+
+/* The names and the enum are the cost model's (model.h), one list. */
+_Static_assert(COLL_ALL_REDUCE == (int)MODEL_COLL_ALL_REDUCE &&
+               COLL_REDUCE_SCATTER == (int)MODEL_COLL_REDUCE_SCATTER &&
+               COLL_ALL_GATHER == (int)MODEL_COLL_ALL_GATHER &&
+               COLL_BROADCAST == (int)MODEL_COLL_BROADCAST &&
+               COLL_REDUCE == (int)MODEL_COLL_REDUCE && COLL_ALLTOALL == (int)MODEL_COLL_ALLTOALL,
+               "coll_op follows model_coll");
+
+const char *coll_op_name(int op)
+{
+    return model_coll_name(op);
+}
+
+int coll_op_parse(const char *name)
+{
+    return model_coll_parse(name);
+}
+
+/* host_ring: the other collectives run on the host ring's state (its
+ * transport and staging piece) or on NCCL; not on the CUDA-staged ring or
+ * with rd. */
+static int host_ring(struct coll *c, const char *what, char *err)
+{
+    if (c->kind == COLL_NCCL || (c->kind == COLL_TCP && c->have_ring))
+        return 0;
+    return fail(err, ERR_USAGE, "%s: runs on the host ring (--algo ring, --device cpu) or "
+               "with NCCL", what);
+}
+
+/* nccl_slices: NCCL's reduce-scatter and all-gather cut n into K equal
+ * slices; the count per slice. */
+static int nccl_slices(const struct coll *c, size_t n, const char *what, size_t *count,
+                       char *err)
+{
+    if (n % (size_t)c->world != 0)
+        return fail(err, ERR_USAGE, "%s with NCCL: %zu elements is not a multiple of K = %d",
+                   what, n, c->world);
+    *count = n / (size_t)c->world;
+    return 0;
+}
+
+/* sliced: the reduce-scatter or the all-gather (op), on the host ring or
+ * with NCCL, in place: rank r's slice r is the output, resp. the input. */
+static int sliced(struct coll *c, int op, void *buf, size_t n, char *err)
+{
+    const char *what = coll_op_name(op);
+    size_t q, es = dtype_size(c->dtype);
+    char *mine;
+    int rc = host_ring(c, what, err);
+
+    if (rc != 0)
+        return rc;
+    if (c->kind == COLL_TCP)
+        return op == COLL_REDUCE_SCATTER ? ring_reduce_scatter(&c->ring, buf, n, c->dtype, err)
+                                         : ring_all_gather(&c->ring, buf, n, c->dtype, err);
+    if ((rc = nccl_slices(c, n, what, &q, err)) != 0)
+        return rc;
+    mine = (char *)buf + (size_t)c->rank * q * es;
+    if (op == COLL_REDUCE_SCATTER)
+        return gpu_nccl_collective(c->nccl, GPU_NCCL_REDUCE_SCATTER, buf, mine, q, c->dtype, 0,
+                                   c->stream, err);
+    return gpu_nccl_collective(c->nccl, GPU_NCCL_ALL_GATHER, mine, buf, q, c->dtype, 0,
+                               c->stream, err);
+}
+
+int coll_reduce_scatter(struct coll *c, void *buf, size_t n, char *err)
+{
+    return sliced(c, COLL_REDUCE_SCATTER, buf, n, err);
+}
+
+int coll_all_gather(struct coll *c, void *buf, size_t n, char *err)
+{
+    return sliced(c, COLL_ALL_GATHER, buf, n, err);
+}
+
+int coll_broadcast(struct coll *c, void *buf, size_t n, int root, char *err)
+{
+    int rc = host_ring(c, "broadcast", err);
+
+    if (rc != 0)
+        return rc;
+    if (c->kind == COLL_TCP)
+        return chain_broadcast(&c->ring.a, buf, n, c->dtype, root, err);
+    return gpu_nccl_collective(c->nccl, GPU_NCCL_BROADCAST, buf, buf, n, c->dtype, root,
+                               c->stream, err);
+}
+
+int coll_reduce(struct coll *c, void *buf, size_t n, int root, char *err)
+{
+    int rc = host_ring(c, "reduce", err);
+
+    if (rc != 0)
+        return rc;
+    if (c->kind == COLL_TCP)
+        return chain_reduce(&c->ring.a, buf, n, c->dtype, root, err);
+    return gpu_nccl_collective(c->nccl, GPU_NCCL_REDUCE, buf, buf, n, c->dtype, root,
+                               c->stream, err);
+}
+
+int coll_alltoall(struct coll *c, const void *send, void *recv, const struct a2a_split *sp,
+                  char *err)
+{
+    size_t scount[A2A_WORLD_MAX], soff[A2A_WORLD_MAX], rcount[A2A_WORLD_MAX],
+           roff[A2A_WORLD_MAX];
+    int rc = host_ring(c, "alltoall", err);
+
+    if (rc != 0 || (rc = a2a_split_check(sp, err)) != 0)
+        return rc;
+    if (c->kind == COLL_TCP)
+        return a2a_alltoall(&c->ring.a, send, recv, sp, c->dtype, err);
+    if (sp->world != c->world)
+        return fail(err, ERR_USAGE, "alltoall: a split for %d ranks, %d here", sp->world,
+                   c->world);
+    for (int q = 0; q < c->world; q++) {
+        scount[q] = a2a_count(sp, q);
+        soff[q] = a2a_offset(sp, q);
+        rcount[q] = a2a_count(sp, c->rank);
+        roff[q] = (size_t)q * rcount[q];
+    }
+    return gpu_nccl_alltoall(c->nccl, send, recv, scount, soff, rcount, roff, c->dtype,
+                             c->stream, err);
 }
 
 int coll_gather(struct coll *c, double *all, const double *mine, int m, char *err)

@@ -36,6 +36,21 @@
  * vector that is zero but for each rank's slot with NCCL and with COLL_RD
  * (x + 0 = x: the sum is the gather, exactly).
  *
+ * THE OTHER COLLECTIVES (ring_worker --bench --coll, nccl-tests' names):
+ *   op                   host (COLL_TCP, --algo ring)          NCCL
+ *   COLL_ALL_REDUCE      ring_allreduce                        ncclAllReduce
+ *   COLL_REDUCE_SCATTER  ring_reduce_scatter (rank r: chunk r)  ncclReduceScatter
+ *   COLL_ALL_GATHER      ring_all_gather                       ncclAllGather
+ *   COLL_BROADCAST       chain_broadcast (chain.h)             ncclBroadcast
+ *   COLL_REDUCE          chain_reduce (chain.h)                ncclReduce
+ *   COLL_ALLTOALL        a2a_alltoall (a2a.h; the transport    grouped ncclSend/ncclRecv
+ *                        opened with a2a_plan)
+ * All in place in one n-element buffer, but the all-to-all (send and
+ * receive buffers). With NCCL the reduce-scatter and the all-gather need
+ * n a multiple of K (NCCL's slices are equal; ring_chunk's are then the
+ * same). The CUDA-staged ring and --algo rd run the all-reduce only
+ * (ERR_USAGE; bin/ring_worker refuses the flags first).
+ *
  * OWNERSHIP. coll_init allocates the rings' staging, the stream, and with
  * NCCL creates the communicator (a collective call: every rank must make
  * it; on failure or --timeout it is aborted, gpu.h); coll_destroy frees
@@ -54,6 +69,7 @@
 
 #include <stddef.h>
 
+#include "a2a.h"
 #include "proto.h"
 #include "rd.h"
 #include "ring.h"
@@ -62,8 +78,13 @@
 
 enum coll_kind { COLL_TCP = 1, COLL_TCP_CUDA, COLL_NCCL };
 enum coll_algo { COLL_RING = 0, COLL_RD };
+enum coll_op {
+    COLL_ALL_REDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_REDUCE,
+    COLL_ALLTOALL,
+};
+#define COLL_OPS 6
 
-#define COLL_GATHER_MAX 8       /* doubles per rank in one coll_gather */
+#define COLL_GATHER_MAX 16      /* doubles per rank in one coll_gather */
 
 struct gpu_nccl;
 struct gpu_stream;
@@ -105,6 +126,11 @@ const struct clock_src *coll_clock(const struct coll *c);
 const char *coll_transport(const struct coll *c);
 /* coll_algo_name: "ring" or "rd", the records' algo column. */
 const char *coll_algo_name(const struct coll *c);
+/* coll_op_algo: the algo column of a --bench --coll record: the all-reduce's
+ * (coll_algo_name), "ring" (reduce_scatter, all_gather), "chain"
+ * (broadcast, reduce), "pairwise" (alltoall); "nccl" for the others with
+ * NCCL, which picks its own. */
+const char *coll_op_algo(const struct coll *c, int op);
 /* coll_on_device: 1 when the vectors are in GPU memory. */
 int coll_on_device(const struct coll *c);
 
@@ -113,6 +139,21 @@ int coll_on_device(const struct coll *c);
  * on buf must be queued on coll->stream (or finished); on return the sum
  * is in buf and the stream's work is done. */
 int coll_allreduce(struct coll *c, void *buf, size_t n, char *err);
+
+/* coll_op_name: nccl-tests' name of op ("all_reduce", ... "alltoall"), or
+ * NULL; coll_op_parse: the op of a name, or -1. */
+const char *coll_op_name(int op);
+int coll_op_parse(const char *name);
+
+/* The other collectives (THE OTHER COLLECTIVES above); buffers where the
+ * kind says, results as ring.h, chain.h and a2a.h say (with NCCL the same
+ * contents, n a multiple of K for the first two). */
+int coll_reduce_scatter(struct coll *c, void *buf, size_t n, char *err);
+int coll_all_gather(struct coll *c, void *buf, size_t n, char *err);
+int coll_broadcast(struct coll *c, void *buf, size_t n, int root, char *err);
+int coll_reduce(struct coll *c, void *buf, size_t n, int root, char *err);
+int coll_alltoall(struct coll *c, const void *send, void *recv, const struct a2a_split *sp,
+                  char *err);
 
 /* coll_gather: every rank's m (<= COLL_GATHER_MAX) doubles, rank r's at
  * all[r * m], on every rank (all: world * m, host memory). */

@@ -53,7 +53,8 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl] [--algo ring|rd]\n"
-    "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20]] [common flags]\n"
+    "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
+    "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
     "coordinator address (port 0: any free port, see --port-file); every rank then\n"
     "connects to its right neighbour and trains (default) or benchmarks (--bench).\n"
@@ -61,6 +62,9 @@ static const char synopsis[] =
     "chunks through pinned memory; --transport nccl all-reduces with NCCL instead.\n"
     "--algo rd all-reduces by recursive doubling (log2 K exchanges of the whole\n"
     "vector: fewer latencies, more bytes) instead of the ring, on the host over TCP.\n"
+    "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
+    "reduce_scatter, all_gather, broadcast, reduce (--root R), alltoall (--imbalance F:\n"
+    "rank --root gets F times the average share from every rank, as MoE routing skews).\n"
     "The coordinator may also come from MASTER_ADDR/MASTER_PORT, rank and world from\n"
     "RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_* or SLURM_* (mpirun, srun, torchrun).";
 
@@ -74,6 +78,10 @@ struct opts {
     const char *trace;          /* --trace FILE */
     uint64_t minbytes, maxbytes, piece;
     int stepfactor, warmup_iters, iters;
+    const char *coll;           /* --coll NAME (bench): nccl-tests' name */
+    int root;                   /* --root R: broadcast, reduce; alltoall's hot rank */
+    double imbalance;           /* --imbalance F: alltoall */
+    int op;                     /* the collective --coll names (enum coll_op) */
 };
 
 /* The nccl-tests spellings: -b 4K, -b4K, and so on, become --minbytes 4K. */
@@ -168,6 +176,48 @@ static int pick_algo(const struct opts *o, int kind)
     return COLL_RD;
 }
 
+/* pick_coll: --coll, --root and --imbalance, which only the benchmark
+ * takes; the collectives other than the all-reduce run on the host ring
+ * (--algo ring --device cpu) or with NCCL (coll.h). */
+static int pick_coll(const struct opts *o, const struct cli_common *c, int kind, int algo,
+                     int argc, char **argv)
+{
+    int op = o->coll ? coll_op_parse(o->coll) : COLL_ALL_REDUCE;
+    int root = has_flag(argc, argv, "--root"), imb = has_flag(argc, argv, "--imbalance");
+    char err[ERR_LEN];
+
+    if (!o->bench && (o->coll || root || imb))
+        usage_fail("--coll/--root/--imbalance: benchmark flags (with --bench)");
+    if (op < 0) {
+        snprintf(err, sizeof err, "--coll: '%.40s' is not all_reduce, reduce_scatter, "
+                 "all_gather, broadcast, reduce or alltoall", o->coll);
+        usage_fail(err);
+    }
+    if (op != COLL_ALL_REDUCE && (algo == COLL_RD || kind == COLL_TCP_CUDA))
+        usage_fail("--coll: the collectives other than all_reduce run on the host ring "
+                   "(--algo ring --device cpu) or with NCCL (--transport nccl)");
+    if (root && op != COLL_BROADCAST && op != COLL_REDUCE && op != COLL_ALLTOALL)
+        usage_fail("--root: for --coll broadcast, reduce and alltoall (its hot rank)");
+    if (o->root >= c->world) {
+        snprintf(err, sizeof err, "--root: %d is not a rank of K = %d (0 .. %d)", o->root,
+                 c->world, c->world - 1);
+        usage_fail(err);
+    }
+    if (imb && op != COLL_ALLTOALL)
+        usage_fail("--imbalance: for --coll alltoall only");
+    if (o->imbalance > c->world) {
+        snprintf(err, sizeof err, "--imbalance: %g is more than K = %d (F = K sends "
+                 "everything to one rank)", o->imbalance, c->world);
+        usage_fail(err);
+    }
+    if (op == COLL_ALLTOALL && kind == COLL_TCP && c->world > A2A_WORLD_MAX) {
+        snprintf(err, sizeof err, "--coll alltoall: at most %d ranks over TCP (a connection "
+                 "per pair), K = %d", A2A_WORLD_MAX, c->world);
+        usage_fail(err);
+    }
+    return op;
+}
+
 /* parse: the flags, with the refusals that need no peer; exits 64 on a
  * bad one. Returns the argv copy, which must live until exit. */
 static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c, int *kind,
@@ -204,6 +254,14 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
           "-w: untimed all-reduces per size (default 5)", 0, 1 << 20, NULL },
         { "iters", CLI_INT, &o->iters, "N", "-n: timed all-reduces per size (default 20)",
           1, 1 << 20, NULL },
+        { "coll", CLI_STRING, &o->coll, "NAME",
+          "--bench: all_reduce (default), reduce_scatter, all_gather, broadcast, reduce, "
+          "alltoall", 0, 0, NULL },
+        { "root", CLI_INT, &o->root, "R",
+          "--bench: broadcast's and reduce's root, alltoall's hot rank (default 0)", 0, 0, NULL },
+        { "imbalance", CLI_DOUBLE, &o->imbalance, "F",
+          "--bench --coll alltoall: the hot rank (--root) gets F x the average share, "
+          "1 .. K (default 1)", 0, 0, NULL },
         { "piece", CLI_SIZE, &o->piece, "SIZE",
           "bytes reduced between two receives (default 1M)", 8, 1LL << 30, NULL },
         { "loss-out", CLI_STRING, &o->loss_out, "FILE",
@@ -233,6 +291,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         usage_fail(err);
     *kind = pick_kind(o, c, xargc, xargv);
     *algo = pick_algo(o, *kind);
+    o->op = pick_coll(o, c, *kind, *algo, xargc, xargv);
     /* Every output path is tried now, so a bad one ends the run here. */
     if (o->loss_out && c->rank == 0 && !o->bench && losscurve_probe(o->loss_out, err) != 0)
         usage_fail(err);
@@ -343,7 +402,7 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
             .rank = c->rank, .world = c->world, .dtype = c->dtype, .minbytes = o->minbytes,
             .maxbytes = o->maxbytes, .stepfactor = o->stepfactor,
             .warmup_iters = o->warmup_iters, .iters = o->iters, .csv = c->csv, .coll = coll,
-            .link = link,
+            .link = link, .op = o->op, .root = o->root, .imbalance = o->imbalance,
         };
         return bench_run(&bc, err);
     }
@@ -373,7 +432,8 @@ int main(int argc, char **argv)
     struct cli_common c;
     struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", "ring", 0, NULL, MISTAKE_NONE,
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
-                      4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20 };
+                      4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20, NULL, 0, 1.0,
+                      COLL_ALL_REDUCE };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
     struct link link;
@@ -398,6 +458,7 @@ int main(int argc, char **argv)
     sc.c = &c;
     sc.kind = kind;
     sc.algo = algo;
+    sc.op = o.op;
     sc.link = &link;
     job(&o, &c, &w, &have_w, &sc.hello);
     where(&o, &c, &sc, host);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "a2a.h"
 #include "auth.h"
 #include "coll.h"
 #include "err.h"
@@ -26,32 +27,44 @@ static void prefix(char *err, const char *pre)
     err_say(err, "%s%s", pre, why);
 }
 
-/* algo_blob: what the rendezvous blob carries on the host (with NCCL it
- * carries the communicator's id): rank 0's --algo, zeros for the ring and
- * a tag for rd, so that a rank that runs the other algorithm fails at once,
- * naming the flag, instead of waiting for connections that never come. */
-static void algo_blob(int algo, unsigned char *blob)
-{
-    static const char tag[] = "psring --algo rd";
+/* The peer tables a host rank may open, as the rendezvous blob names them
+ * (with NCCL the blob carries the communicator's id instead): zeros for the
+ * ring's, a tag for the others, so that a rank that would open another
+ * table fails at once, naming the flag, instead of waiting for
+ * connections that never come. */
+enum { TABLE_RING, TABLE_RD, TABLE_MESH, TABLES };
+static const char *const table_tag[TABLES] = { "", "psring --algo rd", "psring --coll alltoall" };
+static const char *const table_flags[TABLES] = {
+    "--algo ring", "--algo rd", "--coll alltoall",
+};
 
-    memset(blob, 0, PROTO_BLOB_SIZE);
-    if (algo == COLL_RD)
-        memcpy(blob, tag, sizeof tag);
+static int table_of(const struct setup_cfg *s)
+{
+    return s->algo == COLL_RD ? TABLE_RD : s->op == COLL_ALLTOALL ? TABLE_MESH : TABLE_RING;
 }
 
-/* algo_check: this rank's --algo against rank 0's, from the table's blob. */
-static int algo_check(int algo, const unsigned char *blob, char *err)
+static void algo_blob(int table, unsigned char *blob)
+{
+    memset(blob, 0, PROTO_BLOB_SIZE);
+    memcpy(blob, table_tag[table], strlen(table_tag[table]));
+}
+
+/* algo_check: this rank's peer table against rank 0's, from the table's blob. */
+static int algo_check(int table, const unsigned char *blob, char *err)
 {
     unsigned char mine[PROTO_BLOB_SIZE];
-    int rd0;
+    int theirs = TABLE_RING;
 
-    algo_blob(algo, mine);
+    algo_blob(table, mine);
     if (memcmp(mine, blob, PROTO_BLOB_SIZE) == 0)
         return 0;
-    algo_blob(COLL_RD, mine);
-    rd0 = memcmp(mine, blob, PROTO_BLOB_SIZE) == 0;
-    err_say(err, "rank 0 runs --algo %s, this rank --algo %s: every rank must run the same one",
-        rd0 ? "rd" : "ring", algo == COLL_RD ? "rd" : "ring");
+    for (int t = 0; t < TABLES; t++) {
+        algo_blob(t, mine);
+        if (memcmp(mine, blob, PROTO_BLOB_SIZE) == 0)
+            theirs = t;
+    }
+    err_say(err, "rank 0 runs %s, this rank %s: every rank must run the same one",
+        table_flags[theirs], table_flags[table]);
     return ERR_MISMATCH;
 }
 
@@ -106,6 +119,8 @@ static int open_xport(const struct setup_cfg *s, int lfd, const struct proto_pee
 
     if (s->algo == COLL_RD)
         rd_plan(s->c->rank, s->c->world, &plan);
+    else if (s->op == COLL_ALLTOALL)
+        a2a_plan(s->c->rank, s->c->world, &plan);  /* the mesh also carries ring steps */
     else
         ring_plan(s->c->rank, s->c->world, &plan);
     return xport_tcp_open(x, &xc, err);
@@ -135,13 +150,13 @@ int setup_connect(const struct setup_cfg *s, unsigned char *nccl_id, struct xpor
     rc_cfg.data_host = s->adv_host;
     rc_cfg.data_port = data_port;
     rc_cfg.timeout = c->timeout;
-    algo_blob(s->algo, blob);
+    algo_blob(table_of(s), blob);
     rc = rdv_run(&rc_cfg, s->kind == COLL_NCCL ? nccl_id : blob, &table, err);
     if (rc == 0) {
         if (s->kind == COLL_NCCL) {
             memcpy(nccl_id, table.blob, GPU_NCCL_ID_BYTES);
             rc = nccl_fit(c, table.peers, err);
-        } else if ((rc = algo_check(s->algo, table.blob, err)) == 0) {
+        } else if ((rc = algo_check(table_of(s), table.blob, err)) == 0) {
             rc = open_xport(s, lfd, table.peers, x, err);
         }
         rdv_table_free(&table);

@@ -156,4 +156,69 @@ for bad in "--algo ring --K 4 --bytes 1 --bw 1 --placement colocated" "--algo ps
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "model $bad: stderr not one line"
 done
 t_end
+
+# Issue 18: the standalone collectives, tensor and pipeline parallelism
+# (common/model.h, model_coll). The seed's statements they check (seed 003,
+# copied here): "all-reduce = reduce-scatter + all-gather"; ring all-reduce
+# "2(N-1)a + 2(N-1)/N n b"; ZeRO-3 "two all-gathers ... and one
+# reduce-scatter ... roughly 1.5x the communication volume of DDP"; all-to-all
+# "moves (N-1)/N n bytes per device like a ring"; tensor parallelism "4 x
+# num_layers all-reduces per step" on the critical path; the pipeline bubble
+# "(p-1)/(m+p-1)" with the seed's picture of p = 4 stages ("while stage 0
+# works on the first microbatch, stages 1-3 sit idle").
+t_case modeltool-4.1 "reduce_scatter and all_gather: (K-1) a + (K-1)/K n b each, their sum the all-reduce; ZeRO-3 1.5x"
+want "rs K=4" "$(q --coll reduce_scatter --K 4 --bytes 1000000 $L)" 0.0078     # 3e-4 + 0.75e6/1e8
+want "ag K=4" "$(q --coll all_gather --K 4 --bytes 1000000 $L)" 0.0078
+want "all_reduce = ring" "$(q --coll all_reduce --K 4 --bytes 1000000 $L)" 0.0156
+want "rs bytes" "$(q --coll reduce_scatter --K 4 --bytes 1000000 --quantity bytes_out)" 750000
+want "rs steps" "$(q --coll reduce_scatter --K 4 --bytes 1 --quantity steps)" 3
+ar=$(q --coll all_reduce --K 8 --bytes 1000000 --quantity bytes_in)
+rs=$(q --coll reduce_scatter --K 8 --bytes 1000000 --quantity bytes_in)
+ag=$(q --coll all_gather --K 8 --bytes 1000000 --quantity bytes_in)
+want "rs + ag = all-reduce (bytes)" "$(awk -v a=$rs -v b=$ag 'BEGIN { print a + b }')" "$ar"
+want "ZeRO-3: 2 ag + rs = 1.5 all-reduce" "$(awk -v a=$rs -v b=$ag -v r=$ar 'BEGIN { print (2 * b + a) / r }')" 1.5
+t_end
+
+t_case modeltool-4.2 "alltoall: (K-1)/K n per device, (K-1) a + (K-1) F n b / K; the hot rank takes F times"
+want "a2a bytes K=8" "$(q --coll alltoall --K 8 --bytes 1000000 --quantity bytes_in)" 875000
+want "a2a time K=4" "$(q --coll alltoall --K 4 --bytes 1000000 $L)" 0.0078     # as reduce_scatter
+want "a2a F=2" "$(q --coll alltoall --K 4 --bytes 1000000 $L --imbalance 2)" 0.0153   # 3e-4 + 3*2*0.25e6/1e8
+want "a2a F=2 bytes_in" "$(q --coll alltoall --K 4 --bytes 1000000 --imbalance 2 --quantity bytes_in)" 1500000
+want "a2a F=K bytes_in" "$(q --coll alltoall --K 4 --bytes 1000000 --imbalance 4 --quantity bytes_in)" 3000000
+t_end
+
+t_case modeltool-4.3 "broadcast and reduce: a chain of P = n/piece segments, (P+K-2)(a + n b/P); n per link"
+want "bcast K=4 P=4" "$(q --coll broadcast --K 4 --bytes 1000000 --piece 250000 $L)" 0.0156   # 6 (1e-4 + 2.5e-3)
+want "reduce K=4 P=1" "$(q --coll reduce --K 4 --bytes 1000000 --piece 1000000 $L)" 0.0303   # 3 (1e-4 + 1e-2)
+want "bcast steps" "$(q --coll broadcast --K 8 --bytes 4M --quantity steps)" 10       # 4 x 1M default piece + 6
+want "bcast bytes" "$(q --coll broadcast --K 8 --bytes 1000000 --quantity bytes_in)" 1000000
+t_end
+
+t_case modeltool-4.4 "tensor parallel: 4 ring all-reduces of the activation per layer, L layers (latency-bound when small)"
+want "tp 1 layer" "$(q --tp-layer --K 4 --bytes 1000000 $L)" 0.0624                  # 4 x 0.0156
+want "tp 96 layers" "$(q --tp-layer --K 4 --bytes 1000000 $L --layers 96)" 5.9904
+# A tiny activation: 4 L all-reduces x 2(t-1) latencies, the "(hundreds) x a" of the seed.
+want "tp latency" "$(q --tp-layer --K 8 --bytes 1 --bw 1e30 --latency 1us --layers 80)" 0.00448  # 320 x 14 us
+t_end
+
+t_case modeltool-4.5 "pipeline bubble (p-1)/(m+p-1): p = 4 stages; m = 1, 4, 12; p = 1 none"
+want "p=4 m=1" "$(q --bubble --stages 4 --micro 1)" 0.75
+want "p=4 m=4" "$(q --bubble --stages 4 --micro 4)" 0.428571428571
+want "p=4 m=12" "$(q --bubble --stages 4 --micro 12)" 0.2
+want "p=1" "$(q --bubble --stages 1 --micro 7)" 0
+t_end
+
+t_case modeltool-4.6 "bad collective queries: one line on stderr, exit 64"
+for bad in "--coll allreduce --K 4 --bytes 1 --bw 1" "--coll alltoall --K 4 --bytes 1 --bw 1 --imbalance 5" \
+           "--coll alltoall --K 4 --bytes 1 --bw 1 --imbalance 0.5" "--coll reduce --K 4 --bytes 1 --bw 1 --imbalance 2" \
+           "--coll reduce_scatter --K 4 --bytes 1" "--coll reduce_scatter --bytes 1 --bw 1" \
+           "--coll reduce_scatter --K 4 --bytes 1 --bw 1 --quantity ingress" "--coll broadcast --K 4 --bytes 1 --bw 1 --algo ring" \
+           "--bubble --stages 4" "--bubble --stages 0 --micro 1" "--bubble --stages 4 --micro 2 --K 4" \
+           "--tp-layer --K 4 --bytes 1" "--tp-layer --bytes 1 --bw 1" "--coll reduce --K 4 --bytes 1 --bw 1 --layers 2" \
+           "--coll reduce --table" "--stages 3"; do
+    job 10 "$PSR_BIN/model" $bad
+    [ "$rc" = 64 ] || t_fail "model $bad: exit $rc, want 64"
+    [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "model $bad: stderr not one line: $(cat "$T_TMP/err")"
+done
+t_end
 t_exit

@@ -169,6 +169,34 @@ static void test_merge(void)
     T_TRUE(isnan(row.machine_busy));               /* no samples in the records */
     T_NEAR(row.job_busy, 0.1, 1e-12);
 
+    T_CASE("metrics-3.8", "--coll records: coll round-trips, busbw uses its factor, model_s its formula");
+    {
+        struct metrics_record back;
+        char path[64];
+        snprintf(recs[0].coll, sizeof recs[0].coll, "reduce_scatter");
+        snprintf(recs[1].coll, sizeof recs[1].coll, "reduce_scatter");
+        snprintf(path, sizeof path, "%s/coll.rec", dir);
+        T_EQ_I(metrics_record_write(&recs[0], path, err), 0);
+        T_EQ_I(metrics_record_read(&back, path, err), 0);
+        T_STR(back.coll, "reduce_scatter");
+        metrics_record_free(&back);
+        recs[0].world = recs[1].world = 4;         /* two of four ranks' records suffice */
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_STR(row.coll, "reduce_scatter");
+        T_NEAR(row.busbw, 1e6 / 0.30 * 0.75, 1e-6);     /* (K-1)/K */
+        T_NEAR(row.model_s, 3 * 1e-4 + 0.75 * 1e6 / 1e8, 1e-15);
+        snprintf(recs[0].coll, sizeof recs[0].coll, "broadcast");
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_NEAR(row.busbw, 1e6 / 0.30, 1e-6);            /* 1 */
+        T_TRUE(isnan(row.model_s));                     /* the segment is not recorded */
+        snprintf(recs[0].coll, sizeof recs[0].coll, "alltoall");
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_NEAR(row.busbw, 1e6 / 0.30 * 0.75, 1e-6);
+        T_TRUE(isnan(row.model_s));                     /* nor the imbalance */
+        recs[0].coll[0] = recs[1].coll[0] = '\0';
+        recs[0].world = recs[1].world = 2;
+    }
+
     T_CASE("metrics-3.2", "without samples the job's own share flags it: cpu; no link limit: empty");
     recs[0].cpu_s = recs[1].cpu_s = 0.95;          /* 1.9 of 2 CPUs for 1 s */
     T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
@@ -233,15 +261,15 @@ static void test_merge(void)
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_STR(line, "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
                 "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-                "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement\n");
+                "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll\n");
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_TRUE(strncmp(line, "ps,,tcp,2,1000000,3,0.7,0.65,0.9,0.25,0.125,", 44) == 0);
     {
         int commas = 0;
         for (char *p = line; *p; p++)
             commas += *p == ',';
-        T_EQ_I(commas, 24);
-        T_HAS(line, ",1,separate\n");    /* one server, on a host of its own */
+        T_EQ_I(commas, 25);
+        T_HAS(line, ",1,separate,\n");    /* one server, on a host of its own */
     }
     fclose(f);
 

@@ -1,6 +1,8 @@
 #!/bin/sh
 # experiments/peers/build.sh [OUTDIR] -- build the peer programs the ring is
-# compared with (today: mpi_allreduce, an MPI_Allreduce timing harness).
+# compared with (today: mpi_coll, a timing harness of Open MPI's collectives:
+# MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast, MPI_Reduce,
+# MPI_Alltoall).
 #
 # Only where mpicc is installed (Debian: openmpi-bin libopenmpi-dev); the
 # main Makefile never builds these. Output: OUTDIR (default build/peers).
@@ -14,4 +16,4 @@ fi
 mkdir -p "$out" || exit 1
 set -x
 mpicc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Wstrict-prototypes -Wshadow -Wformat=2 -Wvla \
-    -Werror -o "$out/mpi_allreduce" "$here/mpi_allreduce.c"
+    -Werror -o "$out/mpi_coll" "$here/mpi_coll.c"
