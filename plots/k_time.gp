@@ -12,10 +12,9 @@ if (!exists("sub")) sub = ''
 set title "Time per step vs workers K".(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
 set xlabel "workers K"
 set ylabel "time per step (ms)"
-set logscale x 2
-set xtics (1, 2, 4, 8, 16, 32, 64)
+@k_axis
+set offsets graph 0.03, graph 0.03, graph 0.4, 0    # headroom: the key covers no point or line
 set yrange [0:*]
-set offsets graph 0.05, graph 0.05, 0, 0
 
 marks = flag_marks("column(c_k)", "1e3*column(c_time)")
 plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \

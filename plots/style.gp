@@ -53,7 +53,11 @@ flag_is(r) = (c_bound > 0 && strcol(c_bound) ne "" && strcol(c_bound) ne "link")
            : (r eq "host" && column(c_host) == 1)
 n_flag(r) = int(system(sprintf("awk -F, -v b=%d -v h=%d -v r=%s 'NR > 1 && !/^#/ { f = (b && $b != \"\" && $b != \"link\") ? $b : ($h == 1 ? \"host\" : \"\"); if (f == r) n++ } END { print n + 0 }' '%s'", \
                                c_bound, c_host, r, file)))
-flag_title(r) = r eq "cpu" ? "host-bound: its own processes filled the cores (cpu)" \
+# A plot whose key is tight (size.gp's, below the panel in columns) sets
+# flag_short = 1 for the short titles; the marks are the same.
+flag_title(r) = (exists("flag_short") && flag_short) ? \
+                (r eq "cpu" ? "host-bound: cpu" : r eq "busy" ? "host-bound: busy" : "host-bound") \
+              : r eq "cpu" ? "host-bound: its own processes filled the cores (cpu)" \
               : r eq "busy" ? "host-bound: other programs kept the CPUs busy (busy)" \
               : "host-bound: the CPU, not the link, set the pace"
 flag_style(r) = r eq "busy" ? "pt 4 ps 5 lw 2 lc rgb busy_color" : r eq "cpu" ? "pt 6 ps 5 lw 2 lc rgb host_color" : "pt 12 ps 5 lw 2 lc rgb host_color"
@@ -81,6 +85,12 @@ ps_color = "#d62728"; ps2_color = "#ff9896"; ring_color = "#1f77b4"; host_color 
 # recursive doubling: orange, which stays apart from the ring's blue for
 # colour-blind readers and is lighter than the PS red in greyscale.
 rd_color = "#e69f00"
+
+# The K axis is LINEAR: the model's lines in K (the server's K n/bw, the
+# perfect scaling K b/tc) are straight there, and a log K axis would bend
+# them into curves that look exponential (plots/README.md). Ticks at the
+# powers of two the lab sweeps; the offsets keep K = 1 off the border.
+k_axis = "unset logscale x; set xtics (1, 2, 4, 8, 16, 32, 64, 128); set offsets graph 0.03, graph 0.03, 0, 0"
 
 # sorted(f): the CSV with its rows grouped by system, then by K and bytes,
 # header first, so that a line drawn through one system's points is not
