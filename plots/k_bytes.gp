@@ -27,8 +27,8 @@ plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(is("ps") ? model_
         with lines lc rgb ps_color dt 2 title "K n", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(is("ring") ? model_bytes("ring", "bytes_in", column(c_k), column(c_bytes))/MiB : NaN) \
         with lines lc rgb ring_color dt 2 title "2(K-1)/K n", \
-     "" skip 1 using (is("ps") ? column(c_k) - dk : NaN):(column(c_in)/MiB) with points pt 7 ps 2.5 lc rgb ps_color title "PS server in, measured (left of K)", \
-     "" skip 1 using (is("ring") ? column(c_k) - dk : NaN):(column(c_in)/MiB) with points pt 9 ps 2.5 lc rgb ring_color title "ring worker in, measured (left of K)", \
-     "" skip 1 using (is("ps") ? column(c_k) + dk : NaN):(column(c_out)/MiB) with points pt 6 ps 2.5 lw 2 lc rgb ps_color title "PS server out, measured (right of K)", \
-     "" skip 1 using (is("ring") ? column(c_k) + dk : NaN):(column(c_out)/MiB) with points pt 8 ps 2.5 lw 2 lc rgb ring_color title "ring worker out, measured (right of K)" \
+     "" skip 1 using (is("ps") ? column(c_k) - dk : NaN):(column(c_in)/MiB) with points pt 7 ps 2.5*pscale lc rgb ps_color title "PS server in, measured (left of K)", \
+     "" skip 1 using (is("ring") ? column(c_k) - dk : NaN):(column(c_in)/MiB) with points pt 9 ps 2.5*pscale lc rgb ring_color title "ring worker in, measured (left of K)", \
+     "" skip 1 using (is("ps") ? column(c_k) + dk : NaN):(column(c_out)/MiB) with points pt 6 ps 2.5*pscale lw 2 lc rgb ps_color title "PS server out, measured (right of K)", \
+     "" skip 1 using (is("ring") ? column(c_k) + dk : NaN):(column(c_out)/MiB) with points pt 8 ps 2.5*pscale lw 2 lc rgb ring_color title "ring worker out, measured (right of K)" \
      @marks

@@ -30,8 +30,8 @@ set ylabel "examples / s"
 marks = flag_marks("column(c_k)", "column(c_k)*b/(tc + column(c_time))")
 set yrange [0:*]
 set format x ""
-plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_k)*b/(tc + column(c_time))) with linespoints pt 7 ps 2 lc rgb ps_color title "parameter server", \
-     "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_k)*b/(tc + column(c_time))) with linespoints pt 9 ps 2 lc rgb ring_color title "ring", \
+plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_k)*b/(tc + column(c_time))) with linespoints pt 7 ps 2*pscale lc rgb ps_color title "parameter server", \
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_k)*b/(tc + column(c_time))) with linespoints pt 9 ps 2*pscale lc rgb ring_color title "ring", \
      "" skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_k)*b/tc) with lines dt 3 lc rgb "#555555" title "perfect scaling (no communication)" \
      @marks
 set format x "%g"
@@ -41,7 +41,7 @@ set yrange [0:1.05]
 set offsets graph 0.03, graph 0.03, 0, 0
 unset key
 marks = flag_marks("column(c_k)", "tc/(tc + column(c_time))")
-plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(tc/(tc + column(c_time))) with linespoints pt 7 ps 2 lc rgb ps_color title "parameter server", \
-     "" skip 1 using (is("ring") ? column(c_k) : NaN):(tc/(tc + column(c_time))) with linespoints pt 9 ps 2 lc rgb ring_color title "ring" \
+plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(tc/(tc + column(c_time))) with linespoints pt 7 ps 2*pscale lc rgb ps_color title "parameter server", \
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(tc/(tc + column(c_time))) with linespoints pt 9 ps 2*pscale lc rgb ring_color title "ring" \
      @marks
 unset multiplot

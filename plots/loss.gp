@@ -63,8 +63,8 @@ set key top right box opaque
 set offsets 0, 1, 0, 0
 if (note ne '') { set label 1 note at graph 0.02, graph 0.04 font ",18" } else { unset label 1 }
 plot f("loss_ref.dat") using 1:2 with lines lw 4 lc rgb "#888888" title "reference (one process, big batch)", \
-     f("loss_ps.dat") using 1:2 with points pt 6 ps 3 lc rgb ps_color title "parameter server", \
-     f("loss_ring.dat") using 1:2 with points pt 7 ps 1.2 lc rgb ring_color title "ring all-reduce"
+     f("loss_ps.dat") using 1:2 with points pt 6 ps 3*pscale lc rgb ps_color title "parameter server", \
+     f("loss_ring.dat") using 1:2 with points pt 7 ps 1.2*pscale lc rgb ring_color title "ring all-reduce"
 unset label 1
 
 # ---------------------------------------------------------------- right
@@ -93,10 +93,10 @@ set yrange [ylo:yhi]
 plot f("loss_ps.dat") using 1:2 with lines lw 6 lc rgb "#000000" \
         title sprintf("correct (PS), last %.4g", last("loss_ps.dat")), \
      for [i=1:words(ps_list)] f("loss_ps_".word(ps_list, i).".dat") using 1:2 with linespoints \
-        pt point(word(ps_list, i)) ps 2 lw 2 dt dash(word(ps_list, i)) lc rgb color(word(ps_list, i)) \
+        pt point(word(ps_list, i)) ps 2*pscale lw 2 dt dash(word(ps_list, i)) lc rgb color(word(ps_list, i)) \
         title sprintf("%s, last %.4g", word(ps_list, i), last("loss_ps_".word(ps_list, i).".dat")), \
      for [i=1:words(ring_list)] f("loss_ring_".word(ring_list, i).".dat") using 1:2 with points \
-        pt 7 ps 0.7 lc rgb color(word(ring_list, i)) title (i == 1 ? "dots: the same on the ring" : "")
+        pt 7 ps 0.7*pscale lc rgb color(word(ring_list, i)) title (i == 1 ? "dots: the same on the ring" : "")
 
 # ---------------------------------------------------------------- zoom
 # 100 (mistake - correct) / correct per step, the two files joined by
@@ -118,7 +118,7 @@ diff(name) = "< paste '".f("loss_ps.dat")."' '".f(name)."'"
 if (words(near_list) > 0) {
     plot 0 with lines lw 2 lc rgb "#000000" title "correct (PS)", \
          for [i=1:words(near_list)] diff("loss_ps_".word(near_list, i).".dat") using 1:(100*($4 - $2)/$2) with linespoints \
-            pt point(word(near_list, i)) ps 2 lw 2 dt dash(word(near_list, i)) lc rgb color(word(near_list, i)) \
+            pt point(word(near_list, i)) ps 2*pscale lw 2 dt dash(word(near_list, i)) lc rgb color(word(near_list, i)) \
             title sprintf("%s: %+.3g%% at the last step", word(near_list, i), \
                           100*(last("loss_ps_".word(near_list, i).".dat") - last("loss_ps.dat"))/last("loss_ps.dat"))
 }

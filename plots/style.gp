@@ -8,6 +8,10 @@ if (!exists("fmt")) fmt = 'png'
 if (fmt eq 'png') { set terminal pngcairo size 1600,1000 font "Sans,24" linewidth 3 }
 if (fmt eq 'svg') { set terminal svg size 1600,1000 font "Sans,24" linewidth 3 dynamic }
 if (fmt eq 'dumb') { set terminal dumb size 100,32 }
+# pscale: every point size is multiplied by it; gnuplot's svg terminal
+# draws points about twice the pngcairo size, so SVG (index.html) gets
+# 0.55, and both look alike.
+pscale = (fmt eq 'svg') ? 0.55 : 1
 if (exists("out") && out ne '') set output out
 # 'table': the plotted numbers as text into `out` (tests compare them).
 if (fmt eq 'table') { set table out }
@@ -60,7 +64,7 @@ flag_title(r) = (exists("flag_short") && flag_short) ? \
               : r eq "cpu" ? "host-bound: its own processes filled the cores (cpu)" \
               : r eq "busy" ? "host-bound: other programs kept the CPUs busy (busy)" \
               : "host-bound: the CPU, not the link, set the pace"
-flag_style(r) = r eq "busy" ? "pt 4 ps 5 lw 2 lc rgb busy_color" : r eq "cpu" ? "pt 6 ps 5 lw 2 lc rgb host_color" : "pt 12 ps 5 lw 2 lc rgb host_color"
+flag_style(r) = r eq "busy" ? "pt 4 ps 5*pscale lw 2 lc rgb busy_color" : r eq "cpu" ? "pt 6 ps 5*pscale lw 2 lc rgb host_color" : "pt 12 ps 5*pscale lw 2 lc rgb host_color"
 flag_mark(r, x, y) = n_flag(r) > 0 ? sprintf(", file skip 1 using (flag_is('%s') ? %s : NaN):(%s) with points %s title '%s'", \
                                                r, x, y, flag_style(r), flag_title(r)) : ''
 flag_marks(x, y) = flag_mark("cpu", x, y).flag_mark("busy", x, y).flag_mark("host", x, y)
