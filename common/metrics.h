@@ -7,7 +7,7 @@
  *
  *   system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,
  *   ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,
- *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue
+ *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,step_s
  *
  * MERGE RULES
  *   time_s      per step, the slowest worker/rank's combine time (PS: push
@@ -40,6 +40,11 @@
  *   run_queue   the median over every record's two samples of the
  *               runnable threads (procs_running, less the reader).
  *   The three are filled with or without a link limit.
+ *   step_s      per step the slowest worker/rank's WHOLE step (backward
+ *               pass, combine, apply: what overlap shortens, where time_s,
+ *               the combine alone, does not), then the median over steps;
+ *               empty when no worker/rank record carries it (the
+ *               simulator, ring_worker --bench).
  *   A field that does not apply is empty (NaN in memory).
  *
  * RECORD FILE (text, one "key value" per line, then one line per step):
@@ -50,8 +55,10 @@
  *   machine0 TOTAL BUSY RUNNING | machine1 TOTAL BUSY RUNNING   (optional:
  *        the hostload.h samples at the start / end of the timed steps;
  *        RUNNING is - when unknown)
- *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT   (repeated;
- *        a time that does not apply is written as -)
+ *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT [STEP_S]
+ *        (repeated; a time that does not apply is written as -; STEP_S,
+ *        the whole step, is always written, and a record without it, an
+ *        older one, still reads: NaN)
  */
 #ifndef METRICS_H
 #define METRICS_H
@@ -79,6 +86,9 @@ struct metrics_step {
     double ingress_s;      /* NaN: does not apply (workers, ring) */
     double egress_s;
     uint64_t bytes_in, bytes_out;
+    double step_s;         /* the whole step; NaN: not recorded (the server,
+                              --bench, the simulator). Last, so that a
+                              positional initializer must name it: set it */
 };
 
 struct metrics_record {
@@ -119,6 +129,7 @@ struct metrics_row {
     int host_bound;                    /* -1: empty */
     char bound_by[8];                  /* "link", "cpu", "busy" or "" */
     double machine_busy, job_busy, run_queue;   /* NaN: empty */
+    double step_s;                     /* NaN: empty */
 };
 
 /* metrics_merge: one job's records -> one row (rules above). The records

@@ -173,6 +173,7 @@ static void step_apply(struct server *srv)
     losscurve_set(&srv->loss, (size_t)ap.step, ap.loss);     /* no-op without --loss-out */
     srv->cur.step = ap.step;
     srv->cur.combine_s = NAN;
+    srv->cur.step_s = NAN;
     srv->cur.ingress_s = srv->in_last - srv->in_first;
     srv->cur.bytes_in = srv->link.bytes_in - srv->in_mark;
     srv->in_mark = srv->link.bytes_in;
