@@ -4,8 +4,9 @@
 # banner and the CSV links are in the rendered DOM, and nothing on the page
 # points at the network. The folder is built here from bin/model's numbers
 # and plots/*.gp (no lab run). Chromium (Debian's `chromium`, make
-# deps-check installs it where it can) missing: the Chromium cases skip
-# and say so; the page's own checks run anyway.
+# deps-check installs it where it can; PSR_CHROMIUM names another binary,
+# e.g. chromium-browser) missing: the Chromium cases skip and say so; the
+# page's own checks run anyway.
 . "$PSR_TESTS/lib.sh"
 t_need html-1 "lab index.html" model
 h="$PSR_TESTS/../experiments/lab_html.sh"
@@ -71,13 +72,14 @@ t_end
 
 # chromium FILE OUT: the DOM after the page's scripts ran (headless; the
 # virtual time budget lets the load event fire without a wall-clock wait).
+chrome=${PSR_CHROMIUM:-chromium}
 chromium_dom() {
-    job 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+    job 120 "$chrome" --headless --no-sandbox --disable-gpu --disable-background-networking \
         --disable-dev-shm-usage --virtual-time-budget=10000 --dump-dom "file://$1"
     cp "$T_TMP/out" "$2"
 }
-if ! command -v chromium >/dev/null 2>&1; then
-    t_skip html-2 "index.html in headless Chromium" "chromium not installed (as root: make deps-check, or apt-get install chromium)"
+if ! command -v "$chrome" >/dev/null 2>&1; then
+    t_skip html-2 "index.html in headless Chromium" "$chrome not installed (as root: make deps-check, or apt-get install chromium)"
     t_exit
 fi
 
@@ -88,7 +90,7 @@ grep -q 'images loaded: 4 of 4' "$T_TMP/dom" || t_fail "not every image loaded: 
 [ "$(grep -c '<table>' "$T_TMP/dom")" = 2 ] || t_fail "the DOM lacks the two tables"
 grep -q 'THE MACHINE WAS BUSY' "$T_TMP/dom" || t_fail "the DOM lacks the banner"
 # A screenshot of the page: a PNG, not a blank few bytes.
-( cd "$T_TMP" && job 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+( cd "$T_TMP" && job 120 "$chrome" --headless --no-sandbox --disable-gpu --disable-background-networking \
     --disable-dev-shm-usage --hide-scrollbars --window-size=1200,2000 --virtual-time-budget=10000 \
     --screenshot="$T_TMP/shot.png" "file://$d/index.html" )
 [ "$(head -c 4 "$T_TMP/shot.png" 2>/dev/null | od -An -c | tr -d ' ')" = '211PNG' ] || t_fail "no PNG screenshot"
