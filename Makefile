@@ -4,7 +4,8 @@
 #   make check                install deps if needed, build, run every test
 #   make test-quick           the fast tier (unit tests, no multi-process jobs)
 #   make bench                benchmarks: figures, never pass/fail
-#   make deps                 install the Debian packages psring uses
+#   make deps                 install the Debian packages every target uses
+#   make deps-lab             ... only those one target uses (lab, check, bench, sim)
 #   make SANITIZER=address,undefined check    the suite under ASan+UBSan
 #   make DEBUG=1              -O0, for gdb
 #
@@ -153,7 +154,7 @@ RUN_ENV = PSR_BIN=$(abspath $(BIN)) PSR_TESTBIN=$(abspath $(BUILD)/tests)
 
 # check: install what is missing (deps), then re-read this Makefile so that
 # pkg-config sees what was just installed.
-check: deps
+check: deps-check
 	@$(MAKE) --no-print-directory check-run
 
 check-run: all $(TESTS) $(FUZZ)
@@ -162,14 +163,15 @@ check-run: all $(TESTS) $(FUZZ)
 test-quick: all $(TESTS) $(FUZZ)
 	@$(RUN_ENV) sh tests/run.sh quick
 
-bench: all
+bench: deps-bench
+	@$(MAKE) --no-print-directory all
 	@$(RUN_ENV) sh experiments/bench.sh
 
 # The lab (experiments/lab.sh): the K sweep and size sweep of both systems on
 # emulated links, the model table and the plots, under results/<run>/.
 # `make lab LAB_ARGS="--ks '2 4' --link-bw 1Gbit"` passes flags through.
 LAB_ARGS ?=
-lab: deps
+lab: deps-lab
 	@$(MAKE) --no-print-directory all
 	@$(RUN_ENV) experiments/lab.sh $(LAB_ARGS)
 
@@ -182,7 +184,7 @@ lab-all: lab
 # emulated link, the large-K sweep, the seed's K table, the plots, under
 # results/sim-<date>/. `make sim SIM_ARGS="--quick"` for a short one.
 SIM_ARGS ?=
-sim: deps
+sim: deps-sim
 	@$(MAKE) --no-print-directory all
 	@$(RUN_ENV) experiments/sim_all.sh $(SIM_ARGS)
 
@@ -197,23 +199,16 @@ fuzz: $(LIB_SRC) $(FUZZ_SRC) ps_server/checkpoint.c
 	    $$f $(LIB_SRC) ps_server/checkpoint.c $(LDLIBS) -o build/fuzz/$$n || exit 1; done
 
 # ---------------------------------------------------------------- set-up
-DEB_PKGS := pkg-config libuv1-dev libsodium-dev gnuplot-nox openmpi-bin libopenmpi-dev procps iproute2 \
-            libsimgrid-dev
-
+# Each target installs what it uses and only that (experiments/deps.sh has
+# the table: lab needs a compiler, libuv, libsodium and gnuplot, no MPI and
+# no tc). `make deps` covers every target. As root with apt-get the missing
+# packages are installed; otherwise each target's missing Debian packages
+# are named on one line, and the target stops (exit 1).
 deps:
-	@if pkg-config --exists libuv 2>/dev/null && pkg-config --exists libsodium 2>/dev/null \
-	    && command -v gnuplot >/dev/null \
-	    && command -v mpirun >/dev/null && command -v mpicc >/dev/null \
-	    && command -v pgrep >/dev/null && command -v tc >/dev/null \
-	    && { pkg-config --exists simgrid 2>/dev/null || [ -f /usr/include/simgrid/engine.h ]; }; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "psring: installing Debian packages: $(DEB_PKGS)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	    apt-get install -y -qq --no-install-recommends $(DEB_PKGS) >/dev/null \
-	  || { echo "psring: apt-get install failed; run: apt-get install $(DEB_PKGS)"; exit 1; }; \
-	else \
-	  echo "psring: missing packages; as root run: apt-get install -y $(DEB_PKGS)"; exit 1; \
-	fi
+	@sh experiments/deps.sh build lab check bench sim
+
+deps-%:
+	@sh experiments/deps.sh $*
 
 clean:
 	rm -rf build bin

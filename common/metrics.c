@@ -117,8 +117,10 @@ int metrics_record_write(const struct metrics_record *r, const char *path, char 
         put_time(f, s->combine_s);
         put_time(f, s->ingress_s);
         put_time(f, s->egress_s);
-        outfile_printf(f, " %llu %llu\n", (unsigned long long)s->bytes_in,
+        outfile_printf(f, " %llu %llu", (unsigned long long)s->bytes_in,
                        (unsigned long long)s->bytes_out);
+        put_time(f, s->step_s);
+        outfile_printf(f, "\n");
     }
     rc = outfile_commit(f, err);
 out:
@@ -180,14 +182,16 @@ static int read_line(struct metrics_record *r, char *line)
         return -1;
     if (strcmp(key, "step") == 0) {
         struct metrics_step s;
-        char *t[5];
+        char *t[6];
         for (int i = 0; i < 5; i++)
             if (!(t[i] = strtok_r(NULL, " \t\n", &save)))
                 return -1;
-        if (strtok_r(NULL, " \t\n", &save) || tok_u64(v, &s.step) ||
+        t[5] = strtok_r(NULL, " \t\n", &save);      /* STEP_S: optional */
+        s.step_s = NAN;
+        if ((t[5] && strtok_r(NULL, " \t\n", &save)) || tok_u64(v, &s.step) ||
             tok_double(t[0], &s.combine_s) || tok_double(t[1], &s.ingress_s) ||
             tok_double(t[2], &s.egress_s) || tok_u64(t[3], &s.bytes_in) ||
-            tok_u64(t[4], &s.bytes_out))
+            tok_u64(t[4], &s.bytes_out) || (t[5] && tok_double(t[5], &s.step_s)))
             return -1;
         if (r->nsteps == r->cap) {
             size_t cap = r->cap ? 2 * r->cap : 64;
@@ -360,8 +364,9 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
 {
     const struct metrics_record *first = NULL, *low = NULL;
     size_t nsteps = 0, nservers = 0;
-    double *t = NULL, *in = NULL, *eg = NULL, *bin = NULL, *bout = NULL;
+    double *t = NULL, *in = NULL, *eg = NULL, *bin = NULL, *bout = NULL, *ws = NULL;
     double cpu = 0.0, wall = 0.0;
+    int whole = 1;                      /* every worker/rank step has step_s */
     int ncpu = 1, rc = 0;
     struct metrics_stats st;
 
@@ -404,12 +409,13 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     eg = calloc(nsteps, sizeof *eg);
     bin = calloc(nsteps, sizeof *bin);
     bout = calloc(nsteps, sizeof *bout);
-    if (!t || !in || !eg || !bin || !bout) {
+    ws = calloc(nsteps, sizeof *ws);
+    if (!t || !in || !eg || !bin || !bout || !ws) {
         rc = -ENOMEM;
         goto out;
     }
     for (size_t s = 0; s < nsteps; s++) {
-        t[s] = in[s] = eg[s] = -INFINITY;
+        t[s] = in[s] = eg[s] = ws[s] = -INFINITY;
         for (size_t i = 0; i < n; i++) {
             const struct metrics_step *p = &recs[i].steps[s];
             if (strcmp(recs[i].role, "server") == 0) {
@@ -419,6 +425,9 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
                 bout[s] += (double)p->bytes_out;
             } else {
                 t[s] = fmax(t[s], p->combine_s);
+                if (isnan(p->step_s))
+                    whole = 0;
+                ws[s] = fmax(ws[s], p->step_s);
             }
         }
         if (nservers == 0) {
@@ -442,6 +451,11 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     row->time_s = st.median;
     row->time_min_s = st.min;
     row->time_max_s = st.max;
+    row->step_s = NAN;
+    if (whole) {
+        metrics_summarize(ws, nsteps, &st);
+        row->step_s = st.median;
+    }
     row->ingress_s = row->egress_s = NAN;
     if (nservers) {
         metrics_summarize(in, nsteps, &st);
@@ -470,6 +484,7 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
         snprintf(row->placement, sizeof row->placement, "separate");
     row->model_s = row_model(row);
 out:
+    free(ws);
     free(t);
     free(in);
     free(eg);
@@ -504,7 +519,7 @@ const char *metrics_csv_header_line(void)
 {
     return "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
            "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll\n";
+           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s\n";
 }
 
 void metrics_csv_header(FILE *f)
@@ -548,5 +563,8 @@ void metrics_row_write(FILE *f, const struct metrics_row *row)
         fprintf(f, ",%d", row->servers);
     else
         fputc(',', f);
-    fprintf(f, ",%s,%s\n", row->placement, row->coll);
+    fprintf(f, ",%s,%s", row->placement, row->coll);
+
+    put_field(f, row->step_s);
+    fputc('\n', f);
 }

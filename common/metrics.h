@@ -8,7 +8,7 @@
  *   system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,
  *   ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,
  *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,
- *   placement,coll
+ *   placement,coll,step_s
  *
  * MERGE RULES
  *   time_s      per step, the slowest worker/rank's combine time (PS: push
@@ -55,6 +55,11 @@
  *               its formula (model_coll; empty for broadcast, reduce and
  *               alltoall, whose segment and imbalance the record does not
  *               carry). Empty for training and the PS.
+ *   step_s      per step the slowest worker/rank's WHOLE step (backward
+ *               pass, combine, apply: what overlap shortens, where time_s,
+ *               the combine alone, does not), then the median over steps;
+ *               empty when no worker/rank record carries it (the
+ *               simulator, ring_worker --bench).
  *   A field that does not apply is empty (NaN in memory).
  *
  * RECORD FILE (text, one "key value" per line, then one line per step):
@@ -66,8 +71,10 @@
  *   machine0 TOTAL BUSY RUNNING | machine1 TOTAL BUSY RUNNING   (optional:
  *        the hostload.h samples at the start / end of the timed steps;
  *        RUNNING is - when unknown)
- *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT   (repeated;
- *        a time that does not apply is written as -)
+ *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT [STEP_S]
+ *        (repeated; a time that does not apply is written as -; STEP_S,
+ *        the whole step, is always written, and a record without it, an
+ *        older one, still reads: NaN)
  */
 #ifndef METRICS_H
 #define METRICS_H
@@ -95,6 +102,9 @@ struct metrics_step {
     double ingress_s;      /* NaN: does not apply (workers, ring) */
     double egress_s;
     uint64_t bytes_in, bytes_out;
+    double step_s;         /* the whole step; NaN: not recorded (the server,
+                              --bench, the simulator). Last, so that a
+                              positional initializer must name it: set it */
 };
 
 struct metrics_record {
@@ -139,6 +149,7 @@ struct metrics_row {
     int servers;                       /* PS: server records; 0 (empty) for the ring */
     char placement[16];                /* "separate", "colocated", "colocated-even"; "" ring */
     char coll[METRICS_NAME_LEN];       /* "" : empty */
+    double step_s;                     /* NaN: empty */
 };
 
 /* metrics_merge: one job's records -> one row (rules above). The records

@@ -81,6 +81,10 @@ quantities() {
 9|ring_step_overlap_s|seconds: the same with 8 overlapped buckets
 9|ps_step_no_overlap_s|seconds: PS K=2 step, no overlap
 9|ps_step_overlap_s|seconds: PS K=2 step, overlapped pushes
+M|mlp_bytes|bytes: the mlp gradient n, 6337 f64 parameters
+M|mlp_ring_time_s_K4|seconds: ring all-reduce of the mlp gradient, K=4, 100 Mbit/s, a=200 us
+M|mlp_ps_time_s_K4|seconds: PS step of the mlp gradient, K=4
+M|mlp_comm_bound|yes/no: the mlp step without --backward-time is communication-bound
 EOF
 }
 
@@ -121,6 +125,11 @@ expect() {
     ring_step_overlap_s) c=$(t ring 2 8M 200Mbit); calc "($c > 0.2 ? $c : 0.2) + $(t ring 2 1M 200Mbit)" ;;
     ps_step_no_overlap_s) calc "0.2 + $(t ps 2 8M 200Mbit ingress) + $(t ps 2 8M 200Mbit egress)" ;;
     ps_step_overlap_s) i=$(t ps 2 8M 200Mbit ingress); calc "($i > 0.2 ? $i : 0.2) + $(t ps 2 8M 200Mbit egress)" ;;
+    # exercise M: the mlp workload's gradient, 6337 f64 parameters.
+    mlp_bytes) echo 50696 ;;
+    mlp_ring_time_s_K4) t ring 4 50696 100Mbit ;;
+    mlp_ps_time_s_K4) t ps 4 50696 100Mbit ;;
+    mlp_comm_bound) echo yes ;;
     *) return 1 ;;
     esac
 }

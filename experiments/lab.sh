@@ -30,7 +30,9 @@
 #      of both systems and of each mistake mode for the loss curves
 #      (experiments/lab_loss.sh);
 #   5. the plots (plots/*.gp: PNG and SVG, and a terminal view of plot 1),
-#      flagged points (host_bound, bound_by cpu|busy) marked and named.
+#      flagged points (host_bound, bound_by cpu|busy) marked and named;
+#   6. index.html (experiments/lab_html.sh): the plots, the tables, the fit,
+#      the busy banner and the manifest on one self-contained page.
 #
 # --only servers runs, instead of all that, the server placements (issue
 # 15; `make lab-all` runs it after the main lab): see SERVERS below.
@@ -40,7 +42,7 @@
 # in k_sweep_runs.csv and size_sweep_runs.csv, model.txt, fit.txt,
 # manifest.txt (command lines, settings, the calibration, what the time
 # budget cut, the busy banner, git revision, CPU, kernel, loopback rate),
-# logs/ (every job's stderr) and the plots.
+# logs/ (every job's stderr), the plots and index.html.
 #
 # THE TIME BUDGET. `make lab` must finish in 3 minutes on 2 cores
 # (--budget 180). A slower auto rate makes every transfer longer, so the K
@@ -97,7 +99,8 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
   --link-latency TIME  emulated one-way latency (default $link_lat)
   --bytes SIZE         message size n for the K sweep (default $bytes)
   --ks "K ..."         worker counts (default "$ks")
-  --steps S            steps per job, warm-up included (default $steps)
+  --steps S            steps per job, warm-up included, in both sweeps
+                       (default $steps in the K sweep, $size_steps in the size sweep)
   --warmup W           warm-up steps left out of timing (default $warmup)
   --sizes "SIZE ..."   the size sweep: PS, ring and rd at each size (default
                        "$sizes")
@@ -129,7 +132,7 @@ while [ $# -gt 0 ]; do
     --link-latency) link_lat=$2; shift 2 ;;
     --bytes) bytes=$2; bytes_given=1; shift 2 ;;
     --ks) ks=$2; shift 2 ;;
-    --steps) steps=$2; shift 2 ;;
+    --steps) steps=$2; size_steps=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --size-k) size_k=$2; shift 2 ;;
@@ -672,7 +675,8 @@ fi
 [ -n "$lb" ] && echo "warning: $lb; the emulated link may not be the bottleneck"
 [ -n "$unsettled" ] && echo "points whose runs did not settle within $spread_target:$unsettled"
 [ -n "$cuts" ] && echo "cut to fit the $budget s budget:$cuts"
-echo "results: $out (manifest.txt, k_sweep.csv, size_sweep.csv, *_runs.csv, model.txt, fit.txt, plots) in $(elapsed)"
+bash "$here/lab_html.sh" "$out" || failed=$((failed + 1))
+echo "results: $out (index.html, manifest.txt, k_sweep.csv, size_sweep.csv, *_runs.csv, model.txt, fit.txt, plots) in $(elapsed)"
 if [ -n "$banner" ]; then
     echo "********************************************************************************" >&2
     echo "$banner" | fold -s -w 80 >&2

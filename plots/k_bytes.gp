@@ -9,21 +9,26 @@ if (!exists("sub")) sub = ''
 set title "Bytes per step through the busiest link vs K".(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
 set xlabel "workers K"
 set ylabel "MiB per step"
-set logscale x 2
-set xtics (1, 2, 4, 8, 16, 32, 64)
+@k_axis
+set offsets graph 0.03, graph 0.03, graph 0.4, 0    # headroom: the key covers no point or line
 set yrange [0:*]
-set offsets graph 0.05, graph 0.05, 0, 0
 MiB = 1048576.0
 
-# Flagged (host-bound) rows ringed on their bytes in: the counters are
-# right whatever set the pace, the mark says the row's time is not the link's.
+# In and out carry the same bytes (K n each way at the server), so their
+# points would sit on each other: "in" is drawn a little left of K (filled),
+# "out" a little right (hollow, drawn last, so nothing covers it). The
+# lines first, then the points on top of them.
+dk = 0.15
+# Flagged (host-bound) rows ringed at K on their bytes in, the square
+# around both points of the row: the counters are right whatever set the
+# pace, the mark says the row's time is not the link's.
 marks = flag_marks("column(c_k)", "column(c_in)/MiB")
-plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_in)/MiB) with points pt 7 ps 2.5 lc rgb ps_color title "PS server in, measured", \
-     "" skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_out)/MiB) with points pt 6 ps 3.5 lc rgb ps_color title "PS server out, measured", \
-     "" skip 1 using (is("ps") ? column(c_k) : NaN):(is("ps") ? model_bytes("ps", "bytes_in", column(c_k), column(c_bytes))/MiB : NaN) \
+plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(is("ps") ? model_bytes("ps", "bytes_in", column(c_k), column(c_bytes))/MiB : NaN) \
         with lines lc rgb ps_color dt 2 title "K n", \
-     "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_in)/MiB) with points pt 9 ps 2.5 lc rgb ring_color title "ring worker in, measured", \
-     "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_out)/MiB) with points pt 8 ps 3.5 lc rgb ring_color title "ring worker out, measured", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(is("ring") ? model_bytes("ring", "bytes_in", column(c_k), column(c_bytes))/MiB : NaN) \
-        with lines lc rgb ring_color dt 2 title "2(K-1)/K n" \
+        with lines lc rgb ring_color dt 2 title "2(K-1)/K n", \
+     "" skip 1 using (is("ps") ? column(c_k) - dk : NaN):(column(c_in)/MiB) with points pt 7 ps 2.5*pscale lc rgb ps_color title "PS server in, measured (left of K)", \
+     "" skip 1 using (is("ring") ? column(c_k) - dk : NaN):(column(c_in)/MiB) with points pt 9 ps 2.5*pscale lc rgb ring_color title "ring worker in, measured (left of K)", \
+     "" skip 1 using (is("ps") ? column(c_k) + dk : NaN):(column(c_out)/MiB) with points pt 6 ps 2.5*pscale lw 2 lc rgb ps_color title "PS server out, measured (right of K)", \
+     "" skip 1 using (is("ring") ? column(c_k) + dk : NaN):(column(c_out)/MiB) with points pt 8 ps 2.5*pscale lw 2 lc rgb ring_color title "ring worker out, measured (right of K)" \
      @marks

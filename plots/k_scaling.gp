@@ -13,26 +13,35 @@ if (!exists("sub")) sub = ''
 if (!exists("tc")) tc = 0.5
 if (!exists("b")) b = 256
 
-set multiplot layout 2,1 title "Scaling with K: communication measured, compute ASSUMED\n{/*0.7 ".sprintf("compute: %g examples in %g s per worker per step (assumed)", b, tc).(sub ne '' ? "; ".sub : '')."}" font ",24"
-set logscale x 2
-set xtics (1, 2, 4, 8, 16, 32, 64)
-set offsets graph 0.05, graph 0.05, 0, 0
+# The title in three lines (the subtitle alone is wider than the canvas
+# at the title's size): what is measured, the ASSUMED compute, the run.
+set multiplot layout 2,1 title "Scaling with K: communication measured, compute ASSUMED\n{/*0.7 ".\
+    sprintf("compute: %g examples in %g s per worker per step (assumed)", b, tc)."}".(sub ne '' ? "\n{/*0.7 ".sub."}" : '') font ",24"
+# K linear (style.gp): perfect scaling K b/tc is then a straight line.
+@k_axis
+# One left margin for both panels, so that their K axes line up.
+set lmargin 12
+# The key in headroom above the curves (offsets: 35% of the panel on
+# top), so it covers no point and no line; the lower panel has the same
+# series, colours and marks, and no key of its own.
 set key top left font ",18"
+set offsets graph 0.03, graph 0.03, graph 0.35, 0
 set ylabel "examples / s"
 marks = flag_marks("column(c_k)", "column(c_k)*b/(tc + column(c_time))")
 set yrange [0:*]
 set format x ""
-plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_k)*b/(tc + column(c_time))) with linespoints pt 7 ps 2 lc rgb ps_color title "parameter server", \
-     "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_k)*b/(tc + column(c_time))) with linespoints pt 9 ps 2 lc rgb ring_color title "ring", \
+plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_k)*b/(tc + column(c_time))) with linespoints pt 7 ps 2*pscale lc rgb ps_color title "parameter server", \
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(column(c_k)*b/(tc + column(c_time))) with linespoints pt 9 ps 2*pscale lc rgb ring_color title "ring", \
      "" skip 1 using (is("ps") ? column(c_k) : NaN):(column(c_k)*b/tc) with lines dt 3 lc rgb "#555555" title "perfect scaling (no communication)" \
      @marks
 set format x "%g"
 set xlabel "workers K"
 set ylabel "scaling efficiency"
 set yrange [0:1.05]
-set key bottom left
+set offsets graph 0.03, graph 0.03, 0, 0
+unset key
 marks = flag_marks("column(c_k)", "tc/(tc + column(c_time))")
-plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(tc/(tc + column(c_time))) with linespoints pt 7 ps 2 lc rgb ps_color title "parameter server", \
-     "" skip 1 using (is("ring") ? column(c_k) : NaN):(tc/(tc + column(c_time))) with linespoints pt 9 ps 2 lc rgb ring_color title "ring" \
+plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(tc/(tc + column(c_time))) with linespoints pt 7 ps 2*pscale lc rgb ps_color title "parameter server", \
+     "" skip 1 using (is("ring") ? column(c_k) : NaN):(tc/(tc + column(c_time))) with linespoints pt 9 ps 2*pscale lc rgb ring_color title "ring" \
      @marks
 unset multiplot

@@ -12,20 +12,19 @@ if (!exists("sub")) sub = ''
 set title "Time per step vs workers K".(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
 set xlabel "workers K"
 set ylabel "time per step (ms)"
-set logscale x 2
-set xtics (1, 2, 4, 8, 16, 32, 64)
+@k_axis
+set offsets graph 0.03, graph 0.03, graph 0.4, 0    # headroom: the key covers no point or line
 set yrange [0:*]
-set offsets graph 0.05, graph 0.05, 0, 0
 
 marks = flag_marks("column(c_k)", "1e3*column(c_time)")
 plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
-        with yerrorbars pt 7 ps 2 lc rgb ps_color title "PS combine step (push+pull), measured", \
+        with yerrorbars pt 7 ps 2*pscale lc rgb ps_color title "PS combine step (push+pull), measured", \
      "" skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_model)) with lines lc rgb ps_color dt 2 title "PS step model: 2(a + K n/bw)", \
-     "" skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_ingress)) with points pt 5 ps 2 lc rgb ps2_color title "PS server ingress, measured", \
+     "" skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_ingress)) with points pt 5 ps 2*pscale lc rgb ps2_color title "PS server ingress, measured", \
      "" skip 1 using (is("ps") ? column(c_k) : NaN) \
         :(is("ps") && column(c_bw) > 0 ? 1e3*model_at("ps", "ingress", column(c_k), column(c_bytes), column(c_bw), column(c_lat)) : NaN) \
         with lines lc rgb ps2_color dt 3 title "PS ingress model: a + K n/bw", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
-        with yerrorbars pt 9 ps 2 lc rgb ring_color title "ring all-reduce, measured", \
+        with yerrorbars pt 9 ps 2*pscale lc rgb ring_color title "ring all-reduce, measured", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(1e3*column(c_model)) with lines lc rgb ring_color dt 2 title "ring model: 2(K-1)a + 2(K-1)/K n/bw" \
      @marks

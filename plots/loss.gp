@@ -11,7 +11,10 @@
 # the PS as rings and the ring as dots inside them, so one sees that they
 # lie on each other. Right: the correct run against each mistake mode
 # (log y); a curve that leaves the chart (sum-not-mean) is labelled with
-# where it ends. Optional: `sub` (a subtitle), `note` (a line under the
+# where it ends. Bottom: a zoom, the relative difference of the mistakes
+# that lie on the correct curve (mean-of-means, sync-every-micro) from the
+# correct run, in percent, so that mean-of-means' small bias is seen
+# (on the log panel it hides under the correct line). Optional: `sub` (a subtitle), `note` (a line under the
 # left panel, e.g. the largest difference between the runs).
 load dir."style.gp"
 if (!exists("sub")) sub = ''
@@ -19,9 +22,9 @@ if (!exists("note")) note = ''
 if (data[strlen(data):] ne '/') data = data.'/'
 
 # Two panels side by side: wider than style.gp's single plot, same fonts.
-if (fmt eq 'png') { set terminal pngcairo size 2600,1100 font "Sans,24" linewidth 3 }
-if (fmt eq 'svg') { set terminal svg size 2600,1100 font "Sans,24" linewidth 3 dynamic }
-if (fmt eq 'dumb') { set terminal dumb size 160,40 }
+if (fmt eq 'png') { set terminal pngcairo size 2600,1600 font "Sans,24" linewidth 3 }
+if (fmt eq 'svg') { set terminal svg size 2600,1600 font "Sans,24" linewidth 3 dynamic }
+if (fmt eq 'dumb') { set terminal dumb size 160,60 }
 if (exists("out") && out ne '') set output out
 
 set datafile separator whitespace
@@ -43,9 +46,14 @@ dash(m) = int(word(dashes, idx(m)))
 
 ylo = 0.005; yhi = 1e5      # the right panel's range: 10^-2.3 .. 10^5
 
-set multiplot layout 1,2 title "Loss against step".(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
+# Three panels placed by hand: two side by side on top, the zoom below
+# across the width; one left margin per column so the step axes line up.
+set multiplot title "Loss against step".(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
 
 # ---------------------------------------------------------------- left
+set origin 0, 0.36
+set size 0.5, 0.57
+set lmargin 14
 set title "PS, ring and single-process reference: the same data"
 set xlabel "step"
 set ylabel "loss (mean squared residual per example)"
@@ -55,12 +63,14 @@ set key top right box opaque
 set offsets 0, 1, 0, 0
 if (note ne '') { set label 1 note at graph 0.02, graph 0.04 font ",18" } else { unset label 1 }
 plot f("loss_ref.dat") using 1:2 with lines lw 4 lc rgb "#888888" title "reference (one process, big batch)", \
-     f("loss_ps.dat") using 1:2 with points pt 6 ps 3 lc rgb ps_color title "parameter server", \
-     f("loss_ring.dat") using 1:2 with points pt 7 ps 1.2 lc rgb ring_color title "ring all-reduce"
+     f("loss_ps.dat") using 1:2 with points pt 6 ps 3*pscale lc rgb ps_color title "parameter server", \
+     f("loss_ring.dat") using 1:2 with points pt 7 ps 1.2*pscale lc rgb ring_color title "ring all-reduce"
 unset label 1
 
 # ---------------------------------------------------------------- right
 set title "Correct run against each mistake mode (--mistake)"
+set origin 0.5, 0.36
+set size 0.5, 0.57
 # The key in the wedge between the diverging and the slow curves; each
 # entry with the loss of the last step, so the curves that lie on the
 # correct one (mean-of-means, sync-every-micro) still show their numbers.
@@ -83,8 +93,33 @@ set yrange [ylo:yhi]
 plot f("loss_ps.dat") using 1:2 with lines lw 6 lc rgb "#000000" \
         title sprintf("correct (PS), last %.4g", last("loss_ps.dat")), \
      for [i=1:words(ps_list)] f("loss_ps_".word(ps_list, i).".dat") using 1:2 with linespoints \
-        pt point(word(ps_list, i)) ps 2 lw 2 dt dash(word(ps_list, i)) lc rgb color(word(ps_list, i)) \
+        pt point(word(ps_list, i)) ps 2*pscale lw 2 dt dash(word(ps_list, i)) lc rgb color(word(ps_list, i)) \
         title sprintf("%s, last %.4g", word(ps_list, i), last("loss_ps_".word(ps_list, i).".dat")), \
      for [i=1:words(ring_list)] f("loss_ring_".word(ring_list, i).".dat") using 1:2 with points \
-        pt 7 ps 0.7 lc rgb color(word(ring_list, i)) title (i == 1 ? "dots: the same on the ring" : "")
+        pt 7 ps 0.7*pscale lc rgb color(word(ring_list, i)) title (i == 1 ? "dots: the same on the ring" : "")
+
+# ---------------------------------------------------------------- zoom
+# 100 (mistake - correct) / correct per step, the two files joined by
+# step with paste (both "# step loss" files, one line per step).
+near = "mean-of-means sync-every-micro"
+near_list = system("for m in ".near."; do [ -s '".data."loss_ps_'$m.dat ] && printf '%s ' $m; done")
+unset label
+set origin 0, 0
+set size 1, 0.36
+set title "Zoom on the curves that lie on the correct one: difference from the correct run (PS)"
+unset logscale y
+set format y "%g%%"
+set ylabel "loss difference"
+set xlabel "step"
+set autoscale y
+unset key     # forgets the right panel's "at" position
+set key inside top right box opaque font ",18"
+diff(name) = "< paste '".f("loss_ps.dat")."' '".f(name)."'"
+if (words(near_list) > 0) {
+    plot 0 with lines lw 2 lc rgb "#000000" title "correct (PS)", \
+         for [i=1:words(near_list)] diff("loss_ps_".word(near_list, i).".dat") using 1:(100*($4 - $2)/$2) with linespoints \
+            pt point(word(near_list, i)) ps 2*pscale lw 2 dt dash(word(near_list, i)) lc rgb color(word(near_list, i)) \
+            title sprintf("%s: %+.3g%% at the last step", word(near_list, i), \
+                          100*(last("loss_ps_".word(near_list, i).".dat") - last("loss_ps.dat"))/last("loss_ps.dat"))
+}
 unset multiplot

@@ -105,7 +105,7 @@ m_of(b) = model_at(is("ps") ? "ps" : is_algo("ring", "rd") ? "rd" : "ring", "tim
 nstar = have_model ? real(system(sprintf("'%s' --crossover --K %d --bw %.17g --latency %.17g || echo nan", model, m_k, m_bw, m_a))) : NaN
 
 if (have_model) {
-    print sprintf("model: K = %d, a = %.4g s (link_latency), 1/b = %.4g MB/s (link_bw); ps 2(a + K n b), ring 2(K-1) a + 2(K-1)/K n b, rd %s (a + n b) = %d (a + n b)", \
+    print sprintf("model: K = %d, a = %.4g s (link_latency), 1/b = %.4g MB/s (link_bw); ps 2*pscale(a + K n b), ring 2(K-1) a + 2(K-1)/K n b, rd %s (a + n b) = %d (a + n b)", \
                   m_k, m_a, 1e-6/m_b, pow2 ? "log2 K" : "(floor(log2 K) + 2)", rd_steps)
     # The lines drawn against the model_s that psr_merge wrote: the ratio
     # should be 1 (to the CSV's 6 digits) for every row.
@@ -174,8 +174,12 @@ y_lo = STATS_min_y / 3
 stats file skip 1 using (column(c_tmax)) nooutput
 set yrange [y_lo : STATS_max * 3]
 # The key below the panel, one column per algorithm (model, fit, measured),
-# so that it covers no point and no crossover label.
-set key below center vertical maxrows 3 Left reverse samplen 2 width -2 height 1 font ",18" nobox noopaque
+# so that it covers no point and no crossover label, and the flagged
+# points' entry a fourth column with its short title (flag_short: with
+# the long one gnuplot dropped the columns that did not fit the canvas,
+# the parameter server's and the flags').
+flag_short = 1
+set key below center vertical maxrows 3 Left reverse samplen 2 width -5 height 1 font ",16" nobox noopaque
 
 # The crossovers, where they fall inside the panel: the measured one solid,
 # the model's dashed. Their labels at the top, each on the side of its line
@@ -217,13 +221,13 @@ plot \
     curve("ps", n_ps) using 1:2 with lines lw 1.5 lc rgb ps_color title "PS model: 2(a + K n b)", \
     nan_unless(n_ps >= 2, t_ps(x)) with lines dt 2 lc rgb ps_color title "PS fit: a, b fitted", \
     file skip 1 using (is("ps") ? column(c_bytes) : NaN):(column(c_time)):(column(c_tmin)):(column(c_tmax)) \
-        with yerrorbars pt 7 ps 2 lc rgb ps_color title "PS measured", \
-    curve("ring", n_ring) using 1:2 with lines lw 1.5 lc rgb ring_color title "ring model: 2(K-1)a + 2(K-1)/K n b", \
+        with yerrorbars pt 7 ps 2*pscale lc rgb ps_color title "PS measured", \
+    curve("ring", n_ring) using 1:2 with lines lw 1.5 lc rgb ring_color title "ring model: 2(K-1)(a + n b/K)", \
     nan_unless(n_ring >= 2, t_ring(x)) with lines dt 2 lc rgb ring_color title "ring fit: a, b fitted", \
     file skip 1 using (is_algo("ring", "ring") ? column(c_bytes) : NaN):(column(c_time)):(column(c_tmin)):(column(c_tmax)) \
-        with yerrorbars pt 9 ps 2 lc rgb ring_color title "ring measured", \
+        with yerrorbars pt 9 ps 2*pscale lc rgb ring_color title "ring measured", \
     curve("rd", n_rd) using 1:2 with lines lw 1.5 lc rgb rd_color title "rd model: ".s_text." (a + n b)", \
     nan_unless(n_rd >= 2, t_rd(x)) with lines dt 2 lc rgb rd_color title "rd fit: a, b fitted", \
     file skip 1 using (is_algo("ring", "rd") ? column(c_bytes) : NaN):(column(c_time)):(column(c_tmin)):(column(c_tmax)) \
-        with yerrorbars pt 13 ps 2 lc rgb rd_color title "rd measured" \
+        with yerrorbars pt 13 ps 2*pscale lc rgb rd_color title "rd measured" \
     @marks

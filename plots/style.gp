@@ -8,6 +8,10 @@ if (!exists("fmt")) fmt = 'png'
 if (fmt eq 'png') { set terminal pngcairo size 1600,1000 font "Sans,24" linewidth 3 }
 if (fmt eq 'svg') { set terminal svg size 1600,1000 font "Sans,24" linewidth 3 dynamic }
 if (fmt eq 'dumb') { set terminal dumb size 100,32 }
+# pscale: every point size is multiplied by it; gnuplot's svg terminal
+# draws points about twice the pngcairo size, so SVG (index.html) gets
+# 0.55, and both look alike.
+pscale = (fmt eq 'svg') ? 0.55 : 1
 if (exists("out") && out ne '') set output out
 # 'table': the plotted numbers as text into `out` (tests compare them).
 if (fmt eq 'table') { set table out }
@@ -53,10 +57,14 @@ flag_is(r) = (c_bound > 0 && strcol(c_bound) ne "" && strcol(c_bound) ne "link")
            : (r eq "host" && column(c_host) == 1)
 n_flag(r) = int(system(sprintf("awk -F, -v b=%d -v h=%d -v r=%s 'NR > 1 && !/^#/ { f = (b && $b != \"\" && $b != \"link\") ? $b : ($h == 1 ? \"host\" : \"\"); if (f == r) n++ } END { print n + 0 }' '%s'", \
                                c_bound, c_host, r, file)))
-flag_title(r) = r eq "cpu" ? "host-bound: its own processes filled the cores (cpu)" \
+# A plot whose key is tight (size.gp's, below the panel in columns) sets
+# flag_short = 1 for the short titles; the marks are the same.
+flag_title(r) = (exists("flag_short") && flag_short) ? \
+                (r eq "cpu" ? "host-bound: cpu" : r eq "busy" ? "host-bound: busy" : "host-bound") \
+              : r eq "cpu" ? "host-bound: its own processes filled the cores (cpu)" \
               : r eq "busy" ? "host-bound: other programs kept the CPUs busy (busy)" \
               : "host-bound: the CPU, not the link, set the pace"
-flag_style(r) = r eq "busy" ? "pt 4 ps 5 lw 2 lc rgb busy_color" : r eq "cpu" ? "pt 6 ps 5 lw 2 lc rgb host_color" : "pt 12 ps 5 lw 2 lc rgb host_color"
+flag_style(r) = r eq "busy" ? "pt 4 ps 5*pscale lw 2 lc rgb busy_color" : r eq "cpu" ? "pt 6 ps 5*pscale lw 2 lc rgb host_color" : "pt 12 ps 5*pscale lw 2 lc rgb host_color"
 flag_mark(r, x, y) = n_flag(r) > 0 ? sprintf(", file skip 1 using (flag_is('%s') ? %s : NaN):(%s) with points %s title '%s'", \
                                                r, x, y, flag_style(r), flag_title(r)) : ''
 flag_marks(x, y) = flag_mark("cpu", x, y).flag_mark("busy", x, y).flag_mark("host", x, y)
@@ -81,6 +89,12 @@ ps_color = "#d62728"; ps2_color = "#ff9896"; ring_color = "#1f77b4"; host_color 
 # recursive doubling: orange, which stays apart from the ring's blue for
 # colour-blind readers and is lighter than the PS red in greyscale.
 rd_color = "#e69f00"
+
+# The K axis is LINEAR: the model's lines in K (the server's K n/bw, the
+# perfect scaling K b/tc) are straight there, and a log K axis would bend
+# them into curves that look exponential (plots/README.md). Ticks at the
+# powers of two the lab sweeps; the offsets keep K = 1 off the border.
+k_axis = "unset logscale x; set xtics (1, 2, 4, 8, 16, 32, 64, 128); set offsets graph 0.03, graph 0.03, 0, 0"
 
 # sorted(f): the CSV with its rows grouped by system, then by K and bytes,
 # header first, so that a line drawn through one system's points is not

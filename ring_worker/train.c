@@ -72,13 +72,15 @@ static int sgd_apply(void *ctx, void *weights, const void *sum, size_t n, uint64
     return rc;
 }
 
-/* record: a timed step into *rec: the all-reduce time, the link's bytes. */
+/* record: a timed step into *rec: the all-reduce time, the whole step's,
+ * the link's bytes. */
 static void record(const struct train_cfg *cfg, struct metrics_record *rec, int s, double comm,
-                   uint64_t in0, uint64_t out0)
+                   double whole, uint64_t in0, uint64_t out0)
 {
     struct metrics_step st = {
         .step = (uint64_t)s, .combine_s = comm, .ingress_s = NAN, .egress_s = NAN,
         .bytes_in = cfg->link->bytes_in - in0, .bytes_out = cfg->link->bytes_out - out0,
+        .step_s = whole,
     };
     metrics_record_add(rec, &st);
 }
@@ -165,7 +167,7 @@ int train_steps(const struct train_cfg *cfg, const struct step_device *dev, trai
             last_log = clock_src_now(clk);
         }
         if (s >= c->warmup)
-            record(cfg, rec, s, r.t.comm, in0, out0);
+            record(cfg, rec, s, r.t.comm, r.t.step, in0, out0);
     }
     rec->cpu_s = clock_cpu_seconds() - cpu0;
     rec->wall_s = clock_src_now(clk) - wall0;

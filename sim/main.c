@@ -136,7 +136,7 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
                                 : ring_allreduce(&r, j->proxy, j->proxy_n, j->c->dtype, sl->err);
         if (rc == 0 && s >= j->c->warmup) {
             struct metrics_step ms = { (uint64_t)s, simgrid_get_clock() - t0, NAN, NAN,
-                                       sl->bytes_in - in0, sl->bytes_out - out0 };
+                                       sl->bytes_in - in0, sl->bytes_out - out0, NAN };
             metrics_record_add(&sl->rec, &ms);
         }
     }

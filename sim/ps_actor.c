@@ -161,7 +161,7 @@ static int step_pull(void *ctx, uint64_t step, void *weights, char *err)
 static void add_step(struct sim_slot *sl, int s, double combine, double in, double out,
                      uint64_t b_in, uint64_t b_out)
 {
-    struct metrics_step ms = { (uint64_t)s, combine, in, out, b_in, b_out };
+    struct metrics_step ms = { (uint64_t)s, combine, in, out, b_in, b_out, NAN };
 
     if (s >= sl->job->c->warmup)
         metrics_record_add(&sl->rec, &ms);

@@ -75,6 +75,16 @@ grep -hq '^ring,rd,tcp,8,4096,' "$T_TMP"/out.* || t_fail "exercise 8: no rd row 
 grep -hq '^ring,ring,tcp,8,1048576,' "$T_TMP"/out.* || t_fail "exercise 8: no ring row at 1 MiB"
 grep -hq 'medians over .*overlap on)' "$T_TMP"/err.* || t_fail "exercise 9: no overlapped run"
 grep -hq 'medians over .*overlap off)' "$T_TMP"/err.* || t_fail "exercise 9: no --no-overlap run"
+# Exercise M: the mlp gradient is 6337 f64 = 50696 bytes; a ring worker's
+# bytes_in is the model's 2(K-1)/K n = 76044 plus frame headers (< 1%);
+# step_s is filled (the whole step), and with the EMULATED backward pass
+# it is at least 50 ms longer than time_s.
+awk -F, '$1 == "system" { for (i = 1; i <= NF; i++) if ($i == "step_s") c = i; next }
+         $1 == "ring" && $4 == 4 && $5 == 50696 { f = 1; if ($14 < 76044 || $14 > 76044 * 1.01 || !c || $c == "") bad = 1 }
+         END { exit !(f && !bad) }' "$T_TMP"/out.* || t_fail "exercise M: no mlp ring row with n = 50696, bytes_in 76044 (+headers) and step_s"
+awk -F, '$1 == "system" { for (i = 1; i <= NF; i++) if ($i == "step_s") c = i; next }
+         c && $1 == "ring" && $4 == 4 && $5 == 50696 && $c - $7 >= 0.05 { ok = 1 } END { exit !ok }' "$T_TMP"/out.* ||
+    t_fail "exercise M: no mlp row whose step_s is 50 ms over time_s (--backward-time 50ms)"
 t_end
 t_case handout-1.4 "every model figure docs/lab-key.md quotes is what bin/model gives (grade.sh --key)"
 key="$PSR_TESTS/../docs/lab-key.md"

@@ -14,8 +14,8 @@ for b in ps_server ps_worker ring_worker; do
     [ -x "$PSR_BIN/$b" ] || { t_skip lab-1 "lab.sh --quick" "no $b in $PSR_BIN"; exit 0; }
 done
 
-t_case lab-1.1 "lab.sh --quick: both sweeps (size sweep with ps, ring, rd), model table, plots, manifest"
-job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --out "$T_TMP/lab"
+t_case lab-1.1 "lab.sh --quick --steps 2: both sweeps (size sweep with ps, ring, rd) with 2 steps, model table, plots, manifest, index.html"
+job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --steps 2 --out "$T_TMP/lab"
 expect_rc 0
 expect_grep err 'loopback TCP, unpaced: [0-9]* MB/s'
 expect_grep out "results: $T_TMP/lab"
@@ -39,6 +39,17 @@ grep -q '^probe_[0-9]*[MG]bit: .*launch.sh ring 4 --bench' "$T_TMP/lab/manifest.
 grep -q -- '--link-bw auto' "$T_TMP/lab/commands.txt" && t_fail "a job was given --link-bw auto"
 grep -q '^repeat: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the repeat rule"
 grep -q '^cut: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks what the budget cut"
+# --steps 2 (after --quick, whose warm-up is 1 and whose sweeps run 3
+# steps): 1 timed step in every row of BOTH sweeps (the size sweep used to
+# keep its own step count). Fewer steps than --quick's, so that the test
+# stays within its watchdog under the sanitizers on a loaded machine.
+for f in k_sweep size_sweep; do
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+             $c["steps"] != 1 { print $1, $2, $4, $5, "steps", $c["steps"] }' "$T_TMP/lab/$f.csv" > "$T_TMP/steps" 2>&1
+    [ -s "$T_TMP/steps" ] && t_fail "$f.csv: rows not at --steps 2 (1 timed): $(cat "$T_TMP/steps")"
+done
+grep -q '^size_sweep: .* steps=2 ' "$T_TMP/lab/manifest.txt" || t_fail "manifest: the size sweep's steps are not 2"
+[ -s "$T_TMP/lab/index.html" ] || t_fail "no index.html (experiments/lab_html.sh)"
 rows=$(awk 'NR > 1' "$T_TMP/lab/k_sweep.csv" 2>/dev/null | wc -l)
 [ "$rows" = 4 ] || t_fail "k_sweep.csv has $rows rows, want 4 (2 systems x 2 K)"
 rows=$(awk 'NR > 1' "$T_TMP/lab/size_sweep.csv" 2>/dev/null | wc -l)

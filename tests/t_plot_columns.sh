@@ -66,7 +66,7 @@ t_end
 
 t_case plotcols-1.2 "the model lines are bin/model's: K n, 2(K-1)/K n, a + K n/bw, the crossover"
 # k_bytes's "K n" line at K = 4, n = 1 MiB: 4 MiB; "2(K-1)/K n" at 4: 1.5.
-awk '/Curve title: "K n"/ { on = 1 } /Curve title: "ring worker in/ { on = 0 } on && $1 == 4 { print $2 }' \
+awk '/Curve title: "K n"/ { on = 1; next } /Curve title/ { on = 0 } on && $1 == 4 { print $2 }' \
     "$T_TMP/k_bytes.tab" | grep -qx 4 || t_fail "k_bytes: K n at K = 4 is not 4 MiB"
 awk '/Curve title: "2\(K-1\)\/K n"/ { on = 1 } on && $1 == 4 { print $2; exit }' "$T_TMP/k_bytes.tab" |
     grep -qx 1.5 || t_fail "k_bytes: 2(K-1)/K n at K = 4 is not 1.5 MiB"
@@ -163,7 +163,8 @@ grep -q 'busy' "$T_TMP/k_time.tab" && t_fail "k_time: a busy key entry without a
 awk -F, -v OFS=, 'NR == 1 { print $0, "bound_by"; next } { b = $19 == 1 ? "busy" : "link"; print $0, b }' "$T_TMP/s.csv" >"$T_TMP/sb.csv"
 sed -i 's/^ring,rd,tcp,4,4096,\(.*\),0,link$/ring,rd,tcp,4,4096,\1,1,busy/' "$T_TMP/sb.csv"
 table size "$T_TMP/sb.csv" "$T_TMP/sb.tab"
-awk '/Curve title: "host-bound: other programs kept the CPUs busy \(busy\)"/ { on = 1; next } /Curve title/ { on = 0 }
+# size.gp's key is tight: the short titles (style.gp's flag_short).
+awk '/Curve title: "host-bound: busy"/ { on = 1; next } /Curve title/ { on = 0 }
      on && $1 == 4096 && $3 == "i" { n++ } END { exit n != 1 }' "$T_TMP/sb.tab" || t_fail "size: the busy rd row at 4 KiB is not marked"
 t_end
 t_exit

@@ -34,7 +34,7 @@ static void rec_make(struct metrics_record *r, const char *system, const char *r
         struct metrics_step s = { .step = 2 + i, .combine_s = combine ? combine[i] : NAN,
                                   .ingress_s = ingress ? ingress[i] : NAN,
                                   .egress_s = ingress ? ingress[i] / 2 : NAN,
-                                  .bytes_in = bin, .bytes_out = bout };
+                                  .bytes_in = bin, .bytes_out = bout, .step_s = NAN };
         metrics_record_add(r, &s);
     }
 }
@@ -95,6 +95,21 @@ static void test_record_file(void)
     T_EQ_I(back.machine1.running, -1);
     metrics_record_free(&back);
 
+    T_CASE("metrics-2.6", "step_s round-trips; a record without it (6 fields, older) reads NaN");
+    r.steps[0].step_s = 0.75;
+    T_EQ_I(metrics_record_write(&r, path, err), 0);
+    T_EQ_I(metrics_record_read(&back, path, err), 0);
+    T_EQ_D(back.steps[0].step_s, 0.75);
+    T_TRUE(isnan(back.steps[1].step_s));          /* NaN written as -, read back */
+    metrics_record_free(&back);
+    f = fopen(path, "w");
+    fputs("psring-record 1\nsystem ring\nrole rank\nrank 0\nworld 2\nstep 2 0.1 - - 5 5\n", f);
+    fclose(f);
+    T_EQ_I(metrics_record_read(&back, path, err), 0);
+    T_EQ_U(back.nsteps, 1);
+    T_TRUE(isnan(back.steps[0].step_s));
+    metrics_record_free(&back);
+
     T_CASE("metrics-2.2", "a full record refuses one more step (no growth in timed code)");
     struct metrics_step s = { 0 };
     T_EQ_I(metrics_record_add(&r, &s), ERR_USAGE);
@@ -106,7 +121,8 @@ static void test_record_file(void)
         "psring-record 2\nsystem ps\nworld 2\n",
         "psring-record 1\nsystem ps\nworld 2\nstep 1 0.1 - -\n",
         "psring-record 1\nsystem ps\nworld 2\nstep 1 abc - - 1 1\n",
-        "psring-record 1\nsystem ps\nworld 2\nstep 1 0.1 - - 1 1 7\n",
+        "psring-record 1\nsystem ps\nworld 2\nstep 1 0.1 - - 1 1 7 8\n",
+        "psring-record 1\nsystem ps\nworld 2\nstep 1 0.1 - - 1 1 abc\n",
         "psring-record 1\nsystem ps\nworld two\n",
         "psring-record 1\nsystem ps\nworld 2\nbogus 1\n",
         "psring-record 1\nsystem aVeryLongSystemName\nworld 2\n",
@@ -261,15 +277,15 @@ static void test_merge(void)
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_STR(line, "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
                 "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-                "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll\n");
+                "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s\n");
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_TRUE(strncmp(line, "ps,,tcp,2,1000000,3,0.7,0.65,0.9,0.25,0.125,", 44) == 0);
     {
         int commas = 0;
         for (char *p = line; *p; p++)
             commas += *p == ',';
-        T_EQ_I(commas, 25);
-        T_HAS(line, ",1,separate,\n");    /* one server, on a host of its own */
+        T_EQ_I(commas, 26);
+        T_HAS(line, ",1,separate,,\n");    /* one server, on a host of its own */
     }
     fclose(f);
 
@@ -291,6 +307,34 @@ static void test_merge(void)
         pr.servers = 1;
         T_EQ_I(metrics_row_place(&pr, "colocated", err), ERR_USAGE);
         T_HAS(err, "one on each worker's host");
+    }
+
+    T_CASE("metrics-3.9", "step_s: the slowest rank's whole step per step, median over steps; empty if a rank lacks it");
+    {
+        struct metrics_record sr[3];
+        double s0[3] = { 0.6, 0.9, 0.7 }, s1[3] = { 0.8, 0.5, 0.75 };
+        rec_make(&sr[0], "ring", "rank", 0, 2, r0, NULL, 3, 10, 10);
+        rec_make(&sr[1], "ring", "rank", 1, 2, r1, NULL, 3, 10, 10);
+        for (int i = 0; i < 3; i++) {
+            sr[0].steps[i].step_s = s0[i];
+            sr[1].steps[i].step_s = s1[i];
+        }
+        T_EQ_I(metrics_merge(sr, 2, &row, err), 0);
+        T_EQ_D(row.step_s, 0.8);                  /* per step 0.8, 0.9, 0.75 */
+        T_EQ_D(row.time_s, 0.30);                 /* the combine, as before */
+        sr[1].steps[2].step_s = NAN;
+        T_EQ_I(metrics_merge(sr, 2, &row, err), 0);
+        T_TRUE(isnan(row.step_s));
+        /* A server's record (no step_s) does not empty the workers'. */
+        sr[1].steps[2].step_s = 0.75;
+        rec_make(&sr[2], "ring", "server", 0, 2, NULL, in, 3, 10, 10);
+        snprintf(sr[0].system, sizeof sr[0].system, "ps");
+        snprintf(sr[1].system, sizeof sr[1].system, "ps");
+        snprintf(sr[2].system, sizeof sr[2].system, "ps");
+        T_EQ_I(metrics_merge(sr, 3, &row, err), 0);
+        T_EQ_D(row.step_s, 0.8);
+        for (int i = 0; i < 3; i++)
+            metrics_record_free(&sr[i]);
     }
 
     T_CASE("metrics-3.5", "records that disagree are refused with a reason");

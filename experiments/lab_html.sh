@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# lab_html.sh DIR -- write DIR/index.html: one lab run on one page.
+#
+# experiments/lab.sh calls it last; it can be rerun on any results folder
+# (experiments/lab_html.sh results/RUN). The page shows, top to bottom: the
+# busy banner (manifest.txt's BANNER line, when there is one), the run in
+# one line (link, calibration, date, git), the plots (the SVGs lab.sh drew,
+# PNG where there is no SVG), measured against the model as a table per
+# sweep (flagged rows marked as on the plots: host-bound, cpu or busy),
+# the fit and crossover (fit.txt), the seed's model table (model.txt), the
+# manifest, and links to every CSV. It is self-contained: one inline style
+# sheet and one inline script, images by relative path, nothing fetched
+# from the network. The script counts the images that loaded into the page
+# (element #loaded, "N of M"), which is what tests/t_html.sh reads back
+# from headless Chromium.
+#
+# Written atomically: DIR/index.html.tmp, then renamed.
+set -uo pipefail
+prog=lab_html.sh
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+[ $# = 1 ] || die_usage "usage: experiments/lab_html.sh RESULTS-DIR"
+case $1 in -h|--help) echo "usage: experiments/lab_html.sh RESULTS-DIR (writes RESULTS-DIR/index.html)"; exit 0 ;; esac
+dir=$1
+[ -d "$dir" ] || die_usage "'$dir' is not a directory"
+tmp=$dir/index.html.tmp
+
+# esc: HTML-escape stdin.
+esc() { sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g'; }
+# man KEY: the manifest's "KEY: value" line's value.
+man() { [ -f "$dir/manifest.txt" ] && sed -n "s/^$1: //p" "$dir/manifest.txt" | head -n 1; }
+# table CSV CAPTION XCOL: the sweep's rows against the model as an HTML
+# table; XCOL (K or bytes) names the point. Flagged rows get class
+# flag-REASON and the reason in the last cell.
+table() {
+    [ -s "$1" ] || return 0
+    echo "<table><caption>$2</caption>"
+    echo "<tr><th>system</th><th>K</th><th>n (bytes)</th><th>time_s (median)</th><th>model_s</th><th>time / model</th><th>runs</th><th>flag</th></tr>"
+    csv_awk 'FNR > 1 && !/^#/ {
+        sys = ($c["algo"] == "rd") ? "rd" : $c["system"]
+        why = ""
+        if (c["bound_by"] && $c["bound_by"] != "" && $c["bound_by"] != "link") why = $c["bound_by"]
+        else if ($c["host_bound"] == 1) why = "host"
+        cls = why == "" ? "" : " class=\"flag-" why "\""
+        txt = why == "busy" ? "host-bound: busy (other programs)" : why == "cpu" ? "host-bound: cpu (its own processes)" : why == "host" ? "host-bound" : ""
+        ratio = ($c["model_s"] > 0) ? sprintf("%.3f", $c["time_s"] / $c["model_s"]) : ""
+        printf "<tr%s><td class=\"sys-%s\">%s</td><td>%s</td><td>%s</td><td>%.4g</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+               cls, sys, sys, $c["K"], $c["bytes"], $c["time_s"], ($c["model_s"] == "" ? "" : sprintf("%.4g", $c["model_s"])),
+               ratio, (c["runs"] ? $c["runs"] : ""), txt }' "$1"
+    echo "</table>"
+}
+
+banner=$(man BANNER)
+title="psring lab: $(man date)"
+{
+cat <<'EOF'
+<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+EOF
+echo "<title>$(echo "$title" | esc)</title>"
+cat <<'EOF'
+<style>
+body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1200px; padding: 1em 2em; color: #222; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+.run { color: #555; margin-top: 0; }
+.banner { background: #fbe3fb; border: 3px solid #cc00cc; padding: 0.8em 1em; font-weight: 600; }
+.ok { background: #e8f5e9; border: 2px solid #2e7d32; padding: 0.5em 1em; }
+figure { margin: 1.5em 0; }
+figure img { width: 100%; height: auto; border: 1px solid #ddd; }
+figcaption { color: #444; }
+.grid { display: grid; grid-template-columns: 1fr 1fr; gap: 1em; }
+table { border-collapse: collapse; margin: 1em 0; font-variant-numeric: tabular-nums; }
+caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f3f3f3; }
+td:first-child, td:last-child { text-align: left; }
+.sys-ps { color: #d62728; font-weight: 600; }
+.sys-ring { color: #1f77b4; font-weight: 600; }
+.sys-rd { color: #b07800; font-weight: 600; }
+tr.flag-busy td:last-child { color: #cc00cc; font-weight: 600; }
+tr.flag-cpu td:last-child, tr.flag-host td:last-child { font-weight: 600; }
+pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+#loaded { color: #777; font-size: 0.85em; }
+</style>
+</head>
+<body>
+EOF
+echo "<h1>psring lab: the parameter server against the ring</h1>"
+echo "<p class=\"run\">$( { echo "$(man date) · link $(man link_bw) · latency $(man link_latency) · git $(man git)"; } | esc)</p>"
+if [ -n "$banner" ]; then
+    echo "<p class=\"banner\" id=\"banner\">$(echo "$banner" | esc)</p>"
+else
+    echo "<p class=\"ok\" id=\"banner\">No run of the sweeps was slowed by other programs (no bound_by=busy row).</p>"
+fi
+echo "<p>Every link here is EMULATED (paced in the processes on 127.0.0.1), not a real network. Points and rows marked host-bound measured the machine, not the link.</p>"
+
+echo "<h2>Plots</h2>"
+# fig NAME CAPTION: the plot, SVG where lab.sh drew one.
+fig() {
+    local f=
+    [ -s "$dir/$1.svg" ] && f=$1.svg
+    [ -z "$f" ] && [ -s "$dir/$1.png" ] && f=$1.png
+    [ -n "$f" ] || return 0
+    echo "<figure><a href=\"$f\"><img src=\"$f\" alt=\"$1\"></a><figcaption>$2</figcaption></figure>"
+}
+fig k_time "1. Time per step against K: the server's time grows as K n/bw, the ring's stays near 2n/bw."
+fig k_bytes "2. Bytes per step through the busiest link: K n at the server, 2(K-1)/K n at a ring worker."
+fig size "3. Time against message size at fixed K: the parameter server, the ring and recursive doubling, with the fitted link and the ring/rd crossover."
+fig k_scaling "4. Throughput and scaling efficiency against K (communication measured, compute ASSUMED)."
+fig loss "5. Loss against step: the three correct runs agree; each --mistake mode, and a zoom on the ones that hide under the correct curve."
+for f in "$dir"/*.svg; do      # any other plot a section of lab.sh drew
+    b=$(basename "$f" .svg)
+    case " k_time k_bytes size k_scaling loss " in *" $b "*) continue ;; esac
+    [ -s "$f" ] && fig "$b" "$b"
+done
+
+echo "<h2>Measured against the model</h2>"
+table "$dir/k_sweep.csv" "K sweep (the median run of each point)"
+table "$dir/size_sweep.csv" "Size sweep"
+if [ -s "$dir/fit.txt" ]; then
+    echo "<h3>The fit and the crossover (plots/size.gp)</h3>"
+    echo "<pre id=\"fit\">$(esc < "$dir/fit.txt")</pre>"
+fi
+if [ -s "$dir/model.txt" ]; then
+    echo "<h2>The model's table (bin/model)</h2>"
+    echo "<pre id=\"model\">$(esc < "$dir/model.txt")</pre>"
+fi
+
+echo "<h2>Data</h2><ul id=\"data\">"
+for f in "$dir"/*.csv "$dir"/manifest.txt "$dir"/fit.txt "$dir"/model.txt; do
+    [ -f "$f" ] || continue
+    b=$(basename "$f")
+    echo "<li><a href=\"$b\">$b</a></li>"
+done
+[ -d "$dir/logs" ] && echo "<li><a href=\"logs/\">logs/</a> (every job's stderr)</li>"
+echo "</ul>"
+if [ -s "$dir/manifest.txt" ]; then
+    echo "<details><summary>The manifest (machine, settings, calibration, cuts, every command)</summary>"
+    echo "<pre id=\"manifest\">$(esc < "$dir/manifest.txt")</pre></details>"
+fi
+cat <<'EOF'
+<p id="loaded">images: not counted (scripts off)</p>
+<script>
+// Count the images that loaded (decoded, with a size), for the reader and
+// for tests/t_html.sh, which reads this element back from headless Chromium.
+window.addEventListener("load", function () {
+  var imgs = document.images, ok = 0;
+  for (var i = 0; i < imgs.length; i++)
+    if (imgs[i].complete && imgs[i].naturalWidth > 0) ok++;
+  var p = document.getElementById("loaded");
+  p.textContent = "images loaded: " + ok + " of " + imgs.length;
+  p.setAttribute("data-loaded", ok);
+  p.setAttribute("data-total", imgs.length);
+});
+</script>
+</body>
+</html>
+EOF
+} > "$tmp" || { rm -f "$tmp"; echo "$prog: cannot write $tmp" >&2; exit 1; }
+mv -f "$tmp" "$dir/index.html" || { rm -f "$tmp"; echo "$prog: cannot write $dir/index.html" >&2; exit 1; }

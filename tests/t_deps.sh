@@ -1,0 +1,103 @@
+# t_deps.sh -- experiments/deps.sh (make deps, make deps-TARGET) on a fake
+# machine: PATH holds only fake commands (id, apt-get, pkg-config and the
+# probed programs) and PSR_DEPS_SYSROOT a fake /usr/include, so that what
+# is "installed" is chosen per case. Nothing is installed or removed.
+. "$PSR_TESTS/lib.sh"
+d="$PSR_TESTS/../experiments/deps.sh"
+f=$T_TMP/fake
+mkdir -p "$f/bin" "$f/root/usr/include/simgrid"
+
+# machine UID CMDS PCMODS HEADERS: a fake machine. CMDS are commands on the
+# fake PATH (pkg-config always the fake one below), PCMODS the modules the fake pkg-config knows, HEADERS files
+# under the fake sysroot. apt-get logs its arguments to $f/apt.log.
+machine() {
+    rm -rf "$f/bin" "$f/root" "$f/apt.log"; mkdir -p "$f/bin" "$f/root/usr/include/simgrid"
+    printf '#!/bin/sh\n[ "$1" = -u ] && echo %s\n' "$1" > "$f/bin/id"
+    printf '#!/bin/sh\necho "$*" >> %s/apt.log\n' "$f" > "$f/bin/apt-get"
+    printf '#!/bin/sh\n[ "$1" = --exists ] || exit 1\ncase " %s " in *" $2 "*) exit 0 ;; esac\nexit 1\n' "$3" > "$f/bin/pkg-config"
+    for c in $2; do [ "$c" = pkg-config ] || printf '#!/bin/sh\nexit 0\n' > "$f/bin/$c"; done
+    for h in $4; do : > "$f/root/usr/include/$h"; done
+    chmod +x "$f/bin/"*
+}
+# deps TARGET...: deps.sh on the fake machine; stdout+stderr to $f/out.
+deps() { PATH=$f/bin PSR_DEPS_SYSROOT=$f/root /bin/sh "$d" "$@" > "$f/out" 2>&1; }
+
+build_cmds="cc make pkg-config"
+build_pc="libuv libsodium"
+all_cmds="$build_cmds gnuplot pgrep ps tc ip mpirun mpicc chromium"
+
+t_case deps-1.1 "non-root, everything present: make deps and each target exit 0, silent"
+machine 1000 "$all_cmds" "$build_pc simgrid" stdio.h
+for t in "" lab check bench sim build; do
+    deps $t; rc=$?
+    [ $rc = 0 ] || t_fail "deps.sh $t: exit $rc, want 0"
+    [ -s "$f/out" ] && t_fail "deps.sh $t printed: $(cat "$f/out")"
+done
+[ -e "$f/apt.log" ] && t_fail "apt-get ran: $(cat "$f/apt.log")"
+t_end
+
+t_case deps-1.2 "non-root, only the lab's packages: lab passes without mpirun, mpicc, tc, pgrep, chromium, SimGrid"
+machine 1000 "$build_cmds gnuplot" "$build_pc" stdio.h
+deps lab; rc=$?
+[ $rc = 0 ] || t_fail "deps.sh lab: exit $rc, want 0: $(cat "$f/out")"
+deps build; rc=$?
+[ $rc = 0 ] || t_fail "deps.sh build: exit $rc, want 0"
+t_end
+
+t_case deps-1.3 "non-root, MPI, tc, procps, SimGrid missing: one line per target, exactly its packages, exit 1"
+deps; rc=$?
+[ $rc = 1 ] || t_fail "deps.sh: exit $rc, want 1"
+cat "$f/out"
+grep -q '^  check: apt-get install -y procps iproute2 openmpi-bin libopenmpi-dev libsimgrid-dev$' "$f/out" ||
+    t_fail "no exact check line"
+grep -q '^  bench: apt-get install -y procps openmpi-bin libopenmpi-dev$' "$f/out" || t_fail "no exact bench line"
+grep -q '^  sim:   apt-get install -y libsimgrid-dev$' "$f/out" || t_fail "no exact sim line"
+grep -q 'lab:' "$f/out" && t_fail "a lab line, though the lab has all it needs"
+grep -q '^  check: optional.*apt-get install -y chromium$' "$f/out" || t_fail "no optional chromium line for check"
+[ "$(grep -c 'apt-get install' "$f/out")" = 4 ] || t_fail "want 4 install lines (check, bench, sim, check's optional one)"
+[ -e "$f/apt.log" ] && t_fail "apt-get ran as non-root"
+t_end
+
+t_case deps-1.4 "non-root, no gnuplot and no libuv: the lab's line names gnuplot-nox and libuv1-dev; make lab stops"
+machine 1000 "$build_cmds" "libsodium" stdio.h
+deps lab; rc=$?
+cat "$f/out"
+[ $rc = 1 ] || t_fail "deps.sh lab: exit $rc, want 1"
+grep -q '^  lab:   apt-get install -y libuv1-dev gnuplot-nox$' "$f/out" || t_fail "no exact lab line"
+[ "$(grep -c 'apt-get install' "$f/out")" = 1 ] || t_fail "want exactly one install line"
+t_end
+
+t_case deps-1.5 "root with apt-get: installs exactly the target's missing packages, then the optional one"
+machine 0 "$build_cmds" "libsodium" stdio.h
+deps lab; rc=$?
+[ $rc = 0 ] || t_fail "deps.sh lab as root: exit $rc: $(cat "$f/out")"
+grep -q '^install -y -qq --no-install-recommends libuv1-dev gnuplot-nox$' "$f/apt.log" ||
+    t_fail "apt-get log: $(cat "$f/apt.log")"
+machine 0 "$build_cmds gnuplot pgrep ps tc ip mpirun mpicc" "$build_pc" stdio.h
+deps check; rc=$?
+[ $rc = 0 ] || t_fail "deps.sh check as root: exit $rc: $(cat "$f/out")"
+cat "$f/apt.log"
+grep -q '^install -y -qq --no-install-recommends libsimgrid-dev$' "$f/apt.log" || t_fail "no libsimgrid-dev install"
+grep -q '^install -y -qq --no-install-recommends chromium$' "$f/apt.log" || t_fail "no optional chromium install"
+t_end
+
+t_case deps-1.6 "root, a failing apt-get: exit 1 with the command to run; a failing optional install is only reported"
+machine 0 "$build_cmds gnuplot" "libsodium" stdio.h
+printf '#!/bin/sh\n[ "$1" = update ] && exit 0\nexit 100\n' > "$f/bin/apt-get"
+deps lab; rc=$?
+[ $rc = 1 ] || t_fail "exit $rc, want 1"
+grep -q 'run: apt-get install -y libuv1-dev$' "$f/out" || t_fail "output: $(cat "$f/out")"
+machine 0 "$all_cmds" "$build_pc simgrid" stdio.h
+rm "$f/bin/chromium"
+printf '#!/bin/sh\n[ "$1" = update ] && exit 0\nexit 100\n' > "$f/bin/apt-get"
+deps check; rc=$?
+[ $rc = 0 ] || t_fail "optional chromium failed to install: exit $rc, want 0"
+grep -q 'could not install chromium' "$f/out" || t_fail "no message for chromium: $(cat "$f/out")"
+t_end
+
+t_case deps-1.7 "an unknown target exits 64 with one line"
+deps lab nosuch; rc=$?
+[ $rc = 64 ] || t_fail "exit $rc, want 64"
+[ "$(wc -l < "$f/out")" = 1 ] || t_fail "want one line: $(cat "$f/out")"
+t_end
+t_exit
