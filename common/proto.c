@@ -77,13 +77,13 @@ static void put_u16(uint8_t *p, uint16_t v)
     p[1] = (uint8_t)(v >> 8);
 }
 
-static void put_u32(uint8_t *p, uint32_t v)
+void proto_put_u32(uint8_t *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static void put_u64(uint8_t *p, uint64_t v)
+void proto_put_u64(uint8_t *p, uint64_t v)
 {
     for (int i = 0; i < 8; i++)
         p[i] = (uint8_t)(v >> (8 * i));
@@ -94,7 +94,7 @@ static uint16_t get_u16(const uint8_t *p)
     return (uint16_t)(p[0] | (unsigned)p[1] << 8);
 }
 
-static uint32_t get_u32(const uint8_t *p)
+uint32_t proto_get_u32(const uint8_t *p)
 {
     uint32_t v = 0;
     for (int i = 3; i >= 0; i--)
@@ -102,7 +102,7 @@ static uint32_t get_u32(const uint8_t *p)
     return v;
 }
 
-static uint64_t get_u64(const uint8_t *p)
+uint64_t proto_get_u64(const uint8_t *p)
 {
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--)
@@ -112,16 +112,16 @@ static uint64_t get_u64(const uint8_t *p)
 
 /* A double travels as the little-endian bytes of its binary64 pattern; the
  * memcpy is the defined way in C to read that pattern (no aliasing UB). */
-static void put_f64(uint8_t *p, double d)
+void proto_put_f64(uint8_t *p, double d)
 {
     uint64_t bits;
     memcpy(&bits, &d, sizeof bits);
-    put_u64(p, bits);
+    proto_put_u64(p, bits);
 }
 
-static double get_f64(const uint8_t *p)
+double proto_get_f64(const uint8_t *p)
 {
-    uint64_t bits = get_u64(p);
+    uint64_t bits = proto_get_u64(p);
     double d;
     memcpy(&d, &bits, sizeof d);
     return d;
@@ -147,14 +147,14 @@ struct proto_header proto_header_make(uint16_t type, uint32_t rank, uint32_t wor
 
 void proto_header_encode(const struct proto_header *h, uint8_t *out)
 {
-    put_u32(out + 0, h->magic);
+    proto_put_u32(out + 0, h->magic);
     put_u16(out + 4, h->version);
     put_u16(out + 6, h->type);
-    put_u32(out + 8, h->rank);
-    put_u32(out + 12, h->world);
-    put_u64(out + 16, h->step);
-    put_u64(out + 24, h->aux);
-    put_u64(out + 32, h->length);
+    proto_put_u32(out + 8, h->rank);
+    proto_put_u32(out + 12, h->world);
+    proto_put_u64(out + 16, h->step);
+    proto_put_u64(out + 24, h->aux);
+    proto_put_u64(out + 32, h->length);
 }
 
 /* size_ok: is `len` a legal payload length for `type`? Called only after
@@ -197,14 +197,14 @@ int proto_header_decode(const uint8_t *in, const struct proto_limits *lim,
                         struct proto_header *out)
 {
     /* Decode everything first, so *out is complete whatever fails. */
-    out->magic = get_u32(in + 0);
+    out->magic = proto_get_u32(in + 0);
     out->version = get_u16(in + 4);
     out->type = get_u16(in + 6);
-    out->rank = get_u32(in + 8);
-    out->world = get_u32(in + 12);
-    out->step = get_u64(in + 16);
-    out->aux = get_u64(in + 24);
-    out->length = get_u64(in + 32);
+    out->rank = proto_get_u32(in + 8);
+    out->world = proto_get_u32(in + 12);
+    out->step = proto_get_u64(in + 16);
+    out->aux = proto_get_u64(in + 24);
+    out->length = proto_get_u64(in + 32);
 
     /* The order below is the one documented in proto.h; tests rely on it. */
     if (out->magic != PROTO_MAGIC)
@@ -251,12 +251,12 @@ const char *proto_type_name(unsigned type)
 
 void proto_hello_encode(const struct proto_hello *h, uint8_t *out)
 {
-    put_u64(out + 0, h->n);
-    put_u32(out + 8, h->dtype);
-    put_u32(out + 12, h->workload);
-    put_u64(out + 16, h->seed);
-    put_u64(out + 24, 0);                   /* reserved (version 1's token) */
-    put_u64(out + 32, h->batch);
+    proto_put_u64(out + 0, h->n);
+    proto_put_u32(out + 8, h->dtype);
+    proto_put_u32(out + 12, h->workload);
+    proto_put_u64(out + 16, h->seed);
+    proto_put_u64(out + 24, 0);                   /* reserved (version 1's token) */
+    proto_put_u64(out + 32, h->batch);
 }
 
 /* Only the hello's own shape is checked here: known dtype and workload,
@@ -269,12 +269,12 @@ int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out)
     memset(out, 0, sizeof *out);
     if (len != PROTO_HELLO_SIZE)
         return ERR_PROTO_SIZE;
-    out->n = get_u64(in + 0);
-    out->dtype = get_u32(in + 8);
-    out->workload = get_u32(in + 12);
-    out->seed = get_u64(in + 16);
-    out->batch = get_u64(in + 32);
-    if (get_u64(in + 24) != 0)
+    out->n = proto_get_u64(in + 0);
+    out->dtype = proto_get_u32(in + 8);
+    out->workload = proto_get_u32(in + 12);
+    out->seed = proto_get_u64(in + 16);
+    out->batch = proto_get_u64(in + 32);
+    if (proto_get_u64(in + 24) != 0)
         return ERR_PROTO_FIELD;
 
     /* dtype_size takes an int; a u32 above INT_MAX is no dtype anyway. */
@@ -289,8 +289,8 @@ int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out)
 
 void proto_welcome_encode(const struct proto_welcome *w, uint8_t *out)
 {
-    put_u64(out + 0, w->first);
-    put_u64(out + 8, w->count);
+    proto_put_u64(out + 0, w->first);
+    proto_put_u64(out + 8, w->count);
 }
 
 int proto_welcome_decode(const uint8_t *in, size_t len, struct proto_welcome *out)
@@ -298,8 +298,8 @@ int proto_welcome_decode(const uint8_t *in, size_t len, struct proto_welcome *ou
     memset(out, 0, sizeof *out);
     if (len != PROTO_WELCOME_SIZE)
         return ERR_PROTO_SIZE;
-    out->first = get_u64(in + 0);
-    out->count = get_u64(in + 8);
+    out->first = proto_get_u64(in + 0);
+    out->count = proto_get_u64(in + 8);
     if (out->count == 0 || out->first > UINT64_MAX - out->count) {
         memset(out, 0, sizeof *out);
         return ERR_PROTO_FIELD;
@@ -309,8 +309,8 @@ int proto_welcome_decode(const uint8_t *in, size_t len, struct proto_welcome *ou
 
 void proto_push_meta_encode(const struct proto_push_meta *m, uint8_t *out)
 {
-    put_u64(out + 0, m->examples);
-    put_f64(out + 8, m->loss);
+    proto_put_u64(out + 0, m->examples);
+    proto_put_f64(out + 8, m->loss);
 }
 
 /* `len` is how many payload bytes the caller has (the whole PUSH payload
@@ -322,8 +322,8 @@ int proto_push_meta_decode(const uint8_t *in, size_t len, struct proto_push_meta
     memset(out, 0, sizeof *out);
     if (len < PROTO_PUSH_META)
         return ERR_PROTO_SIZE;
-    out->examples = get_u64(in + 0);
-    out->loss = get_f64(in + 8);
+    out->examples = proto_get_u64(in + 0);
+    out->loss = proto_get_f64(in + 8);
     if (!isfinite(out->loss))
         return ERR_NONFINITE;
     return 0;
@@ -331,8 +331,8 @@ int proto_push_meta_decode(const uint8_t *in, size_t len, struct proto_push_meta
 
 void proto_auth_encode(const struct proto_auth *a, uint8_t *out)
 {
-    put_u32(out + 0, a->keyed);
-    put_u32(out + 4, a->purpose);
+    proto_put_u32(out + 0, a->keyed);
+    proto_put_u32(out + 4, a->purpose);
     memcpy(out + 8, a->nonce, PROTO_NONCE_SIZE);
     memcpy(out + 8 + PROTO_NONCE_SIZE, a->mac, PROTO_MAC_SIZE);
 }
@@ -342,8 +342,8 @@ int proto_auth_decode(const uint8_t *in, size_t len, struct proto_auth *out)
     memset(out, 0, sizeof *out);
     if (len != PROTO_AUTH_SIZE)
         return ERR_PROTO_SIZE;
-    out->keyed = get_u32(in + 0);
-    out->purpose = get_u32(in + 4);
+    out->keyed = proto_get_u32(in + 0);
+    out->purpose = proto_get_u32(in + 4);
     memcpy(out->nonce, in + 8, PROTO_NONCE_SIZE);
     memcpy(out->mac, in + 8 + PROTO_NONCE_SIZE, PROTO_MAC_SIZE);
     if (out->keyed > 1 || out->purpose < PROTO_AUTH_PS || out->purpose > PROTO_AUTH_DATA) {
@@ -405,7 +405,7 @@ int proto_register_encode(const struct proto_register *r, uint8_t *out, size_t c
     proto_hello_encode(&r->hello, out);
     put_u16(out + 40, r->peer.port);
     put_u16(out + 42, r->peer.addr_len);
-    put_u32(out + 44, 0);
+    proto_put_u32(out + 44, 0);
     memcpy(out + PROTO_REGISTER_META, r->peer.addr, r->peer.addr_len);
     *len = n;
     return 0;
@@ -423,7 +423,7 @@ int proto_register_decode(const uint8_t *in, size_t len, struct proto_register *
     if (alen != len - PROTO_REGISTER_META)
         return ERR_PROTO_SIZE;
     rc = proto_hello_decode(in, PROTO_HELLO_SIZE, &out->hello);
-    if (rc == 0 && (get_u16(in + 40) == 0 || get_u32(in + 44) != 0))
+    if (rc == 0 && (get_u16(in + 40) == 0 || proto_get_u32(in + 44) != 0))
         rc = ERR_PROTO_FIELD;
     if (rc == 0)
         rc = proto_addr_check((const char *)in + PROTO_REGISTER_META, alen);

@@ -302,6 +302,16 @@ struct proto_register {
 struct proto_header proto_header_make(uint16_t type, uint32_t rank, uint32_t world,
                                       uint64_t step, uint64_t aux, uint64_t length);
 
+/* The wire's byte order, for every little-endian field psring writes (the
+ * frames here, the checkpoint file): integers least significant byte
+ * first, a double as its binary64 bits. */
+void proto_put_u32(uint8_t *p, uint32_t v);
+void proto_put_u64(uint8_t *p, uint64_t v);
+void proto_put_f64(uint8_t *p, double d);
+uint32_t proto_get_u32(const uint8_t *p);
+uint64_t proto_get_u64(const uint8_t *p);
+double proto_get_f64(const uint8_t *p);
+
 /* proto_header_encode: h -> out[PROTO_HEADER_SIZE]. Never fails; it does not
  * validate (a test may encode a bad header on purpose). */
 void proto_header_encode(const struct proto_header *h, uint8_t *out);

@@ -25,54 +25,12 @@
 #include "dtype.h"
 #include "err.h"
 #include "outfile.h"
+#include "proto.h"
 
 /* ------------------------------------------------------------ bytes */
 
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v = 0;
-
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t dbits(double x)
-{
-    uint64_t v;
-
-    memcpy(&v, &x, sizeof v);
-    return v;
-}
-
-static double bitsd(uint64_t v)
-{
-    double x;
-
-    memcpy(&x, &v, sizeof x);
-    return x;
-}
+/* The integers and doubles are little-endian, as on the wire (proto.h's
+ * byte helpers). */
 
 /* ----------------------------------------------------------- encode */
 
@@ -91,23 +49,23 @@ static void encode_header(const struct ckpt *ck, unsigned char *h)
 
     memset(h, 0, CKPT_HEADER_SIZE);
     memcpy(h, CKPT_MAGIC, 8);
-    put32(h + 8, CKPT_VERSION);
-    put32(h + 12, ck->nsec);
-    put32(h + 16, j->world);
-    put32(h + 20, j->dtype);
-    put32(h + 24, j->workload);
-    put32(h + 28, j->mistake);
-    put32(h + 32, j->shard_i);
-    put32(h + 36, j->shard_s);
-    put32(h + 40, j->per_step);
-    put64(h + 48, j->n);
-    put64(h + 56, j->lo);
-    put64(h + 64, j->hi);
-    put64(h + 72, j->seed);
-    put64(h + 80, j->batch);
-    put64(h + 88, dbits(j->lr));
-    put64(h + 96, ck->step);
-    put64(h + 104, ck->steps);
+    proto_put_u32(h + 8, CKPT_VERSION);
+    proto_put_u32(h + 12, ck->nsec);
+    proto_put_u32(h + 16, j->world);
+    proto_put_u32(h + 20, j->dtype);
+    proto_put_u32(h + 24, j->workload);
+    proto_put_u32(h + 28, j->mistake);
+    proto_put_u32(h + 32, j->shard_i);
+    proto_put_u32(h + 36, j->shard_s);
+    proto_put_u32(h + 40, j->per_step);
+    proto_put_u64(h + 48, j->n);
+    proto_put_u64(h + 56, j->lo);
+    proto_put_u64(h + 64, j->hi);
+    proto_put_u64(h + 72, j->seed);
+    proto_put_u64(h + 80, j->batch);
+    proto_put_f64(h + 88, j->lr);
+    proto_put_u64(h + 96, ck->step);
+    proto_put_u64(h + 104, ck->steps);
 }
 
 void ckpt_encode(const struct ckpt *ck, void (*put)(void *ctx, const void *p, size_t n),
@@ -126,9 +84,9 @@ void ckpt_encode(const struct ckpt *ck, void (*put)(void *ctx, const void *p, si
         const unsigned char *p = s->data;
         uint64_t left = s->len;
 
-        put32(h, s->id);
-        put32(h + 4, s->flags);
-        put64(h + 8, s->len);
+        proto_put_u32(h, s->id);
+        proto_put_u32(h + 4, s->flags);
+        proto_put_u64(h + 8, s->len);
         crypto_hash_sha256_update(&st, h, CKPT_SECTION_HEAD);
         put(ctx, h, CKPT_SECTION_HEAD);
         /* In pieces: the hash's length argument is an unsigned long long,
@@ -222,7 +180,7 @@ int ckpt_decode(const unsigned char *buf, size_t len, struct ckpt *out, char *er
                    CKPT_HEADER_SIZE + CKPT_SUM_SIZE);
     if (memcmp(buf, CKPT_MAGIC, 8) != 0)
         return bad(err, "not a checkpoint: wrong magic (not \"PSRGCKPT\")");
-    if ((ver = get32(buf + 8)) != CKPT_VERSION)
+    if ((ver = proto_get_u32(buf + 8)) != CKPT_VERSION)
         return bad(err, "checkpoint version %u, this server reads version %d",
                    (unsigned)ver, CKPT_VERSION);
     body = len - CKPT_SUM_SIZE;
@@ -230,22 +188,22 @@ int ckpt_decode(const unsigned char *buf, size_t len, struct ckpt *out, char *er
     if (sodium_memcmp(sum, buf + body, CKPT_SUM_SIZE) != 0)
         return bad(err, "checkpoint damaged: the SHA-256 checksum does not match "
                    "(%zu bytes)", len);
-    out->nsec = get32(buf + 12);
+    out->nsec = proto_get_u32(buf + 12);
     if (out->nsec < 1 || out->nsec > CKPT_MAX_SECTIONS)
         return bad(err, "not a checkpoint: %u sections, 1 .. %d", (unsigned)out->nsec,
                    CKPT_MAX_SECTIONS);
     out->job = (struct ckpt_job){
-        .world = get32(buf + 16), .dtype = get32(buf + 20), .workload = get32(buf + 24),
-        .mistake = get32(buf + 28), .shard_i = get32(buf + 32), .shard_s = get32(buf + 36),
-        .per_step = get32(buf + 40), .n = get64(buf + 48), .lo = get64(buf + 56),
-        .hi = get64(buf + 64), .seed = get64(buf + 72), .batch = get64(buf + 80),
-        .lr = bitsd(get64(buf + 88)),
+        .world = proto_get_u32(buf + 16), .dtype = proto_get_u32(buf + 20), .workload = proto_get_u32(buf + 24),
+        .mistake = proto_get_u32(buf + 28), .shard_i = proto_get_u32(buf + 32), .shard_s = proto_get_u32(buf + 36),
+        .per_step = proto_get_u32(buf + 40), .n = proto_get_u64(buf + 48), .lo = proto_get_u64(buf + 56),
+        .hi = proto_get_u64(buf + 64), .seed = proto_get_u64(buf + 72), .batch = proto_get_u64(buf + 80),
+        .lr = proto_get_f64(buf + 88),
     };
-    if (get32(buf + 44) != 0)
+    if (proto_get_u32(buf + 44) != 0)
         return bad(err, "not a checkpoint: reserved field %u, not 0",
-                   (unsigned)get32(buf + 44));
-    out->step = get64(buf + 96);
-    out->steps = get64(buf + 104);
+                   (unsigned)proto_get_u32(buf + 44));
+    out->step = proto_get_u64(buf + 96);
+    out->steps = proto_get_u64(buf + 104);
     off = CKPT_HEADER_SIZE;
     for (uint32_t i = 0; i < out->nsec; i++) {
         struct ckpt_section *s = &out->sec[i];
@@ -253,9 +211,9 @@ int ckpt_decode(const unsigned char *buf, size_t len, struct ckpt *out, char *er
         if (body - off < CKPT_SECTION_HEAD)
             return bad(err, "checkpoint truncated: section %u of %u has no head",
                        (unsigned)i, (unsigned)out->nsec);
-        s->id = get32(buf + off);
-        s->flags = get32(buf + off + 4);
-        s->len = get64(buf + off + 8);
+        s->id = proto_get_u32(buf + off);
+        s->flags = proto_get_u32(buf + off + 4);
+        s->len = proto_get_u64(buf + off + 8);
         off += CKPT_SECTION_HEAD;
         if (s->len > body - off)
             return bad(err, "checkpoint truncated: section id %u says %llu bytes",
@@ -304,7 +262,7 @@ int ckpt_match(const struct ckpt *ck, const struct ckpt_job *w, char *err)
                 a, b);
         return ERR_MISMATCH;
     }
-    if (dbits(h->lr) != dbits(w->lr)) {
+    if (memcmp(&h->lr, &w->lr, sizeof h->lr) != 0) {     /* the same bits */
         err_say(err, "checkpoint of another job: lr %.17g in the checkpoint, %.17g here",
                 h->lr, w->lr);
         return ERR_MISMATCH;
