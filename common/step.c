@@ -10,6 +10,7 @@
  */
 #include "step.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "backward.h"
 #include "dtype.h"
 #include "log.h"
+#include "mem.h"
 #include "metrics.h"
 #include "mistake.h"
 #include "vec.h"
@@ -42,25 +44,27 @@ static void prefix(char *err, int s)
 
 /* ------------------------------------------------------------ memory */
 
+/* mem_alloc, mem_free: the device's memory, or on the host a mapping
+ * (mem.h) that mem_release can give back page by page (ZeRO-2). */
 static int mem_alloc(struct step *d, void **p, size_t bytes, char *err)
 {
     const struct step_device *dev = d->cfg.device;
 
     if (dev)
         return dev->alloc(dev->ctx, p, bytes, err);
-    if (!(*p = malloc(bytes))) {
+    if (!(*p = mem_map(bytes))) {
         err_say(err, "out of memory for %zu parameters", d->n);
         return -ENOMEM;
     }
     return 0;
 }
 
-static void mem_free(struct step *d, void *p)
+static void mem_free(struct step *d, void *p, size_t bytes)
 {
     if (d->cfg.device && p)
         d->cfg.device->free(d->cfg.device->ctx, p);
     else if (!d->cfg.device)
-        free(p);
+        mem_unmap(p, bytes);
 }
 
 /* to_host: bytes of the device's src into host (a copy), or src itself. */
@@ -131,6 +135,109 @@ static int plan(struct step *d, char *err)
 }
 
 static int run_job(void *ctx, struct overlap_job *job, char *err);
+static size_t njobs(const struct step *d);
+static struct overlap_job job_at(const struct step *d, size_t i, char *name);
+
+/* sharded_check: what ZeRO (cfg.zero, SHARDED in step.h) needs. */
+static int sharded_check(const struct step *d, char *err)
+{
+    const struct step_cfg *c = &d->cfg;
+
+    if (c->zero == 0)
+        return 0;
+    if (c->zero < 0 || c->zero > 2)
+        err_say(err, "--zero %d: the stages built are 1 and 2", c->zero);
+    else if (c->device)
+        err_say(err, "--zero: runs on the host only (--device cpu)");
+    else if (!d->ops.shard || !d->ops.gather || !(d->ops.flags & STEP_TRAILER))
+        err_say(err, "--zero: this system has no reduce-scatter and all-gather");
+    else if (c->mistake != MISTAKE_NONE)
+        err_say(err, "--zero: takes no --mistake (they change the combine ZeRO shards)");
+    else
+        return 0;
+    return ERR_USAGE;
+}
+
+/* is_scatter: ZeRO reduce-scatters a job that holds gradient elements; the
+ * trailer alone (several buckets) is all-reduced, as without ZeRO. */
+static int is_scatter(const struct step *d, size_t first)
+{
+    return d->cfg.zero > 0 && first < d->n;
+}
+
+/* shards: ZeRO: each job's own range (ops->shard), as d->own[3 j ..]: lo,
+ * hi, and the optimizer state's offset of lo; d->own_n, the own elements
+ * below n (the trailer is not a parameter). */
+static int shards(struct step *d, char *err)
+{
+    char name[TRACE_NAME_LEN];
+    size_t off = 0;
+
+    if (d->cfg.zero == 0)
+        return 0;
+    if (!(d->own = calloc(3 * njobs(d), sizeof *d->own))) {
+        err_say(err, "out of memory for the shard table");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < njobs(d); i++) {
+        struct overlap_job j = job_at(d, i, name);
+        size_t lo = 0, hi = 0;
+        if (is_scatter(d, j.index)) {
+            d->ops.shard(d->ops.ctx, j.index, j.n, &lo, &hi);
+            assert(lo >= j.index && lo <= hi && hi <= j.index + j.n);
+        }
+        d->own[3 * i] = lo;
+        d->own[3 * i + 1] = hi;
+        d->own[3 * i + 2] = off;
+        off += (hi < d->n ? hi : d->n) - (lo < d->n ? lo : d->n);
+    }
+    d->own_n = off;
+    return 0;
+}
+
+/* optimizer: cfg.optim's state for the n elements, or for the own ones
+ * under ZeRO; zeroed (a device's through the host buffer); and the
+ * memory table. */
+static int optimizer(struct step *d, char *err)
+{
+    const struct step_device *dev = d->cfg.device;
+    const size_t nt = d->n + STEP_TRAILER_LEN, es = d->es;
+    const size_t elems = d->cfg.zero ? d->own_n : d->n;
+    void *state = NULL;
+    int rc;
+
+    d->mem = (struct step_memory){
+        .params = nt * es, .grads = nt * es, .grads_resident = nt * es,
+        .buffers = (d->acc ? nt * es : 0) + (d->host ? nt * es : 0) + (d->ref ? d->n * es : 0) +
+                   (d->scratch ? d->n * es : 0),
+    };
+    if (d->cfg.zero >= 2) {
+        d->mem.grads_resident = 0;
+        for (size_t i = 0; i < njobs(d); i++)
+            d->mem.grads_resident += (d->own[3 * i + 1] - d->own[3 * i]) * es;
+    }
+    if (!d->cfg.optim)
+        return 0;
+    if (!dev) {
+        rc = optim_init(&d->opt, d->cfg.optim, d->cfg.w->dtype, elems, err);
+    } else {
+        const size_t bytes = optim_state_bytes(d->cfg.optim->kind, d->cfg.w->dtype, elems);
+        rc = bytes ? mem_alloc(d, &state, bytes, err) : 0;
+        memset(d->host, 0, nt * es);
+        for (size_t at = 0; rc == 0 && at < bytes; at += nt * es)
+            rc = dev->put(dev->ctx, (unsigned char *)state + at, d->host,
+                          bytes - at < nt * es ? bytes - at : nt * es, err);
+        if (rc == 0)
+            rc = optim_init_at(&d->opt, d->cfg.optim, d->cfg.w->dtype, elems, state, err);
+        else
+            mem_free(d, state, bytes);
+    }
+    if (rc != 0)
+        return rc;
+    d->have_opt = 1;
+    d->mem.optim = d->opt.state_bytes;
+    return 0;
+}
 
 /* buffers: everything step_run touches, allocated once. */
 static int buffers(struct step *d, char *err)
@@ -139,7 +246,9 @@ static int buffers(struct step *d, char *err)
     const size_t nt = d->n + STEP_TRAILER_LEN, timed = (size_t)(c->steps - c->warmup);
     int rc;
 
-    if ((rc = mem_alloc(d, &d->weights, d->n * d->es, err)) != 0 ||
+    /* The weights have the trailer's room too: ZeRO all-gathers the
+     * combined count and loss with the parameters (SHARDED). */
+    if ((rc = mem_alloc(d, &d->weights, nt * d->es, err)) != 0 ||
         (rc = mem_alloc(d, &d->g, nt * d->es, err)) != 0)
         return rc;
     if (d->passes > 1 && (d->ops.flags & STEP_TRAILER))
@@ -179,7 +288,9 @@ int step_init(struct step *d, const struct step_cfg *cfg, const struct step_ops 
     d->passes = m == MISTAKE_SYNC_EVERY_MICRO ? cfg->micro : 1;
     d->closed_form = (ops->flags & STEP_TRAILER) && w->kind == WORKLOAD_SYNTHETIC &&
         (m == MISTAKE_NONE || m == MISTAKE_SUM_NOT_MEAN || m == MISTAKE_SYNC_EVERY_MICRO);
-    if ((rc = plan(d, err)) != 0 || (rc = buffers(d, err)) != 0)
+    if ((rc = sharded_check(d, err)) != 0 || (rc = plan(d, err)) != 0 ||
+        (rc = buffers(d, err)) != 0 || (rc = shards(d, err)) != 0 ||
+        (rc = optimizer(d, err)) != 0)
         return rc;
     if (cfg->device) {
         workload_init_weights(w, d->host);
@@ -213,14 +324,26 @@ void step_destroy(struct step *d)
     free(d->ref);
     free(d->host);
     free(d->acc);
-    mem_free(d, d->g);
-    mem_free(d, d->weights);
+    if (d->have_opt && d->cfg.device)
+        mem_free(d, d->opt.state, d->opt.state_bytes);
+    if (d->have_opt)
+        optim_destroy(&d->opt);
+    d->have_opt = 0;
+    free(d->own);
+    d->own = NULL;
+    mem_free(d, d->g, (d->n + STEP_TRAILER_LEN) * d->es);
+    mem_free(d, d->weights, (d->n + STEP_TRAILER_LEN) * d->es);
     d->g = d->weights = NULL;
 }
 
 int step_trace_close(struct step *d, char *err)
 {
     return trace_close(&d->tr, err);
+}
+
+const struct step_memory *step_memory(const struct step *d)
+{
+    return &d->mem;
 }
 
 size_t step_buckets(const struct step *d)
@@ -325,14 +448,29 @@ static struct overlap_job job_at(const struct step *d, size_t i, char *name)
  * (on the host: a device's were checked before the pass's jobs). */
 static int send_job(struct step *d, struct overlap_job *oj, char *err)
 {
-    struct step_job j = { d->step, d->pass, d->g, oj->index, oj->n, d->meta };
+    struct step_job j = { d->step, d->pass, d->g, oj->index, oj->n, d->meta,
+                          is_scatter(d, oj->index) };
+    unsigned char *g = d->g;
     int rc;
 
     if (oj->check && (d->ops.flags & STEP_CHECK_FINITE) && !d->cfg.device &&
         (rc = all_finite(d, d->g, oj->index, oj->index + oj->n > d->n ? d->n - oj->index : oj->n,
                      err)) != 0)
         return rc;
-    return d->ops.combine(d->ops.ctx, &j, err);
+    if ((rc = d->ops.combine(d->ops.ctx, &j, err)) != 0 || !j.scatter || d->cfg.zero < 2)
+        return rc;
+    /* ZeRO-2: the rest of the bucket's gradient is another rank's now;
+     * its pages go back to the system (the next backward pass faults them
+     * in again). */
+    for (size_t i = 0; i < njobs(d); i++) {
+        char name[TRACE_NAME_LEN];
+        if (job_at(d, i, name).index != oj->index)
+            continue;
+        mem_release(g + oj->index * d->es, (d->own[3 * i] - oj->index) * d->es);
+        mem_release(g + d->own[3 * i + 1] * d->es, (oj->index + oj->n - d->own[3 * i + 1]) * d->es);
+        break;
+    }
+    return 0;
 }
 
 /* run_job: the communication thread's overlap_fn. */
@@ -448,16 +586,17 @@ static int pass_overlapped(struct step *d, struct step_times *t, char *err)
 
 /* check: the combined count (want) and, with the closed form, the sum
  * (host view h of n + trailer elements). OUT: *count, *loss. */
-static int check(struct step *d, const unsigned char *h, struct step_result *r, char *err)
+static int check(struct step *d, const unsigned char *h, const unsigned char *tr,
+                 struct step_result *r, char *err)
 {
     const struct workload *w = d->cfg.w;
     const int dtype = w->dtype, s = (int)d->step;
     struct workload q = *w;
     size_t i = 0;
 
-    r->count = (uint64_t)vec_get(h, d->n, dtype) +
-               (uint64_t)vec_get(h, d->n + 1, dtype) * (uint64_t)STEP_COUNT_SPLIT;
-    r->loss = vec_get(h, d->n + 2, dtype) / (double)r->count;
+    r->count = (uint64_t)vec_get(tr, 0, dtype) +
+               (uint64_t)vec_get(tr, 1, dtype) * (uint64_t)STEP_COUNT_SPLIT;
+    r->loss = vec_get(tr, 2, dtype) / (double)r->count;
     if (r->count != d->want) {
         err_say(err, "step %d: the ranks' example counts add up to %llu, not %s %llu "
             "(--shard-weights, --batch or --mistake differ between ranks?)", s,
@@ -473,10 +612,19 @@ static int check(struct step *d, const unsigned char *h, struct step_result *r, 
     q.backward_per_example = 0;
     vec_zero(d->ref, d->n, dtype);
     workload_grad_add(&q, NULL, d->step, 0, w->batch, d->ref, NULL);
+    if (d->cfg.zero) {
+        /* ZeRO: this rank holds the sum of its own ranges only. */
+        for (size_t j = 0; j < njobs(d); j++)
+            for (i = d->own[3 * j]; i < d->own[3 * j + 1] && i < d->n; i++)
+                if (vec_get(d->ref, i, dtype) != vec_get(h, i, dtype))
+                    goto differ;
+        return 0;
+    }
     if (memcmp(d->ref, h, d->n * d->es) == 0)
         return 0;
     while (i < d->n && vec_get(d->ref, i, dtype) == vec_get(h, i, dtype))
         i++;
+differ:
     err_say(err, "step %d: the all-reduced sum differs from the closed form F(0, B) at element "
         "%zu: %.17g, want %.17g", s, i, i < d->n ? vec_get(h, i, dtype) : NAN,
         i < d->n ? vec_get(d->ref, i, dtype) : NAN);
@@ -512,6 +660,56 @@ static int combine(struct step *d, struct step_times *t, void **sum, char *err)
     return 0;
 }
 
+/* sharded_update: ZeRO's apply and all-gather (step.h, SHARDED): each
+ * job's own range updated (the optimizer's state of the shard only), its
+ * own part of the trailer copied behind the weights, then each job's
+ * range of the weights all-gathered, in job order. The count the update
+ * divides by is the one the combine must add up to (B); check() then
+ * verifies the gathered count, as without ZeRO. */
+static int sharded_update(struct step *d, struct step_result *r, char *err)
+{
+    const struct step_ops *o = &d->ops;
+    unsigned char *w = d->weights, *g = d->g;
+    char name[TRACE_NAME_LEN];
+    double a0 = now(d), a1;
+    int rc;
+
+    for (size_t i = 0; i < njobs(d); i++) {
+        struct overlap_job j = job_at(d, i, name);
+        size_t lo = d->own[3 * i], hi = d->own[3 * i + 1];
+        if (!is_scatter(d, j.index)) {
+            lo = j.index;       /* the trailer, all-reduced: every rank has it */
+            hi = j.index + j.n;
+        }
+        if (hi > d->n && hi > lo) {
+            size_t t0 = lo > d->n ? lo : d->n;
+            memcpy(w + t0 * d->es, g + t0 * d->es, (hi - t0) * d->es);
+        }
+        if (o->apply && lo < d->n && hi > lo) {
+            const struct step_update u = {
+                d->step, d->have_opt ? &d->opt : NULL, d->weights, d->g, lo,
+                (hi < d->n ? hi : d->n) - lo, d->own[3 * i + 2], d->want,
+            };
+            if ((rc = o->apply(o->ctx, &u, err)) != 0)
+                return rc;
+        }
+    }
+    a1 = now(d);
+    trace_add(&d->tr, "optimizer", TRACE_COMPUTE, a0, a1, (long)d->step, -1);
+    for (size_t i = 0; i < njobs(d); i++) {
+        struct overlap_job j = job_at(d, i, name);
+        double t0 = now(d);
+        if (!is_scatter(d, j.index))
+            continue;
+        if ((rc = o->gather(o->ctx, d->weights, j.index, j.n, err)) != 0)
+            return rc;
+        trace_add(&d->tr, "allgather", TRACE_COMM, t0, now(d), (long)d->step,
+                  (long long)(j.n * d->es));
+        r->t.comm += now(d) - t0;
+    }
+    return 0;
+}
+
 int step_run(struct step *d, int s, struct step_result *r, char *err)
 {
     const struct step_ops *o = &d->ops;
@@ -540,23 +738,32 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
     r->t.wait += r->t.finish;
     r->count = d->meta.examples;
     r->loss = NAN;
+    if (d->cfg.zero && (rc = sharded_update(d, r, err)) != 0) {
+        prefix(err, s);
+        return rc;
+    }
     if (o->flags & STEP_TRAILER) {
         double c0 = now(d);
+        const unsigned char *tr;
         if ((rc = d->closed_form ? to_host(d, &h, sum, 0, nt * d->es, err)
                                  : to_host(d, &h, sum, d->n * d->es, STEP_TRAILER_LEN * d->es,
                                            err)) != 0) {
             prefix(err, s);
             return rc;
         }
-        if ((rc = check(d, h, r, err)) != 0)
+        /* ZeRO: the combined trailer came back with the parameters. */
+        tr = d->cfg.zero ? (unsigned char *)d->weights + d->n * d->es : h + d->n * d->es;
+        if ((rc = check(d, h, tr, r, err)) != 0)
             return rc;
         t_step += now(d) - c0;  /* the check is not part of the step's time */
     }
     a0 = now(d);
-    if (o->apply) {
-        rc = o->apply(o->ctx, d->weights, sum, d->n, d->cfg.mistake == MISTAKE_SUM_NOT_MEAN
-                      ? 1 : r->count, err);
-        if (rc != 0) {
+    if (o->apply && !d->cfg.zero) {
+        const struct step_update u = {
+            d->step, d->have_opt ? &d->opt : NULL, d->weights, sum, 0, d->n, 0,
+            d->cfg.mistake == MISTAKE_SUM_NOT_MEAN ? 1 : r->count,
+        };
+        if ((rc = o->apply(o->ctx, &u, err)) != 0) {
             prefix(err, s);
             return rc;
         }

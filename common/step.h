@@ -108,6 +108,7 @@
 #include "err.h"
 #include "overlap.h"
 #include "trace.h"
+#include "optim.h"
 #include "workload.h"
 
 #define STEP_TRAILER_LEN 3
@@ -130,6 +131,23 @@ struct step_job {
     void *grad;                 /* the whole buffer, n + STEP_TRAILER_LEN elements */
     size_t first, count;        /* the elements to combine */
     struct step_meta meta;      /* this pass's local count and loss */
+    int scatter;                /* ZeRO: reduce-scatter (shard says who owns
+                                   what), not all-reduce */
+};
+
+/* One call of apply: the optimizer on elements [first, first + count) of
+ * the whole vectors weights and sum (the combined gradient), with the
+ * optimizer's state for element `first` at state_off (opt NULL: the
+ * driver keeps no state; the apply has its own, or none). t = step + 1 is
+ * the update's number (optim.h's bias corrections). */
+struct optim;
+struct step_update {
+    uint64_t step;
+    struct optim *opt;
+    void *weights;
+    const void *sum;
+    size_t first, count, state_off;
+    uint64_t divide_by;
 };
 
 struct step_ops {
@@ -141,9 +159,13 @@ struct step_ops {
     const char *finish_name;    /* the trace's finish, or NULL */
     int (*combine)(void *ctx, const struct step_job *job, char *err);
     int (*finish)(void *ctx, uint64_t step, void *weights, char *err);
-    int (*apply)(void *ctx, void *weights, const void *sum, size_t n, uint64_t divide_by,
-                 char *err);
+    int (*apply)(void *ctx, const struct step_update *u, char *err);
     void *ctx;
+    /* ZeRO (cfg.zero > 0; SHARDED below): the rank's own part [*lo, *hi)
+     * of a job's range [first, first + count) once it is reduce-scattered,
+     * and the all-gather of such a range of buf. NULL without ZeRO. */
+    void (*shard)(void *ctx, size_t first, size_t count, size_t *lo, size_t *hi);
+    int (*gather)(void *ctx, void *buf, size_t first, size_t count, char *err);
 };
 
 /* Where the buffers live and how the gradient is made there (step.h: WHERE
@@ -175,6 +197,17 @@ struct step_cfg {
     const char *trace;          /* --trace FILE (FILE.RANK), or NULL */
     const struct clock_src *clock;
     const struct step_device *device;   /* NULL: host memory, the CPU */
+    const struct optim_cfg *optim;      /* the optimizer whose state the driver
+                                           keeps (optim.h), or NULL: none */
+    int zero;                   /* --zero: 0 (all-reduce), 1 or 2 (SHARDED) */
+};
+
+/* What the driver holds, in bytes, per rank (step_memory): the
+ * parameters, the gradient and the optimizer state as allocated and as
+ * resident between steps (ZeRO-2 gives back the gradient outside the
+ * rank's shard after the reduce-scatter), and the other buffers. */
+struct step_memory {
+    uint64_t params, grads, grads_resident, optim, buffers;
 };
 
 /* What one step took, in seconds (cfg->clock). */
@@ -217,6 +250,11 @@ struct step {
     struct step_meta meta;      /* the pass being combined (read by the thread) */
     uint64_t step;
     int pass;
+    struct optim opt;           /* cfg.optim's state: n, or the shard's elements */
+    int have_opt;
+    size_t *own;                /* ZeRO: per job, its own [lo, hi) and state offset */
+    size_t own_n;               /* ZeRO: own elements below n (the state's size) */
+    struct step_memory mem;     /* what step_init allocated */
 };
 
 /* step_init: the plan (rank 0 logs it when it has several buckets), the
@@ -240,6 +278,9 @@ size_t step_medians(const struct step *d, struct step_times *med);
 /* step_weights_write: --weights-out: the weights to PATH.RANK
  * (weights.h), through a host copy on a device. */
 int step_weights_write(struct step *d, const char *path, int rank, char *err);
+
+/* step_memory: what step_init allocated (struct step_memory). */
+const struct step_memory *step_memory(const struct step *d);
 
 /* step_buckets: the plan's bucket count; step_overlapping: 1 with the
  * communication thread. */

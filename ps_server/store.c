@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "dtype.h"
-#include "sgd.h"
+#include "optim.h"
 #include "vec.h"
 
 enum {
@@ -101,11 +101,24 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     }
     if (cfg->weights)
         memcpy(s->weights, cfg->weights, cfg->n * es);
+    /* The server holds the optimizer state of the elements it owns: a
+     * parameter server shards the optimizer by construction (ZeRO-1's
+     * idea, docs/design.md). */
+    {
+        struct optim_cfg oc = { OPTIM_SGD, cfg->lr, OPTIM_DEFAULT_MOMENTUM, OPTIM_DEFAULT_BETA1,
+                                OPTIM_DEFAULT_BETA2, OPTIM_DEFAULT_EPS };
+        int rc = optim_init(&s->opt, cfg->optim ? cfg->optim : &oc, cfg->dtype, cfg->n, err);
+        if (rc != 0) {
+            store_destroy(s);
+            return rc;
+        }
+    }
     return 0;
 }
 
 void store_destroy(struct store *s)
 {
+    optim_destroy(&s->opt);
     free(s->weights);
     free(s->acc);
     free(s->workers);
@@ -411,8 +424,9 @@ int store_apply(struct store *s, struct store_applied *out, char *err)
             "the step fails, weights untouched", ull(s->step), ull(s->offset + bad));
         return fail(s, ERR_NONFINITE, err);
     }
-    rc = sgd_step(s->weights, s->acc, s->n, s->dtype, s->lr, s->divide_by_one ? 1 : batch);
-    assert(rc == 0);    /* lr checked at init, batch > 0 */
+    rc = optim_update(&s->opt, s->step + 1, s->weights, s->acc, s->n, 0,
+                      s->divide_by_one ? 1 : batch);
+    assert(rc == 0);    /* the optimizer checked at init, batch > 0 */
     (void)rc;
     vec_zero(s->acc, s->n, s->dtype);
     memset(s->workers, 0, s->world * sizeof *s->workers);   /* all WAITING */

@@ -111,6 +111,7 @@ struct train_cfg {
     uint64_t bucket_bytes;         /* --bucket-size; 0: BUCKETS_DEFAULT_BYTES */
     int no_overlap;                /* --no-overlap: all buckets after the backward pass */
     const char *trace;             /* --trace FILE (every rank writes FILE.RANK), or NULL */
+    int zero;                      /* --zero: 0, 1 or 2 (ZeRO below) */
 };
 
 /* train_check: the trailer's exactness bounds for this job; ERR_USAGE and
@@ -127,8 +128,7 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
 int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err);
 
 /* train_apply_fn: the optimizer as step.h's apply; ctx is the train_cfg. */
-typedef int (*train_apply_fn)(void *ctx, void *weights, const void *sum, size_t n,
-                              uint64_t divide_by, char *err);
+typedef int (*train_apply_fn)(void *ctx, const struct step_update *u, char *err);
 
 /* train_steps: what train_run and train_cuda_run share: the steps through
  * common/step.c with the ring's combine (coll_allreduce), `apply` (NULL:

@@ -62,15 +62,15 @@ static int fake_finish(void *ctx, uint64_t step, void *weights, char *err)
     return 0;
 }
 
-static int fake_apply(void *ctx, void *weights, const void *sum, size_t n, uint64_t divide_by,
-                      char *err)
+static int fake_apply(void *ctx, const struct step_update *u, char *err)
 {
     struct fake *f = ctx;
 
     (void)err;
     f->applies++;
-    f->divide_by = divide_by;
-    return sgd_step(weights, sum, n, DTYPE_F64, 0.125, divide_by);
+    f->divide_by = u->divide_by;
+    return sgd_step((double *)u->weights + u->first, (const double *)u->sum + u->first, u->count,
+                    DTYPE_F64, 0.125, u->divide_by);
 }
 
 static struct workload wl;
@@ -78,14 +78,14 @@ static struct workload wl;
 static struct step_cfg cfg(int micro, int mistake, uint64_t bucket, int no_overlap)
 {
     struct step_cfg c = { &wl, 0, 1, NULL, micro, mistake, 3, 1, bucket, no_overlap, NULL,
-                          &clock_real, NULL };
+                          &clock_real, NULL, NULL, 0 };
     return c;
 }
 
 static struct step_ops ring_ops(struct fake *f)
 {
     struct step_ops o = { STEP_TRAILER | STEP_CHECK_FINITE, "allreduce", "all-reduce", "",
-                          "wait", NULL, fake_combine, NULL, fake_apply, f };
+                          "wait", NULL, fake_combine, NULL, fake_apply, f, NULL, NULL };
     return o;
 }
 
@@ -248,7 +248,7 @@ static void test_ps_shape(void)
 {
     struct fake f;
     struct step_ops o = { 0, "push", "push", ", pushed one by one", "wait for the pushes",
-                          "pull weights", fake_combine, fake_finish, NULL, NULL };
+                          "pull weights", fake_combine, fake_finish, NULL, NULL, NULL, NULL };
     struct step_cfg c = cfg(2, MISTAKE_NONE, 16 * 8, 0);
     double w[P];
     char err[ERR_LEN] = "";
