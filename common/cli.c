@@ -44,7 +44,7 @@
  *   momentum, beta1, beta2   0 .. < 1: at 1 the average never forgets
  *                  (and Adam's bias correction 1 - beta^t is 0)
  *   eps            > 0 .. 1: Adam's denominator guard; 0 divides by 0
- *   zero           0 .. 2: ring_worker's ZeRO stages (train.h)
+ *   zero           0 .. 3: ring_worker's ZeRO stages (train.h)
  *   steps          1 .. 10^9
  *   world/workers  1 .. PROTO_MAX_WORLD (65536), rank 0 .. 65535
  *   micro          1 .. STORE_MAX_PUSHES (65536): sync-every-micro pushes
@@ -81,7 +81,7 @@ static const struct cli_bound cli_bounds[] = {
     { "beta1", 0, BELOW_ONE, 0, 0, "0 .. < 1" },
     { "beta2", 0, BELOW_ONE, 0, 0, "0 .. < 1" },
     { "eps", 0, 1, 1, 0, "> 0 .. 1" },
-    { "zero", 0, 2, 0, 0, "0 (off), 1 or 2 (ZeRO stage 3 is not built)" },
+    { "zero", 0, 3, 0, 0, "0 (off), 1, 2 or 3" },
     { "steps", 1, 1e9, 0, 0, "1 .. 1000000000" },
     { "world", 1, 65536, 0, 0, "1 .. 65536 (PROTO_MAX_WORLD)" },
     { "workers", 1, 65536, 0, 0, "1 .. 65536 (PROTO_MAX_WORLD)" },

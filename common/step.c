@@ -81,10 +81,15 @@ static int to_host(struct step *d, unsigned char **host, const void *src, size_t
     return dev->get(dev->ctx, d->host + off, (const unsigned char *)src + off, bytes, err);
 }
 
+static int gather_params(struct step *d, struct step_times *t, char *err);
+
 int step_weights_write(struct step *d, const char *path, int rank, char *err)
 {
     unsigned char *h;
-    int rc = to_host(d, &h, d->weights, 0, d->n * d->es, err);
+    int rc = d->cfg.zero == 3 ? gather_params(d, NULL, err) : 0;   /* ZeRO-3: a collective */
+
+    if (rc == 0)
+        rc = to_host(d, &h, d->weights, 0, d->n * d->es, err);
 
     return rc != 0 ? rc : weights_write(path, rank, h, d->n, d->cfg.w->dtype, err);
 }
@@ -135,6 +140,7 @@ static int plan(struct step *d, char *err)
 }
 
 static int run_job(void *ctx, struct overlap_job *job, char *err);
+static void release_params(struct step *d);
 static size_t njobs(const struct step *d);
 static struct overlap_job job_at(const struct step *d, size_t i, char *name);
 
@@ -145,8 +151,11 @@ static int sharded_check(const struct step *d, char *err)
 
     if (c->zero == 0)
         return 0;
-    if (c->zero < 0 || c->zero > 2)
-        err_say(err, "--zero %d: the stages built are 1 and 2", c->zero);
+    if (c->zero < 0 || c->zero > 3)
+        err_say(err, "--zero %d: the stages are 1, 2 and 3", c->zero);
+    else if (c->zero == 3 && c->w->kind == WORKLOAD_SYNTHETIC)
+        err_say(err, "--zero 3: the synthetic workload has no forward pass (its gradient does not "
+                "read the weights); use mlp or linreg");
     else if (c->device)
         err_say(err, "--zero: runs on the host only (--device cpu)");
     else if (!d->ops.shard || !d->ops.gather || !(d->ops.flags & STEP_TRAILER))
@@ -192,6 +201,12 @@ static int shards(struct step *d, char *err)
         off += (hi < d->n ? hi : d->n) - (lo < d->n ? lo : d->n);
     }
     d->own_n = off;
+    /* ZeRO-3: the count and loss travel in a 3-element slot per rank. */
+    if (d->cfg.zero == 3 &&
+        !(d->tslots = calloc(3 * (size_t)d->cfg.world, d->es))) {
+        err_say(err, "out of memory for the trailer slots");
+        return -ENOMEM;
+    }
     return 0;
 }
 
@@ -216,6 +231,8 @@ static int optimizer(struct step *d, char *err)
         for (size_t i = 0; i < njobs(d); i++)
             d->mem.grads_resident += (d->own[3 * i + 1] - d->own[3 * i]) * es;
     }
+    if (d->cfg.zero == 3)
+        d->mem.params = d->mem.grads_resident;  /* between steps: the shard */
     if (!d->cfg.optim)
         return 0;
     if (!dev) {
@@ -300,6 +317,8 @@ int step_init(struct step *d, const struct step_cfg *cfg, const struct step_ops 
     }
     if (rc != 0)
         return rc;
+    if (cfg->zero == 3)
+        release_params(d);      /* only the shard stays between steps */
     if (d->overlap &&
         (rc = overlap_init(&d->ov, run_job, d, d->plan.count + 1, cfg->clock, err)) != 0)
         return rc;
@@ -330,7 +349,9 @@ void step_destroy(struct step *d)
         optim_destroy(&d->opt);
     d->have_opt = 0;
     free(d->own);
+    free(d->tslots);
     d->own = NULL;
+    d->tslots = NULL;
     mem_free(d, d->g, (d->n + STEP_TRAILER_LEN) * d->es);
     mem_free(d, d->weights, (d->n + STEP_TRAILER_LEN) * d->es);
     d->g = d->weights = NULL;
@@ -660,6 +681,100 @@ static int combine(struct step *d, struct step_times *t, void **sum, char *err)
     return 0;
 }
 
+/* gather_params: ZeRO-3: each job's range of the weights all-gathered
+ * from the ranks' shards, in job order. */
+static int gather_params(struct step *d, struct step_times *t, char *err)
+{
+    char name[TRACE_NAME_LEN];
+    int rc;
+
+    for (size_t i = 0; i < njobs(d); i++) {
+        struct overlap_job j = job_at(d, i, name);
+        double t0 = now(d);
+        if (!is_scatter(d, j.index))
+            continue;
+        if ((rc = d->ops.gather(d->ops.ctx, d->weights, j.index, j.n, err)) != 0)
+            return rc;
+        trace_add(&d->tr, "allgather", TRACE_COMM, t0, now(d), (long)d->step,
+                  (long long)(j.n * d->es));
+        if (t)
+            t->comm += now(d) - t0;
+    }
+    return 0;
+}
+
+/* release_params: ZeRO-3: the weights outside the rank's shard go back to
+ * the system (mem.h); they read as zero until the next gather. */
+static void release_params(struct step *d)
+{
+    unsigned char *w = d->weights;
+    char name[TRACE_NAME_LEN];
+
+    for (size_t i = 0; i < njobs(d); i++) {
+        struct overlap_job j = job_at(d, i, name);
+        if (!is_scatter(d, j.index))
+            continue;
+        mem_release(w + j.index * d->es, (d->own[3 * i] - j.index) * d->es);
+        mem_release(w + d->own[3 * i + 1] * d->es, (j.index + j.n - d->own[3 * i + 1]) * d->es);
+    }
+}
+
+/* forward3: ZeRO-3's forward pass: the parameters gathered, the pass run
+ * (psring's workloads compute forward and backward in one call, so this is
+ * that call, its gradient overwritten by the backward's below: the
+ * backward recomputes the forward), the parameters freed, and gathered
+ * again for the backward. */
+static int forward3(struct step *d, struct step_times *t, char *err)
+{
+    struct step_meta m;
+    double t0;
+    int rc;
+
+    if ((rc = gather_params(d, t, err)) != 0)
+        return rc;
+    t0 = now(d);
+    if ((rc = gradient(d, d->lo, d->hi, d->cfg.micro, d->cfg.mistake, &m, err)) != 0)
+        return rc;
+    trace_add(&d->tr, "forward", TRACE_COMPUTE, t0, now(d), (long)d->step, -1);
+    release_params(d);
+    return gather_params(d, t, err);
+}
+
+/* trailer3: ZeRO-3 keeps no full copy to bring the combined count and loss
+ * back with: the ranks that own trailer elements put them in their
+ * 3-element slot, the slots are all-gathered (chunk r of 3K elements is
+ * slot r), and each element is the sum of the slots (one owner, the
+ * others +0: exact). */
+static int trailer3(struct step *d, char *err)
+{
+    const int dtype = d->cfg.w->dtype, k = d->cfg.world, me = d->cfg.rank;
+    unsigned char *w = d->weights;
+    char name[TRACE_NAME_LEN];
+    int scattered = 0, rc;
+
+    vec_zero(d->tslots, 3 * (size_t)k, dtype);
+    for (size_t i = 0; i < njobs(d); i++) {
+        struct overlap_job j = job_at(d, i, name);
+        if (!is_scatter(d, j.index) || j.index + j.n <= d->n)
+            continue;
+        scattered = 1;
+        for (size_t e = d->own[3 * i]; e < d->own[3 * i + 1]; e++)
+            if (e >= d->n)
+                vec_set(d->tslots, 3 * (size_t)me + (e - d->n), dtype, vec_get(d->g, e, dtype));
+    }
+    if (!scattered)
+        return 0;               /* the trailer was all-reduced on its own */
+    if ((rc = d->ops.gather(d->ops.ctx, d->tslots, 0, 3 * (size_t)k, err)) != 0)
+        return rc;
+    for (size_t e = 0; e < STEP_TRAILER_LEN; e++) {
+        double v = 0;
+        for (int r = 0; r < k; r++)
+            v += vec_get(d->tslots, 3 * (size_t)r + e, dtype);
+        vec_set(w, d->n + e, dtype, v);
+    }
+    return 0;
+}
+
 /* sharded_update: ZeRO's apply and all-gather (step.h, SHARDED): each
  * job's own range updated (the optimizer's state of the shard only), its
  * own part of the trailer copied behind the weights, then each job's
@@ -696,6 +811,8 @@ static int sharded_update(struct step *d, struct step_result *r, char *err)
     }
     a1 = now(d);
     trace_add(&d->tr, "optimizer", TRACE_COMPUTE, a0, a1, (long)d->step, -1);
+    if (d->cfg.zero == 3)
+        return trailer3(d, err);    /* the parameters stay sharded */
     for (size_t i = 0; i < njobs(d); i++) {
         struct overlap_job j = job_at(d, i, name);
         double t0 = now(d);
@@ -722,8 +839,14 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
     memset(r, 0, sizeof *r);
     d->step = (uint64_t)s;
     d->pass = 0;
+    if (d->cfg.zero == 3 && (rc = forward3(d, &r->t, err)) != 0) {
+        prefix(err, s);
+        return rc;
+    }
     if ((rc = combine(d, &r->t, &sum, err)) != 0)
         return rc;
+    if (d->cfg.zero == 3)
+        release_params(d);      /* used by the backward; the shard stays */
     f0 = now(d);
     if (o->finish && (rc = o->finish(o->ctx, d->step, d->weights, err)) != 0)
         return rc;

@@ -199,7 +199,7 @@ struct step_cfg {
     const struct step_device *device;   /* NULL: host memory, the CPU */
     const struct optim_cfg *optim;      /* the optimizer whose state the driver
                                            keeps (optim.h), or NULL: none */
-    int zero;                   /* --zero: 0 (all-reduce), 1 or 2 (SHARDED) */
+    int zero;                   /* --zero: 0 (all-reduce), 1, 2 or 3 (SHARDED) */
 };
 
 /* What the driver holds, in bytes, per rank (step_memory): the
@@ -254,6 +254,7 @@ struct step {
     int have_opt;
     size_t *own;                /* ZeRO: per job, its own [lo, hi) and state offset */
     size_t own_n;               /* ZeRO: own elements below n (the state's size) */
+    void *tslots;               /* ZeRO-3: 3 K elements, the trailer's slots */
     struct step_memory mem;     /* what step_init allocated */
 };
 

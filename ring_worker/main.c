@@ -219,7 +219,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
           "write each rank's timeline to FILE.RANK (Chrome trace-event JSON, Perfetto)",
           0, 0, NULL },
         { "zero", CLI_INT, &o->zero, "STAGE",
-          "ZeRO: 1 shards the optimizer state, 2 also the gradients (default 0: off)", 0, 0,
+          "ZeRO 1: shard the optimizer, 2: + gradients, 3: + weights", 0, 0,
           NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
@@ -258,6 +258,8 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
                    "not with --bench, --algo rd, --device cuda or --transport nccl)");
     if (o->zero && o->mistake != MISTAKE_NONE)
         usage_fail("--zero: takes no --mistake");
+    if (o->zero == 3 && c->workload == WORKLOAD_SYNTHETIC)
+        usage_fail("--zero 3: the synthetic workload has no forward pass; use mlp or linreg");
     return xargv;
 }
 

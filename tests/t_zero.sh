@@ -1,16 +1,17 @@
 # t_zero.sh -- the optimizers with state (--optimizer momentum|adam) and
-# ZeRO on the ring (--zero 1|2), as real processes on 127.0.0.1 through
+# ZeRO on the ring (--zero 1|2|3), as real processes on 127.0.0.1 through
 # experiments/launch.sh:
 #   - ring and parameter server with momentum and Adam: every rank or
 #     worker ends with bit-identical weights, exactly bin/reference's for
 #     the synthetic workload (exact sums in any order), within 1e-9 for
 #     linreg f64;
-#   - --zero 1 and --zero 2 give weights bit-identical to the ring's DDP
+#   - --zero 1, 2 and 3 give weights bit-identical to the ring's DDP
 #     path (mlp, n = 6337 odd, whose sums are NOT exact: the same chunks,
 #     the same order of adds), for K in 1 2 3 5 8, f32 and f64, momentum
 #     and Adam, one bucket and several;
 #   - rank 0's bytes per step (the link's counters) are the all-reduce's
-#     exactly under --zero 1 and 2;
+#     exactly under --zero 1 and 2, and under --zero 3 its formula (one
+#     more all-gather of the parameters, and the count's 3-element slots);
 #   - each rank holds the optimizer state of its shard only: the states of
 #     the K ranks add up to the whole (2 n elements for Adam);
 #   - bad input exits 64 with one line.
@@ -66,19 +67,37 @@ job 180 "$launch" ps 4 --timeout 10 --weights-out "$T_TMP/pl.w" --steps 10 --opt
 why=$(t_close "$T_TMP/pl.w.0" "$T_TMP/lin.ref.0" 1e-9) || t_fail "ps vs reference: $why"
 t_end
 
-t_case zero-1.3 "--zero 1 and 2 == DDP bit for bit (mlp n 6337; K 1 2 3 5 8; f32 momentum, f64 adam)"
+# zero3_bytes K ES DDP: rank 0's bytes per step under --zero 3 from the
+# all-reduce's (docs/design.md, ZeRO): one more all-gather of the n + 3
+# elements (every chunk but chunk 1 leaves rank 0: c - size(1) elements,
+# K - 1 frames of a 40-byte header), and the 3-element slots of the count
+# and loss (3 (K - 1) elements, K - 1 frames).
+zero3_bytes() {
+    awk -v k="$1" -v es="$2" -v ddp="$3" 'BEGIN {
+        c = 6340; q = int(c / k); e = c % k; s1 = q + (1 < e ? 1 : 0)
+        if (k == 1) { print ddp; exit }
+        printf "%d\n", ddp + (c - s1) * es + 3 * (k - 1) * es + 2 * (k - 1) * 40 }'
+}
+
+t_case zero-1.3 "--zero 1, 2, 3 == DDP bit for bit (mlp n 6337; K 1 2 3 5 8; f32 momentum, f64 adam)"
 for k in 1 2 3 5 8; do
-    for cfg in "f32 momentum" "f64 adam"; do
+    for cfg in "f32 momentum 4" "f64 adam 8"; do
         set -- $cfg
-        for z in 0 1 2; do
+        for z in 0 1 2 3; do
             ring m$k$1$z "$k" "$z" --workload mlp --steps 4 --dtype "$1" --optimizer "$2" --lr 0.01
         done
-        for z in 1 2; do
+        for z in 1 2 3; do
             cmp -s "$T_TMP/m$k${1}0.w.0" "$T_TMP/m$k$1$z.w.0" ||
                 t_fail "K $k $cfg: --zero $z's weights differ from DDP's"
-            [ "$(bytes_out m$k$1$z)" = "$(bytes_out m$k${1}0)" ] ||
-                t_fail "K $k $cfg: --zero $z sends $(bytes_out m$k$1$z) B per step, DDP $(bytes_out m$k${1}0)"
         done
+        ddp=$(bytes_out m$k${1}0)
+        for z in 1 2; do
+            [ "$(bytes_out m$k$1$z)" = "$ddp" ] ||
+                t_fail "K $k $cfg: --zero $z sends $(bytes_out m$k$1$z) B per step, DDP $ddp"
+        done
+        want=$(zero3_bytes "$k" "$3" "$ddp")
+        [ "$(bytes_out m$k${1}3)" = "$want" ] ||
+            t_fail "K $k $cfg: --zero 3 sends $(bytes_out m$k${1}3) B per step, the formula $want (DDP $ddp)"
     done
 done
 # Not vacuous: the f32 and f64 runs differ, and the bytes are counted.
@@ -86,12 +105,26 @@ cmp -s "$T_TMP/m3f320.w.0" "$T_TMP/m3f640.w.0" && t_fail "f32 and f64 runs gave 
 [ "$(bytes_out m3f641)" -gt 0 ] 2>/dev/null || t_fail "K 3: no bytes counted: $(bytes_out m3f641)"
 t_end
 
-t_case zero-1.4 "several buckets with overlap (--bucket-size 16K): --zero 2 == DDP, same bytes"
+t_case zero-1.4 "several buckets with overlap (--bucket-size 16K): --zero 2 and 3 == DDP, ZeRO-2's bytes DDP's"
 ring b0 3 0 --workload mlp --steps 4 --optimizer adam --lr 0.01 --bucket-size 16K
 ring b2 3 2 --workload mlp --steps 4 --optimizer adam --lr 0.01 --bucket-size 16K
 grep -q 'buckets of .* overlap on' "$T_TMP/b2.err" || t_fail "no plan of several buckets with overlap"
 cmp -s "$T_TMP/b0.w.0" "$T_TMP/b2.w.0" || t_fail "--zero 2 with buckets differs from DDP"
 [ "$(bytes_out b2)" = "$(bytes_out b0)" ] || t_fail "bytes: --zero 2 $(bytes_out b2), DDP $(bytes_out b0)"
+ring b3 3 3 --workload mlp --steps 4 --optimizer adam --lr 0.01 --bucket-size 16K
+cmp -s "$T_TMP/b0.w.0" "$T_TMP/b3.w.0" || t_fail "--zero 3 with buckets differs from DDP"
+t_end
+
+t_case zero-1.7 "--zero 3 on linreg f64, K 4, Adam: DDP's weights; 1.5x the bytes (+ the count's slots)"
+ring l0 4 0 --steps 6 --optimizer adam --lr 0.01
+ring l3 4 3 --steps 6 --optimizer adam --lr 0.01
+cmp -s "$T_TMP/l0.w.0" "$T_TMP/l3.w.0" || t_fail "linreg --zero 3 differs from DDP"
+# n + 3 = 15, chunks 4 4 4 3: DDP sends (11 + 11) x 8 + 6 x 40 = 416 B,
+# --zero 3 adds 11 x 8 + 3 x 3 x 8 + 6 x 40 = 400 B.
+[ "$(bytes_out l0)" = 416 ] || t_fail "DDP bytes $(bytes_out l0), want 416"
+[ "$(bytes_out l3)" = 816 ] || t_fail "--zero 3 bytes $(bytes_out l3), want 816"
+grep -q 'rank0| .*memory (--zero 3, .*parameters 32 B' "$T_TMP/l3.err" ||
+    t_fail "ZeRO-3 rank 0 keeps its 4-element shard: $(grep 'rank0.*memory' "$T_TMP/l3.err")"
 t_end
 
 t_case zero-1.5 "each rank keeps its shard's optimizer state: the K states add up to 2 n (Adam)"
@@ -109,8 +142,8 @@ grep -q 'rank0| .*memory (--zero 2, .*gradients 50720 B (16912 B kept after' "$T
     t_fail "ZeRO-2 rank 0's gradient: $(grep 'rank0.*memory' "$T_TMP/m3f642.err")"
 t_end
 
-t_case zero-1.6 "bad input: --zero 3, 4, -1, with --algo rd, --mistake, --bench, --device cuda: 64, one line"
-for bad in "--zero 3" "--zero 4" "--zero -1" "--zero x" "--zero 1 --algo rd" \
+t_case zero-1.6 "bad input: --zero 3 synthetic, 4, -1, with --algo rd, --mistake, --bench, --device cuda: 64, one line"
+for bad in "--zero 3 --workload synthetic --params 64" "--zero 4" "--zero -1" "--zero x" "--zero 1 --algo rd" \
            "--zero 1 --mistake sum-not-mean" "--zero 2 --bench" "--zero 1 --device cuda" \
            "--optimizer rmsprop" "--beta2 1" "--momentum -0.5" "--eps 0"; do
     # shellcheck disable=SC2086
@@ -118,8 +151,8 @@ for bad in "--zero 3" "--zero 4" "--zero -1" "--zero x" "--zero 1 --algo rd" \
     [ "$rc" = 64 ] || t_fail "$bad: exit $rc, want 64"
     [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "$bad: want one line: $(cat "$T_TMP/err")"
 done
-job 30 "$PSR_BIN/ring_worker" --zero 3 --steps 2
-grep -q -- '--zero' "$T_TMP/err" || t_fail "--zero 3: the line does not name the flag: $(cat "$T_TMP/err")"
+job 30 "$PSR_BIN/ring_worker" --zero 4 --steps 2
+grep -q -- '--zero' "$T_TMP/err" || t_fail "--zero 4: the line does not name the flag: $(cat "$T_TMP/err")"
 t_end
 
 t_exit
