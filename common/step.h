@@ -9,7 +9,10 @@
  *   PS worker (ps_worker/main.c) combine: push each bucket to the servers;
  *                                finish: pull the weights; apply: none
  *                                (the server applies the update)
- *   later: ZeRO (reduce-scatter + all-gather), an asynchronous PS.
+ *   ring with --zero (SHARDED below): combine reduce-scatters, the
+ *                                driver updates the rank's shard and
+ *                                all-gathers (ops shard and gather)
+ *   later: an asynchronous PS.
  *
  * ONE STEP (step_run), in order, on the caller's thread unless said:
  *   1. the gradient SUM over this rank's share [lo, hi) of the global
@@ -91,6 +94,30 @@
  * "backward micro J" with overlap), "NAME bucket I" and "NAME count+loss"
  * (or "NAME" for the one job of n + 3), the wait after the backward pass
  * (ops->wait_name), ops->finish_name, "optimizer".
+ *
+ * OPTIMIZER (cfg->optim, optim.h): the driver keeps its state, for the n
+ * elements or, SHARDED, for the rank's own ones, in host or device memory,
+ * and hands it to apply in struct step_update with the offset of the
+ * range's entries. NULL: no state (the PS worker; the server has its own).
+ *
+ * SHARDED (cfg->zero 1, 2, 3: ZeRO; host memory, a trailer, no mistake;
+ * docs/design.md, Optimizers and ZeRO). Each job that holds gradient
+ * elements is combined with job->scatter set (the ring reduce-scatters);
+ * ops->shard says which part [lo, hi) of it the rank then owns. After the
+ * combine: apply on each own part below n (the state of the own elements
+ * only), the own trailer elements copied behind the weights (which have
+ * n + 3 elements for it), then ops->gather of each job's range of the
+ * weights: every rank has the new weights and the combined count and loss,
+ * and the checks of 7 run on those (the closed form on the own parts).
+ * The divisor is the count the combine must reach (B). Stage 2 also gives
+ * the gradient's pages outside the own part back after each job
+ * (mem_release). Stage 3 keeps only the own part of the weights between
+ * steps: before the pass it gathers them, runs the forward (the
+ * workload's call, whose gradient the backward overwrites), frees and
+ * gathers them again; after the combine it frees them, updates its part
+ * and gathers the trailer through a 3-element slot per rank (tslots);
+ * step_weights_write gathers the weights first (a collective).
+ * Host buffers come from mem_map (mem.h), so a release shows in the RSS.
  *
  * OWNERSHIP. step_init allocates every buffer (the weights, the gradient
  * with its trailer, the sum of the passes, the closed form, the scratch,
