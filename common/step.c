@@ -1,6 +1,6 @@
 /* step.c -- one training step for every system (step.h says what and why).
  *
- * The route of a step's gradient, without overlap: gradient() writes it
+ * The route of a step's gradient, without overlap: step_gradient() writes it
  * into d->g (mistake_grad, or the device), trailer() appends the count and
  * loss, send_jobs() calls the combine for each job in order, check() reads
  * the combined count and sum, and the apply op takes it. With overlap,
@@ -9,6 +9,7 @@
  * whose run_job() calls the same combine on the same job.
  */
 #include "step.h"
+#include "step_internal.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -28,7 +29,7 @@
 
 enum { T_STEP, T_BACKWARD, T_COMM, T_FINISH, T_WAIT };
 
-static double now(const struct step *d)
+double step_now(const struct step *d)
 {
     return clock_src_now(d->cfg.clock);
 }
@@ -81,12 +82,10 @@ static int to_host(struct step *d, unsigned char **host, const void *src, size_t
     return dev->get(dev->ctx, d->host + off, (const unsigned char *)src + off, bytes, err);
 }
 
-static int gather_params(struct step *d, struct step_times *t, char *err);
-
 int step_weights_write(struct step *d, const char *path, int rank, char *err)
 {
     unsigned char *h;
-    int rc = d->cfg.zero == 3 ? gather_params(d, NULL, err) : 0;   /* ZeRO-3: a collective */
+    int rc = d->cfg.zero == 3 ? step_zero_gather(d, NULL, err) : 0;   /* ZeRO-3: a collective */
 
     if (rc == 0)
         rc = to_host(d, &h, d->weights, 0, d->n * d->es, err);
@@ -140,75 +139,9 @@ static int plan(struct step *d, char *err)
 }
 
 static int run_job(void *ctx, struct overlap_job *job, char *err);
-static void release_params(struct step *d);
-static size_t njobs(const struct step *d);
-static struct overlap_job job_at(const struct step *d, size_t i, char *name);
 
-/* sharded_check: what ZeRO (cfg.zero, SHARDED in step.h) needs. */
-static int sharded_check(const struct step *d, char *err)
-{
-    const struct step_cfg *c = &d->cfg;
 
-    if (c->zero == 0)
-        return 0;
-    if (c->zero < 0 || c->zero > 3)
-        err_say(err, "--zero %d: the stages are 1, 2 and 3", c->zero);
-    else if (c->zero == 3 && c->w->kind == WORKLOAD_SYNTHETIC)
-        err_say(err, "--zero 3: the synthetic workload has no forward pass (its gradient does not "
-                "read the weights); use mlp or linreg");
-    else if (c->device)
-        err_say(err, "--zero: runs on the host only (--device cpu)");
-    else if (!d->ops.shard || !d->ops.gather || !(d->ops.flags & STEP_TRAILER))
-        err_say(err, "--zero: this system has no reduce-scatter and all-gather");
-    else if (c->mistake != MISTAKE_NONE)
-        err_say(err, "--zero: takes no --mistake (they change the combine ZeRO shards)");
-    else
-        return 0;
-    return ERR_USAGE;
-}
 
-/* is_scatter: ZeRO reduce-scatters a job that holds gradient elements; the
- * trailer alone (several buckets) is all-reduced, as without ZeRO. */
-static int is_scatter(const struct step *d, size_t first)
-{
-    return d->cfg.zero > 0 && first < d->n;
-}
-
-/* shards: ZeRO: each job's own range (ops->shard), as d->own[3 j ..]: lo,
- * hi, and the optimizer state's offset of lo; d->own_n, the own elements
- * below n (the trailer is not a parameter). */
-static int shards(struct step *d, char *err)
-{
-    char name[TRACE_NAME_LEN];
-    size_t off = 0;
-
-    if (d->cfg.zero == 0)
-        return 0;
-    if (!(d->own = calloc(3 * njobs(d), sizeof *d->own))) {
-        err_say(err, "out of memory for the shard table");
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < njobs(d); i++) {
-        struct overlap_job j = job_at(d, i, name);
-        size_t lo = 0, hi = 0;
-        if (is_scatter(d, j.index)) {
-            d->ops.shard(d->ops.ctx, j.index, j.n, &lo, &hi);
-            assert(lo >= j.index && lo <= hi && hi <= j.index + j.n);
-        }
-        d->own[3 * i] = lo;
-        d->own[3 * i + 1] = hi;
-        d->own[3 * i + 2] = off;
-        off += (hi < d->n ? hi : d->n) - (lo < d->n ? lo : d->n);
-    }
-    d->own_n = off;
-    /* ZeRO-3: the count and loss travel in a 3-element slot per rank. */
-    if (d->cfg.zero == 3 &&
-        !(d->tslots = calloc(3 * (size_t)d->cfg.world, d->es))) {
-        err_say(err, "out of memory for the trailer slots");
-        return -ENOMEM;
-    }
-    return 0;
-}
 
 /* optimizer: cfg.optim's state for the n elements, or for the own ones
  * under ZeRO; zeroed (a device's through the host buffer); and the
@@ -228,7 +161,7 @@ static int optimizer(struct step *d, char *err)
     };
     if (d->cfg.zero >= 2) {
         d->mem.grads_resident = 0;
-        for (size_t i = 0; i < njobs(d); i++)
+        for (size_t i = 0; i < step_njobs(d); i++)
             d->mem.grads_resident += (d->own[3 * i + 1] - d->own[3 * i]) * es;
     }
     if (d->cfg.zero == 3)
@@ -305,8 +238,8 @@ int step_init(struct step *d, const struct step_cfg *cfg, const struct step_ops 
     d->passes = m == MISTAKE_SYNC_EVERY_MICRO ? cfg->micro : 1;
     d->closed_form = (ops->flags & STEP_TRAILER) && w->kind == WORKLOAD_SYNTHETIC &&
         (m == MISTAKE_NONE || m == MISTAKE_SUM_NOT_MEAN || m == MISTAKE_SYNC_EVERY_MICRO);
-    if ((rc = sharded_check(d, err)) != 0 || (rc = plan(d, err)) != 0 ||
-        (rc = buffers(d, err)) != 0 || (rc = shards(d, err)) != 0 ||
+    if ((rc = step_zero_check(d, err)) != 0 || (rc = plan(d, err)) != 0 ||
+        (rc = buffers(d, err)) != 0 || (rc = step_zero_shards(d, err)) != 0 ||
         (rc = optimizer(d, err)) != 0)
         return rc;
     if (cfg->device) {
@@ -318,7 +251,7 @@ int step_init(struct step *d, const struct step_cfg *cfg, const struct step_ops 
     if (rc != 0)
         return rc;
     if (cfg->zero == 3)
-        release_params(d);      /* only the shard stays between steps */
+        step_zero_release(d);      /* only the shard stays between steps */
     if (d->overlap &&
         (rc = overlap_init(&d->ov, run_job, d, d->plan.count + 1, cfg->clock, err)) != 0)
         return rc;
@@ -381,7 +314,7 @@ int step_overlapping(const struct step *d)
 
 /* gradient: this rank's sum over [lo, hi) in `micro` micro-batches into
  * d->g; its count and loss into *meta. */
-static int gradient(struct step *d, uint64_t lo, uint64_t hi, int micro, int mistake,
+int step_gradient(struct step *d, uint64_t lo, uint64_t hi, int micro, int mistake,
                     struct step_meta *meta, char *err)
 {
     const struct step_device *dev = d->cfg.device;
@@ -437,12 +370,12 @@ static int trailer(struct step *d, const struct step_meta *meta, char *err)
 
 /* njobs, job_at: the pass's jobs (step.h, ONE STEP 4), and their trace
  * names. */
-static size_t njobs(const struct step *d)
+size_t step_njobs(const struct step *d)
 {
     return d->plan.count + ((d->ops.flags & STEP_TRAILER) && d->plan.count > 1);
 }
 
-static struct overlap_job job_at(const struct step *d, size_t i, char *name)
+struct overlap_job step_job_at(const struct step *d, size_t i, char *name)
 {
     const int trail = (d->ops.flags & STEP_TRAILER) != 0;
     unsigned char *g = d->g;
@@ -470,28 +403,16 @@ static struct overlap_job job_at(const struct step *d, size_t i, char *name)
 static int send_job(struct step *d, struct overlap_job *oj, char *err)
 {
     struct step_job j = { d->step, d->pass, d->g, oj->index, oj->n, d->meta,
-                          is_scatter(d, oj->index) };
-    unsigned char *g = d->g;
+                          step_zero_is_scatter(d, oj->index) };
     int rc;
 
     if (oj->check && (d->ops.flags & STEP_CHECK_FINITE) && !d->cfg.device &&
         (rc = all_finite(d, d->g, oj->index, oj->index + oj->n > d->n ? d->n - oj->index : oj->n,
                      err)) != 0)
         return rc;
-    if ((rc = d->ops.combine(d->ops.ctx, &j, err)) != 0 || !j.scatter || d->cfg.zero < 2)
-        return rc;
-    /* ZeRO-2: the rest of the bucket's gradient is another rank's now;
-     * its pages go back to the system (the next backward pass faults them
-     * in again). */
-    for (size_t i = 0; i < njobs(d); i++) {
-        char name[TRACE_NAME_LEN];
-        if (job_at(d, i, name).index != oj->index)
-            continue;
-        mem_release(g + oj->index * d->es, (d->own[3 * i] - oj->index) * d->es);
-        mem_release(g + d->own[3 * i + 1] * d->es, (oj->index + oj->n - d->own[3 * i + 1]) * d->es);
-        break;
-    }
-    return 0;
+    if ((rc = d->ops.combine(d->ops.ctx, &j, err)) == 0 && j.scatter && d->cfg.zero >= 2)
+        step_zero_release_grad(d, oj->index);
+    return rc;
 }
 
 /* run_job: the communication thread's overlap_fn. */
@@ -514,14 +435,14 @@ static int pass_plain(struct step *d, uint64_t lo, uint64_t hi, int micro, int m
 {
     unsigned char *h;
     char name[TRACE_NAME_LEN];
-    double t0 = now(d), t1;
+    double t0 = step_now(d), t1;
     int rc;
 
-    if ((rc = gradient(d, lo, hi, micro, mistake, &d->meta, err)) != 0) {
+    if ((rc = step_gradient(d, lo, hi, micro, mistake, &d->meta, err)) != 0) {
         prefix(err, (int)d->step);
         return rc;
     }
-    t1 = now(d);
+    t1 = step_now(d);
     t->backward += t1 - t0;
     trace_add(&d->tr, "backward", TRACE_COMPUTE, t0, t1, (long)d->step, -1);
     d->bwd_end = t1;
@@ -537,11 +458,11 @@ static int pass_plain(struct step *d, uint64_t lo, uint64_t hi, int micro, int m
         prefix(err, (int)d->step);
         return rc;
     }
-    for (size_t i = 0; i < njobs(d); i++) {
-        struct overlap_job j = job_at(d, i, name);
-        j.t0 = now(d);
+    for (size_t i = 0; i < step_njobs(d); i++) {
+        struct overlap_job j = step_job_at(d, i, name);
+        j.t0 = step_now(d);
         rc = send_job(d, &j, err);
-        j.t1 = now(d);
+        j.t1 = step_now(d);
         trace_job(d, &j, name, &t->comm);
         if (rc != 0)
             return rc;
@@ -561,7 +482,7 @@ static void on_ready(void *arg, size_t bucket, double loss)
 {
     struct ready *x = arg;
     char name[TRACE_NAME_LEN];
-    struct overlap_job j = job_at(x->d, bucket, name);
+    struct overlap_job j = step_job_at(x->d, bucket, name);
 
     if (x->first) {
         x->d->meta = (struct step_meta){ x->d->hi - x->d->lo, loss };
@@ -576,7 +497,7 @@ static int pass_overlapped(struct step *d, struct step_times *t, char *err)
 {
     struct ready x = { d, 1 };
     char name[TRACE_NAME_LEN];
-    double t0 = now(d), t1, loss;
+    double t0 = step_now(d), t1, loss;
     int rc;
 
     overlap_begin(&d->ov);
@@ -586,18 +507,18 @@ static int pass_overlapped(struct step *d, struct step_times *t, char *err)
     if (d->ops.flags & STEP_TRAILER) {
         struct overlap_job tj;
         (void)trailer(d, &d->meta, err);        /* on the host: cannot fail */
-        tj = job_at(d, d->plan.count, name);
+        tj = step_job_at(d, d->plan.count, name);
         overlap_submit(&d->ov, &tj);
     }
-    t1 = d->bwd_end = now(d);
+    t1 = d->bwd_end = step_now(d);
     t->backward = t1 - t0;
     rc = overlap_wait(&d->ov, err);
-    t->wait = now(d) - t1;
-    for (size_t i = 0; i < njobs(d); i++) {
+    t->wait = step_now(d) - t1;
+    for (size_t i = 0; i < step_njobs(d); i++) {
         const struct overlap_job *j = overlap_job_at(&d->ov, i);
         if (!j || j->t1 == 0.0)
             break;              /* not run: the pass failed before it */
-        (void)job_at(d, i, name);
+        (void)step_job_at(d, i, name);
         trace_job(d, j, name, &t->comm);
     }
     return rc;
@@ -635,7 +556,7 @@ static int check(struct step *d, const unsigned char *h, const unsigned char *tr
     workload_grad_add(&q, NULL, d->step, 0, w->batch, d->ref, NULL);
     if (d->cfg.zero) {
         /* ZeRO: this rank holds the sum of its own ranges only. */
-        for (size_t j = 0; j < njobs(d); j++)
+        for (size_t j = 0; j < step_njobs(d); j++)
             for (i = d->own[3 * j]; i < d->own[3 * j + 1] && i < d->n; i++)
                 if (vec_get(d->ref, i, dtype) != vec_get(h, i, dtype))
                     goto differ;
@@ -681,157 +602,16 @@ static int combine(struct step *d, struct step_times *t, void **sum, char *err)
     return 0;
 }
 
-/* gather_params: ZeRO-3: each job's range of the weights all-gathered
- * from the ranks' shards, in job order. */
-static int gather_params(struct step *d, struct step_times *t, char *err)
-{
-    char name[TRACE_NAME_LEN];
-    int rc;
 
-    for (size_t i = 0; i < njobs(d); i++) {
-        struct overlap_job j = job_at(d, i, name);
-        double t0 = now(d);
-        if (!is_scatter(d, j.index))
-            continue;
-        if ((rc = d->ops.gather(d->ops.ctx, d->weights, j.index, j.n, err)) != 0)
-            return rc;
-        trace_add(&d->tr, "allgather", TRACE_COMM, t0, now(d), (long)d->step,
-                  (long long)(j.n * d->es));
-        if (t)
-            t->comm += now(d) - t0;
-    }
-    return 0;
-}
 
-/* release_params: ZeRO-3: the weights outside the rank's shard go back to
- * the system (mem.h); they read as zero until the next gather. */
-static void release_params(struct step *d)
-{
-    unsigned char *w = d->weights;
-    char name[TRACE_NAME_LEN];
 
-    for (size_t i = 0; i < njobs(d); i++) {
-        struct overlap_job j = job_at(d, i, name);
-        if (!is_scatter(d, j.index))
-            continue;
-        mem_release(w + j.index * d->es, (d->own[3 * i] - j.index) * d->es);
-        mem_release(w + d->own[3 * i + 1] * d->es, (j.index + j.n - d->own[3 * i + 1]) * d->es);
-    }
-}
 
-/* forward3: ZeRO-3's forward pass: the parameters gathered, the pass run
- * (psring's workloads compute forward and backward in one call, so this is
- * that call, its gradient overwritten by the backward's below: the
- * backward recomputes the forward), the parameters freed, and gathered
- * again for the backward. */
-static int forward3(struct step *d, struct step_times *t, char *err)
-{
-    struct step_meta m;
-    double t0;
-    int rc;
-
-    if ((rc = gather_params(d, t, err)) != 0)
-        return rc;
-    t0 = now(d);
-    if ((rc = gradient(d, d->lo, d->hi, d->cfg.micro, d->cfg.mistake, &m, err)) != 0)
-        return rc;
-    trace_add(&d->tr, "forward", TRACE_COMPUTE, t0, now(d), (long)d->step, -1);
-    release_params(d);
-    return gather_params(d, t, err);
-}
-
-/* trailer3: ZeRO-3 keeps no full copy to bring the combined count and loss
- * back with: the ranks that own trailer elements put them in their
- * 3-element slot, the slots are all-gathered (chunk r of 3K elements is
- * slot r), and each element is the sum of the slots (one owner, the
- * others +0: exact). */
-static int trailer3(struct step *d, char *err)
-{
-    const int dtype = d->cfg.w->dtype, k = d->cfg.world, me = d->cfg.rank;
-    unsigned char *w = d->weights;
-    char name[TRACE_NAME_LEN];
-    int scattered = 0, rc;
-
-    vec_zero(d->tslots, 3 * (size_t)k, dtype);
-    for (size_t i = 0; i < njobs(d); i++) {
-        struct overlap_job j = job_at(d, i, name);
-        if (!is_scatter(d, j.index) || j.index + j.n <= d->n)
-            continue;
-        scattered = 1;
-        for (size_t e = d->own[3 * i]; e < d->own[3 * i + 1]; e++)
-            if (e >= d->n)
-                vec_set(d->tslots, 3 * (size_t)me + (e - d->n), dtype, vec_get(d->g, e, dtype));
-    }
-    if (!scattered)
-        return 0;               /* the trailer was all-reduced on its own */
-    if ((rc = d->ops.gather(d->ops.ctx, d->tslots, 0, 3 * (size_t)k, err)) != 0)
-        return rc;
-    for (size_t e = 0; e < STEP_TRAILER_LEN; e++) {
-        double v = 0;
-        for (int r = 0; r < k; r++)
-            v += vec_get(d->tslots, 3 * (size_t)r + e, dtype);
-        vec_set(w, d->n + e, dtype, v);
-    }
-    return 0;
-}
-
-/* sharded_update: ZeRO's apply and all-gather (step.h, SHARDED): each
- * job's own range updated (the optimizer's state of the shard only), its
- * own part of the trailer copied behind the weights, then each job's
- * range of the weights all-gathered, in job order. The count the update
- * divides by is the one the combine must add up to (B); check() then
- * verifies the gathered count, as without ZeRO. */
-static int sharded_update(struct step *d, struct step_result *r, char *err)
-{
-    const struct step_ops *o = &d->ops;
-    unsigned char *w = d->weights, *g = d->g;
-    char name[TRACE_NAME_LEN];
-    double a0 = now(d), a1;
-    int rc;
-
-    for (size_t i = 0; i < njobs(d); i++) {
-        struct overlap_job j = job_at(d, i, name);
-        size_t lo = d->own[3 * i], hi = d->own[3 * i + 1];
-        if (!is_scatter(d, j.index)) {
-            lo = j.index;       /* the trailer, all-reduced: every rank has it */
-            hi = j.index + j.n;
-        }
-        if (hi > d->n && hi > lo) {
-            size_t t0 = lo > d->n ? lo : d->n;
-            memcpy(w + t0 * d->es, g + t0 * d->es, (hi - t0) * d->es);
-        }
-        if (o->apply && lo < d->n && hi > lo) {
-            const struct step_update u = {
-                d->step, d->have_opt ? &d->opt : NULL, d->weights, d->g, lo,
-                (hi < d->n ? hi : d->n) - lo, d->own[3 * i + 2], d->want,
-            };
-            if ((rc = o->apply(o->ctx, &u, err)) != 0)
-                return rc;
-        }
-    }
-    a1 = now(d);
-    trace_add(&d->tr, "optimizer", TRACE_COMPUTE, a0, a1, (long)d->step, -1);
-    if (d->cfg.zero == 3)
-        return trailer3(d, err);    /* the parameters stay sharded */
-    for (size_t i = 0; i < njobs(d); i++) {
-        struct overlap_job j = job_at(d, i, name);
-        double t0 = now(d);
-        if (!is_scatter(d, j.index))
-            continue;
-        if ((rc = o->gather(o->ctx, d->weights, j.index, j.n, err)) != 0)
-            return rc;
-        trace_add(&d->tr, "allgather", TRACE_COMM, t0, now(d), (long)d->step,
-                  (long long)(j.n * d->es));
-        r->t.comm += now(d) - t0;
-    }
-    return 0;
-}
 
 int step_run(struct step *d, int s, struct step_result *r, char *err)
 {
     const struct step_ops *o = &d->ops;
     const size_t nt = d->n + STEP_TRAILER_LEN;
-    double t_step = now(d), f0, f1, a0;
+    double t_step = step_now(d), f0, f1, a0;
     unsigned char *h;
     void *sum;
     int rc;
@@ -839,18 +619,18 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
     memset(r, 0, sizeof *r);
     d->step = (uint64_t)s;
     d->pass = 0;
-    if (d->cfg.zero == 3 && (rc = forward3(d, &r->t, err)) != 0) {
+    if (d->cfg.zero == 3 && (rc = step_zero_forward(d, &r->t, err)) != 0) {
         prefix(err, s);
         return rc;
     }
     if ((rc = combine(d, &r->t, &sum, err)) != 0)
         return rc;
     if (d->cfg.zero == 3)
-        release_params(d);      /* used by the backward; the shard stays */
-    f0 = now(d);
+        step_zero_release(d);      /* used by the backward; the shard stays */
+    f0 = step_now(d);
     if (o->finish && (rc = o->finish(o->ctx, d->step, d->weights, err)) != 0)
         return rc;
-    f1 = now(d);
+    f1 = step_now(d);
     trace_add(&d->tr, o->wait_name, TRACE_COMPUTE, d->bwd_end, f0, s, -1);
     if (o->finish_name)
         trace_add(&d->tr, o->finish_name, TRACE_COMM, f0, f1, s,
@@ -861,12 +641,12 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
     r->t.wait += r->t.finish;
     r->count = d->meta.examples;
     r->loss = NAN;
-    if (d->cfg.zero && (rc = sharded_update(d, r, err)) != 0) {
+    if (d->cfg.zero && (rc = step_zero_update(d, r, err)) != 0) {
         prefix(err, s);
         return rc;
     }
     if (o->flags & STEP_TRAILER) {
-        double c0 = now(d);
+        double c0 = step_now(d);
         const unsigned char *tr;
         if ((rc = d->closed_form ? to_host(d, &h, sum, 0, nt * d->es, err)
                                  : to_host(d, &h, sum, d->n * d->es, STEP_TRAILER_LEN * d->es,
@@ -878,9 +658,9 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
         tr = d->cfg.zero ? (unsigned char *)d->weights + d->n * d->es : h + d->n * d->es;
         if ((rc = check(d, h, tr, r, err)) != 0)
             return rc;
-        t_step += now(d) - c0;  /* the check is not part of the step's time */
+        t_step += step_now(d) - c0;  /* the check is not part of the step's time */
     }
-    a0 = now(d);
+    a0 = step_now(d);
     if (o->apply && !d->cfg.zero) {
         const struct step_update u = {
             d->step, d->have_opt ? &d->opt : NULL, d->weights, sum, 0, d->n, 0,
@@ -890,9 +670,9 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
             prefix(err, s);
             return rc;
         }
-        trace_add(&d->tr, "optimizer", TRACE_COMPUTE, a0, now(d), s, -1);
+        trace_add(&d->tr, "optimizer", TRACE_COMPUTE, a0, step_now(d), s, -1);
     }
-    r->t.step = now(d) - t_step;
+    r->t.step = step_now(d) - t_step;
     if (s >= d->cfg.warmup && d->ntimed < (size_t)(d->cfg.steps - d->cfg.warmup)) {
         const double v[5] = { r->t.step, r->t.backward, r->t.comm, r->t.finish, r->t.wait };
         for (int i = 0; i < 5; i++)

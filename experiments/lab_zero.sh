@@ -40,7 +40,7 @@ The ZeRO section: bytes and memory per rank for --zero 0..3 against K.
   --params N     synthetic parameters for the RSS measurement (default $params
                  elements of f32)
   --out DIR      results folder (default results/<date-time>)
-  --quick        K 2 3, --params 1M (for tests)
+  --quick        K 2 3, --params 256K (for tests and the handout)
 EOF
 }
 
@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
     --ks) ks=$2; shift 2 ;;
     --params) params=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    --quick) quick=1; ks="2 3"; params=1M; shift ;;
+    --quick) quick=1; ks="2 3"; params=256K; shift ;;
     --help|-h) usage; exit 0 ;;
     *) die_usage "--only zero: unknown option '$1' (try --help)" ;;
     esac

@@ -155,4 +155,24 @@ job 30 "$PSR_BIN/ring_worker" --zero 4 --steps 2
 grep -q -- '--zero' "$T_TMP/err" || t_fail "--zero 4: the line does not name the flag: $(cat "$T_TMP/err")"
 t_end
 
+t_case zero-1.8 "lab.sh --only zero --quick: stages 1, 2 at 1.0 of DDP's bytes, 3 above 1.5, same weights, zero.png"
+if command -v gnuplot >/dev/null; then
+    job 600 bash "$PSR_TESTS/../experiments/lab.sh" --only zero --quick --out "$T_TMP/lab"
+    expect_rc 0
+    awk -F, 'NR > 1 { n++
+                      if ($2 == 1 || $2 == 2) bad += $4 != "1.0000"
+                      if ($2 == 3) bad += !($4 > 1.5 && $4 < 1.51)
+                      bad += $9 != 1 }
+             END { exit !(n == 8 && bad == 0) }' "$T_TMP/lab/zero.csv" ||
+        t_fail "zero.csv: $(cat "$T_TMP/lab/zero.csv" | tr '\n' ' ')"
+    [ "$(wc -l <"$T_TMP/lab/zero_rss.csv")" = 3 ] || t_fail "zero_rss.csv: $(cat "$T_TMP/lab/zero_rss.csv")"
+    [ -s "$T_TMP/lab/zero.png" ] || t_fail "no zero.png"
+else
+    t_fail "gnuplot is not installed (make deps)"
+fi
+job 30 bash "$PSR_TESTS/../experiments/lab.sh" --only servers-and-more
+expect_rc 64
+[ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "--only bad: want one line: $(cat "$T_TMP/err")"
+t_end
+
 t_exit
