@@ -155,6 +155,17 @@ job 30 "$PSR_BIN/ring_worker" --zero 4 --steps 2
 grep -q -- '--zero' "$T_TMP/err" || t_fail "--zero 4: the line does not name the flag: $(cat "$T_TMP/err")"
 t_end
 
+t_case zero-1.9 "bin/exactness --optimizer momentum|adam: the distributed step is the big batch's to 1e-12"
+for opt in momentum adam; do
+    job 60 "$PSR_BIN/exactness" --optimizer $opt
+    expect_rc 0
+    awk '/^rel error of the step/ { v = $NF } END { exit !(v != "" && v + 0 < 1e-12) }' "$T_TMP/out" ||
+        t_fail "$opt: $(grep 'rel error' "$T_TMP/out")"
+done
+job 30 "$PSR_BIN/exactness" --optimizer lamb
+expect_rc 64
+t_end
+
 t_case zero-1.8 "lab.sh --only zero --quick: stages 1, 2 at 1.0 of DDP's bytes, 3 above 1.5, same weights, zero.png"
 if command -v gnuplot >/dev/null; then
     job 600 bash "$PSR_TESTS/../experiments/lab.sh" --only zero --quick --out "$T_TMP/lab"
