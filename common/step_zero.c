@@ -17,7 +17,7 @@
 #include "mistake.h"
 #include "vec.h"
 
-/* sharded_check: what ZeRO (cfg.zero, SHARDED in step.h) needs. */
+/* step_zero_check: what ZeRO (cfg.zero, SHARDED in step.h) needs. */
 int step_zero_check(const struct step *d, char *err)
 {
     const struct step_cfg *c = &d->cfg;
@@ -40,14 +40,14 @@ int step_zero_check(const struct step *d, char *err)
     return ERR_USAGE;
 }
 
-/* is_scatter: ZeRO reduce-scatters a job that holds gradient elements; the
+/* step_zero_is_scatter: ZeRO reduce-scatters a job that holds gradient elements; the
  * trailer alone (several buckets) is all-reduced, as without ZeRO. */
 int step_zero_is_scatter(const struct step *d, size_t first)
 {
     return d->cfg.zero > 0 && first < d->n;
 }
 
-/* shards: ZeRO: each job's own range (ops->shard), as d->own[3 j ..]: lo,
+/* step_zero_shards: ZeRO: each job's own range (ops->shard), as d->own[3 j ..]: lo,
  * hi, and the optimizer state's offset of lo; d->own_n, the own elements
  * below n (the trailer is not a parameter). */
 int step_zero_shards(struct step *d, char *err)
@@ -83,8 +83,9 @@ int step_zero_shards(struct step *d, char *err)
     return 0;
 }
 
-/* gather_params: ZeRO-3: each job's range of the weights all-gathered
- * from the ranks' shards, in job order. */
+/* step_zero_gather: each job's range of the weights all-gathered from the
+ * ranks' shards, in job order (after the update; ZeRO-3 before the
+ * forward and the backward passes). */
 int step_zero_gather(struct step *d, struct step_times *t, char *err)
 {
     char name[TRACE_NAME_LEN];
@@ -105,7 +106,7 @@ int step_zero_gather(struct step *d, struct step_times *t, char *err)
     return 0;
 }
 
-/* release_params: ZeRO-3: the weights outside the rank's shard go back to
+/* step_zero_release: ZeRO-3: the weights outside the rank's shard go back to
  * the system (mem.h); they read as zero until the next gather. */
 void step_zero_release(struct step *d)
 {
@@ -121,7 +122,7 @@ void step_zero_release(struct step *d)
     }
 }
 
-/* forward3: ZeRO-3's forward pass: the parameters gathered, the pass run
+/* step_zero_forward: ZeRO-3's forward pass: the parameters gathered, the pass run
  * (psring's workloads compute forward and backward in one call, so this is
  * that call, its gradient overwritten by the backward's below: the
  * backward recomputes the forward), the parameters freed, and gathered
@@ -177,7 +178,7 @@ static int trailer3(struct step *d, char *err)
     return 0;
 }
 
-/* sharded_update: ZeRO's apply and all-gather (step.h, SHARDED): each
+/* step_zero_update: ZeRO's apply and all-gather (step.h, SHARDED): each
  * job's own range updated (the optimizer's state of the shard only), its
  * own part of the trailer copied behind the weights, then each job's
  * range of the weights all-gathered, in job order. The count the update
@@ -215,20 +216,12 @@ int step_zero_update(struct step *d, struct step_result *r, char *err)
     trace_add(&d->tr, "optimizer", TRACE_COMPUTE, a0, a1, (long)d->step, -1);
     if (d->cfg.zero == 3)
         return trailer3(d, err);    /* the parameters stay sharded */
-    for (size_t i = 0; i < step_njobs(d); i++) {
-        struct overlap_job j = step_job_at(d, i, name);
-        double t0 = step_now(d);
-        if (!step_zero_is_scatter(d, j.index))
-            continue;
-        if ((rc = o->gather(o->ctx, d->weights, j.index, j.n, err)) != 0)
-            return rc;
-        trace_add(&d->tr, "allgather", TRACE_COMM, t0, step_now(d), (long)d->step,
-                  (long long)(j.n * d->es));
-        r->t.comm += step_now(d) - t0;
-    }
-    return 0;
+    return step_zero_gather(d, &r->t, err);
 }
 
+/* step_zero_release_grad: ZeRO-2: after the reduce-scatter of the job
+ * that starts at `first`, the rest of its gradient is another rank's; its
+ * pages go back to the system (the next backward pass faults them in). */
 void step_zero_release_grad(struct step *d, size_t first)
 {
     unsigned char *g = d->g;

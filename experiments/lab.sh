@@ -106,12 +106,21 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
                        tbf at --rate; needs root or user namespaces), into
                        <out>/netns/ with its own plots
   --rate RATE          the tc rate for --netns (default $tc_rate)
-  --only zero          only the ZeRO section (experiments/lab_zero.sh: bytes
+  --only zero [...]    first, alone: only the ZeRO section (lab_zero.sh: bytes
                        and memory per rank for --zero 0..3 against K,
-                       zero.png); takes --out and --quick
+                       zero.png; its options: --only zero --help)
   --help               this text
 EOF
 }
+
+# --only SECTION: one section alone, with its own options (it is not part
+# of the default run).
+if [ "${1:-}" = --only ]; then
+    case ${2:-} in
+    zero) shift 2; exec bash "$here/lab_zero.sh" "$@" ;;
+    *) die_usage "--only: '${2:-}' is not a section (zero)" ;;
+    esac
+fi
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -130,17 +139,11 @@ while [ $# -gt 0 ]; do
     --netns) netns=1; shift ;;
     --rate) tc_rate=$2; shift 2 ;;
     --quick) quick=1; ks="2 4"; sizes="4K 64K"; steps=3; warmup=1; size_steps=3; bytes=256K; bytes_given=1; repeat=2; shift ;;
-    --only) only=$2; shift 2 ;;
+    --only) die_usage "--only SECTION comes first: experiments/lab.sh --only zero [its options]" ;;
     --help|-h) usage; exit 0 ;;
     *) die_usage "unknown option '$1' (try --help)" ;;
     esac
 done
-
-case ${only:-} in
-'') ;;
-zero) exec bash "$here/lab_zero.sh" ${out:+--out "$out"} $([ $quick = 1 ] && echo --quick) ;;
-*) die_usage "--only: '$only' is not a section (zero)" ;;
-esac
 
 [[ $repeat =~ ^[1-9][0-9]?$ ]] || die_usage "--repeat: '$repeat' is not a run count 1..99"
 [[ $spread_target =~ ^0?\.[0-9]+$|^[01]$ ]] || die_usage "--spread: '$spread_target' is not a fraction like 0.05"

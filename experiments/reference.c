@@ -174,9 +174,9 @@ int main(int argc, char **argv)
         goto out;
     }
 
-    printf("# reference: %s n=%zu %s, batch %llu, %s lr %g, seed %llu, %d steps%s%s\n",
+    printf("# reference: %s n=%zu %s, batch %llu, lr %g, seed %llu, %d steps, optimizer %s%s%s\n",
            workload_name(o.workload), w.n, dtype_name(o.dtype), (unsigned long long)w.batch,
-           optim_name(o.optimizer), o.lr, (unsigned long long)o.seed, o.steps,
+           o.lr, (unsigned long long)o.seed, o.steps, optim_name(o.optimizer),
            mistake != MISTAKE_NONE ? ", MISTAKE " : "",
            mistake != MISTAKE_NONE ? mistake_name(mistake) : "");
     printf("# step loss\n");
