@@ -41,6 +41,10 @@
  *   pause-time     --pause RANK:TIME[@EVERY]'s TIME: 0 .. 1 hour;
  *   pause-every    its EVERY: 1 .. 10^9 steps; RANK < K as the straggler's
  *   lr             > 0 and finite (a zero lr trains nothing; parse_lr)
+ *   momentum, beta1, beta2   0 .. < 1: at 1 the average never forgets
+ *                  (and Adam's bias correction 1 - beta^t is 0)
+ *   eps            > 0 .. 1: Adam's denominator guard; 0 divides by 0
+ *   zero           0 .. 3: ring_worker's ZeRO stages (train.h)
  *   steps          1 .. 10^9
  *   world/workers  1 .. PROTO_MAX_WORLD (65536), rank 0 .. 65535
  *   micro          1 .. STORE_MAX_PUSHES (65536): sync-every-micro pushes
@@ -62,6 +66,9 @@
  *   imbalance      1 .. 65536: below 1 no rank would be hot; at most K
  *                  (everything to one rank: ring_worker checks it knowing K)
  */
+/* the largest double below 1: the decays' upper bound, 1 excluded */
+#define BELOW_ONE (1.0 - 0x1p-53)
+
 struct cli_bound {
     const char *name;       /* the flag, without dashes */
     double lo, hi;          /* inclusive */
@@ -80,6 +87,11 @@ static const struct cli_bound cli_bounds[] = {
     { "pause-time", 0, 3600, 0, 0, "TIME 0 .. 3600s (1 hour)" },
     { "pause-every", 1, 1e9, 0, 0, "EVERY 1 .. 1000000000 steps" },
     { "lr", 0, 1e300, 1, 0, "> 0 and finite" },
+    { "momentum", 0, BELOW_ONE, 0, 0, "0 .. < 1" },
+    { "beta1", 0, BELOW_ONE, 0, 0, "0 .. < 1" },
+    { "beta2", 0, BELOW_ONE, 0, 0, "0 .. < 1" },
+    { "eps", 0, 1, 1, 0, "> 0 .. 1" },
+    { "zero", 0, 3, 0, 0, "0 (off), 1, 2 or 3" },
     { "steps", 1, 1e9, 0, 0, "1 .. 1000000000" },
     { "world", 1, 65536, 0, 0, "1 .. 65536 (PROTO_MAX_WORLD)" },
     { "workers", 1, 65536, 0, 0, "1 .. 65536 (PROTO_MAX_WORLD)" },

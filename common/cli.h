@@ -76,6 +76,9 @@ struct cli_common {
                                       its base and seed unused: backward_time, seed) */
     const char *secret_file;       /* --secret-file FILE: the job's secret, or NULL
                                       (then PSRING_SECRET; common/auth.h) */
+    int optimizer;                 /* --optimizer: enum optim_kind (optim.h) */
+    double momentum;               /* --momentum MU (default 0.9) */
+    double beta1, beta2, eps;      /* --beta1, --beta2, --eps (Adam: 0.9, 0.999, 1e-8) */
 };
 
 void cli_common_defaults(struct cli_common *c);
@@ -96,6 +99,10 @@ void cli_common_free(struct cli_common *c);
  * no gradient (the server) clears out->backward_time. */
 struct workload_cfg;
 void cli_workload_cfg(const struct cli_common *c, struct workload_cfg *out);
+
+/* cli_optim_cfg: the optimizer the common flags describe (optim.h). */
+struct optim_cfg;
+void cli_optim_cfg(const struct cli_common *c, struct optim_cfg *out);
 
 /* cli_bound_check: x, parsed from v, against THE BOUNDS' entry `name`
  * (cli.c; a flag, or a part of one such as "straggler-factor"). 0, or

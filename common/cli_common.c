@@ -12,6 +12,7 @@
 #include "auth.h"
 #include "cli_internal.h"
 #include "dtype.h"
+#include "optim.h"
 #include "err.h"
 #include "mlp.h"
 #include "outfile.h"
@@ -66,6 +67,16 @@ static int store_positive(int rc, double d, const char *v, void *dst, char *err)
     }
     *(double *)dst = d;
     return 0;
+}
+
+static int parse_optimizer(const char *v, void *dst, char *err)
+{
+    char q[CLI_QUOTE_BUF];
+
+    if (optim_parse(v, (int *)dst) == 0)
+        return 0;
+    err_say(err, "%s is not an optimizer (one of: sgd, momentum, adam)", cli_quote(v, q));
+    return ERR_USAGE;
 }
 
 static int parse_lr(const char *v, void *dst, char *err)
@@ -156,9 +167,19 @@ void cli_common_defaults(struct cli_common *c)
     c->backward_time = 0;
     c->layers = 0;
     compute_model_init(&c->compute);
+    c->optimizer = OPTIM_SGD;
+    c->momentum = OPTIM_DEFAULT_MOMENTUM;
+    c->beta1 = OPTIM_DEFAULT_BETA1;
+    c->beta2 = OPTIM_DEFAULT_BETA2;
+    c->eps = OPTIM_DEFAULT_EPS;
 }
 
-#define COMMON_NOPTS 24
+void cli_optim_cfg(const struct cli_common *c, struct optim_cfg *out)
+{
+    *out = (struct optim_cfg){ c->optimizer, c->lr, c->momentum, c->beta1, c->beta2, c->eps };
+}
+
+#define COMMON_NOPTS 29
 /* One table, rewritten by each call: the pointers are only valid until the
  * next cli_common_opts() call (a process has one struct cli_common). */
 static struct cli_opt common_table[COMMON_NOPTS + 1];
@@ -216,6 +237,16 @@ const struct cli_opt *cli_common_opts(struct cli_common *c)
           1, 1 << 20, NULL },
         { "secret-file", CLI_STRING, &c->secret_file, "FILE",
           "the job's secret (default: $PSRING_SECRET)", 0, 0, NULL },
+        { "optimizer", CLI_CUSTOM, &c->optimizer, "NAME",
+          "sgd, momentum or adam (default sgd)", 0, 0, parse_optimizer },
+        { "momentum", CLI_DOUBLE, &c->momentum, "MU",
+          "momentum: m = MU m + g (default 0.9)", 0, 0, NULL },
+        { "beta1", CLI_DOUBLE, &c->beta1, "B1", "adam: first-moment decay (default 0.9)",
+          0, 0, NULL },
+        { "beta2", CLI_DOUBLE, &c->beta2, "B2", "adam: second-moment decay (default 0.999)",
+          0, 0, NULL },
+        { "eps", CLI_DOUBLE, &c->eps, "EPS", "adam: denominator guard (default 1e-8)", 0, 0,
+          NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     size_t o = 0;

@@ -1,6 +1,6 @@
 /* step.c -- one training step for every system (step.h says what and why).
  *
- * The route of a step's gradient, without overlap: gradient() writes it
+ * The route of a step's gradient, without overlap: step_gradient() writes it
  * into d->g (mistake_grad, or the device), trailer() appends the count and
  * loss, send_jobs() calls the combine for each job in order, check() reads
  * the combined count and sum, and the apply op takes it. With overlap,
@@ -9,7 +9,9 @@
  * whose run_job() calls the same combine on the same job.
  */
 #include "step.h"
+#include "step_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include "backward.h"
 #include "dtype.h"
 #include "log.h"
+#include "mem.h"
 #include "metrics.h"
 #include "mistake.h"
 #include "vec.h"
@@ -26,7 +29,7 @@
 
 enum { T_STEP, T_BACKWARD, T_COMM, T_FINISH, T_WAIT };
 
-static double now(const struct step *d)
+double step_now(const struct step *d)
 {
     return clock_src_now(d->cfg.clock);
 }
@@ -42,25 +45,27 @@ static void prefix(char *err, int s)
 
 /* ------------------------------------------------------------ memory */
 
+/* mem_alloc, mem_free: the device's memory, or on the host a mapping
+ * (mem.h) that mem_release can give back page by page (ZeRO-2). */
 static int mem_alloc(struct step *d, void **p, size_t bytes, char *err)
 {
     const struct step_device *dev = d->cfg.device;
 
     if (dev)
         return dev->alloc(dev->ctx, p, bytes, err);
-    if (!(*p = malloc(bytes))) {
+    if (!(*p = mem_map(bytes))) {
         err_say(err, "out of memory for %zu parameters", d->n);
         return -ENOMEM;
     }
     return 0;
 }
 
-static void mem_free(struct step *d, void *p)
+static void mem_free(struct step *d, void *p, size_t bytes)
 {
     if (d->cfg.device && p)
         d->cfg.device->free(d->cfg.device->ctx, p);
     else if (!d->cfg.device)
-        free(p);
+        mem_unmap(p, bytes);
 }
 
 /* to_host: bytes of the device's src into host (a copy), or src itself. */
@@ -80,7 +85,10 @@ static int to_host(struct step *d, unsigned char **host, const void *src, size_t
 int step_weights_write(struct step *d, const char *path, int rank, char *err)
 {
     unsigned char *h;
-    int rc = to_host(d, &h, d->weights, 0, d->n * d->es, err);
+    int rc = d->cfg.zero == 3 ? step_zero_gather(d, NULL, err) : 0;   /* ZeRO-3: a collective */
+
+    if (rc == 0)
+        rc = to_host(d, &h, d->weights, 0, d->n * d->es, err);
 
     return rc != 0 ? rc : weights_write(path, rank, h, d->n, d->cfg.w->dtype, err);
 }
@@ -132,6 +140,55 @@ static int plan(struct step *d, char *err)
 
 static int run_job(void *ctx, struct overlap_job *job, char *err);
 
+
+
+
+/* optimizer: cfg.optim's state for the n elements, or for the own ones
+ * under ZeRO; zeroed (a device's through the host buffer); and the
+ * memory table. */
+static int optimizer(struct step *d, char *err)
+{
+    const struct step_device *dev = d->cfg.device;
+    const size_t nt = d->n + STEP_TRAILER_LEN, es = d->es;
+    const size_t elems = d->cfg.zero ? d->own_n : d->n;
+    void *state = NULL;
+    int rc;
+
+    d->mem = (struct step_memory){
+        .params = nt * es, .grads = nt * es, .grads_resident = nt * es,
+        .buffers = (d->acc ? nt * es : 0) + (d->host ? nt * es : 0) + (d->ref ? d->n * es : 0) +
+                   (d->scratch ? d->n * es : 0),
+    };
+    if (d->cfg.zero >= 2) {
+        d->mem.grads_resident = 0;
+        for (size_t i = 0; i < step_njobs(d); i++)
+            d->mem.grads_resident += (d->own[3 * i + 1] - d->own[3 * i]) * es;
+    }
+    if (d->cfg.zero == 3)
+        d->mem.params = d->mem.grads_resident;  /* between steps: the shard */
+    if (!d->cfg.optim)
+        return 0;
+    if (!dev) {
+        rc = optim_init(&d->opt, d->cfg.optim, d->cfg.w->dtype, elems, err);
+    } else {
+        const size_t bytes = optim_state_bytes(d->cfg.optim->kind, d->cfg.w->dtype, elems);
+        rc = bytes ? mem_alloc(d, &state, bytes, err) : 0;
+        memset(d->host, 0, nt * es);
+        for (size_t at = 0; rc == 0 && at < bytes; at += nt * es)
+            rc = dev->put(dev->ctx, (unsigned char *)state + at, d->host,
+                          bytes - at < nt * es ? bytes - at : nt * es, err);
+        if (rc == 0)
+            rc = optim_init_at(&d->opt, d->cfg.optim, d->cfg.w->dtype, elems, state, err);
+        else
+            mem_free(d, state, bytes);
+    }
+    if (rc != 0)
+        return rc;
+    d->have_opt = 1;
+    d->mem.optim = d->opt.state_bytes;
+    return 0;
+}
+
 /* buffers: everything step_run touches, allocated once. */
 static int buffers(struct step *d, char *err)
 {
@@ -139,7 +196,9 @@ static int buffers(struct step *d, char *err)
     const size_t nt = d->n + STEP_TRAILER_LEN, timed = (size_t)(c->steps - c->warmup);
     int rc;
 
-    if ((rc = mem_alloc(d, &d->weights, d->n * d->es, err)) != 0 ||
+    /* The weights have the trailer's room too: ZeRO all-gathers the
+     * combined count and loss with the parameters (SHARDED). */
+    if ((rc = mem_alloc(d, &d->weights, nt * d->es, err)) != 0 ||
         (rc = mem_alloc(d, &d->g, nt * d->es, err)) != 0)
         return rc;
     if (d->passes > 1 && (d->ops.flags & STEP_TRAILER))
@@ -179,7 +238,9 @@ int step_init(struct step *d, const struct step_cfg *cfg, const struct step_ops 
     d->passes = m == MISTAKE_SYNC_EVERY_MICRO ? cfg->micro : 1;
     d->closed_form = (ops->flags & STEP_TRAILER) && w->kind == WORKLOAD_SYNTHETIC &&
         (m == MISTAKE_NONE || m == MISTAKE_SUM_NOT_MEAN || m == MISTAKE_SYNC_EVERY_MICRO);
-    if ((rc = plan(d, err)) != 0 || (rc = buffers(d, err)) != 0)
+    if ((rc = step_zero_check(d, err)) != 0 || (rc = plan(d, err)) != 0 ||
+        (rc = buffers(d, err)) != 0 || (rc = step_zero_shards(d, err)) != 0 ||
+        (rc = optimizer(d, err)) != 0)
         return rc;
     if (cfg->device) {
         workload_init_weights(w, d->host);
@@ -189,6 +250,8 @@ int step_init(struct step *d, const struct step_cfg *cfg, const struct step_ops 
     }
     if (rc != 0)
         return rc;
+    if (cfg->zero == 3)
+        step_zero_release(d);      /* only the shard stays between steps */
     if (d->overlap &&
         (rc = overlap_init(&d->ov, run_job, d, d->plan.count + 1, cfg->clock, err)) != 0)
         return rc;
@@ -213,14 +276,28 @@ void step_destroy(struct step *d)
     free(d->ref);
     free(d->host);
     free(d->acc);
-    mem_free(d, d->g);
-    mem_free(d, d->weights);
+    if (d->have_opt && d->cfg.device)
+        mem_free(d, d->opt.state, d->opt.state_bytes);
+    if (d->have_opt)
+        optim_destroy(&d->opt);
+    d->have_opt = 0;
+    free(d->own);
+    free(d->tslots);
+    d->own = NULL;
+    d->tslots = NULL;
+    mem_free(d, d->g, (d->n + STEP_TRAILER_LEN) * d->es);
+    mem_free(d, d->weights, (d->n + STEP_TRAILER_LEN) * d->es);
     d->g = d->weights = NULL;
 }
 
 int step_trace_close(struct step *d, char *err)
 {
     return trace_close(&d->tr, err);
+}
+
+const struct step_memory *step_memory(const struct step *d)
+{
+    return &d->mem;
 }
 
 size_t step_buckets(const struct step *d)
@@ -237,7 +314,7 @@ int step_overlapping(const struct step *d)
 
 /* gradient: this rank's sum over [lo, hi) in `micro` micro-batches into
  * d->g; its count and loss into *meta. */
-static int gradient(struct step *d, uint64_t lo, uint64_t hi, int micro, int mistake,
+int step_gradient(struct step *d, uint64_t lo, uint64_t hi, int micro, int mistake,
                     struct step_meta *meta, char *err)
 {
     const struct step_device *dev = d->cfg.device;
@@ -293,12 +370,12 @@ static int trailer(struct step *d, const struct step_meta *meta, char *err)
 
 /* njobs, job_at: the pass's jobs (step.h, ONE STEP 4), and their trace
  * names. */
-static size_t njobs(const struct step *d)
+size_t step_njobs(const struct step *d)
 {
     return d->plan.count + ((d->ops.flags & STEP_TRAILER) && d->plan.count > 1);
 }
 
-static struct overlap_job job_at(const struct step *d, size_t i, char *name)
+struct overlap_job step_job_at(const struct step *d, size_t i, char *name)
 {
     const int trail = (d->ops.flags & STEP_TRAILER) != 0;
     unsigned char *g = d->g;
@@ -325,14 +402,17 @@ static struct overlap_job job_at(const struct step *d, size_t i, char *name)
  * (on the host: a device's were checked before the pass's jobs). */
 static int send_job(struct step *d, struct overlap_job *oj, char *err)
 {
-    struct step_job j = { d->step, d->pass, d->g, oj->index, oj->n, d->meta };
+    struct step_job j = { d->step, d->pass, d->g, oj->index, oj->n, d->meta,
+                          step_zero_is_scatter(d, oj->index) };
     int rc;
 
     if (oj->check && (d->ops.flags & STEP_CHECK_FINITE) && !d->cfg.device &&
         (rc = all_finite(d, d->g, oj->index, oj->index + oj->n > d->n ? d->n - oj->index : oj->n,
                      err)) != 0)
         return rc;
-    return d->ops.combine(d->ops.ctx, &j, err);
+    if ((rc = d->ops.combine(d->ops.ctx, &j, err)) == 0 && j.scatter && d->cfg.zero >= 2)
+        step_zero_release_grad(d, oj->index);
+    return rc;
 }
 
 /* run_job: the communication thread's overlap_fn. */
@@ -355,14 +435,14 @@ static int pass_plain(struct step *d, uint64_t lo, uint64_t hi, int micro, int m
 {
     unsigned char *h;
     char name[TRACE_NAME_LEN];
-    double t0 = now(d), t1;
+    double t0 = step_now(d), t1;
     int rc;
 
-    if ((rc = gradient(d, lo, hi, micro, mistake, &d->meta, err)) != 0) {
+    if ((rc = step_gradient(d, lo, hi, micro, mistake, &d->meta, err)) != 0) {
         prefix(err, (int)d->step);
         return rc;
     }
-    t1 = now(d);
+    t1 = step_now(d);
     t->backward += t1 - t0;
     trace_add(&d->tr, "backward", TRACE_COMPUTE, t0, t1, (long)d->step, -1);
     d->bwd_end = t1;
@@ -378,11 +458,11 @@ static int pass_plain(struct step *d, uint64_t lo, uint64_t hi, int micro, int m
         prefix(err, (int)d->step);
         return rc;
     }
-    for (size_t i = 0; i < njobs(d); i++) {
-        struct overlap_job j = job_at(d, i, name);
-        j.t0 = now(d);
+    for (size_t i = 0; i < step_njobs(d); i++) {
+        struct overlap_job j = step_job_at(d, i, name);
+        j.t0 = step_now(d);
         rc = send_job(d, &j, err);
-        j.t1 = now(d);
+        j.t1 = step_now(d);
         trace_job(d, &j, name, &t->comm);
         if (rc != 0)
             return rc;
@@ -402,7 +482,7 @@ static void on_ready(void *arg, size_t bucket, double loss)
 {
     struct ready *x = arg;
     char name[TRACE_NAME_LEN];
-    struct overlap_job j = job_at(x->d, bucket, name);
+    struct overlap_job j = step_job_at(x->d, bucket, name);
 
     if (x->first) {
         x->d->meta = (struct step_meta){ x->d->hi - x->d->lo, loss };
@@ -417,7 +497,7 @@ static int pass_overlapped(struct step *d, struct step_times *t, char *err)
 {
     struct ready x = { d, 1 };
     char name[TRACE_NAME_LEN];
-    double t0 = now(d), t1, loss;
+    double t0 = step_now(d), t1, loss;
     int rc;
 
     overlap_begin(&d->ov);
@@ -427,18 +507,18 @@ static int pass_overlapped(struct step *d, struct step_times *t, char *err)
     if (d->ops.flags & STEP_TRAILER) {
         struct overlap_job tj;
         (void)trailer(d, &d->meta, err);        /* on the host: cannot fail */
-        tj = job_at(d, d->plan.count, name);
+        tj = step_job_at(d, d->plan.count, name);
         overlap_submit(&d->ov, &tj);
     }
-    t1 = d->bwd_end = now(d);
+    t1 = d->bwd_end = step_now(d);
     t->backward = t1 - t0;
     rc = overlap_wait(&d->ov, err);
-    t->wait = now(d) - t1;
-    for (size_t i = 0; i < njobs(d); i++) {
+    t->wait = step_now(d) - t1;
+    for (size_t i = 0; i < step_njobs(d); i++) {
         const struct overlap_job *j = overlap_job_at(&d->ov, i);
         if (!j || j->t1 == 0.0)
             break;              /* not run: the pass failed before it */
-        (void)job_at(d, i, name);
+        (void)step_job_at(d, i, name);
         trace_job(d, j, name, &t->comm);
     }
     return rc;
@@ -448,16 +528,17 @@ static int pass_overlapped(struct step *d, struct step_times *t, char *err)
 
 /* check: the combined count (want) and, with the closed form, the sum
  * (host view h of n + trailer elements). OUT: *count, *loss. */
-static int check(struct step *d, const unsigned char *h, struct step_result *r, char *err)
+static int check(struct step *d, const unsigned char *h, const unsigned char *tr,
+                 struct step_result *r, char *err)
 {
     const struct workload *w = d->cfg.w;
     const int dtype = w->dtype, s = (int)d->step;
     struct workload q = *w;
     size_t i = 0;
 
-    r->count = (uint64_t)vec_get(h, d->n, dtype) +
-               (uint64_t)vec_get(h, d->n + 1, dtype) * (uint64_t)STEP_COUNT_SPLIT;
-    r->loss = vec_get(h, d->n + 2, dtype) / (double)r->count;
+    r->count = (uint64_t)vec_get(tr, 0, dtype) +
+               (uint64_t)vec_get(tr, 1, dtype) * (uint64_t)STEP_COUNT_SPLIT;
+    r->loss = vec_get(tr, 2, dtype) / (double)r->count;
     if (r->count != d->want) {
         err_say(err, "step %d: the ranks' example counts add up to %llu, not %s %llu "
             "(--shard-weights, --batch or --mistake differ between ranks?)", s,
@@ -473,10 +554,19 @@ static int check(struct step *d, const unsigned char *h, struct step_result *r, 
     q.backward_per_example = 0;
     vec_zero(d->ref, d->n, dtype);
     workload_grad_add(&q, NULL, d->step, 0, w->batch, d->ref, NULL);
+    if (d->cfg.zero) {
+        /* ZeRO: this rank holds the sum of its own ranges only. */
+        for (size_t j = 0; j < step_njobs(d); j++)
+            for (i = d->own[3 * j]; i < d->own[3 * j + 1] && i < d->n; i++)
+                if (vec_get(d->ref, i, dtype) != vec_get(h, i, dtype))
+                    goto differ;
+        return 0;
+    }
     if (memcmp(d->ref, h, d->n * d->es) == 0)
         return 0;
     while (i < d->n && vec_get(d->ref, i, dtype) == vec_get(h, i, dtype))
         i++;
+differ:
     err_say(err, "step %d: the all-reduced sum differs from the closed form F(0, B) at element "
         "%zu: %.17g, want %.17g", s, i, i < d->n ? vec_get(h, i, dtype) : NAN,
         i < d->n ? vec_get(d->ref, i, dtype) : NAN);
@@ -512,11 +602,16 @@ static int combine(struct step *d, struct step_times *t, void **sum, char *err)
     return 0;
 }
 
+
+
+
+
+
 int step_run(struct step *d, int s, struct step_result *r, char *err)
 {
     const struct step_ops *o = &d->ops;
     const size_t nt = d->n + STEP_TRAILER_LEN;
-    double t_step = now(d), f0, f1, a0;
+    double t_step = step_now(d), f0, f1, a0;
     unsigned char *h;
     void *sum;
     int rc;
@@ -524,12 +619,18 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
     memset(r, 0, sizeof *r);
     d->step = (uint64_t)s;
     d->pass = 0;
+    if (d->cfg.zero == 3 && (rc = step_zero_forward(d, &r->t, err)) != 0) {
+        prefix(err, s);
+        return rc;
+    }
     if ((rc = combine(d, &r->t, &sum, err)) != 0)
         return rc;
-    f0 = now(d);
+    if (d->cfg.zero == 3)
+        step_zero_release(d);      /* used by the backward; the shard stays */
+    f0 = step_now(d);
     if (o->finish && (rc = o->finish(o->ctx, d->step, d->weights, err)) != 0)
         return rc;
-    f1 = now(d);
+    f1 = step_now(d);
     trace_add(&d->tr, o->wait_name, TRACE_COMPUTE, d->bwd_end, f0, s, -1);
     if (o->finish_name)
         trace_add(&d->tr, o->finish_name, TRACE_COMM, f0, f1, s,
@@ -540,29 +641,38 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
     r->t.wait += r->t.finish;
     r->count = d->meta.examples;
     r->loss = NAN;
+    if (d->cfg.zero && (rc = step_zero_update(d, r, err)) != 0) {
+        prefix(err, s);
+        return rc;
+    }
     if (o->flags & STEP_TRAILER) {
-        double c0 = now(d);
+        double c0 = step_now(d);
+        const unsigned char *tr;
         if ((rc = d->closed_form ? to_host(d, &h, sum, 0, nt * d->es, err)
                                  : to_host(d, &h, sum, d->n * d->es, STEP_TRAILER_LEN * d->es,
                                            err)) != 0) {
             prefix(err, s);
             return rc;
         }
-        if ((rc = check(d, h, r, err)) != 0)
+        /* ZeRO: the combined trailer came back with the parameters. */
+        tr = d->cfg.zero ? (unsigned char *)d->weights + d->n * d->es : h + d->n * d->es;
+        if ((rc = check(d, h, tr, r, err)) != 0)
             return rc;
-        t_step += now(d) - c0;  /* the check is not part of the step's time */
+        t_step += step_now(d) - c0;  /* the check is not part of the step's time */
     }
-    a0 = now(d);
-    if (o->apply) {
-        rc = o->apply(o->ctx, d->weights, sum, d->n, d->cfg.mistake == MISTAKE_SUM_NOT_MEAN
-                      ? 1 : r->count, err);
-        if (rc != 0) {
+    a0 = step_now(d);
+    if (o->apply && !d->cfg.zero) {
+        const struct step_update u = {
+            d->step, d->have_opt ? &d->opt : NULL, d->weights, sum, 0, d->n, 0,
+            d->cfg.mistake == MISTAKE_SUM_NOT_MEAN ? 1 : r->count,
+        };
+        if ((rc = o->apply(o->ctx, &u, err)) != 0) {
             prefix(err, s);
             return rc;
         }
-        trace_add(&d->tr, "optimizer", TRACE_COMPUTE, a0, now(d), s, -1);
+        trace_add(&d->tr, "optimizer", TRACE_COMPUTE, a0, step_now(d), s, -1);
     }
-    r->t.step = now(d) - t_step;
+    r->t.step = step_now(d) - t_step;
     if (s >= d->cfg.warmup && d->ntimed < (size_t)(d->cfg.steps - d->cfg.warmup)) {
         const double v[5] = { r->t.step, r->t.backward, r->t.comm, r->t.finish, r->t.wait };
         for (int i = 0; i < 5; i++)

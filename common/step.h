@@ -9,7 +9,10 @@
  *   PS worker (ps_worker/main.c) combine: push each bucket to the servers;
  *                                finish: pull the weights; apply: none
  *                                (the server applies the update)
- *   later: ZeRO (reduce-scatter + all-gather), an asynchronous PS.
+ *   ring with --zero (SHARDED below): combine reduce-scatters, the
+ *                                driver updates the rank's shard and
+ *                                all-gathers (ops shard and gather)
+ *   later: an asynchronous PS.
  *
  * ONE STEP (step_run), in order, on the caller's thread unless said:
  *   1. the gradient SUM over this rank's share [lo, hi) of the global
@@ -92,6 +95,30 @@
  * (or "NAME" for the one job of n + 3), the wait after the backward pass
  * (ops->wait_name), ops->finish_name, "optimizer".
  *
+ * OPTIMIZER (cfg->optim, optim.h): the driver keeps its state, for the n
+ * elements or, SHARDED, for the rank's own ones, in host or device memory,
+ * and hands it to apply in struct step_update with the offset of the
+ * range's entries. NULL: no state (the PS worker; the server has its own).
+ *
+ * SHARDED (cfg->zero 1, 2, 3: ZeRO; host memory, a trailer, no mistake;
+ * docs/design.md, Optimizers and ZeRO). Each job that holds gradient
+ * elements is combined with job->scatter set (the ring reduce-scatters);
+ * ops->shard says which part [lo, hi) of it the rank then owns. After the
+ * combine: apply on each own part below n (the state of the own elements
+ * only), the own trailer elements copied behind the weights (which have
+ * n + 3 elements for it), then ops->gather of each job's range of the
+ * weights: every rank has the new weights and the combined count and loss,
+ * and the checks of 7 run on those (the closed form on the own parts).
+ * The divisor is the count the combine must reach (B). Stage 2 also gives
+ * the gradient's pages outside the own part back after each job
+ * (mem_release). Stage 3 keeps only the own part of the weights between
+ * steps: before the pass it gathers them, runs the forward (the
+ * workload's call, whose gradient the backward overwrites), frees and
+ * gathers them again; after the combine it frees them, updates its part
+ * and gathers the trailer through a 3-element slot per rank (tslots);
+ * step_weights_write gathers the weights first (a collective).
+ * Host buffers come from mem_map (mem.h), so a release shows in the RSS.
+ *
  * OWNERSHIP. step_init allocates every buffer (the weights, the gradient
  * with its trailer, the sum of the passes, the closed form, the scratch,
  * the plan, the thread, the trace, the per-step times); step_destroy
@@ -108,6 +135,7 @@
 #include "err.h"
 #include "overlap.h"
 #include "trace.h"
+#include "optim.h"
 #include "workload.h"
 
 #define STEP_TRAILER_LEN 3
@@ -130,6 +158,23 @@ struct step_job {
     void *grad;                 /* the whole buffer, n + STEP_TRAILER_LEN elements */
     size_t first, count;        /* the elements to combine */
     struct step_meta meta;      /* this pass's local count and loss */
+    int scatter;                /* ZeRO: reduce-scatter (shard says who owns
+                                   what), not all-reduce */
+};
+
+/* One call of apply: the optimizer on elements [first, first + count) of
+ * the whole vectors weights and sum (the combined gradient), with the
+ * optimizer's state for element `first` at state_off (opt NULL: the
+ * driver keeps no state; the apply has its own, or none). t = step + 1 is
+ * the update's number (optim.h's bias corrections). */
+struct optim;
+struct step_update {
+    uint64_t step;
+    struct optim *opt;
+    void *weights;
+    const void *sum;
+    size_t first, count, state_off;
+    uint64_t divide_by;
 };
 
 struct step_ops {
@@ -141,9 +186,13 @@ struct step_ops {
     const char *finish_name;    /* the trace's finish, or NULL */
     int (*combine)(void *ctx, const struct step_job *job, char *err);
     int (*finish)(void *ctx, uint64_t step, void *weights, char *err);
-    int (*apply)(void *ctx, void *weights, const void *sum, size_t n, uint64_t divide_by,
-                 char *err);
+    int (*apply)(void *ctx, const struct step_update *u, char *err);
     void *ctx;
+    /* ZeRO (cfg.zero > 0; SHARDED below): the rank's own part [*lo, *hi)
+     * of a job's range [first, first + count) once it is reduce-scattered,
+     * and the all-gather of such a range of buf. NULL without ZeRO. */
+    void (*shard)(void *ctx, size_t first, size_t count, size_t *lo, size_t *hi);
+    int (*gather)(void *ctx, void *buf, size_t first, size_t count, char *err);
 };
 
 /* Where the buffers live and how the gradient is made there (step.h: WHERE
@@ -175,6 +224,17 @@ struct step_cfg {
     const char *trace;          /* --trace FILE (FILE.RANK), or NULL */
     const struct clock_src *clock;
     const struct step_device *device;   /* NULL: host memory, the CPU */
+    const struct optim_cfg *optim;      /* the optimizer whose state the driver
+                                           keeps (optim.h), or NULL: none */
+    int zero;                   /* --zero: 0 (all-reduce), 1, 2 or 3 (SHARDED) */
+};
+
+/* What the driver holds, in bytes, per rank (step_memory): the
+ * parameters, the gradient and the optimizer state as allocated and as
+ * resident between steps (ZeRO-2 gives back the gradient outside the
+ * rank's shard after the reduce-scatter), and the other buffers. */
+struct step_memory {
+    uint64_t params, grads, grads_resident, optim, buffers;
 };
 
 /* What one step took, in seconds (cfg->clock). */
@@ -217,6 +277,12 @@ struct step {
     struct step_meta meta;      /* the pass being combined (read by the thread) */
     uint64_t step;
     int pass;
+    struct optim opt;           /* cfg.optim's state: n, or the shard's elements */
+    int have_opt;
+    size_t *own;                /* ZeRO: per job, its own [lo, hi) and state offset */
+    size_t own_n;               /* ZeRO: own elements below n (the state's size) */
+    void *tslots;               /* ZeRO-3: 3 K elements, the trailer's slots */
+    struct step_memory mem;     /* what step_init allocated */
 };
 
 /* step_init: the plan (rank 0 logs it when it has several buckets), the
@@ -240,6 +306,9 @@ size_t step_medians(const struct step *d, struct step_times *med);
 /* step_weights_write: --weights-out: the weights to PATH.RANK
  * (weights.h), through a host copy on a device. */
 int step_weights_write(struct step *d, const char *path, int rank, char *err);
+
+/* step_memory: what step_init allocated (struct step_memory). */
+const struct step_memory *step_memory(const struct step *d);
 
 /* step_buckets: the plan's bucket count; step_overlapping: 1 with the
  * communication thread. */

@@ -12,7 +12,8 @@
  *
  * It runs in one process on purpose: this is the arithmetic the network
  * code must preserve, shown without a network. It uses the same workload
- * and sgd code as the parameter server and the ring.
+ * and optimizer code as the parameter server and the ring (--optimizer:
+ * sgd, or the first step of momentum or Adam from zero state, optim.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,7 +22,8 @@
 
 #include "cli.h"
 #include "dtype.h"
-#include "sgd.h"
+#include "err.h"
+#include "optim.h"
 #include "vec.h"
 #include "workload.h"
 
@@ -29,7 +31,37 @@ struct opts {
     int workers, micro, dim;
     uint64_t rows, seed;
     double lr;
+    int optimizer;          /* enum optim_kind */
 };
+
+static struct opts o = { .workers = 8, .micro = 4, .dim = WORKLOAD_LINREG_DIM,
+                         .rows = WORKLOAD_LINREG_ROWS, .seed = 7, .lr = 0.05 };
+
+/* step_from: out = w0 after the first update of --optimizer (fresh, zero
+ * state) from the gradient sum g over `batch` examples. */
+static void step_from(const double *w0, const double *g, size_t n, uint64_t batch, double *out)
+{
+    const struct optim_cfg oc = { o.optimizer, o.lr, OPTIM_DEFAULT_MOMENTUM, OPTIM_DEFAULT_BETA1,
+                                  OPTIM_DEFAULT_BETA2, OPTIM_DEFAULT_EPS };
+    struct optim opt;
+    char err[ERR_LEN];
+
+    memcpy(out, w0, n * sizeof *out);
+    if (optim_init(&opt, &oc, DTYPE_F64, n, err) != 0) {
+        fprintf(stderr, "exactness: %s\n", err);
+        exit(1);
+    }
+    (void)optim_update(&opt, 1, out, g, n, 0, batch);
+    optim_destroy(&opt);
+}
+
+static int parse_optimizer(const char *v, void *dst, char *err)
+{
+    if (optim_parse(v, (int *)dst) == 0)
+        return 0;
+    err_say(err, "'%s' is not an optimizer (one of: sgd, momentum, adam)", v);
+    return ERR_USAGE;
+}
 
 static double max_abs_diff(const double *a, const double *b, size_t n)
 {
@@ -82,8 +114,8 @@ static void step_sum_over_b(const struct workload *w, const double *w0, int k_wo
     vec_zero(sum, w->n, DTYPE_F64);
     for (int k = 0; k < k_workers; k++)
         vec_add(sum, partials + (size_t)k * w->n, w->n, DTYPE_F64);
-    memcpy(out, w0, w->n * sizeof *out);
-    sgd_step(out, sum, w->n, DTYPE_F64, lr, w->batch);
+    (void)lr;
+    step_from(w0, sum, w->n, w->batch, out);
 }
 
 static void step_mean_of_means(const struct workload *w, const double *w0, int k_workers,
@@ -97,14 +129,12 @@ static void step_mean_of_means(const struct workload *w, const double *w0, int k
     for (size_t i = 0; i < w->n; i++)
         mean[i] /= (double)k_workers;
     /* The mean is already a mean: one "example" of it. */
-    memcpy(out, w0, w->n * sizeof *out);
-    sgd_step(out, mean, w->n, DTYPE_F64, lr, 1);
+    (void)lr;
+    step_from(w0, mean, w->n, 1, out);
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o = { .workers = 8, .micro = 4, .dim = WORKLOAD_LINREG_DIM,
-                      .rows = WORKLOAD_LINREG_ROWS, .seed = 7, .lr = 0.05 };
     const struct cli_opt table[] = {
         { "workers", CLI_INT, &o.workers, "K", "workers (default 8)", 1, 4096, NULL },
         { "micro", CLI_INT, &o.micro, "M", "micro-batches per worker (default 4)", 1, 4096, NULL },
@@ -112,6 +142,8 @@ int main(int argc, char **argv)
         { "dim", CLI_INT, &o.dim, "D", "features (default 12)", 1, 4096, NULL },
         { "seed", CLI_U64, &o.seed, "S", "data seed (default 7)", 0, 0, NULL },
         { "lr", CLI_DOUBLE, &o.lr, "X", "learning rate (default 0.05)", 0, 0, NULL },
+        { "optimizer", CLI_CUSTOM, &o.optimizer, "NAME", "sgd, momentum or adam (default sgd)",
+          0, 0, parse_optimizer },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *const tables[] = { table, NULL };
@@ -121,6 +153,7 @@ int main(int argc, char **argv)
     uint64_t *counts;
 
     cli_main_parse("exactness", "[--workers K] [--micro M] [--rows N] [--dim D] [--seed S] [--lr X]\n"
+                   "[--optimizer sgd|momentum|adam]\n"
                    "One big-batch SGD step against K workers x M micro-batches (seed Code 10.5.1).",
                    argc, argv, tables);
     if ((uint64_t)o.workers * (uint64_t)o.micro > o.rows) {
@@ -153,8 +186,7 @@ int main(int argc, char **argv)
      * scratch for the combine rules afterwards. */
     workload_init_weights(&w, w0);
     workload_grad_add(&w, w0, 0, 0, w.batch, g, NULL);
-    memcpy(big, w0, w.n * sizeof *big);
-    sgd_step(big, g, w.n, DTYPE_F64, o.lr, w.batch);
+    step_from(w0, g, w.n, w.batch, big);
 
     /* K workers x m micro-batches, summed locally, summed across, / N. */
     worker_sums(&w, w0, o.workers, o.micro, NULL, partials, counts);

@@ -122,9 +122,22 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
                        shard on each worker's host (BytePS's mix), the ring,
                        the model's t_opt; ps_servers.png, servers.csv. Its n
                        is $srv_bytes; --link-bw auto means $srv_rate here
+  --only zero [...]    first, alone: only the ZeRO section (lab_zero.sh: bytes
+                       and memory per rank for --zero 0..3 against K,
+                       zero.png; its options: --only zero --help)
   --help               this text
 EOF
 }
+
+# --only SECTION: one section alone, with its own options (it is not part
+# of the default run).
+if [ "${1:-}" = --only ]; then
+    case ${2:-} in
+    zero) shift 2; exec bash "$here/lab_zero.sh" "$@" ;;
+    servers) ;;     # the placements: the options below, read by the loop
+    *) die_usage "--only: '${2:-}' is not a section (servers, zero)" ;;
+    esac
+fi
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -149,7 +162,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-[ -z "$only" ] || [ "$only" = servers ] || die_usage "--only: '$only' is not servers"
+[ -z "$only" ] || [ "$only" = servers ] ||
+    die_usage "--only: '$only' is not servers (--only zero comes first: experiments/lab.sh --only zero [its options])"
 [ "$quick" = 0 ] || { srv_k=4; srv_ks="0 2 4"; srv_bytes=64K; }
 [[ $repeat =~ ^[1-9][0-9]?$ ]] || die_usage "--repeat: '$repeat' is not a run count 1..99"
 [[ $spread_target =~ ^0?\.[0-9]+$|^[01]$ ]] || die_usage "--spread: '$spread_target' is not a fraction like 0.05"

@@ -44,7 +44,7 @@
 #include "err.h"
 #include "losscurve.h"
 #include "mistake.h"
-#include "sgd.h"
+#include "optim.h"
 #include "vec.h"
 #include "weights.h"
 #include "workload.h"
@@ -107,11 +107,14 @@ int main(int argc, char **argv)
     struct workload w;
     struct bufs b = { NULL, NULL, NULL, NULL };
     struct losscurve lc = { NULL, 0 };
+    struct optim_cfg oc;
+    struct optim opt;
     char err[ERR_LEN] = "";
     size_t elem;
     int rc, status = 1, shaped;
 
     cli_common_defaults(&o);
+    memset(&opt, 0, sizeof opt);
     tables[0] = own;
     tables[1] = cli_common_opts(&o);
     tables[2] = NULL;
@@ -165,10 +168,15 @@ int main(int argc, char **argv)
         goto out;
     }
     workload_init_weights(&w, b.weights);
+    cli_optim_cfg(&o, &oc);
+    if (optim_init(&opt, &oc, o.dtype, w.n, err) != 0) {
+        fprintf(stderr, "reference: %s\n", err);
+        goto out;
+    }
 
-    printf("# reference: %s n=%zu %s, batch %llu, lr %g, seed %llu, %d steps%s%s\n",
+    printf("# reference: %s n=%zu %s, batch %llu, lr %g, seed %llu, %d steps, optimizer %s%s%s\n",
            workload_name(o.workload), w.n, dtype_name(o.dtype), (unsigned long long)w.batch,
-           o.lr, (unsigned long long)o.seed, o.steps,
+           o.lr, (unsigned long long)o.seed, o.steps, optim_name(o.optimizer),
            mistake != MISTAKE_NONE ? ", MISTAKE " : "",
            mistake != MISTAKE_NONE ? mistake_name(mistake) : "");
     printf("# step loss\n");
@@ -186,8 +194,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "reference: step %d: the workers' counts add up to 0\n", s);
             goto out;
         }
-        rc = sgd_step(b.weights, b.grad, w.n, o.dtype, o.lr,
-                      mistake == MISTAKE_SUM_NOT_MEAN ? 1 : count);
+        rc = optim_update(&opt, (uint64_t)s + 1, b.weights, b.grad, w.n, 0,
+                          mistake == MISTAKE_SUM_NOT_MEAN ? 1 : count);
         if (rc != 0) {
             fprintf(stderr, "reference: step %d: %s\n", s, err_str(rc));
             goto out;
@@ -210,6 +218,7 @@ int main(int argc, char **argv)
     }
     status = 0;
 out:
+    optim_destroy(&opt);
     losscurve_free(&lc);
     free(b.scratch);
     free(b.part);

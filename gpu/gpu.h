@@ -160,6 +160,16 @@ int gpu_vec_add(void *acc, const void *x, size_t n, int dtype, struct gpu_stream
 int gpu_sgd_step(void *w, const void *g_sum, size_t n, int dtype, double lr,
                  uint64_t batch, struct gpu_stream *s, char *err);
 
+/* gpu_optim_update: enqueue optim_apply's update (optim.h: sgd, momentum
+ * or adam, the formulas and their order there) of w[0..n) from
+ * g_sum[0..n) / batch with the state m, v (device pointers; NULL where the
+ * kind has none), for the scalars k that optim_scalars computed on the host:
+ * the twin of optim_apply, bit for bit. ERR_USAGE, nothing enqueued, for
+ * batch 0, a bad dtype or kind, or a missing state vector. */
+struct optim_coef;
+int gpu_optim_update(const struct optim_coef *k, int dtype, void *w, const void *g_sum, void *m,
+                     void *v, size_t n, uint64_t batch, struct gpu_stream *s, char *err);
+
 /* gpu_workload_create: the device side of a workload made by
  * workload_create: its sizes and seed (copied), and for linreg the dataset
  * X and y (uploaded) and a scratch of batch doubles. w may be destroyed

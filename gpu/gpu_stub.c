@@ -151,6 +151,13 @@ int gpu_sgd_step(void *w, const void *g_sum, size_t n, int dtype, double lr,
     return gpu_say(err, -ENODEV, WHY);
 }
 
+int gpu_optim_update(const struct optim_coef *k, int dtype, void *w, const void *g_sum, void *m,
+                     void *v, size_t n, uint64_t batch, struct gpu_stream *s, char *err)
+{
+    (void)k; (void)dtype; (void)w; (void)g_sum; (void)m; (void)v; (void)n; (void)batch; (void)s;
+    return gpu_say(err, -ENODEV, WHY);
+}
+
 int gpu_workload_create(struct gpu_workload **out, const struct workload *w, char *err)
 {
     (void)w;

@@ -26,6 +26,7 @@ extern "C" {
 #include "dtype.h"
 #include "err.h"
 #include "gpu.h"
+#include "optim.h"
 }
 #include "gpu_internal.h"
 
@@ -168,6 +169,78 @@ extern "C" int gpu_sgd_step(void *w, const void *g_sum, size_t n, int dtype, dou
     else
         sgd_kernel<double><<<blocks, GPU_THREADS, 0, cs>>>((double *)w, (const double *)g_sum, n, lr, b);
     CUDA_LAUNCHED(sgd_kernel);
+out:
+    return rc;
+}
+
+/* ---------------------------------------------------------- optimizers */
+
+/* optim_apply's momentum and Adam, element by element (optim.h: the same
+ * double operations in the same order, each store rounded once). */
+template <typename T>
+__global__ void momentum_kernel(T *w, const T *g_sum, T *m, size_t n, double lr, double mu,
+                                double b)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += stride) {
+        const double g = (double)g_sum[i] / b;
+        m[i] = (T)(mu * (double)m[i] + g);
+        w[i] = (T)((double)w[i] - lr * (double)m[i]);
+    }
+}
+
+template <typename T>
+__global__ void adam_kernel(T *w, const T *g_sum, T *m, T *v, size_t n, struct optim_coef k,
+                            double b)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += stride) {
+        const double g = (double)g_sum[i] / b;
+        double mi, vi;
+        m[i] = (T)(k.b1 * (double)m[i] + k.one_b1 * g);
+        v[i] = (T)(k.b2 * (double)v[i] + k.one_b2 * (g * g));
+        mi = (double)m[i];
+        vi = (double)v[i];
+        w[i] = (T)((double)w[i] - k.lr * ((mi / k.c1) / (sqrt(vi / k.c2) + k.eps)));
+    }
+}
+
+extern "C" int gpu_optim_update(const struct optim_coef *k, int dtype, void *w, const void *g_sum,
+                                void *m, void *v, size_t n, uint64_t batch, struct gpu_stream *s,
+                                char *err)
+{
+    const double b = (double)batch;
+    cudaStream_t cs = (cudaStream_t)s;
+    unsigned blocks;
+    int rc = gpu_check_dtype(dtype, "gpu_optim_update", err);
+
+    if (rc != 0)
+        return rc;
+    if (k->kind == OPTIM_SGD)
+        return gpu_sgd_step(w, g_sum, n, dtype, k->lr, batch, s, err);
+    if (batch == 0 || (k->kind != OPTIM_MOMENTUM && k->kind != OPTIM_ADAM) || !m ||
+        (k->kind == OPTIM_ADAM && !v))
+        return gpu_say(err, ERR_USAGE, "gpu_optim_update: kind %d, batch %llu: need momentum or "
+                       "adam with its state and batch > 0", k->kind, (unsigned long long)batch);
+    if (n == 0)
+        return 0;
+    if ((rc = gpu_grid_size(n, GPU_THREADS, &blocks, err)) != 0)
+        return rc;
+    if (k->kind == OPTIM_MOMENTUM && dtype == DTYPE_F32)
+        momentum_kernel<float><<<blocks, GPU_THREADS, 0, cs>>>((float *)w, (const float *)g_sum,
+                                                               (float *)m, n, k->lr, k->mu, b);
+    else if (k->kind == OPTIM_MOMENTUM)
+        momentum_kernel<double><<<blocks, GPU_THREADS, 0, cs>>>((double *)w, (const double *)g_sum,
+                                                                (double *)m, n, k->lr, k->mu, b);
+    else if (dtype == DTYPE_F32)
+        adam_kernel<float><<<blocks, GPU_THREADS, 0, cs>>>((float *)w, (const float *)g_sum,
+                                                           (float *)m, (float *)v, n, *k, b);
+    else
+        adam_kernel<double><<<blocks, GPU_THREADS, 0, cs>>>((double *)w, (const double *)g_sum,
+                                                            (double *)m, (double *)v, n, *k, b);
+    CUDA_LAUNCHED(optim_kernel);
 out:
     return rc;
 }

@@ -134,7 +134,8 @@ const struct ckpt_section *ckpt_find(const struct ckpt *ck, uint32_t id)
 /* known: the sections this version reads. */
 static int known(uint32_t id)
 {
-    return id == CKPT_SEC_WEIGHTS || id == CKPT_SEC_LOSS;
+    return id == CKPT_SEC_WEIGHTS || id == CKPT_SEC_LOSS || id == CKPT_SEC_OPTIM ||
+           id == CKPT_SEC_OPTIM_STATE;
 }
 
 /* check_job: the header's fields in range, the sections' sizes right. */

@@ -50,8 +50,12 @@
  *   CKPT_SEC_WEIGHTS (required): (hi - lo) elements of dtype, the weights.
  *   CKPT_SEC_LOSS (optional): step binary64 values, the global loss of
  *       steps 0 .. step-1 (NaN where not recorded), for --loss-out.
- *   ids 16 .. 31 are kept for optimizer state (momentum, Adam's moments:
- *       each (hi - lo) elements, required), which the store will add.
+ *   CKPT_SEC_OPTIM (required; written when the optimizer has state,
+ *       optim.h: momentum, adam): u32 kind, u32 0, u64 t (updates
+ *       applied), binary64 momentum, beta1, beta2, eps (48 bytes).
+ *   CKPT_SEC_OPTIM_STATE (required, with CKPT_SEC_OPTIM): the state,
+ *       optim.h's slots x (hi - lo) elements of dtype (m; Adam: m then v).
+ *   ids 18 .. 31 are kept for more optimizer state.
  *
  * CHECKS. ckpt_decode refuses, with one line, anything that is not a whole
  * checkpoint of this version: a bad magic, version or checksum, a length
@@ -87,6 +91,7 @@
 #define CKPT_VERSION      1
 #define CKPT_HEADER_SIZE  112
 #define CKPT_SECTION_HEAD 16
+#define CKPT_OPTIM_HEAD   48      /* CKPT_SEC_OPTIM's payload */
 #define CKPT_SUM_SIZE     32
 #define CKPT_MAX_SECTIONS 32
 #define CKPT_REQUIRED     1u
@@ -97,8 +102,9 @@
 enum ckpt_section_id {
     CKPT_SEC_WEIGHTS = 1,
     CKPT_SEC_LOSS = 2,
-    CKPT_SEC_OPT_FIRST = 16,    /* 16 .. 31: optimizer state (reserved) */
-    CKPT_SEC_OPT_LAST = 31,
+    CKPT_SEC_OPTIM = 16,        /* the optimizer: kind, t, hyperparameters */
+    CKPT_SEC_OPTIM_STATE = 17,  /* its state vectors */
+    CKPT_SEC_OPT_LAST = 31,     /* 18 .. 31: reserved for more */
 };
 
 /* The job's shape: what must match to resume. */

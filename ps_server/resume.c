@@ -10,6 +10,8 @@
 #include "err.h"
 #include "log.h"
 #include "mistake.h"
+#include "optim.h"
+#include "proto.h"
 
 void resume_job(const struct server *srv, struct ckpt_job *job)
 {
@@ -31,11 +33,57 @@ void resume_job(const struct server *srv, struct ckpt_job *job)
     job->lr = c->lr;
 }
 
+/* optim_check: ck's optimizer sections against this run's optimizer (the
+ * store's): 0 with *st the state to restore (NULL: none) and *t its
+ * updates, or ERR_MISMATCH / ERR_FORMAT with the reason in why. Nothing
+ * changes here. */
+static int optim_check(const struct server *srv, const struct ckpt *ck,
+                       const struct ckpt_section **st, uint64_t *t, char *why)
+{
+    const struct optim *o = &srv->store.opt;
+    const struct ckpt_section *h = ckpt_find(ck, CKPT_SEC_OPTIM);
+    const unsigned char *p;
+    double hp[4];
+    const double want[4] = { o->cfg.momentum, o->cfg.beta1, o->cfg.beta2, o->cfg.eps };
+
+    *st = ckpt_find(ck, CKPT_SEC_OPTIM_STATE);
+    *t = 0;
+    if (!h && !*st) {
+        if (o->slots == 0)
+            return 0;
+        err_say(why, "it holds no optimizer state; --optimizer %s here has some "
+                "(resume with the checkpoint's optimizer)", optim_name(o->cfg.kind));
+        return ERR_MISMATCH;
+    }
+    if (!h || !*st || h->len != CKPT_OPTIM_HEAD) {
+        err_say(why, "its optimizer sections are incomplete");
+        return ERR_FORMAT;
+    }
+    p = h->data;
+    for (int i = 0; i < 4; i++)
+        hp[i] = proto_get_f64(p + 16 + 8 * i);
+    if ((int)proto_get_u32(p) != o->cfg.kind || memcmp(hp, want, sizeof hp) != 0) {
+        err_say(why, "optimizer %s (momentum %g, beta1 %g, beta2 %g, eps %g) in the checkpoint, "
+                "%s (momentum %g, beta1 %g, beta2 %g, eps %g) here",
+                optim_name((int)proto_get_u32(p)), hp[0], hp[1], hp[2], hp[3],
+                optim_name(o->cfg.kind), want[0], want[1], want[2], want[3]);
+        return ERR_MISMATCH;
+    }
+    if ((*st)->len != o->state_bytes) {
+        err_say(why, "optimizer state of %llu bytes in the checkpoint, %zu here",
+                (unsigned long long)(*st)->len, o->state_bytes);
+        return ERR_FORMAT;
+    }
+    *t = proto_get_u64(p + 8);
+    return 0;
+}
+
 int resume_load(struct server *srv, const char *path, char *err)
 {
     struct ckpt ck;
     struct ckpt_job job;
-    const struct ckpt_section *w, *l;
+    const struct ckpt_section *w, *l, *st;
+    uint64_t t;
     unsigned char *buf;
     size_t len;
     char why[ERR_LEN];
@@ -55,8 +103,17 @@ int resume_load(struct server *srv, const char *path, char *err)
         free(buf);
         return ERR_MISMATCH;
     }
+    if ((rc = optim_check(srv, &ck, &st, &t, why)) != 0) {
+        err_say(err, "--resume: %.300s: %s", path, why);
+        free(buf);
+        return rc;
+    }
     w = ckpt_find(&ck, CKPT_SEC_WEIGHTS);
     (void)store_resume(&srv->store, ck.step, w->data);
+    if (st) {
+        memcpy(srv->store.opt.state, st->data, st->len);
+        srv->store.opt.t = t;
+    }
     l = ckpt_find(&ck, CKPT_SEC_LOSS);
     if (l && srv->loss.loss)
         for (uint64_t s = 0; s < ck.step; s++) {
@@ -75,6 +132,8 @@ int resume_save(struct server *srv, char *err)
 {
     struct ckpt ck;
     uint64_t step = store_step(&srv->store);
+    const struct optim *o = &srv->store.opt;
+    unsigned char oh[CKPT_OPTIM_HEAD];
 
     memset(&ck, 0, sizeof ck);
     resume_job(srv, &ck.job);
@@ -83,6 +142,18 @@ int resume_save(struct server *srv, char *err)
     ck.sec[ck.nsec++] = (struct ckpt_section){
         CKPT_SEC_WEIGHTS, CKPT_REQUIRED, (uint64_t)srv->store.n * srv->es,
         store_weights(&srv->store) };
+    if (o->slots > 0) {         /* momentum, Adam: their state too */
+        const double hp[4] = { o->cfg.momentum, o->cfg.beta1, o->cfg.beta2, o->cfg.eps };
+
+        memset(oh, 0, sizeof oh);
+        proto_put_u32(oh, (uint32_t)o->cfg.kind);
+        proto_put_u64(oh + 8, o->t);
+        for (int i = 0; i < 4; i++)
+            proto_put_f64(oh + 16 + 8 * i, hp[i]);
+        ck.sec[ck.nsec++] = (struct ckpt_section){ CKPT_SEC_OPTIM, CKPT_REQUIRED, sizeof oh, oh };
+        ck.sec[ck.nsec++] = (struct ckpt_section){
+            CKPT_SEC_OPTIM_STATE, CKPT_REQUIRED, o->state_bytes, o->state };
+    }
     /* The loss curve holds --steps entries; the first `step` are ours. */
     if (srv->loss.loss && step <= srv->loss.steps)
         ck.sec[ck.nsec++] = (struct ckpt_section){

@@ -16,6 +16,7 @@
 #include "err.h"
 #include "log.h"
 #include "mistake.h"
+#include "optim.h"
 #include "resume.h"
 #include "server.h"
 #include "workload.h"
@@ -35,6 +36,7 @@ static int setup_store(struct server *srv, const struct workload *wl)
     void *w0 = malloc(wl->n * srv->es);
     uint64_t batch = wl->batch, count_max = wl->batch;
     const char *batch_what = "B";
+    struct optim_cfg oc;
     int rc;
 
     /* COUNTS (store.h): a step's counts sum to B, no worker counts more.
@@ -54,6 +56,7 @@ static int setup_store(struct server *srv, const struct workload *wl)
         return -1;
     }
     workload_init_weights(wl, w0);
+    cli_optim_cfg(&srv->f.c, &oc);
     rc = store_init(&srv->store, &(struct store_cfg){
                         .n = (size_t)(srv->scfg.hi - srv->scfg.lo), .offset = srv->scfg.lo,
                         .dtype = srv->f.c.dtype, .world = srv->k, .lr = srv->f.c.lr,
@@ -63,7 +66,7 @@ static int setup_store(struct server *srv, const struct workload *wl)
                                            (uint32_t)srv->f.c.micro : 1,
                         .divide_by_one = srv->f.mistake == MISTAKE_SUM_NOT_MEAN,
                         .batch = batch, .count_max = count_max,
-                        .batch_what = batch_what }, err);
+                        .batch_what = batch_what, .optim = &oc }, err);
     free(w0);
     if (rc != 0) {
         log_msg("%s", err);

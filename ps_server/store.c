@@ -17,7 +17,7 @@
  *
  * A release (store.h, RELEASE) writes the new weights over the released
  * part of the accumulator: the old weights are staged on the stack, updated
- * there by sgd_step itself (so the arithmetic is the one update of
+ * there by optim_update itself (so the arithmetic is the one update of
  * sgd.h, bit for bit, whatever the cuts) and copied into the accumulator.
  * The weights buffer is never written during a step; the step's last
  * release swaps the two buffers.
@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "dtype.h"
-#include "sgd.h"
+#include "optim.h"
 #include "vec.h"
 
 enum {
@@ -108,11 +108,24 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     }
     if (cfg->weights)
         memcpy(s->weights, cfg->weights, cfg->n * es);
+    /* The server holds the optimizer state of the elements it owns: a
+     * parameter server shards the optimizer by construction (ZeRO-1's
+     * idea, docs/design.md). */
+    {
+        struct optim_cfg oc = { OPTIM_SGD, cfg->lr, OPTIM_DEFAULT_MOMENTUM, OPTIM_DEFAULT_BETA1,
+                                OPTIM_DEFAULT_BETA2, OPTIM_DEFAULT_EPS };
+        int rc = optim_init(&s->opt, cfg->optim ? cfg->optim : &oc, cfg->dtype, cfg->n, err);
+        if (rc != 0) {
+            store_destroy(s);
+            return rc;
+        }
+    }
     return 0;
 }
 
 void store_destroy(struct store *s)
 {
+    optim_destroy(&s->opt);
     free(s->weights);
     free(s->acc);
     free(s->workers);
@@ -442,8 +455,10 @@ static void update_range(struct store *s, size_t at, size_t cnt, uint64_t diviso
         int rc;
 
         memcpy(buf, w + at * es, k * es);
-        rc = sgd_step(buf, acc + at * es, k, s->dtype, s->lr, divisor);
-        assert(rc == 0);    /* lr checked at init, divisor > 0 */
+        /* The server holds the optimizer state of its range: entry `at`
+         * is element at's (optim.h); each element is updated once a step. */
+        rc = optim_update(&s->opt, s->step + 1, buf, acc + at * es, k, at, divisor);
+        assert(rc == 0);    /* the optimizer checked at init, divisor > 0 */
         (void)rc;
         memcpy(acc + at * es, buf, k * es);
         at += k;

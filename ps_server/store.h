@@ -138,6 +138,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "optim.h"
 #include "proto.h"
 
 #define STORE_MAX_PUSHES 65536  /* P, pushes per worker per step, at most */
@@ -156,6 +157,8 @@ struct store_cfg {
     uint64_t count_max;     /* COUNTS: the most one worker may count in a
                                step; 0: batch */
     const char *batch_what; /* names that sum in messages ("B"); NULL: "B" */
+    const struct optim_cfg *optim;  /* the optimizer (optim.h; its lr is used, not
+                                       `lr` above); NULL: plain SGD at `lr` */
 };
 
 /* Per-worker state of the step in progress: O(1) bytes each. */
@@ -192,6 +195,9 @@ struct store {
     void *acc;              /* n elements: the running sum (owned) */
     struct store_worker *workers;   /* world entries (owned) */
     char fail_msg[ERR_LEN];  /* why it FAILED */
+    struct optim opt;       /* the optimizer and its state for these n elements
+                               (optim.h: a plain struct with a size, state_bytes,
+                               for a checkpoint; owned) */
 };
 
 /* What store_release released (count 0: nothing new). The new weights of

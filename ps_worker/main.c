@@ -375,13 +375,13 @@ static int step_setup(struct run *r, char *err)
 {
     const struct step_ops ops = {
         0, "push", "push", ", pushed one by one", "wait for the pushes", "pull weights",
-        push, pull, NULL, r,
+        push, pull, NULL, r, NULL, NULL,
     };
     const struct step_cfg sc = {
         &r->w, r->o.rank, r->o.world, r->o.shard_weights, r->o.micro, r->mistake, r->o.steps,
         r->o.warmup, r->bucket_bytes, r->no_overlap, r->trace,
         &clock_real,    /* the PS worker's client talks TCP itself: the real clock */
-        r->cuda ? &r->gpu.dev : NULL,
+        r->cuda ? &r->gpu.dev : NULL, NULL, 0,
     };
 
     r->have_step = 1;

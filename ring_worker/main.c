@@ -82,6 +82,7 @@ struct opts {
     int root;                   /* --root R: broadcast, reduce; alltoall's hot rank */
     double imbalance;           /* --imbalance F: alltoall */
     int op;                     /* the collective --coll names (enum coll_op) */
+    int zero;                   /* --zero STAGE (train.h, ZeRO) */
 };
 
 /* The nccl-tests spellings: -b 4K, -b4K, and so on, become --minbytes 4K. */
@@ -275,6 +276,9 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "trace", CLI_STRING, &o->trace, "FILE",
           "write each rank's timeline to FILE.RANK (Chrome trace-event JSON, Perfetto)",
           0, 0, NULL },
+        { "zero", CLI_INT, &o->zero, "STAGE",
+          "ZeRO 1: shard the optimizer, 2: + gradients, 3: + weights", 0, 0,
+          NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3] = { own, cli_common_opts(c), NULL };
@@ -308,6 +312,13 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
                               has_flag(xargc, xargv, "--no-overlap") || o->trace))
         usage_fail("--bucket-size/--no-overlap/--trace: buckets and overlap run on the CPU "
                    "ring only (--device cpu --transport tcp)");
+    if (o->zero && (o->bench || *kind != COLL_TCP || *algo != COLL_RING))
+        usage_fail("--zero: trains on the CPU ring only (reduce-scatter + all-gather; "
+                   "not with --bench, --algo rd, --device cuda or --transport nccl)");
+    if (o->zero && o->mistake != MISTAKE_NONE)
+        usage_fail("--zero: takes no --mistake");
+    if (o->zero == 3 && c->workload == WORKLOAD_SYNTHETIC)
+        usage_fail("--zero 3: the synthetic workload has no forward pass; use mlp or linreg");
     return xargv;
 }
 
@@ -394,7 +405,7 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
     struct train_cfg tc = { .c = c, .w = w, .coll = coll, .link = link,
                             .mistake = o->mistake, .loss_out = o->loss_out,
                             .bucket_bytes = o->bucket_bytes, .no_overlap = o->no_overlap,
-                            .trace = o->trace };
+                            .trace = o->trace, .zero = o->zero };
     int rc;
 
     if (o->bench) {
@@ -433,7 +444,7 @@ int main(int argc, char **argv)
     struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", "ring", 0, NULL, MISTAKE_NONE,
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20, NULL, 0, 1.0,
-                      COLL_ALL_REDUCE };
+                      COLL_ALL_REDUCE, 0 };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
     struct link link;

@@ -23,8 +23,9 @@
 #include "err.h"
 #include "log.h"
 #include "losscurve.h"
+#include "mem.h"
 #include "mistake.h"
-#include "sgd.h"
+#include "optim.h"
 #include "step.h"
 
 #define LOSS_LOG_EVERY_S 1.0
@@ -49,8 +50,9 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
 {
     const struct train_cfg *cfg = ctx;
     unsigned char *g = job->grad;
-    int rc = coll_allreduce(cfg->coll, g + job->first * dtype_size(cfg->c->dtype), job->count,
-                            err);
+    void *p = g + job->first * dtype_size(cfg->c->dtype);
+    int rc = job->scatter ? ring_reduce_scatter(&cfg->coll->ring, p, job->count, cfg->c->dtype, err)
+                          : coll_allreduce(cfg->coll, p, job->count, err);
 
     if (rc != 0) {
         char why[ERR_LEN];
@@ -60,16 +62,60 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
     return rc;
 }
 
-/* sgd_apply: the CPU apply: sgd_step on the host weights. */
-static int sgd_apply(void *ctx, void *weights, const void *sum, size_t n, uint64_t divide_by,
-                     char *err)
+/* optim_apply_host: the CPU apply: optim_update (--optimizer) on the host
+ * weights, with the state the driver keeps. */
+static int optim_apply_host(void *ctx, const struct step_update *u, char *err)
 {
     const struct train_cfg *cfg = ctx;
-    int rc = sgd_step(weights, sum, n, cfg->c->dtype, cfg->c->lr, divide_by);
+    const size_t es = dtype_size(cfg->c->dtype);
+    int rc = optim_update(u->opt, u->step + 1, (unsigned char *)u->weights + u->first * es,
+                          (const unsigned char *)u->sum + u->first * es, u->count, u->state_off,
+                          u->divide_by);
 
     if (rc != 0)
-        err_say(err, "sgd_step: %s", err_str(rc));
+        err_say(err, "%s: %s", optim_name(cfg->c->optimizer), err_str(rc));
     return rc;
+}
+
+/* ZeRO (step.h, SHARDED): after ring_reduce_scatter of a range, this rank
+ * holds the sum of the range's chunk `rank` (ring.c: ring_chunk); the
+ * all-gather of the range sends it round. Both on the host ring (main.c
+ * refuses --zero with --algo rd and on the GPU). */
+static void ring_shard(void *ctx, size_t first, size_t count, size_t *lo, size_t *hi)
+{
+    const struct train_cfg *cfg = ctx;
+
+    ring_chunk(count, cfg->c->world, cfg->c->rank, lo, hi);
+    *lo += first;
+    *hi += first;
+}
+
+static int ring_gather(void *ctx, void *buf, size_t first, size_t count, char *err)
+{
+    const struct train_cfg *cfg = ctx;
+    int rc = ring_all_gather(&cfg->coll->ring,
+                             (unsigned char *)buf + first * dtype_size(cfg->c->dtype), count,
+                             cfg->c->dtype, err);
+
+    if (rc != 0) {
+        char why[ERR_LEN];
+        snprintf(why, sizeof why, "%s", err);
+        err_say(err, "all-gather of the parameters: %s", why);
+    }
+    return rc;
+}
+
+/* log_memory: every rank's line (train.h, MEMORY). */
+static void log_memory(const struct train_cfg *cfg, const struct step *d)
+{
+    const struct step_memory *m = step_memory(d);
+
+    log_msg("memory (--zero %d, --optimizer %s, K %d): parameters %llu B, gradients %llu B "
+            "(%llu B kept after the reduce-scatter), optimizer state %llu B, other buffers "
+            "%llu B; peak RSS %llu B", cfg->zero, optim_name(cfg->c->optimizer), cfg->c->world,
+            (unsigned long long)m->params, (unsigned long long)m->grads,
+            (unsigned long long)m->grads_resident, (unsigned long long)m->optim,
+            (unsigned long long)m->buffers, (unsigned long long)mem_peak_rss());
 }
 
 /* record: a timed step into *rec: the all-reduce time, the whole step's,
@@ -124,14 +170,17 @@ int train_steps(const struct train_cfg *cfg, const struct step_device *dev, trai
 {
     const struct cli_common *c = cfg->c;
     const struct step_ops ops = {
-        STEP_TRAILER | STEP_CHECK_FINITE, "allreduce", "all-reduce", "", "wait", NULL,
-        ring_combine, NULL, apply ? apply : sgd_apply, (void *)cfg,
+        STEP_TRAILER | STEP_CHECK_FINITE, cfg->zero ? "reducescatter" : "allreduce",
+        cfg->zero ? "reduce-scatter" : "all-reduce", "", "wait", NULL,
+        ring_combine, NULL, apply ? apply : optim_apply_host, (void *)cfg,
+        cfg->zero ? ring_shard : NULL, cfg->zero ? ring_gather : NULL,
     };
+    struct optim_cfg oc;
     const struct step_cfg sc = {
         cfg->w, c->rank, c->world, c->shard_weights, c->micro, cfg->mistake, c->steps,
         c->warmup, cfg->bucket_bytes, cfg->no_overlap, cfg->trace,
         coll_clock(cfg->coll),      /* the transport's clock (xport.h) */
-        dev,
+        dev, &oc, cfg->zero,
     };
     const struct clock_src *clk = sc.clock;
     const char *loss_out = c->rank == 0 ? cfg->loss_out : NULL;
@@ -140,6 +189,7 @@ int train_steps(const struct train_cfg *cfg, const struct step_device *dev, trai
     double cpu0 = 0, wall0 = 0, last_log = -INFINITY;
     int rc;
 
+    cli_optim_cfg(c, &oc);
     cfg->w->clock = clk;        /* the EMULATED backward time sleeps on it too */
     if ((rc = step_init(&d, &sc, &ops, err)) != 0)
         goto out;
@@ -174,6 +224,7 @@ int train_steps(const struct train_cfg *cfg, const struct step_device *dev, trai
     hostload_sample_read(&rec->machine1);
     if (c->rank == 0 && c->steps > c->warmup && !dev)
         log_medians(&d);
+    log_memory(cfg, &d);
     if (c->weights_out)
         rc = step_weights_write(&d, c->weights_out, c->rank, err);
 out:

@@ -4,7 +4,8 @@
  * Every rank takes its share of each step's global batch (workload_split
  * by rank, or by --shard-weights), sums the per-example gradients over
  * --micro micro-batches into one buffer, all-reduces that SUM together with
- * the example count and the loss, and applies sgd_step(w, g_sum, B) itself:
+ * the example count and the loss, and applies the optimizer (sgd_step's
+ * w -= lr g_sum / B by default; optim.h) itself:
  * the same update on every rank, bit for bit, equal to one big-batch step
  * up to rounding (docs/design.md). Workload and sgd are the parameter server's
  * code; only the combine step differs.
@@ -86,6 +87,23 @@
  * coll_allreduce per job) and its apply (sgd_step, or gpu_sgd_step in
  * train_cuda.c) and its output, in train.c's train_steps.
  *
+ * OPTIMIZER (--optimizer sgd|momentum|adam, optim.h): the apply is
+ * optim_update on the host (gpu_optim_update in train_cuda.c) with the
+ * state common/step.c keeps; the same on every rank, bit for bit.
+ *
+ * ZeRO (--zero 1|2|3, train_cfg.zero; CPU ring only: main.c refuses --algo
+ * rd, the GPU, --bench and --mistake with exit 64). The combine of a
+ * gradient job is ring_reduce_scatter (ring.c), the driver updates the
+ * rank's chunk (ring_shard: ring_chunk of the job's range) and all-gathers
+ * the weights (ring_gather: ring_all_gather); stage 2 also frees the
+ * gradient outside the chunk, stage 3 the weights between steps
+ * (step.h, SHARDED; docs/design.md, Optimizers and ZeRO). The same bits
+ * as --zero 0; the bytes of 1 and 2 are the all-reduce's.
+ *
+ * MEMORY: every rank logs at the end "memory (--zero Z, --optimizer O, K
+ * K): parameters, gradients (kept after the reduce-scatter), optimizer
+ * state, other buffers, in bytes; peak RSS" (step_memory, mem_peak_rss).
+ *
  * OWNERSHIP: train_run allocates its buffers at start and frees them
  * before it returns; nothing is allocated inside the step loop.
  */
@@ -111,6 +129,7 @@ struct train_cfg {
     uint64_t bucket_bytes;         /* --bucket-size; 0: BUCKETS_DEFAULT_BYTES */
     int no_overlap;                /* --no-overlap: all buckets after the backward pass */
     const char *trace;             /* --trace FILE (every rank writes FILE.RANK), or NULL */
+    int zero;                      /* --zero: 0, 1 or 2 (ZeRO below) */
 };
 
 /* train_check: the trailer's exactness bounds for this job; ERR_USAGE and
@@ -127,8 +146,7 @@ int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err
 int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err);
 
 /* train_apply_fn: the optimizer as step.h's apply; ctx is the train_cfg. */
-typedef int (*train_apply_fn)(void *ctx, void *weights, const void *sum, size_t n,
-                              uint64_t divide_by, char *err);
+typedef int (*train_apply_fn)(void *ctx, const struct step_update *u, char *err);
 
 /* train_steps: what train_run and train_cuda_run share: the steps through
  * common/step.c with the ring's combine (coll_allreduce), `apply` (NULL:

@@ -4,7 +4,7 @@
  * The steps are train.c's (train_steps, through common/step.c), and so are
  * the checks, the log and the record; only where the numbers live changes:
  * the device is common/step_gpu.h's on the coll's stream, and the apply is
- * gpu_sgd_step (sgd_step's twin). On the stream, in order, per step:
+ * gpu_optim_update (optim_apply's twin; --optimizer, optim.h). On the stream, in order, per step:
  *
  *   1. zero the gradient buffer and a device double for the loss; per
  *      micro-batch gpu_workload_grad_add (the twin of workload_grad_add:
@@ -17,7 +17,7 @@
  *      ring or NCCL), the timed part;
  *   4. the trailer copied back (with the synthetic workload also the n
  *      sums, for the closed-form check on the host) and the count checked;
- *   5. gpu_sgd_step on the weights, queued; the next step's gradient
+ *   5. gpu_optim_update on the weights, queued; the next step's gradient
  *      (linreg reads the weights) follows it on the stream.
  *
  * The host copies in 2 and 4 serve the checks, outside the timed region;
@@ -27,7 +27,7 @@
  * One bucket, no overlap: buckets and overlap are the CPU's (main.c
  * refuses --bucket-size, --no-overlap and --trace here).
  *
- * MISTAKES: sum-not-mean is made here too (gpu_sgd_step by 1 instead of
+ * MISTAKES: sum-not-mean is made here too (the update by 1 instead of
  * B). The others live in the micro-batch loop, whose GPU twin here has no
  * mistakes: they are refused before the first step, with one line.
  *
@@ -36,20 +36,31 @@
  */
 #include "train.h"
 
+#include "dtype.h"
 #include "err.h"
 #include "gpu.h"
 #include "mistake.h"
 #include "step_gpu.h"
 
-/* gpu_apply: the apply of step.h: gpu_sgd_step on the device weights,
- * queued on the coll's stream. */
-static int gpu_apply(void *ctx, void *weights, const void *sum, size_t n, uint64_t divide_by,
-                     char *err)
+/* gpu_apply: the apply of step.h: gpu_optim_update (optim_apply's twin;
+ * sgd is gpu_sgd_step) on the device weights and the device state the
+ * driver keeps, queued on the coll's stream; the scalars from the host. */
+static int gpu_apply(void *ctx, const struct step_update *u, char *err)
 {
     const struct train_cfg *cfg = ctx;
+    const size_t es = dtype_size(cfg->c->dtype);
+    struct optim_coef k;
+    struct optim_cfg oc;
 
-    return gpu_sgd_step(weights, sum, n, cfg->c->dtype, cfg->c->lr, divide_by,
-                        cfg->coll->stream, err);
+    cli_optim_cfg(cfg->c, &oc);
+    optim_scalars(u->opt ? &u->opt->cfg : &oc, u->step + 1, &k);
+    if (u->opt)
+        u->opt->t = u->step + 1;
+    return gpu_optim_update(&k, cfg->c->dtype, (unsigned char *)u->weights + u->first * es,
+                            (const unsigned char *)u->sum + u->first * es,
+                            u->opt ? optim_state(u->opt, 0, u->state_off) : NULL,
+                            u->opt ? optim_state(u->opt, 1, u->state_off) : NULL, u->count,
+                            u->divide_by, cfg->coll->stream, err);
 }
 
 int train_cuda_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err)

@@ -172,7 +172,7 @@ static int worker_real(struct worker *w)
     struct sim_slot *sl = w->sl;
     struct cli_common c = *w->j->c;
     const struct step_ops ops = { 0, "push", "push", "", "wait for the pushes", "pull weights",
-                                  step_push, step_pull, NULL, w };
+                                  step_push, step_pull, NULL, w, NULL, NULL };
     struct workload_cfg wc;
     struct workload wl;
     struct step d;
@@ -187,7 +187,8 @@ static int worker_real(struct worker *w)
     }
     wl.clock = &xport_sim_clock;
     const struct step_cfg sc = { &wl, sl->rank, w->j->k, c.shard_weights, c.micro, 0, c.steps,
-                                 c.warmup, (uint64_t)1 << 62, 1, NULL, &xport_sim_clock, NULL };
+                                 c.warmup, (uint64_t)1 << 62, 1, NULL, &xport_sim_clock, NULL,
+                                 NULL, 0 };
     if ((rc = step_init(&d, &sc, &ops, sl->err)) == 0) {
         for (int s = 0; s < c.steps && rc == 0; s++) {
             uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;

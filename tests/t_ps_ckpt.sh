@@ -297,4 +297,46 @@ mkfifo "$T_TMP/fifo"
 job 10 "$PSR_BIN/ps_server" $JOB --checkpoint "$T_TMP/fifo"
 expect_rc 64; expect_grep err "FIFO"
 t_end
+
+# ---------------------------------------------------------------------------
+t_case psckpt-10 "momentum and Adam: their state is in the checkpoint (killed at 3 steps, resumed: the same bits); another optimizer is refused (65, one line)"
+JOB0=$JOB
+for opt in momentum adam; do
+    JOB="$JOB0 --optimizer $opt"
+    server "o${opt}r"
+    workers "o${opt}r" "127.0.0.1:$port"
+    reap "o${opt}r"
+    [ "$st" = 0 ] || t_fail "$opt: the reference run exited $st"
+    r=0; while [ $r -lt $K ]; do reap "o${opt}r$r"; r=$((r + 1)); done
+    ck="$T_TMP/o$opt.ck" run=0 resume="" listen=""
+    for k in 4 17 30; do
+        PSRING_TEST_KILL_AT_STEP=$k server "o${opt}s$run" --checkpoint "$ck" --checkpoint-every 2 $resume $listen
+        [ $run = 0 ] && { workers "o$opt" "127.0.0.1:$port" --reconnect-window 30; listen="--listen 127.0.0.1:$port"; }
+        reap "o${opt}s$run"
+        [ "$st" = 137 ] || t_fail "$opt: server run $run (kill at step $k) exited $st: $(tail -c 300 "$T_TMP/o${opt}s$run.err")"
+        resume="--resume $ck" run=$((run + 1))
+    done
+    server "o${opt}s$run" --checkpoint "$ck" --checkpoint-every 2 $resume $listen
+    reap "o${opt}s$run"
+    [ "$st" = 0 ] || t_fail "$opt: the last server exited $st: $(tail -c 300 "$T_TMP/o${opt}s$run.err")"
+    r=0
+    while [ $r -lt $K ]; do
+        reap "o$opt$r"
+        [ "$st" = 0 ] || t_fail "$opt: worker $r exited $st"
+        cmp -s "$T_TMP/o${opt}r.w.$r" "$T_TMP/o$opt.w.$r" \
+            || t_fail "$opt: worker $r's weights differ from the uninterrupted run's"
+        r=$((r + 1))
+    done
+    kill_all
+done
+JOB=$JOB0
+# The Adam checkpoint under momentum, under sgd, and under Adam with
+# another beta2: not this job's.
+for other in "--optimizer momentum" "--optimizer sgd" "--optimizer adam --beta2 0.99"; do
+    job 10 "$PSR_BIN/ps_server" $JOB $other --resume "$T_TMP/oadam.ck"
+    expect_rc 65
+    [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "$other: stderr not one line: $(cat "$T_TMP/err")"
+    expect_grep err "optimizer"
+done
+t_end
 t_exit

@@ -422,12 +422,14 @@ static void test_flags(void)
          * --backward-time and --layers (issue 6: the EMULATED backward
          * pass, the synthetic workload's layers) and the compute-time
          * model's --straggler, --jitter, --pause (issue 16), and the
-         * EMULATED host link's --link-host (issue 15). */
+         * EMULATED host link's --link-host (issue 15), and
+         * the optimizer's --optimizer, --momentum, --beta1, --beta2, --eps
+         * (issue 18). */
         static const char *const names[] = {
             "rank", "world", "workload", "params", "batch", "shard-weights", "micro",
             "steps", "warmup", "lr", "seed", "dtype", "link-bw", "link-latency", "link-host",
             "timeout", "csv", "weights-out", "backward-time", "straggler", "jitter", "pause",
-            "layers", "secret-file",
+            "layers", "secret-file", "optimizer", "momentum", "beta1", "beta2", "eps",
         };
         const struct cli_opt *t = cli_common_opts(&c);
         size_t n = 0;

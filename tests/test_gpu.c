@@ -22,6 +22,7 @@
 #include "err.h"
 #include "gpu.h"
 #include "rng.h"
+#include "optim.h"
 #include "sgd.h"
 #include "vec.h"
 #include "workload.h"
@@ -251,6 +252,60 @@ out:
     free(w);
     free(g);
     free(got);
+}
+
+/* check_optim: 3 updates of momentum or Adam on the GPU against
+ * optim_apply on the host, from the same random weights, gradient and
+ * (zero) state: the weights and the state, bit for bit. */
+static void check_optim(size_t n, int dtype, int kind, struct rng *r)
+{
+    const size_t es = dtype_size(dtype);
+    const struct optim_cfg oc = { kind, 0.01, 0.9, 0.9, 0.999, 1e-8 };
+    char *w = malloc(n * es), *g = malloc(n * es), *st = calloc(2 * n, es), *got = malloc(2 * n * es);
+    char *dw = NULL, *dg = NULL, *dst = NULL;
+
+    if (!w || !g || !st || !got)
+        goto out;
+    fill(w, n, dtype, r);
+    fill(g, n, dtype, r);
+    dw = to_device(w, n * es);
+    dg = to_device(g, n * es);
+    dst = to_device(st, 2 * n * es);
+    if (!dw || !dg || !dst)
+        goto out;
+    for (uint64_t t = 1; t <= 3; t++) {
+        struct optim_coef k;
+        optim_scalars(&oc, t, &k);
+        OK(gpu_optim_update(&k, dtype, dw, dg, dst, kind == OPTIM_ADAM ? dst + n * es : NULL, n,
+                            1000003, stream, err));
+        optim_apply(&k, dtype, w, g, st, kind == OPTIM_ADAM ? st + n * es : NULL, n, 1000003);
+    }
+    from_device(got, dw, n * es);
+    expect_same(got, w, n, dtype, "gpu_optim_update == optim_apply (weights)");
+    from_device(got, dst, 2 * n * es);
+    expect_same(got, st, 2 * n, dtype, "gpu_optim_update == optim_apply (state)");
+out:
+    gpu_free(dw);
+    gpu_free(dg);
+    gpu_free(dst);
+    free(w);
+    free(g);
+    free(st);
+    free(got);
+}
+
+static void test_optim(void)
+{
+    static const size_t sizes[] = { 1, 7, 65537 };
+    struct rng r;
+
+    rng_seed(&r, 18);
+    T_CASE("gpu-2.18", "momentum and Adam: bit-identical to optim_apply (f32, f64; 3 updates)");
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (int kind = OPTIM_MOMENTUM; kind <= OPTIM_ADAM; kind++) {
+            check_optim(sizes[i], DTYPE_F32, kind, &r);
+            check_optim(sizes[i], DTYPE_F64, kind, &r);
+        }
 }
 
 static void test_sgd(void)
@@ -577,6 +632,7 @@ int main(void)
     if (stream) {
         test_vec_add();
         test_sgd();
+        test_optim();
         test_workload();
         test_waits();
         test_nccl();

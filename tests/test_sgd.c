@@ -1,11 +1,14 @@
-/* test_sgd.c -- the optimizer step divides by the global batch, and the
- * typed vector helpers every combine step uses. */
+/* test_sgd.c -- the optimizer step divides by the global batch; the
+ * optimizers with state (optim.h: momentum and Adam, their formulas, their
+ * state, a shard updated in pieces); and the typed vector helpers every
+ * combine step uses. */
 #include <math.h>
 #include <string.h>
 
 #include "check.h"
 #include "dtype.h"
 #include "err.h"
+#include "optim.h"
 #include "sgd.h"
 #include "vec.h"
 
@@ -97,9 +100,174 @@ static void test_dtype(void)
     T_END();
 }
 
+/* The formulas of optim.h, written out again here for one element. */
+static double adam_ref(double w, double *m, double *v, double g, double lr, double b1, double b2,
+                       double eps, double t)
+{
+    const double c1 = 1.0 - pow(b1, t), c2 = 1.0 - pow(b2, t);
+
+    *m = b1 * *m + (1.0 - b1) * g;
+    *v = b2 * *v + (1.0 - b2) * (g * g);
+    return w - lr * ((*m / c1) / (sqrt(*v / c2) + eps));
+}
+
+static void test_optim(void)
+{
+    char err[ERR_LEN];
+    struct optim_cfg mc = { OPTIM_MOMENTUM, 0.1, 0.9, 0.9, 0.999, 1e-8 };
+    struct optim_cfg ac = { OPTIM_ADAM, 0.01, 0.9, 0.9, 0.999, 1e-8 };
+    struct optim o;
+    int k;
+
+    T_CASE("sgd-2.1", "momentum: m = mu m + g, w -= lr m, with g = g_sum / B; two steps");
+    {
+        double w[2] = { 1.0, -2.0 }, g[2] = { 2.0, 6.0 }, m0 = 0, m1 = 0, w0 = 1.0, w1 = -2.0;
+        T_EQ_I(optim_init(&o, &mc, DTYPE_F64, 2, err), 0);
+        T_EQ_U(o.state_bytes, 2 * sizeof(double));
+        for (uint64_t t = 1; t <= 2; t++) {
+            T_EQ_I(optim_update(&o, t, w, g, 2, 0, 2), 0);
+            m0 = 0.9 * m0 + 2.0 / 2.0;
+            w0 = w0 - 0.1 * m0;
+            m1 = 0.9 * m1 + 6.0 / 2.0;
+            w1 = w1 - 0.1 * m1;
+        }
+        T_EQ_D(w[0], w0);
+        T_EQ_D(w[1], w1);
+        T_EQ_D(((double *)optim_state(&o, 0, 0))[1], m1);
+        T_EQ_D(w[0], 1.0 - 0.1 * 1.0 - 0.1 * 1.9);      /* 0.71, by hand */
+        T_EQ_U(o.t, 2);
+        optim_destroy(&o);
+    }
+
+    T_CASE("sgd-2.2", "adam: the moments, the host's bias corrections, sqrt, eps; 3 steps f64");
+    {
+        double w[3] = { 0.5, -0.25, 0 }, g[3] = { 3.0, -1.5, 0.0 }, rw[3], rm[3] = { 0 },
+               rv[3] = { 0 };
+        memcpy(rw, w, sizeof rw);
+        T_EQ_I(optim_init(&o, &ac, DTYPE_F64, 3, err), 0);
+        T_EQ_U(o.state_bytes, 6 * sizeof(double));
+        for (uint64_t t = 1; t <= 3; t++) {
+            T_EQ_I(optim_update(&o, t, w, g, 3, 0, 3), 0);
+            for (int i = 0; i < 3; i++)
+                rw[i] = adam_ref(rw[i], &rm[i], &rv[i], g[i] / 3.0, 0.01, 0.9, 0.999, 1e-8,
+                                 (double)t);
+        }
+        for (int i = 0; i < 3; i++)
+            T_EQ_D(w[i], rw[i]);
+        /* A zero gradient leaves its weight (0 / (0 + eps)). */
+        T_NEAR(w[2], 0.0, 0.0);
+        T_EQ_D(((double *)optim_state(&o, 1, 0))[0], rv[0]);
+        optim_destroy(&o);
+    }
+
+    T_CASE("sgd-2.3", "f32: weights and state stored as f32, each rounded once from double");
+    {
+        float w[2] = { 0.1f, -0.3f }, g[2] = { 0.7f, 0.2f };
+        float rw[2] = { 0.1f, -0.3f }, rm[2] = { 0 }, rv[2] = { 0 };
+        T_EQ_I(optim_init(&o, &ac, DTYPE_F32, 2, err), 0);
+        T_EQ_U(o.state_bytes, 4 * sizeof(float));
+        for (uint64_t t = 1; t <= 2; t++) {
+            const double c1 = 1.0 - pow(0.9, (double)t), c2 = 1.0 - pow(0.999, (double)t);
+            T_EQ_I(optim_update(&o, t, w, g, 2, 0, 5), 0);
+            for (int i = 0; i < 2; i++) {
+                const double gi = (double)g[i] / 5.0;
+                rm[i] = (float)(0.9 * (double)rm[i] + (1.0 - 0.9) * gi);
+                rv[i] = (float)(0.999 * (double)rv[i] + (1.0 - 0.999) * (gi * gi));
+                rw[i] = (float)((double)rw[i] -
+                                0.01 * (((double)rm[i] / c1) / (sqrt((double)rv[i] / c2) + 1e-8)));
+            }
+        }
+        T_TRUE(memcmp(w, rw, sizeof w) == 0);
+        T_TRUE(memcmp(optim_state(&o, 0, 0), rm, sizeof rm) == 0);
+        T_TRUE(memcmp(optim_state(&o, 1, 0), rv, sizeof rv) == 0);
+        optim_destroy(&o);
+    }
+
+    T_CASE("sgd-2.4", "a shard updated in pieces (ZeRO) == the whole vector in one call, bit for bit");
+    {
+        enum { N = 11 };
+        double wa[N], wb[N], g[N];
+        struct optim a, b;
+        for (int i = 0; i < N; i++) {
+            wa[i] = wb[i] = 0.1 * i - 0.4;
+            g[i] = 0.37 * (i % 4) - 0.5;
+        }
+        T_EQ_I(optim_init(&a, &ac, DTYPE_F64, N, err), 0);
+        T_EQ_I(optim_init(&b, &ac, DTYPE_F64, N, err), 0);
+        for (uint64_t t = 1; t <= 4; t++) {
+            T_EQ_I(optim_update(&a, t, wa, g, N, 0, 7), 0);
+            T_EQ_I(optim_update(&b, t, wb, g, 4, 0, 7), 0);
+            T_EQ_I(optim_update(&b, t, wb + 4, g + 4, 5, 4, 7), 0);
+            T_EQ_I(optim_update(&b, t, wb + 9, g + 9, 2, 9, 7), 0);
+        }
+        T_TRUE(memcmp(wa, wb, sizeof wa) == 0);
+        T_TRUE(memcmp(a.state, b.state, a.state_bytes) == 0);
+        optim_destroy(&a);
+        optim_destroy(&b);
+    }
+
+    T_CASE("sgd-2.5", "sgd through optim == sgd_step; no state; bad t, batch, range refused");
+    {
+        struct optim_cfg sc = { OPTIM_SGD, 0.5, 0.9, 0.9, 0.999, 1e-8 };
+        double w[3] = { 1, 2, 3 }, w2[3] = { 1, 2, 3 }, g[3] = { 4, -8, 0.5 };
+        T_EQ_I(optim_init(&o, &sc, DTYPE_F64, 3, err), 0);
+        T_EQ_U(o.state_bytes, 0);
+        T_TRUE(optim_state(&o, 0, 0) == NULL);
+        T_EQ_I(optim_update(&o, 1, w, g, 3, 0, 16), 0);
+        T_EQ_I(sgd_step(w2, g, 3, DTYPE_F64, 0.5, 16), 0);
+        T_TRUE(memcmp(w, w2, sizeof w) == 0);
+        optim_destroy(&o);
+        T_EQ_I(optim_init(&o, &mc, DTYPE_F64, 3, err), 0);
+        T_EQ_I(optim_update(&o, 0, w, g, 3, 0, 16), ERR_USAGE);
+        T_EQ_I(optim_update(&o, 1, w, g, 3, 0, 0), ERR_USAGE);
+        T_EQ_I(optim_update(&o, 1, w, g, 2, 2, 16), ERR_USAGE);
+        T_TRUE(memcmp(w, w2, sizeof w) == 0);   /* untouched by the refusals */
+        optim_destroy(&o);
+    }
+
+    T_CASE("sgd-2.6", "names, slots and the configuration's bounds");
+    {
+        struct optim_cfg bad = ac;
+        T_EQ_I(optim_parse("adam", &k), 0);
+        T_EQ_I(k, OPTIM_ADAM);
+        T_EQ_I(optim_parse("momentum", &k), 0);
+        T_EQ_I(k, OPTIM_MOMENTUM);
+        T_EQ_I(optim_parse("Adam", &k), ERR_USAGE);
+        T_STR(optim_name(OPTIM_SGD), "sgd");
+        T_EQ_I(optim_slots(OPTIM_ADAM), 2);
+        T_EQ_U(optim_state_bytes(OPTIM_MOMENTUM, DTYPE_F32, 10), 40);
+        bad.beta2 = 1.0;
+        T_EQ_I(optim_cfg_check(&bad, err), ERR_USAGE);
+        T_HAS(err, "beta2");
+        bad = ac;
+        bad.eps = 0;
+        T_EQ_I(optim_init(&o, &bad, DTYPE_F64, 3, err), ERR_USAGE);
+        bad = mc;
+        bad.momentum = -0.1;
+        T_EQ_I(optim_cfg_check(&bad, err), ERR_USAGE);
+        bad.momentum = 0.5;
+        bad.lr = NAN;
+        T_EQ_I(optim_cfg_check(&bad, err), ERR_USAGE);
+        T_EQ_I(optim_cfg_check(&ac, err), 0);
+    }
+
+    T_CASE("sgd-2.7", "the scalars: 1 - b^t from the host, once per update");
+    {
+        struct optim_coef c;
+        optim_scalars(&ac, 3, &c);
+        T_EQ_D(c.c1, 1.0 - pow(0.9, 3.0));
+        T_EQ_D(c.c2, 1.0 - pow(0.999, 3.0));
+        T_EQ_D(c.one_b1, 1.0 - 0.9);
+        T_EQ_D(c.one_b2, 1.0 - 0.999);
+        T_EQ_I(c.kind, OPTIM_ADAM);
+    }
+    T_END();
+}
+
 int main(void)
 {
     test_sgd();
+    test_optim();
     test_vec();
     test_dtype();
     return t_done();

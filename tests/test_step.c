@@ -18,6 +18,7 @@
 #include "err.h"
 #include "log.h"
 #include "mistake.h"
+#include "optim.h"
 #include "sgd.h"
 #include "step.h"
 #include "vec.h"
@@ -33,6 +34,7 @@ struct fake {
     int finishes, applies;
     uint64_t divide_by, examples;
     int corrupt_count;  /* add 1 to the combined count */
+    int scatters, gathers;  /* ZeRO: jobs combined with scatter, gathers */
 };
 
 static int fake_combine(void *ctx, const struct step_job *job, char *err)
@@ -45,6 +47,7 @@ static int fake_combine(void *ctx, const struct step_job *job, char *err)
         f->count[f->njobs] = job->count;
     }
     f->njobs++;
+    f->scatters += job->scatter;
     f->examples = job->meta.examples;
     if (f->corrupt_count && job->first + job->count == P + STEP_TRAILER_LEN) {
         double *g = job->grad;
@@ -62,30 +65,60 @@ static int fake_finish(void *ctx, uint64_t step, void *weights, char *err)
     return 0;
 }
 
-static int fake_apply(void *ctx, void *weights, const void *sum, size_t n, uint64_t divide_by,
-                      char *err)
+static int fake_apply(void *ctx, const struct step_update *u, char *err)
 {
     struct fake *f = ctx;
 
     (void)err;
     f->applies++;
-    f->divide_by = divide_by;
-    return sgd_step(weights, sum, n, DTYPE_F64, 0.125, divide_by);
+    f->divide_by = u->divide_by;
+    return sgd_step((double *)u->weights + u->first, (const double *)u->sum + u->first, u->count,
+                    DTYPE_F64, 0.125, u->divide_by);
 }
 
 static struct workload wl;
 
+/* ZeRO with one rank: the rank owns every range, and the all-gather has
+ * nothing to bring. The apply is the ring's: optim_update with the
+ * driver's state. */
+static void fake_shard(void *ctx, size_t first, size_t count, size_t *lo, size_t *hi)
+{
+    (void)ctx;
+    *lo = first;
+    *hi = first + count;
+}
+
+static int fake_gather(void *ctx, void *buf, size_t first, size_t count, char *err)
+{
+    struct fake *f = ctx;
+
+    (void)buf, (void)first, (void)count, (void)err;
+    f->gathers++;
+    return 0;
+}
+
+static int optim_apply_fake(void *ctx, const struct step_update *u, char *err)
+{
+    struct fake *f = ctx;
+
+    (void)err;
+    f->applies++;
+    f->divide_by = u->divide_by;
+    return optim_update(u->opt, u->step + 1, (double *)u->weights + u->first,
+                        (const double *)u->sum + u->first, u->count, u->state_off, u->divide_by);
+}
+
 static struct step_cfg cfg(int micro, int mistake, uint64_t bucket, int no_overlap)
 {
     struct step_cfg c = { &wl, 0, 1, NULL, micro, mistake, 3, 1, bucket, no_overlap, NULL,
-                          &clock_real, NULL };
+                          &clock_real, NULL, NULL, 0 };
     return c;
 }
 
 static struct step_ops ring_ops(struct fake *f)
 {
     struct step_ops o = { STEP_TRAILER | STEP_CHECK_FINITE, "allreduce", "all-reduce", "",
-                          "wait", NULL, fake_combine, NULL, fake_apply, f };
+                          "wait", NULL, fake_combine, NULL, fake_apply, f, NULL, NULL };
     return o;
 }
 
@@ -248,7 +281,7 @@ static void test_ps_shape(void)
 {
     struct fake f;
     struct step_ops o = { 0, "push", "push", ", pushed one by one", "wait for the pushes",
-                          "pull weights", fake_combine, fake_finish, NULL, NULL };
+                          "pull weights", fake_combine, fake_finish, NULL, NULL, NULL, NULL };
     struct step_cfg c = cfg(2, MISTAKE_NONE, 16 * 8, 0);
     double w[P];
     char err[ERR_LEN] = "";
@@ -265,6 +298,77 @@ static void test_ps_shape(void)
     T_END();
 }
 
+static void test_zero(void)
+{
+    const struct optim_cfg adam = { OPTIM_ADAM, 0.01, 0.9, 0.9, 0.999, 1e-8 };
+    struct fake f;
+    struct step_ops o;
+    struct step_cfg c;
+    struct step d;
+    double w0[P], w1[P];
+    char err[ERR_LEN] = "";
+
+    T_CASE("step-4.1", "--zero 1, one bucket, Adam: scatter, own update, one gather a step == DDP");
+    memset(&f, 0, sizeof f);
+    o = ring_ops(&f);
+    o.apply = optim_apply_fake;
+    c = cfg(1, MISTAKE_NONE, 0, 0);
+    c.optim = &adam;
+    T_EQ_I(run(&c, &o, w0, err), 0);
+    T_EQ_I(f.scatters, 0);
+    memset(&f, 0, sizeof f);
+    o.shard = fake_shard;
+    o.gather = fake_gather;
+    c.zero = 1;
+    T_EQ_I(run(&c, &o, w1, err), 0);
+    T_TRUE(memcmp(w0, w1, sizeof w0) == 0);
+    T_EQ_I(f.scatters, 3);
+    T_EQ_I(f.gathers, 3);
+    T_EQ_U(f.divide_by, B);
+    T_EQ_I(step_init(&d, &c, &o, err), 0);
+    T_EQ_U(step_memory(&d)->optim, 2 * P * sizeof(double));
+    T_EQ_U(step_memory(&d)->params, (P + STEP_TRAILER_LEN) * sizeof(double));
+    step_destroy(&d);
+
+    T_CASE("step-4.2", "--zero 2, 4 buckets with overlap: 4 scatters and 4 gathers a step, == DDP");
+    memset(&f, 0, sizeof f);
+    c = cfg(1, MISTAKE_NONE, 16 * 8, 0);
+    c.optim = &adam;
+    o.shard = NULL;
+    o.gather = NULL;
+    T_EQ_I(run(&c, &o, w0, err), 0);
+    memset(&f, 0, sizeof f);
+    o.shard = fake_shard;
+    o.gather = fake_gather;
+    c.zero = 2;
+    T_EQ_I(run(&c, &o, w1, err), 0);
+    T_TRUE(memcmp(w0, w1, sizeof w0) == 0);
+    T_EQ_U(f.njobs, 15);            /* the trailer alone is all-reduced */
+    T_EQ_I(f.scatters, 12);
+    T_EQ_I(f.gathers, 12);
+
+    T_CASE("step-4.3", "ZeRO refused: stage 4, a mistake, stage 3 on synthetic, no gather op");
+    c = cfg(1, MISTAKE_NONE, 0, 0);
+    c.zero = 4;
+    T_EQ_I(step_init(&d, &c, &o, err), ERR_USAGE);
+    T_HAS(err, "--zero 4");
+    step_destroy(&d);
+    c = cfg(1, MISTAKE_SUM_NOT_MEAN, 0, 0);
+    c.zero = 1;
+    T_EQ_I(step_init(&d, &c, &o, err), ERR_USAGE);
+    step_destroy(&d);
+    c = cfg(1, MISTAKE_NONE, 0, 0);
+    c.zero = 3;
+    T_EQ_I(step_init(&d, &c, &o, err), ERR_USAGE);
+    T_HAS(err, "synthetic");
+    step_destroy(&d);
+    o.gather = NULL;
+    c.zero = 1;
+    T_EQ_I(step_init(&d, &c, &o, err), ERR_USAGE);
+    step_destroy(&d);
+    T_END();
+}
+
 int main(void)
 {
     struct workload_cfg wc = { .kind = WORKLOAD_SYNTHETIC, .dtype = DTYPE_F64, .seed = 3,
@@ -278,6 +382,7 @@ int main(void)
     test_jobs();
     test_checks();
     test_ps_shape();
+    test_zero();
     workload_destroy(&wl);
     return t_done();
 }

@@ -1,0 +1,33 @@
+/* step_internal.h -- what step.c and step_zero.c share: the driver's own
+ * helpers (step.c) and the ZeRO steps (step_zero.c). Not for the
+ * adapters: they see step.h only. */
+#ifndef STEP_INTERNAL_H
+#define STEP_INTERNAL_H
+
+#include "step.h"
+
+/* step.c */
+double step_now(const struct step *d);
+size_t step_njobs(const struct step *d);
+struct overlap_job step_job_at(const struct step *d, size_t i, char *name);
+int step_gradient(struct step *d, uint64_t lo, uint64_t hi, int micro, int mistake,
+                  struct step_meta *meta, char *err);
+
+/* step_zero.c: ZeRO (step.h, SHARDED). _check: the configuration
+ * (ERR_USAGE and a line); _is_scatter: a job that starts at `first` is
+ * reduce-scattered; _shards: the own ranges (d->own) and the trailer
+ * slots; _release_grad: stage 2's release after the job at `first`;
+ * _release, _gather: stage 3's weights outside the shard freed, and
+ * gathered (t->comm gets the time when t is not NULL); _forward: stage
+ * 3's forward pass and second gather; _update: the shard's update and the
+ * gathers after the combine. */
+int step_zero_check(const struct step *d, char *err);
+int step_zero_is_scatter(const struct step *d, size_t first);
+int step_zero_shards(struct step *d, char *err);
+void step_zero_release_grad(struct step *d, size_t first);
+void step_zero_release(struct step *d);
+int step_zero_gather(struct step *d, struct step_times *t, char *err);
+int step_zero_forward(struct step *d, struct step_times *t, char *err);
+int step_zero_update(struct step *d, struct step_result *r, char *err);
+
+#endif /* STEP_INTERNAL_H */
