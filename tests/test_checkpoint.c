@@ -147,11 +147,11 @@ int main(void)
         uint32_t opt[2] = { 1, 2 };
         struct mem m2;
 
-        c2.sec[2] = (struct ckpt_section){ 17, CKPT_REQUIRED, sizeof opt, opt };
+        c2.sec[2] = (struct ckpt_section){ 18, CKPT_REQUIRED, sizeof opt, opt };
         c2.nsec = 3;
         m2 = encode(&c2);
         T_EQ_I(ckpt_decode(m2.p, m2.len, &out, err), ERR_FORMAT);
-        T_HAS(err, "section id 17");
+        T_HAS(err, "section id 18");
         free(m2.p);
         c2.sec[2].flags = 0;
         m2 = encode(&c2);
