@@ -8,16 +8,18 @@
  * written here (127.0.0.1:0, both directions forwarded and recorded), and
  * the bytes it sent are then replayed on fresh connections:
  *
- *   replay-1.x  parameter server. 1.1 the job through the proxy ends with
- *               the weights of the same job without it (cmp). 1.2 the
- *               recorded A1 A3 HELLO, sent at once and paced (A1, wait for
- *               the A2, then the rest), to the SAME server while it waits
- *               for its second worker: refused with a fresh Nr, no WELCOME
- *               or WEIGHTS, the server logs the wrong proof, the job
- *               finishes with the reference weights. 1.3 the whole
- *               recorded client stream (every PUSH, the BYE) and the
- *               handshake to a SECOND server with the same secret, before
- *               its workers join; then its real job finishes, same weights.
+ *   replay-1.x  parameter server. 1.1 worker 0 of a job of 2 dials the
+ *               server through the proxy: its A1 A3 HELLO and the server's
+ *               A2 are recorded. 1.2 the recorded A1 A3 HELLO, sent at once
+ *               and paced (A1, wait for the A2, then the rest), to the SAME
+ *               server while it waits for worker 1: refused with a fresh
+ *               Nr, no WELCOME or WEIGHTS, the server logs the wrong proof;
+ *               the job (worker 0 still through the proxy) finishes with
+ *               the weights, byte for byte, of the same job run first
+ *               without proxy or replays. 1.3 the whole recorded client
+ *               stream (every PUSH, the BYE) and the handshake, to a SECOND
+ *               server with the same secret before its workers join: the
+ *               same checks; then its real job finishes, same weights.
  *   replay-2.x  reflection at process level: the server's own challenge
  *               Nr fed back to it as a second connection's Ni, and each
  *               connection's A2 MAC (its own, or the other's) sent back as
@@ -552,11 +554,24 @@ static void refused(int rc, const struct answer *a, int paced, const uint8_t *re
     }
 }
 
+/* replays: p[0..n) replayed on two fresh connections to port, at once
+ * and paced, each checked by refused (rec_nr: the recorded A2's nonce).
+ * The server logs one wrong proof per replay. */
+static void replays(int port, const uint8_t *p, size_t n, const uint8_t *rec_nr)
+{
+    struct answer a;
+    for (int paced = 0; paced < 2; paced++) {
+        int rc = replay(port, p, n, paced, &a);
+        refused(rc, &a, paced, rec_nr);
+    }
+}
+
 /* ------------------------------------------------------------- the jobs */
 
 struct job {
+    int ring;                           /* 0: a ps_server and k workers; 1: a ring of k */
     pid_t srv, w[4];
-    int port, k;
+    int port, k;                        /* the server's or the coordinator's port */
     char tag[32];
 };
 
@@ -630,6 +645,57 @@ static int ring_start(struct job *j, const char *tag, int k)
 
 /* job_end: every process of j exited 0 (each waited for at most BOUND s,
  * killed past it). Says which did not. */
+/* job_start: the listening side of a job (the server; a ring's rank 0,
+ * the coordinator), its port in j->port. 0, or -1 when it did not start. */
+static int job_start(struct job *j, int ring, const char *tag, int k)
+{
+    int rc = ring ? ring_start(j, tag, k) : ps_server_start(j, tag, k);
+    j->ring = ring;
+    return rc;
+}
+
+/* member_start: worker or rank r of j, dialling port (j's, or a proxy's). */
+static void member_start(struct job *j, int r, int port)
+{
+    if (j->ring)
+        ring_rank_start(j, r, port);
+    else
+        ps_worker_start(j, r, port);
+}
+
+/* first_member: the first process that dials: worker 0, or ring rank 1. */
+static int first_member(const struct job *j) { return j->ring ? 1 : 0; }
+
+/* members_start: every member from first_member + from on, dialling j. */
+static void members_start(struct job *j, int from)
+{
+    for (int r = first_member(j) + from; r < j->k; r++)
+        member_start(j, r, j->port);
+}
+
+static int job_end(struct job *j);
+
+/* proxied: a baseline job TAG-base without proxy, run to its end (its
+ * weights are the reference), then job j (TAG) with its first member
+ * dialling through the recording proxy x. 0, or -1 (the case failed). */
+static int proxied(struct job *j, struct proxy *x, int ring, const char *tag, int k)
+{
+    struct job base;
+    char bt[32];
+
+    snprintf(bt, sizeof bt, "%s-base", tag);
+    if (job_start(&base, ring, bt, k) == 0)
+        members_start(&base, 0);
+    T_TRUE(job_end(&base));
+    if (job_start(j, ring, tag, k) != 0 || proxy_start(x, j->port) != 0) {
+        T_TRUE(!"the server, the coordinator or the proxy did not start");
+        job_end(j);
+        return -1;
+    }
+    member_start(j, first_member(j), x->port);
+    return 0;
+}
+
 static int job_end(struct job *j)
 {
     int ok = 1;
@@ -677,62 +743,62 @@ static void show_log(const char *name)
 
 /* ---------------------------------------------------------- the cases */
 
+/* recorded: what the proxy saw the member say first: A1, A3 and a frame
+ * of type third (HELLO, REGISTER), as a copy (the caller's; NULL when it
+ * did not come within BOUND s, the case failed then); OUT: *n, and nr, the
+ * nonce of the A2 the member was given. */
+static uint8_t *recorded(struct proxy *x, unsigned third, size_t *n, uint8_t *nr)
+{
+    size_t m = 0;
+    uint8_t *hs = proxy_take(x, &x->c2s, 3, n), *a2 = proxy_take(x, &x->s2c, 1, &m);
+
+    T_TRUE(hs != NULL && a2 != NULL);
+    if (hs && a2) {
+        T_EQ_I(frame_type(hs), PROTO_AUTH);
+        T_EQ_I(frame_type(frame_at(hs, *n, 1)), PROTO_AUTH);
+        T_EQ_I(frame_type(frame_at(hs, *n, 2)), third);
+        T_EQ_I(frame_type(a2), PROTO_AUTH);
+        memcpy(nr, a2 + PROTO_HEADER_SIZE + 8, PROTO_NONCE_SIZE);
+    } else {
+        free(hs);
+        hs = NULL;
+    }
+    free(a2);
+    return hs;
+}
+
 static uint8_t *ps_hs, *ps_all;         /* the worker's A1 A3 HELLO; its whole stream */
 static size_t ps_hs_len, ps_all_len;
 static uint8_t ps_nr[PROTO_NONCE_SIZE]; /* the A2 nonce it was given */
 
 static void t_ps(void)
 {
-    struct job base, j1, j2;
+    struct job j1, j2;
     struct proxy x;
-    struct answer a;
-    size_t n = 0;
-    uint8_t *a2;
-    int rc, ok;
+    int ok;
 
     T_CASE("replay-1.1", "PS: a worker dials through a recording proxy: its A1 A3 HELLO and "
            "the server's A2 are on the wire");
-    if (ps_server_start(&base, "base", 2) == 0) {
-        ps_worker_start(&base, 0, base.port);
-        ps_worker_start(&base, 1, base.port);
-    }
-    T_TRUE(job_end(&base));
-    if (ps_server_start(&j1, "ps1", 2) != 0 || proxy_start(&x, j1.port) != 0) {
-        T_TRUE(!"the server or the proxy did not start");
-        job_end(&j1);
+    if (proxied(&j1, &x, 0, "ps1", 2) != 0)
         return;
-    }
-    ps_worker_start(&j1, 0, x.port);
-    ps_hs = proxy_take(&x, &x.c2s, 3, &ps_hs_len);
-    a2 = proxy_take(&x, &x.s2c, 1, &n);
-    T_TRUE(ps_hs != NULL && a2 != NULL);
-    if (!ps_hs || !a2) {
-        free(a2);
+    if (!(ps_hs = recorded(&x, PROTO_HELLO, &ps_hs_len, ps_nr))) {
         job_end(&j1);
         proxy_end(&x);
         return;
     }
-    T_EQ_I(frame_type(ps_hs), PROTO_AUTH);
-    T_EQ_I(frame_type(frame_at(ps_hs, ps_hs_len, 1)), PROTO_AUTH);
-    T_EQ_I(frame_type(frame_at(ps_hs, ps_hs_len, 2)), PROTO_HELLO);
-    memcpy(ps_nr, a2 + PROTO_HEADER_SIZE + 8, PROTO_NONCE_SIZE);
-    free(a2);
     T_END();
 
     T_CASE("replay-1.2", "PS: the recorded A1 A3 HELLO replayed to the same server while it "
            "waits (at once, and paced): refused with a fresh Nr, no WELCOME or WEIGHTS, the "
            "wrong proof logged; the job (worker 0 through the proxy) finishes with the weights of "
            "the job without proxy or replays");
-    rc = replay(j1.port, ps_hs, ps_hs_len, 0, &a);
-    refused(rc, &a, 0, ps_nr);
-    rc = replay(j1.port, ps_hs, ps_hs_len, 1, &a);
-    refused(rc, &a, 1, ps_nr);
-    ps_worker_start(&j1, 1, j1.port);
+    replays(j1.port, ps_hs, ps_hs_len, ps_nr);
+    members_start(&j1, 1);
     ok = job_end(&j1);
     T_TRUE(ok);
     ps_all = proxy_take(&x, &x.c2s, -1, &ps_all_len);
     proxy_end(&x);
-    T_TRUE(weights_as(&j1, "base"));      /* worker 0 went through the proxy */
+    T_TRUE(weights_as(&j1, "ps1-base"));      /* worker 0 went through the proxy */
     T_TRUE(ps_all != NULL && ps_all_len > ps_hs_len);
     T_EQ_I(count_in("ps1.s.err", "wrong proof"), 2);
     if (!ok)
@@ -742,22 +808,17 @@ static void t_ps(void)
     T_CASE("replay-1.3", "PS: the whole recorded client stream and the handshake, replayed "
            "to a second server with the same secret before its workers join: refused, "
            "logged; then its real job finishes with the reference weights");
-    if (ps_server_start(&j2, "ps2", 2) != 0 || !ps_all) {
+    if (job_start(&j2, 0, "ps2", 2) != 0 || !ps_all) {
         T_TRUE(!"the second server did not start, or nothing was recorded");
         job_end(&j2);
         return;
     }
-    rc = replay(j2.port, ps_all, ps_all_len, 0, &a);
-    refused(rc, &a, 0, ps_nr);
-    rc = replay(j2.port, ps_all, ps_all_len, 1, &a);
-    refused(rc, &a, 1, ps_nr);
-    rc = replay(j2.port, ps_hs, ps_hs_len, 1, &a);
-    refused(rc, &a, 1, ps_nr);
-    T_EQ_I(count_in("ps2.s.err", "wrong proof"), 3);
-    ps_worker_start(&j2, 0, j2.port);
-    ps_worker_start(&j2, 1, j2.port);
+    replays(j2.port, ps_all, ps_all_len, ps_nr);
+    replays(j2.port, ps_hs, ps_hs_len, ps_nr);
+    T_EQ_I(count_in("ps2.s.err", "wrong proof"), 4);
+    members_start(&j2, 0);
     T_TRUE(job_end(&j2));
-    T_TRUE(weights_as(&j2, "base"));
+    T_TRUE(weights_as(&j2, "ps1-base"));
     T_END();
 }
 
@@ -780,7 +841,7 @@ static void t_reflect(void)
     T_CASE("replay-2.1", "PS reflection: the server's challenge Nr fed back as a second "
            "connection's Ni, and the A2 MACs (the other connection's, the same one's) sent back "
            "as A3: each refused and logged, no WELCOME; the job then finishes");
-    if (!A1 || !A3 || ps_server_start(&j, "ps3", 2) != 0) {
+    if (!A1 || !A3 || job_start(&j, 0, "ps3", 2) != 0) {
         T_TRUE(!"no recorded handshake, or the server did not start");
         job_end(&j);
         return;
@@ -810,83 +871,60 @@ static void t_reflect(void)
     T_EQ_I(exchange(c2, f, AUTH_FRAME, 0, 0, &e), 0);
     refused(0, &e, 0, NULL);
     T_EQ_I(e.error, 1);
+    T_HAS(e.text, "not authenticated");
     auth_with(f, A3, a3.mac);
     T_EQ_I(exchange(c3, f, AUTH_FRAME, 0, 0, &e), 0);
     refused(0, &e, 0, NULL);
     T_EQ_I(e.error, 1);
+    T_HAS(e.text, "not authenticated");
     if (c1 >= 0) close(c1);
     if (c2 >= 0) close(c2);
     if (c3 >= 0) close(c3);
     T_EQ_I(count_in("ps3.s.err", "wrong proof"), 3);
-    ps_worker_start(&j, 0, j.port);
-    ps_worker_start(&j, 1, j.port);
+    members_start(&j, 0);
     T_TRUE(job_end(&j));
-    T_TRUE(weights_as(&j, "base"));
+    T_TRUE(weights_as(&j, "ps1-base"));
     T_END();
 }
 
 static void t_ring(void)
 {
-    struct job base, r1, r2;
+    struct job r1, r2;
     struct proxy x;
-    struct answer a;
-    uint8_t *hs, *a2;
-    size_t n = 0, m = 0;
+    uint8_t *hs;
+    size_t n = 0;
     uint8_t nr[PROTO_NONCE_SIZE];
-    int rc;
 
     T_CASE("replay-3.1", "ring: rank 1's connection to the coordinator (A1 A3 REGISTER) "
            "recorded through a proxy, replayed to the same coordinator during the rendezvous "
            "(at once, paced): refused, no TABLE, logged; the ring finishes with the weights "
            "of the ring without the proxy");
-    if (ring_start(&base, "rbase", 3) == 0) {
-        ring_rank_start(&base, 1, base.port);
-        ring_rank_start(&base, 2, base.port);
-    }
-    T_TRUE(job_end(&base));
-    if (ring_start(&r1, "ring1", 3) != 0 || proxy_start(&x, r1.port) != 0) {
-        T_TRUE(!"rank 0 or the proxy did not start");
-        job_end(&r1);
+    if (proxied(&r1, &x, 1, "ring1", 3) != 0)
         return;
+    if ((hs = recorded(&x, PROTO_REGISTER, &n, nr)) != NULL) {
+        replays(r1.port, hs, n, nr);
     }
-    ring_rank_start(&r1, 1, x.port);
-    hs = proxy_take(&x, &x.c2s, 3, &n);
-    a2 = proxy_take(&x, &x.s2c, 1, &m);
-    T_TRUE(hs != NULL && a2 != NULL);
-    if (hs && a2) {
-        T_EQ_I(frame_type(frame_at(hs, n, 2)), PROTO_REGISTER);
-        memcpy(nr, a2 + PROTO_HEADER_SIZE + 8, PROTO_NONCE_SIZE);
-        rc = replay(r1.port, hs, n, 0, &a);
-        refused(rc, &a, 0, nr);
-        rc = replay(r1.port, hs, n, 1, &a);
-        refused(rc, &a, 1, nr);
-    }
-    ring_rank_start(&r1, 2, r1.port);
+    members_start(&r1, 1);
     T_TRUE(job_end(&r1));
     proxy_end(&x);
-    T_TRUE(weights_as(&r1, "rbase"));
+    T_TRUE(weights_as(&r1, "ring1-base"));
     T_EQ_I(count_in("ring1.0.err", "wrong proof"), 2);
-    free(a2);
     T_END();
 
     T_CASE("replay-3.2", "ring: the recorded rank-1 stream replayed to a second coordinator "
            "with the same secret before any rank registers: refused, logged; that ring "
            "finishes with the same weights");
-    if (!hs || ring_start(&r2, "ring2", 3) != 0) {
+    if (!hs || job_start(&r2, 1, "ring2", 3) != 0) {
         T_TRUE(!"nothing recorded, or rank 0 did not start");
         free(hs);
         return;
     }
-    rc = replay(r2.port, hs, n, 0, &a);
-    refused(rc, &a, 0, nr);
-    rc = replay(r2.port, hs, n, 1, &a);
-    refused(rc, &a, 1, nr);
-    T_EQ_I(count_in("ring2.0.err", "wrong proof"), 2);
-    ring_rank_start(&r2, 1, r2.port);
-    ring_rank_start(&r2, 2, r2.port);
-    T_TRUE(job_end(&r2));
-    T_TRUE(weights_as(&r2, "rbase"));
+    replays(r2.port, hs, n, nr);
     free(hs);
+    T_EQ_I(count_in("ring2.0.err", "wrong proof"), 2);
+    members_start(&r2, 0);
+    T_TRUE(job_end(&r2));
+    T_TRUE(weights_as(&r2, "ring1-base"));
     T_END();
 }
 
