@@ -499,8 +499,13 @@ static int exchange(int fd, const uint8_t *p, size_t n, size_t hold, int stop_af
         }
         if (pl.revents & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t r;
-            if (got == cap)
-                got = 0;                /* a flood is not what we look for: keep counting */
+            if (got == cap) {           /* a server that floods us: keep every frame */
+                uint8_t *nb = cap < ((size_t)1 << 28) ? realloc(b, cap * 2) : NULL;
+                if (!nb)
+                    break;
+                b = nb;
+                cap *= 2;
+            }
             r = recv(fd, b + got, cap - got, 0);
             if (r > 0)
                 got += (size_t)r;
