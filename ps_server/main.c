@@ -2,12 +2,14 @@
  *
  * K workers connect and say HELLO. Each step every worker PUSHes the SUM
  * of its gradients; the bytes are added into the store's one accumulator
- * as they arrive (store.c: the server never holds K gradients); when all K
- * pushes are in, the server applies w -= lr * sum / B and writes the new
- * weights to all K workers at once, from the one store buffer, in pieces
- * taken round-robin (egress.c). A step so has the two phases of docs/design.md:
- * ingress (K pushes through the server's one link), then egress (K copies
- * of the weights through it). This is the only file that includes uv.h:
+ * as they arrive (store.c: the server never holds K gradients); after
+ * every push the part of its range that all K workers have pushed is
+ * updated (store_release: the optimizer on sum / B) and its new weights go
+ * to all K workers, in pieces taken round-robin (egress.c), while the
+ * lower parts are still pushed (per-bucket pull). A step so has the two
+ * flows of docs/design.md through the server's one link: ingress (K
+ * pushes) and egress (K copies of the weights), overlapping where the
+ * worker pushes several buckets. This is the only file that includes uv.h:
  * it moves bytes and keeps time; what the bytes mean is session.c's, what
  * the server does with them run.c's, the sums store.c's, the order of the
  * outgoing pieces egress.c's, the timeouts silence.c's; flags.c and
