@@ -120,5 +120,5 @@ done
 gnuplot -e "zfile='$out/zero.csv'; rfile='$out/zero_rss.csv'; dir='$root/plots/'; fmt='png'; out='$out/zero.png'" \
     "$root/plots/zero.gp" 2>"$out/logs/zero.gp.err" || { say "plots/zero.gp failed: $(head -c 300 "$out/logs/zero.gp.err")"; exit 1; }
 say "wrote $out/zero.csv, $out/zero_rss.csv, $out/zero.png"
-column -s, -t "$out/zero.csv" >&2
-column -s, -t "$out/zero_rss.csv" >&2
+csv_table "$out/zero.csv" >&2
+csv_table "$out/zero_rss.csv" >&2

@@ -164,3 +164,10 @@ help_or_version() {
         esac
     done
 }
+
+# csv_table CSV: the CSV as aligned columns on stdout (for a person's eyes;
+# plain awk, since column(1) is not on a minimal Debian).
+csv_table() {
+    awk -F, 'NR == FNR { for (i = 1; i <= NF; i++) if (length($i) > w[i]) w[i] = length($i); next }
+             { for (i = 1; i <= NF; i++) printf (i < NF ? "%-" w[i] "s  " : "%s\n"), $i }' "$1" "$1"
+}
