@@ -26,6 +26,8 @@
 
 #include "cli.h"
 #include "units.h"
+
+static uint64_t min_clock(const struct mode *m);
 #include "outfile.h"
 
 static unsigned long long ull(uint64_t x)
@@ -129,6 +131,11 @@ int mode_init(struct mode *m, const struct mode_cfg *cfg, uint32_t world, uint64
     for (uint32_t r = 0; r < world; r++)
         m->clock[r] = step;
     return 0;
+}
+
+uint64_t mode_min_clock(const struct mode *m)
+{
+    return min_clock(m);
 }
 
 static uint64_t min_clock(const struct mode *m)

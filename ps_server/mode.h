@@ -138,6 +138,10 @@ int mode_init(struct mode *m, const struct mode_cfg *cfg, uint32_t world, uint64
               char *err);
 void mode_destroy(struct mode *m);
 
+/* mode_min_clock: the slowest worker's clock: every worker has pushed
+ * the steps below it. */
+uint64_t mode_min_clock(const struct mode *m);
+
 /* mode_pull_ok: 1 when worker `rank` may be sent the weights for its next
  * step now; 0 when SSP holds it (its clock is more than N ahead of the
  * slowest). Always 1 in the other modes. */

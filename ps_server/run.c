@@ -29,6 +29,21 @@
  * of the step before are still being written (pulling), so no new step's
  * release can start while a write of the previous weights is queued
  * (asserted in step_release).
+ *
+ * THE MODES (mode.h). Every complete push is also told to the mode's
+ * policy (mode_push), which checks it and keeps the record. In sync that
+ * is all; the store's barrier and the per-bucket pull above run the step.
+ * In async and ssp:N the store has per-worker buffers (store.h) and a
+ * worker's WHOLE push (all its buckets) is applied alone when its last
+ * byte is in (store_apply_some, by its own count); then that worker is
+ * sent the whole new weights in one WEIGHTS frame (a copy, so later
+ * updates do not change it under the write; past the egress schedule, so
+ * --link-bw is refused with these modes), unless ssp holds it
+ * (mode_pull_ok: more than N steps ahead of the slowest), in which case
+ * it is sent when the slowest catches up. The frame's step field is the
+ * worker's own step, as in sync (the worker is unchanged); the VERSION it
+ * carries is kept by the server (sent_version), which is how each
+ * update's staleness is known without a field on the wire.
  */
 #include <assert.h>
 #include <errno.h>
@@ -45,6 +60,7 @@
 #include "log.h"
 #include "resume.h"
 #include "server.h"
+#include "weights.h"
 
 #define LOG_EVERY_S 1.0                 /* loss lines, at most this often */
 
@@ -74,6 +90,8 @@ static void with_peer(const char *msg, const struct conn *c, char *out, size_t l
         snprintf(out, len, "%s (%s)", msg, c->peer);
 }
 
+static int mode_finish(struct server *srv);
+
 unsigned long long ull(uint64_t x)
 {
     return (unsigned long long)x;
@@ -96,7 +114,7 @@ void run_succeed(struct server *srv)
     if (srv->over)
         return;
     srv->over = 1;
-    srv->exit_code = 0;
+    srv->exit_code = mode_finish(srv);
     /* Peak RSS: the figure that shows the server's memory does not grow
      * with K (experiments/bench_ps.sh reads this line). */
     struct rusage ru;
@@ -329,6 +347,125 @@ static void step_release(struct server *srv)
     egress_pump(srv);
 }
 
+/* ------------------------------------------------------------- the modes */
+
+/* mode_send: worker r gets the current weights (a copy) and its version
+ * is noted (THE MODES above). */
+static void mode_send(struct server *srv, uint32_t r)
+{
+    struct conn *c = srv->by_rank[r];
+    size_t n = (size_t)(srv->scfg.hi - srv->scfg.lo), len = PROTO_HEADER_SIZE + n * srv->es;
+    unsigned char *frame;
+    struct proto_header h;
+    char msg[ERR_LEN];
+
+    srv->want_pull[r] = 0;
+    if (!c)
+        return;         /* gone: its loss is being handled */
+    if (!(frame = malloc(len))) {
+        say(msg, sizeof msg, "worker %u: out of memory for a weights frame of %zu bytes",
+            (unsigned)r, len);
+        run_fail(srv, c, -ENOMEM, msg);
+        return;
+    }
+    h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, srv->k,
+                          store_clock(&srv->store, r) - 1, srv->scfg.lo, n * srv->es);
+    proto_header_encode(&h, frame);
+    memcpy(frame + PROTO_HEADER_SIZE, store_weights(&srv->store), n * srv->es);
+    srv->sent_version[r] = store_step(&srv->store);
+    if (conn_send_weights(c, frame, len) != 0) {
+        say(msg, sizeof msg, "worker %u: sending the weights of its step %llu failed",
+            (unsigned)r, ull(store_clock(&srv->store, r) - 1));
+        run_lost(srv, c, ERR_EOF, msg);
+    }
+}
+
+/* mode_push_end: worker c's push is complete: tell the policy; in async
+ * and ssp apply it alone and send the weights to whoever may have them
+ * now. 1: the run failed (said why), or the push left it to the sync
+ * path (0). */
+static int mode_push_end(struct server *srv, struct conn *c, double now)
+{
+    uint32_t r = c->ses.rank;
+    struct store *st = &srv->store;
+    struct mode_verdict v;
+    struct store_applied ap;
+    char err[ERR_LEN];
+    int rc;
+
+    if (store_pushes_owed(st, r) != 0)
+        return 0;       /* a bucket, not yet the whole push */
+    rc = mode_push(&srv->mode, r, store_clock(st, r), srv->mode.cfg.kind == MODE_SYNC ?
+                   store_step(st) : srv->sent_version[r], st->workers[r].examples, &v, err);
+    if (rc != 0) {
+        run_fail(srv, c, rc, err);
+        return 1;
+    }
+    if (v.action != MODE_APPLY)
+        return 0;
+    if ((rc = store_apply_some(st, &r, 1, &ap, err)) != 0) {
+        run_fail(srv, c, rc, err);
+        return 1;
+    }
+    if (ap.step == 0 || now - srv->last_log >= LOG_EVERY_S) {
+        log_msg("version %llu: worker %u step %llu, loss %.6g, %llu examples, staleness %llu",
+                ull(v.version), (unsigned)r, ull(store_clock(st, r) - 1), ap.loss,
+                ull(ap.batch), ull(v.staleness));
+        srv->last_log = now;
+    }
+    /* The server's record (--csv) in these modes: one row per step index
+     * once every worker has pushed it; nothing of it is timed (the pushes
+     * of a step are spread over the run), so ingress and egress are NaN. */
+    while (mode_min_clock(&srv->mode) > srv->steps_seen) {
+        struct metrics_step row = { srv->steps_seen, NAN, NAN, NAN, 0, 0, NAN };
+
+        if (srv->steps_seen >= (uint64_t)srv->f.c.warmup) {
+            rc = metrics_record_add(&srv->rec, &row);
+            assert(rc == 0);    /* room for every timed step, made at start */
+        }
+        if (++srv->steps_seen == (uint64_t)srv->f.c.steps && srv->timing) {
+            srv->rec.wall_s = now - srv->t0_wall;
+            srv->rec.cpu_s = clock_cpu_seconds() - srv->t0_cpu;
+            hostload_sample_read(&srv->rec.machine1);
+            srv->timing = 0;
+        }
+    }
+    srv->want_pull[r] = 1;
+    /* r's clock moved: the slowest may have, so a held worker may go too */
+    for (uint32_t q = 0; q < srv->k && !srv->over; q++)
+        if (srv->want_pull[q] && mode_pull_ok(&srv->mode, q))
+            mode_send(srv, q);
+    return 1;
+}
+
+/* mode_finish: at the run's end, the staleness line, --record, and
+ * --weights-out's PATH.server[.I]. 0, or 1 after logging why. */
+static int mode_finish(struct server *srv)
+{
+    char line[512], err[ERR_LEN], name[32];
+    int bad = 0;
+
+    if (srv->mode.cfg.kind != MODE_SYNC) {
+        mode_hist_line(&srv->mode, line, sizeof line);
+        log_msg("mode %s: %llu updates; %s largest lead %llu steps%s",
+                mode_name(&srv->mode.cfg, name), ull(srv->mode.version), line,
+                ull(srv->mode.max_lead),
+                srv->mode.cfg.kind == MODE_SSP ? " (checked at every push)" : "");
+    }
+    if (srv->f.record && mode_record_write(&srv->mode, "--record", srv->f.record, err) != 0) {
+        log_msg("%s", err);
+        bad = 1;
+    }
+    if (srv->f.c.weights_out &&
+        weights_write(srv->f.weights_file, srv->f.shard_s > 1 ? srv->f.shard_i : -1,
+                      store_weights(&srv->store), (size_t)(srv->scfg.hi - srv->scfg.lo),
+                      srv->f.c.dtype, err) != 0) {
+        log_msg("%s", err);
+        bad = 1;
+    }
+    return bad;
+}
+
 static void on_hello(struct conn *c, double now)
 {
     struct server *srv = c->srv;
@@ -371,7 +508,7 @@ static void on_hello(struct conn *c, double now)
         /* WELCOME: the range this server owns (proto.h). */
         uint8_t frame[PROTO_HEADER_SIZE + PROTO_WELCOME_SIZE];
         struct proto_header h = proto_header_make(PROTO_WELCOME, PROTO_RANK_SERVER, srv->k,
-                                                  store_step(&srv->store), 0,
+                                                  store_clock(&srv->store, r), 0,
                                                   PROTO_WELCOME_SIZE);
         struct proto_welcome w = { srv->scfg.lo, srv->scfg.hi - srv->scfg.lo };
 
@@ -383,7 +520,8 @@ static void on_hello(struct conn *c, double now)
             (unsigned)srv->joined, (unsigned)srv->k);
     /* RESUME (proto.h): a server that goes on from step s > 0 sends every
      * worker the weights of step s - 1 once all have joined. */
-    if (srv->joined == srv->k && store_step(&srv->store) > 0) {
+    if (srv->joined == srv->k && store_step(&srv->store) > 0 &&
+        srv->mode.cfg.kind == MODE_SYNC) {
         srv->resending = 1;
         weights_send(srv, store_step(&srv->store) - 1, now);
     }
@@ -498,7 +636,8 @@ void conn_process(struct conn *c, const unsigned char *p, size_t len, double now
             break;
         case SESSION_PUSH_END:
             srv->in_last = now;
-            step_release(srv);
+            if (mode_push_end(srv, c, now) == 0)
+                step_release(srv);
             break;
         case SESSION_BYE:
             conn_finished(c);
