@@ -12,6 +12,9 @@
  *                                     the pushes of ranks R0.. (completion
  *                                     order), B their summed counts
  *   d RANK STEP                       a late push dropped (backup)
+ *   w RANK VERSION                    worker RANK was sent the weights of
+ *                                     VERSION (async, ssp; the replay's
+ *                                     copy of what that worker computes on)
  *
  * A replay (bin/reference --replay) needs nothing else: the workload and
  * its seed give each rank's gradient for a step and the weights of a
@@ -299,6 +302,14 @@ nomem:
     return -ENOMEM;
 }
 
+int mode_sent(struct mode *m, uint32_t rank)
+{
+    if (grow(m, 0) != 0)
+        return -ENOMEM;
+    m->log[m->nlog++] = (struct mode_entry){ m->version, 0, 0, 0, rank, MODE_SENT, 0, 0 };
+    return 0;
+}
+
 void mode_hist_line(const struct mode *m, char *out, size_t len)
 {
     uint64_t max = 0;
@@ -347,6 +358,8 @@ int mode_record_write(const struct mode *m, const char *flag, const char *path, 
                            (unsigned)e->rank, ull(e->step), ull(e->based_on), ull(e->examples));
         else if (e->action == MODE_DROP)
             outfile_printf(of, "d %u %llu\n", (unsigned)e->rank, ull(e->step));
+        else if (e->action == MODE_SENT)
+            outfile_printf(of, "w %u %llu\n", (unsigned)e->rank, ull(e->version));
         else {
             outfile_printf(of, "s %llu %llu %llu", ull(e->version), ull(e->step),
                            ull(e->examples));

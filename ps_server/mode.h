@@ -79,6 +79,7 @@ enum mode_action {
     MODE_STEP,                  /* sync/backup: this push completed the step:
                                    apply the step from the pushes `used` */
     MODE_DROP,                  /* backup: late for an applied step: discard */
+    MODE_SENT,                  /* (the record only) a worker was sent weights */
 };
 
 struct mode_verdict {
@@ -155,6 +156,11 @@ int mode_pull_ok(const struct mode *m, uint32_t rank);
  * (ERR_PROTO_FIELD, "ssp:N violated"): the SSP check. */
 int mode_push(struct mode *m, uint32_t rank, uint64_t step, uint64_t based_on,
               uint64_t examples, struct mode_verdict *out, char *err);
+
+/* mode_sent: the record notes that worker `rank` was sent the weights of
+ * the current version (async, ssp: the replay's copy of them; SSP may send
+ * them later than the worker's own update). 0 or -ENOMEM. */
+int mode_sent(struct mode *m, uint32_t rank);
 
 /* mode_hist_line: "staleness: mean M, max X; 0:a 1:b ..." (non-empty bins)
  * into out[len]. */

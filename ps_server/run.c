@@ -373,6 +373,12 @@ static void mode_send(struct server *srv, uint32_t r)
     proto_header_encode(&h, frame);
     memcpy(frame + PROTO_HEADER_SIZE, store_weights(&srv->store), n * srv->es);
     srv->sent_version[r] = store_step(&srv->store);
+    if (mode_sent(&srv->mode, r) != 0) {
+        free(frame);
+        say(msg, sizeof msg, "worker %u: out of memory for the record", (unsigned)r);
+        run_fail(srv, c, -ENOMEM, msg);
+        return;
+    }
     if (conn_send_weights(c, frame, len) != 0) {
         say(msg, sizeof msg, "worker %u: sending the weights of its step %llu failed",
             (unsigned)r, ull(store_clock(&srv->store, r) - 1));

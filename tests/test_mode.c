@@ -304,6 +304,7 @@ static void t_record(void)
     c.kind = MODE_ASYNC;
     T_EQ_I(mode_init(&m, &c, 2, 0, err), 0);
     push(&m, 1, 0, 0, 2, &v);
+    T_EQ_I(mode_sent(&m, 1), 0);
     push(&m, 0, 0, 0, 3, &v);
     T_EQ_I(mode_record_write(&m, "--record", path, err), 0);
     f = fopen(path, "r");
@@ -311,7 +312,7 @@ static void t_record(void)
     buf[n] = '\0';
     if (f)
         fclose(f);
-    T_STR(buf, "# psring mode record 1\nmode async 2\na 1 1 0 0 2\na 2 0 0 0 3\n");
+    T_STR(buf, "# psring mode record 1\nmode async 2\na 1 1 0 0 2\nw 1 1\na 2 0 0 0 3\n");
     unlink(path);
     T_TRUE(mode_record_write(&m, "--record", "/nonexistent-dir/x.rec", err) < 0);
     T_HAS(err, "--record");
