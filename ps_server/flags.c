@@ -142,14 +142,9 @@ static void check(struct flags *f)
         f->checkpoint_every = 1;
     if (f->checkpoint && outfile_check("--checkpoint", f->checkpoint, err) != 0)
         flags_fail("%s", err);
-    /* The modes (mode.h). The policy and the store's arithmetic exist for
-     * all four; the event loop runs sync, async and ssp. */
+    /* The modes (mode.h); backup:N's N < K is mode_init's check (setup). */
     if (f->mode && mode_parse(f->mode, &f->mode_cfg, err) != 0)
         flags_fail("--mode: %s", err);
-    if (f->mode_cfg.kind == MODE_BACKUP)
-        flags_fail("--mode %s: not run by this server yet (the policy and the arithmetic "
-                   "are built: ps_server/mode.h, store_apply_some; the event loop is not)",
-                   f->mode);
     if (f->mode_cfg.kind != MODE_SYNC) {
         const char *with = f->checkpoint ? "--checkpoint" : f->resume ? "--resume" :
                            f->mistake ? "--mistake" : f->c.link_bw > 0 ? "--link-bw" :

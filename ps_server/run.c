@@ -43,7 +43,12 @@
  * it is sent when the slowest catches up. The frame's step field is the
  * worker's own step, as in sync (the worker is unchanged); the VERSION it
  * carries is kept by the server (sent_version), which is how each
- * update's staleness is known without a field on the wire.
+ * update's staleness is known without a field on the wire. In backup:N
+ * the pushes go to per-worker buffers too; the (K-N)-th complete push of
+ * a step applies the step from the K - N used ones (store_apply_some, in
+ * their completion order) and those workers are sent the new weights; a
+ * push for a step already applied is dropped (store_drop) and its worker
+ * sent the current weights at once.
  */
 #include <assert.h>
 #include <errno.h>
@@ -387,9 +392,10 @@ static void mode_send(struct server *srv, uint32_t r)
 }
 
 /* mode_push_end: worker c's push is complete: tell the policy; in async
- * and ssp apply it alone and send the weights to whoever may have them
- * now. 1: the run failed (said why), or the push left it to the sync
- * path (0). */
+ * and ssp apply it alone, in backup apply the step when it has its K - N
+ * pushes (or drop a late one), and send the weights to whoever may have
+ * them now. 0: sync, the barrier's path goes on (step_release); 1: done
+ * here (or the run failed, said why). */
 static int mode_push_end(struct server *srv, struct conn *c, double now)
 {
     uint32_t r = c->ses.rank;
@@ -407,13 +413,35 @@ static int mode_push_end(struct server *srv, struct conn *c, double now)
         run_fail(srv, c, rc, err);
         return 1;
     }
-    if (v.action != MODE_APPLY)
-        return 0;
-    if ((rc = store_apply_some(st, &r, 1, &ap, err)) != 0) {
-        run_fail(srv, c, rc, err);
-        return 1;
+    if (srv->mode.cfg.kind == MODE_SYNC)
+        return 0;       /* the barrier's path: step_release */
+    if (v.action == MODE_WAIT)
+        return 1;       /* backup: the step needs more pushes */
+    if (v.action == MODE_DROP) {
+        /* backup: late for an applied step; it gets the current weights */
+        if ((rc = store_drop(st, r, err)) != 0) {
+            run_fail(srv, c, rc, err);
+            return 1;
+        }
+        srv->want_pull[r] = 1;
+    } else {
+        if ((rc = store_apply_some(st, v.action == MODE_APPLY ? &r : v.used,
+                                   v.action == MODE_APPLY ? 1 : v.nused, &ap, err)) != 0) {
+            run_fail(srv, c, rc, err);
+            return 1;
+        }
+        if (v.action == MODE_STEP) {
+            for (uint32_t i = 0; i < v.nused; i++)
+                srv->want_pull[v.used[i]] = 1;
+            if (ap.step == 0 || now - srv->last_log >= LOG_EVERY_S) {
+                log_msg("step %llu loss %.6g %llu examples from %u pushes (%llu dropped so "
+                        "far)", ull(ap.step), ap.loss, ull(ap.batch), (unsigned)v.nused,
+                        ull(srv->mode.dropped));
+                srv->last_log = now;
+            }
+        }
     }
-    if (ap.step == 0 || now - srv->last_log >= LOG_EVERY_S) {
+    if (v.action == MODE_APPLY && (ap.step == 0 || now - srv->last_log >= LOG_EVERY_S)) {
         log_msg("version %llu: worker %u step %llu, loss %.6g, %llu examples, staleness %llu",
                 ull(v.version), (unsigned)r, ull(store_clock(st, r) - 1), ap.loss,
                 ull(ap.batch), ull(v.staleness));
@@ -436,7 +464,8 @@ static int mode_push_end(struct server *srv, struct conn *c, double now)
             srv->timing = 0;
         }
     }
-    srv->want_pull[r] = 1;
+    if (v.action == MODE_APPLY)
+        srv->want_pull[r] = 1;
     /* r's clock moved: the slowest may have, so a held worker may go too */
     for (uint32_t q = 0; q < srv->k && !srv->over; q++)
         if (srv->want_pull[q] && mode_pull_ok(&srv->mode, q))
@@ -453,10 +482,11 @@ static int mode_finish(struct server *srv)
 
     if (srv->mode.cfg.kind != MODE_SYNC) {
         mode_hist_line(&srv->mode, line, sizeof line);
-        log_msg("mode %s: %llu updates; %s largest lead %llu steps%s",
-                mode_name(&srv->mode.cfg, name), ull(srv->mode.version), line,
+        log_msg("mode %s: %llu updates; %s largest lead %llu steps%s; %llu late pushes "
+                "dropped", mode_name(&srv->mode.cfg, name), ull(srv->mode.version), line,
                 ull(srv->mode.max_lead),
-                srv->mode.cfg.kind == MODE_SSP ? " (checked at every push)" : "");
+                srv->mode.cfg.kind == MODE_SSP ? " (checked at every push)" : "",
+                ull(srv->mode.dropped));
     }
     if (srv->f.record && mode_record_write(&srv->mode, "--record", srv->f.record, err) != 0) {
         log_msg("%s", err);

@@ -51,7 +51,7 @@ t_end
 
 t_case psmodes-1.4 "bad --mode values and combinations exit 64 with one line"
 for args in "--mode ssp:-1" "--mode backup:K" "--mode backup:0" "--mode fast" "--mode ssp:" \
-            "--mode backup:1" "--mode async --link-bw 1e6" "--mode ssp:2 --checkpoint $T_TMP/ck"; do
+            "--mode backup:3" "--mode async --link-bw 1e6" "--mode ssp:2 --checkpoint $T_TMP/ck"; do
     # shellcheck disable=SC2086
     job 20 "$PSR_BIN/ps_server" --workers 3 $args
     [ "$rc" = 64 ] || t_fail "ps_server $args: exit $rc, want 64"
@@ -71,6 +71,22 @@ if [ -s "$T_TMP/async.rec" ]; then
 else
     t_fail "no async record from psmodes-1.1"
 fi
+t_end
+
+t_case psmodes-1.6 "backup:1 of 4, a 4x straggler: each step uses 3 pushes, late ones dropped and counted; the replay is bit for bit"
+job 120 "$launch" ps 4 --steps 12 --timeout 10 --backward-time 0.01 --straggler 1:4 \
+    --weights-out "$T_TMP/bk.w" --out "$T_TMP/bk.job" \
+    --server-args "--mode backup:1 --record $T_TMP/bk.rec"
+expect_rc 0
+[ "$(grep -c '^s ' "$T_TMP/bk.rec")" = 12 ] || t_fail "bk.rec: want 12 steps"
+awk '/^s / && NF != 7 { bad = 1 } END { exit bad }' "$T_TMP/bk.rec" ||
+    t_fail "bk.rec: a step that did not use exactly 3 pushes: $(grep '^s ' "$T_TMP/bk.rec" | awk 'NF != 7' | head -2)"
+drops=$(grep -c '^d ' "$T_TMP/bk.rec")
+expect_grep err "mode backup:1: 12 updates; .* $drops late pushes dropped"
+"$PSR_BIN/reference" --replay "$T_TMP/bk.rec" --world 4 --weights-out "$T_TMP/bk.rep" \
+    >"$T_TMP/bk.repout" 2>"$T_TMP/bk.reperr" || t_fail "reference --replay: $(cat "$T_TMP/bk.reperr")"
+cmp -s "$T_TMP/bk.rep.0" "$T_TMP/bk.w.server" ||
+    t_fail "the replay (the reference on the pushes used) is not the server's weights"
 t_end
 
 t_exit
