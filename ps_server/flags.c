@@ -153,6 +153,9 @@ static void check(struct flags *f)
         if (with)
             flags_fail("--mode %s: not with %s (only sync has it yet)", f->mode, with);
     }
+    if (f->record && f->mode_cfg.kind == MODE_SYNC)
+        flags_fail("--record: only with --mode async, ssp:N or backup:N (a sync run "
+                   "reproduces from its seed)");
     if (f->record && outfile_check("--record", f->record, err) != 0)
         flags_fail("%s", err);
     /* --weights-out PATH (a common flag): the server writes PATH.server,

@@ -30,10 +30,11 @@
  * release can start while a write of the previous weights is queued
  * (asserted in step_release).
  *
- * THE MODES (mode.h). Every complete push is also told to the mode's
- * policy (mode_push), which checks it and keeps the record. In sync that
- * is all; the store's barrier and the per-bucket pull above run the step.
- * In async and ssp:N the store has per-worker buffers (store.h) and a
+ * THE MODES (mode.h). In sync the store's barrier and the per-bucket pull
+ * above run the step (the policy is not involved, and --record is
+ * refused: a sync run reproduces from the seed). In the other modes every
+ * complete push is told to the mode's policy (mode_push), which checks it
+ * and keeps the record. In async and ssp:N the store has per-worker buffers (store.h) and a
  * worker's WHOLE push (all its buckets) is applied alone when its last
  * byte is in (store_apply_some, by its own count); then that worker is
  * sent the whole new weights in one WEIGHTS frame (a copy, so later
@@ -405,16 +406,16 @@ static int mode_push_end(struct server *srv, struct conn *c, double now)
     char err[ERR_LEN];
     int rc;
 
+    if (srv->mode.cfg.kind == MODE_SYNC)
+        return 0;       /* the barrier's path: step_release */
     if (store_pushes_owed(st, r) != 0)
-        return 0;       /* a bucket, not yet the whole push */
-    rc = mode_push(&srv->mode, r, store_clock(st, r), srv->mode.cfg.kind == MODE_SYNC ?
-                   store_step(st) : srv->sent_version[r], st->workers[r].examples, &v, err);
+        return 1;       /* a bucket, not yet the whole push */
+    rc = mode_push(&srv->mode, r, store_clock(st, r), srv->sent_version[r],
+                   st->workers[r].examples, &v, err);
     if (rc != 0) {
         run_fail(srv, c, rc, err);
         return 1;
     }
-    if (srv->mode.cfg.kind == MODE_SYNC)
-        return 0;       /* the barrier's path: step_release */
     if (v.action == MODE_WAIT)
         return 1;       /* backup: the step needs more pushes */
     if (v.action == MODE_DROP) {
