@@ -156,6 +156,11 @@ static void check(struct flags *f)
     if (f->record && f->mode_cfg.kind == MODE_SYNC)
         flags_fail("--record: only with --mode async, ssp:N or backup:N (a sync run "
                    "reproduces from its seed)");
+    if (f->staleness_out && f->mode_cfg.kind == MODE_SYNC)
+        flags_fail("--staleness-out: only with --mode async, ssp:N or backup:N (sync's "
+                   "updates are never stale)");
+    if (f->staleness_out && outfile_check("--staleness-out", f->staleness_out, err) != 0)
+        flags_fail("%s", err);
     if (f->record && outfile_check("--record", f->record, err) != 0)
         flags_fail("%s", err);
     /* --weights-out PATH (a common flag): the server writes PATH.server,
@@ -206,6 +211,9 @@ void flags_parse(struct flags *f, int argc, char **argv)
         { "record", CLI_STRING, &f->record, "FILE",
           "write the applied updates in order to FILE at the end (for reference --replay)",
           0, 0, NULL },
+        { "staleness-out", CLI_STRING, &f->staleness_out, "FILE",
+          "write the staleness histogram to FILE at the end (\"# staleness updates\")", 0, 0,
+          NULL },
         { "local-worker", CLI_INT, &f->local_worker, "R",
           "EMULATED: worker R shares this host; its bytes bypass the link", 0, PROTO_MAX_WORLD - 1, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
@@ -223,7 +231,7 @@ void flags_parse(struct flags *f, int argc, char **argv)
     cli_main_parse(FLAGS_PROG, "--workers K [--listen HOST:PORT] [--port-file FILE] "
                    "[--shard I/S | --range FIRST:COUNT] [--loss-out FILE] [--mistake NAME] "
                    "[--checkpoint FILE [--checkpoint-every N]] [--resume FILE] "
-                   "[--local-worker R] [--mode MODE] [--record FILE] [--weights-out PATH] "
+                   "[--local-worker R] [--mode MODE] [--record FILE] [--staleness-out FILE] "
                    "[common flags]", argc, argv, tables);
     if (shard[0] >= 0 && range[1] > 0)
         flags_fail("--shard and --range: give one (both say which elements this server owns)");

@@ -38,6 +38,7 @@ struct flags {
     const char *mode;             /* --mode sync|async|ssp:N|backup:N, as typed (mode.h) */
     struct mode_cfg mode_cfg;     /* ... parsed (sync when not given) */
     const char *record;           /* --record FILE: the applied updates (mode.c), or NULL */
+    const char *staleness_out;    /* --staleness-out FILE: the histogram (mode.h), or NULL */
     char weights_file[CLI_PATH_MAX + 16];   /* --weights-out PATH (common): "PATH.server",
                                                then .I with S shards (weights.h) */
 };

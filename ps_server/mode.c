@@ -334,6 +334,30 @@ void mode_hist_line(const struct mode *m, char *out, size_t len)
     }
 }
 
+int mode_hist_write(const struct mode *m, const char *flag, const char *path, char *err)
+{
+    struct outfile *of = malloc(sizeof *of);    /* a 64 KiB buffer: not on the stack */
+    char name[32];
+    int rc;
+
+    if (!of) {
+        err_say(err, "%s: out of memory", flag);
+        return -ENOMEM;
+    }
+    if ((rc = outfile_open(of, flag, path, err)) != 0) {
+        free(of);
+        return rc;
+    }
+    outfile_printf(of, "# mode %s, K %u, %llu updates; bin %d counts staleness >= %d\n"
+                   "# staleness updates\n", mode_name(&m->cfg, name), (unsigned)m->world,
+                   ull(m->stale_n), MODE_HIST - 1, MODE_HIST - 1);
+    for (int i = 0; i < MODE_HIST; i++)
+        outfile_printf(of, "%d %llu\n", i, ull(m->hist[i]));
+    rc = outfile_commit(of, err);
+    free(of);
+    return rc;
+}
+
 int mode_record_write(const struct mode *m, const char *flag, const char *path, char *err)
 {
     struct outfile *of = malloc(sizeof *of);    /* a 64 KiB buffer: not on the stack */

@@ -166,6 +166,11 @@ int mode_sent(struct mode *m, uint32_t rank);
  * into out[len]. */
 void mode_hist_line(const struct mode *m, char *out, size_t len);
 
+/* mode_hist_write: the staleness histogram to `path` as two columns under
+ * a "# staleness updates" header (the last bin is ">= 16", written as 16),
+ * atomically (common/outfile). 0 or a negative code with err. */
+int mode_hist_write(const struct mode *m, const char *flag, const char *path, char *err);
+
 /* mode_record_write: the record as text to `path` (flag names it in
  * messages), atomically (common/outfile). 0 or a negative code with err. */
 int mode_record_write(const struct mode *m, const char *flag, const char *path, char *err);

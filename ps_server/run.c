@@ -474,7 +474,8 @@ static int mode_push_end(struct server *srv, struct conn *c, double now)
     return 1;
 }
 
-/* mode_finish: at the run's end, the staleness line, --record, and
+/* mode_finish: at the run's end, the staleness line, --staleness-out,
+ * --record, and
  * --weights-out's PATH.server[.I]. 0, or 1 after logging why. */
 static int mode_finish(struct server *srv)
 {
@@ -488,6 +489,11 @@ static int mode_finish(struct server *srv)
                 ull(srv->mode.max_lead),
                 srv->mode.cfg.kind == MODE_SSP ? " (checked at every push)" : "",
                 ull(srv->mode.dropped));
+    }
+    if (srv->f.staleness_out &&
+        mode_hist_write(&srv->mode, "--staleness-out", srv->f.staleness_out, err) != 0) {
+        log_msg("%s", err);
+        bad = 1;
     }
     if (srv->f.record && mode_record_write(&srv->mode, "--record", srv->f.record, err) != 0) {
         log_msg("%s", err);

@@ -21,9 +21,15 @@ fi
 run_mode() {
     job 120 "$launch" ps 3 --steps 12 --timeout 10 --backward-time 0.01 --straggler 1:4 \
         --weights-out "$T_TMP/$1.w" --out "$T_TMP/$1.job" \
-        --server-args "--mode $2 --record $T_TMP/$1.rec"
+        --server-args "--mode $2 --record $T_TMP/$1.rec --staleness-out $T_TMP/$1.hist"
     expect_rc 0
     expect_grep err "mode $2: 36 updates; staleness over 36 updates"
+    # the histogram file counts the 36 updates, and agrees with the record:
+    # staleness = the version before the update - the version computed on
+    awk '/^a / { s = $2 - 1 - $5; if (s > 16) s = 16; n[s]++ }
+         END { for (i = 0; i <= 16; i++) print i, n[i] + 0 }' "$T_TMP/$1.rec" >"$T_TMP/$1.hist.want"
+    grep -v '^#' "$T_TMP/$1.hist" | cmp -s - "$T_TMP/$1.hist.want" ||
+        t_fail "$1.hist is not the record's staleness: $(grep -v '^#' "$T_TMP/$1.hist" | tr '\n' ' ') vs $(tr '\n' ' ' <"$T_TMP/$1.hist.want")"
     [ "$(grep -c '^a ' "$T_TMP/$1.rec")" = 36 ] ||
         t_fail "$1.rec: want 36 applied pushes, got $(grep -c '^a ' "$T_TMP/$1.rec")"
     "$PSR_BIN/reference" --replay "$T_TMP/$1.rec" --world 3 --weights-out "$T_TMP/$1.rep" \
@@ -52,7 +58,7 @@ t_end
 t_case psmodes-1.4 "bad --mode values and combinations exit 64 with one line"
 for args in "--mode ssp:-1" "--mode backup:K" "--mode backup:0" "--mode fast" "--mode ssp:" \
             "--mode backup:3" "--mode async --link-bw 1e6" "--mode ssp:2 --checkpoint $T_TMP/ck" \
-            "--record $T_TMP/sync.rec"; do
+            "--record $T_TMP/sync.rec" "--staleness-out $T_TMP/sync.hist"; do
     # shellcheck disable=SC2086
     job 20 "$PSR_BIN/ps_server" --workers 3 $args
     [ "$rc" = 64 ] || t_fail "ps_server $args: exit $rc, want 64"
