@@ -159,10 +159,24 @@ static void check(struct flags *f)
     if (f->staleness_out && f->mode_cfg.kind == MODE_SYNC)
         flags_fail("--staleness-out: only with --mode async, ssp:N or backup:N (sync's "
                    "updates are never stale)");
-    if (f->staleness_out && outfile_check("--staleness-out", f->staleness_out, err) != 0)
-        flags_fail("%s", err);
-    if (f->record && outfile_check("--record", f->record, err) != 0)
-        flags_fail("%s", err);
+    /* With S shards each server writes its own: FILE.I. */
+    if (f->staleness_out) {
+        if (f->shard_s > 1)
+            snprintf(f->staleness_file, sizeof f->staleness_file, "%s.%d", f->staleness_out,
+                     f->shard_i);
+        else
+            snprintf(f->staleness_file, sizeof f->staleness_file, "%s", f->staleness_out);
+        if (outfile_check("--staleness-out", f->staleness_file, err) != 0)
+            flags_fail("%s", err);
+    }
+    if (f->record) {
+        if (f->shard_s > 1)
+            snprintf(f->record_file, sizeof f->record_file, "%s.%d", f->record, f->shard_i);
+        else
+            snprintf(f->record_file, sizeof f->record_file, "%s", f->record);
+        if (outfile_check("--record", f->record_file, err) != 0)
+            flags_fail("%s", err);
+    }
     /* --weights-out PATH (a common flag): the server writes PATH.server,
      * PATH.server.I with S shards. */
     if (f->c.weights_out) {

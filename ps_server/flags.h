@@ -39,6 +39,8 @@ struct flags {
     struct mode_cfg mode_cfg;     /* ... parsed (sync when not given) */
     const char *record;           /* --record FILE: the applied updates (mode.c), or NULL */
     const char *staleness_out;    /* --staleness-out FILE: the histogram (mode.h), or NULL */
+    char record_file[CLI_PATH_MAX + 16];    /* --record FILE, FILE.I with --shard I/S */
+    char staleness_file[CLI_PATH_MAX + 16]; /* --staleness-out FILE, likewise */
     char weights_file[CLI_PATH_MAX + 16];   /* --weights-out PATH (common): "PATH.server",
                                                then .I with S shards (weights.h) */
 };

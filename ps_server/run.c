@@ -130,7 +130,9 @@ void run_succeed(struct server *srv)
     /* The payload (elements only, no headers): K x count x size each way
      * per step, P times that in with P pushes per step
      * (tests/t_ps_range.sh reads this line). */
-    if (!srv->pay_in.uneven && !srv->pay_out.uneven)
+    if (srv->mode.cfg.kind != MODE_SYNC)
+        ;   /* no server steps: the mode's own line above says what was applied */
+    else if (!srv->pay_in.uneven && !srv->pay_out.uneven)
         log_msg("payload bytes per step: in %llu, out %llu (%llu steps; %llu WEIGHTS frames)",
                 ull(srv->pay_in.per_step), ull(srv->pay_out.per_step), ull(srv->pay_in.steps),
                 ull(srv->eg.frames_out));
@@ -491,11 +493,12 @@ static int mode_finish(struct server *srv)
                 ull(srv->mode.dropped));
     }
     if (srv->f.staleness_out &&
-        mode_hist_write(&srv->mode, "--staleness-out", srv->f.staleness_out, err) != 0) {
+        mode_hist_write(&srv->mode, "--staleness-out", srv->f.staleness_file, err) != 0) {
         log_msg("%s", err);
         bad = 1;
     }
-    if (srv->f.record && mode_record_write(&srv->mode, "--record", srv->f.record, err) != 0) {
+    if (srv->f.record && mode_record_write(&srv->mode, "--record", srv->f.record_file,
+                                           err) != 0) {
         log_msg("%s", err);
         bad = 1;
     }

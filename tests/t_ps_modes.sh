@@ -96,4 +96,16 @@ cmp -s "$T_TMP/bk.rep.0" "$T_TMP/bk.w.server" ||
     t_fail "the replay (the reference on the pushes used) is not the server's weights"
 t_end
 
+t_case psmodes-1.7 "async with 2 shards and buckets: each shard writes its own record and PATH.server.I"
+job 120 "$launch" ps 3 --steps 6 --timeout 10 --servers 2 --weights-out "$T_TMP/sh.w" \
+    --out "$T_TMP/sh.job" --worker-args "--bucket-size 32" \
+    --server-args "--mode async --record $T_TMP/sh.rec"
+expect_rc 0
+for i in 0 1; do
+    [ "$(grep -c '^a ' "$T_TMP/sh.rec.$i" 2>/dev/null)" = 18 ] || t_fail "sh.rec.$i: want 18 applied pushes"
+    [ "$(grep -vc '^#' "$T_TMP/sh.w.server.$i" 2>/dev/null)" = 6 ] || t_fail "sh.w.server.$i: want 6 weights"
+done
+[ ! -e "$T_TMP/sh.rec" ] || t_fail "an unsuffixed sh.rec was written by a shard"
+t_end
+
 t_exit
