@@ -126,6 +126,30 @@ static uint64_t share_grad(const struct cli_common *o, const struct workload *w,
     return hi - lo;
 }
 
+/* replay_start: the record's "mode MODE K" line: K copies of the initial
+ * weights b->weights (the versions each worker was sent: 0). 0, or
+ * ERR_FORMAT after one line. OUT: *k, *snap, *snapver (the caller frees). */
+static int replay_start(const struct cli_common *o, const struct workload *w,
+                        const struct bufs *b, const char *path, long no, const char *line,
+                        char *mode, int *k, unsigned char **snap, uint64_t **snapver)
+{
+    size_t es = dtype_size(o->dtype);
+    int used = 0;
+
+    if (sscanf(line, "mode %39s %d %n", mode, k, &used) != 2 || *k < 1 || *k > 65536 ||
+        line[used] != '\0')
+        return replay_fail(path, no, "want \"mode MODE K\" first");
+    if (o->world > 0 && o->world != *k)
+        return replay_fail(path, no, "K differs from --world");
+    *snap = malloc((size_t)*k * w->n * es);
+    *snapver = calloc((size_t)*k, sizeof **snapver);
+    if (!*snap || !*snapver)
+        return replay_fail(path, no, "out of memory for K copies of the weights");
+    for (int i = 0; i < *k; i++)
+        memcpy(*snap + (size_t)i * w->n * es, b->weights, w->n * es);
+    return 0;
+}
+
 /* replay: the record at path applied to b->weights (see the opening
  * comment). 0, or nonzero after one line on stderr. */
 static int replay(const struct cli_common *o, const struct workload *w, struct optim *opt,
@@ -151,23 +175,8 @@ static int replay(const struct cli_common *o, const struct workload *w, struct o
         if (line[0] == '#' || line[0] == '\n')
             continue;
         if (k == 0) {
-            if (sscanf(line, "mode %39s %d %n", mode, &k, &used) != 2 || k < 1 ||
-                k > 65536 || line[used] != '\0') {
-                rc = replay_fail(path, no, "want \"mode MODE K\" first");
+            if ((rc = replay_start(o, w, b, path, no, line, mode, &k, &snap, &snapver)) != 0)
                 goto out;
-            }
-            if (o->world > 0 && o->world != k) {
-                rc = replay_fail(path, no, "K differs from --world");
-                goto out;
-            }
-            snap = malloc((size_t)k * w->n * es);
-            snapver = calloc((size_t)k, sizeof *snapver);
-            if (!snap || !snapver) {
-                rc = replay_fail(path, no, "out of memory for K copies of the weights");
-                goto out;
-            }
-            for (int i = 0; i < k; i++)
-                memcpy(snap + (size_t)i * w->n * es, b->weights, w->n * es);
             continue;
         }
         if (sscanf(line, "%31s%n", kind, &used) != 1)

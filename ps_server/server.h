@@ -145,6 +145,14 @@ void run_succeed(struct server *srv);
 void run_fail(struct server *srv, struct conn *culprit, int code, const char *msg);
 void run_lost(struct server *srv, struct conn *c, int code, const char *msg);
 void egress_finished(struct server *srv);
+
+/* run_mode.c: the modes other than sync (mode.h). mode_push_end: worker
+ * c's push is complete; 0: sync, the barrier's path goes on
+ * (step_release); 1: taken here (or the run failed, said why).
+ * mode_finish: at the run's end, the mode's line, --staleness-out,
+ * --record, --weights-out; 0, or 1 after logging why. */
+int mode_push_end(struct server *srv, struct conn *c, double now);
+int mode_finish(struct server *srv);
 /* weights_header: the header of the WEIGHTS frame piece pc begins (step
  * srv->sending, its elements) into out[PROTO_HEADER_SIZE]. */
 void weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out);
