@@ -113,6 +113,8 @@ static const struct cli_bound cli_bounds[] = {
     { "reconnect-window", 1e-3, 86400, 0, 0, "1ms .. 86400s (1 day)" },
     { "root", 0, 65535, 0, 0, "0 .. 65535 (and < K)" },
     { "imbalance", 1, 65536, 0, 0, "1 .. 65536 (and <= K)" },
+    { "ssp-bound", 0, 1e9, 0, 0, "ssp:N, N 0 .. 1000000000 steps" },
+    { "backup-count", 1, 65535, 0, 0, "backup:N, N 1 .. 65535 (and < K)" },
     { NULL, 0, 0, 0, 0, NULL },
 };
 

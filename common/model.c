@@ -289,3 +289,58 @@ double model_pipeline_bubble(int p, int m)
         return NAN;
     return (double)(p - 1) / (double)(m + p - 1);
 }
+
+/* ------------------------------------------------------ stragglers (issue 16) */
+
+/* computes_ok: k >= 1 finite non-negative compute times and t. */
+static int computes_ok(int k, const double *compute, double t)
+{
+    if (k < 1 || !compute || !isfinite(t) || t < 0)
+        return 0;
+    for (int r = 0; r < k; r++)
+        if (!isfinite(compute[r]) || compute[r] < 0)
+            return 0;
+    return 1;
+}
+
+double model_sync_step(int k, const double *compute, double t)
+{
+    return model_backup_step(k, 0, compute, t);
+}
+
+double model_backup_step(int k, int b, const double *compute, double t)
+{
+    if (!computes_ok(k, compute, t) || b < 0 || b >= k)
+        return NAN;
+    /* the (K-b)-th smallest: the c_i with fewer than K-b values below it
+     * and at least K-b at or below it (ties counted once each) */
+    for (int i = 0; i < k; i++) {
+        int below = 0, at_or_below = 0;
+
+        for (int j = 0; j < k; j++) {
+            below += compute[j] < compute[i];
+            at_or_below += compute[j] <= compute[i];
+        }
+        if (below < k - b && at_or_below >= k - b)
+            return compute[i] + t;
+    }
+    return NAN;     /* not reached: some c_i is the (K-b)-th */
+}
+
+double model_async_rate(int k, const double *compute, double t)
+{
+    double u = 0;
+
+    if (!computes_ok(k, compute, t))
+        return NAN;
+    for (int r = 0; r < k; r++)
+        u += 1.0 / (compute[r] + t);    /* +Inf when both are 0: no time at all */
+    return u;
+}
+
+double model_ssp_rate(int k, const double *compute, double t)
+{
+    double slow = model_sync_step(k, compute, t);
+
+    return isnan(slow) ? NAN : (double)k / slow;
+}

@@ -182,4 +182,46 @@ double model_tp_layer(int t, double act_bytes, double bw, double lat);
  * p >= 1 stages and m >= 1 micro-batches. */
 double model_pipeline_bubble(int p, int m);
 
+/* ---------------------------------------------------------------------
+ * STRAGGLERS AND THE PARAMETER SERVER'S MODES (issue 16; ps_server/mode.h).
+ *
+ * Worker r computes a step in c_r seconds (EMULATED: common/compute.h,
+ * --backward-time times its --straggler factor and jitter); t is the
+ * step's communication, from the models above (model_ps_step for the PS,
+ * model_ring for the ring), the same for every worker.
+ *
+ *   sync (ring, sync PS)  every step waits for the slowest:
+ *                            T_sync = max_r c_r + t
+ *   backup:b              a step takes the first K - b pushes: the
+ *                         (K-b)-th smallest c_r sets it:
+ *                            T_backup = c_(K-b) + t
+ *                         one straggler and b >= 1: the straggler-free
+ *                         step c + t. Each step uses (K-b)/K of the batch.
+ *   async                 worker r applies an update every c_r + t, alone:
+ *                            U_async = sum_r 1 / (c_r + t)  updates/s
+ *                         each of b_r examples (one worker's share), stale
+ *                         by about U (c_r + t) - 1 updates on average
+ *                         (K - 1 when all are equal).
+ *   ssp:s                 async, but no worker more than s steps ahead of
+ *                         the slowest: with a PERSISTENT straggler every
+ *                         worker runs at the slowest one's pace in the
+ *                         long run, U_ssp = K / (max_r c_r + t); the slack
+ *                         s only absorbs transient jitter and pauses (not
+ *                         modelled).
+ *
+ * Assumed: the server's link is not saturated by the extra pushes of the
+ * fast workers in async/ssp (their t is the unloaded one), and compute
+ * does not overlap communication. Time to a target loss is NOT modelled:
+ * it depends on how staleness and smaller effective batches slow
+ * convergence, which the lab measures (experiments/lab.sh --only
+ * stragglers).
+ *
+ * compute[k]: c_r in seconds (finite, >= 0); t >= 0; NaN otherwise (and
+ * for b outside 0 .. K-1). model_backup_step is O(K^2): K in the
+ * hundreds. */
+double model_sync_step(int k, const double *compute, double t);
+double model_backup_step(int k, int b, const double *compute, double t);
+double model_async_rate(int k, const double *compute, double t);
+double model_ssp_rate(int k, const double *compute, double t);
+
 #endif /* MODEL_H */

@@ -11,10 +11,13 @@
 #include "outfile.h"
 #include "vec.h"
 
-/* file_name: "PATH.RANK" into out (CLI_PATH_MAX + 16). */
+/* file_name: "PATH.RANK" into out (CLI_PATH_MAX + 16); PATH for rank < 0. */
 static void file_name(char *out, const char *path, int rank)
 {
-    snprintf(out, CLI_PATH_MAX + 16, "%s.%d", path, rank);
+    if (rank < 0)
+        snprintf(out, CLI_PATH_MAX + 16, "%s", path);
+    else
+        snprintf(out, CLI_PATH_MAX + 16, "%s.%d", path, rank);
 }
 
 int weights_check(const char *path, int rank, char *err)

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+/* A rank < 0 names the file PATH itself (ps_server's PATH.server). */
+
 /* weights_check: at start-up, that "PATH.RANK" can be written
  * (outfile_check: an existing file is not touched). 0, or a negative code
  * with "--weights-out: cannot write PATH.RANK: reason" in err[ERR_LEN]. */

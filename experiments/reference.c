@@ -33,6 +33,20 @@
  * added in rank order (sync-every-micro: micro-batch by micro-batch, each
  * over the K workers), then one sgd_step by the summed count. --rank is
  * ignored (0 when not given): this one process is every worker.
+ *
+ * --replay FILE replays a parameter server's record (ps_server --record,
+ * format in ps_server/mode.c) in this one process, computing every
+ * gradient itself from the workload (same flags, same seeds): for an
+ * applied push "a V R S BASED E", worker R's share of step S's batch
+ * (workload_split over the record's K and --shard-weights) at the weights
+ * R was last sent (those of version BASED: the replay keeps each worker's
+ * copy, taken at each "w R V" line, and checks the version), then one
+ * update by E with the optimizer's step t = V; for a step
+ * "s V S B R0 R1 ..." (sync, backup) the listed workers' shares at the
+ * current weights summed in that order, one update by B; "d" lines (a
+ * dropped push) change nothing. Its --weights-out PATH.0 is then what the
+ * server's PATH.server must be, bit for bit, when its sums are the same
+ * (async: one worker's gradient per update, computed the same way).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -91,15 +105,177 @@ static void workers_grad(const struct cli_common *o, const struct workload *w, i
     }
 }
 
+/* replay_fail: one line naming the record's line; ERR_FORMAT. */
+static int replay_fail(const char *path, long line, const char *why)
+{
+    fprintf(stderr, "reference: --replay %s: line %ld: %s\n", path, line, why);
+    return ERR_FORMAT;
+}
+
+/* share_grad: worker r of k's gradient sum of step s at weights wt into
+ * g (zeroed first). OUT: its example count. */
+static uint64_t share_grad(const struct cli_common *o, const struct workload *w, int k,
+                           uint32_t r, uint64_t s, const void *wt, void *g)
+{
+    uint64_t lo, hi;
+    double loss = 0.0;
+
+    workload_split(w->batch, k, (int)r, o->world > 0 ? o->shard_weights : NULL, &lo, &hi);
+    vec_zero(g, w->n, o->dtype);
+    workload_grad_add(w, wt, s, lo, hi, g, &loss);
+    return hi - lo;
+}
+
+/* replay_start: the record's "mode MODE K" line: K copies of the initial
+ * weights b->weights (the versions each worker was sent: 0). 0, or
+ * ERR_FORMAT after one line. OUT: *k, *snap, *snapver (the caller frees). */
+static int replay_start(const struct cli_common *o, const struct workload *w,
+                        const struct bufs *b, const char *path, long no, const char *line,
+                        char *mode, int *k, unsigned char **snap, uint64_t **snapver)
+{
+    size_t es = dtype_size(o->dtype);
+    int used = 0;
+
+    if (sscanf(line, "mode %39s %d %n", mode, k, &used) != 2 || *k < 1 || *k > 65536 ||
+        line[used] != '\0')
+        return replay_fail(path, no, "want \"mode MODE K\" first");
+    if (o->world > 0 && o->world != *k)
+        return replay_fail(path, no, "K differs from --world");
+    *snap = malloc((size_t)*k * w->n * es);
+    *snapver = calloc((size_t)*k, sizeof **snapver);
+    if (!*snap || !*snapver)
+        return replay_fail(path, no, "out of memory for K copies of the weights");
+    for (int i = 0; i < *k; i++)
+        memcpy(*snap + (size_t)i * w->n * es, b->weights, w->n * es);
+    return 0;
+}
+
+/* replay: the record at path applied to b->weights (see the opening
+ * comment). 0, or nonzero after one line on stderr. */
+static int replay(const struct cli_common *o, const struct workload *w, struct optim *opt,
+                  struct bufs *b, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL, kind[32], mode[40];
+    size_t cap = 0, es = dtype_size(o->dtype);
+    unsigned char *snap = NULL;
+    uint64_t *snapver = NULL, version = 0, updates = 0;
+    long no = 0;
+    int k = 0, rc = ERR_FORMAT;
+
+    if (!f) {
+        fprintf(stderr, "reference: --replay %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    while (getline(&line, &cap, f) > 0) {
+        unsigned long long v, s, on, e, r;
+        int used = 0, n;
+
+        no++;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (k == 0) {
+            if ((rc = replay_start(o, w, b, path, no, line, mode, &k, &snap, &snapver)) != 0)
+                goto out;
+            continue;
+        }
+        if (sscanf(line, "%31s%n", kind, &used) != 1)
+            continue;
+        if (strcmp(kind, "a") == 0) {
+            if (sscanf(line + used, "%llu %llu %llu %llu %llu %n", &v, &r, &s, &on, &e, &n) != 5 ||
+                line[used + n] != '\0' || r >= (unsigned long long)k || v != version + 1 ||
+                e == 0) {
+                rc = replay_fail(path, no, "want \"a VERSION RANK STEP BASED_ON EXAMPLES\", "
+                                 "VERSION the next one and RANK below K");
+                goto out;
+            }
+            if (on != snapver[r]) {
+                rc = replay_fail(path, no, "the worker computed on a version it was not sent");
+                goto out;
+            }
+            if (share_grad(o, w, k, (uint32_t)r, s, snap + r * w->n * es, b->grad) != e) {
+                rc = replay_fail(path, no, "the example count is not the worker's share");
+                goto out;
+            }
+            rc = optim_update(opt, v, b->weights, b->grad, w->n, 0, e);
+        } else if (strcmp(kind, "w") == 0) {
+            if (sscanf(line + used, "%llu %llu %n", &r, &v, &n) != 2 || line[used + n] != '\0' ||
+                r >= (unsigned long long)k || v != version) {
+                rc = replay_fail(path, no, "want \"w RANK VERSION\", VERSION the current one");
+                goto out;
+            }
+            memcpy(snap + r * w->n * es, b->weights, w->n * es);
+            snapver[r] = v;
+            continue;
+        } else if (strcmp(kind, "s") == 0) {
+            const char *p;
+            uint64_t sum = 0;
+
+            if (sscanf(line + used, "%llu %llu %llu%n", &v, &s, &e, &n) != 3 ||
+                v != version + 1 || e == 0) {
+                rc = replay_fail(path, no, "want \"s VERSION STEP B RANKS...\"");
+                goto out;
+            }
+            if (!b->part)
+                b->part = malloc(w->n * es);
+            if (!b->part) {
+                rc = replay_fail(path, no, "out of memory");
+                goto out;
+            }
+            vec_zero(b->part, w->n, o->dtype);
+            for (p = line + used + n; sscanf(p, "%llu%n", &r, &n) == 1; p += n) {
+                if (r >= (unsigned long long)k) {
+                    rc = replay_fail(path, no, "a rank not below K");
+                    goto out;
+                }
+                sum += share_grad(o, w, k, (uint32_t)r, s, b->weights, b->grad);
+                vec_add(b->part, b->grad, w->n, o->dtype);
+            }
+            if (sum != e) {
+                rc = replay_fail(path, no, "the used workers' counts do not sum to B");
+                goto out;
+            }
+            rc = optim_update(opt, v, b->weights, b->part, w->n, 0, e);
+        } else if (strcmp(kind, "d") == 0) {
+            continue;
+        } else {
+            rc = replay_fail(path, no, "not an a, s or d line");
+            goto out;
+        }
+        if (rc != 0) {
+            fprintf(stderr, "reference: --replay %s: line %ld: %s\n", path, no, err_str(rc));
+            goto out;
+        }
+        version = v;
+        updates++;
+    }
+    if (k == 0) {
+        rc = replay_fail(path, no, "no \"mode MODE K\" line");
+        goto out;
+    }
+    printf("# replayed %s: mode %s, K %d, %llu updates\n", path, mode, k,
+           (unsigned long long)updates);
+    rc = 0;
+out:
+    free(line);
+    free(snap);
+    free(snapver);
+    fclose(f);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct cli_common o;
-    const char *loss_out = NULL;
+    const char *loss_out = NULL, *replay_path = NULL;
     int mistake = MISTAKE_NONE;
     const struct cli_opt own[] = {
         { "loss-out", CLI_STRING, &loss_out, "FILE",
           "also write the loss per step to FILE (\"# step loss\" lines)", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0, mistake_parse },
+        { "replay", CLI_STRING, &replay_path, "FILE",
+          "replay a parameter server's --record FILE (its order of updates) instead", 0, 0,
+          NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -118,7 +294,7 @@ int main(int argc, char **argv)
     tables[0] = own;
     tables[1] = cli_common_opts(&o);
     tables[2] = NULL;
-    cli_main_parse("reference", "[common flags] [--loss-out FILE] [--mistake NAME]\n"
+    cli_main_parse("reference", "[common flags] [--loss-out FILE] [--mistake NAME] [--replay FILE]\n"
                    "The single-process big-batch run of the same data: per step the gradient\n"
                    "sum over the whole batch, one SGD step; the loss per step on stdout,\n"
                    "--weights-out PATH writes PATH.0. With --mistake it makes the systems'\n"
@@ -174,6 +350,17 @@ int main(int argc, char **argv)
         goto out;
     }
 
+    if (replay_path) {
+        if (mistake != MISTAKE_NONE || loss_out) {
+            fprintf(stderr, "reference: --replay: not with %s\n",
+                    loss_out ? "--loss-out" : "--mistake");
+            status = CLI_EXIT_USAGE;
+            goto out;
+        }
+        if (replay(&o, &w, &opt, &b, replay_path) != 0)
+            goto out;
+        goto write;
+    }
     printf("# reference: %s n=%zu %s, batch %llu, lr %g, seed %llu, %d steps, optimizer %s%s%s\n",
            workload_name(o.workload), w.n, dtype_name(o.dtype), (unsigned long long)w.batch,
            o.lr, (unsigned long long)o.seed, o.steps, optim_name(o.optimizer),
@@ -204,6 +391,7 @@ int main(int argc, char **argv)
         if (loss_out)
             losscurve_set(&lc, (size_t)s, loss / (double)count);
     }
+write:
     if (fflush(stdout) != 0) {
         fprintf(stderr, "reference: writing stdout: %s\n", strerror(errno));
         goto out;

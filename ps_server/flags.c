@@ -12,6 +12,7 @@
 #include "mistake.h"
 #include "outfile.h"
 #include "proto.h"
+#include "weights.h"
 
 /* split_pair: a value "X<sep>Y" (the flag's shape, e.g. "I/S"; eg: an
  * example or two for the message) into two integers within [lo0, hi0] and
@@ -141,6 +142,48 @@ static void check(struct flags *f)
         f->checkpoint_every = 1;
     if (f->checkpoint && outfile_check("--checkpoint", f->checkpoint, err) != 0)
         flags_fail("%s", err);
+    /* The modes (mode.h); backup:N's N < K is mode_init's check (setup). */
+    if (f->mode && mode_parse(f->mode, &f->mode_cfg, err) != 0)
+        flags_fail("--mode: %s", err);
+    if (f->mode_cfg.kind != MODE_SYNC) {
+        const char *with = f->checkpoint ? "--checkpoint" : f->resume ? "--resume" :
+                           f->mistake ? "--mistake" : f->c.link_bw > 0 ? "--link-bw" :
+                           f->local_worker >= 0 ? "--local-worker" : f->loss_out ?
+                           "--loss-out" : NULL;
+        if (with)
+            flags_fail("--mode %s: not with %s (only sync has it yet)", f->mode, with);
+    }
+    if (f->record && f->mode_cfg.kind == MODE_SYNC)
+        flags_fail("--record: only with --mode async, ssp:N or backup:N (a sync run "
+                   "reproduces from its seed)");
+    if (f->staleness_out && f->mode_cfg.kind == MODE_SYNC)
+        flags_fail("--staleness-out: only with --mode async, ssp:N or backup:N (sync's "
+                   "updates are never stale)");
+    /* With S shards each server writes its own: FILE.I. */
+    if (f->staleness_out) {
+        if (f->shard_s > 1)
+            snprintf(f->staleness_file, sizeof f->staleness_file, "%s.%d", f->staleness_out,
+                     f->shard_i);
+        else
+            snprintf(f->staleness_file, sizeof f->staleness_file, "%s", f->staleness_out);
+        if (outfile_check("--staleness-out", f->staleness_file, err) != 0)
+            flags_fail("%s", err);
+    }
+    if (f->record) {
+        if (f->shard_s > 1)
+            snprintf(f->record_file, sizeof f->record_file, "%s.%d", f->record, f->shard_i);
+        else
+            snprintf(f->record_file, sizeof f->record_file, "%s", f->record);
+        if (outfile_check("--record", f->record_file, err) != 0)
+            flags_fail("%s", err);
+    }
+    /* --weights-out PATH (a common flag): the server writes PATH.server,
+     * PATH.server.I with S shards. */
+    if (f->c.weights_out) {
+        snprintf(f->weights_file, sizeof f->weights_file, "%s.server", f->c.weights_out);
+        if (weights_check(f->weights_file, f->shard_s > 1 ? f->shard_i : -1, err) != 0)
+            flags_fail("%s", err);
+    }
     /* setup.c builds the link; its values are refused here, with the rest. */
     if (link_init(&probe, f->c.link_bw, f->c.link_latency) != 0)
         flags_fail("--link-bw/--link-latency: rate %g B/s, latency %g s out of range",
@@ -176,6 +219,15 @@ void flags_parse(struct flags *f, int argc, char **argv)
         { "resume", CLI_STRING, &f->resume, "FILE",
           "go on from the checkpoint FILE (its step; exit 65 if it is not this job's)", 0, 0,
           NULL },
+        { "mode", CLI_STRING, &f->mode, "MODE",
+          "sync (default), async, ssp:N (at most N steps ahead of the slowest) or backup:N",
+          0, 0, NULL },
+        { "record", CLI_STRING, &f->record, "FILE",
+          "write the applied updates in order to FILE at the end (for reference --replay)",
+          0, 0, NULL },
+        { "staleness-out", CLI_STRING, &f->staleness_out, "FILE",
+          "write the staleness histogram to FILE at the end (\"# staleness updates\")", 0, 0,
+          NULL },
         { "local-worker", CLI_INT, &f->local_worker, "R",
           "EMULATED: worker R shares this host; its bytes bypass the link", 0, PROTO_MAX_WORLD - 1, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
@@ -193,7 +245,8 @@ void flags_parse(struct flags *f, int argc, char **argv)
     cli_main_parse(FLAGS_PROG, "--workers K [--listen HOST:PORT] [--port-file FILE] "
                    "[--shard I/S | --range FIRST:COUNT] [--loss-out FILE] [--mistake NAME] "
                    "[--checkpoint FILE [--checkpoint-every N]] [--resume FILE] "
-                   "[--local-worker R] [common flags]", argc, argv, tables);
+                   "[--local-worker R] [--mode MODE] [--record FILE] [--staleness-out FILE] "
+                   "[common flags]", argc, argv, tables);
     if (shard[0] >= 0 && range[1] > 0)
         flags_fail("--shard and --range: give one (both say which elements this server owns)");
     f->shard_i = shard[0] >= 0 ? shard[0] : 0;

@@ -1,6 +1,7 @@
 /* flags.h -- bin/ps_server's command line: its own flags (--workers,
  * --listen, --port-file, --shard or --range, --loss-out, --mistake, --checkpoint,
- * --checkpoint-every, --resume, --local-worker) and the common
+ * --checkpoint-every, --resume, --local-worker, --mode, --record,
+ * --weights-out) and the common
  * ones (cli.h), checked against each other before anything starts.
  *
  * Every refusal is one line "ps_server: reason" on stderr and exit 64
@@ -11,6 +12,7 @@
 
 #include "auth.h"
 #include "cli.h"
+#include "mode.h"
 #include "net.h"
 
 #define FLAGS_PROG "ps_server"
@@ -33,6 +35,14 @@ struct flags {
     int local_worker;             /* --local-worker R: EMULATED, worker R is on this host,
                                      its bytes bypass the link; -1 none */
     struct auth_key key;          /* the job's secret (--secret-file, PSRING_SECRET) */
+    const char *mode;             /* --mode sync|async|ssp:N|backup:N, as typed (mode.h) */
+    struct mode_cfg mode_cfg;     /* ... parsed (sync when not given) */
+    const char *record;           /* --record FILE: the applied updates (mode.c), or NULL */
+    const char *staleness_out;    /* --staleness-out FILE: the histogram (mode.h), or NULL */
+    char record_file[CLI_PATH_MAX + 16];    /* --record FILE, FILE.I with --shard I/S */
+    char staleness_file[CLI_PATH_MAX + 16]; /* --staleness-out FILE, likewise */
+    char weights_file[CLI_PATH_MAX + 16];   /* --weights-out PATH (common): "PATH.server",
+                                               then .I with S shards (weights.h) */
 };
 
 /* flags_parse: argv into f, every check that needs nothing built yet

@@ -169,6 +169,7 @@ static void on_conn_closed(uv_handle_t *h)
     else if (srv->by_rank[c->ses.rank] == c)
         srv->by_rank[c->ses.rank] = NULL;
     free(c->rbuf);
+    free(c->wsnap);
     free(c);
     server_maybe_stop(srv);
 }
@@ -254,6 +255,61 @@ int conn_send_raw(struct conn *c, const void *p, size_t len)
     if (uv_write(&uvc(c)->creq, (uv_stream_t *)&uvc(c)->tcp, &b, 1, on_ctl_written) != 0)
         return -1;
     c->cbusy = 1;
+    return 0;
+}
+
+static void on_snap_written(uv_write_t *req, int status)
+{
+    struct conn *c = req->data;
+    struct server *srv = c->srv;
+    double now = clock_now();
+    char msg[ERR_LEN];
+
+    free(c->wsnap);
+    c->wsnap = NULL;
+    if (srv->over || c->closing)
+        return;
+    if (status < 0) {
+        snprintf(msg, sizeof msg, "worker %u: sending the weights of its step: %s",
+                 (unsigned)c->ses.rank, uv_strerror(status));
+        run_lost(srv, c, ERR_EOF, msg);
+        return;
+    }
+    srv->link.bytes_out += c->wqueued;
+    silence_progress(&srv->sil, now);
+    silence_heard(&srv->sil, c->ses.rank, now);
+    c->ses.pulling = 0;
+}
+
+int conn_send_weights(struct conn *c, unsigned char *frame, size_t len)
+{
+    struct server *srv = c->srv;
+    uv_buf_t b;
+    int w;
+
+    assert(!c->wsnap && len <= UINT32_MAX);
+    c->wsnap = frame;
+    if (c->closing || c->lingering)
+        return -1;
+    b = uv_buf_init((char *)frame, (unsigned)len);
+    w = uv_try_write((uv_stream_t *)&uvc(c)->tcp, &b, 1);
+    if (w == UV_EAGAIN)
+        w = 0;
+    if (w < 0)
+        return -1;
+    srv->link.bytes_out += (uint64_t)w;
+    if ((size_t)w == len) {
+        free(c->wsnap);
+        c->wsnap = NULL;
+        c->ses.pulling = 0;
+        return 0;
+    }
+    b = uv_buf_init((char *)frame + w, (unsigned)(len - (size_t)w));
+    uvc(c)->wreq.data = c;
+    c->wqueued = len - (size_t)w;
+    c->ses.pulling = 1;
+    if (uv_write(&uvc(c)->wreq, (uv_stream_t *)&uvc(c)->tcp, &b, 1, on_snap_written) != 0)
+        return -1;
     return 0;
 }
 

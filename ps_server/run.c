@@ -29,6 +29,10 @@
  * of the step before are still being written (pulling), so no new step's
  * release can start while a write of the previous weights is queued
  * (asserted in step_release).
+ *
+ * THE MODES (mode.h): in sync the barrier above runs the step; the
+ * other modes' pushes are taken by run_mode.c (mode_push_end), which
+ * applies them and sends the weights.
  */
 #include <assert.h>
 #include <errno.h>
@@ -96,7 +100,7 @@ void run_succeed(struct server *srv)
     if (srv->over)
         return;
     srv->over = 1;
-    srv->exit_code = 0;
+    srv->exit_code = mode_finish(srv);
     /* Peak RSS: the figure that shows the server's memory does not grow
      * with K (experiments/bench_ps.sh reads this line). */
     struct rusage ru;
@@ -106,7 +110,9 @@ void run_succeed(struct server *srv)
     /* The payload (elements only, no headers): K x count x size each way
      * per step, P times that in with P pushes per step
      * (tests/t_ps_range.sh reads this line). */
-    if (!srv->pay_in.uneven && !srv->pay_out.uneven)
+    if (srv->mode.cfg.kind != MODE_SYNC)
+        ;   /* no server steps: the mode's own line above says what was applied */
+    else if (!srv->pay_in.uneven && !srv->pay_out.uneven)
         log_msg("payload bytes per step: in %llu, out %llu (%llu steps; %llu WEIGHTS frames)",
                 ull(srv->pay_in.per_step), ull(srv->pay_out.per_step), ull(srv->pay_in.steps),
                 ull(srv->eg.frames_out));
@@ -371,7 +377,7 @@ static void on_hello(struct conn *c, double now)
         /* WELCOME: the range this server owns (proto.h). */
         uint8_t frame[PROTO_HEADER_SIZE + PROTO_WELCOME_SIZE];
         struct proto_header h = proto_header_make(PROTO_WELCOME, PROTO_RANK_SERVER, srv->k,
-                                                  store_step(&srv->store), 0,
+                                                  store_clock(&srv->store, r), 0,
                                                   PROTO_WELCOME_SIZE);
         struct proto_welcome w = { srv->scfg.lo, srv->scfg.hi - srv->scfg.lo };
 
@@ -383,7 +389,8 @@ static void on_hello(struct conn *c, double now)
             (unsigned)srv->joined, (unsigned)srv->k);
     /* RESUME (proto.h): a server that goes on from step s > 0 sends every
      * worker the weights of step s - 1 once all have joined. */
-    if (srv->joined == srv->k && store_step(&srv->store) > 0) {
+    if (srv->joined == srv->k && store_step(&srv->store) > 0 &&
+        srv->mode.cfg.kind == MODE_SYNC) {
         srv->resending = 1;
         weights_send(srv, store_step(&srv->store) - 1, now);
     }
@@ -498,7 +505,8 @@ void conn_process(struct conn *c, const unsigned char *p, size_t len, double now
             break;
         case SESSION_PUSH_END:
             srv->in_last = now;
-            step_release(srv);
+            if (mode_push_end(srv, c, now) == 0)
+                step_release(srv);
             break;
         case SESSION_BYE:
             conn_finished(c);

@@ -24,6 +24,7 @@
 #include "link.h"
 #include "losscurve.h"
 #include "metrics.h"
+#include "mode.h"
 #include "net.h"
 #include "pacer.h"
 #include "proto.h"
@@ -57,6 +58,8 @@ struct conn {
     /* writing */
     uint64_t wqueued;                /* bytes of a weights piece queued */
     unsigned char whdr[PROTO_HEADER_SIZE];  /* the header of its WEIGHTS frame in progress */
+    unsigned char *wsnap;            /* MODES (run.c): a whole WEIGHTS frame being
+                                        written (owned; freed when written or at close) */
     int cbusy;                       /* a WELCOME or ERROR is queued */
     uint64_t cqueued;
     unsigned char cbuf[PROTO_HEADER_SIZE + PROTO_TEXT_MAX];
@@ -99,6 +102,13 @@ struct server {
     uint64_t first_step;              /* the first step of this run (--resume: its step) */
     int resending;                    /* resumed: the weights of first_step - 1 going out */
     const void *wbuf;                 /* ... and the store buffer holding them */
+    /* the modes (mode.h): the policy and, per worker, the version of the
+     * weights it was last sent and whether it waits for weights (SSP may
+     * hold them) */
+    struct mode mode;
+    uint64_t *sent_version;           /* K entries */
+    unsigned char *want_pull;         /* K entries */
+    uint64_t steps_seen;              /* steps every worker has pushed (the record) */
     /* measurement */
     struct losscurve loss;            /* --loss-out: the loss of every applied step */
     struct metrics_record rec;
@@ -117,6 +127,11 @@ void conn_close(struct conn *c);
 void conn_linger(struct conn *c, int code, const char *text);
 int conn_send_ctl(struct conn *c, uint16_t type, int code, const char *text);
 int conn_send_raw(struct conn *c, const void *p, size_t len);
+/* conn_send_weights: MODES: the whole frame (len bytes, malloc'd: owned by
+ * c from the call on, freed when written or at close) to c, past the
+ * egress schedule; c->ses.pulling until it is written. 0, or -1: the
+ * connection is broken (the caller fails the run). */
+int conn_send_weights(struct conn *c, unsigned char *frame, size_t len);
 void conn_unauth_release(struct conn *c);
 void server_maybe_stop(struct server *srv);
 void egress_pump(struct server *srv);
@@ -130,6 +145,14 @@ void run_succeed(struct server *srv);
 void run_fail(struct server *srv, struct conn *culprit, int code, const char *msg);
 void run_lost(struct server *srv, struct conn *c, int code, const char *msg);
 void egress_finished(struct server *srv);
+
+/* run_mode.c: the modes other than sync (mode.h). mode_push_end: worker
+ * c's push is complete; 0: sync, the barrier's path goes on
+ * (step_release); 1: taken here (or the run failed, said why).
+ * mode_finish: at the run's end, the mode's line, --staleness-out,
+ * --record, --weights-out; 0, or 1 after logging why. */
+int mode_push_end(struct server *srv, struct conn *c, double now);
+int mode_finish(struct server *srv);
 /* weights_header: the header of the WEIGHTS frame piece pc begins (step
  * srv->sending, its elements) into out[PROTO_HEADER_SIZE]. */
 void weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out);

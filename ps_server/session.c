@@ -260,9 +260,9 @@ static int check_frame(struct session *s, const struct store *st, char *err)
         }
         return 0;
     case PROTO_BYE:
-        if (store_step(st) < s->cfg->steps) {
+        if (store_clock(st, s->rank) < s->cfg->steps) {
             err_say(err, "%s: BYE at step %llu, before the last step (%llu steps)", w,
-                ull(store_step(st)), ull(s->cfg->steps));
+                ull(store_clock(st, s->rank)), ull(s->cfg->steps));
             return dead(s, ERR_PROTO_FIELD);
         }
         if (s->pulling) {
@@ -449,7 +449,7 @@ int session_lost(struct session *s, struct store *st, char *err)
     if (s->state == SESSION_DONE && !mid)
         return 0;
     if (s->state == SESSION_JOINED && !mid && !s->pulling &&
-        store_step(st) >= s->cfg->steps && !store_failed(st, NULL))
+        store_clock(st, s->rank) >= s->cfg->steps && !store_failed(st, NULL))
         return 0;           /* closed without BYE after the last step: fine */
     who(s, w, sizeof w);
     if (s->state == SESSION_DEAD)
@@ -487,7 +487,7 @@ void session_waiting(const struct session *s, const struct store *st, char *buf,
         return;
     if (s->pulling)
         return;             /* the server owes it bytes, not the other way */
-    if (store_step(st) >= s->cfg->steps) {
+    if (store_clock(st, s->rank) >= s->cfg->steps) {
         snprintf(buf, len, "no BYE yet");
         return;
     }
@@ -509,5 +509,5 @@ void session_waiting(const struct session *s, const struct store *st, char *buf,
                  (unsigned)(st->per_step - store_pushes_owed(st, s->rank) + 1),
                  (unsigned)st->per_step, ull(store_step(st)));
     else
-        snprintf(buf, len, "no push for step %llu yet", ull(store_step(st)));
+        snprintf(buf, len, "no push for step %llu yet", ull(store_clock(st, s->rank)));
 }

@@ -66,7 +66,9 @@ static int setup_store(struct server *srv, const struct workload *wl)
                                            (uint32_t)srv->f.c.micro : 1,
                         .divide_by_one = srv->f.mistake == MISTAKE_SUM_NOT_MEAN,
                         .batch = batch, .count_max = count_max,
-                        .batch_what = batch_what, .optim = &oc }, err);
+                        .batch_what = batch_what, .optim = &oc,
+                        /* MODES (mode.h): each worker's push on its own */
+                        .per_worker = srv->f.mode_cfg.kind != MODE_SYNC }, err);
     free(w0);
     if (rc != 0) {
         log_msg("%s", err);
@@ -164,6 +166,22 @@ int setup_server(struct server *srv, const struct flags *f, double now)
     workload_destroy(&wl);
     if (rc != 0)
         return -1;
+    {
+        char err[ERR_LEN];
+
+        if ((rc = mode_init(&srv->mode, &f->mode_cfg, srv->k, 0, err)) == ERR_USAGE)
+            flags_fail("%s", err);
+        if (rc != 0) {
+            log_msg("%s", err);
+            return -1;
+        }
+    }
+    srv->sent_version = calloc(srv->k, sizeof *srv->sent_version);
+    srv->want_pull = calloc(srv->k, 1);
+    if (!srv->sent_version || !srv->want_pull) {
+        log_msg("out of memory for %u workers", (unsigned)srv->k);
+        return -1;
+    }
     srv->by_rank = calloc(srv->k, sizeof *srv->by_rank);
     srv->sil_state = calloc(srv->k, 1);
     /* Every shard has every worker's loss; the one owning element 0 alone
@@ -231,11 +249,15 @@ void setup_announce(const struct server *srv, int bound)
         snprintf(part, sizeof part, "--range");
     else
         snprintf(part, sizeof part, "shard %d/%d", srv->f.shard_i, srv->f.shard_s);
+    char mname[32];
+
     log_msg("listening on %s:%d for %u workers: %s n %llu %s, elements [%llu, %llu) "
-            "(%s), B %llu, %d steps, lr %g; %s", srv->f.host, bound, (unsigned)srv->k,
+            "(%s), B %llu, %d steps, lr %g; %s%s%s", srv->f.host, bound, (unsigned)srv->k,
             workload_name(c->workload), ull(srv->scfg.n), dtype_name(c->dtype),
             ull(srv->scfg.lo), ull(srv->scfg.hi), part,
-            ull(srv->scfg.batch), c->steps, c->lr, linkdesc);
+            ull(srv->scfg.batch), c->steps, c->lr, linkdesc,
+            srv->f.mode_cfg.kind != MODE_SYNC ? "; mode " : "",
+            srv->f.mode_cfg.kind != MODE_SYNC ? mode_name(&srv->f.mode_cfg, mname) : "");
 }
 
 void setup_destroy(struct server *srv)
@@ -247,6 +269,9 @@ void setup_destroy(struct server *srv)
     silence_destroy(&srv->sil);
     free(srv->sil_state);
     free(srv->by_rank);
+    free(srv->sent_version);
+    free(srv->want_pull);
+    mode_destroy(&srv->mode);
     store_destroy(&srv->store);
     cli_common_free(&srv->f.c);
 }

@@ -78,7 +78,8 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     memset(s, 0, sizeof *s);
     if (cfg->n == 0 || es == 0 || cfg->world == 0 || cfg->world > PROTO_MAX_WORLD ||
         !isfinite(cfg->lr) || cfg->n > SIZE_MAX / es ||
-        cfg->offset > UINT64_MAX - cfg->n || cfg->pushes_per_step > STORE_MAX_PUSHES) {
+        cfg->offset > UINT64_MAX - cfg->n || cfg->pushes_per_step > STORE_MAX_PUSHES ||
+        (cfg->per_worker && cfg->n > SIZE_MAX / es / cfg->world)) {
         err_say(err, "store: bad configuration (n %zu, offset %llu, dtype %d, K %u, lr %g, "
             "%u pushes per step)", cfg->n, ull(cfg->offset), cfg->dtype,
             (unsigned)cfg->world, cfg->lr, (unsigned)cfg->pushes_per_step);
@@ -100,7 +101,10 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     s->weights = calloc(cfg->n, es);
     s->acc = calloc(cfg->n, es);
     s->workers = calloc(cfg->world, sizeof *s->workers);
-    if (!s->weights || !s->acc || !s->workers) {
+    s->per_worker = cfg->per_worker != 0;
+    if (s->per_worker)
+        s->grads = calloc((size_t)cfg->world * cfg->n, es);
+    if (!s->weights || !s->acc || !s->workers || (s->per_worker && !s->grads)) {
         store_destroy(s);
         err_say(err, "store: out of memory for %zu elements and %u workers",
             cfg->n, (unsigned)cfg->world);
@@ -129,6 +133,8 @@ void store_destroy(struct store *s)
     free(s->weights);
     free(s->acc);
     free(s->workers);
+    free(s->grads);
+    s->grads = NULL;
     s->weights = s->acc = NULL;
     s->workers = NULL;
 }
@@ -146,12 +152,18 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
             (unsigned)rank, ull(step), (unsigned)s->world);
         return ERR_PROTO_RANK;
     }
-    if (step != s->step) {
+    w = &s->workers[rank];
+    if (s->per_worker && step != w->clock) {
+        err_say(err, "worker %u: push for step %llu while its next step is %llu (%s)",
+            (unsigned)rank, ull(step), ull(w->clock),
+            step < w->clock ? "stale or duplicate" : "future");
+        return ERR_PROTO_FIELD;
+    }
+    if (!s->per_worker && step != s->step) {
         err_say(err, "worker %u: push for step %llu while the server is at step %llu (%s)",
             (unsigned)rank, ull(step), ull(s->step), step < s->step ? "stale" : "future");
         return ERR_PROTO_FIELD;
     }
-    w = &s->workers[rank];
     if (w->phase != STORE_W_WAITING) {
         if (s->per_step == 1)
             err_say(err, "worker %u: second push for step %llu (duplicate%s)", (unsigned)rank,
@@ -236,16 +248,25 @@ static struct store_worker *receiving(struct store *s, uint32_t rank, const char
     return &s->workers[rank];
 }
 
+/* sum_of: where worker w's pushes are added: the accumulator, or its own
+ * buffer (PER-WORKER BUFFERS). */
+static unsigned char *sum_of(const struct store *s, const struct store_worker *w)
+{
+    if (!s->per_worker)
+        return s->acc;
+    return (unsigned char *)s->grads + (size_t)(w - s->workers) * s->n * s->elem_size;
+}
+
 /* stage: check (add == 0) or add (add == 1) cnt whole elements, aligned in
- * buf, that are elements [at, at + cnt) of the push. A check returns
- * ERR_NONFINITE and the bad element in *bad. */
-static int stage(struct store *s, const void *buf, size_t at, size_t cnt, int add,
-                 size_t *bad)
+ * buf, that are elements [at, at + cnt) of the push, into `into`. A check
+ * returns ERR_NONFINITE and the bad element in *bad. */
+static int stage(struct store *s, unsigned char *into, const void *buf, size_t at, size_t cnt,
+                 int add, size_t *bad)
 {
     size_t i;
 
     if (add) {
-        vec_add((unsigned char *)s->acc + at * s->elem_size, buf, cnt, s->dtype);
+        vec_add(into + at * s->elem_size, buf, cnt, s->dtype);
         return 0;
     }
     if (vec_check_finite(buf, cnt, s->dtype, &i) != 0) {
@@ -263,6 +284,7 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
     double buf[STAGE_BYTES / sizeof(double)];   /* double: aligned for both dtypes */
     const size_t es = s->elem_size, per = sizeof buf / es;
     size_t at = w->first + w->next;     /* into the accumulator */
+    unsigned char *into = sum_of(s, w);
     int rc;
 
     if (w->part_len > 0) {
@@ -277,7 +299,7 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
         }
         memcpy(buf, w->part, w->part_len);
         memcpy((unsigned char *)buf + w->part_len, p, need);
-        if ((rc = stage(s, buf, at, 1, add, bad)) != 0)
+        if ((rc = stage(s, into, buf, at, 1, add, bad)) != 0)
             return rc;
         at++;
         p += need;
@@ -287,7 +309,7 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
         size_t cnt = len / es < per ? len / es : per;
 
         memcpy(buf, p, cnt * es);
-        if ((rc = stage(s, buf, at, cnt, add, bad)) != 0)
+        if ((rc = stage(s, into, buf, at, cnt, add, bad)) != 0)
             return rc;
         at += cnt;
         p += cnt * es;
@@ -475,6 +497,11 @@ int store_release(struct store *s, struct store_released *out, char *err)
     memset(out, 0, sizeof *out);
     if (s->fail_code)
         return failed_again(s, PROTO_RANK_SERVER, err);
+    if (s->per_worker) {
+        err_say(err, "step %llu: store_release on a store with per-worker buffers "
+            "(store_apply_some applies there)", ull(s->step));
+        return ERR_PROTO_FIELD;
+    }
     out->step = s->step;
     top = releasable(s);
     if (top <= s->released)
@@ -522,6 +549,11 @@ int store_apply(struct store *s, struct store_applied *out, char *err)
 
     if (s->fail_code)
         return failed_again(s, PROTO_RANK_SERVER, err);
+    if (s->per_worker) {
+        err_say(err, "step %llu: store_apply on a store with per-worker buffers "
+            "(store_apply_some applies there)", ull(s->step));
+        return ERR_PROTO_FIELD;
+    }
     if (s->done != s->world) {
         uint32_t r = 0;
 
@@ -586,7 +618,129 @@ int store_failed(const struct store *s, const char **msg)
 
 size_t store_bytes(const struct store *s)
 {
-    return sizeof *s + 2 * s->n * s->elem_size + s->world * sizeof *s->workers;
+    return sizeof *s + (2 + (s->per_worker ? (size_t)s->world : 0)) * s->n * s->elem_size +
+           s->world * sizeof *s->workers;
+}
+
+/* taken: the checks store_apply_some and store_drop share: worker r's
+ * push may be used. 0 or a refusal in err. */
+static int taken(const struct store *s, uint32_t r, const char *what, char *err)
+{
+    if (!s->per_worker) {
+        err_say(err, "step %llu: %s on a store without per-worker buffers", ull(s->step),
+            what);
+        return ERR_PROTO_FIELD;
+    }
+    if (r >= s->world) {
+        err_say(err, "worker %u: %s at version %llu refused: rank not below K = %u",
+            (unsigned)r, what, ull(s->step), (unsigned)s->world);
+        return ERR_PROTO_RANK;
+    }
+    if (s->workers[r].phase != STORE_W_DONE) {
+        err_say(err, "worker %u: %s of its push for step %llu, which is not complete",
+            (unsigned)r, what, ull(s->workers[r].clock));
+        return ERR_PROTO_FIELD;
+    }
+    return 0;
+}
+
+/* reset_worker: rank r's push is used or dropped: its buffer zeroed, its
+ * state WAITING, its clock on. */
+static void reset_worker(struct store *s, uint32_t r)
+{
+    struct store_worker *w = &s->workers[r];
+    uint64_t clock = w->clock;
+
+    vec_zero(sum_of(s, w), s->n, s->dtype);
+    memset(w, 0, sizeof *w);
+    w->clock = clock + 1;
+    s->done--;
+}
+
+int store_apply_some(struct store *s, const uint32_t *ranks, uint32_t m,
+                     struct store_applied *out, char *err)
+{
+    uint64_t batch = 0, divisor;
+    double loss = 0.0;
+    const unsigned char *g;
+    size_t bad;
+    int rc;
+
+    if (s->fail_code)
+        return failed_again(s, PROTO_RANK_SERVER, err);
+    if (m == 0 || m > s->world) {
+        err_say(err, "version %llu: an update from %u pushes (1 .. K = %u)", ull(s->step),
+            (unsigned)m, (unsigned)s->world);
+        return ERR_PROTO_FIELD;
+    }
+    for (uint32_t i = 0; i < m; i++) {
+        if ((rc = taken(s, ranks[i], "apply", err)) != 0)
+            return rc;
+        for (uint32_t j = 0; j < i; j++)
+            if (ranks[j] == ranks[i]) {
+                err_say(err, "worker %u: its push used twice in one update (version %llu)",
+                    (unsigned)ranks[i], ull(s->step));
+                return ERR_PROTO_FIELD;
+            }
+        if (s->workers[ranks[i]].examples > UINT64_MAX - batch) {
+            err_say(err, "worker %u: version %llu: example counts overflow",
+                (unsigned)ranks[i], ull(s->step));
+            return ERR_PROTO_FIELD;
+        }
+        batch += s->workers[ranks[i]].examples;
+        loss += s->workers[ranks[i]].loss;
+    }
+    if (batch == 0) {
+        err_say(err, "worker %u: version %llu: the %u pushes used count 0 examples",
+            (unsigned)ranks[0], ull(s->step), (unsigned)m);
+        return ERR_PROTO_FIELD;
+    }
+    /* In the given order: 0 + g0 is g0 exactly, so m = 1 needs no copy. */
+    if (m == 1) {
+        g = sum_of(s, &s->workers[ranks[0]]);
+    } else {
+        vec_zero(s->acc, s->n, s->dtype);
+        for (uint32_t i = 0; i < m; i++)
+            vec_add(s->acc, sum_of(s, &s->workers[ranks[i]]), s->n, s->dtype);
+        g = s->acc;
+    }
+    if (vec_check_finite(g, s->n, s->dtype, &bad) != 0) {
+        err_say(err, "version %llu: the summed gradient overflowed at element %llu; "
+            "the run fails, weights untouched", ull(s->step), ull(s->offset + bad));
+        return fail(s, ERR_NONFINITE, err);
+    }
+    divisor = s->divide_by_one ? 1 : batch;
+    rc = optim_update(&s->opt, s->step + 1, s->weights, g, s->n, 0, divisor);
+    assert(rc == 0);    /* the optimizer checked at init, divisor > 0 */
+    if (out) {
+        out->step = s->step;
+        out->batch = batch;
+        out->loss = loss / (double)batch;
+        out->divisor = divisor;
+    }
+    for (uint32_t i = 0; i < m; i++)
+        reset_worker(s, ranks[i]);
+    s->step++;
+    return 0;
+}
+
+int store_drop(struct store *s, uint32_t rank, char *err)
+{
+    int rc;
+
+    if (s->fail_code)
+        return failed_again(s, rank, err);
+    if ((rc = taken(s, rank, "drop", err)) != 0)
+        return rc;
+    reset_worker(s, rank);
+    return 0;
+}
+
+uint64_t store_clock(const struct store *s, uint32_t rank)
+{
+    if (rank >= s->world)
+        return 0;
+    return s->per_worker ? s->workers[rank].clock : s->step;
 }
 
 int store_resume(struct store *s, uint64_t step, const void *weights)
@@ -594,6 +748,10 @@ int store_resume(struct store *s, uint64_t step, const void *weights)
     memcpy(s->weights, weights, s->n * s->elem_size);
     vec_zero(s->acc, s->n, s->dtype);
     memset(s->workers, 0, s->world * sizeof *s->workers);   /* all WAITING */
+    for (uint32_t r = 0; r < s->world; r++)
+        s->workers[r].clock = step;
+    if (s->per_worker)
+        vec_zero(s->grads, (size_t)s->world * s->n, s->dtype);
     s->done = 0;
     s->released = 0;        /* a part released before the rollback is void */
     s->fail_code = 0;

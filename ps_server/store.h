@@ -128,6 +128,26 @@
  * worker counts (mean-of-means: 1 per worker with examples) passes its own
  * expected sum, maximum and name (cfg.batch_what).
  *
+ * PER-WORKER BUFFERS (the modes other than sync: ps_server/mode.h). With
+ * cfg.per_worker the store gives each worker a gradient buffer of its own
+ * (K x n elements more: these modes give up the bounded memory above, on
+ * purpose, because a push may be applied alone or dropped, and a running
+ * sum could not take a late push out again). Pushes stream into their
+ * worker's buffer exactly as above (buckets, passes, NaN checks); each
+ * worker has its own CLOCK, the step its next push must say (the pushes
+ * of one worker come in order; another step is refused as stale,
+ * duplicate or future, nothing changed). store_release and store_apply
+ * are refused; instead the caller (the mode's policy, mode.h) applies:
+ *   store_apply_some(ranks[0..m))  the complete pushes of those workers,
+ *       summed in that order, divided by the sum of THEIR counts, one
+ *       update (async: one rank, its own count b_r; backup: the first
+ *       K - N); those workers' buffers are zeroed, their clocks advance;
+ *   store_drop(rank)  a complete push thrown away (backup's late ones);
+ *       its clock advances, the weights do not change.
+ * store_step counts the updates applied (the VERSION). store_weights is
+ * updated in place at each store_apply_some: a caller that sends it must
+ * copy it first (or send it before the next apply).
+ *
  * ERRORS. Every function that can fail returns 0 or a negative err.h code
  * and fills err[ERR_LEN] with one line naming the worker rank and the step.
  */
@@ -159,6 +179,7 @@ struct store_cfg {
     const char *batch_what; /* names that sum in messages ("B"); NULL: "B" */
     const struct optim_cfg *optim;  /* the optimizer (optim.h; its lr is used, not
                                        `lr` above); NULL: plain SGD at `lr` */
+    int per_worker;         /* PER-WORKER BUFFERS (async, ssp, backup); 0: sync */
 };
 
 /* Per-worker state of the step in progress: O(1) bytes each. */
@@ -172,6 +193,7 @@ struct store_worker {
     size_t next;            /* elements of this push already added */
     size_t part_len;        /* bytes of a split element carried in part[] */
     unsigned char part[8];  /* the start of that element (at most f64) */
+    uint64_t clock;         /* PER-WORKER BUFFERS: the step its next push says */
 };
 
 struct store {
@@ -195,6 +217,8 @@ struct store {
     void *acc;              /* n elements: the running sum (owned) */
     struct store_worker *workers;   /* world entries (owned) */
     char fail_msg[ERR_LEN];  /* why it FAILED */
+    int per_worker;         /* PER-WORKER BUFFERS */
+    void *grads;            /* per_worker: K x n elements, worker r's at r x n (owned) */
     struct optim opt;       /* the optimizer and its state for these n elements
                                (optim.h: a plain struct with a size, state_bytes,
                                for a checkpoint; owned) */
@@ -288,6 +312,29 @@ int store_release(struct store *s, struct store_released *out, char *err);
  * (ERR_NONFINITE): the store is FAILED, weights untouched. OUT: *out
  * (may be NULL). */
 int store_apply(struct store *s, struct store_applied *out, char *err);
+
+/* store_apply_some: PER-WORKER BUFFERS: one update from the complete
+ * pushes of workers ranks[0..m) (m >= 1, distinct), summed in that order
+ * into the accumulator (m = 1: the worker's buffer itself), divided by the
+ * sum of their counts (1 with divide_by_one): w <- optim(w, sum / B), the
+ * optimizer's step t = store_step + 1. Their buffers are zeroed, their
+ * clocks advance, store_step advances. Refused, nothing changed: not a
+ * per-worker store, m = 0, a rank >= K, twice, or whose push is not
+ * complete (ERR_PROTO_FIELD / ERR_PROTO_RANK); counts that sum to 0
+ * (ERR_PROTO_FIELD). A sum that overflowed to Inf: FAILED (ERR_NONFINITE),
+ * weights untouched. OUT: *out (may be NULL): step = the version before,
+ * batch = B, loss = their losses / B. */
+int store_apply_some(struct store *s, const uint32_t *ranks, uint32_t m,
+                     struct store_applied *out, char *err);
+
+/* store_drop: PER-WORKER BUFFERS: worker rank's complete push is thrown
+ * away (a late push in backup): its buffer zeroed, its clock advanced, the
+ * weights and store_step unchanged. Refused as store_apply_some. */
+int store_drop(struct store *s, uint32_t rank, char *err);
+
+/* store_clock: PER-WORKER BUFFERS: the step worker rank's next push must
+ * say (0 for rank >= K; store_step in sync). */
+uint64_t store_clock(const struct store *s, uint32_t rank);
 
 /* store_resume: go on from a checkpoint (ps_server/checkpoint.h): the
  * weights become n elements copied from `weights`, the step `step`, the

@@ -89,5 +89,32 @@ int main(void)
     T_NEAR(model_ps_mix(MODEL_TOPT, 8, 2, 0.1, N, BW, A), 1.6 * N / BW, 1e-12);
     T_END();
 
+    {
+        double c[8], step = 0.1, t = 0.02;
+
+        for (int r = 0; r < 8; r++)
+            c[r] = step;
+        c[5] = 3 * step;    /* one worker 3x slower */
+        T_CASE("modelstrag-1.1", "sync waits for the slowest; backup:1 gets the straggler-free step");
+        T_NEAR(model_sync_step(8, c, t), 0.3 + 0.02, 1e-15);
+        T_NEAR(model_backup_step(8, 1, c, t), 0.1 + 0.02, 1e-15);
+        T_NEAR(model_backup_step(8, 0, c, t), model_sync_step(8, c, t), 0);
+        c[2] = 2 * step;    /* two slow ones: backup:1 waits for the faster of them */
+        T_NEAR(model_backup_step(8, 1, c, t), 0.2 + 0.02, 1e-15);
+        T_NEAR(model_backup_step(8, 2, c, t), 0.1 + 0.02, 1e-15);
+        c[2] = step;
+        T_CASE("modelstrag-1.2", "async adds the workers' rates; ssp runs at the slowest's");
+        T_NEAR(model_async_rate(8, c, t), 7 / 0.12 + 1 / 0.32, 1e-9);
+        T_NEAR(model_ssp_rate(8, c, t), 8 / 0.32, 1e-12);
+        T_CASE("modelstrag-1.3", "bad inputs are NaN");
+        T_TRUE(isnan(model_backup_step(8, 8, c, t)));
+        T_TRUE(isnan(model_backup_step(8, -1, c, t)));
+        T_TRUE(isnan(model_sync_step(0, c, t)));
+        T_TRUE(isnan(model_async_rate(8, c, -1)));
+        c[0] = NAN;
+        T_TRUE(isnan(model_ssp_rate(8, c, t)));
+        T_END();
+    }
+
     return t_done();
 }

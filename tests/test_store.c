@@ -8,7 +8,11 @@
  *   store-4.x  the mistakes the server makes (mistake.h): P pushes per
  *              worker per step (sync-every-micro), the undivided update
  *              (sum-not-mean)
+ *   storemode-1.x  per-worker buffers (the modes, mode.h): async's update
+ *              from one push by its own count, backup's from the pushes
+ *              used, a dropped push, refusals, the memory they cost
  */
+#include "optim.h"
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -23,6 +27,7 @@
 #include "proto.h"
 #include "rng.h"
 #include "sgd.h"
+#include "vec.h"
 #include "workload.h"
 
 #define KMAX 16
@@ -1155,6 +1160,156 @@ static void test_release(void)
     }
 }
 
+/* ------------------------------------------------------- storemode-1.x */
+
+/* mode_store: a per-worker linreg store of K workers with Adam (its step
+ * t makes the version visible in the bits), and its twin optimizer for
+ * the reference. */
+static void mode_store(struct store *s, struct workload *wl, struct optim *twin, int k,
+                       const struct optim_cfg *oc)
+{
+    struct workload_cfg wc = { .kind = WORKLOAD_LINREG, .dtype = DTYPE_F64, .seed = 11 };
+    struct store_cfg sc = { .dtype = DTYPE_F64, .world = (uint32_t)k, .lr = oc->lr,
+                            .optim = oc, .per_worker = 1 };
+    char err[ERR_LEN];
+
+    T_EQ_I(workload_create(wl, &wc), 0);
+    sc.n = wl->n;
+    T_EQ_I(store_init(s, &sc, err), 0);
+    T_EQ_I(optim_init(twin, oc, DTYPE_F64, wl->n, err), 0);
+}
+
+static void test_modes(void)
+{
+    const struct optim_cfg oc = { OPTIM_ADAM, 0.01, 0.9, 0.9, 0.999, 1e-8 };
+    struct workload wl;
+    struct store s, sy;
+    struct optim twin;
+    struct push p[KMAX];
+    struct store_applied ap;
+    struct rng rg;
+    char err[ERR_LEN];
+    double w0[64], ref[64], g[64];
+
+    T_CASE("storemode-1.1", "async: pushes interleaved into their own buffers, each applied alone by its own count, bit for bit");
+    rng_seed(&rg, 5);
+    mode_store(&s, &wl, &twin, 3, &oc);
+    memcpy(w0, store_weights(&s), wl.n * sizeof *w0);
+    memcpy(ref, w0, sizeof ref);
+    pushes_make(&wl, w0, 0, 3, NULL, p);        /* all three computed on version 0 */
+    T_EQ_I(feed_random(&s, p, 3, 0, &rg), 0);
+    {
+        const uint32_t order[3] = { 1, 2, 0 };
+
+        for (int i = 0; i < 3; i++) {
+            uint32_t r = order[i];
+
+            T_EQ_I(store_apply_some(&s, &r, 1, &ap, err), 0);
+            T_EQ_U(ap.step, (unsigned)i);
+            T_EQ_U(ap.batch, p[r].meta.examples);
+            T_EQ_I(optim_update(&twin, (uint64_t)i + 1, ref, p[r].bytes, wl.n, 0,
+                                p[r].meta.examples), 0);
+            T_EQ_U(store_clock(&s, r), 1);
+        }
+    }
+    T_EQ_U(store_step(&s), 3);
+    T_TRUE(memcmp(store_weights(&s), ref, wl.n * sizeof *ref) == 0);
+    T_TRUE(memcmp(store_weights(&s), w0, wl.n * sizeof *w0) != 0);
+    T_EQ_U(store_pushes_done(&s), 0);
+    pushes_free(p, 3);
+    store_destroy(&s);
+    optim_destroy(&twin);
+    workload_destroy(&wl);
+
+    T_CASE("storemode-1.2", "backup: the used pushes summed in their order, divided by their counts; the late one dropped");
+    rng_seed(&rg, 6);
+    mode_store(&s, &wl, &twin, 4, &oc);
+    memcpy(w0, store_weights(&s), wl.n * sizeof *w0);
+    memcpy(ref, w0, sizeof ref);
+    pushes_make(&wl, w0, 0, 4, NULL, p);
+    T_EQ_I(feed_random(&s, p, 4, 0, &rg), 0);
+    {
+        const uint32_t used[3] = { 3, 1, 0 };
+        uint64_t b = 0;
+
+        memset(g, 0, sizeof g);
+        for (int i = 0; i < 3; i++) {
+            vec_add(g, p[used[i]].bytes, wl.n, DTYPE_F64);
+            b += p[used[i]].meta.examples;
+        }
+        T_EQ_I(store_apply_some(&s, used, 3, &ap, err), 0);
+        T_EQ_U(ap.batch, b);
+        T_TRUE(b < wl.batch);                   /* the mean is over the used only */
+        T_EQ_I(optim_update(&twin, 1, ref, g, wl.n, 0, b), 0);
+    }
+    T_TRUE(memcmp(store_weights(&s), ref, wl.n * sizeof *ref) == 0);
+    T_EQ_U(store_pushes_done(&s), 1);           /* worker 2's, not used yet */
+    T_EQ_I(store_drop(&s, 2, err), 0);
+    T_TRUE(memcmp(store_weights(&s), ref, wl.n * sizeof *ref) == 0);
+    T_EQ_U(store_step(&s), 1);
+    T_EQ_U(store_clock(&s, 2), 1);
+    T_EQ_U(store_pushes_done(&s), 0);
+    /* the buffers were zeroed: the next step's push from 2 alone is exact */
+    pushes_free(p, 4);
+    pushes_make(&wl, ref, 1, 4, NULL, p);
+    T_EQ_I(feed_rank_order(&s, p, 4, 1), 0);
+    {
+        uint32_t r = 2;
+
+        T_EQ_I(store_apply_some(&s, &r, 1, &ap, err), 0);
+        T_EQ_I(optim_update(&twin, 2, ref, p[2].bytes, wl.n, 0, p[2].meta.examples), 0);
+        T_TRUE(memcmp(store_weights(&s), ref, wl.n * sizeof *ref) == 0);
+    }
+
+    T_CASE("storemode-1.3", "refusals change nothing: incomplete, twice, none, wrong step, release on a per-worker store");
+    {
+        uint32_t two[2] = { 0, 0 }, nine = 9, r2 = 2;
+        uint64_t v = store_step(&s);
+
+        memcpy(ref, store_weights(&s), wl.n * sizeof *ref);
+        T_EQ_I(store_apply_some(&s, two, 2, &ap, err), ERR_PROTO_FIELD);  /* twice */
+        T_HAS(err, "used twice");
+        T_EQ_I(store_apply_some(&s, two, 0, &ap, err), ERR_PROTO_FIELD);
+        T_EQ_I(store_apply_some(&s, &nine, 1, &ap, err), ERR_PROTO_RANK);
+        T_EQ_I(store_apply_some(&s, &r2, 1, &ap, err), ERR_PROTO_FIELD);  /* 2 has no push */
+        T_HAS(err, "not complete");
+        T_EQ_I(store_drop(&s, 2, err), ERR_PROTO_FIELD);
+        T_EQ_I(store_push_begin(&s, 2, 1, &p[2].meta, 0, wl.n, err), ERR_PROTO_FIELD);
+        T_HAS(err, "stale or duplicate");
+        T_EQ_I(store_push_begin(&s, 2, 3, &p[2].meta, 0, wl.n, err), ERR_PROTO_FIELD);
+        T_HAS(err, "future");
+        {
+            struct store_released rel;
+
+            T_EQ_I(store_release(&s, &rel, err), ERR_PROTO_FIELD);
+            T_EQ_I(store_apply(&s, &ap, err), ERR_PROTO_FIELD);
+        }
+        T_EQ_U(store_step(&s), v);
+        T_TRUE(memcmp(store_weights(&s), ref, wl.n * sizeof *ref) == 0);
+        T_EQ_I(store_failed(&s, NULL), 0);
+        /* and the used ones (0, 1, 3) go on */
+        T_EQ_U(store_pushes_done(&s), 3);
+        T_EQ_I(store_apply_some(&s, (uint32_t[]){ 0, 1, 3 }, 3, &ap, err), 0);
+    }
+    pushes_free(p, 4);
+
+    T_CASE("storemode-1.4", "a sync store refuses apply_some and drop; per-worker buffers cost K x n");
+    {
+        struct store_cfg sc = { .n = wl.n, .dtype = DTYPE_F64, .world = 4, .lr = 0.01 };
+        uint32_t r = 0;
+
+        T_EQ_I(store_init(&sy, &sc, err), 0);
+        T_EQ_I(store_apply_some(&sy, &r, 1, &ap, err), ERR_PROTO_FIELD);
+        T_EQ_I(store_drop(&sy, 0, err), ERR_PROTO_FIELD);
+        T_EQ_U(store_bytes(&s) - store_bytes(&sy), 4 * wl.n * sizeof(double));
+        store_destroy(&sy);
+    }
+    store_destroy(&s);
+    optim_destroy(&twin);
+    workload_destroy(&wl);
+    T_END();
+}
+
 int main(void)
 {
     test_happy();
@@ -1163,5 +1318,6 @@ int main(void)
     test_counts();
     test_mistakes();
     test_release();
+    test_modes();
     return t_done();
 }

@@ -1,0 +1,196 @@
+/* run_mode.c -- what the server does with a complete push in the modes
+ * other than sync (ps_server/mode.h), and what it writes at their end. No
+ * libuv: the weights go out through main.c's conn_send_weights.
+ *
+ * THE MODES (mode.h). In sync the store's barrier and the per-bucket pull
+ * (run.c) run the step (the policy is not involved, and --record is
+ * refused: a sync run reproduces from the seed). In the other modes every
+ * complete push is told to the mode's policy (mode_push), which checks it
+ * and keeps the record. In async and ssp:N the store has per-worker
+ * buffers (store.h) and a worker's WHOLE push (all its buckets) is applied alone when its last
+ * byte is in (store_apply_some, by its own count); then that worker is
+ * sent the whole new weights in one WEIGHTS frame (a copy, so later
+ * updates do not change it under the write; past the egress schedule, so
+ * --link-bw is refused with these modes), unless ssp holds it
+ * (mode_pull_ok: more than N steps ahead of the slowest), in which case
+ * it is sent when the slowest catches up. The frame's step field is the
+ * worker's own step, as in sync (the worker is unchanged); the VERSION it
+ * carries is kept by the server (sent_version), which is how each
+ * update's staleness is known without a field on the wire. In backup:N
+ * the pushes go to per-worker buffers too; the (K-N)-th complete push of
+ * a step applies the step from the K - N used ones (store_apply_some, in
+ * their completion order) and those workers are sent the new weights; a
+ * push for a step already applied is dropped (store_drop) and its worker
+ * sent the current weights at once.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "err.h"
+#include "log.h"
+#include "server.h"
+#include "weights.h"
+
+#define LOG_EVERY_S 1.0                 /* update lines, at most this often */
+
+/* mode_send: worker r gets the current weights (a copy) and its version
+ * is noted (THE MODES above). */
+static void mode_send(struct server *srv, uint32_t r)
+{
+    struct conn *c = srv->by_rank[r];
+    size_t n = (size_t)(srv->scfg.hi - srv->scfg.lo), len = PROTO_HEADER_SIZE + n * srv->es;
+    unsigned char *frame;
+    struct proto_header h;
+    char msg[ERR_LEN];
+
+    srv->want_pull[r] = 0;
+    if (!c)
+        return;         /* gone: its loss is being handled */
+    if (!(frame = malloc(len))) {
+        say(msg, sizeof msg, "worker %u: out of memory for a weights frame of %zu bytes",
+            (unsigned)r, len);
+        run_fail(srv, c, -ENOMEM, msg);
+        return;
+    }
+    h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, srv->k,
+                          store_clock(&srv->store, r) - 1, srv->scfg.lo, n * srv->es);
+    proto_header_encode(&h, frame);
+    memcpy(frame + PROTO_HEADER_SIZE, store_weights(&srv->store), n * srv->es);
+    srv->sent_version[r] = store_step(&srv->store);
+    if (mode_sent(&srv->mode, r) != 0) {
+        free(frame);
+        say(msg, sizeof msg, "worker %u: out of memory for the record", (unsigned)r);
+        run_fail(srv, c, -ENOMEM, msg);
+        return;
+    }
+    if (conn_send_weights(c, frame, len) != 0) {
+        say(msg, sizeof msg, "worker %u: sending the weights of its step %llu failed",
+            (unsigned)r, ull(store_clock(&srv->store, r) - 1));
+        run_lost(srv, c, ERR_EOF, msg);
+    }
+}
+
+/* mode_push_end: worker c's push is complete: tell the policy; in async
+ * and ssp apply it alone, in backup apply the step when it has its K - N
+ * pushes (or drop a late one), and send the weights to whoever may have
+ * them now. 0: sync, the barrier's path goes on (step_release); 1: done
+ * here (or the run failed, said why). */
+int mode_push_end(struct server *srv, struct conn *c, double now)
+{
+    uint32_t r = c->ses.rank;
+    struct store *st = &srv->store;
+    struct mode_verdict v;
+    struct store_applied ap;
+    char err[ERR_LEN];
+    int rc;
+
+    if (srv->mode.cfg.kind == MODE_SYNC)
+        return 0;       /* the barrier's path: step_release */
+    if (store_pushes_owed(st, r) != 0)
+        return 1;       /* a bucket, not yet the whole push */
+    rc = mode_push(&srv->mode, r, store_clock(st, r), srv->sent_version[r],
+                   st->workers[r].examples, &v, err);
+    if (rc != 0) {
+        run_fail(srv, c, rc, err);
+        return 1;
+    }
+    if (v.action == MODE_WAIT)
+        return 1;       /* backup: the step needs more pushes */
+    if (v.action == MODE_DROP) {
+        /* backup: late for an applied step; it gets the current weights */
+        if ((rc = store_drop(st, r, err)) != 0) {
+            run_fail(srv, c, rc, err);
+            return 1;
+        }
+        srv->want_pull[r] = 1;
+    } else {
+        if ((rc = store_apply_some(st, v.action == MODE_APPLY ? &r : v.used,
+                                   v.action == MODE_APPLY ? 1 : v.nused, &ap, err)) != 0) {
+            run_fail(srv, c, rc, err);
+            return 1;
+        }
+        if (v.action == MODE_STEP) {
+            for (uint32_t i = 0; i < v.nused; i++)
+                srv->want_pull[v.used[i]] = 1;
+            if (ap.step == 0 || now - srv->last_log >= LOG_EVERY_S) {
+                log_msg("step %llu loss %.6g %llu examples from %u pushes (%llu dropped so "
+                        "far)", ull(ap.step), ap.loss, ull(ap.batch), (unsigned)v.nused,
+                        ull(srv->mode.dropped));
+                srv->last_log = now;
+            }
+        }
+    }
+    if (v.action == MODE_APPLY && (ap.step == 0 || now - srv->last_log >= LOG_EVERY_S)) {
+        log_msg("version %llu: worker %u step %llu, loss %.6g, %llu examples, staleness %llu",
+                ull(v.version), (unsigned)r, ull(store_clock(st, r) - 1), ap.loss,
+                ull(ap.batch), ull(v.staleness));
+        srv->last_log = now;
+    }
+    /* The server's record (--csv) in these modes: one row per step index
+     * once every worker has pushed it; nothing of it is timed (the pushes
+     * of a step are spread over the run), so ingress and egress are NaN. */
+    while (mode_min_clock(&srv->mode) > srv->steps_seen) {
+        struct metrics_step row = { srv->steps_seen, NAN, NAN, NAN, 0, 0, NAN };
+
+        if (srv->steps_seen >= (uint64_t)srv->f.c.warmup) {
+            rc = metrics_record_add(&srv->rec, &row);
+            assert(rc == 0);    /* room for every timed step, made at start */
+        }
+        if (++srv->steps_seen == (uint64_t)srv->f.c.steps && srv->timing) {
+            srv->rec.wall_s = now - srv->t0_wall;
+            srv->rec.cpu_s = clock_cpu_seconds() - srv->t0_cpu;
+            hostload_sample_read(&srv->rec.machine1);
+            srv->timing = 0;
+        }
+    }
+    if (v.action == MODE_APPLY)
+        srv->want_pull[r] = 1;
+    /* r's clock moved: the slowest may have, so a held worker may go too */
+    for (uint32_t q = 0; q < srv->k && !srv->over; q++)
+        if (srv->want_pull[q] && mode_pull_ok(&srv->mode, q))
+            mode_send(srv, q);
+    return 1;
+}
+
+/* mode_finish: at the run's end, the staleness line, --staleness-out,
+ * --record, and
+ * --weights-out's PATH.server[.I]. 0, or 1 after logging why. */
+int mode_finish(struct server *srv)
+{
+    char line[512], err[ERR_LEN], name[32];
+    int bad = 0;
+
+    if (srv->mode.cfg.kind != MODE_SYNC) {
+        mode_hist_line(&srv->mode, line, sizeof line);
+        log_msg("mode %s: %llu updates; %s largest lead %llu steps%s; %llu late pushes "
+                "dropped", mode_name(&srv->mode.cfg, name), ull(srv->mode.version), line,
+                ull(srv->mode.max_lead),
+                srv->mode.cfg.kind == MODE_SSP ? " (checked at every push)" : "",
+                ull(srv->mode.dropped));
+    }
+    if (srv->f.staleness_out &&
+        mode_hist_write(&srv->mode, "--staleness-out", srv->f.staleness_file, err) != 0) {
+        log_msg("%s", err);
+        bad = 1;
+    }
+    if (srv->f.record && mode_record_write(&srv->mode, "--record", srv->f.record_file,
+                                           err) != 0) {
+        log_msg("%s", err);
+        bad = 1;
+    }
+    if (srv->f.c.weights_out &&
+        weights_write(srv->f.weights_file, srv->f.shard_s > 1 ? srv->f.shard_i : -1,
+                      store_weights(&srv->store), (size_t)(srv->scfg.hi - srv->scfg.lo),
+                      srv->f.c.dtype, err) != 0) {
+        log_msg("%s", err);
+        bad = 1;
+    }
+    return bad;
+}
+
