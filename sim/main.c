@@ -5,8 +5,17 @@
  *
  *   psring_sim ps|ring K [--algo ring|rd] [--bytes N] [common flags]
  *       [--platform star|fat-tree:OVERSUB|racks:R:UPLINK|file:PATH]
- *       [--payload real|sizes] [--servers S] [--hosts N]
+ *       [--payload real|sizes] [--servers S] [--colocated-servers]
+ *       [--bucket-size SIZE] [--hosts N] [--host-bytes FILE]
  *       [--csv-out FILE] [--platform-out FILE] [--sg-cfg KEY:VALUE]
+ *
+ * PS PLACEMENTS (launch.sh's, common/model.h PLACEMENTS): --servers S
+ * alone: S servers on hosts of their own (ring_chunk's equal shards);
+ * --colocated-servers: a shard on each worker's host (sharing its link),
+ * plus --servers k extra server hosts (default 0), Theorem 1's split
+ * (model_ps_ranges); with k >= K the colocated shards get nothing and the
+ * job is the separate PS with S = k. --host-bytes FILE writes, per host,
+ * the payload bytes that crossed its link each way over the whole run.
  *
  * THE NETWORK MODEL (docs/sim.md): CM02, SimGrid's plain max-min sharing,
  * with its latency and bandwidth factors at 1, no cross-traffic and no TCP
@@ -36,12 +45,14 @@
 #include <simgrid/host.h>
 
 #include "cli.h"
+#include "buckets.h"
 #include "coll.h"
 #include "dtype.h"
 #include "err.h"
 #include "link.h"
 #include "log.h"
 #include "metrics.h"
+#include "model.h"
 #include "platform.h"
 #include "rd.h"
 #include "ring.h"
@@ -57,10 +68,10 @@
 #define SIM_MAX_CFG 16
 
 struct opts {
-    const char *algo, *platform, *payload, *csv_out, *platform_out;
+    const char *algo, *platform, *payload, *csv_out, *platform_out, *host_bytes;
     const char *sg_cfg[SIM_MAX_CFG];
-    int n_cfg, servers, hosts;
-    uint64_t bytes;
+    int n_cfg, servers, hosts, colocated;
+    uint64_t bytes, bucket;
 };
 
 static struct opts *g_opts;
@@ -168,7 +179,11 @@ static void ring_actor(int argc, char **argv)
     if (sl->rc != 0)
         return;
     if (j->real)
+    {
         ring_actor_real(sl, x, &link);
+        sl->bytes_in = link.bytes_in;       /* for --host-bytes */
+        sl->bytes_out = link.bytes_out;
+    }
     else
         ring_actor_sizes(sl, x);
     xport_close(x);
@@ -187,7 +202,16 @@ static const struct cli_opt *own_opts(struct opts *o)
           "star | fat-tree:OVERSUB | racks:R:UPLINK | file:PATH (default star)", 0, 0, NULL },
         { "payload", CLI_STRING, &o->payload, "real|sizes",
           "bytes or sizes only (default real up to K*n = 256 MiB)", 0, 0, NULL },
-        { "servers", CLI_INT, &o->servers, "S", "ps: sharded servers (default 1)", 1, 256, NULL },
+        { "servers", CLI_INT, &o->servers, "S",
+          "ps: sharded servers on hosts of their own (default 1; with --colocated-servers the "
+          "extra ones, default 0)", 0, 256, NULL },
+        { "colocated-servers", CLI_BOOL, &o->colocated, NULL,
+          "ps: a shard on each worker's host too, Theorem 1's split", 0, 0, NULL },
+        { "bucket-size", CLI_SIZE, &o->bucket, "SIZE",
+          "ps: the workers' buckets, pushed last first, pulled as released (default 25MiB)",
+          1, 0, NULL },
+        { "host-bytes", CLI_STRING, &o->host_bytes, "FILE",
+          "write each host's link bytes (in, out, whole run) to FILE", 0, 0, NULL },
         { "hosts", CLI_INT, &o->hosts, "N", "hosts of a generated platform (default K + S)",
           1, 1 << 20, NULL },
         { "csv-out", CLI_STRING, &o->csv_out, "FILE", "append the row to FILE (header if new)",
@@ -200,6 +224,35 @@ static const struct cli_opt *own_opts(struct opts *o)
     };
     memcpy(t, v, sizeof v);
     return t;
+}
+
+/* host_bytes_write: "HOST BYTES_IN BYTES_OUT" per host, the payload bytes
+ * its actors moved across its link over the whole run (--host-bytes). */
+static int host_bytes_write(const char *path, const struct sim_slot *slots, int nslots,
+                            int nhosts, char *err)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f) {
+        err_say(err, "--host-bytes %s: %s", path, strerror(errno));
+        return -errno;
+    }
+    fprintf(f, "# host bytes_in bytes_out   (payload across the host's link, the whole run)\n");
+    for (int h = 0; h < nhosts; h++) {
+        unsigned long long in = 0, out = 0;
+
+        for (int i = 0; i < nslots; i++)
+            if (slots[i].host == h) {
+                in += slots[i].bytes_in;
+                out += slots[i].bytes_out;
+            }
+        fprintf(f, "h%d %llu %llu\n", h, in, out);
+    }
+    if (fclose(f) != 0) {
+        err_say(err, "--host-bytes %s: %s", path, strerror(errno));
+        return -EIO;
+    }
+    return 0;
 }
 
 static int is_new(const char *path)
@@ -217,7 +270,7 @@ static int is_new(const char *path)
 int main(int argc, char **argv)
 {
     static const char *synopsis = "ps|ring K [options] [common flags]";
-    struct opts o = { .algo = "ring", .platform = "star", .payload = NULL, .servers = 1 };
+    struct opts o = { .algo = "ring", .platform = "star", .payload = NULL, .servers = -1 };
     struct cli_common c;
     struct platform pf;
     struct sim_job j;
@@ -226,7 +279,8 @@ int main(int argc, char **argv)
     struct metrics_row row;
     char err[ERR_LEN], xml[4096], arg_buf[SIM_MAX_CFG + 8][160];
     char *sg_argv[SIM_MAX_CFG + 10];
-    int sg_argc = 0, nslots, status = 0, tmp_xml = 0;
+    int sg_argc = 0, nslots, nhosts, status = 0, tmp_xml = 0;
+    const char *placement = "separate";
     long long k;
     size_t es;
 
@@ -247,9 +301,14 @@ int main(int argc, char **argv)
     memset(&j, 0, sizeof j);
     j.ps = strcmp(argv[1], "ps") == 0;
     j.k = (int)k;
-    j.servers = j.ps ? o.servers : 0;
-    if (!j.ps && o.servers != 1)
+    if (!j.ps && o.servers >= 0)
         usage_fail("--servers: the ring has no servers");
+    if (!j.ps && o.colocated)
+        usage_fail("--colocated-servers: the ring has no servers");
+    if (!j.ps && o.bucket)
+        usage_fail("--bucket-size: the parameter server's (the ring runs one bucket)");
+    if (j.ps && !o.colocated && o.servers == 0)
+        usage_fail("--servers: 1..256 (0..256 extra servers with --colocated-servers)");
     if (strcmp(o.algo, "ring") == 0)
         j.algo = COLL_RING;
     else if (strcmp(o.algo, "rd") == 0 && !j.ps)
@@ -304,10 +363,47 @@ int main(int argc, char **argv)
         if (!j.proxy)
             usage_fail("out of memory for the proxy vector");
     }
+    if (j.ps) {
+        size_t n = (size_t)(j.bytes / es);
+        int extra = o.servers < 0 ? (o.colocated ? 0 : 1) : o.servers;
+        int all = o.colocated ? j.k + extra : extra, placed_extra = 0;
+        unsigned long long *first = calloc((size_t)all, sizeof *first);
+        unsigned long long *count = calloc((size_t)all, sizeof *count);
+
+        j.srv = calloc((size_t)all, sizeof *j.srv);
+        if (!first || !count || !j.srv)
+            usage_fail("out of memory for the servers");
+        if (o.colocated)
+            model_ps_ranges(j.k, extra, 0, n, first, count);
+        for (int i = 0; i < all; i++) {
+            if (!o.colocated) {
+                size_t lo, hi;
+
+                ring_chunk(n, extra, i, &lo, &hi);
+                first[i] = lo;
+                count[i] = hi - lo;
+            }
+            if (count[i] == 0)
+                continue;       /* Theorem 1 gives a colocated shard nothing (k >= K) */
+            if (o.colocated && i < j.k)
+                placement = "colocated";
+            j.srv[j.servers++] = (struct sim_server){ first[i], count[i],
+                                                      o.colocated && i < j.k ? i
+                                                      : j.k + placed_extra++ };
+        }
+        free(first);
+        free(count);
+        if (j.servers == 0)
+            usage_fail("--bytes: fewer elements than servers");
+        j.bucket_bytes = o.bucket ? o.bucket : BUCKETS_DEFAULT_BYTES;
+        nhosts = j.k + placed_extra;
+    } else {
+        nhosts = j.k;
+    }
     nslots = j.k + j.servers;
     if (!o.hosts)
-        o.hosts = nslots;
-    if (pf.kind != PLATFORM_FILE && nslots > o.hosts) {
+        o.hosts = nhosts;
+    if (pf.kind != PLATFORM_FILE && nhosts > o.hosts) {
         snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j.k,
                  j.ps ? " + servers" : "", o.hosts);
         usage_fail(err);
@@ -359,7 +455,7 @@ int main(int argc, char **argv)
     log_init(PROG, 0);
     simgrid_init(&sg_argc, sg_argv);
     simgrid_load_platform(xml);
-    if ((int)sg_host_count() < nslots) {
+    if ((int)sg_host_count() < nhosts) {
         snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j.k,
                  j.ps ? " + servers" : "", (int)sg_host_count());
         usage_fail(err);
@@ -380,6 +476,7 @@ int main(int argc, char **argv)
 
             sl->job = &j;
             sl->rank = server ? i - j.k : i;
+            sl->host = server ? j.srv[sl->rank].host : i;
             metrics_record_init(&sl->rec, (size_t)(c.steps - c.warmup));
             snprintf(sl->rec.system, METRICS_NAME_LEN, "%s", j.ps ? "ps" : "ring");
             snprintf(sl->rec.role, METRICS_NAME_LEN, "%s", server ? "server" : j.ps ? "worker"
@@ -393,9 +490,9 @@ int main(int argc, char **argv)
             sl->rec.link_latency = c.link_latency;
             sl->rec.ncpu = 1;
             if (pf.kind == PLATFORM_FILE) {
-                h = hl[i];
+                h = hl[sl->host];
             } else {
-                snprintf(name, sizeof name, "h%d", i);
+                snprintf(name, sizeof name, "h%d", sl->host);
                 h = sg_host_by_name(name);
             }
             snprintf(name, sizeof name, "%s%d", server ? "server" : j.ps ? "worker" : "rank",
@@ -419,7 +516,13 @@ int main(int argc, char **argv)
         slots[i].rec.wall_s = 0;
         recs[i] = slots[i].rec;
     }
-    if (status == 0 && metrics_merge(recs, (size_t)nslots, &row, err) != 0) {
+    if (status == 0 && (metrics_merge(recs, (size_t)nslots, &row, err) != 0 ||
+                        (j.ps && metrics_row_place(&row, placement, err) != 0))) {
+        fprintf(stderr, PROG ": %s\n", err);
+        status = 1;
+    }
+    if (status == 0 && o.host_bytes && host_bytes_write(o.host_bytes, slots, nslots, nhosts,
+                                                        err) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         status = 1;
     }
@@ -448,6 +551,7 @@ int main(int argc, char **argv)
     free(slots);
     free(recs);
     free(j.proxy);
+    free(j.srv);
     if (tmp_xml)
         unlink(xml);
     cli_common_free(&c);

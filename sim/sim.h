@@ -15,10 +15,19 @@
 #include "err.h"
 #include "metrics.h"
 
+/* One parameter server: the elements [first, first + count) it owns and
+ * the host it runs on (a worker's, colocated, or one of its own). */
+struct sim_server {
+    uint64_t first, count;
+    int host;
+};
+
 struct sim_job {
     int ps;                        /* 1: parameter server; 0: ring/rd */
     int algo;                      /* enum coll_algo (ring only) */
-    int k, servers;
+    int k, servers;                /* servers: the server actors (PS), = nsrv */
+    struct sim_server *srv;        /* PS: `servers` entries, in element order */
+    uint64_t bucket_bytes;         /* PS: the workers' --bucket-size */
     int real;                      /* 1: payloads (workload, store); 0: sizes */
     uint64_t bytes;                /* n in bytes */
     size_t proxy_n;                /* sizes, ring: elements the algorithm runs on */
@@ -30,8 +39,10 @@ struct sim_job {
 struct sim_slot {
     const struct sim_job *job;
     int rank;                      /* ring rank, worker rank, or server index */
+    int host;                      /* the platform host it runs on */
     struct metrics_record rec;     /* initialised by main */
-    uint64_t bytes_in, bytes_out;
+    uint64_t bytes_in, bytes_out;  /* payload bytes across its host's link
+                                      (messages between actors on one host: none) */
     int rc;
     char err[ERR_LEN];
 };

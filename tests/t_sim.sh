@@ -83,11 +83,75 @@ awk -v s="$ring_star" -v r="$ring_racks" 'BEGIN { exit !(r > s && r <= s * 5.01)
     || t_fail "ring on racks:4:100Mbit $ring_racks s, star $ring_star s"
 t_end
 
+t_case sim-4.1 "the PS in simulation, placements and buckets: every worker's weights == bin/reference's, bit for bit (synthetic f32)"
+SYN="--workload synthetic --params 1200 --dtype f32 --batch 600 --steps 5 --lr 0.25"
+if [ -x "$PSR_BIN/reference" ]; then
+    t_reference syn $SYN
+    for pl in "--servers 2" "--servers 3 --bucket-size 400" "--colocated-servers" \
+              "--colocated-servers --servers 1" "--colocated-servers --servers 2 --bucket-size 800" \
+              "--colocated-servers --servers 4"; do
+        rm -f "$T_TMP"/pl.w.*
+        job 60 "$sim" ps 3 $pl $SYN $NET --payload real --weights-out "$T_TMP/pl.w"
+        expect_rc 0
+        for r in 0 1 2; do
+            cmp -s "$T_TMP/pl.w.$r" "$T_TMP/syn.ref.0" || t_fail "ps 3 $pl: worker $r's weights are not bin/reference's"
+        done
+    done
+else
+    t_fail "no bin/reference"
+fi
+t_end
+
+# host_check K PLACEMENT BYTES: every host's --host-bytes counters (in and
+# out, 3 steps) are exactly 3 x bin/model's bytes for its role.
+host_check() {
+    _k=$1 _pl=$2 _b=$3; shift 3
+    job 60 "$sim" ps "$_k" $_pl --bytes "$_b" --steps 3 --payload "$1" $NET --host-bytes "$T_TMP/hb" \
+        --csv-out "$T_TMP/hb.csv"
+    expect_rc 0
+}
+
+t_case sim-4.2 "placements: each host's link bytes (--host-bytes) equal the model's exactly, as launch-place-1.6 checks the real one"
+# colocated K = 4, n = 160000 bytes: every host 2(K-1)/K n = 240000 per step and direction
+want=$("$PSR_BIN/model" --algo ps --placement colocated --K 4 --bytes 160000 --quantity bytes_in)
+[ "$want" = 240000 ] || t_fail "model: colocated K = 4 moves $want bytes, want 240000"
+for mode in real sizes; do
+    host_check 4 --colocated-servers 160000 $mode
+    awk -v w="$want" '!/^#/ { n++; if ($2 != 3 * w || $3 != 3 * w) bad = bad " " $0 } END { if (n != 4 || bad != "") { print n " hosts:" bad; exit 1 } }' \
+        "$T_TMP/hb" >"$T_TMP/why" || t_fail "colocated K = 4 ($mode): $(cat "$T_TMP/why")"
+done
+grep -q ',colocated,' "$T_TMP/hb.csv" || t_fail "the CSV row does not say colocated"
+# BytePS's mix, K = 4, k = 2: x = 0.1, y = 0.3 (1000 f32): worker and extra hosts alike 1.2 n
+want=$("$PSR_BIN/model" --algo ps --placement colocated --servers 2 --K 4 --bytes 4000 --quantity bytes_in)
+[ "$want" = 4800 ] || t_fail "model: mix K = 4 + 2 moves $want bytes, want 4800"
+host_check 4 "--colocated-servers --servers 2" 4000 real
+awk -v w="$want" '!/^#/ { n++; if ($2 != 3 * w || $3 != 3 * w) bad = bad " " $0 } END { if (n != 6 || bad != "") { print n " hosts:" bad; exit 1 } }' \
+    "$T_TMP/hb" >"$T_TMP/why" || t_fail "mix K = 4 + 2: $(cat "$T_TMP/why")"
+# separate, S = 2, K = 4: a worker's host n, a server's K n / S
+host_check 4 "--servers 2" 4000 sizes
+awk '!/^#/ { n++; w = (n <= 4) ? 4000 : 8000; if ($2 != 3 * w || $3 != 3 * w) bad = bad " " $0 } END { if (n != 6 || bad != "") { print n " hosts:" bad; exit 1 } }' \
+    "$T_TMP/hb" >"$T_TMP/why" || t_fail "separate S = 2: $(cat "$T_TMP/why")"
+t_end
+
+t_case sim-4.3 "placements, one bucket: time_s is bin/model's for the placement (deterministic: 1e-5)"
+for spec in "4 --colocated-servers colocated 0" "4 --colocated-servers@--servers@1 colocated 1" "6 --servers@3 separate 3"; do
+    set -- $spec
+    job 60 "$sim" ps "$1" $(echo "$2" | tr @ ' ') --bytes 1MiB --steps 2 --payload sizes $NET
+    expect_rc 0
+    got=$(awk -F, 'NR == 2 { print $7 }' "$T_TMP/out")
+    want=$("$PSR_BIN/model" --algo ps --placement "$3" --servers "$4" --K "$1" --bytes 1MiB --bw 500Mbit --latency 200us)
+    awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-5 * w) }' \
+        || t_fail "ps $1 $2: simulated $got s, model $want s"
+done
+t_end
+
 t_case sim-3.1 "bad input exits 64 with one line"
 for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" \
            "ring 8 --platform fat-tree:x $NET" "ring 8 --platform racks:2 $NET" \
            "ring 8 --hosts 4 $NET" "ps 8 --hosts 8 $NET" "mesh 8 $NET" "ring 0 $NET" \
-           "ring 8 --payload some $NET" "ring 8" "ring 8 --algo tree $NET"; do
+           "ring 8 --payload some $NET" "ring 8" "ring 8 --algo tree $NET" \
+           "ring 8 --servers 2 $NET" "ring 8 --colocated-servers $NET" "ps 8 --servers 0 $NET" \
+           "ps 4 --colocated-servers --hosts 3 $NET" "ps 4 --bucket-size 0 $NET"; do
     job 20 "$sim" $bad
     expect_rc 64
     [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "'$bad': $(wc -l <"$T_TMP/err") lines on stderr"
