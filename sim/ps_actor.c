@@ -68,6 +68,7 @@ struct ps_frame {
     struct proto_push_meta meta;
     uint64_t first, count;      /* elements (absolute indices) */
     const void *data;           /* REAL: the sender's bytes, alive until it is told */
+    struct ps_frame *next;      /* a channel's queue */
 };
 
 /* mailbox: "sS<-wW" (push = 1: worker W's pushes to server S) or
@@ -88,43 +89,120 @@ static size_t elements(const struct sim_job *j)
     return (size_t)(j->bytes / dtype_size(j->c->dtype));
 }
 
-/* A growable list of comms still in flight (puts not waited for). */
-struct pending {
-    sg_comm_t *c;
-    size_t n, cap;
+/* A CHANNEL is one direction of one connection (the real worker has one
+ * TCP connection per server): its frames go one after the other, in
+ * order, never two at once. A LOOP is the comms an actor waits on: gets
+ * (tag >= 0: from peer tag) and each channel's one put in flight (tag < 0:
+ * to peer -tag - 1). */
+struct chan {
+    sg_mailbox_t mb;
+    int host;                   /* the peer's */
+    int busy;                   /* a put in flight */
+    struct ps_frame *head, *tail;   /* queued, not yet posted */
 };
 
-static int pending_add(struct pending *p, sg_comm_t c)
-{
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 64;
-        sg_comm_t *nc = realloc(p->c, cap * sizeof *nc);
+struct loop {
+    sg_comm_t *c;
+    int *tag;
+    size_t n;
+};
 
-        if (!nc)
-            return -ENOMEM;
-        p->c = nc;
-        p->cap = cap;
+static int loop_init(struct loop *l, size_t cap)
+{
+    l->n = 0;
+    l->c = calloc(cap, sizeof *l->c);
+    l->tag = calloc(cap, sizeof *l->tag);
+    return l->c && l->tag ? 0 : -ENOMEM;
+}
+
+static void loop_free(struct loop *l)
+{
+    free(l->c);
+    free(l->tag);
+}
+
+static void loop_add(struct loop *l, sg_comm_t c, int tag)
+{
+    l->c[l->n] = c;
+    l->tag[l->n++] = tag;
+}
+
+static void loop_drop(struct loop *l, size_t i)
+{
+    l->n--;
+    l->c[i] = l->c[l->n];
+    l->tag[i] = l->tag[l->n];
+}
+
+static sg_comm_t chan_post(struct chan *ch, struct ps_frame *f, size_t es, int from)
+{
+    return sg_mailbox_put_async(ch->mb, f, from == ch->host ? 0 : (long)(f->count * es));
+}
+
+/* chan_send: frame f onto channel `peer` from an actor on host `from`:
+ * posted now when the channel is idle, else queued. A frame between two
+ * actors on one host has size 0 (it never crosses the host's link; the
+ * generated platforms give each host a free loopback) and is not counted;
+ * any other is counted in *out. */
+static void chan_send(struct loop *l, struct chan *chans, int peer, struct ps_frame *f, size_t es,
+                      int from, uint64_t *out)
+{
+    struct chan *ch = &chans[peer];
+
+    if (from != ch->host)
+        *out += f->count * es;
+    f->next = NULL;
+    if (!ch->busy) {
+        ch->busy = 1;
+        loop_add(l, chan_post(ch, f, es, from), -peer - 1);
+    } else if (ch->tail) {
+        ch->tail->next = f;
+        ch->tail = f;
+    } else {
+        ch->head = ch->tail = f;
     }
-    p->c[p->n++] = c;
-    return 0;
 }
 
-static void pending_wait(struct pending *p)
+/* put_done: comm i of the loop, a put, has completed: the channel's next
+ * frame goes in its place, or the channel is idle. */
+static void put_done(struct loop *l, size_t i, struct chan *chans, size_t es, int from)
 {
-    if (p->n)
-        sg_comm_wait_all(p->c, p->n);
-    p->n = 0;
+    struct chan *ch = &chans[-l->tag[i] - 1];
+    struct ps_frame *f = ch->head;
+
+    if (f) {
+        ch->head = f->next;
+        if (!ch->head)
+            ch->tail = NULL;
+        l->c[i] = chan_post(ch, f, es, from);
+    } else {
+        ch->busy = 0;
+        loop_drop(l, i);
+    }
 }
 
-/* send: a frame from an actor on host `from` to one on host `to`: size 0
- * when they share the host, else its bytes, counted in *out. */
-static int send(struct pending *p, sg_mailbox_t mb, struct ps_frame *f, size_t es, int from,
-                int to, uint64_t *out)
+/* chans_free: frames still queued (a run that failed). */
+static void chans_free(struct chan *chans, int n)
 {
-    uint64_t bytes = from == to ? 0 : f->count * es;
+    for (int i = 0; chans && i < n; i++)
+        while (chans[i].head) {
+            struct ps_frame *f = chans[i].head;
 
-    *out += bytes;
-    return pending_add(p, sg_mailbox_put_async(mb, f, (long)bytes));
+            chans[i].head = f->next;
+            free(f);
+        }
+}
+
+/* loop_drain: wait until no put is in flight (the gets are done). */
+static void loop_drain(struct loop *l, struct chan *chans, size_t es, int from)
+{
+    while (l->n > 0) {
+        ssize_t i = sg_comm_wait_any(l->c, l->n);
+
+        if (i < 0)
+            return;
+        put_done(l, (size_t)i, chans, es, from);
+    }
 }
 
 /* ------------------------------------------------------------ the worker */
@@ -135,12 +213,11 @@ struct worker {
     size_t n, es;
     double t0;
     int64_t pushed_step;        /* the step whose first push set t0 */
-    sg_mailbox_t *push, *pull;  /* one per server */
-    sg_comm_t *get;             /* one per server */
+    struct chan *push;          /* one per server */
+    sg_mailbox_t *pull;         /* one per server */
+    struct loop l;              /* the gets of a pull, the pushes in flight */
     struct ps_frame **f;        /* one per server */
-    int *who;                   /* get[i] is from server who[i] */
     uint64_t *got;              /* elements of each server's range in */
-    struct pending out;
 };
 
 /* push_bucket: [first, first + count) of the step's gradient to every
@@ -171,34 +248,27 @@ static int push_bucket(struct worker *w, uint64_t step, const unsigned char *gra
         }
         *f = (struct ps_frame){ w->sl->rank, step, w->t0,
                                 hi == j->srv[s].first + j->srv[s].count ? *meta : none, lo,
-                                hi - lo, grad ? grad + lo * w->es : NULL };
-        if (send(&w->out, w->push[s], f, w->es, w->sl->host, j->srv[s].host,
-                 &w->sl->bytes_out) != 0) {
-            free(f);
-            err_say(err, "worker %d: out of memory", w->sl->rank);
-            return -ENOMEM;
-        }
+                                hi - lo, grad ? grad + lo * w->es : NULL, NULL };
+        chan_send(&w->l, w->push, s, f, w->es, w->sl->host, &w->sl->bytes_out);
     }
     return 0;
 }
 
 /* pull_all: every server's released parts of step `step` until its whole
- * range is in, into weights (may be NULL); then the pushes are waited for. */
+ * range is in, into weights (may be NULL), while the pushes still queued
+ * go out; it returns when both are done. */
 static int pull_all(struct worker *w, uint64_t step, unsigned char *weights, char *err)
 {
     const struct sim_job *j = w->j;
-    size_t active = 0;
     int rc = 0;
 
     for (int s = 0; s < j->servers; s++) {
         w->got[s] = 0;
-        if (j->srv[s].count == 0)
-            continue;
-        w->get[active] = sg_mailbox_get_async(w->pull[s], (void **)&w->f[s]);
-        w->who[active++] = s;
+        if (j->srv[s].count > 0)
+            loop_add(&w->l, sg_mailbox_get_async(w->pull[s], (void **)&w->f[s]), s);
     }
-    while (active > 0) {
-        ssize_t i = sg_comm_wait_any(w->get, active);
+    while (w->l.n > 0) {
+        ssize_t i = sg_comm_wait_any(w->l.c, w->l.n);
         struct ps_frame *f;
         int s;
 
@@ -207,7 +277,11 @@ static int pull_all(struct worker *w, uint64_t step, unsigned char *weights, cha
                     (unsigned long long)step);
             return ERR_EOF;
         }
-        s = w->who[i];
+        if (w->l.tag[i] < 0) {
+            put_done(&w->l, (size_t)i, w->push, w->es, w->sl->host);
+            continue;
+        }
+        s = w->l.tag[i];
         f = w->f[s];
         if (f->step != step && rc == 0) {
             err_say(err, "worker %d: weights of step %llu from server %d, wanted %llu",
@@ -220,15 +294,11 @@ static int pull_all(struct worker *w, uint64_t step, unsigned char *weights, cha
             w->sl->bytes_in += f->count * w->es;
         w->got[s] += f->count;
         free(f);
-        if (w->got[s] < j->srv[s].count) {
-            w->get[i] = sg_mailbox_get_async(w->pull[s], (void **)&w->f[s]);
-        } else {
-            active--;
-            w->get[i] = w->get[active];
-            w->who[i] = w->who[active];
-        }
+        if (w->got[s] < j->srv[s].count)
+            w->l.c[i] = sg_mailbox_get_async(w->pull[s], (void **)&w->f[s]);
+        else
+            loop_drop(&w->l, (size_t)i);
     }
-    pending_wait(&w->out);
     return rc;
 }
 
@@ -335,27 +405,24 @@ void sim_ps_worker(int argc, char **argv)
     (void)argv;
     w.push = calloc(S, sizeof *w.push);
     w.pull = calloc(S, sizeof *w.pull);
-    w.get = calloc(S, sizeof *w.get);
     w.f = calloc(S, sizeof *w.f);
-    w.who = calloc(S, sizeof *w.who);
     w.got = calloc(S, sizeof *w.got);
-    if (!w.push || !w.pull || !w.get || !w.f || !w.who || !w.got) {
+    if (!w.push || !w.pull || !w.f || !w.got || loop_init(&w.l, 2 * S) != 0) {
         sl->rc = -ENOMEM;
         err_say(sl->err, "worker %d: out of memory", sl->rank);
     } else {
         for (int s = 0; s < j->servers; s++) {
-            w.push[s] = mailbox(1, s, sl->rank);
+            w.push[s].mb = mailbox(1, s, sl->rank);
+            w.push[s].host = j->srv[s].host;
             w.pull[s] = mailbox(0, s, sl->rank);
         }
         sl->rc = j->real ? worker_real(&w) : worker_sizes(&w);
     }
-    pending_wait(&w.out);
-    free(w.out.c);
+    chans_free(w.push, j->servers);
+    loop_free(&w.l);
     free(w.push);
     free(w.pull);
-    free(w.get);
     free(w.f);
-    free(w.who);
     free(w.got);
 }
 
@@ -368,13 +435,12 @@ struct server {
     int have_store;
     uint64_t lo, n;             /* the owned range [lo, lo + n) */
     size_t es;
-    sg_mailbox_t *in, *out;     /* K each */
-    sg_comm_t *comm;            /* K */
+    sg_mailbox_t *in;           /* K */
+    struct chan *out;           /* K: the weights to worker w */
+    struct loop l;              /* the pushes' gets, the weights in flight */
     struct ps_frame **f;        /* K */
-    int *who;                   /* K: the worker of comm[i] */
     uint64_t *top;              /* sizes: K, elements worker w has pushed this step */
     uint64_t released;          /* sizes: elements released this step, from the top */
-    struct pending sent;
     double first_out;           /* the step's first release sent */
 };
 
@@ -396,14 +462,10 @@ static int release_send(struct server *v, uint64_t s, uint64_t first, uint64_t c
             err_say(v->sl->err, "server %d: out of memory", v->sl->rank);
             return -ENOMEM;
         }
-        *f = (struct ps_frame){ -1, s, v->first_out, { 0, 0 }, first, count, weights ? f + 1 : NULL };
+        *f = (struct ps_frame){ -1, s, v->first_out, { 0, 0 }, first, count, weights ? f + 1 : NULL, NULL };
         if (weights)
             memcpy(f + 1, weights, len);
-        if (send(&v->sent, v->out[w], f, v->es, v->sl->host, w, &v->sl->bytes_out) != 0) {
-            free(f);
-            err_say(v->sl->err, "server %d: out of memory", v->sl->rank);
-            return -ENOMEM;
-        }
+        chan_send(&v->l, v->out, w, f, v->es, v->sl->host, &v->sl->bytes_out);
     }
     return 0;
 }
@@ -460,44 +522,46 @@ static int take(struct server *v, uint64_t s, const struct ps_frame *f, int *don
 static int one_step(struct server *v, uint64_t s, double *first, double *last_in)
 {
     int k = v->j->k, done = 0, rc;
-    size_t active = (size_t)k;
+    int left = k;
 
     *first = INFINITY;
     v->first_out = NAN;
     v->released = 0;
     for (int w = 0; w < k; w++) {
         v->top[w] = 0;
-        v->comm[w] = sg_mailbox_get_async(v->in[w], (void **)&v->f[w]);
-        v->who[w] = w;
+        loop_add(&v->l, sg_mailbox_get_async(v->in[w], (void **)&v->f[w]), w);
     }
-    while (active > 0) {
-        ssize_t i = sg_comm_wait_any(v->comm, active);
+    while (left > 0) {
+        ssize_t i = sg_comm_wait_any(v->l.c, v->l.n);
         struct ps_frame *f;
-        int w;
+        int w, last;
 
         if (i < 0) {
             err_say(v->sl->err, "server %d: a push of step %llu was lost", v->sl->rank,
                     (unsigned long long)s);
             return ERR_EOF;
         }
-        w = v->who[i];
+        if (v->l.tag[i] < 0) {
+            put_done(&v->l, (size_t)i, v->out, v->es, v->sl->host);
+            continue;
+        }
+        w = v->l.tag[i];
         f = v->f[w];
         if (f->t0 < *first)
             *first = f->t0;
         if (v->sl->host != w)
             v->sl->bytes_in += f->count * v->es;
         /* the pass's last push is the one that starts at the owned range's start */
-        int last = f->first == v->lo;
+        last = f->first == v->lo;
         rc = take(v, s, f, &done);
         free(f);
         if (rc != 0)
             return rc;
         if (!last) {
-            v->comm[i] = sg_mailbox_get_async(v->in[w], (void **)&v->f[w]);
+            v->l.c[i] = sg_mailbox_get_async(v->in[w], (void **)&v->f[w]);
         } else {
-            active--;
-            v->comm[i] = v->comm[active];
-            v->who[i] = v->who[active];
+            left--;
+            loop_drop(&v->l, (size_t)i);
         }
     }
     *last_in = simgrid_get_clock();
@@ -506,7 +570,7 @@ static int one_step(struct server *v, uint64_t s, double *first, double *last_in
                 "yet the step is not complete", v->sl->rank, (unsigned long long)s);
         return ERR_PROTO_FIELD;
     }
-    pending_wait(&v->sent);
+    loop_drain(&v->l, v->out, v->es, v->sl->host);
     return 0;
 }
 
@@ -561,18 +625,17 @@ void sim_ps_server(int argc, char **argv)
     (void)argv;
     v.in = calloc(k, sizeof *v.in);
     v.out = calloc(k, sizeof *v.out);
-    v.comm = calloc(k, sizeof *v.comm);
     v.f = calloc(k, sizeof *v.f);
-    v.who = calloc(k, sizeof *v.who);
     v.top = calloc(k, sizeof *v.top);
-    if (!v.in || !v.out || !v.comm || !v.f || !v.who || !v.top) {
+    if (!v.in || !v.out || !v.f || !v.top || loop_init(&v.l, 2 * k) != 0) {
         rc = -ENOMEM;
         err_say(sl->err, "server %d: out of memory", sl->rank);
         goto out;
     }
     for (int w = 0; w < j->k; w++) {
         v.in[w] = mailbox(1, sl->rank, w);
-        v.out[w] = mailbox(0, sl->rank, w);
+        v.out[w].mb = mailbox(0, sl->rank, w);
+        v.out[w].host = w;
     }
     if (v.n == 0 || (rc = server_open(&v)) != 0) {
         rc = v.n == 0 ? 0 : rc;     /* a server the split gives nothing is never started */
@@ -588,15 +651,13 @@ void sim_ps_server(int argc, char **argv)
                  sl->bytes_in - in0, sl->bytes_out - out0);
     }
 out:
-    pending_wait(&v.sent);
-    free(v.sent.c);
+    chans_free(v.out, j->k);
+    loop_free(&v.l);
     if (v.have_store)
         store_destroy(&v.st);
     free(v.in);
     free(v.out);
-    free(v.comm);
     free(v.f);
-    free(v.who);
     free(v.top);
     sl->rc = rc;
 }

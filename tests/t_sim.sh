@@ -2,7 +2,9 @@
 # weights bit-identical to the real ring's (linreg f64, whose sums are NOT
 # exact, so the summation order is checked; ring K = 4 and 8, rd K = 5);
 # simulated times against bin/model (a deterministic simulation: within
-# 1e-5 relative, the CSV's 6 digits); the PS on store.c in simulation; the
+# 1e-5 relative, the CSV's 6 digits); the PS on store.c in simulation
+# (sim-4: its placements and per-bucket pull, weights == bin/reference's,
+# each host's link bytes == the model's); the
 # platforms; bad input exits 64 with one line. Skipped where SimGrid was
 # not found at build time (no bin/psring_sim).
 # tier: full
@@ -143,6 +145,20 @@ for spec in "4 --colocated-servers colocated 0" "4 --colocated-servers@--servers
     awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-5 * w) }' \
         || t_fail "ps $1 $2: simulated $got s, model $want s"
 done
+t_end
+
+t_case sim-4.4 "per-bucket pull (store_release): BytePS's mix K = 8 + 2, 64 MiB: 1 MiB buckets shorten the step, never below t_opt"
+mix_time() {
+    job 120 "$sim" ps 8 --colocated-servers --servers 2 --bytes 64MiB --bucket-size "$1" --steps 2 --payload sizes $NET
+    expect_rc 0
+    awk -F, 'NR == 2 { print $7 }' "$T_TMP/out"
+}
+one=$(mix_time 64MiB)
+per=$(mix_time 1MiB)
+topt=$("$PSR_BIN/model" --algo ps --placement colocated --servers 2 --K 8 --bytes 64MiB --quantity bytes_in |
+       awk '{ print $1 / 62500000 }')
+awk -v o="$one" -v p="$per" -v t="$topt" 'BEGIN { exit !(o != "" && p != "" && p < 0.9 * o && p >= t) }' \
+    || t_fail "one bucket $one s, 1 MiB buckets $per s, t_opt $topt s"
 t_end
 
 t_case sim-3.1 "bad input exits 64 with one line"
