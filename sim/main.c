@@ -31,6 +31,12 @@
  *          its values are never read) and the transport scales every
  *          frame to the bytes it stands for; the PS sends slice sizes.
  *
+ * BENCH (--bench [--coll NAME] [--root R] [--imbalance F] [--iters N]
+ * [--warmup-iters N], ring only): ring_worker's benchmark (bench.c)
+ * unchanged over xport_sim, one size (--bytes), real payloads: its table on
+ * stdout (rank 0), every element checked (#wrong), the CSV row (coll
+ * column, transport sim) only with --csv-out.
+ *
  * Exit status: 0; 1 when a rank failed; 64 for bad input (one line).
  */
 #include <errno.h>
@@ -45,6 +51,8 @@
 #include <simgrid/host.h>
 
 #include "cli.h"
+#include "a2a.h"
+#include "bench.h"
 #include "buckets.h"
 #include "coll.h"
 #include "dtype.h"
@@ -72,9 +80,13 @@ struct opts {
     const char *sg_cfg[SIM_MAX_CFG];
     int n_cfg, servers, hosts, colocated;
     uint64_t bytes, bucket;
+    int bench, iters, warmup_iters, root;   /* --bench (ring) */
+    const char *coll;
+    double imbalance;
 };
 
 static struct opts *g_opts;
+static int g_op;                /* --bench: enum coll_op */
 
 __attribute__((noreturn)) static void usage_fail(const char *why)
 {
@@ -158,6 +170,38 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
         ring_destroy(&r);
 }
 
+/* ring_actor_bench: ring_worker's benchmark (bench.c) unchanged over the
+ * simulated transport: one size (--bytes), its record to this rank's
+ * file (main merges them). */
+static void ring_actor_bench(struct sim_slot *sl, struct xport *x, struct link *link,
+                             const char *rec_path)
+{
+    const struct sim_job *j = sl->job;
+    const struct opts *o = g_opts;
+    struct coll coll;
+    struct coll_cfg cc = { .kind = COLL_TCP, .algo = j->algo, .rank = sl->rank, .world = j->k,
+                           .dtype = j->c->dtype, .max_n = (size_t)(j->bytes / dtype_size(j->c->dtype)),
+                           .timeout = j->c->timeout, .x = x };
+
+    if ((sl->rc = coll_init(&coll, &cc, sl->err)) == 0) {
+        struct bench_cfg bc = {
+            .rank = sl->rank, .world = j->k, .dtype = j->c->dtype, .minbytes = j->bytes,
+            .maxbytes = j->bytes, .stepfactor = 2, .warmup_iters = o->warmup_iters,
+            .iters = o->iters, .csv = rec_path, .op = g_op, .root = o->root,
+            .imbalance = o->imbalance, .coll = &coll, .link = link,
+        };
+        sl->rc = bench_run(&bc, sl->err);
+        coll_destroy(&coll);
+    }
+}
+
+/* rec_path: rank r's bench record, next to the platform file. */
+static void rec_path(char *buf, size_t len, int rank)
+{
+    snprintf(buf, len, "%s/psring_sim.%d.rec.%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid(), rank);
+}
+
 static void ring_actor(int argc, char **argv)
 {
     struct sim_slot *sl = sg_actor_self_get_data();
@@ -168,9 +212,17 @@ static void ring_actor(int argc, char **argv)
 
     (void)argc;
     (void)argv;
-    link_init(&link, 0, 0);     /* counters only (train reads them): the network is SimGrid's */
+    /* counters only (train and bench read them): the network is SimGrid's;
+     * with --bench the rate and latency too, for its header and record */
+    link_init(&link, 0, 0);
+    if (g_opts->bench) {
+        link.egress.rate = j->c->link_bw;
+        link.latency_s = j->c->link_latency;
+    }
     if (j->algo == COLL_RD)
         rd_plan(sl->rank, j->k, &pl);
+    else if (g_opts->bench && g_op == COLL_ALLTOALL)
+        a2a_plan(sl->rank, j->k, &pl);
     else
         ring_plan(sl->rank, j->k, &pl);
     sl->rc = xport_sim_open(&pl, sl->rank, j->k, j->real ? XPORT_SIM_REAL : XPORT_SIM_SIZES,
@@ -178,14 +230,20 @@ static void ring_actor(int argc, char **argv)
                             j->real ? &link.bytes_out : &sl->bytes_out, &x, sl->err);
     if (sl->rc != 0)
         return;
-    if (j->real)
-    {
+    if (g_opts->bench) {
+        char path[4200];
+
+        rec_path(path, sizeof path, sl->rank);
+        ring_actor_bench(sl, x, &link, path);
+        sl->bytes_in = link.bytes_in;
+        sl->bytes_out = link.bytes_out;
+    } else if (j->real) {
         ring_actor_real(sl, x, &link);
         sl->bytes_in = link.bytes_in;       /* for --host-bytes */
         sl->bytes_out = link.bytes_out;
-    }
-    else
+    } else {
         ring_actor_sizes(sl, x);
+    }
     xport_close(x);
 }
 
@@ -193,7 +251,7 @@ static void ring_actor(int argc, char **argv)
 
 static const struct cli_opt *own_opts(struct opts *o)
 {
-    static struct cli_opt t[16];
+    static struct cli_opt t[24];
     const struct cli_opt v[] = {
         { "algo", CLI_STRING, &o->algo, "ring|rd", "ring: the all-reduce (default ring)", 0, 0, NULL },
         { "bytes", CLI_SIZE, &o->bytes, "SIZE",
@@ -218,6 +276,21 @@ static const struct cli_opt *own_opts(struct opts *o)
           0, 0, NULL },
         { "platform-out", CLI_STRING, &o->platform_out, "FILE",
           "keep the generated platform XML in FILE", 0, 0, NULL },
+        { "bench", CLI_BOOL, &o->bench, NULL,
+          "ring: ring_worker's benchmark of one size (--bytes) instead of training", 0, 0, NULL },
+        { "coll", CLI_STRING, &o->coll, "NAME",
+          "--bench: all_reduce (default), reduce_scatter, all_gather, broadcast, reduce, "
+          "alltoall", 0, 0, NULL },
+        { "root", CLI_INT, &o->root, "R",
+          "--bench: broadcast's and reduce's root, alltoall's hot rank (default 0)", 0, 65535,
+          NULL },
+        { "imbalance", CLI_DOUBLE, &o->imbalance, "F",
+          "--bench --coll alltoall: the hot rank gets F x the average share, 1 .. K", 1, 65536,
+          NULL },
+        { "iters", CLI_INT, &o->iters, "N", "--bench: timed iterations (default 5)", 1, 1 << 20,
+          NULL },
+        { "warmup-iters", CLI_INT, &o->warmup_iters, "N",
+          "--bench: untimed iterations first (default 1)", 0, 1 << 20, NULL },
         { "sg-cfg", CLI_CUSTOM, o, "KEY:VALUE", "one more SimGrid --cfg (repeatable)", 0, 0,
           parse_cfg },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
@@ -270,7 +343,8 @@ static int is_new(const char *path)
 int main(int argc, char **argv)
 {
     static const char *synopsis = "ps|ring K [options] [common flags]";
-    struct opts o = { .algo = "ring", .platform = "star", .payload = NULL, .servers = -1 };
+    struct opts o = { .algo = "ring", .platform = "star", .payload = NULL, .servers = -1,
+                   .iters = 5, .warmup_iters = 1, .imbalance = 1 };
     struct cli_common c;
     struct platform pf;
     struct sim_job j;
@@ -317,6 +391,27 @@ int main(int argc, char **argv)
         usage_fail("--algo: ring or rd (ring mode only)");
     if (j.k < 2 && !j.ps)
         usage_fail("K: the simulated ring needs K >= 2");
+    if (o.bench) {
+        g_op = o.coll ? coll_op_parse(o.coll) : COLL_ALL_REDUCE;
+        if (j.ps)
+            usage_fail("--bench: the ring's (psring_sim ring K --bench)");
+        if (g_op < 0)
+            usage_fail("--coll: not all_reduce, reduce_scatter, all_gather, broadcast, reduce "
+                       "or alltoall");
+        if (g_op != COLL_ALL_REDUCE && j.algo == COLL_RD)
+            usage_fail("--coll: the collectives other than all_reduce run on the ring (--algo ring)");
+        if (o.root >= j.k)
+            usage_fail("--root: not a rank of K");
+        if (!(o.imbalance >= 1) || o.imbalance > j.k)
+            usage_fail("--imbalance: more than K");
+        if (g_op == COLL_ALLTOALL && j.k > A2A_WORLD_MAX)
+            usage_fail("--coll alltoall: K above the transport's peer table (A2A_WORLD_MAX)");
+        if (o.payload && strcmp(o.payload, "real") != 0)
+            usage_fail("--bench: real payloads only (it checks every element)");
+        o.payload = "real";
+    } else if (o.coll || o.root || o.imbalance != 1) {
+        usage_fail("--coll/--root/--imbalance: benchmark flags (with --bench)");
+    }
     if (!(c.link_bw > 0))
         usage_fail("--link-bw: the simulated network needs a bandwidth (> 0)");
     if (platform_parse(o.platform, &pf, err) != 0)
@@ -504,6 +599,13 @@ int main(int argc, char **argv)
         }
         free(hl);
     }
+    if (o.bench) {
+        printf("# psring_sim --bench: the network is SIMULATED (SimGrid, --platform %s); the "
+               "benchmark is ring_worker's (bench.c), whose lines below say \"EMULATED\" for "
+               "the platform's link and \"tcp\" for the code path; times are simulated\n",
+               o.platform);
+        fflush(stdout);
+    }
     simgrid_run();
 
     for (int i = 0; i < nslots; i++) {
@@ -516,6 +618,27 @@ int main(int argc, char **argv)
         slots[i].rec.wall_s = 0;
         recs[i] = slots[i].rec;
     }
+    if (o.bench) {
+        /* the records bench.c wrote, one per rank, in place of the slots' */
+        for (int i = 0; i < nslots; i++) {
+            char path[4200];
+
+            rec_path(path, sizeof path, i);
+            if (status == 0) {
+                metrics_record_free(&slots[i].rec);
+                if (metrics_record_read(&slots[i].rec, path, err) != 0) {
+                    fprintf(stderr, PROG ": %s\n", err);
+                    status = 1;
+                }
+                slots[i].rec.cpu_s = 0;
+                slots[i].rec.wall_s = 0;
+                slots[i].rec.ncpu = 1;
+                snprintf(slots[i].rec.transport, METRICS_NAME_LEN, "sim");
+                recs[i] = slots[i].rec;
+            }
+            unlink(path);
+        }
+    }
     if (status == 0 && (metrics_merge(recs, (size_t)nslots, &row, err) != 0 ||
                         (j.ps && metrics_row_place(&row, placement, err) != 0))) {
         fprintf(stderr, PROG ": %s\n", err);
@@ -526,7 +649,7 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err);
         status = 1;
     }
-    if (status == 0) {
+    if (status == 0 && (!o.bench || o.csv_out)) {
         FILE *f = stdout;
         int header = 1;
 

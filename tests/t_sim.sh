@@ -161,13 +161,48 @@ awk -v o="$one" -v p="$per" -v t="$topt" 'BEGIN { exit !(o != "" && p != "" && p
     || t_fail "one bucket $one s, 1 MiB buckets $per s, t_opt $topt s"
 t_end
 
+t_case sim-5.1 "--bench --coll NAME: ring_worker's collectives unchanged in simulation, K = 4 and 5: #wrong 0, bytes == bin/model's, ring-phase times == model_s"
+for k in 4 5; do
+    for spec in "all_reduce f32" "reduce_scatter f64" "all_gather f32" "broadcast@--root@2 f64" \
+                "reduce@--root@1 f32" "alltoall f64" "alltoall@--imbalance@2@--root@3 f32"; do
+        set -- $spec
+        name=${1%%@*}
+        rm -f "$T_TMP/b.csv"
+        job 60 "$sim" ring $k --bench --coll $(echo "$1" | tr @ ' ') --bytes 12000 --dtype $2 $NET --csv-out "$T_TMP/b.csv"
+        expect_rc 0
+        expect_grep out '^# out of bounds values : 0 OK'
+        awk '!/^#/ && NF == 7 { rows++; if ($7 != 0) bad++ } END { exit !(rows == 1 && !bad) }' "$T_TMP/out" \
+            || t_fail "K=$k $1: bench table: $(grep -v '^#' "$T_TMP/out" | head -2)"
+        got=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["coll"] "|" $c["transport"] "|" $c["bytes_in"] "|" $c["time_s"] "|" $c["model_s"] "|" $c["bytes"] "|" }' "$T_TMP/b.csv")
+        spec=$1
+        IFS='|'
+        set -- $got
+        IFS=' 	
+'
+        set -- "$@" "$spec"
+        [ "$1:$2" = "$name:sim" ] || t_fail "K=$k $name: coll:transport '$1:$2'"
+        case "$7" in *imbalance*) continue ;; esac
+        want=$("$PSR_BIN/model" --coll "$name" --K $k --bytes "$6" --quantity bytes_in)
+        [ "$3" = "$want" ] || t_fail "K=$k $name: rank bytes_in $3, bin/model $want"
+        case $name in all_reduce | reduce_scatter | all_gather)
+            awk -v g="$4" -v w="$5" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && w != "" && d <= 1e-5 * w) }' \
+                || t_fail "K=$k $name: simulated $4 s, model_s $5" ;;
+        esac
+    done
+done
+t_end
+
 t_case sim-3.1 "bad input exits 64 with one line"
 for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" \
            "ring 8 --platform fat-tree:x $NET" "ring 8 --platform racks:2 $NET" \
            "ring 8 --hosts 4 $NET" "ps 8 --hosts 8 $NET" "mesh 8 $NET" "ring 0 $NET" \
            "ring 8 --payload some $NET" "ring 8" "ring 8 --algo tree $NET" \
            "ring 8 --servers 2 $NET" "ring 8 --colocated-servers $NET" "ps 8 --servers 0 $NET" \
-           "ps 4 --colocated-servers --hosts 3 $NET" "ps 4 --bucket-size 0 $NET"; do
+           "ps 4 --colocated-servers --hosts 3 $NET" "ps 4 --bucket-size 0 $NET" \
+           "ring 4 --bench --coll allreduce $NET" "ring 4 --bench --coll broadcast --root 4 $NET" \
+           "ring 4 --bench --coll alltoall --imbalance 0.5 $NET" "ring 4 --coll reduce $NET" \
+           "ps 4 --bench $NET" "ring 4 --bench --algo rd --coll all_gather $NET" \
+           "ring 4 --bench --payload sizes $NET"; do
     job 20 "$sim" $bad
     expect_rc 64
     [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "'$bad': $(wc -l <"$T_TMP/err") lines on stderr"
