@@ -6,7 +6,7 @@
  *   psring_sim ps|ring K [--algo ring|rd] [--bytes N] [common flags]
  *       [--platform star|fat-tree:OVERSUB|racks:R:UPLINK|file:PATH]
  *       [--payload real|sizes] [--servers S] [--colocated-servers]
- *       [--bucket-size SIZE] [--hosts N] [--host-bytes FILE]
+ *       [--bucket-size SIZE] [--hosts N] [--host-bytes FILE] [--kill RANK@STEP]
  *       [--csv-out FILE] [--platform-out FILE] [--sg-cfg KEY:VALUE]
  *
  * PS PLACEMENTS (launch.sh's, common/model.h PLACEMENTS): --servers S
@@ -81,6 +81,7 @@ struct opts {
     int n_cfg, servers, hosts, colocated;
     uint64_t bytes, bucket;
     int bench, iters, warmup_iters, root;   /* --bench (ring) */
+    int kill_rank, kill_step;               /* --kill RANK@STEP; -1 */
     const char *coll;
     double imbalance;
 };
@@ -92,6 +93,28 @@ __attribute__((noreturn)) static void usage_fail(const char *why)
 {
     fprintf(stderr, PROG ": %s\n", why);
     exit(CLI_EXIT_USAGE);
+}
+
+static int parse_kill(const char *value, void *dst, char *err)
+{
+    struct opts *o = dst;
+    const char *at = strchr(value, '@');
+    char num[32], why[ERR_LEN];
+    long long r, st;
+
+    if (!at || (size_t)(at - value) >= sizeof num) {
+        err_say(err, "RANK@STEP, not '%.40s'", value);
+        return ERR_USAGE;
+    }
+    memcpy(num, value, (size_t)(at - value));
+    num[at - value] = '\0';
+    if (cli_parse_ll(num, 0, 65535, &r, why) != 0 || cli_parse_ll(at + 1, 0, 1 << 30, &st, why) != 0) {
+        err_say(err, "RANK@STEP with whole numbers, not '%.40s'", value);
+        return ERR_USAGE;
+    }
+    o->kill_rank = (int)r;
+    o->kill_step = (int)st;
+    return 0;
 }
 
 static int parse_cfg(const char *value, void *dst, char *err)
@@ -118,6 +141,14 @@ static void ring_actor_real(struct sim_slot *sl, struct xport *x, struct link *l
 
     c.rank = sl->rank;
     c.world = j->k;
+    c.steps = sim_steps(sl);       /* --kill: this rank dies at the start of that step */
+    if (c.steps == 0)
+        return;
+    if (c.warmup >= c.steps)
+        c.warmup = 0;
+    c.weights_out = NULL;
+    if (c.steps == j->c->steps)
+        c.weights_out = j->c->weights_out;
     cli_workload_cfg(&c, &wc);
     if (workload_create(&w, &wc) != 0) {
         sl->rc = ERR_USAGE;
@@ -151,7 +182,7 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
         err_say(sl->err, "rank %d: %s", sl->rank, err_str(rc));
         return;
     }
-    for (int s = 0; s < j->c->steps && rc == 0; s++) {
+    for (int s = 0; s < sim_steps(sl) && rc == 0; s++) {
         uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
         double t0 = simgrid_get_clock();
 
@@ -244,6 +275,11 @@ static void ring_actor(int argc, char **argv)
     } else {
         ring_actor_sizes(sl, x);
     }
+    if (sl->rc != 0 || sim_steps(sl) < j->c->steps) {
+        xport_sim_set_gone(sl->slot);   /* failed, or killed (--kill): gone */
+        xport_sim_poison(x, sl->rc != 0 ? sl->err : NULL);
+        xport_sim_zombie();
+    }
     xport_close(x);
 }
 
@@ -291,12 +327,22 @@ static const struct cli_opt *own_opts(struct opts *o)
           NULL },
         { "warmup-iters", CLI_INT, &o->warmup_iters, "N",
           "--bench: untimed iterations first (default 1)", 0, 1 << 20, NULL },
+        { "kill", CLI_CUSTOM, o, "RANK@STEP",
+          "SIMULATION ONLY: ring rank or PS worker RANK dies at the start of step STEP; the "
+          "others fail after --timeout of simulated time, naming it", 0, 0, parse_kill },
         { "sg-cfg", CLI_CUSTOM, o, "KEY:VALUE", "one more SimGrid --cfg (repeatable)", 0, 0,
           parse_cfg },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     memcpy(t, v, sizeof v);
     return t;
+}
+
+/* names: 2 when msg names the loss itself (needle, not relayed), 1 when
+ * it relays it ("... reported: ..."), 0 when it does not name it. */
+static int names(const char *msg, const char *needle)
+{
+    return !strstr(msg, needle) ? 0 : strstr(msg, " reported: ") ? 1 : 2;
 }
 
 /* host_bytes_write: "HOST BYTES_IN BYTES_OUT" per host, the payload bytes
@@ -344,7 +390,8 @@ int main(int argc, char **argv)
 {
     static const char *synopsis = "ps|ring K [options] [common flags]";
     struct opts o = { .algo = "ring", .platform = "star", .payload = NULL, .servers = -1,
-                   .iters = 5, .warmup_iters = 1, .imbalance = 1 };
+                   .iters = 5, .warmup_iters = 1, .imbalance = 1, .kill_rank = -1,
+                   .kill_step = -1 };
     struct cli_common c;
     struct platform pf;
     struct sim_job j;
@@ -353,7 +400,8 @@ int main(int argc, char **argv)
     struct metrics_row row;
     char err[ERR_LEN], xml[4096], arg_buf[SIM_MAX_CFG + 8][160];
     char *sg_argv[SIM_MAX_CFG + 10];
-    int sg_argc = 0, nslots, nhosts, status = 0, tmp_xml = 0;
+    int sg_argc = 0, nslots, nhosts, status = 0, tmp_xml = 0, first_bad = -1;
+    unsigned char *board;
     const char *placement = "separate";
     long long k;
     size_t es;
@@ -420,6 +468,17 @@ int main(int argc, char **argv)
     c.world = j.k;
     if (cli_common_finish(&c, err) != 0)
         usage_fail(err);
+    j.kill_slot = j.kill_step = -1;
+    if (o.kill_rank >= 0) {
+        if (o.bench)
+            usage_fail("--kill: not with --bench");
+        if (o.kill_rank >= j.k)
+            usage_fail(j.ps ? "--kill: RANK is not a worker of K" : "--kill: RANK is not a rank of K");
+        if (o.kill_step >= c.steps)
+            usage_fail("--kill: STEP is not below --steps");
+        j.kill_slot = o.kill_rank;
+        j.kill_step = o.kill_step;
+    }
     es = dtype_size(c.dtype);
     if (o.bytes) {
         if (o.bytes % es != 0)
@@ -558,8 +617,10 @@ int main(int argc, char **argv)
 
     slots = calloc((size_t)nslots, sizeof *slots);
     recs = calloc((size_t)nslots, sizeof *recs);
-    if (!slots || !recs)
+    board = calloc((size_t)nslots, 1);
+    if (!slots || !recs || !board)
         usage_fail("out of memory");
+    xport_sim_faults_init(board, nslots, c.timeout);
     {
         sg_host_t *hl = sg_host_list();
 
@@ -571,6 +632,7 @@ int main(int argc, char **argv)
 
             sl->job = &j;
             sl->rank = server ? i - j.k : i;
+            sl->slot = i;
             sl->host = server ? j.srv[sl->rank].host : i;
             metrics_record_init(&sl->rec, (size_t)(c.steps - c.warmup));
             snprintf(sl->rec.system, METRICS_NAME_LEN, "%s", j.ps ? "ps" : "ring");
@@ -608,12 +670,28 @@ int main(int argc, char **argv)
     }
     simgrid_run();
 
+    /* One line: the first failure, or with --kill the first that names the
+     * rank killed (as the real ring's neighbour and the real server do). */
     for (int i = 0; i < nslots; i++) {
-        if (slots[i].rc != 0 && status == 0) {
-            fprintf(stderr, PROG ": %s %d: %s\n", slots[i].rec.role, slots[i].rank,
-                    slots[i].err[0] ? slots[i].err : err_str(slots[i].rc));
-            status = 1;
-        }
+        char needle[48];
+
+        if (slots[i].rc == 0)
+            continue;
+        snprintf(needle, sizeof needle, "lost %s %d (", j.ps ? "worker" : "rank", o.kill_rank);
+        if (first_bad < 0 || (o.kill_rank >= 0 && names(slots[i].err, needle) >
+                              names(slots[first_bad].err, needle)))
+            first_bad = i;
+    }
+    if (first_bad >= 0) {
+        fprintf(stderr, PROG ": %s %d: %s\n", slots[first_bad].rec.role, slots[first_bad].rank,
+                slots[first_bad].err[0] ? slots[first_bad].err : err_str(slots[first_bad].rc));
+        status = 1;
+    } else if (o.kill_rank >= 0) {
+        fprintf(stderr, PROG ": --kill %d@%d: the others finished without it\n", o.kill_rank,
+                o.kill_step);
+        status = 1;
+    }
+    for (int i = 0; i < nslots; i++) {
         slots[i].rec.cpu_s = 0;         /* virtual time: the host never sets the pace */
         slots[i].rec.wall_s = 0;
         recs[i] = slots[i].rec;
@@ -673,6 +751,7 @@ int main(int argc, char **argv)
         metrics_record_free(&slots[i].rec);
     free(slots);
     free(recs);
+    free(board);
     free(j.proxy);
     free(j.srv);
     if (tmp_xml)

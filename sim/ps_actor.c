@@ -181,6 +181,56 @@ static void put_done(struct loop *l, size_t i, struct chan *chans, size_t es, in
     }
 }
 
+/* ps_wait: the index of a completed comm of the loop. A peer that is gone
+ * does not leave it waiting: its POISON frame completes a get
+ * (xport_sim.h FAULTS). */
+static long ps_wait(struct loop *l, struct sim_slot *sl, uint64_t step)
+{
+    ssize_t i = sg_comm_wait_any(l->c, l->n);
+
+    if (i < 0) {
+        err_say(sl->err, "step %llu: a simulated message failed", (unsigned long long)step);
+        return ERR_EOF;
+    }
+    return (long)i;
+}
+
+#define PS_POISON (-3)          /* a frame's rank: its sender is gone */
+
+/* poison: this actor is gone: a POISON frame with its claim (sl->err; ""
+ * when killed) on each of the n mailboxes, detached, size 0. */
+static void poison(const sg_mailbox_t *mb, size_t stride, int n, const struct sim_slot *sl,
+                   int killed)
+{
+    const char *claim = killed ? "" : sl->err;
+    size_t len = strlen(claim) + 1;
+
+    for (int i = 0; i < n; i++) {
+        struct ps_frame *f = malloc(sizeof *f + len);
+
+        if (!f)
+            return;
+        *f = (struct ps_frame){ PS_POISON, 0, 0, { 0, 0 }, 0, 0, f + 1, NULL };
+        memcpy(f + 1, claim, len);
+        sg_comm_detach(sg_mailbox_put_init(*(const sg_mailbox_t *)((const char *)mb + i * stride),
+                                           f, 0), free);
+    }
+}
+
+/* poisoned: the failure a POISON frame from `who` (a "worker" or a
+ * "server", index i on host h) means. */
+static int poisoned(struct sim_slot *sl, uint64_t step, const struct ps_frame *f,
+                    const char *who, int i, int h)
+{
+    if (((const char *)f->data)[0])
+        err_say(sl->err, "step %llu: %s %d reported: %s", (unsigned long long)step, who, i,
+                (const char *)f->data);
+    else
+        err_say(sl->err, "step %llu: lost %s %d (simulated host h%d): connection closed",
+                (unsigned long long)step, who, i, h);
+    return ERR_EOF;
+}
+
 /* chans_free: frames still queued (a run that failed). */
 static void chans_free(struct chan *chans, int n)
 {
@@ -194,15 +244,17 @@ static void chans_free(struct chan *chans, int n)
 }
 
 /* loop_drain: wait until no put is in flight (the gets are done). */
-static void loop_drain(struct loop *l, struct chan *chans, size_t es, int from)
+static int loop_drain(struct loop *l, struct chan *chans, size_t es, struct sim_slot *sl,
+                      uint64_t step)
 {
     while (l->n > 0) {
-        ssize_t i = sg_comm_wait_any(l->c, l->n);
+        long i = ps_wait(l, sl, step);
 
         if (i < 0)
-            return;
-        put_done(l, (size_t)i, chans, es, from);
+            return (int)i;
+        put_done(l, (size_t)i, chans, es, sl->host);
     }
+    return 0;
 }
 
 /* ------------------------------------------------------------ the worker */
@@ -268,21 +320,23 @@ static int pull_all(struct worker *w, uint64_t step, unsigned char *weights, cha
             loop_add(&w->l, sg_mailbox_get_async(w->pull[s], (void **)&w->f[s]), s);
     }
     while (w->l.n > 0) {
-        ssize_t i = sg_comm_wait_any(w->l.c, w->l.n);
+        long i = ps_wait(&w->l, w->sl, step);
         struct ps_frame *f;
         int s;
 
-        if (i < 0) {
-            err_say(err, "worker %d: the weights of step %llu were lost", w->sl->rank,
-                    (unsigned long long)step);
-            return ERR_EOF;
-        }
+        if (i < 0)
+            return (int)i;
         if (w->l.tag[i] < 0) {
             put_done(&w->l, (size_t)i, w->push, w->es, w->sl->host);
             continue;
         }
         s = w->l.tag[i];
         f = w->f[s];
+        if (f->rank == PS_POISON) {
+            rc = poisoned(w->sl, step, f, "server", s, j->srv[s].host);
+            free(f);
+            return rc;
+        }
         if (f->step != step && rc == 0) {
             err_say(err, "worker %d: weights of step %llu from server %d, wanted %llu",
                     w->sl->rank, (unsigned long long)f->step, s, (unsigned long long)step);
@@ -337,6 +391,11 @@ static int worker_real(struct worker *w)
 
     c.rank = sl->rank;
     c.world = w->j->k;
+    c.steps = sim_steps(sl);       /* --kill: this worker dies at the start of that step */
+    if (c.steps == 0)
+        return 0;
+    if (c.warmup >= c.steps)
+        c.warmup = 0;
     cli_workload_cfg(&c, &wc);
     if (workload_create(&wl, &wc) != 0) {
         err_say(sl->err, "worker %d: cannot build the workload", sl->rank);
@@ -376,7 +435,7 @@ static int worker_sizes(struct worker *w)
 
     if (per == 0)
         per = 1;
-    for (int s = 0; s < w->j->c->steps && rc == 0; s++) {
+    for (int s = 0; s < sim_steps(sl) && rc == 0; s++) {
         uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
         size_t top = w->n;
 
@@ -417,6 +476,12 @@ void sim_ps_worker(int argc, char **argv)
             w.pull[s] = mailbox(0, s, sl->rank);
         }
         sl->rc = j->real ? worker_real(&w) : worker_sizes(&w);
+    }
+    if (sl->rc != 0 || sim_steps(sl) < j->c->steps) {
+        xport_sim_set_gone(sl->slot);   /* failed, or killed (--kill): gone */
+        if (w.push)
+            poison(&w.push[0].mb, sizeof w.push[0], j->servers, sl, sl->rc == 0);
+        xport_sim_zombie();
     }
     chans_free(w.push, j->servers);
     loop_free(&w.l);
@@ -532,21 +597,23 @@ static int one_step(struct server *v, uint64_t s, double *first, double *last_in
         loop_add(&v->l, sg_mailbox_get_async(v->in[w], (void **)&v->f[w]), w);
     }
     while (left > 0) {
-        ssize_t i = sg_comm_wait_any(v->l.c, v->l.n);
+        long i = ps_wait(&v->l, v->sl, s);
         struct ps_frame *f;
         int w, last;
 
-        if (i < 0) {
-            err_say(v->sl->err, "server %d: a push of step %llu was lost", v->sl->rank,
-                    (unsigned long long)s);
-            return ERR_EOF;
-        }
+        if (i < 0)
+            return (int)i;
         if (v->l.tag[i] < 0) {
             put_done(&v->l, (size_t)i, v->out, v->es, v->sl->host);
             continue;
         }
         w = v->l.tag[i];
         f = v->f[w];
+        if (f->rank == PS_POISON) {
+            rc = poisoned(v->sl, s, f, "worker", w, w);
+            free(f);
+            return rc;
+        }
         if (f->t0 < *first)
             *first = f->t0;
         if (v->sl->host != w)
@@ -570,8 +637,7 @@ static int one_step(struct server *v, uint64_t s, double *first, double *last_in
                 "yet the step is not complete", v->sl->rank, (unsigned long long)s);
         return ERR_PROTO_FIELD;
     }
-    loop_drain(&v->l, v->out, v->es, v->sl->host);
-    return 0;
+    return loop_drain(&v->l, v->out, v->es, v->sl, s);
 }
 
 static int server_open(struct server *v)
@@ -643,7 +709,7 @@ void sim_ps_server(int argc, char **argv)
     }
     for (int s = 0; s < j->c->steps; s++) {
         uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
-        double first, in_last;
+        double first, in_last = 0;
 
         if ((rc = one_step(&v, (uint64_t)s, &first, &in_last)) != 0)
             goto out;
@@ -651,6 +717,13 @@ void sim_ps_server(int argc, char **argv)
                  sl->bytes_in - in0, sl->bytes_out - out0);
     }
 out:
+    if (rc != 0) {
+        sl->rc = rc;
+        xport_sim_set_gone(sl->slot);
+        if (v.out)
+            poison(&v.out[0].mb, sizeof v.out[0], j->k, sl, 0);
+        xport_sim_zombie();
+    }
     chans_free(v.out, j->k);
     loop_free(&v.l);
     if (v.have_store)

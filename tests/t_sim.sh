@@ -192,6 +192,26 @@ for k in 4 5; do
 done
 t_end
 
+t_case sim-6.1 "--kill RANK@STEP (simulation only): the run ends, exit 1, one line naming the killed rank / worker, never a hang"
+# spec: mode K flags... @ the one line's pattern
+for spec in "ring 4 --kill 2@1|lost rank 2 (simulated host h2): " \
+            "ring 5 --algo rd --kill 0@0|lost rank 0 (simulated host h0): connection closed" \
+            "ring 64 --payload sizes --bytes 1MiB --kill 5@1|lost rank 5 (simulated host h5): " \
+            "ring 2 --kill 1@2|lost rank 1 (simulated host h1): " \
+            "ps 3 --kill 1@2|server 0: step 2: lost worker 1 (simulated host h1): connection closed" \
+            "ps 3 --servers 2 --kill 2@0|step 0: lost worker 2 (simulated host h2): connection closed" \
+            "ps 4 --colocated-servers --servers 1 --kill 0@1 --payload sizes --bytes 1MiB|step 1: lost worker 0 (simulated host h0): connection closed" \
+            "ps 64 --payload sizes --bytes 1MiB --kill 5@1|server 0: step 1: lost worker 5 (simulated host h5): connection closed"; do
+    args=${spec%%|*}
+    pat=${spec#*|}
+    job 60 "$sim" $args $NET --steps 3 --timeout 2s
+    expect_rc 1
+    n=$(grep -vc '^psring_sim\[' "$T_TMP/err")
+    [ "$n" = 1 ] || t_fail "'$args': $n lines besides the ranks' own: $(tail -c 300 "$T_TMP/err")"
+    grep -v '^psring_sim\[' "$T_TMP/err" | grep -qF "$pat" || t_fail "'$args': $(tail -c 300 "$T_TMP/err"), want '$pat'"
+done
+t_end
+
 t_case sim-3.1 "bad input exits 64 with one line"
 for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" \
            "ring 8 --platform fat-tree:x $NET" "ring 8 --platform racks:2 $NET" \
@@ -202,7 +222,8 @@ for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" 
            "ring 4 --bench --coll allreduce $NET" "ring 4 --bench --coll broadcast --root 4 $NET" \
            "ring 4 --bench --coll alltoall --imbalance 0.5 $NET" "ring 4 --coll reduce $NET" \
            "ps 4 --bench $NET" "ring 4 --bench --algo rd --coll all_gather $NET" \
-           "ring 4 --bench --payload sizes $NET"; do
+           "ring 4 --bench --payload sizes $NET" "ring 4 --kill 4@1 $NET" "ring 4 --kill 1@99999 $NET" \
+           "ps 4 --kill 1 $NET" "ps 4 --kill x@1 $NET"; do
     job 20 "$sim" $bad
     expect_rc 64
     [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "'$bad': $(wc -l <"$T_TMP/err") lines on stderr"
