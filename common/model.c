@@ -66,6 +66,29 @@ struct model_split model_ps_split(int k, int extra)
     return s;
 }
 
+void model_ps_ranges(int k, int extra, int even, unsigned long long elements,
+                     unsigned long long *first, unsigned long long *count)
+{
+    struct model_split sp = model_ps_split(k, extra);
+    unsigned long long at = 0;
+    double cum = 0.0;
+
+    if (even)
+        sp.colocated = sp.extra = 1.0 / (k + extra);
+    for (int i = 0; i < k + extra; i++) {
+        double f = i < k ? sp.colocated : sp.extra;
+        unsigned long long end;
+
+        cum += f;
+        end = i == k + extra - 1 ? elements : (unsigned long long)llround(cum * (double)elements);
+        if (f == 0.0 || end < at)
+            end = at;
+        first[i] = at;
+        count[i] = end - at;
+        at = end;
+    }
+}
+
 /* The colocated placement's busiest link, per step and direction, and in
  * one phase (push or pull) of a one-pull step: PLACEMENTS in model.h. */
 double model_ps_mix(enum model_quantity q, int k, int extra, double x, double bytes,

@@ -95,6 +95,15 @@ struct model_split {
 /* model_ps_split: Theorem 1's split for K workers and `extra` extra
  * servers (PLACEMENTS above); K x + k y = 1. */
 struct model_split model_ps_split(int k, int extra);
+/* model_ps_ranges: the split as element ranges of a vector of `elements`
+ * elements, for the K + k servers in the order colocated 0..K-1, extra
+ * 0..k-1 (even: 1/(K+k) each instead of Theorem 1's): server i owns
+ * [first[i], first[i] + count[i]); each range ends where the cumulative
+ * fraction times `elements` rounds to, so the ranges tile [0, elements)
+ * (count 0: a server the split gives nothing). bin/model --split prints
+ * these; launch.sh and psring_sim place them. */
+void model_ps_ranges(int k, int extra, int even, unsigned long long elements,
+                     unsigned long long *first, unsigned long long *count);
 /* model_ps_mix: a quantity of the colocated placement under a split given
  * by hand (x each colocated shard, the rest shared equally by the extra
  * servers): model_query(MODEL_PS_COLOC, ...) is this at model_ps_split's

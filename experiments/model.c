@@ -203,28 +203,34 @@ static int print_table(double elements, double elem_bytes, double bw, double lat
 static int print_split(int k, int extra, double elements, int even)
 {
     struct model_split sp = model_ps_split(k, extra);
-    double cum = 0.0;
-    long long first = 0, p = (long long)elements;
+    unsigned long long *first, *count;
 
     if (!(elements >= 1) || elements > 1e15 || elements != floor(elements))
         return usage_error("--elements must be a whole number 1..1e15");
     if (even)
         sp.colocated = sp.extra = 1.0 / (k + extra);
+    first = calloc((size_t)(k + extra), sizeof *first);
+    count = calloc((size_t)(k + extra), sizeof *count);
+    if (!first || !count) {
+        free(first);
+        free(count);
+        fprintf(stderr, "model: out of memory\n");
+        return 1;
+    }
+    model_ps_ranges(k, extra, even, (unsigned long long)elements, first, count);
     printf("# role index first count fraction   (K = %d workers, %d extra servers, %s split)\n", k,
            extra, even ? "even" : "Theorem 1's");
     for (int i = 0; i < k + extra; i++) {
         int coloc = i < k;
         double f = coloc ? sp.colocated : sp.extra;
-        long long end;
 
-        cum += f;
-        end = i == k + extra - 1 ? p : llround(cum * (double)p);
         if (f == 0.0)
             continue;       /* a placement that gives the colocated shards nothing */
-        printf("%s %d %lld %lld %.12g\n", coloc ? "colocated" : "extra", coloc ? i : i - k, first,
-               end - first, f);
-        first = end;
+        printf("%s %d %llu %llu %.12g\n", coloc ? "colocated" : "extra", coloc ? i : i - k,
+               first[i], count[i], f);
     }
+    free(first);
+    free(count);
     return 0;
 }
 

@@ -5,8 +5,17 @@
  *
  *   psring_sim ps|ring K [--algo ring|rd] [--bytes N] [common flags]
  *       [--platform star|fat-tree:OVERSUB|racks:R:UPLINK|file:PATH]
- *       [--payload real|sizes] [--servers S] [--hosts N]
+ *       [--payload real|sizes] [--servers S] [--colocated-servers]
+ *       [--bucket-size SIZE] [--hosts N] [--host-bytes FILE] [--kill RANK@STEP]
  *       [--csv-out FILE] [--platform-out FILE] [--sg-cfg KEY:VALUE]
+ *
+ * PS PLACEMENTS (launch.sh's, common/model.h PLACEMENTS): --servers S
+ * alone: S servers on hosts of their own (ring_chunk's equal shards);
+ * --colocated-servers: a shard on each worker's host (sharing its link),
+ * plus --servers k extra server hosts (default 0), Theorem 1's split
+ * (model_ps_ranges); with k >= K the colocated shards get nothing and the
+ * job is the separate PS with S = k. --host-bytes FILE writes, per host,
+ * the payload bytes that crossed its link each way over the whole run.
  *
  * THE NETWORK MODEL (docs/sim.md): CM02, SimGrid's plain max-min sharing,
  * with its latency and bandwidth factors at 1, no cross-traffic and no TCP
@@ -22,6 +31,12 @@
  *          its values are never read) and the transport scales every
  *          frame to the bytes it stands for; the PS sends slice sizes.
  *
+ * BENCH (--bench [--coll NAME] [--root R] [--imbalance F] [--iters N]
+ * [--warmup-iters N], ring only): ring_worker's benchmark (bench.c)
+ * unchanged over xport_sim, one size (--bytes), real payloads: its table on
+ * stdout (rank 0), every element checked (#wrong), the CSV row (coll
+ * column, transport sim) only with --csv-out.
+ *
  * Exit status: 0; 1 when a rank failed; 64 for bad input (one line).
  */
 #include <errno.h>
@@ -36,12 +51,16 @@
 #include <simgrid/host.h>
 
 #include "cli.h"
+#include "a2a.h"
+#include "bench.h"
+#include "buckets.h"
 #include "coll.h"
 #include "dtype.h"
 #include "err.h"
 #include "link.h"
 #include "log.h"
 #include "metrics.h"
+#include "model.h"
 #include "platform.h"
 #include "rd.h"
 #include "ring.h"
@@ -57,18 +76,45 @@
 #define SIM_MAX_CFG 16
 
 struct opts {
-    const char *algo, *platform, *payload, *csv_out, *platform_out;
+    const char *algo, *platform, *payload, *csv_out, *platform_out, *host_bytes;
     const char *sg_cfg[SIM_MAX_CFG];
-    int n_cfg, servers, hosts;
-    uint64_t bytes;
+    int n_cfg, servers, hosts, colocated;
+    uint64_t bytes, bucket;
+    int bench, iters, warmup_iters, root;   /* --bench (ring) */
+    int kill_rank, kill_step;               /* --kill RANK@STEP; -1 */
+    const char *coll;
+    double imbalance;
 };
 
 static struct opts *g_opts;
+static int g_op;                /* --bench: enum coll_op */
 
 __attribute__((noreturn)) static void usage_fail(const char *why)
 {
     fprintf(stderr, PROG ": %s\n", why);
     exit(CLI_EXIT_USAGE);
+}
+
+static int parse_kill(const char *value, void *dst, char *err)
+{
+    struct opts *o = dst;
+    const char *at = strchr(value, '@');
+    char num[32], why[ERR_LEN];
+    long long r, st;
+
+    if (!at || (size_t)(at - value) >= sizeof num) {
+        err_say(err, "RANK@STEP, not '%.40s'", value);
+        return ERR_USAGE;
+    }
+    memcpy(num, value, (size_t)(at - value));
+    num[at - value] = '\0';
+    if (cli_parse_ll(num, 0, 65535, &r, why) != 0 || cli_parse_ll(at + 1, 0, 1 << 30, &st, why) != 0) {
+        err_say(err, "RANK@STEP with whole numbers, not '%.40s'", value);
+        return ERR_USAGE;
+    }
+    o->kill_rank = (int)r;
+    o->kill_step = (int)st;
+    return 0;
 }
 
 static int parse_cfg(const char *value, void *dst, char *err)
@@ -95,6 +141,14 @@ static void ring_actor_real(struct sim_slot *sl, struct xport *x, struct link *l
 
     c.rank = sl->rank;
     c.world = j->k;
+    c.steps = sim_steps(sl);       /* --kill: this rank dies at the start of that step */
+    if (c.steps == 0)
+        return;
+    if (c.warmup >= c.steps)
+        c.warmup = 0;
+    c.weights_out = NULL;
+    if (c.steps == j->c->steps)
+        c.weights_out = j->c->weights_out;
     cli_workload_cfg(&c, &wc);
     if (workload_create(&w, &wc) != 0) {
         sl->rc = ERR_USAGE;
@@ -128,7 +182,7 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
         err_say(sl->err, "rank %d: %s", sl->rank, err_str(rc));
         return;
     }
-    for (int s = 0; s < j->c->steps && rc == 0; s++) {
+    for (int s = 0; s < sim_steps(sl) && rc == 0; s++) {
         uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
         double t0 = simgrid_get_clock();
 
@@ -147,6 +201,38 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
         ring_destroy(&r);
 }
 
+/* ring_actor_bench: ring_worker's benchmark (bench.c) unchanged over the
+ * simulated transport: one size (--bytes), its record to this rank's
+ * file (main merges them). */
+static void ring_actor_bench(struct sim_slot *sl, struct xport *x, struct link *link,
+                             const char *rec_path)
+{
+    const struct sim_job *j = sl->job;
+    const struct opts *o = g_opts;
+    struct coll coll;
+    struct coll_cfg cc = { .kind = COLL_TCP, .algo = j->algo, .rank = sl->rank, .world = j->k,
+                           .dtype = j->c->dtype, .max_n = (size_t)(j->bytes / dtype_size(j->c->dtype)),
+                           .timeout = j->c->timeout, .x = x };
+
+    if ((sl->rc = coll_init(&coll, &cc, sl->err)) == 0) {
+        struct bench_cfg bc = {
+            .rank = sl->rank, .world = j->k, .dtype = j->c->dtype, .minbytes = j->bytes,
+            .maxbytes = j->bytes, .stepfactor = 2, .warmup_iters = o->warmup_iters,
+            .iters = o->iters, .csv = rec_path, .op = g_op, .root = o->root,
+            .imbalance = o->imbalance, .coll = &coll, .link = link,
+        };
+        sl->rc = bench_run(&bc, sl->err);
+        coll_destroy(&coll);
+    }
+}
+
+/* rec_path: rank r's bench record, next to the platform file. */
+static void rec_path(char *buf, size_t len, int rank)
+{
+    snprintf(buf, len, "%s/psring_sim.%d.rec.%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid(), rank);
+}
+
 static void ring_actor(int argc, char **argv)
 {
     struct sim_slot *sl = sg_actor_self_get_data();
@@ -157,9 +243,17 @@ static void ring_actor(int argc, char **argv)
 
     (void)argc;
     (void)argv;
-    link_init(&link, 0, 0);     /* counters only (train reads them): the network is SimGrid's */
+    /* counters only (train and bench read them): the network is SimGrid's;
+     * with --bench the rate and latency too, for its header and record */
+    link_init(&link, 0, 0);
+    if (g_opts->bench) {
+        link.egress.rate = j->c->link_bw;
+        link.latency_s = j->c->link_latency;
+    }
     if (j->algo == COLL_RD)
         rd_plan(sl->rank, j->k, &pl);
+    else if (g_opts->bench && g_op == COLL_ALLTOALL)
+        a2a_plan(sl->rank, j->k, &pl);
     else
         ring_plan(sl->rank, j->k, &pl);
     sl->rc = xport_sim_open(&pl, sl->rank, j->k, j->real ? XPORT_SIM_REAL : XPORT_SIM_SIZES,
@@ -167,10 +261,25 @@ static void ring_actor(int argc, char **argv)
                             j->real ? &link.bytes_out : &sl->bytes_out, &x, sl->err);
     if (sl->rc != 0)
         return;
-    if (j->real)
+    if (g_opts->bench) {
+        char path[4200];
+
+        rec_path(path, sizeof path, sl->rank);
+        ring_actor_bench(sl, x, &link, path);
+        sl->bytes_in = link.bytes_in;
+        sl->bytes_out = link.bytes_out;
+    } else if (j->real) {
         ring_actor_real(sl, x, &link);
-    else
+        sl->bytes_in = link.bytes_in;       /* for --host-bytes */
+        sl->bytes_out = link.bytes_out;
+    } else {
         ring_actor_sizes(sl, x);
+    }
+    if (sl->rc != 0 || sim_steps(sl) < j->c->steps) {
+        xport_sim_set_gone(sl->slot);   /* failed, or killed (--kill): gone */
+        xport_sim_poison(x, sl->rc != 0 ? sl->err : NULL);
+        xport_sim_zombie();
+    }
     xport_close(x);
 }
 
@@ -178,7 +287,7 @@ static void ring_actor(int argc, char **argv)
 
 static const struct cli_opt *own_opts(struct opts *o)
 {
-    static struct cli_opt t[16];
+    static struct cli_opt t[24];
     const struct cli_opt v[] = {
         { "algo", CLI_STRING, &o->algo, "ring|rd", "ring: the all-reduce (default ring)", 0, 0, NULL },
         { "bytes", CLI_SIZE, &o->bytes, "SIZE",
@@ -187,19 +296,82 @@ static const struct cli_opt *own_opts(struct opts *o)
           "star | fat-tree:OVERSUB | racks:R:UPLINK | file:PATH (default star)", 0, 0, NULL },
         { "payload", CLI_STRING, &o->payload, "real|sizes",
           "bytes or sizes only (default real up to K*n = 256 MiB)", 0, 0, NULL },
-        { "servers", CLI_INT, &o->servers, "S", "ps: sharded servers (default 1)", 1, 256, NULL },
+        { "servers", CLI_INT, &o->servers, "S",
+          "ps: sharded servers on hosts of their own (default 1; with --colocated-servers the "
+          "extra ones, default 0)", 0, 256, NULL },
+        { "colocated-servers", CLI_BOOL, &o->colocated, NULL,
+          "ps: a shard on each worker's host too, Theorem 1's split", 0, 0, NULL },
+        { "bucket-size", CLI_SIZE, &o->bucket, "SIZE",
+          "ps: the workers' buckets, pushed last first, pulled as released (default 25MiB)",
+          1, 0, NULL },
+        { "host-bytes", CLI_STRING, &o->host_bytes, "FILE",
+          "write each host's link bytes (in, out, whole run) to FILE", 0, 0, NULL },
         { "hosts", CLI_INT, &o->hosts, "N", "hosts of a generated platform (default K + S)",
           1, 1 << 20, NULL },
         { "csv-out", CLI_STRING, &o->csv_out, "FILE", "append the row to FILE (header if new)",
           0, 0, NULL },
         { "platform-out", CLI_STRING, &o->platform_out, "FILE",
           "keep the generated platform XML in FILE", 0, 0, NULL },
+        { "bench", CLI_BOOL, &o->bench, NULL,
+          "ring: ring_worker's benchmark of one size (--bytes) instead of training", 0, 0, NULL },
+        { "coll", CLI_STRING, &o->coll, "NAME",
+          "--bench: all_reduce (default), reduce_scatter, all_gather, broadcast, reduce, "
+          "alltoall", 0, 0, NULL },
+        { "root", CLI_INT, &o->root, "R",
+          "--bench: broadcast's and reduce's root, alltoall's hot rank (default 0)", 0, 65535,
+          NULL },
+        { "imbalance", CLI_DOUBLE, &o->imbalance, "F",
+          "--bench --coll alltoall: the hot rank gets F x the average share, 1 .. K", 1, 65536,
+          NULL },
+        { "iters", CLI_INT, &o->iters, "N", "--bench: timed iterations (default 5)", 1, 1 << 20,
+          NULL },
+        { "warmup-iters", CLI_INT, &o->warmup_iters, "N",
+          "--bench: untimed iterations first (default 1)", 0, 1 << 20, NULL },
+        { "kill", CLI_CUSTOM, o, "RANK@STEP",
+          "SIMULATION ONLY: ring rank or PS worker RANK dies at the start of step STEP; the "
+          "others fail after --timeout of simulated time, naming it", 0, 0, parse_kill },
         { "sg-cfg", CLI_CUSTOM, o, "KEY:VALUE", "one more SimGrid --cfg (repeatable)", 0, 0,
           parse_cfg },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     memcpy(t, v, sizeof v);
     return t;
+}
+
+/* names: 2 when msg names the loss itself (needle, not relayed), 1 when
+ * it relays it ("... reported: ..."), 0 when it does not name it. */
+static int names(const char *msg, const char *needle)
+{
+    return !strstr(msg, needle) ? 0 : strstr(msg, " reported: ") ? 1 : 2;
+}
+
+/* host_bytes_write: "HOST BYTES_IN BYTES_OUT" per host, the payload bytes
+ * its actors moved across its link over the whole run (--host-bytes). */
+static int host_bytes_write(const char *path, const struct sim_slot *slots, int nslots,
+                            int nhosts, char *err)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f) {
+        err_say(err, "--host-bytes %s: %s", path, strerror(errno));
+        return -errno;
+    }
+    fprintf(f, "# host bytes_in bytes_out   (payload across the host's link, the whole run)\n");
+    for (int h = 0; h < nhosts; h++) {
+        unsigned long long in = 0, out = 0;
+
+        for (int i = 0; i < nslots; i++)
+            if (slots[i].host == h) {
+                in += slots[i].bytes_in;
+                out += slots[i].bytes_out;
+            }
+        fprintf(f, "h%d %llu %llu\n", h, in, out);
+    }
+    if (fclose(f) != 0) {
+        err_say(err, "--host-bytes %s: %s", path, strerror(errno));
+        return -EIO;
+    }
+    return 0;
 }
 
 static int is_new(const char *path)
@@ -217,7 +389,9 @@ static int is_new(const char *path)
 int main(int argc, char **argv)
 {
     static const char *synopsis = "ps|ring K [options] [common flags]";
-    struct opts o = { .algo = "ring", .platform = "star", .payload = NULL, .servers = 1 };
+    struct opts o = { .algo = "ring", .platform = "star", .payload = NULL, .servers = -1,
+                   .iters = 5, .warmup_iters = 1, .imbalance = 1, .kill_rank = -1,
+                   .kill_step = -1 };
     struct cli_common c;
     struct platform pf;
     struct sim_job j;
@@ -226,7 +400,9 @@ int main(int argc, char **argv)
     struct metrics_row row;
     char err[ERR_LEN], xml[4096], arg_buf[SIM_MAX_CFG + 8][160];
     char *sg_argv[SIM_MAX_CFG + 10];
-    int sg_argc = 0, nslots, status = 0, tmp_xml = 0;
+    int sg_argc = 0, nslots, nhosts, status = 0, tmp_xml = 0, first_bad = -1;
+    unsigned char *board;
+    const char *placement = "separate";
     long long k;
     size_t es;
 
@@ -247,9 +423,14 @@ int main(int argc, char **argv)
     memset(&j, 0, sizeof j);
     j.ps = strcmp(argv[1], "ps") == 0;
     j.k = (int)k;
-    j.servers = j.ps ? o.servers : 0;
-    if (!j.ps && o.servers != 1)
+    if (!j.ps && o.servers >= 0)
         usage_fail("--servers: the ring has no servers");
+    if (!j.ps && o.colocated)
+        usage_fail("--colocated-servers: the ring has no servers");
+    if (!j.ps && o.bucket)
+        usage_fail("--bucket-size: the parameter server's (the ring runs one bucket)");
+    if (j.ps && !o.colocated && o.servers == 0)
+        usage_fail("--servers: 1..256 (0..256 extra servers with --colocated-servers)");
     if (strcmp(o.algo, "ring") == 0)
         j.algo = COLL_RING;
     else if (strcmp(o.algo, "rd") == 0 && !j.ps)
@@ -258,6 +439,27 @@ int main(int argc, char **argv)
         usage_fail("--algo: ring or rd (ring mode only)");
     if (j.k < 2 && !j.ps)
         usage_fail("K: the simulated ring needs K >= 2");
+    if (o.bench) {
+        g_op = o.coll ? coll_op_parse(o.coll) : COLL_ALL_REDUCE;
+        if (j.ps)
+            usage_fail("--bench: the ring's (psring_sim ring K --bench)");
+        if (g_op < 0)
+            usage_fail("--coll: not all_reduce, reduce_scatter, all_gather, broadcast, reduce "
+                       "or alltoall");
+        if (g_op != COLL_ALL_REDUCE && j.algo == COLL_RD)
+            usage_fail("--coll: the collectives other than all_reduce run on the ring (--algo ring)");
+        if (o.root >= j.k)
+            usage_fail("--root: not a rank of K");
+        if (!(o.imbalance >= 1) || o.imbalance > j.k)
+            usage_fail("--imbalance: more than K");
+        if (g_op == COLL_ALLTOALL && j.k > A2A_WORLD_MAX)
+            usage_fail("--coll alltoall: K above the transport's peer table (A2A_WORLD_MAX)");
+        if (o.payload && strcmp(o.payload, "real") != 0)
+            usage_fail("--bench: real payloads only (it checks every element)");
+        o.payload = "real";
+    } else if (o.coll || o.root || o.imbalance != 1) {
+        usage_fail("--coll/--root/--imbalance: benchmark flags (with --bench)");
+    }
     if (!(c.link_bw > 0))
         usage_fail("--link-bw: the simulated network needs a bandwidth (> 0)");
     if (platform_parse(o.platform, &pf, err) != 0)
@@ -266,6 +468,17 @@ int main(int argc, char **argv)
     c.world = j.k;
     if (cli_common_finish(&c, err) != 0)
         usage_fail(err);
+    j.kill_slot = j.kill_step = -1;
+    if (o.kill_rank >= 0) {
+        if (o.bench)
+            usage_fail("--kill: not with --bench");
+        if (o.kill_rank >= j.k)
+            usage_fail(j.ps ? "--kill: RANK is not a worker of K" : "--kill: RANK is not a rank of K");
+        if (o.kill_step >= c.steps)
+            usage_fail("--kill: STEP is not below --steps");
+        j.kill_slot = o.kill_rank;
+        j.kill_step = o.kill_step;
+    }
     es = dtype_size(c.dtype);
     if (o.bytes) {
         if (o.bytes % es != 0)
@@ -304,10 +517,47 @@ int main(int argc, char **argv)
         if (!j.proxy)
             usage_fail("out of memory for the proxy vector");
     }
+    if (j.ps) {
+        size_t n = (size_t)(j.bytes / es);
+        int extra = o.servers < 0 ? (o.colocated ? 0 : 1) : o.servers;
+        int all = o.colocated ? j.k + extra : extra, placed_extra = 0;
+        unsigned long long *first = calloc((size_t)all, sizeof *first);
+        unsigned long long *count = calloc((size_t)all, sizeof *count);
+
+        j.srv = calloc((size_t)all, sizeof *j.srv);
+        if (!first || !count || !j.srv)
+            usage_fail("out of memory for the servers");
+        if (o.colocated)
+            model_ps_ranges(j.k, extra, 0, n, first, count);
+        for (int i = 0; i < all; i++) {
+            if (!o.colocated) {
+                size_t lo, hi;
+
+                ring_chunk(n, extra, i, &lo, &hi);
+                first[i] = lo;
+                count[i] = hi - lo;
+            }
+            if (count[i] == 0)
+                continue;       /* Theorem 1 gives a colocated shard nothing (k >= K) */
+            if (o.colocated && i < j.k)
+                placement = "colocated";
+            j.srv[j.servers++] = (struct sim_server){ first[i], count[i],
+                                                      o.colocated && i < j.k ? i
+                                                      : j.k + placed_extra++ };
+        }
+        free(first);
+        free(count);
+        if (j.servers == 0)
+            usage_fail("--bytes: fewer elements than servers");
+        j.bucket_bytes = o.bucket ? o.bucket : BUCKETS_DEFAULT_BYTES;
+        nhosts = j.k + placed_extra;
+    } else {
+        nhosts = j.k;
+    }
     nslots = j.k + j.servers;
     if (!o.hosts)
-        o.hosts = nslots;
-    if (pf.kind != PLATFORM_FILE && nslots > o.hosts) {
+        o.hosts = nhosts;
+    if (pf.kind != PLATFORM_FILE && nhosts > o.hosts) {
         snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j.k,
                  j.ps ? " + servers" : "", o.hosts);
         usage_fail(err);
@@ -359,7 +609,7 @@ int main(int argc, char **argv)
     log_init(PROG, 0);
     simgrid_init(&sg_argc, sg_argv);
     simgrid_load_platform(xml);
-    if ((int)sg_host_count() < nslots) {
+    if ((int)sg_host_count() < nhosts) {
         snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j.k,
                  j.ps ? " + servers" : "", (int)sg_host_count());
         usage_fail(err);
@@ -367,8 +617,10 @@ int main(int argc, char **argv)
 
     slots = calloc((size_t)nslots, sizeof *slots);
     recs = calloc((size_t)nslots, sizeof *recs);
-    if (!slots || !recs)
+    board = calloc((size_t)nslots, 1);
+    if (!slots || !recs || !board)
         usage_fail("out of memory");
+    xport_sim_faults_init(board, nslots, c.timeout);
     {
         sg_host_t *hl = sg_host_list();
 
@@ -380,6 +632,8 @@ int main(int argc, char **argv)
 
             sl->job = &j;
             sl->rank = server ? i - j.k : i;
+            sl->slot = i;
+            sl->host = server ? j.srv[sl->rank].host : i;
             metrics_record_init(&sl->rec, (size_t)(c.steps - c.warmup));
             snprintf(sl->rec.system, METRICS_NAME_LEN, "%s", j.ps ? "ps" : "ring");
             snprintf(sl->rec.role, METRICS_NAME_LEN, "%s", server ? "server" : j.ps ? "worker"
@@ -393,9 +647,9 @@ int main(int argc, char **argv)
             sl->rec.link_latency = c.link_latency;
             sl->rec.ncpu = 1;
             if (pf.kind == PLATFORM_FILE) {
-                h = hl[i];
+                h = hl[sl->host];
             } else {
-                snprintf(name, sizeof name, "h%d", i);
+                snprintf(name, sizeof name, "h%d", sl->host);
                 h = sg_host_by_name(name);
             }
             snprintf(name, sizeof name, "%s%d", server ? "server" : j.ps ? "worker" : "rank",
@@ -407,23 +661,73 @@ int main(int argc, char **argv)
         }
         free(hl);
     }
+    if (o.bench) {
+        printf("# psring_sim --bench: the network is SIMULATED (SimGrid, --platform %s); the "
+               "benchmark is ring_worker's (bench.c), whose lines below say \"EMULATED\" for "
+               "the platform's link and \"tcp\" for the code path; times are simulated\n",
+               o.platform);
+        fflush(stdout);
+    }
     simgrid_run();
 
+    /* One line: the first failure, or with --kill the first that names the
+     * rank killed (as the real ring's neighbour and the real server do). */
     for (int i = 0; i < nslots; i++) {
-        if (slots[i].rc != 0 && status == 0) {
-            fprintf(stderr, PROG ": %s %d: %s\n", slots[i].rec.role, slots[i].rank,
-                    slots[i].err[0] ? slots[i].err : err_str(slots[i].rc));
-            status = 1;
-        }
+        char needle[48];
+
+        if (slots[i].rc == 0)
+            continue;
+        snprintf(needle, sizeof needle, "lost %s %d (", j.ps ? "worker" : "rank", o.kill_rank);
+        if (first_bad < 0 || (o.kill_rank >= 0 && names(slots[i].err, needle) >
+                              names(slots[first_bad].err, needle)))
+            first_bad = i;
+    }
+    if (first_bad >= 0) {
+        fprintf(stderr, PROG ": %s %d: %s\n", slots[first_bad].rec.role, slots[first_bad].rank,
+                slots[first_bad].err[0] ? slots[first_bad].err : err_str(slots[first_bad].rc));
+        status = 1;
+    } else if (o.kill_rank >= 0) {
+        fprintf(stderr, PROG ": --kill %d@%d: the others finished without it\n", o.kill_rank,
+                o.kill_step);
+        status = 1;
+    }
+    for (int i = 0; i < nslots; i++) {
         slots[i].rec.cpu_s = 0;         /* virtual time: the host never sets the pace */
         slots[i].rec.wall_s = 0;
         recs[i] = slots[i].rec;
     }
-    if (status == 0 && metrics_merge(recs, (size_t)nslots, &row, err) != 0) {
+    if (o.bench) {
+        /* the records bench.c wrote, one per rank, in place of the slots' */
+        for (int i = 0; i < nslots; i++) {
+            char path[4200];
+
+            rec_path(path, sizeof path, i);
+            if (status == 0) {
+                metrics_record_free(&slots[i].rec);
+                if (metrics_record_read(&slots[i].rec, path, err) != 0) {
+                    fprintf(stderr, PROG ": %s\n", err);
+                    status = 1;
+                }
+                slots[i].rec.cpu_s = 0;
+                slots[i].rec.wall_s = 0;
+                slots[i].rec.ncpu = 1;
+                snprintf(slots[i].rec.transport, METRICS_NAME_LEN, "sim");
+                recs[i] = slots[i].rec;
+            }
+            unlink(path);
+        }
+    }
+    if (status == 0 && (metrics_merge(recs, (size_t)nslots, &row, err) != 0 ||
+                        (j.ps && metrics_row_place(&row, placement, err) != 0))) {
         fprintf(stderr, PROG ": %s\n", err);
         status = 1;
     }
-    if (status == 0) {
+    if (status == 0 && o.host_bytes && host_bytes_write(o.host_bytes, slots, nslots, nhosts,
+                                                        err) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        status = 1;
+    }
+    if (status == 0 && (!o.bench || o.csv_out)) {
         FILE *f = stdout;
         int header = 1;
 
@@ -447,7 +751,9 @@ int main(int argc, char **argv)
         metrics_record_free(&slots[i].rec);
     free(slots);
     free(recs);
+    free(board);
     free(j.proxy);
+    free(j.srv);
     if (tmp_xml)
         unlink(xml);
     cli_common_free(&c);

@@ -73,7 +73,9 @@ static void cluster(FILE *f, const char *id, int lo, int hi, double bw, double l
 {
     fprintf(f, "  <cluster id=\"%s\" prefix=\"h\" suffix=\"\" radical=\"%d-%d\" speed=\"1Gf\"\n"
                "           bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\""
-               " router_id=\"%s-router\"/>\n", id, lo, hi, bw, lat / 2, id);
+               " router_id=\"%s-router\"\n"
+               "           loopback_bw=\"1e18Bps\" loopback_lat=\"0s\"/>\n",
+            id, lo, hi, bw, lat / 2, id);
 }
 
 int platform_write(const struct platform *p, int hosts, double bw, double lat, const char *path,

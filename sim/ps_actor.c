@@ -2,30 +2,44 @@
  * worker actors (sim.h), on the same store (ps_server/store.c) and the same
  * training step (common/step.c) as bin/ps_server and bin/ps_worker.
  *
- * One step, as the real system runs it:
- * A push's bytes stay in the worker's buffer (it waits for the push to
- * complete and then for the weights, which come only after the server has
- * read every push); the weights travel as a copy (egress).
+ * One step, as the real system runs it (PER-BUCKET PULL, store.h RELEASE):
  *
- *   worker w   push: for each server s, one message of its slice of the
- *              gradient (mailbox "s<-w"), all S at once; then pull: one
- *              message of the new weights from each server ("w<-s")
- *   server s   K gets posted at once (so the K pushes share its link's
- *              ingress, K n / S bytes in all); each push, as it completes,
- *              goes through store_push_begin/data/end; store_apply; then K
- *              puts of the weights at once (the egress half)
- * The slices are ring_chunk's (sizes differ by at most one element).
+ *   worker w   push: each bucket of its gradient (--bucket-size, the last
+ *              elements first, as step.c hands them), to every server
+ *              owning a part of it: one message per (bucket, server),
+ *              mailbox "sS<-wW", posted and not waited for (the count and
+ *              loss ride with the push that ends at the server's last
+ *              element, as ps_worker's frames_push sends them); pull: the
+ *              released parts from every server ("wW<-sS") until each
+ *              server's whole range is in
+ *   server s   one get per worker posted at a time; each push, as it
+ *              completes, goes through store_push_begin/data/end, then
+ *              store_release: the part every worker has pushed goes out at
+ *              once to the K workers (K puts, not waited for), while the
+ *              rest of the step's pushes go on. The step ends with its last
+ *              release (the buffers swap); then the server waits for its
+ *              puts (they end before any worker can push the next step).
+ * So the pull of the first buckets overlaps the push of the later ones,
+ * like the real server.
  *
- * Records: a worker's combine_s is push start to pull end (ps_worker's
- * comm + finish); a server's ingress_s is the first worker's push start to
- * the last push in, egress_s the first weights put to the last one done.
+ * PLACEMENTS (sim.h sim_server; sim/main.c places them): separate servers
+ * on hosts of their own, or a shard on each worker's host (colocated) and
+ * extra ones, Theorem 1's split (model_ps_ranges). A message between two
+ * actors on one host is a message of size 0 (it never crosses the host's
+ * link; the generated platforms give each host a free loopback) and is not
+ * counted in the host's bytes.
+ *
+ * Records: a worker's combine_s is its first push to its last pull in; a
+ * server's ingress_s is the first worker's push start to the last push in,
+ * egress_s the first release sent to the last one delivered.
  *
  * Sizes mode (job->real 0): the same messages with their sizes only; no
- * workload, no store (a 4 GB vector is never allocated).
+ * workload, no store: the server releases by the same rule (the part every
+ * worker has pushed), counted here.
  *
  * Simplifications said out loud: a push is one message (the real worker
  * sends PUSH frames piece by piece, and headers are not counted); the
- * server's summation takes no simulated time; one bucket per step.
+ * server's summation takes no simulated time.
  */
 #include <errno.h>
 #include <math.h>
@@ -38,6 +52,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
+#include "buckets.h"
 #include "dtype.h"
 #include "ring.h"
 #include "sim.h"
@@ -46,15 +61,14 @@
 #include "workload.h"
 #include "xport_sim.h"
 
-#define SIM_MAX_SERVERS 256
-
 struct ps_frame {
-    int rank;                   /* the worker */
+    int rank;                   /* the worker; -1 from a server */
     uint64_t step;
-    double t0;                  /* push: when the worker started pushing */
+    double t0;                  /* push: when the worker started the step's pushes */
     struct proto_push_meta meta;
     uint64_t first, count;      /* elements (absolute indices) */
     const void *data;           /* REAL: the sender's bytes, alive until it is told */
+    struct ps_frame *next;      /* a channel's queue */
 };
 
 /* mailbox: "sS<-wW" (push = 1: worker W's pushes to server S) or
@@ -70,15 +84,177 @@ static sg_mailbox_t mailbox(int push, int s, int w)
     return sg_mailbox_by_name(name);
 }
 
-/* slice: server s's elements [lo, hi) of n. */
-static void slice(const struct sim_job *j, size_t n, int s, size_t *lo, size_t *hi)
-{
-    ring_chunk(n, j->servers, s, lo, hi);
-}
-
 static size_t elements(const struct sim_job *j)
 {
     return (size_t)(j->bytes / dtype_size(j->c->dtype));
+}
+
+/* A CHANNEL is one direction of one connection (the real worker has one
+ * TCP connection per server): its frames go one after the other, in
+ * order, never two at once. A LOOP is the comms an actor waits on: gets
+ * (tag >= 0: from peer tag) and each channel's one put in flight (tag < 0:
+ * to peer -tag - 1). */
+struct chan {
+    sg_mailbox_t mb;
+    int host;                   /* the peer's */
+    int busy;                   /* a put in flight */
+    struct ps_frame *head, *tail;   /* queued, not yet posted */
+};
+
+struct loop {
+    sg_comm_t *c;
+    int *tag;
+    size_t n;
+};
+
+static int loop_init(struct loop *l, size_t cap)
+{
+    l->n = 0;
+    l->c = calloc(cap, sizeof *l->c);
+    l->tag = calloc(cap, sizeof *l->tag);
+    return l->c && l->tag ? 0 : -ENOMEM;
+}
+
+static void loop_free(struct loop *l)
+{
+    free(l->c);
+    free(l->tag);
+}
+
+static void loop_add(struct loop *l, sg_comm_t c, int tag)
+{
+    l->c[l->n] = c;
+    l->tag[l->n++] = tag;
+}
+
+static void loop_drop(struct loop *l, size_t i)
+{
+    l->n--;
+    l->c[i] = l->c[l->n];
+    l->tag[i] = l->tag[l->n];
+}
+
+static sg_comm_t chan_post(struct chan *ch, struct ps_frame *f, size_t es, int from)
+{
+    return sg_mailbox_put_async(ch->mb, f, from == ch->host ? 0 : (long)(f->count * es));
+}
+
+/* chan_send: frame f onto channel `peer` from an actor on host `from`:
+ * posted now when the channel is idle, else queued. A frame between two
+ * actors on one host has size 0 (it never crosses the host's link; the
+ * generated platforms give each host a free loopback) and is not counted;
+ * any other is counted in *out. */
+static void chan_send(struct loop *l, struct chan *chans, int peer, struct ps_frame *f, size_t es,
+                      int from, uint64_t *out)
+{
+    struct chan *ch = &chans[peer];
+
+    if (from != ch->host)
+        *out += f->count * es;
+    f->next = NULL;
+    if (!ch->busy) {
+        ch->busy = 1;
+        loop_add(l, chan_post(ch, f, es, from), -peer - 1);
+    } else if (ch->tail) {
+        ch->tail->next = f;
+        ch->tail = f;
+    } else {
+        ch->head = ch->tail = f;
+    }
+}
+
+/* put_done: comm i of the loop, a put, has completed: the channel's next
+ * frame goes in its place, or the channel is idle. */
+static void put_done(struct loop *l, size_t i, struct chan *chans, size_t es, int from)
+{
+    struct chan *ch = &chans[-l->tag[i] - 1];
+    struct ps_frame *f = ch->head;
+
+    if (f) {
+        ch->head = f->next;
+        if (!ch->head)
+            ch->tail = NULL;
+        l->c[i] = chan_post(ch, f, es, from);
+    } else {
+        ch->busy = 0;
+        loop_drop(l, i);
+    }
+}
+
+/* ps_wait: the index of a completed comm of the loop. A peer that is gone
+ * does not leave it waiting: its POISON frame completes a get
+ * (xport_sim.h FAULTS). */
+static long ps_wait(struct loop *l, struct sim_slot *sl, uint64_t step)
+{
+    ssize_t i = sg_comm_wait_any(l->c, l->n);
+
+    if (i < 0) {
+        err_say(sl->err, "step %llu: a simulated message failed", (unsigned long long)step);
+        return ERR_EOF;
+    }
+    return (long)i;
+}
+
+#define PS_POISON (-3)          /* a frame's rank: its sender is gone */
+
+/* poison: this actor is gone: a POISON frame with its claim (sl->err; ""
+ * when killed) on each of the n mailboxes, detached, size 0. */
+static void poison(const sg_mailbox_t *mb, size_t stride, int n, const struct sim_slot *sl,
+                   int killed)
+{
+    const char *claim = killed ? "" : sl->err;
+    size_t len = strlen(claim) + 1;
+
+    for (int i = 0; i < n; i++) {
+        struct ps_frame *f = malloc(sizeof *f + len);
+
+        if (!f)
+            return;
+        *f = (struct ps_frame){ PS_POISON, 0, 0, { 0, 0 }, 0, 0, f + 1, NULL };
+        memcpy(f + 1, claim, len);
+        sg_comm_detach(sg_mailbox_put_init(*(const sg_mailbox_t *)((const char *)mb + i * stride),
+                                           f, 0), free);
+    }
+}
+
+/* poisoned: the failure a POISON frame from `who` (a "worker" or a
+ * "server", index i on host h) means. */
+static int poisoned(struct sim_slot *sl, uint64_t step, const struct ps_frame *f,
+                    const char *who, int i, int h)
+{
+    if (((const char *)f->data)[0])
+        err_say(sl->err, "step %llu: %s %d reported: %s", (unsigned long long)step, who, i,
+                (const char *)f->data);
+    else
+        err_say(sl->err, "step %llu: lost %s %d (simulated host h%d): connection closed",
+                (unsigned long long)step, who, i, h);
+    return ERR_EOF;
+}
+
+/* chans_free: frames still queued (a run that failed). */
+static void chans_free(struct chan *chans, int n)
+{
+    for (int i = 0; chans && i < n; i++)
+        while (chans[i].head) {
+            struct ps_frame *f = chans[i].head;
+
+            chans[i].head = f->next;
+            free(f);
+        }
+}
+
+/* loop_drain: wait until no put is in flight (the gets are done). */
+static int loop_drain(struct loop *l, struct chan *chans, size_t es, struct sim_slot *sl,
+                      uint64_t step)
+{
+    while (l->n > 0) {
+        long i = ps_wait(l, sl, step);
+
+        if (i < 0)
+            return (int)i;
+        put_done(l, (size_t)i, chans, es, sl->host);
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------ the worker */
@@ -88,59 +264,94 @@ struct worker {
     const struct sim_job *j;
     size_t n, es;
     double t0;
-    sg_mailbox_t push[SIM_MAX_SERVERS], pull[SIM_MAX_SERVERS];
-    sg_comm_t comm[SIM_MAX_SERVERS];
+    int64_t pushed_step;        /* the step whose first push set t0 */
+    struct chan *push;          /* one per server */
+    sg_mailbox_t *pull;         /* one per server */
+    struct loop l;              /* the gets of a pull, the pushes in flight */
+    struct ps_frame **f;        /* one per server */
+    uint64_t *got;              /* elements of each server's range in */
 };
 
-/* push_all: one push per server of [first, first + count) and meta. */
-static int push_all(struct worker *w, uint64_t step, const unsigned char *grad, size_t first,
-                    size_t count, const struct proto_push_meta *meta, char *err)
+/* push_bucket: [first, first + count) of the step's gradient to every
+ * server owning a part of it; not waited for (pull_all waits). */
+static int push_bucket(struct worker *w, uint64_t step, const unsigned char *grad, size_t first,
+                       size_t count, const struct proto_push_meta *meta, char *err)
 {
     const struct sim_job *j = w->j;
+    static const struct proto_push_meta none = { 0, 0 };
 
-    w->t0 = simgrid_get_clock();
+    if (w->pushed_step != (int64_t)step) {
+        w->pushed_step = (int64_t)step;
+        w->t0 = simgrid_get_clock();
+    }
     for (int s = 0; s < j->servers; s++) {
-        size_t lo, hi;
-        struct ps_frame *f = malloc(sizeof *f);
+        uint64_t lo = j->srv[s].first, hi = lo + j->srv[s].count;
+        struct ps_frame *f;
 
-        if (!f) {
-            err_say(err, "worker %d: out of memory", w->sl->rank);
-            return -ENOMEM;
-        }
-        slice(j, w->n, s, &lo, &hi);
         if (lo < first)
             lo = first;
         if (hi > first + count)
             hi = first + count;
-        *f = (struct ps_frame){ w->sl->rank, step, w->t0, *meta, lo, hi - lo,
-                                grad ? grad + lo * w->es : NULL };
-        w->comm[s] = sg_mailbox_put_async(w->push[s], f, (long)((hi - lo) * w->es));
-        w->sl->bytes_out += (hi - lo) * w->es;
+        if (lo >= hi)
+            continue;
+        if (!(f = malloc(sizeof *f))) {
+            err_say(err, "worker %d: out of memory", w->sl->rank);
+            return -ENOMEM;
+        }
+        *f = (struct ps_frame){ w->sl->rank, step, w->t0,
+                                hi == j->srv[s].first + j->srv[s].count ? *meta : none, lo,
+                                hi - lo, grad ? grad + lo * w->es : NULL, NULL };
+        chan_send(&w->l, w->push, s, f, w->es, w->sl->host, &w->sl->bytes_out);
     }
-    sg_comm_wait_all(w->comm, (size_t)j->servers);
     return 0;
 }
 
-/* pull_all: the weights from every server, into weights (may be NULL). */
+/* pull_all: every server's released parts of step `step` until its whole
+ * range is in, into weights (may be NULL), while the pushes still queued
+ * go out; it returns when both are done. */
 static int pull_all(struct worker *w, uint64_t step, unsigned char *weights, char *err)
 {
     const struct sim_job *j = w->j;
-    struct ps_frame *f[SIM_MAX_SERVERS];
     int rc = 0;
 
-    for (int s = 0; s < j->servers; s++)
-        w->comm[s] = sg_mailbox_get_async(w->pull[s], (void **)&f[s]);
-    sg_comm_wait_all(w->comm, (size_t)j->servers);
     for (int s = 0; s < j->servers; s++) {
-        if (f[s]->step != step && rc == 0) {
+        w->got[s] = 0;
+        if (j->srv[s].count > 0)
+            loop_add(&w->l, sg_mailbox_get_async(w->pull[s], (void **)&w->f[s]), s);
+    }
+    while (w->l.n > 0) {
+        long i = ps_wait(&w->l, w->sl, step);
+        struct ps_frame *f;
+        int s;
+
+        if (i < 0)
+            return (int)i;
+        if (w->l.tag[i] < 0) {
+            put_done(&w->l, (size_t)i, w->push, w->es, w->sl->host);
+            continue;
+        }
+        s = w->l.tag[i];
+        f = w->f[s];
+        if (f->rank == PS_POISON) {
+            rc = poisoned(w->sl, step, f, "server", s, j->srv[s].host);
+            free(f);
+            return rc;
+        }
+        if (f->step != step && rc == 0) {
             err_say(err, "worker %d: weights of step %llu from server %d, wanted %llu",
-                    w->sl->rank, (unsigned long long)f[s]->step, s, (unsigned long long)step);
+                    w->sl->rank, (unsigned long long)f->step, s, (unsigned long long)step);
             rc = ERR_PROTO_FIELD;
         }
         if (weights && rc == 0)
-            memcpy(weights + f[s]->first * w->es, f[s]->data, f[s]->count * w->es);
-        w->sl->bytes_in += f[s]->count * w->es;
-        free(f[s]);
+            memcpy(weights + f->first * w->es, f->data, f->count * w->es);
+        if (w->sl->host != j->srv[s].host)
+            w->sl->bytes_in += f->count * w->es;
+        w->got[s] += f->count;
+        free(f);
+        if (w->got[s] < j->srv[s].count)
+            w->l.c[i] = sg_mailbox_get_async(w->pull[s], (void **)&w->f[s]);
+        else
+            loop_drop(&w->l, (size_t)i);
     }
     return rc;
 }
@@ -150,7 +361,7 @@ static int step_push(void *ctx, const struct step_job *job, char *err)
     struct worker *w = ctx;
     const struct proto_push_meta meta = { job->meta.examples, job->meta.loss };
 
-    return push_all(w, job->step, job->grad, job->first, job->count, &meta, err);
+    return push_bucket(w, job->step, job->grad, job->first, job->count, &meta, err);
 }
 
 static int step_pull(void *ctx, uint64_t step, void *weights, char *err)
@@ -180,22 +391,29 @@ static int worker_real(struct worker *w)
 
     c.rank = sl->rank;
     c.world = w->j->k;
+    c.steps = sim_steps(sl);       /* --kill: this worker dies at the start of that step */
+    if (c.steps == 0)
+        return 0;
+    if (c.warmup >= c.steps)
+        c.warmup = 0;
     cli_workload_cfg(&c, &wc);
     if (workload_create(&wl, &wc) != 0) {
         err_say(sl->err, "worker %d: cannot build the workload", sl->rank);
         return ERR_USAGE;
     }
     wl.clock = &xport_sim_clock;
-    const struct step_cfg sc = { &wl, sl->rank, w->j->k, c.shard_weights, c.micro, 0, c.steps,
-                                 c.warmup, (uint64_t)1 << 62, 1, NULL, &xport_sim_clock, NULL,
-                                 NULL, 0 };
+    const struct step_cfg sc = { .w = &wl, .rank = sl->rank, .world = w->j->k,
+                                 .shard_weights = c.shard_weights, .micro = c.micro,
+                                 .steps = c.steps, .warmup = c.warmup,
+                                 .bucket_bytes = w->j->bucket_bytes, .no_overlap = 1,
+                                 .clock = &xport_sim_clock };
     if ((rc = step_init(&d, &sc, &ops, sl->err)) == 0) {
         for (int s = 0; s < c.steps && rc == 0; s++) {
             uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
             struct step_result r;
 
             if ((rc = step_run(&d, s, &r, sl->err)) == 0)
-                add_step(sl, s, r.t.comm + r.t.finish, NAN, NAN, sl->bytes_in - in0,
+                add_step(sl, s, simgrid_get_clock() - w->t0, NAN, NAN, sl->bytes_in - in0,
                          sl->bytes_out - out0);
         }
         if (rc == 0 && c.weights_out)
@@ -206,17 +424,28 @@ static int worker_real(struct worker *w)
     return rc;
 }
 
+/* worker_sizes: the buckets of n elements of bucket_bytes each, the last
+ * first (step.c's order), then the pull. */
 static int worker_sizes(struct worker *w)
 {
     struct sim_slot *sl = w->sl;
     const struct proto_push_meta meta = { 1, 0 };
+    size_t per = (size_t)(w->j->bucket_bytes / w->es);
     int rc = 0;
 
-    for (int s = 0; s < w->j->c->steps && rc == 0; s++) {
+    if (per == 0)
+        per = 1;
+    for (int s = 0; s < sim_steps(sl) && rc == 0; s++) {
         uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
+        size_t top = w->n;
 
-        if ((rc = push_all(w, (uint64_t)s, NULL, 0, w->n, &meta, sl->err)) == 0 &&
-            (rc = pull_all(w, (uint64_t)s, NULL, sl->err)) == 0)
+        while (top > 0 && rc == 0) {
+            size_t count = top < per ? top : per;
+
+            rc = push_bucket(w, (uint64_t)s, NULL, top - count, count, &meta, sl->err);
+            top -= count;
+        }
+        if (rc == 0 && (rc = pull_all(w, (uint64_t)s, NULL, sl->err)) == 0)
             add_step(sl, s, simgrid_get_clock() - w->t0, NAN, NAN, sl->bytes_in - in0,
                      sl->bytes_out - out0);
     }
@@ -226,25 +455,40 @@ static int worker_sizes(struct worker *w)
 void sim_ps_worker(int argc, char **argv)
 {
     struct sim_slot *sl = sg_actor_self_get_data();
-    struct worker *w = calloc(1, sizeof *w);
+    const struct sim_job *j = sl->job;
+    size_t S = (size_t)j->servers;
+    struct worker w = { .sl = sl, .j = j, .es = dtype_size(j->c->dtype), .n = elements(j),
+                        .pushed_step = -1 };
 
     (void)argc;
     (void)argv;
-    if (!w) {
+    w.push = calloc(S, sizeof *w.push);
+    w.pull = calloc(S, sizeof *w.pull);
+    w.f = calloc(S, sizeof *w.f);
+    w.got = calloc(S, sizeof *w.got);
+    if (!w.push || !w.pull || !w.f || !w.got || loop_init(&w.l, 2 * S) != 0) {
         sl->rc = -ENOMEM;
         err_say(sl->err, "worker %d: out of memory", sl->rank);
-        return;
+    } else {
+        for (int s = 0; s < j->servers; s++) {
+            w.push[s].mb = mailbox(1, s, sl->rank);
+            w.push[s].host = j->srv[s].host;
+            w.pull[s] = mailbox(0, s, sl->rank);
+        }
+        sl->rc = j->real ? worker_real(&w) : worker_sizes(&w);
     }
-    w->sl = sl;
-    w->j = sl->job;
-    w->es = dtype_size(w->j->c->dtype);
-    w->n = elements(w->j);
-    for (int s = 0; s < w->j->servers; s++) {
-        w->push[s] = mailbox(1, s, sl->rank);
-        w->pull[s] = mailbox(0, s, sl->rank);
+    if (sl->rc != 0 || sim_steps(sl) < j->c->steps) {
+        xport_sim_set_gone(sl->slot);   /* failed, or killed (--kill): gone */
+        if (w.push)
+            poison(&w.push[0].mb, sizeof w.push[0], j->servers, sl, sl->rc == 0);
+        xport_sim_zombie();
     }
-    sl->rc = w->j->real ? worker_real(w) : worker_sizes(w);
-    free(w);
+    chans_free(w.push, j->servers);
+    loop_free(&w.l);
+    free(w.push);
+    free(w.pull);
+    free(w.f);
+    free(w.got);
 }
 
 /* ------------------------------------------------------------ the server */
@@ -254,85 +498,146 @@ struct server {
     const struct sim_job *j;
     struct store st;
     int have_store;
-    size_t lo, hi, es;
-    sg_mailbox_t *in, *out;     /* K each */
-    sg_comm_t *comm;            /* K */
+    uint64_t lo, n;             /* the owned range [lo, lo + n) */
+    size_t es;
+    sg_mailbox_t *in;           /* K */
+    struct chan *out;           /* K: the weights to worker w */
+    struct loop l;              /* the pushes' gets, the weights in flight */
     struct ps_frame **f;        /* K */
-    int *who;                   /* K: the worker of comm[i] */
+    uint64_t *top;              /* sizes: K, elements worker w has pushed this step */
+    uint64_t released;          /* sizes: elements released this step, from the top */
+    double first_out;           /* the step's first release sent */
 };
 
-/* ingress: the K pushes of step s, each into the store as it completes.
- * OUT: *first (the earliest push start). */
-static int ingress(struct server *v, uint64_t s, double *first)
+/* release_send: the released [first, first + count) of step s, from
+ * weights (NULL: sizes), to the K workers, each frame with its own copy
+ * (the worker reads it when the comm completes, when the store may have
+ * moved on). */
+static int release_send(struct server *v, uint64_t s, uint64_t first, uint64_t count,
+                        const void *weights)
 {
-    int k = v->j->k;
-    size_t left = (size_t)k;
+    size_t len = (size_t)count * v->es;
 
-    *first = INFINITY;
-    for (int w = 0; w < k; w++) {
-        v->comm[w] = sg_mailbox_get_async(v->in[w], (void **)&v->f[w]);
-        v->who[w] = w;
-    }
-    while (left > 0) {
-        ssize_t i = sg_comm_wait_any(v->comm, left);
-        struct ps_frame *f;
-        int rc = 0;
-
-        if (i < 0) {
-            err_say(v->sl->err, "server %d: a push of step %llu was lost", v->sl->rank,
-                    (unsigned long long)s);
-            return ERR_EOF;
-        }
-        f = v->f[v->who[i]];
-        if (f->t0 < *first)
-            *first = f->t0;
-        v->sl->bytes_in += f->count * v->es;
-        if (v->have_store &&
-            ((rc = store_push_begin(&v->st, (uint32_t)f->rank, f->step, &f->meta, f->first,
-                                    f->count, v->sl->err)) != 0 ||
-             (rc = store_push_data(&v->st, (uint32_t)f->rank, f->data, f->count * v->es,
-                                   v->sl->err)) != 0 ||
-             (rc = store_push_end(&v->st, (uint32_t)f->rank, v->sl->err)) != 0))
-            return rc;
-        if (!v->have_store && f->step != s) {
-            err_say(v->sl->err, "server %d: worker %d pushed step %llu in step %llu",
-                    v->sl->rank, f->rank, (unsigned long long)f->step, (unsigned long long)s);
-            return ERR_PROTO_FIELD;
-        }
-        left--;
-        v->comm[i] = v->comm[left];
-        v->who[i] = v->who[left];
-    }
-    return 0;
-}
-
-/* egress: the weights of step s to the K workers at once. */
-static int egress(struct server *v, uint64_t s)
-{
-    int k = v->j->k;
-    const void *wts = v->have_store ? store_weights(&v->st) : NULL;
-
-    size_t len = (v->hi - v->lo) * v->es;
-
-    /* Each frame carries its own copy of the weights: the worker reads
-     * them after the comm completes, when this actor may already have run
-     * on (and, after the last step, freed the store). */
-    for (int w = 0; w < k; w++) {
-        struct ps_frame *f = malloc(sizeof *f + (wts ? len : 0));
+    if (isnan(v->first_out))
+        v->first_out = simgrid_get_clock();
+    for (int w = 0; w < v->j->k; w++) {
+        struct ps_frame *f = malloc(sizeof *f + (weights ? len : 0));
 
         if (!f) {
             err_say(v->sl->err, "server %d: out of memory", v->sl->rank);
             return -ENOMEM;
         }
-        *f = (struct ps_frame){ -1, s, simgrid_get_clock(), { 0, 0 }, v->lo, v->hi - v->lo,
-                                wts ? f + 1 : NULL };
-        if (wts)
-            memcpy(f + 1, wts, len);
-        v->comm[w] = sg_mailbox_put_async(v->out[w], f, (long)((v->hi - v->lo) * v->es));
-        v->sl->bytes_out += (v->hi - v->lo) * v->es;
+        *f = (struct ps_frame){ -1, s, v->first_out, { 0, 0 }, first, count, weights ? f + 1 : NULL, NULL };
+        if (weights)
+            memcpy(f + 1, weights, len);
+        chan_send(&v->l, v->out, w, f, v->es, v->sl->host, &v->sl->bytes_out);
     }
-    sg_comm_wait_all(v->comm, (size_t)k);
     return 0;
+}
+
+/* take: worker f->rank's push into the store (real) or its count (sizes),
+ * then whatever is now released goes out. *done: the step is complete. */
+static int take(struct server *v, uint64_t s, const struct ps_frame *f, int *done)
+{
+    char *err = v->sl->err;
+    int rc;
+
+    if (f->step != s) {
+        err_say(err, "server %d: worker %d pushed step %llu in step %llu", v->sl->rank, f->rank,
+                (unsigned long long)f->step, (unsigned long long)s);
+        return ERR_PROTO_FIELD;
+    }
+    if (v->have_store) {
+        struct store_released rel;
+
+        if ((rc = store_push_begin(&v->st, (uint32_t)f->rank, f->step, &f->meta, f->first,
+                                   f->count, err)) != 0 ||
+            (rc = store_push_data(&v->st, (uint32_t)f->rank, f->data, f->count * v->es,
+                                  err)) != 0 ||
+            (rc = store_push_end(&v->st, (uint32_t)f->rank, err)) != 0 ||
+            (rc = store_release(&v->st, &rel, err)) != 0)
+            return rc;
+        if (rel.count > 0 &&
+            (rc = release_send(v, s, rel.first, rel.count,
+                               (const unsigned char *)rel.weights +
+                                   (rel.first - v->lo) * v->es)) != 0)
+            return rc;
+        *done = rel.last;
+        return 0;
+    }
+    /* sizes: store.h's RELEASE rule on the counts alone */
+    uint64_t min = UINT64_MAX;
+
+    v->top[f->rank] += f->count;
+    for (int w = 0; w < v->j->k; w++)
+        if (v->top[w] < min)
+            min = v->top[w];
+    if (min > v->released) {
+        if ((rc = release_send(v, s, v->lo + v->n - min, min - v->released, NULL)) != 0)
+            return rc;
+        v->released = min;
+    }
+    *done = v->released == v->n;
+    return 0;
+}
+
+/* one_step: the K workers' pushes of step s, each into the store as it
+ * completes and the released parts out; OUT: *first (the earliest push
+ * start), *last_in (the last push in). */
+static int one_step(struct server *v, uint64_t s, double *first, double *last_in)
+{
+    int k = v->j->k, done = 0, rc;
+    int left = k;
+
+    *first = INFINITY;
+    v->first_out = NAN;
+    v->released = 0;
+    for (int w = 0; w < k; w++) {
+        v->top[w] = 0;
+        loop_add(&v->l, sg_mailbox_get_async(v->in[w], (void **)&v->f[w]), w);
+    }
+    while (left > 0) {
+        long i = ps_wait(&v->l, v->sl, s);
+        struct ps_frame *f;
+        int w, last;
+
+        if (i < 0)
+            return (int)i;
+        if (v->l.tag[i] < 0) {
+            put_done(&v->l, (size_t)i, v->out, v->es, v->sl->host);
+            continue;
+        }
+        w = v->l.tag[i];
+        f = v->f[w];
+        if (f->rank == PS_POISON) {
+            rc = poisoned(v->sl, s, f, "worker", w, w);
+            free(f);
+            return rc;
+        }
+        if (f->t0 < *first)
+            *first = f->t0;
+        if (v->sl->host != w)
+            v->sl->bytes_in += f->count * v->es;
+        /* the pass's last push is the one that starts at the owned range's start */
+        last = f->first == v->lo;
+        rc = take(v, s, f, &done);
+        free(f);
+        if (rc != 0)
+            return rc;
+        if (!last) {
+            v->l.c[i] = sg_mailbox_get_async(v->in[w], (void **)&v->f[w]);
+        } else {
+            left--;
+            loop_drop(&v->l, (size_t)i);
+        }
+    }
+    *last_in = simgrid_get_clock();
+    if (!done) {
+        err_say(v->sl->err, "server %d: step %llu: every push in, nothing left to release, "
+                "yet the step is not complete", v->sl->rank, (unsigned long long)s);
+        return ERR_PROTO_FIELD;
+    }
+    return loop_drain(&v->l, v->out, v->es, v->sl, s);
 }
 
 static int server_open(struct server *v)
@@ -362,7 +667,7 @@ static int server_open(struct server *v)
     }
     workload_init_weights(&wl, w0);
     const struct store_cfg sc = {
-        .n = v->hi - v->lo, .offset = v->lo, .dtype = c.dtype, .world = (uint32_t)j->k,
+        .n = (size_t)v->n, .offset = v->lo, .dtype = c.dtype, .world = (uint32_t)j->k,
         .lr = c.lr, .weights = w0 + v->lo * v->es, .pushes_per_step = 1,
         .batch = wl.batch,      /* COUNTS: the step's counts must sum to B, as on the real server */
     };
@@ -377,52 +682,55 @@ void sim_ps_server(int argc, char **argv)
 {
     struct sim_slot *sl = sg_actor_self_get_data();
     const struct sim_job *j = sl->job;
-    struct server v = { .sl = sl, .j = j, .es = dtype_size(j->c->dtype) };
-    int k = j->k, rc;
+    struct server v = { .sl = sl, .j = j, .es = dtype_size(j->c->dtype),
+                        .lo = j->srv[sl->rank].first, .n = j->srv[sl->rank].count };
+    size_t k = (size_t)j->k;
+    int rc;
 
     (void)argc;
     (void)argv;
-    slice(j, elements(j), sl->rank, &v.lo, &v.hi);
-    v.in = calloc((size_t)k, sizeof *v.in);
-    v.out = calloc((size_t)k, sizeof *v.out);
-    v.comm = calloc((size_t)k, sizeof *v.comm);
-    v.f = calloc((size_t)k, sizeof *v.f);
-    v.who = calloc((size_t)k, sizeof *v.who);
-    if (!v.in || !v.out || !v.comm || !v.f || !v.who) {
+    v.in = calloc(k, sizeof *v.in);
+    v.out = calloc(k, sizeof *v.out);
+    v.f = calloc(k, sizeof *v.f);
+    v.top = calloc(k, sizeof *v.top);
+    if (!v.in || !v.out || !v.f || !v.top || loop_init(&v.l, 2 * k) != 0) {
         rc = -ENOMEM;
         err_say(sl->err, "server %d: out of memory", sl->rank);
         goto out;
     }
-    for (int w = 0; w < k; w++) {
+    for (int w = 0; w < j->k; w++) {
         v.in[w] = mailbox(1, sl->rank, w);
-        v.out[w] = mailbox(0, sl->rank, w);
+        v.out[w].mb = mailbox(0, sl->rank, w);
+        v.out[w].host = w;
     }
-    if ((rc = server_open(&v)) != 0)
+    if (v.n == 0 || (rc = server_open(&v)) != 0) {
+        rc = v.n == 0 ? 0 : rc;     /* a server the split gives nothing is never started */
         goto out;
+    }
     for (int s = 0; s < j->c->steps; s++) {
         uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
-        double first, in_last, out_first;
+        double first, in_last = 0;
 
-        if ((rc = ingress(&v, (uint64_t)s, &first)) != 0)
+        if ((rc = one_step(&v, (uint64_t)s, &first, &in_last)) != 0)
             goto out;
-        in_last = simgrid_get_clock();
-        if (v.have_store && (rc = store_apply(&v.st, NULL, sl->err)) != 0)
-            goto out;
-        out_first = simgrid_get_clock();
-        if ((rc = egress(&v, (uint64_t)s)) != 0)
-            goto out;
-        add_step(sl, s, NAN, in_last - first, simgrid_get_clock() - out_first,
+        add_step(sl, s, NAN, in_last - first, simgrid_get_clock() - v.first_out,
                  sl->bytes_in - in0, sl->bytes_out - out0);
-        for (int w = 0; w < k; w++)
-            free(v.f[w]);
     }
 out:
+    if (rc != 0) {
+        sl->rc = rc;
+        xport_sim_set_gone(sl->slot);
+        if (v.out)
+            poison(&v.out[0].mb, sizeof v.out[0], j->k, sl, 0);
+        xport_sim_zombie();
+    }
+    chans_free(v.out, j->k);
+    loop_free(&v.l);
     if (v.have_store)
         store_destroy(&v.st);
     free(v.in);
     free(v.out);
-    free(v.comm);
     free(v.f);
-    free(v.who);
+    free(v.top);
     sl->rc = rc;
 }

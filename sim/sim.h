@@ -15,26 +15,47 @@
 #include "err.h"
 #include "metrics.h"
 
+/* One parameter server: the elements [first, first + count) it owns and
+ * the host it runs on (a worker's, colocated, or one of its own). */
+struct sim_server {
+    uint64_t first, count;
+    int host;
+};
+
 struct sim_job {
     int ps;                        /* 1: parameter server; 0: ring/rd */
     int algo;                      /* enum coll_algo (ring only) */
-    int k, servers;
+    int k, servers;                /* servers: the server actors (PS), = nsrv */
+    struct sim_server *srv;        /* PS: `servers` entries, in element order */
+    uint64_t bucket_bytes;         /* PS: the workers' --bucket-size */
     int real;                      /* 1: payloads (workload, store); 0: sizes */
     uint64_t bytes;                /* n in bytes */
     size_t proxy_n;                /* sizes, ring: elements the algorithm runs on */
     double scale;                  /* sizes, ring: bytes / (proxy_n * es) */
     void *proxy;                   /* sizes, ring: proxy_n elements, shared */
     const struct cli_common *c;    /* dtype, steps, warmup, lr, seed, link, outputs */
+    int kill_slot, kill_step;      /* --kill RANK@STEP: the ring rank or PS worker
+                                      (slot) that dies at the start of that step; -1 */
 };
 
 struct sim_slot {
     const struct sim_job *job;
     int rank;                      /* ring rank, worker rank, or server index */
+    int host;                      /* the platform host it runs on */
+    int slot;                      /* its index: ring ranks, PS workers, then servers */
     struct metrics_record rec;     /* initialised by main */
-    uint64_t bytes_in, bytes_out;
+    uint64_t bytes_in, bytes_out;  /* payload bytes across its host's link
+                                      (messages between actors on one host: none) */
     int rc;
     char err[ERR_LEN];
 };
+
+/* sim_steps: the steps this actor runs: the job's, or fewer for the one
+ * --kill names (it dies at the start of step kill_step). */
+static inline int sim_steps(const struct sim_slot *sl)
+{
+    return sl->slot == sl->job->kill_slot ? sl->job->kill_step : sl->job->c->steps;
+}
 
 /* The actors' bodies (SimGrid's xbt_main_func_t); the slot is the actor's
  * data. ps_actor.c: the server and the worker; main.c: the ring rank. */

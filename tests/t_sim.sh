@@ -2,7 +2,9 @@
 # weights bit-identical to the real ring's (linreg f64, whose sums are NOT
 # exact, so the summation order is checked; ring K = 4 and 8, rd K = 5);
 # simulated times against bin/model (a deterministic simulation: within
-# 1e-5 relative, the CSV's 6 digits); the PS on store.c in simulation; the
+# 1e-5 relative, the CSV's 6 digits); the PS on store.c in simulation
+# (sim-4: its placements and per-bucket pull, weights == bin/reference's,
+# each host's link bytes == the model's); the
 # platforms; bad input exits 64 with one line. Skipped where SimGrid was
 # not found at build time (no bin/psring_sim).
 # tier: full
@@ -83,11 +85,145 @@ awk -v s="$ring_star" -v r="$ring_racks" 'BEGIN { exit !(r > s && r <= s * 5.01)
     || t_fail "ring on racks:4:100Mbit $ring_racks s, star $ring_star s"
 t_end
 
+t_case sim-4.1 "the PS in simulation, placements and buckets: every worker's weights == bin/reference's, bit for bit (synthetic f32)"
+SYN="--workload synthetic --params 1200 --dtype f32 --batch 600 --steps 5 --lr 0.25"
+if [ -x "$PSR_BIN/reference" ]; then
+    t_reference syn $SYN
+    for pl in "--servers 2" "--servers 3 --bucket-size 400" "--colocated-servers" \
+              "--colocated-servers --servers 1" "--colocated-servers --servers 2 --bucket-size 800" \
+              "--colocated-servers --servers 4"; do
+        rm -f "$T_TMP"/pl.w.*
+        job 60 "$sim" ps 3 $pl $SYN $NET --payload real --weights-out "$T_TMP/pl.w"
+        expect_rc 0
+        for r in 0 1 2; do
+            cmp -s "$T_TMP/pl.w.$r" "$T_TMP/syn.ref.0" || t_fail "ps 3 $pl: worker $r's weights are not bin/reference's"
+        done
+    done
+else
+    t_fail "no bin/reference"
+fi
+t_end
+
+# host_check K PLACEMENT BYTES: every host's --host-bytes counters (in and
+# out, 3 steps) are exactly 3 x bin/model's bytes for its role.
+host_check() {
+    _k=$1 _pl=$2 _b=$3; shift 3
+    job 60 "$sim" ps "$_k" $_pl --bytes "$_b" --steps 3 --payload "$1" $NET --host-bytes "$T_TMP/hb" \
+        --csv-out "$T_TMP/hb.csv"
+    expect_rc 0
+}
+
+t_case sim-4.2 "placements: each host's link bytes (--host-bytes) equal the model's exactly, as launch-place-1.6 checks the real one"
+# colocated K = 4, n = 160000 bytes: every host 2(K-1)/K n = 240000 per step and direction
+want=$("$PSR_BIN/model" --algo ps --placement colocated --K 4 --bytes 160000 --quantity bytes_in)
+[ "$want" = 240000 ] || t_fail "model: colocated K = 4 moves $want bytes, want 240000"
+for mode in real sizes; do
+    host_check 4 --colocated-servers 160000 $mode
+    awk -v w="$want" '!/^#/ { n++; if ($2 != 3 * w || $3 != 3 * w) bad = bad " " $0 } END { if (n != 4 || bad != "") { print n " hosts:" bad; exit 1 } }' \
+        "$T_TMP/hb" >"$T_TMP/why" || t_fail "colocated K = 4 ($mode): $(cat "$T_TMP/why")"
+done
+grep -q ',colocated,' "$T_TMP/hb.csv" || t_fail "the CSV row does not say colocated"
+# BytePS's mix, K = 4, k = 2: x = 0.1, y = 0.3 (1000 f32): worker and extra hosts alike 1.2 n
+want=$("$PSR_BIN/model" --algo ps --placement colocated --servers 2 --K 4 --bytes 4000 --quantity bytes_in)
+[ "$want" = 4800 ] || t_fail "model: mix K = 4 + 2 moves $want bytes, want 4800"
+host_check 4 "--colocated-servers --servers 2" 4000 real
+awk -v w="$want" '!/^#/ { n++; if ($2 != 3 * w || $3 != 3 * w) bad = bad " " $0 } END { if (n != 6 || bad != "") { print n " hosts:" bad; exit 1 } }' \
+    "$T_TMP/hb" >"$T_TMP/why" || t_fail "mix K = 4 + 2: $(cat "$T_TMP/why")"
+# separate, S = 2, K = 4: a worker's host n, a server's K n / S
+host_check 4 "--servers 2" 4000 sizes
+awk '!/^#/ { n++; w = (n <= 4) ? 4000 : 8000; if ($2 != 3 * w || $3 != 3 * w) bad = bad " " $0 } END { if (n != 6 || bad != "") { print n " hosts:" bad; exit 1 } }' \
+    "$T_TMP/hb" >"$T_TMP/why" || t_fail "separate S = 2: $(cat "$T_TMP/why")"
+t_end
+
+t_case sim-4.3 "placements, one bucket: time_s is bin/model's for the placement (deterministic: 1e-5)"
+for spec in "4 --colocated-servers colocated 0" "4 --colocated-servers@--servers@1 colocated 1" "6 --servers@3 separate 3"; do
+    set -- $spec
+    job 60 "$sim" ps "$1" $(echo "$2" | tr @ ' ') --bytes 1MiB --steps 2 --payload sizes $NET
+    expect_rc 0
+    got=$(awk -F, 'NR == 2 { print $7 }' "$T_TMP/out")
+    want=$("$PSR_BIN/model" --algo ps --placement "$3" --servers "$4" --K "$1" --bytes 1MiB --bw 500Mbit --latency 200us)
+    awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-5 * w) }' \
+        || t_fail "ps $1 $2: simulated $got s, model $want s"
+done
+t_end
+
+t_case sim-4.4 "per-bucket pull (store_release): BytePS's mix K = 8 + 2, 64 MiB: 1 MiB buckets shorten the step, never below t_opt"
+mix_time() {
+    job 120 "$sim" ps 8 --colocated-servers --servers 2 --bytes 64MiB --bucket-size "$1" --steps 2 --payload sizes $NET
+    expect_rc 0
+    awk -F, 'NR == 2 { print $7 }' "$T_TMP/out"
+}
+one=$(mix_time 64MiB)
+per=$(mix_time 1MiB)
+topt=$("$PSR_BIN/model" --algo ps --placement colocated --servers 2 --K 8 --bytes 64MiB --quantity bytes_in |
+       awk '{ print $1 / 62500000 }')
+awk -v o="$one" -v p="$per" -v t="$topt" 'BEGIN { exit !(o != "" && p != "" && p < 0.9 * o && p >= t) }' \
+    || t_fail "one bucket $one s, 1 MiB buckets $per s, t_opt $topt s"
+t_end
+
+t_case sim-5.1 "--bench --coll NAME: ring_worker's collectives unchanged in simulation, K = 4 and 5: #wrong 0, bytes == bin/model's, ring-phase times == model_s"
+for k in 4 5; do
+    for spec in "all_reduce f32" "reduce_scatter f64" "all_gather f32" "broadcast@--root@2 f64" \
+                "reduce@--root@1 f32" "alltoall f64" "alltoall@--imbalance@2@--root@3 f32"; do
+        set -- $spec
+        name=${1%%@*}
+        rm -f "$T_TMP/b.csv"
+        job 60 "$sim" ring $k --bench --coll $(echo "$1" | tr @ ' ') --bytes 12000 --dtype $2 $NET --csv-out "$T_TMP/b.csv"
+        expect_rc 0
+        expect_grep out '^# out of bounds values : 0 OK'
+        awk '!/^#/ && NF == 7 { rows++; if ($7 != 0) bad++ } END { exit !(rows == 1 && !bad) }' "$T_TMP/out" \
+            || t_fail "K=$k $1: bench table: $(grep -v '^#' "$T_TMP/out" | head -2)"
+        got=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["coll"] "|" $c["transport"] "|" $c["bytes_in"] "|" $c["time_s"] "|" $c["model_s"] "|" $c["bytes"] "|" }' "$T_TMP/b.csv")
+        spec=$1
+        IFS='|'
+        set -- $got
+        IFS=' 	
+'
+        set -- "$@" "$spec"
+        [ "$1:$2" = "$name:sim" ] || t_fail "K=$k $name: coll:transport '$1:$2'"
+        case "$7" in *imbalance*) continue ;; esac
+        want=$("$PSR_BIN/model" --coll "$name" --K $k --bytes "$6" --quantity bytes_in)
+        [ "$3" = "$want" ] || t_fail "K=$k $name: rank bytes_in $3, bin/model $want"
+        case $name in all_reduce | reduce_scatter | all_gather)
+            awk -v g="$4" -v w="$5" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && w != "" && d <= 1e-5 * w) }' \
+                || t_fail "K=$k $name: simulated $4 s, model_s $5" ;;
+        esac
+    done
+done
+t_end
+
+t_case sim-6.1 "--kill RANK@STEP (simulation only): the run ends, exit 1, one line naming the killed rank / worker, never a hang"
+# spec: mode K flags... @ the one line's pattern
+for spec in "ring 4 --kill 2@1|lost rank 2 (simulated host h2): " \
+            "ring 5 --algo rd --kill 0@0|lost rank 0 (simulated host h0): connection closed" \
+            "ring 64 --payload sizes --bytes 1MiB --kill 5@1|lost rank 5 (simulated host h5): " \
+            "ring 2 --kill 1@2|lost rank 1 (simulated host h1): " \
+            "ps 3 --kill 1@2|server 0: step 2: lost worker 1 (simulated host h1): connection closed" \
+            "ps 3 --servers 2 --kill 2@0|step 0: lost worker 2 (simulated host h2): connection closed" \
+            "ps 4 --colocated-servers --servers 1 --kill 0@1 --payload sizes --bytes 1MiB|step 1: lost worker 0 (simulated host h0): connection closed" \
+            "ps 64 --payload sizes --bytes 1MiB --kill 5@1|server 0: step 1: lost worker 5 (simulated host h5): connection closed"; do
+    args=${spec%%|*}
+    pat=${spec#*|}
+    job 60 "$sim" $args $NET --steps 3 --timeout 2s
+    expect_rc 1
+    n=$(grep -vc '^psring_sim\[' "$T_TMP/err")
+    [ "$n" = 1 ] || t_fail "'$args': $n lines besides the ranks' own: $(tail -c 300 "$T_TMP/err")"
+    grep -v '^psring_sim\[' "$T_TMP/err" | grep -qF "$pat" || t_fail "'$args': $(tail -c 300 "$T_TMP/err"), want '$pat'"
+done
+t_end
+
 t_case sim-3.1 "bad input exits 64 with one line"
 for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" \
            "ring 8 --platform fat-tree:x $NET" "ring 8 --platform racks:2 $NET" \
            "ring 8 --hosts 4 $NET" "ps 8 --hosts 8 $NET" "mesh 8 $NET" "ring 0 $NET" \
-           "ring 8 --payload some $NET" "ring 8" "ring 8 --algo tree $NET"; do
+           "ring 8 --payload some $NET" "ring 8" "ring 8 --algo tree $NET" \
+           "ring 8 --servers 2 $NET" "ring 8 --colocated-servers $NET" "ps 8 --servers 0 $NET" \
+           "ps 4 --colocated-servers --hosts 3 $NET" "ps 4 --bucket-size 0 $NET" \
+           "ring 4 --bench --coll allreduce $NET" "ring 4 --bench --coll broadcast --root 4 $NET" \
+           "ring 4 --bench --coll alltoall --imbalance 0.5 $NET" "ring 4 --coll reduce $NET" \
+           "ps 4 --bench $NET" "ring 4 --bench --algo rd --coll all_gather $NET" \
+           "ring 4 --bench --payload sizes $NET" "ring 4 --kill 4@1 $NET" "ring 4 --kill 1@99999 $NET" \
+           "ps 4 --kill 1 $NET" "ps 4 --kill x@1 $NET"; do
     job 20 "$sim" $bad
     expect_rc 64
     [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "'$bad': $(wc -l <"$T_TMP/err") lines on stderr"
