@@ -29,16 +29,12 @@ void losscurve_set(struct losscurve *lc, size_t step, double loss)
 
 int losscurve_write(const struct losscurve *lc, const char *path, const char *why, char *err)
 {
-    struct outfile *o = malloc(sizeof *o);      /* 64 KiB of buffer */
     size_t s;
     int rc;
+    struct outfile *o = outfile_new("--loss-out", path, &rc, err);
 
-    if (!o) {
-        err_say(err, "--loss-out: out of memory");
-        return -ENOMEM;
-    }
-    if ((rc = outfile_open(o, "--loss-out", path, err)) != 0)
-        goto out;
+    if (!o)
+        return rc;
     outfile_printf(o, "# step loss\n");
     /* A recorded loss is never NaN: the workers' losses are checked finite
      * before they are summed (a sum may still overflow to Inf: kept). */
@@ -47,10 +43,7 @@ int losscurve_write(const struct losscurve *lc, const char *path, const char *wh
     if (s < lc->steps)
         outfile_printf(o, "# incomplete: %zu of %zu steps%s%.200s\n", s, lc->steps,
                        why && *why ? ": " : "", why ? why : "");
-    rc = outfile_commit(o, err);
-out:
-    free(o);
-    return rc;
+    return outfile_end(o, err);
 }
 
 int losscurve_probe(const char *path, char *err)

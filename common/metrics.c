@@ -92,15 +92,11 @@ static void put_machine(struct outfile *f, const char *key, const struct hostloa
 /* Written through outfile.h: checked, atomic, every error reported as is. */
 int metrics_record_write(const struct metrics_record *r, const char *path, char *err)
 {
-    struct outfile *f = malloc(sizeof *f);     /* 64 KiB of buffer */
     int rc;
+    struct outfile *f = outfile_new("--csv", path, &rc, err);
 
-    if (!f) {
-        err_say(err, "--csv: out of memory");
-        return -ENOMEM;
-    }
-    if ((rc = outfile_open(f, "--csv", path, err)) != 0)
-        goto out;
+    if (!f)
+        return rc;
     outfile_printf(f, "psring-record 1\nsystem %s\nrole %s\nrank %d\nworld %d\n",
                    r->system, r->role, r->rank, r->world);
     outfile_printf(f, "algo %s\ntransport %s\nbytes %llu\n", r->algo[0] ? r->algo : "-",
@@ -122,10 +118,7 @@ int metrics_record_write(const struct metrics_record *r, const char *path, char 
         put_time(f, s->step_s);
         outfile_printf(f, "\n");
     }
-    rc = outfile_commit(f, err);
-out:
-    free(f);
-    return rc;
+    return outfile_end(f, err);
 }
 
 /* Strict number parsing for the reader: the whole token must be used. */

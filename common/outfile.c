@@ -278,16 +278,34 @@ int outfile_commit(struct outfile *o, char *err)
 
 int outfile_write_text(const char *flag, const char *path, const void *p, size_t n, char *err)
 {
-    struct outfile *o = malloc(sizeof *o);     /* 64 KiB: not on a thread's stack */
     int rc;
+    struct outfile *o = outfile_new(flag, path, &rc, err);
 
     if (!o)
-        return say(err, flag, path, -ENOMEM, NULL);
-    rc = outfile_open(o, flag, path, err);
-    if (rc == 0) {
-        outfile_write(o, p, n);
-        rc = outfile_commit(o, err);
+        return rc;
+    outfile_write(o, p, n);
+    return outfile_end(o, err);
+}
+
+struct outfile *outfile_new(const char *flag, const char *path, int *rc, char *err)
+{
+    struct outfile *o = malloc(sizeof *o);
+
+    if (!o) {
+        *rc = say(err, flag, path, -ENOMEM, NULL);
+        return NULL;
     }
+    if ((*rc = outfile_open(o, flag, path, err)) != 0) {
+        free(o);
+        return NULL;
+    }
+    return o;
+}
+
+int outfile_end(struct outfile *o, char *err)
+{
+    int rc = outfile_commit(o, err);
+
     free(o);
     return rc;
 }

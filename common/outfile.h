@@ -83,6 +83,13 @@ int outfile_commit(struct outfile *o, char *err);
  * Safe on a struct that is not open. */
 void outfile_abort(struct outfile *o);
 
+/* outfile_new: outfile_open on an outfile of its own on the heap (its
+ * 64 KiB buffer is not for a thread's stack). NULL on failure, with the
+ * negative code in *rc and the line in err. outfile_end: outfile_commit,
+ * then free it; its result. */
+struct outfile *outfile_new(const char *flag, const char *path, int *rc, char *err);
+int outfile_end(struct outfile *o, char *err);
+
 /* outfile_write_text: the whole file in one call: open, write the n bytes
  * of p, commit (the --port-file). 0, or a negative code with the line. */
 int outfile_write_text(const char *flag, const char *path, const void *p, size_t n, char *err);

@@ -43,13 +43,7 @@ int trace_open(struct trace *t, const char *path, int rank, size_t cap, char *er
         err_say(err, "--trace %s: out of memory for %zu events", name, cap);
         return -ENOMEM;
     }
-    t->f = malloc(sizeof *t->f);
-    if (!t->f || (rc = outfile_open(t->f, "--trace", name, err)) != 0) {
-        if (!t->f) {
-            err_say(err, "--trace %s: out of memory", name);
-            rc = -ENOMEM;
-        }
-        free(t->f);
+    if (!(t->f = outfile_new("--trace", name, &rc, err))) {
         free(t->ev);
         t->f = NULL;
         t->ev = NULL;
@@ -116,8 +110,7 @@ int trace_close(struct trace *t, char *err)
     if (t->f) {
         trace_flush(t);
         outfile_printf(t->f, "\n]\n");
-        rc = outfile_commit(t->f, err);
-        free(t->f);
+        rc = outfile_end(t->f, err);
     }
     free(t->ev);
     memset(t, 0, sizeof *t);

@@ -31,20 +31,13 @@ int weights_check(const char *path, int rank, char *err)
 int weights_write(const char *path, int rank, const void *w, size_t n, int dtype, char *err)
 {
     char file[CLI_PATH_MAX + 16];
-    struct outfile *o = malloc(sizeof *o);      /* 64 KiB of buffer */
+    struct outfile *o;
     int rc;
 
-    if (!o) {
-        err_say(err, "--weights-out: out of memory");
-        return -ENOMEM;
-    }
     file_name(file, path, rank);
-    rc = outfile_open(o, "--weights-out", file, err);
-    if (rc == 0) {
-        for (size_t i = 0; i < n; i++)
-            outfile_printf(o, "%.17g\n", vec_get(w, i, dtype));
-        rc = outfile_commit(o, err);
-    }
-    free(o);
-    return rc;
+    if (!(o = outfile_new("--weights-out", file, &rc, err)))
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        outfile_printf(o, "%.17g\n", vec_get(w, i, dtype));
+    return outfile_end(o, err);
 }

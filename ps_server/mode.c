@@ -336,42 +336,28 @@ void mode_hist_line(const struct mode *m, char *out, size_t len)
 
 int mode_hist_write(const struct mode *m, const char *flag, const char *path, char *err)
 {
-    struct outfile *of = malloc(sizeof *of);    /* a 64 KiB buffer: not on the stack */
     char name[32];
     int rc;
+    struct outfile *of = outfile_new(flag, path, &rc, err);
 
-    if (!of) {
-        err_say(err, "%s: out of memory", flag);
-        return -ENOMEM;
-    }
-    if ((rc = outfile_open(of, flag, path, err)) != 0) {
-        free(of);
+    if (!of)
         return rc;
-    }
     outfile_printf(of, "# mode %s, K %u, %llu updates; bin %d counts staleness >= %d\n"
                    "# staleness updates\n", mode_name(&m->cfg, name), (unsigned)m->world,
                    ull(m->stale_n), MODE_HIST - 1, MODE_HIST - 1);
     for (int i = 0; i < MODE_HIST; i++)
         outfile_printf(of, "%d %llu\n", i, ull(m->hist[i]));
-    rc = outfile_commit(of, err);
-    free(of);
-    return rc;
+    return outfile_end(of, err);
 }
 
 int mode_record_write(const struct mode *m, const char *flag, const char *path, char *err)
 {
-    struct outfile *of = malloc(sizeof *of);    /* a 64 KiB buffer: not on the stack */
     char name[32];
     int rc;
+    struct outfile *of = outfile_new(flag, path, &rc, err);
 
-    if (!of) {
-        err_say(err, "%s: out of memory", flag);
-        return -ENOMEM;
-    }
-    if ((rc = outfile_open(of, flag, path, err)) != 0) {
-        free(of);
+    if (!of)
         return rc;
-    }
     outfile_printf(of, "# psring mode record 1\nmode %s %u\n", mode_name(&m->cfg, name),
                    (unsigned)m->world);
     for (size_t i = 0; i < m->nlog; i++) {
@@ -392,7 +378,5 @@ int mode_record_write(const struct mode *m, const char *flag, const char *path, 
             outfile_printf(of, "\n");
         }
     }
-    rc = outfile_commit(of, err);
-    free(of);
-    return rc;
+    return outfile_end(of, err);
 }
