@@ -17,8 +17,8 @@
  *
  * A release (store.h, RELEASE) writes the new weights over the released
  * part of the accumulator: the old weights are staged on the stack, updated
- * there by optim_update itself (so the arithmetic is the one update of
- * sgd.h, bit for bit, whatever the cuts) and copied into the accumulator.
+ * there by optim_apply itself (so the arithmetic is the one update of
+ * optim.h, bit for bit, whatever the cuts) and copied into the accumulator.
  * The weights buffer is never written during a step; the step's last
  * release swaps the two buffers.
  */
@@ -463,28 +463,32 @@ static int count_step(struct store *s, char *err)
     return 0;
 }
 
-/* update_range: acc[at, at + cnt) <- w - lr * acc / divisor, through a
- * staged copy of w updated by sgd_step (the one update rule, sgd.h). */
+/* update_range: acc[at, at + cnt) <- the optimizer's update of w with the
+ * gradient sum acc / divisor, through a staged copy of w (the one update
+ * rule, optim.h). The server holds the optimizer state of its range: entry
+ * `at` is element at's; each element is updated once a step, so the
+ * step's scalars (optim_scalars: the bias corrections' pow) are made once
+ * here, not per staged piece. */
 static void update_range(struct store *s, size_t at, size_t cnt, uint64_t divisor)
 {
     double buf[STAGE_BYTES / sizeof(double)];
     const size_t es = s->elem_size, per = sizeof buf / es;
     unsigned char *acc = s->acc;
     const unsigned char *w = s->weights;
+    struct optim_coef k;
 
+    assert(divisor > 0 && at + cnt <= s->n);
+    optim_scalars(&s->opt.cfg, s->step + 1, &k);
+    s->opt.t = s->step + 1;
     while (cnt > 0) {
-        size_t k = cnt < per ? cnt : per;
-        int rc;
+        size_t c = cnt < per ? cnt : per;
 
-        memcpy(buf, w + at * es, k * es);
-        /* The server holds the optimizer state of its range: entry `at`
-         * is element at's (optim.h); each element is updated once a step. */
-        rc = optim_update(&s->opt, s->step + 1, buf, acc + at * es, k, at, divisor);
-        assert(rc == 0);    /* the optimizer checked at init, divisor > 0 */
-        (void)rc;
-        memcpy(acc + at * es, buf, k * es);
-        at += k;
-        cnt -= k;
+        memcpy(buf, w + at * es, c * es);
+        optim_apply(&k, s->dtype, buf, acc + at * es, optim_state(&s->opt, 0, at),
+                    optim_state(&s->opt, 1, at), c, divisor);
+        memcpy(acc + at * es, buf, c * es);
+        at += c;
+        cnt -= c;
     }
 }
 

@@ -7,7 +7,8 @@
  * every complete element is checked for NaN/Inf and then added into the
  * accumulator in place. As soon as every worker has pushed a part of the
  * range (RELEASE below), store_release divides that part once by the
- * global batch B (the sum of the pushed example counts, through sgd_step)
+ * global batch B (the sum of the pushed example counts, through the
+ * optimizer, optim.h)
  * and its new weights are ready to be sent to all K workers, while the
  * rest of the step's pushes go on. Memory is two n-element buffers plus a
  * few dozen bytes per worker, whatever K is: the server never holds K
@@ -63,8 +64,9 @@
  * whole contribution: no push of this step can add to them again. At
  * most once per call, store_release takes the part not yet released,
  * [n - top, n - released), and applies the element-wise update to it:
- * acc[i] <- w[i] - lr * acc[i] / B, the very arithmetic of sgd_step (it
- * runs on a staged copy), so the bits are those of one update of the
+ * acc[i] <- the optimizer's update of w[i] with acc[i] / B (SGD: w[i] - lr
+ * * acc[i] / B), the very arithmetic of optim_apply (it runs on a staged
+ * copy; the optimizer's state entry i is element i's), so the bits are those of one update of the
  * whole range, whatever the cuts. The cuts follow the slowest worker's
  * bucket boundaries (any cuts are fine; workers may even cut differently).
  * The first release of a step first sums the counts (COUNTS) and fails the
