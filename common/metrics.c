@@ -107,6 +107,9 @@ int metrics_record_write(const struct metrics_record *r, const char *path, char 
         outfile_printf(f, "coll %s\n", r->coll);
     put_machine(f, "machine0", &r->machine0);
     put_machine(f, "machine1", &r->machine1);
+    if (r->buckets > 1)
+        outfile_printf(f, "buckets %u\nbucket_bytes %llu\n", (unsigned)r->buckets,
+                       (unsigned long long)r->bucket_bytes);
     for (size_t i = 0; i < r->nsteps; i++) {
         const struct metrics_step *s = &r->steps[i];
         outfile_printf(f, "step %llu", (unsigned long long)s->step);
@@ -232,6 +235,18 @@ static int read_line(struct metrics_record *r, char *line)
         r->bytes = u;
         return 0;
     }
+    if (strcmp(key, "buckets") == 0) {
+        if (tok_u64(v, &u) || u < 2 || u > UINT32_MAX)
+            return -1;                  /* written only for several */
+        r->buckets = (uint32_t)u;
+        return 0;
+    }
+    if (strcmp(key, "bucket_bytes") == 0) {
+        if (tok_u64(v, &u) || u < 1)
+            return -1;
+        r->bucket_bytes = u;
+        return 0;
+    }
     if (strcmp(key, "link_bw") == 0) return tok_double(v, &r->link_bw);
     if (strcmp(key, "link_latency") == 0) return tok_double(v, &r->link_latency);
     if (strcmp(key, "cpu_s") == 0) return tok_double(v, &r->cpu_s);
@@ -330,6 +345,19 @@ static void machine_verdict(const struct metrics_record *recs, size_t n, double 
     }
 }
 
+/* ps_pipelined: model_s of a PS row whose workers pushed several buckets
+ * (model.h, model_ps_pipelined), in the row's placement. */
+static double ps_pipelined(const struct metrics_row *row, int extra, double n, double bw, double a)
+{
+    double b = row->bucket_bytes;
+
+    if (strcmp(row->placement, "colocated") == 0)
+        return model_ps_pipelined(MODEL_PS_COLOC, row->k, extra, n, b, bw, a);
+    if (strcmp(row->placement, "colocated-even") == 0)
+        return model_ps_mix_pipelined(row->k, extra, 1.0 / row->servers, n, b, bw, a);
+    return model_ps_pipelined(MODEL_PS, row->k, row->servers > 0 ? row->servers : 1, n, b, bw, a);
+}
+
 /* row_model: model_s of a merged row (NaN without a bandwidth limit):
  * a standalone collective's (--coll), the ring's or rd's, or the
  * parameter server's in its placement (separate: S = the server records,
@@ -345,6 +373,8 @@ static double row_model(const struct metrics_row *row)
         return model_coll(model_coll_parse(row->coll), MODEL_TIME, row->k, n, bw, a, NAN, NAN);
     if (strcmp(row->system, "ps") != 0)
         return strcmp(row->algo, "rd") == 0 ? model_rd(row->k, n, bw, a) : model_ring(row->k, n, bw, a);
+    if (row->buckets > 1)       /* per-bucket pull: the pull of one overlaps the next's push */
+        return ps_pipelined(row, extra, n, bw, a);
     if (strcmp(row->placement, "colocated") == 0)
         return model_query(MODEL_PS_COLOC, MODEL_TIME, row->k, extra, n, bw, a);
     if (strcmp(row->placement, "colocated-even") == 0)
@@ -358,7 +388,8 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     const struct metrics_record *first = NULL, *low = NULL;
     size_t nsteps = 0, nservers = 0;
     double *t = NULL, *in = NULL, *eg = NULL, *bin = NULL, *bout = NULL, *ws = NULL;
-    double cpu = 0.0, wall = 0.0;
+    double cpu = 0.0, wall = 0.0, bucket_bytes = 0.0;
+    uint32_t buckets = 0;               /* the workers' (metrics.h: model_s) */
     int whole = 1;                      /* every worker/rank step has step_s */
     int ncpu = 1, rc = 0;
     struct metrics_stats st;
@@ -382,6 +413,12 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
             first = r;
             nsteps = r->nsteps;
         }
+        if ((r->buckets > 1) != (r->bucket_bytes > 0))
+            return fail(err, "a record's buckets and bucket_bytes go together");
+        if (r->buckets > buckets)
+            buckets = r->buckets;
+        if ((double)r->bucket_bytes > bucket_bytes)
+            bucket_bytes = (double)r->bucket_bytes;
         if (!low || r->rank < low->rank)
             low = r;
     }
@@ -475,6 +512,8 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     row->servers = (int)nservers;
     if (nservers)
         snprintf(row->placement, sizeof row->placement, "separate");
+    row->buckets = buckets;
+    row->bucket_bytes = buckets > 1 ? bucket_bytes : 0.0;
     row->model_s = row_model(row);
 out:
     free(ws);

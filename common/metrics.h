@@ -23,7 +23,10 @@
  *   bytes_in/out per step, median over steps: PS the servers' counters
  *               summed; ring rank 0's.
  *   model_s     the alpha-beta model (model.h) for time_s; empty when the
- *               link has no bandwidth limit.
+ *               link has no bandwidth limit. A PS row whose workers pushed
+ *               several buckets (their records' buckets > 1: per-bucket
+ *               pull) is modelled as pipelined (model_ps_pipelined, the
+ *               largest bucket's bytes); one bucket: the one-pull model.
  *   host_bound  1 when the machine, not the emulated link, could have set
  *   bound_by    the pace; bound_by says who: "cpu" (the job's own
  *               processes used most of the busy cores), "busy" (other
@@ -71,6 +74,9 @@
  *   machine0 TOTAL BUSY RUNNING | machine1 TOTAL BUSY RUNNING   (optional:
  *        the hostload.h samples at the start / end of the timed steps;
  *        RUNNING is - when unknown)
+ *   buckets 8 | bucket_bytes 16384   (optional: a PS worker's pushes per
+ *        pass, --bucket-size, and its largest bucket in bytes; written
+ *        when there are several; absent: one bucket)
  *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT [STEP_S]
  *        (repeated; a time that does not apply is written as -; STEP_S,
  *        the whole step, is always written, and a record without it, an
@@ -122,6 +128,9 @@ struct metrics_record {
                                                    steps; .ok 0: none */
     size_t nsteps, cap;
     struct metrics_step *steps;        /* owned */
+    /* A PS worker's buckets (issue 15; model_s of per-bucket pull): */
+    uint32_t buckets;                  /* pushes per pass; 0 or 1: one */
+    uint64_t bucket_bytes;             /* the largest bucket, bytes (buckets > 1) */
 };
 
 /* metrics_record_init: zeroed record with room for cap steps, allocated
@@ -150,6 +159,10 @@ struct metrics_row {
     char placement[16];                /* "separate", "colocated", "colocated-even"; "" ring */
     char coll[METRICS_NAME_LEN];       /* "" : empty */
     double step_s;                     /* NaN: empty */
+    /* Not columns: what model_s needs of a bucketed PS (the workers'
+     * records' largest; buckets 0 or 1: one bucket, the one-pull model). */
+    uint32_t buckets;
+    double bucket_bytes;
 };
 
 /* metrics_merge: one job's records -> one row (rules above). The records

@@ -130,12 +130,33 @@ double model_ps_topt(int k, int extra, double bytes, double bw)
     return 2.0 * k * (k - 1.0) * bytes / (den * bw);
 }
 
+/* pipelined: a per-bucket pull's step (model.h, model_ps_pipelined) from
+ * its placement's t_opt of the vector, push phase of the vector and pull
+ * phase of the last bucket, each without latency. */
+static double pipelined(double topt, double push_all, double pull_last, double lat)
+{
+    return fmax(topt, push_all + pull_last) + 2.0 * lat;
+}
+
 double model_ps_pipelined(enum model_algo algo, int k, int servers, double bytes,
                           double bucket, double bw, double lat)
 {
-    if (algo != MODEL_PS && algo != MODEL_PS_COLOC)
+    if (algo == MODEL_PS_COLOC)
+        return model_ps_mix_pipelined(k, servers, model_ps_split(k, servers).colocated, bytes,
+                                      bucket, bw, lat);
+    if (algo != MODEL_PS)
         return NAN;
-    return model_query(algo, MODEL_TOPT, k, servers, bytes, bw, lat) + bucket / bw + 2.0 * lat;
+    return pipelined(model_query(MODEL_PS, MODEL_TOPT, k, servers, bytes, bw, 0.0),
+                     model_query(MODEL_PS, MODEL_INGRESS, k, servers, bytes, bw, 0.0),
+                     model_query(MODEL_PS, MODEL_EGRESS, k, servers, bucket, bw, 0.0), lat);
+}
+
+double model_ps_mix_pipelined(int k, int extra, double x, double bytes, double bucket,
+                              double bw, double lat)
+{
+    return pipelined(model_ps_mix(MODEL_TOPT, k, extra, x, bytes, bw, 0.0),
+                     model_ps_mix(MODEL_INGRESS, k, extra, x, bytes, bw, 0.0),
+                     model_ps_mix(MODEL_EGRESS, k, extra, x, bucket, bw, 0.0), lat);
 }
 
 double model_query(enum model_algo algo, enum model_quantity q, int k, int servers,

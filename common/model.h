@@ -45,8 +45,9 @@
  *     k = K: x = 0, t_opt = n / bw, the separate PS with S = K. For k > K
  *     the worker's own n sets the pace: x = 0, y = 1/k, t_opt = n / bw.
  *   t_opt assumes push and pull overlap fully (MODEL_TOPT, no latency). A
- *   per-bucket pull approaches it: compare with model_ps_pipelined,
- *   t_opt + bucket / bw + 2a. A one-pull PS (every push, then every pull)
+ *   per-bucket pull approaches it: compare with model_ps_pipelined (below;
+ *   t_opt + bucket / bw + 2a where the busiest link is a server's of
+ *   S = K). A one-pull PS (every push, then every pull)
  *   is MODEL_TIME: ingress (the push phase, whose busiest link is the max
  *   of (1 - x) n out of a worker host, (K-1) x n into it, K y n into an
  *   extra server) then egress (the same, reversed). Theorem 1's split
@@ -116,10 +117,29 @@ double model_ps_mix(enum model_quantity q, int k, int extra, double x, double by
  * MODEL_TOPT to it); NaN outside that range. */
 double model_ps_topt(int k, int extra, double bytes, double bw);
 /* model_ps_pipelined: what a PS whose pull is per bucket is compared
- * with (issue 15, decided beforehand): t_opt + bucket / bw + 2a, where
- * t_opt is MODEL_TOPT of `algo` (MODEL_PS or MODEL_PS_COLOC). */
+ * with (issue 15; the CSV's model_s of a row with several buckets): the
+ * pull of bucket i overlaps the push of bucket i+1, so the step is
+ *     max(t_opt(n), P(n) + Q(b)) + 2a
+ * t_opt(n): MODEL_TOPT of `algo` (MODEL_PS or MODEL_PS_COLOC), the
+ * busiest link's whole step; P(n): the push phase of the vector and Q(b)
+ * the pull phase of one bucket (MODEL_INGRESS, MODEL_EGRESS without a):
+ * the last bucket's weights cannot leave before it is in. Separate,
+ * S <= K: the server's link, (K/S)(n + b) / bw + 2a (one server: K (n +
+ * b) / bw; measured 0.534 s against this 0.503 s at K = 4, n = 1 MiB, 2
+ * buckets, 100 Mbit/s, where the issue's t_opt + b / bw + 2a says 0.377
+ * s); S = K: exactly the issue's t_opt + b / bw + 2a; colocated, k = 0:
+ * t_opt + 2a, the host's link busy with its own pushes while its shard
+ * sends the earlier buckets' weights. One bucket (b = n) gives the
+ * one-pull MODEL_TIME. Assumed: every bucket spreads over the servers as
+ * the vector does (a bucket inside one shard leaves the other servers
+ * idle meanwhile: not modelled). */
 double model_ps_pipelined(enum model_algo algo, int k, int servers, double bytes,
                           double bucket, double bw, double lat);
+/* model_ps_mix_pipelined: the same for the colocated placement under a
+ * split given by hand (model_ps_mix's x; equal shards over K + k servers:
+ * x = 1 / (K + k)). */
+double model_ps_mix_pipelined(int k, int extra, double x, double bytes, double bucket,
+                              double bw, double lat);
 
 /* model_crossover: n* in bytes where the ring and rd cost the same at K
  * workers; NaN when they never cross. */

@@ -39,8 +39,12 @@
  *         t_opt      bytes_in / bw: push and pull fully overlapped, no
  *                    latency (colocated: BytePS's Theorem 1,
  *                    2 K (K-1) n / ((K^2 + k K - 2k) bw))
- *         pipelined  PS only: t_opt + bucket / bw + 2a (--bucket SIZE),
- *                    what a per-bucket pull is compared with
+ *         pipelined  PS only, --bucket SIZE: a per-bucket pull,
+ *                    max(t_opt, push phase of n + pull phase of one
+ *                    bucket) + 2a (model_ps_pipelined; separate S = K:
+ *                    t_opt + bucket / bw + 2a), the CSV's model_s of a
+ *                    row with several buckets; with --even-split, the
+ *                    equal shards'
  *       The byte counts and steps need no --bw.
  *   model --split --K K [--servers k] [--elements P] [--even-split]
  *       the colocated placement's byte split: one line per server,
@@ -271,6 +275,8 @@ static int place_query(const char *placement_name, int even, int q, double bucke
 static double evaluate(int algo, int q, int k, int servers, int even, double bytes, double bucket,
                        double bw, double lat)
 {
+    if (q == Q_PIPELINED && even)
+        return model_ps_mix_pipelined(k, servers, 1.0 / (k + servers), bytes, bucket, bw, lat);
     if (q == Q_PIPELINED)
         return model_ps_pipelined(algo, k, servers, bytes, bucket, bw, lat);
     if (even)

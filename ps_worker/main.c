@@ -467,6 +467,11 @@ static int setup(struct run *r, const char *servers)
         log_msg("%s%s", r->cuda ? "--device cuda: " : "", err);
         return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
     }
+    /* Several buckets: the record says so, for model_s (metrics.h). */
+    if (step_buckets(&r->step) > 1) {
+        r->rec.buckets = (uint32_t)step_buckets(&r->step);
+        r->rec.bucket_bytes = buckets_bytes_max(&r->step.plan, r->elem);
+    }
     return 0;
 }
 

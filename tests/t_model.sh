@@ -133,7 +133,7 @@ t_end
 
 t_case modeltool-3.3 "Theorem 1 by hand, K = 8, k = 2: t_opt = 112/76 n / bw, the split 6/76 and 14/76"
 want "t_opt" "$(q --algo ps --placement colocated --servers 2 --K 8 --bytes 1000000 $L --quantity t_opt)" 0.0147368421052632
-want "pipelined" "$(q --algo ps --placement colocated --servers 2 --K 8 --bytes 1000000 $L --quantity pipelined --bucket 65536)" 0.0155922021052632
+want "pipelined" "$(q --algo ps --placement colocated --servers 2 --K 8 --bytes 1000000 $L --quantity pipelined --bucket 65536)" 0.0159026357894737
 want "even t_opt" "$(q --algo ps --placement colocated --even-split --servers 2 --K 8 --bytes 1000000 $L --quantity t_opt)" 0.016
 job 10 "$PSR_BIN/model" --split --K 8 --servers 2 --elements 1000
 expect_rc 0

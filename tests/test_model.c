@@ -54,9 +54,18 @@ int main(void)
          * (K-1) x n = 42/76 n): it only receives then, and only sends in the pull */
         T_NEAR(model_query(MODEL_PS_COLOC, MODEL_INGRESS, 8, 2, N, BW, A), A + 112.0 / 76.0 * N / BW, 1e-12);
         T_NEAR(model_query(MODEL_PS_COLOC, MODEL_TIME, 8, 2, N, BW, A), 2 * (A + 112.0 / 76.0 * N / BW), 1e-12);
-        /* per-bucket pull: t_opt + bucket / bw + 2a, 64 KiB buckets */
+        /* per-bucket pull, 64 KiB buckets: the extra server's push phase
+         * of n is t_opt already, then its pull phase of the last bucket */
         T_NEAR(model_ps_pipelined(MODEL_PS_COLOC, 8, 2, N, 65536, BW, A),
-               0.014736842105263158 + 65536 / BW + 2 * A, 1e-12);
+               112.0 / 76.0 * (N + 65536) / BW + 2 * A, 1e-12);
+        /* separate, one server: K (n + b) / bw; S = K: t_opt + b / bw;
+         * colocated k = 0: t_opt; one bucket: the one-pull time */
+        T_NEAR(model_ps_pipelined(MODEL_PS, 4, 1, N, 65536, BW, A), 4 * (N + 65536) / BW + 2 * A, 1e-12);
+        T_NEAR(model_ps_pipelined(MODEL_PS, 8, 8, N, 65536, BW, A), (N + 65536) / BW + 2 * A, 1e-12);
+        T_NEAR(model_ps_pipelined(MODEL_PS_COLOC, 8, 0, N, 65536, BW, A), 14.0 / 8.0 * N / BW + 2 * A, 1e-12);
+        T_NEAR(model_ps_pipelined(MODEL_PS, 4, 1, N, N, BW, A), model_ps_step(4, N, BW, A), 1e-12);
+        T_NEAR(model_ps_pipelined(MODEL_PS_COLOC, 8, 2, N, N, BW, A),
+               model_query(MODEL_PS_COLOC, MODEL_TIME, 8, 2, N, BW, A), 1e-12);
     }
     T_END();
 
