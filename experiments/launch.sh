@@ -59,6 +59,11 @@
 # starts each process as `CMD exec ROLE INDEX -- PROGRAM ARGS...`, which
 # must exec PROGRAM (same pid, so the process groups and signals work as
 # without it). Port files and records still go through the one file system.
+# With --colocated-servers the shard on worker R's host is asked for and
+# started as ROLE worker, INDEX R (it listens on the worker's address, and
+# the worker reaches it there without crossing the host's link); the extra
+# servers are server 0 .. k-1. The host link files (--link-host) are in
+# the launcher's folder, on that one file system too.
 #
 # Exit status: 0 when every process exited 0 and the records merged; 1 when
 # a process failed (64 if that process exited 64: bad flags), naming the
@@ -105,6 +110,7 @@ options:
                          prints the address it listens on / advertises
                          (instead of 127.0.0.1), `CMD exec ROLE I -- PROG
                          ARGS...` execs it there (ROLE server|worker|rank;
+                         a colocated shard is worker I's: on its host;
                          see experiments/netns_cluster.sh)
   --help                 print this help
 
@@ -173,7 +179,6 @@ read -ra wrk_extra <<<"$worker_args"
 read -ra wrap_cmd <<<"$wrap"
 if [[ -n $wrap ]]; then
     ((${#wrap_cmd[@]} > 0)) || die_usage "--wrap: empty command"
-    ((colocated)) && die_usage "--colocated-servers: not with --wrap yet (the netns placements are still to come)"
     for a in "${common[@]}" "${wrk_extra[@]}"; do
         [[ ${a%%=*} == --advertise ]] && die_usage "--advertise: with --wrap the launcher sets it"
     done
@@ -191,7 +196,9 @@ done
 # ------------------------------------------------------------ placement
 # nsrv servers; server I gets srv_part[I] (its shard flags: --shard I/S,
 # --range FIRST:COUNT, or nothing) and shares worker srv_host[I]'s host
-# (-1: a host of its own). PLACEMENTS above.
+# (-1: a host of its own). PLACEMENTS above. Under --wrap a colocated
+# shard is on its worker's host ("worker R"), the others are "server J",
+# J counted over the servers with a host of their own (srv_on below).
 placement=separate nsrv=$S ncoloc=0
 declare -a srv_part=() srv_host=()
 if [[ $mode == ps ]] && ((colocated)); then
@@ -249,7 +256,7 @@ fi
 # Addresses: 127.0.0.1 for every listener, or what --wrap's `addr` says.
 # ps: srv_addr[I] for server I; ring: rank_addr[R] for rank R (its
 # --advertise; rank 0's is the coordinator's too). IPv6 goes in brackets.
-declare -a srv_addr=() rank_addr=()
+declare -a srv_addr=() rank_addr=() srv_on=()
 host_addr() {
     local a
     if [[ -z $wrap ]]; then
@@ -263,8 +270,15 @@ host_addr() {
     echo "$a"
 }
 if [[ $mode == ps ]]; then
+    own=0
     for ((i = 0; i < nsrv; i++)); do
-        srv_addr[i]=$(host_addr server "$i") || exit 1
+        if ((srv_host[i] >= 0)); then
+            srv_on[i]="worker ${srv_host[i]}"
+        else
+            srv_on[i]="server $own"
+            own=$((own + 1))
+        fi
+        srv_addr[i]=$(host_addr ${srv_on[i]}) || exit 1
     done
 elif [[ -n $wrap ]]; then
     for ((r = 0; r < K; r++)); do
@@ -448,7 +462,7 @@ if [[ $mode == ps ]]; then
         read -ra shard <<<"${srv_part[i]}"
         onhost=()
         ((srv_host[i] >= 0)) && onhost=(--link-host "$dir/host.${srv_host[i]}" --local-worker "${srv_host[i]}")
-        wrap_prefix server "$i"
+        wrap_prefix ${srv_on[i]}
         start "server$i" "${pre[@]}" "$PSR_BIN/ps_server" --listen "$(hostport "${srv_addr[i]}" 0)" \
             --port-file "$dir/port.$i" --workers "$K" "${shard[@]}" "${onhost[@]}" "${common[@]}" \
             "${srv_extra[@]}" --csv "$dir/rec.server.$i"

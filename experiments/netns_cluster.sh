@@ -8,7 +8,15 @@
 #       [--burst SIZE] [--queue TIME] [common flags] [launch.sh options]
 #   experiments/netns_cluster.sh --cleanup
 #
-# The picture (ps, K workers; the ring has K hosts, rank r on host r):
+# The parameter server's placements (common/model.h, PLACEMENTS) are
+# launch.sh's: --servers S, S server hosts of their own; --colocated-servers
+# [--servers k] [--even-split], a shard on each worker's host (in the
+# worker's namespace: the two share its veth and its tbf, and the worker
+# reaches its own shard without crossing it) plus k extra server hosts.
+#
+# The picture (ps, K workers; the ring has K hosts, rank r on host r; with
+# --colocated-servers S is the extra servers, default 0, and shard r is on
+# worker r's host):
 #
 #     host 0 (10.77.0.1)  server 0      host S (10.77.0.S+1)  worker 0  ...
 #       eth0  [tbf: the host's egress]     eth0  [tbf]
@@ -110,9 +118,11 @@ options:
   --help, --version
 
 Everything else goes to experiments/launch.sh (see its --help): common flags
-(--steps, --workload, --params, ...) and --servers, --server-args,
---worker-args, --out, --csv-out, --time-limit. --link-bw/--link-latency are
-refused: the link here is the kernel's.
+(--steps, --workload, --params, ...) and --servers, --colocated-servers,
+--even-split, --server-args, --worker-args, --out, --csv-out, --time-limit.
+With --colocated-servers a shard runs in each worker's namespace (they
+share its link) and --servers k (default 0) adds k server hosts.
+--link-bw/--link-latency are refused: the link here is the kernel's.
 
 Exit status: launch.sh's (0, 1, 64, 124, 130); 1 network set-up failed;
 69 namespaces cannot be made here (needs root, or `unshare -rn`).
@@ -197,7 +207,7 @@ else
     [[ $K =~ ^[1-9][0-9]{0,3}$ ]] || die_usage "K '$K' is not a worker count 1..$MAX_HOSTS"
 fi
 
-S=1 csv_out=""
+S=1 S_given=0 colocated=0 csv_out=""
 pass=()
 while (($# > 0)); do
     arg=$1
@@ -221,12 +231,13 @@ while (($# > 0)); do
         opt_value "$@"
         pass+=("${@:1:extra + 1}")
         shift "$extra"
-        [[ $name == --servers ]] && S=$val
+        [[ $name == --servers ]] && S=$val S_given=1
         [[ $name == --csv-out ]] && csv_out=$val
         ;;
     --link-bw | --link-latency)
         die_usage "$name: the link here is the kernel's (tc); use --rate/--delay (in-process pacing stays off)" ;;
     --wrap) die_usage "--wrap: this script sets it" ;;
+    --colocated-servers) colocated=1; pass+=("$arg") ;;
     *) pass+=("$arg") ;;
     esac
     shift
@@ -252,7 +263,11 @@ time_ok() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] && ! [[ $1 =~ ^0+(\.0+)?[a-
 [[ -z $delay ]] || time_ok "$delay" || die_usage "--delay: '$delay' is not a time like 200us, 1ms"
 time_ok "$queue" || die_usage "--queue: '$queue' is not a time like 100ms"
 if ((!only_cleanup)); then
-    [[ $S =~ ^[1-9][0-9]{0,2}$ ]] || die_usage "--servers: '$S' is not 1..256"
+    # (--colocated-servers: S is the extra server hosts, 0 unless given)
+    [[ $mode == ring ]] && ((colocated)) && die_usage "--colocated-servers: the ring has no servers"
+    ((colocated && !S_given)) && S=0
+    [[ $S =~ ^(0|[1-9][0-9]{0,2})$ ]] && ((S <= 256 && (S >= 1 || colocated))) ||
+        die_usage "--servers: '$S' is not 1..256 (0..256 extra servers with --colocated-servers)"
     if [[ $mode == ps ]]; then nhosts=$((S + K)); else nhosts=$K; fi
     ((nhosts <= MAX_HOSTS)) || die_usage "$nhosts hosts: at most $MAX_HOSTS (one /24)"
     if [[ -n $csv_out ]]; then
