@@ -89,8 +89,7 @@ t_end
 t_case launch-place-1.5 "placement usage errors: one line, exit 64"
 for bad in "ps 2 --even-split" "ring 2 --colocated-servers" "ps 2 --servers 0" "ps 2 --servers 300 --colocated-servers" \
            "ps 2 --colocated-servers --link-host /tmp/x" "ps 2 --local-server 0" \
-           "ps 3 --colocated-servers --servers 1 --workload synthetic" \
-           "ps 2 --colocated-servers --wrap true"; do
+           "ps 3 --colocated-servers --servers 1 --workload synthetic"; do
     job 30 "$launch" $bad
     [ "$rc" = 64 ] || t_fail "launch.sh $bad: exit $rc, want 64"
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "launch.sh $bad: stderr not one line: $(cat "$T_TMP/err")"
