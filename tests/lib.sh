@@ -110,3 +110,43 @@ t_reference() {
     "$PSR_BIN/reference" "$@" --weights-out "$T_TMP/$_name.ref" >"$T_TMP/$_name.loss" \
         2>"$T_TMP/$_name.referr" || t_fail "bin/reference $*: $(cat "$T_TMP/$_name.referr")"
 }
+
+# t_ranks_exact K PREFIX REF: every rank (or worker) 0..K-1 wrote PREFIX.r,
+# each byte-identical to REF (bin/reference's weights, say).
+t_ranks_exact() {
+    _r=0
+    while [ $_r -lt "$1" ]; do
+        cmp -s "$2.$_r" "$3" || t_fail "rank $_r's weights ($2.$_r) are not exactly $3's"
+        _r=$((_r + 1))
+    done
+}
+
+# t_netns_why: prints why network namespaces cannot be made here
+# (experiments/netns_cluster.sh's needs: ip, tc, unshare, nsenter, bash,
+# /sys/class/net, and root with CAP_NET_ADMIN or unprivileged user
+# namespaces); prints nothing where they can.
+t_netns_why() {
+    for _t in ip tc unshare nsenter bash; do
+        command -v $_t >/dev/null || { echo "no '$_t' on PATH"; return; }
+    done
+    [ -d /sys/class/net ] || { echo "no /sys/class/net"; return; }
+    [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null && ip link add "psrt$$b" type bridge 2>/dev/null \
+        && ip link del "psrt$$b" && return
+    unshare -rn true 2>/dev/null && return
+    echo "neither root with CAP_NET_ADMIN nor unprivileged user namespaces (unshare -rn)"
+}
+
+# t_loopback_wrap: writes $T_TMP/wrap.sh, a launch.sh --wrap command that
+# runs every process here: `addr` answers 127.0.0.1, `exec` execs the
+# program; each call is logged, one line, in $T_TMP/wrap.log.
+t_loopback_wrap() {
+    cat >"$T_TMP/wrap.sh" <<EOW
+#!/bin/sh
+echo "\$*" >>"$T_TMP/wrap.log"
+case \$1 in
+addr) echo 127.0.0.1 ;;
+exec) shift 3; [ "\$1" = -- ] && shift; exec "\$@" ;;
+esac
+EOW
+    chmod +x "$T_TMP/wrap.sh"
+}

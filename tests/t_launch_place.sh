@@ -22,13 +22,7 @@ SYN="--workload synthetic --params 1200 --dtype f32 --batch 600 --steps 5 --lr 0
 LINK="--link-bw 1Gbit --link-latency 100us"
 t_reference syn $SYN
 # workers_exact K PREFIX: every worker's weights are the reference's, bit for bit.
-workers_exact() {
-    r=0
-    while [ $r -lt "$1" ]; do
-        cmp -s "$2.$r" "$T_TMP/syn.ref.0" || t_fail "worker $r's weights are not exactly the reference's"
-        r=$((r + 1))
-    done
-}
+workers_exact() { t_ranks_exact "$1" "$2" "$T_TMP/syn.ref.0"; }
 
 t_case launch-place-1.1 "colocated, K = 3: one shard on each worker's host, host links, exact weights, CSV"
 job 120 "$launch" ps 3 --colocated-servers $SYN $LINK --weights-out "$T_TMP/c.w" --out "$T_TMP/c" \

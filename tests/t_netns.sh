@@ -97,15 +97,7 @@ torn_down() {
 
 # ---------------------------------------------------------------- no namespaces needed
 t_case netns-1.0 "launch.sh --wrap: addresses from 'CMD addr', every process started by 'CMD exec'"
-cat >"$T_TMP/wrap.sh" <<EOF
-#!/bin/sh
-echo "\$*" >>"$T_TMP/wrap.log"
-case \$1 in
-addr) echo 127.0.0.1 ;;
-exec) shift 3; [ "\$1" = -- ] && shift; exec "\$@" ;;
-esac
-EOF
-chmod +x "$T_TMP/wrap.sh"
+t_loopback_wrap
 "$PSR_BIN/reference" --steps 20 --weights-out "$T_TMP/lin.ref" >/dev/null 2>"$T_TMP/referr" \
     || t_fail "bin/reference: $(cat "$T_TMP/referr")"
 job 120 "$launch" ring 3 --wrap "$T_TMP/wrap.sh" --steps 20 --timeout 10 --weights-out "$T_TMP/wr.w"
@@ -152,19 +144,7 @@ expect_grep err 'cannot make network namespaces here'
 t_end
 
 # ---------------------------------------------------------------- namespaces
-why=""
-for t in ip tc unshare nsenter bash; do
-    command -v $t >/dev/null || why="no '$t' on PATH"
-done
-[ -z "$why" ] && [ ! -d /sys/class/net ] && why="no /sys/class/net"
-# here_ok: root, namespaces and links allowed here (the script's own probe).
-here_ok() {
-    [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null && ip link add "psrn$$b" type bridge 2>/dev/null \
-        && ip link del "psrn$$b"
-}
-if [ -z "$why" ] && ! here_ok && ! unshare -rn true 2>/dev/null; then
-    why="neither root with CAP_NET_ADMIN nor unprivileged user namespaces (unshare -rn)"
-fi
+why=$(t_netns_why)
 if [ -n "$why" ]; then
     t_skip netns-2 "jobs across network namespaces" "namespaces cannot be made here: $why"
     t_exit

@@ -24,13 +24,7 @@ csv_awk() {
 SYN="--workload synthetic --params 1200 --dtype f32 --batch 600 --steps 5 --lr 0.25 --timeout 10"
 t_reference syn $SYN
 # workers_exact K PREFIX: every worker's weights are the reference's, bit for bit.
-workers_exact() {
-    _r=0
-    while [ $_r -lt "$1" ]; do
-        cmp -s "$2.$_r" "$T_TMP/syn.ref.0" || t_fail "worker $_r's weights are not exactly the reference's"
-        _r=$((_r + 1))
-    done
-}
+workers_exact() { t_ranks_exact "$1" "$2" "$T_TMP/syn.ref.0"; }
 # row_is FILE SERVERS PLACEMENT: the row's servers and placement columns.
 row_is() {
     got=$(csv_awk '!/^#/ && FNR == 2 { print $c["servers"] ":" $c["placement"] }' "$1")
@@ -38,15 +32,7 @@ row_is() {
 }
 
 t_case i15r-2.1 "launch.sh --colocated-servers --wrap: shard r through 'exec worker r', extra servers as 'server J', exact weights"
-cat >"$T_TMP/wrap.sh" <<EOF
-#!/bin/sh
-echo "\$*" >>"$T_TMP/wrap.log"
-case \$1 in
-addr) echo 127.0.0.1 ;;
-exec) shift 3; [ "\$1" = -- ] && shift; exec "\$@" ;;
-esac
-EOF
-chmod +x "$T_TMP/wrap.sh"
+t_loopback_wrap
 job 120 "$launch" ps 2 --colocated-servers --servers 1 --wrap "$T_TMP/wrap.sh" $SYN \
     --link-bw 1Gbit --weights-out "$T_TMP/w.w" --csv-out "$T_TMP/w.csv"
 expect_rc 0
@@ -79,18 +65,7 @@ expect_grep err '0..256 extra servers'
 t_end
 
 # ---------------------------------------------------------------- namespaces
-why=""
-for t in ip tc unshare nsenter bash; do
-    command -v $t >/dev/null || why="no '$t' on PATH"
-done
-[ -z "$why" ] && [ ! -d /sys/class/net ] && why="no /sys/class/net"
-here_ok() {
-    [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null && ip link add "psrc$$b" type bridge 2>/dev/null \
-        && ip link del "psrc$$b"
-}
-if [ -z "$why" ] && ! here_ok && ! unshare -rn true 2>/dev/null; then
-    why="neither root with CAP_NET_ADMIN nor unprivileged user namespaces (unshare -rn)"
-fi
+why=$(t_netns_why)
 if [ -n "$why" ]; then
     t_skip i15r-2.3 "colocated servers across network namespaces" "namespaces cannot be made here: $why"
     t_exit

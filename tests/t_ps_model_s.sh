@@ -33,11 +33,7 @@ run() {
     job 120 "$launch" ps "$_k" $SYN $LINK --out "$T_TMP/$_n" --csv-out "$T_TMP/$_n.csv" \
         --weights-out "$T_TMP/$_n.w" "$@"
     expect_rc 0
-    _r=0
-    while [ $_r -lt "$_k" ]; do
-        cmp -s "$T_TMP/$_n.w.$_r" "$T_TMP/syn.ref.0" || t_fail "$_n: worker $_r's weights are not the reference's"
-        _r=$((_r + 1))
-    done
+    t_ranks_exact "$_k" "$T_TMP/$_n.w" "$T_TMP/syn.ref.0"
 }
 model_s() { csv_awk 'FNR == 2 { print $c["model_s"] }' "$T_TMP/$1.csv"; }
 
