@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,8 @@
  *   root           0 .. 65535, a rank (< K: ring_worker checks it knowing K)
  *   imbalance      1 .. 65536: below 1 no rank would be hot; at most K
  *                  (everything to one rank: ring_worker checks it knowing K)
+ *   target-loss    >= 0 and finite: every workload's loss is a mean of
+ *                  squares (>= 0), so a negative target is never reached
  */
 /* the largest double below 1: the decays' upper bound, 1 excluded */
 #define BELOW_ONE (1.0 - 0x1p-53)
@@ -113,6 +116,7 @@ static const struct cli_bound cli_bounds[] = {
     { "reconnect-window", 1e-3, 86400, 0, 0, "1ms .. 86400s (1 day)" },
     { "root", 0, 65535, 0, 0, "0 .. 65535 (and < K)" },
     { "imbalance", 1, 65536, 0, 0, "1 .. 65536 (and <= K)" },
+    { "target-loss", 0, DBL_MAX, 0, 0, ">= 0 and finite" },
     { "ssp-bound", 0, 1e9, 0, 0, "ssp:N, N 0 .. 1000000000 steps" },
     { "backup-count", 1, 65535, 0, 0, "backup:N, N 1 .. 65535 (and < K)" },
     { NULL, 0, 0, 0, 0, NULL },

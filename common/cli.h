@@ -79,6 +79,9 @@ struct cli_common {
     int optimizer;                 /* --optimizer: enum optim_kind (optim.h) */
     double momentum;               /* --momentum MU (default 0.9) */
     double beta1, beta2, eps;      /* --beta1, --beta2, --eps (Adam: 0.9, 0.999, 1e-8) */
+    const char *loss_time_out;     /* --loss-time-out FILE: "step loss wall_s" (losscurve.h;
+                                      ps_server shard 0 and ring rank 0 write it), or NULL */
+    double target_loss;            /* --target-loss X: the CSV's ttt_s (metrics.h); NaN = off */
 };
 
 void cli_common_defaults(struct cli_common *c);

@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,6 +173,8 @@ void cli_common_defaults(struct cli_common *c)
     c->beta1 = OPTIM_DEFAULT_BETA1;
     c->beta2 = OPTIM_DEFAULT_BETA2;
     c->eps = OPTIM_DEFAULT_EPS;
+    c->loss_time_out = NULL;
+    c->target_loss = NAN;
 }
 
 void cli_optim_cfg(const struct cli_common *c, struct optim_cfg *out)
@@ -179,7 +182,7 @@ void cli_optim_cfg(const struct cli_common *c, struct optim_cfg *out)
     *out = (struct optim_cfg){ c->optimizer, c->lr, c->momentum, c->beta1, c->beta2, c->eps };
 }
 
-#define COMMON_NOPTS 29
+#define COMMON_NOPTS 31
 /* One table, rewritten by each call: the pointers are only valid until the
  * next cli_common_opts() call (a process has one struct cli_common). */
 static struct cli_opt common_table[COMMON_NOPTS + 1];
@@ -247,6 +250,10 @@ const struct cli_opt *cli_common_opts(struct cli_common *c)
           0, 0, NULL },
         { "eps", CLI_DOUBLE, &c->eps, "EPS", "adam: denominator guard (default 1e-8)", 0, 0,
           NULL },
+        { "loss-time-out", CLI_STRING, &c->loss_time_out, "FILE",
+          "write \"step loss wall_s\" lines to FILE", 0, 0, NULL },
+        { "target-loss", CLI_DOUBLE, &c->target_loss, "X",
+          "CSV ttt_s: first wall_s with loss <= X", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     size_t o = 0;
@@ -450,6 +457,8 @@ int cli_common_finish(struct cli_common *c, char *err)
         return ERR_USAGE;
     }
     if (c->csv && (rc = check_out_path("--csv", c->csv, err)) != 0)
+        return rc;
+    if (c->loss_time_out && (rc = check_out_path("--loss-time-out", c->loss_time_out, err)) != 0)
         return rc;
     if (c->weights_out && weights_check(c->weights_out, c->rank, err) != 0)
         return ERR_USAGE;

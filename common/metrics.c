@@ -41,10 +41,24 @@ int metrics_summarize(const double *v, size_t n, struct metrics_stats *out)
     return 0;
 }
 
+void metrics_wait_add(struct metrics_wait *w, double t)
+{
+    t = t > 0 ? t : 0.0;
+    w->sum += t;
+    w->max = w->n == 0 || t > w->max ? t : w->max;
+    w->n++;
+}
+
+double metrics_wait_mean(const struct metrics_wait *w)
+{
+    return w->n ? w->sum / (double)w->n : NAN;
+}
+
 int metrics_record_init(struct metrics_record *r, size_t cap)
 {
     memset(r, 0, sizeof *r);
     r->rank = -1;
+    r->ttt_s = r->wait_s = NAN;
     if (cap > METRICS_MAX_STEPS)
         return ERR_USAGE;
     r->cap = cap;
@@ -107,6 +121,10 @@ int metrics_record_write(const struct metrics_record *r, const char *path, char 
         outfile_printf(f, "coll %s\n", r->coll);
     put_machine(f, "machine0", &r->machine0);
     put_machine(f, "machine1", &r->machine1);
+    if (!isnan(r->ttt_s))
+        outfile_printf(f, "ttt_s %.9g\n", r->ttt_s);
+    if (!isnan(r->wait_s))
+        outfile_printf(f, "wait_s %.9g\n", r->wait_s);
     for (size_t i = 0; i < r->nsteps; i++) {
         const struct metrics_step *s = &r->steps[i];
         outfile_printf(f, "step %llu", (unsigned long long)s->step);
@@ -236,6 +254,8 @@ static int read_line(struct metrics_record *r, char *line)
     if (strcmp(key, "link_latency") == 0) return tok_double(v, &r->link_latency);
     if (strcmp(key, "cpu_s") == 0) return tok_double(v, &r->cpu_s);
     if (strcmp(key, "wall_s") == 0) return tok_double(v, &r->wall_s);
+    if (strcmp(key, "ttt_s") == 0) return tok_double(v, &r->ttt_s) || r->ttt_s < 0 ? -1 : 0;
+    if (strcmp(key, "wait_s") == 0) return tok_double(v, &r->wait_s) || r->wait_s < 0 ? -1 : 0;
     return -1;                          /* unknown key */
 }
 
@@ -364,6 +384,7 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     struct metrics_stats st;
 
     memset(row, 0, sizeof *row);
+    row->ttt_s = row->wait_s = NAN;
     if (n == 0)
         return fail(err, "no records");
     for (size_t i = 0; i < n; i++) {
@@ -371,6 +392,11 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
         if (strcmp(r->system, recs[0].system) != 0 || r->world != recs[0].world ||
             r->bytes != recs[0].bytes)
             return fail(err, "records disagree on system, K or bytes");
+        /* ttt_s: the smallest carried; wait_s: the largest (MERGE RULES) */
+        if (!isnan(r->ttt_s) && !(row->ttt_s <= r->ttt_s))
+            row->ttt_s = r->ttt_s;
+        if (!isnan(r->wait_s) && !(row->wait_s >= r->wait_s))
+            row->wait_s = r->wait_s;
         cpu += r->cpu_s;
         wall = fmax(wall, r->wall_s);
         ncpu = r->ncpu > ncpu ? r->ncpu : ncpu;
@@ -512,7 +538,8 @@ const char *metrics_csv_header_line(void)
 {
     return "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
            "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s\n";
+           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s,"
+           "ttt_s,wait_s\n";
 }
 
 void metrics_csv_header(FILE *f)
@@ -559,5 +586,7 @@ void metrics_row_write(FILE *f, const struct metrics_row *row)
     fprintf(f, ",%s,%s", row->placement, row->coll);
 
     put_field(f, row->step_s);
+    put_field(f, row->ttt_s);
+    put_field(f, row->wait_s);
     fputc('\n', f);
 }

@@ -8,7 +8,7 @@
  *   system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,
  *   ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,
  *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,
- *   placement,coll,step_s
+ *   placement,coll,step_s,ttt_s,wait_s
  *
  * MERGE RULES
  *   time_s      per step, the slowest worker/rank's combine time (PS: push
@@ -60,7 +60,34 @@
  *               the combine alone, does not), then the median over steps;
  *               empty when no worker/rank record carries it (the
  *               simulator, ring_worker --bench).
+ *   ttt_s       time to target (--target-loss X): the first wall_s at which
+ *               the loss was <= X (losscurve.h, TIME TO TARGET), from the
+ *               records that carry one (the loss's keeper: ps_server shard
+ *               0, ring rank 0); the smallest if several do. Empty when no
+ *               --target-loss was given or the loss never reached it.
+ *   wait_s      the largest per-worker MEAN wait over the timed steps
+ *               (WAIT below): a server's record carries the largest of its
+ *               workers' means, a ring rank's its own mean; the largest
+ *               over the records. Empty when no record carries one (NCCL,
+ *               --bench, the simulator).
  *   A field that does not apply is empty (NaN in memory).
+ *
+ * WAIT (struct metrics_wait; docs/design.md, Metrics). Per worker and
+ * timed step, how long it waited for the others:
+ *   ps_server sync: from that worker's last push part of the step arriving
+ *               at the server to the step's release (its last part): the
+ *               last worker to push waits about 0, the others wait for it.
+ *   ps_server async: 0 by construction (a push is applied and answered at
+ *               once); ssp:N: from the push's arrival to its weights being
+ *               sent, i.e. the time SSP held the worker (0 when not held);
+ *               backup:N: from the push's arrival to its step's apply (a
+ *               dropped push is answered at once: 0).
+ *   ring rank:  from entering the step's all-reduce to the first piece of
+ *               the first chunk arriving from its neighbour (rd: partner).
+ *               It includes lateness propagated along the ring: a rank
+ *               whose left neighbour waits for a late rank waits too.
+ *   The times are the server's (the ring rank's) clock; EMULATED compute
+ *   time included. Each process logs its per-worker means and maxima.
  *
  * RECORD FILE (text, one "key value" per line, then one line per step):
  *   psring-record 1
@@ -71,6 +98,8 @@
  *   machine0 TOTAL BUSY RUNNING | machine1 TOTAL BUSY RUNNING   (optional:
  *        the hostload.h samples at the start / end of the timed steps;
  *        RUNNING is - when unknown)
+ *   ttt_s 12.5 | wait_s 0.031   (optional: this process's time to target
+ *        and wait, MERGE RULES; absent when it has none)
  *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT [STEP_S]
  *        (repeated; a time that does not apply is written as -; STEP_S,
  *        the whole step, is always written, and a record without it, an
@@ -117,6 +146,7 @@ struct metrics_record {
     uint64_t bytes;                    /* message size n, in bytes */
     double link_bw, link_latency;      /* 0 = off */
     double cpu_s, wall_s;              /* over the timed steps */
+    double ttt_s, wait_s;              /* MERGE RULES; NaN (metrics_record_init): none */
     int ncpu;                          /* CPUs online on this host */
     struct hostload_sample machine0, machine1;  /* start / end of the timed
                                                    steps; .ok 0: none */
@@ -150,7 +180,21 @@ struct metrics_row {
     char placement[16];                /* "separate", "colocated", "colocated-even"; "" ring */
     char coll[METRICS_NAME_LEN];       /* "" : empty */
     double step_s;                     /* NaN: empty */
+    double ttt_s, wait_s;              /* NaN: empty */
 };
+
+/* One worker's waits (WAIT above): their sum, largest and count. Zeroed
+ * is empty. */
+struct metrics_wait {
+    double sum, max;
+    uint64_t n;
+};
+
+/* metrics_wait_add: one wait of t seconds (a negative t, clocks read in
+ * the other order, counts as 0). */
+void metrics_wait_add(struct metrics_wait *w, double t);
+/* metrics_wait_mean: sum / n; NaN when n is 0. */
+double metrics_wait_mean(const struct metrics_wait *w);
 
 /* metrics_merge: one job's records -> one row (rules above). The records
  * must agree on system, world and bytes (a bench sweep's records are

@@ -282,7 +282,7 @@ int main(int argc, char **argv)
     struct workload_cfg cfg;
     struct workload w;
     struct bufs b = { NULL, NULL, NULL, NULL };
-    struct losscurve lc = { NULL, 0 };
+    struct losscurve lc = { NULL, 0, NULL };
     struct optim_cfg oc;
     struct optim opt;
     char err[ERR_LEN] = "";

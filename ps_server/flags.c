@@ -148,8 +148,7 @@ static void check(struct flags *f)
     if (f->mode_cfg.kind != MODE_SYNC) {
         const char *with = f->checkpoint ? "--checkpoint" : f->resume ? "--resume" :
                            f->mistake ? "--mistake" : f->c.link_bw > 0 ? "--link-bw" :
-                           f->local_worker >= 0 ? "--local-worker" : f->loss_out ?
-                           "--loss-out" : NULL;
+                           f->local_worker >= 0 ? "--local-worker" : NULL;
         if (with)
             flags_fail("--mode %s: not with %s (only sync has it yet)", f->mode, with);
     }

@@ -789,13 +789,9 @@ int main(int argc, char **argv)
         log_msg("%s", err);
         srv->exit_code = 1;
     }
-    /* The loss file also after a failure: the steps applied until then
-     * (a diverging run is worth plotting), marked incomplete. */
-    if (srv->loss_out &&
-        losscurve_write(&srv->loss, srv->loss_out, "the run failed", err) != 0) {
-        log_msg("%s", err);
+    /* The loss files also after a failure (measure.c). */
+    if (measure_write(srv) != 0)
         srv->exit_code = 1;
-    }
     rc = uv_loop_close(&su.loop);
     assert(rc == 0);        /* every handle was closed */
     (void)rc;

@@ -101,6 +101,7 @@ void run_succeed(struct server *srv)
         return;
     srv->over = 1;
     srv->exit_code = mode_finish(srv);
+    measure_finish(srv);
     /* Peak RSS: the figure that shows the server's memory does not grow
      * with K (experiments/bench_ps.sh reads this line). */
     struct rusage ru;
@@ -276,7 +277,7 @@ static int step_done(struct server *srv, const struct store_released *rel, doubl
                 ull(rel->batch));
         srv->last_log = now;
     }
-    losscurve_set(&srv->loss, (size_t)rel->step, rel->loss);  /* no-op without --loss-out */
+    measure_released(srv, rel->step, rel->loss, now);  /* the loss curve, the waits */
     srv->cur.step = rel->step;
     srv->cur.combine_s = NAN;
     srv->cur.step_s = NAN;
@@ -387,6 +388,7 @@ static void on_hello(struct conn *c, double now)
     }
     log_msg("worker %u joined from %s (%u of %u)", (unsigned)r, c->peer,
             (unsigned)srv->joined, (unsigned)srv->k);
+    measure_joined(srv, now);           /* the first: wall_s counts from here (measure.c) */
     /* RESUME (proto.h): a server that goes on from step s > 0 sends every
      * worker the weights of step s - 1 once all have joined. */
     if (srv->joined == srv->k && store_step(&srv->store) > 0 &&
@@ -505,6 +507,7 @@ void conn_process(struct conn *c, const unsigned char *p, size_t len, double now
             break;
         case SESSION_PUSH_END:
             srv->in_last = now;
+            measure_push_end(srv, c->ses.rank, now);
             if (mode_push_end(srv, c, now) == 0)
                 step_release(srv);
             break;

@@ -40,8 +40,8 @@
 #define LOG_EVERY_S 1.0                 /* update lines, at most this often */
 
 /* mode_send: worker r gets the current weights (a copy) and its version
- * is noted (THE MODES above). */
-static void mode_send(struct server *srv, uint32_t r)
+ * is noted (THE MODES above); its wait ends at `now` (measure.c). */
+static void mode_send(struct server *srv, uint32_t r, double now)
 {
     struct conn *c = srv->by_rank[r];
     size_t n = (size_t)(srv->scfg.hi - srv->scfg.lo), len = PROTO_HEADER_SIZE + n * srv->es;
@@ -50,6 +50,7 @@ static void mode_send(struct server *srv, uint32_t r)
     char msg[ERR_LEN];
 
     srv->want_pull[r] = 0;
+    measure_sent(srv, r, now);
     if (!c)
         return;         /* gone: its loss is being handled */
     if (!(frame = malloc(len))) {
@@ -94,6 +95,7 @@ int mode_push_end(struct server *srv, struct conn *c, double now)
         return 0;       /* the barrier's path: step_release */
     if (store_pushes_owed(st, r) != 0)
         return 1;       /* a bucket, not yet the whole push */
+    measure_pushed(srv, r, store_clock(st, r));     /* its wait runs until mode_send */
     rc = mode_push(&srv->mode, r, store_clock(st, r), srv->sent_version[r],
                    st->workers[r].examples, &v, err);
     if (rc != 0) {
@@ -118,6 +120,7 @@ int mode_push_end(struct server *srv, struct conn *c, double now)
         if (v.action == MODE_STEP) {
             for (uint32_t i = 0; i < v.nused; i++)
                 srv->want_pull[v.used[i]] = 1;
+            measure_step(srv, ap.step, ap.loss, now);
             if (ap.step == 0 || now - srv->last_log >= LOG_EVERY_S) {
                 log_msg("step %llu loss %.6g %llu examples from %u pushes (%llu dropped so "
                         "far)", ull(ap.step), ap.loss, ull(ap.batch), (unsigned)v.nused,
@@ -126,6 +129,8 @@ int mode_push_end(struct server *srv, struct conn *c, double now)
             }
         }
     }
+    if (v.action == MODE_APPLY)     /* update number ap.step: the version before it */
+        measure_update(srv, ap.step, ap.loss, ap.batch, now);
     if (v.action == MODE_APPLY && (ap.step == 0 || now - srv->last_log >= LOG_EVERY_S)) {
         log_msg("version %llu: worker %u step %llu, loss %.6g, %llu examples, staleness %llu",
                 ull(v.version), (unsigned)r, ull(store_clock(st, r) - 1), ap.loss,
@@ -154,7 +159,7 @@ int mode_push_end(struct server *srv, struct conn *c, double now)
     /* r's clock moved: the slowest may have, so a held worker may go too */
     for (uint32_t q = 0; q < srv->k && !srv->over; q++)
         if (srv->want_pull[q] && mode_pull_ok(&srv->mode, q))
-            mode_send(srv, q);
+            mode_send(srv, q, now);
     return 1;
 }
 

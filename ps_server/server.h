@@ -110,7 +110,15 @@ struct server {
     unsigned char *want_pull;         /* K entries */
     uint64_t steps_seen;              /* steps every worker has pushed (the record) */
     /* measurement */
-    struct losscurve loss;            /* --loss-out: the loss of every applied step */
+    struct losscurve loss;            /* --loss-out, --loss-time-out, --target-loss: the
+                                         loss of every applied step (update: measure.c) */
+    const char *loss_time_out;        /* --loss-time-out FILE (shard 0 writes), or NULL */
+    double t_run0;                    /* the first join: wall_s's zero; NaN before */
+    struct metrics_wait *wait;        /* K entries: each worker's waits (metrics.h, WAIT) */
+    double *push_at;                  /* K: when its last push (part) arrived */
+    unsigned char *wait_pending;      /* K: modes: a timed push awaits its weights */
+    double *win_loss;                 /* K: async/ssp: the last K applied pushes' loss sums */
+    uint64_t *win_n;                  /* ... and example counts (slot u mod K) */
     struct metrics_record rec;
     struct metrics_step cur;          /* the step whose weights are going out */
     int in_started;
@@ -159,6 +167,23 @@ void weights_header(const struct server *srv, const struct egress_piece *pc, uns
 int waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len);
 void run_silence_check(struct server *srv, double now);
 void run_idle_fail(struct server *srv);
+
+/* measure.c: the loss against time, the time to target, the waits
+ * (measure.c says what each records and when). measure_init: -1 when out
+ * of memory. measure_finish: at the run's end, the wait lines and the
+ * record's ttt_s and wait_s. measure_write: the loss files (also after a
+ * failure); 0, or 1 after logging why. */
+int measure_init(struct server *srv);
+void measure_destroy(struct server *srv);
+void measure_joined(struct server *srv, double now);
+void measure_push_end(struct server *srv, uint32_t r, double now);
+void measure_released(struct server *srv, uint64_t step, double loss, double now);
+void measure_pushed(struct server *srv, uint32_t r, uint64_t step);
+void measure_sent(struct server *srv, uint32_t r, double now);
+void measure_step(struct server *srv, uint64_t step, double loss, double now);
+void measure_update(struct server *srv, uint64_t u, double loss, uint64_t examples, double now);
+void measure_finish(struct server *srv);
+int measure_write(struct server *srv);
 
 /* say: snprintf for messages, where a long peer name may cut the line. */
 __attribute__((format(printf, 3, 4)))

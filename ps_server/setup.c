@@ -185,7 +185,7 @@ int setup_server(struct server *srv, const struct flags *f, double now)
     srv->by_rank = calloc(srv->k, sizeof *srv->by_rank);
     srv->sil_state = calloc(srv->k, 1);
     /* Every shard has every worker's loss; the one owning element 0 alone
-     * writes the file. */
+     * writes the file (measure_init: the loss curve). */
     if (srv->loss_out && srv->scfg.lo > 0)
         srv->loss_out = NULL;
     if (!srv->by_rank || !srv->sil_state ||
@@ -193,7 +193,7 @@ int setup_server(struct server *srv, const struct flags *f, double now)
                     srv->es) != 0 ||
         silence_init(&srv->sil, srv->k, srv->timeout, now) != 0 ||
         metrics_record_init(&srv->rec, (size_t)(f->c.steps - f->c.warmup)) != 0 ||
-        (srv->loss_out && losscurve_init(&srv->loss, (size_t)f->c.steps) != 0)) {
+        measure_init(srv) != 0) {
         log_msg("out of memory for %u workers", (unsigned)srv->k);
         return -1;
     }
@@ -264,7 +264,7 @@ void setup_destroy(struct server *srv)
 {
     pacer_close(&srv->pacer);
     metrics_record_free(&srv->rec);
-    losscurve_free(&srv->loss);
+    measure_destroy(srv);
     egress_destroy(&srv->eg);
     silence_destroy(&srv->sil);
     free(srv->sil_state);

@@ -29,6 +29,8 @@
 #include "step.h"
 
 #define LOSS_LOG_EVERY_S 1.0
+/* LOSS_NOTE: what a step of the --loss-time-out file is (losscurve.h). */
+#define LOSS_NOTE "step: the training step; wall_s at rank 0 after the step's update"
 
 int train_check(const struct cli_common *c, uint64_t batch, char *err)
 {
@@ -43,17 +45,40 @@ int train_check(const struct cli_common *c, uint64_t batch, char *err)
     return 0;
 }
 
+/* coll_xport: the transport under the coll (NULL: none of ours, NCCL,
+ * or K = 1). */
+static struct xport *coll_xport(const struct coll *c)
+{
+    return c->have_rd ? c->rd.a.x : c->have_ring ? c->ring.a.x : NULL;
+}
+
 /* ring_combine: the ring's combine (step.h): the job's elements
  * all-reduced over the coll, in host or device memory as the coll's kind
- * says. */
+ * says. The step's first job also measures the step's wait (train.h,
+ * WAIT). */
 static int ring_combine(void *ctx, const struct step_job *job, char *err)
 {
     const struct train_cfg *cfg = ctx;
+    struct train_wait *tw = cfg->wait;
+    struct xport *x = NULL;
     unsigned char *g = job->grad;
     void *p = g + job->first * dtype_size(cfg->c->dtype);
-    int rc = job->scatter ? ring_reduce_scatter(&cfg->coll->ring, p, job->count, cfg->c->dtype, err)
-                          : coll_allreduce(cfg->coll, p, job->count, err);
+    double enter = 0;
+    int rc;
 
+    if (tw && (!tw->seen || tw->step != job->step)) {
+        tw->seen = 1;
+        tw->step = job->step;
+        tw->wait = cfg->c->world == 1 ? 0.0 : NAN;
+        if ((x = coll_xport(cfg->coll)) != NULL) {
+            xport_arm(x);
+            enter = clock_src_now(x->clock);
+        }
+    }
+    rc = job->scatter ? ring_reduce_scatter(&cfg->coll->ring, p, job->count, cfg->c->dtype, err)
+                      : coll_allreduce(cfg->coll, p, job->count, err);
+    if (x && rc == 0 && !x->armed)
+        tw->wait = x->first_recv_at - enter;
     if (rc != 0) {
         char why[ERR_LEN];
         snprintf(why, sizeof why, "%s", err);
@@ -143,15 +168,24 @@ static void log_medians(const struct step *d)
             step_overlapping(d) ? "on" : "off");
 }
 
-/* finish: the loss file (also after a failure) and the trace; rc, or
+/* finish: the loss files (also after a failure) and the trace; rc, or
  * their failure when rc is 0. */
-static int finish(const char *loss_out, struct losscurve *lc, struct step *d, int rc, char *err)
+static int finish(const char *loss_out, const char *time_out, struct losscurve *lc,
+                  struct step *d, int rc, char *err)
 {
     char why[ERR_LEN];
     int rc2;
 
     if (loss_out) {
         rc2 = losscurve_write(lc, loss_out, rc != 0 ? "the run failed" : NULL, why);
+        if (rc2 != 0 && rc == 0) {
+            rc = rc2;
+            snprintf(err, ERR_LEN, "%s", why);
+        }
+    }
+    if (time_out) {
+        rc2 = losscurve_write_time(lc, time_out, LOSS_NOTE, rc != 0 ? "the run failed" : NULL,
+                                   why);
         if (rc2 != 0 && rc == 0) {
             rc = rc2;
             snprintf(err, ERR_LEN, "%s", why);
@@ -165,9 +199,23 @@ static int finish(const char *loss_out, struct losscurve *lc, struct step *d, in
     return rc;
 }
 
-int train_steps(const struct train_cfg *cfg, const struct step_device *dev, train_apply_fn apply,
-                struct metrics_record *rec, char *err)
+/* log_wait: every rank's wait line (train.h, WAIT); the record's wait_s. */
+static void log_wait(const struct metrics_wait *w, struct metrics_record *rec)
 {
+    rec->wait_s = metrics_wait_mean(w);
+    if (w->n == 0)
+        return;                 /* not measured (NCCL: no transport of ours) */
+    log_msg("waited for the neighbour's first chunk (from entering the step's all-reduce; "
+            "lateness along the ring included): mean %.6g s, max %.6g s over %llu timed steps",
+            rec->wait_s, w->max, (unsigned long long)w->n);
+}
+
+int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
+                train_apply_fn apply, struct metrics_record *rec, char *err)
+{
+    struct train_wait tw = { 0, 0, NAN };
+    struct train_cfg local = *cfg_in;         /* the ctx: cfg_in and the wait's state */
+    const struct train_cfg *cfg = &local;
     const struct cli_common *c = cfg->c;
     const struct step_ops ops = {
         STEP_TRAILER | STEP_CHECK_FINITE, cfg->zero ? "reducescatter" : "allreduce",
@@ -184,16 +232,20 @@ int train_steps(const struct train_cfg *cfg, const struct step_device *dev, trai
     };
     const struct clock_src *clk = sc.clock;
     const char *loss_out = c->rank == 0 ? cfg->loss_out : NULL;
-    struct losscurve lc = { NULL, 0 };
+    const char *time_out = c->rank == 0 ? c->loss_time_out : NULL;
+    int keep = c->rank == 0 && (loss_out || time_out || !isnan(c->target_loss));
+    struct losscurve lc = { NULL, 0, NULL };
+    struct metrics_wait wt = { 0, 0, 0 };
     struct step d;
-    double cpu0 = 0, wall0 = 0, last_log = -INFINITY;
+    double cpu0 = 0, wall0 = 0, run0 = 0, last_log = -INFINITY;
     int rc;
 
+    local.wait = &tw;
     cli_optim_cfg(c, &oc);
     cfg->w->clock = clk;        /* the EMULATED backward time sleeps on it too */
     if ((rc = step_init(&d, &sc, &ops, err)) != 0)
         goto out;
-    if (loss_out && losscurve_init(&lc, (size_t)c->steps) != 0) {
+    if (keep && losscurve_init(&lc, (size_t)c->steps) != 0) {
         rc = -ENOMEM;
         err_say(err, "out of memory for the loss of %d steps", c->steps);
         goto out;
@@ -207,17 +259,22 @@ int train_steps(const struct train_cfg *cfg, const struct step_device *dev, trai
             cpu0 = clock_cpu_seconds();
             wall0 = clock_src_now(clk);
         }
+        if (s == 0)
+            run0 = clock_src_now(clk);          /* wall_s's zero (train.h, LOSS FILE) */
         if ((rc = step_run(&d, s, &r, err)) != 0)
             goto out;
-        losscurve_set(&lc, (size_t)s, r.loss);
+        losscurve_set_at(&lc, (size_t)s, r.loss, clock_src_now(clk) - run0);
         if (c->rank == 0 && (s == 0 || s == c->steps - 1 ||
                              clock_src_now(clk) - last_log >= LOSS_LOG_EVERY_S)) {
             log_msg("step %d: loss %.9g (mean over the global batch of %llu)", s, r.loss,
                     (unsigned long long)r.count);
             last_log = clock_src_now(clk);
         }
-        if (s >= c->warmup)
+        if (s >= c->warmup) {
             record(cfg, rec, s, r.t.comm, r.t.step, in0, out0);
+            if (!isnan(tw.wait))
+                metrics_wait_add(&wt, tw.wait);
+        }
     }
     rec->cpu_s = clock_cpu_seconds() - cpu0;
     rec->wall_s = clock_src_now(clk) - wall0;
@@ -225,10 +282,19 @@ int train_steps(const struct train_cfg *cfg, const struct step_device *dev, trai
     if (c->rank == 0 && c->steps > c->warmup && !dev)
         log_medians(&d);
     log_memory(cfg, &d);
+    log_wait(&wt, rec);
+    if (keep && !isnan(c->target_loss)) {
+        rec->ttt_s = losscurve_time_to(&lc, c->target_loss);
+        if (isnan(rec->ttt_s))
+            log_msg("--target-loss %g: not reached", c->target_loss);
+        else
+            log_msg("--target-loss %g: reached after %.6g s (wall_s)", c->target_loss,
+                    rec->ttt_s);
+    }
     if (c->weights_out)
         rc = step_weights_write(&d, c->weights_out, c->rank, err);
 out:
-    rc = finish(loss_out, &lc, &d, rc, err);
+    rc = finish(loss_out, time_out, &lc, &d, rc, err);
     losscurve_free(&lc);
     step_destroy(&d);
     return rc;

@@ -48,7 +48,10 @@
  *
  * LOSS FILE (--loss-out FILE, rank 0): the global loss of every step, kept
  * in memory and written at the end (losscurve.h), also after a failure
- * (the steps done, marked incomplete).
+ * (the steps done, marked incomplete). --loss-time-out FILE (rank 0) adds
+ * wall_s, the seconds from rank 0 entering step 0 to the end of the step
+ * (its update applied); --target-loss X gives rank 0's record the time to
+ * target (ttt_s: the first such wall_s with loss <= X).
  *
  * BUCKETS AND OVERLAP (--bucket-size, --no-overlap, --trace; CPU only).
  * The gradient is cut into buckets of whole layers in reverse layer order
@@ -130,6 +133,21 @@ struct train_cfg {
     int no_overlap;                /* --no-overlap: all buckets after the backward pass */
     const char *trace;             /* --trace FILE (every rank writes FILE.RANK), or NULL */
     int zero;                      /* --zero: 0, 1 or 2 (ZeRO below) */
+    struct train_wait *wait;       /* train_steps' own (WAIT below); NULL from the caller */
+};
+
+/* WAIT (common/metrics.h, WAIT): per step, from entering the step's first
+ * combine (its all-reduce, or reduce-scatter under ZeRO) to the first
+ * piece of the first chunk arriving from the neighbour (rd: the partner),
+ * on the transport's clock (xport.h, THE FIRST ARRIVAL). It includes
+ * lateness propagated along the ring: a rank whose neighbour is itself
+ * waiting for a late rank waits too. 0 at K = 1; NaN with NCCL (no
+ * transport of ours). Every rank logs its mean and max over the timed
+ * steps; its record carries the mean (wait_s). */
+struct train_wait {
+    uint64_t step;                 /* the step measured (its first combine seen) */
+    int seen;
+    double wait;                   /* that step's wait, seconds; NaN: unknown */
 };
 
 /* train_check: the trailer's exactness bounds for this job; ERR_USAGE and

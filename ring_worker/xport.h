@@ -122,6 +122,12 @@ struct xport_ops {
 struct xport {
     const struct xport_ops *ops;
     const struct clock_src *clock;    /* the transport's time (above) */
+    /* THE FIRST ARRIVAL, a measurement (the ring's wait, ring_worker/
+     * train.c; common/metrics.h, WAIT): after xport_arm, the next recv
+     * that succeeds notes its return time on x->clock in first_recv_at and
+     * disarms. Zero (a transport's calloc) is disarmed. */
+    int armed;
+    double first_recv_at;
 };
 
 static inline int xport_begin(struct xport *x, const struct xport_step *s, char *err)
@@ -131,7 +137,19 @@ static inline int xport_begin(struct xport *x, const struct xport_step *s, char 
 
 static inline int xport_recv(struct xport *x, void *dst, size_t len, char *err)
 {
-    return x->ops->recv(x, dst, len, err);
+    int rc = x->ops->recv(x, dst, len, err);
+
+    if (rc == 0 && x->armed) {
+        x->first_recv_at = clock_src_now(x->clock);
+        x->armed = 0;
+    }
+    return rc;
+}
+
+/* xport_arm: THE FIRST ARRIVAL above. */
+static inline void xport_arm(struct xport *x)
+{
+    x->armed = 1;
 }
 
 static inline int xport_end(struct xport *x, char *err)

@@ -417,6 +417,8 @@ static void test_flags(void)
     T_EQ_D(c.timeout, 30);
     T_TRUE(c.csv == NULL);
     T_TRUE(c.weights_out == NULL);
+    T_TRUE(c.loss_time_out == NULL);
+    T_TRUE(isnan(c.target_loss));       /* off */
     {
         /* The table has exactly the 17 common flags of docs/design.md, plus
          * --backward-time and --layers (issue 6: the EMULATED backward
@@ -424,12 +426,14 @@ static void test_flags(void)
          * model's --straggler, --jitter, --pause (issue 16), and the
          * EMULATED host link's --link-host (issue 15), and
          * the optimizer's --optimizer, --momentum, --beta1, --beta2, --eps
-         * (issue 18). */
+         * (issue 18), and the metrics' --loss-time-out, --target-loss
+         * (issue 16). */
         static const char *const names[] = {
             "rank", "world", "workload", "params", "batch", "shard-weights", "micro",
             "steps", "warmup", "lr", "seed", "dtype", "link-bw", "link-latency", "link-host",
             "timeout", "csv", "weights-out", "backward-time", "straggler", "jitter", "pause",
             "layers", "secret-file", "optimizer", "momentum", "beta1", "beta2", "eps",
+            "loss-time-out", "target-loss",
         };
         const struct cli_opt *t = cli_common_opts(&c);
         size_t n = 0;

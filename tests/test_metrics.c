@@ -110,6 +110,39 @@ static void test_record_file(void)
     T_TRUE(isnan(back.steps[0].step_s));
     metrics_record_free(&back);
 
+    T_CASE("i16m-1.1", "ttt_s and wait_s round-trip; absent (an older record, or none) reads NaN; a negative one is refused");
+    T_TRUE(isnan(r.ttt_s) && isnan(r.wait_s));    /* metrics_record_init: none */
+    T_EQ_I(metrics_record_write(&r, path, err), 0);
+    T_EQ_I(metrics_record_read(&back, path, err), 0);
+    T_TRUE(isnan(back.ttt_s));
+    T_TRUE(isnan(back.wait_s));
+    metrics_record_free(&back);
+    r.ttt_s = 12.5;
+    r.wait_s = 0.03125;
+    T_EQ_I(metrics_record_write(&r, path, err), 0);
+    T_EQ_I(metrics_record_read(&back, path, err), 0);
+    T_EQ_D(back.ttt_s, 12.5);
+    T_EQ_D(back.wait_s, 0.03125);
+    metrics_record_free(&back);
+    f = fopen(path, "w");
+    fputs("psring-record 1\nsystem ps\nrole server\nrank 0\nworld 2\nwait_s -1\n", f);
+    fclose(f);
+    T_EQ_I(metrics_record_read(&back, path, err), ERR_FORMAT);
+    T_HAS(err, ":6:");
+    metrics_record_free(&back);
+
+    T_CASE("i16m-1.3", "the wait of a worker: mean and max; none is NaN; a negative time counts 0");
+    {
+        struct metrics_wait w = { 0, 0, 0 };
+        T_TRUE(isnan(metrics_wait_mean(&w)));
+        metrics_wait_add(&w, 0.5);
+        metrics_wait_add(&w, 1.5);
+        metrics_wait_add(&w, -1e-9);
+        T_EQ_D(metrics_wait_mean(&w), 2.0 / 3);
+        T_EQ_D(w.max, 1.5);
+        T_EQ_U(w.n, 3);
+    }
+
     T_CASE("metrics-2.2", "a full record refuses one more step (no growth in timed code)");
     struct metrics_step s = { 0 };
     T_EQ_I(metrics_record_add(&r, &s), ERR_USAGE);
@@ -277,15 +310,17 @@ static void test_merge(void)
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_STR(line, "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
                 "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
-                "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s\n");
+                "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s,"
+                "ttt_s,wait_s\n");
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_TRUE(strncmp(line, "ps,,tcp,2,1000000,3,0.7,0.65,0.9,0.25,0.125,", 44) == 0);
     {
         int commas = 0;
         for (char *p = line; *p; p++)
             commas += *p == ',';
-        T_EQ_I(commas, 26);
-        T_HAS(line, ",1,separate,,\n");    /* one server, on a host of its own */
+        T_EQ_I(commas, 28);
+        T_HAS(line, ",1,separate,,,,\n");  /* one server, on a host of its own; no
+                                              step_s, ttt_s, wait_s */
     }
     fclose(f);
 
@@ -333,6 +368,41 @@ static void test_merge(void)
         snprintf(sr[2].system, sizeof sr[2].system, "ps");
         T_EQ_I(metrics_merge(sr, 3, &row, err), 0);
         T_EQ_D(row.step_s, 0.8);
+        for (int i = 0; i < 3; i++)
+            metrics_record_free(&sr[i]);
+    }
+
+    T_CASE("i16m-1.2", "ttt_s: the smallest a record carries, empty when none does; wait_s: the largest; both the last two columns, by name");
+    {
+        struct metrics_record sr[3];
+        char buf[1024], *last;
+        FILE *g;
+        rec_make(&sr[0], "ps", "server", 0, 2, NULL, in, 3, 10, 10);
+        rec_make(&sr[1], "ps", "worker", 0, 2, r0, NULL, 3, 10, 10);
+        rec_make(&sr[2], "ps", "worker", 1, 2, r1, NULL, 3, 10, 10);
+        T_EQ_I(metrics_merge(sr, 3, &row, err), 0);
+        T_TRUE(isnan(row.ttt_s));
+        T_TRUE(isnan(row.wait_s));
+        sr[0].ttt_s = 2.5;
+        sr[0].wait_s = 0.25;
+        T_EQ_I(metrics_merge(sr, 3, &row, err), 0);
+        T_EQ_D(row.ttt_s, 2.5);
+        T_EQ_D(row.wait_s, 0.25);
+        sr[1].ttt_s = 3.5;                        /* a later ttt_s does not win */
+        sr[2].wait_s = 0.5;                       /* a larger wait does */
+        T_EQ_I(metrics_merge(sr, 3, &row, err), 0);
+        T_EQ_D(row.ttt_s, 2.5);
+        T_EQ_D(row.wait_s, 0.5);
+        g = tmpfile();
+        metrics_csv_header(g);
+        metrics_row_write(g, &row);
+        rewind(g);
+        T_TRUE(fgets(buf, sizeof buf, g) != NULL);
+        T_TRUE(fgets(buf, sizeof buf, g) != NULL);
+        last = strrchr(buf, ',');
+        T_TRUE(last && strcmp(last, ",0.5\n") == 0);
+        T_HAS(buf, ",2.5,0.5\n");
+        fclose(g);
         for (int i = 0; i < 3; i++)
             metrics_record_free(&sr[i]);
     }

@@ -1,0 +1,209 @@
+/* measure.c -- the server's training metrics (issue 16): the loss against
+ * wall-clock time (--loss-time-out), the time to a target loss
+ * (--target-loss, the record's ttt_s) and each worker's wait
+ * (common/metrics.h, WAIT; the record's wait_s and the log). No libuv:
+ * run.c and run_mode.c tell it what happened and when; main.c writes the
+ * loss files at the end.
+ *
+ * THE CLOCK. wall_s counts from the moment the FIRST worker joined
+ * (t_run0): a worker computes its step 0 as soon as it has its WELCOME (in
+ * async and ssp it may push before the others have joined), so that is
+ * when the run's first step began; a worker started late makes the others
+ * wait, and that counts. A rollback (resume.h) keeps t_run0: the time lost
+ * counts too.
+ *
+ * WHAT IS RECORDED (losscurve.h, WHAT A STEP IS):
+ *   sync      at the step's last release: the step's loss, and per worker
+ *             the wait from its last push part's arrival to that release.
+ *   backup:N  at the step's apply: its loss over the pushes it used; the
+ *             wait of each push from its arrival to its worker being sent
+ *             weights (the used ones at the apply, a dropped one at once).
+ *   async, ssp:N  at each apply: the mean loss of the last K applied
+ *             pushes, one line per update; the wait of each push from its
+ *             arrival to its worker being sent weights: 0 in async (the
+ *             same event), the hold in ssp.
+ * Only timed pushes (their step >= --warmup) count in the waits, as in the
+ * record; the loss curve has every step.
+ *
+ * OWNERSHIP. measure_init allocates the per-worker arrays and the loss
+ * curve (when kept) with the rest of set-up; measure_destroy frees them.
+ * Nothing is allocated per step.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "err.h"
+#include "log.h"
+#include "server.h"
+
+int measure_init(struct server *srv)
+{
+    const struct cli_common *c = &srv->f.c;
+    int per_update = srv->mode.cfg.kind == MODE_ASYNC || srv->mode.cfg.kind == MODE_SSP;
+    /* Every shard has every worker's loss; the one owning element 0 alone
+     * keeps it (and writes the files, and the ttt_s). */
+    int keep = srv->scfg.lo == 0 && (srv->f.loss_out || c->loss_time_out ||
+                                     !isnan(c->target_loss));
+
+    srv->t_run0 = NAN;
+    srv->loss_time_out = srv->scfg.lo == 0 ? c->loss_time_out : NULL;
+    srv->wait = calloc(srv->k, sizeof *srv->wait);
+    srv->push_at = calloc(srv->k, sizeof *srv->push_at);
+    srv->wait_pending = calloc(srv->k, 1);
+    if (!srv->wait || !srv->push_at || !srv->wait_pending)
+        return -1;
+    if (per_update) {
+        srv->win_loss = calloc(srv->k, sizeof *srv->win_loss);
+        srv->win_n = calloc(srv->k, sizeof *srv->win_n);
+        if (!srv->win_loss || !srv->win_n)
+            return -1;
+    }
+    if (keep && losscurve_init(&srv->loss, (size_t)c->steps * (per_update ? srv->k : 1)) != 0)
+        return -1;
+    return 0;
+}
+
+void measure_destroy(struct server *srv)
+{
+    losscurve_free(&srv->loss);
+    free(srv->wait);
+    free(srv->push_at);
+    free(srv->wait_pending);
+    free(srv->win_loss);
+    free(srv->win_n);
+    srv->wait = NULL;
+    srv->push_at = NULL;
+    srv->wait_pending = NULL;
+    srv->win_loss = NULL;
+    srv->win_n = NULL;
+}
+
+void measure_joined(struct server *srv, double now)
+{
+    if (isnan(srv->t_run0))
+        srv->t_run0 = now;
+}
+
+void measure_push_end(struct server *srv, uint32_t r, double now)
+{
+    srv->push_at[r] = now;
+}
+
+void measure_released(struct server *srv, uint64_t step, double loss, double now)
+{
+    losscurve_set_at(&srv->loss, (size_t)step, loss, now - srv->t_run0);
+    if (step < (uint64_t)srv->f.c.warmup)
+        return;
+    for (uint32_t r = 0; r < srv->k; r++)
+        metrics_wait_add(&srv->wait[r], now - srv->push_at[r]);
+}
+
+void measure_pushed(struct server *srv, uint32_t r, uint64_t step)
+{
+    srv->wait_pending[r] = step >= (uint64_t)srv->f.c.warmup;
+}
+
+void measure_sent(struct server *srv, uint32_t r, double now)
+{
+    if (srv->wait_pending[r])
+        metrics_wait_add(&srv->wait[r], now - srv->push_at[r]);
+    srv->wait_pending[r] = 0;
+}
+
+void measure_step(struct server *srv, uint64_t step, double loss, double now)
+{
+    losscurve_set_at(&srv->loss, (size_t)step, loss, now - srv->t_run0);
+}
+
+void measure_update(struct server *srv, uint64_t u, double loss, uint64_t examples, double now)
+{
+    size_t have = u + 1 < srv->k ? (size_t)u + 1 : srv->k;
+    double sum = 0.0, n = 0.0;
+
+    srv->win_loss[u % srv->k] = loss * (double)examples;
+    srv->win_n[u % srv->k] = examples;
+    /* The window in a fixed order (its slots), so a rerun adds alike. */
+    for (size_t i = 0; i < have; i++) {
+        sum += srv->win_loss[i];
+        n += (double)srv->win_n[i];
+    }
+    losscurve_set_at(&srv->loss, (size_t)u, n > 0 ? sum / n : NAN, now - srv->t_run0);
+}
+
+/* what: the WAIT definition in the server's mode, for the log. */
+static const char *what(const struct server *srv)
+{
+    switch (srv->mode.cfg.kind) {
+    case MODE_ASYNC:
+        return "async: 0 by construction, each push answered at once";
+    case MODE_SSP:
+        return "ssp: from a push's arrival to its weights going out, the SSP hold";
+    case MODE_BACKUP:
+        return "backup: from a push's arrival to its step's apply; dropped ones 0";
+    default:
+        return "sync: from its last push part's arrival to the step's release";
+    }
+}
+
+void measure_finish(struct server *srv)
+{
+    double worst = NAN;
+
+    log_msg("wait per worker over the timed steps (%s):", what(srv));
+    for (uint32_t r = 0; r < srv->k; r++) {
+        const struct metrics_wait *w = &srv->wait[r];
+        double mean = metrics_wait_mean(w);
+
+        log_msg("worker %u waited: mean %.6g s, max %.6g s over %llu", (unsigned)r, mean,
+                w->max, ull(w->n));
+        if (!isnan(mean) && !(worst >= mean))
+            worst = mean;
+    }
+    srv->rec.wait_s = worst;
+    srv->rec.ttt_s = losscurve_time_to(&srv->loss, srv->f.c.target_loss);
+    if (!isnan(srv->f.c.target_loss) && srv->loss.loss) {
+        if (isnan(srv->rec.ttt_s))
+            log_msg("--target-loss %g: not reached", srv->f.c.target_loss);
+        else
+            log_msg("--target-loss %g: reached after %.6g s (wall_s)", srv->f.c.target_loss,
+                    srv->rec.ttt_s);
+    }
+}
+
+/* note: what a step of the loss-time file is, in the server's mode. */
+static const char *note(const struct server *srv)
+{
+    switch (srv->mode.cfg.kind) {
+    case MODE_ASYNC:
+    case MODE_SSP:
+        return "step: an applied update in apply order (K per training step); loss: the "
+               "last K applied pushes' losses over their examples; wall_s at the apply";
+    case MODE_BACKUP:
+        return "step: the applied step; loss: over the K - N pushes it used; wall_s at "
+               "its apply";
+    default:
+        return "step: the training step; wall_s at its last release by the server "
+               "(its update applied)";
+    }
+}
+
+int measure_write(struct server *srv)
+{
+    char err[ERR_LEN];
+    int bad = 0;
+
+    /* Also after a failure: the steps applied until then (a diverging run
+     * is worth plotting), marked incomplete. */
+    if (srv->loss_out && losscurve_write(&srv->loss, srv->loss_out, "the run failed", err) != 0) {
+        log_msg("%s", err);
+        bad = 1;
+    }
+    if (srv->loss_time_out &&
+        losscurve_write_time(&srv->loss, srv->loss_time_out, note(srv), "the run failed",
+                             err) != 0) {
+        log_msg("%s", err);
+        bad = 1;
+    }
+    return bad;
+}
