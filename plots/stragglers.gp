@@ -51,7 +51,7 @@ marks_s = flag_marks("column(c_f)", "column(c_ms)")
 
 if (panel eq 'loss') {
     if (!exists("losses") || words(losses) == 0) { exit error "stragglers.gp: panel 'loss' needs losses='MODE=FILE ...'" }
-    if (!exists("lossf")) lossf = '?'
+    if (!exists("lossf")) { lossf = '?' }
     set datafile separator whitespace
     lmode(i) = substr(word(losses, i), 1, strstrt(word(losses, i), "=") - 1)
     lfile(i) = substr(word(losses, i), strstrt(word(losses, i), "=") + 1, strlen(word(losses, i)))
@@ -61,8 +61,13 @@ if (panel eq 'loss') {
     set key top right font ",18" spacing 1.0 samplen 2
     set yrange [0:*]
     set offsets 0, 0, graph 0.05, 0
-    plot for [i=1:words(losses)] lfile(i) using 3:2 with linespoints pt mode_pt(lmode(i)) ps 1.2*pscale \
-            lw 2 lc rgb mode_color(lmode(i)) title mode_title(lmode(i)), \
+    # The ring and sync PS make the same updates (the same bits): their
+    # curves lie on each other, so the ring's markers are drawn larger,
+    # first, and its key says so.
+    lps(m) = m eq "ring" ? 2.2 : 1.2
+    ltitle(m) = m eq "ring" ? "ring (the same updates as sync PS)" : mode_title(m)
+    plot for [i=1:words(losses)] lfile(i) using 3:2 with linespoints pt mode_pt(lmode(i)) ps lps(lmode(i))*pscale \
+            lw 2 lc rgb mode_color(lmode(i)) title ltitle(lmode(i)), \
          target with lines dt 2 lw 2 lc rgb host_color title sprintf("target loss %g", target)
 } else {
 set multiplot layout 1,2 title sprintf("One slow worker of K = %d: the ring and the parameter server's modes", K).(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
