@@ -135,6 +135,21 @@ n=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $c["mode"] !=
 [ "$n" = 1 ] || t_fail "the PS modes have $n different comm_s, want sync PS's one"
 t_end
 
+t_case i16l-2.3 "stragglers.gp reads columns by name: the same numbers with the columns reversed; no mode column is refused"
+plots="$PSR_TESTS/../plots"
+awk -F, '{ for (i = NF; i >= 1; i--) printf "%s%s", $i, (i > 1 ? "," : "\n") }' "$csv" > "$T_TMP/rev.csv"
+for f in "$csv" "$T_TMP/rev.csv"; do
+    job 60 gnuplot -e "dir='$plots/'; model='$m'; file='$f'; fmt='table'; out='$f.tab'; panel='sweep'; target=0.2" "$plots/stragglers.gp"
+    expect_rc 0
+done
+grep -q '^ *[0-9]' "$csv.tab" || t_fail "the table has no points: $(head -c 300 "$csv.tab")"
+cmp -s "$csv.tab" "$T_TMP/rev.csv.tab" || t_fail "reversed columns plot other numbers: $(diff "$csv.tab" "$T_TMP/rev.csv.tab" | head -4 | tr '\n' ' ')"
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mode") $i = "modus" } 1' "$csv" > "$T_TMP/nomode.csv"
+job 60 gnuplot -e "dir='$plots/'; file='$T_TMP/nomode.csv'; fmt='table'; out='$T_TMP/x.tab'; panel='sweep'" "$plots/stragglers.gp"
+[ "$rc" != 0 ] || t_fail "a CSV without the mode column was plotted"
+expect_grep err 'no mode, straggler_factor'
+t_end
+
 t_case i16l-3.1 "bad options exit 64 with one line"
 for args in "--bogus" "--K 1" "--K x" "--factors 0.5" "--factors abc" "--modes backup:4" "--modes foo" \
     "--modes ssp:x" "--jitter 3" "--backward-time abc" "--steps 0" "--warmup 20 --steps 20" "--lr -1" \
