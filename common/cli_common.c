@@ -456,9 +456,8 @@ int cli_common_finish(struct cli_common *c, char *err)
                  c->n_shard_weights, c->world, world_label);
         return ERR_USAGE;
     }
-    if (c->csv && (rc = check_out_path("--csv", c->csv, err)) != 0)
-        return rc;
-    if (c->loss_time_out && (rc = check_out_path("--loss-time-out", c->loss_time_out, err)) != 0)
+    if ((c->csv && (rc = check_out_path("--csv", c->csv, err)) != 0) ||
+        (c->loss_time_out && (rc = check_out_path("--loss-time-out", c->loss_time_out, err)) != 0))
         return rc;
     if (c->weights_out && weights_check(c->weights_out, c->rank, err) != 0)
         return ERR_USAGE;

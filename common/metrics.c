@@ -372,6 +372,16 @@ static double row_model(const struct metrics_row *row)
     return model_query(MODEL_PS, MODEL_TIME, row->k, row->servers > 0 ? row->servers : 1, n, bw, a);
 }
 
+/* merge_ttt_wait: record r into the row's ttt_s (the smallest carried)
+ * and wait_s (the largest; MERGE RULES). */
+static void merge_ttt_wait(const struct metrics_record *r, struct metrics_row *row)
+{
+    if (!isnan(r->ttt_s) && !(row->ttt_s <= r->ttt_s))
+        row->ttt_s = r->ttt_s;
+    if (!isnan(r->wait_s) && !(row->wait_s >= r->wait_s))
+        row->wait_s = r->wait_s;
+}
+
 int metrics_merge(const struct metrics_record *recs, size_t n,
                   struct metrics_row *row, char *err)
 {
@@ -384,7 +394,7 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
     struct metrics_stats st;
 
     memset(row, 0, sizeof *row);
-    row->ttt_s = row->wait_s = NAN;
+    row->ttt_s = row->wait_s = NAN;     /* none yet: merge_ttt_wait */
     if (n == 0)
         return fail(err, "no records");
     for (size_t i = 0; i < n; i++) {
@@ -392,11 +402,7 @@ int metrics_merge(const struct metrics_record *recs, size_t n,
         if (strcmp(r->system, recs[0].system) != 0 || r->world != recs[0].world ||
             r->bytes != recs[0].bytes)
             return fail(err, "records disagree on system, K or bytes");
-        /* ttt_s: the smallest carried; wait_s: the largest (MERGE RULES) */
-        if (!isnan(r->ttt_s) && !(row->ttt_s <= r->ttt_s))
-            row->ttt_s = r->ttt_s;
-        if (!isnan(r->wait_s) && !(row->wait_s >= r->wait_s))
-            row->wait_s = r->wait_s;
+        merge_ttt_wait(r, row);
         cpu += r->cpu_s;
         wall = fmax(wall, r->wall_s);
         ncpu = r->ncpu > ncpu ? r->ncpu : ncpu;

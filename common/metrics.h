@@ -84,8 +84,11 @@
  *               dropped push is answered at once: 0).
  *   ring rank:  from entering the step's all-reduce to the first piece of
  *               the first chunk arriving from its neighbour (rd: partner).
- *               It includes lateness propagated along the ring: a rank
- *               whose left neighbour waits for a late rank waits too.
+ *               It waits for its neighbour's entry into the step, which
+ *               carries lateness propagated along the ring (the previous
+ *               all-reduce ends for all only when the slowest rank's data
+ *               has gone round): with one slow rank, its right neighbour
+ *               waits and the slow rank itself does not.
  *   The times are the server's (the ring rank's) clock; EMULATED compute
  *   time included. Each process logs its per-worker means and maxima.
  *

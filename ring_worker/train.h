@@ -139,9 +139,11 @@ struct train_cfg {
 /* WAIT (common/metrics.h, WAIT): per step, from entering the step's first
  * combine (its all-reduce, or reduce-scatter under ZeRO) to the first
  * piece of the first chunk arriving from the neighbour (rd: the partner),
- * on the transport's clock (xport.h, THE FIRST ARRIVAL). It includes
- * lateness propagated along the ring: a rank whose neighbour is itself
- * waiting for a late rank waits too. 0 at K = 1; NaN with NCCL (no
+ * on the transport's clock (xport.h, THE FIRST ARRIVAL). A rank waits
+ * for its neighbour's entry into the step, which carries lateness
+ * propagated along the ring (the previous all-reduce ends for all only
+ * when the slowest rank's data has gone round): with one slow rank its
+ * right neighbour waits, the slow rank does not. 0 at K = 1; NaN with NCCL (no
  * transport of ours). Every rank logs its mean and max over the timed
  * steps; its record carries the mean (wait_s). */
 struct train_wait {

@@ -3,10 +3,11 @@
 # --loss-out file's steps and losses with a non-decreasing wall_s), the
 # time to a target loss (--target-loss: the CSV's ttt_s, the first wall_s
 # at or under the target, empty when never reached), and the wait per
-# worker (the log's lines, the CSV's wait_s: the largest mean). The
-# straggler cases compare waits only as relations with a wide margin
-# (EMULATED compute: one worker 4 x 50 ms, the others 50 ms), never
-# against a time; bad values exit 64 with one line.
+# worker (the log's lines, the CSV's wait_s: the largest mean), in sync,
+# async, ssp:1 and backup:1 and on the ring. The straggler cases compare
+# waits only as relations with a wide margin (EMULATED compute: one worker
+# 4 x 50 ms, the others 50 ms), never against a time; bad values exit 64
+# with one line.
 # tier: full
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
@@ -106,7 +107,21 @@ for r in 0 2; do
 done
 t_end
 
-t_case i16m-2.6 "bad --target-loss and --loss-time-out values: exit 64 with one line naming the flag, in every training binary"
+t_case i16m-2.6 "backup:1 (K=3, a 4x straggler): one loss line per applied step, as --loss-out's; a wait line per worker; ttt_s filled"
+job 120 "$launch" ps 3 --steps 6 --timeout 10 --backward-time 0.02 --straggler 1:4 \
+    --loss-time-out "$T_TMP/k.time" --target-loss 1e9 --out "$T_TMP/k.job" \
+    --server-args "--mode backup:1 --loss-out $T_TMP/k.loss"
+expect_rc 0
+cp "$T_TMP/err" "$T_TMP/k.err"
+same_steps "$T_TMP/k.time" "$T_TMP/k.loss"
+[ "$(grep -vc '^#' "$T_TMP/k.time")" = 6 ] || t_fail "k.time: want 6 steps"
+for r in 0 1 2; do
+    [ -n "$(wait_of k server0 $r)" ] || t_fail "backup: no wait line for worker $r"
+done
+[ -n "$(col ttt_s)" ] || t_fail "ttt_s is empty with --target-loss 1e9"
+t_end
+
+t_case i16m-2.7 "bad --target-loss and --loss-time-out values: exit 64 with one line naming the flag, in every training binary"
 for b in ps_server ps_worker ring_worker; do
     for arg in "--target-loss -1" "--target-loss nan" "--target-loss inf" "--target-loss abc" \
                "--target-loss 1e400" "--loss-time-out $T_TMP/no/such/dir/f"; do
