@@ -176,9 +176,13 @@ lab: deps-lab
 	@$(RUN_ENV) experiments/lab.sh $(LAB_ARGS)
 
 # Everything `make lab` runs, then the sections left out of its 3 minutes:
-# the server placements (lab.sh --only servers: ps_servers.png).
+# the server placements (lab.sh --only servers: ps_servers.png) and the
+# stragglers (lab.sh --only stragglers: stragglers.png, loss_time.png; its
+# own options, `STRAG_ARGS="--quick"`, since LAB_ARGS are the sweeps').
+STRAG_ARGS ?=
 lab-all: lab
 	@$(RUN_ENV) experiments/lab.sh --only servers $(LAB_ARGS)
+	@$(RUN_ENV) experiments/lab.sh --only stragglers $(STRAG_ARGS)
 
 # The simulation study (docs/sim.md): validation against the model and the
 # emulated link, the large-K sweep, the seed's K table, the plots, under

@@ -107,6 +107,14 @@ void cli_workload_cfg(const struct cli_common *c, struct workload_cfg *out);
 struct optim_cfg;
 void cli_optim_cfg(const struct cli_common *c, struct optim_cfg *out);
 
+/* cli_compute_straggler, cli_compute_pause: the CLI_CUSTOM parsers of
+ * --straggler RANK:FACTOR and --pause RANK:TIME[@EVERY] into a struct
+ * compute_model (dst; compute.h), each part against THE BOUNDS; the rank
+ * is checked against K by the caller. The common flags use them, and
+ * bin/model's straggler query. 0, or ERR_USAGE with the reason in err. */
+int cli_compute_straggler(const char *v, void *dst, char *err);
+int cli_compute_pause(const char *v, void *dst, char *err);
+
 /* cli_bound_check: x, parsed from v, against THE BOUNDS' entry `name`
  * (cli.c; a flag, or a part of one such as "straggler-factor"). 0, or
  * ERR_USAGE with "'v' is out of range: RANGE" in err. No entry: 0. */

@@ -110,8 +110,8 @@ static int parse_shard_weights(const char *v, void *dst, char *err)
 }
 
 /* --straggler RANK:FACTOR into the compute model (dst); FACTOR against
- * THE BOUNDS' straggler-factor. */
-static int parse_straggler(const char *v, void *dst, char *err)
+ * THE BOUNDS' straggler-factor. (cli.h: bin/model takes it too.) */
+int cli_compute_straggler(const char *v, void *dst, char *err)
 {
     struct compute_model *m = dst;
     double f;
@@ -126,7 +126,7 @@ static int parse_straggler(const char *v, void *dst, char *err)
 }
 
 /* --pause RANK:TIME[@EVERY] into the compute model (dst). */
-static int parse_pause(const char *v, void *dst, char *err)
+int cli_compute_pause(const char *v, void *dst, char *err)
 {
     struct compute_model *m = dst;
     uint64_t every;
@@ -230,11 +230,11 @@ const struct cli_opt *cli_common_opts(struct cli_common *c)
           "EMULATED backward time per step, a sleep",
           0, 0, NULL },
         { "straggler", CLI_CUSTOM, &c->compute, "RANK:FACTOR",
-          "EMULATED: RANK's backward time x FACTOR (>= 1)", 0, 0, parse_straggler },
+          "EMULATED: RANK's backward time x FACTOR (>= 1)", 0, 0, cli_compute_straggler },
         { "jitter", CLI_DOUBLE, &c->compute.jitter, "SIGMA",
           "EMULATED: backward time x exp(SIGMA z - SIGMA^2/2)", 0, 0, NULL },
         { "pause", CLI_CUSTOM, &c->compute, "RANK:TIME[@N]",
-          "EMULATED: RANK pauses TIME every N steps (N=1)", 0, 0, parse_pause },
+          "EMULATED: RANK pauses TIME every N steps (N=1)", 0, 0, cli_compute_pause },
         { "layers", CLI_INT, &c->layers, "L",
           "synthetic: L equal layers (default 8)",
           1, 1 << 20, NULL },

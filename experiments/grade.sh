@@ -81,6 +81,12 @@ quantities() {
 9|ring_step_overlap_s|seconds: the same with 8 overlapped buckets
 9|ps_step_no_overlap_s|seconds: PS K=2 step, no overlap
 9|ps_step_overlap_s|seconds: PS K=2 step, overlapped pushes
+12|strag_sync_step_s_F1|seconds: ring or sync PS step, K=8, T=100 ms, t=10 ms, no straggler (F=1)
+12|strag_sync_step_s_F3|seconds: the same, worker 1 three times slower (F=3)
+12|strag_backup1_step_s_F3|seconds: backup:1's step at F=3
+12|strag_backup1_batch_share|the share of a step's batch backup:1 uses, K=8
+12|strag_ssp_updates_per_s_F3|updates per second of ssp:2 at F=3
+12|strag_async_updates_per_s_F3|updates per second of async at F=3
 M|mlp_bytes|bytes: the mlp gradient n, 6337 f64 parameters
 M|mlp_ring_time_s_K4|seconds: ring all-reduce of the mlp gradient, K=4, 100 Mbit/s, a=200 us
 M|mlp_ps_time_s_K4|seconds: PS step of the mlp gradient, K=4
@@ -91,6 +97,9 @@ EOF
 m() { "$PSR_BIN/model" "$@"; }
 # t ALGO K BYTES BW: the model's time at latency 200 us.
 t() { m --algo "$1" --K "$2" --bytes "$3" --bw "$4" --latency 200us ${5:+--quantity "$5"}; }
+# st MODE F: exercise 12's straggler model (bin/model --stragglers): K=8,
+# T=100 ms, worker 1 F times slower, t=10 ms.
+st() { m --stragglers "$1" --K 8 --backward-time 100ms --straggler "1:$2" --comm 10ms; }
 calc() { awk "BEGIN { printf \"%.6g\", $1 }"; }
 # lat_slope ALGO K BW: "LATENCY SLOPE" of the model's time, from two sizes.
 lat_slope() {
@@ -125,6 +134,13 @@ expect() {
     ring_step_overlap_s) c=$(t ring 2 8M 200Mbit); calc "($c > 0.2 ? $c : 0.2) + $(t ring 2 1M 200Mbit)" ;;
     ps_step_no_overlap_s) calc "0.2 + $(t ps 2 8M 200Mbit ingress) + $(t ps 2 8M 200Mbit egress)" ;;
     ps_step_overlap_s) i=$(t ps 2 8M 200Mbit ingress); calc "($i > 0.2 ? $i : 0.2) + $(t ps 2 8M 200Mbit egress)" ;;
+    # exercise 12: the straggler models; backup:1 uses K-1 of K pushes.
+    strag_sync_step_s_F1) st sync 1 ;;
+    strag_sync_step_s_F3) st sync 3 ;;
+    strag_backup1_step_s_F3) st backup:1 3 ;;
+    strag_backup1_batch_share) echo 0.875 ;;
+    strag_ssp_updates_per_s_F3) st ssp 3 ;;
+    strag_async_updates_per_s_F3) st async 3 ;;
     # exercise M: the mlp workload's gradient, 6337 f64 parameters.
     mlp_bytes) echo 50696 ;;
     mlp_ring_time_s_K4) t ring 4 50696 100Mbit ;;

@@ -36,6 +36,9 @@
 #
 # --only servers runs, instead of all that, the server placements (issue
 # 15; `make lab-all` runs it after the main lab): see SERVERS below.
+# --only zero and --only stragglers hand over to lab_zero.sh and
+# lab_stragglers.sh (issue 16: stragglers and the PS's modes; `make
+# lab-all` runs it too), which take their own options.
 #
 # Results go to results/<run>/: k_sweep.csv and size_sweep.csv in the
 # shared schema (docs/design.md) plus the lab's four columns, their runs
@@ -125,6 +128,11 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
   --only zero [...]    first, alone: only the ZeRO section (lab_zero.sh: bytes
                        and memory per rank for --zero 0..3 against K,
                        zero.png; its options: --only zero --help)
+  --only stragglers [...]  first, alone: only the stragglers section
+                       (lab_stragglers.sh: the mlp at K = 8, one worker
+                       slowed 1x..4x, the ring and the PS's sync, backup,
+                       ssp and async modes; stragglers.png, loss_time.png;
+                       its options: --only stragglers --help)
   --help               this text
 EOF
 }
@@ -134,8 +142,9 @@ EOF
 if [ "${1:-}" = --only ]; then
     case ${2:-} in
     zero) shift 2; exec bash "$here/lab_zero.sh" "$@" ;;
+    stragglers) shift 2; exec bash "$here/lab_stragglers.sh" "$@" ;;
     servers) ;;     # the placements: the options below, read by the loop
-    *) die_usage "--only: '${2:-}' is not a section (servers, zero)" ;;
+    *) die_usage "--only: '${2:-}' is not a section (servers, stragglers, zero)" ;;
     esac
 fi
 
@@ -163,7 +172,7 @@ while [ $# -gt 0 ]; do
 done
 
 [ -z "$only" ] || [ "$only" = servers ] ||
-    die_usage "--only: '$only' is not servers (--only zero comes first: experiments/lab.sh --only zero [its options])"
+    die_usage "--only: '$only' is not servers (--only zero and --only stragglers come first: experiments/lab.sh --only zero [its options])"
 [ "$quick" = 0 ] || { srv_k=4; srv_ks="0 2 4"; srv_bytes=64K; }
 [[ $repeat =~ ^[1-9][0-9]?$ ]] || die_usage "--repeat: '$repeat' is not a run count 1..99"
 [[ $spread_target =~ ^0?\.[0-9]+$|^[01]$ ]] || die_usage "--spread: '$spread_target' is not a fraction like 0.05"

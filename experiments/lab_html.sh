@@ -7,7 +7,8 @@
 # one line (link, calibration, date, git), the plots (the SVGs lab.sh drew,
 # PNG where there is no SVG), measured against the model as a table per
 # sweep (flagged rows marked as on the plots: host-bound, cpu or busy),
-# the fit and crossover (fit.txt), the seed's model table (model.txt), the
+# the fit and crossover (fit.txt), the stragglers section's table
+# (stragglers.txt, lab.sh --only stragglers), the seed's model table (model.txt), the
 # manifest, and links to every CSV. It is self-contained: one inline style
 # sheet and one inline script, images by relative path, nothing fetched
 # from the network. The script counts the images that loaded into the page
@@ -112,15 +113,21 @@ fig k_bytes "2. Bytes per step through the busiest link: K n at the server, 2(K-
 fig size "3. Time against message size at fixed K: the parameter server, the ring and recursive doubling, with the fitted link and the ring/rd crossover."
 fig k_scaling "4. Throughput and scaling efficiency against K (communication measured, compute ASSUMED)."
 fig loss "5. Loss against step: the three correct runs agree; each --mistake mode, and a zoom on the ones that hide under the correct curve."
+fig stragglers "Stragglers (lab.sh --only stragglers): time to the target loss and the step each mode runs at, against the slow worker's factor; the model dashed. EMULATED compute, no emulated link."
+fig loss_time "Stragglers: loss against wall-clock time for each mode, one worker slowed (EMULATED compute)."
 for f in "$dir"/*.svg; do      # any other plot a section of lab.sh drew
     b=$(basename "$f" .svg)
-    case " k_time k_bytes size k_scaling loss " in *" $b "*) continue ;; esac
+    case " k_time k_bytes size k_scaling loss stragglers loss_time " in *" $b "*) continue ;; esac
     [ -s "$f" ] && fig "$b" "$b"
 done
 
 echo "<h2>Measured against the model</h2>"
 table "$dir/k_sweep.csv" "K sweep (the median run of each point)"
 table "$dir/size_sweep.csv" "Size sweep"
+if [ -s "$dir/stragglers.txt" ]; then
+    echo "<h3>Stragglers: per mode and factor (experiments/lab_stragglers.sh)</h3>"
+    echo "<pre id=\"stragglers\">$(esc < "$dir/stragglers.txt")</pre>"
+fi
 if [ -s "$dir/fit.txt" ]; then
     echo "<h3>The fit and the crossover (plots/size.gp)</h3>"
     echo "<pre id=\"fit\">$(esc < "$dir/fit.txt")</pre>"

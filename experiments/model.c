@@ -74,6 +74,20 @@
  *       element bytes over T ranks per layer (model_tp_layer).
  *   model --bubble --stages P --micro M
  *       the pipeline bubble (P-1)/(M+P-1) (model_pipeline_bubble).
+ *   model --stragglers MODE --K K --backward-time T [--straggler R:F]
+ *         [--jitter SIGMA] [--pause R:TIME[@N]] [--seed S] [--steps N]
+ *         [--warmup W] --comm TIME
+ *       the straggler models (model.h, STRAGGLERS) on the EMULATED compute
+ *       times the run's flags give (common/compute.h's compute_step_time,
+ *       the function the workers sleep by, so the model sees the run's own
+ *       draws of the jitter): worker r computes c_r = t(r, s) in step s,
+ *       and every step communicates --comm seconds. MODE sync (the ring
+ *       and the sync PS) or backup:B prints seconds per step; async or
+ *       ssp (ssp:N; the model has no N) updates per second. The steps
+ *       W .. N-1 (default N = 1, W = 0; the run's timed steps) each give
+ *       one value, and the median is printed, as the CSV's medians are;
+ *       with no jitter and no pause they are all the same. --seed is the
+ *       run's (default 7, cli_common.c's).
  *
  * Numbers print as %.12g. Bad input: one line on stderr, exit 64.
  */
@@ -84,7 +98,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "compute.h"
 #include "err.h"
+#include "metrics.h"
 #include "model.h"
 
 static const char *const algo_names[] = { "ps", "ring", "rd", NULL };
@@ -355,6 +371,89 @@ static int other_query(const struct other *o, int k, double bytes, const struct 
     return 0;
 }
 
+/* The straggler query (issue 16): the mode, the run's EMULATED compute
+ * model (the flags of compute.h), the communication t and the steps. */
+struct strag {
+    const char *mode;           /* NULL: not this query */
+    struct compute_model cm;
+    double comm;                /* < 0: not given */
+    uint64_t steps, warmup;
+};
+
+/* strag_given: any of the query's own flags is set (so it is this query). */
+static int strag_given(const struct strag *s)
+{
+    return s->mode || s->cm.base > 0 || compute_model_active(&s->cm) || s->comm >= 0 ||
+           s->steps || s->warmup || s->cm.seed != 7;
+}
+
+static int straggler_query(const struct strag *s, int k, const char *quantity_name)
+{
+    enum { SYNC, BACKUP, ASYNC, SSP } kind;
+    const char *m = s->mode;
+    long b = 0;
+    char *end;
+
+    if (!m)
+        return usage_error("--backward-time, --straggler, --jitter, --pause, --seed, --comm, "
+                           "--steps and --warmup are --stragglers' (give MODE)");
+    if (strcmp(m, "sync") == 0 || strcmp(m, "ring") == 0) {
+        kind = SYNC;
+    } else if (strncmp(m, "backup:", 7) == 0) {
+        kind = BACKUP;
+        b = strtol(m + 7, &end, 10);
+        if (m[7] < '0' || m[7] > '9' || *end != '\0' || b < 1 || b >= (k ? k : 2))
+            return usage_error("--stragglers backup:B: B must be 1 .. K-1");
+    } else if (strcmp(m, "async") == 0) {
+        kind = ASYNC;
+    } else if (strcmp(m, "ssp") == 0 || (strncmp(m, "ssp:", 4) == 0 && m[4] >= '0' &&
+                                         m[4] <= '9' && strtol(m + 4, &end, 10) >= 0 &&
+                                         *end == '\0')) {
+        kind = SSP;
+    } else {
+        fprintf(stderr, "model: --stragglers: '%.40s' is not sync, ring, backup:B, async or ssp[:N]\n", m);
+        return CLI_EXIT_USAGE;
+    }
+    if (quantity_name)
+        return usage_error("--stragglers prints seconds per step (sync, backup) or updates per "
+                           "second (async, ssp); no --quantity");
+    if (!k)
+        return usage_error("--stragglers needs --K");
+    if (!(s->cm.base > 0))
+        return usage_error("--stragglers needs --backward-time T > 0 (the compute model's base)");
+    if (s->comm < 0)
+        return usage_error("--stragglers needs --comm TIME (the step's communication, >= 0)");
+    if (s->cm.straggler_rank >= k || s->cm.pause_rank >= k)
+        return usage_error("--straggler, --pause: the rank must be below K");
+    uint64_t steps = s->steps ? s->steps : 1;
+    if (s->warmup >= steps)
+        return usage_error("--warmup must be below --steps");
+
+    size_t n = (size_t)(steps - s->warmup);
+    double *c = calloc((size_t)k, sizeof *c), *v = calloc(n, sizeof *v);
+    struct metrics_stats st;
+
+    if (!c || !v) {
+        free(c);
+        free(v);
+        fprintf(stderr, "model: out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (int r = 0; r < k; r++)
+            c[r] = compute_step_time(&s->cm, r, s->warmup + i);
+        v[i] = kind == SYNC ? model_sync_step(k, c, s->comm)
+             : kind == BACKUP ? model_backup_step(k, (int)b, c, s->comm)
+             : kind == ASYNC ? model_async_rate(k, c, s->comm)
+             : model_ssp_rate(k, c, s->comm);
+    }
+    metrics_summarize(v, n, &st);
+    print_number(st.median);
+    free(c);
+    free(v);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* NAN / NULL / 0 mark "not given": the modes take different flags. */
@@ -365,6 +464,10 @@ int main(int argc, char **argv)
     double bucket = NAN;
     struct sweep sweep = { 0, 0, 0 };
     struct other other = { NULL, 0, 0, 0, 0, 1, 0, 1.0 };
+    struct strag strag = { NULL, { 0 }, -1, 0, 0 };
+
+    compute_model_init(&strag.cm);
+    strag.cm.seed = 7;          /* the runs' default --seed (cli_common.c) */
     const struct cli_opt opts[] = {
         { "table", CLI_BOOL, &table, NULL, "the seed's table (what no flags print)", 0, 0, NULL },
         { "elements", CLI_DOUBLE, &elements, "P", "table: gradient elements (default 2e9, the seed's exercise)", 0, 0, NULL },
@@ -395,6 +498,15 @@ int main(int argc, char **argv)
         { "stages", CLI_INT, &other.stages, "P", "--bubble: pipeline stages", 1, 1000000, NULL },
         { "micro", CLI_INT, &other.micro, "M", "--bubble: micro-batches", 1, 0, NULL },
         { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
+        { "stragglers", CLI_STRING, &strag.mode, "MODE", "the straggler models: sync|ring|backup:B (s per step), async|ssp (updates/s)", 0, 0, NULL },
+        { "backward-time", CLI_TIME, &strag.cm.base, "TIME", "--stragglers: EMULATED backward time T (the run's)", 0, 0, NULL },
+        { "straggler", CLI_CUSTOM, &strag.cm, "RANK:FACTOR", "--stragglers: RANK computes FACTOR x T (the run's)", 0, 0, cli_compute_straggler },
+        { "jitter", CLI_DOUBLE, &strag.cm.jitter, "SIGMA", "--stragglers: the run's log-normal jitter", 0, 0, NULL },
+        { "pause", CLI_CUSTOM, &strag.cm, "RANK:TIME[@N]", "--stragglers: the run's pause", 0, 0, cli_compute_pause },
+        { "seed", CLI_U64, &strag.cm.seed, "S", "--stragglers: the run's seed (default 7)", 0, 0, NULL },
+        { "comm", CLI_TIME, &strag.comm, "TIME", "--stragglers: the step's communication t", 0, 0, NULL },
+        { "steps", CLI_U64, &strag.steps, "N", "--stragglers: the run's steps (default 1)", 0, 0, NULL },
+        { "warmup", CLI_U64, &strag.warmup, "W", "--stragglers: its warm-up steps, left out (default 0)", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *const tables[] = { opts, NULL };
@@ -409,11 +521,22 @@ int main(int argc, char **argv)
                    "             [--piece SIZE] [--imbalance F] [--quantity time|bytes_in|bytes_out|steps]\n"
                    "       model --tp-layer --K T --bytes ACT --bw RATE [--latency TIME] [--layers L]\n"
                    "       model --bubble --stages P --micro M\n"
+                   "       model --stragglers sync|backup:B|async|ssp --K K --backward-time T [--straggler R:F]\n"
+                   "             [--jitter SIGMA] [--pause R:TIME[@N]] [--seed S] [--steps N] [--warmup W] --comm TIME\n"
                    "The alpha-beta model (common/model.h): the seed's table of parameter-server ingress\n"
                    "against ring all-reduce time, or one number per query, for scripts and plots.",
                    argc, argv, tables);
 
     int ps_flags = servers >= 0 || placement_name || even || !isnan(bucket);
+    if (strag_given(&strag)) {
+        if (table || crossover || split || !isnan(elements) || !isnan(elem_bytes) || workers ||
+            ps_flags || algo_name || !isnan(bytes) || sweep.n || bw >= 0 || latency != 0 ||
+            other.coll || other.tp || other.bubble || other.stages || other.micro ||
+            other.layers != 1 || other.piece || other.imbalance != 1)
+            return usage_error("--stragglers is a query of its own: --K, the compute model's "
+                               "flags, --comm, --steps and --warmup only");
+        return straggler_query(&strag, k, quantity_name);
+    }
     if (other.coll || other.tp || other.bubble || other.stages || other.micro ||
         other.layers != 1 || other.piece || other.imbalance != 1) {
         if (table || crossover || split || !isnan(elements) || !isnan(elem_bytes) || workers ||

@@ -105,4 +105,24 @@ awk -F, '$1 == "ps" && $4 == 8 && $5 == 4194304 { f = 1; if ($6 != 2) bad = 1 } 
 # timings: printed, never asserted
 grep -h '^ps,\|^ring,' "$T_TMP"/out.* | cut -d, -f1-7,18,20 | sed 's/^/     timing: /'
 t_end
+t_case handout-12.1 "exercise 12: the quick straggler sweep has every mode at 1x and 3x, each reaching the target"
+s12="$w/results/handout-12"
+if [ -s "$s12/stragglers.csv" ]; then
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+             { n[$c["mode"] "@" $c["straggler_factor"]]++; if (!($c["ttt_s"] > 0)) print $c["mode"] " at " $c["straggler_factor"] "x: target not reached" }
+             END { split("ring sync backup:1 ssp:2 async", m, " ")
+                   for (i = 1; i <= 5; i++) for (f = 1; f <= 3; f += 2) if (n[m[i] "@" f] != 1) print m[i] " at " f "x: " n[m[i] "@" f] + 0 " rows" }' \
+        "$s12/stragglers.csv" > "$T_TMP/s12"
+    [ -s "$T_TMP/s12" ] && t_fail "$(tr '\n' ';' < "$T_TMP/s12")"
+    for f in stragglers.png loss_time.png stragglers.txt; do [ -s "$s12/$f" ] || t_fail "exercise 12: no $f"; done
+    # the worksheet's two bin/model lines (K = 8, T = 100 ms, F = 3, t = 10 ms): sync waits
+    # for the straggler, 3T + t; backup:1 does not, T + t (docs/lab-key.md quotes both)
+    grep -hqx 0.31 "$T_TMP"/out.* || t_fail "exercise 12: bin/model's sync step at F = 3 is not 0.31"
+    grep -hqx 0.11 "$T_TMP"/out.* || t_fail "exercise 12: bin/model's backup:1 step at F = 3 is not 0.11"
+    # timings: printed, never asserted
+    sed 's/^/     exercise 12 timing: /' "$s12/stragglers.txt"
+else
+    t_fail "exercise 12: no $s12/stragglers.csv"
+fi
+t_end
 t_exit

@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# lab_stragglers.sh -- the stragglers section of the lab (`experiments/lab.sh
+# --only stragglers`; in `make lab-all`, not in the default `make lab`): a
+# synchronous step waits for its slowest worker; what the parameter
+# server's other modes buy back (issue 16).
+#
+#   1. the sweep: the mlp workload on K workers (default 8), one of them
+#      (rank 1) slowed 1x, 2x, 3x, 4x (--straggler 1:F) and every worker
+#      jittered (--jitter SIGMA, log-normal, mean-preserving), all on top of
+#      an EMULATED backward time T (--backward-time: a sleep added to mlp's
+#      real compute, common/compute.h); five systems on the same flags:
+#        ring      the ring all-reduce: every step waits for the slowest
+#        sync      the parameter server, one barrier per step
+#        backup:1  a step takes the first K-1 pushes; the late one dropped
+#        ssp:2     asynchronous, but no worker more than 2 steps ahead
+#        async     every push applied alone when it arrives
+#      NO EMULATED LINK: ps_server refuses --link-bw in its modes other than
+#      sync (their weights go past the paced egress), so every system runs
+#      on the unpaced loopback, the same network for all. The network is
+#      not the subject here: T is chosen so that a step is mostly the
+#      emulated compute (the CPU check below says how much);
+#   2. per run: the CSV row (bin/psr_merge's, with ttt_s, the time to
+#      --target-loss, and wait_s, the largest per-worker mean barrier wait),
+#      the loss against wall-clock time (--loss-time-out: the server's, or
+#      ring rank 0's), and the workers' records (launch.sh --out);
+#   3. per mode and factor, the step the mode runs at, from the workers'
+#      records (each record's STEP_S, the whole step; timed steps only):
+#        ring, sync   per step the slowest worker's (the K-th smallest), the
+#                     median over steps (the CSV's step_s)
+#        backup:B     per step the (K-B)-th smallest: the step's last USED
+#                     push; median over steps
+#        ssp, async   K / U, U = sum over workers of 1 / (its median step):
+#                     the time the server takes for K updates, which is as
+#                     many examples as one synchronous step
+#      and the cost model's (bin/model --stragglers, common/model.h
+#      STRAGGLERS; never a formula here) on the same EMULATED compute
+#      times (the same seed, so the same jitter draws) and a communication
+#      t that is NOT modelled (no link): t is CALIBRATED per system from
+#      its 1x run, the measured step less the model's with t = 0 (the ring's
+#      for the ring, sync PS's for the four PS modes). So the model's claim
+#      tested is how the step follows the slowest worker as F grows;
+#   4. stragglers.png (plots/stragglers.gp): time to target and step time
+#      against the factor, one line per mode, the model dashed; loss_time.png:
+#      loss against wall-clock time at factor 3 (or the largest factor below
+#      it) for each mode; SVG twins for index.html.
+#
+# Results: <out>/stragglers.csv (psr_merge's columns, then mode,
+# straggler_factor, jitter, mode_step_s, model_step_s, comm_s, by name),
+# <out>/stragglers.txt (the table below), <out>/loss/MODE_fF.loss,
+# logs/ (every job's stderr, records, commands). Progress on stderr, the
+# table on stdout. Timings on a loaded 2-core machine are noisy: the table
+# says so, and nothing here asserts one.
+set -uo pipefail
+
+prog=lab.sh
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+k=8
+factors="1 2 3 4"
+modes="ring sync backup:1 ssp:2 async"
+jitter=0.2
+bt=100ms
+steps=30
+warmup=2
+lr=0.05
+target=
+srank=1
+out=
+quick=0
+timeout=60
+# The default --target-loss: the mlp's loss (seed 7, --lr 0.05, B = 256;
+# bin/reference --workload mlp --steps 40 --loss-out FILE) falls from 0.577
+# at step 0 to about 0.06; the big batch first reaches 0.2 at step 9, and
+# every mode reached it at every factor (docs/lab-key.md, exercise 12, has
+# the runs it was picked from). The quick sweep's 20 steps leave room.
+target_default=0.2
+
+usage() {
+    cat <<EOF
+usage: experiments/lab.sh --only stragglers [--out DIR] [--quick] [options]
+The stragglers section: the mlp on K workers, rank $srank slowed 1x..4x and every
+worker jittered, on the ring and the parameter server's modes, with
+EMULATED compute (--backward-time, a sleep) and no emulated link.
+  --K K              workers (default $k)
+  --factors "F ..."  the straggler's factors (default "$factors"; 1 is always run:
+                     it calibrates the model's communication)
+  --modes "M ..."    systems (default "$modes"; ring, or ps_server's
+                     --mode: sync, async, ssp:N, backup:N)
+  --jitter SIGMA     every worker's log-normal jitter (default $jitter; 0: none)
+  --backward-time T  the EMULATED backward time (default $bt)
+  --steps S          steps per run (default $steps), --warmup W (default $warmup)
+  --lr X             learning rate (default $lr)
+  --target-loss X    the loss whose first crossing is the time to target
+                     (default $target_default)
+  --out DIR          results folder (default results/<date-time>)
+  --quick            K 4, factors "1 3", 20 steps, T 50ms (tests, the handout)
+EOF
+}
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --K | --factors | --modes | --jitter | --backward-time | --steps | --warmup | --lr | --target-loss | --out | \
+        --K=* | --factors=* | --modes=* | --jitter=* | --backward-time=* | --steps=* | --warmup=* | --lr=* | \
+        --target-loss=* | --out=*)
+        opt_value "$@"
+        shift $((1 + extra))
+        case $name in
+        --K) k=$val ;;
+        --factors) factors=$val ;;
+        --modes) modes=$val ;;
+        --jitter) jitter=$val ;;
+        --backward-time) bt=$val ;;
+        --steps) steps=$val ;;
+        --warmup) warmup=$val ;;
+        --lr) lr=$val ;;
+        --target-loss) target=$val ;;
+        --out) out=$val ;;
+        esac ;;
+    --quick) quick=1; k=4; factors="1 3"; steps=20; bt=50ms; shift ;;
+    --help | -h) usage; exit 0 ;;
+    *) die_usage "--only stragglers: unknown option '$1' (try --help)" ;;
+    esac
+done
+[ -n "$target" ] || target=$target_default
+
+# ------------------------------------------------------------ checks
+[[ $k =~ ^[1-9][0-9]?$ ]] && [ "$k" -ge 2 ] || die_usage "--K: '$k' is not a worker count 2..99"
+[ "$srank" -lt "$k" ] || die_usage "--K: the straggler is rank $srank, so K must be at least $((srank + 1))"
+for f in $factors; do
+    [[ $f =~ ^[1-9][0-9]*(\.[0-9]+)?$ ]] && awk -v f="$f" 'BEGIN { exit !(f >= 1 && f <= 1000) }' ||
+        die_usage "--factors: '$f' is not a factor 1..1000"
+done
+case " $factors " in *" 1 "*) ;; *) factors="1 $factors" ;; esac
+factors=$(echo $factors | tr ' ' '\n' | sort -g -u | tr '\n' ' ')
+[ -n "$modes" ] || die_usage "--modes: no mode given"
+for m in $modes; do
+    case $m in
+    ring | sync | async) ;;
+    ssp:[0-9]*) [[ $m =~ ^ssp:[0-9]{1,9}$ ]] || die_usage "--modes: '$m' is not ssp:N" ;;
+    backup:[0-9]*) [[ $m =~ ^backup:[0-9]{1,9}$ ]] && [ "${m#backup:}" -ge 1 ] && [ "${m#backup:}" -lt "$k" ] ||
+        die_usage "--modes: '$m' is not backup:N with 1 <= N < K = $k" ;;
+    *) die_usage "--modes: '$m' is not ring, sync, async, ssp:N or backup:N" ;;
+    esac
+done
+[[ $steps =~ ^[1-9][0-9]{0,5}$ ]] || die_usage "--steps: '$steps' is not a step count 1..999999"
+[[ $warmup =~ ^[0-9]{1,6}$ ]] && [ "$warmup" -lt "$steps" ] || die_usage "--warmup: '$warmup' is not 0..steps-1"
+[[ $jitter =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v s="$jitter" 'BEGIN { exit !(s <= 2) }' ||
+    die_usage "--jitter: '$jitter' is not a SIGMA 0..2"
+for v in "$lr" "$target"; do
+    [[ $v =~ ^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$ ]] && awk -v x="$v" 'BEGIN { exit !(x > 0) }' ||
+        die_usage "--lr, --target-loss: '$v' is not a number > 0"
+done
+for b in ring_worker ps_server ps_worker psr_merge model; do
+    [ -x "$PSR_BIN/$b" ] || { say "$PSR_BIN/$b is missing: run 'make' first"; exit 2; }
+done
+# T in seconds, through bin/model's own parser (its --stragglers sync of
+# one worker with no communication is T itself); a bad T stops here, 64.
+T=$("$PSR_BIN/model" --stragglers sync --K 1 --backward-time "$bt" --comm 0 2>"${TMPDIR:-/tmp}/lab_strag.$$") ||
+    { m=$(head -n 1 "${TMPDIR:-/tmp}/lab_strag.$$"); rm -f "${TMPDIR:-/tmp}/lab_strag.$$"; die_usage "${m#model: }"; }
+rm -f "${TMPDIR:-/tmp}/lab_strag.$$"
+awk -v t="$T" 'BEGIN { exit !(t > 0) }' || die_usage "--backward-time: '$bt' must be above 0 (the straggler scales it)"
+command -v gnuplot >/dev/null || { say "gnuplot is missing: apt-get install gnuplot-nox"; exit 2; }
+[ -n "$out" ] || out=$root/results/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out/logs" "$out/loss" || { say "cannot create $out"; exit 2; }
+launch=$here/launch.sh
+t_start=$(date +%s)
+tty=0; [ -t 2 ] && tty=1
+elapsed() { echo $(( $(date +%s) - t_start ))s; }
+progress() { if [ $tty = 1 ]; then printf '\r\033[K%s' "$1" >&2; fi; }
+done_line() { if [ $tty = 1 ]; then printf '\r\033[K' >&2; fi; echo "$prog: $1" >&2; }
+
+# tag MODE: the mode as a file name (backup:1 -> backup1).
+tag() { echo "${1//:/}"; }
+# the factor whose loss curves are drawn: 3, or the largest below it
+lossf=$(for f in $factors; do awk -v f="$f" 'BEGIN { exit !(f <= 3) }' && echo "$f"; done | tail -n 1)
+
+# ------------------------------------------------------------ 1. the runs
+# run MODE F: one job; its row in logs/NAME.csv, stderr in logs/NAME.err,
+# records in logs/NAME.d/, loss curve in loss/NAME.loss.
+run() {
+    local m=$1 f=$2 n sys=ps extra=()
+    n=$(tag "$m")_f$f
+    [ "$m" = ring ] && sys=ring
+    [ "$sys" = ps ] && extra=(--server-args "--mode $m")
+    rm -rf "$out/logs/$n.d" "$out/logs/$n.csv"
+    mkdir -p "$out/logs/$n.d"
+    set -- "$launch" "$sys" "$k" --workload mlp --steps "$steps" --warmup "$warmup" --lr "$lr" \
+        --backward-time "$bt" --straggler "$srank:$f" --jitter "$jitter" --target-loss "$target" \
+        --loss-time-out "$out/loss/$n.loss" --timeout "$timeout" --time-limit 600 \
+        --out "$out/logs/$n.d" --csv-out "$out/logs/$n.csv" "${extra[@]}"
+    { printf '%s:' "$n"; printf ' %q' "$@"; echo; } >> "$out/commands.txt"
+    job "$m at ${f}x" /dev/null "$out/logs/$n.err" bash "$@"
+}
+
+failed=0
+total=0
+for f in $factors; do for m in $modes; do total=$((total + 1)); done; done
+say "stragglers: mlp, K = $k, rank $srank slowed x($factors), jitter $jitter, EMULATED backward time $bt" \
+    "(a sleep on top of mlp's real compute); modes: $modes; $steps steps ($warmup warm-up), lr $lr," \
+    "target loss $target. NO emulated link (ps_server's modes refuse --link-bw): unpaced loopback for every system."
+i=0
+for f in $factors; do
+    for m in $modes; do
+        i=$((i + 1))
+        progress "[$i/$total] $m, straggler x$f ..."
+        if run "$m" "$f"; then
+            done_line "[$i/$total] $m, straggler x$f: done ($(elapsed))"
+        else
+            failed=$((failed + 1))
+        fi
+    done
+done
+
+# ------------------------------------------------------------ 2. steps and the model
+# steps_of DIR: "RECORD STEP STEP_S" for every timed step of every worker
+# or ring rank record in DIR (metrics.h, RECORD FILE: STEP_S is field 8).
+steps_of() {
+    local d=$1 f
+    set --
+    for f in "$d"/rec.worker.* "$d"/rec.rank.*; do [ -f "$f" ] && set -- "$@" "$f"; done
+    [ $# -gt 0 ] && awk '$1 == "step" && NF >= 8 && $8 != "-" { print FILENAME, $2, $8 }' "$@"
+}
+# kth_step DIR J: per step, the J-th smallest STEP_S over the workers; the
+# median over the steps.
+kth_step() {
+    steps_of "$1" | sort -k2,2n -k3,3g |
+        awk -v j="$2" '$2 != s { s = $2; i = 0 } { i++; if (i == j) print $3 }' | median
+}
+# k_over_rate DIR: K / U, U = sum over the workers of 1 / (its median STEP_S).
+k_over_rate() {
+    steps_of "$1" | sort -k1,1 -k3,3g | awk -v k="$k" '
+        function flush() { if (n) { m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2; if (m > 0) u += 1 / m }; n = 0 }
+        $1 != f { flush(); f = $1 } { v[++n] = $3 } END { flush(); if (u > 0) printf "%.6g\n", k / u; else print "nan" }'
+}
+# mode_step MODE DIR: the step the mode runs at (the header's item 3).
+mode_step() {
+    case $1 in
+    ring | sync) kth_step "$2" "$k" ;;
+    backup:*) kth_step "$2" $((k - ${1#backup:})) ;;
+    *) k_over_rate "$2" ;;
+    esac
+}
+# model F MODE COMM: the model's step for MODE at factor F (bin/model
+# --stragglers; for async and ssp K / its updates per second).
+model() {
+    local q=$2 v
+    case $2 in ssp:*) q=ssp ;; esac
+    v=$("$PSR_BIN/model" --stragglers "$q" --K "$k" --backward-time "$bt" --straggler "$srank:$1" \
+        --jitter "$jitter" --steps "$steps" --warmup "$warmup" --comm "$3") || { echo nan; return; }
+    case $q in async | ssp) awk -v k="$k" -v u="$v" 'BEGIN { if (u > 0) printf "%.6g\n", k / u; else print "nan" }' ;;
+               *) echo "$v" ;; esac
+}
+
+# The communication t, calibrated: each system's 1x step less the model's
+# step with t = 0 (at least 0). The ring's for the ring; sync PS's for the
+# four PS modes (or the first PS mode's when sync was not run).
+calib() {
+    local m=$1 s z
+    s=$(mode_step "$m" "$out/logs/$(tag "$m")_f1.d")
+    z=$(model 1 "$m" 0)
+    awk -v s="$s" -v z="$z" 'BEGIN { if (s == "nan" || z == "nan") print "nan"; else printf "%.6g\n", (s > z ? s - z : 0) }'
+}
+t_ring=nan t_ps=nan ps_ref=
+for m in $modes; do
+    case $m in
+    ring) t_ring=$(calib ring) ;;
+    *) [ -z "$ps_ref" ] || [ "$m" = sync ] && ps_ref=$m ;;
+    esac
+done
+[ -n "$ps_ref" ] && t_ps=$(calib "$ps_ref")
+
+# The CSV: psr_merge's header and rows, grouped by mode (so that a plot's
+# line through one mode's points is not broken), then the lab's columns.
+csv=$out/stragglers.csv
+: > "$csv"
+for m in $modes; do
+    t=$t_ps; [ "$m" = ring ] && t=$t_ring
+    for f in $factors; do
+        n=$(tag "$m")_f$f
+        [ -s "$out/logs/$n.csv" ] || continue
+        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),mode,straggler_factor,jitter,mode_step_s,model_step_s,comm_s" > "$csv"
+        ms=$(mode_step "$m" "$out/logs/$n.d")
+        mm=nan; [ "$t" != nan ] && mm=$(model "$f" "$m" "$t")
+        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$m,$f,$jitter,$ms,$mm,$t|" >> "$csv"
+    done
+done
+[ -s "$csv" ] || { say "no run succeeded; logs in $out/logs"; exit 1; }
+
+# ------------------------------------------------------------ 3. the table
+# fig NAME: the CPU check and the issue's figures, from the CSV by name.
+{
+    echo "# stragglers: mlp, K = $k, rank $srank slowed xF, jitter $jitter on every worker, EMULATED backward time $bt"
+    echo "# (a sleep on top of mlp's real compute), $steps steps ($warmup warm-up), lr $lr, target loss $target."
+    echo "# NO emulated link: every system on the unpaced loopback (ps_server's modes refuse --link-bw)."
+    echo "# step_s: ring/sync the slowest worker's step, backup:B the (K-B)-th, ssp/async K / updates per s"
+    echo "# (medians over the timed steps); model: bin/model --stragglers with t calibrated at 1x"
+    echo "# (ring t = $t_ring s, PS t = $t_ps s). ttt_s: time to target loss (empty: not reached)."
+    echo "# Measured on $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%M:%SZ); timings are noisy, never asserted."
+    printf '%-9s %6s %10s %10s %7s %9s %9s %9s\n' mode factor step_s model_s ratio ttt_s wait_s job_busy
+    csv_awk 'FNR > 1 {
+        r = ($c["model_step_s"] + 0 > 0 && $c["mode_step_s"] != "nan") ? sprintf("%.3f", $c["mode_step_s"] / $c["model_step_s"]) : "-"
+        printf "%-9s %5sx %10.4f %10.4f %7s %9s %9s %9s\n", $c["mode"], $c["straggler_factor"], $c["mode_step_s"],
+               $c["model_step_s"], r, (c["ttt_s"] && $c["ttt_s"] != "" ? sprintf("%.3f", $c["ttt_s"]) : "-"),
+               (c["wait_s"] && $c["wait_s"] != "" ? sprintf("%.4f", $c["wait_s"]) : "-"),
+               ($c["job_busy"] != "" ? sprintf("%.2f", $c["job_busy"]) : "-") }' "$csv"
+} > "$out/stragglers.txt"
+
+# The CPU check: at 1x, how much of a step is the EMULATED compute, and how
+# much of the machine the job used. Straggler-bound (the sleep, not the
+# CPU, sets the pace) when T is most of the step and the job left most of
+# the cores idle.
+cpu=$(csv_awk -v T="$T" 'FNR > 1 && $c["straggler_factor"] == 1 && $c["mode_step_s"] + 0 > 0 {
+        s = T / $c["mode_step_s"]; if (n == 0 || s < smin) smin = s
+        b = $c["job_busy"] + 0; if (b > bmax) bmax = b; n++ }
+        END { if (n) printf "%.2f %.2f\n", smin, bmax }' "$csv")
+cpu_line="CPU check: no 1x run to judge by"
+if [ -n "$cpu" ]; then
+    set -- $cpu
+    if awk -v s="$1" -v b="$2" 'BEGIN { exit !(s >= 0.6 && b < 0.5) }'; then
+        cpu_line="CPU check: straggler-bound, not CPU-bound: at 1x the EMULATED backward time T = $T s is at least $1 of every mode's step, and the job used at most $2 of the $(nproc) cores"
+    else
+        cpu_line="CPU check: NOT clearly straggler-bound: at 1x T = $T s is only $1 of a step (want >= 0.6) or the job used $2 of the cores (want < 0.5): raise --backward-time"
+    fi
+fi
+echo "# $cpu_line" >> "$out/stragglers.txt"
+
+# The issue's figures at factor 3 (when swept).
+figs=$(csv_awk 'FNR > 1 { key = $c["mode"] "@" $c["straggler_factor"]; s[key] = $c["mode_step_s"]; m[key] = $c["model_step_s"]; if (c["ttt_s"]) t[key] = $c["ttt_s"] }
+    END {
+        if (("sync@1" in s) && ("backup:1@3" in s) && s["sync@1"] > 0)
+            printf "# backup:1 at 3x / sync at 1x, median steps: %.4f / %.4f = %.3f (goal <= 1.25)\n", s["backup:1@3"], s["sync@1"], s["backup:1@3"] / s["sync@1"]
+        split("ring sync", g, " ")
+        for (i = 1; i <= 2; i++) if ((g[i] "@3" in s) && m[g[i] "@3"] > 0)
+            printf "# %s at 3x: step %.4f s, model %.4f s, off by %+.1f%% (goal within 10%%)\n", g[i], s[g[i] "@3"], m[g[i] "@3"], 100 * (s[g[i] "@3"] / m[g[i] "@3"] - 1)
+        for (key in t) if (key ~ /@3$/) printf "# time to target at 3x, %s: %s\n", substr(key, 1, length(key) - 2), (t[key] == "" ? "not reached" : t[key] " s")
+    }' "$csv" | sort)
+[ -n "$figs" ] && echo "$figs" >> "$out/stragglers.txt"
+cat "$out/stragglers.txt"
+
+# ------------------------------------------------------------ 4. the plots
+lfiles=""
+for m in $modes; do
+    [ -s "$out/loss/$(tag "$m")_f$lossf.loss" ] && lfiles="$lfiles $m=$out/loss/$(tag "$m")_f$lossf.loss"
+done
+sub="mlp, K = $k, rank $srank x F, jitter $jitter, EMULATED backward $bt; no emulated link; $(nproc) CPUs"
+for fmt in png svg; do
+    gnuplot -e "dir='$root/plots/'; file='$csv'; fmt='$fmt'; out='$out/stragglers.$fmt'; panel='sweep'; sub='$sub'; target=$target" \
+        "$root/plots/stragglers.gp" 2>>"$out/logs/plots.log" || { say "plots/stragglers.gp failed: $(tail -c 300 "$out/logs/plots.log")"; failed=$((failed + 1)); }
+    if [ -n "$lfiles" ]; then
+        gnuplot -e "dir='$root/plots/'; file='$csv'; fmt='$fmt'; out='$out/loss_time.$fmt'; panel='loss'; losses='${lfiles# }'; lossf='$lossf'; sub='$sub'; target=$target" \
+            "$root/plots/stragglers.gp" 2>>"$out/logs/plots.log" || { say "plots/stragglers.gp (loss) failed: $(tail -c 300 "$out/logs/plots.log")"; failed=$((failed + 1)); }
+    fi
+done
+{
+    echo "# psring lab manifest: the stragglers section"
+    echo "command: experiments/lab.sh --only stragglers (K $k, factors $factors, modes $modes, jitter $jitter, T $bt, steps $steps, warmup $warmup, lr $lr, target $target)"
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
+    echo "cpu: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) online"
+    echo "link_bw: none (no emulated link: ps_server's modes refuse --link-bw; unpaced loopback for every system)"
+    echo "compute: EMULATED --backward-time $bt (a sleep on top of mlp's real compute), --straggler $srank:F, --jitter $jitter"
+    echo "$cpu_line"
+    echo "jobs_failed: $failed"
+    echo "# every job's command line"
+    cat "$out/commands.txt" 2>/dev/null
+} > "$out/manifest.txt"
+bash "$here/lab_html.sh" "$out" || failed=$((failed + 1))
+say "$cpu_line"
+say "wrote $csv, $out/stragglers.txt, $out/stragglers.png, $out/loss_time.png, $out/index.html ($(elapsed))"
+if [ "$failed" -gt 0 ]; then
+    say "$failed job(s) failed; logs in $out/logs"
+    exit 1
+fi
+exit 0
