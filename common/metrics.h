@@ -71,6 +71,8 @@
  *   machine0 TOTAL BUSY RUNNING | machine1 TOTAL BUSY RUNNING   (optional:
  *        the hostload.h samples at the start / end of the timed steps;
  *        RUNNING is - when unknown)
+ *   wait0 NS | wait1 NS   (optional: the process's run delay at those
+ *        samples, hostload.h wait_ns; left out when unknown)
  *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT [STEP_S]
  *        (repeated; a time that does not apply is written as -; STEP_S,
  *        the whole step, is always written, and a record without it, an
