@@ -9,8 +9,10 @@
  */
 #include "hostload.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -100,6 +102,7 @@ int hostload_parse_stat(const char *text, size_t len, struct hostload_sample *s)
 
     memset(s, 0, sizeof *s);
     s->running = -1;
+    s->wait_ns = -1;                /* not /proc/stat's: hostload_sample_read's */
     while (c.p < c.end) {
         const char *eol = memchr(c.p, '\n', (size_t)(c.end - c.p));
         struct cur line = { c.p, eol ? eol : c.end };
@@ -153,6 +156,22 @@ int hostload_parse_loadavg(const char *text, size_t len)
     return (int)r;
 }
 
+int64_t hostload_parse_schedstat(const char *text, size_t len)
+{
+    struct cur c = { text, text + len };
+    uint64_t cpu, wait;
+
+    skip_blanks(&c);
+    if (u64(&c, &cpu) != 0 || c.p >= c.end || (*c.p != ' ' && *c.p != '\t'))
+        return -1;
+    skip_blanks(&c);
+    if (u64(&c, &wait) != 0 || wait > (uint64_t)INT64_MAX)
+        return -1;
+    if (c.p < c.end && *c.p != ' ' && *c.p != '\t' && *c.p != '\n')
+        return -1;
+    return (int64_t)wait;
+}
+
 /* read_file: up to cap bytes of path into buf; the length, or -errno. */
 static ssize_t read_file(const char *path, char *buf, size_t cap)
 {
@@ -178,14 +197,49 @@ static ssize_t read_file(const char *path, char *buf, size_t cap)
     return (ssize_t)len;
 }
 
+/* process_wait: this process's run delay, its threads' summed; -1 when a
+ * thread's cannot be read (a thread that ended between the listing and
+ * the read is skipped: its delay is gone with it). */
+static int64_t process_wait(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int64_t sum = 0;
+    int threads = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        char path[64], buf[128];
+        ssize_t n;
+        int64_t w;
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/schedstat", e->d_name);
+        n = read_file(path, buf, sizeof buf);
+        if (n == -ENOENT || n == -ESRCH)
+            continue;
+        if (n <= 0 || (w = hostload_parse_schedstat(buf, (size_t)n)) < 0) {
+            sum = -1;
+            break;
+        }
+        sum += w;
+        threads++;
+    }
+    closedir(d);
+    return threads > 0 ? sum : -1;
+}
+
 int hostload_sample_read(struct hostload_sample *s)
 {
     char buf[HOSTLOAD_READ_MAX];
     ssize_t n = read_file("/proc/stat", buf, sizeof buf);
+    int64_t wait = process_wait();
     int rc;
 
     memset(s, 0, sizeof *s);
     s->running = -1;
+    s->wait_ns = wait;
     if (n < 0)
         return (int)n;
     /* A machine with a long interrupt line may not fit: the "cpu " line
@@ -196,6 +250,7 @@ int hostload_sample_read(struct hostload_sample *s)
     }
     if ((rc = hostload_parse_stat(buf, (size_t)n, s)) != 0)
         return rc;
+    s->wait_ns = wait;              /* the parser cleared it */
     if (s->running < 0 && (n = read_file("/proc/loadavg", buf, 256)) > 0)
         s->running = hostload_parse_loadavg(buf, (size_t)n);
     return 0;
@@ -224,6 +279,7 @@ void hostload_decide(const struct hostload_sample *a, const struct hostload_samp
         v->job_busy = wall_s > 0 && job_cpu_s > 0 ? job_cpu_s / (wall_s * ncpu) : 0.0;
     }
     v->run_queue = run_queue;
+    v->wait_share = NAN;            /* signal 4: hostload_wait */
     if (isnan(run_queue)) {
         /* Only this window's two samples: their mean is their median. */
         if (a && a->ok && a->running >= 1)
@@ -243,6 +299,20 @@ void hostload_decide(const struct hostload_sample *a, const struct hostload_samp
         v->by = HOSTLOAD_OTHERS;
     else
         v->by = HOSTLOAD_CPU;
+}
+
+void hostload_wait(struct hostload_verdict *v, double job_wait_s, double wall_s, int nproc)
+{
+    v->wait_share = NAN;
+    if (!(job_wait_s >= 0) || !(wall_s > 0) || nproc < 1)
+        return;
+    v->wait_share = job_wait_s / (wall_s * nproc);
+    if (v->bound || !(v->wait_share > HOSTLOAD_WAIT))
+        return;
+    v->bound = 1;
+    /* Whose processes held the CPUs: the others', when they used more. */
+    v->by = !isnan(v->other_cores) && v->machine_busy - v->job_busy > v->job_busy
+                ? HOSTLOAD_OTHERS : HOSTLOAD_CPU;
 }
 
 const char *hostload_by_name(enum hostload_by by)

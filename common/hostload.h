@@ -17,6 +17,10 @@
  *            that runs someone else on our CPU is someone else's load)
  *   running  procs_running (runnable threads, the reader itself included);
  *            from /proc/loadavg ("R/T") when /proc/stat has none
+ *   wait_ns  THIS PROCESS's run delay so far: the nanoseconds its threads
+ *            were runnable but waiting for a CPU (the second field of
+ *            /proc/self/task/TID/schedstat, summed over the threads); -1
+ *            when the kernel does not keep it
  *
  * THE RULE (hostload_decide; thresholds below, docs/design.md repeats it),
  * every share in the counters' own ticks over one window:
@@ -36,12 +40,22 @@
  *      ncpu would fire on the job alone: K ranks leaving a barrier are K
  *      runnable threads, and that is no sign of anyone else's load.) A
  *      sample is an instant, so this is the weakest of the three.
+ * and, from the job's own processes (hostload_wait, when every process
+ * knew its run delay):
+ *   4. wait_share > HOSTLOAD_WAIT (0.05): the job's processes spent, on
+ *      average, more than 5% of the timed part runnable but waiting for a
+ *      CPU (wait_share = the run delays' growth summed over the processes
+ *      / (wall x nproc)). Every rank of a ring is on the critical path of
+ *      every step, so a wake-up that waits for a CPU delays the step: with
+ *      more ranks than cores (K = 8 and 16 on 2 cores) the scheduler, not
+ *      the link, sets the pace, though the cores are not busy on average.
  * bound_by: "busy" when signal 2 or 3 fired or the others' share exceeds
  * the job's (other processes, steal included, took CPU the job could have
  * used: a rerun on a quiet machine may differ); else "cpu" (only signal 1,
  * and the job's own processes used most of the busy cores: this machine is
  * too small for the job, a rerun will not help); "link" when no signal
- * fired. Time against the model is NEVER a signal: a run off its model on
+ * fired. Signal 4 alone: "cpu", or "busy" when the others' share
+ * exceeds the job's. Time against the model is NEVER a signal: a run off its model on
  * a quiet machine stays "link", so the gap is there to explain.
  * /proc/stat counts in ticks (USER_HZ, 100/s): over a timed part shorter
  * than about 0.2 s the busy share is coarse, which errs towards flagging.
@@ -54,12 +68,14 @@
 
 #define HOSTLOAD_BUSY 0.80          /* signal 1: machine busy share */
 #define HOSTLOAD_OTHER_CORES 0.5    /* signal 2: cores other processes used */
+#define HOSTLOAD_WAIT 0.05          /* signal 4: the job's mean run-delay share */
 #define HOSTLOAD_READ_MAX 16384     /* bytes of /proc/stat read per sample */
 
 struct hostload_sample {
     int ok;                 /* 1: the fields below hold a sample */
     uint64_t total, busy;   /* ticks since boot, all CPUs */
     int running;            /* runnable threads; -1: not known */
+    int64_t wait_ns;        /* this process's run delay so far; -1: not known */
 };
 
 enum hostload_by { HOSTLOAD_LINK, HOSTLOAD_CPU, HOSTLOAD_OTHERS };
@@ -69,6 +85,7 @@ struct hostload_verdict {
     double job_busy;        /* the job's share of all cores */
     double other_cores;     /* cores other processes used; NaN as above */
     double run_queue;       /* NaN when no sample knew it */
+    double wait_share;      /* signal 4's share; NaN until hostload_wait knew it */
     int bound;              /* 1: a signal fired */
     enum hostload_by by;
 };
@@ -83,10 +100,18 @@ int hostload_parse_stat(const char *text, size_t len, struct hostload_sample *s)
  * field) of /proc/loadavg's text; -1 when it does not parse. */
 int hostload_parse_loadavg(const char *text, size_t len);
 
-/* hostload_sample_read: sample this machine now. Reads /proc/stat (and
- * /proc/loadavg if needed) into a stack buffer: no allocation, a few tens
- * of microseconds, so it may sit right next to a timed region. 0, a
- * negative errno, or ERR_FORMAT; s->ok says whether the sample holds. */
+/* hostload_parse_schedstat: the run delay (the second field, ns) of a
+ * /proc/.../schedstat text ("CPU_NS WAIT_NS SLICES"); -1 when it does not
+ * parse. Never reads past text[len-1]. */
+int64_t hostload_parse_schedstat(const char *text, size_t len);
+
+/* hostload_sample_read: sample this machine now, and this process's run
+ * delay. Reads /proc/stat (and /proc/loadavg if needed) into a stack
+ * buffer, and each thread's schedstat (the thread list's directory
+ * stream is the only allocation), a few tens of microseconds, so it may
+ * sit right next to a timed region. 0, a negative errno, or ERR_FORMAT;
+ * s->ok says whether the sample holds (wait_ns is -1 when unknown, also
+ * when s->ok is 1). */
 int hostload_sample_read(struct hostload_sample *s);
 
 /* hostload_decide: the rule above over the window from *a to *b (from the
@@ -101,6 +126,13 @@ int hostload_sample_read(struct hostload_sample *s);
 void hostload_decide(const struct hostload_sample *a, const struct hostload_sample *b,
                      double job_cpu_s, double wall_s, double hz, int ncpu, int nproc,
                      double run_queue, struct hostload_verdict *v);
+
+/* hostload_wait: signal 4 on a verdict from hostload_decide: job_wait_s,
+ * the growth of the run delays summed over the job's nproc processes (NaN
+ * when one did not know its own), over wall_s. Sets v->wait_share (NaN
+ * without one) and, when the signal fires, v->bound and v->by (a bound
+ * verdict keeps its reason). */
+void hostload_wait(struct hostload_verdict *v, double job_wait_s, double wall_s, int nproc);
 
 /* hostload_by_name: "link", "cpu" or "busy". */
 const char *hostload_by_name(enum hostload_by by);

@@ -140,7 +140,7 @@ double link_ingress_reserve(struct link *l, size_t n, double t)
     return reserve(&l->ingress, n, t - (double)n / l->ingress.rate);
 }
 
-double link_ingress_join(struct link *l, size_t n, double t, double stamp)
+double link_ingress_join(struct link *l, size_t n, double t, double stamp, int cut)
 {
     double due;
 
@@ -159,6 +159,7 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp)
             host_count(l, host_in, n);
             l->in_end = end;
             l->in_n = both;
+            l->in_cut = cut;
             return end;
         }
     }
@@ -168,7 +169,16 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp)
     l->in_t = t;
     l->in_end = l->ingress.vclock;
     l->in_n = n;
+    l->in_cut = cut;
     return due;
+}
+
+size_t link_ingress_next(const struct link *l)
+{
+    size_t piece = link_piece(l);
+
+    /* A read cut short inside a piece: the rest of that piece, no more. */
+    return piece < SIZE_MAX && l->in_cut && l->in_n < piece ? piece - l->in_n : piece;
 }
 
 int link_host_attach(struct link *l, const char *path, char *err)

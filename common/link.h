@@ -161,6 +161,7 @@ struct link {
     double in_from;       /* ingress.vclock before it */
     double in_end;        /* ingress.vclock after it */
     size_t in_n;          /* its bytes */
+    int in_cut;           /* its last part was cut short by the reader */
     void *host;           /* HOST LINKS: the mapping, NULL when private */
 };
 
@@ -188,9 +189,11 @@ double link_ingress_reserve(struct link *l, size_t n, double t);
 
 /* link_ingress_join: link_ingress_reserve for a reader that knows the
  * kernel's receive timestamp of the bytes it read (`stamp`, as the kernel
- * gave it; NAN when there is none). TCP stamps a kernel buffer once, with
- * the time of the newest bytes put in it, and a reader taking at most a
- * piece at a time reads one buffer in parts: a frame's header, then its
+ * gave it; NAN when there is none), and whether the read was cut short by
+ * the reader (`cut`: it got all it asked for, so the kernel may hold more
+ * of the same buffer; link_ingress_next). TCP stamps a kernel buffer once,
+ * with the time of the newest bytes put in it, and a reader taking at most
+ * a piece at a time reads one buffer in parts: a frame's header, then its
  * payload; or a backlog that piled up while the reader was busy sending.
  * Booked one after the other, each part would start where the last one
  * ended, and bytes that arrived together would be held as though they
@@ -204,7 +207,22 @@ double link_ingress_reserve(struct link *l, size_t n, double t);
  * so a reader must not let one build up (ring_worker/xport_tcp.c reads
  * while it sends). Any other read is link_ingress_reserve(l, n, t).
  * Returns the same as that. */
-double link_ingress_join(struct link *l, size_t n, double t, double stamp);
+double link_ingress_join(struct link *l, size_t n, double t, double stamp, int cut);
+
+/* link_ingress_next: the most a paced reader's next read should take: a
+ * piece, or, after a read cut short inside a piece (a frame's header),
+ * the rest of that piece. A psring sender's pieces start at its frame's
+ * first byte (the header travels with the payload's first bytes,
+ * ring_worker/xport_tcp.c), so a reader that keeps to this grid reads one
+ * kernel buffer at a time and every read carries its own buffer's stamp.
+ * A read that ran on into the next buffer would carry that buffer's later
+ * stamp for all its bytes, and booked at that time after the header the
+ * older bytes would pay their wire time twice: a 4 KiB frame at 32
+ * Mbit/s (header and payload in one piece, then a 40-byte tail) cost
+ * a + 2 n b whenever the reader came to the payload after the tail was in
+ * (issue 13: the ring and rd ran 2x their model on 4 KiB messages).
+ * SIZE_MAX when the rate is unlimited. */
+size_t link_ingress_next(const struct link *l);
 
 /* link_send_reserve: link_egress_reserve for a sender that sleeps until
  * each deadline (see BLOCKING SENDERS). cont: nonzero when this piece

@@ -59,6 +59,7 @@ int metrics_record_init(struct metrics_record *r, size_t cap)
     memset(r, 0, sizeof *r);
     r->rank = -1;
     r->ttt_s = r->wait_s = NAN;
+    r->machine0.wait_ns = r->machine1.wait_ns = -1;     /* not known until sampled or read */
     if (cap > METRICS_MAX_STEPS)
         return ERR_USAGE;
     r->cap = cap;
@@ -103,6 +104,13 @@ static void put_machine(struct outfile *f, const char *key, const struct hostloa
         outfile_printf(f, " -\n");
 }
 
+/* The process's run delay at a machine sample: "waitN NS", only when known. */
+static void put_wait(struct outfile *f, const char *key, const struct hostload_sample *m)
+{
+    if (m->ok && m->wait_ns >= 0)
+        outfile_printf(f, "%s %lld\n", key, (long long)m->wait_ns);
+}
+
 /* Written through outfile.h: checked, atomic, every error reported as is. */
 int metrics_record_write(const struct metrics_record *r, const char *path, char *err)
 {
@@ -128,6 +136,8 @@ int metrics_record_write(const struct metrics_record *r, const char *path, char 
         outfile_printf(f, "ttt_s %.9g\n", r->ttt_s);
     if (!isnan(r->wait_s))
         outfile_printf(f, "wait_s %.9g\n", r->wait_s);
+    put_wait(f, "wait0", &r->machine0);
+    put_wait(f, "wait1", &r->machine1);
     for (size_t i = 0; i < r->nsteps; i++) {
         const struct metrics_step *s = &r->steps[i];
         outfile_printf(f, "step %llu", (unsigned long long)s->step);
@@ -271,6 +281,13 @@ static int read_line(struct metrics_record *r, char *line)
     if (strcmp(key, "wall_s") == 0) return tok_double(v, &r->wall_s);
     if (strcmp(key, "ttt_s") == 0) return tok_double(v, &r->ttt_s) || r->ttt_s < 0 ? -1 : 0;
     if (strcmp(key, "wait_s") == 0) return tok_double(v, &r->wait_s) || r->wait_s < 0 ? -1 : 0;
+    if (strcmp(key, "wait0") == 0 || strcmp(key, "wait1") == 0) {
+        uint64_t w;
+        if (tok_u64(v, &w) || w > (uint64_t)INT64_MAX)
+            return -1;
+        (key[4] == '0' ? &r->machine0 : &r->machine1)->wait_ns = (int64_t)w;
+        return 0;
+    }
     return -1;                          /* unknown key */
 }
 
@@ -332,11 +349,16 @@ static void machine_verdict(const struct metrics_record *recs, size_t n, double 
 {
     const struct hostload_sample *a = NULL, *b = NULL;
     struct hostload_verdict v;
-    double *q = calloc(2 * n, sizeof *q), runq = NAN;
+    double *q = calloc(2 * n, sizeof *q), runq = NAN, wait = 0.0;
     size_t nq = 0;
 
     for (size_t i = 0; i < n; i++) {
         const struct hostload_sample *m0 = &recs[i].machine0, *m1 = &recs[i].machine1;
+        /* signal 4 (hostload.h) needs every process's own run delay */
+        if (m0->ok && m1->ok && m0->wait_ns >= 0 && m1->wait_ns >= m0->wait_ns)
+            wait += (double)(m1->wait_ns - m0->wait_ns) * 1e-9;
+        else
+            wait = NAN;
         if (!m0->ok || !m1->ok)
             continue;
         if (!a || m0->total < a->total)
@@ -355,6 +377,7 @@ static void machine_verdict(const struct metrics_record *recs, size_t n, double 
     }
     free(q);
     hostload_decide(a, b, cpu, wall, (double)sysconf(_SC_CLK_TCK), ncpu, (int)n, runq, &v);
+    hostload_wait(&v, wait, wall, (int)n);
     row->machine_busy = v.machine_busy;
     row->job_busy = v.job_busy;
     row->run_queue = v.run_queue;

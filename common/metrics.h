@@ -109,6 +109,8 @@
  *        when there are several; absent: one bucket)
  *   ttt_s 12.5 | wait_s 0.031   (optional: this process's time to target
  *        and wait, MERGE RULES; absent when it has none)
+ *   wait0 NS | wait1 NS   (optional: the process's run delay at those
+ *        samples, hostload.h wait_ns; left out when unknown)
  *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT [STEP_S]
  *        (repeated; a time that does not apply is written as -; STEP_S,
  *        the whole step, is always written, and a record without it, an

@@ -17,7 +17,9 @@
  *
  * Pacing (link.h): a send reserves each piece of at most link_piece()
  * bytes with link_send_reserve(), waits for its deadline and writes it; a
- * receive reads at most one piece, reserves it with link_ingress_reserve()
+ * receive reads at most one piece (after a read cut short inside a piece,
+ * only its rest: link_ingress_next, so that a read never runs from one
+ * kernel buffer into the next), reserves it with link_ingress_join()
  * and neither reads more nor returns before the returned time (the bytes
  * count as received then), booked at the time
  * the kernel received those bytes (SO_TIMESTAMPNS), so a reader that was
@@ -584,6 +586,10 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
             return 0;           /* wait for POLLIN first */
         if (want > piece)
             want = piece;
+        /* After a read cut short inside a piece (a header), the rest of
+         * that piece only: one kernel buffer, one stamp (link.h). */
+        if (pace && want > link_ingress_next(l))
+            want = link_ingress_next(l);
         arrived = stamp = NAN;
         if (pace)
             r = recv_stamped(x->fd, x->buf + x->done, want, &arrived, &stamp);
@@ -619,7 +625,7 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
                 t = fmin(arrived, now);
             else
                 t = x->late ? x->due : now;
-            x->due = link_ingress_join(l, (size_t)r, t, stamp);
+            x->due = link_ingress_join(l, (size_t)r, t, stamp, (size_t)r == want);
             x->held = x->due > now;     /* also the last piece: held until due */
         }
     }

@@ -25,7 +25,10 @@
  * first part would leave the neighbour's payload piling up unread in the
  * kernel for as long, to be read in a burst afterwards, when its arrival
  * times are lost (the kernel stamps a buffer once) and the reader's link
- * would pace it a second time. And every step starts that timeline
+ * would pace it a second time. The reader keeps to the same grid: after
+ * the header it reads only the rest of that first piece (net.c,
+ * link_ingress_next), so that no read runs from one kernel buffer into
+ * the next and takes the later one's stamp. And every step starts that timeline
  * afresh, in real time: what a step sends is what the step before
  * received, so it could not have left earlier. Without both, the link's
  * rule for blocking senders (link.h) would see the steps of a ring in

@@ -2,7 +2,8 @@
  * parsers (common/hostload.c) and the rule that reads their samples.
  *
  * Each input goes, as the exact byte range (no NUL added: the parsers must
- * not read past it), to hostload_parse_stat and hostload_parse_loadavg;
+ * not read past it), to hostload_parse_stat, hostload_parse_loadavg and
+ * hostload_parse_schedstat;
  * two parsed samples (the input cut in two at its first byte's offset) go
  * to hostload_decide. Crashes and undefined behaviour are the sanitizers'
  * to find; the invariants callers rely on are checked here, each an
@@ -36,8 +37,9 @@ const uint8_t *const fuzz_seeds[] = {
     SEED("cpu  10 0 10 50 0 0 0 30 7 3\nprocs_running 1"),
     SEED("2.49 2.16 2.17 4/111 13812\n"),
     SEED("cpu  18446744073709551615 0 0 0\n"),
+    SEED("7748083 1792024 2\n"),
 };
-const size_t fuzz_seed_sizes[] = { 145, 12, 44, 27, 32 };    /* strlen of each */
+const size_t fuzz_seed_sizes[] = { 145, 12, 44, 27, 32, 18 };    /* strlen of each */
 const size_t fuzz_nseeds = sizeof fuzz_seeds / sizeof fuzz_seeds[0];
 
 _Static_assert(sizeof fuzz_seeds / sizeof fuzz_seeds[0]
@@ -79,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_sample(&a, r);
     r = hostload_parse_loadavg(text, size);
     must(r == -1 || (r >= 0 && r <= 1000000));
+    must(hostload_parse_schedstat(text, size) >= -1);
 
     cut = size ? (uint8_t)text[0] % (size + 1) : 0;
     ra = hostload_parse_stat(text, cut, &a);
@@ -90,6 +93,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     must(isnan(v.machine_busy) || (v.machine_busy >= 0 && v.machine_busy <= 1));
     must(v.job_busy >= 0);
     must(isnan(v.other_cores) || v.other_cores >= 0);
+    must(v.bound == 0 || v.bound == 1);
+    must((v.by == HOSTLOAD_LINK) == !v.bound);
+    hostload_wait(&v, size ? text[0] / 8.0 : NAN, 1.0, 1 + (int)(size % 16));
+    must(isnan(v.wait_share) || v.wait_share >= 0);
     must(v.bound == 0 || v.bound == 1);
     must((v.by == HOSTLOAD_LINK) == !v.bound);
     free(text);

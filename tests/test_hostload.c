@@ -4,6 +4,7 @@
  * it "busy", and time against the model plays no part. */
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "err.h"
@@ -203,9 +204,95 @@ static void test_decide(void)
     T_END();
 }
 
+/* Signal 4 (hostload.h): the job's own processes' run delay. */
+static void test_wait(void)
+{
+    struct hostload_verdict v;
+    const unsigned long long t0[8] = { 1000, 0, 1000, 8000, 0, 0, 0, 0 };
+    unsigned long long t1[8];
+    struct hostload_sample a = sample(t0, 1), b;
+
+    T_CASE("i13s-2.1", "schedstat's run delay: the second field; garbage is -1");
+    T_EQ_I(hostload_parse_schedstat("7748083 1792024 2\n", 18), 1792024);
+    T_EQ_I(hostload_parse_schedstat("5 0 0", 5), 0);
+    T_EQ_I(hostload_parse_schedstat("5 77XXX", 3), 7);          /* only len bytes read */
+    {
+        const char *bad[] = { "", "12", "12 ", "x 5 1", "1 -5 1", "1 5x 1", "1\n5 1",
+                              "1 9223372036854775808 1", "1 18446744073709551616 1" };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+            T_EQ_I(hostload_parse_schedstat(bad[i], strlen(bad[i])), -1);
+    }
+    T_EQ_I(a.wait_ns, -1);                          /* /proc/stat alone does not know it */
+
+    T_CASE("i13s-2.2", "run delay over 5% of the processes' time: bound; cpu (the job's own "
+           "ranks) or busy (others used more); under it, or unknown: no signal");
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += 100;                                   /* an idle machine: link */
+    t1[2] += 100;
+    t1[3] += 1800;
+    b = sample(t1, 2);
+    hostload_decide(&a, &b, 1.9, 10, 100, 2, 16, NAN, &v);
+    T_EQ_I(v.bound, 0);
+    T_TRUE(isnan(v.wait_share));
+    hostload_wait(&v, 4.0, 10, 16);                 /* 16 ranks waited 0.25 s each */
+    T_NEAR(v.wait_share, 0.025, 1e-12);
+    T_EQ_I(v.bound, 0);
+    T_STR(hostload_by_name(v.by), "link");
+    hostload_wait(&v, 16.0, 10, 16);                /* 1 s each: 10% */
+    T_NEAR(v.wait_share, 0.1, 1e-12);
+    T_EQ_I(v.bound, 1);
+    T_STR(hostload_by_name(v.by), "cpu");
+    hostload_decide(&a, &b, 1.9, 10, 100, 2, 16, NAN, &v);
+    hostload_wait(&v, NAN, 10, 16);                 /* a process did not know its own */
+    T_EQ_I(v.bound, 0);
+    T_TRUE(isnan(v.wait_share));
+    hostload_wait(&v, 16.0, 0, 16);                 /* no window */
+    T_EQ_I(v.bound, 0);
+    /* Others used more than the job (0.16 of a core against its 0.04),
+     * not enough for signals 1-3; the job's ranks waited: busy. */
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += 100;
+    t1[2] += 100;
+    t1[3] += 1800;
+    b = sample(t1, 2);
+    hostload_decide(&a, &b, 0.4, 10, 100, 2, 4, NAN, &v);
+    T_EQ_I(v.bound, 0);
+    hostload_wait(&v, 4.0, 10, 4);
+    T_EQ_I(v.bound, 1);
+    T_STR(hostload_by_name(v.by), "busy");
+    /* A verdict bound already keeps its reason. */
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += 900;
+    t1[2] += 900;
+    t1[3] += 200;
+    b = sample(t1, 3);
+    hostload_decide(&a, &b, 17.5, 10, 100, 2, 4, NAN, &v);
+    T_STR(hostload_by_name(v.by), "cpu");
+    hostload_wait(&v, 0.0, 10, 4);
+    T_EQ_I(v.bound, 1);
+    T_STR(hostload_by_name(v.by), "cpu");
+    T_NEAR(v.wait_share, 0.0, 1e-12);
+
+    T_CASE("i13s-2.3", "this process's run delay reads (when the kernel keeps it) and never "
+           "goes back");
+    {
+        struct hostload_sample c, d;
+        T_EQ_I(hostload_sample_read(&c), 0);
+        T_EQ_I(hostload_sample_read(&d), 0);
+        if (access("/proc/self/schedstat", R_OK) == 0) {
+            T_TRUE(c.wait_ns >= 0);
+            T_TRUE(d.wait_ns >= c.wait_ns);
+        } else {
+            T_EQ_I(c.wait_ns, -1);
+        }
+    }
+    T_END();
+}
+
 int main(void)
 {
     test_parse();
     test_decide();
+    test_wait();
     return t_done();
 }

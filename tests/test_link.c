@@ -322,8 +322,8 @@ static void t_join(void)
             double d = link_send_reserve(&s, p, now, done > 0);
             now = fmax(now, d);
             link_send_woke(&s, now);
-            handed = fmax(handed, link_ingress_join(&r, a, now, now));
-            handed = fmax(handed, link_ingress_join(&r, p - a, now, now));
+            handed = fmax(handed, link_ingress_join(&r, a, now, now, 1));
+            handed = fmax(handed, link_ingress_join(&r, p - a, now, now, 1));
             handed_old = fmax(handed_old, link_ingress_reserve(&old, a, now));
             handed_old = fmax(handed_old, link_ingress_reserve(&old, p - a, now));
             done += p;
@@ -345,7 +345,7 @@ static void t_join(void)
             link_send_woke(&s, now);
             for (size_t k = 0; k < p; k += 1000)
                 handed = fmax(handed, link_ingress_join(&r, p - k < 1000 ? p - k : 1000,
-                                                        now, now + 7.0));
+                                                        now, now + 7.0, 1));
             done += p;
         }
         T_NEAR(handed - t0, lat + (double)n / rate, 1e-9);
@@ -358,7 +358,7 @@ static void t_join(void)
         handed = t0;
         for (done = 0; done < n; done += 1000)
             handed = fmax(handed, link_ingress_join(&r, n - done < 1000 ? n - done : 1000,
-                                                    t0, t0 + 1e6));
+                                                    t0, t0 + 1e6, 1));
         T_LE(t0 + ((double)n - (double)piece) / rate, handed);
     }
     /* No burst: a part joins only the reservation just before it, under
@@ -367,13 +367,150 @@ static void t_join(void)
     {
         struct link r;
         T_EQ_I(link_init(&r, rate, 0.0), 0);
-        T_NEAR(link_ingress_join(&r, 400000, 40.0, 1.0), 40.0, 1e-9);
-        T_NEAR(link_ingress_join(&r, 400000, 40.0, 2.0), 40.1, 1e-9);
+        T_NEAR(link_ingress_join(&r, 400000, 40.0, 1.0, 1), 40.0, 1e-9);
+        T_NEAR(link_ingress_join(&r, 400000, 40.0, 2.0, 1), 40.1, 1e-9);
         /* Stamp 1 again, but stamp 2's bytes were booked in between. */
-        T_NEAR(link_ingress_join(&r, 400000, 40.0, 1.0), 40.2, 1e-9);
+        T_NEAR(link_ingress_join(&r, 400000, 40.0, 1.0, 1), 40.2, 1e-9);
         /* Without a stamp (NAN) nothing joins. */
-        T_NEAR(link_ingress_join(&r, 400000, 40.0, NAN), 40.3, 1e-9);
-        T_NEAR(link_ingress_join(&r, 400000, 40.0, NAN), 40.4, 1e-9);
+        T_NEAR(link_ingress_join(&r, 400000, 40.0, NAN, 1), 40.3, 1e-9);
+        T_NEAR(link_ingress_join(&r, 400000, 40.0, NAN, 1), 40.4, 1e-9);
+    }
+    T_END();
+}
+
+/* A kernel receive queue on virtual time: the buffers a sender's pieces
+ * became, each stamped with its arrival (TCP stamps a buffer with its
+ * newest bytes). */
+struct kqueue {
+    size_t n[64];
+    double at[64];
+    int len, head;
+    size_t off;             /* bytes of buffer `head` already read */
+};
+
+/* kq_read: a recv of at most `want` bytes at time `now`: whatever has
+ * arrived, across buffers; *stamp: the newest buffer it touched. */
+static size_t kq_read(struct kqueue *q, size_t want, double now, double *stamp)
+{
+    size_t got = 0;
+
+    while (got < want && q->head < q->len && q->at[q->head] <= now) {
+        size_t take = q->n[q->head] - q->off;
+        if (take > want - got)
+            take = want - got;
+        got += take;
+        q->off += take;
+        *stamp = q->at[q->head];
+        if (q->off == q->n[q->head]) {
+            q->head++;
+            q->off = 0;
+        }
+    }
+    return got;
+}
+
+/* small_frame: one ring step's CHUNK frame of `payload` bytes, as
+ * ring_worker/xport_tcp.c and net.c move it: the sender's first piece is
+ * the 40-byte header and the payload's first piece - 40 bytes, the rest
+ * goes in pieces from a second call; the reader reads the header (40
+ * bytes, cut short by the reader), then the payload a piece at a time,
+ * `late` seconds after data is there (another rank's wake-up, its own
+ * send). Every read is booked with link_ingress_join(); grid: the reader
+ * keeps to link_ingress_next() as net.c does (0: a piece at a time
+ * whatever it read before, as before issue 13). Returns the latest time
+ * the link held a read until. */
+static double small_frame(double rate, double lat, size_t payload, double late, int grid,
+                          double t0)
+{
+    const size_t hdr = 40;
+    struct link s, r;
+    struct kqueue q;
+    size_t piece, frame = hdr + payload, done = 0, first;
+    double now = t0, d, held = t0, stamp = NAN;
+
+    memset(&q, 0, sizeof q);
+    link_init(&s, rate, lat);
+    link_init(&r, rate, lat);
+    piece = link_piece(&s);
+    first = payload < piece - hdr ? payload : piece - hdr;
+    /* The sender: its pieces' deadlines are the buffers' arrivals. */
+    link_send_restart(&s);
+    d = link_send_reserve(&s, hdr + first, now, 0);
+    now = fmax(now, d) + 5e-6;
+    link_send_woke(&s, now);
+    q.n[q.len] = hdr + first;
+    q.at[q.len++] = d;
+    for (done = hdr + first; done < frame && q.len < 64; ) {
+        size_t p = frame - done < piece ? frame - done : piece;
+        d = link_send_reserve(&s, p, now, done > hdr + first);
+        now = fmax(now, d);
+        link_send_woke(&s, now);
+        q.n[q.len] = p;
+        q.at[q.len++] = d;
+        done += p;
+    }
+    /* The reader: the header as soon as it is in, then the payload. */
+    now = q.at[0];
+    for (done = 0; done < frame; ) {
+        size_t want = done < hdr ? hdr - done : frame - done, got;
+        double due;
+        if (want > piece)
+            want = piece;
+        if (grid && want > link_ingress_next(&r))
+            want = link_ingress_next(&r);
+        now = fmax(now, q.at[q.head]) + (done < hdr ? 0.0 : late);
+        got = kq_read(&q, want, now, &stamp);
+        due = link_ingress_join(&r, got, stamp, stamp, got == want);
+        held = fmax(held, due);
+        now = fmax(now, due);
+        done += got;
+    }
+    return held;
+}
+
+static void t_small(void)
+{
+    const double rate = 4e6, lat = 200e-6;              /* 32 Mbit/s, 200 us: piece 4 KiB */
+    const size_t sizes[] = { 1024, 4056, 4096, 4100, 8192, 16384, 65536 };
+
+    T_CASE("i13s-1.1", "a small frame (header + 1 KiB to 64 KiB at 32 Mbit/s, 200 us) is held "
+           "until exactly a + n/bw, read promptly or late, when the reader keeps to "
+           "link_ingress_next (one kernel buffer per read)");
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        double n = 40.0 + (double)sizes[i];
+        for (int k = 0; k < 4; k++) {
+            double late = (double)k * 15e-6, t0 = 10.0 + (double)k;
+            T_NEAR(small_frame(rate, lat, sizes[i], late, 1, t0) - t0, lat + n / rate, 1e-9);
+        }
+    }
+    /* The bug: a piece at a time after the header, a 4 KiB frame read 15 us
+     * late (its 40-byte tail already in) reads into the tail, takes its
+     * stamp and waits a piece's wire time more. */
+    T_LE(10.0 + lat + 4136.0 / rate + 0.9 * 4096.0 / rate, small_frame(rate, lat, 4096, 15e-6, 0, 10.0));
+    T_LE(10.0 + lat + 4140.0 / rate + 0.9 * 4096.0 / rate, small_frame(rate, lat, 4100, 15e-6, 0, 10.0));
+    T_END();
+
+    T_CASE("i13s-1.2", "link_ingress_next: the rest of a piece after a read cut short inside "
+           "it, else a piece");
+    {
+        struct link r;
+        size_t piece;
+        T_EQ_I(link_init(&r, rate, 0.0), 0);
+        piece = link_piece(&r);
+        T_EQ_U(link_ingress_next(&r), piece);                   /* nothing read yet */
+        link_ingress_join(&r, 40, 1.0, 1.0, 1);                 /* a header, cut */
+        T_EQ_U(link_ingress_next(&r), piece - 40);
+        link_ingress_join(&r, piece - 40, 1.0, 1.0, 1);         /* its piece's rest: joined */
+        T_EQ_U(link_ingress_next(&r), piece);
+        link_ingress_join(&r, 100, 2.0, 2.0, 0);                /* ran dry: a new buffer next */
+        T_EQ_U(link_ingress_next(&r), piece);
+        link_ingress_join(&r, 100, 3.0, 3.0, 1);                /* cut: its buffer's rest */
+        T_EQ_U(link_ingress_next(&r), piece - 100);
+        link_ingress_join(&r, 50, 3.0, 3.0, 1);                 /* same stamp: joined */
+        T_EQ_U(link_ingress_next(&r), piece - 150);
+        T_EQ_I(link_init(&r, 0.0, 1e-3), 0);                    /* no rate: no pieces */
+        link_ingress_join(&r, 40, 1.0, 1.0, 1);
+        T_EQ_U(link_ingress_next(&r), SIZE_MAX);
     }
     T_END();
 }
@@ -670,14 +807,14 @@ static void t_host(void)
     T_EQ_I(link_host_attach(&b, one, err), 0);
     /* a reads 1000 bytes stamped 1.0; then 1000 more with the same stamp:
      * joined (nobody booked between): the clock reads 1.0 + 0 */
-    T_NEAR(link_ingress_join(&a, 1000, 1.0, 1.0), 1.0, 1e-12);
-    T_NEAR(link_ingress_join(&a, 1000, 1.0, 1.0), 1.0, 1e-12);
+    T_NEAR(link_ingress_join(&a, 1000, 1.0, 1.0, 1), 1.0, 1e-12);
+    T_NEAR(link_ingress_join(&a, 1000, 1.0, 1.0, 1), 1.0, 1e-12);
     /* b books 1e6 bytes arriving at 1.0: a's 2000 bytes hold the host's
      * ingress until 1.0, so b's are held until 1.0 + 1e6 / rate */
     double bdue = link_ingress_reserve(&b, 1000000, 1.0);
     T_NEAR(bdue, 1.0 + 1e6 / rate, 1e-12);
     /* a's third part, same stamp: b booked since, so it is booked on its own, after b */
-    T_NEAR(link_ingress_join(&a, 1000, 1.0, 1.0), bdue + 1000 / rate, 1e-12);
+    T_NEAR(link_ingress_join(&a, 1000, 1.0, 1.0, 1), bdue + 1000 / rate, 1e-12);
     {   /* every byte read counted once on the host, joined or not */
         uint64_t in = 0, out = 1;
         T_EQ_I(link_host_bytes(&b, &in, &out), 0);
@@ -730,6 +867,7 @@ int main(void)
     t_independent();
     t_message();
     t_join();
+    t_small();
     t_host();
     return t_done();
 }

@@ -266,11 +266,11 @@ static void test_merge(void)
         uint64_t tot = 2 * (uint64_t)hz;
         recs[0].link_bw = recs[1].link_bw = 1e8;
         recs[0].cpu_s = recs[1].cpu_s = 0.1;
-        recs[0].machine0 = (struct hostload_sample){ 1, 100000, 50000, 4 };
-        recs[1].machine0 = (struct hostload_sample){ 1, 100002, 50001, 2 };
-        recs[0].machine1 = (struct hostload_sample){ 1, 100000 + tot - 2, 50000, 3 };
+        recs[0].machine0 = (struct hostload_sample){ 1, 100000, 50000, 4, -1 };
+        recs[1].machine0 = (struct hostload_sample){ 1, 100002, 50001, 2, -1 };
+        recs[0].machine1 = (struct hostload_sample){ 1, 100000 + tot - 2, 50000, 3, -1 };
         recs[1].machine1 = (struct hostload_sample){ 1, 100000 + tot,
-                                                     50000 + (uint64_t)(0.95 * (double)tot), 5 };
+                                                     50000 + (uint64_t)(0.95 * (double)tot), 5, -1 };
         T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
         T_NEAR(row.machine_busy, 0.95, 1e-9);
         T_NEAR(row.job_busy, 0.1, 1e-9);
@@ -284,6 +284,51 @@ static void test_merge(void)
         recs[1].machine1.ok = 0;                   /* one record without: left out */
         T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
         T_NEAR(row.machine_busy, 0.0, 1e-9);       /* rank 0's own window: 0 busy */
+
+        T_CASE("i13s-2.4", "signal 4 in the merge: the ranks' run delays (wait0/wait1) over "
+               "5% of their time flag a quiet row cpu; one record without them: no signal; "
+               "they round-trip through the record file");
+        recs[1].machine1.ok = 1;                   /* the quiet window again: link */
+        recs[0].machine0.wait_ns = 1000;
+        recs[0].machine1.wait_ns = 1000 + 20000000;     /* 0.02 s of 1 s */
+        recs[1].machine0.wait_ns = 0;
+        recs[1].machine1.wait_ns = 30000000;            /* 0.03 s: 2.5% on average */
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_EQ_I(row.host_bound, 0);
+        T_STR(row.bound_by, "link");
+        recs[1].machine1.wait_ns = 250000000;           /* 0.25 s: 13.5% on average */
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_EQ_I(row.host_bound, 1);
+        T_STR(row.bound_by, "cpu");
+        recs[0].machine1.wait_ns = -1;                  /* rank 0 did not know its own */
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_EQ_I(row.host_bound, 0);
+        recs[0].machine1.wait_ns = 1000 + 20000000;
+        {
+            struct metrics_record back;
+            char path[160];
+            FILE *fw;
+            snprintf(path, sizeof path, "%s/rwait", dir);
+            T_EQ_I(metrics_record_write(&recs[1], path, err), 0);
+            T_EQ_I(metrics_record_read(&back, path, err), 0);
+            T_EQ_I(back.machine0.wait_ns, 0);
+            T_EQ_I(back.machine1.wait_ns, 250000000);
+            metrics_record_free(&back);
+            recs[1].machine0.wait_ns = -1;               /* unknown: not written */
+            T_EQ_I(metrics_record_write(&recs[1], path, err), 0);
+            T_EQ_I(metrics_record_read(&back, path, err), 0);
+            T_EQ_I(back.machine0.wait_ns, -1);
+            T_EQ_I(back.machine1.wait_ns, 250000000);
+            metrics_record_free(&back);
+            fw = fopen(path, "w");
+            T_TRUE(fw != NULL);
+            if (fw) {
+                fputs("psring-record 1\nsystem ring\nworld 2\nwait0 -5\n", fw);
+                fclose(fw);
+                T_EQ_I(metrics_record_read(&back, path, err), ERR_FORMAT);
+                metrics_record_free(&back);
+            }
+        }
     }
     metrics_record_free(&recs[0]);
     metrics_record_free(&recs[1]);
