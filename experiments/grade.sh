@@ -81,6 +81,13 @@ quantities() {
 9|ring_step_overlap_s|seconds: the same with 8 overlapped buckets
 9|ps_step_no_overlap_s|seconds: PS K=2 step, no overlap
 9|ps_step_overlap_s|seconds: PS K=2 step, overlapped pushes
+13|sim_ring_s_K512|seconds: psring_sim ring, K=512, n=4 GB, 25 GB/s, a=5 us, star (simulated)
+13|sim_ps_s_K512|seconds: psring_sim PS step, K=512, one bucket, star (simulated)
+13|sim_ps_buckets_s_K64|seconds: psring_sim PS step, K=64, 25 MiB buckets, star (simulated)
+13|sim_ring_fat_tree_over_star_K512|the ring's simulated time on fat-tree:4 over the star's, K=512
+13|sim_ps_fat_tree_over_star_K512|the PS's simulated time on fat-tree:4 over the star's, K=512
+13|sim_ring_s_racks_K512|seconds: the ring on racks:8:10GB, K=512 (simulated)
+13|sim_ps_s_racks_K512|seconds: the PS on racks:8:10GB, K=512, one bucket (simulated)
 M|mlp_bytes|bytes: the mlp gradient n, 6337 f64 parameters
 M|mlp_ring_time_s_K4|seconds: ring all-reduce of the mlp gradient, K=4, 100 Mbit/s, a=200 us
 M|mlp_ps_time_s_K4|seconds: PS step of the mlp gradient, K=4
@@ -125,6 +132,18 @@ expect() {
     ring_step_overlap_s) c=$(t ring 2 8M 200Mbit); calc "($c > 0.2 ? $c : 0.2) + $(t ring 2 1M 200Mbit)" ;;
     ps_step_no_overlap_s) calc "0.2 + $(t ps 2 8M 200Mbit ingress) + $(t ps 2 8M 200Mbit egress)" ;;
     ps_step_overlap_s) i=$(t ps 2 8M 200Mbit ingress); calc "($i > 0.2 ? $i : 0.2) + $(t ps 2 8M 200Mbit egress)" ;;
+    # exercise 13 (psring_sim, docs/sim.md): on the star the simulated
+    # ring and one-bucket PS are the model's; with 25 MiB buckets the pull
+    # overlaps the push (the pipelined model); a 4:1 fat-tree changes
+    # neither; behind 10 GB/s rack uplinks the ring runs at 10 GB/s and the
+    # PS's 455 outside workers (513 hosts in racks of 65) push, then pull,
+    # their 4 GB through its rack's uplink.
+    sim_ring_s_K512) m --algo ring --K 512 --bytes 4e9 --bw 25GB --latency 5us ;;
+    sim_ps_s_K512) m --algo ps --K 512 --bytes 4e9 --bw 25GB --latency 5us ;;
+    sim_ps_buckets_s_K64) m --algo ps --K 64 --bytes 4e9 --bw 25GB --latency 5us --quantity pipelined --bucket 25MiB ;;
+    sim_ring_fat_tree_over_star_K512 | sim_ps_fat_tree_over_star_K512) echo 1 ;;
+    sim_ring_s_racks_K512) m --algo ring --K 512 --bytes 4e9 --bw 10GB --latency 5us ;;
+    sim_ps_s_racks_K512) calc "2 * 455 * 4e9 / 10e9" ;;
     # exercise M: the mlp workload's gradient, 6337 f64 parameters.
     mlp_bytes) echo 50696 ;;
     mlp_ring_time_s_K4) t ring 4 50696 100Mbit ;;
