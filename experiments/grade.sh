@@ -87,6 +87,13 @@ quantities() {
 12|strag_backup1_batch_share|the share of a step's batch backup:1 uses, K=8
 12|strag_ssp_updates_per_s_F3|updates per second of ssp:2 at F=3
 12|strag_async_updates_per_s_F3|updates per second of async at F=3
+13|sim_ring_s_K512|seconds: psring_sim ring, K=512, n=4 GB, 25 GB/s, a=5 us, star (simulated)
+13|sim_ps_s_K512|seconds: psring_sim PS step, K=512, one bucket, star (simulated)
+13|sim_ps_buckets_s_K64|seconds: psring_sim PS step, K=64, 25 MiB buckets, star (simulated)
+13|sim_ring_fat_tree_over_star_K512|the ring's simulated time on fat-tree:4 over the star's, K=512
+13|sim_ps_fat_tree_over_star_K512|the PS's simulated time on fat-tree:4 over the star's, K=512
+13|sim_ring_s_racks_K512|seconds: the ring on racks:8:10GB, K=512 (simulated)
+13|sim_ps_s_racks_K512|seconds: the PS on racks:8:10GB, K=512, one bucket (simulated)
 M|mlp_bytes|bytes: the mlp gradient n, 6337 f64 parameters
 M|mlp_ring_time_s_K4|seconds: ring all-reduce of the mlp gradient, K=4, 100 Mbit/s, a=200 us
 M|mlp_ps_time_s_K4|seconds: PS step of the mlp gradient, K=4
@@ -141,6 +148,18 @@ expect() {
     strag_backup1_batch_share) echo 0.875 ;;
     strag_ssp_updates_per_s_F3) st ssp 3 ;;
     strag_async_updates_per_s_F3) st async 3 ;;
+    # exercise 13 (psring_sim, docs/sim.md): on the star the simulated
+    # ring and one-bucket PS are the model's; with 25 MiB buckets the pull
+    # overlaps the push (the pipelined model); a 4:1 fat-tree changes
+    # neither; behind 10 GB/s rack uplinks the ring runs at 10 GB/s and the
+    # PS's 455 outside workers (513 hosts in racks of 65) push, then pull,
+    # their 4 GB through its rack's uplink.
+    sim_ring_s_K512) m --algo ring --K 512 --bytes 4e9 --bw 25GB --latency 5us ;;
+    sim_ps_s_K512) m --algo ps --K 512 --bytes 4e9 --bw 25GB --latency 5us ;;
+    sim_ps_buckets_s_K64) m --algo ps --K 64 --bytes 4e9 --bw 25GB --latency 5us --quantity pipelined --bucket 25MiB ;;
+    sim_ring_fat_tree_over_star_K512 | sim_ps_fat_tree_over_star_K512) echo 1 ;;
+    sim_ring_s_racks_K512) m --algo ring --K 512 --bytes 4e9 --bw 10GB --latency 5us ;;
+    sim_ps_s_racks_K512) calc "2 * 455 * 4e9 / 10e9" ;;
     # exercise M: the mlp workload's gradient, 6337 f64 parameters.
     mlp_bytes) echo 50696 ;;
     mlp_ring_time_s_K4) t ring 4 50696 100Mbit ;;

@@ -125,4 +125,72 @@ else
     t_fail "exercise 12: no $s12/stragglers.csv"
 fi
 t_end
+# i17f: exercise 13, the simulation (docs/sim.md). Its commands are the
+# block fenced "```sh sim" (they need bin/psring_sim, built only where
+# SimGrid is; handout-1.2 runs the plain "```sh" blocks). Every figure
+# checked is deterministic (simulated time) and derived here, none typed
+# in: on the star the ring's and the one-bucket PS's simulated times are
+# bin/model's; with 25 MiB buckets the PS step lies between the ingress
+# K n/bw and the one-pull model; a 4:1 fat-tree changes neither system at
+# K = 512; behind 10 GB/s rack uplinks the ring is bin/model's at 10 GB/s
+# and the PS pushes and pulls the 455 outside workers' gradients through
+# its rack's uplink; and docs/lab-key.md quotes every simulated time_s.
+# PSR_HANDOUT_QUICK=1: K = 8 and 64 only (no K = 512 run).
+t_case i17f-2.1 "exercise 13: psring_sim's seed table and platforms: star == bin/model, buckets between K n/bw and the one-pull model, fat-tree:4 == star, racks:8:10GB as derived, every simulated time_s quoted by the key"
+if [ ! -x "$PSR_BIN/psring_sim" ]; then
+    t_skip i17f-2.1 "exercise 13" "no psring_sim in $PSR_BIN (SimGrid not found at build time; make deps)"
+else
+    awk '/^```sh sim$/ { on = 1; next } /^```/ { on = 0 } on && NF' "$doc" > "$T_TMP/simcmds"
+    [ "$(wc -l < "$T_TMP/simcmds")" -ge 3 ] || t_fail "no \`\`\`sh sim block in exercise 13"
+    quick=${PSR_HANDOUT_QUICK:-0}
+    if [ "$quick" = 1 ]; then
+        sed -i -e 's/for k in 8 64 512;/for k in 8 64;/' -e '/--platform \$p/d' "$T_TMP/simcmds"
+    fi
+    i=0
+    while IFS= read -r cmd; do
+        i=$((i + 1))
+        ( cd "$w" && setsid timeout -s KILL 600 bash -c "$cmd" ) >"$T_TMP/sim.$i" 2>"$T_TMP/simerr.$i" </dev/null ||
+            t_fail "exercise 13 command $i exited $?: $cmd; stderr: $(tail -c 600 "$T_TMP/simerr.$i")"
+    done < "$T_TMP/simcmds"
+    d="$w/results/handout-13"
+    # col FILE SYSTEM K COLUMN: that row's column, read by name
+    col() { awk -F, -v s="$2" -v k="$3" -v n="$4" 'NR == 1 { for (j = 1; j <= NF; j++) c[$j] = j; next }
+                 $1 == s && $4 == k { print $c[n] }' "$1"; }
+    near() { awk -v g="$1" -v w="$2" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && w != "" && d <= 1e-5 * w) }'; }
+    mo() { "$PSR_BIN/model" --K "$2" --bytes 4e9 --latency 5us --algo "$1" --bw "${3:-25GB}" ${4:+--quantity "$4"}; }
+    : > "$T_TMP/simtimes"
+    ks="8 64 512"; [ "$quick" = 1 ] && ks="8 64"
+    for k in $ks; do
+        for s in ring ps; do
+            got=$(col "$d/star.csv" $s $k time_s) want=$(mo $s $k)
+            near "$got" "$want" || t_fail "$s K=$k, star: simulated $got s, bin/model $want s"
+            echo "$got" >> "$T_TMP/simtimes"
+        done
+    done
+    ps=$(col "$d/buckets.csv" ps 64 time_s) lo=$(mo ps 64 25GB ingress) hi=$(mo ps 64)
+    awk -v g="$ps" -v l="$lo" -v h="$hi" 'BEGIN { exit !(g != "" && g >= l * (1 - 1e-6) && g < 0.6 * h) }' ||
+        t_fail "ps K=64, 25 MiB buckets: simulated $ps s, want between the ingress $lo s and 0.6 x the one-pull model $hi s"
+    echo "$ps" >> "$T_TMP/simtimes"
+    if [ "$quick" != 1 ]; then
+        for s in ring ps; do
+            a=$(col "$d/star.csv" $s 512 time_s) b=$(col "$d/fat-tree.csv" $s 512 time_s)
+            [ -n "$a" ] && [ "$a" = "$b" ] || t_fail "$s K=512: fat-tree:4 $b s, star $a s (want the same)"
+        done
+        ring=$(col "$d/racks.csv" ring 512 time_s) want=$(mo ring 512 10GB)
+        near "$ring" "$want" || t_fail "ring on racks:8:10GB: $ring s, bin/model at 10 GB/s $want s"
+        # the PS's 513 hosts in racks of ceil(513 / 8) = 65: the server (h512)
+        # in the last rack, workers h0..h454 behind its 10 GB/s uplink, which
+        # carries their 4 GB in (push) and then out (pull)
+        per=$(( (513 + 7) / 8 )); out=$(( 512 / per * per ))
+        ps=$(col "$d/racks.csv" ps 512 time_s)
+        awk -v g="$ps" -v o="$out" 'BEGIN { exit !(g != "" && g >= 2 * o * 4e9 / 10e9 * (1 - 1e-6) && g < 1.01 * 2 * o * 4e9 / 10e9) }' ||
+            t_fail "ps on racks:8:10GB: $ps s, want just above 2 x $out workers x 4 GB through a 10 GB/s uplink"
+        echo "$ring $ps" >> "$T_TMP/simtimes"
+    fi
+    key="$PSR_TESTS/../docs/lab-key.md"
+    for v in $(cat "$T_TMP/simtimes"); do
+        grep -Fq "$v" "$key" || t_fail "docs/lab-key.md (exercise 13) does not quote the simulated $v s"
+    done
+    t_end
+fi
 t_exit

@@ -212,6 +212,25 @@ for spec in "ring 4 --kill 2@1|lost rank 2 (simulated host h2): " \
 done
 t_end
 
+t_case i17f-1.1 "K = 64 ring, rd and PS (sizes) print bin/model's time to the CSV's 6 digits, and --steps 2 and --steps 1 --warmup 0 give the same row (the large-K sweep runs one step)"
+# bin/model's value printed as the CSV prints it (%g: 6 significant
+# digits): the simulated time_s is exactly this (sim-2.1 allows 1e-5).
+for spec in "ring ring 4194304" "ring rd 1048576" "ps ps 4194304"; do
+    set -- $spec
+    aflag=; [ "$2" = rd ] && aflag="--algo rd"
+    job 120 "$sim" "$1" 64 $aflag --bytes "$3" --steps 2 --payload sizes $NET
+    expect_rc 0
+    cp "$T_TMP/out" "$T_TMP/two.csv"
+    got=$(awk -F, 'NR == 2 { print $7 }' "$T_TMP/two.csv")
+    want=$("$PSR_BIN/model" --algo "$2" --K 64 --bytes "$3" --bw 500Mbit --latency 200us | awk '{ printf "%g", $1 }')
+    [ -n "$got" ] && [ "$got" = "$want" ] || t_fail "$2 K=64 $3: time_s $got, bin/model $want (6 digits)"
+    # a deterministic simulation: the warm-up step repeats the timed one to the bit
+    job 120 "$sim" "$1" 64 $aflag --bytes "$3" --steps 1 --warmup 0 --payload sizes $NET
+    expect_rc 0
+    cmp -s "$T_TMP/out" "$T_TMP/two.csv" || t_fail "$2 K=64: --steps 1 --warmup 0 row differs: $(sed -n 2p "$T_TMP/out") against $(sed -n 2p "$T_TMP/two.csv")"
+done
+t_end
+
 t_case sim-3.1 "bad input exits 64 with one line"
 for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" \
            "ring 8 --platform fat-tree:x $NET" "ring 8 --platform racks:2 $NET" \
