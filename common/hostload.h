@@ -42,8 +42,8 @@
  *      sample is an instant, so this is the weakest of the three.
  * and, from the job's own processes (hostload_wait, when every process
  * knew its run delay):
- *   4. wait_share > HOSTLOAD_WAIT (0.05): the job's processes spent, on
- *      average, more than 5% of the timed part runnable but waiting for a
+ *   4. wait_share > HOSTLOAD_WAIT (0.08): the job's processes spent, on
+ *      average, more than 8% of the timed part runnable but waiting for a
  *      CPU (wait_share = the run delays' growth summed over the processes
  *      / (wall x nproc)). Every rank of a ring is on the critical path of
  *      every step, so a wake-up that waits for a CPU delays the step: with
@@ -68,7 +68,7 @@
 
 #define HOSTLOAD_BUSY 0.80          /* signal 1: machine busy share */
 #define HOSTLOAD_OTHER_CORES 0.5    /* signal 2: cores other processes used */
-#define HOSTLOAD_WAIT 0.05          /* signal 4: the job's mean run-delay share */
+#define HOSTLOAD_WAIT 0.08          /* signal 4: the job's mean run-delay share */
 #define HOSTLOAD_READ_MAX 16384     /* bytes of /proc/stat read per sample */
 
 struct hostload_sample {

@@ -224,7 +224,7 @@ static void test_wait(void)
     }
     T_EQ_I(a.wait_ns, -1);                          /* /proc/stat alone does not know it */
 
-    T_CASE("i13s-2.2", "run delay over 5% of the processes' time: bound; cpu (the job's own "
+    T_CASE("i13s-2.2", "run delay over 8% of the processes' time: bound; cpu (the job's own "
            "ranks) or busy (others used more); under it, or unknown: no signal");
     memcpy(t1, t0, sizeof t1);
     t1[0] += 100;                                   /* an idle machine: link */
