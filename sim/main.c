@@ -203,7 +203,7 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
 
 /* ring_actor_bench: ring_worker's benchmark (bench.c) unchanged over the
  * simulated transport: one size (--bytes), its record to this rank's
- * file (main merges them). */
+ * file (report merges them). */
 static void ring_actor_bench(struct sim_slot *sl, struct xport *x, struct link *link,
                              const char *rec_path)
 {
@@ -386,29 +386,108 @@ static int is_new(const char *path)
     return c == EOF;
 }
 
-int main(int argc, char **argv)
+/* job_sizes: n in bytes (--bytes or the workload's), the data mode
+ * (--payload) and, for the ring with sizes only, the proxy vector. */
+static void job_sizes(struct opts *o, struct cli_common *c, struct sim_job *j)
+{
+    char err[ERR_LEN];
+    size_t es = dtype_size(c->dtype);
+
+    if (o->bytes) {
+        if (o->bytes % es != 0)
+            usage_fail("--bytes: not a whole number of elements of the dtype");
+        c->workload = WORKLOAD_SYNTHETIC;
+        c->params = o->bytes / es;
+    }
+    j->c = c;
+    if (!o->bytes) {
+        struct workload_cfg wc;
+        struct workload w;
+
+        cli_workload_cfg(c, &wc);
+        if (workload_create(&w, &wc) != 0)
+            usage_fail("--workload: cannot build it with these sizes (--params, --batch)");
+        o->bytes = (uint64_t)w.n * es;
+        workload_destroy(&w);
+    }
+    j->bytes = o->bytes;
+    if (!o->payload)
+        j->real = (double)j->k * (double)j->bytes <= (double)SIM_REAL_MAX;
+    else if (strcmp(o->payload, "real") == 0 || strcmp(o->payload, "sizes") == 0)
+        j->real = strcmp(o->payload, "real") == 0;
+    else
+        usage_fail("--payload: real or sizes");
+    if (j->real && (double)j->k * (double)j->bytes > 4.0 * (double)SIM_REAL_MAX)
+        usage_fail("--payload real: K * n above 1 GiB; use --payload sizes");
+    if (j->real && !j->ps && train_check(c, (uint64_t)c->batch, err) != 0)
+        usage_fail(err);
+    if (!j->real && !j->ps) {
+        size_t n = (size_t)(j->bytes / es);
+
+        j->proxy_n = n < (size_t)j->k * SIM_PROXY_PER_RANK ? n : (size_t)j->k * SIM_PROXY_PER_RANK;
+        j->scale = (double)n / (double)j->proxy_n;
+        j->proxy = calloc(j->proxy_n, es);
+        if (!j->proxy)
+            usage_fail("out of memory for the proxy vector");
+    }
+}
+
+/* job_servers: the PS placement (the header's PS PLACEMENTS): the server
+ * actors' shards and hosts, "colocated" in *placement when a shard sits
+ * on a worker's host. Returns the hosts the job needs. */
+static int job_servers(const struct opts *o, struct sim_job *j, const char **placement)
+{
+    size_t n = (size_t)(j->bytes / dtype_size(j->c->dtype));
+    int extra = o->servers < 0 ? (o->colocated ? 0 : 1) : o->servers;
+    int all = o->colocated ? j->k + extra : extra, placed_extra = 0;
+    unsigned long long *first, *count;
+
+    if (!j->ps)
+        return j->k;
+    first = calloc((size_t)all, sizeof *first);
+    count = calloc((size_t)all, sizeof *count);
+    j->srv = calloc((size_t)all, sizeof *j->srv);
+    if (!first || !count || !j->srv)
+        usage_fail("out of memory for the servers");
+    if (o->colocated)
+        model_ps_ranges(j->k, extra, 0, n, first, count);
+    for (int i = 0; i < all; i++) {
+        if (!o->colocated) {
+            size_t lo, hi;
+
+            ring_chunk(n, extra, i, &lo, &hi);
+            first[i] = lo;
+            count[i] = hi - lo;
+        }
+        if (count[i] == 0)
+            continue;       /* Theorem 1 gives a colocated shard nothing (k >= K) */
+        if (o->colocated && i < j->k)
+            *placement = "colocated";
+        j->srv[j->servers++] = (struct sim_server){ first[i], count[i],
+                                                    o->colocated && i < j->k ? i
+                                                    : j->k + placed_extra++ };
+    }
+    free(first);
+    free(count);
+    if (j->servers == 0)
+        usage_fail("--bytes: fewer elements than servers");
+    j->bucket_bytes = o->bucket ? o->bucket : BUCKETS_DEFAULT_BYTES;
+    return j->k + placed_extra;
+}
+
+/* sim_job_from_flags: the command line into o, c, pf and j, with every
+ * cross-check (exit 64 with one line on the first that fails). Returns
+ * the hosts the job needs. */
+static int sim_job_from_flags(int argc, char **argv, struct opts *o, struct cli_common *c,
+                              struct platform *pf, struct sim_job *j, const char **placement)
 {
     static const char *synopsis = "ps|ring K [options] [common flags]";
-    struct opts o = { .algo = "ring", .platform = "star", .payload = NULL, .servers = -1,
-                   .iters = 5, .warmup_iters = 1, .imbalance = 1, .kill_rank = -1,
-                   .kill_step = -1 };
-    struct cli_common c;
-    struct platform pf;
-    struct sim_job j;
-    struct sim_slot *slots;
-    struct metrics_record *recs;
-    struct metrics_row row;
-    char err[ERR_LEN], xml[4096], arg_buf[SIM_MAX_CFG + 8][160];
-    char *sg_argv[SIM_MAX_CFG + 10];
-    int sg_argc = 0, nslots, nhosts, status = 0, tmp_xml = 0, first_bad = -1;
-    unsigned char *board;
-    const char *placement = "separate";
+    char err[ERR_LEN];
     long long k;
-    size_t es;
+    int nhosts;
 
-    g_opts = &o;
-    cli_common_defaults(&c);
-    const struct cli_opt *tables[] = { own_opts(&o), cli_common_opts(&c), NULL };
+    cli_common_defaults(c);
+    const struct cli_opt *tables[] = { own_opts(o), cli_common_opts(c), NULL };
     /* Flags before the mode: --help, --version, or a bad flag named. */
     if (argc >= 2 && argv[1][0] == '-')
         cli_main_parse(PROG, synopsis, argc, argv, tables);
@@ -420,163 +499,103 @@ int main(int argc, char **argv)
         usage_fail("K is not a worker count 1..65536");
     argv[2] = argv[0];
     cli_main_parse(PROG, synopsis, argc - 2, argv + 2, tables);
-    memset(&j, 0, sizeof j);
-    j.ps = strcmp(argv[1], "ps") == 0;
-    j.k = (int)k;
-    if (!j.ps && o.servers >= 0)
+    memset(j, 0, sizeof *j);
+    j->ps = strcmp(argv[1], "ps") == 0;
+    j->k = (int)k;
+    if (!j->ps && o->servers >= 0)
         usage_fail("--servers: the ring has no servers");
-    if (!j.ps && o.colocated)
+    if (!j->ps && o->colocated)
         usage_fail("--colocated-servers: the ring has no servers");
-    if (!j.ps && o.bucket)
+    if (!j->ps && o->bucket)
         usage_fail("--bucket-size: the parameter server's (the ring runs one bucket)");
-    if (j.ps && !o.colocated && o.servers == 0)
+    if (j->ps && !o->colocated && o->servers == 0)
         usage_fail("--servers: 1..256 (0..256 extra servers with --colocated-servers)");
-    if (strcmp(o.algo, "ring") == 0)
-        j.algo = COLL_RING;
-    else if (strcmp(o.algo, "rd") == 0 && !j.ps)
-        j.algo = COLL_RD;
+    if (strcmp(o->algo, "ring") == 0)
+        j->algo = COLL_RING;
+    else if (strcmp(o->algo, "rd") == 0 && !j->ps)
+        j->algo = COLL_RD;
     else
         usage_fail("--algo: ring or rd (ring mode only)");
-    if (j.k < 2 && !j.ps)
+    if (j->k < 2 && !j->ps)
         usage_fail("K: the simulated ring needs K >= 2");
-    if (o.bench) {
-        g_op = o.coll ? coll_op_parse(o.coll) : COLL_ALL_REDUCE;
-        if (j.ps)
+    if (o->bench) {
+        g_op = o->coll ? coll_op_parse(o->coll) : COLL_ALL_REDUCE;
+        if (j->ps)
             usage_fail("--bench: the ring's (psring_sim ring K --bench)");
         if (g_op < 0)
             usage_fail("--coll: not all_reduce, reduce_scatter, all_gather, broadcast, reduce "
                        "or alltoall");
-        if (g_op != COLL_ALL_REDUCE && j.algo == COLL_RD)
+        if (g_op != COLL_ALL_REDUCE && j->algo == COLL_RD)
             usage_fail("--coll: the collectives other than all_reduce run on the ring (--algo ring)");
-        if (o.root >= j.k)
+        if (o->root >= j->k)
             usage_fail("--root: not a rank of K");
-        if (!(o.imbalance >= 1) || o.imbalance > j.k)
+        if (!(o->imbalance >= 1) || o->imbalance > j->k)
             usage_fail("--imbalance: more than K");
-        if (g_op == COLL_ALLTOALL && j.k > A2A_WORLD_MAX)
+        if (g_op == COLL_ALLTOALL && j->k > A2A_WORLD_MAX)
             usage_fail("--coll alltoall: K above the transport's peer table (A2A_WORLD_MAX)");
-        if (o.payload && strcmp(o.payload, "real") != 0)
+        if (o->payload && strcmp(o->payload, "real") != 0)
             usage_fail("--bench: real payloads only (it checks every element)");
-        o.payload = "real";
-    } else if (o.coll || o.root || o.imbalance != 1) {
+        o->payload = "real";
+    } else if (o->coll || o->root || o->imbalance != 1) {
         usage_fail("--coll/--root/--imbalance: benchmark flags (with --bench)");
     }
-    if (!(c.link_bw > 0))
+    if (!(c->link_bw > 0))
         usage_fail("--link-bw: the simulated network needs a bandwidth (> 0)");
-    if (platform_parse(o.platform, &pf, err) != 0)
+    if (platform_parse(o->platform, pf, err) != 0)
         usage_fail(err);
-    c.rank = 0;
-    c.world = j.k;
-    if (cli_common_finish(&c, err) != 0)
+    c->rank = 0;
+    c->world = j->k;
+    if (cli_common_finish(c, err) != 0)
         usage_fail(err);
-    j.kill_slot = j.kill_step = -1;
-    if (o.kill_rank >= 0) {
-        if (o.bench)
+    j->kill_slot = j->kill_step = -1;
+    if (o->kill_rank >= 0) {
+        if (o->bench)
             usage_fail("--kill: not with --bench");
-        if (o.kill_rank >= j.k)
-            usage_fail(j.ps ? "--kill: RANK is not a worker of K" : "--kill: RANK is not a rank of K");
-        if (o.kill_step >= c.steps)
+        if (o->kill_rank >= j->k)
+            usage_fail(j->ps ? "--kill: RANK is not a worker of K" : "--kill: RANK is not a rank of K");
+        if (o->kill_step >= c->steps)
             usage_fail("--kill: STEP is not below --steps");
-        j.kill_slot = o.kill_rank;
-        j.kill_step = o.kill_step;
+        j->kill_slot = o->kill_rank;
+        j->kill_step = o->kill_step;
     }
-    es = dtype_size(c.dtype);
-    if (o.bytes) {
-        if (o.bytes % es != 0)
-            usage_fail("--bytes: not a whole number of elements of the dtype");
-        c.workload = WORKLOAD_SYNTHETIC;
-        c.params = o.bytes / es;
-    }
-    j.c = &c;
-    if (!o.bytes) {
-        struct workload_cfg wc;
-        struct workload w;
-
-        cli_workload_cfg(&c, &wc);
-        if (workload_create(&w, &wc) != 0)
-            usage_fail("--workload: cannot build it with these sizes (--params, --batch)");
-        o.bytes = (uint64_t)w.n * es;
-        workload_destroy(&w);
-    }
-    j.bytes = o.bytes;
-    if (!o.payload)
-        j.real = (double)j.k * (double)j.bytes <= (double)SIM_REAL_MAX;
-    else if (strcmp(o.payload, "real") == 0 || strcmp(o.payload, "sizes") == 0)
-        j.real = strcmp(o.payload, "real") == 0;
-    else
-        usage_fail("--payload: real or sizes");
-    if (j.real && (double)j.k * (double)j.bytes > 4.0 * (double)SIM_REAL_MAX)
-        usage_fail("--payload real: K * n above 1 GiB; use --payload sizes");
-    if (j.real && !j.ps && train_check(&c, (uint64_t)c.batch, err) != 0)
-        usage_fail(err);
-    if (!j.real && !j.ps) {
-        size_t n = (size_t)(j.bytes / es);
-
-        j.proxy_n = n < (size_t)j.k * SIM_PROXY_PER_RANK ? n : (size_t)j.k * SIM_PROXY_PER_RANK;
-        j.scale = (double)n / (double)j.proxy_n;
-        j.proxy = calloc(j.proxy_n, es);
-        if (!j.proxy)
-            usage_fail("out of memory for the proxy vector");
-    }
-    if (j.ps) {
-        size_t n = (size_t)(j.bytes / es);
-        int extra = o.servers < 0 ? (o.colocated ? 0 : 1) : o.servers;
-        int all = o.colocated ? j.k + extra : extra, placed_extra = 0;
-        unsigned long long *first = calloc((size_t)all, sizeof *first);
-        unsigned long long *count = calloc((size_t)all, sizeof *count);
-
-        j.srv = calloc((size_t)all, sizeof *j.srv);
-        if (!first || !count || !j.srv)
-            usage_fail("out of memory for the servers");
-        if (o.colocated)
-            model_ps_ranges(j.k, extra, 0, n, first, count);
-        for (int i = 0; i < all; i++) {
-            if (!o.colocated) {
-                size_t lo, hi;
-
-                ring_chunk(n, extra, i, &lo, &hi);
-                first[i] = lo;
-                count[i] = hi - lo;
-            }
-            if (count[i] == 0)
-                continue;       /* Theorem 1 gives a colocated shard nothing (k >= K) */
-            if (o.colocated && i < j.k)
-                placement = "colocated";
-            j.srv[j.servers++] = (struct sim_server){ first[i], count[i],
-                                                      o.colocated && i < j.k ? i
-                                                      : j.k + placed_extra++ };
-        }
-        free(first);
-        free(count);
-        if (j.servers == 0)
-            usage_fail("--bytes: fewer elements than servers");
-        j.bucket_bytes = o.bucket ? o.bucket : BUCKETS_DEFAULT_BYTES;
-        nhosts = j.k + placed_extra;
-    } else {
-        nhosts = j.k;
-    }
-    nslots = j.k + j.servers;
-    if (!o.hosts)
-        o.hosts = nhosts;
-    if (pf.kind != PLATFORM_FILE && nhosts > o.hosts) {
-        snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j.k,
-                 j.ps ? " + servers" : "", o.hosts);
+    job_sizes(o, c, j);
+    nhosts = job_servers(o, j, placement);
+    if (!o->hosts)
+        o->hosts = nhosts;
+    if (pf->kind != PLATFORM_FILE && nhosts > o->hosts) {
+        snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j->k,
+                 j->ps ? " + servers" : "", o->hosts);
         usage_fail(err);
     }
+    return nhosts;
+}
 
-    /* The platform file, then SimGrid. */
-    if (pf.kind == PLATFORM_FILE) {
-        snprintf(xml, sizeof xml, "%s", pf.file);
+/* load_platform: the platform file (--platform file:PATH, or written to
+ * xml: --platform-out or a temporary one, *tmp_xml), then SimGrid with the
+ * network model of the header and --sg-cfg. 1 when the file cannot be
+ * written (one line on stderr), else 0. */
+static int load_platform(char *argv0, const struct opts *o, const struct cli_common *c,
+                         const struct platform *pf, const struct sim_job *j, int nhosts,
+                         char *xml, size_t xml_len, int *tmp_xml)
+{
+    static char arg_buf[SIM_MAX_CFG + 8][160];
+    static char *sg_argv[SIM_MAX_CFG + 10];
+    char err[ERR_LEN];
+    int sg_argc = 0;
+
+    if (pf->kind == PLATFORM_FILE) {
+        snprintf(xml, xml_len, "%s", pf->file);
         if (access(xml, R_OK) != 0)
             usage_fail("--platform file:PATH: cannot read PATH");
     } else {
-        if (o.platform_out) {
-            snprintf(xml, sizeof xml, "%s", o.platform_out);
+        if (o->platform_out) {
+            snprintf(xml, xml_len, "%s", o->platform_out);
         } else {
-            snprintf(xml, sizeof xml, "%s/psring_sim.%d.xml", getenv("TMPDIR") ? getenv("TMPDIR")
+            snprintf(xml, xml_len, "%s/psring_sim.%d.xml", getenv("TMPDIR") ? getenv("TMPDIR")
                      : "/tmp", (int)getpid());
-            tmp_xml = 1;
+            *tmp_xml = 1;
         }
-        int rc = platform_write(&pf, o.hosts, c.link_bw, c.link_latency, xml, err);
+        int rc = platform_write(pf, o->hosts, c->link_bw, c->link_latency, xml, err);
         if (rc == ERR_USAGE)
             usage_fail(err);
         if (rc != 0) {
@@ -584,7 +603,7 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    sg_argv[sg_argc++] = argv[0];
+    sg_argv[sg_argc++] = argv0;
     {
         const char *cfgs[] = {
             "network/model:CM02", "network/latency-factor:1", "network/bandwidth-factor:1",
@@ -596,107 +615,119 @@ int main(int argc, char **argv)
         };
         int nc = (int)(sizeof cfgs / sizeof cfgs[0]);
 
-        for (int i = 0; i < nc + o.n_cfg; i++) {
-            snprintf(arg_buf[i], sizeof arg_buf[i], "--cfg=%s", i < nc ? cfgs[i] : o.sg_cfg[i - nc]);
+        for (int i = 0; i < nc + o->n_cfg; i++) {
+            snprintf(arg_buf[i], sizeof arg_buf[i], "--cfg=%s", i < nc ? cfgs[i] : o->sg_cfg[i - nc]);
             sg_argv[sg_argc++] = arg_buf[i];
         }
-        snprintf(arg_buf[nc + o.n_cfg], sizeof arg_buf[0], "--log=root.thres:warning");
-        sg_argv[sg_argc++] = arg_buf[nc + o.n_cfg];
-        snprintf(arg_buf[nc + o.n_cfg + 1], sizeof arg_buf[0], "--log=xbt_cfg.thres:warning");
-        sg_argv[sg_argc++] = arg_buf[nc + o.n_cfg + 1];
+        snprintf(arg_buf[nc + o->n_cfg], sizeof arg_buf[0], "--log=root.thres:warning");
+        sg_argv[sg_argc++] = arg_buf[nc + o->n_cfg];
+        snprintf(arg_buf[nc + o->n_cfg + 1], sizeof arg_buf[0], "--log=xbt_cfg.thres:warning");
+        sg_argv[sg_argc++] = arg_buf[nc + o->n_cfg + 1];
     }
     sg_argv[sg_argc] = NULL;
     log_init(PROG, 0);
     simgrid_init(&sg_argc, sg_argv);
     simgrid_load_platform(xml);
     if ((int)sg_host_count() < nhosts) {
-        snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j.k,
-                 j.ps ? " + servers" : "", (int)sg_host_count());
+        snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j->k,
+                 j->ps ? " + servers" : "", (int)sg_host_count());
         usage_fail(err);
     }
+    return 0;
+}
 
-    slots = calloc((size_t)nslots, sizeof *slots);
-    recs = calloc((size_t)nslots, sizeof *recs);
-    board = calloc((size_t)nslots, 1);
-    if (!slots || !recs || !board)
-        usage_fail("out of memory");
-    xport_sim_faults_init(board, nslots, c.timeout);
-    {
-        sg_host_t *hl = sg_host_list();
+/* start_actors: one actor per slot (ring ranks, PS workers, then the
+ * servers) on its host, each with its record's fixed columns. */
+static void start_actors(const struct opts *o, const struct cli_common *c,
+                         const struct platform *pf, const struct sim_job *j,
+                         struct sim_slot *slots, int nslots)
+{
+    sg_host_t *hl = sg_host_list();
 
-        for (int i = 0; i < nslots; i++) {
-            struct sim_slot *sl = &slots[i];
-            int server = i >= j.k;
-            char name[32];
-            sg_host_t h;
+    for (int i = 0; i < nslots; i++) {
+        struct sim_slot *sl = &slots[i];
+        int server = i >= j->k;
+        char name[32];
+        sg_host_t h;
 
-            sl->job = &j;
-            sl->rank = server ? i - j.k : i;
-            sl->slot = i;
-            sl->host = server ? j.srv[sl->rank].host : i;
-            metrics_record_init(&sl->rec, (size_t)(c.steps - c.warmup));
-            snprintf(sl->rec.system, METRICS_NAME_LEN, "%s", j.ps ? "ps" : "ring");
-            snprintf(sl->rec.role, METRICS_NAME_LEN, "%s", server ? "server" : j.ps ? "worker"
-                     : "rank");
-            snprintf(sl->rec.algo, METRICS_NAME_LEN, "%s", j.ps ? "" : o.algo);
-            snprintf(sl->rec.transport, METRICS_NAME_LEN, "sim");
-            sl->rec.rank = sl->rank;
-            sl->rec.world = j.k;
-            sl->rec.bytes = j.bytes;
-            sl->rec.link_bw = c.link_bw;
-            sl->rec.link_latency = c.link_latency;
-            sl->rec.ncpu = 1;
-            if (pf.kind == PLATFORM_FILE) {
-                h = hl[sl->host];
-            } else {
-                snprintf(name, sizeof name, "h%d", sl->host);
-                h = sg_host_by_name(name);
-            }
-            snprintf(name, sizeof name, "%s%d", server ? "server" : j.ps ? "worker" : "rank",
-                     sl->rank);
-            sg_actor_t a = sg_actor_init(name, h);
-            sg_actor_set_data(a, sl);
-            sg_actor_start(a, server ? sim_ps_server : j.ps ? sim_ps_worker : ring_actor, 0,
-                           NULL);
+        sl->job = j;
+        sl->rank = server ? i - j->k : i;
+        sl->slot = i;
+        sl->host = server ? j->srv[sl->rank].host : i;
+        metrics_record_init(&sl->rec, (size_t)(c->steps - c->warmup));
+        snprintf(sl->rec.system, METRICS_NAME_LEN, "%s", j->ps ? "ps" : "ring");
+        snprintf(sl->rec.role, METRICS_NAME_LEN, "%s", server ? "server" : j->ps ? "worker"
+                 : "rank");
+        snprintf(sl->rec.algo, METRICS_NAME_LEN, "%s", j->ps ? "" : o->algo);
+        snprintf(sl->rec.transport, METRICS_NAME_LEN, "sim");
+        sl->rec.rank = sl->rank;
+        sl->rec.world = j->k;
+        sl->rec.bytes = j->bytes;
+        sl->rec.link_bw = c->link_bw;
+        sl->rec.link_latency = c->link_latency;
+        sl->rec.ncpu = 1;
+        if (pf->kind == PLATFORM_FILE) {
+            h = hl[sl->host];
+        } else {
+            snprintf(name, sizeof name, "h%d", sl->host);
+            h = sg_host_by_name(name);
         }
-        free(hl);
+        snprintf(name, sizeof name, "%s%d", server ? "server" : j->ps ? "worker" : "rank",
+                 sl->rank);
+        sg_actor_t a = sg_actor_init(name, h);
+        sg_actor_set_data(a, sl);
+        sg_actor_start(a, server ? sim_ps_server : j->ps ? sim_ps_worker : ring_actor, 0,
+                       NULL);
     }
-    if (o.bench) {
-        printf("# psring_sim --bench: the network is SIMULATED (SimGrid, --platform %s); the "
-               "benchmark is ring_worker's (bench.c), whose lines below say \"EMULATED\" for "
-               "the platform's link and \"tcp\" for the code path; times are simulated\n",
-               o.platform);
-        fflush(stdout);
-    }
-    simgrid_run();
+    free(hl);
+}
 
-    /* One line: the first failure, or with --kill the first that names the
-     * rank killed (as the real ring's neighbour and the real server do). */
+/* verdict: one line, the first failure, or with --kill the first that
+ * names the rank killed (as the real ring's neighbour and the real server
+ * do). 1 when it printed one, else 0. */
+static int verdict(const struct opts *o, const struct sim_job *j, const struct sim_slot *slots,
+                   int nslots)
+{
+    int first_bad = -1;
+
     for (int i = 0; i < nslots; i++) {
         char needle[48];
 
         if (slots[i].rc == 0)
             continue;
-        snprintf(needle, sizeof needle, "lost %s %d (", j.ps ? "worker" : "rank", o.kill_rank);
-        if (first_bad < 0 || (o.kill_rank >= 0 && names(slots[i].err, needle) >
+        snprintf(needle, sizeof needle, "lost %s %d (", j->ps ? "worker" : "rank", o->kill_rank);
+        if (first_bad < 0 || (o->kill_rank >= 0 && names(slots[i].err, needle) >
                               names(slots[first_bad].err, needle)))
             first_bad = i;
     }
     if (first_bad >= 0) {
         fprintf(stderr, PROG ": %s %d: %s\n", slots[first_bad].rec.role, slots[first_bad].rank,
                 slots[first_bad].err[0] ? slots[first_bad].err : err_str(slots[first_bad].rc));
-        status = 1;
-    } else if (o.kill_rank >= 0) {
-        fprintf(stderr, PROG ": --kill %d@%d: the others finished without it\n", o.kill_rank,
-                o.kill_step);
-        status = 1;
+        return 1;
+    } else if (o->kill_rank >= 0) {
+        fprintf(stderr, PROG ": --kill %d@%d: the others finished without it\n", o->kill_rank,
+                o->kill_step);
+        return 1;
     }
+    return 0;
+}
+
+/* report: the slots' records (with --bench, the files bench.c wrote) merged
+ * into the CSV row, --host-bytes, the row on stdout or --csv-out. Returns
+ * the exit status, status unless an output fails. */
+static int report(const struct opts *o, const struct sim_job *j, struct sim_slot *slots,
+                  struct metrics_record *recs, int nslots, int nhosts, const char *placement,
+                  int status)
+{
+    struct metrics_row row;
+    char err[ERR_LEN];
+
     for (int i = 0; i < nslots; i++) {
         slots[i].rec.cpu_s = 0;         /* virtual time: the host never sets the pace */
         slots[i].rec.wall_s = 0;
         recs[i] = slots[i].rec;
     }
-    if (o.bench) {
+    if (o->bench) {
         /* the records bench.c wrote, one per rank, in place of the slots' */
         for (int i = 0; i < nslots; i++) {
             char path[4200];
@@ -718,24 +749,24 @@ int main(int argc, char **argv)
         }
     }
     if (status == 0 && (metrics_merge(recs, (size_t)nslots, &row, err) != 0 ||
-                        (j.ps && metrics_row_place(&row, placement, err) != 0))) {
+                        (j->ps && metrics_row_place(&row, placement, err) != 0))) {
         fprintf(stderr, PROG ": %s\n", err);
         status = 1;
     }
-    if (status == 0 && o.host_bytes && host_bytes_write(o.host_bytes, slots, nslots, nhosts,
-                                                        err) != 0) {
+    if (status == 0 && o->host_bytes && host_bytes_write(o->host_bytes, slots, nslots, nhosts,
+                                                         err) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         status = 1;
     }
-    if (status == 0 && (!o.bench || o.csv_out)) {
+    if (status == 0 && (!o->bench || o->csv_out)) {
         FILE *f = stdout;
         int header = 1;
 
-        if (o.csv_out) {
-            header = is_new(o.csv_out);
-            f = fopen(o.csv_out, "a");
+        if (o->csv_out) {
+            header = is_new(o->csv_out);
+            f = fopen(o->csv_out, "a");
             if (!f) {
-                fprintf(stderr, PROG ": --csv-out %s: %s\n", o.csv_out, strerror(errno));
+                fprintf(stderr, PROG ": --csv-out %s: %s\n", o->csv_out, strerror(errno));
                 status = 1;
             }
         }
@@ -747,6 +778,47 @@ int main(int argc, char **argv)
                 fclose(f);
         }
     }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = { .algo = "ring", .platform = "star", .payload = NULL, .servers = -1,
+                   .iters = 5, .warmup_iters = 1, .imbalance = 1, .kill_rank = -1,
+                   .kill_step = -1 };
+    struct cli_common c;
+    struct platform pf;
+    struct sim_job j;
+    struct sim_slot *slots;
+    struct metrics_record *recs;
+    char xml[4096];
+    int nslots, nhosts, status, tmp_xml = 0;
+    unsigned char *board;
+    const char *placement = "separate";
+
+    g_opts = &o;
+    nhosts = sim_job_from_flags(argc, argv, &o, &c, &pf, &j, &placement);
+    nslots = j.k + j.servers;
+    if (load_platform(argv[0], &o, &c, &pf, &j, nhosts, xml, sizeof xml, &tmp_xml) != 0)
+        return 1;
+
+    slots = calloc((size_t)nslots, sizeof *slots);
+    recs = calloc((size_t)nslots, sizeof *recs);
+    board = calloc((size_t)nslots, 1);
+    if (!slots || !recs || !board)
+        usage_fail("out of memory");
+    xport_sim_faults_init(board, nslots, c.timeout);
+    start_actors(&o, &c, &pf, &j, slots, nslots);
+    if (o.bench) {
+        printf("# psring_sim --bench: the network is SIMULATED (SimGrid, --platform %s); the "
+               "benchmark is ring_worker's (bench.c), whose lines below say \"EMULATED\" for "
+               "the platform's link and \"tcp\" for the code path; times are simulated\n",
+               o.platform);
+        fflush(stdout);
+    }
+    simgrid_run();
+    status = verdict(&o, &j, slots, nslots);
+    status = report(&o, &j, slots, recs, nslots, nhosts, placement, status);
     for (int i = 0; i < nslots; i++)
         metrics_record_free(&slots[i].rec);
     free(slots);

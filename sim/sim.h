@@ -43,7 +43,7 @@ struct sim_slot {
     int rank;                      /* ring rank, worker rank, or server index */
     int host;                      /* the platform host it runs on */
     int slot;                      /* its index: ring ranks, PS workers, then servers */
-    struct metrics_record rec;     /* initialised by main */
+    struct metrics_record rec;     /* initialised by main.c start_actors */
     uint64_t bytes_in, bytes_out;  /* payload bytes across its host's link
                                       (messages between actors on one host: none) */
     int rc;
