@@ -21,7 +21,9 @@
  * with its latency and bandwidth factors at 1, no cross-traffic and no TCP
  * window bound, so one message alone on a path of links costs exactly
  * a + m/bw, the alpha-beta model's price. --sg-cfg passes any other
- * SimGrid setting (repeatable), after these.
+ * SimGrid setting (repeatable), after these; SimGrid aborts on a key or
+ * value it does not know, so they (and a --platform file:PATH) are first
+ * tried in a child process (sg_trial), and a refusal exits 64 with one line.
  *
  * DATA MODES (--payload; default real when K * n <= SIM_REAL_MAX):
  *   real   each rank trains: the workload, common/step.c, coll_allreduce
@@ -45,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -570,6 +573,63 @@ static int sim_job_from_flags(int argc, char **argv, struct opts *o, struct cli_
     return nhosts;
 }
 
+/* sg_trial: SimGrid aborts the process (an uncaught C++ exception, exit
+ * 134 and a backtrace) on a --cfg key it does not know, a value it cannot
+ * read, or a platform file it cannot parse. What the user gave (--sg-cfg,
+ * --platform file:PATH) is therefore first tried in a child: SimGrid
+ * initialised with these arguments and the platform loaded, nothing run.
+ * A child that does not exit 0 ends the run here with one line, exit 64,
+ * naming SimGrid's own reason where it printed one. */
+static void sg_trial(int argc, char **argv, const char *xml)
+{
+    int fd[2], st = 0;
+    char buf[8192], why[200] = "";
+    size_t len = 0;
+    ssize_t got;
+    pid_t pid;
+
+    if (pipe(fd) != 0)
+        return;                             /* cannot try: the real load decides */
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return;
+    }
+    if (pid == 0) {
+        dup2(fd[1], STDERR_FILENO);
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        simgrid_init(&argc, argv);
+        simgrid_load_platform(xml);
+        _exit(0);
+    }
+    close(fd[1]);
+    while ((got = read(fd[0], buf + len, sizeof buf - 1 - len)) > 0 || (got < 0 && errno == EINTR))
+        if (got > 0 && (len += (size_t)got) == sizeof buf - 1)
+            len = 0;                        /* keep reading; only the start matters */
+    buf[len] = '\0';
+    close(fd[0]);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return;
+    /* SimGrid's reason: its CRITICAL line, or the exception's what(). */
+    const char *r = strstr(buf, "CRITICAL] ");
+    r = r ? r + 10 : strstr(buf, "what():  ");
+    if (r && r == strstr(buf, "what():  "))
+        r += 9;
+    if (r)
+        snprintf(why, sizeof why, "%.*s", (int)strcspn(r, "\n"), r);
+    char line[ERR_LEN + 256];
+    snprintf(line, sizeof line, "SimGrid refused %s%s%s",
+             g_opts->n_cfg ? "--sg-cfg" : "the platform file",
+             why[0] ? ": " : " (it gave no reason)", why);
+    usage_fail(line);
+}
+
 /* load_platform: the platform file (--platform file:PATH, or written to
  * xml: --platform-out or a temporary one, *tmp_xml), then SimGrid with the
  * network model of the header and --sg-cfg. 1 when the file cannot be
@@ -626,6 +686,8 @@ static int load_platform(char *argv0, const struct opts *o, const struct cli_com
     }
     sg_argv[sg_argc] = NULL;
     log_init(PROG, 0);
+    if (o->n_cfg > 0 || pf->kind == PLATFORM_FILE)
+        sg_trial(sg_argc, sg_argv, xml);
     simgrid_init(&sg_argc, sg_argv);
     simgrid_load_platform(xml);
     if ((int)sg_host_count() < nhosts) {

@@ -231,7 +231,8 @@ for spec in "ring ring 4194304" "ring rd 1048576" "ps ps 4194304"; do
 done
 t_end
 
-t_case sim-3.1 "bad input exits 64 with one line"
+t_case sim-3.1 "bad input exits 64 with one line (SimGrid's own refusals too: an unknown --sg-cfg key or value, a broken platform file, which abort SimGrid itself)"
+printf '<?xml version="1.0"?>\n<platform version="4.1"><zone id="z" routing="Full">\n' > "$T_TMP/bad.xml"
 for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" \
            "ring 8 --platform fat-tree:x $NET" "ring 8 --platform racks:2 $NET" \
            "ring 8 --hosts 4 $NET" "ps 8 --hosts 8 $NET" "mesh 8 $NET" "ring 0 $NET" \
@@ -242,7 +243,9 @@ for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" 
            "ring 4 --bench --coll alltoall --imbalance 0.5 $NET" "ring 4 --coll reduce $NET" \
            "ps 4 --bench $NET" "ring 4 --bench --algo rd --coll all_gather $NET" \
            "ring 4 --bench --payload sizes $NET" "ring 4 --kill 4@1 $NET" "ring 4 --kill 1@99999 $NET" \
-           "ps 4 --kill 1 $NET" "ps 4 --kill x@1 $NET"; do
+           "ps 4 --kill 1 $NET" "ps 4 --kill x@1 $NET" \
+           "ring 4 --sg-cfg bogus/key:1 $NET" "ring 4 --sg-cfg network/model:XYZ $NET" \
+           "ring 4 --sg-cfg contexts/stack-size:abc $NET" "ring 4 --platform file:$T_TMP/bad.xml $NET"; do
     job 20 "$sim" $bad
     expect_rc 64
     [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "'$bad': $(wc -l <"$T_TMP/err") lines on stderr"
