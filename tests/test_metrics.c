@@ -242,6 +242,19 @@ static void test_merge(void)
         T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
         T_NEAR(row.busbw, 1e6 / 0.30 * 0.75, 1e-6);
         T_TRUE(isnan(row.model_s));                     /* nor the imbalance */
+        /* --bench --algo rd: an all_reduce row costs rd's formula */
+        snprintf(recs[0].coll, sizeof recs[0].coll, "all_reduce");
+        snprintf(recs[1].coll, sizeof recs[1].coll, "all_reduce");
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_NEAR(row.model_s, model_ring(4, 1e6, 1e8, 1e-4), 1e-15);
+        snprintf(recs[0].algo, sizeof recs[0].algo, "rd");
+        snprintf(recs[1].algo, sizeof recs[1].algo, "rd");
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_STR(row.algo, "rd");
+        T_NEAR(row.model_s, model_rd(4, 1e6, 1e8, 1e-4), 1e-15);
+        T_NEAR(row.model_s, 2 * (1e-4 + 1e6 / 1e8), 1e-15);   /* log2 4 steps of a + n b */
+        snprintf(recs[0].algo, sizeof recs[0].algo, "ring");
+        snprintf(recs[1].algo, sizeof recs[1].algo, "ring");
         recs[0].coll[0] = recs[1].coll[0] = '\0';
         recs[0].world = recs[1].world = 2;
     }
