@@ -89,7 +89,9 @@ only=
 srv_k=8                 # --only servers: the workers
 srv_ks="0 2 4 8"        # ... the extra servers k
 srv_bytes=1M            # ... n (a K = 8 step moves 2(K-1)/K n per host each way)
-srv_rate=64Mbit         # ... the link rate when --link-bw is auto (16 processes)
+srv_rate=16Mbit         # ... the link rate when --link-bw is auto: up to 16 processes
+                        # on the cores; on 2 idle cores 16 Mbit/s left the K = 8 rows
+                        # link-bound, 32 and 64 Mbit/s flagged 3 and 5 of 5 cpu
 
 usage() {
     cat <<EOF
