@@ -261,8 +261,8 @@ void hostload_decide(const struct hostload_sample *a, const struct hostload_samp
                      double run_queue, struct hostload_verdict *v)
 {
     double others = NAN;
-    int machine = a && b && a->ok && b->ok && b->total > a->total && b->busy >= a->busy &&
-                  hz > 0;
+    int machine = a && b && a->ok && b->ok && b->total >= a->total + HOSTLOAD_MIN_TICKS &&
+                  b->busy >= a->busy && hz > 0;
     int sig_busy, sig_others, sig_queue;
 
     if (ncpu < 1)
@@ -291,7 +291,8 @@ void hostload_decide(const struct hostload_sample *a, const struct hostload_samp
     sig_busy = (machine ? v->machine_busy : v->job_busy) > HOSTLOAD_BUSY;
     sig_others = machine && v->other_cores > HOSTLOAD_OTHER_CORES &&
                  v->other_cores + nproc > ncpu;
-    sig_queue = !isnan(v->run_queue) && v->run_queue - (nproc - 1) >= ncpu;
+    sig_queue = !isnan(v->run_queue) && v->run_queue - (nproc - 1) >= ncpu &&
+                !(machine && v->other_cores < HOSTLOAD_QUEUE_CORES);
     v->bound = sig_busy || sig_others || sig_queue;
     if (!v->bound)
         v->by = HOSTLOAD_LINK;

@@ -39,7 +39,12 @@
  *      enough runnable threads to fill every core. (The bare run_queue >
  *      ncpu would fire on the job alone: K ranks leaving a barrier are K
  *      runnable threads, and that is no sign of anyone else's load.) A
- *      sample is an instant, so this is the weakest of the three.
+ *      sample is an instant, so this is the weakest of the three: where
+ *      the window measures the others' share (below) and they used less
+ *      than HOSTLOAD_QUEUE_CORES (0.1) of a core over it, the instant is
+ *      not believed (a K = 16 parameter server on an idle 2-core machine
+ *      sampled 2 runnable threads besides its 17 processes, softirq and
+ *      kernel workers, while the others used 0.013 of a core).
  * and, from the job's own processes (hostload_wait, when every process
  * knew its run delay):
  *   4. wait_share > HOSTLOAD_WAIT (0.08): the job's processes spent, on
@@ -57,8 +62,12 @@
  * fired. Signal 4 alone: "cpu", or "busy" when the others' share
  * exceeds the job's. Time against the model is NEVER a signal: a run off its model on
  * a quiet machine stays "link", so the gap is there to explain.
- * /proc/stat counts in ticks (USER_HZ, 100/s): over a timed part shorter
- * than about 0.2 s the busy share is coarse, which errs towards flagging.
+ * /proc/stat counts in ticks (USER_HZ, 100/s per core): a window of fewer
+ * than HOSTLOAD_MIN_TICKS ticks over all cores (0.25 s on 2 cores) cannot
+ * measure a share (one tick of 2 is 0.5 of the machine: an rd all-reduce
+ * of 4 KiB, 11 ms timed, read "busy" on an idle machine), so such a
+ * window counts as no samples: machine_busy and other_cores are NaN, the
+ * job's own share stands in for signal 1, and signals 3 and 4 decide.
  */
 #ifndef HOSTLOAD_H
 #define HOSTLOAD_H
@@ -69,6 +78,8 @@
 #define HOSTLOAD_BUSY 0.80          /* signal 1: machine busy share */
 #define HOSTLOAD_OTHER_CORES 0.5    /* signal 2: cores other processes used */
 #define HOSTLOAD_WAIT 0.08          /* signal 4: the job's mean run-delay share */
+#define HOSTLOAD_MIN_TICKS 50       /* fewer ticks in the window: no shares */
+#define HOSTLOAD_QUEUE_CORES 0.1    /* signal 3 needs the others to use this much */
 #define HOSTLOAD_READ_MAX 16384     /* bytes of /proc/stat read per sample */
 
 struct hostload_sample {

@@ -182,14 +182,32 @@ static void test_decide(void)
     T_STR(hostload_by_name(v.by), "busy");
     T_NEAR(v.machine_busy, 0.9, 1e-12);
 
-    T_CASE("hostload-2.6", "run queue: the job's own runnable ranks are no signal, others' are");
+    T_CASE("hostload-2.6", "run queue: the job's own runnable ranks are no signal, others' are, "
+           "where they used CPU");
     memcpy(t1, t0, sizeof t1);
-    t1[0] += 100;
-    t1[3] += 1900;
+    t1[0] += 300;                                   /* the job 1 s, others 2 s: 0.2 of a core */
+    t1[3] += 1700;
     b = sample(t1, 1);
     hostload_decide(&a, &b, 1.0, 10, 100, 2, 8, 7, &v);   /* 7 runnable, 8 ranks */
     T_EQ_I(v.bound, 0);
     hostload_decide(&a, &b, 1.0, 10, 100, 2, 4, 5, &v);   /* 5 runnable, 4 ranks */
+    T_EQ_I(v.bound, 1);
+    T_STR(hostload_by_name(v.by), "busy");
+    /* The others used nothing over the window (0.001 of a core): the
+     * instant's two extra runnable threads are not believed. A K = 16
+     * PS on an idle machine: 17 processes, 18 runnable besides the reader. */
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += 101;
+    t1[3] += 1899;
+    b = sample(t1, 1);
+    hostload_decide(&a, &b, 1.0, 10, 100, 2, 4, 5, &v);
+    T_EQ_I(v.bound, 0);
+    T_STR(hostload_by_name(v.by), "link");
+    hostload_decide(&a, &b, 1.0, 10, 100, 2, 17, 18, &v);
+    T_EQ_I(v.bound, 0);
+    T_NEAR(v.other_cores, 0.001, 1e-12);
+    /* Without the machine's shares the run queue decides alone. */
+    hostload_decide(NULL, NULL, 1.0, 10, 100, 2, 4, 5, &v);
     T_EQ_I(v.bound, 1);
     T_STR(hostload_by_name(v.by), "busy");
 
@@ -201,6 +219,32 @@ static void test_decide(void)
     hostload_decide(&a, &a, 0.1, 1.0, 100, 2, 2, NAN, &v);  /* no tick between */
     T_EQ_I(v.bound, 0);
     T_TRUE(isnan(v.machine_busy));
+
+    T_CASE("hostload-2.8", "a window under 50 ticks measures no share: no signal 1 or 2 from one tick");
+    /* rd, 4 KiB, K = 4 on an idle 2-core machine: 11 ms timed, 2 ticks,
+     * one of them busy (someone's), the job 1.4 ms of CPU. */
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += 1;
+    t1[3] += 1;
+    b = sample(t1, 1);
+    hostload_decide(&a, &b, 0.0014, 0.011, 100, 2, 4, NAN, &v);
+    T_EQ_I(v.bound, 0);
+    T_STR(hostload_by_name(v.by), "link");
+    T_TRUE(isnan(v.machine_busy) && isnan(v.other_cores));
+    T_NEAR(v.job_busy, 0.0014 / (0.011 * 2), 1e-12);
+    /* 49 ticks: still none; 50: the shares count (others 0.9 of the cores) */
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += 44;
+    t1[3] += 5;
+    b = sample(t1, 1);
+    hostload_decide(&a, &b, 0.01, 0.245, 100, 2, 4, NAN, &v);
+    T_TRUE(isnan(v.machine_busy));
+    t1[3] += 1;
+    b = sample(t1, 1);
+    hostload_decide(&a, &b, 0.01, 0.25, 100, 2, 4, NAN, &v);
+    T_NEAR(v.machine_busy, 0.88, 1e-12);
+    T_EQ_I(v.bound, 1);
+    T_STR(hostload_by_name(v.by), "busy");
     T_END();
 }
 
