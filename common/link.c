@@ -101,6 +101,16 @@ size_t link_piece(const struct link *l)
     return l->egress.rate > 0.0 ? piece_bytes(l->egress.rate) : SIZE_MAX;
 }
 
+size_t link_frame_first(const struct link *l, size_t hdr, size_t payload)
+{
+    size_t piece = link_piece(l), room;
+
+    if (piece == SIZE_MAX || piece <= hdr)
+        return payload;
+    room = piece - hdr;
+    return payload <= room + LINK_PIECE_SLACK ? payload : room;
+}
+
 /* reserve: the bucket itself (no burst): the n bytes occupy the wire from
  * max(vclock, from) for n / rate; advances and returns b->vclock. */
 static double reserve(struct link_bucket *b, size_t n, double from)
@@ -149,7 +159,7 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp, int c
      * parts as one. (NAN never compares equal: a read without a stamp never
      * joins.) The piece bounds the credit: bytes an unpaced sender put in
      * the buffer at once still pass no faster than one piece early. */
-    if (stamp == l->in_stamp && l->in_n + n <= piece_bytes(l->ingress.rate) &&
+    if (stamp == l->in_stamp && l->in_n + n <= piece_bytes(l->ingress.rate) + LINK_PIECE_SLACK &&
         l->ingress.rate > 0.0 && clock_get(&l->ingress) == l->in_end) {
         size_t both = l->in_n + n;
         double end = fmax(l->in_from, l->in_t - (double)both / l->ingress.rate) +

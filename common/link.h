@@ -135,6 +135,7 @@
 #define LINK_PIECE_S    250e-6          /* a piece, in seconds of wire time */
 #define LINK_PIECE_MIN  4096.0          /* ... but at least this many bytes */
 #define LINK_PIECE_MAX  (16u << 20)     /* largest piece at any rate */
+#define LINK_PIECE_SLACK 64u            /* a frame's first piece may run over by this (link_frame_first) */
 #define LINK_RATE_MIN   1.0             /* a rate below 1 byte/s is refused */
 #define LINK_LATENCY_MAX 60.0           /* a latency above 60 s is refused */
 #define LINK_HOST_BYTES_OUT_OFF 40      /* HOST LINKS: the host file's byte counters */
@@ -177,6 +178,19 @@ int link_active(const struct link *l);
  * two reservations (bounds how far a piece can run ahead of the rate);
  * SIZE_MAX when the rate is unlimited. */
 size_t link_piece(const struct link *l);
+
+/* link_frame_first: how many of a frame's payload bytes a paced sender
+ * puts in the first piece, with the frame's hdr-byte header: as many as
+ * fill the piece, or all of them when at most LINK_PIECE_SLACK would be
+ * left over. A 4 KiB chunk and its 40-byte header at a 4 KiB piece then
+ * go as one piece, not as a piece and a 40-byte runt that costs a wait
+ * and a wake-up of its own at both ends (rd at 4 KiB, K = 4 on 2 cores:
+ * 1.49x its model with the runt, 1.14x without). The reader stays on the
+ * sender's grid: it reads the header, the rest of the piece, then the
+ * frame's last bytes, which the frame's end caps, all one kernel buffer
+ * (link_ingress_join joins up to a piece plus the slack). payload when
+ * the rate is unlimited. */
+size_t link_frame_first(const struct link *l, size_t hdr, size_t payload);
 
 /* link_egress_reserve: book n bytes on the outgoing wire at time `now`;
  * returns the absolute time at which they may be written to the socket. */

@@ -600,13 +600,12 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
     struct proto_header h;
     uint64_t out0 = t->link->bytes_out, in0 = t->link->bytes_in;
     size_t first = s->sbytes < HEAD_MAX ? s->sbytes : HEAD_MAX, sent;
-    size_t piece = link_piece(t->link);
     int rc;
 
-    /* EMULATED LATENCY: header and first bytes fill one piece, no more. */
-    if (link_active(t->link) && piece < SIZE_MAX && piece > PROTO_HEADER_SIZE &&
-        first > piece - PROTO_HEADER_SIZE)
-        first = piece - PROTO_HEADER_SIZE;
+    /* EMULATED LATENCY: header and first bytes fill one piece, no more
+     * (or the whole frame, when only a runt would be left: link.h). */
+    if (link_active(t->link) && link_frame_first(t->link, PROTO_HEADER_SIZE, s->sbytes) < first)
+        first = link_frame_first(t->link, PROTO_HEADER_SIZE, s->sbytes);
 
     if (t->failed_rc)
         return failed(t, err);

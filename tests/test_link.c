@@ -432,7 +432,7 @@ static double small_frame(double rate, double lat, size_t payload, double late, 
     link_init(&s, rate, lat);
     link_init(&r, rate, lat);
     piece = link_piece(&s);
-    first = payload < piece - hdr ? payload : piece - hdr;
+    first = link_frame_first(&s, hdr, payload);
     /* The sender: its pieces' deadlines are the buffers' arrivals. */
     link_send_restart(&s);
     d = link_send_reserve(&s, hdr + first, now, 0);
@@ -471,7 +471,7 @@ static double small_frame(double rate, double lat, size_t payload, double late, 
 static void t_small(void)
 {
     const double rate = 4e6, lat = 200e-6;              /* 32 Mbit/s, 200 us: piece 4 KiB */
-    const size_t sizes[] = { 1024, 4056, 4096, 4100, 8192, 16384, 65536 };
+    const size_t sizes[] = { 1024, 4056, 4096, 4100, 4120, 4121, 4200, 8192, 16384, 65536 };
 
     T_CASE("i13s-1.1", "a small frame (header + 1 KiB to 64 KiB at 32 Mbit/s, 200 us) is held "
            "until exactly a + n/bw, read promptly or late, when the reader keeps to "
@@ -483,11 +483,33 @@ static void t_small(void)
             T_NEAR(small_frame(rate, lat, sizes[i], late, 1, t0) - t0, lat + n / rate, 1e-9);
         }
     }
-    /* The bug: a piece at a time after the header, a 4 KiB frame read 15 us
-     * late (its 40-byte tail already in) reads into the tail, takes its
-     * stamp and waits a piece's wire time more. */
-    T_LE(10.0 + lat + 4136.0 / rate + 0.9 * 4096.0 / rate, small_frame(rate, lat, 4096, 15e-6, 0, 10.0));
-    T_LE(10.0 + lat + 4140.0 / rate + 0.9 * 4096.0 / rate, small_frame(rate, lat, 4100, 15e-6, 0, 10.0));
+    /* The bug: a piece at a time after the header, a frame read late (its
+     * tail already in) reads into the tail, takes its stamp and waits a
+     * piece's wire time more. A tail of 80 bytes is 20 us of wire, 160
+     * bytes 40 us. */
+    T_LE(10.0 + lat + 4176.0 / rate + 0.9 * 4096.0 / rate, small_frame(rate, lat, 4136, 30e-6, 0, 10.0));
+    T_LE(10.0 + lat + 4256.0 / rate + 0.9 * 4096.0 / rate, small_frame(rate, lat, 4216, 45e-6, 0, 10.0));
+    T_END();
+
+    T_CASE("i13s-1.3", "link_frame_first: the header and the payload fill the first piece, "
+           "the whole frame when at most LINK_PIECE_SLACK bytes would be left");
+    {
+        struct link l;
+        T_EQ_I(link_init(&l, rate, lat), 0);
+        T_EQ_U(link_piece(&l), 4096);
+        T_EQ_U(link_frame_first(&l, 40, 1024), 1024);
+        T_EQ_U(link_frame_first(&l, 40, 4056), 4056);          /* exactly a piece */
+        T_EQ_U(link_frame_first(&l, 40, 4096), 4096);          /* a 40-byte runt: with it */
+        T_EQ_U(link_frame_first(&l, 40, 4056 + LINK_PIECE_SLACK), 4056 + LINK_PIECE_SLACK);
+        T_EQ_U(link_frame_first(&l, 40, 4057 + LINK_PIECE_SLACK), 4056);
+        T_EQ_U(link_frame_first(&l, 40, 65536), 4056);
+        /* the reader joins the whole 4136-byte buffer: one reservation */
+        T_NEAR(link_ingress_join(&l, 40, 5.0, 5.0, 1), 5.0, 1e-12);
+        T_NEAR(link_ingress_join(&l, 4056, 5.0, 5.0, 1), 5.0, 1e-12);
+        T_NEAR(link_ingress_join(&l, 40, 5.0, 5.0, 0), 5.0, 1e-12);
+        T_EQ_I(link_init(&l, 0.0, lat), 0);                    /* no rate: all of it */
+        T_EQ_U(link_frame_first(&l, 40, 1u << 20), 1u << 20);
+    }
     T_END();
 
     T_CASE("i13s-1.2", "link_ingress_next: the rest of a piece after a read cut short inside "
