@@ -80,6 +80,8 @@ warmup=2
 sizes="4K 16K 64K 256K 1M 4M 16M"
 size_k=4
 size_steps=5
+size_min_timed=0.3      # ... but a size point's timed part lasts this long (s; not with --steps)
+steps_given=0
 out=
 quick=0
 netns=0
@@ -105,7 +107,9 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
   --bytes SIZE         message size n for the K sweep (default $bytes)
   --ks "K ..."         worker counts (default "$ks")
   --steps S            steps per job, warm-up included, in both sweeps
-                       (default $steps in the K sweep, $size_steps in the size sweep)
+                       (default $steps in the K sweep; in the size sweep $size_steps,
+                       or as many as make the timed part last ${size_min_timed} s in
+                       the model, at most 400)
   --warmup W           warm-up steps left out of timing (default $warmup)
   --sizes "SIZE ..."   the size sweep: PS, ring and rd at each size (default
                        "$sizes")
@@ -156,7 +160,7 @@ while [ $# -gt 0 ]; do
     --link-latency) link_lat=$2; shift 2 ;;
     --bytes) bytes=$2; bytes_given=1; shift 2 ;;
     --ks) ks=$2; shift 2 ;;
-    --steps) steps=$2; size_steps=$2; shift 2 ;;
+    --steps) steps=$2; size_steps=$2; steps_given=1; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --size-k) size_k=$2; shift 2 ;;
@@ -167,7 +171,7 @@ while [ $# -gt 0 ]; do
     --netns) netns=1; shift ;;
     --rate) tc_rate=$2; shift 2 ;;
     --only) only=${2-}; shift 2 ;;
-    --quick) quick=1; ks="2 4"; sizes="4K 64K"; steps=3; warmup=1; size_steps=3; bytes=256K; bytes_given=1; repeat=2; shift ;;
+    --quick) quick=1; ks="2 4"; sizes="4K 64K"; steps=3; warmup=1; size_steps=3; steps_given=1; bytes=256K; bytes_given=1; repeat=2; shift ;;
     --help|-h) usage; exit 0 ;;
     *) die_usage "unknown option '$1' (try --help)" ;;
     esac
@@ -429,6 +433,19 @@ if [ "$bytes_given" = 0 ]; then
     fi
 fi
 reserve=40
+# size_steps_for ALG BYTES: one size point's steps: --steps when given;
+# else size_steps, or more, so that the timed part (the steps after the
+# warm-up, at the model's time) lasts size_min_timed seconds. A shorter
+# one is too few /proc/stat ticks (100/s per core) to tell who used the
+# cores (common/hostload.h, HOSTLOAD_MIN_TICKS: rd at 4 KiB timed 11 ms
+# read busy on an idle machine from one tick of two), and its median is
+# taken over too few steps.
+size_steps_for() {
+    if [ "$steps_given" = 1 ]; then echo "$size_steps"; return; fi
+    awk -v m="$(model_time "$1" "$size_k" "$2" "$link_bw")" -v s="$size_steps" -v w="$warmup" \
+        -v t="$size_min_timed" 'BEGIN { n = m > 0 ? w + int(t / m + 0.999) : s
+                                        if (n < s) n = s; if (n > 400) n = 400; print n }'
+}
 # plan_s: the model's seconds for one run of every point, startup included.
 plan_s() {
     local t=0 k s alg
@@ -439,7 +456,8 @@ plan_s() {
     for s in $sizes; do
         for alg in ps ring rd; do
             [ "$alg" != ps ] && [ "$size_k" -lt 2 ] && continue
-            t=$(awk -v t="$t" -v m="$(model_time $alg "$size_k" "$(size_bytes "$s")" "$link_bw")" -v s="$size_steps" \
+            t=$(awk -v t="$t" -v m="$(model_time $alg "$size_k" "$(size_bytes "$s")" "$link_bw")" \
+                -v s="$(size_steps_for $alg "$(size_bytes "$s")")" \
                 'BEGIN { print t + 1.5 + s * m }')
         done
     done
@@ -482,9 +500,9 @@ for s in $sizes; do
     for alg in ps ring rd; do
         [ "$alg" != ps ] && [ "$size_k" -lt 2 ] && continue
         case $alg in
-        ps) add_point "size_ps_$s" size ps "$size_k" "$(size_bytes "$s")" "$size_steps" ;;
-        ring) add_point "size_ring_$s" size ring "$size_k" "$(size_bytes "$s")" "$size_steps" ;;
-        rd) add_point "size_rd_$s" size ring "$size_k" "$(size_bytes "$s")" "$size_steps" "--algo rd" ;;
+        ps) add_point "size_ps_$s" size ps "$size_k" "$(size_bytes "$s")" "$(size_steps_for ps "$(size_bytes "$s")")" ;;
+        ring) add_point "size_ring_$s" size ring "$size_k" "$(size_bytes "$s")" "$(size_steps_for ring "$(size_bytes "$s")")" ;;
+        rd) add_point "size_rd_$s" size ring "$size_k" "$(size_bytes "$s")" "$(size_steps_for rd "$(size_bytes "$s")")" "--algo rd" ;;
         esac
     done
 done
@@ -665,7 +683,7 @@ fi
     [ -n "$banner" ] && echo "BANNER: $banner"
     echo "link_latency: $link_lat (EMULATED, one-way)"
     echo "k_sweep: ks=\"$ks\" bytes=$bytes steps=$steps warmup=$warmup workload=synthetic dtype=f32"
-    echo "size_sweep: K=$size_k sizes=\"$sizes\" steps=$size_steps algorithms: ps, ring, rd (ring_worker --algo rd)"
+    echo "size_sweep: K=$size_k sizes=\"$sizes\" steps=$size_steps$([ "$steps_given" = 1 ] || echo " or more (timed part ${size_min_timed} s in the model; each job's --steps in the command lines below)") algorithms: ps, ring, rd (ring_worker --algo rd)"
     [ "$netns" = 1 ] && echo "netns: K sweep across network namespaces, tc tbf $tc_rate (REAL kernel shaping), results in netns/"
     echo "host_bound_rows: ${hb:-none}"
     [ -n "$lb" ] && echo "warning: $lb"
