@@ -47,7 +47,7 @@ plot zfile skip 1 every 4::0 using (column(z_k)):(column(z_total)/ddp_total) wit
 set ylabel "MiB"
 set yrange [0:*]
 set offsets graph 0.08, graph 0.08, graph 0.25, 0
-set key top right font ",14"
+set key bottom left font ",14" reverse Left samplen 2
 set title "Adam state in the RSS (ZeRO-1)" font ",20"
 plot rfile skip 1 using (column(r_k)):(column(r_diff)/MiB) with points pt 13 ps 3 lc rgb host_color title "RSS(adam) - RSS(sgd)", \
      "" skip 1 using (column(r_k)):(column(r_pred)/MiB) with lines dt 2 lc rgb host_color title "2 n e / K"
