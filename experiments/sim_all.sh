@@ -134,7 +134,9 @@ done
 
 # ---------------------------------------------------------------- 4
 if command -v gnuplot >/dev/null; then
-    gnuplot -e "dir='$out'" "$here/../plots/sim_validation.gp" &&
-        gnuplot -e "dir='$out'" "$here/../plots/sim_k_time.gp" || say "gnuplot failed"
+    gnuplot -e "dir='$here/../plots/'; vfile='$out/validation.csv'; fmt='png'; out='$out/sim_validation.png'" \
+        "$here/../plots/sim_validation.gp" &&
+        gnuplot -e "dir='$here/../plots/'; file='$out/large_k.csv'; fmt='png'; out='$out/k_time_sim.png'" \
+        "$here/../plots/sim_k_time.gp" || say "gnuplot failed"
 fi
 say "results in $out"

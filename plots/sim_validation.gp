@@ -1,18 +1,28 @@
-# sim_validation.gp -- simulated against the model and the emulated link
-# (experiments/sim_all.sh, validation.csv). gnuplot -e "dir='DIR'" ...
-set terminal pngcairo size 900,600
-set output dir.'/sim_validation.png'
-set datafile separator ','
+# sim_validation.gp -- simulated time per step against bin/model's and, where
+# experiments/sim_all.sh ran them, the real processes on the EMULATED link
+# (validation.csv: system, algo, K, bytes, model_s, sim_s, real_s; read by
+# name; real_s empty with --no-real).
+#   gnuplot -e "dir='plots/'; vfile='DIR/validation.csv'; fmt='png'; out='DIR/sim_validation.png'" plots/sim_validation.gp
+load dir."style.gp"
+
+vhead = system("head -n 1 '".vfile."' | tr ',' ' '")
+vcol(name) = sum [i=1:words(vhead)] (word(vhead, i) eq name ? i : 0)
+v_algo = vcol("algo"); v_k = vcol("K"); v_bytes = vcol("bytes")
+v_model = vcol("model_s"); v_sim = vcol("sim_s"); v_real = vcol("real_s")
+if (v_algo * v_k * v_bytes * v_model * v_sim * v_real == 0) { exit error vfile.": a column is missing (sim_all.sh)" }
+n_real = int(system("awk -F, -v c=".v_real." 'NR > 1 && $c != \"\" { n++ } END { print n + 0 }' '".vfile."'"))
+kset = system("awk -F, -v c=".v_k." 'NR > 1 { print $c }' '".vfile."' | sort -n | uniq | paste -sd, - | sed 's/,/, /g'")
+
+set title sprintf("psring\\_sim against the model%s\n{/*0.7 PS, ring and rd, K = %s; SIMULATED: SimGrid CM02, factors 1; points: simulated, circles: bin/model%s}", \
+                  n_real > 0 ? " and the real processes" : "", kset, n_real > 0 ? ", crosses: real (EMULATED link)" : "")
 set logscale xy
-set xlabel 'message size (bytes)'
-set ylabel 'time per step (s)'
+set xlabel "message size n (bytes)"
+set ylabel "time per step (s)"
+if (fmt ne "table") { set format y "10^{%L}" }
+if (fmt ne "table") { set format x "%.0s%cB" }
 set key top left
-set title 'psring_sim (CM02, factors 1) vs model and vs real (500 Mbit/s, 200 us)'
-f = dir.'/validation.csv'
-plot f using 4:(strcol(2) eq 'ps' ? $6 : 1/0) with points pt 7 title 'PS sim', \
-     f using 4:(strcol(2) eq 'ps' ? $5 : 1/0) with points pt 6 ps 2 title 'PS model', \
-     f using 4:(strcol(2) eq 'ps' ? $7 : 1/0) with points pt 2 title 'PS real', \
-     f using 4:(strcol(2) eq 'ring' ? $6 : 1/0) with points pt 5 title 'ring sim', \
-     f using 4:(strcol(2) eq 'ring' ? $7 : 1/0) with points pt 3 title 'ring real', \
-     f using 4:(strcol(2) eq 'rd' ? $6 : 1/0) with points pt 9 title 'rd sim', \
-     f using 4:(strcol(2) eq 'rd' ? $7 : 1/0) with points pt 4 title 'rd real'
+color(a) = a eq "ps" ? ps_color : a eq "ring" ? ring_color : rd_color
+at(a) = strcol(v_algo) eq a ? column(v_bytes) : NaN
+plot for [a in "ps ring rd"] vfile skip 1 using (at(a)):(column(v_sim)) with points pt 7 ps 1.5*pscale lc rgb color(a) title a." simulated", \
+     for [a in "ps ring rd"] "" skip 1 using (at(a)):(column(v_model)) with points pt 6 ps 3*pscale lw 2 lc rgb color(a) title a." bin/model", \
+     for [a in "ps ring rd"] "" skip 1 using (n_real > 0 ? at(a) : NaN):(column(v_real)) with points pt 2 ps 2*pscale lw 2 lc rgb color(a) title (n_real > 0 ? a." real" : "")

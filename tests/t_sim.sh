@@ -252,4 +252,22 @@ for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" 
 done
 t_end
 
+t_case sim-7.1 "make sim's plots: sim_all.sh --quick --no-real draws sim_validation.png and k_time_sim.png; k_time_sim.gp plots the CSV's times by column name (bin/model's values beside them)"
+job 240 "$PSR_TESTS/../experiments/sim_all.sh" --quick --no-real --out "$T_TMP/simall"
+expect_rc 0
+for f in validation.csv large_k.csv sim_validation.png k_time_sim.png; do
+    [ -s "$T_TMP/simall/$f" ] || t_fail "no $f"
+done
+grep -q 'gnuplot failed' "$T_TMP/out" "$T_TMP/err" && t_fail "sim_all.sh: gnuplot failed"
+# The plotted numbers ('table'): the star ring's point at K = 2 is the CSV's time_s there.
+job 60 gnuplot -e "dir='$PSR_TESTS/../plots/'; file='$T_TMP/simall/large_k.csv'; fmt='table'; out='$T_TMP/k.tab'" \
+    "$PSR_TESTS/../plots/sim_k_time.gp"
+expect_rc 0
+want=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+                $c["platform"] == "star" && $c["system"] == "ring" && $c["K"] == 2 { print $c["time_s"] }' "$T_TMP/simall/large_k.csv")
+got=$(awk '/Curve title: "ring, star"/ { on = 1; next } /Curve title/ { on = 0 } on && $1 == 2 { print $2; exit }' "$T_TMP/k.tab")
+[ -n "$want" ] && awk -v a="$got" -v b="$want" 'BEGIN { exit !(a + 0 > 0 && a == b + 0) }' ||
+    t_fail "k_time_sim: the ring's K = 2 point is '$got', the CSV says '$want'"
+t_end
+
 t_exit
