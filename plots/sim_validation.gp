@@ -1,16 +1,18 @@
 # sim_validation.gp -- simulated time per step against bin/model's and, where
 # experiments/sim_all.sh ran them, the real processes on the EMULATED link
-# (validation.csv: system, algo, K, bytes, model_s, sim_s, real_s; read by
-# name; real_s empty with --no-real).
+# (validation.csv: system, algo, K, bytes, model_s, sim_s, real_s, bound_by;
+# read by name; real_s empty with --no-real). A real row that is not
+# bound_by link (host-bound: the machine set its pace) is ringed in black.
 #   gnuplot -e "dir='plots/'; vfile='DIR/validation.csv'; fmt='png'; out='DIR/sim_validation.png'" plots/sim_validation.gp
 load dir."style.gp"
 
 vhead = system("head -n 1 '".vfile."' | tr ',' ' '")
 vcol(name) = sum [i=1:words(vhead)] (word(vhead, i) eq name ? i : 0)
 v_algo = vcol("algo"); v_k = vcol("K"); v_bytes = vcol("bytes")
-v_model = vcol("model_s"); v_sim = vcol("sim_s"); v_real = vcol("real_s")
+v_model = vcol("model_s"); v_sim = vcol("sim_s"); v_real = vcol("real_s"); v_bound = vcol("bound_by")
 if (v_algo * v_k * v_bytes * v_model * v_sim * v_real == 0) { exit error vfile.": a column is missing (sim_all.sh)" }
 n_real = int(system("awk -F, -v c=".v_real." 'NR > 1 && $c != \"\" { n++ } END { print n + 0 }' '".vfile."'"))
+n_flag = v_bound == 0 ? 0 : int(system("awk -F, -v c=".v_real." -v b=".v_bound." 'NR > 1 && $c != \"\" && $b != \"link\" { n++ } END { print n + 0 }' '".vfile."'"))
 kset = system("awk -F, -v c=".v_k." 'NR > 1 { print $c }' '".vfile."' | sort -n | uniq | paste -sd, - | sed 's/,/, /g'")
 
 set title sprintf("psring\\_sim against the model%s\n{/*0.7 PS, ring and rd, K = %s; SIMULATED: SimGrid CM02, factors 1; points: simulated, circles: bin/model%s}", \
@@ -25,4 +27,6 @@ color(a) = a eq "ps" ? ps_color : a eq "ring" ? ring_color : rd_color
 at(a) = strcol(v_algo) eq a ? column(v_bytes) : NaN
 plot for [a in "ps ring rd"] vfile skip 1 using (at(a)):(column(v_sim)) with points pt 7 ps 1.5*pscale lc rgb color(a) title a." simulated", \
      for [a in "ps ring rd"] "" skip 1 using (at(a)):(column(v_model)) with points pt 6 ps 3*pscale lw 2 lc rgb color(a) title a." bin/model", \
-     for [a in "ps ring rd"] "" skip 1 using (n_real > 0 ? at(a) : NaN):(column(v_real)) with points pt 2 ps 2*pscale lw 2 lc rgb color(a) title (n_real > 0 ? a." real" : "")
+     for [a in "ps ring rd"] "" skip 1 using (n_real > 0 ? at(a) : NaN):(column(v_real)) with points pt 2 ps 2*pscale lw 2 lc rgb color(a) title (n_real > 0 ? a." real" : ""), \
+     "" skip 1 using ((n_flag > 0 && strcol(v_real) ne "" && strcol(v_bound) ne "link") ? column(v_bytes) : NaN):(column(v_real)) \
+         with points pt 6 ps 5*pscale lw 2 lc rgb host_color title (n_flag > 0 ? "real, host-bound (not bound\\_by link)" : "")
