@@ -22,7 +22,9 @@
 #
 # Environment: PSR_BIN (default bin/), PSR_RESULTS, BENCH_QUICK=1 (1 MiB
 # and 4 MiB only, K = 2 and 4, 3 repetitions), BENCH_REPS, BENCH_KSET,
-# BENCH_COLLS. Needs bash >= 5.1 for experiments/launch.sh.
+# BENCH_COLLS, BENCH_ITERS (calls per run, both sides; default 10: a
+# 1 MiB run is then about 2 ms, and its median moves with the machine's
+# noise). Needs bash >= 5.1 for experiments/launch.sh.
 prog=bench_coll.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -33,6 +35,7 @@ mkdir -p "$out" || exit 1
 reps=${BENCH_REPS:-3}
 iters=10 warm=3 bmin=256K emax=16M
 [ "${BENCH_QUICK:-0}" = 1 ] && iters=5 warm=1 bmin=1M emax=4M
+iters=${BENCH_ITERS:-$iters}
 kset=${BENCH_KSET:-2 4}
 colls=${BENCH_COLLS:-reduce_scatter all_gather broadcast reduce alltoall}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/psring-bench-coll.XXXXXX") || exit 1

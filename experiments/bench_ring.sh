@@ -29,7 +29,8 @@
 #
 # Environment: PSR_BIN (default bin/), PSR_RESULTS, BENCH_QUICK=1 (fewer
 # and shorter runs: 3 repetitions, 4 KiB-1 MiB, K = 2 and 8), BENCH_REPS,
-# BENCH_KSET (table 1's K values), BENCH_KMAX, BENCH_PART=1|2 (one table).
+# BENCH_KSET (table 1's K values), BENCH_KMAX, BENCH_PART=1|2 (one table),
+# BENCH_ITERS (iterations per run, every side; default 10).
 # Needs bash >= 5.1 for experiments/launch.sh.
 prog=bench_ring.sh
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,6 +48,7 @@ if [ "$quick" = 1 ]; then
     reps=${BENCH_REPS:-3} kmax=${BENCH_KMAX:-8} iters=4 warm=1 emax=1M kset="2 8"
 fi
 kset=${BENCH_KSET:-$kset}
+iters=${BENCH_ITERS:-$iters}
 part=${BENCH_PART:-all}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/psring-bench-ring.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
