@@ -12,7 +12,8 @@
 #          (bin/psring_sim, t_sim), and chromium (t_html), which is
 #          OPTIONAL: where it cannot be installed t_html skips and says why
 #   bench  build + gnuplot, procps and Open MPI (bench_ring.sh runs mpirun)
-#   sim    build + gnuplot and SimGrid
+#   sim    build + gnuplot, SimGrid and GNU time (the large-K sweep's peak
+#          memory; check needs it too, for t_sim's run of sim_all.sh)
 #
 # Each package is PROBED by what the code uses (a command on PATH, a
 # pkg-config module, a header), not by dpkg, so a program installed another
@@ -34,9 +35,9 @@ pkgs() {
     case $1 in
     build) echo "$b" ;;
     lab) echo "$b gnuplot-nox" ;;
-    check) echo "$b gnuplot-nox procps iproute2 openmpi-bin libopenmpi-dev libsimgrid-dev chromium?" ;;
+    check) echo "$b gnuplot-nox procps iproute2 openmpi-bin libopenmpi-dev libsimgrid-dev time chromium?" ;;
     bench) echo "$b gnuplot-nox procps openmpi-bin libopenmpi-dev" ;;
-    sim) echo "$b gnuplot-nox libsimgrid-dev" ;;
+    sim) echo "$b gnuplot-nox libsimgrid-dev time" ;;
     *) return 1 ;;
     esac
 }
@@ -59,6 +60,7 @@ present() {
     openmpi-bin) have mpirun ;;
     libopenmpi-dev) have mpicc ;;
     libsimgrid-dev) pc simgrid || [ -f "$sysroot/usr/include/simgrid/engine.h" ] ;;
+    time) [ -x "$sysroot/usr/bin/time" ] ;;
     chromium) have chromium ;;
     *) return 1 ;;
     esac

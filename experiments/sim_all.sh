@@ -133,8 +133,18 @@ big() {
 echo "platform,system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound" \
     >"$out/large_k.csv"
 export -f big 2>/dev/null
-/usr/bin/time -v -o "$out/large_k.time" bash -c "$(declare -f big); sim=$sim out=$out bigks='$bigks' BW=$BW LAT=$LAT big" \
+# GNU time (Debian's `time`, which make deps-sim installs) for the peak
+# memory; without it the wall time alone, and a line saying so.
+timer=(/usr/bin/time -v -o "$out/large_k.time")
+if [[ ! -x /usr/bin/time ]]; then
+    timer=()
+    echo "Maximum resident set size (kbytes): unknown (no /usr/bin/time: apt-get install time)" >"$out/large_k.time"
+    t0=$(date +%s.%N)
+fi
+"${timer[@]}" bash -c "$(declare -f big); sim=$sim out=$out bigks='$bigks' BW=$BW LAT=$LAT big" \
     >>"$out/large_k.csv"
+[[ -n ${t0:-} ]] && awk -v a="$t0" -v b="$(date +%s.%N)" \
+    'BEGIN { s = b - a; printf "\tElapsed (wall clock) time (h:mm:ss or m:ss): %d:%05.2f\n", s / 60, s - 60 * int(s / 60) }' >>"$out/large_k.time"
 grep -E "Elapsed|Maximum resident" "$out/large_k.time" | tee -a "$out/calibration.txt"
 
 # ---------------------------------------------------------------- 3

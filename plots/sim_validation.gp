@@ -15,8 +15,8 @@ n_real = int(system("awk -F, -v c=".v_real." 'NR > 1 && $c != \"\" { n++ } END {
 n_flag = v_bound == 0 ? 0 : int(system("awk -F, -v c=".v_real." -v b=".v_bound." 'NR > 1 && $c != \"\" && $b != \"link\" { n++ } END { print n + 0 }' '".vfile."'"))
 kset = system("awk -F, -v c=".v_k." 'NR > 1 { print $c }' '".vfile."' | sort -n | uniq | paste -sd, - | sed 's/,/, /g'")
 
-set title sprintf("psring\\_sim against the model%s\n{/*0.7 PS, ring and rd, K = %s; SIMULATED: SimGrid CM02, factors 1; points: simulated, circles: bin/model%s}", \
-                  n_real > 0 ? " and the real processes" : "", kset, n_real > 0 ? ", crosses: real (EMULATED link)" : "")
+set title sprintf("psring\\_sim against the model%s\n{/*0.7 K = %s; SIMULATED: SimGrid CM02, factors 1; dots: simulated, circles: bin/model%s}", \
+                  n_real > 0 ? " and the real processes" : "", kset, n_real > 0 ? ", crosses: real, EMULATED link" : "")
 set logscale xy
 set xlabel "message size n (bytes)"
 set ylabel "time per step (s)"
@@ -25,8 +25,10 @@ if (fmt ne "table") { set format x "%.0s%cB" }
 set key top left
 color(a) = a eq "ps" ? ps_color : a eq "ring" ? ring_color : rd_color
 at(a) = strcol(v_algo) eq a ? column(v_bytes) : NaN
+# The real points (and the ring round the host-bound ones) only where
+# sim_all.sh ran them: an empty series would only draw a warning.
+real_plots = n_real > 0 ? ', for [a in "ps ring rd"] vfile skip 1 using (at(a)):(column(v_real)) with points pt 2 ps 2*pscale lw 2 lc rgb color(a) title a." real"' : ''
+flag_plot = n_flag > 0 ? ', vfile skip 1 using ((strcol(v_real) ne "" && strcol(v_bound) ne "link") ? column(v_bytes) : NaN):(column(v_real)) with points pt 6 ps 5*pscale lw 2 lc rgb host_color title "real, host-bound (not bound\\_by link)"' : ''
 plot for [a in "ps ring rd"] vfile skip 1 using (at(a)):(column(v_sim)) with points pt 7 ps 1.5*pscale lc rgb color(a) title a." simulated", \
-     for [a in "ps ring rd"] "" skip 1 using (at(a)):(column(v_model)) with points pt 6 ps 3*pscale lw 2 lc rgb color(a) title a." bin/model", \
-     for [a in "ps ring rd"] "" skip 1 using (n_real > 0 ? at(a) : NaN):(column(v_real)) with points pt 2 ps 2*pscale lw 2 lc rgb color(a) title (n_real > 0 ? a." real" : ""), \
-     "" skip 1 using ((n_flag > 0 && strcol(v_real) ne "" && strcol(v_bound) ne "link") ? column(v_bytes) : NaN):(column(v_real)) \
-         with points pt 6 ps 5*pscale lw 2 lc rgb host_color title (n_flag > 0 ? "real, host-bound (not bound\\_by link)" : "")
+     for [a in "ps ring rd"] vfile skip 1 using (at(a)):(column(v_model)) with points pt 6 ps 3*pscale lw 2 lc rgb color(a) title a." bin/model" \
+     @real_plots @flag_plot

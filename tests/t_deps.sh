@@ -9,14 +9,21 @@ mkdir -p "$f/bin" "$f/root/usr/include/simgrid"
 
 # machine UID CMDS PCMODS HEADERS: a fake machine. CMDS are commands on the
 # fake PATH (pkg-config always the fake one below), PCMODS the modules the fake pkg-config knows, HEADERS files
-# under the fake sysroot. apt-get logs its arguments to $f/apt.log.
+# under the fake sysroot's usr/include (a name starting with / is that path
+# under the sysroot, executable: /usr/bin/time). apt-get logs its arguments
+# to $f/apt.log.
 machine() {
     rm -rf "$f/bin" "$f/root" "$f/apt.log"; mkdir -p "$f/bin" "$f/root/usr/include/simgrid"
     printf '#!/bin/sh\n[ "$1" = -u ] && echo %s\n' "$1" > "$f/bin/id"
     printf '#!/bin/sh\necho "$*" >> %s/apt.log\n' "$f" > "$f/bin/apt-get"
     printf '#!/bin/sh\n[ "$1" = --exists ] || exit 1\ncase " %s " in *" $2 "*) exit 0 ;; esac\nexit 1\n' "$3" > "$f/bin/pkg-config"
     for c in $2; do [ "$c" = pkg-config ] || printf '#!/bin/sh\nexit 0\n' > "$f/bin/$c"; done
-    for h in $4; do : > "$f/root/usr/include/$h"; done
+    for h in $4; do
+        case $h in
+        /*) mkdir -p "$(dirname "$f/root$h")"; printf '#!/bin/sh\nexit 0\n' > "$f/root$h"; chmod +x "$f/root$h" ;;
+        *) : > "$f/root/usr/include/$h" ;;
+        esac
+    done
     chmod +x "$f/bin/"*
 }
 # deps TARGET...: deps.sh on the fake machine; stdout+stderr to $f/out.
@@ -27,7 +34,7 @@ build_pc="libuv libsodium"
 all_cmds="$build_cmds gnuplot pgrep ps tc ip mpirun mpicc chromium"
 
 t_case deps-1.1 "non-root, everything present: make deps and each target exit 0, silent"
-machine 1000 "$all_cmds" "$build_pc simgrid" stdio.h
+machine 1000 "$all_cmds" "$build_pc simgrid" "stdio.h /usr/bin/time"
 for t in "" lab check bench sim build; do
     deps $t; rc=$?
     [ $rc = 0 ] || t_fail "deps.sh $t: exit $rc, want 0"
@@ -44,14 +51,14 @@ deps build; rc=$?
 [ $rc = 0 ] || t_fail "deps.sh build: exit $rc, want 0"
 t_end
 
-t_case deps-1.3 "non-root, MPI, tc, procps, SimGrid missing: one line per target, exactly its packages, exit 1"
+t_case deps-1.3 "non-root, MPI, tc, procps, SimGrid, GNU time missing: one line per target, exactly its packages, exit 1"
 deps; rc=$?
 [ $rc = 1 ] || t_fail "deps.sh: exit $rc, want 1"
 cat "$f/out"
-grep -q '^  check: apt-get install -y procps iproute2 openmpi-bin libopenmpi-dev libsimgrid-dev$' "$f/out" ||
+grep -q '^  check: apt-get install -y procps iproute2 openmpi-bin libopenmpi-dev libsimgrid-dev time$' "$f/out" ||
     t_fail "no exact check line"
 grep -q '^  bench: apt-get install -y procps openmpi-bin libopenmpi-dev$' "$f/out" || t_fail "no exact bench line"
-grep -q '^  sim:   apt-get install -y libsimgrid-dev$' "$f/out" || t_fail "no exact sim line"
+grep -q '^  sim:   apt-get install -y libsimgrid-dev time$' "$f/out" || t_fail "no exact sim line"
 grep -q 'lab:' "$f/out" && t_fail "a lab line, though the lab has all it needs"
 grep -q '^  check: optional.*apt-get install -y chromium$' "$f/out" || t_fail "no optional chromium line for check"
 [ "$(grep -c 'apt-get install' "$f/out")" = 4 ] || t_fail "want 4 install lines (check, bench, sim, check's optional one)"
@@ -77,7 +84,7 @@ machine 0 "$build_cmds gnuplot pgrep ps tc ip mpirun mpicc" "$build_pc" stdio.h
 deps check; rc=$?
 [ $rc = 0 ] || t_fail "deps.sh check as root: exit $rc: $(cat "$f/out")"
 cat "$f/apt.log"
-grep -q '^install -y -qq --no-install-recommends libsimgrid-dev$' "$f/apt.log" || t_fail "no libsimgrid-dev install"
+grep -q '^install -y -qq --no-install-recommends libsimgrid-dev time$' "$f/apt.log" || t_fail "no libsimgrid-dev time install"
 grep -q '^install -y -qq --no-install-recommends chromium$' "$f/apt.log" || t_fail "no optional chromium install"
 t_end
 
@@ -87,7 +94,7 @@ printf '#!/bin/sh\n[ "$1" = update ] && exit 0\nexit 100\n' > "$f/bin/apt-get"
 deps lab; rc=$?
 [ $rc = 1 ] || t_fail "exit $rc, want 1"
 grep -q 'run: apt-get install -y libuv1-dev$' "$f/out" || t_fail "output: $(cat "$f/out")"
-machine 0 "$all_cmds" "$build_pc simgrid" stdio.h
+machine 0 "$all_cmds" "$build_pc simgrid" "stdio.h /usr/bin/time"
 rm "$f/bin/chromium"
 printf '#!/bin/sh\n[ "$1" = update ] && exit 0\nexit 100\n' > "$f/bin/apt-get"
 deps check; rc=$?
