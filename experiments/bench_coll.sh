@@ -22,9 +22,10 @@
 #
 # Environment: PSR_BIN (default bin/), PSR_RESULTS, BENCH_QUICK=1 (1 MiB
 # and 4 MiB only, K = 2 and 4, 3 repetitions), BENCH_REPS, BENCH_KSET,
-# BENCH_COLLS, BENCH_ITERS (calls per run, both sides; default 10: a
-# 1 MiB run is then about 2 ms, and its median moves with the machine's
-# noise). Needs bash >= 5.1 for experiments/launch.sh.
+# BENCH_COLLS, BENCH_ITERS (calls per run, both sides; default 50: with
+# 10, a 1 MiB run lasted about 2 ms and alltoall K = 2 at 1 MiB read 1.40
+# in one run, 1.07 in another; with 50, 1.08). Needs bash >= 5.1 for
+# experiments/launch.sh.
 prog=bench_coll.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -33,7 +34,7 @@ launch="$here/launch.sh"
 peers=${PSR_PEERS:-$here/../build/peers}
 mkdir -p "$out" || exit 1
 reps=${BENCH_REPS:-3}
-iters=10 warm=3 bmin=256K emax=16M
+iters=50 warm=3 bmin=256K emax=16M
 [ "${BENCH_QUICK:-0}" = 1 ] && iters=5 warm=1 bmin=1M emax=4M
 iters=${BENCH_ITERS:-$iters}
 kset=${BENCH_KSET:-2 4}
