@@ -192,6 +192,12 @@ for b in ps_server ps_worker ring_worker psr_merge bench_link model; do
     [ -x "$PSR_BIN/$b" ] || { echo "lab.sh: $PSR_BIN/$b is missing: run 'make' first" >&2; exit 2; }
 done
 command -v gnuplot >/dev/null || { echo "lab.sh: gnuplot is missing: apt-get install gnuplot-nox (or run 'make deps' as root)" >&2; exit 2; }
+# The link's rate and latency, checked by the programs' own parser (bin/model)
+# before any job starts: a bad one is one line and exit 64, not every job
+# failing.
+why=$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$([ "$link_bw" = auto ] && echo 1Mbit || echo "$link_bw")" \
+      --latency "$link_lat" 2>&1 >/dev/null) ||
+    die_usage "--link-bw $link_bw / --link-latency $link_lat: ${why#model: }"
 
 [ -n "$out" ] || out=$root/results/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out/logs" || { echo "lab.sh: cannot create $out" >&2; exit 2; }

@@ -99,9 +99,15 @@ grep -q '^k_ps_2: .*launch.sh ps 2 .*--link-bw' "$T_TMP/lab/manifest.txt" || t_f
 grep -q ' 512 ' "$T_TMP/lab/model.txt" || t_fail "model.txt lacks the seed's K=512 row"
 t_end
 
-t_case lab-1.2 "lab.sh refuses a bad flag with one line and exit 64"
+t_case lab-1.2 "lab.sh refuses a bad flag with one line and exit 64 (a bad --link-bw or --link-latency before any job runs)"
 job 10 bash "$PSR_TESTS/../experiments/lab.sh" --bogus
 expect_rc 64
+for bad in "--link-bw abc" "--link-bw 10abc" "--link-latency 5parsecs" "--only servers --link-bw -1Mbit"; do
+    job 20 bash "$PSR_TESTS/../experiments/lab.sh" $bad --quick --out "$T_TMP/badlab"
+    expect_rc 64
+    [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "'$bad': $(wc -l <"$T_TMP/err") lines on stderr: $(head -c 300 "$T_TMP/err")"
+    [ -e "$T_TMP/badlab" ] && t_fail "'$bad': a results folder was made"
+done
 [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "stderr is not one line"
 t_end
 
