@@ -604,8 +604,11 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
 
     /* EMULATED LATENCY: header and first bytes fill one piece, no more
      * (or the whole frame, when only a runt would be left: link.h). */
-    if (link_active(t->link) && link_frame_first(t->link, PROTO_HEADER_SIZE, s->sbytes) < first)
-        first = link_frame_first(t->link, PROTO_HEADER_SIZE, s->sbytes);
+    if (link_active(t->link)) {
+        size_t fit = link_frame_first(t->link, PROTO_HEADER_SIZE, s->sbytes);
+        if (fit < first)
+            first = fit;
+    }
 
     if (t->failed_rc)
         return failed(t, err);
