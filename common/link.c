@@ -84,7 +84,7 @@ int link_init(struct link *l, double rate, double latency_s)
         return ERR_USAGE;
 
     l->egress.rate = l->ingress.rate = rate;
-    l->egress.vclock = l->ingress.vclock = -INFINITY;
+    l->egress.vclock = l->ingress.vclock = l->share.vclock = -INFINITY;
     l->latency_s = latency_s;
     l->send_app = -INFINITY;
     l->in_stamp = NAN;
@@ -135,10 +135,27 @@ static void host_count(struct link *l, _Atomic uint64_t *(*which)(struct host_cl
 static _Atomic uint64_t *host_out(struct host_clocks *h) { return &h->bytes_out; }
 static _Atomic uint64_t *host_in(struct host_clocks *h) { return &h->bytes_in; }
 
+int link_set_share(struct link *l, double rate)
+{
+    if (!(rate >= 0.0) || !isfinite(rate) || (rate > 0.0 && rate < LINK_RATE_MIN))
+        return ERR_USAGE;
+    l->share.rate = rate;
+    return 0;
+}
+
 double link_egress_reserve(struct link *l, size_t n, double now)
 {
+    double own;
+
     host_count(l, host_out, n);
-    return reserve(&l->egress, n, now) + l->latency_s;
+    if (!(l->share.rate > 0.0))
+        return reserve(&l->egress, n, now) + l->latency_s;
+    /* FLOW SHARES: the piece is booked on the flow's own clock at its
+     * share and on the host's at the host's rate, both from now (so the
+     * host's clock counts every byte once and leaves no gap), and may go
+     * when both have passed. */
+    own = reserve(&l->share, n, now);
+    return fmax(own, reserve(&l->egress, n, now)) + l->latency_s;
 }
 
 double link_ingress_reserve(struct link *l, size_t n, double t)
@@ -290,7 +307,8 @@ double link_send_reserve(struct link *l, size_t n, double now, int cont)
     /* A new send continues the timeline only when it comes right after the
      * wire went free on it; otherwise the sender waited or computed, and
      * real time is its timeline again. */
-    if (!cont && !(app <= fmax(l->egress.vclock, l->send_app) + 0.5 * l->latency_s)) {
+    if (!cont && !(app <= fmax(fmax(l->egress.vclock, l->share.vclock), l->send_app) +
+                                0.5 * l->latency_s)) {
         l->send_lag = 0.0;
         app = now;
     }

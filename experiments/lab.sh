@@ -91,9 +91,12 @@ only=
 srv_k=8                 # --only servers: the workers
 srv_ks="0 2 4 8"        # ... the extra servers k
 srv_bytes=1M            # ... n (a K = 8 step moves 2(K-1)/K n per host each way)
-srv_rate=16Mbit         # ... the link rate when --link-bw is auto: up to 16 processes
-                        # on the cores; on 2 idle cores 16 Mbit/s left the K = 8 rows
-                        # link-bound, 32 and 64 Mbit/s flagged 3 and 5 of 5 cpu
+srv_layers=16           # ... the PS pushes per bucket of n / 16 (one layer) and pulls
+                        # per bucket: the placement t_opt is about (model_s: pipelined)
+srv_rate=8Mbit          # ... the link rate when --link-bw is auto: up to 16 processes
+                        # and 16 frames per step on the cores; on 2 idle cores 8 Mbit/s
+                        # left the per-bucket K = 8 rows link-bound, 16 Mbit/s flagged
+                        # every one cpu
 
 usage() {
     cat <<EOF
@@ -130,7 +133,8 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
                        K = $srv_k workers, k in "$srv_ks" extra servers with a
                        shard on each worker's host (BytePS's mix), the ring,
                        the model's t_opt; ps_servers.png, servers.csv. Its n
-                       is $srv_bytes; --link-bw auto means $srv_rate here
+                       is $srv_bytes, pushed and pulled in $srv_layers buckets;
+                       --link-bw auto means $srv_rate here
   --only zero [...]    first, alone: only the ZeRO section (lab_zero.sh: bytes
                        and memory per rank for --zero 0..3 against K,
                        zero.png; its options: --only zero --help)
@@ -240,16 +244,20 @@ sweep_job() {
 # runs, or the budget); servers.csv (one row per point, the lab's four
 # columns appended), servers_runs.csv, ps_servers.png (plots/ps_servers.gp:
 # time against k with bin/model's t_opt, each placement's own model, the
-# ring's line). The PS pulls once per step here (every push, then every
-# pull), so its model is model_s, not t_opt: t_opt assumes the pull of one
-# bucket overlaps the push of the next. Theorem 1's split is uneven for
+# ring's line). The PS pushes n in srv_layers buckets of one layer each and
+# pulls per bucket (the pull of one bucket overlaps the push of the next,
+# as t_opt assumes), so each row's model_s is the pipelined one: t_opt +
+# one bucket / bw + 2a (bin/model --quantity pipelined --bucket n/16). The
+# ring runs one all-reduce per step, its own model. Theorem 1's split is uneven for
 # 0 < k < K and needs ps_server --range; without it those points run with
 # equal shards (--even-split, placement colocated-even) and say so.
 servers_lab() {
-    local sk i k name extra pass more runs spread sp res placement_note="" t0 bps
+    local sk i k name extra pass more runs spread sp res placement_note="" t0 bps bucket
     [ "$link_bw" = auto ] && link_bw=$srv_rate
     nb=$(size_bytes "$srv_bytes") || die_usage "srv bytes '$srv_bytes'"
     bytes=$srv_bytes
+    bucket=$(( nb / srv_layers ))
+    [ "$bucket" -ge 4 ] || bucket=4
     bps=$(awk -v t="$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$link_bw" --latency 0)" 'BEGIN { printf "%.17g", 2 / t }')
     if ! "$PSR_BIN/ps_server" --help 2>/dev/null | grep -q -- '--range'; then
         placement_note="ps_server has no --range yet: 0 < k < K ran with equal shards (--even-split), not Theorem 1's split"
@@ -257,7 +265,7 @@ servers_lab() {
     local S_name=() S_args=()
     S_name+=("servers_ring_$srv_k"); S_args+=("ring")
     for k in $srv_ks; do
-        extra="--colocated-servers --servers $k"
+        extra="--colocated-servers --servers $k --layers $srv_layers --worker-args --bucket-size=$bucket"
         [ -n "$placement_note" ] && [ "$k" -gt 0 ] && [ "$k" -lt "$srv_k" ] && extra="$extra --even-split"
         S_name+=("servers_ps_k$k"); S_args+=("ps $extra")
     done
@@ -301,7 +309,7 @@ servers_lab() {
     busy=$(csv_awk 'FNR > 1 && c["bound_by"] && $c["bound_by"] == "busy" { n++ } END { print n + 0 }' "$out/servers_runs.csv" 2>/dev/null)
     sub="K = $srv_k, n = $srv_bytes; EMULATED links: $link_bw per host, $link_lat one-way; synthetic f32; 127.0.0.1, $(nproc) CPUs"
     for fmt in png svg; do
-        gnuplot -e "dir='$root/plots/'; model='$PSR_BIN/model'; file='$out/servers.csv'; fmt='$fmt'; out='$out/ps_servers.$fmt'; sub='$sub'" \
+        gnuplot -e "dir='$root/plots/'; model='$PSR_BIN/model'; file='$out/servers.csv'; fmt='$fmt'; out='$out/ps_servers.$fmt'; sub='$sub'; bucket=$bucket" \
             "$root/plots/ps_servers.gp" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
     done
     {
@@ -310,14 +318,14 @@ servers_lab() {
         echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
         echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
         echo "cpu: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) online; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-        echo "servers: K=$srv_k extra servers k=\"$srv_ks\" bytes=$srv_bytes steps=$steps warmup=$warmup link_bw=$link_bw ($bps bytes/s, EMULATED, per host) link_latency=$link_lat"
+        echo "servers: K=$srv_k extra servers k=\"$srv_ks\" bytes=$srv_bytes bucket=$bucket (PS: per-bucket push and pull, $srv_layers layers) steps=$steps warmup=$warmup link_bw=$link_bw ($bps bytes/s, EMULATED, per host) link_latency=$link_lat"
         echo "split: ${placement_note:-Theorem 1 (bin/model --split), --range where uneven}"
         echo "repeat: each point until spread <= $spread_target or $repeat runs, budget $budget s"
         echo "busy_runs: ${busy:-0} (bound_by=busy: other programs slowed them; their points are marked)"
         echo "jobs_failed: $failed"
         cat "$out/commands.txt" 2>/dev/null
     } > "$out/manifest.txt"
-    echo "servers at K = $srv_k (time_s: the median run; model_s: that placement's one-pull model; t_opt: Theorem 1, push and pull overlapped):"
+    echo "servers at K = $srv_k (time_s: the median run; model_s: that placement's model, the PS's pipelined with $bucket-byte buckets: t_opt + one bucket / bw + 2a; t_opt: Theorem 1, push and pull overlapped):"
     csv_awk -v model="$PSR_BIN/model" -v bw="$link_bw" -v lat="$link_lat" '
         function flag() { if (c["bound_by"] && $c["bound_by"] == "busy") return "  HOST-BOUND (busy: other programs)"
                           if (c["bound_by"] && $c["bound_by"] == "cpu") return "  HOST-BOUND (cpu: its own processes)"

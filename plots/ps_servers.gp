@@ -5,10 +5,11 @@
 #   gnuplot -e "dir='plots/'; file='results/RUN/servers.csv'; fmt='png'; out='ps_servers.png'" plots/ps_servers.gp
 # Points: measured medians (experiments/lab.sh --only servers), bars from
 # the fastest to the slowest step; the k = 0 point, colocated S = K, as a
-# star. Lines, all from bin/model: each row's own model (model_s: one pull
-# per step, every push then every pull, the split it ran with), t_opt
-# (BytePS's Theorem 1: push and pull fully overlapped, what a per-bucket
-# pull approaches), the one-pull time under Theorem 1's split, and the
+# star. Lines, all from bin/model: each row's own model (model_s: with
+# several buckets, as lab.sh runs the PS, the pipelined one, t_opt + one
+# bucket / bw + 2a; with one bucket, one pull per step), t_opt (BytePS's
+# Theorem 1: push and pull fully overlapped), the one-pull time under
+# Theorem 1's split (what pulling once per step would cost), and the
 # ring, measured and modelled, as horizontal lines. Flagged rows are
 # ringed as in every plot (style.gp's flag_marks).
 load dir."style.gp"
@@ -29,6 +30,11 @@ if (n_ring > 0) {
     stats file skip 1 using (is("ring") ? 1e3*column(c_model) : NaN) name "RM_" nooutput
     ring_t = RT_max; ring_m = RM_max
 }
+# pull_what, model_what: how the PS rows pulled (the manifest lab.sh
+# writes beside the CSV says the bucket; without it, one pull per step).
+if (!exists("bucket")) bucket = 0
+pull_what = bucket > 0 ? sprintf("per-bucket pull, %.0f KiB buckets", bucket / 1024.0) : "one pull per step"
+model_what = bucket > 0 ? ": t\\_opt + one bucket / bw + 2a" : ": push, then pull"
 # model_k(q, k): quantity q of the colocated placement with k extra servers
 # (Theorem 1's split), from bin/model.
 model_k(q, k) = real(system(sprintf("'%s' --algo ps --placement colocated --servers %d --K %d --bytes %.17g --bw %.17g --latency %.17g --quantity %s || echo nan", \
@@ -49,9 +55,9 @@ set offsets 0, 0, graph 0.9, 0         # headroom for the key
 
 marks = flag_marks("xmark(0)", "1e3*column(c_time)")
 plot file skip 1 using (kx(0)):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
-        with yerrorbars pt 7 ps 2 lc rgb ps_color title "PS, measured (one pull per step)", \
+        with yerrorbars pt 7 ps 2 lc rgb ps_color title "PS, measured (".pull_what.")", \
      "" skip 1 using (kx(0)):(1e3*column(c_model)) with linespoints pt 6 ps 1.5 lc rgb ps_color dt 2 \
-        title "PS model of each run (model\\_s: push, then pull)", \
+        title "PS model of each run (model\\_s".model_what.")", \
      "" skip 1 using (kx(0) == 0 ? 0 : NaN):(1e3*column(c_time)) with points pt 3 ps 5 lc rgb ps_color \
         title "colocated S = K: the ring's bytes per host", \
      [k=0:K:1] '+' using (k):(1e3*model_k("t_opt", k)) with lines lw 2 lc rgb host_color \

@@ -11,11 +11,11 @@
  *     receiver: the step's WEIGHTS parts, from the top down, until the
  *               whole range is in the client's buffer (frames_receive)
  *
- * The pushers run one generation (c->gen) per ps_client_push; the
- * receivers one (c->pull_gen) per ps_client_pull_begin. The step's
- * arguments are written under c->mu before a generation is bumped and not
- * changed until every thread has reported back, so the threads read them
- * without the lock.
+ * The pushers take the buckets from a queue (client.h, STREAMED PUSHES),
+ * each at its own pace; the receivers run one generation (c->pull_gen)
+ * per ps_client_pull_begin, whose step is written under c->mu before the
+ * generation is bumped and not changed until every receiver has reported
+ * back, so they read it without the lock.
  *
  * GIVING UP. When the worker fails, ps_client_abort sends each server it
  * can still write to cleanly (at a frame boundary) an ERROR frame with the
@@ -127,6 +127,8 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
     }
     c->link_bw = cfg->link_bw;
     c->link_latency = cfg->link_latency;
+    c->host_link = cfg->link_host != NULL;
+    c->local = cfg->has_local ? cfg->local_server : -1;
     for (int i = 0; i < c->nservers; i++) {
         struct ps_conn *k = &c->conns[i];
         /* With the host's link every connection charges the host's one
@@ -159,33 +161,37 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
 
 /* ------------------------------------------------------------ threads */
 
-/* conn_thread: server k's pushes, one per generation, until quit (S > 1).
- * The step's arguments in *c are written under mu before gen is bumped
- * and not changed until every thread has reported back, so they are read
- * here without the lock. */
+/* conn_thread: server k's parts of the queued buckets, in order, until
+ * quit (S > 1; client.h, STREAMED PUSHES). An entry is not overwritten
+ * before every pusher has taken it, and a failure drops the entries
+ * after it unsent. */
 static void *conn_thread(void *arg)
 {
     struct ps_conn *k = arg;
     struct ps_client *c = k->owner;
-    uint64_t seen;
-    int rc;
 
     pthread_mutex_lock(&c->mu);
-    seen = c->gen0;         /* a client connected again counts on from there */
     for (;;) {
-        while (!c->quit && c->gen == seen)
+        struct ps_push job;
+        int rc = 0;
+
+        while (!c->quit && k->taken == c->head)
             pthread_cond_wait(&c->go, &c->mu);
         if (c->quit)
             break;
-        seen = c->gen;
-        pthread_mutex_unlock(&c->mu);
-        rc = frames_push(k, c->step, &c->meta, c->grad, c->first, c->count, k->err);
-        pthread_mutex_lock(&c->mu);
-        k->rc = rc;
-        if (rc != 0 && c->failed < 0)
-            c->failed = k->index;
-        c->pending--;
-        pthread_cond_signal(&c->done);
+        job = c->queue[k->taken % PS_CLIENT_QUEUE];
+        if (c->failed < 0) {
+            pthread_mutex_unlock(&c->mu);
+            rc = frames_push(k, job.step, &job.meta, job.grad, job.first, job.count, k->err);
+            pthread_mutex_lock(&c->mu);
+        }
+        if (rc != 0) {
+            k->rc = rc;
+            if (c->failed < 0)
+                c->failed = k->index;
+        }
+        k->taken++;
+        pthread_cond_broadcast(&c->done);
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -253,14 +259,15 @@ fail:
 }
 
 /* start_threads: a receiver per server, and a pusher per server when
- * S > 1. They start from the generations now (a client connected again
- * counts on from there). */
+ * S > 1. They start from the queue and the pull generation as they are
+ * now (a client connected again counts on from there). */
 static int start_threads(struct ps_client *c, char *err)
 {
     int rc;
 
-    c->gen0 = c->gen;
+    c->failed = -1;
     for (int i = 0; i < c->nservers; i++) {
+        c->conns[i].taken = c->head;
         c->conns[i].rseen = c->pull_gen;
         if ((rc = pthread_create(&c->conns[i].rthread, NULL, receiver_thread,
                                  &c->conns[i])) != 0)
@@ -378,6 +385,24 @@ static int welcome(struct ps_client *c, struct ps_conn *k, char *err)
     return 0;
 }
 
+/* set_shares: with the host's link, each connection to a server off the
+ * host gets its share of the host's egress (client.h, THE EMULATED LINK;
+ * link.h, FLOW SHARES). A share below the link's least rate is left off. */
+static void set_shares(struct ps_client *c)
+{
+    double local = 0.0, host;
+
+    if (!c->host_link || !(c->link_bw > 0.0))
+        return;
+    if (c->local >= 0)
+        local = (double)(c->conns[c->local].hi - c->conns[c->local].lo);
+    host = ((double)c->n - local) + (double)(c->world - 1) * local;
+    for (int i = 0; i < c->nservers; i++)
+        if (i != c->local)
+            (void)link_set_share(&c->conns[i].link,
+                                 c->link_bw * (double)(c->conns[i].hi - c->conns[i].lo) / host);
+}
+
 /* ------------------------------------------------------------ the API */
 
 int ps_client_connect(struct ps_client *c, char *err)
@@ -426,13 +451,26 @@ int ps_client_connect(struct ps_client *c, char *err)
         ps_client_abort(c, 0, rc, err);
         return rc;
     }
+    set_shares(c);
     if ((rc = sync_init(c, err)) != 0)
         return rc;
     return start_threads(c, err);
 }
 
-/* op: one push to every server at once (client.h: ps_client_push); in
- * this thread when S = 1, else in the servers'. */
+/* slowest: the fewest queue entries any pusher has finished (under mu). */
+static uint64_t slowest(const struct ps_client *c)
+{
+    uint64_t least = c->head;
+
+    for (int i = 0; i < c->nservers; i++)
+        if (c->conns[i].taken < least)
+            least = c->conns[i].taken;
+    return least;
+}
+
+/* op: one bucket to every server (client.h: ps_client_push); in this
+ * thread when S = 1, else queued for the servers' pushers (STREAMED
+ * PUSHES), and waited for when it is the pass's last (first = 0). */
 static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
               const void *grad, uint64_t first, uint64_t count, char *err)
 {
@@ -443,24 +481,23 @@ static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *
     if (c->nservers == 1)
         return frames_push(&c->conns[0], step, meta, grad, first, count, err);
     pthread_mutex_lock(&c->mu);
-    c->step = step;
-    c->meta = *meta;
-    c->grad = grad;
-    c->first = first;
-    c->count = count;
-    c->failed = -1;
-    c->pending = c->nservers;
-    c->gen++;
-    pthread_cond_broadcast(&c->go);
-    while (c->pending > 0 && c->failed < 0)
+    while (c->failed < 0 && c->head - slowest(c) >= PS_CLIENT_QUEUE)
         pthread_cond_wait(&c->done, &c->mu);
+    if (c->failed < 0) {
+        c->queue[c->head % PS_CLIENT_QUEUE] = (struct ps_push){ step, *meta, grad, first, count };
+        c->head++;
+        pthread_cond_broadcast(&c->go);
+        while (first == 0 && c->failed < 0 && slowest(c) < c->head)
+            pthread_cond_wait(&c->done, &c->mu);
+    }
     failed = c->failed;
     if (failed >= 0) {
-        /* Report the first failure now; the other threads may be blocked
-         * on servers that are fine: cut them short, so that grad is no
-         * longer touched once this returns. */
+        /* Report the first failure now; the other pushers may be blocked
+         * on servers that are fine: cut them short, and wait until they
+         * have dropped the rest, so that no gradient is touched once this
+         * returns. */
         shutdown_all(c, SHUT_RDWR);
-        while (c->pending > 0)
+        while (slowest(c) < c->head)
             pthread_cond_wait(&c->done, &c->mu);
     }
     pthread_mutex_unlock(&c->mu);

@@ -31,6 +31,20 @@
  * variable between steps, so a step creates no thread and allocates
  * nothing.
  *
+ * STREAMED PUSHES (S > 1). ps_client_push queues the bucket (a ring of
+ * PS_CLIENT_QUEUE entries) and returns; each server's pusher sends its
+ * parts of the queued buckets in order, without waiting for the other
+ * pushers. The servers' ranges are contiguous and the buckets too, so one
+ * bucket mostly lands on one server: a barrier per bucket would use the
+ * servers' links one after another, and BytePS's t_opt (every server
+ * receiving all the time) could not be reached. The push of a pass's last
+ * bucket (the one starting at element 0) waits until every queued part
+ * is sent, so a pass's gradient buffer must stay valid, unchanged, from
+ * its first push until its last push returns (the next micro-batch may
+ * overwrite it after that: --mistake sync-every-micro). A full ring makes
+ * the push wait for the slowest pusher. A failure is reported by the push
+ * that finds it (the ones after it are dropped, not sent).
+ *
  * THE EMULATED LINK (link.h) is not thread-safe as a whole, but its two
  * directions are independent: on each connection the pusher uses the
  * egress half and the receiver the ingress half. Each connection has its
@@ -39,6 +53,26 @@
  * --link-bw would carry them. SIMPLIFICATION: it differs from one shared
  * link only when the flows do not start together (a real NIC would then
  * give the busy ones more). With S = 1 it is exactly the worker's one link.
+ * With the host's link (cfg->link_host) every connection books the host's
+ * one clock, and each connection to a server off the host also gets its
+ * share of the host's egress (link.h, FLOW SHARES): its bytes per step
+ * over the host's, which are the pushes to every server off the host plus,
+ * with a server on it, that server's weights to the K - 1 other workers.
+ * Theorem 1's uneven split needs it: served piece by piece in turn, the
+ * small shards' pushes would take as much of the NIC as the extra
+ * servers' big ones, and those servers' links would idle early and
+ * finish late.
+ *
+ * SERVER PARTS. A push goes to a server in frames of that server's share
+ * of the bucket: count x (its elements / n). The servers' ranges are
+ * contiguous and the buckets too, so a bucket mostly lands on one server;
+ * whole, its part would take that server S times as long to come in from
+ * every worker as the bucket takes on the worker's link, and its weights
+ * could go back only then. In frames of its share, each server gets its
+ * next part from all K workers in about one bucket's time on the link (as
+ * if each bucket were split over the servers, as BytePS partitions
+ * tensors), and releases it (store.h, RELEASE): the pipelined model's one
+ * bucket of delay. With S = 1 a push is one frame.
  *
  * WAITS. Every wait has the idle-progress timeout T (--timeout) but one:
  * the wait for each WEIGHTS header allows 1.5T, because it includes
@@ -57,7 +91,8 @@
  * receive buffer (n elements), which ps_client_close frees (after joining
  * the threads and closing the sockets); cfg->servers is parsed during init
  * and not kept. The gradient and weights buffers given to the calls are
- * the caller's; they must stay valid for the call only.
+ * the caller's; they must stay valid for the call only, but for the
+ * gradient of a pass with S > 1 (STREAMED PUSHES).
  */
 #ifndef PS_CLIENT_H
 #define PS_CLIENT_H
@@ -74,6 +109,7 @@
 
 #define PS_CLIENT_MAX_SERVERS 256
 #define PS_CLIENT_NAME_LEN (NET_ADDR_LEN + 32)
+#define PS_CLIENT_QUEUE 64           /* buckets queued for the pushers (S > 1) */
 
 struct ps_client_cfg {
     const char *servers;        /* "HOST:PORT[,HOST:PORT...]" */
@@ -108,7 +144,8 @@ struct ps_conn {
     unsigned char in[PROTO_HEADER_SIZE];
     pthread_t thread;
     int started;                     /* push thread running (S > 1) */
-    int rc;                          /* result of its last push */
+    uint64_t taken;                  /* queue entries it has finished (STREAMED PUSHES) */
+    int rc;                          /* result of its failed push */
     int told;                        /* the server sent ERROR (its reason is in err) */
     uint64_t welcome_step;           /* the step its WELCOME said */
     int share;                       /* its link is its share of the worker's own NIC,
@@ -130,6 +167,8 @@ struct ps_client {
     int dtype;
     double timeout;
     double link_bw, link_latency;    /* the NIC, shared out after the WELCOMEs */
+    int host_link;                   /* cfg->link_host was given */
+    int local;                       /* cfg->local_server, or -1 */
     struct proto_hello hello;
     const struct auth_key *key;
     struct ps_conn *conns;           /* nservers entries (owned) */
@@ -142,16 +181,18 @@ struct ps_client {
     uint64_t pull_step;              /* the step the receivers are on */
     int pulling;                     /* pull_gen is started, not yet collected */
     unsigned char *incoming;         /* n elements: the weights received (owned) */
-    uint64_t gen;                    /* bumped once per step */
-    uint64_t gen0;                   /* gen when the threads were started */
+    /* The queue of buckets (STREAMED PUSHES), under mu: entry j lives at
+     * queue[j % PS_CLIENT_QUEUE] while some pusher's taken <= j < head. */
+    struct ps_push {
+        uint64_t step;
+        struct proto_push_meta meta;
+        const unsigned char *grad;
+        uint64_t first, count;
+    } queue[PS_CLIENT_QUEUE];
+    uint64_t head;                   /* entries queued since init */
     uint64_t server_step;            /* the servers' step at the last connect */
-    int pending;                     /* threads still busy with gen */
-    int failed;                      /* first failed conn this step, or -1 */
+    int failed;                      /* first conn whose push failed, or -1 */
     int quit;
-    uint64_t step;
-    struct proto_push_meta meta;
-    uint64_t first, count;           /* the range pushed (ps_client_push) */
-    const unsigned char *grad;
 };
 
 /* ps_client_init: parse cfg->servers (1..PS_CLIENT_MAX_SERVERS addresses,

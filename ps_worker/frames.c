@@ -234,32 +234,38 @@ int frames_send_head(struct ps_conn *k, const char *ctx, uint16_t type, uint64_t
 const struct proto_push_meta frames_no_meta = { 0, 0.0 };
 
 /* frames_push: step `step` to server k: push the part of elements [first,
- * first + count) it owns (none when the part is empty). The push carries
- * *meta when its part ends at the server's last element (the first push of
- * a pass, store.h BUCKETS), zeros otherwise. */
+ * first + count) it owns (none when the part is empty), from the top down
+ * in frames of the server's share of the bucket (client.h, SERVER PARTS):
+ * count x (hi - lo) / n elements, at least one. The first frame carries
+ * *meta when the part ends at the server's last element (the first push
+ * of a pass, store.h BUCKETS), zeros otherwise. */
 int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *meta,
                      const unsigned char *grad, uint64_t first, uint64_t count, char *err)
 {
     struct ps_client *c = k->owner;
     uint64_t a = first > k->lo ? first : k->lo;
-    uint64_t b = first + count < k->hi ? first + count : k->hi;
-    size_t pa = (size_t)a * c->elem, pn;
+    uint64_t top = first + count < k->hi ? first + count : k->hi;
+    double share = (double)count * (double)(k->hi - k->lo) / (double)c->n;
+    uint64_t piece = share < 1.0 ? 1 : (uint64_t)share;
     char ctx[40], tmp[ERR_LEN];
     int rc;
 
-    if (a >= b)
-        return 0;
-    pn = (size_t)(b - a) * c->elem;
     snprintf(ctx, sizeof ctx, "step %llu", ull(step));
-    proto_push_meta_encode(b == k->hi ? meta : &frames_no_meta, k->out + PROTO_HEADER_SIZE);
-    rc = frames_send_head(k, ctx, PROTO_PUSH, step, a, PROTO_PUSH_META + pn, PROTO_PUSH_META,
-                          err);
-    if (rc != 0)
-        return rc;
-    rc = net_send_all(k->fd, grad + pa, pn, &k->link, c->timeout, k->name, tmp);
-    if (rc != 0)
-        return send_failed(k, ctx, rc, tmp, err);
-    k->clean = 1;
+    while (top > a) {
+        uint64_t lo = top - a > piece ? top - piece : a;
+        size_t pa = (size_t)lo * c->elem, pn = (size_t)(top - lo) * c->elem;
+
+        proto_push_meta_encode(top == k->hi ? meta : &frames_no_meta, k->out + PROTO_HEADER_SIZE);
+        rc = frames_send_head(k, ctx, PROTO_PUSH, step, lo, PROTO_PUSH_META + pn, PROTO_PUSH_META,
+                              err);
+        if (rc != 0)
+            return rc;
+        rc = net_send_all(k->fd, grad + pa, pn, &k->link, c->timeout, k->name, tmp);
+        if (rc != 0)
+            return send_failed(k, ctx, rc, tmp, err);
+        k->clean = 1;
+        top = lo;
+    }
     return 0;
 }
 

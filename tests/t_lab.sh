@@ -121,7 +121,7 @@ done
 job 10 "$PSR_BIN/model" --algo ring --K 4 --bytes 1 --bw auto
 expect_rc 64
 t_end
-t_case lab-2.1 "lab.sh --quick --only servers: ring and the PS with k = 0, 2, 4 extra servers at K = 4, each with its placement's model, ps_servers.png"
+t_case lab-2.1 "lab.sh --quick --only servers: ring and the PS with k = 0, 2, 4 extra servers at K = 4, per-bucket pull, each with its placement's pipelined model, ps_servers.png"
 job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --only servers --out "$T_TMP/srv"
 expect_rc 0
 f=$T_TMP/srv/servers.csv
@@ -136,11 +136,14 @@ case $got in
 "ring:4:: ps:4:4:colocated ps:4:6:colocated ps:4:4:separate " | "ring:4:: ps:4:4:colocated ps:4:6:colocated-even ps:4:4:separate ") ;;
 *) t_fail "rows (system:K:servers:placement): '$got'" ;;
 esac
-# each PS row's model_s is bin/model's for its placement, one pull per step
-bad=$(awk -F, -v model="$PSR_BIN/model" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+# each PS row's model_s is bin/model's pipelined one for its placement:
+# per-bucket pull, buckets of n / 16 (the manifest's bucket=)
+bucket=$(sed -n 's/^servers: .* bucket=\([0-9][0-9]*\) .*/\1/p' "$T_TMP/srv/manifest.txt")
+[ "$bucket" = 4096 ] || t_fail "manifest: bucket '$bucket', want 4096 (n = 64 KiB in 16 layers)"
+bad=$(awk -F, -v model="$PSR_BIN/model" -v b="$bucket" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     $c["system"] == "ps" { p = $c["placement"]; k = p == "separate" ? $c["servers"] : $c["servers"] - $c["K"]
         q = p == "separate" ? "--servers " k : "--placement colocated --servers " k (p == "colocated-even" ? " --even-split" : "")
-        cmd = sprintf("\"%s\" --algo ps %s --K %d --bytes %s --bw %s --latency %s", model, q, $c["K"], $c["bytes"], $c["link_bw"], $c["link_latency"])
+        cmd = sprintf("\"%s\" --algo ps %s --K %d --bytes %s --bw %s --latency %s --quantity pipelined --bucket %s", model, q, $c["K"], $c["bytes"], $c["link_bw"], $c["link_latency"], b)
         m = ""; cmd | getline m; close(cmd)
         d = m - $c["model_s"]; if (d < 0) d = -d
         if (m == "" || d > 1e-5 * m) print p, k, $c["model_s"], m }' "$f")
@@ -148,7 +151,8 @@ bad=$(awk -F, -v model="$PSR_BIN/model" 'NR == 1 { for (i = 1; i <= NF; i++) c[$
 [ -s "$T_TMP/srv/ps_servers.png" ] || t_fail "no ps_servers.png"
 [ -s "$T_TMP/srv/ps_servers.svg" ] || t_fail "no ps_servers.svg"
 grep -q '^split: ' "$T_TMP/srv/manifest.txt" || t_fail "manifest lacks the split"
-grep -q 'launch.sh ps 4 .*--colocated-servers --servers 2' "$T_TMP/srv/commands.txt" || t_fail "no k = 2 job in commands.txt"
+grep -q 'launch.sh ps 4 .*--colocated-servers --servers 2 --layers 16 --worker-args --bucket-size=4096' "$T_TMP/srv/commands.txt" ||
+    t_fail "no k = 2 job with 16 layers and 4 KiB buckets in commands.txt"
 expect_grep out 'servers at K = 4'
 job 10 bash "$PSR_TESTS/../experiments/lab.sh" --only nothing
 expect_rc 64

@@ -867,7 +867,39 @@ static void t_host(void)
     link_host_detach(&a);       /* a private link: nothing to do */
     T_END();
 
-    for (int i = 0; i < 3; i++) {
+    /* FLOW SHARES: a flow with a share of 1/4 of the host's rate goes at
+     * that share however idle the host is; one without a share books the
+     * host's clock alone; the host's clock still holds both. */
+    T_CASE("link-2.4", "flow shares: a flow goes at its share of the host link, the host's clock caps the sum, bad shares refused");
+    snprintf(one, sizeof one, "%s/host.3", dir);     /* a host of its own rate */
+    T_EQ_I(link_init(&a, 1000.0, 0.0), 0);
+    T_EQ_I(link_init(&b, 1000.0, 0.0), 0);
+    T_EQ_I(link_host_attach(&a, one, err), 0);
+    T_EQ_I(link_host_attach(&b, one, err), 0);
+    T_EQ_I(link_set_share(&a, 250.0), 0);
+    {
+        double t0 = 10.0;                                 /* an idle host from t0 on */
+        T_NEAR(link_egress_reserve(&a, 100, t0), t0 + 0.4, 1e-12);     /* 100 B at 250 B/s */
+        T_NEAR(link_egress_reserve(&b, 100, t0), t0 + 0.2, 1e-12);     /* after a's 0.1 s of host */
+        T_NEAR(link_egress_reserve(&a, 100, t0), t0 + 0.8, 1e-12);     /* its own clock: 0.4 more */
+        /* the host's clock counted a's 0.2 s, no gap: b fills it until
+         * t0 + 1.2, so a's next piece, due at t0 + 1.2 on its share, is
+         * held by the host until t0 + 1.3 */
+        T_NEAR(link_egress_reserve(&b, 900, t0), t0 + 1.2, 1e-12);
+        T_NEAR(link_egress_reserve(&a, 100, t0), t0 + 1.3, 1e-12);
+    }
+    T_EQ_I(link_set_share(&a, -1.0), ERR_USAGE);
+    T_EQ_I(link_set_share(&a, NAN), ERR_USAGE);
+    T_EQ_I(link_set_share(&a, INFINITY), ERR_USAGE);
+    T_EQ_I(link_set_share(&a, 0.5), ERR_USAGE);
+    T_NEAR(a.share.rate, 250.0, 0.0);           /* a refused share changed nothing */
+    T_EQ_I(link_set_share(&a, 0.0), 0);         /* no share: the host's clock alone */
+    T_NEAR(link_egress_reserve(&a, 100, 1e6), 1e6 + 0.1, 1e-6);
+    link_host_detach(&a);
+    link_host_detach(&b);
+    T_END();
+
+    for (int i = 0; i < 4; i++) {
         snprintf(one, sizeof one, "%s/host.%d", dir, i);
         unlink(one);
     }

@@ -49,6 +49,8 @@ enum fake_mode {
     FAKE_BAD_STEP,      /* WEIGHTS of step 1 labelled step 6 */
     FAKE_CLOSE,         /* close after reading the push of step 1 */
     FAKE_SILENT,        /* read the push of step 1, then say nothing */
+    FAKE_PARTS,         /* take each step's pushes in any frames from the top
+                           down, noting step 0's (first:count) in parts */
 };
 
 /* One scripted server shard. */
@@ -58,6 +60,7 @@ struct fake {
     int bye;            /* BYE seen */
     char told[300];     /* the text of an ERROR frame the worker sent */
     char bad[256];      /* what the fake saw that it did not expect */
+    char parts[256];    /* FAKE_PARTS: step 0's push frames, "first:count " each */
     pthread_t th;
 };
 
@@ -91,6 +94,48 @@ static int send_frame(int fd, uint16_t type, uint64_t step, uint64_t aux, const 
     proto_header_encode(&h, b);
     rc = net_send_all(fd, b, sizeof b, NULL, 10.0, "worker", NULL);
     return rc != 0 || len == 0 ? rc : net_send_all(fd, p, len, NULL, 10.0, "worker", NULL);
+}
+
+/* parts_take (FAKE_PARTS): step s's pushes to shard f, in frames from the
+ * top of its range down, each ending where the one before began, the
+ * count and loss with the first only; the values checked; step 0's
+ * frames noted in f->parts. 0, or 1 with f->bad set. */
+static int parts_take(struct fake *f, int fd, uint64_t s)
+{
+    unsigned char buf[PROTO_PUSH_META + N * 8];
+    struct proto_push_meta meta;
+    struct proto_header h;
+    uint64_t top = f->hi;
+    size_t o = 0;
+
+    while (top > f->lo) {
+        uint64_t cnt;
+
+        if (recv_head(fd, &h) != 0 || h.type != PROTO_PUSH || h.step != s || h.aux < f->lo ||
+            h.aux >= top || h.length != PROTO_PUSH_META + (top - h.aux) * 8 ||
+            net_recv_all(fd, buf, (size_t)h.length, NULL, 10.0, "worker", NULL) != 0 ||
+            proto_push_meta_decode(buf, (size_t)h.length, &meta) != 0 ||
+            meta.examples != (top == f->hi ? 8u : 0u)) {
+            snprintf(f->bad, sizeof f->bad, "bad push frame at step %llu below %llu (type %u "
+                     "step %llu aux %llu length %llu)", (unsigned long long)s,
+                     (unsigned long long)top, (unsigned)h.type, (unsigned long long)h.step,
+                     (unsigned long long)h.aux, (unsigned long long)h.length);
+            return 1;
+        }
+        cnt = top - h.aux;
+        for (size_t i = 0; i < cnt; i++) {
+            double g;
+            memcpy(&g, buf + PROTO_PUSH_META + i * 8, 8);
+            if (g != grad_value((size_t)h.aux + i, s))
+                snprintf(f->bad, sizeof f->bad, "step %llu element %zu: %g",
+                         (unsigned long long)s, (size_t)h.aux + i, g);
+        }
+        if (s == 0 && o < sizeof f->parts)
+            o += (size_t)snprintf(f->parts + o, sizeof f->parts - o, "%llu:%llu ",
+                                  (unsigned long long)h.aux, (unsigned long long)cnt);
+        top = h.aux;
+    }
+    return 0;
 }
 
 static void *fake_main(void *arg)
@@ -133,6 +178,11 @@ static void *fake_main(void *arg)
         send_frame(fd, PROTO_WELCOME, 0, 0, wb, sizeof wb);
     }
     for (uint64_t s = 0; s < STEPS; s++) {
+        if (f->mode == FAKE_PARTS) {
+            if (parts_take(f, fd, s) != 0)
+                goto out;
+            goto answer;
+        }
         if (recv_head(fd, &h) != 0 || h.type != PROTO_PUSH || h.step != s || h.aux != f->lo ||
             h.length != PROTO_PUSH_META + cnt * 8 ||
             net_recv_all(fd, buf, (size_t)h.length, NULL, 10.0, "worker", NULL) != 0 ||
@@ -165,6 +215,7 @@ static void *fake_main(void *arg)
                 (void)net_recv_all(fd, f->told, (size_t)h.length, NULL, 10.0, "worker", NULL);
             goto out;
         }
+answer:
         for (size_t i = 0; i < cnt; i++)
             w[i] = weight_value(f->lo + i, s);
         if (s == 1 && f->mode == FAKE_BAD_STEP) {
@@ -191,15 +242,18 @@ out:
  * NULL: workload_split's equal ones. */
 static const uint64_t (*fake_ranges)[2];
 
+/* The mode fakes_start gives every fake but the first. */
+static int fake_rest = FAKE_OK;
+
 /* fakes_start: S fake shards over N elements, the first with mode0 and
- * the rest FAKE_OK. OUT: list ("127.0.0.1:P0,..."). */
+ * the rest fake_rest (FAKE_OK). OUT: list ("127.0.0.1:P0,..."). */
 static int fakes_start(struct fake *f, int s, int mode0, char *list, size_t len)
 {
     size_t o = 0;
 
     for (int i = 0; i < s; i++) {
         memset(&f[i], 0, sizeof f[i]);
-        f[i].mode = i == 0 ? mode0 : FAKE_OK;
+        f[i].mode = i == 0 ? mode0 : fake_rest;
         if (fake_ranges) {
             f[i].lo = fake_ranges[i][0];
             f[i].hi = fake_ranges[i][1];
@@ -255,6 +309,35 @@ static int run_worker(const char *list, double timeout, double *w, int *at, char
         rc = ps_client_step(&c, (uint64_t)s, &meta, g, w, err);
         if (rc != 0)
             ps_client_abort(&c, (uint64_t)s, rc, err);
+    }
+    if (rc == 0)
+        rc = ps_client_bye(&c, STEPS, err);
+    ps_client_close(&c);
+    return rc;
+}
+
+/* run_buckets: like run_worker, but each step pushed as the buckets
+ * [6,10) [2,6) [0,2) (ps_client_push), then pulled. */
+static int run_buckets(const char *list, double *w, char *err)
+{
+    static const uint64_t bk[3][2] = { { 6, 4 }, { 2, 4 }, { 0, 2 } };
+    struct ps_client_cfg cfg = cfg_make(list, 10.0);
+    struct ps_client c;
+    struct proto_push_meta meta = { .examples = 8, .loss = 2.5 };
+    double g[N];
+    int rc;
+
+    rc = ps_client_init(&c, &cfg, err);
+    if (rc == 0)
+        rc = ps_client_connect(&c, err);
+    for (int s = 0; rc == 0 && s < STEPS; s++) {
+        for (size_t i = 0; i < N; i++)
+            g[i] = grad_value(i, (uint64_t)s);
+        rc = ps_client_pull_begin(&c, (uint64_t)s, err);
+        for (int b = 0; rc == 0 && b < 3; b++)
+            rc = ps_client_push(&c, (uint64_t)s, &meta, g, bk[b][0], bk[b][1], err);
+        if (rc == 0)
+            rc = ps_client_pull(&c, (uint64_t)s, w, err);
     }
     if (rc == 0)
         rc = ps_client_bye(&c, STEPS, err);
@@ -323,6 +406,34 @@ int main(void)
         happy("psw-1.4", "S=3, uneven ranges from the WELCOMEs, listed out of order "
               "([8,10) [0,1) [1,8)): each its slice, weights whole", 3);
         fake_ranges = NULL;
+    }
+
+    T_CASE("psw-1.5", "S=2, buckets [6,10) [2,6) [0,2): each server gets its part of a bucket in "
+           "frames of its share of it (5/10 of the bucket), from the top down; weights whole");
+    alarm(30);
+    {
+        char list[256];
+        double w[N];
+
+        memset(w, 0, sizeof w);
+        fake_rest = FAKE_PARTS;
+        T_EQ_I(fakes_start(f, 2, FAKE_PARTS, list, sizeof list), 0);
+        fake_rest = FAKE_OK;
+        rc = run_buckets(list, w, err);
+        fakes_join(f, 2);
+        T_EQ_I(rc, 0);
+        if (rc)
+            printf("     %s\n", err);
+        for (size_t i = 0; i < N; i++)
+            T_EQ_D(w[i], weight_value(i, STEPS - 1));
+        for (int i = 0; i < 2; i++) {
+            T_STR(f[i].bad, "");
+            T_EQ_I(f[i].bye, 1);
+        }
+        /* [0,5): [2,6)'s part [2,5) in 2s (4 x 5/10), [0,2) in 1s (2 x 5/10);
+         * [5,10): [6,10) in 2s, then [2,6)'s part [5,6) */
+        T_STR(f[0].parts, "3:2 2:1 1:1 0:1 ");
+        T_STR(f[1].parts, "8:2 6:2 5:1 ");
     }
 
     {
