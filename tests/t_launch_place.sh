@@ -111,4 +111,15 @@ while [ $r -lt 4 ]; do
     r=$((r + 1))
 done
 t_end
+t_case launch-place-1.7 "per-bucket pull, colocated + 1 extra (Theorem 1's --range), K = 3, 8 buckets, host links with flow shares: exact weights"
+# 1200 f32 in 8 layers of 150 (600 bytes): one bucket per layer, each
+# server's part of a bucket in frames of its share (ps_worker/client.h),
+# pushed from a queue per server and pulled per bucket; the link on, so
+# the host links' flow shares pace the pushes.
+job 120 "$launch" ps 3 --colocated-servers --servers 1 $SYN --layers 8 $LINK \
+    --worker-args "--bucket-size 600" --weights-out "$T_TMP/b.w" --out "$T_TMP/b"
+expect_rc 0
+workers_exact 3 "$T_TMP/b.w"
+expect_grep err '8 buckets'
+t_end
 t_exit
