@@ -288,6 +288,12 @@ static struct ps_client_cfg cfg_make(const char *list, double timeout)
     return c;
 }
 
+/* The buckets the next run_worker pushes each step ({first, count}
+ * each, from the top down, ps_client_push, then ps_client_pull), or
+ * NULL: one ps_client_step. */
+static const uint64_t (*run_buckets)[2];
+static int run_nbuckets;
+
 /* run_worker: init, connect, STEPS steps, bye. Returns the first failure
  * with its message in err; *at: the step it failed at (-1: before). */
 static int run_worker(const char *list, double timeout, double *w, int *at, char *err)
@@ -306,38 +312,18 @@ static int run_worker(const char *list, double timeout, double *w, int *at, char
         *at = s;
         for (size_t i = 0; i < N; i++)
             g[i] = grad_value(i, (uint64_t)s);
-        rc = ps_client_step(&c, (uint64_t)s, &meta, g, w, err);
+        if (!run_buckets) {
+            rc = ps_client_step(&c, (uint64_t)s, &meta, g, w, err);
+        } else {
+            rc = ps_client_pull_begin(&c, (uint64_t)s, err);
+            for (int b = 0; rc == 0 && b < run_nbuckets; b++)
+                rc = ps_client_push(&c, (uint64_t)s, &meta, g, run_buckets[b][0],
+                                    run_buckets[b][1], err);
+            if (rc == 0)
+                rc = ps_client_pull(&c, (uint64_t)s, w, err);
+        }
         if (rc != 0)
             ps_client_abort(&c, (uint64_t)s, rc, err);
-    }
-    if (rc == 0)
-        rc = ps_client_bye(&c, STEPS, err);
-    ps_client_close(&c);
-    return rc;
-}
-
-/* run_buckets: like run_worker, but each step pushed as the buckets
- * [6,10) [2,6) [0,2) (ps_client_push), then pulled. */
-static int run_buckets(const char *list, double *w, char *err)
-{
-    static const uint64_t bk[3][2] = { { 6, 4 }, { 2, 4 }, { 0, 2 } };
-    struct ps_client_cfg cfg = cfg_make(list, 10.0);
-    struct ps_client c;
-    struct proto_push_meta meta = { .examples = 8, .loss = 2.5 };
-    double g[N];
-    int rc;
-
-    rc = ps_client_init(&c, &cfg, err);
-    if (rc == 0)
-        rc = ps_client_connect(&c, err);
-    for (int s = 0; rc == 0 && s < STEPS; s++) {
-        for (size_t i = 0; i < N; i++)
-            g[i] = grad_value(i, (uint64_t)s);
-        rc = ps_client_pull_begin(&c, (uint64_t)s, err);
-        for (int b = 0; rc == 0 && b < 3; b++)
-            rc = ps_client_push(&c, (uint64_t)s, &meta, g, bk[b][0], bk[b][1], err);
-        if (rc == 0)
-            rc = ps_client_pull(&c, (uint64_t)s, w, err);
     }
     if (rc == 0)
         rc = ps_client_bye(&c, STEPS, err);
@@ -416,10 +402,15 @@ int main(void)
         double w[N];
 
         memset(w, 0, sizeof w);
+        static const uint64_t bk[3][2] = { { 6, 4 }, { 2, 4 }, { 0, 2 } };
+
         fake_rest = FAKE_PARTS;
         T_EQ_I(fakes_start(f, 2, FAKE_PARTS, list, sizeof list), 0);
         fake_rest = FAKE_OK;
-        rc = run_buckets(list, w, err);
+        run_buckets = bk;
+        run_nbuckets = 3;
+        rc = run_worker(list, 10.0, w, &at, err);
+        run_buckets = NULL;
         fakes_join(f, 2);
         T_EQ_I(rc, 0);
         if (rc)
