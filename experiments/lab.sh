@@ -3,15 +3,18 @@
 # against the ring on one machine, and draw it.
 #
 #   1. the calibration: the unpaced loopback rate (bench_link --loopback),
-#      the cores, and a short probe (a ring of the sweep's largest K behind
-#      the link, ring_worker --bench) that measures the CPU the job's own
-#      processes spend per all-reduce (the per-message software cost: the
-#      emulated link's pieces, syscalls, copies). --link-bw auto, the
-#      default, becomes the fastest rate of a ladder (500, 250, 125, 64,
-#      32 Mbit/s) at which that probe keeps the processes under half of the
-#      cores (the host_bound flag fires at 80%), so that the whole K sweep
-#      stays link-bound; an explicit --link-bw skips the probe;
-#   2. the K sweep: the parameter server and the ring for K = 1..16 on
+#      the cores, and a short probe (the K sweep's largest ring behind the
+#      link, as the sweep runs it) that measures the CPU the job's own
+#      processes spend per step (the per-message software cost: the
+#      emulated link's pieces, syscalls, copies) and the ring's time
+#      against its model. --link-bw auto, the default, becomes the fastest
+#      rate of a ladder (500, 250, 125, 64, 32, 16, 8 Mbit/s) at which that
+#      probe keeps the processes under half of the cores (the host_bound
+#      flag fires at 80%), is bound by the link and within 10% of its
+#      model, so that the whole K sweep stays link-bound; an explicit
+#      --link-bw skips the probe;
+#   2. the K sweep: the parameter server and the ring for K = 1..16 (up to
+#      4 ranks per CPU unless --ks is given) on
 #      127.0.0.1, every process behind an EMULATED link (--link-bw,
 #      --link-latency), the synthetic workload (n bytes of f32), a few steps
 #      after warm-up each;
@@ -57,8 +60,13 @@
 #
 # WHY THESE DEFAULTS. n = 4 MiB at 500 Mbit/s: the server's link carries
 # K n per step each way, so K = 16 moves 64 MiB in and 64 MiB out per step
-# at 62.5 MB/s, about 2 s. A latency of 200 us is above the emulated link's
-# floor (docs/link.md measured ~45 us; from 200 us it is accurate). Every
+# at 62.5 MB/s, about 2 s (the calibration lowers the rate, and n with it,
+# until the largest ring is link-bound). A latency of 1 ms: each ring step
+# also pays the host's own wake-ups and scheduling, 80-220 us a step on
+# 2 cores at K = 4 (launch.sh ring 4 --bench, 4-64 KiB, 32 Mbit/s), which
+# against 200 us put the 4-64 KiB ring rows 12-36% over their model and
+# the ring/rd crossover 1.7-2.3x from the model's; against 1 ms they are
+# within 10% and 1.3x. K up to 4 ranks per CPU (ks_for_cpus). Every
 # default can be overridden by a flag.
 set -uo pipefail
 
@@ -68,13 +76,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 link_bw=auto
-link_lat=200us
+link_lat=1ms
 bytes=4M
 bytes_given=0
 repeat=5
 spread_target=0.05
 budget=180
-ks="1 2 4 8 16"
+ks="1 2 4 8 16"          # ... up to 4 ranks per CPU (ks_given 0: K <= 4 x nproc)
+ks_given=0
+probe_steps=8           # the calibration probe's steps (2 of them warm-up)
 steps=6
 warmup=2
 sizes="4K 16K 64K 256K 1M 4M 16M"
@@ -98,6 +108,12 @@ srv_rate=8Mbit          # ... the link rate when --link-bw is auto: up to 16 pro
                         # left the per-bucket K = 8 rows link-bound, 16 Mbit/s flagged
                         # every one cpu
 
+# ks_for_cpus: the default worker counts on this machine: those of ks up
+# to 4 x the CPUs. Past that the ranks' wake-ups, not the link, set a
+# ring's pace however slow the link (K = 16 on 2 cores: 1.35-1.53x its
+# model, flagged cpu, at every rate the calibration could pick).
+ks_for_cpus() { local k out="" c; c=$(nproc); for k in $ks; do [ "$k" -le $((4 * c)) ] && out="$out${out:+ }$k"; done; echo "${out:-1}"; }
+
 usage() {
     cat <<EOF
 usage: experiments/lab.sh [options]
@@ -108,7 +124,8 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
                        sweep stays link-bound on this machine)
   --link-latency TIME  emulated one-way latency (default $link_lat)
   --bytes SIZE         message size n for the K sweep (default $bytes)
-  --ks "K ..."         worker counts (default "$ks")
+  --ks "K ..."         worker counts (default those of "$ks" up to 4 per CPU:
+                       "$(ks_for_cpus)" here)
   --steps S            steps per job, warm-up included, in both sweeps
                        (default $steps in the K sweep; in the size sweep $size_steps,
                        or as many as make the timed part last ${size_min_timed} s in
@@ -163,7 +180,7 @@ while [ $# -gt 0 ]; do
     --link-bw) link_bw=$2; shift 2 ;;
     --link-latency) link_lat=$2; shift 2 ;;
     --bytes) bytes=$2; bytes_given=1; shift 2 ;;
-    --ks) ks=$2; shift 2 ;;
+    --ks) ks=$2; ks_given=1; shift 2 ;;
     --steps) steps=$2; size_steps=$2; steps_given=1; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
@@ -184,6 +201,7 @@ done
 [ -z "$only" ] || [ "$only" = servers ] ||
     die_usage "--only: '$only' is not servers (--only zero and --only stragglers come first: experiments/lab.sh --only zero [its options])"
 [ "$quick" = 0 ] || { srv_k=4; srv_ks="0 2 4"; srv_bytes=64K; }
+[ "$quick" = 1 ] || [ "$ks_given" = 1 ] || ks=$(ks_for_cpus)
 [[ $repeat =~ ^[1-9][0-9]?$ ]] || die_usage "--repeat: '$repeat' is not a run count 1..99"
 [[ $spread_target =~ ^0?\.[0-9]+$|^[01]$ ]] || die_usage "--spread: '$spread_target' is not a fraction like 0.05"
 [[ $budget =~ ^[1-9][0-9]{0,5}$ ]] || die_usage "--budget: '$budget' is not a number of seconds"
@@ -364,30 +382,41 @@ model_time() { "$PSR_BIN/model" --algo "$1" --K "$2" --bytes "$3" --bw "$4" --la
 # and no latency takes 2/rate).
 rate_Bps() { awk -v t="$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$1" --latency 0)" 'BEGIN { printf "%.17g", 2 / t }'; }
 
-# probe RATE: a ring of kmax ranks (at least 2) behind RATE, ring_worker
-# --bench, 3 timed all-reduces of an n that takes about 0.15 s in the model
-# (the sweep's n at most, a power of two, at least 64 KiB). Prints "SHARE
-# CPU_PER_ALLREDUCE N": the CPU its own processes spent per all-reduce
-# (the records' cpu_s summed over the ranks), and that over the model's
-# time times the cores: the share of the machine the sweep's largest ring
-# takes at this rate. The model's time, not the measured one, so that a
-# busy machine, which stretches the wall clock, does not make the share
-# look smaller.
+# k_bytes RATE: the K sweep's n at RATE (unless --bytes was given): it
+# follows the rate down from n at 62.5 MB/s, a power of two, at least
+# 64 KiB.
+k_bytes() {
+    if [ "$bytes_given" = 1 ]; then echo "$nb"; return; fi
+    awk -v b="$(rate_Bps "$1")" -v nb="$nb" 'BEGIN { p = 65536; while (p * 2 <= nb * b / 62.5e6) p *= 2; print (p < nb ? p : nb) }'
+}
+
+# probe RATE: the K sweep's largest ring (kmax ranks, at least 2) behind
+# RATE, as the sweep runs it: the synthetic workload, its n at that rate
+# (k_bytes), $probe_steps steps. Prints "SHARE CPU_PER_ALLREDUCE N RATIO
+# BOUND_BY": the CPU its own processes spent per step (the records'
+# cpu_s summed over the ranks, set-up included), and that over the
+# model's time times the cores: the share of the machine the ring takes
+# at this rate (the model's time, not the measured one, so that a busy
+# machine, which stretches the wall clock, does not make the share look
+# smaller); the run's time_s over its model_s and its bound_by. With more
+# ranks than cores the ranks' wake-ups, not their CPU seconds, hold a ring
+# back: a K = 8 ring on 2 cores used a quarter of them at 32 Mbit/s and
+# still took 1.16-1.25x its model.
 probe() {
-    local r=$1 k=$kmax bps n t d
+    local r=$1 k=$kmax n t d ratio bound
     [ "$k" -ge 2 ] || k=2
-    bps=$(rate_Bps "$r")
-    n=$(awk -v b="$bps" -v k="$k" -v nb="$nb" 'BEGIN { n = b * 0.15 * k / (2 * (k - 1)); p = 65536
-                                                     while (p * 2 <= n && p * 2 <= nb) p *= 2; print p }')
+    n=$(k_bytes "$r")
     d=$out/logs/probe_$r
     rm -rf "$d"; mkdir -p "$d"
-    set -- "$here/launch.sh" ring "$k" --bench -b "$n" -e "$n" -n 3 -w 1 --link-bw "$r" \
-        --link-latency "$link_lat" --timeout 30 --time-limit 60 --out "$d"
+    set -- "$here/launch.sh" ring "$k" --workload synthetic --dtype f32 --params $(( n / 4 )) \
+        --steps "$probe_steps" --warmup 2 --link-bw "$r" --link-latency "$link_lat" --timeout 30 \
+        --time-limit 60 --out "$d"
     { printf 'probe_%s:' "$r"; printf ' %q' "$@"; echo; } >> "$out/commands.txt"
     job "the calibration probe at $r" "$d.out" "$d.log" "$@" || return 1
     t=$(model_time ring "$k" "$n" "$r")
-    awk -v t="$t" -v c="$ncpu" -v n="$n" '/^cpu_s / { s += $2 }
-        END { if (s <= 0 || t <= 0) exit 1; printf "%.3f %.4g %d\n", s / 3 / (t * c), s / 3, n }' "$d"/rec.*
+    read -r ratio bound < <(csv_awk 'FNR == 2 && $c["model_s"] > 0 { printf "%.3f %s\n", $c["time_s"] / $c["model_s"], $c["bound_by"] }' "$d.out" 2>/dev/null)
+    awk -v t="$t" -v c="$ncpu" -v n="$n" -v q="${ratio:-nan}" -v b="${bound:-unknown}" -v i="$probe_steps" '/^cpu_s / { s += $2 }
+        END { if (s <= 0 || t <= 0) exit 1; printf "%.3f %.4g %d %s %s\n", s / i / (t * c), s / i, n, q, b }' "$d"/rec.*
 }
 
 calib="explicit --link-bw"
@@ -395,11 +424,13 @@ auto=0
 if [ "$link_bw" = auto ]; then
     auto=1
     # The ladder, fastest first; the first rate whose probe stays under
-    # half the cores wins. After a probe over the target the next rate
-    # tried is the ladder's fastest at or below rate x target / share
-    # (at least one step down): the CPU per second falls with the rate,
-    # though not always in proportion (the link's piece size has a floor).
-    ladder="500Mbit 250Mbit 125Mbit 64Mbit 32Mbit"
+    # half the cores, bound by the link and within 10% of its model wins.
+    # After a probe over the CPU target the next rate tried is the
+    # ladder's fastest at or below rate x target / share (at least one
+    # step down): the CPU per second falls with the rate, though not
+    # always in proportion (the link's piece size has a floor); after one
+    # off its model or flagged, the next rate down.
+    ladder="500Mbit 250Mbit 125Mbit 64Mbit 32Mbit 16Mbit 8Mbit"
     calib=""
     pick=""
     target=0.5
@@ -409,10 +440,12 @@ if [ "$link_bw" = auto ]; then
         progress "[1/5] calibration: a ring of $kmax behind $r ..."
         res=$(probe "$r") || { calib="$calib $r: probe failed;"; next=; continue; }
         set -- $res
-        calib="$calib $r: $2 CPU-s per all-reduce of $3 B, share $1;"
-        done_line "[1/5] calibration: ring K=$kmax at $r: $2 CPU-seconds per all-reduce of $3 bytes, $1 of $ncpu CPUs ($(elapsed))"
-        if awk -v s="$1" -v t="$target" 'BEGIN { exit !(s <= t) }'; then pick=$r; break; fi
-        want=$(awk -v s="$1" -v t="$target" -v b="$(rate_Bps "$r")" 'BEGIN { printf "%.17g", b * t / s }')
+        calib="$calib $r: n $3 B, $2 CPU-s a step, share $1, $4x its model, bound by $5;"
+        done_line "[1/5] calibration: ring K=$kmax at $r, n = $3 bytes: $2 CPU-seconds a step, $1 of $ncpu CPUs, $4x its model, bound by $5 ($(elapsed))"
+        if awk -v s="$1" -v t="$target" -v q="$4" 'BEGIN { exit !(s <= t && q <= 1.10) }' && [ "$5" = link ]; then
+            pick=$r; break
+        fi
+        want=$(awk -v s="$1" -v t="$target" -v b="$(rate_Bps "$r")" 'BEGIN { printf "%.17g", (s > t ? b * t / s : b / 2) }')
         next=""
         past=0
         for q in $ladder; do
@@ -424,10 +457,10 @@ if [ "$link_bw" = auto ]; then
     done
     if [ -z "$pick" ]; then
         pick=${ladder##* }
-        calib="$calib no rate under a share of $target: the slowest, $pick"
+        calib="$calib no rate under a share of $target, link-bound and within 10% of its model: the slowest, $pick"
     fi
     link_bw=$pick
-    calib="auto -> $link_bw (target: the K=$kmax ring's processes under $target of $ncpu CPUs;$calib)"
+    calib="auto -> $link_bw (target: the K=$kmax ring's processes under $target of $ncpu CPUs, bound by the link, within 10% of its model;$calib)"
     done_line "[1/5] --link-bw auto: $link_bw ($(elapsed))"
 fi
 bw_Bps=$(rate_Bps "$link_bw")
@@ -440,7 +473,7 @@ bw_Bps=$(rate_Bps "$link_bw")
 # starting the processes.
 cuts=""
 if [ "$bytes_given" = 0 ]; then
-    nk=$(awk -v b="$bw_Bps" -v nb="$nb" 'BEGIN { p = 262144; while (p * 2 <= nb * b / 62.5e6) p *= 2; print (p < nb ? p : nb) }')
+    nk=$(k_bytes "$link_bw")
     if [ "$nk" != "$nb" ]; then
         cuts="$cuts K sweep n $bytes -> $((nk / 1024))K (the rate is below 500 Mbit/s);"
         nb=$nk; bytes=$((nk / 1024))K

@@ -35,7 +35,10 @@ done
 # --link-bw auto (the default) resolved by the calibration to a rate.
 grep -Eq '^link_bw: [0-9]+[MG]bit \(auto, ' "$T_TMP/lab/manifest.txt" || t_fail "manifest: --link-bw auto not resolved to a rate: $(grep '^link_bw' "$T_TMP/lab/manifest.txt")"
 grep -Eq '^calibration: auto -> [0-9]+[MG]bit ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the calibration"
-grep -q '^probe_[0-9]*[MG]bit: .*launch.sh ring 4 --bench' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the calibration probe's command line"
+grep -q '^probe_[0-9]*[MG]bit: .*launch.sh ring 4 --workload synthetic .*--steps 8 ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the calibration probe's command line (the K sweep's largest ring)"
+# each probe's line in the calibration says its share, its time against its model and its bound_by
+grep -Eq '^calibration: .*[0-9]+[MG]bit: n [0-9]+ B, [0-9.e+-]+ CPU-s a step, share [0-9.]+, [0-9.]+x its model, bound by (link|cpu|busy);' "$T_TMP/lab/manifest.txt" ||
+    t_fail "manifest: the calibration does not give each probe's share, ratio and bound_by: $(grep '^calibration' "$T_TMP/lab/manifest.txt")"
 grep -q -- '--link-bw auto' "$T_TMP/lab/commands.txt" && t_fail "a job was given --link-bw auto"
 grep -q '^repeat: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the repeat rule"
 grep -q '^cut: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks what the budget cut"
@@ -75,7 +78,9 @@ expect_grep out '^crossover measured (ring vs rd, K = 4): '
 # The model's crossover at the rate the calibration chose (a loaded machine
 # picks a lower one): bin/model's, to the byte.
 bw=$(sed -n 's/^link_bw: \([0-9]*[MG]bit\) .*/\1/p' "$T_TMP/lab/manifest.txt")
-xo=$("$PSR_BIN/model" --crossover --K 4 --bw "${bw:-none}" --latency 200us 2>/dev/null)
+lat=$(sed -n 's/^link_latency: \([^ ]*\) .*/\1/p' "$T_TMP/lab/manifest.txt")
+[ "$lat" = 1ms ] || t_fail "manifest: link_latency '$lat', want lab.sh's default 1ms"
+xo=$("$PSR_BIN/model" --crossover --K 4 --bw "${bw:-none}" --latency "${lat:-none}" 2>/dev/null)
 xo=$(printf '%.0f' "${xo:-0}" 2>/dev/null)
 expect_grep out "^crossover model: n\\* = .*: $xo bytes"
 grep -q '^fit rd: ' "$T_TMP/lab/fit.txt" 2>/dev/null || t_fail "fit.txt lacks rd's fit"
@@ -120,6 +125,15 @@ for b in ps_server ps_worker ring_worker; do
 done
 job 10 "$PSR_BIN/model" --algo ring --K 4 --bytes 1 --bw auto
 expect_rc 64
+t_end
+t_case lab-1.4 "the default K sweep stops at 4 ranks per CPU (this machine's nproc), and its latency is 1 ms"
+want=""
+for k in 1 2 4 8 16; do [ "$k" -le $((4 * $(nproc))) ] && want="$want${want:+ }$k"; done
+job 10 bash "$PSR_TESTS/../experiments/lab.sh" --help
+expect_rc 0
+tr -s ' \n' ' ' < "$T_TMP/out" | grep -Fq "up to 4 per CPU: \"$want\" here)" ||
+    t_fail "--help does not give the default ks '$want' for $(nproc) CPUs: $(grep -A1 -- '--ks' "$T_TMP/out" | tr -s ' \n' ' ')"
+expect_grep out 'emulated one-way latency (default 1ms)'
 t_end
 t_case lab-2.1 "lab.sh --quick --only servers: ring and the PS with k = 0, 2, 4 extra servers at K = 4, per-bucket pull, each with its placement's pipelined model, ps_servers.png"
 job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --only servers --out "$T_TMP/srv"
