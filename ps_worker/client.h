@@ -172,7 +172,8 @@ struct ps_client {
     struct proto_hello hello;
     const struct auth_key *key;
     struct ps_conn *conns;           /* nservers entries (owned) */
-    /* The step in progress, handed to the threads under mu. */
+    /* The threads' hand-off: the push queue and the pull generation,
+     * under mu. */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     int sync_ready;                  /* mu/go/done/rgo/rdone initialised */
