@@ -304,6 +304,13 @@ double link_send_reserve(struct link *l, size_t n, double now, int cont)
     /* The sender's own timeline: real time minus what the link held it. */
     double app = now - l->send_lag;
 
+    if (l->send_cont && !cont) {
+        /* link_send_continue: the rest of a frame, from where the wire
+         * went free on the timeline (never later than now). */
+        app = fmin(now, fmax(fmax(l->egress.vclock, l->share.vclock), l->send_app));
+        cont = 1;
+    }
+    l->send_cont = 0;
     /* A new send continues the timeline only when it comes right after the
      * wire went free on it; otherwise the sender waited or computed, and
      * real time is its timeline again. */
@@ -327,4 +334,10 @@ void link_send_restart(struct link *l)
 {
     /* Real time is the sender's timeline again. */
     l->send_lag = 0.0;
+    l->send_cont = 0;
+}
+
+void link_send_continue(struct link *l)
+{
+    l->send_cont = 1;
 }

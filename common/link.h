@@ -169,6 +169,7 @@ struct link {
     uint64_t bytes_in;
     double send_app;      /* blocking sender: its timeline at the last reservation */
     double send_lag;      /* blocking sender: real time minus its timeline */
+    int send_cont;        /* blocking sender: the next send continues a frame */
     /* link_ingress_join: the last reservation, to join the next one to */
     double in_stamp;      /* its kernel receive timestamp (NAN: none) */
     double in_t;          /* its arrival time t */
@@ -275,6 +276,20 @@ void link_send_woke(struct link *l, double now);
  * its `now` (behind the wire's backlog, if any: the rate still holds) and
  * pays the latency once more. Call it before that send's first piece. */
 void link_send_restart(struct link *l);
+
+/* link_send_continue: the blocking sender's next send carries the rest of
+ * the frame its last send began (ring_worker/xport_tcp.c: the header and
+ * first piece go in one call, the payload in the calls after it), so it
+ * is the same transmission whatever held the sender in between (it read
+ * a peer's header; it added a piece): the next link_send_reserve books it
+ * from where the wire went free on the sender's timeline, not from its
+ * `now`, and the latency is not paid again. Without it the guess of
+ * BLOCKING SENDERS decides, and a sender held past latency/2 by its peer
+ * (ring ranks a little out of lockstep) restarts and pays the latency a
+ * second time in that step; such a ring locks into that pattern, every
+ * step (a K = 4 ring at 20 ms read 1.5x its model in some runs and 1.04x
+ * in others). One send only: the flag is spent by it. */
+void link_send_continue(struct link *l);
 
 /* link_host_attach: share this link's two clocks with every process that
  * attaches the same file (HOST LINKS). The file is created (mode 0600) if

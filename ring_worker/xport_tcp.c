@@ -675,6 +675,7 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
     target = t->rdone + len < t->sbytes ? t->rdone + len : t->sbytes;
     if (target < t->sdone)
         target = t->sdone;
+    link_send_continue(t->link);   /* the rest of the frame tcp_begin began */
     rc = net_sendrecv(t->out->fd, t->sbuf + t->sdone, target - t->sdone, t->out->name,
                       t->in->fd, dst, len, t->in->name, t->link, t->idle, NULL);
     moved(t, out0, in0, &sent, &got);
@@ -698,9 +699,11 @@ static int tcp_end(struct xport *xb, char *err)
         err_say(err, "xport_tcp: step ended with %zu of %zu bytes received", t->rdone, t->rbytes);
         return ERR_USAGE;
     }
-    if (t->sdone < t->sbytes)
+    if (t->sdone < t->sbytes) {
+        link_send_continue(t->link);
         rc = net_send_all(t->out->fd, t->sbuf + t->sdone, t->sbytes - t->sdone, t->link,
                           t->idle, t->out->name, NULL);
+    }
     moved(t, out0, in0, &sent, &got);
     t->sdone += sent;
     if (rc != 0)

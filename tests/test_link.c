@@ -654,6 +654,64 @@ static void ring_steps(struct link *l, int steps, size_t n, double over, int res
     }
 }
 
+/* t_continue: one ring step's frame as xport_tcp.c sends it, the header
+ * and first piece in one call, the rest in the next, with the sender held
+ * `peer` seconds in between by its peer's header (ranks out of lockstep).
+ * Returns the deadline of the frame's last piece, from t0. */
+static double frame_rest(struct link *l, size_t n, double peer, int cont, double t0)
+{
+    size_t piece = link_piece(l), done;
+    double now = t0, d;
+
+    link_send_restart(l);
+    d = link_send_reserve(l, piece, now, 0);
+    now = fmax(now, d);
+    link_send_woke(l, now);
+    now += peer;                       /* reading the neighbour's header */
+    if (cont)
+        link_send_continue(l);
+    for (done = piece; done < n; ) {
+        size_t p = n - done < piece ? n - done : piece;
+        d = link_send_reserve(l, p, now, done > piece);
+        now = fmax(now, d);
+        link_send_woke(l, now);
+        done += p;
+    }
+    return d - t0;
+}
+
+static void t_continue(void)
+{
+    const double rate = 8e6, lat = 20e-3;                 /* 64 Mbit/s, 20 ms */
+    const size_t n = 262144;                              /* a K = 4 ring's chunk of 1 MiB */
+    struct link l;
+
+    T_CASE("link-1.14", "link_send_continue: the rest of a frame continues its first "
+           "piece's transmission whatever held the sender in between: L + n/B, the "
+           "latency paid once");
+    for (int i = 0; i < 4; i++) {
+        const double peer[] = { 0.0, 2e-3, 0.6 * lat, 3 * lat };
+        double want = lat + (double)n / rate;
+
+        T_EQ_I(link_init(&l, rate, lat), 0);
+        /* Held for less than the wire time the rest needs: on time. */
+        if (peer[i] + link_piece(&l) / rate < (double)n / rate)
+            T_NEAR(frame_rest(&l, n, peer[i], 1, 5.0), want, 1e-9);
+        /* Held longer: the rest goes at once, never later than its wire. */
+        T_LE(frame_rest(&l, n, peer[i], 1, 9.0), fmax(want, lat + peer[i] + (double)n / rate) + 1e-9);
+    }
+    /* Without it a sender held past L/2 restarts: the latency twice (this
+     * is why the call exists: such a ring locks into it, 1.5x its model). */
+    T_EQ_I(link_init(&l, rate, lat), 0);
+    T_LE(lat + 0.6 * lat + (double)n / rate - 1e-9, frame_rest(&l, n, 0.6 * lat, 0, 5.0));
+    /* The flag is one send's: the next step's restart pays the latency. */
+    T_EQ_I(link_init(&l, rate, lat), 0);
+    link_send_continue(&l);
+    link_send_restart(&l);
+    T_NEAR(link_send_reserve(&l, 1000, 20.0, 0) - 20.0, lat + 1000 / rate, 1e-9);
+    T_END();
+}
+
 static void t_restart(void)
 {
     enum { STEPS = 6 };              /* 2(K-1) for K = 4 */
@@ -917,6 +975,7 @@ int main(void)
     t_latency();
     t_blocking();
     t_restart();
+    t_continue();
     t_unlimited();
     t_independent();
     t_message();
