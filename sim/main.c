@@ -187,13 +187,14 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
     }
     for (int s = 0; s < sim_steps(sl) && rc == 0; s++) {
         uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
-        double t0 = simgrid_get_clock();
+        double ts = simgrid_get_clock(), t0 = ts + sim_compute(sl, s);
 
         rc = j->algo == COLL_RD ? rd_allreduce(&d, j->proxy, j->proxy_n, j->c->dtype, sl->err)
                                 : ring_allreduce(&r, j->proxy, j->proxy_n, j->c->dtype, sl->err);
         if (rc == 0 && s >= j->c->warmup) {
-            struct metrics_step ms = { (uint64_t)s, simgrid_get_clock() - t0, NAN, NAN,
-                                       sl->bytes_in - in0, sl->bytes_out - out0, NAN };
+            double now = simgrid_get_clock();
+            struct metrics_step ms = { (uint64_t)s, now - t0, NAN, NAN, sl->bytes_in - in0,
+                                       sl->bytes_out - out0, now - ts };
             metrics_record_add(&sl->rec, &ms);
         }
     }
@@ -202,6 +203,15 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
         rd_destroy(&d);
     else
         ring_destroy(&r);
+}
+
+double sim_compute(const struct sim_slot *sl, int step)
+{
+    double t = compute_step_time(&sl->job->compute, sl->rank, (uint64_t)step);
+
+    if (t > 0)
+        sg_actor_sleep_for(t);
+    return t > 0 ? t : 0.0;
 }
 
 /* ring_actor_bench: ring_worker's benchmark (bench.c) unchanged over the
@@ -550,6 +560,9 @@ static int sim_job_from_flags(int argc, char **argv, struct opts *o, struct cli_
     c->world = j->k;
     if (cli_common_finish(c, err) != 0)
         usage_fail(err);
+    j->compute = c->compute;
+    j->compute.base = c->backward_time;
+    j->compute.seed = c->seed;
     j->kill_slot = j->kill_step = -1;
     if (o->kill_rank >= 0) {
         if (o->bench)

@@ -370,9 +370,9 @@ static int step_pull(void *ctx, uint64_t step, void *weights, char *err)
 }
 
 static void add_step(struct sim_slot *sl, int s, double combine, double in, double out,
-                     uint64_t b_in, uint64_t b_out)
+                     uint64_t b_in, uint64_t b_out, double whole)
 {
-    struct metrics_step ms = { (uint64_t)s, combine, in, out, b_in, b_out, NAN };
+    struct metrics_step ms = { (uint64_t)s, combine, in, out, b_in, b_out, whole };
 
     if (s >= sl->job->c->warmup)
         metrics_record_add(&sl->rec, &ms);
@@ -410,11 +410,12 @@ static int worker_real(struct worker *w)
     if ((rc = step_init(&d, &sc, &ops, sl->err)) == 0) {
         for (int s = 0; s < c.steps && rc == 0; s++) {
             uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
+            double ts = simgrid_get_clock();
             struct step_result r;
 
             if ((rc = step_run(&d, s, &r, sl->err)) == 0)
                 add_step(sl, s, simgrid_get_clock() - w->t0, NAN, NAN, sl->bytes_in - in0,
-                         sl->bytes_out - out0);
+                         sl->bytes_out - out0, simgrid_get_clock() - ts);
         }
         if (rc == 0 && c.weights_out)
             rc = step_weights_write(&d, c.weights_out, sl->rank, sl->err);
@@ -437,8 +438,10 @@ static int worker_sizes(struct worker *w)
         per = 1;
     for (int s = 0; s < sim_steps(sl) && rc == 0; s++) {
         uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
+        double ts = simgrid_get_clock();
         size_t top = w->n;
 
+        sim_compute(sl, s);     /* the backward pass, before the first push */
         while (top > 0 && rc == 0) {
             size_t count = top < per ? top : per;
 
@@ -447,7 +450,7 @@ static int worker_sizes(struct worker *w)
         }
         if (rc == 0 && (rc = pull_all(w, (uint64_t)s, NULL, sl->err)) == 0)
             add_step(sl, s, simgrid_get_clock() - w->t0, NAN, NAN, sl->bytes_in - in0,
-                     sl->bytes_out - out0);
+                     sl->bytes_out - out0, simgrid_get_clock() - ts);
     }
     return rc;
 }
@@ -714,7 +717,7 @@ void sim_ps_server(int argc, char **argv)
         if ((rc = one_step(&v, (uint64_t)s, &first, &in_last)) != 0)
             goto out;
         add_step(sl, s, NAN, in_last - first, simgrid_get_clock() - v.first_out,
-                 sl->bytes_in - in0, sl->bytes_out - out0);
+                 sl->bytes_in - in0, sl->bytes_out - out0, NAN);
     }
 out:
     if (rc != 0) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "compute.h"
 #include "err.h"
 #include "metrics.h"
 
@@ -36,6 +37,8 @@ struct sim_job {
     const struct cli_common *c;    /* dtype, steps, warmup, lr, seed, link, outputs */
     int kill_slot, kill_step;      /* --kill RANK@STEP: the ring rank or PS worker
                                       (slot) that dies at the start of that step; -1 */
+    struct compute_model compute;  /* --backward-time T, --straggler, --jitter, --pause
+                                      (compute.h): each worker's simulated compute */
 };
 
 struct sim_slot {
@@ -56,6 +59,15 @@ static inline int sim_steps(const struct sim_slot *sl)
 {
     return sl->slot == sl->job->kill_slot ? sl->job->kill_step : sl->job->c->steps;
 }
+
+/* sim_compute: SIMULATED COMPUTE. Sizes mode has no workload to sleep in,
+ * so a ring rank or PS worker spends compute.h's t(rank, step) as one
+ * simulated sleep before the step's communication: the same time real
+ * mode's workload sleeps on the simulated clock (workload.h, spread over
+ * its layers), and the same order, since both modes run the backward pass
+ * before the step's first message (no overlap: train.c's and step.c's
+ * no_overlap). Returns the seconds slept (0 without --backward-time). */
+double sim_compute(const struct sim_slot *sl, int step);
 
 /* The actors' bodies (SimGrid's xbt_main_func_t); the slot is the actor's
  * data. ps_actor.c: the server and the worker; main.c: the ring rank. */

@@ -252,6 +252,32 @@ for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" 
 done
 t_end
 
+# col NAME: column NAME of the CSV row in $T_TMP/out.
+col() { awk -F, -v n="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c[n] }' "$T_TMP/out"; }
+
+t_case sim-8.1 "SIMULATED COMPUTE: --backward-time, --straggler, --jitter in sizes mode as in real mode (the workload's sleep): the same step_s and time_s; a straggler's T x F added to the ring's step, K = 4 and 64"
+for spec in "ring 4 --algo ring" "ring 5 --algo rd" "ps 4" "ps 4 --servers 2"; do
+    for mode in real sizes; do
+        job 60 "$sim" $spec --workload synthetic --params 1024 --steps 3 $NET --backward-time 0.1 \
+            --straggler 1:3 --jitter 0.2 --payload $mode
+        expect_rc 0
+        eval "st_$mode=\$(col step_s) ti_$mode=\$(col time_s)"
+    done
+    # Real mode's frames carry the ring's 3-element trailer: 12 bytes on 4 KiB.
+    awk -v a="$st_real" -v b="$st_sizes" -v c="$ti_real" -v d="$ti_sizes" 'BEGIN {
+        exit !(a > 0.3 && b > 0.3 && (a - b) ^ 2 <= (1e-4 * a) ^ 2 && (c - d) ^ 2 <= (1e-3 * c) ^ 2) }' ||
+        t_fail "$spec: step_s real $st_real, sizes $st_sizes; time_s real $ti_real, sizes $ti_sizes"
+done
+for k in 4 64; do
+    job 60 "$sim" ring $k --bytes 1MiB --steps 2 --payload sizes $NET --backward-time 0.05 --straggler 2:4
+    expect_rc 0
+    want=$("$PSR_BIN/model" --algo ring --K $k --bytes 1048576 --bw 500Mbit --latency 200us)
+    got=$(col step_s)
+    awk -v g="$got" -v w="$want" 'BEGIN { exit !(g != "" && (g - w - 0.2) ^ 2 <= (1e-5 * g) ^ 2) }' ||
+        t_fail "ring K=$k: step_s $got, want 0.05 x 4 + the model's $want"
+done
+t_end
+
 t_case sim-7.1 "make sim's plots: sim_all.sh --quick --no-real draws sim_validation.png and k_time_sim.png; k_time_sim.gp plots the CSV's times by column name (bin/model's values beside them)"
 job 240 "$PSR_TESTS/../experiments/sim_all.sh" --quick --no-real --out "$T_TMP/simall"
 expect_rc 0
