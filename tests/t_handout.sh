@@ -134,7 +134,9 @@ t_end
 # K n/bw and the one-pull model; a 4:1 fat-tree changes neither system at
 # K = 512; behind 10 GB/s rack uplinks the ring is bin/model's at 10 GB/s
 # and the PS pushes and pulls the 455 outside workers' gradients through
-# its rack's uplink; and docs/lab-key.md quotes every simulated time_s.
+# its rack's uplink; a straggler adds its extra compute to the ring's
+# step_s and jitter the slowest draw's; and docs/lab-key.md quotes every
+# simulated time_s and step_s.
 # PSR_HANDOUT_QUICK=1: K = 8 and 64 only (no K = 512 run).
 t_case i17f-2.1 "exercise 13: psring_sim's seed table and platforms: star == bin/model, buckets between K n/bw and the one-pull model, fat-tree:4 == star, racks:8:10GB as derived, every simulated time_s quoted by the key"
 if [ ! -x "$PSR_BIN/psring_sim" ]; then
@@ -144,7 +146,7 @@ else
     [ "$(wc -l < "$T_TMP/simcmds")" -ge 3 ] || t_fail "no \`\`\`sh sim block in exercise 13"
     quick=${PSR_HANDOUT_QUICK:-0}
     if [ "$quick" = 1 ]; then
-        sed -i -e 's/for k in 8 64 512;/for k in 8 64;/' -e '/--platform \$p/d' "$T_TMP/simcmds"
+        sed -i -e 's/for k in 8 64 512;/for k in 8 64;/' -e '/--platform \$p/d' -e '/--straggler/d' "$T_TMP/simcmds"
     fi
     i=0
     while IFS= read -r cmd; do
@@ -186,6 +188,17 @@ else
         awk -v g="$ps" -v o="$out" 'BEGIN { exit !(g != "" && g >= 2 * o * 4e9 / 10e9 * (1 - 1e-6) && g < 1.01 * 2 * o * 4e9 / 10e9) }' ||
             t_fail "ps on racks:8:10GB: $ps s, want just above 2 x $out workers x 4 GB through a 10 GB/s uplink"
         echo "$ring $ps" >> "$T_TMP/simtimes"
+        # SIMULATED compute (docs/sim.md): a 2x straggler adds its extra
+        # 0.1 s to the ring's step; jitter 0.1 costs the slowest of 512
+        # draws, between 1x and exp(0.1 x 4) of the mean
+        r512=$(mo ring 512)
+        st=$(awk -F, 'NR == 1 { for (j = 1; j <= NF; j++) c[$j] = j; next } { print $c["step_s"] }' "$d/compute.csv")
+        set -- $st
+        near "${1:-}" "$(awk -v r="$r512" 'BEGIN { printf "%.9g", 0.2 + r }')" ||
+            t_fail "ring K=512, straggler 7:2: step_s '${1:-}', want 0.2 + $r512"
+        awk -v g="${2:-}" -v r="$r512" 'BEGIN { exit !(g != "" && g > 0.1 + r && g < 0.1 * exp(0.4) + r) }' ||
+            t_fail "ring K=512, jitter 0.1: step_s '${2:-}', want between 0.1 and 0.149 s above $r512"
+        echo "$st" >> "$T_TMP/simtimes"
     fi
     key="$PSR_TESTS/../docs/lab-key.md"
     for v in $(cat "$T_TMP/simtimes"); do
