@@ -31,15 +31,41 @@
  * OWNERSHIP. overlap_init allocates room for `cap` jobs per pass; ctx is
  * the caller's and must outlive the overlap. Job buffers are the caller's.
  * overlap_destroy frees everything, also after a failed init.
+ *
+ * THE EXECUTOR (struct overlap_exec): what "a thread", "a mutex" and "a
+ * condition variable" are. NULL is POSIX threads (overlap_exec_pthread).
+ * bin/psring_sim gives SimGrid's (sim/xport_sim.c, xport_sim_exec): the
+ * communication side is an actor on the rank's simulated host, and the
+ * waits are SimGrid's, so a pass overlaps the simulated backward pass with
+ * the simulated transfers exactly as the thread overlaps real ones. The
+ * pass's logic above is the same code for both.
  */
 #ifndef OVERLAP_H
 #define OVERLAP_H
 
-#include <pthread.h>
 #include <stddef.h>
 
 #include "clock.h"
 #include "err.h"
+
+/* An executor: handles are its own (void *). start runs fn(arg) on the
+ * communication side and returns 0 or a negative errno; join waits for
+ * it to return. wait releases m while it sleeps on c, as
+ * pthread_cond_wait does. */
+struct overlap_exec {
+    void *(*mutex_new)(void);
+    void (*mutex_free)(void *m);
+    void (*lock)(void *m);
+    void (*unlock)(void *m);
+    void *(*cond_new)(void);
+    void (*cond_free)(void *c);
+    void (*wait)(void *c, void *m);
+    void (*broadcast)(void *c);
+    int (*start)(void (*fn)(void *arg), void *arg, void **handle);
+    void (*join)(void *handle);
+};
+
+extern const struct overlap_exec overlap_exec_pthread;
 
 struct overlap_job {
     void *buf;              /* n elements: the bucket's bytes */
@@ -61,16 +87,16 @@ struct overlap {
     size_t cap, nsub, ndone;
     int rc, busy, quit, started;
     char err[ERR_LEN];
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    const struct overlap_exec *ex;
+    void *thread, *mu, *cv;     /* the executor's handles */
 };
 
 /* overlap_init: room for cap jobs per pass, and the thread, which runs
  * each job as run(ctx, job, err), timed by clock (the caller's, which must
- * outlive the overlap). 0, or a negative code with one line in err. */
+ * outlive the overlap), started by ex (NULL: POSIX threads; THE EXECUTOR).
+ * 0, or a negative code with one line in err. */
 int overlap_init(struct overlap *o, overlap_fn run, void *ctx, size_t cap,
-                 const struct clock_src *clock, char *err);
+                 const struct clock_src *clock, const struct overlap_exec *ex, char *err);
 void overlap_destroy(struct overlap *o);
 
 /* overlap_begin: a new pass (the previous one must have been waited for). */

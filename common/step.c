@@ -253,7 +253,7 @@ int step_init(struct step *d, const struct step_cfg *cfg, const struct step_ops 
     if (cfg->zero == 3)
         step_zero_release(d);      /* only the shard stays between steps */
     if (d->overlap &&
-        (rc = overlap_init(&d->ov, run_job, d, d->plan.count + 1, cfg->clock, err)) != 0)
+        (rc = overlap_init(&d->ov, run_job, d, d->plan.count + 1, cfg->clock, cfg->exec, err)) != 0)
         return rc;
     /* events per step: a layer or micro-batch each, the jobs of each pass,
      * the wait, finish, optimizer */

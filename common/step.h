@@ -227,6 +227,8 @@ struct step_cfg {
     const struct optim_cfg *optim;      /* the optimizer whose state the driver
                                            keeps (optim.h), or NULL: none */
     int zero;                   /* --zero: 0 (all-reduce), 1, 2 or 3 (SHARDED) */
+    const struct overlap_exec *exec;    /* the communication thread's executor
+                                           (overlap.h); NULL: POSIX threads */
 };
 
 /* What the driver holds, in bytes, per rank (step_memory): the

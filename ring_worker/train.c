@@ -228,7 +228,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         cfg->w, c->rank, c->world, c->shard_weights, c->micro, cfg->mistake, c->steps,
         c->warmup, cfg->bucket_bytes, cfg->no_overlap, cfg->trace,
         coll_clock(cfg->coll),      /* the transport's clock (xport.h) */
-        dev, &oc, cfg->zero,
+        dev, &oc, cfg->zero, cfg->exec,
     };
     const struct clock_src *clk = sc.clock;
     const char *loss_out = c->rank == 0 ? cfg->loss_out : NULL;

@@ -134,6 +134,8 @@ struct train_cfg {
     const char *trace;             /* --trace FILE (every rank writes FILE.RANK), or NULL */
     int zero;                      /* --zero: 0, 1 or 2 (ZeRO below) */
     struct train_wait *wait;       /* train_steps' own (WAIT below); NULL from the caller */
+    const struct overlap_exec *exec;   /* the communication thread's executor
+                                          (overlap.h); NULL: POSIX threads */
 };
 
 /* WAIT (common/metrics.h, WAIT): per step, from entering the step's first

@@ -6,7 +6,8 @@
  *   psring_sim ps|ring K [--algo ring|rd] [--bytes N] [common flags]
  *       [--platform star|fat-tree:OVERSUB|racks:R:UPLINK|file:PATH]
  *       [--payload real|sizes] [--servers S] [--colocated-servers]
- *       [--bucket-size SIZE] [--hosts N] [--host-bytes FILE] [--kill RANK@STEP]
+ *       [--bucket-size SIZE] [--no-overlap] [--hosts N] [--host-bytes FILE]
+ *       [--kill RANK@STEP]
  *       [--csv-out FILE] [--platform-out FILE] [--sg-cfg KEY:VALUE]
  *
  * PS PLACEMENTS (launch.sh's, common/model.h PLACEMENTS): --servers S
@@ -81,7 +82,7 @@
 struct opts {
     const char *algo, *platform, *payload, *csv_out, *platform_out, *host_bytes;
     const char *sg_cfg[SIM_MAX_CFG];
-    int n_cfg, servers, hosts, colocated;
+    int n_cfg, servers, hosts, colocated, no_overlap;
     uint64_t bytes, bucket;
     int bench, iters, warmup_iters, root;   /* --bench (ring) */
     int kill_rank, kill_step;               /* --kill RANK@STEP; -1 */
@@ -162,8 +163,11 @@ static void ring_actor_real(struct sim_slot *sl, struct xport *x, struct link *l
                            .dtype = c.dtype, .max_n = w.n + TRAIN_TRAILER, .timeout = c.timeout,
                            .x = x };
     if ((sl->rc = coll_init(&coll, &cc, sl->err)) == 0) {
+        /* OVERLAP (xport_sim.h): the buckets' all-reduces on a second
+         * actor of this host while the simulated backward pass goes on */
         struct train_cfg tc = { .c = &c, .w = &w, .coll = &coll, .link = link,
-                                .bucket_bytes = (uint64_t)1 << 62, .no_overlap = 1 };
+                                .bucket_bytes = j->bucket_bytes, .no_overlap = j->no_overlap,
+                                .exec = &xport_sim_exec };
 
         sl->rc = train_steps(&tc, NULL, NULL, &sl->rec, sl->err);
         coll_destroy(&coll);
@@ -315,8 +319,12 @@ static const struct cli_opt *own_opts(struct opts *o)
         { "colocated-servers", CLI_BOOL, &o->colocated, NULL,
           "ps: a shard on each worker's host too, Theorem 1's split", 0, 0, NULL },
         { "bucket-size", CLI_SIZE, &o->bucket, "SIZE",
-          "ps: the workers' buckets, pushed last first, pulled as released (default 25MiB)",
+          "the gradient's buckets (default 25MiB): ps, pushed last first, pulled as released; "
+          "ring (--payload real), one all-reduce each, overlapped with the backward pass",
           1, 0, NULL },
+        { "no-overlap", CLI_BOOL, &o->no_overlap, NULL,
+          "ring: every bucket's all-reduce after the whole backward pass (the simulated PS "
+          "never overlaps)", 0, 0, NULL },
         { "host-bytes", CLI_STRING, &o->host_bytes, "FILE",
           "write each host's link bytes (in, out, whole run) to FILE", 0, 0, NULL },
         { "hosts", CLI_INT, &o->hosts, "N", "hosts of a generated platform (default K + S)",
@@ -484,7 +492,6 @@ static int job_servers(const struct opts *o, struct sim_job *j, const char **pla
     free(count);
     if (j->servers == 0)
         usage_fail("--bytes: fewer elements than servers");
-    j->bucket_bytes = o->bucket ? o->bucket : BUCKETS_DEFAULT_BYTES;
     return j->k + placed_extra;
 }
 
@@ -519,8 +526,7 @@ static int sim_job_from_flags(int argc, char **argv, struct opts *o, struct cli_
         usage_fail("--servers: the ring has no servers");
     if (!j->ps && o->colocated)
         usage_fail("--colocated-servers: the ring has no servers");
-    if (!j->ps && o->bucket)
-        usage_fail("--bucket-size: the parameter server's (the ring runs one bucket)");
+
     if (j->ps && !o->colocated && o->servers == 0)
         usage_fail("--servers: 1..256 (0..256 extra servers with --colocated-servers)");
     if (strcmp(o->algo, "ring") == 0)
@@ -575,6 +581,10 @@ static int sim_job_from_flags(int argc, char **argv, struct opts *o, struct cli_
         j->kill_step = o->kill_step;
     }
     job_sizes(o, c, j);
+    j->bucket_bytes = o->bucket ? o->bucket : BUCKETS_DEFAULT_BYTES;
+    j->no_overlap = j->ps || o->no_overlap;
+    if (!j->ps && o->bucket && !j->real)
+        usage_fail("--bucket-size: the ring's buckets need --payload real (sizes: one all-reduce)");
     nhosts = job_servers(o, j, placement);
     if (!o->hosts)
         o->hosts = nhosts;

@@ -28,7 +28,8 @@ struct sim_job {
     int algo;                      /* enum coll_algo (ring only) */
     int k, servers;                /* servers: the server actors (PS), = nsrv */
     struct sim_server *srv;        /* PS: `servers` entries, in element order */
-    uint64_t bucket_bytes;         /* PS: the workers' --bucket-size */
+    uint64_t bucket_bytes;         /* the workers' --bucket-size (ring: real mode) */
+    int no_overlap;                /* 1: --no-overlap, or the PS (it never overlaps) */
     int real;                      /* 1: payloads (workload, store); 0: sizes */
     uint64_t bytes;                /* n in bytes */
     size_t proxy_n;                /* sizes, ring: elements the algorithm runs on */

@@ -26,8 +26,11 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <simgrid/cond.h>
 #include <simgrid/engine.h>
+#include <simgrid/host.h>
 #include <simgrid/mailbox.h>
+#include <simgrid/mutex.h>
 
 #include "err.h"
 
@@ -77,6 +80,65 @@ static void sim_sleep_until(void *ctx, double t)
 }
 
 const struct clock_src xport_sim_clock = { sim_now, sim_sleep_until, NULL };
+
+/* ------------------------------------------------ the SimGrid executor */
+
+static void *ex_mutex_new(void) { return sg_mutex_init(); }
+static void ex_mutex_free(void *m) { sg_mutex_destroy(m); }
+static void ex_lock(void *m) { sg_mutex_lock(m); }
+static void ex_unlock(void *m) { sg_mutex_unlock(m); }
+static void *ex_cond_new(void) { return sg_cond_init(); }
+static void ex_cond_free(void *c) { sg_cond_destroy(c); }
+static void ex_wait(void *c, void *m) { sg_cond_wait(c, m); }
+static void ex_broadcast(void *c) { sg_cond_notify_all(c); }
+
+struct ex_start {
+    void (*fn)(void *);
+    void *arg;
+};
+
+static void ex_main(int argc, char **argv)
+{
+    struct ex_start s = *(struct ex_start *)sg_actor_self_get_data();
+
+    (void)argc;
+    (void)argv;
+    free(sg_actor_self_get_data());
+    sg_actor_self_set_data(NULL);
+    s.fn(s.arg);
+}
+
+/* ex_start: the communication side as an actor on the caller's host,
+ * named after the caller ("rank3 comm"). */
+static int ex_start(void (*fn)(void *), void *arg, void **handle)
+{
+    struct ex_start *s = malloc(sizeof *s);
+    char name[96];
+    sg_actor_t a;
+
+    if (!s)
+        return -ENOMEM;
+    s->fn = fn;
+    s->arg = arg;
+    snprintf(name, sizeof name, "%s comm", sg_actor_self_get_name());
+    a = sg_actor_init(name, sg_host_self());
+    sg_actor_set_data(a, s);
+    sg_actor_ref(a);                    /* for the join: the actor may end first */
+    sg_actor_start(a, ex_main, 0, NULL);
+    *handle = a;
+    return 0;
+}
+
+static void ex_join(void *handle)
+{
+    sg_actor_join(handle, -1.0);
+    sg_actor_unref(handle);
+}
+
+const struct overlap_exec xport_sim_exec = {
+    ex_mutex_new, ex_mutex_free, ex_lock, ex_unlock, ex_cond_new, ex_cond_free,
+    ex_wait, ex_broadcast, ex_start, ex_join,
+};
 
 void xport_sim_mailbox_name(char *buf, size_t len, int to, int from)
 {

@@ -40,12 +40,20 @@
 
 #include <simgrid/comm.h>
 
+#include "overlap.h"
 #include "xport.h"
 
 enum xport_sim_mode { XPORT_SIM_REAL, XPORT_SIM_SIZES };
 
 /* The simulated clock, for code that runs outside a transport (the PS). */
 extern const struct clock_src xport_sim_clock;
+
+/* The simulated communication thread (overlap.h, THE EXECUTOR): an actor
+ * on the caller's host, SimGrid's mutex and condition variable. With it a
+ * rank's step overlaps its simulated backward pass with its bucket's
+ * transfers (step.c, --bucket-size without --no-overlap), as the real
+ * thread does. */
+extern const struct overlap_exec xport_sim_exec;
 
 /* xport_sim_open: rank's transport for plan pl (inside its actor). scale
  * >= 1 (SIZES only; REAL takes 1). OUT: *out. ERR_USAGE or -ENOMEM. */

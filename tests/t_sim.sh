@@ -278,8 +278,33 @@ for k in 4 64; do
 done
 t_end
 
+t_case sim-8.2 "SIMULATED OVERLAP (xport_sim_exec): the ring's buckets all-reduce on a second actor while the simulated backward pass goes on: step_s falls by more than half the compute; with --no-overlap it is compute + time_s; mlp weights == the real ring's with the same buckets, bit for bit, overlap or not"
+F="--workload synthetic --dtype f32 --params 262144 --layers 8 --steps 3 --link-bw 32Mbit --link-latency 1ms --backward-time 200ms --bucket-size 128K"
+job 60 "$sim" ring 4 $F
+expect_rc 0
+ov_step=$(col step_s) ov_time=$(col time_s)
+job 60 "$sim" ring 4 $F --no-overlap
+expect_rc 0
+no_step=$(col step_s) no_time=$(col time_s)
+awk -v os="$ov_step" -v ot="$ov_time" -v ns="$no_step" -v nt="$no_time" 'BEGIN {
+    exit !(ns != "" && (ns - 0.2 - nt) ^ 2 <= (1e-5 * ns) ^ 2 && os < ns - 0.1 && os >= ot && os >= 0.2) }' ||
+    t_fail "overlap: step_s $ov_step (time_s $ov_time); --no-overlap: step_s $no_step (time_s $no_time)"
+job 120 "$launch" ring 4 --workload mlp --steps 3 --timeout 20 --worker-args "--bucket-size 8K" \
+    --weights-out "$T_TMP/mr.w"
+expect_rc 0
+for ov in "" --no-overlap; do
+    job 60 "$sim" ring 4 --workload mlp --steps 3 $NET --bucket-size 8K --backward-time 10ms $ov \
+        --weights-out "$T_TMP/ms.w"
+    expect_rc 0
+    t_ranks_same 4 "$T_TMP/ms.w"
+    cmp -s "$T_TMP/mr.w.0" "$T_TMP/ms.w.0" || t_fail "mlp, 8K buckets $ov: simulated weights differ from the real ring's"
+done
+job 20 "$sim" ring 4 --bytes 1MiB --payload sizes --bucket-size 128K $NET
+expect_rc 64
+t_end
+
 t_case sim-7.1 "make sim's plots: sim_all.sh --quick --no-real draws sim_validation.png and k_time_sim.png; k_time_sim.gp plots the CSV's times by column name (bin/model's values beside them)"
-job 240 "$PSR_TESTS/../experiments/sim_all.sh" --quick --no-real --out "$T_TMP/simall"
+job 600 "$PSR_TESTS/../experiments/sim_all.sh" --quick --no-real --out "$T_TMP/simall"
 expect_rc 0
 for f in validation.csv large_k.csv sim_validation.png k_time_sim.png; do
     [ -s "$T_TMP/simall/$f" ] || t_fail "no $f"
