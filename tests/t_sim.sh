@@ -231,7 +231,7 @@ for spec in "ring ring 4194304" "ring rd 1048576" "ps ps 4194304"; do
 done
 t_end
 
-t_case sim-3.1 "bad input exits 64 with one line (SimGrid's own refusals too: an unknown --sg-cfg key or value, a broken platform file, which abort SimGrid itself)"
+t_case sim-3.1 "bad input exits 64 with one line (SimGrid's own refusals too: an unknown --sg-cfg key or value, a broken platform file, which abort SimGrid itself; and sim_all.sh's flags, before it writes anything)"
 printf '<?xml version="1.0"?>\n<platform version="4.1"><zone id="z" routing="Full">\n' > "$T_TMP/bad.xml"
 for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" \
            "ring 8 --platform fat-tree:x $NET" "ring 8 --platform racks:2 $NET" \
@@ -249,6 +249,13 @@ for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" 
     job 20 "$sim" $bad
     expect_rc 64
     [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "'$bad': $(wc -l <"$T_TMP/err") lines on stderr"
+done
+# make sim's own flags: refused before anything is written
+for bad in "--host-bw fast" "--link-latency 3parsecs" "--large-bw slow" "--out" "--bogus"; do
+    job 20 "$PSR_TESTS/../experiments/sim_all.sh" $bad --out "$T_TMP/nosim"
+    expect_rc 64
+    [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "sim_all.sh '$bad': $(wc -l <"$T_TMP/err") lines on stderr"
+    [ ! -e "$T_TMP/nosim" ] || t_fail "sim_all.sh '$bad': it made its results folder"
 done
 t_end
 
