@@ -49,6 +49,26 @@ set -u
 prog=sim_all.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+usage() {
+    cat <<EOF
+usage: experiments/sim_all.sh [--quick] [--no-real] [--out DIR]
+           [--link-bw RATE] [--link-latency TIME] [--host-bw RATE]
+           [--large-bw RATE] [--large-latency TIME]
+The simulation study (make sim, docs/sim.md): psring_sim against bin/model
+and against the real processes on the EMULATED link, row by row (K = 2..16,
+4 KiB-16 MiB), the large-K sweep to K = 1024, the seed's table, and the
+plots, under results/sim-<date>/ (or --out DIR).
+  --quick              K = 2, 4, 8; 64 KiB-4 MiB; large K to 256 at 64 KiB, 4 MiB
+  --no-real            the model check only (no launch.sh runs)
+  --link-latency TIME  the validation rows' latency (default 20ms)
+  --host-bw RATE       what the host carries in all (default 256Mbit): a ring
+                       or rd row's K links get RATE / K each (at least 8Mbit),
+                       a PS row's server link RATE / 2
+  --link-bw RATE       one rate for every validation row instead
+  --large-bw RATE, --large-latency TIME
+                       the large-K sweep's simulated link (500Mbit, 200us)
+EOF
+}
 need_bash51
 help_or_version "$@"
 
