@@ -191,7 +191,10 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
     }
     for (int s = 0; s < sim_steps(sl) && rc == 0; s++) {
         uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
-        double ts = simgrid_get_clock(), t0 = ts + sim_compute(sl, s);
+        double ts = simgrid_get_clock(), t0;
+
+        sim_compute(sl, s);
+        t0 = simgrid_get_clock();
 
         rc = j->algo == COLL_RD ? rd_allreduce(&d, j->proxy, j->proxy_n, j->c->dtype, sl->err)
                                 : ring_allreduce(&r, j->proxy, j->proxy_n, j->c->dtype, sl->err);
@@ -209,13 +212,12 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
         ring_destroy(&r);
 }
 
-double sim_compute(const struct sim_slot *sl, int step)
+void sim_compute(const struct sim_slot *sl, int step)
 {
     double t = compute_step_time(&sl->job->compute, sl->rank, (uint64_t)step);
 
     if (t > 0)
         sg_actor_sleep_for(t);
-    return t > 0 ? t : 0.0;
 }
 
 /* ring_actor_bench: ring_worker's benchmark (bench.c) unchanged over the
@@ -526,7 +528,6 @@ static int sim_job_from_flags(int argc, char **argv, struct opts *o, struct cli_
         usage_fail("--servers: the ring has no servers");
     if (!j->ps && o->colocated)
         usage_fail("--colocated-servers: the ring has no servers");
-
     if (j->ps && !o->colocated && o->servers == 0)
         usage_fail("--servers: 1..256 (0..256 extra servers with --colocated-servers)");
     if (strcmp(o->algo, "ring") == 0)

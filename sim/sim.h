@@ -63,12 +63,11 @@ static inline int sim_steps(const struct sim_slot *sl)
 
 /* sim_compute: SIMULATED COMPUTE. Sizes mode has no workload to sleep in,
  * so a ring rank or PS worker spends compute.h's t(rank, step) as one
- * simulated sleep before the step's communication: the same time real
- * mode's workload sleeps on the simulated clock (workload.h, spread over
- * its layers), and the same order, since both modes run the backward pass
- * before the step's first message (no overlap: train.c's and step.c's
- * no_overlap). Returns the seconds slept (0 without --backward-time). */
-double sim_compute(const struct sim_slot *sl, int step);
+ * simulated sleep before the step's first message: what real mode's
+ * workload sleeps on the simulated clock (workload.h, spread over its
+ * layers) when the step is one bucket, or runs without overlap (the PS
+ * always; the ring with --no-overlap). Nothing without --backward-time. */
+void sim_compute(const struct sim_slot *sl, int step);
 
 /* The actors' bodies (SimGrid's xbt_main_func_t); the slot is the actor's
  * data. ps_actor.c: the server and the worker; main.c: the ring rank. */
