@@ -31,7 +31,7 @@ OPT     := $(if $(DEBUG),-O0,-O2)
 # -ffp-contract=off: no fused multiply-add, so a sum is the same on every
 # machine and in every process (the ring promises bit-identical results).
 CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) -g -ffp-contract=off $(WARN) -Icommon -MMD -MP
-# libsodium (common/auth.c: HMAC-SHA256, nonces), found with pkg-config;
+# libsodium (common/wire/auth.c: HMAC-SHA256, nonces), found with pkg-config;
 # lazy, like libuv below, so that `make deps` can install it first.
 SODIUM_CFLAGS = $(shell pkg-config --cflags libsodium 2>/dev/null)
 SODIUM_LIBS   = $(or $(shell pkg-config --libs libsodium 2>/dev/null),-lsodium)
@@ -78,22 +78,38 @@ GPU_LDLIBS :=
 -include gpu.mk
 
 # ---------------------------------------------------------------- sources
-LIB_SRC  := $(wildcard common/*.c)
+# common/ is the shared library, a folder per layer (docs/design.md, THE
+# LAYERS): base < measure < wire < train make build/libcommon.a; the
+# collective library common/coll/ makes build/libcoll.a (it sits above the
+# GPU library, gpu/), the parameter server's common/ps/ build/libps.a.
+# Sources include across layers by path ("wire/net.h", with -Icommon).
+LAYERS   := base measure wire train
+LIB_SRC  := $(foreach l,$(LAYERS),$(wildcard common/$(l)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libcommon.a
+# common/coll/xport_sim.c is the SimGrid transport: built into psring_sim only.
+COLL_SRC := $(filter-out common/coll/xport_sim.c,$(wildcard common/coll/*.c))
+COLL_OBJ := $(COLL_SRC:%.c=$(BUILD)/%.o)
+COLL_LIB := $(BUILD)/libcoll.a
+PS_SRC   := $(wildcard common/ps/*.c)
+PS_OBJ   := $(PS_SRC:%.c=$(BUILD)/%.o)
+PS_LIB   := $(BUILD)/libps.a
 
 # Every experiments/*.c is one program of its own, bin/<name>.
 TOOL_SRC := $(wildcard experiments/*.c)
 TOOLS    := $(TOOL_SRC:experiments/%.c=$(BIN)/%)
 
-# The three systems: a directory with a main.c becomes bin/<dir>; its other
-# sources also go into build/lib<dir>.a, which the unit tests link, so that
-# logic kept apart from main (ps_server/store.c, ring_worker/ring.c) is
-# tested without sockets.
+# The programs: a directory with a main.c becomes bin/<dir>; its other
+# sources (flags, set-up) go into build/lib<dir>.a. A program links the
+# libraries below it and includes no other program's folder.
 SYSTEMS  := ps_server ps_worker ring_worker
 SYS_BINS := $(foreach d,$(SYSTEMS),$(if $(wildcard $(d)/main.c),$(BIN)/$(d)))
 SYS_LIBS := $(foreach d,$(SYSTEMS),$(if $(filter-out $(d)/main.c,$(wildcard $(d)/*.c)),$(BUILD)/lib$(d).a))
 sys_objs  = $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(1)/main.c,$(wildcard $(1)/*.c)))
+# What each program links besides its own folder's library and libcommon.
+LIBS_ps_server   := $(PS_LIB)
+LIBS_ps_worker   := $(PS_LIB)
+LIBS_ring_worker := $(COLL_LIB)
 
 # tests/test_<module>.c: one unit-test program per module.
 # tests/fuzz_<parser>.c: a fuzz target, linked with tests/fuzzdrv.c into a
@@ -104,13 +120,14 @@ FUZZ_SRC := $(wildcard tests/fuzz_*.c)
 FUZZ     := $(FUZZ_SRC:tests/%.c=$(BUILD)/tests/%)
 
 # sim/: bin/psring_sim, the simulated twin of the systems (docs/sim.md),
-# linking the ring's and the server's libraries, only where SimGrid is.
-SIM_SRC  := $(wildcard sim/*.c)
+# linking the collective and the server's libraries and the SimGrid
+# transport, only where SimGrid is.
+SIM_SRC  := $(wildcard sim/*.c) common/coll/xport_sim.c
 SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
 SIM_BIN  := $(if $(SG_FOUND),$(BIN)/psring_sim)
 
 .PHONY: all check check-run test-quick bench lab lab-all deps clean fuzz sim
-all: $(LIB) $(SYS_BINS) $(TOOLS) $(SIM_BIN)
+all: $(LIB) $(COLL_LIB) $(PS_LIB) $(SYS_BINS) $(TOOLS) $(SIM_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -118,13 +135,25 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/sim/%.o: sim/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iring_worker -Ips_server -Isim $(SG_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(SG_CFLAGS) -c $< -o $@
 
-$(BIN)/psring_sim: $(SIM_OBJ) $(BUILD)/libring_worker.a $(BUILD)/libps_server.a $(GPU_LIB) $(LIB)
+$(BUILD)/common/coll/xport_sim.o: common/coll/xport_sim.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SG_CFLAGS) -c $< -o $@
+
+$(BIN)/psring_sim: $(SIM_OBJ) $(COLL_LIB) $(PS_LIB) $(GPU_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(LDLIBS) $(GPU_LDLIBS) $(UV_LIBS) $(SG_LIBS) -o $@
 
 $(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(COLL_LIB): $(COLL_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(PS_LIB): $(PS_OBJ)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
@@ -139,14 +168,14 @@ $(BUILD)/lib%.a: $$(call sys_objs,$$*)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-$(SYS_BINS): $(BIN)/%: $(BUILD)/%/main.o $$(filter $(BUILD)/lib$$*.a,$(SYS_LIBS)) $(GPU_LIB) $(LIB)
+$(SYS_BINS): $(BIN)/%: $(BUILD)/%/main.o $$(filter $(BUILD)/lib$$*.a,$(SYS_LIBS)) $$(LIBS_$$*) $(GPU_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(LDLIBS) $(GPU_LDLIBS) $(if $(findstring ps_server,$@),$(UV_LIBS)) -o $@
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(SYS_LIBS) $(GPU_LIB) $(LIB)
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(COLL_LIB) $(PS_LIB) $(GPU_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(GPU_LDLIBS) -o $@
 
-$(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/fuzzdrv.o $(BUILD)/libps_server.a $(LIB)
+$(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/fuzzdrv.o $(PS_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # ---------------------------------------------------------------- tests
@@ -194,13 +223,13 @@ sim: deps-sim
 
 # libFuzzer builds of the fuzz targets (clang only), for long fuzzing runs:
 #   make fuzz && build/fuzz/fuzz_proto -max_total_time=60
-fuzz: $(LIB_SRC) $(FUZZ_SRC) ps_server/checkpoint.c
+fuzz: $(LIB_SRC) $(FUZZ_SRC) common/ps/checkpoint.c
 	@command -v clang >/dev/null || { echo "make fuzz needs clang: apt-get install clang"; exit 1; }
 	@mkdir -p build/fuzz
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
 	  echo "clang -fsanitize=fuzzer,address,undefined $$f -> build/fuzz/$$n"; \
 	  clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -fsanitize=fuzzer,address,undefined \
-	    $$f $(LIB_SRC) ps_server/checkpoint.c $(LDLIBS) -o build/fuzz/$$n || exit 1; done
+	    $$f $(LIB_SRC) common/ps/checkpoint.c $(LDLIBS) -o build/fuzz/$$n || exit 1; done
 
 # ---------------------------------------------------------------- set-up
 # Each target installs what it uses and only that (experiments/deps.sh has
@@ -217,5 +246,5 @@ deps-%:
 clean:
 	rm -rf build bin
 
--include $(SIM_OBJ:.o=.d) $(LIB_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d) $(TOOL_SRC:%.c=$(BUILD)/%.d) \
+-include $(SIM_OBJ:.o=.d) $(LIB_OBJ:.o=.d) $(COLL_OBJ:.o=.d) $(PS_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d) $(TOOL_SRC:%.c=$(BUILD)/%.d) \
          $(foreach d,$(SYSTEMS),$(patsubst %.c,$(BUILD)/%.d,$(wildcard $(d)/*.c)))

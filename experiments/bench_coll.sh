@@ -16,7 +16,7 @@
 # K and size: the median over BENCH_REPS repetitions (default 3) with the
 # spread (min-max), and psring/mpi, the ratio of the medians (<= 1:
 # psring as fast or faster). Both measure the same way (the slowest
-# rank's loop of -n calls after a barrier; ring_worker/bench.h) and check
+# rank's loop of -n calls after a barrier; common/coll/bench.h) and check
 # their results (#wrong; a run with wrong elements is reported). The MPI
 # half is skipped, saying so, without mpicc/mpirun.
 #

@@ -27,11 +27,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "clock.h"
-#include "err.h"
-#include "link.h"
-#include "net.h"
+#include "base/cli.h"
+#include "base/clock.h"
+#include "base/err.h"
+#include "wire/link.h"
+#include "wire/net.h"
 
 #define CHUNK      (4u << 20)     /* bytes per send_all / recv_all call */
 #define PING_BYTES 64

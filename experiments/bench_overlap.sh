@@ -151,7 +151,7 @@ overlap_job() {
         who=worker0
     fi
     # The pace should be the EMULATED link's; say so when the CPUs set it
-    # (psr_merge's host_bound: the machine's load, common/hostload.h).
+    # (psr_merge's host_bound: the machine's load, common/measure/hostload.h).
     [ "$(csv_col "$log.csv" host_bound)" != 1 ] ||
         echo "$prog: $tag: HOST-BOUND (the CPUs, not the emulated link, set the pace)" >&2
     line=$(grep "$who|.*medians over" "$log" | tail -n 1)

@@ -7,7 +7,7 @@
 #   2. the emulated link: --link-bw 500Mbit, n = 4 MiB, K = 2..16: server
 #      ingress and egress (medians over steps) against the model a + K n/bw,
 #      and the workers' combine step against the step model
-#      2(a + K n/bw) (common/model.h): push all K gradients in, then the
+#      2(a + K n/bw) (common/measure/model.h): push all K gradients in, then the
 #      weights out K times, through the one server link.
 #   3. unpaced on loopback: the server's ingress rate (K n / ingress_s) for
 #      n = 64 MiB, and iperf3 with K parallel streams on the same machine in

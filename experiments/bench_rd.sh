@@ -69,7 +69,7 @@ for size in $sizes; do
 done
 
 # model ARGS...: bin/model's number for this run's K and link (the
-# alpha-beta model, common/model.h); later flags win.
+# alpha-beta model, common/measure/model.h); later flags win.
 model() {
     "$PSR_BIN/model" --K "$k" --bw "$bw" --latency "$lat" "$@"
 }

@@ -21,10 +21,10 @@
 #    200us, n = 4 MiB float32, K = 2..16 (BENCH_KMAX): the measured time
 #    (psr_merge's time_s: per iteration the slowest rank, median over
 #    iterations) against the alpha-beta model 2(K-1)a + 2(K-1)/K n/B
-#    (common/model.h model_ring), their ratio, the share of the machine's
+#    (common/measure/model.h model_ring), their ratio, the share of the machine's
 #    CPUs the K ranks used during the timed loop (as psr_merge computes
 #    it), psr_merge's host_bound flag (the machine's load, not the model:
-#    common/hostload.h), and a verdict: "link" where the CPUs had room
+#    common/measure/hostload.h), and a verdict: "link" where the CPUs had room
 #    (<= 80%), "host" where they did not, so that the pace may be the host's.
 #
 # Environment: PSR_BIN (default bin/), PSR_RESULTS, BENCH_QUICK=1 (fewer

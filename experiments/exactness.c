@@ -20,12 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "dtype.h"
-#include "err.h"
-#include "optim.h"
-#include "vec.h"
-#include "workload.h"
+#include "base/cli.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "train/optim.h"
+#include "base/vec.h"
+#include "train/workload.h"
 
 struct opts {
     int workers, micro, dim;

@@ -10,7 +10,7 @@
 # THE PREDICTIONS. predictions.csv has the columns exercise,quantity,value
 # (read by name, in any order); --template lists every quantity the
 # worksheet asks for, with an empty value. Each is compared with the
-# alpha-beta model (bin/model, common/model.h) under the exercise's own
+# alpha-beta model (bin/model, common/measure/model.h) under the exercise's own
 # settings: a number is in range when it is within --tol (default 0.25,
 # i.e. 25%) of the model's value, relative; a yes/no answer must match.
 # A value left empty is "not answered", a problem.

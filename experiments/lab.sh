@@ -253,7 +253,7 @@ sweep_job() {
 }
 
 # ------------------------------------------------------------ SERVERS (--only servers)
-# The parameter server at its best (issue 15; common/model.h, PLACEMENTS).
+# The parameter server at its best (issue 15; common/measure/model.h, PLACEMENTS).
 # At K = srv_k workers: the parameter server with a shard on each worker's
 # host plus k extra server hosts (launch.sh --colocated-servers --servers
 # k: BytePS's mix; k = 0 is colocated S = K, which moves the ring's bytes;
@@ -486,7 +486,7 @@ reserve=40
 # else size_steps, or more, so that the timed part (the steps after the
 # warm-up, at the model's time) lasts size_min_timed seconds. A shorter
 # one is too few /proc/stat ticks (100/s per core) to tell who used the
-# cores (common/hostload.h, HOSTLOAD_MIN_TICKS: rd at 4 KiB timed 11 ms
+# cores (common/measure/hostload.h, HOSTLOAD_MIN_TICKS: rd at 4 KiB timed 11 ms
 # read busy on an idle machine from one tick of two), and its median is
 # taken over too few steps.
 size_steps_for() {
@@ -687,7 +687,7 @@ lb=$(awk -v l="$loop" -v t="$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$
         if (l > 0 && m * r / 1e6 > 0.5 * l) print "K x link rate = " m * r / 1e6 " MB/s is not well below the loopback rate " l " MB/s" }')
 
 # The busy banner: a run whose processes were slowed by OTHER programs
-# (bound_by = busy, common/metrics.h; a CSV without the column has none)
+# (bound_by = busy, common/measure/metrics.h; a CSV without the column has none)
 # measured the machine, not the network.
 busy=$(csv_awk 'FNR > 1 && c["bound_by"] && $c["bound_by"] == "busy" { n++ } END { print n + 0 }' \
        "$out/k_sweep_runs.csv" "$out/size_sweep_runs.csv" 2>/dev/null)

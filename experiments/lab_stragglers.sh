@@ -8,7 +8,7 @@
 #      (rank 1) slowed 1x, 2x, 3x, 4x (--straggler 1:F) and every worker
 #      jittered (--jitter SIGMA, log-normal, mean-preserving), all on top of
 #      an EMULATED backward time T (--backward-time: a sleep added to mlp's
-#      real compute, common/compute.h); five systems on the same flags:
+#      real compute, common/train/compute.h); five systems on the same flags:
 #        ring      the ring all-reduce: every step waits for the slowest
 #        sync      the parameter server, one barrier per step
 #        backup:1  a step takes the first K-1 pushes; the late one dropped
@@ -32,7 +32,7 @@
 #        ssp, async   K / U, U = sum over workers of 1 / (its median step):
 #                     the time the server takes for K updates, which is as
 #                     many examples as one synchronous step
-#      and the cost model's (bin/model --stragglers, common/model.h
+#      and the cost model's (bin/model --stragglers, common/measure/model.h
 #      STRAGGLERS; never a formula here) on the same EMULATED compute
 #      times (the same seed, so the same jitter draws) and a communication
 #      t that is NOT modelled (no link): t is CALIBRATED per system from

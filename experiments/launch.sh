@@ -10,8 +10,8 @@
 #       DIR/port.I --workers K [--shard I/S when S > 1]), then, once every
 #       port file is there, K workers (bin/ps_worker --rank r --world K
 #       --server 127.0.0.1:P0,127.0.0.1:P1,...).
-# PLACEMENTS (ps; common/model.h, PLACEMENTS). The EMULATED link belongs to
-#       a host: processes on one host share its budget (common/link.h,
+# PLACEMENTS (ps; common/measure/model.h, PLACEMENTS). The EMULATED link belongs to
+#       a host: processes on one host share its budget (common/wire/link.h,
 #       HOST LINKS).
 #       --servers S alone: S servers on hosts of their own ("separate").
 #       --colocated-servers: one server shard on each worker's host as well
@@ -307,7 +307,7 @@ else
     keep=0
 fi
 
-# The job's secret (common/auth.h, docs/security.md): 32 random bytes as
+# The job's secret (common/wire/auth.h, docs/security.md): 32 random bytes as
 # hex in a 0600 file, given to every process with --secret-file, unless
 # the caller brought one (PSRING_SECRET, or --secret-file among the flags).
 has_secret=0
@@ -584,7 +584,7 @@ if ((!started)); then
 fi
 
 # One row per message size: a ring bench sweep writes one record per size
-# and rank (rec.rank.R.SIZE, ring_worker/bench.c), every other job one
+# and rank (rec.rank.R.SIZE, common/coll/bench.c), every other job one
 # record per process (rec.ROLE.I). Each size is merged on its own, the
 # sizes in increasing order; stdout gets the header once.
 if [[ $mode == ps ]]; then recs=("$dir"/rec.server.* "$dir"/rec.worker.*); else recs=("$dir"/rec.rank.*); fi

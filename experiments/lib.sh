@@ -29,7 +29,7 @@
 #   csv_col CSV NAME          column NAME of the first row under the header
 #   cpu_busy RECORD...        the share of the machine's CPUs the processes
 #                             of a job used in its timed steps (the records'
-#                             cpu_s, wall_s, ncpu; see common/metrics.h)
+#                             cpu_s, wall_s, ncpu; see common/measure/metrics.h)
 #   opt_value ARG...          for a flag that takes a value ("--f V" or
 #                             "--f=V"): name (--f), val (V) and extra (how
 #                             many more arguments it used: 0 or 1, to shift);

@@ -1,7 +1,7 @@
-/* model.c -- bin/model: the alpha-beta model (common/model.h) on the
+/* model.c -- bin/model: the alpha-beta model (common/measure/model.h) on the
  * command line, for people and for the scripts and plots that draw it.
  * Nothing here is measured, and no formula is written here: every number
- * comes from common/model.c, the code psr_merge fills model_s with.
+ * comes from common/measure/model.c, the code psr_merge fills model_s with.
  *
  *   model [--table] [--elements P] [--elem-bytes E] [--bw RATE]
  *         [--latency TIME] [--workers K1,K2,...]
@@ -78,7 +78,7 @@
  *         [--jitter SIGMA] [--pause R:TIME[@N]] [--seed S] [--steps N]
  *         [--warmup W] --comm TIME
  *       the straggler models (model.h, STRAGGLERS) on the EMULATED compute
- *       times the run's flags give (common/compute.h's compute_step_time,
+ *       times the run's flags give (common/train/compute.h's compute_step_time,
  *       the function the workers sleep by, so the model sees the run's own
  *       draws of the jitter): worker r computes c_r = t(r, s) in step s,
  *       and every step communicates --comm seconds. MODE sync (the ring
@@ -97,11 +97,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "compute.h"
-#include "err.h"
-#include "metrics.h"
-#include "model.h"
+#include "base/cli.h"
+#include "train/compute.h"
+#include "base/err.h"
+#include "measure/metrics.h"
+#include "measure/model.h"
 
 static const char *const algo_names[] = { "ps", "ring", "rd", NULL };
 static const char *const quantity_names[] = { "time", "ingress", "egress", "bytes_in",
@@ -199,7 +199,7 @@ static int print_table(double elements, double elem_bytes, double bw, double lat
     }
 
     double n = elements * elem_bytes;
-    printf("# alpha-beta model (common/model.h), nothing measured: P = %g elements x %g B = %g GB per gradient,\n"
+    printf("# alpha-beta model (common/measure/model.h), nothing measured: P = %g elements x %g B = %g GB per gradient,\n"
            "# links of %g GB/s each way, latency a = %g s\n", elements, elem_bytes, n / 1e9, bw / 1e9, latency);
     printf("# %-8s %14s %14s %14s %12s %12s %10s\n", "K", "ps_ingress_s", "ps_step_s", "ring_s",
            "ps_over_ring", "server_GB", "ring_GB");
@@ -523,7 +523,7 @@ int main(int argc, char **argv)
                    "       model --bubble --stages P --micro M\n"
                    "       model --stragglers sync|backup:B|async|ssp --K K --backward-time T [--straggler R:F]\n"
                    "             [--jitter SIGMA] [--pause R:TIME[@N]] [--seed S] [--steps N] [--warmup W] --comm TIME\n"
-                   "The alpha-beta model (common/model.h): the seed's table of parameter-server ingress\n"
+                   "The alpha-beta model (common/measure/model.h): the seed's table of parameter-server ingress\n"
                    "against ring all-reduce time, or one number per query, for scripts and plots.",
                    argc, argv, tables);
 

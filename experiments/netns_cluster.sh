@@ -8,7 +8,7 @@
 #       [--burst SIZE] [--queue TIME] [common flags] [launch.sh options]
 #   experiments/netns_cluster.sh --cleanup
 #
-# The parameter server's placements (common/model.h, PLACEMENTS) are
+# The parameter server's placements (common/measure/model.h, PLACEMENTS) are
 # launch.sh's: --servers S, S server hosts of their own; --colocated-servers
 # [--servers k] [--even-split], a shard on each worker's host (in the
 # worker's namespace: the two share its veth and its tbf, and the worker

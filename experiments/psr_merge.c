@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "err.h"
-#include "metrics.h"
+#include "base/cli.h"
+#include "base/err.h"
+#include "measure/metrics.h"
 
 /* header_differs: whether the CSV at path starts with a line other than
  * this psr_merge's header (a row appended under it would not line up). */

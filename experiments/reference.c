@@ -35,7 +35,7 @@
  * ignored (0 when not given): this one process is every worker.
  *
  * --replay FILE replays a parameter server's record (ps_server --record,
- * format in ps_server/mode.c) in this one process, computing every
+ * format in common/ps/mode.c) in this one process, computing every
  * gradient itself from the workload (same flags, same seeds): for an
  * applied push "a V R S BASED E", worker R's share of step S's batch
  * (workload_split over the record's K and --shard-weights) at the weights
@@ -53,15 +53,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "dtype.h"
-#include "err.h"
-#include "losscurve.h"
-#include "mistake.h"
-#include "optim.h"
-#include "vec.h"
-#include "weights.h"
-#include "workload.h"
+#include "base/cli.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "train/losscurve.h"
+#include "train/mistake.h"
+#include "train/optim.h"
+#include "base/vec.h"
+#include "train/weights.h"
+#include "train/workload.h"
 
 
 /* The buffers of a run, allocated before the first step. */

@@ -34,11 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "dtype.h"
-#include "err.h"
+#include "base/cli.h"
+#include "base/dtype.h"
+#include "base/err.h"
 #include "gpu.h"
-#include "workload.h"
+#include "train/workload.h"
 
 #define WARMUP 3
 #define MAX_REPS 999

@@ -16,7 +16,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "gpu_internal.h"
 
 #define MAX_DEVICES 64

@@ -4,8 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "dtype.h"
-#include "err.h"
+#include "base/dtype.h"
+#include "base/err.h"
 #include "gpu_internal.h"
 
 int gpu_say(char *err, int rc, const char *fmt, ...)

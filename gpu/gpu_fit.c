@@ -8,7 +8,7 @@
  */
 #include "gpu.h"
 
-#include "err.h"
+#include "base/err.h"
 #include "gpu_internal.h"
 
 int gpu_nccl_fit(int local_rank, int local_ranks, int devices, char *err)

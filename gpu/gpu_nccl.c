@@ -38,9 +38,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "clock.h"
-#include "dtype.h"
-#include "err.h"
+#include "base/clock.h"
+#include "base/dtype.h"
+#include "base/err.h"
 #include "gpu_internal.h"
 
 #define NCCL_MIN_VERSION 21400      /* 2.14.0: ncclConfig_t.blocking */

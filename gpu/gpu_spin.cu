@@ -12,7 +12,7 @@
 #include <math.h>
 
 extern "C" {
-#include "err.h"
+#include "base/err.h"
 #include "gpu.h"
 }
 #include "gpu_internal.h"

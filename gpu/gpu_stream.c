@@ -24,8 +24,8 @@
 #include <math.h>
 #include <sched.h>
 
-#include "clock.h"
-#include "err.h"
+#include "base/clock.h"
+#include "base/err.h"
 #include "gpu_internal.h"
 
 #define POLL_SPIN_S      200e-6

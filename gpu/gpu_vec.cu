@@ -1,6 +1,6 @@
 /* gpu_vec.cu -- the reduction (acc += x) and the SGD step, on the GPU.
  *
- * Both are elementwise, so bit-identity with common/vec.c and common/sgd.c
+ * Both are elementwise, so bit-identity with common/base/vec.c and common/train/sgd.c
  * only asks that each element see the same IEEE operations in the same
  * order: one add for the reduction; for SGD a divide, a multiply and a
  * subtract in double, then one rounding to the dtype. nvcc would fuse that
@@ -23,10 +23,10 @@
 #include <stdint.h>
 
 extern "C" {
-#include "dtype.h"
-#include "err.h"
+#include "base/dtype.h"
+#include "base/err.h"
 #include "gpu.h"
-#include "optim.h"
+#include "train/optim.h"
 }
 #include "gpu_internal.h"
 

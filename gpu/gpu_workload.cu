@@ -1,6 +1,6 @@
 /* gpu_workload.cu -- the synthetic and linreg gradients, on the GPU.
  *
- * Twins of common/workload.c's workload_grad_add, bit for bit (gpu.h).
+ * Twins of common/train/workload.c's workload_grad_add, bit for bit (gpu.h).
  *
  * SYNTHETIC. Element i of the gradient of [lo, hi) at step s is
  *     F = (hi - lo) * a_i + h_i(hi) - h_i(lo)
@@ -11,7 +11,7 @@
  * same for every element too: the host computes those four values with
  * rng_mix itself, and each thread does ONE mix (of base ^ i) where the CPU
  * does three. Same integers in, same doubles out: the device copy of mix
- * below must stay identical to common/rng.c's (test_gpu checks).
+ * below must stay identical to common/base/rng.c's (test_gpu checks).
  *
  * LINREG. The CPU sums, for each feature k, 2 * r_j * x_jk over the rows j
  * of [lo, hi) in order, r_j being row j's residual. A parallel sum would
@@ -29,11 +29,11 @@
 #include <stdlib.h>
 
 extern "C" {
-#include "dtype.h"
-#include "err.h"
+#include "base/dtype.h"
+#include "base/err.h"
 #include "gpu.h"
-#include "rng.h"
-#include "workload.h"
+#include "base/rng.h"
+#include "train/workload.h"
 }
 #include "gpu_internal.h"
 

@@ -1,7 +1,7 @@
 # k_time.gp -- plot 1: time per step against the worker count K.
 #   gnuplot -e "file='results/RUN/k_sweep.csv'; fmt='png'; out='k_time.png'" plots/k_time.gp
 # Points: measured medians, bars from the fastest to the slowest step.
-# Lines: the alpha-beta model (common/model.h) for the same n, rate and
+# Lines: the alpha-beta model (common/measure/model.h) for the same n, rate and
 # latency: the CSV's model_s (psr_merge) and bin/model's PS ingress. A
 # ringed point is host-bound: the CPU, not the emulated link, set its pace,
 # so it says nothing about the network; the marker and its key entry say

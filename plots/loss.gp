@@ -1,7 +1,7 @@
 # loss.gp -- plot 5: the loss against the step, two panels.
 #   gnuplot -e "dir='plots/'; data='results/RUN/loss'; fmt='png'; out='loss.png'" plots/loss.gp
 # Input: the folder `data` of "# step loss" files (--loss-out, the format
-# of common/losscurve.h) that experiments/lab_loss.sh writes:
+# of common/train/losscurve.h) that experiments/lab_loss.sh writes:
 #   loss_ref.dat            bin/reference, the single-process big batch
 #   loss_ps.dat             the parameter server (ps_server --loss-out)
 #   loss_ring.dat           the ring (ring_worker rank 0 --loss-out)

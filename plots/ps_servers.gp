@@ -1,5 +1,5 @@
 # ps_servers.gp -- the parameter server's placements at one K (issue 15;
-# common/model.h, PLACEMENTS): time per step against k, the extra server
+# common/measure/model.h, PLACEMENTS): time per step against k, the extra server
 # hosts, with a shard on each worker's host (BytePS's mix; k = 0 is the
 # colocated S = K placement, k >= K the separate PS with S = k).
 #   gnuplot -e "dir='plots/'; file='results/RUN/servers.csv'; fmt='png'; out='ps_servers.png'" plots/ps_servers.gp

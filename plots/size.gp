@@ -14,7 +14,7 @@
 #       rd    s (a + n b), s = log2 K; floor(log2 K) + 2 if K is not a
 #             power of two (the fold: docs/rd.md)
 #     bin/model draws them (--sweep: one call per curve), from the same
-#     code that psr_merge writes into every row's model_s (common/model.c);
+#     code that psr_merge writes into every row's model_s (common/measure/model.c);
 #     stdout says how well the two agree.
 # The ring and rd cross where rd stops being faster. Measured: the last size
 # at which ring/rd falls below 1, log-interpolated between the two sizes

@@ -22,7 +22,7 @@ set key top left box opaque font ",20" spacing 1.1
 set grid lw 0.5 lc rgb "#cccccc"
 set border lw 1.5
 
-# Columns of the shared CSV (docs/design.md, common/metrics.h), found by
+# Columns of the shared CSV (docs/design.md, common/measure/metrics.h), found by
 # name in the header line of `file`: columns may be appended or reordered,
 # nothing here counts them. A CSV without one of these names is refused.
 if (exists("file")) {
@@ -39,7 +39,7 @@ if (exists("file")) {
     }
     if (csv_missing ne '') { exit error file.": no column".csv_missing." in its header (docs/design.md)" }
     # Optional: bound_by (link, cpu or busy: why the row is or is not
-    # host-bound; common/metrics.h). 0 where the CSV has no such column:
+    # host-bound; common/measure/metrics.h). 0 where the CSV has no such column:
     # then a row with host_bound = 1 is flagged without a reason.
     c_bound = col_of("bound_by")
 }
@@ -69,7 +69,7 @@ flag_mark(r, x, y) = n_flag(r) > 0 ? sprintf(", file skip 1 using (flag_is('%s')
                                                r, x, y, flag_style(r), flag_title(r)) : ''
 flag_marks(x, y) = flag_mark("cpu", x, y).flag_mark("busy", x, y).flag_mark("host", x, y)
 
-# The alpha-beta model is bin/model's (common/model.h); no formula is typed
+# The alpha-beta model is bin/model's (common/measure/model.h); no formula is typed
 # here. The caller may set `model` (lab.sh passes $PSR_BIN/model).
 # model_at(algo, q, K, n, bw, a): quantity q (time, ingress, bytes_in, ...)
 # of algo (ps, ring, rd); model_bytes(algo, q, K, n) for the byte counts,

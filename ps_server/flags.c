@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "link.h"
-#include "mistake.h"
-#include "outfile.h"
-#include "proto.h"
-#include "weights.h"
+#include "base/err.h"
+#include "wire/link.h"
+#include "train/mistake.h"
+#include "base/outfile.h"
+#include "wire/proto.h"
+#include "train/weights.h"
 
 /* split_pair: a value "X<sep>Y" (the flag's shape, e.g. "I/S"; eg: an
  * example or two for the message) into two integers within [lo0, hi0] and
@@ -64,7 +64,7 @@ static int parse_shard(const char *v, void *dst, char *err)
 }
 
 /* parse_range: "FIRST:COUNT" into dst (uint64_t[2]), each part within THE
- * BOUNDS (common/cli.c: range-first, range-count). Whether it fits n is
+ * BOUNDS (common/base/cli.c: range-first, range-count). Whether it fits n is
  * setup.c's check, once the workload is built. */
 static int parse_range(const char *v, void *dst, char *err)
 {

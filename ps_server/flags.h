@@ -10,10 +10,10 @@
 #ifndef FLAGS_H
 #define FLAGS_H
 
-#include "auth.h"
-#include "cli.h"
-#include "mode.h"
-#include "net.h"
+#include "wire/auth.h"
+#include "base/cli.h"
+#include "ps/mode.h"
+#include "wire/net.h"
 
 #define FLAGS_PROG "ps_server"
 

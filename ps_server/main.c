@@ -55,10 +55,10 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "auth.h"
-#include "clock.h"
-#include "err.h"
-#include "log.h"
+#include "wire/auth.h"
+#include "base/clock.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "server.h"
 
 

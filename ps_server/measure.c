@@ -1,7 +1,7 @@
 /* measure.c -- the server's training metrics (issue 16): the loss against
  * wall-clock time (--loss-time-out), the time to a target loss
  * (--target-loss, the record's ttt_s) and each worker's wait
- * (common/metrics.h, WAIT; the record's wait_s and the log). No libuv:
+ * (common/measure/metrics.h, WAIT; the record's wait_s and the log). No libuv:
  * run.c and run_mode.c tell it what happened and when; main.c writes the
  * loss files at the end.
  *
@@ -33,8 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "err.h"
-#include "log.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "server.h"
 
 int measure_init(struct server *srv)

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "log.h"
+#include "base/err.h"
+#include "base/log.h"
 
 int pacer_open(struct pacer *p, char *err)
 {

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtype.h"
-#include "err.h"
-#include "log.h"
-#include "mistake.h"
-#include "optim.h"
-#include "proto.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "train/mistake.h"
+#include "train/optim.h"
+#include "wire/proto.h"
 
 void resume_job(const struct server *srv, struct ckpt_job *job)
 {

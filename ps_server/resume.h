@@ -36,7 +36,7 @@
 #ifndef RESUME_H
 #define RESUME_H
 
-#include "checkpoint.h"
+#include "ps/checkpoint.h"
 #include "server.h"
 
 #define RESUME_KILL_ENV "PSRING_TEST_KILL_AT_STEP"

@@ -44,9 +44,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "clock.h"
-#include "err.h"
-#include "log.h"
+#include "base/clock.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "resume.h"
 #include "server.h"
 

@@ -1,5 +1,5 @@
 /* run_mode.c -- what the server does with a complete push in the modes
- * other than sync (ps_server/mode.h), and what it writes at their end. No
+ * other than sync (common/ps/mode.h), and what it writes at their end. No
  * libuv: the weights go out through main.c's conn_send_weights.
  *
  * THE MODES (mode.h). In sync the store's barrier and the per-bucket pull
@@ -31,11 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "err.h"
-#include "log.h"
+#include "base/clock.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "server.h"
-#include "weights.h"
+#include "train/weights.h"
 
 #define LOG_EVERY_S 1.0                 /* update lines, at most this often */
 

@@ -19,18 +19,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "egress.h"
+#include "ps/egress.h"
 #include "flags.h"
-#include "link.h"
-#include "losscurve.h"
-#include "metrics.h"
-#include "mode.h"
-#include "net.h"
+#include "wire/link.h"
+#include "train/losscurve.h"
+#include "measure/metrics.h"
+#include "ps/mode.h"
+#include "wire/net.h"
 #include "pacer.h"
-#include "proto.h"
-#include "session.h"
-#include "silence.h"
-#include "store.h"
+#include "wire/proto.h"
+#include "ps/session.h"
+#include "ps/silence.h"
+#include "ps/store.h"
 
 #define SMALL_READ 1024                 /* a stranger's reads, before the HELLO */
 

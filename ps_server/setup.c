@@ -11,15 +11,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "dtype.h"
-#include "err.h"
-#include "log.h"
-#include "mistake.h"
-#include "optim.h"
+#include "base/clock.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "train/mistake.h"
+#include "train/optim.h"
 #include "resume.h"
 #include "server.h"
-#include "workload.h"
+#include "train/workload.h"
 
 #define READ_BUF_MAX   (256u << 10)   /* per joined worker, without the link */
 #define READ_BUF_MIN   (16u << 10)    /* ... when K is huge */

@@ -28,7 +28,7 @@
  * to the device after the pull): what a GPU worker of a parameter server
  * pays; every GPU wait is bounded by --timeout.
  *
- * THE STEP is common/step.c's (step.h), the ring's too: this file gives it
+ * THE STEP is common/train/step.c's (step.h), the ring's too: this file gives it
  * a combine (push: each bucket to the servers, ps_client_push) and a
  * finish (pull: the new weights, ps_client_pull), and no apply. On the
  * CPU the gradient is grouped into --bucket-size buckets of whole layers,
@@ -74,21 +74,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "auth.h"
-#include "cli.h"
-#include "client.h"
-#include "clock.h"
-#include "dtype.h"
-#include "err.h"
+#include "wire/auth.h"
+#include "base/cli.h"
+#include "ps/client.h"
+#include "base/clock.h"
+#include "base/dtype.h"
+#include "base/err.h"
 #include "gpu.h"
-#include "log.h"
-#include "metrics.h"
-#include "mistake.h"
-#include "proto.h"
-#include "step.h"
+#include "base/log.h"
+#include "measure/metrics.h"
+#include "train/mistake.h"
+#include "wire/proto.h"
+#include "train/step.h"
 #include "step_gpu.h"
-#include "trace.h"
-#include "workload.h"
+#include "train/trace.h"
+#include "train/workload.h"
 
 static const char synopsis[] =
     "--server HOST:PORT[,HOST:PORT...] [--rank R --world K] [common flags]\n"
@@ -138,7 +138,7 @@ struct run {
     int have_gpu;
     void *hgrad, *hweights;     /* --device cuda: pinned, n elements: pushed / pulled */
     double *times;              /* combine time of each timed step */
-    struct step step;           /* the training step (common/step.h) */
+    struct step step;           /* the training step (common/train/step.h) */
     int have_step;
     struct metrics_record rec;
     struct ps_client client;

@@ -5,17 +5,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "a2a.h"
-#include "auth.h"
-#include "coll.h"
-#include "err.h"
+#include "coll/a2a.h"
+#include "wire/auth.h"
+#include "coll/coll.h"
+#include "base/err.h"
 #include "gpu.h"
-#include "log.h"
-#include "net.h"
-#include "rd.h"
-#include "rendezvous.h"
-#include "ring.h"
-#include "xport_tcp.h"
+#include "base/log.h"
+#include "wire/net.h"
+#include "coll/rd.h"
+#include "coll/rendezvous.h"
+#include "coll/ring.h"
+#include "coll/xport_tcp.h"
 
 
 /* prefix: put PRE before what err says (one line; truncated quietly). */

@@ -10,10 +10,10 @@
 #ifndef SETUP_H
 #define SETUP_H
 
-#include "cli.h"
-#include "link.h"
-#include "proto.h"
-#include "xport.h"
+#include "base/cli.h"
+#include "wire/link.h"
+#include "wire/proto.h"
+#include "coll/xport.h"
 
 struct setup_cfg {
     const struct cli_common *c;       /* rank, world, timeout, local rank */

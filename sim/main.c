@@ -10,7 +10,7 @@
  *       [--kill RANK@STEP]
  *       [--csv-out FILE] [--platform-out FILE] [--sg-cfg KEY:VALUE]
  *
- * PS PLACEMENTS (launch.sh's, common/model.h PLACEMENTS): --servers S
+ * PS PLACEMENTS (launch.sh's, common/measure/model.h PLACEMENTS): --servers S
  * alone: S servers on hosts of their own (ring_chunk's equal shards);
  * --colocated-servers: a shard on each worker's host (sharing its link),
  * plus --servers k extra server hosts (default 0), Theorem 1's split
@@ -27,7 +27,7 @@
  * tried in a child process (sg_trial), and a refusal exits 64 with one line.
  *
  * DATA MODES (--payload; default real when K * n <= SIM_REAL_MAX):
- *   real   each rank trains: the workload, common/step.c, coll_allreduce
+ *   real   each rank trains: the workload, common/train/step.c, coll_allreduce
  *          (ring) or push/pull to the store (PS); --weights-out works
  *   sizes  the messages carry sizes only. The ring's algorithm runs on a
  *          proxy vector of K * SIM_PROXY_PER_RANK elements (one, shared:
@@ -54,24 +54,24 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 
-#include "cli.h"
-#include "a2a.h"
-#include "bench.h"
-#include "buckets.h"
-#include "coll.h"
-#include "dtype.h"
-#include "err.h"
-#include "link.h"
-#include "log.h"
-#include "metrics.h"
-#include "model.h"
+#include "base/cli.h"
+#include "coll/a2a.h"
+#include "coll/bench.h"
+#include "train/buckets.h"
+#include "coll/coll.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "wire/link.h"
+#include "base/log.h"
+#include "measure/metrics.h"
+#include "measure/model.h"
 #include "platform.h"
-#include "rd.h"
-#include "ring.h"
+#include "coll/rd.h"
+#include "coll/ring.h"
 #include "sim.h"
-#include "train.h"
-#include "workload.h"
-#include "xport_sim.h"
+#include "coll/train.h"
+#include "train/workload.h"
+#include "coll/xport_sim.h"
 
 #define PROG "psring_sim"
 #define SIM_REAL_MAX (256ull << 20)     /* K * n bytes: above, --payload sizes */

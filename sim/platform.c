@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "units.h"
+#include "base/err.h"
+#include "base/units.h"
 
 int platform_parse(const char *spec, struct platform *p, char *err)
 {

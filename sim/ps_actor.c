@@ -1,6 +1,6 @@
 /* ps_actor.c -- the parameter server in simulation: S server actors and K
- * worker actors (sim.h), on the same store (ps_server/store.c) and the same
- * training step (common/step.c) as bin/ps_server and bin/ps_worker.
+ * worker actors (sim.h), on the same store (common/ps/store.c) and the same
+ * training step (common/train/step.c) as bin/ps_server and bin/ps_worker.
  *
  * One step, as the real system runs it (PER-BUCKET PULL, store.h RELEASE):
  *
@@ -52,14 +52,14 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
-#include "buckets.h"
-#include "dtype.h"
-#include "ring.h"
+#include "train/buckets.h"
+#include "base/dtype.h"
+#include "coll/ring.h"
 #include "sim.h"
-#include "step.h"
-#include "store.h"
-#include "workload.h"
-#include "xport_sim.h"
+#include "train/step.h"
+#include "ps/store.h"
+#include "train/workload.h"
+#include "coll/xport_sim.h"
 
 struct ps_frame {
     int rank;                   /* the worker; -1 from a server */

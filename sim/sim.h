@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli.h"
-#include "compute.h"
-#include "err.h"
-#include "metrics.h"
+#include "base/cli.h"
+#include "train/compute.h"
+#include "base/err.h"
+#include "measure/metrics.h"
 
 /* One parameter server: the elements [first, first + count) it owns and
  * the host it runs on (a worker's, colocated, or one of its own). */

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "base/cli.h"
 
 static inline int cli_line_common(const char *line, struct cli_common *c, char *err)
 {

@@ -1,7 +1,7 @@
 /* fuzz_auth.c -- fuzz target for the AUTH handshake's parsers
- * (common/auth.c: auth_answer, auth_prove, auth_verify; proto.c:
+ * (common/wire/auth.c: auth_answer, auth_prove, auth_verify; proto.c:
  * proto_auth_decode) and the server's session in its AUTH state
- * (ps_server/session.c is not linked here: the session feeds the same
+ * (common/ps/session.c is not linked here: the session feeds the same
  * three functions).
  *
  * Arbitrary bytes go in as each of the three messages, to a keyed and an
@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth.h"
-#include "err.h"
-#include "proto.h"
+#include "wire/auth.h"
+#include "base/err.h"
+#include "wire/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* fuzz_ckpt.c -- fuzz target for the checkpoint decoder
- * (ps_server/checkpoint.c: ckpt_decode, ckpt_match).
+ * (common/ps/checkpoint.c: ckpt_decode, ckpt_match).
  *
  * Arbitrary bytes go in as a checkpoint file. The invariants, each an
  * abort() when broken: a refusal comes with a reason; what is accepted
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ps_server/checkpoint.h"
-#include "err.h"
+#include "ps/checkpoint.h"
+#include "base/err.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
-/* fuzz_cli.c -- fuzz target for the command-line module (common/units.c,
- * common/cli.c, common/cli_common.c).
+/* fuzz_cli.c -- fuzz target for the command-line module (common/base/units.c,
+ * common/base/cli.c, common/train/cli_common.c).
  *
  * Each input, as a NUL-terminated string, goes to every value parser
  * (cli_parse_ll, _u64, _size, _rate, _time, _double, _list) and to
@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "err.h"
+#include "base/cli.h"
+#include "base/err.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* fuzz_hostload.c -- fuzz target for the /proc/stat and /proc/loadavg
- * parsers (common/hostload.c) and the rule that reads their samples.
+ * parsers (common/measure/hostload.c) and the rule that reads their samples.
  *
  * Each input goes, as the exact byte range (no NUL added: the parsers must
  * not read past it), to hostload_parse_stat, hostload_parse_loadavg and
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostload.h"
+#include "measure/hostload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

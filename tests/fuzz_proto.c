@@ -1,4 +1,4 @@
-/* fuzz_proto.c -- fuzz target for the frame decoders (common/proto.c).
+/* fuzz_proto.c -- fuzz target for the frame decoders (common/wire/proto.c).
  *
  * Arbitrary bytes go to proto_header_decode (under fixed limits and under
  * limits taken from the input itself), proto_hello_decode,
@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtype.h"
-#include "err.h"
-#include "proto.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "wire/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

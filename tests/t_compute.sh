@@ -1,4 +1,4 @@
-# t_compute.sh -- the EMULATED compute-time model (common/compute.h) end to
+# t_compute.sh -- the EMULATED compute-time model (common/train/compute.h) end to
 # end: bad --straggler/--jitter/--pause values exit 64 with one line naming
 # the flag, through every binary; one real job each on the ring and the
 # parameter server (K = 2, synthetic, --backward-time 50ms --straggler 1:3)

@@ -1,7 +1,7 @@
-# t_files.sh -- output files (common/outfile.h): every output path is tried
+# t_files.sh -- output files (common/base/outfile.h): every output path is tried
 # at start; a FIFO, a device or a folder is never replaced; a full disk says
 # "No space left on device" and leaves the old file whole; the bounds of
-# the command line (common/cli.c, THE BOUNDS) through the real binaries.
+# the command line (common/base/cli.c, THE BOUNDS) through the real binaries.
 # Cases that need mknod or mount skip with one line where they are refused.
 . "$PSR_TESTS/lib.sh"
 t_need files-0 "output files" ps_server ring_worker

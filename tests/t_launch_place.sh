@@ -1,5 +1,5 @@
 # t_launch_place.sh -- experiments/launch.sh's parameter-server placements
-# (common/model.h, PLACEMENTS): a shard colocated on each worker's host
+# (common/measure/model.h, PLACEMENTS): a shard colocated on each worker's host
 # (--colocated-servers, the host's EMULATED link shared through
 # --link-host), BytePS's mix with extra servers, the equal-shard stopgap
 # (--even-split): the weights are the big batch's exactly (synthetic
@@ -113,7 +113,7 @@ done
 t_end
 t_case launch-place-1.7 "per-bucket pull, colocated + 1 extra (Theorem 1's --range), K = 3, 8 buckets, host links with flow shares: exact weights"
 # 1200 f32 in 8 layers of 150 (600 bytes): one bucket per layer, each
-# server's part of a bucket in frames of its share (ps_worker/client.h),
+# server's part of a bucket in frames of its share (common/ps/client.h),
 # pushed from a queue per server and pulled per bucket; the link on, so
 # the host links' flow shares pace the pushes.
 job 120 "$launch" ps 3 --colocated-servers --servers 1 $SYN --layers 8 $LINK \

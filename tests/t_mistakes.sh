@@ -1,4 +1,4 @@
-# t_mistakes.sh -- the mistake modes (--mistake, common/mistake.h) and
+# t_mistakes.sh -- the mistake modes (--mistake, common/train/mistake.h) and
 # --loss-out, on the parameter server and the ring (experiments/launch.sh,
 # K = 4 on 127.0.0.1) against bin/reference. Each mode shows its
 # observable effect against the correct run, and each system with a

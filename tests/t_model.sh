@@ -158,7 +158,7 @@ done
 t_end
 
 # Issue 18: the standalone collectives, tensor and pipeline parallelism
-# (common/model.h, model_coll). The seed's statements they check (seed 003,
+# (common/measure/model.h, model_coll). The seed's statements they check (seed 003,
 # copied here): "all-reduce = reduce-scatter + all-gather"; ring all-reduce
 # "2(N-1)a + 2(N-1)/N n b"; ZeRO-3 "two all-gathers ... and one
 # reduce-scatter ... roughly 1.5x the communication volume of DDP"; all-to-all

@@ -1,5 +1,5 @@
 # t_ps_buckets.sh -- the parameter server's gradient buckets (ps_worker
-# --bucket-size, --no-overlap, --trace; common/step.h) as real
+# --bucket-size, --no-overlap, --trace; common/train/step.h) as real
 # processes on 127.0.0.1 through experiments/launch.sh: every worker pushes
 # its gradient bucket by bucket, from the top of the vector down, each
 # bucket as soon as its last layer is ready (overlap) or after the
@@ -10,7 +10,7 @@
 # one server or two sharded ones (buckets then straddle the shard
 # boundary); the mlp (f64, --micro 2) within 1e-12 relative of the
 # reference: the server adds each element once per worker in the order
-# the pushes arrive (ps_server/store.h SUMMATION ORDER), so bucketing may
+# the pushes arrive (common/ps/store.h SUMMATION ORDER), so bucketing may
 # change the last bits but no more; every worker ends with the same
 # weights; --trace writes each bucket's push; a worker killed while its
 # pushes are in flight is named by the server; bad flags exit 64.

@@ -1,5 +1,5 @@
 # t_ps_ckpt.sh -- checkpoint and resume of the parameter server
-# (ps_server/checkpoint.h, resume.h; docs/design.md, "Checkpoint and
+# (common/ps/checkpoint.h, resume.h; docs/design.md, "Checkpoint and
 # resume"): the server SIGKILLed at 10 steps drawn from a fixed seed and
 # resumed each time ends with the same bits as a run never interrupted;
 # a SIGKILL while a checkpoint is written (the test hook before the

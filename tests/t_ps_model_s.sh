@@ -1,6 +1,6 @@
 # t_ps_model_s.sh -- model_s of a parameter-server row whose workers pushed
 # in several buckets (issue 15, per-bucket pull): the worker's record
-# carries its buckets (common/metrics.h, RECORD FILE: "buckets N",
+# carries its buckets (common/measure/metrics.h, RECORD FILE: "buckets N",
 # "bucket_bytes B", the largest bucket), and psr_merge fills model_s with
 # the pipelined model (model_ps_pipelined: the pull of one bucket overlaps
 # the push of the next) in the row's placement, where a one-bucket row

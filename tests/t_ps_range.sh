@@ -1,7 +1,7 @@
 # t_ps_range.sh -- the parameter server's per-bucket pull and uneven
 # ranges as real processes on 127.0.0.1: every worker pushes its gradient
 # bucket by bucket and the servers send each part of the new weights as
-# soon as every worker has pushed it (ps_server/store.h, RELEASE).
+# soon as every worker has pushed it (common/ps/store.h, RELEASE).
 #
 # What is checked: the synthetic workload (odd n, f32: its sums are exact
 # in any order) ends bit for bit on the big-batch reference's weights

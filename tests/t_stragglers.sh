@@ -1,6 +1,6 @@
 # t_stragglers.sh -- the stragglers section of the lab (issue 16):
-#   - bin/model --stragglers: the straggler models of common/model.h on
-#     the EMULATED compute times of common/compute.h: the synchronous step
+#   - bin/model --stragglers: the straggler models of common/measure/model.h on
+#     the EMULATED compute times of common/train/compute.h: the synchronous step
 #     follows the slowest worker, backup:1 with one straggler is the
 #     straggler-free step, ssp's rate is K over the synchronous step, the
 #     jitter is the run's own draws (reproducible, seed-dependent); bad

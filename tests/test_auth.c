@@ -1,4 +1,4 @@
-/* test_auth.c -- common/auth.c: the AUTH handshake as functions (right
+/* test_auth.c -- common/wire/auth.c: the AUTH handshake as functions (right
  * and wrong secrets, a replayed answer, a reflected proof, keying and
  * purpose mismatches, frames out of place), the secret's sources, the
  * loopback policy, the gate under strangers (trickle, slot exhaustion),
@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "auth.h"
+#include "wire/auth.h"
 #include "check.h"
-#include "clock.h"
-#include "err.h"
-#include "net.h"
-#include "proto.h"
+#include "base/clock.h"
+#include "base/err.h"
+#include "wire/net.h"
+#include "wire/proto.h"
 
 static struct auth_key key_a, key_b, no_key;
 

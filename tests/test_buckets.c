@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buckets.h"
+#include "train/buckets.h"
 #include "check.h"
-#include "dtype.h"
-#include "err.h"
-#include "workload.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "train/workload.h"
 
 /* covers: the buckets tile [0, n) backwards, contiguous, whole layers. */
 static int covers(const struct buckets *p, const size_t *off, size_t nlayers)

@@ -1,5 +1,5 @@
 /* test_checkpoint.c -- the checkpoint file's encoder and decoder
- * (ps_server/checkpoint.h): a round trip, the write through outfile,
+ * (common/ps/checkpoint.h): a round trip, the write through outfile,
  * every truncation, a flipped byte (bad checksum), a bad magic and
  * version, an unknown required section and a skipped optional one, and a
  * checkpoint of another job refused by ckpt_match.
@@ -13,10 +13,10 @@
 
 #include <sodium.h>
 
-#include "../ps_server/checkpoint.h"
+#include "ps/checkpoint.h"
 #include "check.h"
-#include "dtype.h"
-#include "err.h"
+#include "base/dtype.h"
+#include "base/err.h"
 
 struct mem {
     unsigned char *p;

@@ -19,10 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "dtype.h"
-#include "err.h"
-#include "workload.h"
+#include "base/cli.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "train/workload.h"
 
 static const char *const launcher_vars[] = {
     "RANK", "WORLD_SIZE", "LOCAL_RANK",

@@ -20,19 +20,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../ring_worker/a2a.h"
-#include "../ring_worker/chain.h"
-#include "../ring_worker/coll.h"
-#include "../ring_worker/ring.h"
-#include "../ring_worker/xport_tcp.h"
+#include "coll/a2a.h"
+#include "coll/chain.h"
+#include "coll/coll.h"
+#include "coll/ring.h"
+#include "coll/xport_tcp.h"
 #include "check.h"
-#include "dtype.h"
-#include "err.h"
-#include "link.h"
-#include "model.h"
-#include "proto.h"
-#include "rng.h"
-#include "vec.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "wire/link.h"
+#include "measure/model.h"
+#include "wire/proto.h"
+#include "base/rng.h"
+#include "base/vec.h"
 
 #define MAXK 8
 #define HDR PROTO_HEADER_SIZE

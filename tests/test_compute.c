@@ -8,13 +8,13 @@
 #include <string.h>
 
 #include "check.h"
-#include "cli.h"
+#include "base/cli.h"
 #include "cli_line.h"
-#include "clock.h"
-#include "compute.h"
-#include "dtype.h"
-#include "err.h"
-#include "workload.h"
+#include "base/clock.h"
+#include "train/compute.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "train/workload.h"
 
 /* ------------------------------------------------------------ fake clock */
 

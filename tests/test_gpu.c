@@ -6,7 +6,7 @@
  * line saying why ("skip gpu-2 ...: no CUDA device: ..."), unless
  * PSR_REQUIRE_GPU=1 (make check-gpu), where a missing GPU or NCCL is a
  * failure. Bitwise means memcmp of the buffers: the GPU must give the same
- * bits as common/vec.c, sgd.c and workload.c, not merely close values.
+ * bits as common/base/vec.c, sgd.c and workload.c, not merely close values.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,15 +17,15 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "clock.h"
-#include "dtype.h"
-#include "err.h"
+#include "base/clock.h"
+#include "base/dtype.h"
+#include "base/err.h"
 #include "gpu.h"
-#include "rng.h"
-#include "optim.h"
-#include "sgd.h"
-#include "vec.h"
-#include "workload.h"
+#include "base/rng.h"
+#include "train/optim.h"
+#include "train/sgd.h"
+#include "base/vec.h"
+#include "train/workload.h"
 
 #define WAIT_S 60.0             /* generous: a device wait that should succeed */
 

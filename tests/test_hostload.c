@@ -1,5 +1,5 @@
 /* test_hostload.c -- the /proc/stat parser and the machine-bound rule
- * (common/hostload.h) on made-up samples: an idle machine is "link", a
+ * (common/measure/hostload.h) on made-up samples: an idle machine is "link", a
  * job that fills the cores is "cpu", other processes (steal included) make
  * it "busy", and time against the model plays no part. */
 #include <math.h>
@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "err.h"
-#include "hostload.h"
+#include "base/err.h"
+#include "measure/hostload.h"
 
 /* A two-CPU /proc/stat with the given aggregate fields (user nice system
  * idle iowait irq softirq steal) and procs_running. */

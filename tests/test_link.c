@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "err.h"
-#include "link.h"
+#include "base/err.h"
+#include "wire/link.h"
 
 static const double rates[] = { 1e7, 3e7, 1e8, 3e8, 1e9, 3e9, 1e10 };
 #define NRATES (sizeof rates / sizeof rates[0])
@@ -410,7 +410,7 @@ static size_t kq_read(struct kqueue *q, size_t want, double now, double *stamp)
 }
 
 /* small_frame: one ring step's CHUNK frame of `payload` bytes, as
- * ring_worker/xport_tcp.c and net.c move it: the sender's first piece is
+ * common/coll/xport_tcp.c and net.c move it: the sender's first piece is
  * the 40-byte header and the payload's first piece - 40 bytes, the rest
  * goes in pieces from a second call; the reader reads the header (40
  * bytes, cut short by the reader), then the payload a piece at a time,

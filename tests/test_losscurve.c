@@ -1,4 +1,4 @@
-/* test_losscurve.c -- the loss curve (common/losscurve.h): the --loss-out
+/* test_losscurve.c -- the loss curve (common/train/losscurve.h): the --loss-out
  * file as it always was, the --loss-time-out file (the same steps and
  * losses, a wall_s column, its comment lines), and the time to a target
  * loss. */
@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "err.h"
-#include "losscurve.h"
+#include "base/err.h"
+#include "train/losscurve.h"
 
 static char dir[] = "/tmp/psring-losscurve-XXXXXX";
 

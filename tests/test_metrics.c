@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "err.h"
-#include "metrics.h"
-#include "model.h"
+#include "base/err.h"
+#include "measure/metrics.h"
+#include "measure/model.h"
 
 static char dir[] = "/tmp/psring-metrics-XXXXXX";
 

@@ -1,5 +1,5 @@
 /* test_mode.c -- the parameter server's training modes as a policy
- * (ps_server/mode.h), without sockets: parsing and bounds, the sync
+ * (common/ps/mode.h), without sockets: parsing and bounds, the sync
  * barrier, async versions and staleness, the SSP hold and its hard check
  * under a slow worker, backup's first K - N pushes and the dropped late
  * ones, and the record file.
@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../ps_server/mode.h"
+#include "ps/mode.h"
 #include "check.h"
-#include "err.h"
-#include "rng.h"
+#include "base/err.h"
+#include "base/rng.h"
 
 static int parse_kind(const char *v, uint32_t *n)
 {

@@ -1,11 +1,11 @@
 /* test_model.c -- the placements of the parameter server in the cost
- * model (common/model.h, PLACEMENTS): Theorem 1 at its two ends (k = 0 is
+ * model (common/measure/model.h, PLACEMENTS): Theorem 1 at its two ends (k = 0 is
  * all-reduce, k = K the separate PS), the colocated S = K bytes equal to
  * the ring's, the split adding up, and values worked out by hand. */
 #include <math.h>
 
 #include "check.h"
-#include "model.h"
+#include "measure/model.h"
 
 #define N 1e6           /* bytes */
 #define BW 1e8          /* bytes/s */

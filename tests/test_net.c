@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "clock.h"
-#include "err.h"
-#include "link.h"
-#include "net.h"
+#include "base/clock.h"
+#include "base/err.h"
+#include "wire/link.h"
+#include "wire/net.h"
 
 static void on_alarm(int sig)
 {

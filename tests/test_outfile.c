@@ -1,4 +1,4 @@
-/* test_outfile.c -- common/outfile.h: atomic replace, refusals, errors. */
+/* test_outfile.c -- common/base/outfile.h: atomic replace, refusals, errors. */
 #include "check.h"
 
 #include <errno.h>
@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "outfile.h"
+#include "base/err.h"
+#include "base/outfile.h"
 
 static char dir[] = "/tmp/psr-outfile-XXXXXX";
 

@@ -1,4 +1,4 @@
-/* test_proto.c -- the wire format (common/proto.h) as a set of functions.
+/* test_proto.c -- the wire format (common/wire/proto.h) as a set of functions.
  *
  * No sockets here: every frame is built in memory, decoded, and the exact
  * err.h code is checked, so each case fails if the decoder accepts what it
@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "dtype.h"
-#include "err.h"
-#include "proto.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "wire/proto.h"
 
 #define MIB (1024u * 1024u)
 

@@ -1,4 +1,4 @@
-/* test_ps_worker.c -- the worker's protocol client (ps_worker/client.c)
+/* test_ps_worker.c -- the worker's protocol client (common/ps/client.c)
  * against scripted fake servers on 127.0.0.1, one pthread each: the
  * frames it sends (HELLO, PUSH slices with aux = the shard's first
  * element, BYE), the ranges it takes from the WELCOMEs (uneven ones, and
@@ -21,15 +21,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../ps_worker/client.h"
-#include "auth.h"
+#include "ps/client.h"
+#include "wire/auth.h"
 #include "check.h"
-#include "clock.h"
-#include "dtype.h"
-#include "err.h"
-#include "net.h"
-#include "proto.h"
-#include "workload.h"
+#include "base/clock.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "wire/net.h"
+#include "wire/proto.h"
+#include "train/workload.h"
 
 #define N 10            /* parameters (f64) */
 #define STEPS 3

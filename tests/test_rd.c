@@ -1,5 +1,5 @@
-/* test_rd.c -- the recursive-doubling all-reduce (ring_worker/rd.c) and
- * its partner transport (ring_worker/xport_tcp.c), without the launcher.
+/* test_rd.c -- the recursive-doubling all-reduce (common/coll/rd.c) and
+ * its partner transport (common/coll/xport_tcp.c), without the launcher.
  *
  * K ranks run as threads of this process, each with its own link
  * (counters) and transport, connected to their partners by socketpairs
@@ -21,19 +21,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../ring_worker/coll.h"
-#include "auth.h"
-#include "../ring_worker/rd.h"
-#include "../ring_worker/xport_tcp.h"
+#include "coll/coll.h"
+#include "wire/auth.h"
+#include "coll/rd.h"
+#include "coll/xport_tcp.h"
 #include "check.h"
-#include "clock.h"
-#include "dtype.h"
-#include "err.h"
-#include "link.h"
-#include "net.h"
-#include "proto.h"
-#include "rng.h"
-#include "vec.h"
+#include "base/clock.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "wire/link.h"
+#include "wire/net.h"
+#include "wire/proto.h"
+#include "base/rng.h"
+#include "base/vec.h"
 
 #define MAXK 8
 #define T_S 0.6                 /* --timeout of the fault cases */

@@ -1,4 +1,4 @@
-/* test_rendezvous.c -- the ring's rendezvous (ring_worker/rendezvous.c):
+/* test_rendezvous.c -- the ring's rendezvous (common/coll/rendezvous.c):
  * how K ranks find each other, and every way that can go wrong.
  *
  * Ranks run as threads of this process on 127.0.0.1. Rank 0 binds port 0
@@ -18,13 +18,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../ring_worker/rendezvous.h"
+#include "coll/rendezvous.h"
 #include "check.h"
-#include "clock.h"
-#include "dtype.h"
-#include "err.h"
-#include "net.h"
-#include "proto.h"
+#include "base/clock.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "wire/net.h"
+#include "wire/proto.h"
 
 #define MAXK 6
 #define T_S 1.0                  /* --timeout of these cases */

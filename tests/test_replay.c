@@ -53,10 +53,10 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
-#include "auth.h"
+#include "wire/auth.h"
 #include "check.h"
-#include "clock.h"
-#include "proto.h"
+#include "base/clock.h"
+#include "wire/proto.h"
 
 #define SECRET "replay-secret-0123456789abcdef0123456789"
 #define T_S 3                           /* the jobs' --timeout */

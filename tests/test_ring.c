@@ -1,5 +1,5 @@
-/* test_ring.c -- the ring all-reduce (ring_worker/ring.c) and its TCP
- * transport (ring_worker/xport_tcp.c), without the launcher.
+/* test_ring.c -- the ring all-reduce (common/coll/ring.c) and its TCP
+ * transport (common/coll/xport_tcp.c), without the launcher.
  *
  * K ranks run as threads of this process, each with its own link (counters)
  * and transport, wired into a ring by socketpairs (xport_tcp_attach) or by
@@ -22,17 +22,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../ring_worker/ring.h"
-#include "../ring_worker/xport_tcp.h"
+#include "coll/ring.h"
+#include "coll/xport_tcp.h"
 #include "check.h"
-#include "clock.h"
-#include "dtype.h"
-#include "err.h"
-#include "link.h"
-#include "net.h"
-#include "proto.h"
-#include "rng.h"
-#include "vec.h"
+#include "base/clock.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "wire/link.h"
+#include "wire/net.h"
+#include "wire/proto.h"
+#include "base/rng.h"
+#include "base/vec.h"
 
 #define MAXK 8
 #define T_S 0.6                 /* --timeout of the fault cases */

@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "check.h"
-#include "dtype.h"
-#include "err.h"
-#include "optim.h"
-#include "sgd.h"
-#include "vec.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "train/optim.h"
+#include "train/sgd.h"
+#include "base/vec.h"
 
 static void test_sgd(void)
 {

@@ -1,4 +1,4 @@
-/* test_silence.c -- the server's idle-progress clocks (ps_server/silence.c)
+/* test_silence.c -- the server's idle-progress clocks (common/ps/silence.c)
  * on made-up time: no sockets, no libuv, no real clock. Every call is
  * given `now`, so each check states exactly when things happen.
  *
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../ps_server/silence.h"
+#include "ps/silence.h"
 #include "check.h"
 
 #define T 2.0       /* --timeout, seconds */

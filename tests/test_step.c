@@ -1,4 +1,4 @@
-/* test_step.c -- the training step driver (common/step.c) in one process,
+/* test_step.c -- the training step driver (common/train/step.c) in one process,
  * with fake combines: the jobs it makes and their order (one job of n + 3,
  * or the buckets then the trailer), the same bits with and without the
  * communication thread and under sync-every-micro, the checks (the count,
@@ -14,15 +14,15 @@
 #include <string.h>
 
 #include "check.h"
-#include "dtype.h"
-#include "err.h"
-#include "log.h"
-#include "mistake.h"
-#include "optim.h"
-#include "sgd.h"
-#include "step.h"
-#include "vec.h"
-#include "workload.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "train/mistake.h"
+#include "train/optim.h"
+#include "train/sgd.h"
+#include "train/step.h"
+#include "base/vec.h"
+#include "train/workload.h"
 
 #define P 64            /* parameters: 4 layers of 16 f64 */
 #define B 12

@@ -12,7 +12,7 @@
  *              from one push by its own count, backup's from the pushes
  *              used, a dropped push, refusals, the memory they cost
  */
-#include "optim.h"
+#include "train/optim.h"
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -20,15 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ps_server/store.h"
+#include "ps/store.h"
 #include "check.h"
-#include "dtype.h"
-#include "err.h"
-#include "proto.h"
-#include "rng.h"
-#include "sgd.h"
-#include "vec.h"
-#include "workload.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "wire/proto.h"
+#include "base/rng.h"
+#include "train/sgd.h"
+#include "base/vec.h"
+#include "train/workload.h"
 
 #define KMAX 16
 

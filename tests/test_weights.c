@@ -1,4 +1,4 @@
-/* test_weights.c -- the --weights-out file (common/weights.h). */
+/* test_weights.c -- the --weights-out file (common/train/weights.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "dtype.h"
-#include "err.h"
-#include "weights.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "train/weights.h"
 
 static char dir[] = "/tmp/psring-weights.XXXXXX";
 

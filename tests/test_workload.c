@@ -7,16 +7,16 @@
 #include <string.h>
 
 #include "check.h"
-#include "cli.h"
+#include "base/cli.h"
 #include "cli_line.h"
-#include "clock.h"
-#include "dtype.h"
-#include "err.h"
-#include "mlp.h"
-#include "rng.h"
-#include "sgd.h"
-#include "vec.h"
-#include "workload.h"
+#include "base/clock.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "train/mlp.h"
+#include "base/rng.h"
+#include "train/sgd.h"
+#include "base/vec.h"
+#include "train/workload.h"
 
 static struct workload make(int kind, int dtype, uint64_t params, uint64_t batch, uint64_t seed)
 {

@@ -19,7 +19,7 @@
  *
  * Built by experiments/peers/build.sh with mpicc, only where mpicc is
  * installed; the main Makefile never builds it. Method, as
- * ring_worker/bench.h: per size, -w untimed calls, a barrier, -n timed
+ * common/coll/bench.h: per size, -w untimed calls, a barrier, -n timed
  * ones back to back on zeros; the time printed is the slowest rank's loop
  * / n (MPI_Reduce MAX); then one call on the check pattern ((rank + i) mod
  * 8) - 3 (for alltoall: ((5 s + 3 d + j) mod 8) - 3 for rank s's element

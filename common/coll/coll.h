@@ -1,0 +1,184 @@
+/* coll.h -- the all-reduce as training and the benchmark see it: one call,
+ * three back ends, chosen by --transport and --device.
+ *
+ *   kind           flags                      vector in  the all-reduce        record
+ *   COLL_TCP       --transport tcp            host       ring.c, xport_tcp     "tcp"
+ *   COLL_TCP_CUDA  --transport tcp            GPU        ring_cuda.c, staged   "tcp-cuda"
+ *                  --device cuda                         through pinned memory
+ *   COLL_NCCL      --transport nccl           GPU        ncclAllReduce         "nccl"
+ *                  (implies --device cuda)               (gpu_nccl_*)
+ *
+ * The last column is the `transport` column of the records and the CSV.
+ * The TCP kinds move bytes through the transport (xport.h, xport_tcp.h),
+ * paced and counted by the emulated link; NCCL moves them itself (no
+ * link, no counters: its records count 0 bytes).
+ *
+ * ALGORITHMS. The host kind (COLL_TCP) runs one of two algorithms, the
+ * `algo` column (--algo):
+ *   COLL_RING      ring.c (transport opened with ring_plan): 2(K-1) steps of n/K, "ring"
+ *   COLL_RD        rd.c (transport opened with rd_plan): log2 K steps of n, "rd"
+ *                  (recursive doubling, the latency-optimal one)
+ * The device kinds run the ring only (coll_init refuses COLL_RD there).
+ *
+ * MEMORY. A vector given to coll_allreduce lives where the kind says:
+ * host memory for COLL_TCP, device memory for the others. coll_alloc and
+ * coll_free give such memory; coll_put, coll_get and coll_zero move bytes
+ * into, out of and within it, and return when done (for the device kinds:
+ * queued on the coll's stream and waited for, bounded by the timeout). So
+ * bench.c and train.c need not know which kind they drive. The device
+ * kinds also hold the stream (coll->stream) on which the caller queues its
+ * own GPU work (gradients, SGD).
+ *
+ * GATHERS. coll_gather collects a few doubles from every rank on every rank
+ * (the benchmark's settings check, its barrier and its timings): over the
+ * host ring for the TCP kinds (the same transport, interleaved with the
+ * all-reduces in the same order on every rank), and as an all-reduce of a
+ * vector that is zero but for each rank's slot with NCCL and with COLL_RD
+ * (x + 0 = x: the sum is the gather, exactly).
+ *
+ * THE OTHER COLLECTIVES (ring_worker --bench --coll, nccl-tests' names):
+ *   op                   host (COLL_TCP, --algo ring)          NCCL
+ *   COLL_ALL_REDUCE      ring_allreduce                        ncclAllReduce
+ *   COLL_REDUCE_SCATTER  ring_reduce_scatter (rank r: chunk r)  ncclReduceScatter
+ *   COLL_ALL_GATHER      ring_all_gather                       ncclAllGather
+ *   COLL_BROADCAST       chain_broadcast (chain.h)             ncclBroadcast
+ *   COLL_REDUCE          chain_reduce (chain.h)                ncclReduce
+ *   COLL_ALLTOALL        a2a_alltoall (a2a.h; the transport    grouped ncclSend/ncclRecv
+ *                        opened with a2a_plan)
+ * All in place in one n-element buffer, but the all-to-all (send and
+ * receive buffers). With NCCL the reduce-scatter and the all-gather need
+ * n a multiple of K (NCCL's slices are equal; ring_chunk's are then the
+ * same). The CUDA-staged ring and --algo rd run the all-reduce only
+ * (ERR_USAGE; bin/ring_worker refuses the flags first).
+ *
+ * OWNERSHIP. coll_init allocates the rings' staging, the stream, and with
+ * NCCL creates the communicator (a collective call: every rank must make
+ * it; on failure or --timeout it is aborted, gpu.h); coll_destroy frees
+ * all of it. The transport (x) is the caller's and must outlive the coll.
+ *
+ * CLOCK. coll_clock is the transport's clock (xport.h; clock_real when
+ * world is 1 or with NCCL): what bench.c times with.
+ *
+ * ERRORS. 0, or a negative err.h code with one line in err: the transport's
+ * (naming the lost peer), a GPU or NCCL failure (file:line, gpu.h), or
+ * ERR_USAGE. After a failure the coll is only good for coll_abort and
+ * coll_destroy.
+ */
+#ifndef COLL_H
+#define COLL_H
+
+#include <stddef.h>
+
+#include "a2a.h"
+#include "wire/proto.h"
+#include "rd.h"
+#include "ring.h"
+#include "ring_cuda.h"
+#include "xport.h"
+
+enum coll_kind { COLL_TCP = 1, COLL_TCP_CUDA, COLL_NCCL };
+enum coll_algo { COLL_RING = 0, COLL_RD };
+enum coll_op {
+    COLL_ALL_REDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_REDUCE,
+    COLL_ALLTOALL,
+};
+#define COLL_OPS 6
+
+#define COLL_GATHER_MAX 16      /* doubles per rank in one coll_gather */
+
+struct gpu_nccl;
+struct gpu_stream;
+
+struct coll_cfg {
+    int kind;                   /* enum coll_kind */
+    int algo;                   /* enum coll_algo; 0 (unset) is the ring */
+    int rank, world, dtype;     /* dtype of the all-reduced vectors */
+    size_t max_n;               /* elements of the largest all-reduce */
+    size_t piece_bytes;         /* --piece (TCP kinds); 0: the default */
+    double timeout;             /* --timeout, seconds */
+    struct xport *x;            /* TCP kinds, world > 1 (ring_plan or rd_plan); else NULL */
+    const unsigned char *nccl_id;   /* NCCL: rank 0's GPU_NCCL_ID_BYTES */
+};
+
+struct coll {
+    int kind, algo, rank, world, dtype;
+    double timeout;
+    const struct clock_src *clock;  /* the transport's (coll_clock) */
+    struct ring ring;           /* TCP kinds: the host ring (TCP_CUDA: gathers) */
+    struct rd rd;               /* COLL_RD */
+    int have_rd;
+    struct ring_cuda rcuda;     /* TCP_CUDA */
+    int have_ring, have_rcuda;
+    struct gpu_nccl *nccl;      /* NCCL, owned */
+    struct gpu_stream *stream;  /* device kinds: the caller's GPU work goes here */
+    double *scratch;            /* NCCL: world * COLL_GATHER_MAX doubles, device */
+};
+
+/* coll_init: the back end of cfg->kind; the device kinds on the current
+ * device (gpu_device_select first). */
+int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err);
+void coll_destroy(struct coll *c);
+
+/* coll_clock: the clock of the transport under the coll (CLOCK). */
+const struct clock_src *coll_clock(const struct coll *c);
+
+/* coll_transport: "tcp", "tcp-cuda" or "nccl", for records and headers. */
+const char *coll_transport(const struct coll *c);
+/* coll_algo_name: "ring" or "rd", the records' algo column. */
+const char *coll_algo_name(const struct coll *c);
+/* coll_op_algo: the algo column of a --bench --coll record: the all-reduce's
+ * (coll_algo_name), "ring" (reduce_scatter, all_gather), "chain"
+ * (broadcast, reduce), "pairwise" (alltoall); "nccl" for the others with
+ * NCCL, which picks its own. */
+const char *coll_op_algo(const struct coll *c, int op);
+/* coll_on_device: 1 when the vectors are in GPU memory. */
+int coll_on_device(const struct coll *c);
+
+/* coll_allreduce: buf (n elements of the init's dtype) becomes the SUM over
+ * the ranks, bit-identical on every rank. Device kinds: the caller's work
+ * on buf must be queued on coll->stream (or finished); on return the sum
+ * is in buf and the stream's work is done. */
+int coll_allreduce(struct coll *c, void *buf, size_t n, char *err);
+
+/* coll_op_name: nccl-tests' name of op ("all_reduce", ... "alltoall"), or
+ * NULL; coll_op_parse: the op of a name, or -1. */
+const char *coll_op_name(int op);
+int coll_op_parse(const char *name);
+
+/* The other collectives (THE OTHER COLLECTIVES above); buffers where the
+ * kind says, results as ring.h, chain.h and a2a.h say (with NCCL the same
+ * contents, n a multiple of K for the first two). */
+int coll_reduce_scatter(struct coll *c, void *buf, size_t n, char *err);
+int coll_all_gather(struct coll *c, void *buf, size_t n, char *err);
+int coll_broadcast(struct coll *c, void *buf, size_t n, int root, char *err);
+int coll_reduce(struct coll *c, void *buf, size_t n, int root, char *err);
+int coll_alltoall(struct coll *c, const void *send, void *recv, const struct a2a_split *sp,
+                  char *err);
+
+/* coll_gather: every rank's m (<= COLL_GATHER_MAX) doubles, rank r's at
+ * all[r * m], on every rank (all: world * m, host memory). */
+int coll_gather(struct coll *c, double *all, const double *mine, int m, char *err);
+
+/* coll_abort: this rank fails: with NCCL, abort the communicator (the
+ * others' collectives then fail or time out instead of waiting forever).
+ * The TCP kinds tell their peers through xport_abort instead. */
+void coll_abort(struct coll *c);
+
+/* Memory where the kind's vectors live (above). */
+int coll_alloc(struct coll *c, void **p, size_t bytes, char *err);
+void coll_free(struct coll *c, void *p);
+int coll_put(struct coll *c, void *dst, const void *host_src, size_t bytes, char *err);
+int coll_get(struct coll *c, void *host_dst, const void *src, size_t bytes, char *err);
+int coll_zero(struct coll *c, void *p, size_t bytes, char *err);
+
+/* coll_local_ranks: how many of the world's ranks share this host, and
+ * this rank's index among them, for NCCL's one-GPU-per-rank check
+ * (gpu_nccl_fit): the ranks of the rendezvous table whose address is this
+ * rank's (peers may be NULL when world is 1), or, when larger, the
+ * launcher's count of local ranks from the environment (LOCAL_WORLD_SIZE,
+ * OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS, SLURM_NTASKS_PER_NODE).
+ * OUT: *local_rank, *local_ranks; *source names where the count came from. */
+void coll_local_ranks(const struct proto_peer *peers, int world, int rank, int env_local_rank,
+                      int *local_rank, int *local_ranks, const char **source);
+
+#endif /* COLL_H */

@@ -1,0 +1,306 @@
+/* train.c -- SGD steps over the ring (train.h says what and why).
+ *
+ * The step itself is common/train/step.c's (step.h): the gradient, the buckets,
+ * the communication thread, the trailer and the checks. The ring hands it
+ * a combine, one coll_allreduce per job (a bucket, the trailer, or the
+ * n + 3 elements at once), and an apply, sgd_step here or gpu_sgd_step in
+ * train_cuda.c; train_steps, shared by both, runs the steps and keeps the
+ * ring's own output: the loss lines, the loss file, the record and the
+ * medians. The order of the adds inside a rank is the workload's; across
+ * ranks it is the ring's, fixed, so a rerun gives the same bits.
+ */
+#include "train.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/dtype.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "train/losscurve.h"
+#include "base/mem.h"
+#include "train/mistake.h"
+#include "train/optim.h"
+#include "train/step.h"
+
+#define LOSS_LOG_EVERY_S 1.0
+/* LOSS_NOTE: what a step of the --loss-time-out file is (losscurve.h). */
+#define LOSS_NOTE "step: the training step; wall_s at rank 0 after the step's update"
+
+int train_check(const struct cli_common *c, uint64_t batch, char *err)
+{
+    /* f32 holds integers exactly up to 2^24: each trailer slot's sum over
+     * K ranks must stay below that. f64 (2^53) is never the limit here. */
+    if (c->dtype == DTYPE_F32 && (c->world > 4096 || batch >= (1ull << 36))) {
+        err_say(err, "--dtype f32: the example count travels in f32 and is exact only for "
+            "K <= 4096 and B < 2^36 (K %d, B %llu); use --dtype f64", c->world,
+            (unsigned long long)batch);
+        return ERR_USAGE;
+    }
+    return 0;
+}
+
+/* coll_xport: the transport under the coll (NULL: none of ours, NCCL,
+ * or K = 1). */
+static struct xport *coll_xport(const struct coll *c)
+{
+    return c->have_rd ? c->rd.a.x : c->have_ring ? c->ring.a.x : NULL;
+}
+
+/* ring_combine: the ring's combine (step.h): the job's elements
+ * all-reduced over the coll, in host or device memory as the coll's kind
+ * says. The step's first job also measures the step's wait (train.h,
+ * WAIT). */
+static int ring_combine(void *ctx, const struct step_job *job, char *err)
+{
+    const struct train_cfg *cfg = ctx;
+    struct train_wait *tw = cfg->wait;
+    struct xport *x = NULL;
+    unsigned char *g = job->grad;
+    void *p = g + job->first * dtype_size(cfg->c->dtype);
+    double enter = 0;
+    int rc;
+
+    if (tw && (!tw->seen || tw->step != job->step)) {
+        tw->seen = 1;
+        tw->step = job->step;
+        tw->wait = cfg->c->world == 1 ? 0.0 : NAN;
+        if ((x = coll_xport(cfg->coll)) != NULL) {
+            xport_arm(x);
+            enter = clock_src_now(x->clock);
+        }
+    }
+    rc = job->scatter ? ring_reduce_scatter(&cfg->coll->ring, p, job->count, cfg->c->dtype, err)
+                      : coll_allreduce(cfg->coll, p, job->count, err);
+    if (x && rc == 0 && !x->armed)
+        tw->wait = x->first_recv_at - enter;
+    if (rc != 0) {
+        char why[ERR_LEN];
+        snprintf(why, sizeof why, "%s", err);
+        err_say(err, "step %llu: %s", (unsigned long long)job->step, why);
+    }
+    return rc;
+}
+
+/* optim_apply_host: the CPU apply: optim_update (--optimizer) on the host
+ * weights, with the state the driver keeps. */
+static int optim_apply_host(void *ctx, const struct step_update *u, char *err)
+{
+    const struct train_cfg *cfg = ctx;
+    const size_t es = dtype_size(cfg->c->dtype);
+    int rc = optim_update(u->opt, u->step + 1, (unsigned char *)u->weights + u->first * es,
+                          (const unsigned char *)u->sum + u->first * es, u->count, u->state_off,
+                          u->divide_by);
+
+    if (rc != 0)
+        err_say(err, "%s: %s", optim_name(cfg->c->optimizer), err_str(rc));
+    return rc;
+}
+
+/* ZeRO (step.h, SHARDED): after ring_reduce_scatter of a range, this rank
+ * holds the sum of the range's chunk `rank` (ring.c: ring_chunk); the
+ * all-gather of the range sends it round. Both on the host ring (main.c
+ * refuses --zero with --algo rd and on the GPU). */
+static void ring_shard(void *ctx, size_t first, size_t count, size_t *lo, size_t *hi)
+{
+    const struct train_cfg *cfg = ctx;
+
+    ring_chunk(count, cfg->c->world, cfg->c->rank, lo, hi);
+    *lo += first;
+    *hi += first;
+}
+
+static int ring_gather(void *ctx, void *buf, size_t first, size_t count, char *err)
+{
+    const struct train_cfg *cfg = ctx;
+    int rc = ring_all_gather(&cfg->coll->ring,
+                             (unsigned char *)buf + first * dtype_size(cfg->c->dtype), count,
+                             cfg->c->dtype, err);
+
+    if (rc != 0) {
+        char why[ERR_LEN];
+        snprintf(why, sizeof why, "%s", err);
+        err_say(err, "all-gather of the parameters: %s", why);
+    }
+    return rc;
+}
+
+/* log_memory: every rank's line (train.h, MEMORY). */
+static void log_memory(const struct train_cfg *cfg, const struct step *d)
+{
+    const struct step_memory *m = step_memory(d);
+
+    log_msg("memory (--zero %d, --optimizer %s, K %d): parameters %llu B, gradients %llu B "
+            "(%llu B kept after the reduce-scatter), optimizer state %llu B, other buffers "
+            "%llu B; peak RSS %llu B", cfg->zero, optim_name(cfg->c->optimizer), cfg->c->world,
+            (unsigned long long)m->params, (unsigned long long)m->grads,
+            (unsigned long long)m->grads_resident, (unsigned long long)m->optim,
+            (unsigned long long)m->buffers, (unsigned long long)mem_peak_rss());
+}
+
+/* record: a timed step into *rec: the all-reduce time, the whole step's,
+ * the link's bytes. */
+static void record(const struct train_cfg *cfg, struct metrics_record *rec, int s, double comm,
+                   double whole, uint64_t in0, uint64_t out0)
+{
+    struct metrics_step st = {
+        .step = (uint64_t)s, .combine_s = comm, .ingress_s = NAN, .egress_s = NAN,
+        .bytes_in = cfg->link->bytes_in - in0, .bytes_out = cfg->link->bytes_out - out0,
+        .step_s = whole,
+    };
+    metrics_record_add(rec, &st);
+}
+
+/* log_medians: rank 0's last line with buckets (train.h). */
+static void log_medians(const struct step *d)
+{
+    struct step_times m;
+    size_t k = step_medians(d, &m);
+
+    log_msg("medians over %zu timed steps: step %.4f s, backward %.4f s, all-reduces "
+            "%.4f s, wait after backward %.4f s (%zu bucket%s, overlap %s)", k, m.step,
+            m.backward, m.comm, m.wait, step_buckets(d), step_buckets(d) == 1 ? "" : "s",
+            step_overlapping(d) ? "on" : "off");
+}
+
+/* finish: the loss files (also after a failure) and the trace; rc, or
+ * their failure when rc is 0. */
+static int finish(const char *loss_out, const char *time_out, struct losscurve *lc,
+                  struct step *d, int rc, char *err)
+{
+    char why[ERR_LEN];
+    int rc2;
+
+    if (loss_out) {
+        rc2 = losscurve_write(lc, loss_out, rc != 0 ? "the run failed" : NULL, why);
+        if (rc2 != 0 && rc == 0) {
+            rc = rc2;
+            snprintf(err, ERR_LEN, "%s", why);
+        }
+    }
+    if (time_out) {
+        rc2 = losscurve_write_time(lc, time_out, LOSS_NOTE, rc != 0 ? "the run failed" : NULL,
+                                   why);
+        if (rc2 != 0 && rc == 0) {
+            rc = rc2;
+            snprintf(err, ERR_LEN, "%s", why);
+        }
+    }
+    rc2 = step_trace_close(d, why);
+    if (rc2 != 0 && rc == 0) {
+        rc = rc2;
+        snprintf(err, ERR_LEN, "%s", why);
+    }
+    return rc;
+}
+
+/* log_wait: every rank's wait line (train.h, WAIT); the record's wait_s. */
+static void log_wait(const struct metrics_wait *w, struct metrics_record *rec)
+{
+    rec->wait_s = metrics_wait_mean(w);
+    if (w->n == 0)
+        return;                 /* not measured (NCCL: no transport of ours) */
+    log_msg("waited for the neighbour's first chunk (from entering the step's all-reduce; "
+            "lateness along the ring included): mean %.6g s, max %.6g s over %llu timed steps",
+            rec->wait_s, w->max, (unsigned long long)w->n);
+}
+
+int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
+                train_apply_fn apply, struct metrics_record *rec, char *err)
+{
+    struct train_wait tw = { 0, 0, NAN };
+    struct train_cfg local = *cfg_in;         /* the ctx: cfg_in and the wait's state */
+    const struct train_cfg *cfg = &local;
+    const struct cli_common *c = cfg->c;
+    const struct step_ops ops = {
+        STEP_TRAILER | STEP_CHECK_FINITE, cfg->zero ? "reducescatter" : "allreduce",
+        cfg->zero ? "reduce-scatter" : "all-reduce", "", "wait", NULL,
+        ring_combine, NULL, apply ? apply : optim_apply_host, (void *)cfg,
+        cfg->zero ? ring_shard : NULL, cfg->zero ? ring_gather : NULL,
+    };
+    struct optim_cfg oc;
+    const struct step_cfg sc = {
+        cfg->w, c->rank, c->world, c->shard_weights, c->micro, cfg->mistake, c->steps,
+        c->warmup, cfg->bucket_bytes, cfg->no_overlap, cfg->trace,
+        coll_clock(cfg->coll),      /* the transport's clock (xport.h) */
+        dev, &oc, cfg->zero, cfg->exec,
+    };
+    const struct clock_src *clk = sc.clock;
+    const char *loss_out = c->rank == 0 ? cfg->loss_out : NULL;
+    const char *time_out = c->rank == 0 ? c->loss_time_out : NULL;
+    int keep = c->rank == 0 && (loss_out || time_out || !isnan(c->target_loss));
+    struct losscurve lc = { NULL, 0, NULL };
+    struct metrics_wait wt = { 0, 0, 0 };
+    struct step d;
+    double cpu0 = 0, wall0 = 0, run0 = 0, last_log = -INFINITY;
+    int rc;
+
+    local.wait = &tw;
+    cli_optim_cfg(c, &oc);
+    cfg->w->clock = clk;        /* the EMULATED backward time sleeps on it too */
+    if ((rc = step_init(&d, &sc, &ops, err)) != 0)
+        goto out;
+    if (keep && losscurve_init(&lc, (size_t)c->steps) != 0) {
+        rc = -ENOMEM;
+        err_say(err, "out of memory for the loss of %d steps", c->steps);
+        goto out;
+    }
+    for (int s = 0; s < c->steps; s++) {
+        uint64_t out0 = cfg->link->bytes_out, in0 = cfg->link->bytes_in;
+        struct step_result r;
+
+        if (s == c->warmup) {
+            hostload_sample_read(&rec->machine0);   /* the machine's load: metrics.h */
+            cpu0 = clock_cpu_seconds();
+            wall0 = clock_src_now(clk);
+        }
+        if (s == 0)
+            run0 = clock_src_now(clk);          /* wall_s's zero (train.h, LOSS FILE) */
+        if ((rc = step_run(&d, s, &r, err)) != 0)
+            goto out;
+        losscurve_set_at(&lc, (size_t)s, r.loss, clock_src_now(clk) - run0);
+        if (c->rank == 0 && (s == 0 || s == c->steps - 1 ||
+                             clock_src_now(clk) - last_log >= LOSS_LOG_EVERY_S)) {
+            log_msg("step %d: loss %.9g (mean over the global batch of %llu)", s, r.loss,
+                    (unsigned long long)r.count);
+            last_log = clock_src_now(clk);
+        }
+        if (s >= c->warmup) {
+            record(cfg, rec, s, r.t.comm, r.t.step, in0, out0);
+            if (!isnan(tw.wait))
+                metrics_wait_add(&wt, tw.wait);
+        }
+    }
+    rec->cpu_s = clock_cpu_seconds() - cpu0;
+    rec->wall_s = clock_src_now(clk) - wall0;
+    hostload_sample_read(&rec->machine1);
+    if (c->rank == 0 && c->steps > c->warmup && !dev)
+        log_medians(&d);
+    log_memory(cfg, &d);
+    log_wait(&wt, rec);
+    if (keep && !isnan(c->target_loss)) {
+        rec->ttt_s = losscurve_time_to(&lc, c->target_loss);
+        if (isnan(rec->ttt_s))
+            log_msg("--target-loss %g: not reached", c->target_loss);
+        else
+            log_msg("--target-loss %g: reached after %.6g s (wall_s)", c->target_loss,
+                    rec->ttt_s);
+    }
+    if (c->weights_out)
+        rc = step_weights_write(&d, c->weights_out, c->rank, err);
+out:
+    rc = finish(loss_out, time_out, &lc, &d, rc, err);
+    losscurve_free(&lc);
+    step_destroy(&d);
+    return rc;
+}
+
+int train_run(const struct train_cfg *cfg, struct metrics_record *rec, char *err)
+{
+    return train_steps(cfg, NULL, NULL, rec, err);
+}

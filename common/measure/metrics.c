@@ -1,0 +1,662 @@
+/* metrics.c -- step records, summaries and the merge into a CSV row.
+ *
+ * The merge rules and the record format are in metrics.h. The code is
+ * strict about records: processes of one job must report the same timed
+ * steps in the same order, because a row that silently mixed different
+ * steps would compare different things.
+ */
+#include "metrics.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "model.h"
+#include "base/outfile.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int metrics_summarize(const double *v, size_t n, struct metrics_stats *out)
+{
+    double *s;
+
+    if (n == 0)
+        return ERR_USAGE;
+    s = malloc(n * sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    memcpy(s, v, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_double);
+    out->min = s[0];
+    out->max = s[n - 1];
+    out->median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    free(s);
+    return 0;
+}
+
+void metrics_wait_add(struct metrics_wait *w, double t)
+{
+    t = t > 0 ? t : 0.0;
+    w->sum += t;
+    w->max = w->n == 0 || t > w->max ? t : w->max;
+    w->n++;
+}
+
+double metrics_wait_mean(const struct metrics_wait *w)
+{
+    return w->n ? w->sum / (double)w->n : NAN;
+}
+
+int metrics_record_init(struct metrics_record *r, size_t cap)
+{
+    memset(r, 0, sizeof *r);
+    r->rank = -1;
+    r->ttt_s = r->wait_s = NAN;
+    r->machine0.wait_ns = r->machine1.wait_ns = -1;     /* not known until sampled or read */
+    if (cap > METRICS_MAX_STEPS)
+        return ERR_USAGE;
+    r->cap = cap;
+    r->steps = calloc(cap ? cap : 1, sizeof *r->steps);
+    return r->steps ? 0 : -ENOMEM;
+}
+
+void metrics_record_free(struct metrics_record *r)
+{
+    free(r->steps);
+    r->steps = NULL;
+    r->nsteps = r->cap = 0;
+}
+
+int metrics_record_add(struct metrics_record *r, const struct metrics_step *s)
+{
+    if (r->nsteps >= r->cap)
+        return ERR_USAGE;
+    r->steps[r->nsteps++] = *s;
+    return 0;
+}
+
+/* A time that does not apply travels as "-". */
+static void put_time(struct outfile *f, double t)
+{
+    if (isnan(t))
+        outfile_printf(f, " -");
+    else
+        outfile_printf(f, " %.9g", t);
+}
+
+/* A machine sample: "KEY TOTAL BUSY RUNNING" (RUNNING "-" when unknown);
+ * nothing when there is none. */
+static void put_machine(struct outfile *f, const char *key, const struct hostload_sample *m)
+{
+    if (!m->ok)
+        return;
+    outfile_printf(f, "%s %llu %llu", key, (unsigned long long)m->total, (unsigned long long)m->busy);
+    if (m->running >= 0)
+        outfile_printf(f, " %d\n", m->running);
+    else
+        outfile_printf(f, " -\n");
+}
+
+/* The process's run delay at a machine sample: "waitN NS", only when known. */
+static void put_wait(struct outfile *f, const char *key, const struct hostload_sample *m)
+{
+    if (m->ok && m->wait_ns >= 0)
+        outfile_printf(f, "%s %lld\n", key, (long long)m->wait_ns);
+}
+
+/* Written through outfile.h: checked, atomic, every error reported as is. */
+int metrics_record_write(const struct metrics_record *r, const char *path, char *err)
+{
+    int rc;
+    struct outfile *f = outfile_new("--csv", path, &rc, err);
+
+    if (!f)
+        return rc;
+    outfile_printf(f, "psring-record 1\nsystem %s\nrole %s\nrank %d\nworld %d\n",
+                   r->system, r->role, r->rank, r->world);
+    outfile_printf(f, "algo %s\ntransport %s\nbytes %llu\n", r->algo[0] ? r->algo : "-",
+                   r->transport[0] ? r->transport : "-", (unsigned long long)r->bytes);
+    outfile_printf(f, "link_bw %.17g\nlink_latency %.17g\ncpu_s %.9g\nwall_s %.9g\nncpu %d\n",
+                   r->link_bw, r->link_latency, r->cpu_s, r->wall_s, r->ncpu);
+    if (r->coll[0])
+        outfile_printf(f, "coll %s\n", r->coll);
+    put_machine(f, "machine0", &r->machine0);
+    put_machine(f, "machine1", &r->machine1);
+    if (r->buckets > 1)
+        outfile_printf(f, "buckets %u\nbucket_bytes %llu\n", (unsigned)r->buckets,
+                       (unsigned long long)r->bucket_bytes);
+    if (!isnan(r->ttt_s))
+        outfile_printf(f, "ttt_s %.9g\n", r->ttt_s);
+    if (!isnan(r->wait_s))
+        outfile_printf(f, "wait_s %.9g\n", r->wait_s);
+    put_wait(f, "wait0", &r->machine0);
+    put_wait(f, "wait1", &r->machine1);
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const struct metrics_step *s = &r->steps[i];
+        outfile_printf(f, "step %llu", (unsigned long long)s->step);
+        put_time(f, s->combine_s);
+        put_time(f, s->ingress_s);
+        put_time(f, s->egress_s);
+        outfile_printf(f, " %llu %llu", (unsigned long long)s->bytes_in,
+                       (unsigned long long)s->bytes_out);
+        put_time(f, s->step_s);
+        outfile_printf(f, "\n");
+    }
+    return outfile_end(f, err);
+}
+
+/* Strict number parsing for the reader: the whole token must be used. */
+static int tok_double(const char *t, double *out)
+{
+    char *end;
+    if (strcmp(t, "-") == 0) {
+        *out = NAN;
+        return 0;
+    }
+    errno = 0;
+    *out = strtod(t, &end);
+    return (end != t && *end == '\0' && errno == 0 && !isinf(*out) && !isnan(*out)) ? 0 : -1;
+}
+
+static int tok_u64(const char *t, uint64_t *out)
+{
+    char *end;
+    if (*t < '0' || *t > '9')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(t, &end, 10);
+    *out = v;
+    return (*end == '\0' && errno == 0) ? 0 : -1;
+}
+
+static int tok_int(const char *t, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(t, &end, 10);
+    *out = (int)v;
+    return (end != t && *end == '\0' && errno == 0 && v >= -1 && v <= 1000000) ? 0 : -1;
+}
+
+static int set_name(char *dst, const char *v)
+{
+    if (strlen(v) >= METRICS_NAME_LEN)
+        return -1;
+    strcpy(dst, strcmp(v, "-") == 0 ? "" : v);
+    return 0;
+}
+
+/* One "key value..." line into the record; -1 if it does not parse. */
+static int read_line(struct metrics_record *r, char *line)
+{
+    char *save = NULL, *key = strtok_r(line, " \t\n", &save);
+    char *v = key ? strtok_r(NULL, " \t\n", &save) : NULL;
+    uint64_t u;
+
+    if (!key)
+        return 0;                       /* blank line */
+    if (!v)
+        return -1;
+    if (strcmp(key, "step") == 0) {
+        struct metrics_step s;
+        char *t[6];
+        for (int i = 0; i < 5; i++)
+            if (!(t[i] = strtok_r(NULL, " \t\n", &save)))
+                return -1;
+        t[5] = strtok_r(NULL, " \t\n", &save);      /* STEP_S: optional */
+        s.step_s = NAN;
+        if ((t[5] && strtok_r(NULL, " \t\n", &save)) || tok_u64(v, &s.step) ||
+            tok_double(t[0], &s.combine_s) || tok_double(t[1], &s.ingress_s) ||
+            tok_double(t[2], &s.egress_s) || tok_u64(t[3], &s.bytes_in) ||
+            tok_u64(t[4], &s.bytes_out) || (t[5] && tok_double(t[5], &s.step_s)))
+            return -1;
+        if (r->nsteps == r->cap) {
+            size_t cap = r->cap ? 2 * r->cap : 64;
+            struct metrics_step *p;
+            if (cap > METRICS_MAX_STEPS)
+                return -1;
+            p = realloc(r->steps, cap * sizeof *p);
+            if (!p)
+                return -1;
+            r->steps = p;
+            r->cap = cap;
+        }
+        r->steps[r->nsteps++] = s;
+        return 0;
+    }
+    if (strcmp(key, "machine0") == 0 || strcmp(key, "machine1") == 0) {
+        struct hostload_sample *m = key[7] == '0' ? &r->machine0 : &r->machine1;
+        char *busy = strtok_r(NULL, " \t\n", &save), *run = strtok_r(NULL, " \t\n", &save);
+        uint64_t t, b;
+        if (!run || strtok_r(NULL, " \t\n", &save) || tok_u64(v, &t) || tok_u64(busy, &b) ||
+            b > t)
+            return -1;
+        m->running = -1;
+        if (strcmp(run, "-") != 0 && (tok_int(run, &m->running) || m->running < 0))
+            return -1;
+        m->total = t;
+        m->busy = b;
+        m->ok = 1;
+        return 0;
+    }
+    if (strtok_r(NULL, " \t\n", &save))
+        return -1;                      /* one value per key */
+    if (strcmp(key, "psring-record") == 0) return strcmp(v, "1") == 0 ? 0 : -1;
+    if (strcmp(key, "system") == 0) return set_name(r->system, v);
+    if (strcmp(key, "role") == 0) return set_name(r->role, v);
+    if (strcmp(key, "algo") == 0) return set_name(r->algo, v);
+    if (strcmp(key, "transport") == 0) return set_name(r->transport, v);
+    if (strcmp(key, "coll") == 0) return set_name(r->coll, v);
+    if (strcmp(key, "rank") == 0) return tok_int(v, &r->rank);
+    if (strcmp(key, "world") == 0) return tok_int(v, &r->world);
+    if (strcmp(key, "ncpu") == 0) return tok_int(v, &r->ncpu);
+    if (strcmp(key, "bytes") == 0) {
+        if (tok_u64(v, &u))
+            return -1;
+        r->bytes = u;
+        return 0;
+    }
+    if (strcmp(key, "buckets") == 0) {
+        if (tok_u64(v, &u) || u < 2 || u > UINT32_MAX)
+            return -1;                  /* written only for several */
+        r->buckets = (uint32_t)u;
+        return 0;
+    }
+    if (strcmp(key, "bucket_bytes") == 0) {
+        if (tok_u64(v, &u) || u < 1)
+            return -1;
+        r->bucket_bytes = u;
+        return 0;
+    }
+    if (strcmp(key, "link_bw") == 0) return tok_double(v, &r->link_bw);
+    if (strcmp(key, "link_latency") == 0) return tok_double(v, &r->link_latency);
+    if (strcmp(key, "cpu_s") == 0) return tok_double(v, &r->cpu_s);
+    if (strcmp(key, "wall_s") == 0) return tok_double(v, &r->wall_s);
+    if (strcmp(key, "ttt_s") == 0) return tok_double(v, &r->ttt_s) || r->ttt_s < 0 ? -1 : 0;
+    if (strcmp(key, "wait_s") == 0) return tok_double(v, &r->wait_s) || r->wait_s < 0 ? -1 : 0;
+    if (strcmp(key, "wait0") == 0 || strcmp(key, "wait1") == 0) {
+        uint64_t w;
+        if (tok_u64(v, &w) || w > (uint64_t)INT64_MAX)
+            return -1;
+        (key[4] == '0' ? &r->machine0 : &r->machine1)->wait_ns = (int64_t)w;
+        return 0;
+    }
+    return -1;                          /* unknown key */
+}
+
+int metrics_record_read(struct metrics_record *r, const char *path, char *err)
+{
+    char line[512];
+    int lineno = 0, rc = 0;
+    FILE *f;
+
+    rc = metrics_record_init(r, 64);
+    if (rc)
+        return rc;
+    f = fopen(path, "r");
+    if (!f) {
+        int e = errno;
+        if (err)
+            snprintf(err, ERR_LEN, "read record %s: %s", path, strerror(e));
+        return -e;
+    }
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            rc = ERR_FORMAT;
+            if (err)
+                snprintf(err, ERR_LEN, "%s:%d: line too long", path, lineno);
+            break;
+        }
+        if ((lineno == 1 && strncmp(line, "psring-record ", 14) != 0) ||
+            read_line(r, line) != 0) {
+            rc = ERR_FORMAT;
+            if (err)
+                snprintf(err, ERR_LEN, "%s:%d: not a psring record line", path, lineno);
+            break;
+        }
+    }
+    if (rc == 0 && (lineno == 0 || !r->system[0] || r->world < 1)) {
+        rc = ERR_FORMAT;
+        if (err)
+            snprintf(err, ERR_LEN, "%s: incomplete record (no system or world)", path);
+    }
+    fclose(f);
+    return rc;
+}
+
+static int fail(char *err, const char *msg)
+{
+    if (err)
+        snprintf(err, ERR_LEN, "merge: %s", msg);
+    return ERR_FORMAT;
+}
+
+/* machine_verdict: machine_busy, job_busy, run_queue and, with a link
+ * limit, host_bound and bound_by (hostload.h's rule). The window is the
+ * union of the records' timed parts: the start sample with the fewest
+ * ticks, the end sample with the most (the counters are the machine's, so
+ * samples from different processes compare). */
+static void machine_verdict(const struct metrics_record *recs, size_t n, double cpu,
+                            double wall, int ncpu, struct metrics_row *row)
+{
+    const struct hostload_sample *a = NULL, *b = NULL;
+    struct hostload_verdict v;
+    double *q = calloc(2 * n, sizeof *q), runq = NAN, wait = 0.0;
+    size_t nq = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct hostload_sample *m0 = &recs[i].machine0, *m1 = &recs[i].machine1;
+        /* signal 4 (hostload.h) needs every process's own run delay */
+        if (m0->ok && m1->ok && m0->wait_ns >= 0 && m1->wait_ns >= m0->wait_ns)
+            wait += (double)(m1->wait_ns - m0->wait_ns) * 1e-9;
+        else
+            wait = NAN;
+        if (!m0->ok || !m1->ok)
+            continue;
+        if (!a || m0->total < a->total)
+            a = m0;
+        if (!b || m1->total > b->total)
+            b = m1;
+        if (q && m0->running >= 1)
+            q[nq++] = m0->running - 1;
+        if (q && m1->running >= 1)
+            q[nq++] = m1->running - 1;
+    }
+    if (nq > 0) {
+        struct metrics_stats st;
+        metrics_summarize(q, nq, &st);
+        runq = st.median;
+    }
+    free(q);
+    hostload_decide(a, b, cpu, wall, (double)sysconf(_SC_CLK_TCK), ncpu, (int)n, runq, &v);
+    hostload_wait(&v, wait, wall, (int)n);
+    row->machine_busy = v.machine_busy;
+    row->job_busy = v.job_busy;
+    row->run_queue = v.run_queue;
+    row->bound_by[0] = '\0';
+    if (row->link_bw > 0) {
+        row->host_bound = v.bound;
+        snprintf(row->bound_by, sizeof row->bound_by, "%s", hostload_by_name(v.by));
+    }
+}
+
+/* ps_pipelined: model_s of a PS row whose workers pushed several buckets
+ * (model.h, model_ps_pipelined), in the row's placement. */
+static double ps_pipelined(const struct metrics_row *row, int extra, double n, double bw, double a)
+{
+    double b = row->bucket_bytes;
+
+    if (strcmp(row->placement, "colocated") == 0)
+        return model_ps_pipelined(MODEL_PS_COLOC, row->k, extra, n, b, bw, a);
+    if (strcmp(row->placement, "colocated-even") == 0)
+        return model_ps_mix_pipelined(row->k, extra, 1.0 / row->servers, n, b, bw, a);
+    return model_ps_pipelined(MODEL_PS, row->k, row->servers > 0 ? row->servers : 1, n, b, bw, a);
+}
+
+/* row_model: model_s of a merged row (NaN without a bandwidth limit):
+ * a standalone collective's (--coll), the ring's or rd's, or the
+ * parameter server's in its placement (separate: S = the server records,
+ * at least 1). */
+static double row_model(const struct metrics_row *row)
+{
+    double n = (double)row->bytes, bw = row->link_bw, a = row->link_latency;
+    int extra = row->servers - row->k, rd = strcmp(row->algo, "rd") == 0;
+
+    if (!(bw > 0))
+        return NAN;
+    /* rd's all-reduce (--bench --algo rd) has its own cost, not the
+     * ring's that model_coll gives all_reduce. */
+    if (row->coll[0] && !(rd && model_coll_parse(row->coll) == MODEL_COLL_ALL_REDUCE))
+        return model_coll(model_coll_parse(row->coll), MODEL_TIME, row->k, n, bw, a, NAN, NAN);
+    if (strcmp(row->system, "ps") != 0)
+        return rd ? model_rd(row->k, n, bw, a) : model_ring(row->k, n, bw, a);
+    if (row->buckets > 1)       /* per-bucket pull: the pull of one overlaps the next's push */
+        return ps_pipelined(row, extra, n, bw, a);
+    if (strcmp(row->placement, "colocated") == 0)
+        return model_query(MODEL_PS_COLOC, MODEL_TIME, row->k, extra, n, bw, a);
+    if (strcmp(row->placement, "colocated-even") == 0)
+        return model_ps_mix(MODEL_TIME, row->k, extra, 1.0 / row->servers, n, bw, a);
+    return model_query(MODEL_PS, MODEL_TIME, row->k, row->servers > 0 ? row->servers : 1, n, bw, a);
+}
+
+/* merge_ttt_wait: record r into the row's ttt_s (the smallest carried)
+ * and wait_s (the largest; MERGE RULES). */
+static void merge_ttt_wait(const struct metrics_record *r, struct metrics_row *row)
+{
+    if (!isnan(r->ttt_s) && !(row->ttt_s <= r->ttt_s))
+        row->ttt_s = r->ttt_s;
+    if (!isnan(r->wait_s) && !(row->wait_s >= r->wait_s))
+        row->wait_s = r->wait_s;
+}
+
+int metrics_merge(const struct metrics_record *recs, size_t n,
+                  struct metrics_row *row, char *err)
+{
+    const struct metrics_record *first = NULL, *low = NULL;
+    size_t nsteps = 0, nservers = 0;
+    double *t = NULL, *in = NULL, *eg = NULL, *bin = NULL, *bout = NULL, *ws = NULL;
+    double cpu = 0.0, wall = 0.0, bucket_bytes = 0.0;
+    uint32_t buckets = 0;               /* the workers' (metrics.h: model_s) */
+    int whole = 1;                      /* every worker/rank step has step_s */
+    int ncpu = 1, rc = 0;
+    struct metrics_stats st;
+
+    memset(row, 0, sizeof *row);
+    row->ttt_s = row->wait_s = NAN;     /* none yet: merge_ttt_wait */
+    if (n == 0)
+        return fail(err, "no records");
+    for (size_t i = 0; i < n; i++) {
+        const struct metrics_record *r = &recs[i];
+        if (strcmp(r->system, recs[0].system) != 0 || r->world != recs[0].world ||
+            r->bytes != recs[0].bytes)
+            return fail(err, "records disagree on system, K or bytes");
+        merge_ttt_wait(r, row);
+        cpu += r->cpu_s;
+        wall = fmax(wall, r->wall_s);
+        ncpu = r->ncpu > ncpu ? r->ncpu : ncpu;
+        if (strcmp(r->role, "server") == 0) {
+            nservers++;
+            continue;
+        }
+        if (!first) {
+            first = r;
+            nsteps = r->nsteps;
+        }
+        if ((r->buckets > 1) != (r->bucket_bytes > 0))
+            return fail(err, "a record's buckets and bucket_bytes go together");
+        if (r->buckets > buckets)
+            buckets = r->buckets;
+        if ((double)r->bucket_bytes > bucket_bytes)
+            bucket_bytes = (double)r->bucket_bytes;
+        if (!low || r->rank < low->rank)
+            low = r;
+    }
+    if (!first)
+        return fail(err, "no worker or rank record");
+    if (nsteps == 0)
+        return fail(err, "no timed steps");
+    for (size_t i = 0; i < n; i++) {
+        if (recs[i].nsteps != nsteps)
+            return fail(err, "records disagree on the number of timed steps");
+        for (size_t s = 0; s < nsteps; s++)
+            if (recs[i].steps[s].step != first->steps[s].step)
+                return fail(err, "records disagree on the timed step numbers");
+    }
+
+    t = calloc(nsteps, sizeof *t);
+    in = calloc(nsteps, sizeof *in);
+    eg = calloc(nsteps, sizeof *eg);
+    bin = calloc(nsteps, sizeof *bin);
+    bout = calloc(nsteps, sizeof *bout);
+    ws = calloc(nsteps, sizeof *ws);
+    if (!t || !in || !eg || !bin || !bout || !ws) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t s = 0; s < nsteps; s++) {
+        t[s] = in[s] = eg[s] = ws[s] = -INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            const struct metrics_step *p = &recs[i].steps[s];
+            if (strcmp(recs[i].role, "server") == 0) {
+                in[s] = fmax(in[s], p->ingress_s);
+                eg[s] = fmax(eg[s], p->egress_s);
+                bin[s] += (double)p->bytes_in;
+                bout[s] += (double)p->bytes_out;
+            } else {
+                t[s] = fmax(t[s], p->combine_s);
+                if (isnan(p->step_s))
+                    whole = 0;
+                ws[s] = fmax(ws[s], p->step_s);
+            }
+        }
+        if (nservers == 0) {
+            bin[s] = (double)low->steps[s].bytes_in;
+            bout[s] = (double)low->steps[s].bytes_out;
+        }
+        if (!isfinite(t[s])) {
+            rc = fail(err, "a worker step has no combine time");
+            goto out;
+        }
+    }
+
+    snprintf(row->system, sizeof row->system, "%s", first->system);
+    snprintf(row->algo, sizeof row->algo, "%s", first->algo);
+    snprintf(row->transport, sizeof row->transport, "%s", first->transport);
+    snprintf(row->coll, sizeof row->coll, "%s", first->coll);
+    row->k = first->world;
+    row->bytes = first->bytes;
+    row->steps = nsteps;
+    metrics_summarize(t, nsteps, &st);
+    row->time_s = st.median;
+    row->time_min_s = st.min;
+    row->time_max_s = st.max;
+    row->step_s = NAN;
+    if (whole) {
+        metrics_summarize(ws, nsteps, &st);
+        row->step_s = st.median;
+    }
+    row->ingress_s = row->egress_s = NAN;
+    if (nservers) {
+        metrics_summarize(in, nsteps, &st);
+        row->ingress_s = isfinite(st.median) ? st.median : NAN;
+        metrics_summarize(eg, nsteps, &st);
+        row->egress_s = isfinite(st.median) ? st.median : NAN;
+    }
+    metrics_summarize(bin, nsteps, &st);
+    row->bytes_in = st.median;
+    metrics_summarize(bout, nsteps, &st);
+    row->bytes_out = st.median;
+    row->algbw = row->time_s > 0 ? (double)row->bytes / row->time_s : NAN;
+    if (strcmp(row->system, "ps") == 0)
+        row->busbw = row->algbw * row->k;
+    else if (row->coll[0])
+        row->busbw = row->algbw * model_busbw_factor(model_coll_parse(row->coll), row->k);
+    else
+        row->busbw = row->algbw * (row->k > 1 ? 2.0 * (row->k - 1) / row->k : 0.0);
+    row->link_bw = first->link_bw;
+    row->link_latency = first->link_latency;
+    row->model_s = NAN;
+    row->host_bound = -1;
+    machine_verdict(recs, n, cpu, wall, ncpu, row);
+    row->servers = (int)nservers;
+    if (nservers)
+        snprintf(row->placement, sizeof row->placement, "separate");
+    row->buckets = buckets;
+    row->bucket_bytes = buckets > 1 ? bucket_bytes : 0.0;
+    row->model_s = row_model(row);
+out:
+    free(ws);
+    free(t);
+    free(in);
+    free(eg);
+    free(bin);
+    free(bout);
+    return rc;
+}
+
+int metrics_row_place(struct metrics_row *row, const char *placement, char *err)
+{
+    int colocated = strcmp(placement, "colocated") == 0 || strcmp(placement, "colocated-even") == 0;
+
+    if (strcmp(row->system, "ps") != 0 || row->servers < 1) {
+        snprintf(err, ERR_LEN, "a placement is the parameter server's (a row with servers)");
+        return ERR_USAGE;
+    }
+    if (!colocated && strcmp(placement, "separate") != 0) {
+        snprintf(err, ERR_LEN, "placement '%.40s' is not separate, colocated or colocated-even", placement);
+        return ERR_USAGE;
+    }
+    if (colocated && row->servers < row->k) {
+        snprintf(err, ERR_LEN, "placement %s: %d servers for K = %d (one on each worker's host at least)",
+                 placement, row->servers, row->k);
+        return ERR_USAGE;
+    }
+    snprintf(row->placement, sizeof row->placement, "%s", placement);
+    row->model_s = row_model(row);
+    return 0;
+}
+
+const char *metrics_csv_header_line(void)
+{
+    return "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
+           "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
+           "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s,"
+           "ttt_s,wait_s\n";
+}
+
+void metrics_csv_header(FILE *f)
+{
+    fputs(metrics_csv_header_line(), f);
+}
+
+/* An empty field for a value that does not apply. */
+static void put_field(FILE *f, double v)
+{
+    if (isnan(v))
+        fputc(',', f);
+    else
+        fprintf(f, ",%.6g", v);
+}
+
+void metrics_row_write(FILE *f, const struct metrics_row *row)
+{
+    fprintf(f, "%s,%s,%s,%d,%llu,%zu", row->system, row->algo, row->transport,
+            row->k, (unsigned long long)row->bytes, row->steps);
+    put_field(f, row->time_s);
+    put_field(f, row->time_min_s);
+    put_field(f, row->time_max_s);
+    put_field(f, row->ingress_s);
+    put_field(f, row->egress_s);
+    put_field(f, row->algbw);
+    put_field(f, row->busbw);
+    fprintf(f, ",%.0f,%.0f", row->bytes_in, row->bytes_out);
+    put_field(f, row->link_bw);
+    put_field(f, row->link_latency);
+    put_field(f, row->model_s);
+    if (row->host_bound < 0)
+        fputc(',', f);
+    else
+        fprintf(f, ",%d", row->host_bound);
+    fprintf(f, ",%s", row->bound_by);
+    put_field(f, row->machine_busy);
+    put_field(f, row->job_busy);
+    put_field(f, row->run_queue);
+    if (row->servers > 0)
+        fprintf(f, ",%d", row->servers);
+    else
+        fputc(',', f);
+    fprintf(f, ",%s,%s", row->placement, row->coll);
+
+    put_field(f, row->step_s);
+    put_field(f, row->ttt_s);
+    put_field(f, row->wait_s);
+    fputc('\n', f);
+}

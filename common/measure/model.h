@@ -1,0 +1,256 @@
+/* model.h -- the alpha-beta cost model, the formulas in one place.
+ *
+ * Sending a message of n bytes over a link costs T(n) = a + n b: a is the
+ * latency (seconds), b = 1/bandwidth (seconds per byte). psring's emulated
+ * link gives every process one NIC of bandwidth bw in each direction and
+ * one-way latency a; the models below follow from docs/design.md:
+ *
+ *   parameter server, one step (push then pull), K workers, n bytes each,
+ *   S servers (each holds 1/S of the vector, so each link carries 1/S):
+ *     ingress  = a + K n / (S bw)   (K pushes share a server's inbound link)
+ *     egress   = a + K n / (S bw)   (K copies of the weights leave through it)
+ *     step     = ingress + egress
+ *   ring all-reduce: 2(K-1) steps of n/K bytes each way, full duplex:
+ *     T = 2(K-1) a + 2 (K-1)/K n / bw
+ *   recursive doubling (--algo rd), K a power of two: s = log2 K exchanges
+ *   of the whole vector, T = s (a + n / bw); otherwise s = floor(log2 K) + 2
+ *   (the fold of the extra ranks in and the result back out, docs/rd.md)
+ *   ring against rd: equal at n* = (2(K-1) - s) a / ((s - 2(K-1)/K) b);
+ *   below n* rd is faster, above it the ring. None (NaN) when rd is never
+ *   slower (K = 2) or never faster.
+ *
+ * The server's link carries K n bytes per step; a ring worker's 2(K-1)/K n
+ * whatever K is. That contrast is the lab.
+ *
+ * PLACEMENTS of the parameter server (a host is one emulated link; roles
+ * on one host share it, and bytes between them never cross it):
+ *
+ *   separate (MODEL_PS, servers = S): S server hosts of their own, shard
+ *     i the i-th 1/S of the vector. A server's link carries K n / S each
+ *     way, a worker's n; the busiest carries max(K/S, 1) n. (Before issue
+ *     15 the model ignored S.)
+ *   colocated (MODEL_PS_COLOC, servers = k extra): one shard on each of
+ *     the K worker hosts, owning a fraction x of the vector each, plus k
+ *     extra CPU-only server hosts owning y = (1 - K x) / k each. BytePS
+ *     (OSDI'20). Per step, each direction:
+ *       worker host: its worker's push of what is not local, (1 - x) n,
+ *                    plus its shard's sums for K-1 remote workers, (K-1) x n:
+ *                    (1 + (K-2) x) n        (the pull: the same, reversed)
+ *       extra host:  K y n
+ *     THEOREM 1. Balancing the two (1 + (K-2) x = K y) gives
+ *       x = (K - k) / (K^2 + k K - 2k),  y = 2 (K-1) / (K^2 + k K - 2k)
+ *       t_opt = 2 K (K-1) n / ((K^2 + k K - 2k) bw)
+ *     k = 0: x = 1/K, t_opt = 2(K-1)/K n / bw, the ring's bytes exactly
+ *     (colocated S = K is reduce-scatter + all-gather in other clothes);
+ *     k = K: x = 0, t_opt = n / bw, the separate PS with S = K. For k > K
+ *     the worker's own n sets the pace: x = 0, y = 1/k, t_opt = n / bw.
+ *   t_opt assumes push and pull overlap fully (MODEL_TOPT, no latency). A
+ *   per-bucket pull approaches it: compare with model_ps_pipelined (below;
+ *   t_opt + bucket / bw + 2a where the busiest link is a server's of
+ *   S = K). A one-pull PS (every push, then every pull)
+ *   is MODEL_TIME: ingress (the push phase, whose busiest link is the max
+ *   of (1 - x) n out of a worker host, (K-1) x n into it, K y n into an
+ *   extra server) then egress (the same, reversed). Theorem 1's split
+ *   balances a whole step's traffic, not a phase's: an extra server only
+ *   takes in during the push and only sends during the pull, so a one-pull
+ *   PS with extra servers sits well above t_opt (K = 8, k = 2: each phase
+ *   112/76 n / bw, t_opt 112/76 n / bw for the whole step).
+ *
+ * Everything that draws or prints the model reads it from here: psr_merge
+ * (metrics.c, the CSV's model_s), bin/model (experiments/model.c: the seed's
+ * table and one number per query, for the plots and the experiment scripts).
+ */
+#ifndef MODEL_H
+#define MODEL_H
+
+/* MODEL_PS: S separate servers (servers = S). MODEL_PS_COLOC: a shard on
+ * each worker's host plus `servers` = k >= 0 extra server hosts, Theorem
+ * 1's split. */
+enum model_algo { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_PS_COLOC };
+
+enum model_quantity {
+    MODEL_TIME,       /* seconds per step (PS: ingress + egress) */
+    MODEL_INGRESS,    /* PS only: the server's push phase, seconds */
+    MODEL_EGRESS,     /* PS only: the server's pull phase, seconds */
+    MODEL_BYTES_IN,   /* bytes into the busiest link per step (PS: one server's) */
+    MODEL_BYTES_OUT,  /* bytes out of it per step */
+    MODEL_STEPS,      /* messages in sequence per step: how many times a is paid */
+    MODEL_TOPT,       /* bytes_in / bw: the step with every transfer overlapped and no
+                       * latency (BytePS's t_opt for the PS placements) */
+};
+
+/* model_query: one quantity of one algorithm for K workers (k >= 1), S
+ * servers (MODEL_PS: servers >= 1; MODEL_PS_COLOC: the extra servers,
+ * >= 0; ignored otherwise), n bytes, bw bytes/s (> 0 for the times), lat
+ * seconds. NaN when the quantity does not apply (ingress/egress of the
+ * ring or rd). */
+double model_query(enum model_algo algo, enum model_quantity q, int k, int servers,
+                   double bytes, double bw, double lat);
+
+/* The byte split of a colocated placement: the fraction of the vector
+ * each colocated shard owns, and each extra server. */
+struct model_split {
+    double colocated;   /* x, each of the K shards on the worker hosts */
+    double extra;       /* y, each of the k extra servers (0 when k = 0) */
+};
+/* model_ps_split: Theorem 1's split for K workers and `extra` extra
+ * servers (PLACEMENTS above); K x + k y = 1. */
+struct model_split model_ps_split(int k, int extra);
+/* model_ps_ranges: the split as element ranges of a vector of `elements`
+ * elements, for the K + k servers in the order colocated 0..K-1, extra
+ * 0..k-1 (even: 1/(K+k) each instead of Theorem 1's): server i owns
+ * [first[i], first[i] + count[i]); each range ends where the cumulative
+ * fraction times `elements` rounds to, so the ranges tile [0, elements)
+ * (count 0: a server the split gives nothing). bin/model --split prints
+ * these; launch.sh and psring_sim place them. */
+void model_ps_ranges(int k, int extra, int even, unsigned long long elements,
+                     unsigned long long *first, unsigned long long *count);
+/* model_ps_mix: a quantity of the colocated placement under a split given
+ * by hand (x each colocated shard, the rest shared equally by the extra
+ * servers): model_query(MODEL_PS_COLOC, ...) is this at model_ps_split's
+ * x. An even split over K + k servers is x = 1 / (K + k). NaN for a split
+ * that is not one (x outside [0, 1/K], or x < 1/K with no extra server). */
+double model_ps_mix(enum model_quantity q, int k, int extra, double x, double bytes,
+                    double bw, double lat);
+/* model_ps_topt: Theorem 1 as the paper writes it, 2 K (K-1) n /
+ * ((K^2 + k K - 2k) bw), for 0 <= extra <= K (the tests hold
+ * MODEL_TOPT to it); NaN outside that range. */
+double model_ps_topt(int k, int extra, double bytes, double bw);
+/* model_ps_pipelined: what a PS whose pull is per bucket is compared
+ * with (issue 15; the CSV's model_s of a row with several buckets): the
+ * pull of bucket i overlaps the push of bucket i+1, so the step is
+ *     max(t_opt(n), P(n) + Q(b)) + 2a
+ * t_opt(n): MODEL_TOPT of `algo` (MODEL_PS or MODEL_PS_COLOC), the
+ * busiest link's whole step; P(n): the push phase of the vector and Q(b)
+ * the pull phase of one bucket (MODEL_INGRESS, MODEL_EGRESS without a):
+ * the last bucket's weights cannot leave before it is in. Separate,
+ * S <= K: the server's link, (K/S)(n + b) / bw + 2a (one server: K (n +
+ * b) / bw; measured 0.534 s against this 0.503 s at K = 4, n = 1 MiB, 2
+ * buckets, 100 Mbit/s, where the issue's t_opt + b / bw + 2a says 0.377
+ * s); S = K: exactly the issue's t_opt + b / bw + 2a; colocated, k = 0:
+ * t_opt + 2a, the host's link busy with its own pushes while its shard
+ * sends the earlier buckets' weights. One bucket (b = n) gives the
+ * one-pull MODEL_TIME. Assumed: every bucket spreads over the servers as
+ * the vector does (a bucket inside one shard leaves the other servers
+ * idle meanwhile: not modelled). */
+double model_ps_pipelined(enum model_algo algo, int k, int servers, double bytes,
+                          double bucket, double bw, double lat);
+/* model_ps_mix_pipelined: the same for the colocated placement under a
+ * split given by hand (model_ps_mix's x; equal shards over K + k servers:
+ * x = 1 / (K + k)). */
+double model_ps_mix_pipelined(int k, int extra, double x, double bytes, double bucket,
+                              double bw, double lat);
+
+/* model_crossover: n* in bytes where the ring and rd cost the same at K
+ * workers; NaN when they never cross. */
+double model_crossover(int k, double bw, double lat);
+/* model_rd_steps: recursive doubling's exchanges per step, s above. */
+int model_rd_steps(int k);
+
+/* The one-server shorthands that psr_merge and the table use. */
+double model_ps_ingress(int k, double bytes, double bw, double lat);
+double model_ps_step(int k, double bytes, double bw, double lat);
+double model_ring(int k, double bytes, double bw, double lat);
+double model_rd(int k, double bytes, double bw, double lat);
+/* Bytes one direction of the busiest link carries per step. */
+double model_ps_link_bytes(int k, double bytes);
+double model_ring_link_bytes(int k, double bytes);
+
+/* ---------------------------------------------------------------------
+ * THE OTHER COLLECTIVES, TENSOR AND PIPELINE PARALLELISM (seed 003).
+ *
+ * Standalone collectives of n bytes (n: what one rank contributes, the
+ * size nccl-tests prints), as ring_worker --bench --coll runs them:
+ *   all_reduce      the ring above: 2(K-1) a + 2(K-1)/K n b
+ *   reduce_scatter  one ring phase: (K-1) a + (K-1)/K n b
+ *   all_gather      the same
+ *   broadcast       a pipelined chain of P = ceil(n / seg) segments (seg:
+ *   reduce          ring_worker's --piece): (P + K - 2) (a + n b / P);
+ *                   every rank's link carries n one way
+ *   alltoall        pairwise exchange, K-1 steps; with imbalance F (the hot
+ *                   rank gets F n / K from each rank, a2a.h) every step
+ *                   waits for a block of F n / K:
+ *                   (K-1) a + (K-1) F n b / K   (F = 1: balanced)
+ * Bytes of the busiest rank's link per collective: 2(K-1)/K n (all_reduce),
+ * (K-1)/K n (reduce_scatter, all_gather), n (broadcast, reduce), and for
+ * alltoall (K-1) F n / K in (the hot rank), n - the own block out.
+ * busbw = algbw x nccl-tests' factor (model_busbw_factor): 2(K-1)/K,
+ * (K-1)/K, (K-1)/K, 1, 1, (K-1)/K.
+ *
+ * Tensor parallelism (Megatron): each transformer layer ends its attention
+ * and its MLP block in an all-reduce of the activations [b x s x h] over
+ * the t tensor-parallel ranks in the forward pass, and their conjugates
+ * in the backward pass: 4 ring all-reduces per layer per step (the seed's
+ * "4 x num_layers all-reduces per step"), on the critical path.
+ *     T_layer = 4 (2(t-1) a + 2(t-1)/t A b),   A = b s h x element bytes
+ * Pipeline parallelism, p stages, m micro-batches (GPipe, also 1F1B):
+ *     bubble = (p - 1) / (m + p - 1)
+ */
+enum model_coll {
+    MODEL_COLL_ALL_REDUCE, MODEL_COLL_REDUCE_SCATTER, MODEL_COLL_ALL_GATHER,
+    MODEL_COLL_BROADCAST, MODEL_COLL_REDUCE, MODEL_COLL_ALLTOALL,
+};
+
+/* model_coll_parse: nccl-tests' name ("all_reduce", ... "alltoall") -> the
+ * collective, or -1; model_coll_name: the reverse, or NULL. */
+int model_coll_parse(const char *name);
+const char *model_coll_name(int coll);
+/* model_busbw_factor: nccl-tests' busbw / algbw for K ranks (0 at K = 1). */
+double model_busbw_factor(int coll, int k);
+/* model_coll: quantity q (MODEL_TIME, MODEL_BYTES_IN, MODEL_BYTES_OUT,
+ * MODEL_STEPS; NaN for the others) of the collective for K ranks and n
+ * bytes; seg: the chain's segment in bytes (broadcast, reduce; NaN there
+ * without one), imbalance F in 1 .. K (alltoall; NaN there without one;
+ * ignored by the others). */
+double model_coll(int coll, enum model_quantity q, int k, double bytes, double bw, double lat,
+                  double seg, double imbalance);
+/* model_tp_layer: the tensor-parallel all-reduces of one layer per step
+ * (4 ring all-reduces of act_bytes over t ranks), seconds. */
+double model_tp_layer(int t, double act_bytes, double bw, double lat);
+/* model_pipeline_bubble: (p-1)/(m+p-1), the idle share of a pipeline of
+ * p >= 1 stages and m >= 1 micro-batches. */
+double model_pipeline_bubble(int p, int m);
+
+/* ---------------------------------------------------------------------
+ * STRAGGLERS AND THE PARAMETER SERVER'S MODES (issue 16; common/ps/mode.h).
+ *
+ * Worker r computes a step in c_r seconds (EMULATED: common/train/compute.h,
+ * --backward-time times its --straggler factor and jitter); t is the
+ * step's communication, from the models above (model_ps_step for the PS,
+ * model_ring for the ring), the same for every worker.
+ *
+ *   sync (ring, sync PS)  every step waits for the slowest:
+ *                            T_sync = max_r c_r + t
+ *   backup:b              a step takes the first K - b pushes: the
+ *                         (K-b)-th smallest c_r sets it:
+ *                            T_backup = c_(K-b) + t
+ *                         one straggler and b >= 1: the straggler-free
+ *                         step c + t. Each step uses (K-b)/K of the batch.
+ *   async                 worker r applies an update every c_r + t, alone:
+ *                            U_async = sum_r 1 / (c_r + t)  updates/s
+ *                         each of b_r examples (one worker's share), stale
+ *                         by about U (c_r + t) - 1 updates on average
+ *                         (K - 1 when all are equal).
+ *   ssp:s                 async, but no worker more than s steps ahead of
+ *                         the slowest: with a PERSISTENT straggler every
+ *                         worker runs at the slowest one's pace in the
+ *                         long run, U_ssp = K / (max_r c_r + t); the slack
+ *                         s only absorbs transient jitter and pauses (not
+ *                         modelled).
+ *
+ * Assumed: the server's link is not saturated by the extra pushes of the
+ * fast workers in async/ssp (their t is the unloaded one), and compute
+ * does not overlap communication. Time to a target loss is NOT modelled:
+ * it depends on how staleness and smaller effective batches slow
+ * convergence, which the lab measures (experiments/lab.sh --only
+ * stragglers).
+ *
+ * compute[k]: c_r in seconds (finite, >= 0); t >= 0; NaN otherwise (and
+ * for b outside 0 .. K-1). model_backup_step is O(K^2): K in the
+ * hundreds. */
+double model_sync_step(int k, const double *compute, double t);
+double model_backup_step(int k, int b, const double *compute, double t);
+double model_async_rate(int k, const double *compute, double t);
+double model_ssp_rate(int k, const double *compute, double t);
+
+#endif /* MODEL_H */

@@ -1,0 +1,364 @@
+/* checkpoint.c -- the checkpoint file's encoder, decoder and the atomic
+ * write (the format, the checks and the test hook: checkpoint.h).
+ *
+ * The decoder is written for hostile input (tests/fuzz_ckpt.c): every
+ * length is checked against what is left of the buffer before it is used,
+ * in 64-bit arithmetic that cannot wrap, and the checksum is checked
+ * before any field is trusted. No libuv, no sockets: the server's hooks
+ * (setup.c, run.c) call in here.
+ */
+#include "checkpoint.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/dtype.h"
+#include "base/err.h"
+#include "base/outfile.h"
+#include "wire/proto.h"
+
+/* ------------------------------------------------------------ bytes */
+
+/* The integers and doubles are little-endian, as on the wire (proto.h's
+ * byte helpers). */
+
+/* ----------------------------------------------------------- encode */
+
+uint64_t ckpt_size(const struct ckpt *ck)
+{
+    uint64_t sz = CKPT_HEADER_SIZE + CKPT_SUM_SIZE;
+
+    for (uint32_t i = 0; i < ck->nsec; i++)
+        sz += CKPT_SECTION_HEAD + ck->sec[i].len;
+    return sz;
+}
+
+static void encode_header(const struct ckpt *ck, unsigned char *h)
+{
+    const struct ckpt_job *j = &ck->job;
+
+    memset(h, 0, CKPT_HEADER_SIZE);
+    memcpy(h, CKPT_MAGIC, 8);
+    proto_put_u32(h + 8, CKPT_VERSION);
+    proto_put_u32(h + 12, ck->nsec);
+    proto_put_u32(h + 16, j->world);
+    proto_put_u32(h + 20, j->dtype);
+    proto_put_u32(h + 24, j->workload);
+    proto_put_u32(h + 28, j->mistake);
+    proto_put_u32(h + 32, j->shard_i);
+    proto_put_u32(h + 36, j->shard_s);
+    proto_put_u32(h + 40, j->per_step);
+    proto_put_u64(h + 48, j->n);
+    proto_put_u64(h + 56, j->lo);
+    proto_put_u64(h + 64, j->hi);
+    proto_put_u64(h + 72, j->seed);
+    proto_put_u64(h + 80, j->batch);
+    proto_put_f64(h + 88, j->lr);
+    proto_put_u64(h + 96, ck->step);
+    proto_put_u64(h + 104, ck->steps);
+}
+
+void ckpt_encode(const struct ckpt *ck, void (*put)(void *ctx, const void *p, size_t n),
+                 void *ctx)
+{
+    crypto_hash_sha256_state st;
+    unsigned char h[CKPT_HEADER_SIZE], sum[CKPT_SUM_SIZE];
+
+    assert(ck->nsec >= 1 && ck->nsec <= CKPT_MAX_SECTIONS);
+    crypto_hash_sha256_init(&st);
+    encode_header(ck, h);
+    crypto_hash_sha256_update(&st, h, sizeof h);
+    put(ctx, h, sizeof h);
+    for (uint32_t i = 0; i < ck->nsec; i++) {
+        const struct ckpt_section *s = &ck->sec[i];
+        const unsigned char *p = s->data;
+        uint64_t left = s->len;
+
+        proto_put_u32(h, s->id);
+        proto_put_u32(h + 4, s->flags);
+        proto_put_u64(h + 8, s->len);
+        crypto_hash_sha256_update(&st, h, CKPT_SECTION_HEAD);
+        put(ctx, h, CKPT_SECTION_HEAD);
+        /* In pieces: the hash's length argument is an unsigned long long,
+         * put's a size_t; 1 GiB at a time keeps both happy. */
+        while (left > 0) {
+            size_t k = left > ((uint64_t)1 << 30) ? (size_t)1 << 30 : (size_t)left;
+            crypto_hash_sha256_update(&st, p, k);
+            put(ctx, p, k);
+            p += k;
+            left -= k;
+        }
+    }
+    crypto_hash_sha256_final(&st, sum);
+    put(ctx, sum, sizeof sum);
+}
+
+/* ----------------------------------------------------------- decode */
+
+__attribute__((format(printf, 2, 3)))
+static int bad(char *err, const char *fmt, ...)
+{
+    char msg[ERR_LEN];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    err_say(err, "%s", msg);
+    return ERR_FORMAT;
+}
+
+static unsigned long long u(uint64_t x)
+{
+    return (unsigned long long)x;
+}
+
+const struct ckpt_section *ckpt_find(const struct ckpt *ck, uint32_t id)
+{
+    for (uint32_t i = 0; i < ck->nsec; i++)
+        if (ck->sec[i].id == id)
+            return &ck->sec[i];
+    return NULL;
+}
+
+/* known: the sections this version reads. */
+static int known(uint32_t id)
+{
+    return id == CKPT_SEC_WEIGHTS || id == CKPT_SEC_LOSS || id == CKPT_SEC_OPTIM ||
+           id == CKPT_SEC_OPTIM_STATE;
+}
+
+/* check_job: the header's fields in range, the sections' sizes right. */
+static int check_job(const struct ckpt *ck, char *err)
+{
+    const struct ckpt_job *j = &ck->job;
+    const struct ckpt_section *w = ckpt_find(ck, CKPT_SEC_WEIGHTS), *l;
+    size_t es = dtype_size((int)j->dtype);
+
+    if (es == 0)
+        return bad(err, "not a checkpoint: unknown dtype %u", (unsigned)j->dtype);
+    if (j->world == 0 || j->world > 65536)
+        return bad(err, "not a checkpoint: K %u out of range 1 .. 65536", (unsigned)j->world);
+    if (j->shard_s == 0 || j->shard_i >= j->shard_s)
+        return bad(err, "not a checkpoint: shard %u/%u", (unsigned)j->shard_i,
+                   (unsigned)j->shard_s);
+    if (!(j->lo < j->hi && j->hi <= j->n))
+        return bad(err, "not a checkpoint: element range [%llu, %llu) empty or past n",
+                   u(j->lo), u(j->hi));
+    if (!(isfinite(j->lr) && j->lr > 0))
+        return bad(err, "not a checkpoint: learning rate not finite and positive");
+    if (!w)
+        return bad(err, "not a checkpoint: no WEIGHTS section");
+    if ((j->hi - j->lo) > UINT64_MAX / es || w->len != (j->hi - j->lo) * es)
+        return bad(err, "not a checkpoint: WEIGHTS section of %llu bytes, %llu expected",
+                   u(w->len), u((j->hi - j->lo) * es));
+    l = ckpt_find(ck, CKPT_SEC_LOSS);
+    if (l && (ck->step > UINT64_MAX / 8 || l->len != ck->step * 8))
+        return bad(err, "not a checkpoint: LOSS section of %llu bytes, %llu expected",
+                   u(l->len), u(ck->step * 8));
+    return 0;
+}
+
+int ckpt_decode(const unsigned char *buf, size_t len, struct ckpt *out, char *err)
+{
+    unsigned char sum[CKPT_SUM_SIZE];
+    uint64_t off, body;
+    uint32_t ver;
+
+    memset(out, 0, sizeof *out);
+    if (len < CKPT_HEADER_SIZE + CKPT_SUM_SIZE)
+        return bad(err, "not a checkpoint: %zu bytes, at least %d", len,
+                   CKPT_HEADER_SIZE + CKPT_SUM_SIZE);
+    if (memcmp(buf, CKPT_MAGIC, 8) != 0)
+        return bad(err, "not a checkpoint: wrong magic (not \"PSRGCKPT\")");
+    if ((ver = proto_get_u32(buf + 8)) != CKPT_VERSION)
+        return bad(err, "checkpoint version %u, this server reads version %d",
+                   (unsigned)ver, CKPT_VERSION);
+    body = len - CKPT_SUM_SIZE;
+    crypto_hash_sha256(sum, buf, body);
+    if (sodium_memcmp(sum, buf + body, CKPT_SUM_SIZE) != 0)
+        return bad(err, "checkpoint damaged: the SHA-256 checksum does not match "
+                   "(%zu bytes)", len);
+    out->nsec = proto_get_u32(buf + 12);
+    if (out->nsec < 1 || out->nsec > CKPT_MAX_SECTIONS)
+        return bad(err, "not a checkpoint: %u sections, 1 .. %d", (unsigned)out->nsec,
+                   CKPT_MAX_SECTIONS);
+    out->job = (struct ckpt_job){
+        .world = proto_get_u32(buf + 16), .dtype = proto_get_u32(buf + 20), .workload = proto_get_u32(buf + 24),
+        .mistake = proto_get_u32(buf + 28), .shard_i = proto_get_u32(buf + 32), .shard_s = proto_get_u32(buf + 36),
+        .per_step = proto_get_u32(buf + 40), .n = proto_get_u64(buf + 48), .lo = proto_get_u64(buf + 56),
+        .hi = proto_get_u64(buf + 64), .seed = proto_get_u64(buf + 72), .batch = proto_get_u64(buf + 80),
+        .lr = proto_get_f64(buf + 88),
+    };
+    if (proto_get_u32(buf + 44) != 0)
+        return bad(err, "not a checkpoint: reserved field %u, not 0",
+                   (unsigned)proto_get_u32(buf + 44));
+    out->step = proto_get_u64(buf + 96);
+    out->steps = proto_get_u64(buf + 104);
+    off = CKPT_HEADER_SIZE;
+    for (uint32_t i = 0; i < out->nsec; i++) {
+        struct ckpt_section *s = &out->sec[i];
+
+        if (body - off < CKPT_SECTION_HEAD)
+            return bad(err, "checkpoint truncated: section %u of %u has no head",
+                       (unsigned)i, (unsigned)out->nsec);
+        s->id = proto_get_u32(buf + off);
+        s->flags = proto_get_u32(buf + off + 4);
+        s->len = proto_get_u64(buf + off + 8);
+        off += CKPT_SECTION_HEAD;
+        if (s->len > body - off)
+            return bad(err, "checkpoint truncated: section id %u says %llu bytes",
+                       (unsigned)s->id, u(s->len));
+        if (s->flags & ~CKPT_REQUIRED)
+            return bad(err, "not a checkpoint: section id %u has unknown flags %#x",
+                       (unsigned)s->id, (unsigned)s->flags);
+        for (uint32_t k = 0; k < i; k++)
+            if (out->sec[k].id == s->id)
+                return bad(err, "not a checkpoint: section id %u twice", (unsigned)s->id);
+        if ((s->flags & CKPT_REQUIRED) && !known(s->id))
+            return bad(err, "checkpoint needs section id %u, which this server does not "
+                       "know (written by a newer one?)", (unsigned)s->id);
+        s->data = buf + off;
+        off += s->len;
+    }
+    if (off != body)
+        return bad(err, "not a checkpoint: %llu bytes after the sections",
+                   u(body - off));
+    return check_job(out, err);
+}
+
+int ckpt_match(const struct ckpt *ck, const struct ckpt_job *w, char *err)
+{
+    const struct ckpt_job *h = &ck->job;
+    const char *what = NULL;
+    unsigned long long a = 0, b = 0;
+
+#define FIELD(f, name) \
+    if (!what && h->f != w->f) { what = name; a = h->f; b = w->f; }
+    FIELD(world, "K")
+    FIELD(n, "n (parameters)")
+    FIELD(dtype, "dtype")
+    FIELD(workload, "workload")
+    FIELD(seed, "seed")
+    FIELD(batch, "B (batch)")
+    FIELD(mistake, "mistake")
+    FIELD(per_step, "pushes per step (--micro with sync-every-micro)")
+    FIELD(shard_s, "shard count S")
+    FIELD(shard_i, "shard index I")
+    FIELD(lo, "first element")
+    FIELD(hi, "end of the element range")
+#undef FIELD
+    if (what) {
+        err_say(err, "checkpoint of another job: %s %llu in the checkpoint, %llu here", what,
+                a, b);
+        return ERR_MISMATCH;
+    }
+    if (memcmp(&h->lr, &w->lr, sizeof h->lr) != 0) {     /* the same bits */
+        err_say(err, "checkpoint of another job: lr %.17g in the checkpoint, %.17g here",
+                h->lr, w->lr);
+        return ERR_MISMATCH;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- files */
+
+static void put_outfile(void *ctx, const void *p, size_t n)
+{
+    outfile_write(ctx, p, n);
+}
+
+/* kill_before_rename: the test hook (checkpoint.h). */
+static void kill_before_rename(const struct outfile *o)
+{
+    fprintf(stderr, "ps_server: %s: killing myself before the rename of %s (a test)\n",
+            CKPT_KILL_ENV, o->tmp);
+    raise(SIGKILL);
+}
+
+int ckpt_write(const char *path, const struct ckpt *ck, char *err)
+{
+    static struct outfile o;    /* 64 KiB: not on the event loop's stack */
+    const char *hook = getenv(CKPT_KILL_ENV);
+    int rc;
+
+    if ((rc = outfile_open(&o, "--checkpoint", path, err)) != 0)
+        return rc;
+    if (hook && *hook && strtoull(hook, NULL, 10) == ck->step)
+        o.before_rename = kill_before_rename;
+    ckpt_encode(ck, put_outfile, &o);
+    return outfile_commit(&o, err);
+}
+
+int ckpt_load(const char *path, unsigned char **buf, size_t *len, struct ckpt *out,
+              char *err)
+{
+    struct stat st;
+    size_t got = 0;
+    int fd, rc;
+
+    *buf = NULL;
+    *len = 0;
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        rc = -errno;
+        err_say(err, "--resume: cannot read %.300s: %s", path, strerror(-rc));
+        return rc;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = S_ISREG(st.st_mode) ? -errno : -EINVAL;
+        err_say(err, "--resume: cannot read %.300s: %s", path,
+                rc == -EINVAL ? "not a regular file" : strerror(-rc));
+        close(fd);
+        return rc;
+    }
+    if ((uint64_t)st.st_size > CKPT_FILE_MAX || (uint64_t)st.st_size > SIZE_MAX) {
+        close(fd);
+        err_say(err, "--resume: %.300s: not a checkpoint: %llu bytes", path,
+                (unsigned long long)st.st_size);
+        return ERR_FORMAT;
+    }
+    *buf = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
+    if (!*buf) {
+        close(fd);
+        err_say(err, "--resume: %.300s: out of memory for %llu bytes", path,
+                (unsigned long long)st.st_size);
+        return -ENOMEM;
+    }
+    while (got < (size_t)st.st_size) {
+        ssize_t r = read(fd, *buf + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rc = r < 0 ? -errno : -EIO;
+            err_say(err, "--resume: cannot read %.300s: %s", path,
+                    r < 0 ? strerror(-rc) : "the file shrank while read");
+            close(fd);
+            free(*buf);
+            *buf = NULL;
+            return rc;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    *len = got;
+    {
+        char why[ERR_LEN];
+        if ((rc = ckpt_decode(*buf, got, out, why)) != 0) {
+            err_say(err, "--resume: %.300s: %s", path, why);
+            free(*buf);
+            *buf = NULL;
+            return rc;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,682 @@
+/* client.c -- the worker's conversation with its S servers (see client.h
+ * for the contract): set-up, the threads, the servers' ranges and the
+ * calls. What travels on one connection (headers checked, PUSH parts out,
+ * WEIGHTS parts in, ERROR frames read) is frames.c's.
+ *
+ * One step, for each server i (its pushes in its own thread when S > 1,
+ * its receiver always in its own thread):
+ *
+ *     pusher:   per bucket, from the top of [lo_i, hi_i) down, one PUSH of
+ *               the part of the bucket server i owns (frames_push)
+ *     receiver: the step's WEIGHTS parts, from the top down, until the
+ *               whole range is in the client's buffer (frames_receive)
+ *
+ * The pushers take the buckets from a queue (client.h, STREAMED PUSHES),
+ * each at its own pace; the receivers run one generation (c->pull_gen)
+ * per ps_client_pull_begin, whose step is written under c->mu before the
+ * generation is bumped and not changed until every receiver has reported
+ * back, so they read it without the lock.
+ *
+ * GIVING UP. When the worker fails, ps_client_abort sends each server it
+ * can still write to cleanly (at a frame boundary) an ERROR frame with the
+ * reason, so that a server's log says why the worker left rather than
+ * "connection lost".
+ */
+#include "client.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/dtype.h"
+#include "frames.h"
+
+static unsigned long long ull(uint64_t x)
+{
+    return (unsigned long long)x;
+}
+
+/* ------------------------------------------------------------- set-up */
+
+/* parse_servers: "A,B,..." into c->conns (allocated here). */
+static int parse_servers(struct ps_client *c, const char *list, char *err)
+{
+    char item[NET_ADDR_LEN], why[ERR_LEN];
+    const char *p = list;
+    int count = 1;
+
+    if (!list || !*list) {
+        err_say(err, "--server: no server given (expected HOST:PORT[,HOST:PORT...])");
+        return ERR_USAGE;
+    }
+    for (const char *q = list; *q; q++)
+        count += *q == ',';
+    if (count > PS_CLIENT_MAX_SERVERS) {
+        err_say(err, "--server: %d servers, at most %d", count, PS_CLIENT_MAX_SERVERS);
+        return ERR_USAGE;
+    }
+    c->conns = calloc((size_t)count, sizeof *c->conns);
+    if (!c->conns) {
+        err_say(err, "out of memory for %d servers", count);
+        return -ENOMEM;
+    }
+    for (int i = 0; i < count; i++)
+        c->conns[i].fd = -1;
+    c->nservers = count;
+    for (int i = 0; i < count; i++) {
+        struct ps_conn *k = &c->conns[i];
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= sizeof item) {
+            err_say(err, "--server: entry %d of '%.60s' is %s", i + 1, list,
+                len == 0 ? "empty" : "too long");
+            return ERR_USAGE;
+        }
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (net_parse_hostport(item, k->host, sizeof k->host, &k->port, why) != 0) {
+            err_say(err, "--server: %s", why);
+            return ERR_USAGE;
+        }
+        if (k->port == 0) {
+            err_say(err, "--server: '%s' has port 0; give the port the server bound "
+                "(its --port-file)", item);
+            return ERR_USAGE;
+        }
+        k->owner = c;
+        k->index = i;
+        snprintf(k->name, sizeof k->name, "server %d (%s)", i, item);
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *err)
+{
+    int rc;
+
+    memset(c, 0, sizeof *c);
+    c->failed = -1;
+    c->rank = cfg->rank;
+    c->world = cfg->world;
+    c->hello = cfg->hello;
+    c->key = cfg->key ? cfg->key : auth_process_key();
+    c->n = (size_t)cfg->hello.n;
+    c->dtype = (int)cfg->hello.dtype;
+    c->elem = dtype_size(c->dtype);
+    c->timeout = cfg->timeout;
+    if (c->elem == 0 || c->n == 0 || cfg->world == 0 || cfg->rank >= cfg->world) {
+        err_say(err, "ps_client: bad configuration (n %llu, dtype %d, rank %u of %u)",
+            ull(cfg->hello.n), c->dtype, (unsigned)cfg->rank, (unsigned)cfg->world);
+        return ERR_USAGE;
+    }
+    if ((rc = parse_servers(c, cfg->servers, err)) != 0)
+        return rc;
+    if ((uint64_t)c->nservers > cfg->hello.n) {
+        err_say(err, "--server: %d servers for %llu parameters (each server needs at least one)",
+            c->nservers, ull(cfg->hello.n));
+        return ERR_USAGE;
+    }
+    if (cfg->has_local && (cfg->local_server < 0 || cfg->local_server >= c->nservers)) {
+        err_say(err, "--local-server: %d is not a server's position in --server (S = %d)",
+            cfg->local_server, c->nservers);
+        return ERR_USAGE;
+    }
+    c->link_bw = cfg->link_bw;
+    c->link_latency = cfg->link_latency;
+    c->host_link = cfg->link_host != NULL;
+    c->local = cfg->has_local ? cfg->local_server : -1;
+    for (int i = 0; i < c->nservers; i++) {
+        struct ps_conn *k = &c->conns[i];
+        /* With the host's link every connection charges the host's one
+         * clock at the full rate; the server on this host is not behind
+         * the NIC at all (counters only). Otherwise each connection has
+         * its share of the worker's own NIC: an equal one until the
+         * WELCOME says its range (welcome). */
+        int local = cfg->has_local && i == cfg->local_server;
+        k->share = !local && !cfg->link_host;
+        if (local)
+            rc = link_init(&k->link, 0.0, 0.0);
+        else if (cfg->link_host)
+            rc = link_setup(&k->link, cfg->link_bw, cfg->link_latency, cfg->link_host, err);
+        else
+            rc = link_init(&k->link, cfg->link_bw / c->nservers, cfg->link_latency);
+        if (rc != 0 && cfg->link_host && !local)
+            return ERR_USAGE;   /* link_setup said why (a bad --link-host) */
+        if (rc != 0) {
+            err_say(err, "--link-bw/--link-latency: %g bytes/s over %d servers, %g s: "
+                "not a valid link", cfg->link_bw, c->nservers, cfg->link_latency);
+            return ERR_USAGE;
+        }
+    }
+    if (c->n > SIZE_MAX / c->elem || !(c->incoming = malloc(c->n * c->elem))) {
+        err_say(err, "out of memory for the %zu weights to receive", c->n);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ threads */
+
+/* conn_thread: server k's parts of the queued buckets, in order, until
+ * quit (S > 1; client.h, STREAMED PUSHES). An entry is not overwritten
+ * before every pusher has taken it, and a failure drops the entries
+ * after it unsent. */
+static void *conn_thread(void *arg)
+{
+    struct ps_conn *k = arg;
+    struct ps_client *c = k->owner;
+
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        struct ps_push job;
+        int rc = 0;
+
+        while (!c->quit && k->taken == c->head)
+            pthread_cond_wait(&c->go, &c->mu);
+        if (c->quit)
+            break;
+        job = c->queue[k->taken % PS_CLIENT_QUEUE];
+        if (c->failed < 0) {
+            pthread_mutex_unlock(&c->mu);
+            rc = frames_push(k, job.step, &job.meta, job.grad, job.first, job.count, k->err);
+            pthread_mutex_lock(&c->mu);
+        }
+        if (rc != 0) {
+            k->rc = rc;
+            if (c->failed < 0)
+                c->failed = k->index;
+        }
+        k->taken++;
+        pthread_cond_broadcast(&c->done);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* receiver_thread: server k's WEIGHTS of each pull generation into the
+ * client's buffer (PER-BUCKET PULL), until quit. pull_step is written
+ * under mu before pull_gen is bumped and not changed until every receiver
+ * has reported. */
+static void *receiver_thread(void *arg)
+{
+    struct ps_conn *k = arg;
+    struct ps_client *c = k->owner;
+    int rc, told;
+
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        uint64_t gen;
+
+        while (!c->quit && c->pull_gen == k->rseen)
+            pthread_cond_wait(&c->rgo, &c->mu);
+        if (c->quit)
+            break;
+        gen = c->pull_gen;
+        pthread_mutex_unlock(&c->mu);
+        rc = frames_receive(k, c->pull_step, c->incoming, &told, k->rerr);
+        pthread_mutex_lock(&c->mu);
+        k->rrc = rc;
+        k->rtold = rc != 0 && told;
+        k->rseen = gen;
+        pthread_cond_broadcast(&c->rdone);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* sync_init: the lock and the four condition variables. */
+static int sync_init(struct ps_client *c, char *err)
+{
+    int rc;
+
+    if ((rc = pthread_mutex_init(&c->mu, NULL)) != 0)
+        goto fail;
+    if ((rc = pthread_cond_init(&c->go, NULL)) != 0)
+        goto fail_mu;
+    if ((rc = pthread_cond_init(&c->done, NULL)) != 0)
+        goto fail_go;
+    if ((rc = pthread_cond_init(&c->rgo, NULL)) != 0)
+        goto fail_done;
+    if ((rc = pthread_cond_init(&c->rdone, NULL)) != 0)
+        goto fail_rgo;
+    c->sync_ready = 1;
+    return 0;
+fail_rgo:
+    pthread_cond_destroy(&c->rgo);
+fail_done:
+    pthread_cond_destroy(&c->done);
+fail_go:
+    pthread_cond_destroy(&c->go);
+fail_mu:
+    pthread_mutex_destroy(&c->mu);
+fail:
+    err_say(err, "cannot set up the per-server threads: %s", strerror(rc));
+    return -rc;
+}
+
+/* start_threads: a receiver per server, and a pusher per server when
+ * S > 1. They start from the queue and the pull generation as they are
+ * now (a client connected again counts on from there). */
+static int start_threads(struct ps_client *c, char *err)
+{
+    int rc;
+
+    c->failed = -1;
+    for (int i = 0; i < c->nservers; i++) {
+        c->conns[i].taken = c->head;
+        c->conns[i].rseen = c->pull_gen;
+        if ((rc = pthread_create(&c->conns[i].rthread, NULL, receiver_thread,
+                                 &c->conns[i])) != 0)
+            goto fail;
+        c->conns[i].rstarted = 1;
+        if (c->nservers == 1)
+            continue;
+        if ((rc = pthread_create(&c->conns[i].thread, NULL, conn_thread, &c->conns[i])) != 0)
+            goto fail;
+        c->conns[i].started = 1;
+    }
+    return 0;
+fail:
+    err_say(err, "cannot start the per-server threads: %s", strerror(rc));
+    return -rc;
+}
+
+/* shutdown_all: wake any thread blocked on a socket: SHUT_RD ends a
+ * receive at once (EOF) and leaves the sending side for ps_client_abort;
+ * SHUT_RDWR also fails a send. */
+static void shutdown_all(struct ps_client *c, int how)
+{
+    for (int i = 0; i < c->nservers; i++)
+        if (c->conns[i].fd >= 0)
+            (void)shutdown(c->conns[i].fd, how);
+}
+
+/* ------------------------------------------------------------ ranges */
+
+/* A server's first element and its index, for sorting. */
+struct lo_at {
+    uint64_t lo;
+    int i;
+};
+
+static int by_lo(const void *a, const void *b)
+{
+    uint64_t x = ((const struct lo_at *)a)->lo, y = ((const struct lo_at *)b)->lo;
+
+    return x < y ? -1 : x > y;
+}
+
+/* check_tiling: the servers' ranges tile [0, n): sorted by their first
+ * element, each starts where the one before ended, the first at 0, the
+ * last ends at n. ERR_MISMATCH naming the servers around the first gap or
+ * overlap. */
+static int check_tiling(struct ps_client *c, char *err)
+{
+    struct lo_at order[PS_CLIENT_MAX_SERVERS];
+    uint64_t at = 0;
+
+    for (int i = 0; i < c->nservers; i++)
+        order[i] = (struct lo_at){ c->conns[i].lo, i };
+    qsort(order, (size_t)c->nservers, sizeof order[0], by_lo);
+    for (int j = 0; j < c->nservers; j++) {
+        const struct ps_conn *k = &c->conns[order[j].i];
+
+        if (k->lo == at) {
+            at = k->hi;
+            continue;
+        }
+        if (j == 0)
+            err_say(err, "hello: the servers' ranges do not tile [0, %zu): elements [0, %llu) "
+                "are owned by none (the lowest is %s's [%llu, %llu))", c->n, ull(k->lo),
+                k->name, ull(k->lo), ull(k->hi));
+        else
+            err_say(err, "hello: the servers' ranges do not tile [0, %zu): %s owns [%llu, "
+                "%llu) and %s owns [%llu, %llu): %s", c->n, c->conns[order[j - 1].i].name,
+                ull(c->conns[order[j - 1].i].lo), ull(at), k->name, ull(k->lo), ull(k->hi),
+                k->lo > at ? "a gap" : "they overlap");
+        return ERR_MISMATCH;
+    }
+    if (at != c->n) {
+        const struct ps_conn *k = &c->conns[order[c->nservers - 1].i];
+        err_say(err, "hello: the servers' ranges do not tile [0, %zu): the highest, %s's "
+            "[%llu, %llu), %s", c->n, k->name, ull(k->lo), ull(k->hi),
+            at < c->n ? "leaves the top owned by none" : "ends past n");
+        return ERR_MISMATCH;
+    }
+    return 0;
+}
+
+/* welcome: server k's WELCOME and the range it carries, inside [0, n);
+ * its link's share of the NIC from it (client.h, THE EMULATED LINK). */
+static int welcome(struct ps_client *c, struct ps_conn *k, char *err)
+{
+    uint8_t p[PROTO_WELCOME_SIZE];
+    struct proto_welcome w;
+    uint64_t in, out;
+    char tmp[ERR_LEN];
+    int rc;
+
+    rc = frames_expect(k, "hello", c->timeout, PROTO_WELCOME, 0, 0, PROTO_WELCOME_SIZE, err);
+    if (rc != 0)
+        return rc;
+    rc = net_recv_all(k->fd, p, sizeof p, &k->link, c->timeout, k->name, tmp);
+    if (rc != 0) {
+        err_say(err, "hello: %s", tmp);
+        return rc;
+    }
+    if ((rc = proto_welcome_decode(p, sizeof p, &w)) != 0 || w.first + w.count > c->n) {
+        err_say(err, "hello: %s says it owns elements [%llu, %llu), not inside the %zu "
+            "parameters", k->name, ull(w.first), ull(w.first + w.count), c->n);
+        return rc ? rc : ERR_MISMATCH;
+    }
+    k->lo = w.first;
+    k->hi = w.first + w.count;
+    if (!k->share)
+        return 0;           /* the host's link, or a server on this host */
+    in = k->link.bytes_in;
+    out = k->link.bytes_out;
+    (void)link_init(&k->link, c->link_bw * ((double)w.count / (double)c->n), c->link_latency);
+    k->link.bytes_in = in;
+    k->link.bytes_out = out;
+    return 0;
+}
+
+/* set_shares: with the host's link, each connection to a server off the
+ * host gets its share of the host's egress (client.h, THE EMULATED LINK;
+ * link.h, FLOW SHARES). A share below the link's least rate is left off. */
+static void set_shares(struct ps_client *c)
+{
+    double local = 0.0, host;
+
+    if (!c->host_link || !(c->link_bw > 0.0))
+        return;
+    if (c->local >= 0)
+        local = (double)(c->conns[c->local].hi - c->conns[c->local].lo);
+    host = ((double)c->n - local) + (double)(c->world - 1) * local;
+    for (int i = 0; i < c->nservers; i++)
+        if (i != c->local)
+            (void)link_set_share(&c->conns[i].link,
+                                 c->link_bw * (double)(c->conns[i].hi - c->conns[i].lo) / host);
+}
+
+/* ------------------------------------------------------------ the API */
+
+int ps_client_connect(struct ps_client *c, char *err)
+{
+    char tmp[ERR_LEN];
+    int rc;
+
+    c->quit = 0;
+    for (int i = 0; i < c->nservers; i++)
+        c->conns[i].told = 0;
+    for (int i = 0; i < c->nservers; i++) {
+        struct ps_conn *k = &c->conns[i];
+        rc = auth_dial(k->host, k->port, c->key, PROTO_AUTH_PS, c->timeout, &k->fd, k->name,
+                       tmp);
+        if (rc != 0) {
+            k->fd = -1;
+            if (rc == ERR_MISMATCH)
+                err_say(err, "hello: %s", tmp);
+            else
+                err_say(err, "no server at %s:%d (server %d of %d): %s", k->host, k->port, i,
+                    c->nservers, tmp);
+            return rc;
+        }
+        proto_hello_encode(&c->hello, k->out + PROTO_HEADER_SIZE);
+        rc = frames_send_head(k, "hello", PROTO_HELLO, 0, 0, PROTO_HELLO_SIZE, PROTO_HELLO_SIZE,
+                              err);
+        if (rc != 0)
+            return rc;
+    }
+    for (int i = 0; i < c->nservers; i++)
+        if ((rc = welcome(c, &c->conns[i], err)) != 0)
+            return rc;
+    /* Every shard must be at the same step: S servers resumed from
+     * checkpoints of different steps cannot go on together. */
+    c->server_step = c->conns[0].welcome_step;
+    for (int i = 1; i < c->nservers; i++)
+        if (c->conns[i].welcome_step != c->server_step) {
+            err_say(err, "hello: the servers are at different steps: %s at %llu, %s at %llu "
+                "(resume every shard from checkpoints of the same step)", c->conns[0].name,
+                ull(c->server_step), c->conns[i].name, ull(c->conns[i].welcome_step));
+            return ERR_MISMATCH;
+        }
+    if ((rc = check_tiling(c, err)) != 0) {
+        /* Tell the servers why (their logs, and the other workers through
+         * their ERROR, then name the servers too). */
+        ps_client_abort(c, 0, rc, err);
+        return rc;
+    }
+    set_shares(c);
+    if ((rc = sync_init(c, err)) != 0)
+        return rc;
+    return start_threads(c, err);
+}
+
+/* slowest: the fewest queue entries any pusher has finished (under mu). */
+static uint64_t slowest(const struct ps_client *c)
+{
+    uint64_t least = c->head;
+
+    for (int i = 0; i < c->nservers; i++)
+        if (c->conns[i].taken < least)
+            least = c->conns[i].taken;
+    return least;
+}
+
+/* op: one bucket to every server (client.h: ps_client_push); in this
+ * thread when S = 1, else queued for the servers' pushers (STREAMED
+ * PUSHES), and waited for when it is the pass's last (first = 0). */
+static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
+              const void *grad, uint64_t first, uint64_t count, char *err)
+{
+    int failed;
+
+    if (!meta)
+        meta = &frames_no_meta;
+    if (c->nservers == 1)
+        return frames_push(&c->conns[0], step, meta, grad, first, count, err);
+    pthread_mutex_lock(&c->mu);
+    while (c->failed < 0 && c->head - slowest(c) >= PS_CLIENT_QUEUE)
+        pthread_cond_wait(&c->done, &c->mu);
+    if (c->failed < 0) {
+        c->queue[c->head % PS_CLIENT_QUEUE] = (struct ps_push){ step, *meta, grad, first, count };
+        c->head++;
+        pthread_cond_broadcast(&c->go);
+        while (first == 0 && c->failed < 0 && slowest(c) < c->head)
+            pthread_cond_wait(&c->done, &c->mu);
+    }
+    failed = c->failed;
+    if (failed >= 0) {
+        /* Report the first failure now; the other pushers may be blocked
+         * on servers that are fine: cut them short, and wait until they
+         * have dropped the rest, so that no gradient is touched once this
+         * returns. */
+        shutdown_all(c, SHUT_RDWR);
+        while (slowest(c) < c->head)
+            pthread_cond_wait(&c->done, &c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (failed < 0)
+        return 0;
+    memcpy(err, c->conns[failed].err, ERR_LEN);
+    return c->conns[failed].rc;
+}
+
+int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
+                   const void *grad, void *weights, char *err)
+{
+    int rc;
+
+    if (weights && (rc = ps_client_pull_begin(c, step, err)) != 0)
+        return rc;
+    if ((rc = op(c, step, meta, grad, 0, c->n, err)) != 0)
+        return rc;
+    return weights ? ps_client_pull(c, step, weights, err) : 0;
+}
+
+int ps_client_push(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
+                   const void *grad, uint64_t first, uint64_t count, char *err)
+{
+    if (count == 0 || first > c->n || count > c->n - first) {
+        err_say(err, "step %llu: push of elements [%llu, %llu) outside the %zu parameters",
+            ull(step), ull(first), ull(first + count), c->n);
+        return ERR_USAGE;
+    }
+    return op(c, step, meta, grad, first, count, err);
+}
+
+int ps_client_pull_begin(struct ps_client *c, uint64_t step, char *err)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&c->mu);
+    if (c->pulling && c->pull_step != step) {
+        err_say(err, "step %llu: the weights of step %llu are still being received",
+            ull(step), ull(c->pull_step));
+        rc = ERR_USAGE;
+    } else if (!c->pulling) {
+        c->pulling = 1;
+        c->pull_step = step;
+        c->pull_gen++;
+        pthread_cond_broadcast(&c->rgo);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int ps_client_pull(struct ps_client *c, uint64_t step, void *weights, char *err)
+{
+    int failed = -1, rc;
+
+    if ((rc = ps_client_pull_begin(c, step, err)) != 0)
+        return rc;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        int left = 0;
+
+        for (int i = 0; i < c->nservers; i++) {
+            struct ps_conn *k = &c->conns[i];
+            if (k->rseen != c->pull_gen)
+                left++;
+            else if (k->rrc != 0 && failed < 0)
+                failed = i;
+        }
+        if (left == 0)
+            break;
+        if (failed >= 0) {
+            /* The first failure is the one to report; the others may wait
+             * on servers that are fine: cut them short. */
+            shutdown_all(c, SHUT_RD);
+        }
+        pthread_cond_wait(&c->rdone, &c->mu);
+    }
+    c->pulling = 0;
+    pthread_mutex_unlock(&c->mu);
+    if (failed >= 0) {
+        memcpy(err, c->conns[failed].rerr, ERR_LEN);
+        return c->conns[failed].rrc;
+    }
+    memcpy(weights, c->incoming, c->n * c->elem);
+    return 0;
+}
+
+int ps_client_bye(struct ps_client *c, uint64_t step, char *err)
+{
+    char ctx[40];
+    int rc;
+
+    snprintf(ctx, sizeof ctx, "bye after step %llu", ull(step));
+    for (int i = 0; i < c->nservers; i++)
+        if ((rc = frames_send_head(&c->conns[i], ctx, PROTO_BYE, step, 0, 0, 0, err)) != 0)
+            return rc;
+    return 0;
+}
+
+void ps_client_abort(struct ps_client *c, uint64_t step, int code, const char *reason)
+{
+    unsigned char frame[PROTO_HEADER_SIZE + ERR_LEN];
+    size_t len = strnlen(reason, ERR_LEN - 1);
+    struct proto_header h;
+
+    if (len == 0)
+        return;
+    h = proto_header_make(PROTO_ERROR, c->rank, c->world, step, (uint64_t)(int64_t)code, len);
+    proto_header_encode(&h, frame);
+    memcpy(frame + PROTO_HEADER_SIZE, reason, len);
+    for (int i = 0; i < c->nservers; i++) {
+        struct ps_conn *k = &c->conns[i];
+        if (k->fd < 0 || !k->clean)
+            continue;
+        /* Best effort: a server that is gone makes this fail, quietly. */
+        (void)net_send_all(k->fd, frame, PROTO_HEADER_SIZE + len, NULL,
+                           c->timeout < FRAMES_LATE_ERROR_S ? c->timeout : FRAMES_LATE_ERROR_S,
+                           k->name, NULL);
+        k->clean = 0;
+    }
+}
+
+void ps_client_bytes(const struct ps_client *c, uint64_t *in, uint64_t *out)
+{
+    *in = *out = 0;
+    for (int i = 0; i < c->nservers; i++) {
+        *in += c->conns[i].link.bytes_in;
+        *out += c->conns[i].link.bytes_out;
+    }
+}
+
+int ps_client_told(const struct ps_client *c)
+{
+    for (int i = 0; i < c->nservers; i++)
+        if (c->conns[i].told)
+            return 1;
+    return 0;
+}
+
+void ps_client_disconnect(struct ps_client *c)
+{
+    if (c->sync_ready) {
+        pthread_mutex_lock(&c->mu);
+        c->quit = 1;
+        pthread_cond_broadcast(&c->go);
+        pthread_cond_broadcast(&c->rgo);
+        pthread_mutex_unlock(&c->mu);
+        shutdown_all(c, SHUT_RDWR);
+        for (int i = 0; i < c->nservers; i++) {
+            if (c->conns[i].started) {
+                pthread_join(c->conns[i].thread, NULL);
+                c->conns[i].started = 0;
+            }
+            if (c->conns[i].rstarted) {
+                pthread_join(c->conns[i].rthread, NULL);
+                c->conns[i].rstarted = 0;
+            }
+        }
+        c->pulling = 0;     /* a pull cut short: the next connect starts afresh */
+        pthread_cond_destroy(&c->rdone);
+        pthread_cond_destroy(&c->rgo);
+        pthread_cond_destroy(&c->done);
+        pthread_cond_destroy(&c->go);
+        pthread_mutex_destroy(&c->mu);
+        c->sync_ready = 0;
+    }
+    for (int i = 0; c->conns && i < c->nservers; i++)
+        if (c->conns[i].fd >= 0) {
+            close(c->conns[i].fd);
+            c->conns[i].fd = -1;
+        }
+}
+
+void ps_client_close(struct ps_client *c)
+{
+    ps_client_disconnect(c);
+    free(c->incoming);
+    c->incoming = NULL;
+    free(c->conns);
+    c->conns = NULL;
+    c->nservers = 0;
+}

@@ -1,0 +1,765 @@
+/* store.c -- in-place summation of streamed pushes and the step barrier
+ * (see store.h for the contract and the state machine).
+ *
+ * Payload bytes arrive at any alignment and may end inside an element, so
+ * every piece is walked in three parts: the carried start of a split
+ * element completed from the piece's first bytes, then whole elements,
+ * then a trailing partial element saved in the worker's part[]. Whole
+ * elements are copied through a small aligned buffer on the stack before
+ * they are checked or added: casting the network buffer to double * would
+ * be undefined behaviour (and trap under UBSan) when it is misaligned, and
+ * the copy costs far less than the bytes' trip through the kernel.
+ *
+ * A piece is walked twice: first only to check that every complete element
+ * in it is finite, then to add. So a piece with a NaN adds nothing of
+ * itself; the store still FAILS, because earlier pieces of the same push
+ * are already in the accumulator and cannot be taken out exactly.
+ *
+ * A release (store.h, RELEASE) writes the new weights over the released
+ * part of the accumulator: the old weights are staged on the stack, updated
+ * there by optim_apply itself (so the arithmetic is the one update of
+ * optim.h, bit for bit, whatever the cuts) and copied into the accumulator.
+ * The weights buffer is never written during a step; the step's last
+ * release swaps the two buffers.
+ */
+#include "store.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/dtype.h"
+#include "train/optim.h"
+#include "base/vec.h"
+
+enum {
+    STORE_W_WAITING = 0,    /* no push yet for the current step */
+    STORE_W_RECEIVING,      /* push_begin seen, bytes arriving */
+    STORE_W_DONE,           /* push_end seen */
+};
+
+/* Elements staged per vec_add/vec_check_finite call: 2 KiB of stack. */
+#define STAGE_BYTES 2048
+
+static unsigned long long ull(uint64_t x)
+{
+    return (unsigned long long)x;
+}
+
+/* fail: the store becomes FAILED with this code and the message already in
+ * err; later calls repeat it. */
+static int fail(struct store *s, int code, const char *err)
+{
+    assert(code < 0 && s->fail_code == 0);
+    s->fail_code = code;
+    snprintf(s->fail_msg, sizeof s->fail_msg, "%s", err);
+    return code;
+}
+
+/* failed_again: the answer to any call on a FAILED store. */
+static int failed_again(const struct store *s, uint32_t rank, char *err)
+{
+    if (rank == PROTO_RANK_SERVER)      /* not about one worker: store_apply */
+        err_say(err, "step %llu already failed: %s", ull(s->step), s->fail_msg);
+    else
+        err_say(err, "worker %u: step %llu already failed: %s", (unsigned)rank,
+            ull(s->step), s->fail_msg);
+    return s->fail_code;
+}
+
+int store_init(struct store *s, const struct store_cfg *cfg, char *err)
+{
+    size_t es = dtype_size(cfg->dtype);
+
+    memset(s, 0, sizeof *s);
+    if (cfg->n == 0 || es == 0 || cfg->world == 0 || cfg->world > PROTO_MAX_WORLD ||
+        !isfinite(cfg->lr) || cfg->n > SIZE_MAX / es ||
+        cfg->offset > UINT64_MAX - cfg->n || cfg->pushes_per_step > STORE_MAX_PUSHES ||
+        (cfg->per_worker && cfg->n > SIZE_MAX / es / cfg->world)) {
+        err_say(err, "store: bad configuration (n %zu, offset %llu, dtype %d, K %u, lr %g, "
+            "%u pushes per step)", cfg->n, ull(cfg->offset), cfg->dtype,
+            (unsigned)cfg->world, cfg->lr, (unsigned)cfg->pushes_per_step);
+        return ERR_USAGE;
+    }
+    s->n = cfg->n;
+    s->elem_size = es;
+    s->offset = cfg->offset;
+    s->dtype = cfg->dtype;
+    s->world = cfg->world;
+    s->lr = cfg->lr;
+    s->per_step = cfg->pushes_per_step > 1 ? cfg->pushes_per_step : 1;
+    s->divide_by_one = cfg->divide_by_one != 0;
+    s->batch = cfg->batch;
+    s->count_max = cfg->count_max ? cfg->count_max : cfg->batch;
+    s->batch_what = cfg->batch_what ? cfg->batch_what : "B";
+    /* calloc: the accumulator must start at +0, and so do weights when
+     * none are given. */
+    s->weights = calloc(cfg->n, es);
+    s->acc = calloc(cfg->n, es);
+    s->workers = calloc(cfg->world, sizeof *s->workers);
+    s->per_worker = cfg->per_worker != 0;
+    if (s->per_worker)
+        s->grads = calloc((size_t)cfg->world * cfg->n, es);
+    if (!s->weights || !s->acc || !s->workers || (s->per_worker && !s->grads)) {
+        store_destroy(s);
+        err_say(err, "store: out of memory for %zu elements and %u workers",
+            cfg->n, (unsigned)cfg->world);
+        return -ENOMEM;
+    }
+    if (cfg->weights)
+        memcpy(s->weights, cfg->weights, cfg->n * es);
+    /* The server holds the optimizer state of the elements it owns: a
+     * parameter server shards the optimizer by construction (ZeRO-1's
+     * idea, docs/design.md). */
+    {
+        struct optim_cfg oc = { OPTIM_SGD, cfg->lr, OPTIM_DEFAULT_MOMENTUM, OPTIM_DEFAULT_BETA1,
+                                OPTIM_DEFAULT_BETA2, OPTIM_DEFAULT_EPS };
+        int rc = optim_init(&s->opt, cfg->optim ? cfg->optim : &oc, cfg->dtype, cfg->n, err);
+        if (rc != 0) {
+            store_destroy(s);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void store_destroy(struct store *s)
+{
+    optim_destroy(&s->opt);
+    free(s->weights);
+    free(s->acc);
+    free(s->workers);
+    free(s->grads);
+    s->grads = NULL;
+    s->weights = s->acc = NULL;
+    s->workers = NULL;
+}
+
+int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
+                     const struct proto_push_meta *meta, uint64_t first,
+                     uint64_t count, char *err)
+{
+    struct store_worker *w;
+
+    if (s->fail_code)
+        return failed_again(s, rank, err);
+    if (rank >= s->world) {
+        err_say(err, "worker %u: push for step %llu refused: rank not below K = %u",
+            (unsigned)rank, ull(step), (unsigned)s->world);
+        return ERR_PROTO_RANK;
+    }
+    w = &s->workers[rank];
+    if (s->per_worker && step != w->clock) {
+        err_say(err, "worker %u: push for step %llu while its next step is %llu (%s)",
+            (unsigned)rank, ull(step), ull(w->clock),
+            step < w->clock ? "stale or duplicate" : "future");
+        return ERR_PROTO_FIELD;
+    }
+    if (!s->per_worker && step != s->step) {
+        err_say(err, "worker %u: push for step %llu while the server is at step %llu (%s)",
+            (unsigned)rank, ull(step), ull(s->step), step < s->step ? "stale" : "future");
+        return ERR_PROTO_FIELD;
+    }
+    if (w->phase != STORE_W_WAITING) {
+        if (s->per_step == 1)
+            err_say(err, "worker %u: second push for step %llu (duplicate%s)", (unsigned)rank,
+                ull(step), w->phase == STORE_W_RECEIVING ? ", the first still arriving" : "");
+        else
+            err_say(err, "worker %u: push %u for step %llu, which takes %u per worker "
+                "(duplicate%s)", (unsigned)rank, (unsigned)w->pushes + 1 +
+                (w->phase == STORE_W_RECEIVING), ull(step), (unsigned)s->per_step,
+                w->phase == STORE_W_RECEIVING ? ", the one before still arriving" : "");
+        return ERR_PROTO_FIELD;
+    }
+    if (first < s->offset || first - s->offset >= s->n || count == 0 ||
+        count > s->n - (first - s->offset)) {
+        err_say(err, "worker %u: push for step %llu carries elements [%llu, %llu), "
+            "this server owns [%llu, %llu)", (unsigned)rank, ull(step), ull(first),
+            ull(first + count), ull(s->offset), ull(s->offset + s->n));
+        return first < s->offset || first - s->offset >= s->n ? ERR_PROTO_FIELD
+                                                              : ERR_PROTO_SIZE;
+    }
+    if (first - s->offset + count != s->n - w->pass_done) {
+        err_say(err, "worker %u: push for step %llu carries elements [%llu, %llu); its next "
+            "push must end at element %llu (a pass goes from the last element down, each "
+            "push ending where the one before began)", (unsigned)rank, ull(step), ull(first),
+            ull(first + count), ull(s->offset + s->n - w->pass_done));
+        return first == s->offset ? ERR_PROTO_SIZE : ERR_PROTO_FIELD;
+    }
+    if (!isfinite(meta->loss)) {
+        err_say(err, "worker %u: push for step %llu has a non-finite loss (%g)",
+            (unsigned)rank, ull(step), meta->loss);
+        return ERR_NONFINITE;
+    }
+    if (meta->examples != 0 && w->pass_done != 0) {
+        err_say(err, "worker %u: push for step %llu counts %llu examples but is not the first "
+            "push of its pass (the count travels with the push that ends at element %llu)",
+            (unsigned)rank, ull(step), ull(meta->examples), ull(s->offset + s->n));
+        return ERR_PROTO_FIELD;
+    }
+    if (meta->examples > UINT64_MAX - w->examples) {
+        err_say(err, "worker %u: push %u for step %llu: example counts overflow",
+            (unsigned)rank, (unsigned)w->pushes + 1, ull(step));
+        return ERR_PROTO_FIELD;
+    }
+    if (s->batch && w->examples + meta->examples > s->count_max) {
+        err_say(err, "worker %u: push for step %llu counts %llu examples%s, more than %s "
+            "%llu; the step fails, weights untouched", (unsigned)rank, ull(step),
+            ull(meta->examples), w->examples ? " on top of earlier pushes" : "",
+            s->count_max == s->batch ? "the whole batch" : "a worker may count,",
+            ull(s->count_max));
+        return fail(s, ERR_PROTO_FIELD, err);
+    }
+    w->phase = STORE_W_RECEIVING;
+    w->examples += meta->examples;     /* 0 at the step's first push */
+    w->loss += meta->loss;
+    w->first = (size_t)(first - s->offset);
+    w->count = (size_t)count;
+    w->next = 0;
+    w->part_len = 0;
+    return 0;
+}
+
+/* receiving: the worker of a call that must be inside a push, or NULL with
+ * the refusal in err and *rc. */
+static struct store_worker *receiving(struct store *s, uint32_t rank, const char *what,
+                                      char *err, int *rc)
+{
+    if (s->fail_code) {
+        *rc = failed_again(s, rank, err);
+        return NULL;
+    }
+    if (rank >= s->world) {
+        err_say(err, "worker %u: %s at step %llu refused: rank not below K = %u",
+            (unsigned)rank, what, ull(s->step), (unsigned)s->world);
+        *rc = ERR_PROTO_RANK;
+        return NULL;
+    }
+    if (s->workers[rank].phase != STORE_W_RECEIVING) {
+        err_say(err, "worker %u: %s at step %llu outside a push", (unsigned)rank, what,
+            ull(s->step));
+        *rc = ERR_PROTO_FIELD;
+        return NULL;
+    }
+    return &s->workers[rank];
+}
+
+/* sum_of: where worker w's pushes are added: the accumulator, or its own
+ * buffer (PER-WORKER BUFFERS). */
+static unsigned char *sum_of(const struct store *s, const struct store_worker *w)
+{
+    if (!s->per_worker)
+        return s->acc;
+    return (unsigned char *)s->grads + (size_t)(w - s->workers) * s->n * s->elem_size;
+}
+
+/* stage: check (add == 0) or add (add == 1) cnt whole elements, aligned in
+ * buf, that are elements [at, at + cnt) of the push, into `into`. A check
+ * returns ERR_NONFINITE and the bad element in *bad. */
+static int stage(struct store *s, unsigned char *into, const void *buf, size_t at, size_t cnt,
+                 int add, size_t *bad)
+{
+    size_t i;
+
+    if (add) {
+        vec_add(into + at * s->elem_size, buf, cnt, s->dtype);
+        return 0;
+    }
+    if (vec_check_finite(buf, cnt, s->dtype, &i) != 0) {
+        *bad = at + i;
+        return ERR_NONFINITE;
+    }
+    return 0;
+}
+
+/* walk: one pass over a piece (see the opening comment). Only the adding
+ * pass changes the worker's state. */
+static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
+                size_t len, int add, size_t *bad)
+{
+    double buf[STAGE_BYTES / sizeof(double)];   /* double: aligned for both dtypes */
+    const size_t es = s->elem_size, per = sizeof buf / es;
+    size_t at = w->first + w->next;     /* into the accumulator */
+    unsigned char *into = sum_of(s, w);
+    int rc;
+
+    if (w->part_len > 0) {
+        size_t need = es - w->part_len;
+
+        if (len < need) {               /* still not a whole element */
+            if (add) {
+                memcpy(w->part + w->part_len, p, len);
+                w->part_len += len;
+            }
+            return 0;
+        }
+        memcpy(buf, w->part, w->part_len);
+        memcpy((unsigned char *)buf + w->part_len, p, need);
+        if ((rc = stage(s, into, buf, at, 1, add, bad)) != 0)
+            return rc;
+        at++;
+        p += need;
+        len -= need;
+    }
+    while (len >= es) {
+        size_t cnt = len / es < per ? len / es : per;
+
+        memcpy(buf, p, cnt * es);
+        if ((rc = stage(s, into, buf, at, cnt, add, bad)) != 0)
+            return rc;
+        at += cnt;
+        p += cnt * es;
+        len -= cnt * es;
+    }
+    if (add) {
+        memcpy(w->part, p, len);        /* len < es: the start of the next one */
+        w->part_len = len;
+        w->next = at - w->first;
+    }
+    return 0;
+}
+
+int store_push_data(struct store *s, uint32_t rank, const void *bytes,
+                    size_t nbytes, char *err)
+{
+    struct store_worker *w;
+    size_t left, bad = 0;
+    int rc = 0;
+
+    if (!(w = receiving(s, rank, "push data", err, &rc)))
+        return rc;
+    left = (w->count - w->next) * s->elem_size - w->part_len;
+    if (nbytes > left) {
+        err_say(err, "worker %u: push for step %llu has %zu bytes left, got %zu more",
+            (unsigned)rank, ull(s->step), left, nbytes);
+        return ERR_PROTO_SIZE;
+    }
+    if (walk(s, w, bytes, nbytes, 0, &bad) != 0) {
+        err_say(err, "worker %u: push for step %llu: gradient element %llu is not finite; "
+            "the step fails, weights untouched", (unsigned)rank, ull(s->step),
+            ull(s->offset + bad));
+        return fail(s, ERR_NONFINITE, err);
+    }
+    rc = walk(s, w, bytes, nbytes, 1, &bad);
+    assert(rc == 0);
+    return 0;
+}
+
+int store_push_end(struct store *s, uint32_t rank, char *err)
+{
+    struct store_worker *w;
+    int rc = 0;
+
+    if (!(w = receiving(s, rank, "push end", err, &rc)))
+        return rc;
+    if (w->next != w->count) {
+        size_t have = w->next * s->elem_size + w->part_len;
+
+        err_say(err, "worker %u: push for step %llu ended after %zu of %zu bytes",
+            (unsigned)rank, ull(s->step), have, w->count * s->elem_size);
+        return ERR_PROTO_SIZE;
+    }
+    assert(w->part_len == 0);
+    s->payload_in += (uint64_t)w->count * s->elem_size;
+    w->pass_done += w->count;
+    if (w->pass_done < s->n) {
+        w->phase = STORE_W_WAITING;     /* the next, lower, part of the pass */
+        return 0;
+    }
+    w->pass_done = 0;
+    w->pushes++;
+    if (w->pushes < s->per_step) {
+        w->phase = STORE_W_WAITING;     /* its next push of the same step */
+        return 0;
+    }
+    w->phase = STORE_W_DONE;
+    s->done++;
+    assert(s->done <= s->world);
+    return 0;
+}
+
+int store_push_abort(struct store *s, uint32_t rank, char *err)
+{
+    const struct store_worker *w;
+
+    if (s->fail_code)
+        return failed_again(s, rank, err);
+    w = rank < s->world ? &s->workers[rank] : NULL;
+    if (w && w->phase == STORE_W_RECEIVING)
+        err_say(err, "worker %u: push for step %llu cut off after %zu of %zu bytes; "
+            "the step fails, weights untouched", (unsigned)rank, ull(s->step),
+            w->next * s->elem_size + w->part_len, w->count * s->elem_size);
+    else
+        err_say(err, "worker %u: lost during step %llu; the step fails, weights untouched",
+            (unsigned)rank, ull(s->step));
+    return fail(s, ERR_EOF, err);
+}
+
+int store_step_ready(const struct store *s)
+{
+    return s->fail_code == 0 && s->done == s->world;
+}
+
+/* releasable: how far down every worker's last pass of the step has come
+ * (store.h, RELEASE): top = min over workers of top_r. */
+static size_t releasable(const struct store *s)
+{
+    size_t top = s->n;
+
+    for (uint32_t r = 0; r < s->world && top > 0; r++) {
+        const struct store_worker *w = &s->workers[r];
+        size_t t = w->phase == STORE_W_DONE ? s->n
+                 : w->pushes + 1 == s->per_step ? w->pass_done : 0;
+        if (t < top)
+            top = t;
+    }
+    return top;
+}
+
+/* count_step: the step's counts and losses, summed and checked (COUNTS);
+ * at the first release. 0, or the store FAILED. */
+static int count_step(struct store *s, char *err)
+{
+    uint64_t batch = 0;
+    double loss = 0.0;
+
+    for (uint32_t r = 0; r < s->world; r++) {
+        if (s->workers[r].examples > UINT64_MAX - batch) {
+            err_say(err, "worker %u: step %llu: example counts overflow", (unsigned)r,
+                ull(s->step));
+            return fail(s, ERR_PROTO_FIELD, err);
+        }
+        batch += s->workers[r].examples;
+        loss += s->workers[r].loss;
+    }
+    if (s->batch && batch != s->batch) {
+        char who[160];
+        size_t o = 0;
+        for (uint32_t r = 0; r < s->world && o < sizeof who; r++) {
+            int k = snprintf(who + o, sizeof who - o, "%sworker %u: %llu", r ? ", " : "",
+                             (unsigned)r, ull(s->workers[r].examples));
+            if (k < 0 || (size_t)k >= sizeof who - o) {
+                memcpy(who + sizeof who - 4, "...", 4);     /* cut: say so */
+                break;
+            }
+            o += (size_t)k;
+        }
+        err_say(err, "step %llu: the example counts sum to %llu, not %s = %llu (%s); "
+            "the step fails, weights untouched", ull(s->step), ull(batch), s->batch_what,
+            ull(s->batch), who);
+        return fail(s, ERR_PROTO_FIELD, err);
+    }
+    if (batch == 0) {
+        err_say(err, "step %llu: all %u workers pushed 0 examples (B = 0); the step fails",
+            ull(s->step), (unsigned)s->world);
+        return fail(s, ERR_PROTO_FIELD, err);
+    }
+    s->rel_batch = batch;
+    s->rel_loss = loss;
+    return 0;
+}
+
+/* update_range: acc[at, at + cnt) <- the optimizer's update of w with the
+ * gradient sum acc / divisor, through a staged copy of w (the one update
+ * rule, optim.h). The server holds the optimizer state of its range: entry
+ * `at` is element at's; each element is updated once a step, so the
+ * step's scalars (optim_scalars: the bias corrections' pow) are made once
+ * here, not per staged piece. */
+static void update_range(struct store *s, size_t at, size_t cnt, uint64_t divisor)
+{
+    double buf[STAGE_BYTES / sizeof(double)];
+    const size_t es = s->elem_size, per = sizeof buf / es;
+    unsigned char *acc = s->acc;
+    const unsigned char *w = s->weights;
+    struct optim_coef k;
+
+    assert(divisor > 0 && at + cnt <= s->n);
+    optim_scalars(&s->opt.cfg, s->step + 1, &k);
+    s->opt.t = s->step + 1;
+    while (cnt > 0) {
+        size_t c = cnt < per ? cnt : per;
+
+        memcpy(buf, w + at * es, c * es);
+        optim_apply(&k, s->dtype, buf, acc + at * es, optim_state(&s->opt, 0, at),
+                    optim_state(&s->opt, 1, at), c, divisor);
+        memcpy(acc + at * es, buf, c * es);
+        at += c;
+        cnt -= c;
+    }
+}
+
+int store_release(struct store *s, struct store_released *out, char *err)
+{
+    size_t top, lo, bad;
+    uint64_t divisor;
+    void *t;
+
+    memset(out, 0, sizeof *out);
+    if (s->fail_code)
+        return failed_again(s, PROTO_RANK_SERVER, err);
+    if (s->per_worker) {
+        err_say(err, "step %llu: store_release on a store with per-worker buffers "
+            "(store_apply_some applies there)", ull(s->step));
+        return ERR_PROTO_FIELD;
+    }
+    out->step = s->step;
+    top = releasable(s);
+    if (top <= s->released)
+        return 0;
+    if (s->released == 0 && count_step(s, err) != 0)
+        return s->fail_code;
+    lo = s->n - top;
+    /* Each element was finite, but K of them can sum past the largest
+     * finite value. */
+    if (vec_check_finite((unsigned char *)s->acc + lo * s->elem_size, top - s->released,
+                         s->dtype, &bad) != 0) {
+        err_say(err, "step %llu: the summed gradient overflowed at element %llu; "
+            "the step fails, weights untouched", ull(s->step), ull(s->offset + lo + bad));
+        return fail(s, ERR_NONFINITE, err);
+    }
+    divisor = s->divide_by_one ? 1 : s->rel_batch;
+    update_range(s, lo, top - s->released, divisor);
+    out->first = s->offset + lo;
+    out->count = top - s->released;
+    out->top = top;
+    out->weights = s->acc;
+    out->batch = s->rel_batch;
+    out->loss = s->rel_loss / (double)s->rel_batch;
+    out->divisor = divisor;
+    s->released = top;
+    if (top < s->n)
+        return 0;
+    /* The step is complete: its new weights become the weights. */
+    out->last = 1;
+    t = s->weights;
+    s->weights = s->acc;
+    s->acc = t;
+    vec_zero(s->acc, s->n, s->dtype);
+    memset(s->workers, 0, s->world * sizeof *s->workers);   /* all WAITING */
+    s->done = 0;
+    s->released = 0;
+    s->step++;
+    return 0;
+}
+
+int store_apply(struct store *s, struct store_applied *out, char *err)
+{
+    struct store_released rel;
+    int rc;
+
+    if (s->fail_code)
+        return failed_again(s, PROTO_RANK_SERVER, err);
+    if (s->per_worker) {
+        err_say(err, "step %llu: store_apply on a store with per-worker buffers "
+            "(store_apply_some applies there)", ull(s->step));
+        return ERR_PROTO_FIELD;
+    }
+    if (s->done != s->world) {
+        uint32_t r = 0;
+
+        while (s->workers[r].phase == STORE_W_DONE)
+            r++;
+        err_say(err, "worker %u: step %llu cannot be applied yet: %u of %u pushes complete",
+            (unsigned)r, ull(s->step), (unsigned)s->done, (unsigned)s->world);
+        return -EAGAIN;
+    }
+    if ((rc = store_release(s, &rel, err)) != 0)
+        return rc;
+    assert(rel.last);       /* all K done: the rest is releasable */
+    if (out) {
+        out->step = rel.step;
+        out->batch = rel.batch;
+        out->loss = rel.loss;
+        out->divisor = rel.divisor;
+    }
+    return 0;
+}
+
+const void *store_weights(const struct store *s)
+{
+    return s->weights;
+}
+
+uint64_t store_step(const struct store *s)
+{
+    return s->step;
+}
+
+uint32_t store_pushes_done(const struct store *s)
+{
+    return s->done;
+}
+
+uint32_t store_pushes_owed(const struct store *s, uint32_t rank)
+{
+    if (rank >= s->world || s->workers[rank].phase == STORE_W_DONE)
+        return 0;
+    return s->per_step - s->workers[rank].pushes;
+}
+
+size_t store_pass_left(const struct store *s, uint32_t rank)
+{
+    if (rank >= s->world || s->workers[rank].phase == STORE_W_DONE)
+        return 0;
+    return s->n - s->workers[rank].pass_done;
+}
+
+uint64_t store_payload_in(const struct store *s)
+{
+    return s->payload_in;
+}
+
+int store_failed(const struct store *s, const char **msg)
+{
+    if (msg)
+        *msg = s->fail_msg;
+    return s->fail_code;
+}
+
+size_t store_bytes(const struct store *s)
+{
+    return sizeof *s + (2 + (s->per_worker ? (size_t)s->world : 0)) * s->n * s->elem_size +
+           s->world * sizeof *s->workers;
+}
+
+/* taken: the checks store_apply_some and store_drop share: worker r's
+ * push may be used. 0 or a refusal in err. */
+static int taken(const struct store *s, uint32_t r, const char *what, char *err)
+{
+    if (!s->per_worker) {
+        err_say(err, "step %llu: %s on a store without per-worker buffers", ull(s->step),
+            what);
+        return ERR_PROTO_FIELD;
+    }
+    if (r >= s->world) {
+        err_say(err, "worker %u: %s at version %llu refused: rank not below K = %u",
+            (unsigned)r, what, ull(s->step), (unsigned)s->world);
+        return ERR_PROTO_RANK;
+    }
+    if (s->workers[r].phase != STORE_W_DONE) {
+        err_say(err, "worker %u: %s of its push for step %llu, which is not complete",
+            (unsigned)r, what, ull(s->workers[r].clock));
+        return ERR_PROTO_FIELD;
+    }
+    return 0;
+}
+
+/* reset_worker: rank r's push is used or dropped: its buffer zeroed, its
+ * state WAITING, its clock on. */
+static void reset_worker(struct store *s, uint32_t r)
+{
+    struct store_worker *w = &s->workers[r];
+    uint64_t clock = w->clock;
+
+    vec_zero(sum_of(s, w), s->n, s->dtype);
+    memset(w, 0, sizeof *w);
+    w->clock = clock + 1;
+    s->done--;
+}
+
+int store_apply_some(struct store *s, const uint32_t *ranks, uint32_t m,
+                     struct store_applied *out, char *err)
+{
+    uint64_t batch = 0, divisor;
+    double loss = 0.0;
+    const unsigned char *g;
+    size_t bad;
+    int rc;
+
+    if (s->fail_code)
+        return failed_again(s, PROTO_RANK_SERVER, err);
+    if (m == 0 || m > s->world) {
+        err_say(err, "version %llu: an update from %u pushes (1 .. K = %u)", ull(s->step),
+            (unsigned)m, (unsigned)s->world);
+        return ERR_PROTO_FIELD;
+    }
+    for (uint32_t i = 0; i < m; i++) {
+        if ((rc = taken(s, ranks[i], "apply", err)) != 0)
+            return rc;
+        for (uint32_t j = 0; j < i; j++)
+            if (ranks[j] == ranks[i]) {
+                err_say(err, "worker %u: its push used twice in one update (version %llu)",
+                    (unsigned)ranks[i], ull(s->step));
+                return ERR_PROTO_FIELD;
+            }
+        if (s->workers[ranks[i]].examples > UINT64_MAX - batch) {
+            err_say(err, "worker %u: version %llu: example counts overflow",
+                (unsigned)ranks[i], ull(s->step));
+            return ERR_PROTO_FIELD;
+        }
+        batch += s->workers[ranks[i]].examples;
+        loss += s->workers[ranks[i]].loss;
+    }
+    if (batch == 0) {
+        err_say(err, "worker %u: version %llu: the %u pushes used count 0 examples",
+            (unsigned)ranks[0], ull(s->step), (unsigned)m);
+        return ERR_PROTO_FIELD;
+    }
+    /* In the given order: 0 + g0 is g0 exactly, so m = 1 needs no copy. */
+    if (m == 1) {
+        g = sum_of(s, &s->workers[ranks[0]]);
+    } else {
+        vec_zero(s->acc, s->n, s->dtype);
+        for (uint32_t i = 0; i < m; i++)
+            vec_add(s->acc, sum_of(s, &s->workers[ranks[i]]), s->n, s->dtype);
+        g = s->acc;
+    }
+    if (vec_check_finite(g, s->n, s->dtype, &bad) != 0) {
+        err_say(err, "version %llu: the summed gradient overflowed at element %llu; "
+            "the run fails, weights untouched", ull(s->step), ull(s->offset + bad));
+        return fail(s, ERR_NONFINITE, err);
+    }
+    divisor = s->divide_by_one ? 1 : batch;
+    rc = optim_update(&s->opt, s->step + 1, s->weights, g, s->n, 0, divisor);
+    assert(rc == 0);    /* the optimizer checked at init, divisor > 0 */
+    if (out) {
+        out->step = s->step;
+        out->batch = batch;
+        out->loss = loss / (double)batch;
+        out->divisor = divisor;
+    }
+    for (uint32_t i = 0; i < m; i++)
+        reset_worker(s, ranks[i]);
+    s->step++;
+    return 0;
+}
+
+int store_drop(struct store *s, uint32_t rank, char *err)
+{
+    int rc;
+
+    if (s->fail_code)
+        return failed_again(s, rank, err);
+    if ((rc = taken(s, rank, "drop", err)) != 0)
+        return rc;
+    reset_worker(s, rank);
+    return 0;
+}
+
+uint64_t store_clock(const struct store *s, uint32_t rank)
+{
+    if (rank >= s->world)
+        return 0;
+    return s->per_worker ? s->workers[rank].clock : s->step;
+}
+
+int store_resume(struct store *s, uint64_t step, const void *weights)
+{
+    memcpy(s->weights, weights, s->n * s->elem_size);
+    vec_zero(s->acc, s->n, s->dtype);
+    memset(s->workers, 0, s->world * sizeof *s->workers);   /* all WAITING */
+    for (uint32_t r = 0; r < s->world; r++)
+        s->workers[r].clock = step;
+    if (s->per_worker)
+        vec_zero(s->grads, (size_t)s->world * s->n, s->dtype);
+    s->done = 0;
+    s->released = 0;        /* a part released before the rollback is void */
+    s->fail_code = 0;
+    s->fail_msg[0] = '\0';
+    s->step = step;
+    return 0;
+}

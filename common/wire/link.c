@@ -1,0 +1,343 @@
+/* link.c -- the emulated NIC's arithmetic (see link.h for the model).
+ *
+ * Nothing here sleeps or reads the clock: every function takes `now` and
+ * returns a time, so the same code serves blocking senders (net.c), the
+ * libuv server, and unit tests with a fake clock.
+ */
+#include "link.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/err.h"
+
+/* The host's file (HOST LINKS in link.h): the clocks as the bits of a
+ * double, so that one compare-and-swap books a reservation. */
+struct host_clocks {
+    _Atomic uint64_t magic;         /* HOST_MAGIC once a process set the rate */
+    _Atomic uint64_t rate;          /* the host's rate, bytes/s (double bits) */
+    _Atomic uint64_t latency;       /* its latency, s (double bits) */
+    _Atomic uint64_t egress, ingress;   /* the two clocks (double bits; 0 = 0.0) */
+    _Atomic uint64_t bytes_out, bytes_in;   /* the host's NIC bytes (link_host_bytes) */
+};
+_Static_assert(offsetof(struct host_clocks, bytes_out) == LINK_HOST_BYTES_OUT_OFF, "link.h's layout");
+_Static_assert(offsetof(struct host_clocks, bytes_in) == LINK_HOST_BYTES_IN_OFF, "link.h's layout");
+#define HOST_MAGIC 0x4b4e494c52535001ull  /* "\1PSRLINK" */
+
+static uint64_t bits_of(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static double double_of(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+/* The bucket's clock, and a swap that happens only when it still reads
+ * `expect` (always, for a private bucket: one thread per direction). */
+static double clock_get(const struct link_bucket *b)
+{
+    return b->shared ? double_of(atomic_load((_Atomic uint64_t *)b->shared)) : b->vclock;
+}
+
+static int clock_swap(struct link_bucket *b, double expect, double want)
+{
+    if (b->shared) {
+        uint64_t e = bits_of(expect);
+        if (!atomic_compare_exchange_strong((_Atomic uint64_t *)b->shared, &e, bits_of(want)))
+            return 0;
+    } else if (!(b->vclock == expect)) {
+        return 0;
+    }
+    b->vclock = want;
+    return 1;
+}
+
+static size_t piece_bytes(double rate)
+{
+    double p = fmax(LINK_PIECE_MIN, rate * LINK_PIECE_S);
+    return p >= (double)LINK_PIECE_MAX ? (size_t)LINK_PIECE_MAX : (size_t)p;
+}
+
+int link_init(struct link *l, double rate, double latency_s)
+{
+    memset(l, 0, sizeof *l);
+    /* The comparisons are written so that NaN fails them. */
+    if (!(rate >= 0.0) || !isfinite(rate) || (rate > 0.0 && rate < LINK_RATE_MIN))
+        return ERR_USAGE;
+    if (!(latency_s >= 0.0) || !(latency_s <= LINK_LATENCY_MAX))
+        return ERR_USAGE;
+
+    l->egress.rate = l->ingress.rate = rate;
+    l->egress.vclock = l->ingress.vclock = l->share.vclock = -INFINITY;
+    l->latency_s = latency_s;
+    l->send_app = -INFINITY;
+    l->in_stamp = NAN;
+    return 0;
+}
+
+int link_active(const struct link *l)
+{
+    return l->egress.rate > 0.0 || l->latency_s > 0.0;
+}
+
+size_t link_piece(const struct link *l)
+{
+    return l->egress.rate > 0.0 ? piece_bytes(l->egress.rate) : SIZE_MAX;
+}
+
+size_t link_frame_first(const struct link *l, size_t hdr, size_t payload)
+{
+    size_t piece = link_piece(l), room;
+
+    if (piece == SIZE_MAX || piece <= hdr)
+        return payload;
+    room = piece - hdr;
+    return payload <= room + LINK_PIECE_SLACK ? payload : room;
+}
+
+/* reserve: the bucket itself (no burst): the n bytes occupy the wire from
+ * max(vclock, from) for n / rate; advances and returns b->vclock. */
+static double reserve(struct link_bucket *b, size_t n, double from)
+{
+    for (;;) {      /* one pass unless another process booked in between */
+        double clock = clock_get(b);
+        double start = fmax(clock, from);
+        double end = b->rate > 0.0 ? start + (double)n / b->rate : start;
+        if (clock_swap(b, clock, end))
+            return end;
+    }
+}
+
+/* host_count: the host's NIC bytes (HOST LINKS), counted where they are
+ * booked. */
+static void host_count(struct link *l, _Atomic uint64_t *(*which)(struct host_clocks *), size_t n)
+{
+    if (l->host)
+        atomic_fetch_add(which(l->host), (uint64_t)n);
+}
+
+static _Atomic uint64_t *host_out(struct host_clocks *h) { return &h->bytes_out; }
+static _Atomic uint64_t *host_in(struct host_clocks *h) { return &h->bytes_in; }
+
+int link_set_share(struct link *l, double rate)
+{
+    if (!(rate >= 0.0) || !isfinite(rate) || (rate > 0.0 && rate < LINK_RATE_MIN))
+        return ERR_USAGE;
+    l->share.rate = rate;
+    return 0;
+}
+
+double link_egress_reserve(struct link *l, size_t n, double now)
+{
+    double own;
+
+    host_count(l, host_out, n);
+    if (!(l->share.rate > 0.0))
+        return reserve(&l->egress, n, now) + l->latency_s;
+    /* FLOW SHARES: the piece is booked on the flow's own clock at its
+     * share and on the host's at the host's rate, both from now (so the
+     * host's clock counts every byte once and leaves no gap), and may go
+     * when both have passed. */
+    own = reserve(&l->share, n, now);
+    return fmax(own, reserve(&l->egress, n, now)) + l->latency_s;
+}
+
+double link_ingress_reserve(struct link *l, size_t n, double t)
+{
+    host_count(l, host_in, n);
+    if (l->ingress.rate <= 0.0)
+        return t;
+    /* The bytes were on the wire for n / rate before their last one came. */
+    return reserve(&l->ingress, n, t - (double)n / l->ingress.rate);
+}
+
+double link_ingress_join(struct link *l, size_t n, double t, double stamp, int cut)
+{
+    double due;
+
+    /* Same kernel buffer as the last reservation, nothing booked since,
+     * and a piece at most in all: take that reservation back and book both
+     * parts as one. (NAN never compares equal: a read without a stamp never
+     * joins.) The piece bounds the credit: bytes an unpaced sender put in
+     * the buffer at once still pass no faster than one piece early. */
+    if (stamp == l->in_stamp && l->in_n + n <= piece_bytes(l->ingress.rate) + LINK_PIECE_SLACK &&
+        l->ingress.rate > 0.0 && clock_get(&l->ingress) == l->in_end) {
+        size_t both = l->in_n + n;
+        double end = fmax(l->in_from, l->in_t - (double)both / l->ingress.rate) +
+                     (double)both / l->ingress.rate;
+        /* One swap: fails when another process on the host booked since. */
+        if (clock_swap(&l->ingress, l->in_end, end)) {
+            host_count(l, host_in, n);
+            l->in_end = end;
+            l->in_n = both;
+            l->in_cut = cut;
+            return end;
+        }
+    }
+    l->in_from = clock_get(&l->ingress);
+    due = link_ingress_reserve(l, n, t);
+    l->in_stamp = stamp;
+    l->in_t = t;
+    l->in_end = l->ingress.vclock;
+    l->in_n = n;
+    l->in_cut = cut;
+    return due;
+}
+
+size_t link_ingress_next(const struct link *l)
+{
+    size_t piece = link_piece(l);
+
+    /* A read cut short inside a piece: the rest of that piece, no more. */
+    return piece < SIZE_MAX && l->in_cut && l->in_n < piece ? piece - l->in_n : piece;
+}
+
+int link_host_attach(struct link *l, const char *path, char *err)
+{
+    struct host_clocks *h;
+    uint64_t magic = 0;
+    int fd, rc = 0;
+    struct stat st;
+
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        rc = -errno;
+        snprintf(err, ERR_LEN, "host link %.120s: %s", path, strerror(errno));
+        return rc;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, ERR_LEN, "host link %.120s: not a regular file", path);
+        close(fd);
+        return ERR_USAGE;
+    }
+    /* Growing to the size is idempotent: two first comers agree. */
+    if ((size_t)st.st_size < sizeof *h && ftruncate(fd, sizeof *h) != 0) {
+        rc = -errno;
+        snprintf(err, ERR_LEN, "host link %.120s: %s", path, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (h == MAP_FAILED) {
+        rc = -errno;
+        snprintf(err, ERR_LEN, "host link %.120s: mmap: %s", path, strerror(errno));
+        return rc;
+    }
+    /* The first comer writes the host's rate and latency, then the magic;
+     * the others wait (briefly: two stores) and compare. */
+    if (atomic_compare_exchange_strong(&h->magic, &magic, 1)) {
+        atomic_store(&h->rate, bits_of(l->egress.rate));
+        atomic_store(&h->latency, bits_of(l->latency_s));
+        atomic_store(&h->magic, HOST_MAGIC);
+    } else {
+        for (int i = 0; i < 1000000 && atomic_load(&h->magic) == 1; i++)
+            ;
+        if (atomic_load(&h->magic) != HOST_MAGIC) {
+            snprintf(err, ERR_LEN, "host link %.120s: not a psring host link file", path);
+            munmap(h, sizeof *h);
+            return ERR_USAGE;
+        }
+    }
+    if (double_of(atomic_load(&h->rate)) != l->egress.rate ||
+        double_of(atomic_load(&h->latency)) != l->latency_s) {
+        snprintf(err, ERR_LEN, "host link %.80s: the host's link is %.6g bytes/s, %.6g s; this process "
+                 "has %.6g bytes/s, %.6g s (one host, one NIC)", path, double_of(atomic_load(&h->rate)),
+                 double_of(atomic_load(&h->latency)), l->egress.rate, l->latency_s);
+        munmap(h, sizeof *h);
+        return ERR_USAGE;
+    }
+    l->host = h;
+    l->egress.shared = &h->egress;
+    l->ingress.shared = &h->ingress;
+    return 0;
+}
+
+int link_setup(struct link *l, double rate, double latency_s, const char *host, char *err)
+{
+    if (link_init(l, rate, latency_s) != 0) {
+        snprintf(err, ERR_LEN, "--link-bw/--link-latency: rate %g B/s, latency %g s out of range",
+                 rate, latency_s);
+        return ERR_USAGE;
+    }
+    return host ? link_host_attach(l, host, err) : 0;
+}
+
+int link_host_bytes(const struct link *l, uint64_t *in, uint64_t *out)
+{
+    if (!l->host)
+        return ERR_USAGE;
+    *in = atomic_load(&((struct host_clocks *)l->host)->bytes_in);
+    *out = atomic_load(&((struct host_clocks *)l->host)->bytes_out);
+    return 0;
+}
+
+void link_host_detach(struct link *l)
+{
+    if (!l->host)
+        return;
+    l->egress.vclock = clock_get(&l->egress);
+    l->ingress.vclock = clock_get(&l->ingress);
+    l->egress.shared = l->ingress.shared = NULL;
+    munmap(l->host, sizeof(struct host_clocks));
+    l->host = NULL;
+}
+
+double link_send_reserve(struct link *l, size_t n, double now, int cont)
+{
+    /* The sender's own timeline: real time minus what the link held it. */
+    double app = now - l->send_lag;
+
+    if (l->send_cont && !cont) {
+        /* link_send_continue: the rest of a frame, from where the wire
+         * went free on the timeline (never later than now). */
+        app = fmin(now, fmax(fmax(l->egress.vclock, l->share.vclock), l->send_app));
+        cont = 1;
+    }
+    l->send_cont = 0;
+    /* A new send continues the timeline only when it comes right after the
+     * wire went free on it; otherwise the sender waited or computed, and
+     * real time is its timeline again. */
+    if (!cont && !(app <= fmax(fmax(l->egress.vclock, l->share.vclock), l->send_app) +
+                                0.5 * l->latency_s)) {
+        l->send_lag = 0.0;
+        app = now;
+    }
+    l->send_app = app;
+    return link_egress_reserve(l, n, app);
+}
+
+void link_send_woke(struct link *l, double now)
+{
+    /* Whatever time passed since the reservation, the sender was held. */
+    if (now > l->send_app)
+        l->send_lag = now - l->send_app;
+}
+
+void link_send_restart(struct link *l)
+{
+    /* Real time is the sender's timeline again. */
+    l->send_lag = 0.0;
+    l->send_cont = 0;
+}
+
+void link_send_continue(struct link *l)
+{
+    l->send_cont = 1;
+}

@@ -1,0 +1,316 @@
+/* link.h -- the emulated NIC: bandwidth and latency for one process.
+ *
+ * EMULATED. On one 2-core machine, loopback moves gigabytes per second and
+ * the CPU, not the network, is the bottleneck. The link module gives each
+ * process one NIC of a chosen rate (--link-bw) and one-way latency
+ * (--link-latency), shared by all its sockets, so that K processes on
+ * 127.0.0.1 behave like K hosts on a switch: a parameter server's single
+ * ingress link carries K*n bytes per step and saturates. Off by default.
+ *
+ * MODEL. Each direction is a token bucket of depth zero, kept as a
+ * virtual clock, vclock: the time at which the wire is next free. There is
+ * no burst: a link that was idle gives no credit, and every message pays
+ * its serialization n/B and the latency L, exactly the model's a + n b
+ * (common/measure/model.c). Egress, n bytes ready at time `now`:
+ *
+ *     start    = max(vclock, now)
+ *     vclock   = start + n / rate
+ *     deadline = vclock + latency_s     (hand them to the kernel then)
+ *
+ * The deadline is when their last byte would reach the far end.
+ * Reservations made back to back pipeline (k pieces: start + total/rate +
+ * latency, not k * latency), and a late sleep never accumulates, since the
+ * next reservation starts from vclock, not from the time the sleep ended.
+ *
+ * Ingress, n bytes whose last byte reached the reader at time `t` (the
+ * kernel's receive timestamp, or the best guess the caller has):
+ *
+ *     start  = max(vclock, t - n / rate)
+ *     vclock = start + n / rate         (returned: the bytes count as
+ *                                        received then)
+ *
+ * Bytes that came from one sender paced at the same rate arrive n/B apart
+ * and are never held (their wire time is the sender's, already paid); K
+ * senders into one reader are held to the reader's rate: this is what makes
+ * the server's link the bottleneck when K workers push to it. The reader
+ * holds what it read until the returned time and reads nothing more before
+ * it. Ingress has no latency of its own (the sender's egress paid it).
+ * Rate 0 means no bandwidth limit (egress deadline now + latency, ingress
+ * returns t).
+ *
+ * PIECE (rate B bytes/s > 0):
+ *
+ *     piece = min(max(LINK_PIECE_MIN, B * LINK_PIECE_S), LINK_PIECE_MAX)
+ *           = min(max(4 KiB, B * 250 us), 16 MiB)
+ *
+ * the most a sender reserves or a reader reads at once: 250 us of wire
+ * keeps the rate smooth (a reservation is never far ahead of the bytes)
+ * and the syscalls few; the 4 KiB floor keeps low rates from per-packet
+ * syscalls. The piece does not change any time: a message of n bytes
+ * costs L + n/B whatever its pieces.
+ *
+ * WHAT A REAL NIC DOES OTHERWISE (docs/link.md says it at length): a real
+ * sender's kernel hands the first bytes to the wire at once and a real
+ * receiver sees them L + (bytes so far)/B later; here a piece is handed
+ * over whole when its last byte would arrive, so a reader sees a piece's
+ * first byte up to piece/B late (never the message's last byte). Real
+ * switches and NICs also have buffers and bursts (tc tbf's bucket); this
+ * link has none, so it is the model, not a particular NIC.
+ *
+ * LATE EVENT LOOPS. A libuv server's timers fire late. Egress loses
+ * nothing: it reserves each piece at the time it was ready (`now` = the
+ * readiness time, in the past when the loop is late), so pieces chain on
+ * vclock and only their write is late. Ingress gets the same by passing
+ * the time the bytes were there: a reader released late from the link's
+ * hold books its next read from the time it was due to be released
+ * (ps_server/main.c), a credit no larger than the loop's lateness, taken
+ * only while the link was busy, never for idle time.
+ *
+ * BLOCKING SENDERS. An event loop reserves bytes when they are ready and
+ * writes them when their deadline comes: pass that readiness time as
+ * `now`. A sender that sleeps until each deadline (net.c) cannot: after
+ * sleeping for the latency it is "late" by that latency, and its next
+ * piece (a frame's payload after its header) would pay the latency again.
+ * link_send_reserve() / link_send_woke() keep such a sender's own
+ * timeline: the time it would have reached had the link not held it.
+ * Pieces of one send continue that timeline; a new send continues it too
+ * when it comes within latency/2 of the wire going free on that timeline
+ * (back-to-back calls), and otherwise starts from real time (it waited
+ * for a peer, as a ring step waits for its neighbour's chunk, or it
+ * computed). Its oversleeps are held on the timeline instead of lost.
+ *
+ * That guess fails when the wait for a peer and the link's hold are the
+ * same time: ring ranks in lockstep receive the neighbour's chunk just as
+ * their own last piece is released, so the next step's send looks like a
+ * back-to-back continuation, and K steps pay the latency once. A sender
+ * that knows its next send depends on what it has just received says so
+ * with link_send_restart(): that send starts a new transmission in real
+ * time and pays the latency again, so a ring step costs latency + chunk/B
+ * exactly.
+ *
+ * All functions are non-blocking arithmetic on the clock (clock.h), so the
+ * libuv server can turn a deadline into a timer and blocking code can sleep
+ * with clock_sleep_until(). Not thread-safe as a whole; egress and ingress
+ * are independent, so one thread may send while another receives.
+ *
+ * Byte counters live here too (every byte a process sends or receives goes
+ * through its link, enabled or not): bytes_out, bytes_in.
+ *
+ * HOST LINKS. The link belongs to a host, not to a process: a worker and
+ * the server shard colocated with it (experiments/launch.sh
+ * --colocated-servers) share one NIC's budget. link_host_attach() moves
+ * both directions' virtual clocks into a small file-backed shared mapping
+ * (the host's file, e.g. DIR/host.3) that every process on that host
+ * attaches to; each reservation is then one compare-and-swap on the
+ * shared clock (start = max(clock, now), clock = start + n / rate), so
+ * the host's bytes, whoever sends them, pass no faster than the host's
+ * rate, and two processes charging it take twice as long for the same
+ * bytes as one. The processes' clocks must be one clock (CLOCK_MONOTONIC
+ * on one machine: clock.h's real clock); the shared clocks start at 0,
+ * which is before any monotonic time. Everything else (the blocking
+ * sender's timeline, the ingress join, the counters) stays per process;
+ * the join takes a reservation back only when nobody booked in between
+ * (the CAS fails otherwise, and the bytes are booked on their own). Bytes
+ * between two roles on one host never cross its NIC: the caller gives
+ * such a connection a link of its own with rate 0 (counters only).
+ *
+ * FLOW SHARES. A NIC shared by several flows of different sizes carries
+ * them best when each gets the share of the rate its bytes are of the
+ * host's, so that all of them finish together (weighted fair queueing);
+ * first come, first served per piece would give the small flows as much
+ * as the big ones, and the big ones would finish late (a BytePS mix at
+ * K = 8 with 4 extra servers: 1.11x its model). link_set_share gives one
+ * flow of a host link such a rate of its own: each egress piece is then
+ * booked, from the same moment, on the flow's private clock at that rate
+ * and on the host's clock at the host's, and may go when both have
+ * passed. The host's clock still caps the sum.
+ *
+ * The host's file also counts the bytes booked through it, the host's NIC
+ * bytes (headers included; every byte of a paced link is booked, so with
+ * a rate set these are all the bytes that cross the NIC, in both
+ * directions, since the job began): native-endian unsigned 64-bit
+ * integers at
+ *
+ *     OFFSET  SIZE  DESCRIPTION
+ *     40      8     bytes out of the host (egress reservations)
+ *     48      8     bytes into the host (ingress reservations)
+ *
+ * (link_host_bytes, or `od -An -tu8 -j40 -N16 FILE` after the job).
+ */
+#ifndef LINK_H
+#define LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LINK_PIECE_S    250e-6          /* a piece, in seconds of wire time */
+#define LINK_PIECE_MIN  4096.0          /* ... but at least this many bytes */
+#define LINK_PIECE_MAX  (16u << 20)     /* largest piece at any rate */
+#define LINK_PIECE_SLACK 64u            /* a frame's first piece may run over by this (link_frame_first) */
+#define LINK_RATE_MIN   1.0             /* a rate below 1 byte/s is refused */
+#define LINK_LATENCY_MAX 60.0           /* a latency above 60 s is refused */
+#define LINK_HOST_BYTES_OUT_OFF 40      /* HOST LINKS: the host file's byte counters */
+#define LINK_HOST_BYTES_IN_OFF  48
+
+struct link_bucket {
+    double rate;      /* bytes per second; 0 = unlimited */
+    double vclock;    /* virtual time at which this wire is next free (a copy
+                       * of the shared one after each reservation, when shared) */
+    void *shared;     /* HOST LINKS: the host's clock (a 64-bit atomic in the
+                       * mapping), NULL for a private link */
+};
+
+struct link {
+    struct link_bucket egress, ingress;
+    struct link_bucket share;  /* FLOW SHARES: this flow's own egress clock
+                                  (rate 0: none) */
+    double latency_s;     /* one-way, added to egress deadlines */
+    uint64_t bytes_out;   /* counters, whether or not pacing is on */
+    uint64_t bytes_in;
+    double send_app;      /* blocking sender: its timeline at the last reservation */
+    double send_lag;      /* blocking sender: real time minus its timeline */
+    int send_cont;        /* blocking sender: the next send continues a frame */
+    /* link_ingress_join: the last reservation, to join the next one to */
+    double in_stamp;      /* its kernel receive timestamp (NAN: none) */
+    double in_t;          /* its arrival time t */
+    double in_from;       /* ingress.vclock before it */
+    double in_end;        /* ingress.vclock after it */
+    size_t in_n;          /* its bytes */
+    int in_cut;           /* its last part was cut short by the reader */
+    void *host;           /* HOST LINKS: the mapping, NULL when private */
+};
+
+/* link_init: rate in bytes/s (0: no bandwidth limit), latency in seconds
+ * (0: none). Negative, NaN or infinite values, a rate in (0, 1) and a
+ * latency above LINK_LATENCY_MAX -> ERR_USAGE. Counters start at 0. */
+int link_init(struct link *l, double rate, double latency_s);
+
+/* link_active: nonzero when either rate or latency is set. */
+int link_active(const struct link *l);
+
+/* link_piece: the largest piece a sender or receiver should move between
+ * two reservations (bounds how far a piece can run ahead of the rate);
+ * SIZE_MAX when the rate is unlimited. */
+size_t link_piece(const struct link *l);
+
+/* link_frame_first: how many of a frame's payload bytes a paced sender
+ * puts in the first piece, with the frame's hdr-byte header: as many as
+ * fill the piece, or all of them when at most LINK_PIECE_SLACK would be
+ * left over. A 4 KiB chunk and its 40-byte header at a 4 KiB piece then
+ * go as one piece, not as a piece and a 40-byte runt that costs a wait
+ * and a wake-up of its own at both ends (rd at 4 KiB, K = 4 on 2 cores:
+ * 1.49x its model with the runt, 1.15-1.19x without). The reader stays
+ * on the sender's grid: it reads the header, the rest of the piece, then
+ * the frame's last bytes, which the frame's end caps, all one kernel
+ * buffer (link_ingress_join joins up to a piece plus the slack). payload
+ * when the rate is unlimited. */
+size_t link_frame_first(const struct link *l, size_t hdr, size_t payload);
+
+/* link_set_share: this flow's share of its host's egress, in bytes/s
+ * (FLOW SHARES; 0 removes it). ERR_USAGE for a negative, NaN or infinite
+ * rate or one in (0, LINK_RATE_MIN), which changes nothing. */
+int link_set_share(struct link *l, double rate);
+
+/* link_egress_reserve: book n bytes on the outgoing wire at time `now`
+ * (and on the flow's share, when it has one: FLOW SHARES); returns the
+ * absolute time at which they may be written to the socket. */
+double link_egress_reserve(struct link *l, size_t n, double now);
+
+/* link_ingress_reserve: account n bytes just read, whose last byte arrived
+ * at time t; returns the absolute time at which they count as received:
+ * the reader holds them, and reads nothing more, until then (MODEL). */
+double link_ingress_reserve(struct link *l, size_t n, double t);
+
+/* link_ingress_join: link_ingress_reserve for a reader that knows the
+ * kernel's receive timestamp of the bytes it read (`stamp`, as the kernel
+ * gave it; NAN when there is none), and whether the read was cut short by
+ * the reader (`cut`: it got all it asked for, so the kernel may hold more
+ * of the same buffer; link_ingress_next). TCP stamps a kernel buffer once,
+ * with the time of the newest bytes put in it, and a reader taking at most
+ * a piece at a time reads one buffer in parts: a frame's header, then its
+ * payload; or a backlog that piled up while the reader was busy sending.
+ * Booked one after the other, each part would start where the last one
+ * ended, and bytes that arrived together would be held as though they
+ * were still on the wire: the sender's pacing paid twice. So bytes read
+ * with the same stamp as the last reservation, nothing else reserved in
+ * between, and at most a piece (link_piece) in all, are booked together
+ * with it as one reservation of both parts at the first part's t (from the
+ * vclock it started from). The piece bounds the credit to what a reader
+ * behind an unpaced sender already gets (its first piece early): a
+ * backlog of many pieces under one stamp is still paced piece by piece,
+ * so a reader must not let one build up (common/coll/xport_tcp.c reads
+ * while it sends). Any other read is link_ingress_reserve(l, n, t).
+ * Returns the same as that. */
+double link_ingress_join(struct link *l, size_t n, double t, double stamp, int cut);
+
+/* link_ingress_next: the most a paced reader's next read should take: a
+ * piece, or, after a read cut short inside a piece (a frame's header),
+ * the rest of that piece. A psring sender's pieces start at its frame's
+ * first byte (the header travels with the payload's first bytes,
+ * common/coll/xport_tcp.c), so a reader that keeps to this grid reads one
+ * kernel buffer at a time and every read carries its own buffer's stamp.
+ * A read that ran on into the next buffer would carry that buffer's later
+ * stamp for all its bytes, and booked at that time after the header the
+ * older bytes would pay their wire time twice: a 4 KiB frame at 32
+ * Mbit/s (header and payload in one piece, then a 40-byte tail) cost
+ * a + 2 n b whenever the reader came to the payload after the tail was in
+ * (issue 13: the ring and rd ran 2x their model on 4 KiB messages).
+ * SIZE_MAX when the rate is unlimited. */
+size_t link_ingress_next(const struct link *l);
+
+/* link_send_reserve: link_egress_reserve for a sender that sleeps until
+ * each deadline (see BLOCKING SENDERS). cont: nonzero when this piece
+ * follows the previous one within the same send. The sender then waits
+ * for the deadline and calls link_send_woke() before it writes. */
+double link_send_reserve(struct link *l, size_t n, double now, int cont);
+
+/* link_send_woke: the blocking sender's wait for its deadline ended at
+ * `now` (the time it spent held is kept off its timeline). */
+void link_send_woke(struct link *l, double now);
+
+/* link_send_restart: the blocking sender's next send carries data it has
+ * just received (a ring step forwards what the step before brought in),
+ * so it cannot have left earlier: it is a new transmission, not the
+ * continuation of the last send, however soon it follows. The time the
+ * link held the sender is forgotten; the next link_send_reserve starts at
+ * its `now` (behind the wire's backlog, if any: the rate still holds) and
+ * pays the latency once more. Call it before that send's first piece. */
+void link_send_restart(struct link *l);
+
+/* link_send_continue: the blocking sender's next send carries the rest of
+ * the frame its last send began (common/coll/xport_tcp.c: the header and
+ * first piece go in one call, the payload in the calls after it), so it
+ * is the same transmission whatever held the sender in between (it read
+ * a peer's header; it added a piece): the next link_send_reserve books it
+ * from where the wire went free on the sender's timeline, not from its
+ * `now`, and the latency is not paid again. Without it the guess of
+ * BLOCKING SENDERS decides, and a sender held past latency/2 by its peer
+ * (ring ranks a little out of lockstep) restarts and pays the latency a
+ * second time in that step; such a ring locks into that pattern, every
+ * step (a K = 4 ring at 20 ms read 1.5x its model in some runs and 1.04x
+ * in others). One send only: the flag is spent by it. */
+void link_send_continue(struct link *l);
+
+/* link_host_attach: share this link's two clocks with every process that
+ * attaches the same file (HOST LINKS). The file is created (mode 0600) if
+ * missing; the first process to attach records its rate and latency in
+ * it, and a later one with other values is refused (the host has one
+ * NIC). Call after link_init, before the first reservation. Returns 0, or
+ * ERR_USAGE / a negative errno with the reason in err (ERR_LEN bytes).
+ * The mapping is the link's until link_host_detach. */
+int link_host_attach(struct link *l, const char *path, char *err);
+
+/* link_setup: link_init, then link_host_attach when host is not NULL:
+ * what a program does with --link-bw, --link-latency and --link-host.
+ * Returns 0, or ERR_USAGE / a negative errno with the reason in err. */
+int link_setup(struct link *l, double rate, double latency_s, const char *host, char *err);
+
+/* link_host_bytes: the host's NIC bytes so far, all its processes
+ * together (HOST LINKS); ERR_USAGE on a private link. */
+int link_host_bytes(const struct link *l, uint64_t *in, uint64_t *out);
+
+/* link_host_detach: unmap the host's clocks; the link goes on privately
+ * from where the host's clocks stood. Safe on a private link. */
+void link_host_detach(struct link *l);
+
+#endif /* LINK_H */
