@@ -4,15 +4,15 @@
  * small things they hand in, a COMBINE and an APPLY (struct step_ops).
  *
  *   ring (common/coll/train.c)   combine: all-reduce each bucket, then the
- *                                3-element trailer; apply: sgd_step (CPU)
- *                                or gpu_sgd_step (train_cuda.c)
+ *                                3-element trailer; apply: optim_update
+ *                                (--optimizer, optim.h) on the host, or
+ *                                gpu_optim_update (train_cuda.c)
  *   PS worker (ps_worker/main.c) combine: push each bucket to the servers;
  *                                finish: pull the weights; apply: none
  *                                (the server applies the update)
  *   ring with --zero (SHARDED below): combine reduce-scatters, the
  *                                driver updates the rank's shard and
  *                                all-gathers (ops shard and gather)
- *   later: an asynchronous PS.
  *
  * ONE STEP (step_run), in order, on the caller's thread unless said:
  *   1. the gradient SUM over this rank's share [lo, hi) of the global
