@@ -230,10 +230,104 @@ static int parse_args(int argc, char **argv, int *quick, int *reps, double *secs
     return 0;
 }
 
+/* The rate section's verdict: the range of B within 3% in every mode (up
+ * to the first B that is not, once one was) and its worst ratio. */
+struct rate_summary {
+    double worst_in_range, lo_ok, hi_ok;
+};
+
+/* rate_accuracy: the time to move N = B * secs bytes over N/B, the link
+ * on the sender, the receiver, both, for the rates below CAP and CAP. */
+static void rate_accuracy(int b, double cap, double secs, int reps, struct rate_summary *out)
+{
+    double worst_in_range = 1, lo_ok = 0, hi_ok = 0;
+    int broke = 0;
+    printf("\n\n# rate accuracy: time to move N = B * %.2f s over N/B (1.000 = exact),\n"
+           "# link on the sender (egress), the receiver (ingress), both; B up to half\n"
+           "# the loopback rate (%.0f MB/s)\n"
+           "# rate_MBps bytes egress ingress both\n", secs, cap / 1e6);
+    /* The list below the cap, then the cap itself: the issue's range ends
+     * at half the loopback rate, so that point is always measured. */
+    double rates[NRATE + 1];
+    size_t nrates = 0;
+    for (size_t i = 0; i < NRATE; i++)
+        if (rate_list[i] < 0.9 * cap)
+            rates[nrates++] = rate_list[i];
+    rates[nrates++] = cap;
+    for (size_t i = 0; i < nrates; i++) {
+        double B = rates[i], n = floor(B * secs), ideal = n / B, ratio[3], t[MAX_REPS];
+        for (int m = 0; m < 3; m++) {
+            for (int r = 0; r < reps; r++)
+                t[r] = stream(b, n, m != 1 ? B : 0.0, m != 0 ? B : 0.0) / ideal;
+            ratio[m] = quantile(t, reps, 0.5);
+        }
+        printf("%.0f %.0f %.4f %.4f %.4f\n", B / 1e6, n, ratio[0], ratio[1], ratio[2]);
+        fflush(stdout);
+        int ok = 1;
+        for (int m = 0; m < 3; m++)
+            ok &= fabs(ratio[m] - 1.0) <= 0.03;
+        if (ok && !broke) {
+            if (lo_ok == 0)
+                lo_ok = B;
+            hi_ok = B;
+            for (int m = 0; m < 3; m++)
+                if (fabs(ratio[m] - 1) > fabs(worst_in_range - 1))
+                    worst_in_range = ratio[m];
+        } else if (lo_ok > 0) {
+            broke = 1;
+        }
+    }
+    out->worst_in_range = worst_in_range;
+    out->lo_ok = lo_ok;
+    out->hi_ok = hi_ok;
+}
+
+/* The latency section's verdict: the one-way median at L = 0, and the
+ * smallest L from which every larger L is within (-1: none) with its median. */
+struct lat_summary {
+    double floor_l, floor_med, zero_med;
+};
+
+/* latency_floor: COUNT ping-pongs per configured latency. */
+static void latency_floor(int b, int count, struct lat_summary *out)
+{
+    double *ow = malloc(sizeof *ow * (size_t)count), floor_l = -1, floor_med = 0, zero_med = 0;
+    double lat_med[NLAT];
+    int lat_ok[NLAT];
+    if (!ow)
+        die("setup", "out of memory");
+    printf("\n\n# latency floor: %d-byte ping-pong, %d round trips per row, one-way =\n"
+           "# RTT/2 in microseconds; excess = median - configured\n"
+           "# latency_us median_us p90_us excess_us\n", PING_BYTES, count);
+    for (size_t i = 0; i < NLAT; i++) {
+        double L = lat_list[i], med, p90;
+        pingpong(b, L, count, ow);
+        med = quantile(ow, count, 0.5);
+        p90 = quantile(ow, count, 0.9);
+        printf("%.0f %.1f %.1f %.1f\n", L * 1e6, med * 1e6, p90 * 1e6, (med - L) * 1e6);
+        fflush(stdout);
+        lat_ok[i] = fabs(med - L) <= fmax(0.2 * L, 30e-6);
+        lat_med[i] = med;
+        if (L == 0)
+            zero_med = med;
+    }
+    free(ow);
+    /* The floor: the smallest L from which every larger L is within. */
+    for (size_t i = NLAT; i-- > 1 && lat_ok[i];) {
+        floor_l = lat_list[i];
+        floor_med = lat_med[i];
+    }
+    out->floor_l = floor_l;
+    out->floor_med = floor_med;
+    out->zero_med = zero_med;
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0, reps = 3, lfd, port, a, b, status;
-    double secs = -1, loop_rate, cap;
+    double secs = -1, loop_rate;
+    struct rate_summary rs;
+    struct lat_summary ls;
     char err[ERR_LEN], peer[NET_ADDR_LEN];
     pid_t pid;
 
@@ -286,72 +380,9 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    /* 2. rate accuracy */
-    cap = loop_rate / 2;
-    double worst_in_range = 1, lo_ok = 0, hi_ok = 0;
-    int broke = 0;
-    printf("\n\n# rate accuracy: time to move N = B * %.2f s over N/B (1.000 = exact),\n"
-           "# link on the sender (egress), the receiver (ingress), both; B up to half\n"
-           "# the loopback rate (%.0f MB/s)\n"
-           "# rate_MBps bytes egress ingress both\n", secs, cap / 1e6);
-    /* The list below the cap, then the cap itself: the issue's range ends
-     * at half the loopback rate, so that point is always measured. */
-    double rates[NRATE + 1];
-    size_t nrates = 0;
-    for (size_t i = 0; i < NRATE; i++)
-        if (rate_list[i] < 0.9 * cap)
-            rates[nrates++] = rate_list[i];
-    rates[nrates++] = cap;
-    for (size_t i = 0; i < nrates; i++) {
-        double B = rates[i], n = floor(B * secs), ideal = n / B, ratio[3], t[MAX_REPS];
-        for (int m = 0; m < 3; m++) {
-            for (int r = 0; r < reps; r++)
-                t[r] = stream(b, n, m != 1 ? B : 0.0, m != 0 ? B : 0.0) / ideal;
-            ratio[m] = quantile(t, reps, 0.5);
-        }
-        printf("%.0f %.0f %.4f %.4f %.4f\n", B / 1e6, n, ratio[0], ratio[1], ratio[2]);
-        fflush(stdout);
-        int ok = 1;
-        for (int m = 0; m < 3; m++)
-            ok &= fabs(ratio[m] - 1.0) <= 0.03;
-        if (ok && !broke) {
-            if (lo_ok == 0)
-                lo_ok = B;
-            hi_ok = B;
-            for (int m = 0; m < 3; m++)
-                if (fabs(ratio[m] - 1) > fabs(worst_in_range - 1))
-                    worst_in_range = ratio[m];
-        } else if (lo_ok > 0) {
-            broke = 1;
-        }
-    }
-
-    /* 3. latency floor */
-    int count = quick ? 200 : 1000;
-    double *ow = malloc(sizeof *ow * (size_t)count), floor_l = -1, floor_med = 0, zero_med = 0;
-    double lat_med[NLAT];
-    int lat_ok[NLAT];
-    printf("\n\n# latency floor: %d-byte ping-pong, %d round trips per row, one-way =\n"
-           "# RTT/2 in microseconds; excess = median - configured\n"
-           "# latency_us median_us p90_us excess_us\n", PING_BYTES, count);
-    for (size_t i = 0; i < NLAT; i++) {
-        double L = lat_list[i], med, p90;
-        pingpong(b, L, count, ow);
-        med = quantile(ow, count, 0.5);
-        p90 = quantile(ow, count, 0.9);
-        printf("%.0f %.1f %.1f %.1f\n", L * 1e6, med * 1e6, p90 * 1e6, (med - L) * 1e6);
-        fflush(stdout);
-        lat_ok[i] = fabs(med - L) <= fmax(0.2 * L, 30e-6);
-        lat_med[i] = med;
-        if (L == 0)
-            zero_med = med;
-    }
-    free(ow);
-    /* The floor: the smallest L from which every larger L is within. */
-    for (size_t i = NLAT; i-- > 1 && lat_ok[i];) {
-        floor_l = lat_list[i];
-        floor_med = lat_med[i];
-    }
+    /* 2. rate accuracy; 3. latency floor */
+    rate_accuracy(b, loop_rate / 2, secs, reps, &rs);
+    latency_floor(b, quick ? 200 : 1000, &ls);
 
     send_cmd(b, CMD_QUIT, 0, 0, 0, 0);
     close(b);
@@ -359,15 +390,15 @@ int main(int argc, char **argv)
         die("child", "did not exit cleanly");
 
     printf("\n\n# summary: loopback %.0f MB/s unpaced.\n", loop_rate / 1e6);
-    if (lo_ok > 0)
+    if (rs.lo_ok > 0)
         printf("# summary: rate within 3%% (egress, ingress and both) for B = %.0f .. %.0f MB/s"
-               " (worst ratio %.4f)\n", lo_ok / 1e6, hi_ok / 1e6, worst_in_range);
+               " (worst ratio %.4f)\n", rs.lo_ok / 1e6, rs.hi_ok / 1e6, rs.worst_in_range);
     else
         printf("# summary: no rate within 3%% on this run (host too busy?)\n");
-    printf("# summary: latency floor (L = 0) %.1f us one-way; ", zero_med * 1e6);
-    if (floor_l > 0)
+    printf("# summary: latency floor (L = 0) %.1f us one-way; ", ls.zero_med * 1e6);
+    if (ls.floor_l > 0)
         printf("every L >= %.0f us is within max(20%%, 30 us) (L = %.0f us: median %.1f us)\n",
-               floor_l * 1e6, floor_l * 1e6, floor_med * 1e6);
+               ls.floor_l * 1e6, ls.floor_l * 1e6, ls.floor_med * 1e6);
     else
         printf("the largest L is not within max(20%%, 30 us)\n");
     free(buf);

@@ -264,6 +264,70 @@ out:
     return rc;
 }
 
+/* run_steps: the big-batch steps (or, with a shaping MISTAKE, the
+ * workers' steps played in one process), the loss per step on stdout and
+ * into lc where there is one. 0, or -1 after saying why on stderr. */
+static int run_steps(const struct cli_common *o, struct workload *w, struct optim *opt,
+                     struct bufs *b, int mistake, struct losscurve *lc)
+{
+    int shaped = mistake != MISTAKE_NONE && mistake != MISTAKE_SUM_NOT_MEAN;
+
+    printf("# reference: %s n=%zu %s, batch %llu, lr %g, seed %llu, %d steps, optimizer %s%s%s\n",
+           workload_name(o->workload), w->n, dtype_name(o->dtype), (unsigned long long)w->batch,
+           o->lr, (unsigned long long)o->seed, o->steps, optim_name(o->optimizer),
+           mistake != MISTAKE_NONE ? ", MISTAKE " : "",
+           mistake != MISTAKE_NONE ? mistake_name(mistake) : "");
+    printf("# step loss\n");
+    for (int s = 0; s < o->steps; s++) {
+        uint64_t count = w->batch;
+        double loss = 0.0;
+
+        if (shaped) {
+            workers_grad(o, w, mistake, b, (uint64_t)s, &count, &loss);
+        } else {
+            vec_zero(b->grad, w->n, o->dtype);
+            workload_grad_add(w, b->weights, (uint64_t)s, 0, w->batch, b->grad, &loss);
+        }
+        if (count == 0) {
+            fprintf(stderr, "reference: step %d: the workers' counts add up to 0\n", s);
+            return -1;
+        }
+        int rc = optim_update(opt, (uint64_t)s + 1, b->weights, b->grad, w->n, 0,
+                          mistake == MISTAKE_SUM_NOT_MEAN ? 1 : count);
+        if (rc != 0) {
+            fprintf(stderr, "reference: step %d: %s\n", s, err_str(rc));
+            return -1;
+        }
+        printf("%d %.17g\n", s, loss / (double)count);
+        if (lc)
+            losscurve_set(lc, (size_t)s, loss / (double)count);
+    }
+    return 0;
+}
+
+/* finish_flags: the common flags' cross-checks for one process that plays
+ * every rank, and the output files' probes. 0, or -1 after one line. */
+static int finish_flags(struct cli_common *o, const char *loss_out)
+{
+    char err[ERR_LEN] = "";
+
+    if (o->rank < 0)
+        o->rank = 0;            /* one process plays every rank */
+    if (cli_common_finish(o, err) != 0) {
+        fprintf(stderr, "reference: %s\n", err);
+        return -1;
+    }
+    if (o->workload == WORKLOAD_SYNTHETIC && o->params == 0) {
+        fprintf(stderr, "reference: --params: the synthetic workload needs --params N\n");
+        return -1;
+    }
+    if (loss_out && losscurve_probe(loss_out, err) != 0) {
+        fprintf(stderr, "reference: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct cli_common o;
@@ -301,20 +365,7 @@ int main(int argc, char **argv)
                    "mistake the same way (playing the --world workers with --micro and\n"
                    "--shard-weights where the mistake lives in the workers).",
                    argc, argv, tables);
-    if (o.rank < 0)
-        o.rank = 0;             /* one process plays every rank */
-    if (cli_common_finish(&o, err) != 0) {
-        fprintf(stderr, "reference: %s\n", err);
-        cli_common_free(&o);
-        return CLI_EXIT_USAGE;
-    }
-    if (o.workload == WORKLOAD_SYNTHETIC && o.params == 0) {
-        fprintf(stderr, "reference: --params: the synthetic workload needs --params N\n");
-        cli_common_free(&o);
-        return CLI_EXIT_USAGE;
-    }
-    if (loss_out && losscurve_probe(loss_out, err) != 0) {
-        fprintf(stderr, "reference: %s\n", err);
+    if (finish_flags(&o, loss_out) != 0) {
         cli_common_free(&o);
         return CLI_EXIT_USAGE;
     }
@@ -361,36 +412,8 @@ int main(int argc, char **argv)
             goto out;
         goto write;
     }
-    printf("# reference: %s n=%zu %s, batch %llu, lr %g, seed %llu, %d steps, optimizer %s%s%s\n",
-           workload_name(o.workload), w.n, dtype_name(o.dtype), (unsigned long long)w.batch,
-           o.lr, (unsigned long long)o.seed, o.steps, optim_name(o.optimizer),
-           mistake != MISTAKE_NONE ? ", MISTAKE " : "",
-           mistake != MISTAKE_NONE ? mistake_name(mistake) : "");
-    printf("# step loss\n");
-    for (int s = 0; s < o.steps; s++) {
-        uint64_t count = w.batch;
-        double loss = 0.0;
-
-        if (shaped) {
-            workers_grad(&o, &w, mistake, &b, (uint64_t)s, &count, &loss);
-        } else {
-            vec_zero(b.grad, w.n, o.dtype);
-            workload_grad_add(&w, b.weights, (uint64_t)s, 0, w.batch, b.grad, &loss);
-        }
-        if (count == 0) {
-            fprintf(stderr, "reference: step %d: the workers' counts add up to 0\n", s);
-            goto out;
-        }
-        rc = optim_update(&opt, (uint64_t)s + 1, b.weights, b.grad, w.n, 0,
-                          mistake == MISTAKE_SUM_NOT_MEAN ? 1 : count);
-        if (rc != 0) {
-            fprintf(stderr, "reference: step %d: %s\n", s, err_str(rc));
-            goto out;
-        }
-        printf("%d %.17g\n", s, loss / (double)count);
-        if (loss_out)
-            losscurve_set(&lc, (size_t)s, loss / (double)count);
-    }
+    if (run_steps(&o, &w, &opt, &b, mistake, loss_out ? &lc : NULL) != 0)
+        goto out;
 write:
     if (fflush(stdout) != 0) {
         fprintf(stderr, "reference: writing stdout: %s\n", strerror(errno));
