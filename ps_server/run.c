@@ -37,7 +37,6 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,16 +53,6 @@
 
 /* ------------------------------------------------------------- messages */
 
-/* say: snprintf for messages, where a long peer name may cut the line. */
-void say(char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
-
 /* with_peer: msg with c's address after its "worker R", or appended. */
 static void with_peer(const char *msg, const struct conn *c, char *out, size_t len)
 {
@@ -76,11 +65,6 @@ static void with_peer(const char *msg, const struct conn *c, char *out, size_t l
         snprintf(out, len, "worker %u (%s):%s", r, c->peer, msg + pos);
     else
         snprintf(out, len, "%s (%s)", msg, c->peer);
-}
-
-unsigned long long ull(uint64_t x)
-{
-    return (unsigned long long)x;
 }
 
 /* payload_note: one step's payload bytes into *p (server.h). */
@@ -139,7 +123,7 @@ void run_fail(struct server *srv, struct conn *culprit, int code, const char *ms
     srv->exit_code = 1;
     with_peer(msg, culprit, line, sizeof line);
     log_msg("run failed: %s", line);
-    say(text, sizeof text, "%s: run failed: %s", FLAGS_PROG, line);
+    err_sayn(text, sizeof text, "%s: run failed: %s", FLAGS_PROG, line);
     for (struct conn *c = srv->conns; c; c = c->next) {
         if (c->joined || c == culprit)
             conn_linger(c, code, text);
@@ -346,15 +330,15 @@ static void on_hello(struct conn *c, double now)
      * worker has finished and left: a rank joins once per run. */
     if (srv->joined == srv->k || srv->by_rank[r]) {
         if (srv->joined == srv->k && srv->by_rank[r])
-            say(why, sizeof why, "HELLO refused: rank %u: the job is full (all %u "
+            err_sayn(why, sizeof why, "HELLO refused: rank %u: the job is full (all %u "
                      "workers joined; rank %u is %s)", (unsigned)r, (unsigned)srv->k,
                      (unsigned)r, srv->by_rank[r]->peer);
         else if (srv->joined == srv->k)
-            say(why, sizeof why, "HELLO refused: rank %u: the job is full (all %u "
+            err_sayn(why, sizeof why, "HELLO refused: rank %u: the job is full (all %u "
                      "workers joined; rank %u has finished and left)", (unsigned)r,
                      (unsigned)srv->k, (unsigned)r);
         else
-            say(why, sizeof why, "HELLO refused: rank %u already joined from %s",
+            err_sayn(why, sizeof why, "HELLO refused: rank %u already joined from %s",
                      (unsigned)r, srv->by_rank[r]->peer);
         conn_refuse(c, ERR_MISMATCH, why);
         return;
@@ -454,9 +438,9 @@ void conn_lost(struct conn *c, const char *reason)
         return;
     }
     if (reason)
-        say(msg, sizeof msg, "%s (%s)", err, reason);
+        err_sayn(msg, sizeof msg, "%s (%s)", err, reason);
     else
-        say(msg, sizeof msg, "%s", err);
+        err_sayn(msg, sizeof msg, "%s", err);
     /* A worker that owed nothing and hung up most likely timed out waiting
      * for the server, which was itself waiting for someone else (a stalled
      * worker): name them too. */
@@ -466,7 +450,7 @@ void conn_lost(struct conn *c, const char *reason)
     if (!owed[0] && !c->ses.pulling && c->ses.hdr_have == 0 &&
         waiting_for(srv, c, list, sizeof list) > 0) {
         size_t o = strlen(msg);
-        say(msg + o, sizeof msg - o, ", having sent all it owed (its own timeout?); "
+        err_sayn(msg + o, sizeof msg - o, ", having sent all it owed (its own timeout?); "
             "the server was waiting for %s", list);
     }
     run_lost(srv, c, rc, msg);
@@ -543,7 +527,7 @@ static int owes(struct server *srv, const struct conn *c, char *out, size_t len)
 
     out[0] = '\0';
     if (c->ses.pulling && !egress_rank_done(&srv->eg, r)) {
-        say(out, len, "not taking the weights of step %llu (%llu of %llu elements handed "
+        err_sayn(out, len, "not taking the weights of step %llu (%llu of %llu elements handed "
             "out%s)", ull(srv->sending), ull(srv->eg.w[r].done), ull(srv->eg.n),
             srv->eg.w[r].blocked ? ", a write queued" : "");
         return srv->eg.w[r].blocked;
@@ -569,14 +553,14 @@ int waiting_for(struct server *srv, const struct conn *skip, char *out, size_t l
         if (c == skip && c)
             continue;
         if (!c) {
-            say(what, sizeof what, "worker %u: not joined", (unsigned)r);
+            err_sayn(what, sizeof what, "worker %u: not joined", (unsigned)r);
         } else {
             (void)owes(srv, c, owed, sizeof owed);
             if (owed[0])
-                say(what, sizeof what, "worker %u (%s): %s", (unsigned)r, c->peer, owed);
+                err_sayn(what, sizeof what, "worker %u (%s): %s", (unsigned)r, c->peer, owed);
         }
         if (what[0]) {
-            say(out + o, len - o, "%s%s", named ? "; " : "", what);
+            err_sayn(out + o, len - o, "%s%s", named ? "; " : "", what);
             o += strlen(out + o);
             named++;
         }
@@ -591,7 +575,7 @@ void run_idle_fail(struct server *srv)
 
     if (waiting_for(srv, NULL, list, sizeof list) == 0)
         snprintf(list, sizeof list, "nothing (internal: idle with no one to wait for)");
-    say(msg, sizeof msg, "step %llu: no progress for %.1f s; waiting for %s",
+    err_sayn(msg, sizeof msg, "step %llu: no progress for %.1f s; waiting for %s",
         ull(store_step(&srv->store)), srv->timeout, list);
     run_fail(srv, NULL, ERR_TIMEOUT, msg);
 }
@@ -620,7 +604,7 @@ void run_silence_check(struct server *srv, double now)
         return;
     worst = srv->by_rank[r];
     (void)owes(srv, worst, what, sizeof what);
-    say(msg, sizeof msg, "worker %u: no progress for %.1f s (--timeout) at step %llu: %s",
+    err_sayn(msg, sizeof msg, "worker %u: no progress for %.1f s (--timeout) at step %llu: %s",
         (unsigned)worst->ses.rank, srv->timeout, ull(store_step(&srv->store)), what);
     run_fail(srv, worst, ERR_TIMEOUT, msg);
     /* The ERROR went out if its socket had room. Lingering for a worker

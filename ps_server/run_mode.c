@@ -54,7 +54,7 @@ static void mode_send(struct server *srv, uint32_t r, double now)
     if (!c)
         return;         /* gone: its loss is being handled */
     if (!(frame = malloc(len))) {
-        say(msg, sizeof msg, "worker %u: out of memory for a weights frame of %zu bytes",
+        err_sayn(msg, sizeof msg, "worker %u: out of memory for a weights frame of %zu bytes",
             (unsigned)r, len);
         run_fail(srv, c, -ENOMEM, msg);
         return;
@@ -66,12 +66,12 @@ static void mode_send(struct server *srv, uint32_t r, double now)
     srv->sent_version[r] = store_step(&srv->store);
     if (mode_sent(&srv->mode, r) != 0) {
         free(frame);
-        say(msg, sizeof msg, "worker %u: out of memory for the record", (unsigned)r);
+        err_sayn(msg, sizeof msg, "worker %u: out of memory for the record", (unsigned)r);
         run_fail(srv, c, -ENOMEM, msg);
         return;
     }
     if (conn_send_weights(c, frame, len) != 0) {
-        say(msg, sizeof msg, "worker %u: sending the weights of its step %llu failed",
+        err_sayn(msg, sizeof msg, "worker %u: sending the weights of its step %llu failed",
             (unsigned)r, ull(store_clock(&srv->store, r) - 1));
         run_lost(srv, c, ERR_EOF, msg);
     }

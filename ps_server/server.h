@@ -185,11 +185,6 @@ void measure_update(struct server *srv, uint64_t u, double loss, uint64_t exampl
 void measure_finish(struct server *srv);
 int measure_write(struct server *srv);
 
-/* say: snprintf for messages, where a long peer name may cut the line. */
-__attribute__((format(printf, 3, 4)))
-void say(char *buf, size_t len, const char *fmt, ...);
-unsigned long long ull(uint64_t x);
-
 /* setup.c */
 /* setup_server: everything the loop needs, from the parsed flags f (moved
  * in): the workload's slice, the store, the egress schedule, the clocks,

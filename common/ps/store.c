@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "base/dtype.h"
+#include "base/err.h"
 #include "train/optim.h"
 #include "base/vec.h"
 
@@ -44,11 +45,6 @@ enum {
 
 /* Elements staged per vec_add/vec_check_finite call: 2 KiB of stack. */
 #define STAGE_BYTES 2048
-
-static unsigned long long ull(uint64_t x)
-{
-    return (unsigned long long)x;
-}
 
 /* fail: the store becomes FAILED with this code and the message already in
  * err; later calls repeat it. */
