@@ -2,9 +2,10 @@
  * (join), the first and last bytes of a push, the K-th push (apply the
  * step, start sending the weights), a BYE, a worker's fault; how a run
  * ends (run_succeed, run_fail) and how the server names whom it waits
- * for. No libuv: the bytes come from main.c's loop, and what goes back
- * (a control frame, a close, the weights) is handed to main.c's conn_*
- * and egress_pump (server.h).
+ * for; the run's start and end (server_start, server_end). No libuv: the
+ * bytes come from conn.c (under the transport's table, server.h), and what
+ * goes back (a control frame, a close, the weights) is handed to conn.c's
+ * conn_* and egress_pump.
  *
  * FAULTS. A connection that has not passed the AUTH handshake and sends
  * anything else is refused ("not authenticated: ...", nothing of the
@@ -77,6 +78,27 @@ static void payload_note(struct payload *p, uint64_t bytes, uint64_t step)
     p->steps++;
     p->total += bytes;
     (void)step;
+}
+
+void server_start(struct server *srv)
+{
+    silence_restart(&srv->sil, srv->io->now(srv));
+    srv->last_log = -INFINITY;
+}
+
+int server_end(struct server *srv)
+{
+    char err[ERR_LEN];
+
+    if (srv->exit_code == 0 && srv->f.c.csv &&
+        metrics_record_write(&srv->rec, srv->f.c.csv, err) != 0) {
+        log_msg("%s", err);
+        srv->exit_code = 1;
+    }
+    /* The loss files also after a failure (measure.c). */
+    if (measure_write(srv) != 0)
+        srv->exit_code = 1;
+    return srv->exit_code;
 }
 
 void run_succeed(struct server *srv)
@@ -167,7 +189,7 @@ void run_lost(struct server *srv, struct conn *c, int code, const char *msg)
     }
     while (srv->rec.nsteps > 0 && srv->rec.steps[srv->rec.nsteps - 1].step >= srv->first_step)
         srv->rec.nsteps--;
-    silence_restart(&srv->sil, clock_now());
+    silence_restart(&srv->sil, srv->io->now(srv));
 }
 
 /* conn_refuse: a connection that has not joined sent something wrong:
@@ -190,7 +212,7 @@ static void conn_fault(struct conn *c, int code, const char *why)
 
 void egress_finished(struct server *srv)
 {
-    double now = clock_now();
+    double now = srv->io->now(srv);
 
     if (srv->resending) {           /* a resumed run's first weights: no step's record */
         srv->resending = 0;
@@ -303,7 +325,7 @@ static void step_release(struct server *srv)
     }
     if (rel.count == 0)
         return;
-    now = clock_now();
+    now = srv->io->now(srv);
     if (rel.top == rel.count) {
         /* The step's first release. A push needs its worker's previous
          * weights written (session.c), so all K pushes in means the
@@ -412,10 +434,10 @@ void conn_finished(struct conn *c)
         run_succeed(srv);
 }
 
-/* conn_lost: the peer closed (reason NULL) or the connection broke
+/* server_conn_lost: the peer closed (reason NULL) or the connection broke
  * (reason: why). A stranger is logged, a worker that owed nothing has
  * finished, any other worker fails the run. */
-void conn_lost(struct conn *c, const char *reason)
+void server_conn_lost(struct conn *c, const char *reason)
 {
     struct server *srv = c->srv;
     char err[ERR_LEN], msg[ERR_LEN * 4], list[ERR_LEN * 2], owed[96];

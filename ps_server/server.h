@@ -1,17 +1,28 @@
-/* server.h -- the server's state, shared by the files of ps_server that
- * make one run: main.c (the libuv loop, the only file that includes uv.h),
- * run.c (what the server does with each event of the protocol), setup.c
- * (building all this from the flags). No libuv here: main.c wraps
- * struct conn and struct server in structs of its own that add the
- * handles (struct conn_uv, struct server_uv), each with this one first.
+/* server.h -- the parameter server under its protocol: the server's and a
+ * connection's state, and the one table through which the protocol uses a
+ * transport (struct server_io). Shared by the files of ps_server that make
+ * one run: conn.c (a connection's bytes in and out, the link's pacing, the
+ * tick), run.c (what the server does with each event of the protocol),
+ * run_mode.c, measure.c, resume.c, setup.c (building all this from the
+ * flags); main.c is the transport: the libuv loop, the only file that
+ * includes uv.h. No libuv here.
  *
- * OWNERSHIP. A struct conn is allocated at accept and freed only in its
- * close callback (main.c), so the callbacks libuv runs before that
- * (cancelled writes, a shutdown) still find it. Its read buffer is
+ * ONE WAY. The transport calls the protocol through the server_* functions
+ * below (a connection accepted, bytes read, a write done, a connection
+ * closed, the timer, the tick); the protocol calls the transport only
+ * through srv->io (send bytes to a connection, stop reading it, shut it
+ * down, close it, arm the timer, the time). So the same protocol can run
+ * over another transport (a simulated one) that fills the table.
+ *
+ * OWNERSHIP. A struct conn is allocated by the transport (inside a struct
+ * of its own that adds its handles, struct conn first) before
+ * server_conn_add, and freed by it only after server_conn_closed, which it
+ * calls once io->close has finished (so callbacks that come before that,
+ * cancelled writes, a shutdown, still find it). Its read buffer is
  * allocated when it joins (one per worker, none for strangers) and freed
- * with it. The store, the egress schedule, the clocks and the record are
- * allocated by setup_server before the loop starts and freed by
- * setup_destroy after it returns.
+ * in server_conn_closed. The store, the egress schedule, the clocks and
+ * the record are allocated by setup_server before the loop starts and
+ * freed by setup_destroy after it returns.
  */
 #ifndef SERVER_H
 #define SERVER_H
@@ -26,7 +37,6 @@
 #include "measure/metrics.h"
 #include "ps/mode.h"
 #include "wire/net.h"
-#include "pacer.h"
 #include "wire/proto.h"
 #include "ps/session.h"
 #include "ps/silence.h"
@@ -45,7 +55,7 @@ struct conn {
     int joined;                      /* worker ses.rank, in srv->by_rank */
     int unauth;                      /* counted in srv->nunauth (no AUTH yet) */
     int finished;                    /* said BYE, or closed cleanly at the end */
-    int reading, closing, lingering;
+    int reading, closing, lingering;  /* io->read_start'ed; io->close'd; ERROR sent, draining */
     double accepted, linger_until;
     /* reading: sbuf before the join, rbuf (owned) after */
     unsigned char *rbuf;
@@ -74,7 +84,55 @@ struct payload {
     int uneven;                       /* a step differed from the first */
 };
 
+/* One buffer of a write: len bytes at p. */
+struct server_buf {
+    const unsigned char *p;
+    size_t len;
+};
+
+/* The writes a connection may have queued at once, one of each. */
+enum server_write {
+    SERVER_WRITE_CTL,       /* the rest of a control frame (c->cbuf) */
+    SERVER_WRITE_WEIGHTS,   /* the rest of a weights piece (egress) */
+    SERVER_WRITE_SNAP,      /* the rest of a mode's whole frame (c->wsnap) */
+};
+
+/* struct server_io: the transport, as the protocol sees it. Every call is
+ * made from the transport's own callbacks or from server_start's caller,
+ * never from another thread. Error codes are the transport's negative
+ * ints; strerror names them. */
+struct server_io {
+    /* now: the transport's clock, seconds (clock.h's clock_now for libuv). */
+    double (*now)(const struct server *srv);
+    /* try_write: as much of the nb buffers (at most 2) as goes now, without
+     * waiting: the bytes taken (0: none would go), or a negative code. */
+    int (*try_write)(struct conn *c, const struct server_buf *b, unsigned nb);
+    /* write: queue the nb buffers (at most 2; they live until written);
+     * server_written(c, slot, status) follows when they are, or fail. 0,
+     * or a negative code (nothing queued, no callback). */
+    int (*write)(struct conn *c, enum server_write slot, const struct server_buf *b,
+                 unsigned nb);
+    /* read_start: read c into server_conn_buffer's buffer, each read to
+     * server_conn_read (or server_conn_lost). 0, or a negative code.
+     * read_stop: no more reads until read_start. */
+    int (*read_start)(struct conn *c);
+    void (*read_stop)(struct conn *c);
+    /* shutdown: shut c's sending side once its queued writes are out. 0,
+     * or a negative code (the protocol then closes c). */
+    int (*shutdown)(struct conn *c);
+    /* close: close c; server_conn_closed(c) follows, once the transport
+     * is done with it. */
+    void (*close)(struct conn *c);
+    /* timer_want: call server_timer at t (now's clock) or earlier. */
+    void (*timer_want)(struct server *srv, double t);
+    /* over: the run is over: accept no more connections; with nconns 0
+     * also close the rest, so that the transport's loop ends. */
+    void (*over)(struct server *srv, unsigned nconns);
+    const char *(*strerror)(int code);
+};
+
 struct server {
+    const struct server_io *io;       /* the transport (main.c fills it) */
     /* settings */
     struct flags f;                   /* the command line; f.c the common flags */
     const char *loss_out;             /* --loss-out FILE (shard 0 writes), or NULL */
@@ -86,7 +144,6 @@ struct server {
     struct store store;
     struct egress eg;
     struct link link;
-    struct pacer pacer;
     struct silence sil;
     unsigned char *sil_state;         /* K entries, enum silence_state, for each tick */
     struct conn **by_rank;            /* K entries */
@@ -130,7 +187,32 @@ struct server {
     double t0_wall, t0_cpu;
 };
 
-/* main.c: what the loop does with a connection. */
+/* For the transport (ONE WAY above). server_start: the run begins (the
+ * loop is about to run). server_conn_add: c (zeroed) is a new connection,
+ * before the transport knows its peer; server_conn_ready: ... and now it
+ * does: it may read. server_conn_buffer: OUT where c's next read goes.
+ * server_conn_read: n bytes read into it. server_conn_lost: the peer
+ * closed (reason NULL) or the connection broke. server_written: a queued
+ * write's end (status 0 or a negative code). server_conn_close: the
+ * transport gives up on c (its accept or shutdown failed): io->close
+ * follows. server_conn_closed: io->close is done; the transport frees c
+ * after it. server_timer: io->timer_want's
+ * time came. server_tick: every sil.period_ms. server_end: the loop
+ * returned: the record and the loss files; the exit status. */
+void server_start(struct server *srv);
+void server_conn_add(struct server *srv, struct conn *c);
+void server_conn_ready(struct conn *c, const char *peer);
+void server_conn_buffer(struct conn *c, unsigned char **p, size_t *len);
+void server_conn_read(struct conn *c, const unsigned char *p, size_t n);
+void server_conn_lost(struct conn *c, const char *reason);
+void server_written(struct conn *c, enum server_write slot, int status);
+void server_conn_close(struct conn *c);
+void server_conn_closed(struct conn *c);
+void server_timer(struct server *srv);
+void server_tick(struct server *srv);
+int server_end(struct server *srv);
+
+/* conn.c: a connection's writes and closes, for the protocol's files. */
 void conn_close(struct conn *c);
 void conn_linger(struct conn *c, int code, const char *text);
 int conn_send_ctl(struct conn *c, uint16_t type, int code, const char *text);
@@ -148,7 +230,6 @@ void egress_pump(struct server *srv);
 void conn_process(struct conn *c, const unsigned char *p, size_t len, double now);
 void conn_refuse(struct conn *c, int code, const char *why);
 void conn_finished(struct conn *c);
-void conn_lost(struct conn *c, const char *reason);
 void run_succeed(struct server *srv);
 void run_fail(struct server *srv, struct conn *culprit, int code, const char *msg);
 void run_lost(struct server *srv, struct conn *c, int code, const char *msg);

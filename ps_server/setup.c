@@ -2,7 +2,8 @@
  * loop starts (and freed after it returns): the same workload as the
  * workers (n, B and the initial weights), this shard's slice of it in the
  * store, the egress schedule, the emulated link, the idle-progress clocks,
- * the per-step record. No libuv: the sockets and timers are main.c's.
+ * the per-step record. No libuv: the sockets and timers are main.c's
+ * (the transport, server.h).
  */
 #include <math.h>
 #include <signal.h>
@@ -143,7 +144,6 @@ int setup_server(struct server *srv, const struct flags *f, double now)
 
     memset(srv, 0, sizeof *srv);
     srv->f = *f;
-    srv->pacer.fd = -1;
     srv->loss_out = f->loss_out;
     /* Its values passed the same call in flags_parse; the host's file
      * (--link-host) is tried here. */
@@ -262,7 +262,6 @@ void setup_announce(const struct server *srv, int bound)
 
 void setup_destroy(struct server *srv)
 {
-    pacer_close(&srv->pacer);
     metrics_record_free(&srv->rec);
     measure_destroy(srv);
     egress_destroy(&srv->eg);
