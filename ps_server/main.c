@@ -8,14 +8,15 @@
  * updated (store_release: the optimizer on sum / B) and its new weights go
  * to all K workers, in pieces taken round-robin (egress.c), while the
  * lower parts are still pushed (per-bucket pull). This is the only file
- * that includes uv.h: it owns the sockets and the timers and moves bytes;
- * everything else is the protocol's (server.h), which it calls through
- * the server_* functions and which calls it back only through the table
- * it fills (struct server_io, `uv_io` below): what a connection's bytes
- * mean and when they enter the sum (the link's pacing) is conn.c's and
- * session.c's, what the server does with them run.c's, the sums store.c's,
- * the order of the outgoing pieces egress.c's, the timeouts silence.c's;
- * flags.c and setup.c build it all before the loop starts.
+ * that includes uv.h: it owns the sockets and the timers and moves bytes.
+ * Everything else is the protocol's (common/ps/server.h), which this file
+ * calls through the server_* functions and which calls it back only
+ * through the table filled here (struct server_io, `uv_io` below): what
+ * a connection's bytes mean and when they enter the sum (the link's
+ * pacing) is server_conn.c's and session.c's, what the server does with
+ * them server.c's, the sums store.c's, the order of the outgoing pieces
+ * egress.c's, the timeouts silence.c's; flags.c and setup.c build it all
+ * before the loop starts.
  *
  * THE LOOP'S HANDLES
  *   listener  uv_tcp_t on the socket net_listen bound (port 0 works)
@@ -26,7 +27,7 @@
  *             server_tick (the idle-progress timeouts, silent strangers,
  *             lingering closes)
  *
- * OWNERSHIP (server.h): a struct conn_uv is allocated at accept and freed
+ * OWNERSHIP (common/ps/server.h): a struct conn_uv is allocated at accept and freed
  * only in its close callback (on_conn_closed), after server_conn_closed.
  * A queued write's buffers are the protocol's, kept alive until
  * server_written.
@@ -46,7 +47,8 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "pacer.h"
-#include "server.h"
+#include "flags.h"
+#include "setup.h"
 
 
 /* CHECK: a libuv call that cannot fail in a correct program; if it does,
@@ -361,7 +363,7 @@ int main(int argc, char **argv)
 {
     static struct server_uv su;
     struct server *srv = &su.s;
-    struct flags f;
+    struct server_flags f;
     char err[ERR_LEN];
     int bound = 0, rc;
 

@@ -18,8 +18,9 @@
 #include "base/log.h"
 #include "train/mistake.h"
 #include "train/optim.h"
-#include "resume.h"
-#include "server.h"
+#include "ps/resume.h"
+#include "flags.h"
+#include "setup.h"
 #include "train/workload.h"
 
 #define READ_BUF_MAX   (256u << 10)   /* per joined worker, without the link */
@@ -137,7 +138,7 @@ static void setup_workload(struct server *srv, struct workload *wl)
     };
 }
 
-int setup_server(struct server *srv, const struct flags *f, double now)
+int setup_server(struct server *srv, const struct server_flags *f, double now)
 {
     struct workload wl;
     int rc;

@@ -1,11 +1,14 @@
 /* server.h -- the parameter server under its protocol: the server's and a
  * connection's state, and the one table through which the protocol uses a
- * transport (struct server_io). Shared by the files of ps_server that make
- * one run: conn.c (a connection's bytes in and out, the link's pacing, the
- * tick), run.c (what the server does with each event of the protocol),
- * run_mode.c, measure.c, resume.c, setup.c (building all this from the
- * flags); main.c is the transport: the libuv loop, the only file that
- * includes uv.h. No libuv here.
+ * transport (struct server_io). The protocol is these files of
+ * common/ps/: server_conn.c (a connection's bytes in and out, the link's
+ * pacing, the tick), server.c (what the server does with each event of
+ * the protocol, and the run's end), server_mode.c (the modes other than
+ * sync), server_measure.c (the loss against time, the waits) and resume.c
+ * (checkpoints); with store, session, egress, silence and mode below them.
+ * bin/ps_server is its libuv transport (ps_server/main.c, the only file
+ * that includes uv.h) and its set-up from the flags (ps_server/setup.c).
+ * No libuv here.
  *
  * ONE WAY. The transport calls the protocol through the server_* functions
  * below (a connection accepted, bytes read, a write done, a connection
@@ -22,7 +25,7 @@
  * allocated when it joins (one per worker, none for strangers) and freed
  * in server_conn_closed. The store, the egress schedule, the clocks and
  * the record are allocated by setup_server before the loop starts and
- * freed by setup_destroy after it returns.
+ * freed by setup_destroy after it returns (ps_server/setup.c).
  */
 #ifndef SERVER_H
 #define SERVER_H
@@ -30,8 +33,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/cli.h"
 #include "ps/egress.h"
-#include "flags.h"
+#include "wire/auth.h"
 #include "wire/link.h"
 #include "train/losscurve.h"
 #include "measure/metrics.h"
@@ -42,9 +46,40 @@
 #include "ps/silence.h"
 #include "ps/store.h"
 
+#define SERVER_PROG "ps_server"      /* the program's name, in the ERROR texts */
 #define SMALL_READ 1024                 /* a stranger's reads, before the HELLO */
 
 struct server;
+
+/* The server's settings, from its command line (ps_server/flags.c parses
+ * and checks them; see there for each flag). */
+struct server_flags {
+    struct cli_common c;          /* the common flags; world = K, rank = 0 */
+    const char *listen_at;        /* --listen HOST:PORT, as typed */
+    char host[NET_HOST_LEN];      /* ... parsed */
+    int port;
+    const char *port_file;        /* --port-file FILE, or NULL */
+    int workers;                  /* K */
+    int shard_i, shard_s;         /* --shard I/S (0/1 when not given) */
+    uint64_t range_first, range_count;  /* --range FIRST:COUNT (count 0: not
+                                           given; checked against n in set-up) */
+    const char *loss_out;         /* --loss-out FILE, or NULL */
+    int mistake;                  /* enum mistake (mistake.h) */
+    const char *checkpoint;       /* --checkpoint FILE, or NULL (checkpoint.h) */
+    int checkpoint_every;         /* --checkpoint-every N: after every N-th step */
+    const char *resume;           /* --resume FILE, or NULL */
+    int local_worker;             /* --local-worker R: EMULATED, worker R is on this host,
+                                     its bytes bypass the link; -1 none */
+    struct auth_key key;          /* the job's secret (--secret-file, PSRING_SECRET) */
+    const char *mode;             /* --mode sync|async|ssp:N|backup:N, as typed (mode.h) */
+    struct mode_cfg mode_cfg;     /* ... parsed (sync when not given) */
+    const char *record;           /* --record FILE: the applied updates (mode.c), or NULL */
+    const char *staleness_out;    /* --staleness-out FILE: the histogram (mode.h), or NULL */
+    char record_file[CLI_PATH_MAX + 16];    /* --record FILE, FILE.I with --shard I/S */
+    char staleness_file[CLI_PATH_MAX + 16]; /* --staleness-out FILE, likewise */
+    char weights_file[CLI_PATH_MAX + 16];   /* --weights-out PATH (common): "PATH.server",
+                                               then .I with S shards (weights.h) */
+};
 
 struct conn {
     struct server *srv;
@@ -68,7 +103,7 @@ struct conn {
     /* writing */
     uint64_t wqueued;                /* bytes of a weights piece queued */
     unsigned char whdr[PROTO_HEADER_SIZE];  /* the header of its WEIGHTS frame in progress */
-    unsigned char *wsnap;            /* MODES (run.c): a whole WEIGHTS frame being
+    unsigned char *wsnap;            /* MODES (server_mode.c): a whole WEIGHTS frame being
                                         written (owned; freed when written or at close) */
     int cbusy;                       /* a WELCOME or ERROR is queued */
     uint64_t cqueued;
@@ -132,9 +167,9 @@ struct server_io {
 };
 
 struct server {
-    const struct server_io *io;       /* the transport (main.c fills it) */
+    const struct server_io *io;       /* the transport (ps_server/main.c's libuv) */
     /* settings */
-    struct flags f;                   /* the command line; f.c the common flags */
+    struct server_flags f;            /* the command line; f.c the common flags */
     const char *loss_out;             /* --loss-out FILE (shard 0 writes), or NULL */
     struct session_cfg scfg;
     uint32_t k;
@@ -168,7 +203,7 @@ struct server {
     uint64_t steps_seen;              /* steps every worker has pushed (the record) */
     /* measurement */
     struct losscurve loss;            /* --loss-out, --loss-time-out, --target-loss: the
-                                         loss of every applied step (update: measure.c) */
+                                         loss of every applied step (update: server_measure.c) */
     const char *loss_time_out;        /* --loss-time-out FILE (shard 0 writes), or NULL */
     double t_run0;                    /* the first join: wall_s's zero; NaN before */
     struct metrics_wait *wait;        /* K entries: each worker's waits (metrics.h, WAIT) */
@@ -212,7 +247,7 @@ void server_timer(struct server *srv);
 void server_tick(struct server *srv);
 int server_end(struct server *srv);
 
-/* conn.c: a connection's writes and closes, for the protocol's files. */
+/* server_conn.c: a connection's writes and closes, for the protocol's files. */
 void conn_close(struct conn *c);
 void conn_linger(struct conn *c, int code, const char *text);
 int conn_send_ctl(struct conn *c, uint16_t type, int code, const char *text);
@@ -224,33 +259,33 @@ int conn_send_raw(struct conn *c, const void *p, size_t len);
 int conn_send_weights(struct conn *c, unsigned char *frame, size_t len);
 void conn_unauth_release(struct conn *c);
 void server_maybe_stop(struct server *srv);
-void egress_pump(struct server *srv);
+void server_egress_pump(struct server *srv);
 
-/* run.c: the protocol's events, and the run's end. */
+/* server.c: the protocol's events, and the run's end. */
 void conn_process(struct conn *c, const unsigned char *p, size_t len, double now);
 void conn_refuse(struct conn *c, int code, const char *why);
 void conn_finished(struct conn *c);
 void run_succeed(struct server *srv);
 void run_fail(struct server *srv, struct conn *culprit, int code, const char *msg);
 void run_lost(struct server *srv, struct conn *c, int code, const char *msg);
-void egress_finished(struct server *srv);
+void server_egress_done(struct server *srv);
 
-/* run_mode.c: the modes other than sync (mode.h). mode_push_end: worker
+/* server_mode.c: the modes other than sync (mode.h). server_mode_push: worker
  * c's push is complete; 0: sync, the barrier's path goes on
  * (step_release); 1: taken here (or the run failed, said why).
- * mode_finish: at the run's end, the mode's line, --staleness-out,
+ * server_mode_finish: at the run's end, the mode's line, --staleness-out,
  * --record, --weights-out; 0, or 1 after logging why. */
-int mode_push_end(struct server *srv, struct conn *c, double now);
-int mode_finish(struct server *srv);
-/* weights_header: the header of the WEIGHTS frame piece pc begins (step
+int server_mode_push(struct server *srv, struct conn *c, double now);
+int server_mode_finish(struct server *srv);
+/* server_weights_header: the header of the WEIGHTS frame piece pc begins (step
  * srv->sending, its elements) into out[PROTO_HEADER_SIZE]. */
-void weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out);
-int waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len);
+void server_weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out);
+int server_waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len);
 void run_silence_check(struct server *srv, double now);
 void run_idle_fail(struct server *srv);
 
-/* measure.c: the loss against time, the time to target, the waits
- * (measure.c says what each records and when). measure_init: -1 when out
+/* server_measure.c: the loss against time, the time to target, the
+ * waits (server_measure.c says what each records and when). measure_init: -1 when out
  * of memory. measure_finish: at the run's end, the wait lines and the
  * record's ttt_s and wait_s. measure_write: the loss files (also after a
  * failure); 0, or 1 after logging why. */
@@ -265,15 +300,5 @@ void measure_step(struct server *srv, uint64_t step, double loss, double now);
 void measure_update(struct server *srv, uint64_t u, double loss, uint64_t examples, double now);
 void measure_finish(struct server *srv);
 int measure_write(struct server *srv);
-
-/* setup.c */
-/* setup_server: everything the loop needs, from the parsed flags f (moved
- * in): the workload's slice, the store, the egress schedule, the clocks,
- * the record. A bad combination of flags exits 64 (flags_fail); 0, or -1
- * after logging why (out of memory). */
-int setup_server(struct server *srv, const struct flags *f, double now);
-/* setup_announce: the "listening on ..." line. */
-void setup_announce(const struct server *srv, int bound);
-void setup_destroy(struct server *srv);
 
 #endif /* SERVER_H */

@@ -1,10 +1,10 @@
-/* conn.c -- the server's side of its connections, under the protocol and
+/* server_conn.c -- the server's side of its connections, under the protocol and
  * above the transport: what happens to the bytes a connection reads (the
- * emulated link's pacing, then run.c's conn_process), how the server's
+ * emulated link's pacing, then server.c's conn_process), how the server's
  * frames go out (control frames, the egress schedule's weights pieces, the
  * modes' whole frames), how a connection closes or lingers, and the tick.
  * No libuv and no sockets: everything that touches one goes through the
- * server's transport table (struct server_io, server.h), which main.c
+ * server's transport table (struct server_io, server.h), which ps_server/main.c
  * fills with libuv; the transport calls back only through the server_*
  * functions of server.h.
  *
@@ -27,7 +27,7 @@
  * the conn's header and control frame, a mode's frame) alive until the
  * transport reports them written (server_written): the weights change only
  * after all K pushes of the next step, which need every write of these to
- * have completed (run.c).
+ * have completed (server.c).
  */
 #include <assert.h>
 #include <math.h>
@@ -311,7 +311,7 @@ static void write_piece(struct server *srv, const struct egress_piece *pc, doubl
         return;
     }
     if (off == 0)           /* a new frame: its header (egress.h) */
-        weights_header(srv, pc, c->whdr);
+        server_weights_header(srv, pc, c->whdr);
     if (off < PROTO_HEADER_SIZE) {
         uint64_t e = end < PROTO_HEADER_SIZE ? end : PROTO_HEADER_SIZE;
         b[nb++] = (struct server_buf){ c->whdr + off, (size_t)(e - off) };
@@ -378,7 +378,7 @@ static void weights_written(struct conn *c, int status)
     egress_unblocked(&srv->eg, c->ses.rank, now);
     if (egress_rank_done(&srv->eg, c->ses.rank))
         c->ses.pulling = 0;
-    egress_pump(srv);
+    server_egress_pump(srv);
 }
 
 void server_written(struct conn *c, enum server_write slot, int status)
@@ -396,8 +396,8 @@ void server_written(struct conn *c, enum server_write slot, int status)
     }
 }
 
-/* egress_pump: write every piece that is due; arm the timer for the next. */
-void egress_pump(struct server *srv)
+/* server_egress_pump: write every piece that is due; arm the timer for the next. */
+void server_egress_pump(struct server *srv)
 {
     struct egress_piece pc;
 
@@ -414,7 +414,7 @@ void egress_pump(struct server *srv)
         case EGRESS_BLOCKED:
             return;             /* a write's completion pumps again */
         case EGRESS_DONE:
-            egress_finished(srv);
+            server_egress_done(srv);
             return;
         }
     }
@@ -504,7 +504,7 @@ void server_timer(struct server *srv)
     }
     if (srv->held_head && !srv->over)
         srv->io->timer_want(srv, srv->held_head->held_due);
-    egress_pump(srv);
+    server_egress_pump(srv);
 }
 
 /* ------------------------------------------------------------ accepting */

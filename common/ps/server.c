@@ -1,11 +1,12 @@
-/* run.c -- what the server does with each event of the protocol: a HELLO
+/* server.c -- what the server does with each event of the protocol: a HELLO
  * (join), the first and last bytes of a push, the K-th push (apply the
  * step, start sending the weights), a BYE, a worker's fault; how a run
  * ends (run_succeed, run_fail) and how the server names whom it waits
  * for; the run's start and end (server_start, server_end). No libuv: the
- * bytes come from conn.c (under the transport's table, server.h), and what
- * goes back (a control frame, a close, the weights) is handed to conn.c's
- * conn_* and egress_pump.
+ * bytes come from server_conn.c (under the transport's table, server.h),
+ * and what goes back (a control frame, a close, the weights) is handed to
+ * server_conn.c's
+ * conn_* and server_egress_pump.
  *
  * FAULTS. A connection that has not passed the AUTH handshake and sends
  * anything else is refused ("not authenticated: ...", nothing of the
@@ -32,7 +33,7 @@
  * (asserted in step_release).
  *
  * THE MODES (mode.h): in sync the barrier above runs the step; the
- * other modes' pushes are taken by run_mode.c (mode_push_end), which
+ * other modes' pushes are taken by server_mode.c (server_mode_push), which
  * applies them and sends the weights.
  */
 #include <assert.h>
@@ -95,7 +96,7 @@ int server_end(struct server *srv)
         log_msg("%s", err);
         srv->exit_code = 1;
     }
-    /* The loss files also after a failure (measure.c). */
+    /* The loss files also after a failure (server_measure.c). */
     if (measure_write(srv) != 0)
         srv->exit_code = 1;
     return srv->exit_code;
@@ -106,7 +107,7 @@ void run_succeed(struct server *srv)
     if (srv->over)
         return;
     srv->over = 1;
-    srv->exit_code = mode_finish(srv);
+    srv->exit_code = server_mode_finish(srv);
     measure_finish(srv);
     /* Peak RSS: the figure that shows the server's memory does not grow
      * with K (experiments/bench_ps.sh reads this line). */
@@ -145,7 +146,7 @@ void run_fail(struct server *srv, struct conn *culprit, int code, const char *ms
     srv->exit_code = 1;
     with_peer(msg, culprit, line, sizeof line);
     log_msg("run failed: %s", line);
-    err_sayn(text, sizeof text, "%s: run failed: %s", FLAGS_PROG, line);
+    err_sayn(text, sizeof text, "%s: run failed: %s", SERVER_PROG, line);
     for (struct conn *c = srv->conns; c; c = c->next) {
         if (c->joined || c == culprit)
             conn_linger(c, code, text);
@@ -210,7 +211,7 @@ static void conn_fault(struct conn *c, int code, const char *why)
         conn_refuse(c, code, why);
 }
 
-void egress_finished(struct server *srv)
+void server_egress_done(struct server *srv)
 {
     double now = srv->io->now(srv);
 
@@ -257,10 +258,10 @@ static void weights_send(struct server *srv, uint64_t step, double now)
         assert(srv->by_rank[r]);    /* every rank joined */
         srv->by_rank[r]->ses.pulling = 1;
     }
-    egress_pump(srv);
+    server_egress_pump(srv);
 }
 
-void weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out)
+void server_weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out)
 {
     struct proto_header h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, srv->k,
                                               srv->sending, srv->scfg.lo + pc->first,
@@ -339,7 +340,7 @@ static void step_release(struct server *srv)
     egress_release(&srv->eg, rel.count, now);
     if (rel.last && step_done(srv, &rel, now) != 0)
         return;
-    egress_pump(srv);
+    server_egress_pump(srv);
 }
 
 static void on_hello(struct conn *c, double now)
@@ -394,7 +395,7 @@ static void on_hello(struct conn *c, double now)
     }
     log_msg("worker %u joined from %s (%u of %u)", (unsigned)r, c->peer,
             (unsigned)srv->joined, (unsigned)srv->k);
-    measure_joined(srv, now);           /* the first: wall_s counts from here (measure.c) */
+    measure_joined(srv, now);           /* the first: wall_s counts from here (server_measure.c) */
     /* RESUME (proto.h): a server that goes on from step s > 0 sends every
      * worker the weights of step s - 1 once all have joined. */
     if (srv->joined == srv->k && store_step(&srv->store) > 0 &&
@@ -470,7 +471,7 @@ void server_conn_lost(struct conn *c, const char *reason)
     if (!c->ses.pulling && c->ses.hdr_have == 0)
         session_waiting(&c->ses, &srv->store, owed, sizeof owed);
     if (!owed[0] && !c->ses.pulling && c->ses.hdr_have == 0 &&
-        waiting_for(srv, c, list, sizeof list) > 0) {
+        server_waiting_for(srv, c, list, sizeof list) > 0) {
         size_t o = strlen(msg);
         err_sayn(msg + o, sizeof msg - o, ", having sent all it owed (its own timeout?); "
             "the server was waiting for %s", list);
@@ -514,7 +515,7 @@ void conn_process(struct conn *c, const unsigned char *p, size_t len, double now
         case SESSION_PUSH_END:
             srv->in_last = now;
             measure_push_end(srv, c->ses.rank, now);
-            if (mode_push_end(srv, c, now) == 0)
+            if (server_mode_push(srv, c, now) == 0)
                 step_release(srv);
             break;
         case SESSION_BYE:
@@ -558,10 +559,10 @@ static int owes(struct server *srv, const struct conn *c, char *out, size_t len)
     return out[0] != '\0';
 }
 
-/* waiting_for: "; "-separated, what each worker (but skip) still owes the
+/* server_waiting_for: "; "-separated, what each worker (but skip) still owes the
  * step: not joined, its push, its BYE, or taking the weights. OUT: out.
  * Returns how many were named. */
-int waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len)
+int server_waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len)
 {
     char what[NET_ADDR_LEN + 160], owed[128];
     size_t o = 0;
@@ -595,7 +596,7 @@ void run_idle_fail(struct server *srv)
 {
     char msg[ERR_LEN * 4], list[ERR_LEN * 3];
 
-    if (waiting_for(srv, NULL, list, sizeof list) == 0)
+    if (server_waiting_for(srv, NULL, list, sizeof list) == 0)
         snprintf(list, sizeof list, "nothing (internal: idle with no one to wait for)");
     err_sayn(msg, sizeof msg, "step %llu: no progress for %.1f s; waiting for %s",
         ull(store_step(&srv->store)), srv->timeout, list);
