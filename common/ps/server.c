@@ -261,7 +261,8 @@ static void weights_send(struct server *srv, uint64_t step, double now)
     server_egress_pump(srv);
 }
 
-void server_weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out)
+void server_weights_header(const struct server *srv, const struct egress_piece *pc,
+                           unsigned char *out)
 {
     struct proto_header h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, srv->k,
                                               srv->sending, srv->scfg.lo + pc->first,

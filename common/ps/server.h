@@ -99,7 +99,7 @@ struct conn {
     const unsigned char *held_p;
     size_t held_len;
     double held_due;
-    int resumed;                     /* released by the pacer, not read since */
+    int resumed;                     /* released by the timer, not read since */
     /* writing */
     uint64_t wqueued;                /* bytes of a weights piece queued */
     unsigned char whdr[PROTO_HEADER_SIZE];  /* the header of its WEIGHTS frame in progress */
@@ -279,7 +279,8 @@ int server_mode_push(struct server *srv, struct conn *c, double now);
 int server_mode_finish(struct server *srv);
 /* server_weights_header: the header of the WEIGHTS frame piece pc begins (step
  * srv->sending, its elements) into out[PROTO_HEADER_SIZE]. */
-void server_weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out);
+void server_weights_header(const struct server *srv, const struct egress_piece *pc,
+                           unsigned char *out);
 int server_waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len);
 void run_silence_check(struct server *srv, double now);
 void run_idle_fail(struct server *srv);
