@@ -147,15 +147,15 @@ $(BIN)/psring_sim: $(SIM_OBJ) $(COLL_LIB) $(PS_LIB) $(GPU_LIB) $(LIB)
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(COLL_LIB): $(COLL_OBJ)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(PS_LIB): $(PS_OBJ)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BIN)/%: $(BUILD)/experiments/%.o $(LIB)
 	@mkdir -p $(dir $@)
@@ -166,7 +166,7 @@ $(BIN)/%: $(BUILD)/experiments/%.o $(LIB)
 .SECONDEXPANSION:
 $(BUILD)/lib%.a: $$(call sys_objs,$$*)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(SYS_BINS): $(BIN)/%: $(BUILD)/%/main.o $$(filter $(BUILD)/lib$$*.a,$(SYS_LIBS)) $$(LIBS_$$*) $(GPU_LIB) $(LIB)
 	@mkdir -p $(dir $@)

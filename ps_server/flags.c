@@ -100,7 +100,7 @@ void flags_fail(const char *fmt, ...)
 
 /* check: the cross-checks after parsing, in the order the old main made
  * them (the first refusal is the one the user sees). */
-static void check(struct flags *f)
+static void check(struct server_flags *f)
 {
     char err[ERR_LEN];
     struct link probe;
@@ -189,7 +189,7 @@ static void check(struct flags *f)
                    f->c.link_bw, f->c.link_latency);
 }
 
-void flags_parse(struct flags *f, int argc, char **argv)
+void flags_parse(struct server_flags *f, int argc, char **argv)
 {
     int shard[2] = { -1, -1 };
     uint64_t range[2] = { 0, 0 };

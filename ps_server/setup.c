@@ -2,7 +2,8 @@
  * loop starts (and freed after it returns): the same workload as the
  * workers (n, B and the initial weights), this shard's slice of it in the
  * store, the egress schedule, the emulated link, the idle-progress clocks,
- * the per-step record. No libuv: the sockets and timers are main.c's.
+ * the per-step record. No libuv: the sockets and timers are main.c's
+ * (the transport, server.h).
  */
 #include <math.h>
 #include <signal.h>
@@ -17,8 +18,9 @@
 #include "base/log.h"
 #include "train/mistake.h"
 #include "train/optim.h"
-#include "resume.h"
-#include "server.h"
+#include "ps/resume.h"
+#include "flags.h"
+#include "setup.h"
 #include "train/workload.h"
 
 #define READ_BUF_MAX   (256u << 10)   /* per joined worker, without the link */
@@ -136,14 +138,13 @@ static void setup_workload(struct server *srv, struct workload *wl)
     };
 }
 
-int setup_server(struct server *srv, const struct flags *f, double now)
+int setup_server(struct server *srv, const struct server_flags *f, double now)
 {
     struct workload wl;
     int rc;
 
     memset(srv, 0, sizeof *srv);
     srv->f = *f;
-    srv->pacer.fd = -1;
     srv->loss_out = f->loss_out;
     /* Its values passed the same call in flags_parse; the host's file
      * (--link-host) is tried here. */
@@ -262,7 +263,6 @@ void setup_announce(const struct server *srv, int bound)
 
 void setup_destroy(struct server *srv)
 {
-    pacer_close(&srv->pacer);
     metrics_record_free(&srv->rec);
     measure_destroy(srv);
     egress_destroy(&srv->eg);

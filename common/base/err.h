@@ -12,6 +12,7 @@
 #define ERR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define ERR_LEN 256     /* size of a caller's message buffer */
 
@@ -43,5 +44,18 @@ const char *err_str(int code);
  * err is NULL. What every module's failures use. */
 __attribute__((format(printf, 2, 3)))
 void err_say(char *err, const char *fmt, ...);
+
+/* err_sayn: snprintf into buf[len] for a message that a long peer name or
+ * path may cut (the cut is wanted: -Wformat-truncation is not told). No
+ * control-byte scrub: the caller's pieces are its own or already scrubbed. */
+__attribute__((format(printf, 3, 4)))
+void err_sayn(char *buf, size_t len, const char *fmt, ...);
+
+/* ull: a uint64_t for a %llu in a message. One cast, said once; the
+ * messages read better with %llu than with PRIu64's string pasting. */
+static inline unsigned long long ull(uint64_t x)
+{
+    return (unsigned long long)x;
+}
 
 #endif /* ERR_H */

@@ -5,7 +5,7 @@
  * length is checked against what is left of the buffer before it is used,
  * in 64-bit arithmetic that cannot wrap, and the checksum is checked
  * before any field is trusted. No libuv, no sockets: the server's hooks
- * (setup.c, run.c) call in here.
+ * (ps_server/setup.c, server.c) call in here.
  */
 #include "checkpoint.h"
 

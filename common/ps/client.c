@@ -33,12 +33,8 @@
 #include <unistd.h>
 
 #include "base/dtype.h"
+#include "base/err.h"
 #include "frames.h"
-
-static unsigned long long ull(uint64_t x)
-{
-    return (unsigned long long)x;
-}
 
 /* ------------------------------------------------------------- set-up */
 

@@ -46,10 +46,7 @@
 #include <string.h>
 #include <time.h>
 
-static unsigned long long ull(uint64_t x)
-{
-    return (unsigned long long)x;
-}
+#include "base/err.h"
 
 /* clean_text: an ERROR payload made printable on one line (control bytes
  * become '?'). OUT: out (len + 1 bytes). */

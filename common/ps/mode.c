@@ -28,15 +28,11 @@
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/err.h"
 #include "base/units.h"
 
 static uint64_t min_clock(const struct mode *m);
 #include "base/outfile.h"
-
-static unsigned long long ull(uint64_t x)
-{
-    return (unsigned long long)x;
-}
 
 int mode_parse(const char *v, struct mode_cfg *out, char *err)
 {

@@ -3,7 +3,7 @@
  * when a worker may be sent weights, what is dropped, and what is recorded.
  *
  * The store (store.h) does the summation and the update; the event loop
- * (run.c) moves the bytes. This module only decides, from the sequence of
+ * (server.c, server_mode.c) moves the bytes. This module only decides, from the sequence of
  * complete pushes (rank, the step it says, the version of the weights it
  * computed on, its example count) and of pull requests, what happens, and
  * keeps the evidence: the versions, each update's staleness, the SSP lead,

@@ -20,12 +20,8 @@
 #include <string.h>
 
 #include "base/dtype.h"
+#include "base/err.h"
 #include "train/workload.h"
-
-static unsigned long long ull(uint64_t x)
-{
-    return (unsigned long long)x;
-}
 
 /* dead: the session refuses everything from now on; returns code. */
 static int dead(struct session *s, int code)

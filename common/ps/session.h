@@ -2,7 +2,7 @@
  * sockets: the bytes a worker sends, cut into frames, checked, and turned
  * into store calls.
  *
- * The event loop (main.c) reads bytes from a socket and hands them to
+ * The server (server_conn.c, under its transport) reads bytes and hands them to
  * session_feed in pieces of any size; the session reassembles the 40-byte
  * header, decodes it against the server's limits (proto_header_decode:
  * nothing oversized is ever read or allocated), checks that the frame is
@@ -100,7 +100,7 @@ struct session {
     int pulling;             /* SET BY THE CALLER while the WEIGHTS frames of
                                 the last complete step are still being
                                 written to this worker (from the step's last
-                                release on: run.c): a PUSH or BYE then is
+                                release on: server.c): a PUSH or BYE then is
                                 refused. Earlier parts go out while the
                                 step's pushes still come: not pulling */
     uint64_t pushes;         /* complete pushes, all steps (P per step, store.h) */

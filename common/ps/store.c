@@ -21,8 +21,12 @@
  * optim.h, bit for bit, whatever the cuts) and copied into the accumulator.
  * The weights buffer is never written during a step; the step's last
  * release swaps the two buffers.
+ *
+ * The modes' own calls (store_apply_some, store_drop, store_clock: PER-WORKER
+ * BUFFERS) are store_modes.c's; the helpers both files use, store_int.h's.
  */
 #include "store.h"
+#include "store_int.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -33,26 +37,14 @@
 #include <string.h>
 
 #include "base/dtype.h"
+#include "base/err.h"
 #include "train/optim.h"
 #include "base/vec.h"
-
-enum {
-    STORE_W_WAITING = 0,    /* no push yet for the current step */
-    STORE_W_RECEIVING,      /* push_begin seen, bytes arriving */
-    STORE_W_DONE,           /* push_end seen */
-};
 
 /* Elements staged per vec_add/vec_check_finite call: 2 KiB of stack. */
 #define STAGE_BYTES 2048
 
-static unsigned long long ull(uint64_t x)
-{
-    return (unsigned long long)x;
-}
-
-/* fail: the store becomes FAILED with this code and the message already in
- * err; later calls repeat it. */
-static int fail(struct store *s, int code, const char *err)
+int store__fail(struct store *s, int code, const char *err)
 {
     assert(code < 0 && s->fail_code == 0);
     s->fail_code = code;
@@ -60,8 +52,7 @@ static int fail(struct store *s, int code, const char *err)
     return code;
 }
 
-/* failed_again: the answer to any call on a FAILED store. */
-static int failed_again(const struct store *s, uint32_t rank, char *err)
+int store__failed_again(const struct store *s, uint32_t rank, char *err)
 {
     if (rank == PROTO_RANK_SERVER)      /* not about one worker: store_apply */
         err_say(err, "step %llu already failed: %s", ull(s->step), s->fail_msg);
@@ -146,7 +137,7 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
     struct store_worker *w;
 
     if (s->fail_code)
-        return failed_again(s, rank, err);
+        return store__failed_again(s, rank, err);
     if (rank >= s->world) {
         err_say(err, "worker %u: push for step %llu refused: rank not below K = %u",
             (unsigned)rank, ull(step), (unsigned)s->world);
@@ -212,7 +203,7 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
             ull(meta->examples), w->examples ? " on top of earlier pushes" : "",
             s->count_max == s->batch ? "the whole batch" : "a worker may count,",
             ull(s->count_max));
-        return fail(s, ERR_PROTO_FIELD, err);
+        return store__fail(s, ERR_PROTO_FIELD, err);
     }
     w->phase = STORE_W_RECEIVING;
     w->examples += meta->examples;     /* 0 at the step's first push */
@@ -230,7 +221,7 @@ static struct store_worker *receiving(struct store *s, uint32_t rank, const char
                                       char *err, int *rc)
 {
     if (s->fail_code) {
-        *rc = failed_again(s, rank, err);
+        *rc = store__failed_again(s, rank, err);
         return NULL;
     }
     if (rank >= s->world) {
@@ -248,9 +239,7 @@ static struct store_worker *receiving(struct store *s, uint32_t rank, const char
     return &s->workers[rank];
 }
 
-/* sum_of: where worker w's pushes are added: the accumulator, or its own
- * buffer (PER-WORKER BUFFERS). */
-static unsigned char *sum_of(const struct store *s, const struct store_worker *w)
+unsigned char *store__sum_of(const struct store *s, const struct store_worker *w)
 {
     if (!s->per_worker)
         return s->acc;
@@ -284,7 +273,7 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
     double buf[STAGE_BYTES / sizeof(double)];   /* double: aligned for both dtypes */
     const size_t es = s->elem_size, per = sizeof buf / es;
     size_t at = w->first + w->next;     /* into the accumulator */
-    unsigned char *into = sum_of(s, w);
+    unsigned char *into = store__sum_of(s, w);
     int rc;
 
     if (w->part_len > 0) {
@@ -342,7 +331,7 @@ int store_push_data(struct store *s, uint32_t rank, const void *bytes,
         err_say(err, "worker %u: push for step %llu: gradient element %llu is not finite; "
             "the step fails, weights untouched", (unsigned)rank, ull(s->step),
             ull(s->offset + bad));
-        return fail(s, ERR_NONFINITE, err);
+        return store__fail(s, ERR_NONFINITE, err);
     }
     rc = walk(s, w, bytes, nbytes, 1, &bad);
     assert(rc == 0);
@@ -387,7 +376,7 @@ int store_push_abort(struct store *s, uint32_t rank, char *err)
     const struct store_worker *w;
 
     if (s->fail_code)
-        return failed_again(s, rank, err);
+        return store__failed_again(s, rank, err);
     w = rank < s->world ? &s->workers[rank] : NULL;
     if (w && w->phase == STORE_W_RECEIVING)
         err_say(err, "worker %u: push for step %llu cut off after %zu of %zu bytes; "
@@ -396,7 +385,7 @@ int store_push_abort(struct store *s, uint32_t rank, char *err)
     else
         err_say(err, "worker %u: lost during step %llu; the step fails, weights untouched",
             (unsigned)rank, ull(s->step));
-    return fail(s, ERR_EOF, err);
+    return store__fail(s, ERR_EOF, err);
 }
 
 int store_step_ready(const struct store *s)
@@ -431,7 +420,7 @@ static int count_step(struct store *s, char *err)
         if (s->workers[r].examples > UINT64_MAX - batch) {
             err_say(err, "worker %u: step %llu: example counts overflow", (unsigned)r,
                 ull(s->step));
-            return fail(s, ERR_PROTO_FIELD, err);
+            return store__fail(s, ERR_PROTO_FIELD, err);
         }
         batch += s->workers[r].examples;
         loss += s->workers[r].loss;
@@ -451,12 +440,12 @@ static int count_step(struct store *s, char *err)
         err_say(err, "step %llu: the example counts sum to %llu, not %s = %llu (%s); "
             "the step fails, weights untouched", ull(s->step), ull(batch), s->batch_what,
             ull(s->batch), who);
-        return fail(s, ERR_PROTO_FIELD, err);
+        return store__fail(s, ERR_PROTO_FIELD, err);
     }
     if (batch == 0) {
         err_say(err, "step %llu: all %u workers pushed 0 examples (B = 0); the step fails",
             ull(s->step), (unsigned)s->world);
-        return fail(s, ERR_PROTO_FIELD, err);
+        return store__fail(s, ERR_PROTO_FIELD, err);
     }
     s->rel_batch = batch;
     s->rel_loss = loss;
@@ -500,7 +489,7 @@ int store_release(struct store *s, struct store_released *out, char *err)
 
     memset(out, 0, sizeof *out);
     if (s->fail_code)
-        return failed_again(s, PROTO_RANK_SERVER, err);
+        return store__failed_again(s, PROTO_RANK_SERVER, err);
     if (s->per_worker) {
         err_say(err, "step %llu: store_release on a store with per-worker buffers "
             "(store_apply_some applies there)", ull(s->step));
@@ -519,7 +508,7 @@ int store_release(struct store *s, struct store_released *out, char *err)
                          s->dtype, &bad) != 0) {
         err_say(err, "step %llu: the summed gradient overflowed at element %llu; "
             "the step fails, weights untouched", ull(s->step), ull(s->offset + lo + bad));
-        return fail(s, ERR_NONFINITE, err);
+        return store__fail(s, ERR_NONFINITE, err);
     }
     divisor = s->divide_by_one ? 1 : s->rel_batch;
     update_range(s, lo, top - s->released, divisor);
@@ -552,7 +541,7 @@ int store_apply(struct store *s, struct store_applied *out, char *err)
     int rc;
 
     if (s->fail_code)
-        return failed_again(s, PROTO_RANK_SERVER, err);
+        return store__failed_again(s, PROTO_RANK_SERVER, err);
     if (s->per_worker) {
         err_say(err, "step %llu: store_apply on a store with per-worker buffers "
             "(store_apply_some applies there)", ull(s->step));
@@ -624,127 +613,6 @@ size_t store_bytes(const struct store *s)
 {
     return sizeof *s + (2 + (s->per_worker ? (size_t)s->world : 0)) * s->n * s->elem_size +
            s->world * sizeof *s->workers;
-}
-
-/* taken: the checks store_apply_some and store_drop share: worker r's
- * push may be used. 0 or a refusal in err. */
-static int taken(const struct store *s, uint32_t r, const char *what, char *err)
-{
-    if (!s->per_worker) {
-        err_say(err, "step %llu: %s on a store without per-worker buffers", ull(s->step),
-            what);
-        return ERR_PROTO_FIELD;
-    }
-    if (r >= s->world) {
-        err_say(err, "worker %u: %s at version %llu refused: rank not below K = %u",
-            (unsigned)r, what, ull(s->step), (unsigned)s->world);
-        return ERR_PROTO_RANK;
-    }
-    if (s->workers[r].phase != STORE_W_DONE) {
-        err_say(err, "worker %u: %s of its push for step %llu, which is not complete",
-            (unsigned)r, what, ull(s->workers[r].clock));
-        return ERR_PROTO_FIELD;
-    }
-    return 0;
-}
-
-/* reset_worker: rank r's push is used or dropped: its buffer zeroed, its
- * state WAITING, its clock on. */
-static void reset_worker(struct store *s, uint32_t r)
-{
-    struct store_worker *w = &s->workers[r];
-    uint64_t clock = w->clock;
-
-    vec_zero(sum_of(s, w), s->n, s->dtype);
-    memset(w, 0, sizeof *w);
-    w->clock = clock + 1;
-    s->done--;
-}
-
-int store_apply_some(struct store *s, const uint32_t *ranks, uint32_t m,
-                     struct store_applied *out, char *err)
-{
-    uint64_t batch = 0, divisor;
-    double loss = 0.0;
-    const unsigned char *g;
-    size_t bad;
-    int rc;
-
-    if (s->fail_code)
-        return failed_again(s, PROTO_RANK_SERVER, err);
-    if (m == 0 || m > s->world) {
-        err_say(err, "version %llu: an update from %u pushes (1 .. K = %u)", ull(s->step),
-            (unsigned)m, (unsigned)s->world);
-        return ERR_PROTO_FIELD;
-    }
-    for (uint32_t i = 0; i < m; i++) {
-        if ((rc = taken(s, ranks[i], "apply", err)) != 0)
-            return rc;
-        for (uint32_t j = 0; j < i; j++)
-            if (ranks[j] == ranks[i]) {
-                err_say(err, "worker %u: its push used twice in one update (version %llu)",
-                    (unsigned)ranks[i], ull(s->step));
-                return ERR_PROTO_FIELD;
-            }
-        if (s->workers[ranks[i]].examples > UINT64_MAX - batch) {
-            err_say(err, "worker %u: version %llu: example counts overflow",
-                (unsigned)ranks[i], ull(s->step));
-            return ERR_PROTO_FIELD;
-        }
-        batch += s->workers[ranks[i]].examples;
-        loss += s->workers[ranks[i]].loss;
-    }
-    if (batch == 0) {
-        err_say(err, "worker %u: version %llu: the %u pushes used count 0 examples",
-            (unsigned)ranks[0], ull(s->step), (unsigned)m);
-        return ERR_PROTO_FIELD;
-    }
-    /* In the given order: 0 + g0 is g0 exactly, so m = 1 needs no copy. */
-    if (m == 1) {
-        g = sum_of(s, &s->workers[ranks[0]]);
-    } else {
-        vec_zero(s->acc, s->n, s->dtype);
-        for (uint32_t i = 0; i < m; i++)
-            vec_add(s->acc, sum_of(s, &s->workers[ranks[i]]), s->n, s->dtype);
-        g = s->acc;
-    }
-    if (vec_check_finite(g, s->n, s->dtype, &bad) != 0) {
-        err_say(err, "version %llu: the summed gradient overflowed at element %llu; "
-            "the run fails, weights untouched", ull(s->step), ull(s->offset + bad));
-        return fail(s, ERR_NONFINITE, err);
-    }
-    divisor = s->divide_by_one ? 1 : batch;
-    rc = optim_update(&s->opt, s->step + 1, s->weights, g, s->n, 0, divisor);
-    assert(rc == 0);    /* the optimizer checked at init, divisor > 0 */
-    if (out) {
-        out->step = s->step;
-        out->batch = batch;
-        out->loss = loss / (double)batch;
-        out->divisor = divisor;
-    }
-    for (uint32_t i = 0; i < m; i++)
-        reset_worker(s, ranks[i]);
-    s->step++;
-    return 0;
-}
-
-int store_drop(struct store *s, uint32_t rank, char *err)
-{
-    int rc;
-
-    if (s->fail_code)
-        return failed_again(s, rank, err);
-    if ((rc = taken(s, rank, "drop", err)) != 0)
-        return rc;
-    reset_worker(s, rank);
-    return 0;
-}
-
-uint64_t store_clock(const struct store *s, uint32_t rank)
-{
-    if (rank >= s->world)
-        return 0;
-    return s->per_worker ? s->workers[rank].clock : s->step;
 }
 
 int store_resume(struct store *s, uint64_t step, const void *weights)

@@ -186,7 +186,7 @@ struct store_cfg {
 
 /* Per-worker state of the step in progress: O(1) bytes each. */
 struct store_worker {
-    int phase;              /* STORE_W_* in store.c */
+    int phase;              /* STORE_W_* (store_int.h) */
     uint32_t pushes;        /* complete pushes of the current step (< P unless DONE) */
     uint64_t examples;      /* from the push metadata, summed over its pushes */
     double loss;

@@ -62,7 +62,7 @@
  *   RESUME. WELCOME's step field is the server's step s, the step it
  *      collects next: 0 for a fresh server. A server that goes on from a
  *      checkpoint (ps_server --resume, or back from a lost worker; see
- *      ps_server/resume.h) has s > 0: once all K workers have joined it
+ *      common/ps/resume.h) has s > 0: once all K workers have joined it
  *      sends each WEIGHTS(step=s-1), its weights, and then takes PUSH(s).
  *      A worker that joins a server at step s starts at step s. (Version 2
  *      unchanged: a fresh server's flow is byte for byte the same, and an

@@ -1,9 +1,9 @@
-/* run_mode.c -- what the server does with a complete push in the modes
+/* server_mode.c -- what the server does with a complete push in the modes
  * other than sync (common/ps/mode.h), and what it writes at their end. No
- * libuv: the weights go out through main.c's conn_send_weights.
+ * libuv: the weights go out through server_conn.c's conn_send_weights.
  *
  * THE MODES (mode.h). In sync the store's barrier and the per-bucket pull
- * (run.c) run the step (the policy is not involved, and --record is
+ * (server.c) run the step (the policy is not involved, and --record is
  * refused: a sync run reproduces from the seed). In the other modes every
  * complete push is told to the mode's policy (mode_push), which checks it
  * and keeps the record. In async and ssp:N the store has per-worker
@@ -40,7 +40,7 @@
 #define LOG_EVERY_S 1.0                 /* update lines, at most this often */
 
 /* mode_send: worker r gets the current weights (a copy) and its version
- * is noted (THE MODES above); its wait ends at `now` (measure.c). */
+ * is noted (THE MODES above); its wait ends at `now` (server_measure.c). */
 static void mode_send(struct server *srv, uint32_t r, double now)
 {
     struct conn *c = srv->by_rank[r];
@@ -54,7 +54,7 @@ static void mode_send(struct server *srv, uint32_t r, double now)
     if (!c)
         return;         /* gone: its loss is being handled */
     if (!(frame = malloc(len))) {
-        say(msg, sizeof msg, "worker %u: out of memory for a weights frame of %zu bytes",
+        err_sayn(msg, sizeof msg, "worker %u: out of memory for a weights frame of %zu bytes",
             (unsigned)r, len);
         run_fail(srv, c, -ENOMEM, msg);
         return;
@@ -66,23 +66,23 @@ static void mode_send(struct server *srv, uint32_t r, double now)
     srv->sent_version[r] = store_step(&srv->store);
     if (mode_sent(&srv->mode, r) != 0) {
         free(frame);
-        say(msg, sizeof msg, "worker %u: out of memory for the record", (unsigned)r);
+        err_sayn(msg, sizeof msg, "worker %u: out of memory for the record", (unsigned)r);
         run_fail(srv, c, -ENOMEM, msg);
         return;
     }
     if (conn_send_weights(c, frame, len) != 0) {
-        say(msg, sizeof msg, "worker %u: sending the weights of its step %llu failed",
+        err_sayn(msg, sizeof msg, "worker %u: sending the weights of its step %llu failed",
             (unsigned)r, ull(store_clock(&srv->store, r) - 1));
         run_lost(srv, c, ERR_EOF, msg);
     }
 }
 
-/* mode_push_end: worker c's push is complete: tell the policy; in async
+/* server_mode_push: worker c's push is complete: tell the policy; in async
  * and ssp apply it alone, in backup apply the step when it has its K - N
  * pushes (or drop a late one), and send the weights to whoever may have
  * them now. 0: sync, the barrier's path goes on (step_release); 1: done
  * here (or the run failed, said why). */
-int mode_push_end(struct server *srv, struct conn *c, double now)
+int server_mode_push(struct server *srv, struct conn *c, double now)
 {
     uint32_t r = c->ses.rank;
     struct store *st = &srv->store;
@@ -163,10 +163,10 @@ int mode_push_end(struct server *srv, struct conn *c, double now)
     return 1;
 }
 
-/* mode_finish: at the run's end, the staleness line, --staleness-out,
+/* server_mode_finish: at the run's end, the staleness line, --staleness-out,
  * --record, and
  * --weights-out's PATH.server[.I]. 0, or 1 after logging why. */
-int mode_finish(struct server *srv)
+int server_mode_finish(struct server *srv)
 {
     char line[512], err[ERR_LEN], name[32];
     int bad = 0;

@@ -1,8 +1,9 @@
 /* resume.h -- the server's side of checkpoint and resume: what of the
  * server's state goes into a checkpoint (checkpoint.h, the file) and how
- * a server goes on from one. No libuv; run.c and setup.c call in here.
+ * a server goes on from one. No libuv; server.c and ps_server/setup.c
+ * call in here.
  *
- * SAVE. After the update of step s (run.c, step_apply), when (s + 1) is a
+ * SAVE. After the update of step s (server.c, step_done), when (s + 1) is a
  * multiple of --checkpoint-every, resume_after_apply writes --checkpoint:
  * the job's shape, step s + 1, this shard's weights and (with --loss-out)
  * the loss of every step so far. The write is synchronous, on the event
@@ -10,17 +11,17 @@
  * shard's write holds the loop for its fsync; --checkpoint-every sets how
  * often that is paid.
  *
- * RESUME. resume_load (setup.c, --resume FILE) reads the file, refuses one
+ * RESUME. resume_load (ps_server/setup.c, --resume FILE) reads the file, refuses one
  * of another job, and puts its weights and step into the store. The server
  * then announces that step in every WELCOME and, once all K workers have
- * joined, sends them the weights of step s - 1 (run.c) before it takes
+ * joined, sends them the weights of step s - 1 (server.c) before it takes
  * pushes for step s. The workers' data are a function of the step
  * (workload.h), so the run goes on as if it had never stopped: the same
  * bits (tests/t_ps_ckpt.sh).
  *
  * ROLLBACK. A server with --checkpoint also writes one at start (step 0,
  * unless it resumed), so there always is a file to go back to. When a
- * joined worker's connection is lost (run.c, run_lost) such a server does
+ * joined worker's connection is lost (server.c, run_lost) such a server does
  * not fail the run: it closes every worker, loads its checkpoint again
  * (resume_load) and takes K HELLOs, as a server started with --resume
  * would. The workers redial (--reconnect-window) and a restarted one
@@ -37,7 +38,7 @@
 #define RESUME_H
 
 #include "ps/checkpoint.h"
-#include "server.h"
+#include "ps/server.h"
 
 #define RESUME_KILL_ENV "PSRING_TEST_KILL_AT_STEP"
 

@@ -1,9 +1,9 @@
-/* measure.c -- the server's training metrics (issue 16): the loss against
+/* server_measure.c -- the server's training metrics (issue 16): the loss against
  * wall-clock time (--loss-time-out), the time to a target loss
  * (--target-loss, the record's ttt_s) and each worker's wait
  * (common/measure/metrics.h, WAIT; the record's wait_s and the log). No libuv:
- * run.c and run_mode.c tell it what happened and when; main.c writes the
- * loss files at the end.
+ * server.c and server_mode.c tell it what happened and when; server_end
+ * writes the loss files at the end.
  *
  * THE CLOCK. wall_s counts from the moment the FIRST worker joined
  * (t_run0): a worker computes its step 0 as soon as it has its WELCOME (in

@@ -1,10 +1,12 @@
-/* run.c -- what the server does with each event of the protocol: a HELLO
+/* server.c -- what the server does with each event of the protocol: a HELLO
  * (join), the first and last bytes of a push, the K-th push (apply the
  * step, start sending the weights), a BYE, a worker's fault; how a run
  * ends (run_succeed, run_fail) and how the server names whom it waits
- * for. No libuv: the bytes come from main.c's loop, and what goes back
- * (a control frame, a close, the weights) is handed to main.c's conn_*
- * and egress_pump (server.h).
+ * for; the run's start and end (server_start, server_end). No libuv: the
+ * bytes come from server_conn.c (under the transport's table, server.h),
+ * and what goes back (a control frame, a close, the weights) is handed to
+ * server_conn.c's
+ * conn_* and server_egress_pump.
  *
  * FAULTS. A connection that has not passed the AUTH handshake and sends
  * anything else is refused ("not authenticated: ...", nothing of the
@@ -31,13 +33,12 @@
  * (asserted in step_release).
  *
  * THE MODES (mode.h): in sync the barrier above runs the step; the
- * other modes' pushes are taken by run_mode.c (mode_push_end), which
+ * other modes' pushes are taken by server_mode.c (server_mode_push), which
  * applies them and sends the weights.
  */
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,16 +55,6 @@
 
 /* ------------------------------------------------------------- messages */
 
-/* say: snprintf for messages, where a long peer name may cut the line. */
-void say(char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
-
 /* with_peer: msg with c's address after its "worker R", or appended. */
 static void with_peer(const char *msg, const struct conn *c, char *out, size_t len)
 {
@@ -78,11 +69,6 @@ static void with_peer(const char *msg, const struct conn *c, char *out, size_t l
         snprintf(out, len, "%s (%s)", msg, c->peer);
 }
 
-unsigned long long ull(uint64_t x)
-{
-    return (unsigned long long)x;
-}
-
 /* payload_note: one step's payload bytes into *p (server.h). */
 static void payload_note(struct payload *p, uint64_t bytes, uint64_t step)
 {
@@ -95,12 +81,33 @@ static void payload_note(struct payload *p, uint64_t bytes, uint64_t step)
     (void)step;
 }
 
+void server_start(struct server *srv)
+{
+    silence_restart(&srv->sil, srv->io->now(srv));
+    srv->last_log = -INFINITY;
+}
+
+int server_end(struct server *srv)
+{
+    char err[ERR_LEN];
+
+    if (srv->exit_code == 0 && srv->f.c.csv &&
+        metrics_record_write(&srv->rec, srv->f.c.csv, err) != 0) {
+        log_msg("%s", err);
+        srv->exit_code = 1;
+    }
+    /* The loss files also after a failure (server_measure.c). */
+    if (measure_write(srv) != 0)
+        srv->exit_code = 1;
+    return srv->exit_code;
+}
+
 void run_succeed(struct server *srv)
 {
     if (srv->over)
         return;
     srv->over = 1;
-    srv->exit_code = mode_finish(srv);
+    srv->exit_code = server_mode_finish(srv);
     measure_finish(srv);
     /* Peak RSS: the figure that shows the server's memory does not grow
      * with K (experiments/bench_ps.sh reads this line). */
@@ -139,7 +146,7 @@ void run_fail(struct server *srv, struct conn *culprit, int code, const char *ms
     srv->exit_code = 1;
     with_peer(msg, culprit, line, sizeof line);
     log_msg("run failed: %s", line);
-    say(text, sizeof text, "%s: run failed: %s", FLAGS_PROG, line);
+    err_sayn(text, sizeof text, "%s: run failed: %s", SERVER_PROG, line);
     for (struct conn *c = srv->conns; c; c = c->next) {
         if (c->joined || c == culprit)
             conn_linger(c, code, text);
@@ -183,7 +190,7 @@ void run_lost(struct server *srv, struct conn *c, int code, const char *msg)
     }
     while (srv->rec.nsteps > 0 && srv->rec.steps[srv->rec.nsteps - 1].step >= srv->first_step)
         srv->rec.nsteps--;
-    silence_restart(&srv->sil, clock_now());
+    silence_restart(&srv->sil, srv->io->now(srv));
 }
 
 /* conn_refuse: a connection that has not joined sent something wrong:
@@ -204,9 +211,9 @@ static void conn_fault(struct conn *c, int code, const char *why)
         conn_refuse(c, code, why);
 }
 
-void egress_finished(struct server *srv)
+void server_egress_done(struct server *srv)
 {
-    double now = clock_now();
+    double now = srv->io->now(srv);
 
     if (srv->resending) {           /* a resumed run's first weights: no step's record */
         srv->resending = 0;
@@ -251,10 +258,11 @@ static void weights_send(struct server *srv, uint64_t step, double now)
         assert(srv->by_rank[r]);    /* every rank joined */
         srv->by_rank[r]->ses.pulling = 1;
     }
-    egress_pump(srv);
+    server_egress_pump(srv);
 }
 
-void weights_header(const struct server *srv, const struct egress_piece *pc, unsigned char *out)
+void server_weights_header(const struct server *srv, const struct egress_piece *pc,
+                           unsigned char *out)
 {
     struct proto_header h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, srv->k,
                                               srv->sending, srv->scfg.lo + pc->first,
@@ -319,7 +327,7 @@ static void step_release(struct server *srv)
     }
     if (rel.count == 0)
         return;
-    now = clock_now();
+    now = srv->io->now(srv);
     if (rel.top == rel.count) {
         /* The step's first release. A push needs its worker's previous
          * weights written (session.c), so all K pushes in means the
@@ -333,7 +341,7 @@ static void step_release(struct server *srv)
     egress_release(&srv->eg, rel.count, now);
     if (rel.last && step_done(srv, &rel, now) != 0)
         return;
-    egress_pump(srv);
+    server_egress_pump(srv);
 }
 
 static void on_hello(struct conn *c, double now)
@@ -346,15 +354,15 @@ static void on_hello(struct conn *c, double now)
      * worker has finished and left: a rank joins once per run. */
     if (srv->joined == srv->k || srv->by_rank[r]) {
         if (srv->joined == srv->k && srv->by_rank[r])
-            say(why, sizeof why, "HELLO refused: rank %u: the job is full (all %u "
+            err_sayn(why, sizeof why, "HELLO refused: rank %u: the job is full (all %u "
                      "workers joined; rank %u is %s)", (unsigned)r, (unsigned)srv->k,
                      (unsigned)r, srv->by_rank[r]->peer);
         else if (srv->joined == srv->k)
-            say(why, sizeof why, "HELLO refused: rank %u: the job is full (all %u "
+            err_sayn(why, sizeof why, "HELLO refused: rank %u: the job is full (all %u "
                      "workers joined; rank %u has finished and left)", (unsigned)r,
                      (unsigned)srv->k, (unsigned)r);
         else
-            say(why, sizeof why, "HELLO refused: rank %u already joined from %s",
+            err_sayn(why, sizeof why, "HELLO refused: rank %u already joined from %s",
                      (unsigned)r, srv->by_rank[r]->peer);
         conn_refuse(c, ERR_MISMATCH, why);
         return;
@@ -388,7 +396,7 @@ static void on_hello(struct conn *c, double now)
     }
     log_msg("worker %u joined from %s (%u of %u)", (unsigned)r, c->peer,
             (unsigned)srv->joined, (unsigned)srv->k);
-    measure_joined(srv, now);           /* the first: wall_s counts from here (measure.c) */
+    measure_joined(srv, now);           /* the first: wall_s counts from here (server_measure.c) */
     /* RESUME (proto.h): a server that goes on from step s > 0 sends every
      * worker the weights of step s - 1 once all have joined. */
     if (srv->joined == srv->k && store_step(&srv->store) > 0 &&
@@ -428,10 +436,10 @@ void conn_finished(struct conn *c)
         run_succeed(srv);
 }
 
-/* conn_lost: the peer closed (reason NULL) or the connection broke
+/* server_conn_lost: the peer closed (reason NULL) or the connection broke
  * (reason: why). A stranger is logged, a worker that owed nothing has
  * finished, any other worker fails the run. */
-void conn_lost(struct conn *c, const char *reason)
+void server_conn_lost(struct conn *c, const char *reason)
 {
     struct server *srv = c->srv;
     char err[ERR_LEN], msg[ERR_LEN * 4], list[ERR_LEN * 2], owed[96];
@@ -454,9 +462,9 @@ void conn_lost(struct conn *c, const char *reason)
         return;
     }
     if (reason)
-        say(msg, sizeof msg, "%s (%s)", err, reason);
+        err_sayn(msg, sizeof msg, "%s (%s)", err, reason);
     else
-        say(msg, sizeof msg, "%s", err);
+        err_sayn(msg, sizeof msg, "%s", err);
     /* A worker that owed nothing and hung up most likely timed out waiting
      * for the server, which was itself waiting for someone else (a stalled
      * worker): name them too. */
@@ -464,9 +472,9 @@ void conn_lost(struct conn *c, const char *reason)
     if (!c->ses.pulling && c->ses.hdr_have == 0)
         session_waiting(&c->ses, &srv->store, owed, sizeof owed);
     if (!owed[0] && !c->ses.pulling && c->ses.hdr_have == 0 &&
-        waiting_for(srv, c, list, sizeof list) > 0) {
+        server_waiting_for(srv, c, list, sizeof list) > 0) {
         size_t o = strlen(msg);
-        say(msg + o, sizeof msg - o, ", having sent all it owed (its own timeout?); "
+        err_sayn(msg + o, sizeof msg - o, ", having sent all it owed (its own timeout?); "
             "the server was waiting for %s", list);
     }
     run_lost(srv, c, rc, msg);
@@ -508,7 +516,7 @@ void conn_process(struct conn *c, const unsigned char *p, size_t len, double now
         case SESSION_PUSH_END:
             srv->in_last = now;
             measure_push_end(srv, c->ses.rank, now);
-            if (mode_push_end(srv, c, now) == 0)
+            if (server_mode_push(srv, c, now) == 0)
                 step_release(srv);
             break;
         case SESSION_BYE:
@@ -543,7 +551,7 @@ static int owes(struct server *srv, const struct conn *c, char *out, size_t len)
 
     out[0] = '\0';
     if (c->ses.pulling && !egress_rank_done(&srv->eg, r)) {
-        say(out, len, "not taking the weights of step %llu (%llu of %llu elements handed "
+        err_sayn(out, len, "not taking the weights of step %llu (%llu of %llu elements handed "
             "out%s)", ull(srv->sending), ull(srv->eg.w[r].done), ull(srv->eg.n),
             srv->eg.w[r].blocked ? ", a write queued" : "");
         return srv->eg.w[r].blocked;
@@ -552,10 +560,10 @@ static int owes(struct server *srv, const struct conn *c, char *out, size_t len)
     return out[0] != '\0';
 }
 
-/* waiting_for: "; "-separated, what each worker (but skip) still owes the
+/* server_waiting_for: "; "-separated, what each worker (but skip) still owes the
  * step: not joined, its push, its BYE, or taking the weights. OUT: out.
  * Returns how many were named. */
-int waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len)
+int server_waiting_for(struct server *srv, const struct conn *skip, char *out, size_t len)
 {
     char what[NET_ADDR_LEN + 160], owed[128];
     size_t o = 0;
@@ -569,14 +577,14 @@ int waiting_for(struct server *srv, const struct conn *skip, char *out, size_t l
         if (c == skip && c)
             continue;
         if (!c) {
-            say(what, sizeof what, "worker %u: not joined", (unsigned)r);
+            err_sayn(what, sizeof what, "worker %u: not joined", (unsigned)r);
         } else {
             (void)owes(srv, c, owed, sizeof owed);
             if (owed[0])
-                say(what, sizeof what, "worker %u (%s): %s", (unsigned)r, c->peer, owed);
+                err_sayn(what, sizeof what, "worker %u (%s): %s", (unsigned)r, c->peer, owed);
         }
         if (what[0]) {
-            say(out + o, len - o, "%s%s", named ? "; " : "", what);
+            err_sayn(out + o, len - o, "%s%s", named ? "; " : "", what);
             o += strlen(out + o);
             named++;
         }
@@ -589,9 +597,9 @@ void run_idle_fail(struct server *srv)
 {
     char msg[ERR_LEN * 4], list[ERR_LEN * 3];
 
-    if (waiting_for(srv, NULL, list, sizeof list) == 0)
+    if (server_waiting_for(srv, NULL, list, sizeof list) == 0)
         snprintf(list, sizeof list, "nothing (internal: idle with no one to wait for)");
-    say(msg, sizeof msg, "step %llu: no progress for %.1f s; waiting for %s",
+    err_sayn(msg, sizeof msg, "step %llu: no progress for %.1f s; waiting for %s",
         ull(store_step(&srv->store)), srv->timeout, list);
     run_fail(srv, NULL, ERR_TIMEOUT, msg);
 }
@@ -620,7 +628,7 @@ void run_silence_check(struct server *srv, double now)
         return;
     worst = srv->by_rank[r];
     (void)owes(srv, worst, what, sizeof what);
-    say(msg, sizeof msg, "worker %u: no progress for %.1f s (--timeout) at step %llu: %s",
+    err_sayn(msg, sizeof msg, "worker %u: no progress for %.1f s (--timeout) at step %llu: %s",
         (unsigned)worst->ses.rank, srv->timeout, ull(store_step(&srv->store)), what);
     run_fail(srv, worst, ERR_TIMEOUT, msg);
     /* The ERROR went out if its socket had room. Lingering for a worker

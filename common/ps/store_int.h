@@ -1,0 +1,31 @@
+/* store_int.h -- what store.c and store_modes.c share and nobody else
+ * uses: a worker's phase and three helpers. Not part of the store's
+ * interface (store.h); the store__ prefix says so.
+ */
+#ifndef STORE_INT_H
+#define STORE_INT_H
+
+#include <stdint.h>
+
+#include "store.h"
+
+/* A worker's phase in the step its clock names (struct store_worker). */
+enum {
+    STORE_W_WAITING = 0,    /* no push yet for the current step */
+    STORE_W_RECEIVING,      /* push_begin seen, bytes arriving */
+    STORE_W_DONE,           /* push_end seen */
+};
+
+/* store__fail: the store becomes FAILED with this code and the message
+ * already in err; later calls repeat it. Returns code. */
+int store__fail(struct store *s, int code, const char *err);
+
+/* store__failed_again: the answer to any call on a FAILED store (rank
+ * PROTO_RANK_SERVER: a call not about one worker). Returns its code. */
+int store__failed_again(const struct store *s, uint32_t rank, char *err);
+
+/* store__sum_of: where worker w's pushes are added: the accumulator, or
+ * its own buffer (PER-WORKER BUFFERS). */
+unsigned char *store__sum_of(const struct store *s, const struct store_worker *w);
+
+#endif /* STORE_INT_H */
