@@ -9,7 +9,7 @@
 #   C (tests/*.c): as string literals, "name-1.2" or "name-1.x": in
 #     T_CASE("id", ...), t_skip("id", ...), in the tables of bad cases that
 #     a loop hands to T_CASE(bc->id, ...), and as the first argument of a
-#     helper that calls T_CASE(id, ...) (happy("psw-1.1", ...)). Every such
+#     helper that calls T_CASE(id, ...) (happy("ps-worker-1.1", ...)). Every such
 #     literal is taken for an id (none of the tests has another string of
 #     that shape), comment lines excepted.
 #   shell (tests/t_*.sh): the first word after t_case or t_skip, or after
