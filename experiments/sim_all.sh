@@ -18,7 +18,7 @@
 #      16 MiB and 64 MiB, sizes only, on star and on fat-tree:4, one step
 #      (--steps 1 --warmup 0: the simulation is deterministic, so a warm-up
 #      step repeats the timed one to the bit and the row is the same;
-#      tests/t_sim.sh i17f-1.1); wall time and peak memory of the whole
+#      tests/t_sim.sh sim-9.1); wall time and peak memory of the whole
 #      sweep (/usr/bin/time -v) -> large_k.time
 #   3. seed_k.csv      the seed's exercise (P = 2e9 two-byte parameters,
 #      25 GB/s links, K = 8, 64, 512; the PS in one bucket), simulated,

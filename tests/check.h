@@ -1,8 +1,9 @@
 /* check.h -- the tiny assert header every unit-test program includes.
  *
- * A test program is a list of cases. Each case has a stable id
- * ("proto-1.4") and a name; checks inside it print both values when they
- * fail, and the case prints one line at its end:
+ * A test program is a list of cases. Each case has a stable id that
+ * begins with the program's name ("proto-1.4" in test_proto.c; the rule
+ * is in tests/ids.awk) and a name; checks inside it print both values
+ * when they fail, and the case prints one line at its end:
  *
  *     ok   proto-1.4 length cap refused before allocation
  *     FAIL proto-1.5 ...            (after the failing checks' details)

@@ -26,7 +26,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-const char *const fuzz_name = "fuzz-auth";
+const char *const fuzz_name = "auth-fuzz";
 
 /* A1 of proto.h's example: keyed, worker -> server, Ni = 00 01 .. 1f. */
 static const uint8_t seed_a1[AUTH_FRAME] = {

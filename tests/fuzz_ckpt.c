@@ -21,7 +21,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-const char *const fuzz_name = "fuzz-ckpt";
+const char *const fuzz_name = "ckpt-fuzz";
 
 #define SEED_LEN (CKPT_HEADER_SIZE + 2 * CKPT_SECTION_HEAD + 16 + 16 + CKPT_SUM_SIZE)
 static uint8_t seed_one[SEED_LEN];

@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* ---------------------------------------------------------------- seeds */
 
-const char *const fuzz_name = "fuzz-cli";
+const char *const fuzz_name = "cli-fuzz";
 
 #define SEED(s) (const uint8_t *)(s)
 const uint8_t *const fuzz_seeds[] = {

@@ -26,7 +26,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-const char *const fuzz_name = "fuzz-hostload";
+const char *const fuzz_name = "hostload-fuzz";
 
 #define SEED(s) (const uint8_t *)(s)
 const uint8_t *const fuzz_seeds[] = {

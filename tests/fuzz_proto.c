@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Seeds for tests/fuzzdrv.c (libFuzzer ignores these symbols): one valid
  * frame of each type, the PUSH example of proto.h among them. */
-const char *const fuzz_name = "fuzz-proto";
+const char *const fuzz_name = "proto-fuzz";
 
 /* WELCOME from the server to rank 1 of 4: it owns elements [300, 1000). */
 static const uint8_t seed_welcome[] = {

@@ -18,12 +18,14 @@
  * sanitizers, not a replacement for libFuzzer.
  *
  * A target tells the driver about itself through these symbols:
- *     const char *const fuzz_name;               required: "fuzz-proto"
+ *     const char *const fuzz_name;               required: "proto-fuzz"
  *     const uint8_t *const fuzz_seeds[];         optional, all three:
  *     const size_t fuzz_seed_sizes[];            the starting corpus
  *     const size_t fuzz_nseeds;
  * and the driver ends with one line in check.h's format:
- *     ok   fuzz-proto-1 10004 inputs without a crash
+ *     ok   proto-fuzz-1 10004 inputs without a crash
+ * (fuzz_name is the target's file name without fuzz_, then -fuzz: the
+ * rule of tests/ids.awk, which keeps it apart from test_proto.c's ids).
  * A broken invariant or a sanitizer report ends the process instead, and
  * tests/run.sh counts that as a failure; on a signal the driver first
  * prints which input it was and its bytes.

@@ -1,8 +1,9 @@
 # tests/lib.sh -- sourced by the shell tests (tests/t_*.sh).
 #
 # Same output as check.h: each case prints "ok   ID NAME" or "FAIL ID NAME"
-# with the evidence above it. Jobs run in their own session under a
-# watchdog (job), so nothing outlives the test.
+# with the evidence above it; ID begins with the script's name
+# (t_ps_ckpt.sh: ps-ckpt-1; tests/ids.awk has the rule). Jobs run in their
+# own session under a watchdog (job), so nothing outlives the test.
 : "${PSR_BIN:?set PSR_BIN}"
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/psring-t.XXXXXX")
 trap 'rm -rf "$T_TMP"' EXIT

@@ -37,7 +37,7 @@ ring() {
 MLP="--workload mlp --dtype f64 --steps 6 --micro 2"
 SYN="--workload synthetic --params 8192 --dtype f64 --steps 4 --backward-time 20ms"
 
-t_case bk-1.1 "overlap on and off: the same bytes (mlp --micro 2, synthetic --backward-time; K = 2, 4)"
+t_case buckets-4.1 "overlap on and off: the same bytes (mlp --micro 2, synthetic --backward-time; K = 2, 4)"
 for k in 2 4; do
     sw=$(awk -v k=$k 'BEGIN { for (i = 1; i <= k; i++) printf "%s%d", (i > 1 ? "," : ""), i }')
     ring mlp$k.on $k $MLP --shard-weights "$sw" --bucket-size 1
@@ -54,7 +54,7 @@ ring rd.off 4 $MLP --shard-weights 1,1,2,3 --bucket-size 20K --algo rd --no-over
 cmp -s "$T_TMP/rd.on.0" "$T_TMP/rd.off.0" || t_fail "--algo rd: overlap on and off differ"
 t_end
 
-t_case bk-1.2 "across bucket sizes: synthetic == reference exactly, mlp f64 within 1e-12 relative (K = 4)"
+t_case buckets-4.2 "across bucket sizes: synthetic == reference exactly, mlp f64 within 1e-12 relative (K = 4)"
 t_reference syn $SYN
 t_reference mlp $MLP
 for bs in 1 16K 40K 25M; do
@@ -65,7 +65,7 @@ for bs in 1 16K 40K 25M; do
 done
 t_end
 
-t_case bk-1.3 "--trace: Chrome trace-event JSON per rank, with compute, each bucket, the wait"
+t_case buckets-4.3 "--trace: Chrome trace-event JSON per rank, with compute, each bucket, the wait"
 ring tr 2 $SYN --bucket-size 16K --trace "$T_TMP/trace"
 for r in 0 1; do
     f="$T_TMP/trace.$r"
@@ -95,7 +95,7 @@ grep -q '"pid":1,' "$T_TMP/trace.json" && grep -q '"pid":0,' "$T_TMP/trace.json"
     || t_fail "the merged trace lacks a rank"
 t_end
 
-t_case bk-1.4 "a rank killed while the communication thread all-reduces: the others exit naming it"
+t_case buckets-4.4 "a rank killed while the communication thread all-reduces: the others exit naming it"
 # Started by hand (launch.sh would stop the survivors itself), each rank
 # in its own session under the watchdog.
 KF="--world 3 --workload synthetic --params 65536 --steps 400 --backward-time 50ms --bucket-size 64K --timeout $T"
@@ -120,7 +120,7 @@ done
 kill -KILL -$p0 -$p2 2>/dev/null
 t_end
 
-t_case bk-1.5 "bad --bucket-size (0, abc, 10abc) and buckets on the GPU: exit 64, one line"
+t_case buckets-4.5 "bad --bucket-size (0, abc, 10abc) and buckets on the GPU: exit 64, one line"
 for v in 0 abc 10abc; do
     job 10 "$PSR_BIN/ring_worker" --world 1 --bucket-size "$v"
     expect_rc 64
@@ -134,7 +134,7 @@ t_end
 # Printed, not asserted: K = 2, 4 buckets, 200 ms EMULATED backward, a
 # 200 Mbit/s EMULATED link; n = 2.5 MB f32, so each rank moves
 # 2(K-1)/K n = 2.5 MB per step, about 100 ms on the link.
-t_case bk-1.6 "overlap on a slow link: step time printed against max(backward, comm) and the sum"
+t_case buckets-4.6 "overlap on a slow link: step time printed against max(backward, comm) and the sum"
 OV="--workload synthetic --params 655360 --dtype f32 --steps 5 --warmup 1 --backward-time 200ms --link-bw 200Mbit --bucket-size 640K"
 for mode in on off; do
     flag=; [ $mode = off ] && flag=--no-overlap

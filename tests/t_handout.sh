@@ -125,7 +125,7 @@ else
     t_fail "exercise 12: no $s12/stragglers.csv"
 fi
 t_end
-# i17f: exercise 13, the simulation (docs/sim.md). Its commands are the
+# handout-2.x: exercise 13, the simulation (docs/sim.md). Its commands are the
 # block fenced "```sh sim" (they need bin/psring_sim, built only where
 # SimGrid is; handout-1.2 runs the plain "```sh" blocks). Every figure
 # checked is deterministic (simulated time) and derived here, none typed
@@ -138,9 +138,9 @@ t_end
 # step_s and jitter the slowest draw's; and docs/lab-key.md quotes every
 # simulated time_s and step_s.
 # PSR_HANDOUT_QUICK=1: K = 8 and 64 only (no K = 512 run).
-t_case i17f-2.1 "exercise 13: psring_sim's seed table and platforms: star == bin/model, buckets between K n/bw and the one-pull model, fat-tree:4 == star, racks:8:10GB as derived, every simulated time_s quoted by the key"
+t_case handout-2.1 "exercise 13: psring_sim's seed table and platforms: star == bin/model, buckets between K n/bw and the one-pull model, fat-tree:4 == star, racks:8:10GB as derived, every simulated time_s quoted by the key"
 if [ ! -x "$PSR_BIN/psring_sim" ]; then
-    t_skip i17f-2.1 "exercise 13" "no psring_sim in $PSR_BIN (SimGrid not found at build time; make deps)"
+    t_skip handout-2.1 "exercise 13" "no psring_sim in $PSR_BIN (SimGrid not found at build time; make deps)"
 else
     awk '/^```sh sim$/ { on = 1; next } /^```/ { on = 0 } on && NF' "$doc" > "$T_TMP/simcmds"
     [ "$(wc -l < "$T_TMP/simcmds")" -ge 3 ] || t_fail "no \`\`\`sh sim block in exercise 13"

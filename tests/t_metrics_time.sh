@@ -11,7 +11,7 @@
 # tier: full
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
-t_need i16m-2 "loss against time, time to target, waits" ps_server ps_worker ring_worker psr_merge
+t_need metrics-time-2 "loss against time, time to target, waits" ps_server ps_worker ring_worker psr_merge
 
 # col NAME: column NAME of the CSV row the launcher printed (stdout).
 col() {
@@ -37,7 +37,7 @@ wait_of() {
     sed -n "s/^$2| .*worker $3 waited: mean \([^ ]*\) s.*/\1/p" "$T_TMP/$1.err" | head -n 1
 }
 
-t_case i16m-2.1 "ring K=3: --loss-time-out is --loss-out's steps and losses with a non-decreasing wall_s; --target-loss above the first loss gives ttt_s = the first wall_s"
+t_case metrics-time-2.1 "ring K=3: --loss-time-out is --loss-out's steps and losses with a non-decreasing wall_s; --target-loss above the first loss gives ttt_s = the first wall_s"
 job 120 "$launch" ring 3 --steps 8 --timeout 10 --loss-time-out "$T_TMP/r.time" \
     --target-loss 1e9 --out "$T_TMP/r.job" --worker-args "--loss-out $T_TMP/r.loss"
 expect_rc 0
@@ -49,7 +49,7 @@ first=$(awk '!/^#/ { printf "%.6g", $3; exit }' "$T_TMP/r.time")
 [ -n "$(col wait_s)" ] || t_fail "wait_s is empty"
 t_end
 
-t_case i16m-2.2 "sync PS K=3: the same file from the server; --target-loss 0 (below every loss) leaves ttt_s empty; wait_s is the largest mean wait"
+t_case metrics-time-2.2 "sync PS K=3: the same file from the server; --target-loss 0 (below every loss) leaves ttt_s empty; wait_s is the largest mean wait"
 job 120 "$launch" ps 3 --steps 8 --timeout 10 --loss-time-out "$T_TMP/p.time" \
     --target-loss 0 --out "$T_TMP/p.job" --server-args "--loss-out $T_TMP/p.loss"
 expect_rc 0
@@ -63,7 +63,7 @@ awk -v a="$(col wait_s)" -v b="$max" 'BEGIN { d = a - b; if (d < 0) d = -d
     t_fail "wait_s '$(col wait_s)', want the largest worker mean '$max'"
 t_end
 
-t_case i16m-2.3 "sync PS K=3, worker 1 four times slower (EMULATED 4 x 50 ms): its mean wait at the barrier is below each other worker's"
+t_case metrics-time-2.3 "sync PS K=3, worker 1 four times slower (EMULATED 4 x 50 ms): its mean wait at the barrier is below each other worker's"
 job 120 "$launch" ps 3 --steps 6 --timeout 10 --backward-time 0.05 --straggler 1:4 \
     --out "$T_TMP/s.job"
 expect_rc 0
@@ -74,7 +74,7 @@ awk -v a="$w1" -v b="$w0" -v c="$w2" 'BEGIN { exit !(a != "" && b != "" && c != 
     t_fail "waits: worker 0 '$w0', worker 1 (the straggler) '$w1', worker 2 '$w2'"
 t_end
 
-t_case i16m-2.4 "ring K=3, rank 1 four times slower: it waits less for its neighbour's first chunk than rank 2, whose left neighbour it is"
+t_case metrics-time-2.4 "ring K=3, rank 1 four times slower: it waits less for its neighbour's first chunk than rank 2, whose left neighbour it is"
 job 120 "$launch" ring 3 --steps 6 --timeout 10 --backward-time 0.05 --straggler 1:4 \
     --out "$T_TMP/q.job"
 expect_rc 0
@@ -84,7 +84,7 @@ awk -v a="$q1" -v b="$q2" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }
     t_fail "waits: rank 1 (the straggler) '$q1', rank 2 '$q2'"
 t_end
 
-t_case i16m-2.5 "async and ssp:1 (K=3, a 4x straggler): async waits are 0; ssp holds the fast workers, never the straggler; one loss line per update, as --loss-out's"
+t_case metrics-time-2.5 "async and ssp:1 (K=3, a 4x straggler): async waits are 0; ssp holds the fast workers, never the straggler; one loss line per update, as --loss-out's"
 job 120 "$launch" ps 3 --steps 6 --timeout 10 --backward-time 0.02 --straggler 1:4 \
     --loss-time-out "$T_TMP/a.time" --out "$T_TMP/a.job" \
     --server-args "--mode async --loss-out $T_TMP/a.loss"
@@ -107,7 +107,7 @@ for r in 0 2; do
 done
 t_end
 
-t_case i16m-2.6 "backup:1 (K=3, a 4x straggler): one loss line per applied step, as --loss-out's; a wait line per worker; ttt_s filled"
+t_case metrics-time-2.6 "backup:1 (K=3, a 4x straggler): one loss line per applied step, as --loss-out's; a wait line per worker; ttt_s filled"
 job 120 "$launch" ps 3 --steps 6 --timeout 10 --backward-time 0.02 --straggler 1:4 \
     --loss-time-out "$T_TMP/k.time" --target-loss 1e9 --out "$T_TMP/k.job" \
     --server-args "--mode backup:1 --loss-out $T_TMP/k.loss"
@@ -121,7 +121,7 @@ done
 [ -n "$(col ttt_s)" ] || t_fail "ttt_s is empty with --target-loss 1e9"
 t_end
 
-t_case i16m-2.7 "bad --target-loss and --loss-time-out values: exit 64 with one line naming the flag, in every training binary"
+t_case metrics-time-2.7 "bad --target-loss and --loss-time-out values: exit 64 with one line naming the flag, in every training binary"
 for b in ps_server ps_worker ring_worker; do
     for arg in "--target-loss -1" "--target-loss nan" "--target-loss inf" "--target-loss abc" \
                "--target-loss 1e400" "--loss-time-out $T_TMP/no/such/dir/f"; do

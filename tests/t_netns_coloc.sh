@@ -16,7 +16,7 @@ root=$PSR_TESTS/..
 ns=$root/experiments/netns_cluster.sh
 launch=$root/experiments/launch.sh
 
-t_need i15r-2 "colocated servers on other hosts" ps_server ps_worker psr_merge model reference
+t_need netns-coloc-2 "colocated servers on other hosts" ps_server ps_worker psr_merge model reference
 
 csv_awk() {
     awk -F, "FNR == 1 { split(\"\", c); for (i = 1; i <= NF; i++) c[\$i] = i } $1" "$2"
@@ -31,7 +31,7 @@ row_is() {
     [ "$got" = "$2:$3" ] || t_fail "servers:placement '$got', want $2:$3"
 }
 
-t_case i15r-2.1 "launch.sh --colocated-servers --wrap: shard r through 'exec worker r', extra servers as 'server J', exact weights"
+t_case netns-coloc-2.1 "launch.sh --colocated-servers --wrap: shard r through 'exec worker r', extra servers as 'server J', exact weights"
 t_loopback_wrap
 job 120 "$launch" ps 2 --colocated-servers --servers 1 --wrap "$T_TMP/wrap.sh" $SYN \
     --link-bw 1Gbit --weights-out "$T_TMP/w.w" --csv-out "$T_TMP/w.csv"
@@ -53,7 +53,7 @@ grep '^exec server' "$T_TMP/wrap.log" | grep -q -- '--local-worker' && t_fail "t
 [ "$(grep -c '^exec server' "$T_TMP/wrap.log")" = 1 ] || t_fail "want one 'exec server', got: $(grep '^exec server' "$T_TMP/wrap.log" | head -c 300)"
 t_end
 
-t_case i15r-2.2 "netns_cluster.sh --colocated-servers: on the ring, or with a bad --servers, exit 64 with one line"
+t_case netns-coloc-2.2 "netns_cluster.sh --colocated-servers: on the ring, or with a bad --servers, exit 64 with one line"
 job 10 bash "$ns" ring 2 --colocated-servers
 expect_rc 64
 expect_grep err 'the ring has no servers'
@@ -67,7 +67,7 @@ t_end
 # ---------------------------------------------------------------- namespaces
 why=$(t_netns_why)
 if [ -n "$why" ]; then
-    t_skip i15r-2.3 "colocated servers across network namespaces" "namespaces cannot be made here: $why"
+    t_skip netns-coloc-2.3 "colocated servers across network namespaces" "namespaces cannot be made here: $why"
     t_exit
 fi
 
@@ -79,7 +79,7 @@ nsjob() {
     job "$_lim" env TMPDIR="$T_TMP/st" bash "$ns" "$@"
 }
 
-t_case i15r-2.3 "netns, colocated K = 3: 3 hosts, shard r in worker r's namespace, weights == reference bit for bit"
+t_case netns-coloc-2.3 "netns, colocated K = 3: 3 hosts, shard r in worker r's namespace, weights == reference bit for bit"
 nsjob 120 ps 3 --colocated-servers --rate 200mbit $SYN --weights-out "$T_TMP/c3.w" --csv-out "$T_TMP/c3.csv"
 expect_rc 0
 workers_exact 3 "$T_TMP/c3.w"
@@ -92,7 +92,7 @@ done
 expect_grep err 'worker 2 joined from 10\.77\.0\.3:'
 t_end
 
-t_case i15r-2.4 "netns, K = 2 + 1 extra server (Theorem 1's split, --range): 3 hosts, weights == reference bit for bit"
+t_case netns-coloc-2.4 "netns, K = 2 + 1 extra server (Theorem 1's split, --range): 3 hosts, weights == reference bit for bit"
 nsjob 120 ps 2 --colocated-servers --servers 1 --rate 200mbit $SYN --weights-out "$T_TMP/m.w" --csv-out "$T_TMP/m.csv"
 expect_rc 0
 workers_exact 2 "$T_TMP/m.w"

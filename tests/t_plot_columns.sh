@@ -9,8 +9,8 @@
 # flagged rows are drawn with their reason's marker and key entry.
 . "$PSR_TESTS/lib.sh"
 
-command -v gnuplot >/dev/null || { t_skip plotcols-1 "plots by column name" "gnuplot not installed"; exit 0; }
-[ -x "$PSR_BIN/model" ] || { t_skip plotcols-1 "plots by column name" "no model in $PSR_BIN"; exit 0; }
+command -v gnuplot >/dev/null || { t_skip plot-columns-1 "plots by column name" "gnuplot not installed"; exit 0; }
+[ -x "$PSR_BIN/model" ] || { t_skip plot-columns-1 "plots by column name" "no model in $PSR_BIN"; exit 0; }
 plots="$PSR_TESTS/../plots"
 
 # Rows as psr_merge writes them (a lab run's, trimmed): K sweep and sizes.
@@ -49,7 +49,7 @@ table() {
     cp "$T_TMP/out" "$3.txt"
 }
 
-t_case plotcols-1.1 "k_time, k_bytes, size: the same numbers with a column appended or the columns reversed"
+t_case plot-columns-1.1 "k_time, k_bytes, size: the same numbers with a column appended or the columns reversed"
 for p in k_time:k k_bytes:k size:s; do
     plot=${p%%:*} csv=${p#*:}
     for v in "" .extra .rev; do
@@ -64,7 +64,7 @@ for p in k_time:k k_bytes:k size:s; do
 done
 t_end
 
-t_case plotcols-1.2 "the model lines are bin/model's: K n, 2(K-1)/K n, a + K n/bw, the crossover"
+t_case plot-columns-1.2 "the model lines are bin/model's: K n, 2(K-1)/K n, a + K n/bw, the crossover"
 # k_bytes's "K n" line at K = 4, n = 1 MiB: 4 MiB; "2(K-1)/K n" at 4: 1.5.
 awk '/Curve title: "K n"/ { on = 1; next } /Curve title/ { on = 0 } on && $1 == 4 { print $2 }' \
     "$T_TMP/k_bytes.tab" | grep -qx 4 || t_fail "k_bytes: K n at K = 4 is not 4 MiB"
@@ -79,14 +79,14 @@ grep -q "model_s / the lines drawn: 0.99999[0-9] to 1.00000[0-9] over 9 rows" "$
     t_fail "size: the CSV's model_s and bin/model disagree: $(grep lines "$T_TMP/size.tab.txt")"
 t_end
 
-t_case plotcols-1.3 "a CSV without a column the plot needs is refused, naming it"
+t_case plot-columns-1.3 "a CSV without a column the plot needs is refused, naming it"
 cut -d, -f1-6,8- "$T_TMP/k.csv" >"$T_TMP/k.cut.csv"     # no time_s
 table k_time "$T_TMP/k.cut.csv" "$T_TMP/cut.tab"
 [ "$rc" != 0 ] || t_fail "k_time plotted a CSV without time_s"
 expect_grep err 'no column time_s'
 t_end
 
-t_case plotcols-1.4 "size.gp's fits recover the link's a and b from exact-model times (each algorithm in its own formula)"
+t_case plot-columns-1.4 "size.gp's fits recover the link's a and b from exact-model times (each algorithm in its own formula)"
 # Rows whose time_s is bin/model's for a known link (100 Mbit/s = 12.5 MB/s,
 # 500 us), at K = 4 and 6 (rd folds at 6), 4 KiB to 16 MiB.
 for k in 4 6; do
@@ -112,7 +112,7 @@ grep -q '^fit ring: T = 6 a + 1.5 n b: ' "$T_TMP/exact4.tab.txt" || t_fail "fit.
 grep -q '(link: a = 0.0005 s, 1/b = 12.5 MB/s)' "$T_TMP/exact4.tab.txt" || t_fail "fit.txt does not give the configured link"
 t_end
 
-t_case plotcols-1.5 "the crossover comes from the repeats' medians (lab_points.awk, then size.gp)"
+t_case plot-columns-1.5 "the crossover comes from the repeats' medians (lab_points.awk, then size.gp)"
 # Three runs per point. The first runs alone put the crossover between
 # 4 KiB and 64 KiB (ring 3 ms against rd 5 ms at 64 KiB: one fast outlier);
 # the medians (ring 9 ms) put it between 64 KiB and 1 MiB.
@@ -141,7 +141,7 @@ printf '%s\n' "$(head -n 1 "$T_TMP/s.csv")" ps,,tcp,4,4096,3,1.00,1,1,,,1,1,1,1,
     t_fail "lab_points.awk: five runs with one outlier: spread is not (1.03 - 1.00) / 1.02"
 t_end
 
-t_case plotcols-1.6 "flagged rows are drawn with their reason's marker and key entry (bound_by, or host_bound alone)"
+t_case plot-columns-1.6 "flagged rows are drawn with their reason's marker and key entry (bound_by, or host_bound alone)"
 # k.csv's PS row at K = 4 has host_bound = 1 and no bound_by: marked
 # without a reason. With bound_by: busy there, cpu on the ring at K = 2.
 awk -F, -v OFS=, 'NR == 1 { print $0, "bound_by"; next } { b = $19 == 1 ? "busy" : "link"; if ($1 == "ring" && $4 == 2) b = "cpu"; print $0, b }' \

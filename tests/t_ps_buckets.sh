@@ -20,7 +20,7 @@ launch="$PSR_TESTS/../experiments/launch.sh"
 
 for b in reference ps_server ps_worker; do
     if [ ! -x "$PSR_BIN/$b" ]; then
-        t_skip psbk "parameter-server buckets" "no $b in $PSR_BIN"
+        t_skip ps-buckets "parameter-server buckets" "no $b in $PSR_BIN"
         t_exit
     fi
 done
@@ -44,7 +44,7 @@ ps() {
 SYN="--workload synthetic --params 8192 --dtype f64 --steps 4"
 MLP="--workload mlp --dtype f64 --steps 6 --micro 2"
 
-t_case psbk-1.1 "synthetic: == reference exactly at every bucket size, overlap on and off, 1 and 2 servers"
+t_case ps-buckets-1.1 "synthetic: == reference exactly at every bucket size, overlap on and off, 1 and 2 servers"
 t_reference syn $SYN
 for bs in 1 16K 40K 25M; do
     for ov in "" --no-overlap; do
@@ -64,7 +64,7 @@ grep -q "medians over [0-9]* timed steps: .*(1 bucket, overlap off)" "$T_TMP/syn
     t_fail "no medians line for one bucket"
 t_end
 
-t_case psbk-1.2 "mlp f64 --micro 2, unequal shards: within 1e-12 of the reference at every bucket size (K = 4, 2 servers)"
+t_case ps-buckets-1.2 "mlp f64 --micro 2, unequal shards: within 1e-12 of the reference at every bucket size (K = 4, 2 servers)"
 t_reference mlp $MLP
 for bs in 1 20K 25M; do
     for ov in "" --no-overlap; do
@@ -80,7 +80,7 @@ l2=$(grep -o 'step 5 loss [0-9.e+-]*' "$T_TMP/mlp.25M.err" | head -1)
 [ -n "$l1" ] && [ "$l1" = "$l2" ] || t_fail "server's loss with 3 buckets '$l1', with one '$l2'"
 t_end
 
-t_case psbk-1.3 "--trace: each worker's timeline has its layers, every bucket's push, the wait and the pull"
+t_case ps-buckets-1.3 "--trace: each worker's timeline has its layers, every bucket's push, the wait and the pull"
 ps tr 2 $SYN -- --bucket-size 16K --backward-time 20ms --trace "$T_TMP/trace"
 for r in 0 1; do
     f="$T_TMP/trace.$r"
@@ -95,7 +95,7 @@ for r in 0 1; do
 done
 t_end
 
-t_case psbk-1.4 "a worker killed while its buckets are pushed: the server names it, the other worker exits"
+t_case ps-buckets-1.4 "a worker killed while its buckets are pushed: the server names it, the other worker exits"
 KF="--world 2 --workload synthetic --params 65536 --steps 400 --timeout $T"
 setsid timeout -s KILL $WD "$PSR_BIN/ps_server" $KF --listen 127.0.0.1:0 \
     --port-file "$T_TMP/kport" 2>"$T_TMP/ks" & ps_pid=$!
@@ -120,7 +120,7 @@ grep -q "worker 1" "$T_TMP/ks" || t_fail "the server does not name worker 1: $(t
 kill -KILL -$p0 -$ps_pid 2>/dev/null
 t_end
 
-t_case psbk-1.5 "bad --bucket-size (0, abc) and buckets on the GPU: exit 64, one line"
+t_case ps-buckets-1.5 "bad --bucket-size (0, abc) and buckets on the GPU: exit 64, one line"
 for v in 0 abc; do
     job 10 "$PSR_BIN/ps_worker" --server 127.0.0.1:1 --world 1 --bucket-size "$v"
     expect_rc 64

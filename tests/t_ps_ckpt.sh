@@ -14,7 +14,7 @@
 # tier: full
 . "$PSR_TESTS/lib.sh"
 export PSRING_SECRET=ckpt-secret-0123456789abcdef
-t_need psckpt ps-ckpt ps_server ps_worker
+t_need ps-ckpt ps-ckpt ps_server ps_worker
 
 T=5
 WD=60                                   # every process's watchdog, s
@@ -96,11 +96,11 @@ workers_ok() {
 server refsrv --loss-out "$T_TMP/ref.loss"
 workers ref "127.0.0.1:$port"
 reap refsrv
-[ "$st" = 0 ] || { echo "FAIL psckpt-0 the reference run: $(tail -c 300 "$T_TMP/refsrv.err")"; exit 1; }
+[ "$st" = 0 ] || { echo "FAIL ps-ckpt-0 the reference run: $(tail -c 300 "$T_TMP/refsrv.err")"; exit 1; }
 r=0; while [ $r -lt $K ]; do reap ref$r; r=$((r + 1)); done
 
 # ---------------------------------------------------------------------------
-t_case psckpt-1 "server SIGKILLed at 10 seeded-random steps, resumed each time: cmp-equal weights and loss"
+t_case ps-ckpt-1 "server SIGKILLed at 10 seeded-random steps, resumed each time: cmp-equal weights and loss"
 kills=$(awk -v n=$STEPS 'BEGIN { srand(14); while (c < 10) { s = int(rand() * (n - 1)); if (!(s in u)) { u[s] = 1; c++ } }
                                  for (s = 0; s < n; s++) if (s in u) printf "%d ", s }')
 echo "     kill steps (seed 14): $kills"
@@ -127,7 +127,7 @@ kill_all
 t_end
 
 # ---------------------------------------------------------------------------
-t_case psckpt-2 "SIGKILL during a checkpoint write (before the rename): the old one stays and resumes"
+t_case ps-ckpt-2 "SIGKILL during a checkpoint write (before the rename): the old one stays and resumes"
 ck="$T_TMP/k2.ck"
 PSRING_TEST_KILL_BEFORE_RENAME=9 server k2s0 --checkpoint "$ck" --checkpoint-every 3
 workers k2 "127.0.0.1:$port" --reconnect-window 30
@@ -162,7 +162,7 @@ refused() {
     expect_grep err "$pat"
 }
 
-t_case psckpt-3 "a corrupt, truncated or missing checkpoint is refused with one line (65, 65, 64)"
+t_case ps-ckpt-3 "a corrupt, truncated or missing checkpoint is refused with one line (65, 65, 64)"
 [ -s "$good" ] || t_fail "no checkpoint written at start"
 cp "$good" "$T_TMP/bad.ck"
 printf 'X' | dd of="$T_TMP/bad.ck" bs=1 seek=200 conv=notrunc 2>/dev/null
@@ -172,7 +172,7 @@ refused 65 "not a checkpoint\|checksum" --resume "$T_TMP/short.ck"
 refused 64 "cannot read" --resume "$T_TMP/none.ck"
 t_end
 
-t_case psckpt-4 "a checkpoint of another job (K, n, lr, shard) is refused, naming the field (65)"
+t_case ps-ckpt-4 "a checkpoint of another job (K, n, lr, shard) is refused, naming the field (65)"
 refused 65 "another job: K 2 in the checkpoint, 3 here" --resume "$good" --world 3
 refused 65 "another job: n (parameters) 3000 in the checkpoint, 4000 here" --resume "$good" --params 4000
 refused 65 "another job: lr" --resume "$good" --lr 0.5
@@ -180,7 +180,7 @@ refused 65 "another job: shard count S 1 in the checkpoint, 2 here" --resume "$g
 t_end
 
 # ---------------------------------------------------------------------------
-t_case psckpt-5 "two sharded servers, each its own checkpoint, both SIGKILLed and resumed: cmp-equal"
+t_case ps-ckpt-5 "two sharded servers, each its own checkpoint, both SIGKILLed and resumed: cmp-equal"
 PSRING_TEST_KILL_AT_STEP=13 server k5a --shard 0/2 --checkpoint "$T_TMP/k5a.ck" --checkpoint-every 4
 pa=$port
 PSRING_TEST_KILL_AT_STEP=13 server k5b --shard 1/2 --checkpoint "$T_TMP/k5b.ck" --checkpoint-every 4
@@ -206,7 +206,7 @@ kill_all
 t_end
 
 # ---------------------------------------------------------------------------
-t_case psckpt-6 "without --reconnect-window a worker still exits non-zero when the server dies, naming it"
+t_case ps-ckpt-6 "without --reconnect-window a worker still exits non-zero when the server dies, naming it"
 PSRING_TEST_KILL_AT_STEP=5 server k6s --checkpoint "$T_TMP/k6.ck" --checkpoint-every 3
 workers k6 "127.0.0.1:$port"
 reap k6s
@@ -223,7 +223,7 @@ kill_all
 t_end
 
 # ---------------------------------------------------------------------------
-t_case psckpt-7 "a worker SIGKILLed and restarted rejoins at the server's step: cmp-equal"
+t_case ps-ckpt-7 "a worker SIGKILLed and restarted rejoins at the server's step: cmp-equal"
 # EMULATED 50 ms of backward time a step: the run lasts at least 2 s
 # after the join, so a kill 0.5 s after it lands mid-run (about step 10)
 # whatever the machine's load.
@@ -252,7 +252,7 @@ kill_all
 t_end
 
 # ---------------------------------------------------------------------------
-t_case psckpt-9 "linreg and mlp (one worker: a fixed summation order), killed and resumed: cmp-equal"
+t_case ps-ckpt-9 "linreg and mlp (one worker: a fixed summation order), killed and resumed: cmp-equal"
 # Their batch is a function of the step (workload.h), so the steps done
 # again after the resume see the same data.
 for wl in linreg mlp; do
@@ -282,7 +282,7 @@ kill_all
 t_end
 
 # ---------------------------------------------------------------------------
-t_case psckpt-8 "bounds: --checkpoint-every 0, > --steps, without --checkpoint; --reconnect-window 0, 2 days (64)"
+t_case ps-ckpt-8 "bounds: --checkpoint-every 0, > --steps, without --checkpoint; --reconnect-window 0, 2 days (64)"
 job 10 "$PSR_BIN/ps_server" $JOB --checkpoint "$T_TMP/b.ck" --checkpoint-every 0
 expect_rc 64; expect_grep err "checkpoint-every"
 job 10 "$PSR_BIN/ps_server" $JOB --checkpoint "$T_TMP/b.ck" --checkpoint-every 41
@@ -299,7 +299,7 @@ expect_rc 64; expect_grep err "FIFO"
 t_end
 
 # ---------------------------------------------------------------------------
-t_case psckpt-10 "momentum and Adam: their state is in the checkpoint (killed at 3 steps, resumed: the same bits); another optimizer is refused (65, one line)"
+t_case ps-ckpt-10 "momentum and Adam: their state is in the checkpoint (killed at 3 steps, resumed: the same bits); another optimizer is refused (65, one line)"
 JOB0=$JOB
 for opt in momentum adam; do
     JOB="$JOB0 --optimizer $opt"

@@ -11,7 +11,7 @@
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
-t_need i15r-1 "model_s of a bucketed parameter server" ps_server ps_worker psr_merge model reference
+t_need ps-model-s-1 "model_s of a bucketed parameter server" ps_server ps_worker psr_merge model reference
 
 csv_awk() {
     awk -F, "FNR == 1 { split(\"\", c); for (i = 1; i <= NF; i++) c[\$i] = i } $1" "$2"
@@ -37,7 +37,7 @@ run() {
 }
 model_s() { csv_awk 'FNR == 2 { print $c["model_s"] }' "$T_TMP/$1.csv"; }
 
-t_case i15r-1.1 "separate, one server: 4 buckets -> the pipelined model; one bucket -> the one-pull model, unchanged"
+t_case ps-model-s-1.1 "separate, one server: 4 buckets -> the pipelined model; one bucket -> the one-pull model, unchanged"
 run b4 2 --worker-args "--bucket-size 16K"
 run b1 2
 for r in 0 1; do
@@ -53,7 +53,7 @@ near "$(model_s b1)" "$onepull" || t_fail "1 bucket: model_s $(model_s b1), want
 near "$pipe" "$onepull" && t_fail "the two models agree ($pipe): this case cannot tell them apart"
 t_end
 
-t_case i15r-1.2 "2 separate servers, colocated K = 2, colocated-even K = 3 + 1: model_s is bin/model's pipelined, placement's flags"
+t_case ps-model-s-1.2 "2 separate servers, colocated K = 2, colocated-even K = 3 + 1: model_s is bin/model's pipelined, placement's flags"
 run s2 2 --servers 2 --worker-args "--bucket-size 16K"
 want=$("$PSR_BIN/model" --algo ps $Q --servers 2 --quantity pipelined --bucket 16K)
 near "$(model_s s2)" "$want" || t_fail "S = 2: model_s $(model_s s2), want $want"
@@ -70,7 +70,7 @@ near "$(model_s ev)" "$want" || t_fail "colocated-even: model_s $(model_s ev), w
 near "$want" "$theorem" && t_fail "equal shards and Theorem 1's split give the same pipelined model ($want) at K = 3, k = 1"
 t_end
 
-t_case i15r-1.3 "bin/model --quantity pipelined = max(t_opt, push phase of n + pull phase of a bucket) + 2a, every placement; one bucket = the one-pull time"
+t_case ps-model-s-1.3 "bin/model --quantity pipelined = max(t_opt, push phase of n + pull phase of a bucket) + 2a, every placement; one bucket = the one-pull time"
 # pl PLACEMENT-FLAGS...: checks bin/model's pipelined against its own
 # parts; the pipelined value in $a.
 pl() {
@@ -98,7 +98,7 @@ for k in 1 2; do
 done
 t_end
 
-t_case i15r-1.4 "records: buckets without bucket_bytes refused by the merge, buckets 1 not a record line, an older record (no keys) the one-pull model"
+t_case ps-model-s-1.4 "records: buckets without bucket_bytes refused by the merge, buckets 1 not a record line, an older record (no keys) the one-pull model"
 d=$T_TMP/b4
 grep -v '^bucket_bytes' "$d/rec.worker.1" >"$T_TMP/half.1"
 job 10 "$PSR_BIN/psr_merge" "$d/rec.server.0" "$d/rec.worker.0" "$T_TMP/half.1"

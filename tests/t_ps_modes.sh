@@ -10,7 +10,7 @@
 launch="$PSR_TESTS/../experiments/launch.sh"
 
 if [ ! -x "$PSR_BIN/ps_server" ] || [ ! -x "$PSR_BIN/ps_worker" ]; then
-    t_skip psmodes "parameter server modes" "no ps_server/ps_worker in $PSR_BIN"
+    t_skip ps-modes "parameter server modes" "no ps_server/ps_worker in $PSR_BIN"
     t_exit
 fi
 
@@ -39,23 +39,23 @@ run_mode() {
         t_fail "the replay's weights are not the server's: $(diff "$T_TMP/$1.rep.0" "$T_TMP/$1.w.server" | head -4 | tr '\n' ' ')"
 }
 
-t_case psmodes-1.1 "async, a 4x straggler: finishes; the replayed record gives the server's weights bit for bit"
+t_case ps-modes-1.1 "async, a 4x straggler: finishes; the replayed record gives the server's weights bit for bit"
 run_mode async async
 t_end
 
-t_case psmodes-1.2 "ssp:1, a 4x straggler: finishes, the largest lead is at most 1, the replay is bit for bit"
+t_case ps-modes-1.2 "ssp:1, a 4x straggler: finishes, the largest lead is at most 1, the replay is bit for bit"
 run_mode ssp ssp:1
 lead=$(sed -n 's/.*largest lead \([0-9]*\) steps (checked at every push).*/\1/p' "$T_TMP/err")
 [ -n "$lead" ] && [ "$lead" -le 1 ] || t_fail "largest lead '$lead', want at most 1"
 t_end
 
-t_case psmodes-1.3 "sync: the server's PATH.server is the weights every worker pulled"
+t_case ps-modes-1.3 "sync: the server's PATH.server is the weights every worker pulled"
 job 120 "$launch" ps 3 --steps 5 --timeout 10 --weights-out "$T_TMP/sy.w" --out "$T_TMP/sy.job"
 expect_rc 0
 cmp -s "$T_TMP/sy.w.server" "$T_TMP/sy.w.0" || t_fail "sy.w.server differs from worker 0's weights"
 t_end
 
-t_case psmodes-1.4 "bad --mode values and combinations exit 64 with one line"
+t_case ps-modes-1.4 "bad --mode values and combinations exit 64 with one line"
 for args in "--mode ssp:-1" "--mode backup:K" "--mode backup:0" "--mode fast" "--mode ssp:" \
             "--mode backup:3" "--mode async --link-bw 1e6" "--mode ssp:2 --checkpoint $T_TMP/ck" \
             "--record $T_TMP/sync.rec" "--staleness-out $T_TMP/sync.hist"; do
@@ -66,7 +66,7 @@ for args in "--mode ssp:-1" "--mode backup:K" "--mode backup:0" "--mode fast" "-
 done
 t_end
 
-t_case psmodes-1.5 "a tampered record is refused, naming the line"
+t_case ps-modes-1.5 "a tampered record is refused, naming the line"
 if [ -s "$T_TMP/async.rec" ]; then
     # the first applied push says it computed on a version it was not sent
     awk '/^a / && !done { $5 = $5 + 7; done = 1 } { print }' "$T_TMP/async.rec" >"$T_TMP/bad.rec"
@@ -76,11 +76,11 @@ if [ -s "$T_TMP/async.rec" ]; then
     job 20 "$PSR_BIN/reference" --replay "$T_TMP/async.rec" --world 4
     [ "$rc" != 0 ] || t_fail "K 3 against --world 4 replayed without complaint"
 else
-    t_fail "no async record from psmodes-1.1"
+    t_fail "no async record from ps-modes-1.1"
 fi
 t_end
 
-t_case psmodes-1.6 "backup:1 of 4, a 4x straggler: each step uses 3 pushes, late ones dropped and counted; the replay is bit for bit"
+t_case ps-modes-1.6 "backup:1 of 4, a 4x straggler: each step uses 3 pushes, late ones dropped and counted; the replay is bit for bit"
 job 120 "$launch" ps 4 --steps 12 --timeout 10 --backward-time 0.01 --straggler 1:4 \
     --weights-out "$T_TMP/bk.w" --out "$T_TMP/bk.job" \
     --server-args "--mode backup:1 --record $T_TMP/bk.rec"
@@ -96,7 +96,7 @@ cmp -s "$T_TMP/bk.rep.0" "$T_TMP/bk.w.server" ||
     t_fail "the replay (the reference on the pushes used) is not the server's weights"
 t_end
 
-t_case psmodes-1.7 "async with 2 shards and buckets: each shard writes its own record and PATH.server.I"
+t_case ps-modes-1.7 "async with 2 shards and buckets: each shard writes its own record and PATH.server.I"
 job 120 "$launch" ps 3 --steps 6 --timeout 10 --servers 2 --weights-out "$T_TMP/sh.w" \
     --out "$T_TMP/sh.job" --worker-args "--bucket-size 32" \
     --server-args "--mode async --record $T_TMP/sh.rec"

@@ -16,7 +16,7 @@
 # tier: full
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
-t_need psrg "parameter-server ranges and per-bucket pull" reference ps_server ps_worker
+t_need ps-range "parameter-server ranges and per-bucket pull" reference ps_server ps_worker
 
 N=1001
 SYN="--workload synthetic --params $N --layers 7 --dtype f32 --steps 3"
@@ -60,7 +60,7 @@ EOF
 t_reference syn $SYN
 
 
-t_case psrg-1.1 "equal shards S = 1, 2, 3 at K = 1..4, per-bucket pull: == reference bit for bit"
+t_case ps-range-1.1 "equal shards S = 1, 2, 3 at K = 1..4, per-bucket pull: == reference bit for bit"
 for s in 1 2 3; do
     for k in 1 2 3 4; do
         for bs in 1 2K; do
@@ -80,7 +80,7 @@ frames=$(sed -n 's/.*payload bytes per step: .*; \([0-9]*\) WEIGHTS frames.*/\1/
     t_fail "K=2, 7 buckets, 3 steps: want more than one WEIGHTS frame per worker and step, got '$frames': $(grep payload "$T_TMP/err")"
 t_end
 
-t_case psrg-1.2 "uneven --range servers ([0,1) [1,700) [700,1001)), listed out of order: == reference; payload K x count x 4 each way"
+t_case ps-range-1.2 "uneven --range servers ([0,1) [1,700) [700,1001)), listed out of order: == reference; payload K x count x 4 each way"
 for k in 1 3 4; do
     for bs in 1 25M; do
         by_hand "un.$k.$bs" "$k" "0:1 1:699 700:301" --bucket-size "$bs"
@@ -99,7 +99,7 @@ for k in 1 3 4; do
 done
 t_end
 
-t_case psrg-1.3 "ranges with a gap or an overlap: the worker refuses, one line naming the servers; the servers' logs say why"
+t_case ps-range-1.3 "ranges with a gap or an overlap: the worker refuses, one line naming the servers; the servers' logs say why"
 for bad in "0:500 501:500|a gap" "0:600 500:501|they overlap" "0:500 500:500|leaves the top"; do
     ranges=${bad%%|*} what=${bad#*|}
     by_hand bad 1 "$ranges"
@@ -119,7 +119,7 @@ cat "$T_TMP/bad.wk0" "$T_TMP/bad.wk1" | grep -q "do not tile" ||
     t_fail "K = 2, a gap: no worker said so: $(cat "$T_TMP/bad.wk0" "$T_TMP/bad.wk1")"
 t_end
 
-t_case psrg-1.4 "--range with --shard, malformed, empty or outside n: exit 64, one line"
+t_case ps-range-1.4 "--range with --shard, malformed, empty or outside n: exit 64, one line"
 for args in "--range 0:10 --shard 0/2|give one" "--range 10|not FIRST:COUNT" \
             "--range 5:0|COUNT 1 .. 2^40" "--range 1000:2|not inside the $N parameters" \
             "--range 1001:1|not inside"; do

@@ -212,7 +212,7 @@ for spec in "ring 4 --kill 2@1|lost rank 2 (simulated host h2): " \
 done
 t_end
 
-t_case i17f-1.1 "K = 64 ring, rd and PS (sizes) print bin/model's time to the CSV's 6 digits, and --steps 2 and --steps 1 --warmup 0 give the same row (the large-K sweep runs one step)"
+t_case sim-9.1 "K = 64 ring, rd and PS (sizes) print bin/model's time to the CSV's 6 digits, and --steps 2 and --steps 1 --warmup 0 give the same row (the large-K sweep runs one step)"
 # bin/model's value printed as the CSV prints it (%g: 6 significant
 # digits): the simulated time_s is exactly this (sim-2.1 allows 1e-5).
 for spec in "ring ring 4194304" "ring rd 1048576" "ps ps 4194304"; do

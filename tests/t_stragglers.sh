@@ -13,7 +13,7 @@
 # Timings are printed by the sweep, never asserted.
 # tier: full
 . "$PSR_TESTS/lib.sh"
-t_need i16l-1 "the stragglers section" model ring_worker ps_server ps_worker psr_merge
+t_need stragglers-1 "the stragglers section" model ring_worker ps_server ps_worker psr_merge
 lab="$PSR_TESTS/../experiments/lab.sh"
 m="$PSR_BIN/model"
 export PSR_BIN
@@ -23,7 +23,7 @@ st() { "$m" --stragglers "$@" --K 8 --backward-time 100ms --comm 10ms; }
 # same A B: A and B are equal numbers within 1e-9 relative.
 same() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && b != "" && d <= 1e-9 * (b < 0 ? -b : b) + 1e-15) }'; }
 
-t_case i16l-1.1 "bin/model --stragglers: sync follows the slowest, backup:1 hides one straggler, ssp = K / sync"
+t_case stragglers-1.1 "bin/model --stragglers: sync follows the slowest, backup:1 hides one straggler, ssp = K / sync"
 s1=$(st sync --straggler 1:1) s3=$(st sync --straggler 1:3) s4=$(st sync --straggler 1:4)
 r3=$(st ring --straggler 1:3) b3=$(st backup:1 --straggler 1:3) b1=$(st backup:1 --straggler 1:1)
 p3=$(st ssp:2 --straggler 1:3) a3=$(st async --straggler 1:3) a1=$(st async --straggler 1:1)
@@ -38,7 +38,7 @@ same "$a1" "$(awk -v s="$s1" 'BEGIN { printf "%.17g", 8 / s }')" || t_fail "asyn
 awk -v a="$a3" -v p="$p3" -v a1="$a1" 'BEGIN { exit !(a > p && a < a1) }' || t_fail "async at 3x ($a3) not between ssp ($p3) and async at 1x ($a1)"
 t_end
 
-t_case i16l-1.2 "bin/model --stragglers: the jitter is the run's draws: reproducible, the seed's, the median over the timed steps"
+t_case stragglers-1.2 "bin/model --stragglers: the jitter is the run's draws: reproducible, the seed's, the median over the timed steps"
 j1=$(st sync --straggler 1:3 --jitter 0.5 --steps 30 --warmup 2)
 j2=$(st sync --straggler 1:3 --jitter 0.5 --steps 30 --warmup 2)
 j3=$(st sync --straggler 1:3 --jitter 0.5 --steps 30 --warmup 2 --seed 8)
@@ -53,7 +53,7 @@ jb=$(st backup:7 --straggler 1:3 --jitter 0.5 --steps 30 --warmup 2)
 awk -v b="$jb" -v s="$j1" 'BEGIN { exit !(b < s) }' || t_fail "backup:7 $jb is not below sync $j1"
 t_end
 
-t_case i16l-1.3 "bin/model --stragglers: bad values exit 64 with one line"
+t_case stragglers-1.3 "bin/model --stragglers: bad values exit 64 with one line"
 for args in "--stragglers bogus --K 8 --backward-time 100ms --comm 0" \
     "--stragglers backup:8 --K 8 --backward-time 100ms --comm 0" \
     "--stragglers backup:0 --K 8 --backward-time 100ms --comm 0" \
@@ -75,8 +75,8 @@ for args in "--stragglers bogus --K 8 --backward-time 100ms --comm 0" \
 done
 t_end
 
-t_case i16l-2.1 "lab.sh --only stragglers --quick: a row per mode and factor, the target reached, plots and index.html"
-command -v gnuplot >/dev/null || { t_skip i16l-2.1 "the quick sweep" "gnuplot not installed"; t_exit; }
+t_case stragglers-2.1 "lab.sh --only stragglers --quick: a row per mode and factor, the target reached, plots and index.html"
+command -v gnuplot >/dev/null || { t_skip stragglers-2.1 "the quick sweep" "gnuplot not installed"; t_exit; }
 o="$T_TMP/strag"
 job 600 bash "$lab" --only stragglers --quick --out "$o"
 expect_rc 0
@@ -119,7 +119,7 @@ for md in ring sync backup1 ssp2 async; do
 done
 t_end
 
-t_case i16l-2.2 "the sweep's model column is bin/model --stragglers for the row (t calibrated at 1x)"
+t_case stragglers-2.2 "the sweep's model column is bin/model --stragglers for the row (t calibrated at 1x)"
 [ -s "$csv" ] && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     { print $c["mode"], $c["straggler_factor"], $c["jitter"], $c["comm_s"], $c["model_step_s"] }' "$csv" |
 while read -r md f j t want; do
@@ -127,7 +127,7 @@ while read -r md f j t want; do
     got=$("$m" --stragglers "$q" --K 4 --backward-time 50ms --straggler "1:$f" --jitter "$j" --steps 20 --warmup 2 --comm "$t")
     case $q in async | ssp) got=$(awk -v u="$got" 'BEGIN { printf "%.6g", 4 / u }') ;; esac
     awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-5 * b) }' ||
-        echo "     i16l-2.2: $md at ${f}x: model_step_s $want, bin/model says $got"
+        echo "     stragglers-2.2: $md at ${f}x: model_step_s $want, bin/model says $got"
 done > "$T_TMP/m"
 [ -s "$T_TMP/m" ] && { cat "$T_TMP/m"; t_fail "model_step_s is not bin/model's"; }
 # the calibrated t is one per system: the ring's, and sync PS's for the PS modes
@@ -135,7 +135,7 @@ n=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $c["mode"] !=
 [ "$n" = 1 ] || t_fail "the PS modes have $n different comm_s, want sync PS's one"
 t_end
 
-t_case i16l-2.3 "stragglers.gp reads columns by name: the same numbers with the columns reversed; no mode column is refused"
+t_case stragglers-2.3 "stragglers.gp reads columns by name: the same numbers with the columns reversed; no mode column is refused"
 plots="$PSR_TESTS/../plots"
 awk -F, '{ for (i = NF; i >= 1; i--) printf "%s%s", $i, (i > 1 ? "," : "\n") }' "$csv" > "$T_TMP/rev.csv"
 for f in "$csv" "$T_TMP/rev.csv"; do
@@ -150,7 +150,7 @@ job 60 gnuplot -e "dir='$plots/'; file='$T_TMP/nomode.csv'; fmt='table'; out='$T
 expect_grep err 'no mode, straggler_factor'
 t_end
 
-t_case i16l-3.1 "bad options exit 64 with one line"
+t_case stragglers-3.1 "bad options exit 64 with one line"
 for args in "--bogus" "--K 1" "--K x" "--factors 0.5" "--factors abc" "--modes backup:4" "--modes foo" \
     "--modes ssp:x" "--jitter 3" "--backward-time abc" "--steps 0" "--warmup 20 --steps 20" "--lr -1" \
     "--target-loss 0"; do

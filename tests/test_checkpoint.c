@@ -77,7 +77,7 @@ int main(void)
     char err[ERR_LEN] = "";
     int rc, all;
 
-    T_CASE("ckpt-1.1", "round trip: every header field and section comes back");
+    T_CASE("checkpoint-1.1", "round trip: every header field and section comes back");
     T_EQ_U(m.len, ckpt_size(&ck));
     rc = ckpt_decode(m.p, m.len, &out, err);
     T_EQ_I(rc, 0);
@@ -94,7 +94,7 @@ int main(void)
         T_TRUE(memcmp(ckpt_find(&out, CKPT_SEC_LOSS)->data, loss, sizeof loss) == 0);
     }
 
-    T_CASE("ckpt-1.2", "every truncation is refused as not a checkpoint");
+    T_CASE("checkpoint-1.2", "every truncation is refused as not a checkpoint");
     all = 1;
     for (size_t k = 0; k < m.len; k++)
         if (ckpt_decode(m.p, k, &out, err) != ERR_FORMAT)
@@ -103,7 +103,7 @@ int main(void)
     ckpt_decode(m.p, m.len - 1, &out, err);
     T_HAS(err, "checksum");
 
-    T_CASE("ckpt-1.3", "each flipped byte fails the checksum (or the magic)");
+    T_CASE("checkpoint-1.3", "each flipped byte fails the checksum (or the magic)");
     all = 1;
     for (size_t k = 0; k < m.len; k++) {
         m.p[k] ^= 0x01;
@@ -117,7 +117,7 @@ int main(void)
     T_HAS(err, "checksum");
     m.p[CKPT_HEADER_SIZE + 20] ^= 0x40;
 
-    T_CASE("ckpt-1.4", "bad magic, newer version, a byte too many: refused by name");
+    T_CASE("checkpoint-1.4", "bad magic, newer version, a byte too many: refused by name");
     m.p[0] = 'X';
     T_EQ_I(ckpt_decode(m.p, m.len, &out, err), ERR_FORMAT);
     T_HAS(err, "magic");
@@ -140,7 +140,7 @@ int main(void)
         free(big.p);
     }
 
-    T_CASE("ckpt-1.5", "sections: unknown required refused, unknown optional skipped, "
+    T_CASE("checkpoint-1.5", "sections: unknown required refused, unknown optional skipped, "
            "WEIGHTS of the wrong size refused");
     {
         struct ckpt c2 = sample();
@@ -171,7 +171,7 @@ int main(void)
         free(m2.p);
     }
 
-    T_CASE("ckpt-1.6", "a checkpoint of another job is refused, naming the field");
+    T_CASE("checkpoint-1.6", "a checkpoint of another job is refused, naming the field");
     {
         struct ckpt_job j = ck.job;
 
@@ -191,7 +191,7 @@ int main(void)
         T_HAS(err, "shard index");
     }
 
-    T_CASE("ckpt-1.7", "ckpt_write then ckpt_load: the same bytes, atomically named");
+    T_CASE("checkpoint-1.7", "ckpt_write then ckpt_load: the same bytes, atomically named");
     {
         char dir[] = "/tmp/test_ckpt.XXXXXX", path[128];
         unsigned char *buf = NULL;

@@ -256,7 +256,7 @@ static void test_wait(void)
     unsigned long long t1[8];
     struct hostload_sample a = sample(t0, 1), b;
 
-    T_CASE("i13s-2.1", "schedstat's run delay: the second field; garbage is -1");
+    T_CASE("hostload-3.1", "schedstat's run delay: the second field; garbage is -1");
     T_EQ_I(hostload_parse_schedstat("7748083 1792024 2\n", 18), 1792024);
     T_EQ_I(hostload_parse_schedstat("5 0 0", 5), 0);
     T_EQ_I(hostload_parse_schedstat("5 77XXX", 3), 7);          /* only len bytes read */
@@ -268,7 +268,7 @@ static void test_wait(void)
     }
     T_EQ_I(a.wait_ns, -1);                          /* /proc/stat alone does not know it */
 
-    T_CASE("i13s-2.2", "run delay over 8% of the processes' time: bound; cpu (the job's own "
+    T_CASE("hostload-3.2", "run delay over 8% of the processes' time: bound; cpu (the job's own "
            "ranks) or busy (others used more); under it, or unknown: no signal");
     memcpy(t1, t0, sizeof t1);
     t1[0] += 100;                                   /* an idle machine: link */
@@ -317,7 +317,7 @@ static void test_wait(void)
     T_STR(hostload_by_name(v.by), "cpu");
     T_NEAR(v.wait_share, 0.0, 1e-12);
 
-    T_CASE("i13s-2.3", "this process's run delay reads (when the kernel keeps it) and never "
+    T_CASE("hostload-3.3", "this process's run delay reads (when the kernel keeps it) and never "
            "goes back");
     {
         struct hostload_sample c, d;

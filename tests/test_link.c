@@ -473,7 +473,7 @@ static void t_small(void)
     const double rate = 4e6, lat = 200e-6;              /* 32 Mbit/s, 200 us: piece 4 KiB */
     const size_t sizes[] = { 1024, 4056, 4096, 4100, 4120, 4121, 4200, 8192, 16384, 65536 };
 
-    T_CASE("i13s-1.1", "a small frame (header + 1 KiB to 64 KiB at 32 Mbit/s, 200 us) is held "
+    T_CASE("link-3.1", "a small frame (header + 1 KiB to 64 KiB at 32 Mbit/s, 200 us) is held "
            "until exactly a + n/bw, read promptly or late, when the reader keeps to "
            "link_ingress_next (one kernel buffer per read)");
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -491,7 +491,7 @@ static void t_small(void)
     T_LE(10.0 + lat + 4256.0 / rate + 0.9 * 4096.0 / rate, small_frame(rate, lat, 4216, 45e-6, 0, 10.0));
     T_END();
 
-    T_CASE("i13s-1.3", "link_frame_first: the header and the payload fill the first piece, "
+    T_CASE("link-3.3", "link_frame_first: the header and the payload fill the first piece, "
            "the whole frame when at most LINK_PIECE_SLACK bytes would be left");
     {
         struct link l;
@@ -512,7 +512,7 @@ static void t_small(void)
     }
     T_END();
 
-    T_CASE("i13s-1.2", "link_ingress_next: the rest of a piece after a read cut short inside "
+    T_CASE("link-3.2", "link_ingress_next: the rest of a piece after a read cut short inside "
            "it, else a piece");
     {
         struct link r;

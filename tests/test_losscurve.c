@@ -38,7 +38,7 @@ static void test_files(void)
     snprintf(path, sizeof path, "%s/loss", dir);
     snprintf(tpath, sizeof tpath, "%s/loss.time", dir);
 
-    T_CASE("i16m-0.1", "--loss-out keeps its two columns; --loss-time-out has the same steps and losses and a wall_s column");
+    T_CASE("losscurve-0.1", "--loss-out keeps its two columns; --loss-time-out has the same steps and losses and a wall_s column");
     T_EQ_I(losscurve_init(&lc, 3), 0);
     for (size_t s = 0; s < 3; s++)
         losscurve_set_at(&lc, s, loss[s], wall[s]);
@@ -66,7 +66,7 @@ static void test_files(void)
         T_STR(cut, buf);
     }
 
-    T_CASE("i16m-0.2", "time to target: the first wall_s with loss <= X; NaN below every loss or without a target");
+    T_CASE("losscurve-0.2", "time to target: the first wall_s with loss <= X; NaN below every loss or without a target");
     T_EQ_D(losscurve_time_to(&lc, 100), 0.5);      /* above the first loss */
     T_EQ_D(losscurve_time_to(&lc, 10.25), 0.5);    /* <=, not < */
     T_EQ_D(losscurve_time_to(&lc, 9), 1.25);
@@ -75,7 +75,7 @@ static void test_files(void)
     T_TRUE(isnan(losscurve_time_to(&lc, NAN)));    /* no --target-loss */
     losscurve_free(&lc);
 
-    T_CASE("i16m-0.3", "an incomplete run: both files stop at the first missing step and say so; no time is nan; free twice is safe");
+    T_CASE("losscurve-0.3", "an incomplete run: both files stop at the first missing step and say so; no time is nan; free twice is safe");
     T_EQ_I(losscurve_init(&lc, 4), 0);
     losscurve_set(&lc, 0, 3.0);                    /* a loss without a time (resumed) */
     losscurve_set_at(&lc, 1, 2.0, 0.75);
@@ -89,7 +89,7 @@ static void test_files(void)
     losscurve_free(&lc);
     losscurve_free(&lc);
 
-    T_CASE("i16m-0.4", "--loss-time-out into a missing folder: one line naming the flag and the path");
+    T_CASE("losscurve-0.4", "--loss-time-out into a missing folder: one line naming the flag and the path");
     T_EQ_I(losscurve_init(&lc, 1), 0);
     losscurve_set_at(&lc, 0, 1.0, 0.1);
     snprintf(tpath, sizeof tpath, "%s/no/such/dir/loss", dir);

@@ -110,7 +110,7 @@ static void test_record_file(void)
     T_TRUE(isnan(back.steps[0].step_s));
     metrics_record_free(&back);
 
-    T_CASE("i16m-1.1", "ttt_s and wait_s round-trip; absent (an older record, or none) reads NaN; a negative one is refused");
+    T_CASE("metrics-4.1", "ttt_s and wait_s round-trip; absent (an older record, or none) reads NaN; a negative one is refused");
     T_TRUE(isnan(r.ttt_s) && isnan(r.wait_s));    /* metrics_record_init: none */
     T_EQ_I(metrics_record_write(&r, path, err), 0);
     T_EQ_I(metrics_record_read(&back, path, err), 0);
@@ -131,7 +131,7 @@ static void test_record_file(void)
     T_HAS(err, ":6:");
     metrics_record_free(&back);
 
-    T_CASE("i16m-1.3", "the wait of a worker: mean and max; none is NaN; a negative time counts 0");
+    T_CASE("metrics-4.3", "the wait of a worker: mean and max; none is NaN; a negative time counts 0");
     {
         struct metrics_wait w = { 0, 0, 0 };
         T_TRUE(isnan(metrics_wait_mean(&w)));
@@ -298,7 +298,7 @@ static void test_merge(void)
         T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
         T_NEAR(row.machine_busy, 0.0, 1e-9);       /* rank 0's own window: 0 busy */
 
-        T_CASE("i13s-2.4", "signal 4 in the merge: the ranks' run delays (wait0/wait1) over "
+        T_CASE("metrics-5.4", "signal 4 in the merge: the ranks' run delays (wait0/wait1) over "
                "8% of their time (13.5%: yes, 2.5%: no) flag a quiet row cpu; one record without them: no signal; "
                "they round-trip through the record file");
         recs[1].machine1.ok = 1;                   /* the quiet window again: link */
@@ -430,7 +430,7 @@ static void test_merge(void)
             metrics_record_free(&sr[i]);
     }
 
-    T_CASE("i16m-1.2", "ttt_s: the smallest a record carries, empty when none does; wait_s: the largest; both the last two columns, by name");
+    T_CASE("metrics-4.2", "ttt_s: the smallest a record carries, empty when none does; wait_s: the largest; both the last two columns, by name");
     {
         struct metrics_record sr[3];
         char buf[1024], *last;
@@ -485,20 +485,20 @@ static void test_merge(void)
 
 static void test_model(void)
 {
-    T_CASE("model-1.1", "server link carries K n; ring link 2(K-1)/K n");
+    T_CASE("metrics-6.1", "server link carries K n; ring link 2(K-1)/K n");
     T_EQ_D(model_ps_link_bytes(8, 1e6), 8e6);
     T_EQ_D(model_ring_link_bytes(2, 1e6), 1e6);
     T_EQ_D(model_ring_link_bytes(4, 1e6), 1.5e6);
     T_EQ_D(model_ring_link_bytes(1, 1e6), 0);
 
-    T_CASE("model-1.2", "the seed's exercise: P=2e9 x 2 B, 25 GB/s, K=512");
+    T_CASE("metrics-6.2", "the seed's exercise: P=2e9 x 2 B, 25 GB/s, K=512");
     /* server ingress: 512 x 4e9 B / 25e9 B/s = 81.92 s; ring ~0.32 s */
     T_NEAR(model_ps_ingress(512, 4e9, 25e9, 0), 81.92, 1e-9);
     T_NEAR(model_ring(512, 4e9, 25e9, 0), 2.0 * 511 / 512 * 4e9 / 25e9, 1e-12);
     T_NEAR(model_ring(4, 0, 1e9, 1e-3), 6e-3, 1e-15);    /* 2(K-1) latencies */
     T_NEAR(model_ps_step(4, 1e6, 1e9, 1e-3), 2 * (1e-3 + 4e-3), 1e-15);
 
-    T_CASE("model-1.3", "recursive doubling: log2 K whole-vector exchanges, +2 to fold");
+    T_CASE("metrics-6.3", "recursive doubling: log2 K whole-vector exchanges, +2 to fold");
     T_NEAR(model_rd(8, 1e6, 1e9, 1e-3), 3 * (1e-3 + 1e-3), 1e-15);
     T_NEAR(model_rd(2, 1e6, 1e9, 0), 1e-3, 1e-15);
     T_NEAR(model_rd(6, 0, 1e9, 1e-3), 4e-3, 1e-15);     /* 2 + fold in and out */

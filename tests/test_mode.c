@@ -4,8 +4,8 @@
  * under a slow worker, backup's first K - N pushes and the dropped late
  * ones, and the record file.
  *
- *   psmode-1.x  --mode values      psmode-2.x  the modes
- *   psmode-3.x  the record and the staleness line
+ *   mode-1.x  --mode values      mode-2.x  the modes
+ *   mode-3.x  the record and the staleness line
  */
 #include <errno.h>
 #include <stdint.h>
@@ -62,7 +62,7 @@ static void t_parse(void)
     char err[ERR_LEN], name[32];
     uint32_t n = 99;
 
-    T_CASE("psmode-1.1", "sync, async, ssp:N and backup:N parse; the name prints back");
+    T_CASE("mode-1.1", "sync, async, ssp:N and backup:N parse; the name prints back");
     T_EQ_I(parse_kind("sync", &n), MODE_SYNC);
     T_EQ_I(parse_kind("async", &n), MODE_ASYNC);
     T_EQ_I(parse_kind("ssp:0", &n), MODE_SSP);
@@ -74,7 +74,7 @@ static void t_parse(void)
     T_EQ_I(mode_parse("backup:2", &c, err), 0);
     T_STR(mode_name(&c, name), "backup:2");
 
-    T_CASE("psmode-1.2", "bad values are ERR_USAGE with one line, nothing written");
+    T_CASE("mode-1.2", "bad values are ERR_USAGE with one line, nothing written");
     parse_bad("ssp:-1");
     parse_bad("backup:K");
     parse_bad("backup:0");
@@ -87,7 +87,7 @@ static void t_parse(void)
     T_EQ_I(mode_parse("ssp:-1", &c, err), ERR_USAGE);
     T_HAS(err, "ssp:-1");
 
-    T_CASE("psmode-1.3", "backup:N needs N below K");
+    T_CASE("mode-1.3", "backup:N needs N below K");
     c = (struct mode_cfg){ MODE_BACKUP, 4 };
     T_EQ_I(mode_init(&m, &c, 4, 0, err), ERR_USAGE);
     T_HAS(err, "below K = 4");
@@ -106,7 +106,7 @@ static void t_sync(void)
     struct mode_verdict v;
     char err[ERR_LEN];
 
-    T_CASE("psmode-2.1", "sync: the K-th push completes the step; future and stale refused");
+    T_CASE("mode-2.1", "sync: the K-th push completes the step; future and stale refused");
     T_EQ_I(mode_init(&m, &c, 3, 0, err), 0);
     T_EQ_I(push(&m, 2, 0, 0, 5, &v), MODE_WAIT);
     T_EQ_I(mode_push(&m, 2, 1, 0, 5, &v, err), ERR_PROTO_FIELD);  /* future */
@@ -134,7 +134,7 @@ static void t_async(void)
     struct mode_verdict v;
     char err[ERR_LEN];
 
-    T_CASE("psmode-2.2", "async: each push applied alone; versions and staleness");
+    T_CASE("mode-2.2", "async: each push applied alone; versions and staleness");
     T_EQ_I(mode_init(&m, &c, 2, 0, err), 0);
     T_EQ_I(push(&m, 0, 0, 0, 4, &v), MODE_APPLY);
     T_EQ_U(v.version, 1);
@@ -217,7 +217,7 @@ static void t_ssp(void)
     char err[ERR_LEN];
     long held;
 
-    T_CASE("psmode-2.3", "ssp:2 with a 4x slow worker: pulls held, never more than 2 ahead");
+    T_CASE("mode-2.3", "ssp:2 with a 4x slow worker: pulls held, never more than 2 ahead");
     for (uint32_t n = 0; n <= 2; n++) {
         c.n = n;
         T_EQ_I(mode_init(&m, &c, 4, 0, err), 0);
@@ -229,7 +229,7 @@ static void t_ssp(void)
         mode_destroy(&m);
     }
 
-    T_CASE("psmode-2.4", "ssp:1: a push beyond the bound fails with one line");
+    T_CASE("mode-2.4", "ssp:1: a push beyond the bound fails with one line");
     c.n = 1;
     T_EQ_I(mode_init(&m, &c, 2, 0, err), 0);
     T_EQ_I(push(&m, 0, 0, 0, 1, &v), MODE_APPLY);
@@ -254,7 +254,7 @@ static void t_backup(void)
     struct mode_verdict v;
     char err[ERR_LEN];
 
-    T_CASE("psmode-2.5", "backup:1 of 4: the first 3 pushes make the step, the late one dropped");
+    T_CASE("mode-2.5", "backup:1 of 4: the first 3 pushes make the step, the late one dropped");
     T_EQ_I(mode_init(&m, &c, 4, 0, err), 0);
     T_EQ_I(push(&m, 3, 0, 0, 2, &v), MODE_WAIT);
     T_EQ_I(push(&m, 1, 0, 0, 3, &v), MODE_WAIT);
@@ -285,7 +285,7 @@ static void t_record(void)
     FILE *f;
     size_t n;
 
-    T_CASE("psmode-3.1", "the record lists applied steps with their ranks and drops, in order");
+    T_CASE("mode-3.1", "the record lists applied steps with their ranks and drops, in order");
     snprintf(path, sizeof path, "/tmp/test_mode.%d.rec", (int)getpid());
     T_EQ_I(mode_init(&m, &c, 3, 0, err), 0);
     push(&m, 2, 0, 0, 2, &v);
@@ -317,7 +317,7 @@ static void t_record(void)
     T_TRUE(mode_record_write(&m, "--record", "/nonexistent-dir/x.rec", err) < 0);
     T_HAS(err, "--record");
 
-    T_CASE("psmode-3.2", "the staleness line names mean, max and the bins");
+    T_CASE("mode-3.2", "the staleness line names mean, max and the bins");
     mode_hist_line(&m, line, sizeof line);
     T_HAS(line, "over 2 updates: mean 0.500, max 1;");
     T_HAS(line, " 0:1 1:1");

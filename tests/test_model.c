@@ -13,7 +13,7 @@
 
 int main(void)
 {
-    T_CASE("modelplace-1.1", "colocated, k = 0: t_opt and bytes equal the ring's, split 1/K");
+    T_CASE("model-5.1", "colocated, k = 0: t_opt and bytes equal the ring's, split 1/K");
     for (int k = 1; k <= 64; k *= 2) {
         struct model_split s = model_ps_split(k, 0);
         T_NEAR(s.colocated, 1.0 / k, 1e-12);
@@ -28,7 +28,7 @@ int main(void)
     }
     T_END();
 
-    T_CASE("modelplace-1.2", "colocated, k = K: the separate PS with S = K (x = 0, y = 1/K, t = n / bw)");
+    T_CASE("model-5.2", "colocated, k = K: the separate PS with S = K (x = 0, y = 1/K, t = n / bw)");
     for (int k = 2; k <= 64; k *= 2) {
         struct model_split s = model_ps_split(k, k);
         T_NEAR(s.colocated, 0.0, 0.0);
@@ -41,7 +41,7 @@ int main(void)
     }
     T_END();
 
-    T_CASE("modelplace-1.3", "Theorem 1 by hand: K = 8, k = 2: x = 6/76, y = 14/76, t_opt = 112/76 n/bw");
+    T_CASE("model-5.3", "Theorem 1 by hand: K = 8, k = 2: x = 6/76, y = 14/76, t_opt = 112/76 n/bw");
     {
         struct model_split s = model_ps_split(8, 2);
         T_NEAR(s.colocated, 6.0 / 76.0, 1e-12);
@@ -69,7 +69,7 @@ int main(void)
     }
     T_END();
 
-    T_CASE("modelplace-1.4", "t_opt from the split equals the paper's closed form for 0 <= k <= K");
+    T_CASE("model-5.4", "t_opt from the split equals the paper's closed form for 0 <= k <= K");
     for (int k = 1; k <= 33; k += 4)
         for (int e = 0; e <= k; e++) {
             struct model_split s = model_ps_split(k, e);
@@ -80,7 +80,7 @@ int main(void)
         }
     T_END();
 
-    T_CASE("modelplace-1.5", "separate S servers: K n / S each way, a worker's n once S > K");
+    T_CASE("model-5.5", "separate S servers: K n / S each way, a worker's n once S > K");
     T_NEAR(model_query(MODEL_PS, MODEL_BYTES_IN, 8, 1, N, BW, A), 8 * N, 1e-6);
     T_NEAR(model_query(MODEL_PS, MODEL_BYTES_IN, 8, 4, N, BW, A), 2 * N, 1e-6);
     T_NEAR(model_query(MODEL_PS, MODEL_BYTES_IN, 8, 16, N, BW, A), N, 1e-6);
@@ -88,7 +88,7 @@ int main(void)
     T_NEAR(model_query(MODEL_PS, MODEL_TOPT, 8, 4, N, BW, A), 2 * N / BW, 1e-12);
     T_END();
 
-    T_CASE("modelplace-1.6", "more extra servers than workers: the worker's n sets the pace; bad splits are NaN");
+    T_CASE("model-5.6", "more extra servers than workers: the worker's n sets the pace; bad splits are NaN");
     T_NEAR(model_query(MODEL_PS_COLOC, MODEL_TOPT, 4, 8, N, BW, A), N / BW, 1e-12);
     T_TRUE(isnan(model_ps_topt(4, 8, N, BW)));
     T_TRUE(isnan(model_ps_mix(MODEL_TIME, 4, 0, 0.1, N, BW, A)));     /* 0.4 of the vector unowned */
@@ -104,7 +104,7 @@ int main(void)
         for (int r = 0; r < 8; r++)
             c[r] = step;
         c[5] = 3 * step;    /* one worker 3x slower */
-        T_CASE("modelstrag-1.1", "sync waits for the slowest; backup:1 gets the straggler-free step");
+        T_CASE("model-6.1", "sync waits for the slowest; backup:1 gets the straggler-free step");
         T_NEAR(model_sync_step(8, c, t), 0.3 + 0.02, 1e-15);
         T_NEAR(model_backup_step(8, 1, c, t), 0.1 + 0.02, 1e-15);
         T_NEAR(model_backup_step(8, 0, c, t), model_sync_step(8, c, t), 0);
@@ -112,10 +112,10 @@ int main(void)
         T_NEAR(model_backup_step(8, 1, c, t), 0.2 + 0.02, 1e-15);
         T_NEAR(model_backup_step(8, 2, c, t), 0.1 + 0.02, 1e-15);
         c[2] = step;
-        T_CASE("modelstrag-1.2", "async adds the workers' rates; ssp runs at the slowest's");
+        T_CASE("model-6.2", "async adds the workers' rates; ssp runs at the slowest's");
         T_NEAR(model_async_rate(8, c, t), 7 / 0.12 + 1 / 0.32, 1e-9);
         T_NEAR(model_ssp_rate(8, c, t), 8 / 0.32, 1e-12);
-        T_CASE("modelstrag-1.3", "bad inputs are NaN");
+        T_CASE("model-6.3", "bad inputs are NaN");
         T_TRUE(isnan(model_backup_step(8, 8, c, t)));
         T_TRUE(isnan(model_backup_step(8, -1, c, t)));
         T_TRUE(isnan(model_sync_step(0, c, t)));

@@ -2,16 +2,16 @@
  * egress.c without sockets, then bin/ps_server as a black box, talked to
  * over raw TCP by clients built here from proto.h.
  *
- *   psframes-1.x  session: frames cut anywhere, HELLO checks, PUSH checks,
+ *   ps-frames-1.x  session: frames cut anywhere, HELLO checks, PUSH checks,
  *                 a lost connection (no sockets)
- *   psframes-2.x  egress: round robin, blocked workers, link deadlines
+ *   ps-frames-2.x  egress: round robin, blocked workers, link deadlines
  *                 (fake clock, no sockets)
- *   psframes-3.x  bad connections are refused and closed, and logged,
+ *   ps-frames-3.x  bad connections are refused and closed, and logged,
  *                 while good workers join before and after them
- *   psframes-4.x  a full run with K raw clients pushing synthetic
+ *   ps-frames-4.x  a full run with K raw clients pushing synthetic
  *                 gradients: the weights returned every step equal the
  *                 closed form exactly; BYE; exit 0; the record
- *   psframes-5.x  faults that end the run: NaN, refused pushes (stale,
+ *   ps-frames-5.x  faults that end the run: NaN, refused pushes (stale,
  *                 duplicate, future, after the end, wrong range or size),
  *                 BYE too early, a client cut off mid-push, a silent one,
  *                 one silent mid-push, one that stops reading its weights:
@@ -69,7 +69,7 @@ static volatile pid_t live_server;    /* the server of the case running, if any 
 
 static void on_alarm(int sig)
 {
-    static const char msg[] = "FAIL psframes-watchdog a case hung past its watchdog\n";
+    static const char msg[] = "FAIL ps-frames-watchdog a case hung past its watchdog\n";
     (void)sig;
     (void)!write(STDOUT_FILENO, msg, sizeof msg - 1);
     if (live_server > 0)
@@ -169,7 +169,7 @@ static void t_session_hello(void)
     size_t len, used;
     int ev = -1, early = 0;
 
-    T_CASE("psframes-1.1", "a HELLO fed one byte at a time is one event at its last byte");
+    T_CASE("ps-frames-1.1", "a HELLO fed one byte at a time is one event at its last byte");
     watch(20);
     T_EQ_I(store_for(&st, &c), 0);
     session_open(&s, &c);
@@ -188,7 +188,7 @@ static void t_session_hello(void)
     store_destroy(&st);
     T_END();
 
-    T_CASE("psframes-1.2", "HELLO mismatches (n, dtype, workload, seed, batch) are "
+    T_CASE("ps-frames-1.2", "HELLO mismatches (n, dtype, workload, seed, batch) are "
            "refused naming the field");
     {
         static const char *const field[] = { "n = 11", "n = 11", "dtype", "workload", "seed",
@@ -220,7 +220,7 @@ static void t_session_hello(void)
     }
     T_END();
 
-    T_CASE("psframes-1.3", "PUSH before HELLO, a wrong K, an oversized length: refused "
+    T_CASE("ps-frames-1.3", "PUSH before HELLO, a wrong K, an oversized length: refused "
            "at the header, before any payload byte");
     T_EQ_I(store_for(&st, &c), 0);
     session_open(&s, &c);
@@ -270,7 +270,7 @@ static void t_session_push(void)
 
     for (int i = 0; i < 10; i++)
         g[i] = (double)(i + 1);
-    T_CASE("psframes-1.4", "two pushes cut at random points, then BYE in the same bytes: "
+    T_CASE("ps-frames-1.4", "two pushes cut at random points, then BYE in the same bytes: "
            "events in order, the step applies");
     watch(20);
     rng_seed(&rg, 99);
@@ -322,7 +322,7 @@ static void t_session_push(void)
     store_destroy(&st);
     T_END();
 
-    T_CASE("psframes-1.5", "PUSH refused at the header: wrong range, wrong size, after "
+    T_CASE("ps-frames-1.5", "PUSH refused at the header: wrong range, wrong size, after "
            "the last step, while pulling; the store is untouched");
     c.steps = 2;
     T_EQ_I(store_for(&st, &c), 0);
@@ -360,7 +360,7 @@ static void t_session_push(void)
     store_destroy(&st);
     T_END();
 
-    T_CASE("psframes-1.8", "buckets: a pass of pushes from the top down ([6,10) [2,6) [0,2)) "
+    T_CASE("ps-frames-1.8", "buckets: a pass of pushes from the top down ([6,10) [2,6) [0,2)) "
            "counts once and sums like one push; a bucket out of order is refused");
     T_EQ_I(store_for(&st, &c), 0);
     joined(&s0, &c, &st, 0);
@@ -397,7 +397,7 @@ static void t_session_push(void)
     store_destroy(&st);
     T_END();
 
-    T_CASE("psframes-1.6", "a connection lost mid-push fails the store naming worker and "
+    T_CASE("ps-frames-1.6", "a connection lost mid-push fails the store naming worker and "
            "step; lost after the last step is clean");
     T_EQ_I(store_for(&st, &c), 0);
     joined(&s0, &c, &st, 0);
@@ -428,7 +428,7 @@ static void t_session_push(void)
     store_destroy(&st);
     T_END();
 
-    T_CASE("psframes-1.7", "hostile frames: PUSH lengths 0, +-1, not whole elements, step "
+    T_CASE("ps-frames-1.7", "hostile frames: PUSH lengths 0, +-1, not whole elements, step "
            "UINT64_MAX refused at the header; ERROR text made one printable line; counts "
            "summing past 2^64 fail the apply; subnormals are taken");
     {
@@ -516,7 +516,7 @@ static void t_egress(void)
     uint64_t offs[16];
     int n = 0, what;
 
-    T_CASE("psframes-2.1", "without the link: chunks round-robin across the workers, "
+    T_CASE("ps-frames-2.1", "without the link: chunks round-robin across the workers, "
            "then DONE");
     watch(20);
     link_init(&l, 0, 0);
@@ -535,7 +535,7 @@ static void t_egress(void)
     T_TRUE(egress_rank_done(&e, 0) && egress_rank_done(&e, 2));
     T_END();
 
-    T_CASE("psframes-2.2", "a blocked worker is skipped until its write completes; DONE "
+    T_CASE("ps-frames-2.2", "a blocked worker is skipped until its write completes; DONE "
            "waits for it");
     egress_destroy(&e);
     T_EQ_I(egress_init(&e, 3, &l, 30, 20, 1), 0);
@@ -563,7 +563,7 @@ static void t_egress(void)
     egress_destroy(&e);
     T_END();
 
-    T_CASE("psframes-2.3", "with the link: pieces of link_piece bytes, due at the link's "
+    T_CASE("ps-frames-2.3", "with the link: pieces of link_piece bytes, due at the link's "
            "deadlines; the last after L + K*total/B exactly (no burst)");
     {
         const double rate = 1e6, lat = 1e-3, t0 = 100.0;
@@ -601,7 +601,7 @@ static void t_egress(void)
     }
     T_END();
 
-    T_CASE("psframes-2.4", "per-bucket pull: releases go out as frames from the top down; "
+    T_CASE("ps-frames-2.4", "per-bucket pull: releases go out as frames from the top down; "
            "a blocked worker gets what piled up in one frame; payload and frame counters");
     {
         uint64_t top[2] = { 1, 7 };     /* where each worker's next frame must end */
@@ -653,7 +653,7 @@ static void t_egress(void)
     }
     T_END();
 
-    T_CASE("psframes-2.5", "per-bucket pull with the link: a release after an idle link "
+    T_CASE("ps-frames-2.5", "per-bucket pull with the link: a release after an idle link "
            "gets no credit; the headers are paced too");
     {
         const double rate = 1e6, lat = 1e-3;
@@ -1081,19 +1081,19 @@ struct bad_case {
 static void t_bad_connections(void)
 {
     static const struct bad_case cases[] = {
-        { "psframes-3.2", "garbage bytes", ERR_PROTO_MAGIC, "magic" },
-        { "psframes-3.3", "wrong magic", ERR_PROTO_MAGIC, "magic" },
-        { "psframes-3.4", "wrong version", ERR_PROTO_VERSION, "version 9" },
-        { "psframes-3.5", "length 0xFFFFFFFF", ERR_PROTO_LENGTH, "cap" },
-        { "psframes-3.6", "length UINT64_MAX", ERR_PROTO_LENGTH, "cap" },
-        { "psframes-3.7", "HELLO with the wrong n", ERR_MISMATCH, "n = 1004" },
-        { "psframes-3.8", "HELLO with the wrong dtype", ERR_MISMATCH, "dtype f32" },
-        { "psframes-3.9", "a stranger's HELLO, without AUTH", ERR_PROTO_TYPE,
+        { "ps-frames-3.2", "garbage bytes", ERR_PROTO_MAGIC, "magic" },
+        { "ps-frames-3.3", "wrong magic", ERR_PROTO_MAGIC, "magic" },
+        { "ps-frames-3.4", "wrong version", ERR_PROTO_VERSION, "version 9" },
+        { "ps-frames-3.5", "length 0xFFFFFFFF", ERR_PROTO_LENGTH, "cap" },
+        { "ps-frames-3.6", "length UINT64_MAX", ERR_PROTO_LENGTH, "cap" },
+        { "ps-frames-3.7", "HELLO with the wrong n", ERR_MISMATCH, "n = 1004" },
+        { "ps-frames-3.8", "HELLO with the wrong dtype", ERR_MISMATCH, "dtype f32" },
+        { "ps-frames-3.9", "a stranger's HELLO, without AUTH", ERR_PROTO_TYPE,
           "not authenticated: HELLO before the AUTH handshake" },
-        { "psframes-3.10", "HELLO with K = 3 for a job of 2", ERR_PROTO_WORLD, "K = 3" },
-        { "psframes-3.11", "HELLO from the taken rank 0", ERR_MISMATCH, "already joined" },
-        { "psframes-3.12", "PUSH before HELLO", ERR_PROTO_TYPE, "before HELLO" },
-        { "psframes-3.13", "connect and close at once", 0, NULL },
+        { "ps-frames-3.10", "HELLO with K = 3 for a job of 2", ERR_PROTO_WORLD, "K = 3" },
+        { "ps-frames-3.11", "HELLO from the taken rank 0", ERR_MISMATCH, "already joined" },
+        { "ps-frames-3.12", "PUSH before HELLO", ERR_PROTO_TYPE, "before HELLO" },
+        { "ps-frames-3.13", "connect and close at once", 0, NULL },
     };
     /* A longer --timeout here: the job waits for rank 1 while all this
      * happens, and that wait has the idle timeout too. */
@@ -1103,7 +1103,7 @@ static void t_bad_connections(void)
     char text[PROTO_TEXT_MAX + 1];
     double took = 0;
 
-    T_CASE("psframes-3.1", "a good worker joins first (rank 0 of 2)");
+    T_CASE("ps-frames-3.1", "a good worker joins first (rank 0 of 2)");
     watch(60);
     rc = server_start(&s, args);
     T_EQ_I(rc, 0);
@@ -1184,7 +1184,7 @@ static void t_bad_connections(void)
         T_END();
     }
 
-    T_CASE("psframes-3.14", "after all that, rank 1 still joins; a K+1th worker is refused "
+    T_CASE("ps-frames-3.14", "after all that, rank 1 still joins; a K+1th worker is refused "
            "(the job is full); the run completes and exits 0");
     watch((unsigned)WATCHDOG_S + 10);
     b = cl_join(&s, 1, 2);
@@ -1250,7 +1250,7 @@ static void t_silent_stranger(void)
     int a, q, code = 0, refused = 0, steps = 0, ok = 1;
     double t0, took = 0;
 
-    T_CASE("psframes-3.15", "connect and say nothing: ERROR and closed after --timeout, "
+    T_CASE("ps-frames-3.15", "connect and say nothing: ERROR and closed after --timeout, "
            "while the joined worker's steps go on; exit 0");
     watch(90);
     if (server_up(&s, args) != 0)
@@ -1304,7 +1304,7 @@ static void t_full_run(void)
     int fd[KK], rc, ok = 1;
     double took;
 
-    T_CASE("psframes-4.1", "3 raw clients x 3 steps: WEIGHTS equal the closed form "
+    T_CASE("ps-frames-4.1", "3 raw clients x 3 steps: WEIGHTS equal the closed form "
            "exactly every step; BYE; exit 0");
     watch(60);
     /* The record goes to a folder of our own (the server's is made at start). */
@@ -1406,7 +1406,7 @@ static void t_full_run(void)
             close(fd[k]);
     T_END();
 
-    T_CASE("psframes-4.2", "the server's record: one step line per timed step, byte "
+    T_CASE("ps-frames-4.2", "the server's record: one step line per timed step, byte "
            "counters of K pushes and K weights frames");
     {
         struct metrics_record r;
@@ -1459,7 +1459,7 @@ static void t_more_joins(void)
     char text[PROTO_TEXT_MAX + 1];
     int a, b, q, code = 0;
 
-    T_CASE("psframes-3.16", "a rank that finished and left cannot join again: refused, the "
+    T_CASE("ps-frames-3.16", "a rank that finished and left cannot join again: refused, the "
            "job is full; the run still ends with exit 0");
     watch((unsigned)WATCHDOG_S + 20);
     if (server_up(&s, args) != 0)
@@ -1498,7 +1498,7 @@ static void t_more_joins(void)
     server_end(&s);
     T_END();
 
-    T_CASE("psframes-4.3", "HELLO and the first PUSH in one segment: WELCOME, then the "
+    T_CASE("ps-frames-4.3", "HELLO and the first PUSH in one segment: WELCOME, then the "
            "weights; exit 0");
     watch((unsigned)WATCHDOG_S + 20);
     if (server_up(&s, args1) != 0)
@@ -1703,30 +1703,30 @@ static void t_faults(void)
     static const char *const w_cut_silent[] = { "no progress", "worker 0", "step 0",
                                                 "push for step 0: 4040 of 8080 bytes", NULL };
 
-    fault_run("psframes-5.1", "a NaN in a push fails the run naming worker and step; the "
+    fault_run("ps-frames-5.1", "a NaN in a push fails the run naming worker and step; the "
               "other worker gets ERROR, no new weights", F_NAN, "3", w_nan);
-    fault_run("psframes-5.14", "a push counting 2^62 examples (more than B) fails the run at "
+    fault_run("ps-frames-5.14", "a push counting 2^62 examples (more than B) fails the run at "
               "once naming worker and step; the other worker gets ERROR", F_COUNT_OVER, "3",
               w_count_over);
-    fault_run("psframes-5.15", "counts that do not sum to B fail the step naming it, the sum "
+    fault_run("ps-frames-5.15", "counts that do not sum to B fail the step naming it, the sum "
               "and each worker's count; the other worker gets ERROR", F_COUNT_SUM, "3",
               w_count_sum);
-    fault_run("psframes-5.2", "a stale push (step 0 again at step 1) fails the run", F_STALE,
+    fault_run("ps-frames-5.2", "a stale push (step 0 again at step 1) fails the run", F_STALE,
               "3", w_stale);
-    fault_run("psframes-5.3", "a duplicate push fails the run", F_DUPLICATE, "3", w_dup);
-    fault_run("psframes-5.4", "a push from the future fails the run", F_FUTURE, "3", w_future);
-    fault_run("psframes-5.5", "a push after the last step fails the run", F_AFTER_END, "1",
+    fault_run("ps-frames-5.3", "a duplicate push fails the run", F_DUPLICATE, "3", w_dup);
+    fault_run("ps-frames-5.4", "a push from the future fails the run", F_FUTURE, "3", w_future);
+    fault_run("ps-frames-5.5", "a push after the last step fails the run", F_AFTER_END, "1",
               w_end);
-    fault_run("psframes-5.6", "a push for the wrong element range (aux) fails the run",
+    fault_run("ps-frames-5.6", "a push for the wrong element range (aux) fails the run",
               F_AUX, "3", w_aux);
-    fault_run("psframes-5.7", "a push of the wrong size fails the run", F_SIZE, "3", w_size);
-    fault_run("psframes-5.8", "BYE before the last step fails the run", F_BYE_EARLY, "3",
+    fault_run("ps-frames-5.7", "a push of the wrong size fails the run", F_SIZE, "3", w_size);
+    fault_run("ps-frames-5.8", "BYE before the last step fails the run", F_BYE_EARLY, "3",
               w_bye);
-    fault_run("psframes-5.9", "a worker cut off mid-push: exit non-zero within the watchdog "
+    fault_run("ps-frames-5.9", "a worker cut off mid-push: exit non-zero within the watchdog "
               "naming rank and address", F_CUT, "3", w_cut);
-    fault_run("psframes-5.10", "a silent worker (stalled): the idle timeout names it", F_SILENT,
+    fault_run("ps-frames-5.10", "a silent worker (stalled): the idle timeout names it", F_SILENT,
               "3", w_silent);
-    fault_run("psframes-5.11", "a push cut off, then silence (connection open): named with "
+    fault_run("ps-frames-5.11", "a push cut off, then silence (connection open): named with "
               "how far it got, by its own clock; the other worker gets ERROR", F_CUT_SILENT,
               "3", w_cut_silent);
 }
@@ -1762,7 +1762,7 @@ static void t_stalled_reader(void)
     int fd[2] = { -1, -1 }, rc, code = 0;
     char text[PROTO_TEXT_MAX + 1];
 
-    T_CASE("psframes-5.12", "a worker that stops reading its weights (its socket full): "
+    T_CASE("ps-frames-5.12", "a worker that stops reading its weights (its socket full): "
            "named after --timeout as not taking them; the other worker gets ERROR");
     watch((unsigned)WATCHDOG_S + 30);
     T_TRUE(buf != NULL);
@@ -1822,7 +1822,7 @@ static void t_server_stalled(void)
     struct server s;
     int a, rc;
 
-    T_CASE("psframes-5.13", "the server stopped for 2.5 x --timeout while a push arrives: "
+    T_CASE("ps-frames-5.13", "the server stopped for 2.5 x --timeout while a push arrives: "
            "nobody is blamed, the step completes, exit 0");
     watch((unsigned)WATCHDOG_S + 20);
     if (server_up(&s, args) != 0)
@@ -1864,7 +1864,7 @@ int main(void)
     T_END();
 
     if (workload_create(&wl, &wc) != 0) {
-        T_CASE("psframes-0.1", "the synthetic workload builds");
+        T_CASE("ps-frames-0.1", "the synthetic workload builds");
         T_TRUE(0);
         return t_done();
     }
@@ -1874,7 +1874,7 @@ int main(void)
         return t_done();
     snprintf(server_bin, sizeof server_bin, "%s/ps_server", bin ? bin : "bin");
     if (stat(server_bin, &st) != 0 || !(st.st_mode & S_IXUSR)) {
-        t_skip("psframes-3.x", "bad connections, full run, faults",
+        t_skip("ps-frames-3.x", "bad connections, full run, faults",
                "no ps_server in $PSR_BIN");
         workload_destroy(&wl);
         return t_done();

@@ -9,7 +9,8 @@
  * real ps_server is exercised by tests/t_ps_*.sh. A SIGALRM watchdog turns
  * a hang into a failing case.
  *
- *   psw-1.x  happy paths      psw-2.x  server faults      psw-3.x  bad setup
+ *   ps-worker-1.x  happy paths      ps-worker-2.x  server faults
+ *   ps-worker-3.x  bad setup
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,7 +37,7 @@
 
 static void on_alarm(int sig)
 {
-    static const char msg[] = "FAIL psw-watchdog a case hung past its watchdog\n";
+    static const char msg[] = "FAIL ps-worker-watchdog a case hung past its watchdog\n";
     (void)sig;
     (void)!write(STDOUT_FILENO, msg, sizeof msg - 1);
     _exit(1);
@@ -383,18 +384,18 @@ int main(void)
     signal(SIGALRM, on_alarm);
     signal(SIGPIPE, SIG_IGN);
 
-    happy("psw-1.1", "S=1: the push is the whole gradient, the weights come back, BYE", 1);
-    happy("psw-1.2", "S=2: each shard gets its slice (aux = first element), both pulled", 2);
-    happy("psw-1.3", "S=3 (4+3+3 elements): slices and BYE to every shard", 3);
+    happy("ps-worker-1.1", "S=1: the push is the whole gradient, the weights come back, BYE", 1);
+    happy("ps-worker-1.2", "S=2: each shard gets its slice (aux = first element), both pulled", 2);
+    happy("ps-worker-1.3", "S=3 (4+3+3 elements): slices and BYE to every shard", 3);
     {
         static const uint64_t uneven[3][2] = { { 8, 10 }, { 0, 1 }, { 1, 8 } };
         fake_ranges = uneven;
-        happy("psw-1.4", "S=3, uneven ranges from the WELCOMEs, listed out of order "
+        happy("ps-worker-1.4", "S=3, uneven ranges from the WELCOMEs, listed out of order "
               "([8,10) [0,1) [1,8)): each its slice, weights whole", 3);
         fake_ranges = NULL;
     }
 
-    T_CASE("psw-1.5", "S=2, buckets [6,10) [2,6) [0,2): each server gets its part of a bucket in "
+    T_CASE("ps-worker-1.5", "S=2, buckets [6,10) [2,6) [0,2): each server gets its part of a bucket in "
            "frames of its share of it (5/10 of the bucket), from the top down; weights whole");
     alarm(30);
     {
@@ -432,13 +433,13 @@ int main(void)
             const char *id, *name, *want;
             uint64_t r[2][2];
         } tiles[] = {
-            { "psw-3.2", "ranges with a gap ([0,4) [5,10)): refused naming both servers",
+            { "ps-worker-3.2", "ranges with a gap ([0,4) [5,10)): refused naming both servers",
               "a gap", { { 0, 4 }, { 5, 10 } } },
-            { "psw-3.3", "overlapping ranges ([0,6) [4,10)): refused naming both servers",
+            { "ps-worker-3.3", "overlapping ranges ([0,6) [4,10)): refused naming both servers",
               "they overlap", { { 0, 6 }, { 4, 10 } } },
-            { "psw-3.4", "ranges short of n ([0,4) [4,9)): refused naming the highest",
+            { "ps-worker-3.4", "ranges short of n ([0,4) [4,9)): refused naming the highest",
               "leaves the top owned by none", { { 0, 4 }, { 4, 9 } } },
-            { "psw-3.5", "ranges not from 0 ([1,4) [4,10)): refused naming the lowest",
+            { "ps-worker-3.5", "ranges not from 0 ([1,4) [4,10)): refused naming the lowest",
               "elements [0, 1) are owned by none", { { 1, 4 }, { 4, 10 } } },
         };
         for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
@@ -455,7 +456,7 @@ int main(void)
             if (t < 2)
                 T_HAS(err, "server 1 (127.0.0.1:");
         }
-        T_CASE("psw-3.6", "a WELCOME range past n ([4,12) of 10): refused naming the server");
+        T_CASE("ps-worker-3.6", "a WELCOME range past n ([4,12) of 10): refused naming the server");
         alarm(30);
         {
             static const uint64_t past[2][2] = { { 0, 4 }, { 4, 12 } };
@@ -468,7 +469,7 @@ int main(void)
         }
     }
 
-    T_CASE("psw-2.1", "ERROR at hello: the server's reason, named, no step taken");
+    T_CASE("ps-worker-2.1", "ERROR at hello: the server's reason, named, no step taken");
     alarm(30);
     rc = fault(f, 1, FAKE_HELLO_ERROR, 5.0, &at, &secs, err);
     T_EQ_I(rc, ERR_MISMATCH);
@@ -476,7 +477,7 @@ int main(void)
     T_HAS(err, "hello: server 0 (127.0.0.1:");
     T_HAS(err, "reports: dtype f64 is not this server's f32");
 
-    T_CASE("psw-2.2", "ERROR instead of weights: its text, the server and the step");
+    T_CASE("ps-worker-2.2", "ERROR instead of weights: its text, the server and the step");
     alarm(30);
     rc = fault(f, 2, FAKE_STEP_ERROR, 5.0, &at, &secs, err);
     T_EQ_I(rc, ERR_EOF);
@@ -484,7 +485,7 @@ int main(void)
     T_HAS(err, "step 1: server 0 (127.0.0.1:");
     T_HAS(err, "reports: step 1 failed: worker 3 (127.0.0.1:9) lost");
 
-    T_CASE("psw-2.3", "WEIGHTS labelled with another step: refused, not read into the weights");
+    T_CASE("ps-worker-2.3", "WEIGHTS labelled with another step: refused, not read into the weights");
     alarm(30);
     rc = fault(f, 1, FAKE_BAD_STEP, 5.0, &at, &secs, err);
     T_EQ_I(rc, ERR_PROTO_FIELD);
@@ -493,7 +494,7 @@ int main(void)
     T_HAS(err, "sent WEIGHTS (rank 4294967295, step 6");
     T_HAS(err, "expected WEIGHTS (step 1) of elements ending at 10");
 
-    T_CASE("psw-2.4", "server closes mid-step: EOF naming server and step, at once");
+    T_CASE("ps-worker-2.4", "server closes mid-step: EOF naming server and step, at once");
     alarm(30);
     rc = fault(f, 2, FAKE_CLOSE, 20.0, &at, &secs, err);
     T_EQ_I(rc, ERR_EOF);
@@ -502,7 +503,7 @@ int main(void)
     T_HAS(err, "connection closed");
     T_LE(secs, 10.0);       /* not the 20 s timeout: EOF is seen at once */
 
-    T_CASE("psw-2.5", "silent server: the idle timeout (1.5T for weights), named; the worker says why");
+    T_CASE("ps-worker-2.5", "silent server: the idle timeout (1.5T for weights), named; the worker says why");
     alarm(30);
     rc = fault(f, 2, FAKE_SILENT, 1.0, &at, &secs, err);
     T_EQ_I(rc, ERR_TIMEOUT);
@@ -513,7 +514,7 @@ int main(void)
     T_HAS(f[0].told, "step 1: recv from server 0");    /* ps_client_abort's ERROR */
     T_HAS(f[0].told, "timed out");
 
-    T_CASE("psw-2.6", "no server: retried until the timeout, then 'no server at'");
+    T_CASE("ps-worker-2.6", "no server: retried until the timeout, then 'no server at'");
     alarm(30);
     {
         int lfd, port;
@@ -529,7 +530,7 @@ int main(void)
         T_LE(secs, 3 * 1.0 + 10);
     }
 
-    T_CASE("psw-3.1", "bad server lists are usage errors, nothing connected");
+    T_CASE("ps-worker-3.1", "bad server lists are usage errors, nothing connected");
     {
         static const char *const bad[] = {
             "", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:5000,", ",127.0.0.1:5000",

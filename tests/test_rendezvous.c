@@ -3,11 +3,12 @@
  *
  * Ranks run as threads of this process on 127.0.0.1. Rank 0 binds port 0
  * and writes --port-file, as the launcher has it; the other ranks wait for
- * that file, then connect. Ids: rdv-1.x tables (K ranks, K = 1, the blob);
- * rdv-2.x failures (RELIABILITY.md rows 5 and 6): disagreeing settings,
- * a rank twice, a missing rank, a coordinator that never appears, a
- * stranger at the coordinator's port. Every failure must reach every rank
- * that registered, as one line, within the timeout plus a little.
+ * that file, then connect. Ids: rendezvous-1.x tables (K ranks, K = 1,
+ * the blob); rendezvous-2.x failures (RELIABILITY.md rows 5 and 6):
+ * disagreeing settings, a rank twice, a missing rank, a coordinator that
+ * never appears, a stranger at the coordinator's port. Every failure must
+ * reach every rank that registered, as one line, within the timeout plus
+ * a little.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -153,7 +154,7 @@ int main(void)
 {
     struct rank_job jobs[MAXK];
 
-    T_CASE("rdv-1.1", "K = 5: every rank gets the same table and rank 0's blob");
+    T_CASE("rendezvous-1.1", "K = 5: every rank gets the same table and rank 0's blob");
     setup(jobs, 5);
     run(jobs, 5);
     for (int r = 0; r < 5; r++) {
@@ -172,7 +173,7 @@ int main(void)
     T_TRUE(jobs[0].table.coord_port > 0);
     done(jobs, 5);
 
-    T_CASE("rdv-1.2", "K = 1: no coordinator, the table is the rank alone");
+    T_CASE("rendezvous-1.2", "K = 1: no coordinator, the table is the rank alone");
     setup(jobs, 1);
     jobs[0].cfg.coord_host = "no.such.host.invalid";    /* never looked at */
     run(jobs, 1);
@@ -182,7 +183,7 @@ int main(void)
     T_TRUE(access(port_path, F_OK) != 0);                /* no port file either */
     done(jobs, 1);
 
-    T_CASE("rdv-1.3", "a blob of NULL reaches the ranks as zeros; IPv6 and names as addresses");
+    T_CASE("rendezvous-1.3", "a blob of NULL reaches the ranks as zeros; IPv6 and names as addresses");
     {
         static const uint8_t zeros[PROTO_BLOB_SIZE] = { 0 };
         setup(jobs, 3);
@@ -201,7 +202,7 @@ int main(void)
         done(jobs, 3);
     }
 
-    T_CASE("rdv-2.1", "n differs on rank 2: every rank fails naming rank 2 and n, no waiting");
+    T_CASE("rendezvous-2.1", "n differs on rank 2: every rank fails naming rank 2 and n, no waiting");
     setup(jobs, 4);
     jobs[2].cfg.hello.n = 2000;
     for (int r = 0; r < 4; r++)
@@ -215,7 +216,7 @@ int main(void)
     }
     done(jobs, 4);
 
-    T_CASE("rdv-2.2", "dtype, workload, batch, seed: each named");
+    T_CASE("rendezvous-2.2", "dtype, workload, batch, seed: each named");
     {
         static const char *const want[] = { "dtype f64 vs f32", "workload linreg vs synthetic",
                                             "batch 5 vs 1024", "seed 8 vs 7" };
@@ -237,7 +238,7 @@ int main(void)
         }
     }
 
-    T_CASE("rdv-2.3", "K differs on one rank: every rank fails naming K");
+    T_CASE("rendezvous-2.3", "K differs on one rank: every rank fails naming K");
     setup(jobs, 3);
     jobs[2].cfg.world = 4;
     run(jobs, 3);
@@ -247,7 +248,7 @@ int main(void)
     }
     done(jobs, 3);
 
-    T_CASE("rdv-2.4", "a rank twice: named, after the timeout, on every rank that came");
+    T_CASE("rendezvous-2.4", "a rank twice: named, after the timeout, on every rank that came");
     setup(jobs, 4);
     jobs[3].cfg.rank = 2;                    /* two rank 2s, no rank 3 */
     run(jobs, 4);
@@ -258,7 +259,7 @@ int main(void)
     }
     done(jobs, 4);
 
-    T_CASE("rdv-2.5", "a rank that never comes: the others fail after the timeout, naming it");
+    T_CASE("rendezvous-2.5", "a rank that never comes: the others fail after the timeout, naming it");
     setup(jobs, 4);
     run(jobs, 3);                            /* rank 3 is not started */
     for (int r = 0; r < 3; r++) {
@@ -269,14 +270,14 @@ int main(void)
     }
     done(jobs, 3);
 
-    T_CASE("rdv-2.6", "two missing ranks are both listed");
+    T_CASE("rendezvous-2.6", "two missing ranks are both listed");
     setup(jobs, 5);
     run(jobs, 3);
     T_HAS(jobs[0].err, "ranks 3, 4 never registered");
     T_HAS(jobs[1].err, "ranks 3, 4 never registered");
     done(jobs, 3);
 
-    T_CASE("rdv-2.7", "a coordinator that never appears: a clear error after the timeout");
+    T_CASE("rendezvous-2.7", "a coordinator that never appears: a clear error after the timeout");
     {
         int lfd, port;
         /* A port that was free a moment ago and is closed now. */
@@ -293,7 +294,7 @@ int main(void)
         done(jobs, 2);
     }
 
-    T_CASE("rdv-2.8", "strangers at the coordinator (junk, silence) are dropped; ranks served");
+    T_CASE("rendezvous-2.8", "strangers at the coordinator (junk, silence) are dropped; ranks served");
     {
         static const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n........................";
         struct stranger s1 = { http, sizeof http - 1, 0 }, s2 = { "", 0, 0 };
@@ -320,7 +321,7 @@ int main(void)
         done(jobs, 3);
     }
 
-    T_CASE("rdv-2.9", "a bad advertised address is refused before anything is sent");
+    T_CASE("rendezvous-2.9", "a bad advertised address is refused before anything is sent");
     setup(jobs, 2);
     jobs[1].cfg.data_host = "bad host";
     jobs[1].fixed_port = 1;
@@ -329,7 +330,7 @@ int main(void)
     T_HAS(jobs[1].err, "--advertise");
     done(jobs, 2);
 
-    T_CASE("rdv-2.10", "the coordinator's port in use: a clear error on rank 0");
+    T_CASE("rendezvous-2.10", "the coordinator's port in use: a clear error on rank 0");
     {
         int lfd, port;
         T_EQ_I(net_listen("127.0.0.1", 0, &lfd, &port, NULL), 0);

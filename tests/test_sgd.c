@@ -52,7 +52,7 @@ static void test_vec(void)
     float fa[2] = { 1.0f, 2.0f }, fb[2] = { 0.25f, -4.0f };
     size_t bad = 99;
 
-    T_CASE("vec-1.1", "add, zero, get, set in both dtypes");
+    T_CASE("sgd-3.1", "add, zero, get, set in both dtypes");
     vec_add(a, b, 4, DTYPE_F64);
     T_EQ_D(a[3], 4.5);
     vec_add(fa, fb, 2, DTYPE_F32);
@@ -64,7 +64,7 @@ static void test_vec(void)
     T_EQ_D(a[0] + a[1] + a[2] + a[3], 0.0);
     T_TRUE(!signbit(a[2]));
 
-    T_CASE("vec-1.2", "NaN, +Inf, -Inf are found with their index; subnormals pass");
+    T_CASE("sgd-3.2", "NaN, +Inf, -Inf are found with their index; subnormals pass");
     a[2] = NAN;
     T_EQ_I(vec_check_finite(a, 4, DTYPE_F64, &bad), ERR_NONFINITE);
     T_EQ_U(bad, 2);
@@ -78,7 +78,7 @@ static void test_vec(void)
     T_EQ_I(vec_check_finite(fb, 2, DTYPE_F32, &bad), ERR_NONFINITE);
     T_EQ_U(bad, 1);
 
-    T_CASE("vec-1.3", "finite values whose sum overflows become Inf and are then caught");
+    T_CASE("sgd-3.3", "finite values whose sum overflows become Inf and are then caught");
     a[0] = 1.5e308;
     b[0] = 1.5e308;
     vec_add(a, b, 1, DTYPE_F64);
@@ -89,7 +89,7 @@ static void test_vec(void)
 static void test_dtype(void)
 {
     int dt = 0;
-    T_CASE("dtype-1.1", "names and sizes");
+    T_CASE("sgd-4.1", "names and sizes");
     T_EQ_I(dtype_parse("f32", &dt), 0);
     T_EQ_I(dt, DTYPE_F32);
     T_EQ_I(dtype_parse("f64", &dt), 0);

@@ -8,7 +8,7 @@
  *   store-4.x  the mistakes the server makes (mistake.h): P pushes per
  *              worker per step (sync-every-micro), the undivided update
  *              (sum-not-mean)
- *   storemode-1.x  per-worker buffers (the modes, mode.h): async's update
+ *   store-7.x  per-worker buffers (the modes, mode.h): async's update
  *              from one push by its own count, backup's from the pushes
  *              used, a dropped push, refusals, the memory they cost
  */
@@ -1160,7 +1160,7 @@ static void test_release(void)
     }
 }
 
-/* ------------------------------------------------------- storemode-1.x */
+/* ------------------------------------------------------- store-7.x */
 
 /* mode_store: a per-worker linreg store of K workers with Adam (its step
  * t makes the version visible in the bits), and its twin optimizer for
@@ -1191,7 +1191,7 @@ static void test_modes(void)
     char err[ERR_LEN];
     double w0[64], ref[64], g[64];
 
-    T_CASE("storemode-1.1", "async: pushes interleaved into their own buffers, each applied alone by its own count, bit for bit");
+    T_CASE("store-7.1", "async: pushes interleaved into their own buffers, each applied alone by its own count, bit for bit");
     rng_seed(&rg, 5);
     mode_store(&s, &wl, &twin, 3, &oc);
     memcpy(w0, store_weights(&s), wl.n * sizeof *w0);
@@ -1221,7 +1221,7 @@ static void test_modes(void)
     optim_destroy(&twin);
     workload_destroy(&wl);
 
-    T_CASE("storemode-1.2", "backup: the used pushes summed in their order, divided by their counts; the late one dropped");
+    T_CASE("store-7.2", "backup: the used pushes summed in their order, divided by their counts; the late one dropped");
     rng_seed(&rg, 6);
     mode_store(&s, &wl, &twin, 4, &oc);
     memcpy(w0, store_weights(&s), wl.n * sizeof *w0);
@@ -1261,7 +1261,7 @@ static void test_modes(void)
         T_TRUE(memcmp(store_weights(&s), ref, wl.n * sizeof *ref) == 0);
     }
 
-    T_CASE("storemode-1.3", "refusals change nothing: incomplete, twice, none, wrong step, release on a per-worker store");
+    T_CASE("store-7.3", "refusals change nothing: incomplete, twice, none, wrong step, release on a per-worker store");
     {
         uint32_t two[2] = { 0, 0 }, nine = 9, r2 = 2;
         uint64_t v = store_step(&s);
@@ -1293,7 +1293,7 @@ static void test_modes(void)
     }
     pushes_free(p, 4);
 
-    T_CASE("storemode-1.4", "a sync store refuses apply_some and drop; per-worker buffers cost K x n");
+    T_CASE("store-7.4", "a sync store refuses apply_some and drop; per-worker buffers cost K x n");
     {
         struct store_cfg sc = { .n = wl.n, .dtype = DTYPE_F64, .world = 4, .lr = 0.01 };
         uint32_t r = 0;
