@@ -34,7 +34,8 @@
 #      (experiments/lab_loss.sh);
 #   5. the plots (plots/*.gp: PNG and SVG, and a terminal view of plot 1),
 #      flagged points (host_bound, bound_by cpu|busy) marked and named;
-#   6. index.html (experiments/lab_html.sh): the plots, the tables, the fit,
+#   6. index.html (experiments/lab_html.sh): the plots, the tables, the fit
+#      (fit.txt: bin/fit, experiments/fit.c),
 #      the busy banner and the manifest on one self-contained page.
 #
 # --only servers runs, instead of all that, the server placements (issue
@@ -210,7 +211,7 @@ for s in $sizes; do
     size_bytes "$s" >/dev/null || die_usage "--sizes: '$s' is not a size like 4K (4096, 4K, 1M, 1G)"
 done
 
-for b in ps_server ps_worker ring_worker psr_merge bench_link model; do
+for b in ps_server ps_worker ring_worker psr_merge bench_link model fit; do
     [ -x "$PSR_BIN/$b" ] || { echo "lab.sh: $PSR_BIN/$b is missing: run 'make' first" >&2; exit 2; }
 done
 command -v gnuplot >/dev/null || { echo "lab.sh: gnuplot is missing: apt-get install gnuplot-nox (or run 'make deps' as root)" >&2; exit 2; }
@@ -706,9 +707,10 @@ for p in k_time k_bytes k_scaling; do
             "$root/plots/$p.gp" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
     done
 done
+"$PSR_BIN/fit" "$out/size_sweep.csv" >"$out/fit.txt" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
 for fmt in png svg; do
-    gnuplot -e "dir='$root/plots/'; model='$PSR_BIN/model'; file='$out/size_sweep.csv'; fmt='$fmt'; out='$out/size.$fmt'; sub='$sub'" \
-        "$root/plots/size.gp" >"$out/fit.txt" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
+    gnuplot -e "dir='$root/plots/'; model='$PSR_BIN/model'; fitter='$PSR_BIN/fit'; file='$out/size_sweep.csv'; fmt='$fmt'; out='$out/size.$fmt'; sub='$sub'" \
+        "$root/plots/size.gp" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
 done
 done_line "[5/5] plots: $out/{k_time,k_bytes,k_scaling,size}.{png,svg} ($(elapsed))"
 if [ $tty = 1 ] && [ -s "$out/k_sweep.csv" ]; then
@@ -756,7 +758,7 @@ csv_awk "$flagfn"'FNR > 1 && $c["model_s"] != "" { printf "  %-4s n=%-9s time %8
                                           $c["time_s"], $c["model_s"], $c["time_s"] / $c["model_s"],
                                           sprintf("  %d run(s) %.4f..%.4f", $c["runs"], $c["run_min_s"], $c["run_max_s"]) flag() }' \
     "$out/size_sweep.csv" 2>/dev/null
-grep '^crossover' "$out/fit.txt" 2>/dev/null     # ring against rd, measured and model (plots/size.gp)
+grep '^crossover' "$out/fit.txt" 2>/dev/null     # ring against rd, measured and model (bin/fit)
 if [ "$netns" = 1 ]; then
     echo "namespaces (tc tbf $tc_rate, latency 0 in the model), K sweep:"
     csv_awk 'FNR > 1 && !/^#/ && $c["model_s"] != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f\n",
