@@ -32,6 +32,9 @@
 #   flag_awk                  awk text: flag(), a row's mark as the plots
 #                             name it (host-bound: busy, cpu)
 #   busy_runs CSV...          how many runs other programs slowed (bound_by=busy)
+# Sourcing it also makes ^C stop the script (lib.sh, stop_on_interrupt).
+
+stop_on_interrupt
 
 # ------------------------------------------------------------ the flags
 link_bw=auto

@@ -32,6 +32,7 @@ set -uo pipefail
 prog=lab_loss.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+stop_on_interrupt
 
 steps=30
 lr=0.25

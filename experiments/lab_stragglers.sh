@@ -55,6 +55,7 @@ set -uo pipefail
 prog=lab.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+stop_on_interrupt
 
 k=8
 factors="1 2 3 4"

@@ -25,6 +25,7 @@ set -uo pipefail
 prog=lab.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+stop_on_interrupt
 
 ks="2 3 4 5 6 7 8"
 params=16M

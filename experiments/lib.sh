@@ -42,6 +42,8 @@
 #   done_line MSG             MSG on stderr, a line of its own (clearing a
 #                             progress line on a terminal)
 #   elapsed                   the seconds since $t_start, as "12s"
+#   stop_on_interrupt         ^C (SIGINT) or SIGTERM: exit 130 once the
+#                             command in progress has stopped
 #   need_programs NAME...     exit 2, saying so, unless $PSR_BIN/NAME is
 #                             there for every NAME (gnuplot: on the PATH)
 #   make_out SUB...           out, default results/<date-time>, with the
@@ -193,6 +195,13 @@ csv_table() {
 progress() { if [ -t 2 ]; then printf '\r\033[K%s' "$1" >&2; fi; }
 done_line() { if [ -t 2 ]; then printf '\r\033[K' >&2; fi; echo "$1" >&2; }
 elapsed() { echo $(( $(date +%s) - t_start ))s; }
+
+# stop_on_interrupt: a script that runs one job after another stops at ^C.
+# Without a trap bash goes on to the next command when the one it waited
+# for exited rather than died of the signal, and launch.sh, which stops
+# its job on ^C, exits 130: a lab would run its remaining points. With it
+# bash exits as soon as that command returns.
+stop_on_interrupt() { trap 'exit 130' INT TERM; }
 
 need_programs() {
     local p
