@@ -11,8 +11,8 @@
 #      rate of a ladder (500, 250, 125, 64, 32, 16, 8 Mbit/s) at which that
 #      probe keeps the processes under half of the cores (the host_bound
 #      flag fires at 80%), is bound by the link and within 5% of its
-#      model, so that the whole K sweep stays link-bound and within 10%; an explicit
-#      --link-bw skips the probe;
+#      model, so that the whole K sweep stays link-bound and within 10%
+#      (experiments/lab_calibrate.sh); an explicit --link-bw skips the probe;
 #   2. the K sweep: the parameter server and the ring for K = 1..16 (up to
 #      4 ranks per CPU unless --ks is given) on
 #      127.0.0.1, every process behind an EMULATED link (--link-bw,
@@ -34,9 +34,12 @@
 #      (experiments/lab_loss.sh);
 #   5. the plots (plots/*.gp: PNG and SVG, and a terminal view of plot 1),
 #      flagged points (host_bound, bound_by cpu|busy) marked and named;
-#   6. index.html (experiments/lab_html.sh): the plots, the tables, the fit
-#      (fit.txt: bin/fit, experiments/fit.c),
-#      the busy banner and the manifest on one self-contained page.
+#   6. the report on stdout (experiments/lab_report.sh: each row against
+#      the model, the crossover, what was flagged, unsettled or cut) and
+#      index.html (experiments/lab_html.sh): the plots, the tables, the fit
+#      (fit.txt: bin/fit, experiments/fit.c), the busy banner and the
+#      manifest on one self-contained page. Both read only the results
+#      folder, and can be rerun on one.
 #
 # --only servers runs, instead of all that, the server placements
 # (lab_servers.sh, issue 15; `make lab-all` runs it after the main lab),
@@ -74,6 +77,7 @@
 set -uo pipefail
 
 cmdline="$0${*:+ $*}"
+args=("$@")
 prog=lab.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -100,92 +104,13 @@ loop=$("$PSR_BIN/bench_link" --loopback 2>/dev/null | awk '$1 == "loopback_MBps"
 ncpu=$(nproc)
 done_line "[1/5] loopback TCP, unpaced: $loop MB/s; $ncpu CPUs ($(elapsed))"
 
-kmax=$(echo $ks | tr ' ' '\n' | sort -n | tail -n 1)
-# model_time ALGO K BYTES RATE: the model's step time in seconds (bin/model).
-model_time() { "$PSR_BIN/model" --algo "$1" --K "$2" --bytes "$3" --bw "$4" --latency "$link_lat" 2>/dev/null || echo 0; }
-
-# k_bytes RATE: the K sweep's n at RATE (unless --bytes was given): it
-# follows the rate down from n at 62.5 MB/s, a power of two, at least
-# 64 KiB.
-k_bytes() {
-    if [ "$bytes_given" = 1 ]; then echo "$nb"; return; fi
-    awk -v b="$(rate_Bps "$1")" -v nb="$nb" 'BEGIN { p = 65536; while (p * 2 <= nb * b / 62.5e6) p *= 2; print (p < nb ? p : nb) }'
-}
-
-# probe RATE: the K sweep's largest ring (kmax ranks, at least 2) behind
-# RATE, as the sweep runs it: the synthetic workload, its n at that rate
-# (k_bytes), $probe_steps steps. Prints "SHARE CPU_PER_ALLREDUCE N RATIO
-# BOUND_BY": the CPU its own processes spent per step (the records'
-# cpu_s summed over the ranks, set-up included), and that over the
-# model's time times the cores: the share of the machine the ring takes
-# at this rate (the model's time, not the measured one, so that a busy
-# machine, which stretches the wall clock, does not make the share look
-# smaller); the run's time_s over its model_s and its bound_by. With more
-# ranks than cores the ranks' wake-ups, not their CPU seconds, hold a ring
-# back: a K = 8 ring on 2 cores used a quarter of them at 32 Mbit/s and
-# still took 1.16-1.25x its model.
-probe() {
-    local r=$1 k=$kmax n t d ratio bound
-    [ "$k" -ge 2 ] || k=2
-    n=$(k_bytes "$r")
-    d=$out/logs/probe_$r
-    rm -rf "$d"; mkdir -p "$d"
-    set -- "$here/launch.sh" ring "$k" --workload synthetic --dtype f32 --params $(( n / 4 )) \
-        --steps "$probe_steps" --warmup 2 --link-bw "$r" --link-latency "$link_lat" --timeout 30 \
-        --time-limit 60 --out "$d"
-    note_command "probe_$r" "$@"
-    job "the calibration probe at $r" "$d.out" "$d.log" "$@" || return 1
-    t=$(model_time ring "$k" "$n" "$r")
-    read -r ratio bound < <(csv_awk 'FNR == 2 && $c["model_s"] > 0 { printf "%.3f %s\n", $c["time_s"] / $c["model_s"], $c["bound_by"] }' "$d.out" 2>/dev/null)
-    awk -v t="$t" -v c="$ncpu" -v n="$n" -v q="${ratio:-nan}" -v b="${bound:-unknown}" -v i="$probe_steps" '/^cpu_s / { s += $2 }
-        END { if (s <= 0 || t <= 0) exit 1; printf "%.3f %.4g %d %s %s\n", s / i / (t * c), s / i, n, q, b }' "$d"/rec.*
-}
-
+# --link-bw auto: the rate lab_calibrate.sh's probes pick, and their account.
 calib="explicit --link-bw"
 auto=0
 if [ "$link_bw" = auto ]; then
     auto=1
-    # The ladder, fastest first; the first rate whose probe stays under
-    # half the cores, bound by the link and within 5% of its model wins
-    # (10% let 16 Mbit/s win at 1.09x, and the sweep's K = 8 ring then read
-    # 1.11x: the probe's margin is the sweep's).
-    # After a probe over the CPU target the next rate tried is the
-    # ladder's fastest at or below rate x target / share (at least one
-    # step down): the CPU per second falls with the rate, though not
-    # always in proportion (the link's piece size has a floor); after one
-    # off its model or flagged, the next rate down.
-    ladder="500Mbit 250Mbit 125Mbit 64Mbit 32Mbit 16Mbit 8Mbit"
-    calib=""
-    pick=""
-    target=0.5
-    next=500Mbit
-    for r in $ladder; do
-        [ "$r" = "$next" ] || continue
-        progress "[1/5] calibration: a ring of $kmax behind $r ..."
-        res=$(probe "$r") || { calib="$calib $r: probe failed;"; next=; continue; }
-        set -- $res
-        calib="$calib $r: n $3 B, $2 CPU-s a step, share $1, $4x its model, bound by $5;"
-        done_line "[1/5] calibration: ring K=$kmax at $r, n = $3 bytes: $2 CPU-seconds a step, $1 of $ncpu CPUs, $4x its model, bound by $5 ($(elapsed))"
-        if awk -v s="$1" -v t="$target" -v q="$4" 'BEGIN { exit !(s <= t && q <= 1.05) }' && [ "$5" = link ]; then
-            pick=$r; break
-        fi
-        want=$(awk -v s="$1" -v t="$target" -v b="$(rate_Bps "$r")" 'BEGIN { printf "%.17g", (s > t ? b * t / s : b / 2) }')
-        next=""
-        past=0
-        for q in $ladder; do
-            [ "$q" = "$r" ] && { past=1; continue; }
-            [ "$past" = 1 ] || continue
-            [ -z "$next" ] && next=$q          # at least one step down
-            if awk -v q="$(rate_Bps "$q")" -v w="$want" 'BEGIN { exit !(q <= w) }'; then next=$q; break; fi
-        done
-    done
-    if [ -z "$pick" ]; then
-        pick=${ladder##* }
-        calib="$calib no rate under a share of $target, link-bound and within 5% of its model: the slowest, $pick"
-    fi
-    link_bw=$pick
-    calib="auto -> $link_bw (target: the K=$kmax ring's processes under $target of $ncpu CPUs, bound by the link, within 5% of its model;$calib)"
-    done_line "[1/5] --link-bw auto: $link_bw ($(elapsed))"
+    { read -r link_bw; read -r calib; } < <(LAB_T0=$t_start bash "$here/lab_calibrate.sh" "${args[@]}" --out "$out")
+    [ -n "$link_bw" ] || { say "the calibration (lab_calibrate.sh) picked no rate"; exit 1; }
 fi
 bw_Bps=$(rate_Bps "$link_bw")
 
@@ -378,30 +303,8 @@ fi
     echo "# every job's command line (the loss curves: experiments/lab_loss.sh \"$out\", logs/loss.log)"
 } | manifest "$out" "" "$cmdline"
 
-# ------------------------------------------------------------ the report
-# vs_model CSV X: each row's median run against its model, X (K or n)
-# naming the point; flagged rows marked as the plots mark them.
-vs_model() {
-    csv_awk -v x="$2" "$flag_awk"'FNR > 1 && $c["model_s"] != "" {
-        printf "  %-4s %s time %8.4f s  model %8.4f s  ratio %.3f  %d run(s) %.4f..%.4f%s\n", ($c["algo"] == "rd" ? "rd" : $c["system"]),
-               (x == "K" ? sprintf("K=%-3s", $c["K"]) : sprintf("n=%-9s", $c["bytes"])), $c["time_s"], $c["model_s"],
-               $c["time_s"] / $c["model_s"], $c["runs"], $c["run_min_s"], $c["run_max_s"], flag() }' "$1" 2>/dev/null
-}
-echo "model vs measured (time_s / model_s: the median run), K sweep:"
-vs_model "$out/k_sweep.csv" K
-echo "model vs measured (time_s / model_s: the median run), size sweep at K = $size_k:"
-vs_model "$out/size_sweep.csv" n
-grep '^crossover' "$out/fit.txt" 2>/dev/null     # ring against rd, measured and model (bin/fit)
-if [ "$netns" = 1 ]; then
-    echo "namespaces (tc tbf $tc_rate, latency 0 in the model), K sweep:"
-    csv_awk 'FNR > 1 && !/^#/ && $c["model_s"] != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f\n",
-                                                       $c["system"], $c["K"], $c["time_s"], $c["model_s"], $c["time_s"] / $c["model_s"] }' \
-        "$out/netns/k_sweep.csv" 2>/dev/null
-fi
-[ -n "$hb" ] && echo "host-bound rows (the CPU, not the emulated link, set the pace): $hb"
-[ -n "$lb" ] && echo "warning: $lb; the emulated link may not be the bottleneck"
-[ -n "$unsettled" ] && echo "points whose runs did not settle within $spread_target:$unsettled"
-[ -n "$cuts" ] && echo "cut to fit the $budget s budget:$cuts"
+# ------------------------------------------------------------ 6. the report, index.html
+bash "$here/lab_report.sh" "$out"
 bash "$here/lab_html.sh" "$out" || failed=$((failed + 1))
 echo "results: $out (index.html, manifest.txt, k_sweep.csv, size_sweep.csv, *_runs.csv, model.txt, fit.txt, plots) in $(elapsed)"
 if [ -n "$banner" ]; then

@@ -9,6 +9,8 @@
 #                             defaults); --help prints usage; a bad one is
 #                             one line and exit 64
 #   rate_Bps RATE             the rate in bytes/s
+#   model_time ALGO K N RATE  the model's seconds per step at --link-latency
+#   k_bytes RATE              the K sweep's n at RATE
 #   lab_ready                 the binaries and gnuplot are there (else exit
 #                             2), the link's rate and latency parse (else
 #                             64); makes $out/logs; sets t_start, failed=0
@@ -171,6 +173,17 @@ lab_options() {
 # rate_Bps RATE: bytes/s (bin/model's own parser: a 1-byte PS with K = 1
 # and no latency takes 2/rate).
 rate_Bps() { awk -v t="$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$1" --latency 0)" 'BEGIN { printf "%.17g", 2 / t }'; }
+
+# model_time ALGO K BYTES RATE: the model's step time in seconds (bin/model).
+model_time() { "$PSR_BIN/model" --algo "$1" --K "$2" --bytes "$3" --bw "$4" --latency "$link_lat" 2>/dev/null || echo 0; }
+
+# k_bytes RATE: the K sweep's n at RATE (unless --bytes was given): it
+# follows the rate down from n at 62.5 MB/s, a power of two, at least
+# 64 KiB.
+k_bytes() {
+    if [ "$bytes_given" = 1 ]; then echo "$nb"; return; fi
+    awk -v b="$(rate_Bps "$1")" -v nb="$nb" 'BEGIN { p = 65536; while (p * 2 <= nb * b / 62.5e6) p *= 2; print (p < nb ? p : nb) }'
+}
 
 lab_ready() {
     local why
