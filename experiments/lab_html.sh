@@ -129,7 +129,7 @@ if [ -s "$dir/stragglers.txt" ]; then
     echo "<pre id=\"stragglers\">$(esc < "$dir/stragglers.txt")</pre>"
 fi
 if [ -s "$dir/fit.txt" ]; then
-    echo "<h3>The fit and the crossover (plots/size.gp)</h3>"
+    echo "<h3>The fit and the crossover (bin/fit)</h3>"
     echo "<pre id=\"fit\">$(esc < "$dir/fit.txt")</pre>"
 fi
 if [ -s "$dir/model.txt" ]; then

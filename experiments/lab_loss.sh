@@ -25,13 +25,14 @@
 # steps stay finite (about 1e198), so the run completes and is plotted.
 #
 # About 11 short jobs: a few seconds on 2 cores. Exit status 0; 1 when a
-# run or the plot failed (named, with its log); 2 without gnuplot; 64 for
-# bad arguments. Binaries from $PSR_BIN (default bin/).
+# run or the plot failed (named, with its log); 2 without gnuplot or a
+# program; 64 for bad arguments. Binaries from $PSR_BIN (default bin/).
 set -uo pipefail
 
 prog=lab_loss.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+stop_on_interrupt
 
 steps=30
 lr=0.25
@@ -65,13 +66,7 @@ while (($# > 0)); do
 done
 [[ -n $dir ]] || die_usage "missing DIR (see --help)"
 [[ $steps =~ ^[1-9][0-9]{0,5}$ ]] || die_usage "--steps: '$steps' is not a step count"
-command -v gnuplot >/dev/null || {
-    echo "$prog: gnuplot is missing: apt-get install gnuplot-nox (or run 'make deps' as root)" >&2
-    exit 2
-}
-for b in reference ps_server ps_worker ring_worker psr_merge; do
-    [[ -x $PSR_BIN/$b ]] || { echo "$prog: no $b in $PSR_BIN (run make, or set PSR_BIN)" >&2; exit 1; }
-done
+need_programs gnuplot reference ps_server ps_worker ring_worker psr_merge
 mkdir -p "$dir/logs" || die_usage "cannot create '$dir/logs'"
 dir=$(cd "$dir" && pwd)
 

@@ -55,6 +55,7 @@ set -uo pipefail
 prog=lab.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+stop_on_interrupt
 
 k=8
 factors="1 2 3 4"
@@ -151,24 +152,17 @@ for v in "$lr" "$target"; do
     [[ $v =~ ^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$ ]] && awk -v x="$v" 'BEGIN { exit !(x > 0) }' ||
         die_usage "--lr, --target-loss: '$v' is not a number > 0"
 done
-for b in ring_worker ps_server ps_worker psr_merge model; do
-    [ -x "$PSR_BIN/$b" ] || { say "$PSR_BIN/$b is missing: run 'make' first"; exit 2; }
-done
+need_programs ring_worker ps_server ps_worker psr_merge model
 # T in seconds, through bin/model's own parser (its --stragglers sync of
 # one worker with no communication is T itself); a bad T stops here, 64.
 T=$("$PSR_BIN/model" --stragglers sync --K 1 --backward-time "$bt" --comm 0 2>"${TMPDIR:-/tmp}/lab_strag.$$") ||
     { m=$(head -n 1 "${TMPDIR:-/tmp}/lab_strag.$$"); rm -f "${TMPDIR:-/tmp}/lab_strag.$$"; die_usage "${m#model: }"; }
 rm -f "${TMPDIR:-/tmp}/lab_strag.$$"
 awk -v t="$T" 'BEGIN { exit !(t > 0) }' || die_usage "--backward-time: '$bt' must be above 0 (the straggler scales it)"
-command -v gnuplot >/dev/null || { say "gnuplot is missing: apt-get install gnuplot-nox"; exit 2; }
-[ -n "$out" ] || out=$root/results/$(date +%Y%m%d-%H%M%S)
-mkdir -p "$out/logs" "$out/loss" || { say "cannot create $out"; exit 2; }
+need_programs gnuplot
+make_out logs loss
 launch=$here/launch.sh
 t_start=$(date +%s)
-tty=0; [ -t 2 ] && tty=1
-elapsed() { echo $(( $(date +%s) - t_start ))s; }
-progress() { if [ $tty = 1 ]; then printf '\r\033[K%s' "$1" >&2; fi; }
-done_line() { if [ $tty = 1 ]; then printf '\r\033[K' >&2; fi; echo "$prog: $1" >&2; }
 
 # tag MODE: the mode as a file name (backup:1 -> backup1).
 tag() { echo "${1//:/}"; }
@@ -189,7 +183,7 @@ run() {
         --backward-time "$bt" --straggler "$srank:$f" --jitter "$jitter" --target-loss "$target" \
         --loss-time-out "$out/loss/$n.loss" --timeout "$timeout" --time-limit 600 \
         --out "$out/logs/$n.d" --csv-out "$out/logs/$n.csv" "${extra[@]}"
-    { printf '%s:' "$n"; printf ' %q' "$@"; echo; } >> "$out/commands.txt"
+    note_command "$n" "$@"
     job "$m at ${f}x" /dev/null "$out/logs/$n.err" bash "$@"
 }
 
@@ -205,7 +199,7 @@ for f in $factors; do
         i=$((i + 1))
         progress "[$i/$total] $m, straggler x$f ..."
         if run "$m" "$f"; then
-            done_line "[$i/$total] $m, straggler x$f: done ($(elapsed))"
+            done_line "$prog: [$i/$total] $m, straggler x$f: done ($(elapsed))"
         else
             failed=$((failed + 1))
         fi
@@ -352,19 +346,13 @@ for fmt in png svg; do
             "$root/plots/stragglers.gp" 2>>"$out/logs/plots.log" || { say "plots/stragglers.gp (loss) failed: $(tail -c 300 "$out/logs/plots.log")"; failed=$((failed + 1)); }
     fi
 done
-{
-    echo "# psring lab manifest: the stragglers section"
-    echo "command: experiments/lab.sh --only stragglers (K $k, factors $factors, modes $modes, jitter $jitter, T $bt, steps $steps, warmup $warmup, lr $lr, target $target)"
-    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
-    echo "cpu: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) online"
-    echo "link_bw: none (no emulated link: ps_server's modes refuse --link-bw; unpaced loopback for every system)"
-    echo "compute: EMULATED --backward-time $bt (a sleep on top of mlp's real compute), --straggler $srank:F, --jitter $jitter"
-    echo "$cpu_line"
-    echo "jobs_failed: $failed"
-    echo "# every job's command line"
-    cat "$out/commands.txt" 2>/dev/null
-} > "$out/manifest.txt"
+manifest "$out" ": the stragglers section" "experiments/lab.sh --only stragglers (K $k, factors $factors, modes $modes, jitter $jitter, T $bt, steps $steps, warmup $warmup, lr $lr, target $target)" <<EOF
+link_bw: none (no emulated link: ps_server's modes refuse --link-bw; unpaced loopback for every system)
+compute: EMULATED --backward-time $bt (a sleep on top of mlp's real compute), --straggler $srank:F, --jitter $jitter
+$cpu_line
+jobs_failed: $failed
+# every job's command line
+EOF
 bash "$here/lab_html.sh" "$out" || failed=$((failed + 1))
 say "$cpu_line"
 say "wrote $csv, $out/stragglers.txt, $out/stragglers.png, $out/loss_time.png, $out/index.html ($(elapsed))"

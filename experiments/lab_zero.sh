@@ -25,6 +25,7 @@ set -uo pipefail
 prog=lab.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+stop_on_interrupt
 
 ks="2 3 4 5 6 7 8"
 params=16M
@@ -58,12 +59,8 @@ for k in $ks; do
     [[ $k =~ ^[1-9][0-9]?$ ]] || die_usage "--ks: '$k' is not a ring size 1..99"
 done
 np=$(size_bytes "$params") || die_usage "--params: '$params' is not a count like 16M"
-for b in ring_worker psr_merge; do
-    [ -x "$PSR_BIN/$b" ] || { say "$PSR_BIN/$b is missing: run 'make' first"; exit 2; }
-done
-command -v gnuplot >/dev/null || { say "gnuplot is missing: apt-get install gnuplot-nox"; exit 2; }
-[ -n "$out" ] || out=$root/results/$(date +%Y%m%d-%H%M%S)
-mkdir -p "$out/logs" || { say "cannot create $out"; exit 2; }
+need_programs ring_worker psr_merge gnuplot
+make_out logs
 launch=$here/launch.sh
 
 # ring NAME K ZERO FLAGS...: one job; its row in $out/logs/NAME.csv, its

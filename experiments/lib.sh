@@ -36,6 +36,26 @@
 #                             exit 64 when no value follows
 #   need_bash51               exit 64 unless this is bash 5.1 or newer
 #   help_or_version ARG...    --help/-h: usage, exit 0; --version: exit 0
+#   csv_table CSV             the CSV as aligned columns
+#   progress MSG              on a terminal, MSG on stderr in place of the
+#                             last progress line (nothing otherwise)
+#   done_line MSG             MSG on stderr, a line of its own (clearing a
+#                             progress line on a terminal)
+#   elapsed                   the seconds since $t_start, as "12s"
+#   stop_on_interrupt         ^C (SIGINT) or SIGTERM: exit 130 once the
+#                             command in progress has stopped
+#   need_programs NAME...     exit 2, saying so, unless $PSR_BIN/NAME is
+#                             there for every NAME (gnuplot: on the PATH)
+#   make_out SUB...           out, default results/<date-time>, with the
+#                             folders out/SUB; exit 2 when it cannot
+#   manifest DIR TITLE COMMAND [CPU-NOTE] < BODY
+#                             DIR/manifest.txt: "# psring lab manifest"
+#                             TITLE, the command line, the date, the git
+#                             revision, the CPU (CPU-NOTE appended), BODY's
+#                             lines, then every job's command line
+#                             (DIR/commands.txt)
+#   note_command TAG CMD...   "TAG: CMD", shell-quoted, appended to
+#                             $out/commands.txt (what manifest lists)
 
 say() {
     echo "${prog:-${0##*/}}: $*" >&2
@@ -170,4 +190,51 @@ help_or_version() {
 csv_table() {
     awk -F, 'NR == FNR { for (i = 1; i <= NF; i++) if (length($i) > w[i]) w[i] = length($i); next }
              { for (i = 1; i <= NF; i++) printf (i < NF ? "%-" w[i] "s  " : "%s\n"), $i }' "$1" "$1"
+}
+
+progress() { if [ -t 2 ]; then printf '\r\033[K%s' "$1" >&2; fi; }
+done_line() { if [ -t 2 ]; then printf '\r\033[K' >&2; fi; echo "$1" >&2; }
+elapsed() { echo $(( $(date +%s) - t_start ))s; }
+
+# stop_on_interrupt: a script that runs one job after another stops at ^C.
+# Without a trap bash goes on to the next command when the one it waited
+# for exited rather than died of the signal, and launch.sh, which stops
+# its job on ^C, exits 130: a lab would run its remaining points. With it
+# bash exits as soon as that command returns.
+stop_on_interrupt() { trap 'exit 130' INT TERM; }
+
+need_programs() {
+    local p
+    for p in "$@"; do
+        if [ "$p" = gnuplot ]; then
+            command -v gnuplot >/dev/null ||
+                { say "gnuplot is missing: apt-get install gnuplot-nox (or run 'make deps' as root)"; exit 2; }
+        else
+            [ -x "$PSR_BIN/$p" ] || { say "$PSR_BIN/$p is missing: run 'make' first"; exit 2; }
+        fi
+    done
+}
+
+make_out() {
+    local d
+    [ -n "$out" ] || out=$root/results/$(date +%Y%m%d-%H%M%S)
+    for d in "$@"; do mkdir -p "$out/$d" || { say "cannot create $out"; exit 2; }; done
+}
+
+note_command() {
+    local tag=$1
+    shift
+    { printf '%s:' "$tag"; printf ' %q' "$@"; echo; } >> "$out/commands.txt"
+}
+
+manifest() {
+    {
+        echo "# psring lab manifest$2"
+        echo "command: $3"
+        echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
+        echo "cpu: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) online${4-}"
+        cat
+        cat "$1/commands.txt" 2>/dev/null
+    } > "$1/manifest.txt"
 }

@@ -36,7 +36,8 @@ for p in k_time k_bytes k_scaling; do
     gnuplot -e "dir='$plots/'; model='$m'; file='$d/k_sweep.csv'; fmt='svg'; out='$d/$p.svg'; sub='fixture'" "$plots/$p.gp" 2>>"$T_TMP/gp.err"
 done
 gnuplot -e "dir='$plots/'; model='$m'; file='$d/size_sweep.csv'; fmt='svg'; out='$d/size.svg'; sub='fixture'" "$plots/size.gp" \
-    > "$d/fit.txt" 2>>"$T_TMP/gp.err"
+    2>>"$T_TMP/gp.err"
+"$PSR_BIN/fit" "$d/size_sweep.csv" > "$d/fit.txt" 2>>"$T_TMP/gp.err"
 
 t_case html-1.1 "lab_html.sh writes index.html atomically: plots, both tables, fit, model, banner (escaped), CSV links, no network"
 job 30 bash "$h" "$d"

@@ -135,6 +135,32 @@ tr -s ' \n' ' ' < "$T_TMP/out" | grep -Fq "up to 4 per CPU: \"$want\" here)" ||
     t_fail "--help does not give the default ks '$want' for $(nproc) CPUs: $(grep -A1 -- '--ks' "$T_TMP/out" | tr -s ' \n' ' ')"
 expect_grep out 'emulated one-way latency (default 1ms)'
 t_end
+t_case lab-1.5 "^C (SIGINT to the process group) during a sweep: lab.sh and lab.sh --only servers exit 130 and leave no process behind"
+# interrupt PATTERN ARGS...: lab.sh ARGS in a session of its own (as a
+# terminal's foreground job), SIGINT to the group once PATTERN is on its
+# stderr; rc its status.
+interrupt() {
+    _pat=$1; shift
+    : >"$T_TMP/err"
+    setsid timeout -s KILL 120 bash "$PSR_TESTS/../experiments/lab.sh" "$@" >"$T_TMP/out" 2>"$T_TMP/err" </dev/null &
+    _pid=$!
+    _i=0
+    while [ $_i -lt 600 ] && ! grep -q "$_pat" "$T_TMP/err" 2>/dev/null; do sleep 0.1; _i=$((_i + 1)); done
+    grep -q "$_pat" "$T_TMP/err" || t_fail "$*: no '$_pat' on stderr: $(head -c 300 "$T_TMP/err")"
+    env kill -INT -- "-$_pid" 2>/dev/null
+    wait "$_pid"
+    rc=$?
+    sleep 2
+    _left=$(ps -eo pgid=,pid=,args= | awk -v g="$_pid" '$1 == g && $3 !~ /^\[/')
+    [ -z "$_left" ] || { t_fail "$*: left behind: $_left"; env kill -KILL -- "-$_pid" 2>/dev/null; }
+}
+interrupt 'K sweep pass 1' --quick --link-bw 64Mbit --out "$T_TMP/int"
+expect_rc 130
+grep -q '^\[3/5\]\|^\[4/5\]' "$T_TMP/err" && t_fail "lab.sh went on after ^C: $(tail -n 3 "$T_TMP/err")"
+interrupt 'servers\] pass 1' --quick --only servers --out "$T_TMP/int_srv"
+expect_rc 130
+grep -q '^servers at K' "$T_TMP/out" && t_fail "lab.sh --only servers went on after ^C"
+t_end
 t_case lab-2.1 "lab.sh --quick --only servers: ring and the PS with k = 0, 2, 4 extra servers at K = 4, per-bucket pull, each with its placement's pipelined model, ps_servers.png"
 job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --only servers --out "$T_TMP/srv"
 expect_rc 0

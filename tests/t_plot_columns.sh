@@ -4,7 +4,7 @@
 # same numbers (gnuplot's `set table`: fmt='table' in plots/style.gp); the
 # model lines come from bin/model; a CSV without a needed column is
 # refused with its name. And the lab's deterministic arithmetic, on
-# fabricated rows: size.gp's fits recover the link from exact-model times,
+# fabricated rows: bin/fit's fits recover the link from exact-model times,
 # the crossover comes from the repeats' medians (experiments/lab_points.awk),
 # flagged rows are drawn with their reason's marker and key entry.
 . "$PSR_TESTS/lib.sh"
@@ -42,11 +42,13 @@ variants() {
 }
 variants k
 variants s
-# table PLOT CSV OUT: the numbers PLOT draws from CSV, into OUT (stdout,
-# the fit and crossover lines, to OUT.txt).
+# table PLOT CSV OUT: the numbers PLOT draws from CSV, into OUT; what it
+# prints into OUT.txt, and for size bin/fit's lines (the fits and
+# crossovers size.gp draws) after them.
 table() {
     job 60 gnuplot -e "dir='$plots/'; model='$PSR_BIN/model'; file='$2'; fmt='table'; out='$3'" "$plots/$1.gp"
     cp "$T_TMP/out" "$3.txt"
+    if [ "$1" = size ]; then "$PSR_BIN/fit" "$2" >>"$3.txt" 2>&1; fi
 }
 
 t_case plot-columns-1.1 "k_time, k_bytes, size: the same numbers with a column appended or the columns reversed"
@@ -86,7 +88,7 @@ table k_time "$T_TMP/k.cut.csv" "$T_TMP/cut.tab"
 expect_grep err 'no column time_s'
 t_end
 
-t_case plot-columns-1.4 "size.gp's fits recover the link's a and b from exact-model times (each algorithm in its own formula)"
+t_case plot-columns-1.4 "bin/fit (size.gp's numbers) recovers the link's a and b from exact-model times (each algorithm in its own formula)"
 # Rows whose time_s is bin/model's for a known link (100 Mbit/s = 12.5 MB/s,
 # 500 us), at K = 4 and 6 (rd folds at 6), 4 KiB to 16 MiB.
 for k in 4 6; do
@@ -112,7 +114,7 @@ grep -q '^fit ring: T = 6 a + 1.5 n b: ' "$T_TMP/exact4.tab.txt" || t_fail "fit.
 grep -q '(link: a = 0.0005 s, 1/b = 12.5 MB/s)' "$T_TMP/exact4.tab.txt" || t_fail "fit.txt does not give the configured link"
 t_end
 
-t_case plot-columns-1.5 "the crossover comes from the repeats' medians (lab_points.awk, then size.gp)"
+t_case plot-columns-1.5 "the crossover comes from the repeats' medians (lab_points.awk, then bin/fit)"
 # Three runs per point. The first runs alone put the crossover between
 # 4 KiB and 64 KiB (ring 3 ms against rd 5 ms at 64 KiB: one fast outlier);
 # the medians (ring 9 ms) put it between 64 KiB and 1 MiB.

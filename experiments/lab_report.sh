@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# lab_report.sh DIR -- a lab run's results as text on stdout: each sweep's
+# rows against the model, the ring/rd crossover, and what the run flagged.
+#
+# experiments/lab.sh prints it after the plots; it can be rerun on any
+# results folder (experiments/lab_report.sh results/RUN), like lab_html.sh.
+# It reads DIR only: k_sweep.csv and size_sweep.csv (the median run of each
+# point, by column name), fit.txt (bin/fit's crossover lines),
+# netns/k_sweep.csv when the run had --netns, and manifest.txt's lines:
+# size_sweep (K), repeat (the spread target), unsettled, cut, netns,
+# host_bound_rows, warning. Flagged rows are marked as the plots mark them
+# (lab_lib.sh, flag_awk).
+set -uo pipefail
+prog=lab.sh
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+. "$here/lab_lib.sh"
+
+[ $# = 1 ] || die_usage "usage: experiments/lab_report.sh RESULTS-DIR"
+case $1 in -h|--help) echo "usage: experiments/lab_report.sh RESULTS-DIR (the run's results as text)"; exit 0 ;; esac
+dir=$1
+[ -d "$dir" ] || die_usage "'$dir' is not a directory"
+
+# man KEY: the manifest's "KEY: value" line's value ("none" and "nothing"
+# read as empty).
+man() { sed -n "s/^$1: //p" "$dir/manifest.txt" 2>/dev/null | head -n 1 | sed 's/^none$//; s/^nothing\( (budget .*)\)$//'; }
+# vs_model CSV X: each row's median run against its model, X (K or n)
+# naming the point.
+vs_model() {
+    csv_awk -v x="$2" "$flag_awk"'FNR > 1 && $c["model_s"] != "" {
+        printf "  %-4s %s time %8.4f s  model %8.4f s  ratio %.3f  %d run(s) %.4f..%.4f%s\n", ($c["algo"] == "rd" ? "rd" : $c["system"]),
+               (x == "K" ? sprintf("K=%-3s", $c["K"]) : sprintf("n=%-9s", $c["bytes"])), $c["time_s"], $c["model_s"],
+               $c["time_s"] / $c["model_s"], $c["runs"], $c["run_min_s"], $c["run_max_s"], flag() }' "$1" 2>/dev/null
+}
+
+echo "model vs measured (time_s / model_s: the median run), K sweep:"
+vs_model "$dir/k_sweep.csv" K
+echo "model vs measured (time_s / model_s: the median run), size sweep at K = $(man size_sweep | sed 's/^K=\([0-9]*\).*/\1/'):"
+vs_model "$dir/size_sweep.csv" n
+grep '^crossover' "$dir/fit.txt" 2>/dev/null     # ring against rd, measured and model (bin/fit)
+if [ -n "$(man netns)" ]; then
+    echo "namespaces (tc tbf $(man netns | sed 's/.*tc tbf \([^ ]*\) .*/\1/'), latency 0 in the model), K sweep:"
+    csv_awk 'FNR > 1 && !/^#/ && $c["model_s"] != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f\n",
+                                                       $c["system"], $c["K"], $c["time_s"], $c["model_s"], $c["time_s"] / $c["model_s"] }' \
+        "$dir/netns/k_sweep.csv" 2>/dev/null
+fi
+v=$(man host_bound_rows) && [ -n "$v" ] && echo "host-bound rows (the CPU, not the emulated link, set the pace): $v"
+v=$(man warning) && [ -n "$v" ] && echo "warning: $v; the emulated link may not be the bottleneck"
+v=$(man unsettled) && [ -n "$v" ] &&
+    echo "points whose runs did not settle within $(man repeat | sed 's/.*spread <= \([^ ]*\) .*/\1/'):$v"
+v=$(man cut) && [ -n "$v" ] && echo "cut to fit the $(echo "$v" | sed 's/.*(budget \([0-9]*\) s)$/\1/') s budget:${v% (budget * s)}"
+exit 0

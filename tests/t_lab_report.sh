@@ -1,0 +1,48 @@
+# t_lab_report.sh -- experiments/lab_report.sh, the lab's text report, read
+# from a results folder alone: on the committed reference run
+# (docs/reference-results/lab) every row of both sweeps against its model,
+# bin/fit's crossover lines, and what the manifest says was unsettled or
+# cut; a flagged row marked as the plots mark it; a bad argument refused.
+. "$PSR_TESTS/lib.sh"
+ref="$PSR_TESTS/../docs/reference-results/lab"
+report="$PSR_TESTS/../experiments/lab_report.sh"
+
+t_case lab-report-1.1 "the reference run: 7 K sweep rows, 15 size sweep rows at K = 4, the crossover, unsettled and cut from the manifest"
+job 30 bash "$report" "$ref"
+expect_rc 0
+[ "$(grep -c '^  \(ps\|ring\) *K=' "$T_TMP/out")" = 7 ] || t_fail "want 7 K sweep rows: $(grep -c ' K=' "$T_TMP/out")"
+[ "$(grep -c '^  \(ps\|ring\|rd\) *n=' "$T_TMP/out")" = 15 ] || t_fail "want 15 size sweep rows"
+expect_grep out '^model vs measured (time_s / model_s: the median run), size sweep at K = 4:$'
+# ps at K = 8: 1.05203 s against 1.0506 s, 2 runs
+expect_grep out '^  ps   K=8   time   1\.0520 s  model   1\.0506 s  ratio 1\.001  2 run(s) 1\.0518\.\.1\.0522$'
+grep '^crossover' "$ref/fit.txt" >"$T_TMP/xo"
+grep '^crossover' "$T_TMP/out" | cmp -s - "$T_TMP/xo" || t_fail "the crossover lines are not fit.txt's"
+expect_grep out '^points whose runs did not settle within 0.05: size_rd_64K (1 runs, spread 0.0000, time budget);'
+expect_grep out '^cut to fit the 180 s budget: K sweep n 4M -> 64K (the rate is below 500 Mbit/s);'
+grep -q 'host-bound\|HOST-BOUND\|^warning' "$T_TMP/out" && t_fail "a host-bound row or warning in a run with none"
+t_end
+
+t_case lab-report-1.2 "a busy row is marked as the plots mark it; the manifest's host-bound rows and warning are repeated"
+mkdir -p "$T_TMP/run"
+cp "$ref"/*.csv "$ref/fit.txt" "$T_TMP/run/"
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+                  $c["system"] == "ring" && $c["K"] == 8 { $c["bound_by"] = "busy"; $c["host_bound"] = 1 } { print }' \
+    "$ref/k_sweep.csv" >"$T_TMP/run/k_sweep.csv"
+sed 's/^host_bound_rows: none$/host_bound_rows: ring K=8 n=65536; /' "$ref/manifest.txt" >"$T_TMP/run/manifest.txt"
+echo "warning: K x link rate = 8 MB/s is not well below the loopback rate 10 MB/s" >>"$T_TMP/run/manifest.txt"
+job 30 bash "$report" "$T_TMP/run"
+expect_rc 0
+expect_grep out '^  ring K=8 .*  HOST-BOUND (busy: other programs)$'
+[ "$(grep -c HOST-BOUND "$T_TMP/out")" = 1 ] || t_fail "want one marked row"
+expect_grep out '^host-bound rows (the CPU, not the emulated link, set the pace): ring K=8 n=65536; $'
+expect_grep out '^warning: K x link rate = 8 MB/s is not well below the loopback rate 10 MB/s; the emulated link may not be the bottleneck$'
+t_end
+
+t_case lab-report-1.3 "no folder, or not one: one line on stderr, exit 64"
+job 10 bash "$report"
+expect_rc 64
+job 10 bash "$report" "$T_TMP/none"
+expect_rc 64
+[ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "not one line: $(cat "$T_TMP/err")"
+t_end
+t_exit
