@@ -97,18 +97,17 @@ static void put_le(uint8_t *p, uint64_t v, int n)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* A double and its IEEE-754 bits, both ways. */
+union bits { uint64_t u; double d; };
+
 static double from_bits(uint64_t bits)
 {
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
+    return (union bits){ .u = bits }.d;
 }
 
 static uint64_t to_bits(double d)
 {
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    return bits;
+    return (union bits){ .d = d }.u;
 }
 
 static struct proto_hello good_hello(void)
