@@ -142,6 +142,12 @@ static void refuse_ll(const char *const *bad, size_t n, long long lo, long long 
         check_ll(&(struct ll_row){ bad[i], lo, hi, ERR_USAGE, 0, NULL }, 1);
 }
 
+/* refused_with: s refused by parser p, its message holding text. */
+static void refused_with(enum num_parser p, const char *s, const char *text)
+{
+    check_num(p, &(struct num_row){ s, ERR_USAGE, text, 0, 0 }, 1);
+}
+
 static void refuse_num(enum num_parser p, const char *const *bad, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -166,6 +172,12 @@ static void check_lines(line_parser fn, const struct line_row *r, size_t n)
         cli_common_free(&c);
     }
     t_row("%s", "");
+}
+
+/* refused_line: fn refuses line, the message (one line) holding text. */
+static void refused_line(line_parser fn, const char *line, const char *text)
+{
+    check_lines(fn, &(struct line_row){ line, ERR_USAGE, text }, 1);
 }
 
 #define N_OF(a) (sizeof (a) / sizeof (a)[0])
@@ -274,12 +286,10 @@ static void test_sizes(void)
             "-1", "-4K", "-0", "abc", "10abc", " 5", "5 ", "", "1.5G", "K", "4Ki",
             "4kib", "4KIB", "4 K", "4K ", "+4K", "0x10", "4B", "1e3", "inf", "nan", "4G/s",
         };
-        static const struct num_row named[] = {
-            { "-4K", ERR_USAGE, "negative", 0, 0 }, { "1.5G", ERR_USAGE, "whole number", 0, 0 },
-            { "10abc", ERR_USAGE, "'10abc' is not a size", 0, 0 },
-        };
         refuse_num(NUM_SIZE, bad, N_OF(bad));
-        check_num(NUM_SIZE, named, N_OF(named));
+        refused_with(NUM_SIZE, "-4K", "negative");
+        refused_with(NUM_SIZE, "1.5G", "whole number");
+        refused_with(NUM_SIZE, "10abc", "'10abc' is not a size");
     }
     T_END();
 
@@ -334,14 +344,11 @@ static void test_rates(void)
             " 5", "5 ", "1e400", "0x10", "1Gbit/s/s", "/s", "", "1 Gbit", "Gbit", "1Gbits",
             "1Tbit", "1e", "1e+",
         };
-        static const struct num_row named[] = {
-            /* "1." is a number (1.0) for strtod; accepted by design. */
-            { "1.", 0, NULL, 0, 1.0 },
-            { "10abc", ERR_USAGE, "'10abc' is not a rate (examples:", 0, 0 },
-            { "-1Mbit", ERR_USAGE, "negative", 0, 0 },
-        };
         refuse_num(NUM_RATE, bad, N_OF(bad));
-        check_num(NUM_RATE, named, N_OF(named));
+        /* "1." is a number (1.0) for strtod; accepted by design. */
+        check_num(NUM_RATE, &(struct num_row){ "1.", 0, NULL, 0, 1.0 }, 1);
+        refused_with(NUM_RATE, "10abc", "'10abc' is not a rate (examples:");
+        refused_with(NUM_RATE, "-1Mbit", "negative");
     }
     T_END();
 
@@ -380,12 +387,9 @@ static void test_times(void)
             "-1s", "-0", "nan", "inf", "-inf", "1h", "1m", "1min", "5 s", " 5", "5 ",
             "1e999", "ms", "", "1ns", "1S", "1.5.s", "1sec",
         };
-        static const struct num_row named[] = {
-            { "-1s", ERR_USAGE, "negative", 0, 0 },
-            { "1h", ERR_USAGE, "'1h' is not a time", 0, 0 },
-        };
         refuse_num(NUM_TIME, bad, N_OF(bad));
-        check_num(NUM_TIME, named, N_OF(named));
+        refused_with(NUM_TIME, "-1s", "negative");
+        refused_with(NUM_TIME, "1h", "'1h' is not a time");
     }
     T_END();
 
@@ -516,23 +520,14 @@ static void test_flags(void)
     T_END();
 
     T_CASE("cli-5.4", "a missing value is refused and the flag named");
-    {
-        static const struct line_row rows[] = {
-            { "--steps", ERR_USAGE, "--steps: missing value" },
-            { "--link-bw --steps 3", ERR_USAGE, "--link-bw: missing value" },
-            { "--csv=", ERR_USAGE, "--csv: empty value" },
-        };
-        check_lines(parse, rows, N_OF(rows));
-    }
+    refused_line(parse, "--steps", "--steps: missing value");
+    refused_line(parse, "--link-bw --steps 3", "--link-bw: missing value");
+    refused_line(parse, "--csv=", "--csv: empty value");
     T_END();
 
     T_CASE("cli-5.5", "positional arguments are refused");
-    {
-        static const struct line_row rows[] = {
-            { "foo", ERR_USAGE, "'foo'" }, { "--steps 3 4", ERR_USAGE, "'4'" },
-        };
-        check_lines(parse, rows, N_OF(rows));
-    }
+    refused_line(parse, "foo", "'foo'");
+    refused_line(parse, "--steps 3 4", "'4'");
     T_END();
 
     T_CASE("cli-5.6", "--help, -h and --version");
@@ -611,35 +606,35 @@ static void test_flags(void)
     T_CASE("cli-5.14", "THE BOUNDS: each value out of its range is refused in one line naming "
            "the flag and the range; the limits themselves pass");
     {
-        static const struct line_row rows[] = {
-            { "--timeout 1e19", ERR_USAGE, "--timeout: '1e19' is out of range: 1ms" },
-            { "--timeout 1e-320", ERR_USAGE, "--timeout: '1e-320' is out of range" },
-            { "--timeout 999us", ERR_USAGE, "out of range" },
-            { "--timeout 86401", ERR_USAGE, "out of range" },
-            { "--link-latency 10.001", ERR_USAGE,
-              "--link-latency: '10.001' is out of range: 0 .. 10s" },
-            { "--link-bw 124", ERR_USAGE,
-              "--link-bw: '124' is out of range: 0 (off), or 1kbit/s" },
-            { "--link-bw 1001Gbit", ERR_USAGE, "out of range" },
-            { "--link-bw auto", ERR_USAGE,
-              "--link-bw: 'auto' is resolved by experiments/lab.sh" },
-            { "--steps 1000000001", ERR_USAGE,
-              "--steps: '1000000001' is out of range: 1 .. 1000000000" },
-            { "--micro 65537", ERR_USAGE, "--micro: '65537' is out of range" },
-            { "--layers 1048577", ERR_USAGE, "--layers:" },
-            { "--params 1099511627777", ERR_USAGE, "--params:" },
-            { "--batch 1099511627777", ERR_USAGE, "--batch:" },
-            { "--backward-time 3601", ERR_USAGE,
-              "--backward-time: '3601' is out of range: 0 .. 3600s" },
-            /* the limits themselves */
-            { "--timeout 1ms", 0, NULL }, { "--timeout 86400", 0, NULL },
-            { "--link-latency 10", 0, NULL }, { "--link-latency 0", 0, NULL },
-            { "--link-bw 0", 0, NULL }, { "--link-bw 1kbit", 0, NULL },
-            { "--link-bw 1000Gbit", 0, NULL }, { "--steps 1000000000", 0, NULL },
-            { "--micro 65536", 0, NULL }, { "--backward-time 3600", 0, NULL },
-            { "--params 1099511627776", 0, NULL },
+        static const struct { const char *arg, *text; } bad[] = {
+            { "--timeout 1e19", "--timeout: '1e19' is out of range: 1ms" },
+            { "--timeout 1e-320", "--timeout: '1e-320' is out of range" },
+            { "--timeout 999us", "out of range" },
+            { "--timeout 86401", "out of range" },
+            { "--link-latency 10.001", "--link-latency: '10.001' is out of range: 0 .. 10s" },
+            { "--link-bw 124", "--link-bw: '124' is out of range: 0 (off), or 1kbit/s" },
+            { "--link-bw 1001Gbit", "out of range" },
+            { "--link-bw auto", "--link-bw: 'auto' is resolved by experiments/lab.sh" },
+            { "--steps 1000000001", "--steps: '1000000001' is out of range: 1 .. 1000000000" },
+            { "--micro 65537", "--micro: '65537' is out of range" },
+            { "--layers 1048577", "--layers:" },
+            { "--params 1099511627777", "--params:" },
+            { "--batch 1099511627777", "--batch:" },
+            { "--backward-time 3601", "--backward-time: '3601' is out of range: 0 .. 3600s" },
         };
-        check_lines(parse, rows, N_OF(rows));
+        static const char *const good[] = {
+            "--timeout 1ms", "--timeout 86400", "--link-latency 10", "--link-latency 0",
+            "--link-bw 0", "--link-bw 1kbit", "--link-bw 1000Gbit", "--steps 1000000000",
+            "--micro 65536", "--backward-time 3600", "--params 1099511627776",
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            T_EQ_I(parse(bad[i].arg, &c, err), ERR_USAGE);
+            T_TRUE(strchr(err, '\n') == NULL);
+            if (bad[i].text)
+                T_HAS(err, bad[i].text);
+        }
+        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+            T_EQ_I(parse(good[i], &c, err), 0);
     }
     T_END();
 
@@ -1029,16 +1024,12 @@ static void test_finish(void)
     T_END();
 
     T_CASE("cli-7.5", "output paths: a missing folder or a folder is refused at start");
-    {
-        static const struct line_row rows[] = {
-            { "--csv /nonexistent-psring-dir/r.csv", ERR_USAGE, "--csv" },
-            { "--csv /nonexistent-psring-dir/r.csv", ERR_USAGE, "does not exist" },
-            { "--weights-out /nonexistent-psring-dir/w", ERR_USAGE, "--weights-out" },
-            { "--csv /tmp", ERR_USAGE, "folder" }, { "--csv /tmp/", ERR_USAGE, NULL },
-            { "--csv /tmp/psring-test-cli.csv --weights-out /tmp/w", 0, NULL },
-        };
-        check_lines(parse_finish, rows, N_OF(rows));
-    }
+    refused_line(parse_finish, "--csv /nonexistent-psring-dir/r.csv", "--csv");
+    refused_line(parse_finish, "--csv /nonexistent-psring-dir/r.csv", "does not exist");
+    refused_line(parse_finish, "--weights-out /nonexistent-psring-dir/w", "--weights-out");
+    refused_line(parse_finish, "--csv /tmp", "folder");
+    refused_line(parse_finish, "--csv /tmp/", NULL);
+    T_EQ_I(parse_finish("--csv /tmp/psring-test-cli.csv --weights-out /tmp/w", &c, err), 0);
     T_EQ_I(parse_finish("--csv local.csv", &c, err), access(".", W_OK) == 0 ? 0 : ERR_USAGE);
     if (geteuid() != 0) {
         /* Root writes anywhere, so the read-only case needs a normal user. */
