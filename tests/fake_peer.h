@@ -1,5 +1,5 @@
-/* fake_peer.h -- for the collective tests (test_rd.c, test_ring.c,
- * test_coll.c): ranks run as threads of the test, and the test plays a
+/* fake_peer.h -- for the tests of the partner transports (test_rd.c,
+ * test_ring.c): ranks run as threads of the test, and the test plays a
  * rank's partner on a socket end, writing and reading frames by hand.
  *
  * What it holds:
@@ -8,13 +8,16 @@
  *     (fake_peers: addresses the attached transports only print);
  *   - struct rank_job, one rank of a K-rank job run as a thread: its
  *     transport set up by job_connect (attached to socketpairs, or opened
- *     on a loopback listener with the real HELLO), the threads started and
- *     joined by jobs_run, the sums checked by check_allreduce;
+ *     on a loopback listener with the real HELLO: listeners_open,
+ *     over_listeners), the threads started and joined by threads_run, the
+ *     sums checked by check_allreduce;
  *   - struct single, one transport under test (rank 1 of 4) whose two
  *     partners are socket ends the test holds, and the frames the test
- *     writes (put_part, put_frame) and reads (get_frame, expect_abort);
- *   - stranger, answerer, opener, delayed: threads that play a rank at
- *     set-up or a late partner.
+ *     writes (put_part, put_frame) and reads (get_frame, expect_abort,
+ *     expect_news); a late partner (struct late, with_late);
+ *   - the fault cases every partner transport faces alike (bad_frames,
+ *     bad_magic, closed_mid_frame, abort_then_close, silent_partner), each
+ *     opening its case with the id it is given.
  *
  * Static functions in a header: include it once per test program, after
  * check.h. The program defines nothing for it; what differs between the
@@ -47,7 +50,7 @@
 #define T_S 0.6                 /* --timeout of the fault cases */
 #define WATCHDOG (3 * T_S + 10) /* a bound on "no hang", never a timing claim */
 #define LONG_T 30.0             /* --timeout where the case must not wait for it */
-#define FAKE_PARTNERS 8         /* connections of one rank, at the most */
+#define FAKE_PARTNERS MAXK      /* connections of one rank, at the most */
 #define FAKE_FN __attribute__((unused)) static  /* not every test uses all */
 
 /* ------------------------------------------------------------- values */

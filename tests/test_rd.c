@@ -9,7 +9,9 @@
  * K = 1..8, powers of two or not, pieces, bytes moved, the gathers of
  * coll.c); rd-2.x one transport facing fake partners played by the test:
  * every kind of bad frame, a closed or silent partner, ABORTs to relay, a
- * stranger at set-up (RELIABILITY.md, "ring only").
+ * stranger at set-up (RELIABILITY.md, "ring only"). The rig it shares with
+ * test_ring.c (threads, fake partners, frames, the common fault cases) is
+ * tests/fake_peer.h.
  */
 #include <errno.h>
 #include <math.h>

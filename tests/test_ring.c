@@ -9,7 +9,8 @@
  * phases alone, pieces, bytes moved); ring-2.x one transport facing a fake
  * neighbour played by the test: every kind of bad frame, a closed or
  * silent left, an ABORT to relay, a closed right (RELIABILITY.md, "ring
- * only").
+ * only"). The rig it shares with test_rd.c (threads, fake partners,
+ * frames, the common fault cases) is tests/fake_peer.h.
  */
 #include <errno.h>
 #include <fcntl.h>
