@@ -26,23 +26,15 @@
 # 10, a 1 MiB run lasted about 2 ms and alltoall K = 2 at 1 MiB read 1.40
 # in one run, 1.07 in another; with 50, 1.08). Needs bash >= 5.1 for
 # experiments/launch.sh.
-prog=bench_coll.sh
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/lib.sh"
-out=${PSR_RESULTS:-results}/bench
-launch="$here/launch.sh"
-peers=${PSR_PEERS:-$here/../build/peers}
-mkdir -p "$out" || exit 1
+. "$(dirname "$0")/bench_lib.sh"
 reps=${BENCH_REPS:-3}
 iters=50 warm=3 bmin=256K emax=16M
 [ "${BENCH_QUICK:-0}" = 1 ] && iters=5 warm=1 bmin=1M emax=4M
 iters=${BENCH_ITERS:-$iters}
 kset=${BENCH_KSET:-2 4}
 colls=${BENCH_COLLS:-reduce_scatter all_gather broadcast reduce alltoall}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/psring-bench-coll.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
 
-[ -x "$PSR_BIN/ring_worker" ] || { echo "bench_coll.sh: no ring_worker in $PSR_BIN (run make)" >&2; exit 1; }
+bench_need ring_worker
 
 # psr_times COLL K: one launch.sh run over every size; "bytes time_us"
 # lines from rank 0's table (a row with #wrong > 0 is reported on stderr).

@@ -19,9 +19,7 @@ set -uo pipefail
 prog=bench_ps.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-reps=3
-ks="2 4 8 16"
-big=$((64 * 1048576))
+reps=3 ks="2 4 8 16" big=$((64 * 1048576))     # runs per figure, K values, the big n
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) reps=1; ks="2 4"; big=$((16 * 1048576)); shift ;;

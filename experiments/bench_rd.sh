@@ -43,11 +43,7 @@
 # BENCH_SIZES ("4K 16K 32K 64K 128K 256K 512K 1M 4M 16M"), BENCH_BW
 # (500Mbit), BENCH_LAT (200us), BENCH_ITERS (5 timed, 1 warm-up).
 # Needs bash >= 5.1 for experiments/launch.sh.
-prog=bench_rd.sh
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/lib.sh"
-out=${PSR_RESULTS:-results}/bench
-launch="$here/launch.sh"
+. "$(dirname "$0")/bench_lib.sh"
 k=${BENCH_K:-8}
 reps=${BENCH_REPS:-5}
 sizes=${BENCH_SIZES:-"4K 16K 32K 64K 128K 256K 512K 1M 4M 16M"}
@@ -59,10 +55,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
     sizes=${BENCH_SIZES:-"4K 64K 256K 1M 16M"}
     iters=${BENCH_ITERS:-3}
 fi
-mkdir -p "$out" || exit 1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/psring-bench-rd.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-[ -x "$PSR_BIN/ring_worker" ] || { echo "bench_rd.sh: no ring_worker in $PSR_BIN (run make)" >&2; exit 1; }
+bench_need ring_worker
 
 for size in $sizes; do
     size_bytes "$size" >/dev/null || die_usage "BENCH_SIZES: '$size' is not a size like 4K"

@@ -32,13 +32,7 @@
 # BENCH_KSET (table 1's K values), BENCH_KMAX, BENCH_PART=1|2 (one table),
 # BENCH_ITERS (iterations per run, every side; default 10).
 # Needs bash >= 5.1 for experiments/launch.sh.
-prog=bench_ring.sh
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/lib.sh"
-out=${PSR_RESULTS:-results}/bench
-launch="$here/launch.sh"
-peers=${PSR_PEERS:-$here/../build/peers}
-mkdir -p "$out" || exit 1
+. "$(dirname "$0")/bench_lib.sh"
 quick=${BENCH_QUICK:-0}
 reps=${BENCH_REPS:-5}
 kmax=${BENCH_KMAX:-16}
@@ -50,10 +44,8 @@ fi
 kset=${BENCH_KSET:-$kset}
 iters=${BENCH_ITERS:-$iters}
 part=${BENCH_PART:-all}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/psring-bench-ring.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
 
-[ -x "$PSR_BIN/ring_worker" ] || { echo "bench_ring.sh: no ring_worker in $PSR_BIN (run make)" >&2; exit 1; }
+bench_need ring_worker
 
 # psr_times ALGO K: one launch.sh run over every size; "bytes time_us"
 # lines from rank 0's table.

@@ -11,6 +11,8 @@
  *
  * tests/run.sh counts those lines; the program's exit status is 1 when any
  * case failed. Include this header once per program (it defines state).
+ * A loop over a table of rows calls t_row("'%s'", row->in) on each row, so
+ * that a failing check names the row as well as its own file:line.
  *
  *     T_CASE("sgd-1.1", "update divides by the global batch");
  *     T_NEAR(w[0], -0.5, 1e-15);
@@ -28,6 +30,7 @@
 
 static struct {
     const char *id, *name;
+    char row[160];          /* the table row being checked, or "" */
     int case_failed, in_case;
     int passed, failed, skipped;
 } t_state;
@@ -36,6 +39,7 @@ __attribute__((unused)) static void t_begin(const char *id, const char *name)
 {
     t_state.id = id;
     t_state.name = name;
+    t_state.row[0] = '\0';
     t_state.case_failed = 0;
     t_state.in_case = 1;
 }
@@ -71,7 +75,20 @@ static void t_fail(const char *file, int line, const char *expr, const char *fmt
     va_start(ap, fmt);
     vprintf(fmt, ap);
     va_end(ap);
+    if (t_state.row[0])
+        printf(" (row %s)", t_state.row);
     printf("\n");
+}
+
+/* t_row: a loop over a table of cases names the row it is on, so that a
+ * check failing in a shared helper says which row failed. */
+__attribute__((format(printf, 1, 2), unused))
+static void t_row(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t_state.row, sizeof t_state.row, fmt, ap);
+    va_end(ap);
 }
 
 __attribute__((unused)) static int t_done(void)

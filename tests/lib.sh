@@ -103,6 +103,19 @@ t_ranks_same() {
     done
 }
 
+# t_launched KIND NAME K LIMIT ARGS...: experiments/launch.sh KIND K ARGS
+# --timeout 10 --weights-out $T_TMP/NAME under a watchdog of LIMIT s: it
+# must exit 0 with every rank's (or worker's) weights, $T_TMP/NAME.r, the
+# same; its stderr is kept in $T_TMP/NAME.err.
+t_launched() {
+    _kind=$1 _name=$2 _k=$3 _lim=$4; shift 4
+    job "$_lim" "$PSR_TESTS/../experiments/launch.sh" "$_kind" "$_k" "$@" --timeout 10 \
+        --weights-out "$T_TMP/$_name"
+    cp "$T_TMP/err" "$T_TMP/$_name.err"
+    [ "$rc" = 0 ] || t_fail "$_kind $_name K=$_k $*: exit $rc: $(tail -c 400 "$T_TMP/err")"
+    t_ranks_same "$_k" "$T_TMP/$_name"
+}
+
 # t_reference NAME FLAGS...: bin/reference (the single-process big batch)
 # with FLAGS; its weights in $T_TMP/NAME.ref.0, its loss per step in
 # $T_TMP/NAME.loss.
@@ -150,4 +163,148 @@ exec) shift 3; [ "\$1" = -- ] && shift; exec "\$@" ;;
 esac
 EOW
     chmod +x "$T_TMP/wrap.sh"
+}
+
+# ------------------------------------------------------- ranks by hand
+# For the scripts that start ring_worker ranks one by one (t_rd.sh,
+# t_ring_faults.sh): each rank is the leader of a session of its own, its
+# pid (= its process group) in $T_TMP/pid.R, its exit status in rc.R, its
+# end time in t.R, its output in out.R and err.R. $K is the number of
+# ranks, $WD the watchdog of the waits in seconds, $T the --timeout.
+now() { date +%s.%N; }
+
+# rank_start R ARGS...: ring_worker --rank R ARGS, in the background.
+rank_start() {
+    _rs=$1; shift
+    (
+        sh -c 'echo $$ >"$1"; shift; exec setsid "$@"' sh "$T_TMP/pid.$_rs" \
+            "$PSR_BIN/ring_worker" --rank "$_rs" "$@" >"$T_TMP/out.$_rs" 2>"$T_TMP/err.$_rs" </dev/null
+        echo $? >"$T_TMP/rc.$_rs"
+        now >"$T_TMP/t.$_rs"
+    ) &
+}
+
+# ranks_reset: the files of the last job's ranks gone.
+ranks_reset() {
+    rm -f "$T_TMP"/pid.* "$T_TMP"/rc.* "$T_TMP"/t.* "$T_TMP"/err.* "$T_TMP/port"
+}
+
+# rank0_port: waits (up to 10 s) for rank 0's port file; the port in $port.
+rank0_port() {
+    _i=0
+    while [ $_i -lt 200 ] && [ ! -s "$T_TMP/port" ]; do sleep 0.05; _i=$((_i + 1)); done
+    port=$(cat "$T_TMP/port" 2>/dev/null)
+}
+
+# ranks_up ARGS...: rank 0 on port 0 with a port file, then ranks 1..K-1,
+# all with ARGS; returns once all K have started.
+ranks_up() {
+    ranks_reset
+    rank_start 0 --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" "$@"
+    rank0_port
+    [ -n "$port" ] || t_fail "rank 0 wrote no port file: $(head -c 300 "$T_TMP/err.0")"
+    _r=1
+    while [ $_r -lt "$K" ]; do
+        rank_start $_r --coordinator "127.0.0.1:$port" "$@"
+        _r=$((_r + 1))
+    done
+    _i=0
+    while [ $_i -lt 100 ]; do
+        [ "$(ls "$T_TMP"/pid.* 2>/dev/null | wc -l)" = "$K" ] && break
+        sleep 0.05; _i=$((_i + 1))
+    done
+}
+
+# ranks_kill: every rank's process group killed.
+ranks_kill() {
+    for _f in "$T_TMP"/pid.*; do
+        [ -s "$_f" ] && kill -KILL "-$(cat "$_f")" 2>/dev/null
+    done
+}
+
+# ranks_wait SKIP T0: every rank but SKIP exits within the watchdog from T0
+# (the ones still running are killed then, status 137; returns 1).
+ranks_wait() {
+    _skip=$1 _t0=$2
+    while :; do
+        _left=0 _r=0
+        while [ $_r -lt "$K" ]; do
+            [ $_r != "$_skip" ] && [ ! -s "$T_TMP/rc.$_r" ] && _left=$((_left + 1))
+            _r=$((_r + 1))
+        done
+        [ $_left = 0 ] && return 0
+        if awk -v a="$(now)" -v b="$_t0" -v w="$WD" 'BEGIN { exit !(a - b > w) }'; then
+            ranks_kill
+            sleep 0.5
+            return 1
+        fi
+        sleep 0.05
+    done
+}
+
+# survivors_named LOST T0: each other rank exited 1, in time, with one line
+# naming LOST and its address. Prints the exit times.
+survivors_named() {
+    _lost=$1 _t0=$2 _r=0 _times=""
+    while [ $_r -lt "$K" ]; do
+        if [ $_r != "$_lost" ]; then
+            _st=$(cat "$T_TMP/rc.$_r" 2>/dev/null)
+            _dt=$(awk -v a="$(cat "$T_TMP/t.$_r" 2>/dev/null || echo 0)" -v b="$_t0" 'BEGIN { printf "%.2f", a - b }')
+            _times="$_times rank$_r=${_dt}s"
+            [ "$_st" = 1 ] || t_fail "rank $_r: exit status ${_st:-none}, want 1: $(tail -c 300 "$T_TMP/err.$_r")"
+            awk -v d="$_dt" -v w="$WD" 'BEGIN { exit !(d <= w) }' || t_fail "rank $_r took ${_dt}s (watchdog ${WD}s)"
+            grep -q "lost rank $_lost (127\.0\.0\.1:[0-9][0-9]*)" "$T_TMP/err.$_r" \
+                || t_fail "rank $_r does not name rank $_lost and its address: $(tail -c 300 "$T_TMP/err.$_r")"
+            [ "$(grep -c 'lost rank' "$T_TMP/err.$_r")" = 1 ] || t_fail "rank $_r: want one line naming the loss"
+        fi
+        _r=$((_r + 1))
+    done
+    echo "     exit times after the fault (T = ${T}s, 2T = $((2 * T))s):$_times"
+}
+
+# ranks_fault VICTIM SIGNAL ARGS...: K ranks training with ARGS; 2 s in,
+# once rank 0 has logged a step, rank VICTIM gets SIGNAL: every other rank
+# must exit 1 in time naming it (survivors_named). The job is killed then.
+ranks_fault() {
+    _v=$1 _sig=$2; shift 2
+    ranks_up "$@"
+    sleep 2
+    grep -q 'step' "$T_TMP/err.0" || t_fail "the job did not get to training: $(tail -c 300 "$T_TMP/err.0")"
+    _t0=$(now)
+    kill "-$_sig" "$(cat "$T_TMP/pid.$_v")"
+    ranks_wait "$_v" "$_t0" || t_fail "the watchdog had to kill ranks"
+    survivors_named "$_v" "$_t0"
+    ranks_kill
+}
+
+# ------------------------------------------------- processes in groups
+# bg_start NAME LIMIT CMD...: CMD in a session (process group) of its own
+# under a KILL watchdog of LIMIT s, output in $T_TMP/NAME.out and .err;
+# $pid is the group, also added to $t_groups. When it ends, its exit
+# status goes to NAME.rc and the time to NAME.t.
+t_groups=""
+bg_start() {
+    _bn=$1 _bl=$2; shift 2
+    rm -f "$T_TMP/$_bn.pid" "$T_TMP/$_bn.rc" "$T_TMP/$_bn.t"
+    (
+        sh -c 'echo $$ >"$1"; shift; exec setsid "$@"' sh "$T_TMP/$_bn.pid" \
+            timeout -s KILL "$_bl" "$@" >"$T_TMP/$_bn.out" 2>"$T_TMP/$_bn.err" </dev/null
+        echo $? >"$T_TMP/$_bn.rc"
+        now >"$T_TMP/$_bn.t"
+    ) &
+    _i=0
+    while [ $_i -lt 400 ] && [ ! -s "$T_TMP/$_bn.pid" ]; do sleep 0.01; _i=$((_i + 1)); done
+    pid=$(cat "$T_TMP/$_bn.pid" 2>/dev/null)
+    t_groups="$t_groups $pid"
+}
+
+# bg_kill_all: every group bg_start made, still there or not, killed
+# (SIGCONT first, so that a stopped one can die), and waited for.
+bg_kill_all() {
+    for _g in $t_groups; do
+        kill -CONT "-$_g" 2>/dev/null
+        kill -KILL "-$_g" 2>/dev/null
+    done
+    wait 2>/dev/null
+    t_groups=""
 }

@@ -39,31 +39,59 @@ wait_port() {
     cat "$1" 2>/dev/null
 }
 
-# ps_job NAME STRANGER: a server and 2 workers by hand, STRANGER (a bash
-# script; $1 the port) run against the server before the workers start;
-# sets rc_s, rc_w0, rc_w1.
-ps_job() {
-    name=$1 stranger=$2
-    rm -f "$T_TMP/$name.port"
-    setsid timeout -s KILL $BOUND "$PSR_BIN/ps_server" --workers 2 --port-file "$T_TMP/$name.port" \
-        $JOB >"$T_TMP/$name.s.out" 2>"$T_TMP/$name.s.err" &
-    sp=$!
-    port=$(wait_port "$T_TMP/$name.port")
-    [ -n "$port" ] || { t_fail "$name: no server port"; return; }
-    timeout -s KILL $BOUND bash -c "$stranger" stranger "$port" >"$T_TMP/$name.x.out" 2>&1 &
+# stranger_start PORT SCRIPT OUT: SCRIPT (bash; $1 the port) against PORT
+# under the watchdog, its output in OUT, half a second ahead of what
+# follows; stranger_stop ends it.
+stranger_start() {
+    timeout -s KILL $BOUND bash -c "$2" stranger "$1" >"$3" 2>&1 &
     xp=$!
     sleep 0.5
-    for r in 0 1; do
-        setsid timeout -s KILL $BOUND "$PSR_BIN/ps_worker" --rank $r --world 2 \
-            --server "127.0.0.1:$port" $JOB --weights-out "$T_TMP/$name.w" \
-            >"$T_TMP/$name.w$r.out" 2>"$T_TMP/$name.w$r.err" &
-        eval "wp$r=\$!"
-    done
-    wait $wp0; rc_w0=$?
-    wait $wp1; rc_w1=$?
-    wait $sp; rc_s=$?
+}
+stranger_stop() {
     kill $xp 2>/dev/null
     wait $xp 2>/dev/null
+}
+
+# attacked NAME STRANGER FIRST OTHER RANK...: a job by hand with a
+# stranger. FIRST NAME (the server, or rank 0 as the coordinator) writes
+# its port to $T_TMP/NAME.port; STRANGER (a bash script, $1 the port) runs
+# against that port before OTHER NAME RANK PORT starts each other process.
+# Sets rc_first and rc_RANK, their exit statuses.
+attacked() {
+    name=$1 stranger=$2 first=$3 other=$4; shift 4
+    rm -f "$T_TMP/$name.port"
+    $first "$name" &
+    p_first=$!
+    port=$(wait_port "$T_TMP/$name.port")
+    [ -n "$port" ] || { t_fail "$name: no port from $first"; return; }
+    stranger_start "$port" "$stranger" "$T_TMP/$name.x.out"
+    pids=""
+    for r in "$@"; do
+        $other "$name" "$r" "$port" &
+        pids="$pids $r:$!"
+    done
+    for rp in $pids; do
+        wait "${rp#*:}"
+        eval "rc_${rp%%:*}=\$?"
+    done
+    wait $p_first; rc_first=$?
+    stranger_stop
+}
+
+# ps_job NAME STRANGER: a server and 2 workers by hand, STRANGER run
+# against the server before the workers start; sets rc_s, rc_w0, rc_w1.
+ps_server_for() {
+    setsid timeout -s KILL $BOUND "$PSR_BIN/ps_server" --workers 2 --port-file "$T_TMP/$1.port" \
+        $JOB >"$T_TMP/$1.s.out" 2>"$T_TMP/$1.s.err"
+}
+ps_worker_for() {
+    setsid timeout -s KILL $BOUND "$PSR_BIN/ps_worker" --rank "$2" --world 2 \
+        --server "127.0.0.1:$3" $JOB --weights-out "$T_TMP/$1.w" \
+        >"$T_TMP/$1.w$2.out" 2>"$T_TMP/$1.w$2.err"
+}
+ps_job() {
+    attacked "$1" "$2" ps_server_for ps_worker_for 0 1
+    rc_s=$rc_first rc_w0=$rc_0 rc_w1=$rc_1
 }
 
 t_case auth-4.1 "PS: a stranger says HELLO as rank 0 before the real one: refused, learns nothing; the job finishes with the reference weights"
@@ -91,29 +119,17 @@ t_end
 
 # ring_job NAME STRANGER: rank 0 (coordinator) of 3, STRANGER against the
 # coordinator port, then ranks 1 and 2; sets rc0 rc1 rc2.
+ring_rank() {
+    _n=$1 _r=$2 _c=$3; shift 3
+    setsid timeout -s KILL $BOUND "$PSR_BIN/ring_worker" --rank "$_r" --world 3 \
+        --coordinator "$_c" "$@" $JOB --weights-out "$T_TMP/$_n.w" \
+        >"$T_TMP/$_n.$_r.out" 2>"$T_TMP/$_n.$_r.err"
+}
+ring_first() { ring_rank "$1" 0 127.0.0.1:0 --port-file "$T_TMP/$1.port"; }
+ring_other() { ring_rank "$1" "$2" "127.0.0.1:$3"; }
 ring_job() {
-    name=$1 stranger=$2
-    rm -f "$T_TMP/$name.port"
-    setsid timeout -s KILL $BOUND "$PSR_BIN/ring_worker" --rank 0 --world 3 \
-        --coordinator 127.0.0.1:0 --port-file "$T_TMP/$name.port" $JOB \
-        --weights-out "$T_TMP/$name.w" >"$T_TMP/$name.0.out" 2>"$T_TMP/$name.0.err" &
-    p0=$!
-    port=$(wait_port "$T_TMP/$name.port")
-    [ -n "$port" ] || { t_fail "$name: no coordinator port"; return; }
-    timeout -s KILL $BOUND bash -c "$stranger" stranger "$port" >"$T_TMP/$name.x.out" 2>&1 &
-    xp=$!
-    sleep 0.5
-    for r in 1 2; do
-        setsid timeout -s KILL $BOUND "$PSR_BIN/ring_worker" --rank $r --world 3 \
-            --coordinator "127.0.0.1:$port" $JOB --weights-out "$T_TMP/$name.w" \
-            >"$T_TMP/$name.$r.out" 2>"$T_TMP/$name.$r.err" &
-        eval "p$r=\$!"
-    done
-    wait $p0; rc0=$?
-    wait $p1; rc1=$?
-    wait $p2; rc2=$?
-    kill $xp 2>/dev/null
-    wait $xp 2>/dev/null
+    attacked "$1" "$2" ring_first ring_other 1 2
+    rc0=$rc_first rc1=$rc_1 rc2=$rc_2
 }
 
 t_case auth-5.1 "ring: a fake REGISTER for rank 1 with a wrong K, before the real one: refused without failing the rendezvous; the ring finishes with the reference weights"
@@ -176,17 +192,15 @@ else
     done
     [ -n "$dport" ] || t_fail "rank 1's data port not found"
     echo "     (rank 1 data port $dport; coordinator $port)"
-    timeout -s KILL $BOUND bash -c 'exec 3<>/dev/tcp/127.0.0.1/$1; for i in $(seq 1 100); do printf "P" >&3 2>/dev/null || exit 0; sleep 0.2; done' \
-        stranger "${dport:-9}" >/dev/null 2>&1 &
-    xp=$!
-    sleep 0.5
+    stranger_start "${dport:-9}" \
+        'exec 3<>/dev/tcp/127.0.0.1/$1; for i in $(seq 1 100); do printf "P" >&3 2>/dev/null || exit 0; sleep 0.2; done' \
+        /dev/null
     setsid timeout -s KILL $BOUND "$PSR_BIN/ring_worker" --rank 2 --world 3 --coordinator "127.0.0.1:$port" \
         $JOB --weights-out "$T_TMP/r5.w" >/dev/null 2>"$T_TMP/r5.2.err"
     rc2=$?
     wait $p0; rc0=$?
     wait $p1; rc1=$?
-    kill $xp 2>/dev/null
-    wait $xp 2>/dev/null
+    stranger_stop
     [ "$rc0$rc1$rc2" = 000 ] || t_fail "exit statuses $rc0 $rc1 $rc2: $(tail -c 400 "$T_TMP/r5.1.err")"
     cmp -s "$T_TMP/r5.w.0" "$T_TMP/ringref.0" || t_fail "rank 0's weights differ from the ring without the stranger"
 fi

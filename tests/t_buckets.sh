@@ -14,12 +14,7 @@
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
-for b in reference ring_worker; do
-    if [ ! -x "$PSR_BIN/$b" ]; then
-        t_skip buckets "buckets and overlap" "no $b in $PSR_BIN"
-        t_exit
-    fi
-done
+t_need buckets "buckets and overlap" reference ring_worker
 
 T=2
 WD=$((3 * T + 10))
@@ -27,11 +22,8 @@ WD=$((3 * T + 10))
 # ring NAME K FLAGS...: a launch.sh ring job, weights in $T_TMP/NAME.r,
 # its stderr in $T_TMP/NAME.err.
 ring() {
-    name=$1 k=$2; shift 2
-    job 60 "$launch" ring "$k" "$@" --timeout 10 --weights-out "$T_TMP/$name"
-    cp "$T_TMP/err" "$T_TMP/$name.err"
-    [ "$rc" = 0 ] || t_fail "ring $name K=$k $*: exit $rc: $(tail -c 400 "$T_TMP/err")"
-    t_ranks_same "$k" "$T_TMP/$name"
+    _n=$1 _k=$2; shift 2
+    t_launched ring "$_n" "$_k" 60 "$@"
 }
 
 MLP="--workload mlp --dtype f64 --steps 6 --micro 2"

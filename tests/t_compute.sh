@@ -8,12 +8,7 @@
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
-for b in reference ps_server ps_worker ring_worker; do
-    if [ ! -x "$PSR_BIN/$b" ]; then
-        t_skip compute "compute-time model" "no $b in $PSR_BIN"
-        t_exit
-    fi
-done
+t_need compute "compute-time model" reference ps_server ps_worker ring_worker
 
 SYN="--workload synthetic --params 1000 --batch 64"
 

@@ -17,12 +17,7 @@
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
-for b in ps_server ps_worker ring_worker reference psr_merge; do
-    if [ ! -x "$PSR_BIN/$b" ]; then
-        t_skip mistakes "mistake modes" "no $b in $PSR_BIN"
-        t_exit
-    fi
-done
+t_need mistakes "mistake modes" ps_server ps_worker ring_worker reference psr_merge
 
 # ratio A B R TOL: every value of A is R times B's, within TOL relative
 # (values of B that are 0 must be 0 in A too).

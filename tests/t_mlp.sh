@@ -12,12 +12,7 @@
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
-for b in reference ps_server ps_worker ring_worker; do
-    if [ ! -x "$PSR_BIN/$b" ]; then
-        t_skip mlp "mlp training" "no $b in $PSR_BIN"
-        t_exit
-    fi
-done
+t_need mlp "mlp training" reference ps_server ps_worker ring_worker
 
 # first_loss NAME DIGITS: the reference's step-0 loss, to DIGITS digits.
 first_loss() {
@@ -25,6 +20,29 @@ first_loss() {
 }
 
 MLP="--workload mlp --steps 30 --timeout 10"
+
+# trained KIND NAME REF TOL ARGS...: a launch.sh KIND job of K = 2 on the
+# mlp with ARGS, weights in $T_TMP/NAME.w.r: it exits 0, both weights the
+# same and within TOL relative of bin/reference's REF.
+trained() {
+    _kind=$1 _n=$2 _ref=$3 _tol=$4; shift 4
+    job 120 "$launch" "$_kind" 2 $MLP "$@" --weights-out "$T_TMP/$_n.w"
+    expect_rc 0
+    t_ranks_same 2 "$T_TMP/$_n.w"
+    why=$(t_close "$T_TMP/$_n.w.0" "$T_TMP/$_ref.ref.0" "$_tol") \
+        || t_fail "$_kind $_n vs reference: $why"
+}
+
+# loss_falls WHO PATTERN REF: the loss WHO logs on the lines of the last
+# job's stderr matching PATTERN starts at REF and ends under half of it.
+loss_falls() {
+    awk -v who="$1" -v pat="$2" -v ref="$3" '
+        $0 ~ pat { for (i = 1; i < NF; i++) if ($i == "loss") v = $(i + 1)
+                   if (first == "") first = v; last = v }
+        END { if (first != ref) { printf "%s step-0 loss %s, reference %s\n", who, first, ref; exit 1 }
+              exit !(last + 0 < first / 2) }' "$T_TMP/err" \
+        || t_fail "$1 loss log: $(grep ' loss ' "$T_TMP/err" | sed -n '1p;$p' | tr '\n' ' ')"
+}
 
 t_case mlp-1.1 "bin/reference --workload mlp: 6337 parameters, the loss falls 4x in 30 steps"
 t_reference mlp $MLP
@@ -39,43 +57,21 @@ awk '$1 == 0 { z++ } END { exit z > 0 }' "$T_TMP/mlp.ref.0" || t_fail "zero weig
 t_end
 
 t_case mlp-1.2 "parameter server, K = 2, shards 3,1, --micro 2: == big batch within 1e-12"
-job 120 "$launch" ps 2 $MLP --shard-weights 3,1 --micro 2 --weights-out "$T_TMP/ps.w"
-expect_rc 0
-t_ranks_same 2 "$T_TMP/ps.w"
-why=$(t_close "$T_TMP/ps.w.0" "$T_TMP/mlp.ref.0" 1e-12) || t_fail "weights vs reference: $why"
+trained ps ps mlp 1e-12 --shard-weights 3,1 --micro 2
 # The server logs the global loss: step 0's is the reference's (6 digits),
 # and the last one it logs is lower.
-awk -v ref="$(first_loss mlp 6)" '
-    /^server0\| .* step [0-9]+ loss / { for (i = 1; i < NF; i++) if ($i == "loss") v = $(i + 1)
-                                       if (first == "") first = v; last = v }
-    END { if (first != ref) { printf "server step-0 loss %s, reference %s\n", first, ref; exit 1 }
-          exit !(last + 0 < first / 2) }' "$T_TMP/err" \
-    || t_fail "server loss log: $(grep ' loss ' "$T_TMP/err" | sed -n '1p;$p' | tr '\n' ' ')"
+loss_falls server '^server0[|] .* step [0-9]+ loss ' "$(first_loss mlp 6)"
 t_end
 
 t_case mlp-1.3 "ring, K = 2, --micro 3: ranks bit-identical, == big batch within 1e-12"
-job 120 "$launch" ring 2 $MLP --micro 3 --weights-out "$T_TMP/ring.w"
-expect_rc 0
-t_ranks_same 2 "$T_TMP/ring.w"
-why=$(t_close "$T_TMP/ring.w.0" "$T_TMP/mlp.ref.0" 1e-12) || t_fail "weights vs reference: $why"
-awk -v ref="$(first_loss mlp 9)" '
-    /^rank0\| .* step [0-9]+: loss / { for (i = 1; i < NF; i++) if ($i == "loss") v = $(i + 1)
-                                      if (first == "") first = v; last = v }
-    END { if (first != ref) { printf "rank 0 step-0 loss %s, reference %s\n", first, ref; exit 1 }
-          exit !(last + 0 < first / 2) }' "$T_TMP/err" \
-    || t_fail "loss log: $(grep ' loss ' "$T_TMP/err" | sed -n '1p;$p' | tr '\n' ' ')"
+trained ring ring mlp 1e-12 --micro 3
+loss_falls "rank 0" '^rank0[|] .* step [0-9]+: loss ' "$(first_loss mlp 9)"
 t_end
 
 t_case mlp-1.4 "f32 on both systems: the loss goes down; both end within 1e-4 of the f32 reference"
 t_reference m32 $MLP --dtype f32
-job 120 "$launch" ring 2 $MLP --dtype f32 --weights-out "$T_TMP/r32.w"
-expect_rc 0
-t_ranks_same 2 "$T_TMP/r32.w"
-why=$(t_close "$T_TMP/r32.w.0" "$T_TMP/m32.ref.0" 1e-4) || t_fail "ring f32 vs reference: $why"
-job 120 "$launch" ps 2 $MLP --dtype f32 --weights-out "$T_TMP/p32.w"
-expect_rc 0
-t_ranks_same 2 "$T_TMP/p32.w"
-why=$(t_close "$T_TMP/p32.w.0" "$T_TMP/m32.ref.0" 1e-4) || t_fail "ps f32 vs reference: $why"
+trained ring r32 m32 1e-4 --dtype f32
+trained ps p32 m32 1e-4 --dtype f32
 awk '!/^#/ { if (first == "") first = $2; last = $2 } END { exit !(last + 0 < first / 4) }' \
     "$T_TMP/m32.loss" || t_fail "f32 loss: $(grep -v '^#' "$T_TMP/m32.loss" | sed -n '1p;$p' | tr '\n' ' ')"
 t_end

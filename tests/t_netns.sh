@@ -21,22 +21,12 @@ ns=$root/experiments/netns_cluster.sh
 launch=$root/experiments/launch.sh
 prog=netns_cluster.sh
 
-for b in ps_server ps_worker ring_worker reference psr_merge; do
-    if [ ! -x "$PSR_BIN/$b" ]; then
-        t_skip netns "jobs across network namespaces" "no $b in $PSR_BIN"
-        t_exit
-    fi
-done
+t_need netns "jobs across network namespaces" ps_server ps_worker ring_worker reference psr_merge
 
 # all_match K PREFIX REF: PREFIX.0 .. PREFIX.K-1 byte-identical, and
 # within 1e-12 of REF.
 all_match() {
-    r=0
-    while [ $r -lt "$1" ]; do
-        if [ ! -s "$2.$r" ]; then t_fail "process $r wrote no weights ($2.$r)"
-        elif ! cmp -s "$2.0" "$2.$r"; then t_fail "$2.$r differs from $2.0"; fi
-        r=$((r + 1))
-    done
+    t_ranks_same "$1" "$2"
     why=$(t_close "$2.0" "$3" 1e-12) || t_fail "weights vs reference: $why"
 }
 

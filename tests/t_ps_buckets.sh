@@ -18,12 +18,7 @@
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
-for b in reference ps_server ps_worker; do
-    if [ ! -x "$PSR_BIN/$b" ]; then
-        t_skip ps-buckets "parameter-server buckets" "no $b in $PSR_BIN"
-        t_exit
-    fi
-done
+t_need ps-buckets "parameter-server buckets" reference ps_server ps_worker
 
 T=2
 WD=$((3 * T + 10))
@@ -35,10 +30,7 @@ ps() {
     flags=
     while [ $# -gt 0 ] && [ "$1" != -- ]; do flags="$flags $1"; shift; done
     [ $# -gt 0 ] && shift
-    job 90 "$launch" ps "$k" $flags --timeout 10 --weights-out "$T_TMP/$name" --worker-args "$*"
-    cp "$T_TMP/err" "$T_TMP/$name.err"
-    [ "$rc" = 0 ] || t_fail "ps $name K=$k $flags -- $*: exit $rc: $(tail -c 400 "$T_TMP/err")"
-    t_ranks_same "$k" "$T_TMP/$name"
+    t_launched ps "$name" "$k" 90 $flags --worker-args "$*"
 }
 
 SYN="--workload synthetic --params 8192 --dtype f64 --steps 4"

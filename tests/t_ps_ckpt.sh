@@ -23,22 +23,13 @@ STEPS=40
 # The synthetic workload is exact in any order (workload.h): every run
 # of it, interrupted or not, must give the same bits.
 JOB="--workload synthetic --params 3000 --dtype f32 --steps $STEPS --timeout $T --world $K"
-groups=""
 
-# bg NAME CMD...: CMD in a session of its own under the watchdog, stderr
-# in $T_TMP/NAME.err, its status in NAME.rc when it ends; $pid: its group.
+# bg NAME CMD...: CMD in a session of its own under the watchdog
+# (bg_start, tests/lib.sh), stderr in $T_TMP/NAME.err, its status in
+# NAME.rc when it ends; $pid: its group.
 bg() {
-    name=$1; shift
-    rm -f "$T_TMP/$name.rc" "$T_TMP/$name.pid"
-    (
-        sh -c 'echo $$ >"$1"; shift; exec setsid "$@"' sh "$T_TMP/$name.pid" \
-            timeout -s KILL "$WD" "$@" >/dev/null 2>"$T_TMP/$name.err" </dev/null
-        echo $? >"$T_TMP/$name.rc"
-    ) &
-    i=0
-    while [ $i -lt 400 ] && [ ! -s "$T_TMP/$name.pid" ]; do sleep 0.01; i=$((i + 1)); done
-    pid=$(cat "$T_TMP/$name.pid" 2>/dev/null)
-    groups="$groups $pid"
+    _n=$1; shift
+    bg_start "$_n" "$WD" "$@"
 }
 # reap NAME: wait for NAME's end (its watchdog bounds it); $st its status.
 reap() {
@@ -52,12 +43,7 @@ wait_grep() {
     done
     grep -q -e "$2" "$T_TMP/$1.err"
 }
-kill_all() {
-    for g in $groups; do kill -KILL "-$g" 2>/dev/null; done
-    wait 2>/dev/null
-    groups=""
-}
-trap 'kill_all; rm -rf "$T_TMP"' EXIT
+trap 'bg_kill_all; rm -rf "$T_TMP"' EXIT
 
 # server NAME FLAGS...: a ps_server on port 0 (or FLAGS' --listen); sets
 # $port from its port file.
@@ -123,7 +109,7 @@ workers_ok k1
 n=$(grep -c "joined at the server's step" "$T_TMP/k10.err")
 [ "$n" = 10 ] || t_fail "worker 0 rejoined $n times, not 10"
 cmp -s "$T_TMP/ref.loss" "$T_TMP/k1.loss" || t_fail "the loss file differs from the uninterrupted run's"
-kill_all
+bg_kill_all
 t_end
 
 # ---------------------------------------------------------------------------
@@ -142,14 +128,14 @@ reap k2s1
 grep -q "resuming from .* at step 6 " "$T_TMP/k2s1.err" \
     || t_fail "not resumed from the previous checkpoint (step 6): $(head -c 300 "$T_TMP/k2s1.err")"
 workers_ok k2
-kill_all
+bg_kill_all
 t_end
 
 # ---------------------------------------------------------------------------
 # A good checkpoint to spoil: step 0's, written at start by a server that
 # then waits for workers it never gets (it is killed).
 server good --checkpoint "$T_TMP/good.ck"
-kill_all
+bg_kill_all
 good="$T_TMP/good.ck"
 
 # refused WANT_RC PATTERN FLAGS...: ps_server --resume ... exits WANT_RC
@@ -202,7 +188,7 @@ reap k5d
 [ "$sa $st" = "0 0" ] || t_fail "the resumed servers exited $sa and $st: $(tail -c 300 "$T_TMP/k5c.err")"
 grep -q "at step 12 " "$T_TMP/k5d.err" || t_fail "shard 1 not resumed at step 12"
 workers_ok k5
-kill_all
+bg_kill_all
 t_end
 
 # ---------------------------------------------------------------------------
@@ -219,7 +205,7 @@ while [ $r -lt $K ]; do
     grep -q "redialling" "$T_TMP/k6$r.err" && t_fail "worker $r redialled without the flag"
     r=$((r + 1))
 done
-kill_all
+bg_kill_all
 t_end
 
 # ---------------------------------------------------------------------------
@@ -248,7 +234,7 @@ for r in 0 1; do
     cmp -s "$T_TMP/ref.w.$r" "$T_TMP/k7.w.$r" \
         || t_fail "worker $r's weights differ from the uninterrupted run's"
 done
-kill_all
+bg_kill_all
 t_end
 
 # ---------------------------------------------------------------------------
@@ -278,7 +264,7 @@ for wl in linreg mlp; do
     [ "$st" = 0 ] || t_fail "$wl: the worker exited $st: $(tail -c 300 "$T_TMP/${wl}w.err")"
     cmp -s "$T_TMP/$wl.ref.0" "$T_TMP/$wl.w.0" || t_fail "$wl: the weights differ from the uninterrupted run's"
 done
-kill_all
+bg_kill_all
 t_end
 
 # ---------------------------------------------------------------------------
@@ -327,7 +313,7 @@ for opt in momentum adam; do
             || t_fail "$opt: worker $r's weights differ from the uninterrupted run's"
         r=$((r + 1))
     done
-    kill_all
+    bg_kill_all
 done
 JOB=$JOB0
 # The Adam checkpoint under momentum, under sgd, and under Adam with

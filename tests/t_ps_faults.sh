@@ -27,30 +27,9 @@ BOUND=$((3 * T + 10))
 # A run that would take minutes: 1 MiB of f32 per push, 50 Mbit/s links
 # (the server's ingress takes 3 x 1 MiB / 6.25 MB/s = 0.5 s per step).
 JOB="--workload synthetic --params 256K --dtype f32 --steps 1000 --link-bw 50Mbit --timeout $T"
-groups=""
 
-now() { date +%s.%N; }
 # within T0 LIMIT: now - T0 <= LIMIT
 within() { awk -v a="$1" -v b="$(now)" -v l="$2" 'BEGIN { exit !(b - a <= l) }'; }
-
-# bg NAME LIMIT CMD...: CMD in a session (process group) of its own under
-# a KILL watchdog, output in $T_TMP/NAME.out and .err; $pid is the group.
-# When it ends, its exit status goes to NAME.rc and the time to NAME.t.
-bg() {
-    name=$1 limit=$2
-    shift 2
-    rm -f "$T_TMP/$name.pid" "$T_TMP/$name.rc" "$T_TMP/$name.t"
-    (
-        sh -c 'echo $$ >"$1"; shift; exec setsid "$@"' sh "$T_TMP/$name.pid" \
-            timeout -s KILL "$limit" "$@" >"$T_TMP/$name.out" 2>"$T_TMP/$name.err" </dev/null
-        echo $? >"$T_TMP/$name.rc"
-        now >"$T_TMP/$name.t"
-    ) &
-    i=0
-    while [ $i -lt 200 ] && [ ! -s "$T_TMP/$name.pid" ]; do sleep 0.01; i=$((i + 1)); done
-    pid=$(cat "$T_TMP/$name.pid" 2>/dev/null)
-    groups="$groups $pid"
-}
 
 # reap NAME T0: wait until NAME has ended, or kill it BOUND s after T0.
 # Sets $st (its exit status; 137 when killed) and $dt (seconds from T0 to
@@ -67,22 +46,12 @@ reap() {
     dt=$(awk -v a="$2" -v b="$(cat "$T_TMP/$1.t")" 'BEGIN { printf "%.2f", b - a }')
 }
 
-# kill_all: every group still there, whatever happened (also SIGCONT, so
-# a stopped one can die).
-kill_all() {
-    for g in $groups; do
-        kill -CONT "-$g" 2>/dev/null
-        kill -KILL "-$g" 2>/dev/null
-    done
-    wait 2>/dev/null
-    groups=""
-}
-trap 'kill_all; rm -rf "$T_TMP"' EXIT
+trap 'bg_kill_all; rm -rf "$T_TMP"' EXIT
 
 # server NAME K: a ps_server for K workers on port 0; sets $srv (its
 # group) and $port, or fails the case.
 server() {
-    bg "$1" 120 "$PSR_BIN/ps_server" --listen 127.0.0.1:0 --port-file "$T_TMP/$1.port" \
+    bg_start "$1" 120 "$PSR_BIN/ps_server" --listen 127.0.0.1:0 --port-file "$T_TMP/$1.port" \
         --workers "$2" $JOB
     srv=$pid port=""
     i=0
@@ -95,7 +64,7 @@ server() {
 workers() {
     r=0
     while [ $r -lt "$2" ]; do
-        bg "$1$r" 120 "$PSR_BIN/ps_worker" --server "127.0.0.1:$port" --rank $r --world "$2" $JOB
+        bg_start "$1$r" 120 "$PSR_BIN/ps_worker" --server "127.0.0.1:$port" --rank $r --world "$2" $JOB
         eval "w$r=\$pid"
         r=$((r + 1))
     done
@@ -105,6 +74,17 @@ workers() {
 in_time() {
     awk -v d="$dt" -v b="$BOUND" 'BEGIN { exit !(d <= b) }' \
         || t_fail "$1 still running $BOUND s after the fault (${dt}s)"
+}
+
+# worker_down PREFIX R T0 PATTERN WHAT: worker R (files PREFIXR.*) exited
+# non-zero within BOUND of T0, its stderr matching PATTERN (naming WHAT);
+# its exit time added to $times.
+worker_down() {
+    reap "$1$2" "$3"
+    in_time "worker $2"
+    times="$times worker$2=${dt}s"
+    [ "$st" != 0 ] || t_fail "worker $2 exited 0"
+    grep -q "$4" "$T_TMP/$1$2.err" || t_fail "worker $2 does not name $5: $(tail -c 300 "$T_TMP/$1$2.err")"
 }
 
 # survivors T0 PREFIX: the server and workers 0 and 1 exit non-zero within
@@ -125,12 +105,7 @@ survivors() {
     *) t_fail "server does not name worker 2 (and its address) first: $(tail -c 400 "$T_TMP/${p}srv.err")" ;;
     esac
     for r in 0 1; do
-        reap "$p$r" "$t0"
-        in_time "worker $r"
-        times="$times worker$r=${dt}s"
-        [ "$st" != 0 ] || t_fail "worker $r exited 0"
-        grep -q "server 0 (127\.0\.0\.1:$port)" "$T_TMP/$p$r.err" \
-            || t_fail "worker $r does not name the server: $(tail -c 300 "$T_TMP/$p$r.err")"
+        worker_down "$p" $r "$t0" "server 0 (127\.0\.0\.1:$port)" "the server"
         grep -q 'step [0-9]' "$T_TMP/$p$r.err" || t_fail "worker $r does not name the step"
     done
     echo "     exit times after the fault (T = ${T}s, 2T = $((2 * T))s):$times"
@@ -143,7 +118,7 @@ sleep 2.5                       # a few steps in
 kill -KILL "-$w2"
 t0=$(now)
 survivors "$t0" k
-kill_all
+bg_kill_all
 t_end
 
 t_case ps-faults-1.2 "worker 2 SIGSTOPped mid-run: caught by the idle timeout, same exits"
@@ -155,7 +130,7 @@ t0=$(now)
 survivors "$t0" s
 grep -q 'timed out\|no progress' "$T_TMP/ssrv.err" "$T_TMP/s0.err" "$T_TMP/s1.err" \
     || t_fail "no process reports a timeout: $(tail -c 300 "$T_TMP/ssrv.err")"
-kill_all
+bg_kill_all
 t_end
 
 # server_lost T0 PREFIX: workers 0..2 exit non-zero within BOUND of T0,
@@ -163,12 +138,7 @@ t_end
 server_lost() {
     t0=$1 p=$2 times=""
     for r in 0 1 2; do
-        reap "$p$r" "$t0"
-        in_time "worker $r"
-        times="$times worker$r=${dt}s"
-        [ "$st" != 0 ] || t_fail "worker $r exited 0"
-        grep -q "step [0-9]*: .*server 0 (127\.0\.0\.1:$port)" "$T_TMP/$p$r.err" \
-            || t_fail "worker $r does not name the server and step: $(tail -c 300 "$T_TMP/$p$r.err")"
+        worker_down "$p" $r "$t0" "step [0-9]*: .*server 0 (127\.0\.0\.1:$port)" "the server and step"
     done
     echo "     exit times after the fault (T = ${T}s, 2T = $((2 * T))s):$times"
 }
@@ -179,7 +149,7 @@ workers d 3
 sleep 2.5
 kill -KILL "-$srv"
 server_lost "$(now)" d
-kill_all
+bg_kill_all
 t_end
 
 t_case ps-faults-1.4 "the server SIGSTOPped mid-run: every worker's timeout fires, naming it"
@@ -189,7 +159,7 @@ sleep 2.5
 kill -STOP "-$srv"
 server_lost "$(now)" z
 grep -q 'timed out' "$T_TMP/z0.err" || t_fail "worker 0 does not report a timeout: $(tail -c 300 "$T_TMP/z0.err")"
-kill_all
+bg_kill_all
 t_end
 
 t_case ps-faults-1.5 "a worker that disagrees (dtype) is refused at hello with the server's reason"
@@ -199,7 +169,7 @@ job $BOUND "$PSR_BIN/ps_worker" --server "127.0.0.1:$port" --workload synthetic 
 expect_rc 1
 expect_grep err "hello: server 0 (127\.0\.0\.1:$port) reports: .*dtype"
 grep -q 'dtype' "$T_TMP/msrv.err" || t_fail "the server does not log the refusal: $(tail -c 300 "$T_TMP/msrv.err")"
-kill_all
+bg_kill_all
 t_end
 
 t_case ps-faults-1.6 "no server: the worker retries until --timeout, then says the server was not there"
@@ -229,7 +199,7 @@ t_case ps-faults-1.8 "launch.sh: worker 1 SIGKILLed mid-run is named; nothing is
 if ! command -v pgrep >/dev/null; then
     t_skip ps-faults-1.8 "launch.sh kill" "no pgrep (procps)"
 else
-    bg launch 120 "$launch" ps 3 $JOB --out "$T_TMP/l5" --time-limit 100
+    bg_start launch 120 "$launch" ps 3 $JOB --out "$T_TMP/l5" --time-limit 100
     sleep 2.5
     # The worker's --csv path is unique to this test run.
     victim=$(pgrep -f -- "--csv $T_TMP/l5/rec.worker.1")
@@ -247,7 +217,7 @@ else
         left=$(pgrep -f -- "$T_TMP/l5/" | tr '\n' ' ')
         [ -z "$left" ] || t_fail "processes left behind: $left"
     fi
-    kill_all
+    bg_kill_all
     t_end
 fi
 t_exit

@@ -19,8 +19,6 @@ fi
 T=2                             # --timeout of the fault cases, seconds
 WD=$((3 * T + 10))              # their watchdog
 
-now() { date +%s.%N; }
-
 t_case rd-proc-1.1 "linreg f64, 8 ranks --algo rd via launch.sh, 20 steps: bit-identical, == big batch within 1e-12"
 t_reference lin --steps 20
 job 180 "$launch" ring 8 --worker-args "--algo rd" --steps 20 --timeout 10 \
@@ -69,93 +67,12 @@ t_end
 # vector takes 0.2 s, so a rank is nearly always inside an all-reduce.
 JOB="--workload synthetic --params 1M --dtype f32 --link-bw 20MB --steps 10000 --timeout $T --algo rd"
 
-# start R ARGS...: rank R as the leader of its own session; its pid (= its
-# process group) in pid.R, its exit status in rc.R, its end time in t.R.
-start() {
-    r=$1; shift
-    (
-        sh -c 'echo $$ >"$1"; shift; exec setsid "$@"' sh "$T_TMP/pid.$r" \
-            "$PSR_BIN/ring_worker" --rank "$r" "$@" >"$T_TMP/out.$r" 2>"$T_TMP/err.$r" </dev/null
-        echo $? >"$T_TMP/rc.$r"
-        now >"$T_TMP/t.$r"
-    ) &
-}
-
-# job_k K ARGS...: rank 0 on port 0 with a port file, then ranks 1..K-1.
-job_k() {
-    K=$1; shift
-    rm -f "$T_TMP"/pid.* "$T_TMP"/rc.* "$T_TMP"/t.* "$T_TMP"/err.* "$T_TMP/port"
-    start 0 --world "$K" --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" "$@"
-    i=0
-    while [ $i -lt 200 ] && [ ! -s "$T_TMP/port" ]; do sleep 0.05; i=$((i + 1)); done
-    port=$(cat "$T_TMP/port" 2>/dev/null)
-    [ -n "$port" ] || t_fail "rank 0 wrote no port file: $(head -c 300 "$T_TMP/err.0")"
-    r=1
-    while [ $r -lt "$K" ]; do start $r --world "$K" --coordinator "127.0.0.1:$port" "$@"; r=$((r + 1)); done
-    i=0
-    while [ $i -lt 100 ]; do
-        [ "$(ls "$T_TMP"/pid.* 2>/dev/null | wc -l)" = "$K" ] && break
-        sleep 0.05; i=$((i + 1))
-    done
-}
-
-kill_all() {
-    for f in "$T_TMP"/pid.*; do
-        [ -s "$f" ] && kill -KILL "-$(cat "$f")" 2>/dev/null
-    done
-}
-trap 'kill_all; rm -rf "$T_TMP"' EXIT
-
-# wait_all SKIP T0: every rank but SKIP exits within the watchdog from T0
-# (the ones still running are killed then, status 137).
-wait_all() {
-    skip=$1 t0=$2
-    while :; do
-        left=0 r=0
-        while [ $r -lt "$K" ]; do
-            [ $r != "$skip" ] && [ ! -s "$T_TMP/rc.$r" ] && left=$((left + 1))
-            r=$((r + 1))
-        done
-        [ $left = 0 ] && return 0
-        if awk -v a="$(now)" -v b="$t0" -v w=$WD 'BEGIN { exit !(a - b > w) }'; then
-            kill_all
-            sleep 0.5
-            return 1
-        fi
-        sleep 0.05
-    done
-}
-
-# survivors_named LOST T0: each other rank exited 1, in time, with one line
-# naming LOST and its address. Prints the exit times.
-survivors_named() {
-    lost=$1 t0=$2 r=0 times=""
-    while [ $r -lt "$K" ]; do
-        if [ $r != "$lost" ]; then
-            st=$(cat "$T_TMP/rc.$r" 2>/dev/null)
-            dt=$(awk -v a="$(cat "$T_TMP/t.$r" 2>/dev/null || echo 0)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
-            times="$times rank$r=${dt}s"
-            [ "$st" = 1 ] || t_fail "rank $r: exit status ${st:-none}, want 1: $(tail -c 300 "$T_TMP/err.$r")"
-            awk -v d="$dt" -v w=$WD 'BEGIN { exit !(d <= w) }' || t_fail "rank $r took ${dt}s (watchdog ${WD}s)"
-            grep -q "lost rank $lost (127\.0\.0\.1:[0-9][0-9]*)" "$T_TMP/err.$r" \
-                || t_fail "rank $r does not name rank $lost and its address: $(tail -c 300 "$T_TMP/err.$r")"
-            [ "$(grep -c 'lost rank' "$T_TMP/err.$r")" = 1 ] || t_fail "rank $r: want one line naming the loss"
-        fi
-        r=$((r + 1))
-    done
-    echo "     exit times after the fault (T = ${T}s, 2T = $((2 * T))s):$times"
-}
+trap 'ranks_kill; rm -rf "$T_TMP"' EXIT
 
 # fault K VICTIM SIGNAL: K ranks training, VICTIM signalled mid-run.
 fault() {
-    job_k "$1" $JOB
-    sleep 2
-    grep -q 'step' "$T_TMP/err.0" || t_fail "the job did not get to training: $(tail -c 300 "$T_TMP/err.0")"
-    t0=$(now)
-    kill "-$3" "$(cat "$T_TMP/pid.$2")"
-    wait_all "$2" "$t0" || t_fail "the watchdog had to kill ranks"
-    survivors_named "$2" "$t0"
-    kill_all
+    K=$1
+    ranks_fault "$2" "$3" --world "$1" $JOB
 }
 
 t_case rd-proc-1.4 "K = 8, rank 2 SIGKILLed mid-all-reduce: the others exit 1 naming rank 2"
@@ -190,13 +107,11 @@ t_end
 
 t_case rd-proc-1.8 "ranks that disagree on --algo: the others fail at the rendezvous naming the flag, rank 0 in time"
 K=3
-rm -f "$T_TMP"/pid.* "$T_TMP"/rc.* "$T_TMP"/t.* "$T_TMP"/err.* "$T_TMP/port"
-start 0 --world $K --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" --algo rd --timeout $T --steps 3
-i=0
-while [ $i -lt 200 ] && [ ! -s "$T_TMP/port" ]; do sleep 0.05; i=$((i + 1)); done
-port=$(cat "$T_TMP/port" 2>/dev/null)
-for r in 1 2; do start $r --world $K --coordinator "127.0.0.1:$port" --timeout $T --steps 3; done
-wait_all none "$(now)" || t_fail "the watchdog had to kill ranks"
+ranks_reset
+rank_start 0 --world $K --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" --algo rd --timeout $T --steps 3
+rank0_port
+for r in 1 2; do rank_start $r --world $K --coordinator "127.0.0.1:$port" --timeout $T --steps 3; done
+ranks_wait none "$(now)" || t_fail "the watchdog had to kill ranks"
 for r in 0 1 2; do
     [ "$(cat "$T_TMP/rc.$r" 2>/dev/null)" = 1 ] || t_fail "rank $r: exit status $(cat "$T_TMP/rc.$r" 2>/dev/null), want 1"
 done

@@ -75,30 +75,131 @@ static int parse_finish(const char *line, struct cli_common *c, char *err)
     return cli_common_finish(c, err);
 }
 
+/* ------------------------------------------------------ the table checks
+ *
+ * Most cases below are tables: an input, the code it must give and, for a
+ * refusal, a text its message must hold (NULL: any message). A refused
+ * value leaves the output as it was (the sentinel the helper put there). */
+
+/* Integers: cli_parse_ll with its bounds. */
+struct ll_row { const char *s; long long lo, hi; int rc; long long want; const char *has; };
+
+static void check_ll(const struct ll_row *r, size_t n)
+{
+    char err[ERR_LEN];
+    for (size_t i = 0; i < n; i++, r++) {
+        long long v = 42;
+        t_row("'%s'", r->s);
+        err[0] = '\0';
+        T_EQ_I(cli_parse_ll(r->s, r->lo, r->hi, &v, err), r->rc);
+        T_TRUE(v == (r->rc == 0 ? r->want : 42));
+        if (r->rc != 0)
+            T_TRUE(err[0] != '\0');
+        if (r->has)
+            T_HAS(err, r->has);
+    }
+    t_row("%s", "");
+}
+
+/* The other value parsers, one table per parser. A row gives the value in
+ * u (cli_parse_u64, cli_parse_size) or in d (the rest). */
+enum num_parser { NUM_U64, NUM_SIZE, NUM_RATE, NUM_TIME, NUM_DOUBLE };
+struct num_row { const char *s; int rc; const char *has; uint64_t u; double d; };
+
+static void check_num(enum num_parser p, const struct num_row *r, size_t n)
+{
+    char err[ERR_LEN];
+    for (size_t i = 0; i < n; i++, r++) {
+        uint64_t u = 12345;
+        double d = -7;
+        int rc = -1;
+        t_row("'%s'", r->s);
+        err[0] = '\0';
+        switch (p) {
+        case NUM_U64: rc = cli_parse_u64(r->s, &u, err); break;
+        case NUM_SIZE: rc = cli_parse_size(r->s, &u, err); break;
+        case NUM_RATE: rc = cli_parse_rate(r->s, &d, err); break;
+        case NUM_TIME: rc = cli_parse_time(r->s, &d, err); break;
+        case NUM_DOUBLE: rc = cli_parse_double(r->s, &d, err); break;
+        }
+        T_EQ_I(rc, r->rc);
+        if (p == NUM_U64 || p == NUM_SIZE)
+            T_EQ_U(u, rc == 0 ? r->u : 12345);
+        else
+            T_EQ_D(d, rc == 0 ? r->d : -7);
+        if (r->rc != 0)
+            T_TRUE(err[0] != '\0');
+        if (r->has)
+            T_HAS(err, r->has);
+    }
+    t_row("%s", "");
+}
+
+/* A list of inputs that must all be refused, with no text asked for. */
+static void refuse_ll(const char *const *bad, size_t n, long long lo, long long hi)
+{
+    for (size_t i = 0; i < n; i++)
+        check_ll(&(struct ll_row){ bad[i], lo, hi, ERR_USAGE, 0, NULL }, 1);
+}
+
+/* refused_with: s refused by parser p, its message holding text. */
+static void refused_with(enum num_parser p, const char *s, const char *text)
+{
+    check_num(p, &(struct num_row){ s, ERR_USAGE, text, 0, 0 }, 1);
+}
+
+static void refuse_num(enum num_parser p, const char *const *bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        check_num(p, &(struct num_row){ bad[i], ERR_USAGE, NULL, 0, 0 }, 1);
+}
+
+/* Command lines: parse (or parse_finish) each line; the code, and the text
+ * of a refusal. */
+typedef int (*line_parser)(const char *line, struct cli_common *c, char *err);
+struct line_row { const char *line; int rc; const char *has; };
+
+static void check_lines(line_parser fn, const struct line_row *r, size_t n)
+{
+    struct cli_common c;
+    char err[ERR_LEN];
+    for (size_t i = 0; i < n; i++, r++) {
+        t_row("'%s'", r->line);
+        T_EQ_I(fn(r->line, &c, err), r->rc);
+        T_TRUE(strchr(err, '\n') == NULL);
+        if (r->has)
+            T_HAS(err, r->has);
+        cli_common_free(&c);
+    }
+    t_row("%s", "");
+}
+
+/* refused_line: fn refuses line, the message (one line) holding text. */
+static void refused_line(line_parser fn, const char *line, const char *text)
+{
+    check_lines(fn, &(struct line_row){ line, ERR_USAGE, text }, 1);
+}
+
+#define N_OF(a) (sizeof (a) / sizeof (a)[0])
+
 /* ------------------------------------------------------------- integers */
 
 static void test_integers(void)
 {
     char err[ERR_LEN];
     long long v;
-    uint64_t u;
 
     T_CASE("cli-1.1", "integers in range parse exactly");
-    v = -7;
-    T_EQ_I(cli_parse_ll("0", 0, 10, &v, err), 0);
-    T_EQ_I(v, 0);
-    T_EQ_I(cli_parse_ll("1", 1, 65536, &v, err), 0);
-    T_EQ_I(v, 1);
-    T_EQ_I(cli_parse_ll("65536", 1, 65536, &v, err), 0);
-    T_EQ_I(v, 65536);
-    T_EQ_I(cli_parse_ll("-5", -10, 10, &v, err), 0);
-    T_EQ_I(v, -5);
-    T_EQ_I(cli_parse_ll("007", 0, 10, &v, err), 0);
-    T_EQ_I(v, 7);
-    T_EQ_I(cli_parse_ll("9223372036854775807", LLONG_MIN, LLONG_MAX, &v, err), 0);
-    T_EQ_I(v, LLONG_MAX);
-    T_EQ_I(cli_parse_ll("-9223372036854775808", LLONG_MIN, LLONG_MAX, &v, err), 0);
-    T_TRUE(v == LLONG_MIN);
+    {
+        static const struct ll_row ok[] = {
+            { "0", 0, 10, 0, 0, NULL }, { "1", 1, 65536, 0, 1, NULL },
+            { "65536", 1, 65536, 0, 65536, NULL }, { "-5", -10, 10, 0, -5, NULL },
+            { "007", 0, 10, 0, 7, NULL },
+            { "9223372036854775807", LLONG_MIN, LLONG_MAX, 0, LLONG_MAX, NULL },
+            { "-9223372036854775808", LLONG_MIN, LLONG_MAX, 0, LLONG_MIN, NULL },
+        };
+        check_ll(ok, N_OF(ok));
+    }
     T_END();
 
     T_CASE("cli-1.2", "non-integers are refused and leave the output alone");
@@ -107,51 +208,41 @@ static void test_integers(void)
             "", "abc", "10abc", " 5", "5 ", "+5", "0x10", "1.5", "1e3", "-", "--1",
             "5\n", "\t5", "1,000", "١",
         };
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-            v = 42;
-            err[0] = '\0';
-            T_EQ_I(cli_parse_ll(bad[i], LLONG_MIN, LLONG_MAX, &v, err), ERR_USAGE);
-            T_EQ_I(v, 42);
-            T_TRUE(err[0] != '\0');
-        }
-        T_EQ_I(cli_parse_ll("10abc", 0, 100, &v, err), ERR_USAGE);
-        T_HAS(err, "'10abc'");
-        T_HAS(err, "not an integer");
-        T_EQ_I(cli_parse_ll("2.5", 0, 100, &v, err), ERR_USAGE);
-        T_HAS(err, "whole number");
+        static const struct ll_row named[] = {
+            { "10abc", 0, 100, ERR_USAGE, 0, "'10abc'" },
+            { "10abc", 0, 100, ERR_USAGE, 0, "not an integer" },
+            { "2.5", 0, 100, ERR_USAGE, 0, "whole number" },
+        };
+        refuse_ll(bad, N_OF(bad), LLONG_MIN, LLONG_MAX);
+        check_ll(named, N_OF(named));
     }
     T_END();
 
     T_CASE("cli-1.3", "K = 0, negative, huge: out of range with the bound named");
-    T_EQ_I(cli_parse_ll("0", 1, 65536, &v, err), ERR_USAGE);
-    T_HAS(err, "at least 1");
-    T_EQ_I(cli_parse_ll("-1", 1, 65536, &v, err), ERR_USAGE);
-    T_HAS(err, "at least 1");
-    T_EQ_I(cli_parse_ll("65537", 1, 65536, &v, err), ERR_USAGE);
-    T_HAS(err, "at most 65536");
-    T_EQ_I(cli_parse_ll("99999999999999999999999", 1, 65536, &v, err), ERR_USAGE);
-    T_HAS(err, "at most 65536");
-    T_EQ_I(cli_parse_ll("9223372036854775808", LLONG_MIN, LLONG_MAX, &v, err), ERR_USAGE);
-    T_EQ_I(cli_parse_ll("-9223372036854775809", LLONG_MIN, LLONG_MAX, &v, err), ERR_USAGE);
-    T_HAS(err, "too small");
+    {
+        static const struct ll_row bad[] = {
+            { "0", 1, 65536, ERR_USAGE, 0, "at least 1" },
+            { "-1", 1, 65536, ERR_USAGE, 0, "at least 1" },
+            { "65537", 1, 65536, ERR_USAGE, 0, "at most 65536" },
+            { "99999999999999999999999", 1, 65536, ERR_USAGE, 0, "at most 65536" },
+            { "9223372036854775808", LLONG_MIN, LLONG_MAX, ERR_USAGE, 0, NULL },
+            { "-9223372036854775809", LLONG_MIN, LLONG_MAX, ERR_USAGE, 0, "too small" },
+        };
+        check_ll(bad, N_OF(bad));
+    }
     T_END();
 
     T_CASE("cli-1.4", "unsigned: the full 64-bit range, no wrap of negatives");
-    u = 1;
-    T_EQ_I(cli_parse_u64("0", &u, err), 0);
-    T_EQ_U(u, 0);
-    T_EQ_I(cli_parse_u64("18446744073709551615", &u, err), 0);
-    T_EQ_U(u, UINT64_MAX);
-    u = 9;
-    T_EQ_I(cli_parse_u64("18446744073709551616", &u, err), ERR_USAGE);
-    T_HAS(err, "too large");
-    T_EQ_I(cli_parse_u64("-1", &u, err), ERR_USAGE);
-    T_HAS(err, "negative");
-    T_EQ_I(cli_parse_u64("+1", &u, err), ERR_USAGE);
-    T_EQ_I(cli_parse_u64(" 1", &u, err), ERR_USAGE);
-    T_EQ_I(cli_parse_u64("1 ", &u, err), ERR_USAGE);
-    T_EQ_I(cli_parse_u64("1K", &u, err), ERR_USAGE);
-    T_EQ_U(u, 9);
+    {
+        static const struct num_row rows[] = {
+            { "0", 0, NULL, 0, 0 }, { "18446744073709551615", 0, NULL, UINT64_MAX, 0 },
+            { "18446744073709551616", ERR_USAGE, "too large", 0, 0 },
+            { "-1", ERR_USAGE, "negative", 0, 0 }, { "+1", ERR_USAGE, NULL, 0, 0 },
+            { " 1", ERR_USAGE, NULL, 0, 0 }, { "1 ", ERR_USAGE, NULL, 0, 0 },
+            { "1K", ERR_USAGE, NULL, 0, 0 },
+        };
+        check_num(NUM_U64, rows, N_OF(rows));
+    }
     T_END();
 
     T_CASE("cli-1.5", "a message stays one line and short whatever the value");
@@ -173,25 +264,19 @@ static void test_integers(void)
 
 static void test_sizes(void)
 {
-    char err[ERR_LEN];
-    uint64_t u;
-
     T_CASE("cli-2.1", "sizes: bare bytes and powers of 1024");
     {
-        static const struct { const char *s; uint64_t want; } ok[] = {
-            { "0", 0 }, { "4096", 4096 }, { "4K", 4096 }, { "4k", 4096 },
-            { "4KiB", 4096 }, { "64M", 64ull << 20 }, { "64MiB", 64ull << 20 },
-            { "1G", 1ull << 30 }, { "1g", 1ull << 30 }, { "1GiB", 1ull << 30 },
-            { "2T", 2ull << 40 }, { "2TiB", 2ull << 40 },
-            { "16777215T", 16777215ull << 40 },
-            { "18446744073709551615", UINT64_MAX },
-            { "18014398509481983K", UINT64_MAX - 1023 },
+        static const struct num_row ok[] = {
+            { "0", 0, NULL, 0, 0 }, { "4096", 0, NULL, 4096, 0 }, { "4K", 0, NULL, 4096, 0 },
+            { "4k", 0, NULL, 4096, 0 }, { "4KiB", 0, NULL, 4096, 0 },
+            { "64M", 0, NULL, 64ull << 20, 0 }, { "64MiB", 0, NULL, 64ull << 20, 0 },
+            { "1G", 0, NULL, 1ull << 30, 0 }, { "1g", 0, NULL, 1ull << 30, 0 },
+            { "1GiB", 0, NULL, 1ull << 30, 0 }, { "2T", 0, NULL, 2ull << 40, 0 },
+            { "2TiB", 0, NULL, 2ull << 40, 0 }, { "16777215T", 0, NULL, 16777215ull << 40, 0 },
+            { "18446744073709551615", 0, NULL, UINT64_MAX, 0 },
+            { "18014398509481983K", 0, NULL, UINT64_MAX - 1023, 0 },
         };
-        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-            u = 12345;
-            T_EQ_I(cli_parse_size(ok[i].s, &u, err), 0);
-            T_EQ_U(u, ok[i].want);
-        }
+        check_num(NUM_SIZE, ok, N_OF(ok));
     }
     T_END();
 
@@ -201,38 +286,33 @@ static void test_sizes(void)
             "-1", "-4K", "-0", "abc", "10abc", " 5", "5 ", "", "1.5G", "K", "4Ki",
             "4kib", "4KIB", "4 K", "4K ", "+4K", "0x10", "4B", "1e3", "inf", "nan", "4G/s",
         };
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-            u = 12345;
-            err[0] = '\0';
-            T_EQ_I(cli_parse_size(bad[i], &u, err), ERR_USAGE);
-            T_EQ_U(u, 12345);
-            T_TRUE(err[0] != '\0');
-        }
-        T_EQ_I(cli_parse_size("-4K", &u, err), ERR_USAGE);
-        T_HAS(err, "negative");
-        T_EQ_I(cli_parse_size("1.5G", &u, err), ERR_USAGE);
-        T_HAS(err, "whole number");
-        T_EQ_I(cli_parse_size("10abc", &u, err), ERR_USAGE);
-        T_HAS(err, "'10abc' is not a size");
+        refuse_num(NUM_SIZE, bad, N_OF(bad));
+        refused_with(NUM_SIZE, "-4K", "negative");
+        refused_with(NUM_SIZE, "1.5G", "whole number");
+        refused_with(NUM_SIZE, "10abc", "'10abc' is not a size");
     }
     T_END();
 
     T_CASE("cli-2.3", "sizes: overflow of the digits or of digits x unit refused");
-    u = 12345;
-    T_EQ_I(cli_parse_size("17179869184G", &u, err), ERR_USAGE);   /* 2^34 * 2^30 */
-    T_HAS(err, "too large");
-    T_EQ_I(cli_parse_size("16777216T", &u, err), ERR_USAGE);      /* 2^24 * 2^40 */
-    T_EQ_I(cli_parse_size("18014398509481984K", &u, err), ERR_USAGE);
-    T_EQ_I(cli_parse_size("18446744073709551616", &u, err), ERR_USAGE);
-    T_EQ_I(cli_parse_size("99999999999999999999999999999G", &u, err), ERR_USAGE);
-    T_EQ_U(u, 12345);
+    {
+        static const struct num_row bad[] = {
+            { "17179869184G", ERR_USAGE, "too large", 0, 0 },      /* 2^34 * 2^30 */
+            { "16777216T", ERR_USAGE, NULL, 0, 0 },                /* 2^24 * 2^40 */
+            { "18014398509481984K", ERR_USAGE, NULL, 0, 0 },
+            { "18446744073709551616", ERR_USAGE, NULL, 0, 0 },
+            { "99999999999999999999999999999G", ERR_USAGE, NULL, 0, 0 },
+        };
+        check_num(NUM_SIZE, bad, N_OF(bad));
+    }
     T_END();
 
     T_CASE("cli-2.4", "sizes: KB/MB/GB refused as ambiguous, with the fix named");
-    T_EQ_I(cli_parse_size("64MB", &u, err), ERR_USAGE);
-    T_HAS(err, "64M or 64MiB");
-    T_EQ_I(cli_parse_size("4KB", &u, err), ERR_USAGE);
-    T_HAS(err, "powers of 1024");
+    {
+        static const struct num_row bad[] = {
+            { "64MB", ERR_USAGE, "64M or 64MiB", 0, 0 }, { "4KB", ERR_USAGE, "powers of 1024", 0, 0 },
+        };
+        check_num(NUM_SIZE, bad, N_OF(bad));
+    }
     T_END();
 }
 
@@ -240,25 +320,20 @@ static void test_sizes(void)
 
 static void test_rates(void)
 {
-    char err[ERR_LEN];
-    double d;
-
     T_CASE("cli-3.1", "rates: bits, decimal and binary bytes, exact factors");
     {
-        static const struct { const char *s; double want; } ok[] = {
-            { "500Mbit", 62.5e6 }, { "1Gbit/s", 125e6 }, { "1Gbit", 125e6 },
-            { "100MB", 1e8 }, { "100MB/s", 1e8 }, { "1GiB", 1073741824.0 },
-            { "1GiB/s", 1073741824.0 }, { "100MiB", 104857600.0 },
-            { "1.5Gbit", 1.875e8 }, { "0", 0 }, { "1000", 1000 }, { "1000/s", 1000 },
-            { "1000B/s", 1000 }, { "100mbit", 12.5e6 }, { "8Kbit", 1000 },
-            { "10KB/s", 1e4 }, { "2KiB", 2048 }, { "1e9", 1e9 }, { "2.5GB", 2.5e9 },
-            { ".5MB", 5e5 },
+        static const struct num_row ok[] = {
+            { "500Mbit", 0, NULL, 0, 62.5e6 }, { "1Gbit/s", 0, NULL, 0, 125e6 },
+            { "1Gbit", 0, NULL, 0, 125e6 }, { "100MB", 0, NULL, 0, 1e8 },
+            { "100MB/s", 0, NULL, 0, 1e8 }, { "1GiB", 0, NULL, 0, 1073741824.0 },
+            { "1GiB/s", 0, NULL, 0, 1073741824.0 }, { "100MiB", 0, NULL, 0, 104857600.0 },
+            { "1.5Gbit", 0, NULL, 0, 1.875e8 }, { "0", 0, NULL, 0, 0 }, { "1000", 0, NULL, 0, 1000 },
+            { "1000/s", 0, NULL, 0, 1000 }, { "1000B/s", 0, NULL, 0, 1000 },
+            { "100mbit", 0, NULL, 0, 12.5e6 }, { "8Kbit", 0, NULL, 0, 1000 },
+            { "10KB/s", 0, NULL, 0, 1e4 }, { "2KiB", 0, NULL, 0, 2048 }, { "1e9", 0, NULL, 0, 1e9 },
+            { "2.5GB", 0, NULL, 0, 2.5e9 }, { ".5MB", 0, NULL, 0, 5e5 },
         };
-        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-            d = -1;
-            T_EQ_I(cli_parse_rate(ok[i].s, &d, err), 0);
-            T_EQ_D(d, ok[i].want);
-        }
+        check_num(NUM_RATE, ok, N_OF(ok));
     }
     T_END();
 
@@ -267,38 +342,25 @@ static void test_rates(void)
         static const char *const bad[] = {
             "-1Mbit", "-0", "-.5MB", "nan", "NaN", "inf", "Inf", "infinity", "abc", "10abc",
             " 5", "5 ", "1e400", "0x10", "1Gbit/s/s", "/s", "", "1 Gbit", "Gbit", "1Gbits",
-            "1Tbit", "1.", "1e", "1e+",
+            "1Tbit", "1e", "1e+",
         };
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-            d = -7;
-            err[0] = '\0';
-            int rc = cli_parse_rate(bad[i], &d, err);
-            /* "1." is a number (1.0) for strtod; accepted by design. */
-            if (strcmp(bad[i], "1.") == 0) {
-                T_EQ_I(rc, 0);
-                T_EQ_D(d, 1.0);
-                continue;
-            }
-            T_EQ_I(rc, ERR_USAGE);
-            T_EQ_D(d, -7);
-            T_TRUE(err[0] != '\0');
-        }
-        T_EQ_I(cli_parse_rate("10abc", &d, err), ERR_USAGE);
-        T_HAS(err, "'10abc' is not a rate (examples:");
-        T_EQ_I(cli_parse_rate("-1Mbit", &d, err), ERR_USAGE);
-        T_HAS(err, "negative");
+        refuse_num(NUM_RATE, bad, N_OF(bad));
+        /* "1." is a number (1.0) for strtod; accepted by design. */
+        check_num(NUM_RATE, &(struct num_row){ "1.", 0, NULL, 0, 1.0 }, 1);
+        refused_with(NUM_RATE, "10abc", "'10abc' is not a rate (examples:");
+        refused_with(NUM_RATE, "-1Mbit", "negative");
     }
     T_END();
 
     T_CASE("cli-3.3", "rates: bits-or-bytes suffixes refused as ambiguous");
-    T_EQ_I(cli_parse_rate("100M", &d, err), ERR_USAGE);
-    T_HAS(err, "ambiguous");
-    T_HAS(err, "100Mbit");
-    T_HAS(err, "100MB");
-    T_EQ_I(cli_parse_rate("100Mb", &d, err), ERR_USAGE);
-    T_HAS(err, "ambiguous");
-    T_EQ_I(cli_parse_rate("1gbps", &d, err), ERR_USAGE);
-    T_HAS(err, "1Gbit");
+    {
+        static const struct num_row bad[] = {
+            { "100M", ERR_USAGE, "ambiguous", 0, 0 }, { "100M", ERR_USAGE, "100Mbit", 0, 0 },
+            { "100M", ERR_USAGE, "100MB", 0, 0 }, { "100Mb", ERR_USAGE, "ambiguous", 0, 0 },
+            { "1gbps", ERR_USAGE, "1Gbit", 0, 0 },
+        };
+        check_num(NUM_RATE, bad, N_OF(bad));
+    }
     T_END();
 }
 
@@ -307,24 +369,16 @@ static void test_rates(void)
 static void test_times(void)
 {
     char err[ERR_LEN];
-    double d;
 
     T_CASE("cli-4.1", "times: us, ms, s, bare seconds");
-    d = -1;
-    T_EQ_I(cli_parse_time("50us", &d, err), 0);
-    T_EQ_D(d, 50e-6);
-    T_EQ_I(cli_parse_time("2ms", &d, err), 0);
-    T_EQ_D(d, 2e-3);
-    T_EQ_I(cli_parse_time("0.5ms", &d, err), 0);
-    T_EQ_D(d, 0.5e-3);
-    T_EQ_I(cli_parse_time("1.5s", &d, err), 0);
-    T_EQ_D(d, 1.5);
-    T_EQ_I(cli_parse_time("10", &d, err), 0);
-    T_EQ_D(d, 10);
-    T_EQ_I(cli_parse_time("0", &d, err), 0);
-    T_EQ_D(d, 0);
-    T_EQ_I(cli_parse_time("1e-3", &d, err), 0);
-    T_EQ_D(d, 1e-3);
+    {
+        static const struct num_row ok[] = {
+            { "50us", 0, NULL, 0, 50e-6 }, { "2ms", 0, NULL, 0, 2e-3 },
+            { "0.5ms", 0, NULL, 0, 0.5e-3 }, { "1.5s", 0, NULL, 0, 1.5 }, { "10", 0, NULL, 0, 10 },
+            { "0", 0, NULL, 0, 0 }, { "1e-3", 0, NULL, 0, 1e-3 },
+        };
+        check_num(NUM_TIME, ok, N_OF(ok));
+    }
     T_END();
 
     T_CASE("cli-4.2", "times: negative, NaN, Inf, unknown units refused");
@@ -333,30 +387,21 @@ static void test_times(void)
             "-1s", "-0", "nan", "inf", "-inf", "1h", "1m", "1min", "5 s", " 5", "5 ",
             "1e999", "ms", "", "1ns", "1S", "1.5.s", "1sec",
         };
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-            d = -7;
-            err[0] = '\0';
-            T_EQ_I(cli_parse_time(bad[i], &d, err), ERR_USAGE);
-            T_EQ_D(d, -7);
-            T_TRUE(err[0] != '\0');
-        }
-        T_EQ_I(cli_parse_time("-1s", &d, err), ERR_USAGE);
-        T_HAS(err, "negative");
-        T_EQ_I(cli_parse_time("1h", &d, err), ERR_USAGE);
-        T_HAS(err, "'1h' is not a time");
+        refuse_num(NUM_TIME, bad, N_OF(bad));
+        refused_with(NUM_TIME, "-1s", "negative");
+        refused_with(NUM_TIME, "1h", "'1h' is not a time");
     }
     T_END();
 
     T_CASE("cli-4.3", "doubles: finite, signs and exponents; lists of weights");
-    d = 0;
-    T_EQ_I(cli_parse_double("-0.25", &d, err), 0);
-    T_EQ_D(d, -0.25);
-    T_EQ_I(cli_parse_double("1e-3", &d, err), 0);
-    T_EQ_D(d, 1e-3);
-    T_EQ_I(cli_parse_double("nan", &d, err), ERR_USAGE);
-    T_EQ_I(cli_parse_double("1e309", &d, err), ERR_USAGE);
-    T_EQ_I(cli_parse_double("+1", &d, err), ERR_USAGE);
-    T_EQ_D(d, 1e-3);
+    {
+        static const struct num_row rows[] = {
+            { "-0.25", 0, NULL, 0, -0.25 }, { "1e-3", 0, NULL, 0, 1e-3 },
+            { "nan", ERR_USAGE, NULL, 0, 0 }, { "1e309", ERR_USAGE, NULL, 0, 0 },
+            { "+1", ERR_USAGE, NULL, 0, 0 },
+        };
+        check_num(NUM_DOUBLE, rows, N_OF(rows));
+    }
     {
         double *w = NULL;
         int n = -1;
@@ -462,65 +507,58 @@ static void test_flags(void)
     T_END();
 
     T_CASE("cli-5.3", "an unknown flag is refused and named");
-    T_EQ_I(parse("--steps 3 --nope 4", &c, err), ERR_USAGE);
-    T_HAS(err, "--nope");
-    T_HAS(err, "unknown option");
-    T_EQ_I(parse("--nope=4", &c, err), ERR_USAGE);
-    T_HAS(err, "--nope:");
-    T_EQ_I(parse("--step 3", &c, err), ERR_USAGE);     /* no prefix matching */
-    T_HAS(err, "--step:");
-    T_EQ_I(parse("-steps 3", &c, err), ERR_USAGE);
-    T_HAS(err, "'-steps'");
-    T_EQ_I(parse("--", &c, err), ERR_USAGE);
+    {
+        static const struct line_row rows[] = {
+            { "--steps 3 --nope 4", ERR_USAGE, "--nope" },
+            { "--steps 3 --nope 4", ERR_USAGE, "unknown option" },
+            { "--nope=4", ERR_USAGE, "--nope:" },
+            { "--step 3", ERR_USAGE, "--step:" },         /* no prefix matching */
+            { "-steps 3", ERR_USAGE, "'-steps'" }, { "--", ERR_USAGE, NULL },
+        };
+        check_lines(parse, rows, N_OF(rows));
+    }
     T_END();
 
     T_CASE("cli-5.4", "a missing value is refused and the flag named");
-    T_EQ_I(parse("--steps", &c, err), ERR_USAGE);
-    T_HAS(err, "--steps: missing value");
-    T_EQ_I(parse("--link-bw --steps 3", &c, err), ERR_USAGE);
-    T_HAS(err, "--link-bw: missing value");
-    T_EQ_I(parse("--csv=", &c, err), ERR_USAGE);
-    T_HAS(err, "--csv: empty value");
+    refused_line(parse, "--steps", "--steps: missing value");
+    refused_line(parse, "--link-bw --steps 3", "--link-bw: missing value");
+    refused_line(parse, "--csv=", "--csv: empty value");
     T_END();
 
     T_CASE("cli-5.5", "positional arguments are refused");
-    T_EQ_I(parse("foo", &c, err), ERR_USAGE);
-    T_HAS(err, "'foo'");
-    T_EQ_I(parse("--steps 3 4", &c, err), ERR_USAGE);
-    T_HAS(err, "'4'");
+    refused_line(parse, "foo", "'foo'");
+    refused_line(parse, "--steps 3 4", "'4'");
     T_END();
 
     T_CASE("cli-5.6", "--help, -h and --version");
-    T_EQ_I(parse("--help", &c, err), CLI_HELP);
-    T_EQ_I(parse("-h", &c, err), CLI_HELP);
-    T_EQ_I(parse("--steps 3 --version", &c, err), CLI_VERSION);
+    {
+        static const struct line_row rows[] = {
+            { "--help", CLI_HELP, NULL }, { "-h", CLI_HELP, NULL },
+            { "--steps 3 --version", CLI_VERSION, NULL },
+        };
+        check_lines(parse, rows, N_OF(rows));
+    }
     T_END();
 
     T_CASE("cli-5.7", "bad values are refused with the flag and value named");
-    T_EQ_I(parse("--link-bw 10abc", &c, err), ERR_USAGE);
-    T_HAS(err, "--link-bw: '10abc' is not a rate (examples: 500Mbit, 100MB, 1GiB)");
-    T_EQ_I(parse("--steps 0", &c, err), ERR_USAGE);
-    T_HAS(err, "--steps: '0' is too small (at least 1)");
-    T_EQ_I(parse("--world 0", &c, err), ERR_USAGE);
-    T_HAS(err, "--world:");
-    T_EQ_I(parse("--world -1", &c, err), ERR_USAGE);
-    T_HAS(err, "--world:");
-    T_EQ_I(parse("--world 65537", &c, err), ERR_USAGE);
-    T_HAS(err, "at most 65536");
-    T_EQ_I(parse("--world 99999999999999999999", &c, err), ERR_USAGE);
-    T_EQ_I(parse("--world 1", &c, err), 0);
+    {
+        static const struct line_row rows[] = {
+            { "--link-bw 10abc", ERR_USAGE,
+              "--link-bw: '10abc' is not a rate (examples: 500Mbit, 100MB, 1GiB)" },
+            { "--steps 0", ERR_USAGE, "--steps: '0' is too small (at least 1)" },
+            { "--world 0", ERR_USAGE, "--world:" }, { "--world -1", ERR_USAGE, "--world:" },
+            { "--world 65537", ERR_USAGE, "at most 65536" },
+            { "--world 99999999999999999999", ERR_USAGE, NULL },
+            { "--world 1", 0, NULL }, { "--rank -1", ERR_USAGE, "--rank:" },
+            { "--micro 0", ERR_USAGE, NULL }, { "--warmup -1", ERR_USAGE, NULL },
+            { "--params 0", ERR_USAGE, NULL }, { "--params 2T", ERR_USAGE, NULL },
+            { "--batch 0", ERR_USAGE, NULL }, { "--seed -1", ERR_USAGE, NULL },
+            { "--link-latency -1s", ERR_USAGE, "--link-latency:" },
+        };
+        check_lines(parse, rows, N_OF(rows));
+    }
     T_EQ_I(parse("--world 65536", &c, err), 0);
     T_EQ_I(c.world, 65536);
-    T_EQ_I(parse("--rank -1", &c, err), ERR_USAGE);
-    T_HAS(err, "--rank:");
-    T_EQ_I(parse("--micro 0", &c, err), ERR_USAGE);
-    T_EQ_I(parse("--warmup -1", &c, err), ERR_USAGE);
-    T_EQ_I(parse("--params 0", &c, err), ERR_USAGE);
-    T_EQ_I(parse("--params 2T", &c, err), ERR_USAGE);
-    T_EQ_I(parse("--batch 0", &c, err), ERR_USAGE);
-    T_EQ_I(parse("--seed -1", &c, err), ERR_USAGE);
-    T_EQ_I(parse("--link-latency -1s", &c, err), ERR_USAGE);
-    T_HAS(err, "--link-latency:");
     T_END();
 
     T_CASE("cli-5.8", "learning rate: NaN, Inf, negative and zero refused");
@@ -552,15 +590,17 @@ static void test_flags(void)
     T_END();
 
     T_CASE("cli-5.10", "enumerations and positive times: timeout 0, workload, dtype");
-    T_EQ_I(parse("--timeout 0", &c, err), ERR_USAGE);
-    T_HAS(err, "--timeout: '0' must be > 0");
-    T_EQ_I(parse("--timeout nan", &c, err), ERR_USAGE);
-    T_EQ_I(parse("--workload bogus", &c, err), ERR_USAGE);
-    T_HAS(err, "--workload: 'bogus' is not a workload");
-    T_HAS(err, "linreg");
-    T_HAS(err, "synthetic");
-    T_EQ_I(parse("--dtype f16", &c, err), ERR_USAGE);
-    T_HAS(err, "--dtype: 'f16'");
+    {
+        static const struct line_row rows[] = {
+            { "--timeout 0", ERR_USAGE, "--timeout: '0' must be > 0" },
+            { "--timeout nan", ERR_USAGE, NULL },
+            { "--workload bogus", ERR_USAGE, "--workload: 'bogus' is not a workload" },
+            { "--workload bogus", ERR_USAGE, "linreg" },
+            { "--workload bogus", ERR_USAGE, "synthetic" },
+            { "--dtype f16", ERR_USAGE, "--dtype: 'f16'" },
+        };
+        check_lines(parse, rows, N_OF(rows));
+    }
     T_END();
 
     T_CASE("cli-5.14", "THE BOUNDS: each value out of its range is refused in one line naming "
@@ -652,25 +692,24 @@ static void test_flags(void)
         T_EQ_U(chunk, 65536);
         T_STR(listen, "abc");
         T_EQ_I(c.steps, 10);
-        argv[1] = "--verbose=1";
-        T_EQ_I(cli_parse(2, argv, tables, err), ERR_USAGE);
-        T_HAS(err, "--verbose: takes no value");
-        argv[1] = "--workers=65";
-        T_EQ_I(cli_parse(2, argv, tables, err), ERR_USAGE);
-        T_HAS(err, "--workers: '65' is too large (at most 64)");
-        argv[1] = "--chunk=1K";
-        T_EQ_I(cli_parse(2, argv, tables, err), ERR_USAGE);
-        T_HAS(err, "at least 4096");
-        argv[1] = "--chunk=2M";
-        T_EQ_I(cli_parse(2, argv, tables, err), ERR_USAGE);
-        T_HAS(err, "at most 1048576");
-        argv[1] = "--workers=3\n\x1b[31m";
-        T_EQ_I(cli_parse(2, argv, tables, err), ERR_USAGE);
-        T_TRUE(strchr(err, '\n') == NULL);
-        T_TRUE(strchr(err, '\x1b') == NULL);
-        argv[1] = "--work\ners=3";
-        T_EQ_I(cli_parse(2, argv, tables, err), ERR_USAGE);
-        T_TRUE(strchr(err, '\n') == NULL);
+        {
+            /* Refused in one line, free of the value's control bytes. */
+            static const struct { const char *arg, *has; } bad[] = {
+                { "--verbose=1", "--verbose: takes no value" },
+                { "--workers=65", "--workers: '65' is too large (at most 64)" },
+                { "--chunk=1K", "at least 4096" },
+                { "--chunk=2M", "at most 1048576" },
+                { "--workers=3\n\x1b[31m", "--workers" },
+                { "--work\ners=3", "" },
+            };
+            for (size_t i = 0; i < N_OF(bad); i++) {
+                argv[1] = (char *)bad[i].arg;
+                T_EQ_I(cli_parse(2, argv, tables, err), ERR_USAGE);
+                T_TRUE(strchr(err, '\n') == NULL);
+                T_TRUE(strchr(err, '\x1b') == NULL);
+                T_HAS(err, bad[i].has);
+            }
+        }
     }
     T_END();
 
@@ -729,6 +768,53 @@ static void test_flags(void)
 
 /* -------------------------------------------------- env rank discovery */
 
+/* A launcher's rank, size and local-rank variables, values for them, and
+ * what rank discovery must make of them. */
+struct launcher_row {
+    const char *var[3], *val[3];
+    int rank, world, local_rank;
+    const char *source;
+};
+
+static const struct launcher_row launchers[] = {
+    { { NULL }, { NULL }, 0, 1, 0, "default" },
+    { { "RANK", "WORLD_SIZE", "LOCAL_RANK" }, { "3", "8", "1" }, 3, 8, 1, "torchrun" },
+    { { "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK" },
+      { "5", "6", "2" }, 5, 6, 2, "openmpi" },
+    { { "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID" }, { "1", "2", "0" }, 1, 2, 0, "mpich" },
+    { { "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID" }, { "7", "16", "3" }, 7, 16, 3,
+      "slurm" },
+};
+
+/* parse_finish LINE succeeds with this rank and world, found from SOURCE. */
+static void expect_rank(const char *line, int rank, int world, const char *source)
+{
+    struct cli_common c;
+    char err[ERR_LEN];
+    t_row("'%s' (%s)", line, source);
+    T_EQ_I(parse_finish(line, &c, err), 0);
+    T_EQ_I(c.rank, rank);
+    T_EQ_I(c.world, world);
+    T_STR(c.rank_source, source);
+    t_row("%s", "");
+}
+
+/* Opens case ID: only launcher L's variables set, no flags. The caller
+ * may add checks before the next case. */
+static void launcher_case(const char *id, const char *name, const struct launcher_row *l)
+{
+    struct cli_common c;
+    char err[ERR_LEN];
+
+    T_CASE(id, name);
+    clear_env();
+    for (int i = 0; i < 3 && l->var[i]; i++)
+        setenv(l->var[i], l->val[i], 1);
+    expect_rank("", l->rank, l->world, l->source);
+    T_EQ_I(parse_finish("", &c, err), 0);
+    T_EQ_I(c.local_rank, l->local_rank);
+}
+
 static void test_env(void)
 {
     struct cli_common c;
@@ -736,98 +822,34 @@ static void test_env(void)
     char host[64];
     int port;
 
-    T_CASE("cli-6.1", "no flags, no environment: rank 0 of 1");
-    clear_env();
-    T_EQ_I(parse_finish("", &c, err), 0);
-    T_EQ_I(c.rank, 0);
-    T_EQ_I(c.world, 1);
-    T_EQ_I(c.local_rank, 0);
-    T_STR(c.rank_source, "default");
-    T_END();
-
-    T_CASE("cli-6.2", "torchrun: RANK, WORLD_SIZE, LOCAL_RANK");
-    clear_env();
-    setenv("RANK", "3", 1);
-    setenv("WORLD_SIZE", "8", 1);
-    setenv("LOCAL_RANK", "1", 1);
-    T_EQ_I(parse_finish("", &c, err), 0);
-    T_EQ_I(c.rank, 3);
-    T_EQ_I(c.world, 8);
-    T_EQ_I(c.local_rank, 1);
-    T_STR(c.rank_source, "torchrun");
-    T_END();
-
-    T_CASE("cli-6.3", "Open MPI: OMPI_COMM_WORLD_*");
-    clear_env();
-    setenv("OMPI_COMM_WORLD_RANK", "5", 1);
-    setenv("OMPI_COMM_WORLD_SIZE", "6", 1);
-    setenv("OMPI_COMM_WORLD_LOCAL_RANK", "2", 1);
-    T_EQ_I(parse_finish("", &c, err), 0);
-    T_EQ_I(c.rank, 5);
-    T_EQ_I(c.world, 6);
-    T_EQ_I(c.local_rank, 2);
-    T_STR(c.rank_source, "openmpi");
-    T_END();
-
-    T_CASE("cli-6.4", "MPICH: PMI_RANK, PMI_SIZE, MPI_LOCALRANKID");
-    clear_env();
-    setenv("PMI_RANK", "1", 1);
-    setenv("PMI_SIZE", "2", 1);
-    setenv("MPI_LOCALRANKID", "0", 1);
-    T_EQ_I(parse_finish("", &c, err), 0);
-    T_EQ_I(c.rank, 1);
-    T_EQ_I(c.world, 2);
-    T_EQ_I(c.local_rank, 0);
-    T_STR(c.rank_source, "mpich");
+    launcher_case("cli-6.1", "no flags, no environment: rank 0 of 1", &launchers[0]);
+    launcher_case("cli-6.2", "torchrun: RANK, WORLD_SIZE, LOCAL_RANK", &launchers[1]);
+    launcher_case("cli-6.3", "Open MPI: OMPI_COMM_WORLD_*", &launchers[2]);
+    launcher_case("cli-6.4", "MPICH: PMI_RANK, PMI_SIZE, MPI_LOCALRANKID", &launchers[3]);
     unsetenv("MPI_LOCALRANKID");     /* no local rank: the rank stands in */
     T_EQ_I(parse_finish("", &c, err), 0);
     T_EQ_I(c.local_rank, 1);
-    T_END();
-
-    T_CASE("cli-6.5", "Slurm: SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID");
-    clear_env();
-    setenv("SLURM_PROCID", "7", 1);
-    setenv("SLURM_NTASKS", "16", 1);
-    setenv("SLURM_LOCALID", "3", 1);
-    T_EQ_I(parse_finish("", &c, err), 0);
-    T_EQ_I(c.rank, 7);
-    T_EQ_I(c.world, 16);
-    T_EQ_I(c.local_rank, 3);
-    T_STR(c.rank_source, "slurm");
+    launcher_case("cli-6.5", "Slurm: SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID", &launchers[4]);
     T_END();
 
     T_CASE("cli-6.6", "precedence: torchrun > Open MPI > MPICH > Slurm");
+    /* Launcher i (torchrun first) says rank i, world 10 i; unset in turn,
+     * each one gives way to the next. */
     clear_env();
-    setenv("SLURM_PROCID", "4", 1);
-    setenv("SLURM_NTASKS", "40", 1);
-    setenv("PMI_RANK", "3", 1);
-    setenv("PMI_SIZE", "30", 1);
-    setenv("OMPI_COMM_WORLD_RANK", "2", 1);
-    setenv("OMPI_COMM_WORLD_SIZE", "20", 1);
-    setenv("RANK", "1", 1);
-    setenv("WORLD_SIZE", "10", 1);
-    T_EQ_I(parse_finish("", &c, err), 0);
-    T_STR(c.rank_source, "torchrun");
-    T_EQ_I(c.rank, 1);
-    T_EQ_I(c.world, 10);
-    unsetenv("RANK");
-    unsetenv("WORLD_SIZE");
-    T_EQ_I(parse_finish("", &c, err), 0);
-    T_STR(c.rank_source, "openmpi");
-    T_EQ_I(c.rank, 2);
-    T_EQ_I(c.world, 20);
-    unsetenv("OMPI_COMM_WORLD_RANK");
-    unsetenv("OMPI_COMM_WORLD_SIZE");
-    T_EQ_I(parse_finish("", &c, err), 0);
-    T_STR(c.rank_source, "mpich");
-    T_EQ_I(c.rank, 3);
-    T_EQ_I(c.world, 30);
-    unsetenv("PMI_RANK");
-    unsetenv("PMI_SIZE");
-    T_EQ_I(parse_finish("", &c, err), 0);
-    T_STR(c.rank_source, "slurm");
-    T_EQ_I(c.rank, 4);
-    T_EQ_I(c.world, 40);
+    for (int i = 1; i <= 4; i++) {
+        char val[16];
+        snprintf(val, sizeof val, "%d", i);
+        setenv(launchers[i].var[0], val, 1);
+        snprintf(val, sizeof val, "%d", 10 * i);
+        setenv(launchers[i].var[1], val, 1);
+    }
+    for (int i = 1; i <= 4; i++) {
+        expect_rank("", i, 10 * i, launchers[i].source);
+        if (i < 4) {
+            unsetenv(launchers[i].var[0]);
+            unsetenv(launchers[i].var[1]);
+        }
+    }
     /* An empty variable counts as unset. */
     setenv("RANK", "", 1);
     T_EQ_I(parse_finish("", &c, err), 0);
@@ -839,22 +861,14 @@ static void test_env(void)
     setenv("RANK", "0", 1);
     setenv("WORLD_SIZE", "4", 1);
     setenv("LOCAL_RANK", "0", 1);
+    expect_rank("--rank 1 --world 2", 1, 2, "flags");
     T_EQ_I(parse_finish("--rank 1 --world 2", &c, err), 0);
-    T_EQ_I(c.rank, 1);
-    T_EQ_I(c.world, 2);
     T_EQ_I(c.local_rank, 1);
-    T_STR(c.rank_source, "flags");
     /* --rank with the world from the environment. */
-    T_EQ_I(parse_finish("--rank 3", &c, err), 0);
-    T_EQ_I(c.rank, 3);
-    T_EQ_I(c.world, 4);
-    T_STR(c.rank_source, "flags");
+    expect_rank("--rank 3", 3, 4, "flags");
     /* --world with the rank from the environment. */
     setenv("RANK", "2", 1);
-    T_EQ_I(parse_finish("--world 3", &c, err), 0);
-    T_EQ_I(c.rank, 2);
-    T_EQ_I(c.world, 3);
-    T_STR(c.rank_source, "torchrun");
+    expect_rank("--world 3", 2, 3, "torchrun");
     T_END();
 
     T_CASE("cli-6.8", "environment values are parsed as strictly as flags");
@@ -890,23 +904,55 @@ static void test_env(void)
     T_END();
 
     T_CASE("cli-6.9", "coordinator: HOST:PORT, [v6]:PORT, MASTER_ADDR/MASTER_PORT");
-    clear_env();
-    port = -5;
-    T_EQ_I(cli_coordinator("127.0.0.1:5000", host, sizeof host, &port, err), 0);
-    T_STR(host, "127.0.0.1");
-    T_EQ_I(port, 5000);
-    T_EQ_I(cli_coordinator("[::1]:0", host, sizeof host, &port, err), 0);
-    T_STR(host, "::1");
-    T_EQ_I(port, 0);
-    T_EQ_I(cli_coordinator("node-7.example:65535", host, sizeof host, &port, err), 0);
-    T_STR(host, "node-7.example");
-    T_EQ_I(port, 65535);
     {
+        /* In order: set MASTER_ADDR and MASTER_PORT where given, call with
+         * the flag (NULL: none); a success gives host and port. */
+        static const struct {
+            const char *addr, *port, *flag;
+            int rc;
+            const char *host;
+            int want_port;
+            const char *has;
+        } rows[] = {
+            { NULL, NULL, "127.0.0.1:5000", 0, "127.0.0.1", 5000, NULL },
+            { NULL, NULL, "[::1]:0", 0, "::1", 0, NULL },
+            { NULL, NULL, "node-7.example:65535", 0, "node-7.example", 65535, NULL },
+            { NULL, NULL, "h:65536", ERR_USAGE, NULL, 0, "65535" },
+            { NULL, NULL, "::1:5000", ERR_USAGE, NULL, 0, "[ADDRESS]:PORT" },
+            /* The environment, when no flag. */
+            { NULL, NULL, NULL, ERR_USAGE, NULL, 0, "--coordinator" },
+            { NULL, NULL, NULL, ERR_USAGE, NULL, 0, "MASTER_ADDR" },
+            { "10.0.0.1", NULL, NULL, ERR_USAGE, NULL, 0, "MASTER_PORT" },
+            { NULL, "29500", NULL, 0, "10.0.0.1", 29500, NULL },
+            { NULL, NULL, "127.0.0.1:1", 0, "127.0.0.1", 1, NULL },   /* the flag wins */
+            { "[fe80::1]", NULL, NULL, 0, "fe80::1", 29500, NULL },
+            { "fe80::2", NULL, NULL, 0, "fe80::2", 29500, NULL },
+            { NULL, "65536", NULL, ERR_USAGE, NULL, 0, "MASTER_PORT" },
+            { NULL, "-1", NULL, ERR_USAGE, NULL, 0, "MASTER_PORT" },
+        };
         static const char *const bad[] = {
             "h:65536", "h:-1", "h", "h:", ":5000", "::1:5000", "[::1]5000", "[::1", "[]:1",
             "h:5x", "h: 5", "h:+5", "a b:1", "", "h:99999999999999999999",
         };
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        clear_env();
+        for (size_t i = 0; i < N_OF(rows); i++) {
+            t_row("%s %s %s", rows[i].addr ? rows[i].addr : "-",
+                  rows[i].port ? rows[i].port : "-", rows[i].flag ? rows[i].flag : "-");
+            if (rows[i].addr)
+                setenv("MASTER_ADDR", rows[i].addr, 1);
+            if (rows[i].port)
+                setenv("MASTER_PORT", rows[i].port, 1);
+            T_EQ_I(cli_coordinator(rows[i].flag, host, sizeof host, &port, err), rows[i].rc);
+            if (rows[i].host) {
+                T_STR(host, rows[i].host);
+                T_EQ_I(port, rows[i].want_port);
+            }
+            if (rows[i].has)
+                T_HAS(err, rows[i].has);
+        }
+        t_row("%s", "");
+        clear_env();
+        for (size_t i = 0; i < N_OF(bad); i++) {
             port = -5;
             strcpy(host, "unchanged");
             T_EQ_I(cli_coordinator(bad[i], host, sizeof host, &port, err), ERR_USAGE);
@@ -914,39 +960,8 @@ static void test_env(void)
             T_EQ_I(port, -5);
             T_STR(host, "unchanged");
         }
-        T_EQ_I(cli_coordinator("h:65536", host, sizeof host, &port, err), ERR_USAGE);
-        T_HAS(err, "65535");
-        T_EQ_I(cli_coordinator("::1:5000", host, sizeof host, &port, err), ERR_USAGE);
-        T_HAS(err, "[ADDRESS]:PORT");
         T_EQ_I(cli_coordinator("averyveryverylonghostname:1", host, 8, &port, err), ERR_USAGE);
     }
-    /* The environment, when no flag. */
-    T_EQ_I(cli_coordinator(NULL, host, sizeof host, &port, err), ERR_USAGE);
-    T_HAS(err, "--coordinator");
-    T_HAS(err, "MASTER_ADDR");
-    setenv("MASTER_ADDR", "10.0.0.1", 1);
-    T_EQ_I(cli_coordinator(NULL, host, sizeof host, &port, err), ERR_USAGE);
-    T_HAS(err, "MASTER_PORT");
-    setenv("MASTER_PORT", "29500", 1);
-    T_EQ_I(cli_coordinator(NULL, host, sizeof host, &port, err), 0);
-    T_STR(host, "10.0.0.1");
-    T_EQ_I(port, 29500);
-    T_EQ_I(cli_coordinator("127.0.0.1:1", host, sizeof host, &port, err), 0);
-    T_STR(host, "127.0.0.1");       /* the flag wins */
-    T_EQ_I(port, 1);
-    setenv("MASTER_ADDR", "[fe80::1]", 1);
-    T_EQ_I(cli_coordinator(NULL, host, sizeof host, &port, err), 0);
-    T_STR(host, "fe80::1");
-    setenv("MASTER_ADDR", "fe80::2", 1);
-    T_EQ_I(cli_coordinator(NULL, host, sizeof host, &port, err), 0);
-    T_STR(host, "fe80::2");
-    setenv("MASTER_PORT", "65536", 1);
-    T_EQ_I(cli_coordinator(NULL, host, sizeof host, &port, err), ERR_USAGE);
-    T_HAS(err, "MASTER_PORT");
-    setenv("MASTER_PORT", "-1", 1);
-    T_EQ_I(cli_coordinator(NULL, host, sizeof host, &port, err), ERR_USAGE);
-    T_HAS(err, "MASTER_PORT");
-    clear_env();
     T_END();
 }
 
@@ -960,12 +975,14 @@ static void test_finish(void)
     clear_env();
 
     T_CASE("cli-7.1", "rank >= world is refused");
-    T_EQ_I(parse_finish("--rank 4 --world 4", &c, err), ERR_USAGE);
-    T_HAS(err, "--rank");
-    T_HAS(err, "4");
-    T_EQ_I(parse_finish("--rank 3 --world 4", &c, err), 0);
-    T_EQ_I(parse_finish("--rank 1", &c, err), ERR_USAGE);    /* world 1 by default */
-    T_HAS(err, "--rank");
+    {
+        static const struct line_row rows[] = {
+            { "--rank 4 --world 4", ERR_USAGE, "--rank" },
+            { "--rank 4 --world 4", ERR_USAGE, "4" }, { "--rank 3 --world 4", 0, NULL },
+            { "--rank 1", ERR_USAGE, "--rank" },      /* world 1 by default */
+        };
+        check_lines(parse_finish, rows, N_OF(rows));
+    }
     T_EQ_I(parse_finish("--rank 0", &c, err), 0);
     T_EQ_I(c.world, 1);
     setenv("RANK", "4", 1);
@@ -977,15 +994,18 @@ static void test_finish(void)
     T_END();
 
     T_CASE("cli-7.2", "warmup must be below steps");
-    T_EQ_I(parse_finish("--steps 2 --warmup 2", &c, err), ERR_USAGE);
-    T_HAS(err, "--warmup");
-    T_HAS(err, "--steps");
+    {
+        static const struct line_row rows[] = {
+            { "--steps 2 --warmup 2", ERR_USAGE, "--warmup" },
+            { "--steps 2 --warmup 2", ERR_USAGE, "--steps" },
+            { "--steps 1 --warmup 0", 0, NULL }, { "--steps 3 --warmup 2", 0, NULL },
+        };
+        check_lines(parse_finish, rows, N_OF(rows));
+    }
     T_EQ_I(parse_finish("--steps 1", &c, err), 0);      /* auto warmup: 0 */
     T_EQ_I(c.warmup, 0);
     T_EQ_I(parse_finish("--steps 10", &c, err), 0);     /* auto warmup: 2 */
     T_EQ_I(c.warmup, 2);
-    T_EQ_I(parse_finish("--steps 1 --warmup 0", &c, err), 0);
-    T_EQ_I(parse_finish("--steps 3 --warmup 2", &c, err), 0);
     T_END();
 
     T_CASE("cli-7.3", "one shard weight per rank");
@@ -1000,20 +1020,15 @@ static void test_finish(void)
     T_CASE("cli-7.4", "--world > 1 without a rank anywhere is refused");
     T_EQ_I(parse_finish("--world 3", &c, err), ERR_USAGE);
     T_HAS(err, "--rank");
-    T_EQ_I(parse_finish("--world 1", &c, err), 0);
-    T_EQ_I(c.rank, 0);
-    T_STR(c.rank_source, "default");
+    expect_rank("--world 1", 0, 1, "default");
     T_END();
 
     T_CASE("cli-7.5", "output paths: a missing folder or a folder is refused at start");
-    T_EQ_I(parse_finish("--csv /nonexistent-psring-dir/r.csv", &c, err), ERR_USAGE);
-    T_HAS(err, "--csv");
-    T_HAS(err, "does not exist");
-    T_EQ_I(parse_finish("--weights-out /nonexistent-psring-dir/w", &c, err), ERR_USAGE);
-    T_HAS(err, "--weights-out");
-    T_EQ_I(parse_finish("--csv /tmp", &c, err), ERR_USAGE);
-    T_HAS(err, "folder");
-    T_EQ_I(parse_finish("--csv /tmp/", &c, err), ERR_USAGE);
+    refused_line(parse_finish, "--csv /nonexistent-psring-dir/r.csv", "--csv");
+    refused_line(parse_finish, "--csv /nonexistent-psring-dir/r.csv", "does not exist");
+    refused_line(parse_finish, "--weights-out /nonexistent-psring-dir/w", "--weights-out");
+    refused_line(parse_finish, "--csv /tmp", "folder");
+    refused_line(parse_finish, "--csv /tmp/", NULL);
     T_EQ_I(parse_finish("--csv /tmp/psring-test-cli.csv --weights-out /tmp/w", &c, err), 0);
     T_EQ_I(parse_finish("--csv local.csv", &c, err), access(".", W_OK) == 0 ? 0 : ERR_USAGE);
     if (geteuid() != 0) {

@@ -164,15 +164,9 @@ static int run(struct job *jobs, int k, int op, size_t n, int dtype, int root, s
 
     for (int r = 0; r < k; r++) {
         struct job *j = &jobs[r];
-        memset(j, 0, sizeof *j);
-        j->rank = r;
-        j->world = k;
-        j->dtype = dtype;
-        j->op = op;
-        j->root = root;
-        j->n = n;
-        j->piece = piece;
-        j->split = (struct a2a_split){ n, k, root, imbalance };
+        *j = (struct job){ .rank = r, .world = k, .dtype = dtype, .op = op, .root = root,
+                           .n = n, .piece = piece,
+                           .split = (struct a2a_split){ n, k, root, imbalance } };
         j->buf = calloc(n + 1, 8);
         j->rbuf = calloc((size_t)k * (n + 1), 8);
         if (!j->buf || !j->rbuf)

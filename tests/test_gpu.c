@@ -173,32 +173,54 @@ static void test_device(void)
 
 /* acc += x on the GPU against vec_add, for n elements at element offsets
  * (offa, offx) into larger buffers (alignment paths). */
+/* Two random vectors of n elements (a, b), room for a result (got), and
+ * device copies of a and b (da, db). */
+struct two {
+    char *a, *b, *got, *da, *db;
+};
+
+/* two_make: t filled as above; 0, or -1 (a failed malloc counted as a
+ * failure of the case; a device copy that failed has said so). */
+static int two_make(struct two *t, size_t n, int dtype, struct rng *r)
+{
+    const size_t bytes = n * dtype_size(dtype);
+
+    memset(t, 0, sizeof *t);
+    t->a = malloc(bytes);
+    t->b = malloc(bytes);
+    t->got = malloc(bytes);
+    if (!t->a || !t->b || !t->got) {
+        t_fail(__FILE__, __LINE__, "malloc", "%zu elements", n);
+        return -1;
+    }
+    fill(t->a, n, dtype, r);
+    fill(t->b, n, dtype, r);
+    t->da = to_device(t->a, bytes);
+    t->db = to_device(t->b, bytes);
+    return t->da && t->db ? 0 : -1;
+}
+
+static void two_free(struct two *t)
+{
+    gpu_free(t->da);
+    gpu_free(t->db);
+    free(t->a);
+    free(t->b);
+    free(t->got);
+}
+
 static void check_add(size_t n, int dtype, size_t offa, size_t offx, struct rng *r)
 {
     const size_t es = dtype_size(dtype), span = n + 4;
-    char *a = malloc(span * es), *x = malloc(span * es), *got = malloc(span * es);
-    char *da = NULL, *dx = NULL;
+    struct two t;
 
-    if (!a || !x || !got) {
-        t_fail(__FILE__, __LINE__, "malloc", "%zu elements", span);
-        goto out;
+    if (two_make(&t, span, dtype, r) == 0) {
+        OK(gpu_vec_add(t.da + offa * es, t.db + offx * es, n, dtype, stream, err));
+        from_device(t.got, t.da, span * es);
+        vec_add(t.a + offa * es, t.b + offx * es, n, dtype);
+        expect_same(t.got, t.a, span, dtype, "gpu_vec_add == vec_add");
     }
-    fill(a, span, dtype, r);
-    fill(x, span, dtype, r);
-    da = to_device(a, span * es);
-    dx = to_device(x, span * es);
-    if (!da || !dx)
-        goto out;
-    OK(gpu_vec_add(da + offa * es, dx + offx * es, n, dtype, stream, err));
-    from_device(got, da, span * es);
-    vec_add(a + offa * es, x + offx * es, n, dtype);
-    expect_same(got, a, span, dtype, "gpu_vec_add == vec_add");
-out:
-    gpu_free(da);
-    gpu_free(dx);
-    free(a);
-    free(x);
-    free(got);
+    two_free(&t);
 }
 
 static void test_vec_add(void)
@@ -230,28 +252,15 @@ static void test_vec_add(void)
 
 static void check_sgd(size_t n, int dtype, double lr, uint64_t batch, struct rng *r)
 {
-    const size_t es = dtype_size(dtype);
-    char *w = malloc(n * es), *g = malloc(n * es), *got = malloc(n * es);
-    char *dw = NULL, *dg = NULL;
+    struct two t;
 
-    if (!w || !g || !got)
-        goto out;
-    fill(w, n, dtype, r);
-    fill(g, n, dtype, r);
-    dw = to_device(w, n * es);
-    dg = to_device(g, n * es);
-    if (!dw || !dg)
-        goto out;
-    OK(gpu_sgd_step(dw, dg, n, dtype, lr, batch, stream, err));
-    from_device(got, dw, n * es);
-    T_EQ_I(sgd_step(w, g, n, dtype, lr, batch), 0);
-    expect_same(got, w, n, dtype, "gpu_sgd_step == sgd_step");
-out:
-    gpu_free(dw);
-    gpu_free(dg);
-    free(w);
-    free(g);
-    free(got);
+    if (two_make(&t, n, dtype, r) == 0) {
+        OK(gpu_sgd_step(t.da, t.db, n, dtype, lr, batch, stream, err));
+        from_device(t.got, t.da, n * dtype_size(dtype));
+        T_EQ_I(sgd_step(t.a, t.b, n, dtype, lr, batch), 0);
+        expect_same(t.got, t.a, n, dtype, "gpu_sgd_step == sgd_step");
+    }
+    two_free(&t);
 }
 
 /* check_optim: 3 updates of momentum or Adam on the GPU against

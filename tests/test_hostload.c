@@ -33,6 +33,30 @@ static struct hostload_sample sample(const unsigned long long f[8], int running)
     return s;
 }
 
+/* after: the sample that follows the one of fields t0 when the machine
+ * spent these ticks in user, system, idle and steal, with `running`
+ * processes runnable. */
+static struct hostload_sample after(const unsigned long long t0[8], unsigned long long user,
+                                    unsigned long long system, unsigned long long idle,
+                                    unsigned long long steal, int running)
+{
+    unsigned long long t1[8];
+    memcpy(t1, t0, sizeof t1);
+    t1[0] += user;
+    t1[2] += system;
+    t1[3] += idle;
+    t1[7] += steal;
+    return sample(t1, running);
+}
+
+/* verdict_is: v says bound, and (by not NULL) why. */
+static void verdict_is(const struct hostload_verdict *v, int bound, const char *by)
+{
+    T_EQ_I(v->bound, bound);
+    if (by)
+        T_STR(hostload_by_name(v->by), by);
+}
+
 static void test_parse(void)
 {
     struct hostload_sample s;
@@ -98,62 +122,69 @@ static void test_parse(void)
     T_END();
 }
 
+/* 2 CPUs, 100 ticks/s, a 10 s window: 2000 ticks in all. */
+static const unsigned long long t0[8] = { 1000, 0, 1000, 8000, 0, 0, 0, 0 };
+
+/* A window after t0 and the verdict on it: the ticks the machine spent
+ * (user, system, idle, steal), procs_running at the end, the job's CPU
+ * seconds, its ranks; the verdict (bound, by) and its shares (NAN: not
+ * checked). */
+struct decide_row {
+    const char *id, *name;
+    unsigned long long user, system, idle, steal;
+    int running;
+    double job_cpu;
+    int ranks;
+    int bound;
+    const char *by;
+    double machine_busy, job_busy, other_cores, run_queue;
+};
+
+static const struct decide_row decide_rows[] = {
+    { "hostload-2.1", "an idle machine: link, whatever the time against the model",
+      100, 100, 1800, 0, 2, 1.9, 4,             /* 1 s of user, all the job's */
+      0, "link", 0.1, 0.095, 0.01, 0.5 },       /* run queue (0 + 1) / 2 */
+    { "hostload-2.2", "the job's own processes fill the cores: cpu",
+      900, 900, 200, 0, 3, 17.5, 4, 1, "cpu", 0.9, 0.875, NAN, NAN },   /* 90% busy */
+    /* 2 burners: the machine 95% busy, the job 0.2 of a core. */
+    { "hostload-2.3", "other processes busy (the job light): busy",
+      1800, 100, 100, 0, 3, 2.0, 4, 1, "busy", NAN, NAN, 1.7, NAN },
+    /* one core's worth; the job: 2 s; 60% busy */
+    { "hostload-2.4", "one burner on two cores: not over 80%, still busy (others > half a core)",
+      1000, 200, 800, 0, 2, 2.0, 4, 1, "busy", 0.6, NAN, NAN, NAN },
+    { "hostload-2.5", "steal time counts as busy: busy",
+      100, 0, 200, 1700, 1, 1.0, 4,             /* the hypervisor took it */
+      1, "busy", 0.9, NAN, NAN, NAN },
+};
+
+/* decide_case: opens row r's case and checks its verdict. The caller may
+ * add checks before the next case. */
+static void decide_case(const struct decide_row *r)
+{
+    struct hostload_sample a = sample(t0, 1);
+    struct hostload_sample b = after(t0, r->user, r->system, r->idle, r->steal, r->running);
+    struct hostload_verdict v;
+
+    T_CASE(r->id, r->name);
+    hostload_decide(&a, &b, r->job_cpu, 10, 100, 2, r->ranks, NAN, &v);
+    verdict_is(&v, r->bound, r->by);
+    if (!isnan(r->machine_busy))
+        T_NEAR(v.machine_busy, r->machine_busy, 1e-12);
+    if (!isnan(r->job_busy))
+        T_NEAR(v.job_busy, r->job_busy, 1e-12);
+    if (!isnan(r->other_cores))
+        T_NEAR(v.other_cores, r->other_cores, 1e-12);
+    if (!isnan(r->run_queue))
+        T_NEAR(v.run_queue, r->run_queue, 1e-12);
+}
+
 static void test_decide(void)
 {
     struct hostload_verdict v;
-    /* 2 CPUs, 100 ticks/s, a 10 s window: 2000 ticks in all. */
-    const unsigned long long t0[8] = { 1000, 0, 1000, 8000, 0, 0, 0, 0 };
-    unsigned long long t1[8];
     struct hostload_sample a = sample(t0, 1), b;
 
-    T_CASE("hostload-2.1", "an idle machine: link, whatever the time against the model");
-    memcpy(t1, t0, sizeof t1);
-    t1[0] += 100;                                   /* 1 s of user, all the job's */
-    t1[2] += 100;
-    t1[3] += 1800;
-    b = sample(t1, 2);
-    hostload_decide(&a, &b, 1.9, 10, 100, 2, 4, NAN, &v);
-    T_EQ_I(v.bound, 0);
-    T_STR(hostload_by_name(v.by), "link");
-    T_NEAR(v.machine_busy, 0.1, 1e-12);
-    T_NEAR(v.job_busy, 0.095, 1e-12);
-    T_NEAR(v.other_cores, 0.01, 1e-12);
-    T_NEAR(v.run_queue, 0.5, 1e-12);                /* (0 + 1) / 2 */
-
-    T_CASE("hostload-2.2", "the job's own processes fill the cores: cpu");
-    memcpy(t1, t0, sizeof t1);
-    t1[0] += 900;
-    t1[2] += 900;
-    t1[3] += 200;                                   /* 90% busy */
-    b = sample(t1, 3);
-    hostload_decide(&a, &b, 17.5, 10, 100, 2, 4, NAN, &v);
-    T_EQ_I(v.bound, 1);
-    T_STR(hostload_by_name(v.by), "cpu");
-    T_NEAR(v.machine_busy, 0.9, 1e-12);
-    T_NEAR(v.job_busy, 0.875, 1e-12);
-
-    T_CASE("hostload-2.3", "other processes busy (the job light): busy");
-    /* 2 burners: the machine 95% busy, the job 0.2 of a core. */
-    memcpy(t1, t0, sizeof t1);
-    t1[0] += 1800;
-    t1[2] += 100;
-    t1[3] += 100;
-    b = sample(t1, 3);
-    hostload_decide(&a, &b, 2.0, 10, 100, 2, 4, NAN, &v);
-    T_EQ_I(v.bound, 1);
-    T_STR(hostload_by_name(v.by), "busy");
-    T_NEAR(v.other_cores, 1.7, 1e-12);
-
-    T_CASE("hostload-2.4", "one burner on two cores: not over 80%, still busy (others > half a core)");
-    memcpy(t1, t0, sizeof t1);
-    t1[0] += 1000;                                  /* one core's worth */
-    t1[2] += 200;                                   /* the job: 2 s */
-    t1[3] += 800;                                   /* 60% busy */
-    b = sample(t1, 2);
-    hostload_decide(&a, &b, 2.0, 10, 100, 2, 4, NAN, &v);
-    T_EQ_I(v.bound, 1);
-    T_STR(hostload_by_name(v.by), "busy");
-    T_NEAR(v.machine_busy, 0.6, 1e-12);
+    for (int i = 0; i < 4; i++)
+        decide_case(&decide_rows[i]);           /* 2.1 to 2.4, which goes on: */
     /* The same burner and job on 64 cores (64000 ticks in 10 s): the
      * others' one core leaves the job's 4 processes room. */
     {
@@ -167,54 +198,35 @@ static void test_decide(void)
         big1[3] = 64000 + 3800;
         b64 = sample(big1, 1);
         hostload_decide(&a64, &b64, 2.0, 10, 100, 64, 4, NAN, &v);
-        T_EQ_I(v.bound, 1);
-        T_STR(hostload_by_name(v.by), "busy");
+        verdict_is(&v, 1, "busy");
     }
 
-    T_CASE("hostload-2.5", "steal time counts as busy: busy");
-    memcpy(t1, t0, sizeof t1);
-    t1[7] += 1700;                                  /* the hypervisor took it */
-    t1[0] += 100;
-    t1[3] += 200;
-    b = sample(t1, 1);
-    hostload_decide(&a, &b, 1.0, 10, 100, 2, 4, NAN, &v);
-    T_EQ_I(v.bound, 1);
-    T_STR(hostload_by_name(v.by), "busy");
-    T_NEAR(v.machine_busy, 0.9, 1e-12);
+    decide_case(&decide_rows[4]);               /* 2.5 */
 
     T_CASE("hostload-2.6", "run queue: the job's own runnable ranks are no signal, others' are, "
            "where they used CPU");
-    memcpy(t1, t0, sizeof t1);
-    t1[0] += 300;                                   /* the job 1 s, others 2 s: 0.2 of a core */
-    t1[3] += 1700;
-    b = sample(t1, 1);
+    /* the job 1 s, others 2 s: 0.2 of a core */
+    b = after(t0, 300, 0, 1700, 0, 1);
     hostload_decide(&a, &b, 1.0, 10, 100, 2, 8, 7, &v);   /* 7 runnable, 8 ranks */
     T_EQ_I(v.bound, 0);
     hostload_decide(&a, &b, 1.0, 10, 100, 2, 4, 5, &v);   /* 5 runnable, 4 ranks */
-    T_EQ_I(v.bound, 1);
-    T_STR(hostload_by_name(v.by), "busy");
+    verdict_is(&v, 1, "busy");
     /* The others used nothing over the window (0.001 of a core): the
      * instant's two extra runnable threads are not believed. A K = 16
      * PS on an idle machine: 17 processes, 18 runnable besides the reader. */
-    memcpy(t1, t0, sizeof t1);
-    t1[0] += 101;
-    t1[3] += 1899;
-    b = sample(t1, 1);
+    b = after(t0, 101, 0, 1899, 0, 1);
     hostload_decide(&a, &b, 1.0, 10, 100, 2, 4, 5, &v);
-    T_EQ_I(v.bound, 0);
-    T_STR(hostload_by_name(v.by), "link");
+    verdict_is(&v, 0, "link");
     hostload_decide(&a, &b, 1.0, 10, 100, 2, 17, 18, &v);
     T_EQ_I(v.bound, 0);
     T_NEAR(v.other_cores, 0.001, 1e-12);
     /* Without the machine's shares the run queue decides alone. */
     hostload_decide(NULL, NULL, 1.0, 10, 100, 2, 4, 5, &v);
-    T_EQ_I(v.bound, 1);
-    T_STR(hostload_by_name(v.by), "busy");
+    verdict_is(&v, 1, "busy");
 
     T_CASE("hostload-2.7", "no samples: the job's own share decides signal 1; machine fields NaN");
     hostload_decide(NULL, NULL, 1.9, 1.0, 100, 2, 2, NAN, &v);
-    T_EQ_I(v.bound, 1);
-    T_STR(hostload_by_name(v.by), "cpu");
+    verdict_is(&v, 1, "cpu");
     T_TRUE(isnan(v.machine_busy) && isnan(v.other_cores) && isnan(v.run_queue));
     hostload_decide(&a, &a, 0.1, 1.0, 100, 2, 2, NAN, &v);  /* no tick between */
     T_EQ_I(v.bound, 0);
@@ -223,28 +235,19 @@ static void test_decide(void)
     T_CASE("hostload-2.8", "a window under 50 ticks measures no share: no signal 1 or 2 from one tick");
     /* rd, 4 KiB, K = 4 on an idle 2-core machine: 11 ms timed, 2 ticks,
      * one of them busy (someone's), the job 1.4 ms of CPU. */
-    memcpy(t1, t0, sizeof t1);
-    t1[0] += 1;
-    t1[3] += 1;
-    b = sample(t1, 1);
+    b = after(t0, 1, 0, 1, 0, 1);
     hostload_decide(&a, &b, 0.0014, 0.011, 100, 2, 4, NAN, &v);
-    T_EQ_I(v.bound, 0);
-    T_STR(hostload_by_name(v.by), "link");
+    verdict_is(&v, 0, "link");
     T_TRUE(isnan(v.machine_busy) && isnan(v.other_cores));
     T_NEAR(v.job_busy, 0.0014 / (0.011 * 2), 1e-12);
     /* 49 ticks: still none; 50: the shares count (others 0.9 of the cores) */
-    memcpy(t1, t0, sizeof t1);
-    t1[0] += 44;
-    t1[3] += 5;
-    b = sample(t1, 1);
+    b = after(t0, 44, 0, 5, 0, 1);
     hostload_decide(&a, &b, 0.01, 0.245, 100, 2, 4, NAN, &v);
     T_TRUE(isnan(v.machine_busy));
-    t1[3] += 1;
-    b = sample(t1, 1);
+    b = after(t0, 44, 0, 6, 0, 1);
     hostload_decide(&a, &b, 0.01, 0.25, 100, 2, 4, NAN, &v);
     T_NEAR(v.machine_busy, 0.88, 1e-12);
-    T_EQ_I(v.bound, 1);
-    T_STR(hostload_by_name(v.by), "busy");
+    verdict_is(&v, 1, "busy");
     T_END();
 }
 
@@ -252,8 +255,6 @@ static void test_decide(void)
 static void test_wait(void)
 {
     struct hostload_verdict v;
-    const unsigned long long t0[8] = { 1000, 0, 1000, 8000, 0, 0, 0, 0 };
-    unsigned long long t1[8];
     struct hostload_sample a = sample(t0, 1), b;
 
     T_CASE("hostload-3.1", "schedstat's run delay: the second field; garbage is -1");
@@ -270,22 +271,17 @@ static void test_wait(void)
 
     T_CASE("hostload-3.2", "run delay over 8% of the processes' time: bound; cpu (the job's own "
            "ranks) or busy (others used more); under it, or unknown: no signal");
-    memcpy(t1, t0, sizeof t1);
-    t1[0] += 100;                                   /* an idle machine: link */
-    t1[2] += 100;
-    t1[3] += 1800;
-    b = sample(t1, 2);
+    /* an idle machine: link */
+    b = after(t0, 100, 100, 1800, 0, 2);
     hostload_decide(&a, &b, 1.9, 10, 100, 2, 16, NAN, &v);
     T_EQ_I(v.bound, 0);
     T_TRUE(isnan(v.wait_share));
     hostload_wait(&v, 4.0, 10, 16);                 /* 16 ranks waited 0.25 s each */
     T_NEAR(v.wait_share, 0.025, 1e-12);
-    T_EQ_I(v.bound, 0);
-    T_STR(hostload_by_name(v.by), "link");
+    verdict_is(&v, 0, "link");
     hostload_wait(&v, 16.0, 10, 16);                /* 1 s each: 10% */
     T_NEAR(v.wait_share, 0.1, 1e-12);
-    T_EQ_I(v.bound, 1);
-    T_STR(hostload_by_name(v.by), "cpu");
+    verdict_is(&v, 1, "cpu");
     hostload_decide(&a, &b, 1.9, 10, 100, 2, 16, NAN, &v);
     hostload_wait(&v, NAN, 10, 16);                 /* a process did not know its own */
     T_EQ_I(v.bound, 0);
@@ -294,27 +290,17 @@ static void test_wait(void)
     T_EQ_I(v.bound, 0);
     /* Others used more than the job (0.16 of a core against its 0.04),
      * not enough for signals 1-3; the job's ranks waited: busy. */
-    memcpy(t1, t0, sizeof t1);
-    t1[0] += 100;
-    t1[2] += 100;
-    t1[3] += 1800;
-    b = sample(t1, 2);
+    b = after(t0, 100, 100, 1800, 0, 2);
     hostload_decide(&a, &b, 0.4, 10, 100, 2, 4, NAN, &v);
     T_EQ_I(v.bound, 0);
     hostload_wait(&v, 4.0, 10, 4);
-    T_EQ_I(v.bound, 1);
-    T_STR(hostload_by_name(v.by), "busy");
+    verdict_is(&v, 1, "busy");
     /* A verdict bound already keeps its reason. */
-    memcpy(t1, t0, sizeof t1);
-    t1[0] += 900;
-    t1[2] += 900;
-    t1[3] += 200;
-    b = sample(t1, 3);
+    b = after(t0, 900, 900, 200, 0, 3);
     hostload_decide(&a, &b, 17.5, 10, 100, 2, 4, NAN, &v);
     T_STR(hostload_by_name(v.by), "cpu");
     hostload_wait(&v, 0.0, 10, 4);
-    T_EQ_I(v.bound, 1);
-    T_STR(hostload_by_name(v.by), "cpu");
+    verdict_is(&v, 1, "cpu");
     T_NEAR(v.wait_share, 0.0, 1e-12);
 
     T_CASE("hostload-3.3", "this process's run delay reads (when the kernel keeps it) and never "

@@ -55,6 +55,41 @@ static int push(struct mode *m, uint32_t r, uint64_t step, uint64_t on, uint64_t
     return v->action;
 }
 
+/* mode_case: opens case id with m in mode kind (with its N) for k
+ * workers. mode_open: the mode alone. Both must open. */
+static void mode_open(struct mode *m, int kind, uint32_t n, int k);
+
+static void mode_case(const char *id, const char *name, struct mode *m, int kind, uint32_t n,
+                      int k)
+{
+    T_CASE(id, name);
+    mode_open(m, kind, n, k);
+}
+
+/* used_are: the step used three pushes, of these ranks in this order. */
+static void used_are(const struct mode_verdict *v, uint32_t a, uint32_t b, uint32_t c)
+{
+    T_EQ_U(v->nused, 3);
+    T_EQ_U(v->used[0], a);
+    T_EQ_U(v->used[1], b);
+    T_EQ_U(v->used[2], c);
+}
+
+/* mode_end: m destroyed, the case over. */
+static void mode_end(struct mode *m)
+{
+    mode_destroy(m);
+    T_END();
+}
+
+static void mode_open(struct mode *m, int kind, uint32_t n, int k)
+{
+    struct mode_cfg c = { kind, n };
+    char err[ERR_LEN];
+
+    T_EQ_I(mode_init(m, &c, k, 0, err), 0);
+}
+
 static void t_parse(void)
 {
     struct mode m;
@@ -99,15 +134,16 @@ static void t_parse(void)
     T_END();
 }
 
-static void t_sync(void)
+
+/* The modes one case each: sync (2.1), async (2.2), backup (2.5). */
+static void t_modes(void)
 {
     struct mode m;
-    struct mode_cfg c = { MODE_SYNC, 0 };
     struct mode_verdict v;
     char err[ERR_LEN];
 
-    T_CASE("mode-2.1", "sync: the K-th push completes the step; future and stale refused");
-    T_EQ_I(mode_init(&m, &c, 3, 0, err), 0);
+    mode_case("mode-2.1", "sync: the K-th push completes the step; future and stale refused",
+              &m, MODE_SYNC, 0, 3);
     T_EQ_I(push(&m, 2, 0, 0, 5, &v), MODE_WAIT);
     T_EQ_I(mode_push(&m, 2, 1, 0, 5, &v, err), ERR_PROTO_FIELD);  /* future */
     T_HAS(err, "worker 2");
@@ -115,27 +151,15 @@ static void t_sync(void)
     T_EQ_I(push(&m, 0, 0, 0, 6, &v), MODE_WAIT);
     T_EQ_I(mode_push(&m, 3, 0, 0, 5, &v, err), ERR_PROTO_RANK);
     T_EQ_I(push(&m, 1, 0, 0, 7, &v), MODE_STEP);
-    T_EQ_U(v.nused, 3);
-    T_EQ_U(v.used[0], 2);
-    T_EQ_U(v.used[1], 0);
-    T_EQ_U(v.used[2], 1);
+    used_are(&v, 2, 0, 1);
     T_EQ_U(v.batch, 18);
     T_EQ_U(v.version, 1);
     T_EQ_U(m.step, 1);
     T_EQ_I(mode_pull_ok(&m, 0), 1);
-    mode_destroy(&m);
-    T_END();
-}
+    mode_end(&m);
 
-static void t_async(void)
-{
-    struct mode m;
-    struct mode_cfg c = { MODE_ASYNC, 0 };
-    struct mode_verdict v;
-    char err[ERR_LEN];
-
-    T_CASE("mode-2.2", "async: each push applied alone; versions and staleness");
-    T_EQ_I(mode_init(&m, &c, 2, 0, err), 0);
+    mode_case("mode-2.2", "async: each push applied alone; versions and staleness",
+              &m, MODE_ASYNC, 0, 2);
     T_EQ_I(push(&m, 0, 0, 0, 4, &v), MODE_APPLY);
     T_EQ_U(v.version, 1);
     T_EQ_U(v.staleness, 0);
@@ -157,8 +181,24 @@ static void t_async(void)
     T_EQ_U(m.hist[0], 2);
     T_EQ_U(m.hist[1], 2);
     T_EQ_I(mode_pull_ok(&m, 0), 1);                 /* async holds no one */
-    mode_destroy(&m);
-    T_END();
+    mode_end(&m);
+
+    mode_case("mode-2.5", "backup:1 of 4: the first 3 pushes make the step, the late one dropped",
+              &m, MODE_BACKUP, 1, 4);
+    T_EQ_I(push(&m, 3, 0, 0, 2, &v), MODE_WAIT);
+    T_EQ_I(push(&m, 1, 0, 0, 3, &v), MODE_WAIT);
+    T_EQ_I(push(&m, 0, 0, 0, 4, &v), MODE_STEP);
+    used_are(&v, 3, 1, 0);
+    T_EQ_U(v.batch, 9);                             /* B of the used pushes only */
+    T_EQ_I(mode_push(&m, 0, 2, 1, 4, &v, err), ERR_PROTO_FIELD);  /* future */
+    T_EQ_I(push(&m, 2, 0, 0, 5, &v), MODE_DROP);    /* late for step 0 */
+    T_EQ_U(m.dropped, 1);
+    T_EQ_I(push(&m, 2, 1, 1, 5, &v), MODE_WAIT);    /* and on with step 1 */
+    T_EQ_I(push(&m, 0, 1, 1, 4, &v), MODE_WAIT);
+    T_EQ_I(push(&m, 1, 1, 1, 3, &v), MODE_STEP);
+    T_EQ_U(v.batch, 12);
+    T_EQ_U(v.version, 2);
+    mode_end(&m);
 }
 
 /* ssp_drive: K workers, worker `slow` takes `factor` ticks per step, the
@@ -212,15 +252,13 @@ static long ssp_drive(struct mode *m, uint32_t k, uint32_t slow, int factor, uin
 static void t_ssp(void)
 {
     struct mode m;
-    struct mode_cfg c = { MODE_SSP, 2 };
     struct mode_verdict v;
     char err[ERR_LEN];
     long held;
 
     T_CASE("mode-2.3", "ssp:2 with a 4x slow worker: pulls held, never more than 2 ahead");
     for (uint32_t n = 0; n <= 2; n++) {
-        c.n = n;
-        T_EQ_I(mode_init(&m, &c, 4, 0, err), 0);
+        mode_open(&m, MODE_SSP, n, 4);
         held = ssp_drive(&m, 4, 1, 4, 30, 7 + n);
         T_TRUE(held > 0);                   /* the slow one made SSP hold pulls */
         T_TRUE(m.max_lead <= n);
@@ -230,8 +268,7 @@ static void t_ssp(void)
     }
 
     T_CASE("mode-2.4", "ssp:1: a push beyond the bound fails with one line");
-    c.n = 1;
-    T_EQ_I(mode_init(&m, &c, 2, 0, err), 0);
+    mode_open(&m, MODE_SSP, 1, 2);
     T_EQ_I(push(&m, 0, 0, 0, 1, &v), MODE_APPLY);
     T_EQ_I(mode_pull_ok(&m, 0), 1);                 /* 1 ahead: allowed */
     T_EQ_I(push(&m, 0, 1, 1, 1, &v), MODE_APPLY);
@@ -243,43 +280,12 @@ static void t_ssp(void)
     T_EQ_I(push(&m, 1, 0, 0, 1, &v), MODE_APPLY);
     T_EQ_U(v.staleness, 2);
     T_EQ_I(mode_pull_ok(&m, 0), 1);                 /* the slowest moved */
-    mode_destroy(&m);
-    T_END();
-}
-
-static void t_backup(void)
-{
-    struct mode m;
-    struct mode_cfg c = { MODE_BACKUP, 1 };
-    struct mode_verdict v;
-    char err[ERR_LEN];
-
-    T_CASE("mode-2.5", "backup:1 of 4: the first 3 pushes make the step, the late one dropped");
-    T_EQ_I(mode_init(&m, &c, 4, 0, err), 0);
-    T_EQ_I(push(&m, 3, 0, 0, 2, &v), MODE_WAIT);
-    T_EQ_I(push(&m, 1, 0, 0, 3, &v), MODE_WAIT);
-    T_EQ_I(push(&m, 0, 0, 0, 4, &v), MODE_STEP);
-    T_EQ_U(v.nused, 3);
-    T_EQ_U(v.used[0], 3);
-    T_EQ_U(v.used[1], 1);
-    T_EQ_U(v.used[2], 0);
-    T_EQ_U(v.batch, 9);                             /* B of the used pushes only */
-    T_EQ_I(mode_push(&m, 0, 2, 1, 4, &v, err), ERR_PROTO_FIELD);  /* future */
-    T_EQ_I(push(&m, 2, 0, 0, 5, &v), MODE_DROP);    /* late for step 0 */
-    T_EQ_U(m.dropped, 1);
-    T_EQ_I(push(&m, 2, 1, 1, 5, &v), MODE_WAIT);    /* and on with step 1 */
-    T_EQ_I(push(&m, 0, 1, 1, 4, &v), MODE_WAIT);
-    T_EQ_I(push(&m, 1, 1, 1, 3, &v), MODE_STEP);
-    T_EQ_U(v.batch, 12);
-    T_EQ_U(v.version, 2);
-    mode_destroy(&m);
-    T_END();
+    mode_end(&m);
 }
 
 static void t_record(void)
 {
     struct mode m;
-    struct mode_cfg c = { MODE_BACKUP, 1 };
     struct mode_verdict v;
     char err[ERR_LEN], path[64], buf[512], line[160];
     FILE *f;
@@ -287,7 +293,7 @@ static void t_record(void)
 
     T_CASE("mode-3.1", "the record lists applied steps with their ranks and drops, in order");
     snprintf(path, sizeof path, "/tmp/test_mode.%d.rec", (int)getpid());
-    T_EQ_I(mode_init(&m, &c, 3, 0, err), 0);
+    mode_open(&m, MODE_BACKUP, 1, 3);
     push(&m, 2, 0, 0, 2, &v);
     push(&m, 0, 0, 0, 3, &v);
     push(&m, 1, 0, 0, 4, &v);
@@ -301,8 +307,7 @@ static void t_record(void)
     T_STR(buf, "# psring mode record 1\nmode backup:1 3\ns 1 0 5 2 0\nd 1 0\n");
     mode_destroy(&m);
 
-    c.kind = MODE_ASYNC;
-    T_EQ_I(mode_init(&m, &c, 2, 0, err), 0);
+    mode_open(&m, MODE_ASYNC, 1, 2);
     push(&m, 1, 0, 0, 2, &v);
     T_EQ_I(mode_sent(&m, 1), 0);
     push(&m, 0, 0, 0, 3, &v);
@@ -321,17 +326,14 @@ static void t_record(void)
     mode_hist_line(&m, line, sizeof line);
     T_HAS(line, "over 2 updates: mean 0.500, max 1;");
     T_HAS(line, " 0:1 1:1");
-    mode_destroy(&m);
-    T_END();
+    mode_end(&m);
 }
 
 int main(void)
 {
     t_parse();
-    t_sync();
-    t_async();
+    t_modes();
     t_ssp();
-    t_backup();
     t_record();
     return t_done();
 }

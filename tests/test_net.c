@@ -99,6 +99,15 @@ struct peer {
     char err[ERR_LEN];
 };
 
+/* peer_set: pe holds one job for peer_main on fd: send sbuf, receive into
+ * rbuf (or both), len bytes, over link (NULL: none). */
+static void peer_set(struct peer *pe, enum peer_job job, int fd, unsigned char *sbuf,
+                     unsigned char *rbuf, size_t len, struct link *link)
+{
+    *pe = (struct peer){ .job = job, .fd = fd, .sbuf = sbuf, .rbuf = rbuf, .len = len,
+                         .link = link };
+}
+
 static void *peer_main(void *arg)
 {
     struct peer *p = arg;
@@ -159,11 +168,7 @@ static void t_roundtrip(void)
     T_CASE("net-1.2", "8 MiB send_all/recv_all round trip returns the exact bytes");
     watch(60);
     if (pair_open(&p, "127.0.0.1") == 0) {
-        memset(&peer, 0, sizeof peer);
-        peer.job = JOB_ECHO;
-        peer.fd = p.b;
-        peer.rbuf = tmp;
-        peer.len = n;
+        peer_set(&peer, JOB_ECHO, p.b, NULL, tmp, n, NULL);
         pthread_create(&th, NULL, peer_main, &peer);
         T_EQ_I(net_send_all(p.a, out, n, NULL, 10.0, "echo", err), 0);
         T_EQ_I(net_recv_all(p.a, back, n, NULL, 10.0, "echo", err), 0);
@@ -222,16 +227,11 @@ static void t_idle(void)
      * 0.3 s timeout from firing although the whole wait is 0.5 s. */
     struct peer pe;
     pthread_t th;
-    memset(&pe, 0, sizeof pe);
     memset(buf, 1, sizeof buf);
     /* paced peer: 80 KiB at 160 KiB/s, 4 KiB pieces 25 ms apart, 0.5 s */
     T_EQ_I(link_init(&l, 163840.0, 0.0), 0);
     unsigned char *big = pattern(5u * 16384u, 3), *got = malloc(5u * 16384u);
-    pe.job = JOB_SEND;
-    pe.fd = p.a;
-    pe.sbuf = big;
-    pe.len = 5u * 16384u;
-    pe.link = &l;
+    peer_set(&pe, JOB_SEND, p.a, big, NULL, 5u * 16384u, &l);
     pthread_create(&th, NULL, peer_main, &pe);
     t0 = clock_now();
     T_EQ_I(net_recv_all(p.b, got, 5u * 16384u, NULL, 0.3, "trickle", err), 0);
@@ -340,13 +340,7 @@ static void sendrecv_both(size_t n, struct link *la, struct link *lb, const char
         T_TRUE(0);
         goto out;
     }
-    memset(&pe, 0, sizeof pe);
-    pe.job = JOB_SENDRECV;
-    pe.fd = p.b;
-    pe.sbuf = y;
-    pe.rbuf = xr;
-    pe.len = n;
-    pe.link = lb;
+    peer_set(&pe, JOB_SENDRECV, p.b, y, xr, n, lb);
     pthread_create(&th, NULL, peer_main, &pe);
     int rc = net_sendrecv(p.a, x, n, "peer b", p.a, yr, n, "peer b", la, 10.0, err);
     pthread_join(th, NULL);
@@ -430,11 +424,7 @@ static void t_paced(void)
     /* egress: the sender is paced, the receiver is not */
     T_EQ_I(link_init(&ls, rate, 0.0), 0);
     bound = (double)n / rate;
-    memset(&pe, 0, sizeof pe);
-    pe.job = JOB_RECV;
-    pe.fd = p.b;
-    pe.rbuf = got;
-    pe.len = n;
+    peer_set(&pe, JOB_RECV, p.b, NULL, got, n, NULL);
     pthread_create(&th, NULL, peer_main, &pe);
     t0 = clock_now();
     T_EQ_I(net_send_all(p.a, buf, n, &ls, 10.0, "b", err), 0);
@@ -450,11 +440,7 @@ static void t_paced(void)
     T_EQ_I(link_init(&lr, rate, 0.0), 0);
     bound = ((double)n - (double)link_piece(&lr)) / rate;
     memset(got, 0, n);
-    memset(&pe, 0, sizeof pe);
-    pe.job = JOB_SEND;
-    pe.fd = p.a;
-    pe.sbuf = buf;
-    pe.len = n;
+    peer_set(&pe, JOB_SEND, p.a, buf, NULL, n, NULL);
     t0 = clock_now();             /* before the sender starts: its bytes' stamps are later */
     pthread_create(&th, NULL, peer_main, &pe);
     T_EQ_I(net_recv_all(p.b, got, n, &lr, 10.0, "a", err), 0);
@@ -468,11 +454,7 @@ static void t_paced(void)
      * over from call to call (no call reads or writes a piece for free). */
     T_EQ_I(link_init(&ls, rate, 0.0), 0);
     bound = (double)n / rate;
-    memset(&pe, 0, sizeof pe);
-    pe.job = JOB_RECV;
-    pe.fd = p.b;
-    pe.rbuf = got;
-    pe.len = n;
+    peer_set(&pe, JOB_RECV, p.b, NULL, got, n, NULL);
     pthread_create(&th, NULL, peer_main, &pe);
     t0 = clock_now();
     for (size_t off = 0; off < n; off += 1000)
@@ -481,11 +463,7 @@ static void t_paced(void)
     T_LE(bound, clock_now() - t0);
     T_EQ_I(link_init(&lr, rate, 0.0), 0);
     bound = ((double)n - (double)link_piece(&lr)) / rate;
-    memset(&pe, 0, sizeof pe);
-    pe.job = JOB_SEND;
-    pe.fd = p.a;
-    pe.sbuf = buf;
-    pe.len = n;
+    peer_set(&pe, JOB_SEND, p.a, buf, NULL, n, NULL);
     t0 = clock_now();             /* before the sender starts: its bytes' stamps are later */
     pthread_create(&th, NULL, peer_main, &pe);
     for (size_t off = 0; off < n; off += 1000)
@@ -548,12 +526,7 @@ static void t_latency(void)
     T_EQ_I(pair_open(&p, "127.0.0.1"), 0);
     T_EQ_I(link_init(&la, 0.0, lat), 0);
     T_EQ_I(link_init(&lb, 0.0, lat), 0);
-    memset(&pe, 0, sizeof pe);
-    pe.job = JOB_ECHO;
-    pe.fd = p.b;
-    pe.rbuf = pong;
-    pe.len = sizeof ping;
-    pe.link = &lb;
+    peer_set(&pe, JOB_ECHO, p.b, NULL, pong, sizeof ping, &lb);
     for (int k = 0; k < 3; k++) {
         pthread_create(&th, NULL, peer_main, &pe);
         t0 = clock_now();

@@ -56,6 +56,18 @@ static struct proto_header good(uint16_t type)
     return proto_header_make(type, 1, 4, 9, 0, len);
 }
 
+/* expect_header: h's fields after magic and version are these. */
+static void expect_header(const struct proto_header *h, uint16_t type, uint32_t rank,
+                          uint32_t world, uint64_t step, uint64_t aux, uint64_t length)
+{
+    T_EQ_U(h->type, type);
+    T_EQ_U(h->rank, rank);
+    T_EQ_U(h->world, world);
+    T_EQ_U(h->step, step);
+    T_EQ_U(h->aux, aux);
+    T_EQ_U(h->length, length);
+}
+
 /* encode h, decode it under lim: the decoder's answer. */
 static int roundtrip(const struct proto_header *h, struct proto_limits lim,
                      struct proto_header *out)
@@ -85,18 +97,17 @@ static void put_le(uint8_t *p, uint64_t v, int n)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* A double and its IEEE-754 bits, both ways. */
+union bits { uint64_t u; double d; };
+
 static double from_bits(uint64_t bits)
 {
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
+    return (union bits){ .u = bits }.d;
 }
 
 static uint64_t to_bits(double d)
 {
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    return bits;
+    return (union bits){ .d = d }.u;
 }
 
 static struct proto_hello good_hello(void)
@@ -120,12 +131,7 @@ int main(void)
         struct proto_header h = proto_header_make(PROTO_CHUNK, 3, 5, 11, 2, 96);
         T_EQ_U(h.magic, PROTO_MAGIC);
         T_EQ_U(h.version, PROTO_VERSION);
-        T_EQ_U(h.type, PROTO_CHUNK);
-        T_EQ_U(h.rank, 3);
-        T_EQ_U(h.world, 5);
-        T_EQ_U(h.step, 11);
-        T_EQ_U(h.aux, 2);
-        T_EQ_U(h.length, 96);
+        expect_header(&h, PROTO_CHUNK, 3, 5, 11, 2, 96);
         proto_header_encode(&h, buf);
         T_TRUE(memcmp(buf, "PSRG", 4) == 0);    /* the magic reads as text */
     }
@@ -140,12 +146,7 @@ int main(void)
         T_EQ_I(rc, 0);
         T_EQ_U(out.magic, h.magic);
         T_EQ_U(out.version, h.version);
-        T_EQ_U(out.type, t);
-        T_EQ_U(out.rank, h.rank);
-        T_EQ_U(out.world, h.world);
-        T_EQ_U(out.step, h.step);
-        T_EQ_U(out.aux, h.aux);
-        T_EQ_U(out.length, h.length);
+        expect_header(&out, t, h.rank, h.world, h.step, h.aux, h.length);
     }
 
     T_CASE("proto-1.3", "each field at its documented offset, little-endian");
@@ -234,11 +235,7 @@ int main(void)
         rc = roundtrip(&h, std, &out);
         T_EQ_I(rc, ERR_PROTO_MAGIC);
         T_EQ_U(out.magic, 0xdeadbeef);
-        T_EQ_U(out.type, PROTO_PUSH);
-        T_EQ_U(out.rank, 1);
-        T_EQ_U(out.world, 4);
-        T_EQ_U(out.step, 12345);
-        T_EQ_U(out.length, UINT64_MAX);
+        expect_header(&out, PROTO_PUSH, 1, 4, 12345, 0, UINT64_MAX);
     }
 
     /* ------------------------------------------------------------ payloads */
@@ -263,12 +260,7 @@ int main(void)
         /* And back: the example decodes to what it says. */
         rc = proto_header_decode(push_example, &std, &out);
         T_EQ_I(rc, 0);
-        T_EQ_U(out.type, PROTO_PUSH);
-        T_EQ_U(out.rank, 2);
-        T_EQ_U(out.world, 4);
-        T_EQ_U(out.step, 7);
-        T_EQ_U(out.aux, 0);
-        T_EQ_U(out.length, 24);
+        expect_header(&out, PROTO_PUSH, 2, 4, 7, 0, 24);
         rc = proto_push_meta_decode(push_example + PROTO_HEADER_SIZE, 24, &mo);
         T_EQ_I(rc, 0);
         T_EQ_U(mo.examples, 512);

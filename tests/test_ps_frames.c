@@ -29,6 +29,7 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +160,14 @@ static int store_for(struct store *st, const struct session_cfg *c)
     return store_init(st, &sc, err);
 }
 
+/* store_case: opens case id with a fresh store for c in st. */
+static void store_case(const char *id, const char *name, struct store *st,
+                       const struct session_cfg *c)
+{
+    T_CASE(id, name);
+    T_EQ_I(store_for(st, c), 0);
+}
+
 static void t_session_hello(void)
 {
     struct session_cfg c = small_cfg();
@@ -169,9 +178,9 @@ static void t_session_hello(void)
     size_t len, used;
     int ev = -1, early = 0;
 
-    T_CASE("ps-frames-1.1", "a HELLO fed one byte at a time is one event at its last byte");
+    store_case("ps-frames-1.1", "a HELLO fed one byte at a time is one event at its last byte",
+               &st, &c);
     watch(20);
-    T_EQ_I(store_for(&st, &c), 0);
     session_open(&s, &c);
     len = hello_frame(buf, 1, &c, NULL);
     for (size_t i = 0; i < len; i++) {
@@ -220,9 +229,8 @@ static void t_session_hello(void)
     }
     T_END();
 
-    T_CASE("ps-frames-1.3", "PUSH before HELLO, a wrong K, an oversized length: refused "
-           "at the header, before any payload byte");
-    T_EQ_I(store_for(&st, &c), 0);
+    store_case("ps-frames-1.3", "PUSH before HELLO, a wrong K, an oversized length: refused "
+               "at the header, before any payload byte", &st, &c);
     session_open(&s, &c);
     len = frame(buf, PROTO_PUSH, 0, 2, 0, 0, 16 + 80);
     T_EQ_I(session_feed(&s, &st, buf, len, &used, err), ERR_PROTO_TYPE);
@@ -360,9 +368,8 @@ static void t_session_push(void)
     store_destroy(&st);
     T_END();
 
-    T_CASE("ps-frames-1.8", "buckets: a pass of pushes from the top down ([6,10) [2,6) [0,2)) "
-           "counts once and sums like one push; a bucket out of order is refused");
-    T_EQ_I(store_for(&st, &c), 0);
+    store_case("ps-frames-1.8", "buckets: a pass of pushes from the top down ([6,10) [2,6) [0,2)) "
+               "counts once and sums like one push; a bucket out of order is refused", &st, &c);
     joined(&s0, &c, &st, 0);
     joined(&s1, &c, &st, 1);
     {
@@ -397,9 +404,8 @@ static void t_session_push(void)
     store_destroy(&st);
     T_END();
 
-    T_CASE("ps-frames-1.6", "a connection lost mid-push fails the store naming worker and "
-           "step; lost after the last step is clean");
-    T_EQ_I(store_for(&st, &c), 0);
+    store_case("ps-frames-1.6", "a connection lost mid-push fails the store naming worker and "
+               "step; lost after the last step is clean", &st, &c);
     joined(&s0, &c, &st, 0);
     len = push_frame(buf, 0, 2, 0, 0, 4, g, 10);
     T_EQ_I(session_feed(&s0, &st, buf, 40 + 16 + 20, &used, err), SESSION_PUSH_BEGIN);
@@ -816,11 +822,15 @@ static void server_end(struct server *s)
     rmdir(s->dir);
 }
 
-/* server_up: start the case's server; when it does not start, the case
- * fails and ends here (0: running). */
-static int server_up(struct server *s, const char *const *args)
+/* server_up: start the case's server under a watchdog of watch_s
+ * seconds; when it does not start, the case fails and ends here (0:
+ * running). */
+static int server_up(struct server *s, const char *const *args, unsigned watch_s)
 {
-    int rc = server_start(s, args);
+    int rc;
+
+    watch(watch_s);
+    rc = server_start(s, args);
 
     T_EQ_I(rc, 0);
     if (rc != 0) {
@@ -839,6 +849,23 @@ static void server_exit_is(struct server *s, int want)
     T_EQ_I(rc, want);
     if (rc != want)
         printf("     server log:\n%s", s->log);
+}
+
+/* case_end: the case's clients (nfds descriptors, -1 for none) closed,
+ * its server gone, the case ended. */
+static void case_end(struct server *s, int nfds, ...)
+{
+    va_list ap;
+
+    va_start(ap, nfds);
+    for (int i = 0; i < nfds; i++) {
+        int fd = va_arg(ap, int);
+        if (fd >= 0)
+            close(fd);
+    }
+    va_end(ap);
+    server_end(s);
+    T_END();
 }
 
 /* ------------------------------------------------------- raw clients */
@@ -891,6 +918,15 @@ static int cl_send(int fd, const void *p, size_t n)
     if (rc != 0)
         printf("     send: %s\n", err);
     return rc;
+}
+
+/* cl_bye: BYE from rank of world after `step` steps, on fd. */
+static void cl_bye(int fd, uint32_t rank, uint32_t world, uint64_t step)
+{
+    unsigned char bye[PROTO_HEADER_SIZE];
+
+    frame(bye, PROTO_BYE, rank, world, step, 0, 0);
+    cl_send(fd, bye, sizeof bye);
 }
 
 /* cl_read: up to len bytes within timeout; bytes read (fewer: EOF), or -1
@@ -1147,22 +1183,14 @@ static void t_bad_connections(void)
             cl_send(fd, buf, PROTO_HEADER_SIZE);
             break;
         }
-        case 5:
-            m.n = N_ELEMS + 1;
-            cl_hello(fd, 1, 2, &m);
-            break;
-        case 6:
-            m.dtype = DTYPE_F32;
-            cl_hello(fd, 1, 2, &m);
-            break;
-        case 7:
-            cl_hello(fd, 1, 2, &m);
-            break;
-        case 8:
-            cl_hello(fd, 1, 3, &m);
-            break;
-        case 9:
-            cl_hello(fd, 0, 2, &m);
+        case 5: case 6: case 7: case 8: case 9:
+            /* HELLO: the wrong n, the wrong dtype, a stranger's (on a raw
+             * connection), K = 3, the taken rank 0 */
+            if (i == 5)
+                m.n = N_ELEMS + 1;
+            if (i == 6)
+                m.dtype = DTYPE_F32;
+            cl_hello(fd, i == 9 ? 0 : 1, i == 8 ? 3 : 2, &m);
             break;
         case 10:
             cl_push(fd, 1, 2, 0, 0, N_ELEMS, -1);
@@ -1203,7 +1231,6 @@ static void t_bad_connections(void)
     if (a >= 0 && b >= 0) {
         struct proto_header h;
         static unsigned char wbuf[N_ELEMS * 8];
-        unsigned char bye[PROTO_HEADER_SIZE];
 
         T_EQ_I(cl_push(a, 0, 2, 0, 0, N_ELEMS, -1), 0);
         T_EQ_I(cl_push(b, 1, 2, 0, 0, N_ELEMS, -1), 0);
@@ -1211,10 +1238,8 @@ static void t_bad_connections(void)
         T_EQ_U(h.type, PROTO_WEIGHTS);
         T_EQ_I(cl_recv(b, &h, wbuf, sizeof wbuf, WATCHDOG_S), 0);
         T_EQ_U(h.type, PROTO_WEIGHTS);
-        frame(bye, PROTO_BYE, 0, 2, 1, 0, 0);
-        cl_send(a, bye, sizeof bye);
-        frame(bye, PROTO_BYE, 1, 2, 1, 0, 0);
-        cl_send(b, bye, sizeof bye);
+        cl_bye(a, 0, 2, 1);
+        cl_bye(b, 1, 2, 1);
     }
     rc = server_wait(&s, WATCHDOG_S, &took);
     T_EQ_I(rc, 0);
@@ -1229,12 +1254,7 @@ static void t_bad_connections(void)
     }
     if (rc != 0)
         printf("     server log:\n%s", s.log);
-    if (a >= 0)
-        close(a);
-    if (b >= 0)
-        close(b);
-    server_end(&s);
-    T_END();
+    case_end(&s, 2, a, b);
 }
 
 /* A stranger that connects and says nothing is closed after --timeout,
@@ -1252,8 +1272,7 @@ static void t_silent_stranger(void)
 
     T_CASE("ps-frames-3.15", "connect and say nothing: ERROR and closed after --timeout, "
            "while the joined worker's steps go on; exit 0");
-    watch(90);
-    if (server_up(&s, args) != 0)
+    if (server_up(&s, args, 90) != 0)
         return;
     a = cl_join(&s, 0, 1);
     q = cl_open(&s);
@@ -1279,18 +1298,11 @@ static void t_silent_stranger(void)
     T_LE(0.5 * TMO_S, took);
     T_LE(took, WATCHDOG_S);
     if (ok && a >= 0) {
-        unsigned char bye[PROTO_HEADER_SIZE];
 
-        frame(bye, PROTO_BYE, 0, 1, 400, 0, 0);
-        cl_send(a, bye, sizeof bye);
+        cl_bye(a, 0, 1, 400);
     }
     server_exit_is(&s, 0);
-    if (a >= 0)
-        close(a);
-    if (q >= 0)
-        close(q);
-    server_end(&s);
-    T_END();
+    case_end(&s, 2, a, q);
 }
 
 /* ------------------------------------------------------------ 4.x */
@@ -1389,12 +1401,8 @@ static void t_full_run(void)
             T_EQ_I(bad, 0);
         }
     }
-    for (int k = 0; k < KK && ok; k++) {
-        unsigned char bye[PROTO_HEADER_SIZE];
-
-        frame(bye, PROTO_BYE, (uint32_t)k, KK, STEPS, 0, 0);
-        cl_send(fd[k], bye, sizeof bye);
-    }
+    for (int k = 0; k < KK && ok; k++)
+        cl_bye(fd[k], (uint32_t)k, KK, STEPS);
     rc = server_wait(&s, WATCHDOG_S, &took);
     T_EQ_I(rc, 0);
     T_HAS(s.log, "step 0 loss");
@@ -1452,7 +1460,6 @@ static void t_more_joins(void)
     const char *const args1[] = { SERVER_ARGS("1", "1"), NULL };
     static unsigned char wbuf[N_ELEMS * 8];
     static unsigned char both[PROTO_HEADER_SIZE + PROTO_HELLO_SIZE + sizeof push_buf];
-    unsigned char bye[PROTO_HEADER_SIZE];
     struct proto_hello m = good_hello();
     struct proto_header h;
     struct server s;
@@ -1461,8 +1468,7 @@ static void t_more_joins(void)
 
     T_CASE("ps-frames-3.16", "a rank that finished and left cannot join again: refused, the "
            "job is full; the run still ends with exit 0");
-    watch((unsigned)WATCHDOG_S + 20);
-    if (server_up(&s, args) != 0)
+    if (server_up(&s, args, (unsigned)WATCHDOG_S + 20) != 0)
         return;
     a = cl_join(&s, 0, 2);
     b = cl_join(&s, 1, 2);
@@ -1472,8 +1478,7 @@ static void t_more_joins(void)
         T_EQ_I(cl_push(b, 1, 2, 0, 0, N_ELEMS, -1), 0);
         T_EQ_I(cl_recv(a, &h, wbuf, sizeof wbuf, WATCHDOG_S), 0);
         T_EQ_I(cl_recv(b, &h, wbuf, sizeof wbuf, WATCHDOG_S), 0);
-        frame(bye, PROTO_BYE, 0, 2, 1, 0, 0);
-        cl_send(a, bye, sizeof bye);
+        cl_bye(a, 0, 2, 1);
         close(a);
         a = -1;
         clock_sleep_until(clock_now() + 0.2);       /* its close is seen */
@@ -1486,22 +1491,15 @@ static void t_more_joins(void)
             T_HAS(text, "job is full");
             close(q);
         }
-        frame(bye, PROTO_BYE, 1, 2, 1, 0, 0);
-        cl_send(b, bye, sizeof bye);
+        cl_bye(b, 1, 2, 1);
     }
     server_exit_is(&s, 0);
     T_HAS(s.log, "all 2 workers done");
-    if (a >= 0)
-        close(a);
-    if (b >= 0)
-        close(b);
-    server_end(&s);
-    T_END();
+    case_end(&s, 2, a, b);
 
     T_CASE("ps-frames-4.3", "HELLO and the first PUSH in one segment: WELCOME, then the "
            "weights; exit 0");
-    watch((unsigned)WATCHDOG_S + 20);
-    if (server_up(&s, args1) != 0)
+    if (server_up(&s, args1, (unsigned)WATCHDOG_S + 20) != 0)
         return;
     q = cl_open(&s);
     T_TRUE(q >= 0);
@@ -1521,14 +1519,10 @@ static void t_more_joins(void)
         T_EQ_I(cl_recv(q, &h, wbuf, sizeof wbuf, WATCHDOG_S), 0);
         T_EQ_U(h.type, PROTO_WEIGHTS);
         T_EQ_U(h.step, 0);
-        frame(bye, PROTO_BYE, 0, 1, 1, 0, 0);
-        cl_send(q, bye, sizeof bye);
+        cl_bye(q, 0, 1, 1);
     }
     server_exit_is(&s, 0);
-    if (q >= 0)
-        close(q);
-    server_end(&s);
-    T_END();
+    case_end(&s, 1, q);
 }
 
 /* ------------------------------------------------------------ 5.x */
@@ -1542,6 +1536,20 @@ enum fault {
     F_CUT, F_SILENT, F_CUT_SILENT, F_COUNT_OVER, F_COUNT_SUM,
 };
 
+/* half_push: worker 1 (on b) pushes step 0 whole, worker 0 (on a) the
+ * first half of its push. */
+static void half_push(int a, int b)
+{
+    static double g[N_ELEMS];
+    struct proto_push_meta m;
+    size_t len;
+
+    cl_push(b, 1, 2, 0, 0, N_ELEMS, -1);
+    grad_of(0, 2, 0, g, &m);
+    len = push_frame(push_buf, 0, 2, 0, 0, m.examples, g, N_ELEMS);
+    cl_send(a, push_buf, len / 2);
+}
+
 static void fault_run(const char *id, const char *name, enum fault act, const char *steps,
                       const char *const *want)
 {
@@ -1552,8 +1560,7 @@ static void fault_run(const char *id, const char *name, enum fault act, const ch
     char text[PROTO_TEXT_MAX + 1], addr[64];
 
     T_CASE(id, name);
-    watch((unsigned)WATCHDOG_S + 20);
-    if (server_up(&s, args) != 0)
+    if (server_up(&s, args, (unsigned)WATCHDOG_S + 20) != 0)
         return;
     a = cl_join(&s, 0, 2);
     b = cl_join(&s, 1, 2);
@@ -1607,43 +1614,24 @@ static void fault_run(const char *id, const char *name, enum fault act, const ch
     case F_SIZE:
         cl_push(a, 0, 2, 0, 0, N_ELEMS + 1, -1); /* one past the end */
         break;
-    case F_BYE_EARLY: {
-        unsigned char bye[PROTO_HEADER_SIZE];
-        frame(bye, PROTO_BYE, 0, 2, 0, 0, 0);
-        cl_send(a, bye, sizeof bye);
+    case F_BYE_EARLY:
+        cl_bye(a, 0, 2, 0);
         break;
-    }
-    case F_CUT: {
-        static double g[N_ELEMS];
-        struct proto_push_meta m;
-        size_t len;
-
-        cl_push(b, 1, 2, 0, 0, N_ELEMS, -1);
-        grad_of(0, 2, 0, g, &m);
-        len = push_frame(push_buf, 0, 2, 0, 0, m.examples, g, N_ELEMS);
-        cl_send(a, push_buf, len / 2);
+    case F_CUT:
+        half_push(a, b);
         clock_sleep_until(clock_now() + 0.05);
         close(a);
         a = -1;
         break;
-    }
     case F_SILENT:
         /* Worker 0 pushes, worker 1 says nothing (as if SIGSTOPped). */
         cl_push(a, 0, 2, 0, 0, N_ELEMS, -1);
         break;
-    case F_CUT_SILENT: {
+    case F_CUT_SILENT:
         /* Half a push, then silence with the connection open (as if
          * SIGSTOPped mid-push), while worker 1's push is complete. */
-        static double g[N_ELEMS];
-        struct proto_push_meta m;
-        size_t len;
-
-        cl_push(b, 1, 2, 0, 0, N_ELEMS, -1);
-        grad_of(0, 2, 0, g, &m);
-        len = push_frame(push_buf, 0, 2, 0, 0, m.examples, g, N_ELEMS);
-        cl_send(a, push_buf, len / 2);
+        half_push(a, b);
         break;
-    }
     }
     if (act != F_SILENT) {
         /* Worker 1, waiting for weights, is told the run failed. */
@@ -1673,12 +1661,7 @@ out:
         else
             T_HAS(s.log, "worker 1 (127.0.0.1:");
     }
-    if (a >= 0)
-        close(a);
-    if (b >= 0)
-        close(b);
-    server_end(&s);
-    T_END();
+    case_end(&s, 2, a, b);
 }
 
 static void t_faults(void)
@@ -1817,15 +1800,13 @@ static void t_server_stalled(void)
 {
     const char *const args[] = { SERVER_ARGS("1", "1"), NULL };
     static unsigned char wbuf[N_ELEMS * 8];
-    unsigned char bye[PROTO_HEADER_SIZE];
     struct proto_header h;
     struct server s;
     int a, rc;
 
     T_CASE("ps-frames-5.13", "the server stopped for 2.5 x --timeout while a push arrives: "
            "nobody is blamed, the step completes, exit 0");
-    watch((unsigned)WATCHDOG_S + 20);
-    if (server_up(&s, args) != 0)
+    if (server_up(&s, args, (unsigned)WATCHDOG_S + 20) != 0)
         return;
     a = cl_join(&s, 0, 1);
     T_TRUE(a >= 0);
@@ -1837,14 +1818,10 @@ static void t_server_stalled(void)
         rc = cl_recv(a, &h, wbuf, sizeof wbuf, WATCHDOG_S);
         T_EQ_I(rc, 0);
         T_EQ_U(h.type, PROTO_WEIGHTS);
-        frame(bye, PROTO_BYE, 0, 1, 1, 0, 0);
-        cl_send(a, bye, sizeof bye);
+        cl_bye(a, 0, 1, 1);
     }
     server_exit_is(&s, 0);
-    if (a >= 0)
-        close(a);
-    server_end(&s);
-    T_END();
+    case_end(&s, 1, a);
 }
 
 /* ================================================================ main */

@@ -9,7 +9,9 @@
  * K = 1..8, powers of two or not, pieces, bytes moved, the gathers of
  * coll.c); rd-2.x one transport facing fake partners played by the test:
  * every kind of bad frame, a closed or silent partner, ABORTs to relay, a
- * stranger at set-up (RELIABILITY.md, "ring only").
+ * stranger at set-up (RELIABILITY.md, "ring only"). The rig it shares with
+ * test_ring.c (threads, fake partners, frames, the common fault cases) is
+ * tests/fake_peer.h.
  */
 #include <errno.h>
 #include <math.h>
@@ -21,101 +23,35 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "coll/coll.h"
-#include "wire/auth.h"
-#include "coll/rd.h"
-#include "coll/xport_tcp.h"
 #include "check.h"
-#include "base/clock.h"
-#include "base/dtype.h"
-#include "base/err.h"
-#include "wire/link.h"
-#include "wire/net.h"
-#include "wire/proto.h"
-#include "base/rng.h"
-#include "base/vec.h"
+#include "coll/coll.h"
+#include "coll/rd.h"
+#include "fake_peer.h"
 
-#define MAXK 8
-#define T_S 0.6                 /* --timeout of the fault cases */
-#define WATCHDOG (3 * T_S + 10) /* a bound on "no hang", never a timing claim */
-#define LONG_T 30.0             /* --timeout where the case must not wait for it */
-
-enum fill { FILL_SMALL, FILL_RANDOM };
 enum op { OP_ALLREDUCE, OP_GATHER };
 
-struct job {
-    int rank, world, dtype;
-    size_t n, piece;
-    int fds[RD_PARTNERS_MAX];   /* attach: one per partner; open: unused */
-    int use_open, lfd;          /* open: the data listener */
-    const struct proto_peer *peers;
-    enum fill fill;
-    enum op op;
-    int rounds;
-    unsigned char *buf;
-    double gathered[MAXK * 2];
-    struct link link;
-    int rc;
-    char err[ERR_LEN];
-};
-
-/* The small integers every check can sum exactly, in f32 too. */
-static double small_value(int r, size_t i)
-{
-    return (double)((int)((r * 7 + i * 3) % 17) - 8);
-}
-
-static double random_value(int r, size_t i, uint64_t round)
-{
-    struct rng g;
-    rng_seed(&g, ((uint64_t)r << 40) ^ ((uint64_t)i << 8) ^ round ^ 0x5d);
-    return rng_normal(&g) * 100.0;
-}
-
+/* rd's inputs: FILL_SMALL or its own random values. */
 static double value(enum fill f, int r, size_t i, uint64_t round)
 {
-    return f == FILL_RANDOM ? random_value(r, i, round) : small_value(r, i);
+    return f == FILL_RANDOM ? random_value(r, i, round ^ 0x5d) : small_value(r, i);
 }
 
-static void fill(struct job *j, uint64_t round)
+static void fill(struct rank_job *j, uint64_t round)
 {
     for (size_t i = 0; i < j->n; i++)
         vec_set(j->buf, i, j->dtype, value(j->fill, j->rank, i, round));
 }
 
-static struct proto_peer fake_peers[MAXK];
-
-static void peers_init(void)
-{
-    for (int r = 0; r < MAXK; r++) {
-        fake_peers[r].port = (uint16_t)(41000 + r);
-        snprintf(fake_peers[r].addr, sizeof fake_peers[r].addr, "127.0.0.1");
-        fake_peers[r].addr_len = 9;
-    }
-}
-
 static void *rank_main(void *arg)
 {
-    struct job *j = arg;
-    struct xport_tcp_cfg cfg;
+    struct rank_job *j = arg;
     struct xport_plan plan;
     struct xport *x = NULL;
-    int rc = 0;
+    int rc;
 
-    memset(&cfg, 0, sizeof cfg);
-    cfg.rank = j->rank;
-    cfg.world = j->world;
-    cfg.lfd = j->lfd;
-    cfg.peers = j->peers ? j->peers : fake_peers;
     rd_plan(j->rank, j->world, &plan);
-    cfg.plan = &plan;
-    cfg.hello = (struct proto_hello){ j->n, (uint32_t)j->dtype, 2, 7, 1024 };
-    cfg.link = &j->link;
-    cfg.timeout = 10.0;
-    link_init(&j->link, 0, 0);
-    if (j->world > 1)
-        rc = j->use_open ? xport_tcp_open(&x, &cfg, j->err)
-                         : xport_tcp_attach(&x, &cfg, j->fds, j->err);
+    rc = job_connect(&x, &plan, j->rank, j->world, j->n, j->dtype, j->lfd, j->peers, j->fds,
+                     &j->link, 10.0, j->err);
     if (rc == 0 && j->op == OP_GATHER) {
         /* coll's gather over rd: every rank's two doubles, everywhere. */
         struct coll co;
@@ -155,33 +91,15 @@ static int index_of(const int *list, int n, int x)
 
 /* run_rd: K threads, partners connected by socketpairs (or, with lfds,
  * by xport_tcp_open on loopback); jobs[] filled in. */
-static int run_rd(struct job *jobs, int k, size_t n, int dtype, enum fill f, size_t piece,
-                  int rounds, enum op op, const int *lfds, const struct proto_peer *peers)
+static int run_rd(struct rank_job *jobs, int k, size_t n, int dtype, enum fill f, size_t piece,
+                  int rounds, int op, const int *lfds, const struct proto_peer *peers)
 {
-    pthread_t th[MAXK];
     int part[MAXK][RD_PARTNERS_MAX], np[MAXK];
 
-    for (int r = 0; r < k; r++) {
-        memset(&jobs[r], 0, sizeof jobs[r]);
-        jobs[r].rank = r;
-        jobs[r].world = k;
-        jobs[r].dtype = dtype;
-        jobs[r].n = n;
-        jobs[r].piece = piece;
-        jobs[r].fill = f;
-        jobs[r].op = op;
-        jobs[r].rounds = rounds;
-        jobs[r].use_open = lfds != NULL;
-        jobs[r].lfd = lfds ? lfds[r] : -1;
-        jobs[r].peers = peers;
-        jobs[r].buf = malloc(n * dtype_size(dtype) + 1);
-        if (!jobs[r].buf)
-            return -ENOMEM;
-        fill(&jobs[r], 0);
+    if (jobs_init(jobs, k, n, dtype, op, f, piece, rounds, lfds, peers, fill) != 0)
+        return -ENOMEM;
+    for (int r = 0; r < k; r++)
         np[r] = rd_partners(r, k, part[r]);
-        for (int i = 0; i < RD_PARTNERS_MAX; i++)
-            jobs[r].fds[i] = -1;
-    }
     for (int r = 0; !lfds && r < k; r++)
         for (int i = 0; i < np[r]; i++) {
             int q = part[r][i], sp[2], back = index_of(part[q], np[q], r);
@@ -192,33 +110,23 @@ static int run_rd(struct job *jobs, int k, size_t n, int dtype, enum fill f, siz
             jobs[r].fds[i] = sp[0];
             jobs[q].fds[back] = sp[1];
         }
-    for (int r = 0; r < k; r++)
-        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
-    for (int r = 0; r < k; r++)
-        pthread_join(th[r], NULL);
+    threads_run(rank_main, jobs, sizeof jobs[0], k);
     return 0;
-}
-
-static void free_jobs(struct job *jobs, int k)
-{
-    for (int r = 0; r < k; r++) {
-        free(jobs[r].buf);
-        jobs[r].buf = NULL;
-    }
 }
 
 /* tree_sum: element i summed the way rd.c does it (FOLD, then the
  * doubling tree, lower rank's part first), serially, in the dtype. */
-static double tree_sum(int k, size_t i, int dtype, enum fill f, uint64_t round)
+static double tree_sum(int k, size_t n, size_t i, int dtype, uint64_t round)
 {
     double d[MAXK];
     float s[MAXK];
     int p = 1;
 
+    (void)n;
     while (p * 2 <= k)
         p *= 2;
     for (int r = 0; r < k; r++) {
-        d[r] = value(f, r, i, round);
+        d[r] = value(FILL_RANDOM, r, i, round);
         s[r] = (float)d[r];
     }
     for (int r = 0; r < k - p; r++) {
@@ -239,185 +147,54 @@ static double tree_sum(int k, size_t i, int dtype, enum fill f, uint64_t round)
     return dtype == DTYPE_F32 ? (double)s[0] : d[0];
 }
 
-/* check_allreduce: every rank ok, equal to the expected sums (the closed
- * form for small values, rd's tree for random ones), and all ranks
- * bit-identical. Returns the number of wrong elements. */
-static size_t check_allreduce(struct job *jobs, int k, enum fill f, uint64_t round)
-{
-    size_t n = jobs[0].n, es = dtype_size(jobs[0].dtype), wrong = 0;
-
-    for (int r = 0; r < k; r++) {
-        if (jobs[r].rc != 0) {
-            T_EQ_I(jobs[r].rc, 0);
-            printf("     rank %d: %s\n", r, jobs[r].err);
-            return n ? n : 1;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        double want = 0.0;
-        if (f == FILL_RANDOM)
-            want = tree_sum(k, i, jobs[0].dtype, f, round);
-        else
-            for (int r = 0; r < k; r++)
-                want += small_value(r, i);
-        if (vec_get(jobs[0].buf, i, jobs[0].dtype) != want) {
-            if (wrong++ == 0)
-                printf("     K=%d n=%zu %s: element %zu = %.17g, want %.17g\n", k, n,
-                       dtype_name(jobs[0].dtype), i, vec_get(jobs[0].buf, i, jobs[0].dtype),
-                       want);
-        }
-    }
-    for (int r = 1; r < k; r++)
-        if (memcmp(jobs[r].buf, jobs[0].buf, n * es) != 0) {
-            printf("     K=%d n=%zu: rank %d differs from rank 0\n", k, n, r);
-            wrong++;
-        }
-    return wrong;
-}
-
 /* ---------------------------------------------------------- fake peers */
 
-/* A transport under test: rank 1 of 4, whose partners are rank 0 (round
- * 1, r XOR 1) and rank 3 (round 2, r XOR 2), socket ends the test holds. */
-struct single {
-    struct xport *x;
-    struct link link;
-    int end0, end3;             /* the test's ends: play rank 0 and rank 3 */
-    struct rd rd;
-};
-
-static int single_open(struct single *s, double timeout)
-{
-    struct xport_tcp_cfg cfg;
-    struct xport_plan plan;
-    int a[2], b[2], fds[2], partners[RD_PARTNERS_MAX];
-    char err[ERR_LEN];
-
-    memset(s, 0, sizeof *s);
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a) != 0 ||
-        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b) != 0)
-        return -errno;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.rank = 1;
-    cfg.world = 4;
-    cfg.peers = fake_peers;
-    rd_plan(1, 4, &plan);
-    cfg.plan = &plan;
-    if (rd_partners(1, 4, partners) != 2 || partners[0] != 0 || partners[1] != 3 ||
-        plan.npeers != 2 || plan.peer[0].rank != 0 || plan.peer[1].rank != 3)
-        return -1;
-    cfg.link = &s->link;
-    cfg.timeout = timeout;
-    link_init(&s->link, 0, 0);
-    s->end0 = a[0];
-    s->end3 = b[0];
-    fds[0] = a[1];
-    fds[1] = b[1];
-    if (xport_tcp_attach(&s->x, &cfg, fds, err) != 0)
-        return -1;
-    return rd_init(&s->rd, s->x, 1, 4, 0);
-}
+/* The transport under test: rank 1 of 4, whose partners are rank 0 (round
+ * 1, r XOR 1: end0) and rank 3 (round 2, r XOR 2: end_far). */
+static struct rd single_rd;
 
 static void single_close(struct single *s)
 {
-    rd_destroy(&s->rd);
-    xport_close(s->x);
-    if (s->end0 >= 0)
-        close(s->end0);
-    if (s->end3 >= 0)
-        close(s->end3);
-}
-
-/* put_part: a header saying `hlen` payload bytes, then `len` bytes. */
-static void put_part(int fd, uint16_t type, uint32_t rank, uint64_t step, uint64_t aux,
-                     uint64_t hlen, const void *pay, size_t len)
-{
-    uint8_t h[PROTO_HEADER_SIZE];
-    struct proto_header ph = proto_header_make(type, rank, 4, step, aux, hlen);
-    proto_header_encode(&ph, h);
-    if (write(fd, h, sizeof h) != (ssize_t)sizeof h || (len && write(fd, pay, len) != (ssize_t)len))
-        printf("     put_frame: short write\n");
-}
-
-static void put_frame(int fd, uint16_t type, uint32_t rank, uint64_t step, uint64_t aux,
-                      const void *pay, size_t len)
-{
-    put_part(fd, type, rank, step, aux, len, pay, len);
-}
-
-/* get_frame: read one frame the transport sent. 0 and the header;
- * payload into pay (cap bytes, NUL-terminated when it fits). */
-static int get_frame(int fd, struct proto_header *h, void *pay, size_t cap)
-{
-    struct proto_limits lim = { cap, 4, 0 };
-    uint8_t hb[PROTO_HEADER_SIZE];
-    int rc = net_recv_all(fd, hb, sizeof hb, NULL, 2.0, "test", NULL);
-
-    if (rc == 0)
-        rc = proto_header_decode(hb, &lim, h);
-    if (rc == 0)
-        rc = net_recv_all(fd, pay, (size_t)h->length, NULL, 2.0, "test", NULL);
-    if (rc == 0 && h->length < cap)
-        ((char *)pay)[h->length] = '\0';
-    return rc;
-}
-
-/* expect_abort: the next frame on fd (after our round-1 CHUNK, on rank 0's
- * end, when `chunk_first`) is ABORT(from rank 1, aux lost) containing text. */
-static void expect_abort(int fd, int chunk_first, int lost, const char *text)
-{
-    char pay[PROTO_TEXT_MAX + 1];
-    struct proto_header h;
-    int rc = get_frame(fd, &h, pay, sizeof pay);
-
-    T_EQ_I(rc, 0);
-    if (rc != 0)
-        return;
-    if (chunk_first) {
-        T_EQ_U(h.type, PROTO_CHUNK);
-        T_EQ_U(h.length, 64);           /* completed, all of it */
-        T_EQ_U(h.aux, 1);
-        rc = get_frame(fd, &h, pay, sizeof pay);
-        T_EQ_I(rc, 0);
-    }
-    T_EQ_U(h.type, PROTO_ABORT);
-    T_EQ_U(h.aux, (unsigned)lost);
-    T_EQ_U(h.rank, 1);
-    T_HAS(pay, text);
-}
-
-/* nothing_more: fd holds no further byte now. */
-static int nothing_more(int fd)
-{
-    char ch;
-    return recv(fd, &ch, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+    rd_destroy(&single_rd);
+    single_detach(s);
 }
 
 /* The all-reduce of 8 f64 under test (64 bytes): round 1 with rank 0. */
 static int single_allreduce(struct single *s, double *v, char *err)
 {
+    (void)s;
     for (int i = 0; i < 8; i++)
         v[i] = i + 1;
-    return rd_allreduce(&s->rd, v, 8, DTYPE_F64, err);
+    return rd_allreduce(&single_rd, v, 8, DTYPE_F64, err);
+}
+
+static int single_open(struct single *s, double timeout)
+{
+    struct xport_plan plan;
+    int partners[RD_PARTNERS_MAX];
+
+    rd_plan(1, 4, &plan);
+    if (rd_partners(1, 4, partners) != 2 || partners[0] != 0 || partners[1] != 3 ||
+        plan.npeers != 2 || plan.peer[0].rank != 0 || plan.peer[1].rank != 3)
+        return -1;
+    if (single_attach(s, &plan, 0, timeout) != 0)
+        return -1;
+    s->allreduce = single_allreduce;
+    s->close = single_close;
+    return rd_init(&single_rd, s->x, 1, 4, 0);
 }
 
 /* late3: rank 3 that knows better. It waits for the suspicion of rank 0
  * the rank under test sends it, then reports rank 2 lost. */
-struct late3 {
-    int fd;
-    const char *news;
-    int saw_suspicion;
-};
-
 static void *late3_main(void *arg)
 {
-    struct late3 *l = arg;
+    struct late *l = arg;
     char pay[PROTO_TEXT_MAX + 1];
     struct proto_header h;
 
-    if (get_frame(l->fd, &h, pay, sizeof pay) == 0)
+    if (get_frame(l->read_fd, &h, pay, sizeof pay) == 0)
         l->saw_suspicion = h.type == PROTO_ABORT && h.aux == 0 && strstr(pay, "lost rank 0");
-    put_frame(l->fd, PROTO_ABORT, 3, 0, 2, l->news, strlen(l->news));
+    put_frame(l->write_fd, PROTO_ABORT, 3, 0, 2, l->news, strlen(l->news));
     return NULL;
 }
 
@@ -514,10 +291,10 @@ static void *opener_main(void *arg)
 int main(void)
 {
     static const int dtypes[2] = { DTYPE_F32, DTYPE_F64 };
-    struct job jobs[MAXK];
+    struct rank_job jobs[MAXK];
     char err[ERR_LEN];
 
-    peers_init();
+    peers_init(41000);
 
     T_CASE("rd-1.1", "partners: XOR 2^s, the fold partner first, symmetric; step counts");
     for (int k = 1; k <= 64; k++) {
@@ -553,7 +330,7 @@ int main(void)
             for (int a = 0; a < 5; a++) {
                 T_EQ_I(run_rd(jobs, k, ns[a], dtypes[d], FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL,
                               NULL), 0);
-                T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0), 0);
+                T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0, tree_sum), 0);
                 free_jobs(jobs, k);
             }
     }
@@ -563,7 +340,7 @@ int main(void)
         for (int d = 0; d < 2; d++) {
             T_EQ_I(run_rd(jobs, k, 65539, dtypes[d], FILL_RANDOM, 0, 1, OP_ALLREDUCE, NULL,
                           NULL), 0);
-            T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0), 0);
+            T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0, tree_sum), 0);
             free_jobs(jobs, k);
         }
 
@@ -574,7 +351,7 @@ int main(void)
             for (int k = 2; k <= 6; k++) {
                 T_EQ_I(run_rd(jobs, k, 203, DTYPE_F64, FILL_RANDOM, pieces[p], 1, OP_ALLREDUCE,
                               NULL, NULL), 0);
-                T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0), 0);
+                T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0, tree_sum), 0);
                 free_jobs(jobs, k);
             }
     }
@@ -583,7 +360,7 @@ int main(void)
     for (int k = 4; k <= 7; k += 3) {
         T_EQ_I(run_rd(jobs, k, 100001, DTYPE_F32, FILL_RANDOM, 4096, 3, OP_ALLREDUCE, NULL,
                       NULL), 0);
-        T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 2), 0);
+        T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 2, tree_sum), 0);
         free_jobs(jobs, k);
     }
 
@@ -616,22 +393,8 @@ int main(void)
     }
 
     T_CASE("rd-1.7", "loopback listeners and HELLO (xport_tcp_open), K = 3, 5, 8");
-    for (int k = 3; k <= MAXK; k += k == 3 ? 2 : 3) {
-        struct proto_peer peers[MAXK];
-        int lfd[MAXK], port;
-        memset(peers, 0, sizeof peers);
-        for (int r = 0; r < k; r++) {
-            T_EQ_I(net_listen("127.0.0.1", 0, &lfd[r], &port, err), 0);
-            peers[r].port = (uint16_t)port;
-            strcpy(peers[r].addr, "127.0.0.1");
-            peers[r].addr_len = 9;
-        }
-        T_EQ_I(run_rd(jobs, k, 5000, DTYPE_F64, FILL_RANDOM, 0, 1, OP_ALLREDUCE, lfd, peers), 0);
-        T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0), 0);
-        for (int r = 0; r < k; r++)
-            close(lfd[r]);
-        free_jobs(jobs, k);
-    }
+    for (int k = 3; k <= MAXK; k += k == 3 ? 2 : 3)
+        over_listeners(k, run_rd, FILL_RANDOM, tree_sum);
 
     T_CASE("rd-1.8", "K = 1 and n = 0: no transport, nothing moves");
     {
@@ -657,7 +420,7 @@ int main(void)
     for (int k = 2; k <= MAXK; k += 3) {
         size_t wrong = 0;
         T_EQ_I(run_rd(jobs, k, 777, DTYPE_F32, FILL_SMALL, 0, 1, OP_GATHER, NULL, NULL), 0);
-        T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0), 0);
+        T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0, tree_sum), 0);
         for (int r = 0; r < k; r++)
             for (int q = 0; q < k; q++)
                 wrong += jobs[r].gathered[2 * q] != q * 10.0 + 0.5 ||
@@ -679,72 +442,26 @@ int main(void)
 
     /* ------------------------------------------ one rank, fake partners */
     {
-        static const struct {
-            const char *id, *name, *want;
-            uint16_t type;
-            uint32_t rank;
-            uint64_t step, aux, len;
-        } bad[] = {
-            { "rd-2.1", "a CHUNK from another rank on a partner's connection refused", "a frame from rank 2 on rank 0's connection", PROTO_CHUNK, 2, 0, 1, 64 },
-            { "rd-2.2", "a CHUNK of the wrong round refused", "round 2, expected round 1", PROTO_CHUNK, 0, 0, 2, 64 },
-            { "rd-2.3", "a CHUNK of the wrong size refused", "72 bytes in round 1, expected 64", PROTO_CHUNK, 0, 0, 1, 72 },
-            { "rd-2.4", "a CHUNK for the wrong step refused", "CHUNK for step 5", PROTO_CHUNK, 0, 5, 1, 64 },
-            { "rd-2.5", "a frame of the wrong type refused", "PUSH instead of CHUNK", PROTO_PUSH, 0, 0, 1, 16 + 64 },
+        static const struct bad_frame bad[] = {
+            { "rd-2.1", "a CHUNK from another rank on a partner's connection refused",
+              "a frame from rank 2 on rank 0's connection", PROTO_CHUNK, 2, 0, 1, 64 },
+            { "rd-2.2", "a CHUNK of the wrong round refused", "round 2, expected round 1",
+              PROTO_CHUNK, 0, 0, 2, 64 },
+            { "rd-2.3", "a CHUNK of the wrong size refused", "72 bytes in round 1, expected 64",
+              PROTO_CHUNK, 0, 0, 1, 72 },
+            { "rd-2.4", "a CHUNK for the wrong step refused", "CHUNK for step 5",
+              PROTO_CHUNK, 0, 5, 1, 64 },
+            { "rd-2.5", "a frame of the wrong type refused", "PUSH instead of CHUNK",
+              PROTO_PUSH, 0, 0, 1, 16 + 64 },
         };
-        for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
-            struct single s;
-            double v[8], pay[10] = { 0 };
-            char again[ERR_LEN];
-            T_CASE(bad[b].id, bad[b].name);
-            T_EQ_I(single_open(&s, T_S), 0);
-            put_frame(s.end0, bad[b].type, bad[b].rank, bad[b].step, bad[b].aux, pay,
-                      (size_t)bad[b].len);
-            T_TRUE(single_allreduce(&s, v, err) != 0);
-            T_HAS(err, "lost rank 0 (127.0.0.1:41000): sent a bad frame at step 0");
-            T_HAS(err, bad[b].want);
-            expect_abort(s.end3, 0, 0, "sent a bad frame");        /* told rank 3 */
-            /* Rank 0 gets our CHUNK, finished, and no ABORT: it is the one lost. */
-            {
-                struct proto_header h;
-                char text[PROTO_TEXT_MAX + 1];
-                T_EQ_I(get_frame(s.end0, &h, text, sizeof text), 0);
-                T_EQ_U(h.type, PROTO_CHUNK);
-                T_TRUE(nothing_more(s.end0));
-            }
-            T_TRUE(single_allreduce(&s, v, again) != 0);           /* stays failed */
-            T_STR(again, err);
-            single_close(&s);
-        }
+        bad_frames(bad, sizeof bad / sizeof bad[0], single_open, 1);
     }
 
-    T_CASE("rd-2.6", "bad magic from a partner refused before anything is read");
-    {
-        struct single s;
-        double v[8];
-        uint8_t junk[PROTO_HEADER_SIZE];
-        memset(junk, 'x', sizeof junk);
-        T_EQ_I(single_open(&s, T_S), 0);
-        T_EQ_I(write(s.end0, junk, sizeof junk), (int)sizeof junk);
-        T_EQ_I(single_allreduce(&s, v, err), ERR_PROTO_MAGIC);
-        T_HAS(err, "sent a bad frame at step 0: bad frame magic");
-        expect_abort(s.end3, 0, 0, "lost rank 0");
-        single_close(&s);
-    }
+    bad_magic("rd-2.6", "bad magic from a partner refused before anything is read",
+              single_open);
 
-    T_CASE("rd-2.7", "partner closes mid-frame: lost rank 0, at once, ABORT to rank 3");
-    {
-        struct single s;
-        double v[8], pay[4] = { 1.0 };
-        T_EQ_I(single_open(&s, LONG_T), 0);         /* EOF needs no timeout to be seen */
-        put_part(s.end0, PROTO_CHUNK, 0, 0, 1, 64, pay, 32);  /* 32 of 64 bytes */
-        s.end0 = (close(s.end0), -1);
-        double t0 = clock_now();
-        T_TRUE(single_allreduce(&s, v, err) != 0);
-        T_LE(clock_now() - t0, LONG_T / 2);                    /* no waiting */
-        T_STR(err, "lost rank 0 (127.0.0.1:41000): connection closed");
-        expect_abort(s.end3, 0, 0, "lost rank 0 (127.0.0.1:41000): connection closed (seen by rank 1)");
-        single_close(&s);
-    }
+    closed_mid_frame("rd-2.7", "partner closes mid-frame: lost rank 0, at once, ABORT to rank 3",
+                     single_open, 1, 64, 0);
 
     T_CASE("rd-2.8", "ABORT from a partner: reported, relayed to the others, not back");
     {
@@ -755,7 +472,7 @@ int main(void)
         put_frame(s.end0, PROTO_ABORT, 0, 0, 2, news, strlen(news));
         T_EQ_I(single_allreduce(&s, v, err), -ECONNABORTED);
         T_STR(err, "rank 0 reported: lost rank 2 (127.0.0.1:41002): connection closed (seen by rank 0)");
-        expect_abort(s.end3, 0, 2, news);
+        expect_abort(s.end_far, 0, 2, news);
         {
             struct proto_header h;
             char text[PROTO_TEXT_MAX + 1];
@@ -766,58 +483,26 @@ int main(void)
         single_close(&s);
     }
 
-    T_CASE("rd-2.9", "ABORT then close at once: the news is read, not a broken pipe");
-    {
-        struct single s;
-        double v[8];
-        const char *news = "rank 0 failed: step 3: NaN in the gradient";
-        T_EQ_I(single_open(&s, LONG_T), 0);
-        put_frame(s.end0, PROTO_ABORT, 0, 0, 0, news, strlen(news));
-        s.end0 = (close(s.end0), -1);
-        T_EQ_I(single_allreduce(&s, v, err), -ECONNABORTED);
-        T_STR(err, "rank 0 reported: rank 0 failed: step 3: NaN in the gradient");
-        expect_abort(s.end3, 0, 0, news);
-        single_close(&s);
-    }
+    abort_then_close("rd-2.9", "ABORT then close at once: the news is read, not a broken pipe",
+                     single_open, LONG_T, 0, "rank 0 failed: step 3: NaN in the gradient");
 
-    T_CASE("rd-2.10", "a silent partner: caught by --timeout, named, ABORT to rank 3");
-    {
-        struct single s;
-        double v[8];
-        T_EQ_I(single_open(&s, T_S), 0);
-        double t0 = clock_now();
-        T_EQ_I(single_allreduce(&s, v, err), ERR_TIMEOUT);
-        double dt = clock_now() - t0;
-        T_LE(T_S, dt);                                  /* the timeout, not sooner */
-        T_LE(dt, WATCHDOG);
-        T_HAS(err, "lost rank 0 (127.0.0.1:41000): no progress for 0.6 s");
-        expect_abort(s.end3, 0, 0, "no progress");
-        single_close(&s);
-    }
+    silent_partner("rd-2.10", "a silent partner: caught by --timeout, named, ABORT to rank 3",
+                   single_open);
 
     T_CASE("rd-2.11", "a suspicion corrected: rank 3 reports rank 2 while we listen; relayed to rank 0");
     {
         struct single s;
-        struct late3 l;
-        pthread_t th;
-        double v[8];
+        struct late l;
         char text[PROTO_TEXT_MAX + 1];
         struct proto_header h;
         T_EQ_I(single_open(&s, T_S), 0);
-        l.fd = s.end3;
-        l.news = "lost rank 2 (127.0.0.1:41002): no progress for 0.6 s (seen by rank 3)";
-        l.saw_suspicion = 0;
-        pthread_create(&th, NULL, late3_main, &l);
-        T_EQ_I(single_allreduce(&s, v, err), ERR_TIMEOUT);
-        pthread_join(th, NULL);
-        T_TRUE(l.saw_suspicion);                                   /* our suspicion... */
+        l.read_fd = l.write_fd = s.end_far;
+        with_late(&s, &l, late3_main,
+                  "lost rank 2 (127.0.0.1:41002): no progress for 0.6 s (seen by rank 3)", err);
         T_STR(err, "rank 3 reported: lost rank 2 (127.0.0.1:41002): no progress for 0.6 s (seen by rank 3)");
-        T_EQ_I(get_frame(s.end0, &h, text, sizeof text), 0);      /* ...corrected: rank 0 */
+        T_EQ_I(get_frame(s.end0, &h, text, sizeof text), 0);      /* corrected: rank 0 */
         T_EQ_U(h.type, PROTO_CHUNK);                               /* gets our CHUNK, then */
-        T_EQ_I(get_frame(s.end0, &h, text, sizeof text), 0);      /* rank 3's news */
-        T_EQ_U(h.type, PROTO_ABORT);
-        T_EQ_U(h.aux, 2);
-        T_STR(text, l.news);
+        expect_news(s.end0, 2, l.news);                            /* rank 3's news */
         single_close(&s);
     }
 
@@ -828,7 +513,7 @@ int main(void)
         T_EQ_I(single_open(&s, T_S), 0);
         T_EQ_I(xport_abort(s.x, "step 3: NaN in the gradient"), 0);
         expect_abort(s.end0, 0, 1, "rank 1 failed: step 3: NaN in the gradient");
-        expect_abort(s.end3, 0, 1, "rank 1 failed: step 3: NaN in the gradient");
+        expect_abort(s.end_far, 0, 1, "rank 1 failed: step 3: NaN in the gradient");
         T_TRUE(single_allreduce(&s, v, err) != 0);
         T_HAS(err, "rank 1 failed");
         single_close(&s);
@@ -845,7 +530,7 @@ int main(void)
         T_EQ_I(xport_begin(s.x, &st, err), ERR_USAGE);
         T_HAS(err, "rank 2");
         T_TRUE(nothing_more(s.end0));
-        T_TRUE(nothing_more(s.end3));
+        T_TRUE(nothing_more(s.end_far));
         single_close(&s);
     }
 

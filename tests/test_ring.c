@@ -9,7 +9,8 @@
  * phases alone, pieces, bytes moved); ring-2.x one transport facing a fake
  * neighbour played by the test: every kind of bad frame, a closed or
  * silent left, an ABORT to relay, a closed right (RELIABILITY.md, "ring
- * only").
+ * only"). The rig it shares with test_rd.c (threads, fake partners,
+ * frames, the common fault cases) is tests/fake_peer.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,55 +23,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "coll/ring.h"
-#include "coll/xport_tcp.h"
 #include "check.h"
-#include "base/clock.h"
-#include "base/dtype.h"
-#include "base/err.h"
-#include "wire/link.h"
-#include "wire/net.h"
-#include "wire/proto.h"
-#include "base/rng.h"
-#include "base/vec.h"
-
-#define MAXK 8
-#define T_S 0.6                 /* --timeout of the fault cases */
-#define WATCHDOG (3 * T_S + 10) /* a bound on "no hang", never a timing claim */
-#define LONG_T 30.0             /* --timeout where the case must not wait for it */
+#include "coll/ring.h"
+#include "fake_peer.h"
 
 enum op { OP_ALLREDUCE, OP_RS, OP_AG };
-enum fill { FILL_SMALL, FILL_RANDOM, FILL_OWN_CHUNK };
 
-struct job {
-    int rank, world, dtype;
-    size_t n, piece;
-    int left_fd, right_fd;      /* attach: the sockets; open: -1 */
-    int lfd;                    /* open: the data listener */
-    const struct proto_peer *peers;
-    enum op op;
-    enum fill fill;
-    int rounds;
-    unsigned char *buf;
-    struct link link;
-    int rc;
-    char err[ERR_LEN];
-};
-
-/* The small integers every check can sum exactly, in f32 too. */
-static double small_value(int r, size_t i)
-{
-    return (double)((int)((r * 7 + i * 3) % 17) - 8);
-}
-
-static double random_value(int r, size_t i, uint64_t round)
-{
-    struct rng g;
-    rng_seed(&g, ((uint64_t)r << 40) ^ ((uint64_t)i << 8) ^ round);
-    return rng_normal(&g) * 100.0;
-}
-
-static void fill(struct job *j, uint64_t round)
+static void fill(struct rank_job *j, uint64_t round)
 {
     size_t lo, hi;
 
@@ -85,44 +44,18 @@ static void fill(struct job *j, uint64_t round)
     }
 }
 
-static struct proto_peer fake_peers[MAXK];
-
-static void peers_init(void)
-{
-    for (int r = 0; r < MAXK; r++) {
-        fake_peers[r].port = (uint16_t)(41000 + r);
-        snprintf(fake_peers[r].addr, sizeof fake_peers[r].addr, "127.0.0.1");
-        fake_peers[r].addr_len = 9;
-    }
-}
-
 static void *rank_main(void *arg)
 {
-    struct job *j = arg;
-    struct xport_tcp_cfg cfg;
+    struct rank_job *j = arg;
     struct xport_plan plan;
     struct xport *t = NULL;
     struct ring ring;
-    int rc, fds[2] = { j->right_fd, j->left_fd };   /* ring_plan's order */
+    int rc;
 
-    memset(&cfg, 0, sizeof cfg);
-    cfg.rank = j->rank;
-    cfg.world = j->world;
-    cfg.lfd = j->lfd;
-    cfg.peers = j->peers ? j->peers : fake_peers;
     if (j->world > 1)
         ring_plan(j->rank, j->world, &plan);
-    cfg.plan = &plan;
-    cfg.hello = (struct proto_hello){ j->n, (uint32_t)j->dtype, 2, 7, 1024 };
-    cfg.link = &j->link;
-    cfg.timeout = 10.0;
-    link_init(&j->link, 0, 0);
-    if (j->world == 1)
-        rc = 0;
-    else if (j->left_fd >= 0)
-        rc = xport_tcp_attach(&t, &cfg, fds, j->err);
-    else
-        rc = xport_tcp_open(&t, &cfg, j->err);
+    rc = job_connect(&t, &plan, j->rank, j->world, j->n, j->dtype, j->lfd, j->peers, j->fds,
+                     &j->link, 10.0, j->err);
     if (rc == 0)
         rc = ring_init(&ring, t, j->rank, j->world, j->piece);
     for (int k = 0; rc == 0 && k < j->rounds; k++) {
@@ -142,53 +75,36 @@ static void *rank_main(void *arg)
     return NULL;
 }
 
-/* run_ring: K threads on a socketpair ring; jobs[] filled in. */
-static int run_ring(struct job *jobs, int k, size_t n, int dtype, enum op op, enum fill f,
-                    size_t piece, int rounds)
+/* run_ring_on: K threads on a socketpair ring (or, with lfds, on loopback
+ * listeners and HELLO); jobs[] filled in. run_ring: on socketpairs. */
+static int run_ring_on(struct rank_job *jobs, int k, size_t n, int dtype, enum fill f,
+                       size_t piece, int rounds, int op, const int *lfds,
+                       const struct proto_peer *peers)
 {
-    pthread_t th[MAXK];
     int sp[MAXK][2];
 
-    for (int r = 0; r < k; r++) {
-        memset(&jobs[r], 0, sizeof jobs[r]);
-        jobs[r].rank = r;
-        jobs[r].world = k;
-        jobs[r].dtype = dtype;
-        jobs[r].n = n;
-        jobs[r].piece = piece;
-        jobs[r].op = op;
-        jobs[r].fill = f;
-        jobs[r].rounds = rounds;
-        jobs[r].lfd = -1;
-        jobs[r].buf = malloc(n * dtype_size(dtype) + 1);
-        if (!jobs[r].buf)
-            return -ENOMEM;
-        fill(&jobs[r], 0);
-        if (k > 1 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp[r]) != 0)
+    if (jobs_init(jobs, k, n, dtype, op, f, piece, rounds, lfds, peers, fill) != 0)
+        return -ENOMEM;
+    for (int r = 0; !lfds && k > 1 && r < k; r++)
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp[r]) != 0)
             return -errno;
+    for (int r = 0; !lfds && k > 1 && r < k; r++) {
+        jobs[r].fds[0] = sp[r][0];                      /* right, then left: ring_plan's order */
+        jobs[r].fds[1] = sp[(r + k - 1) % k][1];
     }
-    for (int r = 0; r < k; r++) {
-        jobs[r].right_fd = k > 1 ? sp[r][0] : -1;
-        jobs[r].left_fd = k > 1 ? sp[(r + k - 1) % k][1] : -1;
-    }
-    for (int r = 0; r < k; r++)
-        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
-    for (int r = 0; r < k; r++)
-        pthread_join(th[r], NULL);
+    threads_run(rank_main, jobs, sizeof jobs[0], k);
     return 0;
 }
 
-static void free_jobs(struct job *jobs, int k)
+static int run_ring(struct rank_job *jobs, int k, size_t n, int dtype, enum op op, enum fill f,
+                    size_t piece, int rounds)
 {
-    for (int r = 0; r < k; r++) {
-        free(jobs[r].buf);
-        jobs[r].buf = NULL;
-    }
+    return run_ring_on(jobs, k, n, dtype, f, piece, rounds, (int)op, NULL, NULL);
 }
 
 /* The sum over ranks of element i, in the ring's order for chunk c:
  * rank c+1 first, then c+2, ..., c (ring.c, DETERMINISM). */
-static double ring_order_sum(int k, size_t n, size_t i, int dtype, enum fill f, uint64_t round)
+static double ring_order_sum(int k, size_t n, size_t i, int dtype, uint64_t round)
 {
     size_t lo, hi;
     int c = 0;
@@ -201,151 +117,63 @@ static double ring_order_sum(int k, size_t n, size_t i, int dtype, enum fill f, 
     if (dtype == DTYPE_F32) {
         float acc = 0.0f;
         for (int s = 1; s <= k; s++) {
-            int r = (c + s) % k;
-            float v = (float)(f == FILL_RANDOM ? random_value(r, i, round) : small_value(r, i));
+            float v = (float)random_value((c + s) % k, i, round);
             acc = s == 1 ? v : acc + v;
         }
         return acc;
     }
     double acc = 0.0;
     for (int s = 1; s <= k; s++) {
-        int r = (c + s) % k;
-        double v = f == FILL_RANDOM ? random_value(r, i, round) : small_value(r, i);
+        double v = random_value((c + s) % k, i, round);
         acc = s == 1 ? v : acc + v;
     }
     return acc;
 }
 
-/* check_allreduce: every rank ok, equal to the expected sums, and all
- * ranks bit-identical. Returns the number of wrong elements. */
-static size_t check_allreduce(struct job *jobs, int k, enum fill f, uint64_t round)
+/* check_phase: one phase alone, K 1..8, f32 and f64, n = n0 + K: after
+ * the reduce-scatter (OP_RS) rank r holds the sum of chunk r; after the
+ * all-gather (OP_AG, each rank's input its own chunk) every rank holds
+ * every rank's chunk. */
+static void check_phase(struct rank_job *jobs, enum op op, size_t n0)
 {
-    size_t n = jobs[0].n, es = dtype_size(jobs[0].dtype), wrong = 0;
+    static const int dtypes[2] = { DTYPE_F32, DTYPE_F64 };
 
-    for (int r = 0; r < k; r++) {
-        if (jobs[r].rc != 0) {
-            T_EQ_I(jobs[r].rc, 0);
-            printf("     rank %d: %s\n", r, jobs[r].err);
-            return n ? n : 1;
+    for (int k = 1; k <= MAXK; k++)
+        for (int d = 0; d < 2; d++) {
+            size_t n = n0 + (size_t)k, lo, hi, wrong = 0;
+            enum fill f = op == OP_RS ? FILL_SMALL : FILL_OWN_CHUNK;
+            T_EQ_I(run_ring(jobs, k, n, dtypes[d], op, f, 0, 1), 0);
+            for (int r = 0; r < k; r++) {
+                T_EQ_I(jobs[r].rc, 0);
+                for (int c = 0; c < k; c++) {
+                    if (op == OP_RS && c != r)
+                        continue;       /* the reduce-scatter: its own chunk only */
+                    ring_chunk(n, k, c, &lo, &hi);
+                    for (size_t i = lo; i < hi; i++) {
+                        double want = op == OP_AG ? small_value(c, i) : 0;
+                        for (int q = 0; op == OP_RS && q < k; q++)
+                            want += small_value(q, i);
+                        wrong += vec_get(jobs[r].buf, i, dtypes[d]) != want;
+                    }
+                }
+            }
+            T_EQ_U(wrong, 0);
+            free_jobs(jobs, k);
         }
-    }
-    for (size_t i = 0; i < n; i++) {
-        double want = f == FILL_RANDOM ? ring_order_sum(k, n, i, jobs[0].dtype, f, round) : 0.0;
-        if (f == FILL_SMALL)
-            for (int r = 0; r < k; r++)
-                want += small_value(r, i);
-        if (vec_get(jobs[0].buf, i, jobs[0].dtype) != want) {
-            if (wrong++ == 0)
-                printf("     K=%d n=%zu %s: element %zu = %.17g, want %.17g\n", k, n,
-                       dtype_name(jobs[0].dtype), i, vec_get(jobs[0].buf, i, jobs[0].dtype),
-                       want);
-        }
-    }
-    for (int r = 1; r < k; r++)
-        if (memcmp(jobs[r].buf, jobs[0].buf, n * es) != 0) {
-            printf("     K=%d n=%zu: rank %d differs from rank 0\n", k, n, r);
-            wrong++;
-        }
-    return wrong;
 }
 
 /* ---------------------------------------------------------- fake peers */
 
-/* A transport under test: rank 1 of 4, whose left (rank 0) and right
- * (rank 2) are socket ends the test holds; rank 3 is further away. */
-struct single {
-    struct xport *t;
-    struct link link;
-    int left_end, right_end;    /* the test's ends: write as rank 0, read as rank 2 */
-    struct ring ring;
-};
-
-static int single_open(struct single *s, double timeout)
-{
-    struct xport_tcp_cfg cfg;
-    struct xport_plan plan;
-    int a[2], b[2], fds[2];
-    char err[ERR_LEN];
-
-    memset(s, 0, sizeof *s);
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a) != 0 ||
-        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b) != 0)
-        return -errno;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.rank = 1;
-    cfg.world = 4;
-    cfg.peers = fake_peers;
-    ring_plan(1, 4, &plan);
-    cfg.plan = &plan;
-    cfg.link = &s->link;
-    cfg.timeout = timeout;
-    link_init(&s->link, 0, 0);
-    s->left_end = a[0];
-    s->right_end = b[1];
-    fds[0] = b[0];              /* the right, then the left: ring_plan's order */
-    fds[1] = a[1];
-    if (xport_tcp_attach(&s->t, &cfg, fds, err) != 0)
-        return -1;
-    return ring_init(&s->ring, s->t, 1, 4, 0);
-}
-
-static void single_close(struct single *s)
-{
-    ring_destroy(&s->ring);
-    xport_close(s->t);
-    if (s->left_end >= 0)
-        close(s->left_end);
-    close(s->right_end);
-}
-
-/* put_frame: a header saying `hlen` payload bytes, then the `len` bytes
- * at pay, written as the fake left. */
-static void put_part(int fd, uint16_t type, uint32_t rank, uint64_t step, uint64_t aux,
-                     uint64_t hlen, const void *pay, size_t len)
-{
-    uint8_t h[PROTO_HEADER_SIZE];
-    struct proto_header ph = proto_header_make(type, rank, 4, step, aux, hlen);
-    proto_header_encode(&ph, h);
-    if (write(fd, h, sizeof h) != (ssize_t)sizeof h || (len && write(fd, pay, len) != (ssize_t)len))
-        printf("     put_frame: short write\n");
-}
-
-static void put_frame(int fd, uint16_t type, uint32_t rank, uint64_t step, uint64_t aux,
-                      const void *pay, size_t len)
-{
-    put_part(fd, type, rank, step, aux, len, pay, len);
-}
-
-/* get_frame: read one frame the transport sent to its right (or left).
- * Returns 0 and the header; payload into pay (cap bytes). */
-static int get_frame(int fd, struct proto_header *h, void *pay, size_t cap)
-{
-    struct proto_limits lim = { cap, 4, 0 };
-    uint8_t hb[PROTO_HEADER_SIZE];
-    int rc = net_recv_all(fd, hb, sizeof hb, NULL, 2.0, "test", NULL);
-
-    if (rc == 0)
-        rc = proto_header_decode(hb, &lim, h);
-    if (rc == 0)
-        rc = net_recv_all(fd, pay, (size_t)h->length, NULL, 2.0, "test", NULL);
-    if (rc == 0 && h->length < cap)
-        ((char *)pay)[h->length] = '\0';
-    return rc;
-}
-
-static int get_frame(int fd, struct proto_header *h, void *pay, size_t cap);
+/* The transport under test: rank 1 of 4, whose left (rank 0: end0) and
+ * right (rank 2: end_far) are socket ends the test holds; rank 3 is
+ * further away. */
+static struct ring single_ring;
 
 /* late: a left neighbour that was only slow. It waits until the rank
  * under test has timed out and sent its suspicion of rank 0 to the right
  * (our CHUNK, finished, then ABORT(lost 0): the test reads them as rank
  * 2), then finishes its own chunk (8 more bytes) and sends its ABORT(lost
  * rank 3). No sleeps: each side waits for the other's bytes. */
-struct late {
-    int left_fd, right_fd;
-    const char *news;
-    int saw_suspicion;
-};
-
 static void *late_main(void *arg)
 {
     struct late *l = arg;
@@ -353,15 +181,15 @@ static void *late_main(void *arg)
     struct proto_header h;
     double rest = 0;
 
-    while (get_frame(l->right_fd, &h, pay, sizeof pay) == 0) {
+    while (get_frame(l->read_fd, &h, pay, sizeof pay) == 0) {
         if (h.type == PROTO_ABORT) {
             l->saw_suspicion = h.aux == 0 && strstr(pay, "lost rank 0") != NULL;
             break;
         }
     }
-    if (write(l->left_fd, &rest, sizeof rest) != (ssize_t)sizeof rest)
+    if (write(l->write_fd, &rest, sizeof rest) != (ssize_t)sizeof rest)
         printf("     late: short write\n");
-    put_frame(l->left_fd, PROTO_ABORT, 0, 0, 3, l->news, strlen(l->news));
+    put_frame(l->write_fd, PROTO_ABORT, 0, 0, 3, l->news, strlen(l->news));
     return NULL;
 }
 
@@ -369,40 +197,39 @@ static void *late_main(void *arg)
  * Rank 1's first step sends chunk 0 and receives chunk 3 (ring.c's table). */
 static int single_allreduce(struct single *s, double *v, char *err)
 {
+    (void)s;
     for (int i = 0; i < 8; i++)
         v[i] = i + 1;
-    return ring_allreduce(&s->ring, v, 8, DTYPE_F64, err);
+    return ring_allreduce(&single_ring, v, 8, DTYPE_F64, err);
 }
 
-/* expect_abort_right: after a failure, the right end holds our first CHUNK
- * (completed) and then an ABORT naming `lost`. */
-static void expect_abort_right(struct single *s, int lost, const char *text)
+static void single_close(struct single *s)
 {
-    char pay[PROTO_TEXT_MAX + 1];
-    struct proto_header h;
-    int rc = get_frame(s->right_end, &h, pay, sizeof pay);
-
-    T_EQ_I(rc, 0);
-    if (rc != 0)
-        return;
-    if (h.type == PROTO_CHUNK) {
-        T_EQ_U(h.length, 16);           /* completed, all of it */
-        rc = get_frame(s->right_end, &h, pay, sizeof pay);
-        T_EQ_I(rc, 0);
-    }
-    T_EQ_U(h.type, PROTO_ABORT);
-    T_EQ_U(h.aux, (unsigned)lost);
-    T_EQ_U(h.rank, 1);
-    T_HAS(pay, text);
+    ring_destroy(&single_ring);
+    single_detach(s);
 }
+
+static int single_open(struct single *s, double timeout)
+{
+    struct xport_plan plan;
+
+    ring_plan(1, 4, &plan);
+    if (single_attach(s, &plan, 1, timeout) != 0)       /* the right, then the left */
+        return -1;
+    s->far_chunk = 16;          /* our first CHUNK may reach the right first */
+    s->allreduce = single_allreduce;
+    s->close = single_close;
+    return ring_init(&single_ring, s->x, 1, 4, 0);
+}
+
 
 int main(void)
 {
     static const int dtypes[2] = { DTYPE_F32, DTYPE_F64 };
-    struct job jobs[MAXK];
+    struct rank_job jobs[MAXK];
     char err[ERR_LEN];
 
-    peers_init();
+    peers_init(41000);
 
     T_CASE("ring-1.1", "chunk bounds: contiguous, cover [0,n), sizes differ by <= 1");
     {
@@ -440,7 +267,7 @@ int main(void)
         for (int d = 0; d < 2; d++)
             for (int a = 0; a < 6; a++) {
                 T_EQ_I(run_ring(jobs, k, ns[a], dtypes[d], OP_ALLREDUCE, FILL_SMALL, 0, 1), 0);
-                T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0), 0);
+                T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0, ring_order_sum), 0);
                 free_jobs(jobs, k);
             }
     }
@@ -449,45 +276,15 @@ int main(void)
     for (int k = 2; k <= MAXK; k += 3)
         for (int d = 0; d < 2; d++) {
             T_EQ_I(run_ring(jobs, k, 65539, dtypes[d], OP_ALLREDUCE, FILL_RANDOM, 0, 1), 0);
-            T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0), 0);
+            T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0, ring_order_sum), 0);
             free_jobs(jobs, k);
         }
 
     T_CASE("ring-1.4", "reduce-scatter alone: rank r holds the sum of chunk r");
-    for (int k = 1; k <= MAXK; k++)
-        for (int d = 0; d < 2; d++) {
-            size_t n = 1000 + (size_t)k, lo, hi, wrong = 0;
-            T_EQ_I(run_ring(jobs, k, n, dtypes[d], OP_RS, FILL_SMALL, 0, 1), 0);
-            for (int r = 0; r < k; r++) {
-                T_EQ_I(jobs[r].rc, 0);
-                ring_chunk(n, k, r, &lo, &hi);
-                for (size_t i = lo; i < hi; i++) {
-                    double want = 0;
-                    for (int q = 0; q < k; q++)
-                        want += small_value(q, i);
-                    wrong += vec_get(jobs[r].buf, i, dtypes[d]) != want;
-                }
-            }
-            T_EQ_U(wrong, 0);
-            free_jobs(jobs, k);
-        }
+    check_phase(jobs, OP_RS, 1000);
 
     T_CASE("ring-1.5", "all-gather alone: every rank gets every rank's own chunk");
-    for (int k = 1; k <= MAXK; k++)
-        for (int d = 0; d < 2; d++) {
-            size_t n = 777 + (size_t)k, lo, hi, wrong = 0;
-            T_EQ_I(run_ring(jobs, k, n, dtypes[d], OP_AG, FILL_OWN_CHUNK, 0, 1), 0);
-            for (int r = 0; r < k; r++) {
-                T_EQ_I(jobs[r].rc, 0);
-                for (int c = 0; c < k; c++) {
-                    ring_chunk(n, k, c, &lo, &hi);
-                    for (size_t i = lo; i < hi; i++)
-                        wrong += vec_get(jobs[r].buf, i, dtypes[d]) != small_value(c, i);
-                }
-            }
-            T_EQ_U(wrong, 0);
-            free_jobs(jobs, k);
-        }
+    check_phase(jobs, OP_AG, 777);
 
     T_CASE("ring-1.6", "tiny staging pieces (1 and 3 elements): same sums");
     {
@@ -495,14 +292,14 @@ int main(void)
         for (int p = 0; p < 2; p++)
             for (int k = 2; k <= 5; k++) {
                 T_EQ_I(run_ring(jobs, k, 203, DTYPE_F64, OP_ALLREDUCE, FILL_RANDOM, pieces[p], 1), 0);
-                T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0), 0);
+                T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0, ring_order_sum), 0);
                 free_jobs(jobs, k);
             }
     }
 
     T_CASE("ring-1.7", "three all-reduces in a row on one ring (step numbers advance)");
     T_EQ_I(run_ring(jobs, 4, 1001, DTYPE_F32, OP_ALLREDUCE, FILL_RANDOM, 64, 3), 0);
-    T_EQ_U(check_allreduce(jobs, 4, FILL_RANDOM, 2), 0);
+    T_EQ_U(check_allreduce(jobs, 4, FILL_RANDOM, 2, ring_order_sum), 0);
     free_jobs(jobs, 4);
 
     T_CASE("ring-1.8", "bytes moved per rank: 2(K-1) chunks plus one header per step");
@@ -531,56 +328,26 @@ int main(void)
     }
 
     T_CASE("ring-1.9", "loopback listeners and HELLO (xport_tcp_open), K = 3 and 2");
-    for (int k = 3; k >= 2; k--) {
-        struct proto_peer peers[MAXK];
-        pthread_t th[MAXK];
-        int lfd[MAXK], port;
-        memset(peers, 0, sizeof peers);
-        for (int r = 0; r < k; r++) {
-            T_EQ_I(net_listen("127.0.0.1", 0, &lfd[r], &port, err), 0);
-            peers[r].port = (uint16_t)port;
-            strcpy(peers[r].addr, "127.0.0.1");
-            peers[r].addr_len = 9;
-            memset(&jobs[r], 0, sizeof jobs[r]);
-            jobs[r] = (struct job){ .rank = r, .world = k, .dtype = DTYPE_F64, .n = 5000,
-                                    .left_fd = -1, .right_fd = -1, .lfd = lfd[r],
-                                    .peers = peers, .op = OP_ALLREDUCE, .fill = FILL_SMALL,
-                                    .rounds = 1 };
-            jobs[r].buf = malloc(5000 * 8 + 1);
-            fill(&jobs[r], 0);
-        }
-        for (int r = 0; r < k; r++)
-            pthread_create(&th[r], NULL, rank_main, &jobs[r]);
-        for (int r = 0; r < k; r++)
-            pthread_join(th[r], NULL);
-        T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0), 0);
-        for (int r = 0; r < k; r++)
-            close(lfd[r]);
-        free_jobs(jobs, k);
-    }
+    for (int k = 3; k >= 2; k--)
+        over_listeners(k, run_ring_on, FILL_SMALL, ring_order_sum);
 
     T_CASE("ring-1.10", "K = 1: no transport, the buffer is its own sum");
     {
         struct ring r1;
         double v[3] = { 1.5, -2, 3 };
+        T_EQ_I(ring_init(&r1, NULL, 0, 2, 0), ERR_USAGE);      /* K > 1 needs one */
+        T_EQ_I(ring_init(&r1, NULL, 1, 1, 0), ERR_USAGE);
         T_EQ_I(ring_init(&r1, NULL, 0, 1, 0), 0);
+        T_EQ_I(ring_allreduce(&r1, v, 3, 99, err), ERR_USAGE);      /* a bad dtype */
         T_EQ_I(ring_allreduce(&r1, v, 3, DTYPE_F64, err), 0);
         T_EQ_D(v[0], 1.5);
         T_EQ_D(v[2], 3);
-        T_EQ_I(ring_allreduce(&r1, v, 3, 99, err), ERR_USAGE);
         ring_destroy(&r1);
-        T_EQ_I(ring_init(&r1, NULL, 0, 2, 0), ERR_USAGE);      /* K > 1 needs one */
-        T_EQ_I(ring_init(&r1, NULL, 1, 1, 0), ERR_USAGE);
     }
 
     /* ------------------------------------------- one rank, fake neighbours */
     {
-        static const struct {
-            const char *id, *name, *want;
-            uint16_t type;
-            uint32_t rank;
-            uint64_t step, aux, len;
-        } bad[] = {
+        static const struct bad_frame bad[] = {
             { "ring-2.1", "a CHUNK from a non-neighbour refused", "from rank 3", PROTO_CHUNK, 3, 0, 3, 16 },
             { "ring-2.2", "a wrong chunk index refused", "chunk 1, expected chunk 3", PROTO_CHUNK, 0, 0, 1, 16 },
             { "ring-2.3", "a chunk of the wrong size refused", "24 bytes for chunk 3, expected 16", PROTO_CHUNK, 0, 0, 3, 24 },
@@ -588,67 +355,18 @@ int main(void)
             { "ring-2.5", "a frame of the wrong type refused", "PUSH instead of CHUNK", PROTO_PUSH, 0, 0, 3, 16 + 16 },
             { "ring-2.6", "an index out of range refused", "chunk 4, expected chunk 3", PROTO_CHUNK, 0, 0, 4, 16 },
         };
-        for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
-            struct single s;
-            double v[8], pay[4] = { 0 };
-            T_CASE(bad[b].id, bad[b].name);
-            T_EQ_I(single_open(&s, T_S), 0);
-            put_frame(s.left_end, bad[b].type, bad[b].rank, bad[b].step, bad[b].aux, pay,
-                      (size_t)bad[b].len);
-            T_TRUE(single_allreduce(&s, v, err) != 0);
-            T_HAS(err, "lost rank 0 (127.0.0.1:41000): sent a bad frame at step 0");
-            T_HAS(err, bad[b].want);
-            expect_abort_right(&s, 0, "sent a bad frame");
-            /* The transport stays failed, with the same line. */
-            char again[ERR_LEN];
-            T_TRUE(single_allreduce(&s, v, again) != 0);
-            T_STR(again, err);
-            single_close(&s);
-        }
+        bad_frames(bad, sizeof bad / sizeof bad[0], single_open, 0);
     }
 
-    T_CASE("ring-2.7", "bad magic from the left refused before anything is read");
-    {
-        struct single s;
-        double v[8];
-        uint8_t junk[PROTO_HEADER_SIZE];
-        memset(junk, 'x', sizeof junk);
-        T_EQ_I(single_open(&s, T_S), 0);
-        T_EQ_I(write(s.left_end, junk, sizeof junk), (int)sizeof junk);
-        T_EQ_I(single_allreduce(&s, v, err), ERR_PROTO_MAGIC);
-        T_HAS(err, "sent a bad frame at step 0: bad frame magic");
-        expect_abort_right(&s, 0, "lost rank 0");
-        single_close(&s);
-    }
+    bad_magic("ring-2.7", "bad magic from the left refused before anything is read",
+              single_open);
 
-    T_CASE("ring-2.8", "left closes mid-chunk: lost rank 0, chunk finished, ABORT relayed right");
-    {
-        struct single s;
-        double v[8], pay[1] = { 1.0 };
-        T_EQ_I(single_open(&s, LONG_T), 0);       /* EOF needs no timeout to be seen */
-        put_part(s.left_end, PROTO_CHUNK, 0, 0, 3, 16, pay, 8);  /* 8 of 16 bytes */
-        s.left_end = (close(s.left_end), -1);
-        double t0 = clock_now();
-        T_EQ_I(single_allreduce(&s, v, err), ERR_EOF);
-        T_LE(clock_now() - t0, LONG_T / 2);                         /* no waiting */
-        T_STR(err, "lost rank 0 (127.0.0.1:41000): connection closed");
-        expect_abort_right(&s, 0, "lost rank 0 (127.0.0.1:41000): connection closed (seen by rank 1)");
-        single_close(&s);
-    }
+    closed_mid_frame("ring-2.8", "left closes mid-chunk: lost rank 0, chunk finished, ABORT relayed right",
+                     single_open, 3, 16, ERR_EOF);
 
-    T_CASE("ring-2.9", "ABORT from the left: reported, relayed right after the chunk");
-    {
-        struct single s;
-        double v[8];
-        const char *news = "lost rank 3 (127.0.0.1:41003): connection closed (seen by rank 0)";
-        T_EQ_I(single_open(&s, T_S), 0);
-        put_frame(s.left_end, PROTO_ABORT, 0, 0, 3, news, strlen(news));
-        s.left_end = (close(s.left_end), -1);
-        T_EQ_I(single_allreduce(&s, v, err), -ECONNABORTED);
-        T_STR(err, "rank 0 reported: lost rank 3 (127.0.0.1:41003): connection closed (seen by rank 0)");
-        expect_abort_right(&s, 3, news);
-        single_close(&s);
-    }
+    abort_then_close("ring-2.9", "ABORT from the left: reported, relayed right after the chunk",
+                     single_open, T_S, 3,
+                     "lost rank 3 (127.0.0.1:41003): connection closed (seen by rank 0)");
 
     T_CASE("ring-2.10", "news of the right's loss is not sent to the right");
     {
@@ -658,56 +376,34 @@ int main(void)
         struct proto_header h;
         const char *news = "lost rank 2 (127.0.0.1:41002): connection closed (seen by rank 3)";
         T_EQ_I(single_open(&s, T_S), 0);
-        put_frame(s.left_end, PROTO_ABORT, 0, 0, 2, news, strlen(news));
-        s.left_end = (close(s.left_end), -1);
+        put_frame(s.end0, PROTO_ABORT, 0, 0, 2, news, strlen(news));
+        s.end0 = (close(s.end0), -1);
         T_EQ_I(single_allreduce(&s, v, err), -ECONNABORTED);
         T_HAS(err, "rank 0 reported: lost rank 2");
-        T_EQ_I(get_frame(s.right_end, &h, text, sizeof text), 0);   /* our CHUNK... */
+        T_EQ_I(get_frame(s.end_far, &h, text, sizeof text), 0);   /* our CHUNK... */
         T_EQ_U(h.type, PROTO_CHUNK);
-        T_EQ_I(recv(s.right_end, text, 1, MSG_DONTWAIT), -1);      /* ...and no ABORT */
+        T_EQ_I(recv(s.end_far, text, 1, MSG_DONTWAIT), -1);      /* ...and no ABORT */
         single_close(&s);
     }
 
-    T_CASE("ring-2.11", "a silent left: caught by --timeout, named, within 1.5 T");
-    {
-        struct single s;
-        double v[8];
-        T_EQ_I(single_open(&s, T_S), 0);
-        double t0 = clock_now();
-        T_EQ_I(single_allreduce(&s, v, err), ERR_TIMEOUT);
-        double dt = clock_now() - t0;
-        T_LE(T_S, dt);                                  /* the timeout, not sooner */
-        T_LE(dt, WATCHDOG);
-        T_HAS(err, "lost rank 0 (127.0.0.1:41000): no progress for 0.6 s");
-        expect_abort_right(&s, 0, "no progress");
-        single_close(&s);
-    }
+    silent_partner("ring-2.11", "a silent left: caught by --timeout, named, within 1.5 T",
+                   single_open);
 
     T_CASE("ring-2.12", "a suspicion corrected: the slow left sends ABORT while we listen");
     {
         struct single s;
         struct late l;
-        pthread_t th;
-        double v[8], pay[1] = { 0 };
-        char text[PROTO_TEXT_MAX + 1];
-        struct proto_header h;
+        double pay[1] = { 0 };
         T_EQ_I(single_open(&s, T_S), 0);
         /* Half of the chunk, then silence: we time out suspecting rank 0,
          * which then finishes its chunk and reports rank 3 while we listen. */
-        put_part(s.left_end, PROTO_CHUNK, 0, 0, 3, 16, pay, 8);
-        l.left_fd = s.left_end;
-        l.right_fd = s.right_end;
-        l.news = "lost rank 3 (127.0.0.1:41003): no progress (seen by rank 0)";
-        l.saw_suspicion = 0;
-        pthread_create(&th, NULL, late_main, &l);
-        T_EQ_I(single_allreduce(&s, v, err), ERR_TIMEOUT);
-        pthread_join(th, NULL);
-        T_TRUE(l.saw_suspicion);                                   /* our suspicion... */
+        put_part(s.end0, PROTO_CHUNK, 0, 0, 3, 16, pay, 8);
+        l.write_fd = s.end0;
+        l.read_fd = s.end_far;
+        with_late(&s, &l, late_main, "lost rank 3 (127.0.0.1:41003): no progress (seen by rank 0)",
+                  err);
         T_HAS(err, "rank 0 reported: lost rank 3 (127.0.0.1:41003)");
-        T_EQ_I(get_frame(s.right_end, &h, text, sizeof text), 0);  /* ...corrected */
-        T_EQ_U(h.type, PROTO_ABORT);
-        T_EQ_U(h.aux, 3);
-        T_STR(text, l.news);
+        expect_news(s.end_far, 3, l.news);                          /* corrected */
         single_close(&s);
     }
 
@@ -718,12 +414,12 @@ int main(void)
         char text[PROTO_TEXT_MAX + 1];
         struct proto_header h;
         T_EQ_I(single_open(&s, T_S), 0);
-        close(s.right_end);
-        s.right_end = open("/dev/null", O_RDONLY);
-        put_frame(s.left_end, PROTO_CHUNK, 0, 0, 3, pay, 16);
+        close(s.end_far);
+        s.end_far = open("/dev/null", O_RDONLY);
+        put_frame(s.end0, PROTO_CHUNK, 0, 0, 3, pay, 16);
         T_TRUE(single_allreduce(&s, v, err) != 0);
         T_HAS(err, "lost rank 2 (127.0.0.1:41002)");
-        T_EQ_I(get_frame(s.left_end, &h, text, sizeof text), 0);
+        T_EQ_I(get_frame(s.end0, &h, text, sizeof text), 0);
         T_EQ_U(h.type, PROTO_ABORT);
         T_EQ_U(h.aux, 2);
         T_HAS(text, "lost rank 2");
@@ -737,12 +433,12 @@ int main(void)
         struct proto_header h;
         double v[8];
         T_EQ_I(single_open(&s, T_S), 0);
-        T_EQ_I(xport_abort(s.t, "step 3: NaN in the gradient"), 0);
-        T_EQ_I(get_frame(s.right_end, &h, text, sizeof text), 0);
+        T_EQ_I(xport_abort(s.x, "step 3: NaN in the gradient"), 0);
+        T_EQ_I(get_frame(s.end_far, &h, text, sizeof text), 0);
         T_EQ_U(h.type, PROTO_ABORT);
         T_EQ_U(h.aux, 1);
         T_STR(text, "rank 1 failed: step 3: NaN in the gradient");
-        T_EQ_I(get_frame(s.left_end, &h, text, sizeof text), 0);
+        T_EQ_I(get_frame(s.end0, &h, text, sizeof text), 0);
         T_EQ_U(h.type, PROTO_ABORT);
         T_TRUE(single_allreduce(&s, v, err) != 0);
         T_HAS(err, "rank 1 failed");

@@ -65,13 +65,19 @@ static int fake_finish(void *ctx, uint64_t step, void *weights, char *err)
     return 0;
 }
 
-static int fake_apply(void *ctx, const struct step_update *u, char *err)
+/* applied: the fake counts an apply and keeps its divisor. */
+static void applied(void *ctx, const struct step_update *u, char *err)
 {
     struct fake *f = ctx;
 
     (void)err;
     f->applies++;
     f->divide_by = u->divide_by;
+}
+
+static int fake_apply(void *ctx, const struct step_update *u, char *err)
+{
+    applied(ctx, u, err);
     return sgd_step((double *)u->weights + u->first, (const double *)u->sum + u->first, u->count,
                     DTYPE_F64, 0.125, u->divide_by);
 }
@@ -99,11 +105,7 @@ static int fake_gather(void *ctx, void *buf, size_t first, size_t count, char *e
 
 static int optim_apply_fake(void *ctx, const struct step_update *u, char *err)
 {
-    struct fake *f = ctx;
-
-    (void)err;
-    f->applies++;
-    f->divide_by = u->divide_by;
+    applied(ctx, u, err);
     return optim_update(u->opt, u->step + 1, (double *)u->weights + u->first,
                         (const double *)u->sum + u->first, u->count, u->state_off, u->divide_by);
 }
@@ -136,6 +138,18 @@ static int run(const struct step_cfg *c, const struct step_ops *o, double *w, ch
         memcpy(w, d.weights, sizeof(double) * P);
     step_destroy(&d);
     return rc;
+}
+
+/* run_zero: c run again, counters fresh, at ZeRO stage `zero` over the
+ * one-rank shard and gather. */
+static int run_zero(struct step_cfg *c, struct step_ops *o, struct fake *f, int zero, double *w,
+                    char *err)
+{
+    memset(f, 0, sizeof *f);
+    o->shard = fake_shard;
+    o->gather = fake_gather;
+    c->zero = zero;
+    return run(c, o, w, err);
 }
 
 static void test_jobs(void)
@@ -316,11 +330,7 @@ static void test_zero(void)
     c.optim = &adam;
     T_EQ_I(run(&c, &o, w0, err), 0);
     T_EQ_I(f.scatters, 0);
-    memset(&f, 0, sizeof f);
-    o.shard = fake_shard;
-    o.gather = fake_gather;
-    c.zero = 1;
-    T_EQ_I(run(&c, &o, w1, err), 0);
+    T_EQ_I(run_zero(&c, &o, &f, 1, w1, err), 0);
     T_TRUE(memcmp(w0, w1, sizeof w0) == 0);
     T_EQ_I(f.scatters, 3);
     T_EQ_I(f.gathers, 3);
@@ -337,11 +347,7 @@ static void test_zero(void)
     o.shard = NULL;
     o.gather = NULL;
     T_EQ_I(run(&c, &o, w0, err), 0);
-    memset(&f, 0, sizeof f);
-    o.shard = fake_shard;
-    o.gather = fake_gather;
-    c.zero = 2;
-    T_EQ_I(run(&c, &o, w1, err), 0);
+    T_EQ_I(run_zero(&c, &o, &f, 2, w1, err), 0);
     T_TRUE(memcmp(w0, w1, sizeof w0) == 0);
     T_EQ_U(f.njobs, 15);            /* the trailer alone is all-reduced */
     T_EQ_I(f.scatters, 12);

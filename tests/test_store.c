@@ -343,24 +343,46 @@ static int begin(struct small *t, uint32_t r, uint64_t step, char *err)
     return store_push_begin(&t->s, r, step, &t->p[r < 4 ? r : 0].meta, 100, N2, err);
 }
 
+/* small_push: worker r's whole push of step 0 (the pushes of t), taken. */
+static void small_push(struct small *t, uint32_t r)
+{
+    char err[ERR_LEN];
+
+    T_EQ_I(begin(t, r, 0, err), 0);
+    T_EQ_I(store_push_data(&t->s, r, t->p[r].bytes, t->p[r].len, err), 0);
+    T_EQ_I(store_push_end(&t->s, r, err), 0);
+}
+
+/* small_case: opens case id on a fresh small store. */
+static void small_case(const char *id, const char *name, struct small *t)
+{
+    T_CASE(id, name);
+    small_init(t);
+}
+
+/* applied_end: the step applied as small_expect_applied says; then the
+ * store destroyed. */
+static void applied_end(struct small *t)
+{
+    small_expect_applied(t);
+    store_destroy(&t->s);
+}
+
 static void test_refusals(void)
 {
     struct small t;
     char err[ERR_LEN];
 
-    T_CASE("store-2.1", "rank >= K refused naming worker and step; the step still completes");
-    small_init(&t);
+    small_case("store-2.1", "rank >= K refused naming worker and step; the step still completes", &t);
     T_EQ_I(store_push_begin(&t.s, 4, 0, &t.p[0].meta, 100, N2, err), ERR_PROTO_RANK);
     T_HAS(err, "worker 4");
     T_HAS(err, "step 0");
     T_EQ_I(store_push_data(&t.s, 9, "x", 1, err), ERR_PROTO_RANK);
     T_HAS(err, "worker 9");
     T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
-    small_expect_applied(&t);
-    store_destroy(&t.s);
+    applied_end(&t);
 
-    T_CASE("store-2.2", "duplicate push for a step refused (after and during the first)");
-    small_init(&t);
+    small_case("store-2.2", "duplicate push for a step refused (after and during the first)", &t);
     T_EQ_I(feed_rank_order(&t.s, t.p, 2, 0), 0);
     T_EQ_I(begin(&t, 1, 0, err), ERR_PROTO_FIELD);
     T_HAS(err, "worker 1");
@@ -372,14 +394,10 @@ static void test_refusals(void)
     T_HAS(err, "duplicate");
     T_EQ_I(store_push_data(&t.s, 2, t.p[2].bytes, t.p[2].len, err), 0);
     T_EQ_I(store_push_end(&t.s, 2, err), 0);
-    T_EQ_I(begin(&t, 3, 0, err), 0);
-    T_EQ_I(store_push_data(&t.s, 3, t.p[3].bytes, t.p[3].len, err), 0);
-    T_EQ_I(store_push_end(&t.s, 3, err), 0);
-    small_expect_applied(&t);
-    store_destroy(&t.s);
+    small_push(&t, 3);
+    applied_end(&t);
 
-    T_CASE("store-2.3", "stale step refused, naming both steps");
-    small_init(&t);
+    small_case("store-2.3", "stale step refused, naming both steps", &t);
     T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
     small_expect_applied(&t);
     T_EQ_I(begin(&t, 3, 0, err), ERR_PROTO_FIELD);
@@ -387,18 +405,15 @@ static void test_refusals(void)
     T_EQ_U(store_pushes_done(&t.s), 0);
     store_destroy(&t.s);
 
-    T_CASE("store-2.4", "future step refused; the step still completes");
-    small_init(&t);
+    small_case("store-2.4", "future step refused; the step still completes", &t);
     T_EQ_I(begin(&t, 2, 5, err), ERR_PROTO_FIELD);
     T_HAS(err, "worker 2: push for step 5 while the server is at step 0 (future)");
     T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
     T_EQ_I(begin(&t, 2, 1, err), ERR_PROTO_FIELD);     /* READY, not applied yet */
     T_HAS(err, "(future)");
-    small_expect_applied(&t);
-    store_destroy(&t.s);
+    applied_end(&t);
 
-    T_CASE("store-2.5", "wrong element range refused (first, count)");
-    small_init(&t);
+    small_case("store-2.5", "wrong element range refused (first, count)", &t);
     T_EQ_I(store_push_begin(&t.s, 1, 0, &t.p[1].meta, 0, N2, err), ERR_PROTO_FIELD);
     T_HAS(err, "worker 1");
     T_HAS(err, "step 0");
@@ -407,11 +422,9 @@ static void test_refusals(void)
     T_HAS(err, "worker 1");
     T_EQ_I(store_push_begin(&t.s, 1, 0, &t.p[1].meta, 100, N2 + 1, err), ERR_PROTO_SIZE);
     T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
-    small_expect_applied(&t);
-    store_destroy(&t.s);
+    applied_end(&t);
 
-    T_CASE("store-2.6", "more bytes than announced refused, nothing of them added");
-    small_init(&t);
+    small_case("store-2.6", "more bytes than announced refused, nothing of them added", &t);
     {
         unsigned char big[sizeof t.g[0] + 1];
 
@@ -427,15 +440,11 @@ static void test_refusals(void)
         T_EQ_I(store_push_end(&t.s, 0, err), 0);
     }
     for (uint32_t r = 1; r < 4; r++) {
-        T_EQ_I(begin(&t, r, 0, err), 0);
-        T_EQ_I(store_push_data(&t.s, r, t.p[r].bytes, t.p[r].len, err), 0);
-        T_EQ_I(store_push_end(&t.s, r, err), 0);
+        small_push(&t, r);
     }
-    small_expect_applied(&t);
-    store_destroy(&t.s);
+    applied_end(&t);
 
-    T_CASE("store-2.7", "push_end before all bytes refused; the push can still finish");
-    small_init(&t);
+    small_case("store-2.7", "push_end before all bytes refused; the push can still finish", &t);
     T_EQ_I(begin(&t, 3, 0, err), 0);
     T_EQ_I(store_push_end(&t.s, 3, err), ERR_PROTO_SIZE);
     T_HAS(err, "worker 3: push for step 0 ended after 0 of 64 bytes");
@@ -449,42 +458,31 @@ static void test_refusals(void)
     T_EQ_I(store_push_data(&t.s, 1, "x", 1, err), ERR_PROTO_FIELD);
     T_HAS(err, "worker 1: push data at step 0 outside a push");
     for (uint32_t r = 0; r < 3; r++) {
-        T_EQ_I(begin(&t, r, 0, err), 0);
-        T_EQ_I(store_push_data(&t.s, r, t.p[r].bytes, t.p[r].len, err), 0);
-        T_EQ_I(store_push_end(&t.s, r, err), 0);
+        small_push(&t, r);
     }
-    small_expect_applied(&t);
-    store_destroy(&t.s);
+    applied_end(&t);
 
-    T_CASE("store-2.8", "apply before all K pushes refused (-EAGAIN), naming a missing worker");
-    small_init(&t);
+    small_case("store-2.8", "apply before all K pushes refused (-EAGAIN), naming a missing worker", &t);
     T_EQ_I(store_apply(&t.s, NULL, err), -EAGAIN);
     T_HAS(err, "worker 0");
     T_HAS(err, "step 0");
     T_EQ_I(feed_rank_order(&t.s, t.p, 2, 0), 0);
-    T_EQ_I(begin(&t, 3, 0, err), 0);
-    T_EQ_I(store_push_data(&t.s, 3, t.p[3].bytes, t.p[3].len, err), 0);
-    T_EQ_I(store_push_end(&t.s, 3, err), 0);
+    small_push(&t, 3);
     T_TRUE(!store_step_ready(&t.s));
     T_EQ_I(store_apply(&t.s, NULL, err), -EAGAIN);
     T_HAS(err, "worker 2: step 0 cannot be applied yet: 3 of 4");
     small_expect_untouched(&t);
-    T_EQ_I(begin(&t, 2, 0, err), 0);
-    T_EQ_I(store_push_data(&t.s, 2, t.p[2].bytes, t.p[2].len, err), 0);
-    T_EQ_I(store_push_end(&t.s, 2, err), 0);
-    small_expect_applied(&t);
-    store_destroy(&t.s);
+    small_push(&t, 2);
+    applied_end(&t);
 
-    T_CASE("store-2.9", "a non-finite loss is refused at push_begin");
-    small_init(&t);
+    small_case("store-2.9", "a non-finite loss is refused at push_begin", &t);
     t.p[1].meta.loss = NAN;
     T_EQ_I(begin(&t, 1, 0, err), ERR_NONFINITE);
     T_HAS(err, "worker 1");
     T_HAS(err, "step 0");
     t.p[1].meta.loss = 1.0;
     T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
-    small_expect_applied(&t);
-    store_destroy(&t.s);
+    applied_end(&t);
 
     T_CASE("store-2.10", "bad configuration refused at init (n 0, K 0, dtype, lr)");
     {
@@ -504,8 +502,7 @@ static void test_refusals(void)
         }
     }
 
-    T_CASE("store-2.11", "a worker with 0 examples is counted by the barrier; B sums the rest");
-    small_init(&t);
+    small_case("store-2.11", "a worker with 0 examples is counted by the barrier; B sums the rest", &t);
     t.p[0].meta.examples = 0;
     memset(t.g[0], 0, sizeof t.g[0]);
     T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
@@ -523,9 +520,9 @@ static void test_refusals(void)
 
 /* ---------------------------------------------------------------- 3.x */
 
-/* expect_failed: the store is FAILED with code, weights untouched, and
- * nothing more is accepted. */
-static void expect_failed(struct small *t, int code)
+/* failed_end: the store is FAILED with code, weights untouched, and
+ * nothing more is accepted; then destroyed. */
+static void failed_end(struct small *t, int code)
 {
     char err[ERR_LEN];
     const char *msg = NULL;
@@ -539,6 +536,7 @@ static void expect_failed(struct small *t, int code)
     T_EQ_I(store_push_abort(&t->s, 3, err), code);
     small_expect_untouched(t);
     T_EQ_U(store_step(&t->s), 0);
+    store_destroy(&t->s);
 }
 
 /* nonfinite: worker 2's element 5 becomes v, fed as pieces split at `cut`
@@ -553,9 +551,7 @@ static void nonfinite(double v, size_t cut)
     t.g[2][5] = v;
     b = t.p[2].bytes;
     T_EQ_I(feed_rank_order(&t.s, t.p, 2, 0), 0);
-    T_EQ_I(begin(&t, 3, 0, err), 0);
-    T_EQ_I(store_push_data(&t.s, 3, t.p[3].bytes, t.p[3].len, err), 0);
-    T_EQ_I(store_push_end(&t.s, 3, err), 0);
+    small_push(&t, 3);
     T_EQ_I(begin(&t, 2, 0, err), 0);
     if (cut) {
         T_EQ_I(store_push_data(&t.s, 2, b, cut, err), 0);      /* element 5 incomplete */
@@ -566,8 +562,7 @@ static void nonfinite(double v, size_t cut)
     T_HAS(err, "worker 2");
     T_HAS(err, "step 0");
     T_HAS(err, "element 105");
-    expect_failed(&t, ERR_NONFINITE);
-    store_destroy(&t.s);
+    failed_end(&t, ERR_NONFINITE);
 }
 
 /* test_counts: COUNTS (store.h). The small store's counts 1..4 sum to 10. */
@@ -579,8 +574,7 @@ static void test_counts(void)
     T_CASE("store-5.1", "counts that sum to B (10) pass the check and apply as before");
     small_init_batch(&t, 10, 0);
     T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
-    small_expect_applied(&t);
-    store_destroy(&t.s);
+    applied_end(&t);
 
     T_CASE("store-5.2", "a push counting more than B (2^62) fails the step at once, naming "
            "worker and step; weights untouched");
@@ -591,8 +585,7 @@ static void test_counts(void)
     T_HAS(err, "worker 1");
     T_HAS(err, "step 0");
     T_HAS(err, "more than the whole batch 10");
-    expect_failed(&t, ERR_PROTO_FIELD);
-    store_destroy(&t.s);
+    failed_end(&t, ERR_PROTO_FIELD);
 
     T_CASE("store-5.3", "counts summing to 9, not B = 10: the step fails at apply naming the "
            "step and every worker's count; weights untouched");
@@ -603,8 +596,7 @@ static void test_counts(void)
     T_HAS(err, "step 0");
     T_HAS(err, "sum to 9, not B = 10");
     T_HAS(err, "worker 3: 3");
-    expect_failed(&t, ERR_PROTO_FIELD);
-    store_destroy(&t.s);
+    failed_end(&t, ERR_PROTO_FIELD);
 
     T_CASE("store-5.4", "mean-of-means' own check: each worker counts at most 1, the sum is K");
     small_init_batch(&t, 4, 1);
@@ -658,45 +650,37 @@ static void test_faults(void)
         store_destroy(&s);
     }
 
-    T_CASE("store-3.5", "a push cut off mid-frame fails the step; weights untouched");
-    small_init(&t);
+    small_case("store-3.5", "a push cut off mid-frame fails the step; weights untouched", &t);
     T_EQ_I(feed_rank_order(&t.s, t.p, 3, 0), 0);
     T_EQ_I(begin(&t, 3, 0, err), 0);
     T_EQ_I(store_push_data(&t.s, 3, t.p[3].bytes, 21, err), 0);
     T_EQ_I(store_push_abort(&t.s, 3, err), ERR_EOF);
     T_HAS(err, "worker 3: push for step 0 cut off after 21 of 64 bytes");
-    expect_failed(&t, ERR_EOF);
-    store_destroy(&t.s);
+    failed_end(&t, ERR_EOF);
 
-    T_CASE("store-3.6", "a worker lost between pushes also fails the step");
-    small_init(&t);
+    small_case("store-3.6", "a worker lost between pushes also fails the step", &t);
     T_EQ_I(feed_rank_order(&t.s, t.p, 3, 0), 0);
     T_EQ_I(store_push_abort(&t.s, 1, err), ERR_EOF);
     T_HAS(err, "worker 1: lost during step 0");
-    expect_failed(&t, ERR_EOF);
-    store_destroy(&t.s);
+    failed_end(&t, ERR_EOF);
 
-    T_CASE("store-3.7", "B = 0 (every count 0) fails the step; weights untouched");
-    small_init(&t);
+    small_case("store-3.7", "B = 0 (every count 0) fails the step; weights untouched", &t);
     for (int r = 0; r < 4; r++)
         t.p[r].meta.examples = 0;
     T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
     T_EQ_I(store_apply(&t.s, NULL, err), ERR_PROTO_FIELD);
     T_HAS(err, "step 0");
     T_HAS(err, "B = 0");
-    expect_failed(&t, ERR_PROTO_FIELD);
-    store_destroy(&t.s);
+    failed_end(&t, ERR_PROTO_FIELD);
 
-    T_CASE("store-3.8", "finite gradients whose sum overflows fail the step at apply");
-    small_init(&t);
+    small_case("store-3.8", "finite gradients whose sum overflows fail the step at apply", &t);
     for (int r = 0; r < 4; r++)
         t.g[r][6] = 1e308;
     T_EQ_I(feed_rank_order(&t.s, t.p, 4, 0), 0);
     T_EQ_I(store_apply(&t.s, NULL, err), ERR_NONFINITE);
     T_HAS(err, "step 0");
     T_HAS(err, "element 106");
-    expect_failed(&t, ERR_NONFINITE);
-    store_destroy(&t.s);
+    failed_end(&t, ERR_NONFINITE);
 
     T_CASE("store-3.9", "memory: two n-element buffers, and K adds only small per-worker state");
     {
@@ -878,8 +862,7 @@ static void test_mistakes(void)
         store_destroy(&s);
     }
 
-    T_CASE("store-4.3", "divide_by_one (sum-not-mean): w -= lr * sum, B times the step; loss still / B");
-    small_init(&t);
+    small_case("store-4.3", "divide_by_one (sum-not-mean): w -= lr * sum, B times the step; loss still / B", &t);
     store_destroy(&t.s);
     {
         struct store_cfg sc = { .n = N2, .offset = 100, .dtype = DTYPE_F64, .world = 4,
@@ -1086,8 +1069,23 @@ static size_t release_run(int k, int p, size_t total, size_t off, size_t n, int 
     return nrel;
 }
 
+/* push_f64: worker r's push of step 0 (meta m) of the f64 elements
+ * [first, first + count), read from g, taken. */
+static void push_f64(struct store *s, uint32_t r, const struct proto_push_meta *m,
+                     uint64_t first, size_t count, const double *g)
+{
+    char err[ERR_LEN];
+
+    T_EQ_I(store_push_begin(s, r, 0, m, first, count, err), 0);
+    T_EQ_I(store_push_data(s, r, g, count * sizeof *g, err), 0);
+    T_EQ_I(store_push_end(s, r, err), 0);
+}
+
 static void test_release(void)
 {
+    double g[N2] = { 1, 2, 3, 4, 5, 6, 7, 8 };     /* 6.3 spoils one */
+    struct store_released rel;
+    struct store s;
     char err[ERR_LEN];
 
     T_CASE("store-6.1", "per-bucket release: K = 1..4, random cuts per worker, odd n, "
@@ -1107,27 +1105,19 @@ static void test_release(void)
     {
         struct store_cfg sc = { .n = N2, .offset = 100, .dtype = DTYPE_F64, .world = 2,
                                 .lr = 0.5, .batch = 10 };
-        struct proto_push_meta m3 = { 3, 0.0 }, m4 = { 4, 0.0 }, none = { 0, 0.0 };
-        double g[N2] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-        struct store_released rel;
-        struct store s;
+        struct proto_push_meta m3 = { 3, 0.0 }, m4 = { 4, 0.0 };
 
         T_EQ_I(store_init(&s, &sc, err), 0);
-        T_EQ_I(store_push_begin(&s, 0, 0, &m3, 104, 4, err), 0);
-        T_EQ_I(store_push_data(&s, 0, g + 4, 32, err), 0);
-        T_EQ_I(store_push_end(&s, 0, err), 0);
+        push_f64(&s, 0, &m3, 104, 4, g + 4);
         T_EQ_I(store_release(&s, &rel, err), 0);
         T_EQ_U(rel.count, 0);               /* worker 1 has pushed nothing */
-        T_EQ_I(store_push_begin(&s, 1, 0, &m4, 106, 2, err), 0);
-        T_EQ_I(store_push_data(&s, 1, g + 6, 16, err), 0);
-        T_EQ_I(store_push_end(&s, 1, err), 0);
+        push_f64(&s, 1, &m4, 106, 2, g + 6);
         T_EQ_I(store_release(&s, &rel, err), ERR_PROTO_FIELD);
         T_HAS(err, "sum to 7, not B = 10");
         T_EQ_U(rel.count, 0);
         T_EQ_I(store_failed(&s, NULL), ERR_PROTO_FIELD);
         for (size_t i = 0; i < N2; i++)
             T_EQ_D(((const double *)store_weights(&s))[i], 0.0);
-        (void)none;
         store_destroy(&s);
     }
 
@@ -1137,14 +1127,9 @@ static void test_release(void)
         struct store_cfg sc = { .n = N2, .offset = 0, .dtype = DTYPE_F64, .world = 1,
                                 .lr = 0.5 };
         struct proto_push_meta m = { 2, 0.0 }, none = { 0, 0.0 };
-        double g[N2] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-        struct store_released rel;
-        struct store s;
 
         T_EQ_I(store_init(&s, &sc, err), 0);
-        T_EQ_I(store_push_begin(&s, 0, 0, &m, 4, 4, err), 0);
-        T_EQ_I(store_push_data(&s, 0, g + 4, 32, err), 0);
-        T_EQ_I(store_push_end(&s, 0, err), 0);
+        push_f64(&s, 0, &m, 4, 4, g + 4);
         T_EQ_I(store_release(&s, &rel, err), 0);
         T_EQ_U(rel.first, 4);
         T_EQ_U(rel.count, 4);

@@ -290,12 +290,17 @@ static void test_names(void)
 {
     int k = 0;
     T_CASE("workload-4.1", "names parse and print");
-    T_EQ_I(workload_parse("linreg", &k), 0);
-    T_EQ_I(k, WORKLOAD_LINREG);
-    T_EQ_I(workload_parse("synthetic", &k), 0);
-    T_EQ_I(k, WORKLOAD_SYNTHETIC);
-    T_EQ_I(workload_parse("mlp", &k), 0);
-    T_EQ_I(k, WORKLOAD_MLP);
+    {
+        static const struct { const char *name; int kind; } names[] = {
+            { "linreg", WORKLOAD_LINREG }, { "synthetic", WORKLOAD_SYNTHETIC },
+            { "mlp", WORKLOAD_MLP },
+        };
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            k = -1;
+            T_EQ_I(workload_parse(names[i].name, &k), 0);
+            T_EQ_I(k, names[i].kind);
+        }
+    }
     T_STR(workload_name(WORKLOAD_MLP), "mlp");
     T_EQ_I(workload_parse("Linreg", &k), ERR_USAGE);
     T_EQ_I(workload_parse("MLP", &k), ERR_USAGE);
@@ -596,10 +601,10 @@ static int layers_check(const struct workload *w, const void *weights, uint64_t 
 
 static void test_layers(void)
 {
-    struct workload m = make(WORKLOAD_MLP, DTYPE_F64, 0, 0, 7);
-    struct workload m32 = make(WORKLOAD_MLP, DTYPE_F32, 0, 0, 7);
-    struct workload s = make(WORKLOAD_SYNTHETIC, DTYPE_F32, 1003, 0, 7);
-    struct workload l = make(WORKLOAD_LINREG, DTYPE_F64, 0, 0, 7);
+    struct workload m = make(WORKLOAD_MLP, DTYPE_F64, 0, 0, 7),
+                    m32 = make(WORKLOAD_MLP, DTYPE_F32, 0, 0, 7),
+                    s = make(WORKLOAD_SYNTHETIC, DTYPE_F32, 1003, 0, 7),
+                    l = make(WORKLOAD_LINREG, DTYPE_F64, 0, 0, 7);
     double *wm = calloc(MLP_PARAMS, 8), wl[12] = { 0.5 };
     float *wm32 = calloc(MLP_PARAMS, 4);
     struct layer_log lg;

@@ -1,0 +1,103 @@
+# t_design.sh -- docs/design.md kept true by the tree: the layer table
+# (its "Layers" section) against the folders and every #include, and the
+# command-line table (its "Command-line contract" section) against each
+# program's --help. Reads files and runs --help only; no jobs.
+. "$PSR_TESTS/lib.sh"
+root=$(cd "$PSR_TESTS/.." && pwd)
+design=$root/docs/design.md
+
+# The layer table: "FOLDER<TAB>MAY INCLUDE<TAB>FILES", backquotes dropped.
+awk -F'|' '/^## Layers/ { on = 1; next } /^## / { on = 0 }
+    on && /^\| `/ {
+        for (i = 2; i <= 5; i++) { gsub(/`/, "", $i); gsub(/^ +| +$/, "", $i) }
+        print $2 "\t" $4 "\t" $5 }' "$design" >"$T_TMP/layers"
+
+# Every C, CUDA and header source file outside tests/ that git tracks (or,
+# without git, that find lists).
+if git -C "$root" rev-parse >/dev/null 2>&1; then
+    (cd "$root" && git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cu') |
+        grep -v '^tests/' >"$T_TMP/src"
+else
+    (cd "$root" && find common gpu ps_server ps_worker ring_worker sim experiments \
+        -name '*.[ch]' -o -name '*.cu' | sed 's|^\./||') >"$T_TMP/src"
+fi
+
+t_case design-1.1 "docs/design.md's layer table names every source file's folder, and every file"
+[ -s "$T_TMP/layers" ] || t_fail "no layer table under '## Layers' in docs/design.md"
+while read -r f; do
+    d=${f%/*} stem=${f##*/}; stem=${stem%.*}
+    row=$(awk -F'\t' -v d="$d" '$1 == d' "$T_TMP/layers")
+    if [ -z "$row" ]; then t_fail "$f: its folder $d is not in the layer table"
+    else
+        case " $(printf '%s' "$row" | cut -f3) " in
+            *" $stem "*) ;;
+            *) t_fail "$f: '$stem' is not in the files of $d's row" ;;
+        esac
+    fi
+done <"$T_TMP/src"
+t_end
+
+# The include graph between folders: "FILE_FOLDER TARGET_FOLDER INCLUDE".
+# "layer/x.h" is common/layer; a bare name is the file's own folder, except
+# gpu/'s headers (found with -Igpu) and tests/' own.
+while read -r f; do
+    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$root/$f" |
+    while read -r inc; do
+        d=${f%/*}
+        case $inc in
+            */*) t=common/${inc%%/*} ;;
+            gpu.h|gpu_internal.h|step_gpu.h) t=gpu ;;
+            *) t=$d ;;
+        esac
+        [ "$t" = "$d" ] || echo "$d $t $f:$inc"
+    done
+done <"$T_TMP/src" >"$T_TMP/edges"
+
+t_case design-1.2 "every #include across folders is an edge the layer table allows"
+[ -s "$T_TMP/edges" ] || t_fail "no include between folders found: the scan is broken"
+while read -r d t where; do
+    allowed=$(awk -F'\t' -v d="$d" '$1 == d { print $2 }' "$T_TMP/layers")
+    case " $allowed " in
+        *" $t "*) ;;
+        *) t_fail "$where: $d may not include $t (docs/design.md allows: ${allowed:--})" ;;
+    esac
+done <"$T_TMP/edges"
+t_end
+
+t_case design-1.3 "the layer table's folders exist and 'may include' names only its folders"
+while IFS="$(printf '\t')" read -r d allowed files; do
+    [ -d "$root/$d" ] || t_fail "$d: in the layer table, not in the tree"
+    for a in $allowed; do
+        [ "$a" = - ] && continue
+        awk -F'\t' -v a="$a" '$1 == a { ok = 1 } END { exit !ok }' "$T_TMP/layers" ||
+            t_fail "$d may include $a, which is not a row of the table"
+    done
+done <"$T_TMP/layers"
+t_end
+
+# The command-line table: each program's row, the common flags' paragraph
+# where the row says "yes", and the section's opening (--help, --version,
+# --name VALUE) must name every flag its --help prints.
+awk '/^## Command-line contract/ { on = 1; next } /^## / { on = 0 } on' "$design" >"$T_TMP/cli"
+awk '/^\| binary/ { exit } { print }' "$T_TMP/cli" >"$T_TMP/cli.intro"
+awk '/^\*\*The common flags\*\*/ { on = 1 } on && /^$/ { exit } on' "$T_TMP/cli" >"$T_TMP/cli.common"
+
+t_case design-1.4 "every flag a program's --help prints is in docs/design.md's command-line table"
+n=0
+for b in "$PSR_BIN"/*; do
+    [ -x "$b" ] && [ -f "$b" ] || continue
+    name=${b##*/}
+    "$b" --help >"$T_TMP/help" 2>&1 || { t_fail "$name --help exited non-zero"; continue; }
+    n=$((n + 1))
+    grep "^| \`bin/$name\` " "$T_TMP/cli" >"$T_TMP/row" ||
+        { t_fail "bin/$name has no row in the command-line table"; continue; }
+    cat "$T_TMP/row" "$T_TMP/cli.intro" >"$T_TMP/text"
+    grep -q '| yes |$' "$T_TMP/row" && cat "$T_TMP/cli.common" >>"$T_TMP/text"
+    for f in $(grep -o -- '--[a-z][a-z0-9-]*' "$T_TMP/help" | sort -u); do
+        grep -q -- "$f\([^a-z0-9-]\|\$\)" "$T_TMP/text" ||
+            t_fail "bin/$name: $f (from its --help) is not in its row or the common flags"
+    done
+done
+[ "$n" -gt 0 ] || t_fail "no program in $PSR_BIN"
+t_end
+t_exit
