@@ -178,15 +178,16 @@ static void ring_actor_real(struct sim_slot *sl, struct xport *x, struct link *l
 static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
 {
     const struct sim_job *j = sl->job;
-    struct ring r;
-    struct rd d;
-    int rc;
+    struct coll coll;
+    struct coll_cfg cc = { .kind = COLL_TCP, .algo = j->algo, .rank = sl->rank, .world = j->k,
+                           .dtype = j->c->dtype, .max_n = j->proxy_n,
+                           .piece_bytes = SIM_PROXY_PIECE, .timeout = j->c->timeout, .x = x };
+    char why[ERR_LEN];
+    int rc = coll_init(&coll, &cc, why);
 
-    rc = j->algo == COLL_RD ? rd_init(&d, x, sl->rank, j->k, SIM_PROXY_PIECE)
-                            : ring_init(&r, x, sl->rank, j->k, SIM_PROXY_PIECE);
     if (rc != 0) {
         sl->rc = rc;
-        err_say(sl->err, "rank %d: %s", sl->rank, err_str(rc));
+        err_say(sl->err, "rank %d: %s", sl->rank, why);
         return;
     }
     for (int s = 0; s < sim_steps(sl) && rc == 0; s++) {
@@ -196,8 +197,7 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
         sim_compute(sl, s);
         t0 = simgrid_get_clock();
 
-        rc = j->algo == COLL_RD ? rd_allreduce(&d, j->proxy, j->proxy_n, j->c->dtype, sl->err)
-                                : ring_allreduce(&r, j->proxy, j->proxy_n, j->c->dtype, sl->err);
+        rc = coll_allreduce(&coll, j->proxy, j->proxy_n, sl->err);
         if (rc == 0 && s >= j->c->warmup) {
             double now = simgrid_get_clock();
             struct metrics_step ms = { (uint64_t)s, now - t0, NAN, NAN, sl->bytes_in - in0,
@@ -206,10 +206,7 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
         }
     }
     sl->rc = rc;
-    if (j->algo == COLL_RD)
-        rd_destroy(&d);
-    else
-        ring_destroy(&r);
+    coll_destroy(&coll);
 }
 
 void sim_compute(const struct sim_slot *sl, int step)

@@ -213,6 +213,16 @@ static int sliced(struct coll *c, int op, void *buf, size_t n, char *err)
                                c->stream, err);
 }
 
+void coll_slice(const struct coll *c, size_t n, size_t *lo, size_t *hi)
+{
+    ring_chunk(n, c->world, c->rank, lo, hi);
+}
+
+struct xport *coll_xport(const struct coll *c)
+{
+    return c->have_rd ? c->rd.a.x : c->have_ring ? c->ring.a.x : NULL;
+}
+
 int coll_reduce_scatter(struct coll *c, void *buf, size_t n, char *err)
 {
     return sliced(c, COLL_REDUCE_SCATTER, buf, n, err);

@@ -51,6 +51,11 @@
  * same). The CUDA-staged ring and --algo rd run the all-reduce only
  * (ERR_USAGE; bin/ring_worker refuses the flags first).
  *
+ * A RANGE of a larger buffer (ZeRO's buckets, train.c) is reduce-scattered
+ * or all-gathered by giving the range as the buffer: its first element
+ * and its count. coll_slice says which part of it this rank then holds
+ * summed (the reduce-scatter's output, the all-gather's input).
+ *
  * OWNERSHIP. coll_init allocates the rings' staging, the stream, and with
  * NCCL creates the communicator (a collective call: every rank must make
  * it; on failure or --timeout it is aborted, gpu.h); coll_destroy frees
@@ -154,6 +159,17 @@ int coll_broadcast(struct coll *c, void *buf, size_t n, int root, char *err);
 int coll_reduce(struct coll *c, void *buf, size_t n, int root, char *err);
 int coll_alltoall(struct coll *c, const void *send, void *recv, const struct a2a_split *sp,
                   char *err);
+
+/* coll_slice: [*lo, *hi), the part of an n-element buffer that this rank
+ * holds summed after coll_reduce_scatter and gives to coll_all_gather:
+ * ring_chunk's chunk `rank` (NCCL's equal slice where n is a multiple of
+ * K, the same). Offsets from the buffer's first element (A RANGE above). */
+void coll_slice(const struct coll *c, size_t n, size_t *lo, size_t *hi);
+
+/* coll_xport: the transport under the coll, for its first-arrival clock
+ * (xport.h, THE FIRST ARRIVAL); NULL with NCCL and at K = 1 (none of
+ * ours). The coll still owns the calls: the caller only arms and reads. */
+struct xport *coll_xport(const struct coll *c);
 
 /* coll_gather: every rank's m (<= COLL_GATHER_MAX) doubles, rank r's at
  * all[r * m], on every rank (all: world * m, host memory). */
