@@ -29,7 +29,7 @@
 #include "coll/bench.h"
 #include "train/buckets.h"
 #include "wire/auth.h"
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "base/clock.h"
 #include "coll/coll.h"
 #include "base/dtype.h"

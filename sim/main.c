@@ -54,7 +54,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "coll/a2a.h"
 #include "coll/bench.h"
 #include "train/buckets.h"

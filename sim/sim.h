@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "train/compute.h"
 #include "base/err.h"
 #include "measure/metrics.h"

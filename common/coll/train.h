@@ -114,7 +114,7 @@
 #ifndef TRAIN_H
 #define TRAIN_H
 
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "wire/link.h"
 #include "measure/metrics.h"
 #include "coll.h"
