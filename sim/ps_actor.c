@@ -22,7 +22,7 @@
  * So the pull of the first buckets overlaps the push of the later ones,
  * like the real server.
  *
- * PLACEMENTS (sim.h sim_server; sim/main.c places them): separate servers
+ * PLACEMENTS (sim.h sim_server; sim/flags.c job_servers places them): separate servers
  * on hosts of their own, or a shard on each worker's host (colocated) and
  * extra ones, Theorem 1's split (model_ps_ranges). A message between two
  * actors on one host is a message of size 0 (it never crosses the host's
