@@ -26,7 +26,7 @@
  * kernel for as long, to be read in a burst afterwards, when its arrival
  * times are lost (the kernel stamps a buffer once) and the reader's link
  * would pace it a second time. The reader keeps to the same grid: after
- * the header it reads only the rest of that first piece (net.c,
+ * the header it reads only the rest of that first piece (net_xfer.c,
  * link_ingress_next), so that no read runs from one kernel buffer into
  * the next and takes the later one's stamp. And every step starts that timeline
  * afresh, in real time: what a step sends is what the step before
