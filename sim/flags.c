@@ -96,15 +96,6 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
           "keep the generated platform XML in FILE", 0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "ring: ring_worker's benchmark of one size (--bytes) instead of training", 0, 0, NULL },
-        { "coll", CLI_STRING, &o->coll, "NAME",
-          "--bench: all_reduce (default), reduce_scatter, all_gather, broadcast, reduce, "
-          "alltoall", 0, 0, NULL },
-        { "root", CLI_INT, &o->root, "R",
-          "--bench: broadcast's and reduce's root, alltoall's hot rank (default 0)", 0, 65535,
-          NULL },
-        { "imbalance", CLI_DOUBLE, &o->imbalance, "F",
-          "--bench --coll alltoall: the hot rank gets F x the average share, 1 .. K", 1, 65536,
-          NULL },
         { "iters", CLI_INT, &o->iters, "N", "--bench: timed iterations (default 5)", 1, 1 << 20,
           NULL },
         { "warmup-iters", CLI_INT, &o->warmup_iters, "N",
@@ -217,10 +208,12 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     int nhosts;
 
     *o = (struct sim_opts){ .algo = "ring", .platform = "star", .payload = NULL, .servers = -1,
-                            .iters = 5, .warmup_iters = 1, .imbalance = 1, .kill_rank = -1,
+                            .iters = 5, .warmup_iters = 1, .kill_rank = -1,
                             .kill_step = -1 };
+    bench_flags_init(&o->bf);
     cli_common_defaults(c);
-    const struct cli_opt *tables[] = { own_opts(o), cli_common_opts(c), NULL };
+    const struct cli_opt *tables[] = { own_opts(o), bench_flags_opts(&o->bf), cli_common_opts(c),
+                                       NULL };
     /* Flags before the mode: --help, --version, or a bad flag named. */
     if (argc >= 2 && argv[1][0] == '-')
         cli_main_parse(SIM_PROG, synopsis, argc, argv, tables);
@@ -241,37 +234,27 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
         sim_usage_fail("--colocated-servers: the ring has no servers");
     if (j->ps && !o->colocated && o->servers == 0)
         sim_usage_fail("--servers: 1..256 (0..256 extra servers with --colocated-servers)");
-    if (strcmp(o->algo, "ring") == 0)
-        j->algo = COLL_RING;
-    else if (strcmp(o->algo, "rd") == 0 && !j->ps)
-        j->algo = COLL_RD;
-    else
+    j->algo = coll_algo_parse(o->algo);
+    if (j->algo < 0 || (j->algo == COLL_RD && j->ps))
         sim_usage_fail("--algo: ring or rd (ring mode only)");
     if (j->k < 2 && !j->ps)
         sim_usage_fail("K: the simulated ring needs K >= 2");
+    if (o->bench && j->ps)
+        sim_usage_fail("--bench: the ring's (psring_sim ring K --bench)");
+    /* --root and --imbalance count as given when not their defaults. */
+    o->bf.root_given = o->bf.root != 0;
+    o->bf.imbalance_given = o->bf.imbalance != 1;
+    int op = bench_flags_check(&o->bf, o->bench, j->k,
+                               j->algo == COLL_RD ? "the ring (--algo ring)" : NULL,
+                               A2A_WORLD_MAX, err);
+    if (op < 0)
+        sim_usage_fail(err);
     if (o->bench) {
-        int g_op = o->coll ? coll_op_parse(o->coll) : COLL_ALL_REDUCE;
-
-        j->bench = (struct sim_bench){ 1, g_op, o->iters, o->warmup_iters, o->root,
-                                       o->imbalance };
-        if (j->ps)
-            sim_usage_fail("--bench: the ring's (psring_sim ring K --bench)");
-        if (g_op < 0)
-            sim_usage_fail("--coll: not all_reduce, reduce_scatter, all_gather, broadcast, reduce "
-                       "or alltoall");
-        if (g_op != COLL_ALL_REDUCE && j->algo == COLL_RD)
-            sim_usage_fail("--coll: the collectives other than all_reduce run on the ring (--algo ring)");
-        if (o->root >= j->k)
-            sim_usage_fail("--root: not a rank of K");
-        if (!(o->imbalance >= 1) || o->imbalance > j->k)
-            sim_usage_fail("--imbalance: more than K");
-        if (g_op == COLL_ALLTOALL && j->k > A2A_WORLD_MAX)
-            sim_usage_fail("--coll alltoall: K above the transport's peer table (A2A_WORLD_MAX)");
+        j->bench = (struct sim_bench){ 1, op, o->iters, o->warmup_iters, o->bf.root,
+                                       o->bf.imbalance };
         if (o->payload && strcmp(o->payload, "real") != 0)
             sim_usage_fail("--bench: real payloads only (it checks every element)");
         o->payload = "real";
-    } else if (o->coll || o->root || o->imbalance != 1) {
-        sim_usage_fail("--coll/--root/--imbalance: benchmark flags (with --bench)");
     }
     if (!(c->link_bw > 0))
         sim_usage_fail("--link-bw: the simulated network needs a bandwidth (> 0)");

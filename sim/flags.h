@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "coll/bench_flags.h"
 #include "platform.h"
 #include "sim.h"
 #include "train/cli_common.h"
@@ -24,10 +25,9 @@ struct sim_opts {
     const char *sg_cfg[SIM_MAX_CFG];
     int n_cfg, servers, hosts, colocated, no_overlap;
     uint64_t bytes, bucket;
-    int bench, iters, warmup_iters, root;   /* --bench (ring) */
+    int bench, iters, warmup_iters;         /* --bench (ring) */
+    struct bench_flags bf;                  /* --bench's --coll, --root, --imbalance */
     int kill_rank, kill_step;               /* --kill RANK@STEP; -1 */
-    const char *coll;
-    double imbalance;
 };
 
 /* sim_usage_fail: "psring_sim: why" on stderr, exit 64. */

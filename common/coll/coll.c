@@ -114,6 +114,11 @@ const char *coll_algo_name(const struct coll *c)
     return c->algo == COLL_RD ? "rd" : "ring";
 }
 
+int coll_algo_parse(const char *name)
+{
+    return strcmp(name, "ring") == 0 ? COLL_RING : strcmp(name, "rd") == 0 ? COLL_RD : -1;
+}
+
 const char *coll_op_algo(const struct coll *c, int op)
 {
     if (op == COLL_ALL_REDUCE)

@@ -131,6 +131,8 @@ const struct clock_src *coll_clock(const struct coll *c);
 const char *coll_transport(const struct coll *c);
 /* coll_algo_name: "ring" or "rd", the records' algo column. */
 const char *coll_algo_name(const struct coll *c);
+/* coll_algo_parse: the algorithm --algo names ("ring", "rd"), or -1. */
+int coll_algo_parse(const char *name);
 /* coll_op_algo: the algo column of a --bench --coll record: the all-reduce's
  * (coll_algo_name), "ring" (reduce_scatter, all_gather), "chain"
  * (broadcast, reduce), "pairwise" (alltoall); "nccl" for the others with
