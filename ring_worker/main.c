@@ -417,7 +417,8 @@ int main(int argc, char **argv)
     struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", "ring", 0, NULL, MISTAKE_NONE,
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
-                      { NULL }, COLL_ALL_REDUCE, 0 };     /* bf: bench_flags_init, in parse */
+                      { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
+                      COLL_ALL_REDUCE, 0 };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
     struct link link;
