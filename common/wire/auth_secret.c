@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "base/log.h"
 
 /* ------------------------------------------------------------ the secret */
 
