@@ -131,15 +131,13 @@ static void *rank_main(void *arg)
     }
     if (rc == 0) {
         uint64_t o = j->link.bytes_out, in = j->link.bytes_in;
-        unsigned char *range = j->buf + j->first * dtype_size(j->dtype);
-
         j->xport_ok = coll_xport(&co) == t;
         switch (j->op) {
         case OP_RANGE:
-            coll_slice(&co, j->count, &j->slo, &j->shi);
-            rc = coll_reduce_scatter(&co, range, j->count, j->err);
+            coll_slice(&co, j->first, j->count, &j->slo, &j->shi);
+            rc = coll_reduce_scatter_range(&co, j->buf, j->first, j->count, j->err);
             if (rc == 0)
-                rc = coll_all_gather(&co, range, j->count, j->err);
+                rc = coll_all_gather_range(&co, j->buf, j->first, j->count, j->err);
             break;
         case COLL_ALL_REDUCE: rc = coll_allreduce(&co, j->buf, j->n, j->err); break;
         case COLL_REDUCE_SCATTER: rc = coll_reduce_scatter(&co, j->buf, j->n, j->err); break;
@@ -476,8 +474,9 @@ int main(void)
                 }
     }
 
-    T_CASE("coll-4.1", "a range (ZeRO's buckets): coll_reduce_scatter + coll_all_gather of [n/3, n/3 + n/2) "
-                       "= its all-reduce, the rest untouched; coll_slice = ring_chunk; coll_xport");
+    T_CASE("coll-4.1", "a range (ZeRO's buckets): coll_reduce_scatter_range + coll_all_gather_range of "
+                       "[n/3, n/3 + n/2) = its all-reduce, the rest untouched; coll_slice = ring_chunk "
+                       "+ n/3; coll_xport");
     for (size_t a = 0; a < sizeof ks / sizeof ks[0]; a++)
         for (size_t b = 1; b < sizeof ns / sizeof ns[0]; b++)
             for (int d = 0; d < 2; d++) {
@@ -490,8 +489,8 @@ int main(void)
                     for (int r = 0; r < k; r++) {
                         size_t lo, hi;
                         ring_chunk(ns[b] / 2, k, r, &lo, &hi);
-                        T_EQ_U(jobs[r].slo, lo);
-                        T_EQ_U(jobs[r].shi, hi);
+                        T_EQ_U(jobs[r].slo, ns[b] / 3 + lo);
+                        T_EQ_U(jobs[r].shi, ns[b] / 3 + hi);
                         T_TRUE(jobs[r].xport_ok);
                     }
                 } else {

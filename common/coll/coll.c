@@ -218,9 +218,21 @@ static int sliced(struct coll *c, int op, void *buf, size_t n, char *err)
                                c->stream, err);
 }
 
-void coll_slice(const struct coll *c, size_t n, size_t *lo, size_t *hi)
+void coll_slice(const struct coll *c, size_t first, size_t count, size_t *lo, size_t *hi)
 {
-    ring_chunk(n, c->world, c->rank, lo, hi);
+    ring_chunk(count, c->world, c->rank, lo, hi);
+    *lo += first;
+    *hi += first;
+}
+
+int coll_reduce_scatter_range(struct coll *c, void *buf, size_t first, size_t count, char *err)
+{
+    return sliced(c, COLL_REDUCE_SCATTER, (char *)buf + first * dtype_size(c->dtype), count, err);
+}
+
+int coll_all_gather_range(struct coll *c, void *buf, size_t first, size_t count, char *err)
+{
+    return sliced(c, COLL_ALL_GATHER, (char *)buf + first * dtype_size(c->dtype), count, err);
 }
 
 struct xport *coll_xport(const struct coll *c)

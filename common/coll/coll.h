@@ -51,10 +51,13 @@
  * same). The CUDA-staged ring and --algo rd run the all-reduce only
  * (ERR_USAGE; bin/ring_worker refuses the flags first).
  *
- * A RANGE of a larger buffer (ZeRO's buckets, train.c) is reduce-scattered
- * or all-gathered by giving the range as the buffer: its first element
- * and its count. coll_slice says which part of it this rank then holds
- * summed (the reduce-scatter's output, the all-gather's input).
+ * A RANGE [first, first + count) of a larger buffer (ZeRO's buckets,
+ * train.c): coll_reduce_scatter_range and coll_all_gather_range are
+ * coll_reduce_scatter and coll_all_gather of the range's elements, in
+ * place, the rest of the buffer untouched; coll_slice says which of them
+ * this rank holds summed after the one (the reduce-scatter's output) and
+ * gives to the other (the all-gather's input). Indices are elements of
+ * the whole buffer, in the coll's dtype.
  *
  * OWNERSHIP. coll_init allocates the rings' staging, the stream, and with
  * NCCL creates the communicator (a collective call: every rank must make
@@ -162,11 +165,17 @@ int coll_reduce(struct coll *c, void *buf, size_t n, int root, char *err);
 int coll_alltoall(struct coll *c, const void *send, void *recv, const struct a2a_split *sp,
                   char *err);
 
-/* coll_slice: [*lo, *hi), the part of an n-element buffer that this rank
- * holds summed after coll_reduce_scatter and gives to coll_all_gather:
- * ring_chunk's chunk `rank` (NCCL's equal slice where n is a multiple of
- * K, the same). Offsets from the buffer's first element (A RANGE above). */
-void coll_slice(const struct coll *c, size_t n, size_t *lo, size_t *hi);
+/* A RANGE above: the reduce-scatter and the all-gather of buf's elements
+ * [first, first + count). */
+int coll_reduce_scatter_range(struct coll *c, void *buf, size_t first, size_t count, char *err);
+int coll_all_gather_range(struct coll *c, void *buf, size_t first, size_t count, char *err);
+
+/* coll_slice: [*lo, *hi), the elements of the range [first, first + count)
+ * that this rank holds summed after its reduce-scatter and gives to its
+ * all-gather: ring_chunk's chunk `rank` of the range, offset by first
+ * (NCCL's equal slice where count is a multiple of K, the same). With
+ * first 0 and count n, the same for a whole n-element buffer. */
+void coll_slice(const struct coll *c, size_t first, size_t count, size_t *lo, size_t *hi);
 
 /* coll_xport: the transport under the coll, for its first-arrival clock
  * (xport.h, THE FIRST ARRIVAL); NULL with NCCL and at K = 1 (none of

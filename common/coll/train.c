@@ -54,8 +54,6 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
     const struct train_cfg *cfg = ctx;
     struct train_wait *tw = cfg->wait;
     struct xport *x = NULL;
-    unsigned char *g = job->grad;
-    void *p = g + job->first * dtype_size(cfg->c->dtype);
     double enter = 0;
     int rc;
 
@@ -68,8 +66,10 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
             enter = clock_src_now(x->clock);
         }
     }
-    rc = job->scatter ? coll_reduce_scatter(cfg->coll, p, job->count, err)
-                      : coll_allreduce(cfg->coll, p, job->count, err);
+    rc = job->scatter
+        ? coll_reduce_scatter_range(cfg->coll, job->grad, job->first, job->count, err)
+        : coll_allreduce(cfg->coll, (unsigned char *)job->grad +
+                         job->first * dtype_size(cfg->c->dtype), job->count, err);
     if (x && rc == 0 && !x->armed)
         tw->wait = x->first_recv_at - enter;
     if (rc != 0) {
@@ -95,24 +95,22 @@ static int optim_apply_host(void *ctx, const struct step_update *u, char *err)
     return rc;
 }
 
-/* ZeRO (step.h, SHARDED): after coll_reduce_scatter of a range, this rank
- * holds the sum of the range's slice (coll_slice); coll_all_gather of the
- * range sends it round. Both on the host ring (main.c refuses --zero with
- * --algo rd and on the GPU; coll.c would refuse them too). */
+/* ZeRO (step.h, SHARDED): after the coll's reduce-scatter of a range
+ * (ring_combine), this rank holds the sum of the range's slice
+ * (coll_slice); the coll's all-gather of the range sends it round (coll.h,
+ * A RANGE). Both on the host ring (main.c refuses --zero with --algo rd
+ * and on the GPU; coll.c would refuse them too). */
 static void ring_shard(void *ctx, size_t first, size_t count, size_t *lo, size_t *hi)
 {
     const struct train_cfg *cfg = ctx;
 
-    coll_slice(cfg->coll, count, lo, hi);
-    *lo += first;
-    *hi += first;
+    coll_slice(cfg->coll, first, count, lo, hi);
 }
 
 static int ring_gather(void *ctx, void *buf, size_t first, size_t count, char *err)
 {
     const struct train_cfg *cfg = ctx;
-    int rc = coll_all_gather(cfg->coll,
-                             (unsigned char *)buf + first * dtype_size(cfg->c->dtype), count, err);
+    int rc = coll_all_gather_range(cfg->coll, buf, first, count, err);
 
     if (rc != 0) {
         char why[ERR_LEN];
