@@ -97,7 +97,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "train/compute.h"
 #include "base/err.h"
 #include "measure/metrics.h"

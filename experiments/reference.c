@@ -53,7 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "train/losscurve.h"

@@ -2,7 +2,7 @@
  * --listen, --port-file, --shard or --range, --loss-out, --mistake, --checkpoint,
  * --checkpoint-every, --resume, --local-worker, --mode, --record,
  * --weights-out) and the common
- * ones (cli.h), checked against each other before anything starts.
+ * ones (train/cli_common.h), checked against each other before anything starts.
  *
  * Every refusal is one line "ps_server: reason" on stderr and exit 64
  * (CLI_EXIT_USAGE); --help and --version exit 0. No libuv here. What

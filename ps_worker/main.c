@@ -75,7 +75,7 @@
 #include <unistd.h>
 
 #include "wire/auth.h"
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "ps/client.h"
 #include "base/clock.h"
 #include "base/dtype.h"

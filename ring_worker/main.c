@@ -27,9 +27,10 @@
 #include <unistd.h>
 
 #include "coll/bench.h"
+#include "coll/bench_flags.h"
 #include "train/buckets.h"
 #include "wire/auth.h"
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "base/clock.h"
 #include "coll/coll.h"
 #include "base/dtype.h"
@@ -78,9 +79,7 @@ struct opts {
     const char *trace;          /* --trace FILE */
     uint64_t minbytes, maxbytes, piece;
     int stepfactor, warmup_iters, iters;
-    const char *coll;           /* --coll NAME (bench): nccl-tests' name */
-    int root;                   /* --root R: broadcast, reduce; alltoall's hot rank */
-    double imbalance;           /* --imbalance F: alltoall */
+    struct bench_flags bf;      /* --coll, --root, --imbalance (bench_flags.h) */
     int op;                     /* the collective --coll names (enum coll_op) */
     int zero;                   /* --zero STAGE (train.h, ZeRO) */
 };
@@ -167,9 +166,11 @@ static int pick_kind(const struct opts *o, const struct cli_common *c, int argc,
  * on the host over TCP only. */
 static int pick_algo(const struct opts *o, int kind)
 {
-    if (strcmp(o->algo, "ring") == 0)
+    int algo = coll_algo_parse(o->algo);
+
+    if (algo == COLL_RING)
         return COLL_RING;
-    if (strcmp(o->algo, "rd") != 0)
+    if (algo < 0)
         usage_fail("--algo: ring or rd");
     if (kind != COLL_TCP)
         usage_fail("--algo rd: recursive doubling runs on the host over TCP "
@@ -178,44 +179,23 @@ static int pick_algo(const struct opts *o, int kind)
 }
 
 /* pick_coll: --coll, --root and --imbalance, which only the benchmark
- * takes; the collectives other than the all-reduce run on the host ring
- * (--algo ring --device cpu) or with NCCL (coll.h). */
-static int pick_coll(const struct opts *o, const struct cli_common *c, int kind, int algo,
-                     int argc, char **argv)
+ * takes (bench_flags.h); the collectives other than the all-reduce run on
+ * the host ring (--algo ring --device cpu) or with NCCL (coll.h). */
+static int pick_coll(struct opts *o, const struct cli_common *c, int kind, int algo, int argc,
+                     char **argv)
 {
-    int op = o->coll ? coll_op_parse(o->coll) : COLL_ALL_REDUCE;
-    int root = has_flag(argc, argv, "--root"), imb = has_flag(argc, argv, "--imbalance");
     char err[ERR_LEN];
+    int op;
 
-    if (!o->bench && (o->coll || root || imb))
-        usage_fail("--coll/--root/--imbalance: benchmark flags (with --bench)");
-    if (op < 0) {
-        snprintf(err, sizeof err, "--coll: '%.40s' is not all_reduce, reduce_scatter, "
-                 "all_gather, broadcast, reduce or alltoall", o->coll);
+    o->bf.root_given = has_flag(argc, argv, "--root");
+    o->bf.imbalance_given = has_flag(argc, argv, "--imbalance");
+    op = bench_flags_check(&o->bf, o->bench, c->world,
+                           algo == COLL_RD || kind == COLL_TCP_CUDA
+                               ? "the host ring (--algo ring --device cpu) or with NCCL "
+                                 "(--transport nccl)" : NULL,
+                           kind == COLL_TCP ? A2A_WORLD_MAX : 0, err);
+    if (op < 0)
         usage_fail(err);
-    }
-    if (op != COLL_ALL_REDUCE && (algo == COLL_RD || kind == COLL_TCP_CUDA))
-        usage_fail("--coll: the collectives other than all_reduce run on the host ring "
-                   "(--algo ring --device cpu) or with NCCL (--transport nccl)");
-    if (root && op != COLL_BROADCAST && op != COLL_REDUCE && op != COLL_ALLTOALL)
-        usage_fail("--root: for --coll broadcast, reduce and alltoall (its hot rank)");
-    if (o->root >= c->world) {
-        snprintf(err, sizeof err, "--root: %d is not a rank of K = %d (0 .. %d)", o->root,
-                 c->world, c->world - 1);
-        usage_fail(err);
-    }
-    if (imb && op != COLL_ALLTOALL)
-        usage_fail("--imbalance: for --coll alltoall only");
-    if (o->imbalance > c->world) {
-        snprintf(err, sizeof err, "--imbalance: %g is more than K = %d (F = K sends "
-                 "everything to one rank)", o->imbalance, c->world);
-        usage_fail(err);
-    }
-    if (op == COLL_ALLTOALL && kind == COLL_TCP && c->world > A2A_WORLD_MAX) {
-        snprintf(err, sizeof err, "--coll alltoall: at most %d ranks over TCP (a connection "
-                 "per pair), K = %d", A2A_WORLD_MAX, c->world);
-        usage_fail(err);
-    }
     return op;
 }
 
@@ -255,14 +235,6 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
           "-w: untimed all-reduces per size (default 5)", 0, 1 << 20, NULL },
         { "iters", CLI_INT, &o->iters, "N", "-n: timed all-reduces per size (default 20)",
           1, 1 << 20, NULL },
-        { "coll", CLI_STRING, &o->coll, "NAME",
-          "--bench: all_reduce (default), reduce_scatter, all_gather, broadcast, reduce, "
-          "alltoall", 0, 0, NULL },
-        { "root", CLI_INT, &o->root, "R",
-          "--bench: broadcast's and reduce's root, alltoall's hot rank (default 0)", 0, 0, NULL },
-        { "imbalance", CLI_DOUBLE, &o->imbalance, "F",
-          "--bench --coll alltoall: the hot rank (--root) gets F x the average share, "
-          "1 .. K (default 1)", 0, 0, NULL },
         { "piece", CLI_SIZE, &o->piece, "SIZE",
           "bytes reduced between two receives (default 1M)", 8, 1LL << 30, NULL },
         { "loss-out", CLI_STRING, &o->loss_out, "FILE",
@@ -281,7 +253,8 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
           NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
-    const struct cli_opt *tables[3] = { own, cli_common_opts(c), NULL };
+    bench_flags_init(&o->bf);
+    const struct cli_opt *tables[4] = { own, bench_flags_opts(&o->bf), cli_common_opts(c), NULL };
     char err[ERR_LEN];
     int xargc = 0;
     char **xargv = expand_shorts(argc, argv, &xargc);
@@ -413,7 +386,7 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
             .rank = c->rank, .world = c->world, .dtype = c->dtype, .minbytes = o->minbytes,
             .maxbytes = o->maxbytes, .stepfactor = o->stepfactor,
             .warmup_iters = o->warmup_iters, .iters = o->iters, .csv = c->csv, .coll = coll,
-            .link = link, .op = o->op, .root = o->root, .imbalance = o->imbalance,
+            .link = link, .op = o->op, .root = o->bf.root, .imbalance = o->bf.imbalance,
         };
         return bench_run(&bc, err);
     }
@@ -443,7 +416,8 @@ int main(int argc, char **argv)
     struct cli_common c;
     struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", "ring", 0, NULL, MISTAKE_NONE,
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
-                      4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20, NULL, 0, 1.0,
+                      4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
+                      { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
                       COLL_ALL_REDUCE, 0 };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;

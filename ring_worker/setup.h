@@ -10,7 +10,7 @@
 #ifndef SETUP_H
 #define SETUP_H
 
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "wire/link.h"
 #include "wire/proto.h"
 #include "coll/xport.h"

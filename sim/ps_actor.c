@@ -22,7 +22,7 @@
  * So the pull of the first buckets overlaps the push of the later ones,
  * like the real server.
  *
- * PLACEMENTS (sim.h sim_server; sim/main.c places them): separate servers
+ * PLACEMENTS (sim.h sim_server; sim/flags.c job_servers places them): separate servers
  * on hosts of their own, or a shard on each worker's host (colocated) and
  * extra ones, Theorem 1's split (model_ps_ranges). A message between two
  * actors on one host is a message of size 0 (it never crosses the host's
@@ -36,6 +36,9 @@
  * Sizes mode (job->real 0): the same messages with their sizes only; no
  * workload, no store: the server releases by the same rule (the part every
  * worker has pushed), counted here.
+ *
+ * The messaging (frames, mailboxes, channels, the loop, POISON) is
+ * ps_chan.c's; this file is the two actors.
  *
  * Simplifications said out loud: a push is one message (the real worker
  * sends PUSH frames piece by piece, and headers are not counted); the
@@ -55,207 +58,12 @@
 #include "train/buckets.h"
 #include "base/dtype.h"
 #include "coll/ring.h"
+#include "ps_chan.h"
 #include "sim.h"
 #include "train/step.h"
 #include "ps/store.h"
 #include "train/workload.h"
 #include "coll/xport_sim.h"
-
-struct ps_frame {
-    int rank;                   /* the worker; -1 from a server */
-    uint64_t step;
-    double t0;                  /* push: when the worker started the step's pushes */
-    struct proto_push_meta meta;
-    uint64_t first, count;      /* elements (absolute indices) */
-    const void *data;           /* REAL: the sender's bytes, alive until it is told */
-    struct ps_frame *next;      /* a channel's queue */
-};
-
-/* mailbox: "sS<-wW" (push = 1: worker W's pushes to server S) or
- * "wW<-sS" (server S's weights to worker W). */
-static sg_mailbox_t mailbox(int push, int s, int w)
-{
-    char name[48];
-
-    if (push)
-        snprintf(name, sizeof name, "s%d<-w%d", s, w);
-    else
-        snprintf(name, sizeof name, "w%d<-s%d", w, s);
-    return sg_mailbox_by_name(name);
-}
-
-static size_t elements(const struct sim_job *j)
-{
-    return (size_t)(j->bytes / dtype_size(j->c->dtype));
-}
-
-/* A CHANNEL is one direction of one connection (the real worker has one
- * TCP connection per server): its frames go one after the other, in
- * order, never two at once. A LOOP is the comms an actor waits on: gets
- * (tag >= 0: from peer tag) and each channel's one put in flight (tag < 0:
- * to peer -tag - 1). */
-struct chan {
-    sg_mailbox_t mb;
-    int host;                   /* the peer's */
-    int busy;                   /* a put in flight */
-    struct ps_frame *head, *tail;   /* queued, not yet posted */
-};
-
-struct loop {
-    sg_comm_t *c;
-    int *tag;
-    size_t n;
-};
-
-static int loop_init(struct loop *l, size_t cap)
-{
-    l->n = 0;
-    l->c = calloc(cap, sizeof *l->c);
-    l->tag = calloc(cap, sizeof *l->tag);
-    return l->c && l->tag ? 0 : -ENOMEM;
-}
-
-static void loop_free(struct loop *l)
-{
-    free(l->c);
-    free(l->tag);
-}
-
-static void loop_add(struct loop *l, sg_comm_t c, int tag)
-{
-    l->c[l->n] = c;
-    l->tag[l->n++] = tag;
-}
-
-static void loop_drop(struct loop *l, size_t i)
-{
-    l->n--;
-    l->c[i] = l->c[l->n];
-    l->tag[i] = l->tag[l->n];
-}
-
-static sg_comm_t chan_post(struct chan *ch, struct ps_frame *f, size_t es, int from)
-{
-    return sg_mailbox_put_async(ch->mb, f, from == ch->host ? 0 : (long)(f->count * es));
-}
-
-/* chan_send: frame f onto channel `peer` from an actor on host `from`:
- * posted now when the channel is idle, else queued. A frame between two
- * actors on one host has size 0 (it never crosses the host's link; the
- * generated platforms give each host a free loopback) and is not counted;
- * any other is counted in *out. */
-static void chan_send(struct loop *l, struct chan *chans, int peer, struct ps_frame *f, size_t es,
-                      int from, uint64_t *out)
-{
-    struct chan *ch = &chans[peer];
-
-    if (from != ch->host)
-        *out += f->count * es;
-    f->next = NULL;
-    if (!ch->busy) {
-        ch->busy = 1;
-        loop_add(l, chan_post(ch, f, es, from), -peer - 1);
-    } else if (ch->tail) {
-        ch->tail->next = f;
-        ch->tail = f;
-    } else {
-        ch->head = ch->tail = f;
-    }
-}
-
-/* put_done: comm i of the loop, a put, has completed: the channel's next
- * frame goes in its place, or the channel is idle. */
-static void put_done(struct loop *l, size_t i, struct chan *chans, size_t es, int from)
-{
-    struct chan *ch = &chans[-l->tag[i] - 1];
-    struct ps_frame *f = ch->head;
-
-    if (f) {
-        ch->head = f->next;
-        if (!ch->head)
-            ch->tail = NULL;
-        l->c[i] = chan_post(ch, f, es, from);
-    } else {
-        ch->busy = 0;
-        loop_drop(l, i);
-    }
-}
-
-/* ps_wait: the index of a completed comm of the loop. A peer that is gone
- * does not leave it waiting: its POISON frame completes a get
- * (xport_sim.h FAULTS). */
-static long ps_wait(struct loop *l, struct sim_slot *sl, uint64_t step)
-{
-    ssize_t i = sg_comm_wait_any(l->c, l->n);
-
-    if (i < 0) {
-        err_say(sl->err, "step %llu: a simulated message failed", (unsigned long long)step);
-        return ERR_EOF;
-    }
-    return (long)i;
-}
-
-#define PS_POISON (-3)          /* a frame's rank: its sender is gone */
-
-/* poison: this actor is gone: a POISON frame with its claim (sl->err; ""
- * when killed) on each of the n mailboxes, detached, size 0. */
-static void poison(const sg_mailbox_t *mb, size_t stride, int n, const struct sim_slot *sl,
-                   int killed)
-{
-    const char *claim = killed ? "" : sl->err;
-    size_t len = strlen(claim) + 1;
-
-    for (int i = 0; i < n; i++) {
-        struct ps_frame *f = malloc(sizeof *f + len);
-
-        if (!f)
-            return;
-        *f = (struct ps_frame){ PS_POISON, 0, 0, { 0, 0 }, 0, 0, f + 1, NULL };
-        memcpy(f + 1, claim, len);
-        sg_comm_detach(sg_mailbox_put_init(*(const sg_mailbox_t *)((const char *)mb + i * stride),
-                                           f, 0), free);
-    }
-}
-
-/* poisoned: the failure a POISON frame from `who` (a "worker" or a
- * "server", index i on host h) means. */
-static int poisoned(struct sim_slot *sl, uint64_t step, const struct ps_frame *f,
-                    const char *who, int i, int h)
-{
-    if (((const char *)f->data)[0])
-        err_say(sl->err, "step %llu: %s %d reported: %s", (unsigned long long)step, who, i,
-                (const char *)f->data);
-    else
-        err_say(sl->err, "step %llu: lost %s %d (simulated host h%d): connection closed",
-                (unsigned long long)step, who, i, h);
-    return ERR_EOF;
-}
-
-/* chans_free: frames still queued (a run that failed). */
-static void chans_free(struct chan *chans, int n)
-{
-    for (int i = 0; chans && i < n; i++)
-        while (chans[i].head) {
-            struct ps_frame *f = chans[i].head;
-
-            chans[i].head = f->next;
-            free(f);
-        }
-}
-
-/* loop_drain: wait until no put is in flight (the gets are done). */
-static int loop_drain(struct loop *l, struct chan *chans, size_t es, struct sim_slot *sl,
-                      uint64_t step)
-{
-    while (l->n > 0) {
-        long i = ps_wait(l, sl, step);
-
-        if (i < 0)
-            return (int)i;
-        put_done(l, (size_t)i, chans, es, sl->host);
-    }
-    return 0;
-}
 
 /* ------------------------------------------------------------ the worker */
 
@@ -301,7 +109,7 @@ static int push_bucket(struct worker *w, uint64_t step, const unsigned char *gra
         *f = (struct ps_frame){ w->sl->rank, step, w->t0,
                                 hi == j->srv[s].first + j->srv[s].count ? *meta : none, lo,
                                 hi - lo, grad ? grad + lo * w->es : NULL, NULL };
-        chan_send(&w->l, w->push, s, f, w->es, w->sl->host, &w->sl->bytes_out);
+        ps_chan_send(&w->l, w->push, s, f, w->es, w->sl->host, &w->sl->bytes_out);
     }
     return 0;
 }
@@ -317,7 +125,7 @@ static int pull_all(struct worker *w, uint64_t step, unsigned char *weights, cha
     for (int s = 0; s < j->servers; s++) {
         w->got[s] = 0;
         if (j->srv[s].count > 0)
-            loop_add(&w->l, sg_mailbox_get_async(w->pull[s], (void **)&w->f[s]), s);
+            ps_loop_add(&w->l, sg_mailbox_get_async(w->pull[s], (void **)&w->f[s]), s);
     }
     while (w->l.n > 0) {
         long i = ps_wait(&w->l, w->sl, step);
@@ -327,13 +135,13 @@ static int pull_all(struct worker *w, uint64_t step, unsigned char *weights, cha
         if (i < 0)
             return (int)i;
         if (w->l.tag[i] < 0) {
-            put_done(&w->l, (size_t)i, w->push, w->es, w->sl->host);
+            ps_put_done(&w->l, (size_t)i, w->push, w->es, w->sl->host);
             continue;
         }
         s = w->l.tag[i];
         f = w->f[s];
         if (f->rank == PS_POISON) {
-            rc = poisoned(w->sl, step, f, "server", s, j->srv[s].host);
+            rc = ps_poisoned(w->sl, step, f, "server", s, j->srv[s].host);
             free(f);
             return rc;
         }
@@ -351,7 +159,7 @@ static int pull_all(struct worker *w, uint64_t step, unsigned char *weights, cha
         if (w->got[s] < j->srv[s].count)
             w->l.c[i] = sg_mailbox_get_async(w->pull[s], (void **)&w->f[s]);
         else
-            loop_drop(&w->l, (size_t)i);
+            ps_loop_drop(&w->l, (size_t)i);
     }
     return rc;
 }
@@ -460,7 +268,7 @@ void sim_ps_worker(int argc, char **argv)
     struct sim_slot *sl = sg_actor_self_get_data();
     const struct sim_job *j = sl->job;
     size_t S = (size_t)j->servers;
-    struct worker w = { .sl = sl, .j = j, .es = dtype_size(j->c->dtype), .n = elements(j),
+    struct worker w = { .sl = sl, .j = j, .es = dtype_size(j->c->dtype), .n = ps_elements(j),
                         .pushed_step = -1 };
 
     (void)argc;
@@ -469,25 +277,25 @@ void sim_ps_worker(int argc, char **argv)
     w.pull = calloc(S, sizeof *w.pull);
     w.f = calloc(S, sizeof *w.f);
     w.got = calloc(S, sizeof *w.got);
-    if (!w.push || !w.pull || !w.f || !w.got || loop_init(&w.l, 2 * S) != 0) {
+    if (!w.push || !w.pull || !w.f || !w.got || ps_loop_init(&w.l, 2 * S) != 0) {
         sl->rc = -ENOMEM;
         err_say(sl->err, "worker %d: out of memory", sl->rank);
     } else {
         for (int s = 0; s < j->servers; s++) {
-            w.push[s].mb = mailbox(1, s, sl->rank);
+            w.push[s].mb = ps_mailbox(1, s, sl->rank);
             w.push[s].host = j->srv[s].host;
-            w.pull[s] = mailbox(0, s, sl->rank);
+            w.pull[s] = ps_mailbox(0, s, sl->rank);
         }
         sl->rc = j->real ? worker_real(&w) : worker_sizes(&w);
     }
     if (sl->rc != 0 || sim_steps(sl) < j->c->steps) {
         xport_sim_set_gone(sl->slot);   /* failed, or killed (--kill): gone */
         if (w.push)
-            poison(&w.push[0].mb, sizeof w.push[0], j->servers, sl, sl->rc == 0);
+            ps_poison(&w.push[0].mb, sizeof w.push[0], j->servers, sl, sl->rc == 0);
         xport_sim_zombie();
     }
-    chans_free(w.push, j->servers);
-    loop_free(&w.l);
+    ps_chans_free(w.push, j->servers);
+    ps_loop_free(&w.l);
     free(w.push);
     free(w.pull);
     free(w.f);
@@ -533,7 +341,7 @@ static int release_send(struct server *v, uint64_t s, uint64_t first, uint64_t c
         *f = (struct ps_frame){ -1, s, v->first_out, { 0, 0 }, first, count, weights ? f + 1 : NULL, NULL };
         if (weights)
             memcpy(f + 1, weights, len);
-        chan_send(&v->l, v->out, w, f, v->es, v->sl->host, &v->sl->bytes_out);
+        ps_chan_send(&v->l, v->out, w, f, v->es, v->sl->host, &v->sl->bytes_out);
     }
     return 0;
 }
@@ -597,7 +405,7 @@ static int one_step(struct server *v, uint64_t s, double *first, double *last_in
     v->released = 0;
     for (int w = 0; w < k; w++) {
         v->top[w] = 0;
-        loop_add(&v->l, sg_mailbox_get_async(v->in[w], (void **)&v->f[w]), w);
+        ps_loop_add(&v->l, sg_mailbox_get_async(v->in[w], (void **)&v->f[w]), w);
     }
     while (left > 0) {
         long i = ps_wait(&v->l, v->sl, s);
@@ -607,13 +415,13 @@ static int one_step(struct server *v, uint64_t s, double *first, double *last_in
         if (i < 0)
             return (int)i;
         if (v->l.tag[i] < 0) {
-            put_done(&v->l, (size_t)i, v->out, v->es, v->sl->host);
+            ps_put_done(&v->l, (size_t)i, v->out, v->es, v->sl->host);
             continue;
         }
         w = v->l.tag[i];
         f = v->f[w];
         if (f->rank == PS_POISON) {
-            rc = poisoned(v->sl, s, f, "worker", w, w);
+            rc = ps_poisoned(v->sl, s, f, "worker", w, w);
             free(f);
             return rc;
         }
@@ -631,7 +439,7 @@ static int one_step(struct server *v, uint64_t s, double *first, double *last_in
             v->l.c[i] = sg_mailbox_get_async(v->in[w], (void **)&v->f[w]);
         } else {
             left--;
-            loop_drop(&v->l, (size_t)i);
+            ps_loop_drop(&v->l, (size_t)i);
         }
     }
     *last_in = simgrid_get_clock();
@@ -640,7 +448,7 @@ static int one_step(struct server *v, uint64_t s, double *first, double *last_in
                 "yet the step is not complete", v->sl->rank, (unsigned long long)s);
         return ERR_PROTO_FIELD;
     }
-    return loop_drain(&v->l, v->out, v->es, v->sl, s);
+    return ps_loop_drain(&v->l, v->out, v->es, v->sl, s);
 }
 
 static int server_open(struct server *v)
@@ -696,14 +504,14 @@ void sim_ps_server(int argc, char **argv)
     v.out = calloc(k, sizeof *v.out);
     v.f = calloc(k, sizeof *v.f);
     v.top = calloc(k, sizeof *v.top);
-    if (!v.in || !v.out || !v.f || !v.top || loop_init(&v.l, 2 * k) != 0) {
+    if (!v.in || !v.out || !v.f || !v.top || ps_loop_init(&v.l, 2 * k) != 0) {
         rc = -ENOMEM;
         err_say(sl->err, "server %d: out of memory", sl->rank);
         goto out;
     }
     for (int w = 0; w < j->k; w++) {
-        v.in[w] = mailbox(1, sl->rank, w);
-        v.out[w].mb = mailbox(0, sl->rank, w);
+        v.in[w] = ps_mailbox(1, sl->rank, w);
+        v.out[w].mb = ps_mailbox(0, sl->rank, w);
         v.out[w].host = w;
     }
     if (v.n == 0 || (rc = server_open(&v)) != 0) {
@@ -724,11 +532,11 @@ out:
         sl->rc = rc;
         xport_sim_set_gone(sl->slot);
         if (v.out)
-            poison(&v.out[0].mb, sizeof v.out[0], j->k, sl, 0);
+            ps_poison(&v.out[0].mb, sizeof v.out[0], j->k, sl, 0);
         xport_sim_zombie();
     }
-    chans_free(v.out, j->k);
-    loop_free(&v.l);
+    ps_chans_free(v.out, j->k);
+    ps_loop_free(&v.l);
     if (v.have_store)
         store_destroy(&v.st);
     free(v.in);

@@ -1,6 +1,7 @@
-/* sim.h -- what bin/psring_sim's actors share: the job (sim/main.c fills
+/* sim.h -- what bin/psring_sim's actors share: the job (sim/flags.c fills
  * it before the simulation starts; the actors only read it) and each
- * actor's own slot (its record, its counters, its outcome).
+ * actor's own slot (its record, its counters, its outcome); main.c owns
+ * both.
  *
  * Actors run one at a time (SimGrid's contexts), so the shared proxy
  * buffer of the sizes mode needs no lock: its values are never read.
@@ -11,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "train/compute.h"
 #include "base/err.h"
 #include "measure/metrics.h"
@@ -21,6 +22,14 @@
 struct sim_server {
     uint64_t first, count;
     int host;
+};
+
+/* --bench (ring only): ring_worker's benchmark of one size (bench.h). */
+struct sim_bench {
+    int on;                        /* 1: --bench */
+    int op;                        /* --coll: enum coll_op */
+    int iters, warmup_iters, root;
+    double imbalance;
 };
 
 struct sim_job {
@@ -40,6 +49,7 @@ struct sim_job {
                                       (slot) that dies at the start of that step; -1 */
     struct compute_model compute;  /* --backward-time T, --straggler, --jitter, --pause
                                       (compute.h): each worker's simulated compute */
+    struct sim_bench bench;        /* --bench; zero without it */
 };
 
 struct sim_slot {
@@ -47,7 +57,7 @@ struct sim_slot {
     int rank;                      /* ring rank, worker rank, or server index */
     int host;                      /* the platform host it runs on */
     int slot;                      /* its index: ring ranks, PS workers, then servers */
-    struct metrics_record rec;     /* initialised by main.c start_actors */
+    struct metrics_record rec;     /* initialised by engine.c sim_actors_start */
     uint64_t bytes_in, bytes_out;  /* payload bytes across its host's link
                                       (messages between actors on one host: none) */
     int rc;
@@ -70,8 +80,13 @@ static inline int sim_steps(const struct sim_slot *sl)
 void sim_compute(const struct sim_slot *sl, int step);
 
 /* The actors' bodies (SimGrid's xbt_main_func_t); the slot is the actor's
- * data. ps_actor.c: the server and the worker; main.c: the ring rank. */
+ * data. ps_actor.c: the server and the worker; ring_actor.c: the ring rank. */
 void sim_ps_server(int argc, char **argv);
 void sim_ps_worker(int argc, char **argv);
+void sim_ring_actor(int argc, char **argv);
+
+/* sim_rec_path: rank r's --bench record file (bench.c writes it, report.c
+ * reads and removes it): $TMPDIR (or /tmp)/psring_sim.PID.rec.RANK. */
+void sim_rec_path(char *buf, size_t len, int rank);
 
 #endif /* SIM_H */

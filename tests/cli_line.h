@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/cli.h"
+#include "train/cli_common.h"
 
 static inline int cli_line_common(const char *line, struct cli_common *c, char *err)
 {

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "base/err.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

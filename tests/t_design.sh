@@ -1,7 +1,9 @@
 # t_design.sh -- docs/design.md kept true by the tree: the layer table
 # (its "Layers" section) against the folders and every #include, and the
 # command-line table (its "Command-line contract" section) against each
-# program's --help. Reads files and runs --help only; no jobs.
+# program's --help, and the size limits (its "Size exceptions"): no C file
+# over 700 lines, at most three functions over 120, each listed with its
+# reason. Reads files and runs --help only; no jobs.
 . "$PSR_TESTS/lib.sh"
 root=$(cd "$PSR_TESTS/.." && pwd)
 design=$root/docs/design.md
@@ -99,5 +101,30 @@ for b in "$PSR_BIN"/*; do
     done
 done
 [ "$n" -gt 0 ] || t_fail "no program in $PSR_BIN"
+t_end
+# The size limits, measured as design.md's "Size exceptions" says: the C
+# sources outside tests/.
+grep -E '\.(c|h|cu)$' "$T_TMP/src" | grep -v '^tests/' >"$T_TMP/csrc"
+
+t_case design-1.5 "no C file outside tests/ is over 700 lines"
+(cd "$root" && xargs wc -l <"$T_TMP/csrc") | awk '$2 != "total" && $1 > 700 { print $2 ": " $1 " lines" }' >"$T_TMP/big"
+[ -s "$T_TMP/big" ] && t_fail "$(cat "$T_TMP/big")"
+t_end
+
+t_case design-1.6 "at most three functions over 120 lines, each in design.md's table with its reason"
+(cd "$root" && xargs awk '
+    /^[A-Za-z_].*\(/ { sig = $0; at = FNR }
+    /^\{/ { start = at; match(sig, /[A-Za-z_][A-Za-z0-9_]*\(/)
+            name = substr(sig, RSTART, RLENGTH - 1) }
+    /^\}/ && start { if (FNR - start + 1 > 120) print name, FILENAME, FNR - start + 1; start = 0 }
+    FNR == 1 { start = 0 }' <"$T_TMP/csrc") >"$T_TMP/long"
+awk '/^## Size exceptions/ { on = 1 } on && /^\| [0-9]+ \| `/ {
+        split($0, c, "|"); f = c[3]; gsub(/[` ]/, "", f); split(f, p, ","); print p[1], p[2] }' \
+    "$design" >"$T_TMP/long.listed"
+[ "$(wc -l <"$T_TMP/long")" -le 3 ] || t_fail "more than three functions over 120 lines: $(cat "$T_TMP/long" | tr '\n' ';')"
+while read -r fn file n; do
+    grep -qx "$fn $file" "$T_TMP/long.listed" ||
+        t_fail "$file: $fn is $n lines and not in design.md's table of functions over 120 lines"
+done <"$T_TMP/long"
 t_end
 t_exit

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "train/workload.h"

@@ -36,6 +36,9 @@
 
 #define MAXK 8
 #define HDR PROTO_HEADER_SIZE
+/* A job's op besides coll_op's: ZeRO's pattern (common/coll/train.c), a
+ * reduce-scatter then an all-gather of a range of the buffer. */
+#define OP_RANGE 100
 
 struct job {
     int rank, world, dtype, op, root;
@@ -45,6 +48,9 @@ struct job {
     unsigned char *buf, *rbuf;  /* rbuf: the all-to-all's receive buffer */
     struct link link;
     uint64_t out, in;           /* the link's counters across the collective */
+    size_t first, count;        /* OP_RANGE: the range */
+    size_t slo, shi;            /* OP_RANGE: coll_slice of it */
+    int xport_ok;               /* coll_xport is the transport attached (NULL at K = 1) */
     int rc;
     char err[ERR_LEN];
 };
@@ -125,7 +131,14 @@ static void *rank_main(void *arg)
     }
     if (rc == 0) {
         uint64_t o = j->link.bytes_out, in = j->link.bytes_in;
+        j->xport_ok = coll_xport(&co) == t;
         switch (j->op) {
+        case OP_RANGE:
+            coll_slice(&co, j->first, j->count, &j->slo, &j->shi);
+            rc = coll_reduce_scatter_range(&co, j->buf, j->first, j->count, j->err);
+            if (rc == 0)
+                rc = coll_all_gather_range(&co, j->buf, j->first, j->count, j->err);
+            break;
         case COLL_ALL_REDUCE: rc = coll_allreduce(&co, j->buf, j->n, j->err); break;
         case COLL_REDUCE_SCATTER: rc = coll_reduce_scatter(&co, j->buf, j->n, j->err); break;
         case COLL_ALL_GATHER: rc = coll_all_gather(&co, j->buf, j->n, j->err); break;
@@ -201,6 +214,37 @@ static int run(struct job *jobs, int k, int op, size_t n, int dtype, int root, s
     return 0;
 }
 
+/* run_range: run's ring with OP_RANGE over [first, first + count). */
+static int run_range(struct job *jobs, int k, size_t n, int dtype, size_t first, size_t count,
+                     uint64_t salt)
+{
+    pthread_t th[MAXK];
+    int sp[MAXK][2];
+
+    for (int r = 0; r < k; r++) {
+        struct job *j = &jobs[r];
+        memset(j, 0, sizeof *j);
+        *j = (struct job){ .rank = r, .world = k, .dtype = dtype, .op = OP_RANGE, .n = n,
+                           .first = first, .count = count };
+        j->buf = calloc(n + 1, 8);
+        if (!j->buf)
+            return -ENOMEM;
+        fill(j, salt);
+    }
+    for (int r = 0; k > 1 && r < k; r++)
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp[r]) != 0)
+            return -errno;
+    for (int r = 0; k > 1 && r < k; r++) {
+        jobs[r].fds[0] = sp[r][0];                  /* right: dialled */
+        jobs[r].fds[1] = sp[(r + k - 1) % k][1];    /* left: accepted */
+    }
+    for (int r = 0; r < k; r++)
+        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
+    for (int r = 0; r < k; r++)
+        pthread_join(th[r], NULL);
+    return 0;
+}
+
 static void free_jobs(struct job *jobs, int k)
 {
     for (int r = 0; r < k; r++) {
@@ -260,6 +304,21 @@ static size_t wrong(const struct job *jobs, int k, uint64_t salt)
             for (size_t i = 0; i < n; i++)
                 if ((got = vec_get(j->buf, i, dt)) != (want = sum_from(k, (r + 1) % k, i, dt, salt)))
                     MISS("root %d element %zu = %.17g, want %.17g", r, i, got, want);
+            break;
+        case OP_RANGE:                /* the range's chunk c summed from c+1 round; the rest
+                                         untouched */
+            for (size_t i = 0; i < n; i++) {
+                int c = -1;
+                if (i >= j0->first && i < j0->first + j0->count)
+                    for (c = 0; c < k; c++) {
+                        ring_chunk(j0->count, k, c, &lo, &hi);
+                        if (i - j0->first < hi)
+                            break;
+                    }
+                want = c < 0 ? as_dtype(value(r, i, salt), dt) : sum_from(k, (c + 1) % k, i, dt, salt);
+                if ((got = vec_get(j->buf, i, dt)) != want)
+                    MISS("rank %d element %zu = %.17g, want %.17g", r, i, got, want);
+            }
             break;
         case COLL_ALLTOALL: {         /* block s = rank s's block for r */
             size_t m = a2a_count(&j0->split, r), off = a2a_offset(&j0->split, r);
@@ -408,6 +467,31 @@ int main(void)
                     free_jobs(jobs, k);
                 }
     }
+
+    T_CASE("coll-4.1", "a range (ZeRO's buckets): coll_reduce_scatter_range + coll_all_gather_range of "
+                       "[n/3, n/3 + n/2) = its all-reduce, the rest untouched; coll_slice = ring_chunk "
+                       "+ n/3; coll_xport");
+    for (size_t a = 0; a < sizeof ks / sizeof ks[0]; a++)
+        for (size_t b = 1; b < sizeof ns / sizeof ns[0]; b++)
+            for (int d = 0; d < 2; d++) {
+                int k = ks[a];
+                uint64_t salt = 4000 + a * 100 + b * 10 + (size_t)d;
+
+                T_EQ_I(run_range(jobs, k, ns[b], dtypes[d], ns[b] / 3, ns[b] / 2, salt), 0);
+                if (all_ok(jobs, k)) {
+                    T_EQ_U(wrong(jobs, k, salt), 0);
+                    for (int r = 0; r < k; r++) {
+                        size_t lo, hi;
+                        ring_chunk(ns[b] / 2, k, r, &lo, &hi);
+                        T_EQ_U(jobs[r].slo, ns[b] / 3 + lo);
+                        T_EQ_U(jobs[r].shi, ns[b] / 3 + hi);
+                        T_TRUE(jobs[r].xport_ok);
+                    }
+                } else {
+                    T_TRUE(0);
+                }
+                free_jobs(jobs, k);
+            }
 
     T_CASE("coll-2.1", "bytes per rank = the formula for every run of coll-1.1 .. 1.5");
     T_EQ_U(bytes_bad, 0);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "cli_line.h"
 #include "base/clock.h"
 #include "train/compute.h"

@@ -243,7 +243,7 @@ static void t_no_credit(void)
 }
 
 /* one_message: n bytes from an idle sender at `now`, through the sender's
- * egress (net.c's blocking protocol: pieces of link_piece(), each reserved,
+ * egress (net_xfer.c's blocking protocol: pieces of link_piece(), each reserved,
  * slept to and woken exactly) and the receiver's ingress (each piece booked
  * at its arrival, the sender's deadline; the reader holds it until due).
  * Returns when the receiver is handed the last byte. */
@@ -293,7 +293,7 @@ static void t_message(void)
 }
 
 /* t_join: a ring step's frame through the sender's egress and the reader's
- * ingress, the reader taking one kernel buffer in parts, as net.c does:
+ * ingress, the reader taking one kernel buffer in parts, as net_xfer.c does:
  * the 40-byte header, then the rest of its piece; or a piece in small
  * reads. Booked part after part (link_ingress_reserve), each part starts
  * where the last one ended and bytes already in are held as if still on
@@ -410,13 +410,13 @@ static size_t kq_read(struct kqueue *q, size_t want, double now, double *stamp)
 }
 
 /* small_frame: one ring step's CHUNK frame of `payload` bytes, as
- * common/coll/xport_tcp.c and net.c move it: the sender's first piece is
+ * common/coll/xport_tcp.c and net_xfer.c move it: the sender's first piece is
  * the 40-byte header and the payload's first piece - 40 bytes, the rest
  * goes in pieces from a second call; the reader reads the header (40
  * bytes, cut short by the reader), then the payload a piece at a time,
  * `late` seconds after data is there (another rank's wake-up, its own
  * send). Every read is booked with link_ingress_join(); grid: the reader
- * keeps to link_ingress_next() as net.c does (0: a piece at a time
+ * keeps to link_ingress_next() as net_xfer.c does (0: a piece at a time
  * whatever it read before, as before issue 13). Returns the latest time
  * the link held a read until. */
 static double small_frame(double rate, double lat, size_t payload, double late, int grid,
@@ -560,7 +560,7 @@ static void t_latency(void)
     T_END();
 }
 
-/* A blocking sender (net.c's protocol): reserve, sleep to the deadline
+/* A blocking sender (net_xfer.c's protocol): reserve, sleep to the deadline
  * (oversleeping by up to `over`), woke, write; `gap` between calls. */
 static double send_calls(struct link *l, int calls, size_t n, double *now, double over,
                          double gap)
@@ -626,7 +626,7 @@ static void t_blocking(void)
 
 /* ring_steps: `steps` ring steps of a rank in lockstep with its neighbours
  * (identical ranks on identical links: the left's chunk arrives when our
- * own would at the right). Each step sends n bytes in pieces as net.c does
+ * own would at the right). Each step sends n bytes in pieces as net_xfer.c does
  * (reserve, sleep to the deadline oversleeping up to `over`, woke) and
  * ends when its last piece is through and the left's chunk is in, at that
  * piece's deadline. restart: call link_send_restart() at each step's
@@ -781,7 +781,7 @@ static void t_unlimited(void)
     T_EQ_D(link_ingress_reserve(&l, 1u << 30, 7.0), 7.0);
     T_NEAR(link_egress_reserve(&l, 1u << 30, 7.0), 7.001, 1e-12);
     T_NEAR(link_egress_reserve(&l, 1u << 30, 7.0), 7.001, 1e-12);
-    T_EQ_U(l.bytes_in + l.bytes_out, 0);       /* net.c counts, not link.c */
+    T_EQ_U(l.bytes_in + l.bytes_out, 0);       /* net_xfer.c counts, not link.c */
     T_END();
 }
 

@@ -1,6 +1,7 @@
 /* cli_internal.h -- what the three files of the command line share and no
  * one else needs: quoting a user's value for a one-line message.
- * (cli.h is the interface; this is the internal header.)
+ * (cli.h and train/cli_common.h are the interfaces; this is the internal
+ * header, which compute.c's parsers use too.)
  */
 #ifndef CLI_INTERNAL_H
 #define CLI_INTERNAL_H

@@ -114,6 +114,11 @@ const char *coll_algo_name(const struct coll *c)
     return c->algo == COLL_RD ? "rd" : "ring";
 }
 
+int coll_algo_parse(const char *name)
+{
+    return strcmp(name, "ring") == 0 ? COLL_RING : strcmp(name, "rd") == 0 ? COLL_RD : -1;
+}
+
 const char *coll_op_algo(const struct coll *c, int op)
 {
     if (op == COLL_ALL_REDUCE)
@@ -211,6 +216,28 @@ static int sliced(struct coll *c, int op, void *buf, size_t n, char *err)
                                    c->stream, err);
     return gpu_nccl_collective(c->nccl, GPU_NCCL_ALL_GATHER, mine, buf, q, c->dtype, 0,
                                c->stream, err);
+}
+
+void coll_slice(const struct coll *c, size_t first, size_t count, size_t *lo, size_t *hi)
+{
+    ring_chunk(count, c->world, c->rank, lo, hi);
+    *lo += first;
+    *hi += first;
+}
+
+int coll_reduce_scatter_range(struct coll *c, void *buf, size_t first, size_t count, char *err)
+{
+    return sliced(c, COLL_REDUCE_SCATTER, (char *)buf + first * dtype_size(c->dtype), count, err);
+}
+
+int coll_all_gather_range(struct coll *c, void *buf, size_t first, size_t count, char *err)
+{
+    return sliced(c, COLL_ALL_GATHER, (char *)buf + first * dtype_size(c->dtype), count, err);
+}
+
+struct xport *coll_xport(const struct coll *c)
+{
+    return c->have_rd ? c->rd.a.x : c->have_ring ? c->ring.a.x : NULL;
 }
 
 int coll_reduce_scatter(struct coll *c, void *buf, size_t n, char *err)

@@ -51,6 +51,14 @@
  * same). The CUDA-staged ring and --algo rd run the all-reduce only
  * (ERR_USAGE; bin/ring_worker refuses the flags first).
  *
+ * A RANGE [first, first + count) of a larger buffer (ZeRO's buckets,
+ * train.c): coll_reduce_scatter_range and coll_all_gather_range are
+ * coll_reduce_scatter and coll_all_gather of the range's elements, in
+ * place, the rest of the buffer untouched; coll_slice says which of them
+ * this rank holds summed after the one (the reduce-scatter's output) and
+ * gives to the other (the all-gather's input). Indices are elements of
+ * the whole buffer, in the coll's dtype.
+ *
  * OWNERSHIP. coll_init allocates the rings' staging, the stream, and with
  * NCCL creates the communicator (a collective call: every rank must make
  * it; on failure or --timeout it is aborted, gpu.h); coll_destroy frees
@@ -126,6 +134,8 @@ const struct clock_src *coll_clock(const struct coll *c);
 const char *coll_transport(const struct coll *c);
 /* coll_algo_name: "ring" or "rd", the records' algo column. */
 const char *coll_algo_name(const struct coll *c);
+/* coll_algo_parse: the algorithm --algo names ("ring", "rd"), or -1. */
+int coll_algo_parse(const char *name);
 /* coll_op_algo: the algo column of a --bench --coll record: the all-reduce's
  * (coll_algo_name), "ring" (reduce_scatter, all_gather), "chain"
  * (broadcast, reduce), "pairwise" (alltoall); "nccl" for the others with
@@ -154,6 +164,23 @@ int coll_broadcast(struct coll *c, void *buf, size_t n, int root, char *err);
 int coll_reduce(struct coll *c, void *buf, size_t n, int root, char *err);
 int coll_alltoall(struct coll *c, const void *send, void *recv, const struct a2a_split *sp,
                   char *err);
+
+/* A RANGE above: the reduce-scatter and the all-gather of buf's elements
+ * [first, first + count). */
+int coll_reduce_scatter_range(struct coll *c, void *buf, size_t first, size_t count, char *err);
+int coll_all_gather_range(struct coll *c, void *buf, size_t first, size_t count, char *err);
+
+/* coll_slice: [*lo, *hi), the elements of the range [first, first + count)
+ * that this rank holds summed after its reduce-scatter and gives to its
+ * all-gather: ring_chunk's chunk `rank` of the range, offset by first
+ * (NCCL's equal slice where count is a multiple of K, the same). With
+ * first 0 and count n, the same for a whole n-element buffer. */
+void coll_slice(const struct coll *c, size_t first, size_t count, size_t *lo, size_t *hi);
+
+/* coll_xport: the transport under the coll, for its first-arrival clock
+ * (xport.h, THE FIRST ARRIVAL); NULL with NCCL and at K = 1 (none of
+ * ours). The coll still owns the calls: the caller only arms and reads. */
+struct xport *coll_xport(const struct coll *c);
 
 /* coll_gather: every rank's m (<= COLL_GATHER_MAX) doubles, rank r's at
  * all[r * m], on every rank (all: world * m, host memory). */

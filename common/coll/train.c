@@ -45,13 +45,6 @@ int train_check(const struct cli_common *c, uint64_t batch, char *err)
     return 0;
 }
 
-/* coll_xport: the transport under the coll (NULL: none of ours, NCCL,
- * or K = 1). */
-static struct xport *coll_xport(const struct coll *c)
-{
-    return c->have_rd ? c->rd.a.x : c->have_ring ? c->ring.a.x : NULL;
-}
-
 /* ring_combine: the ring's combine (step.h): the job's elements
  * all-reduced over the coll, in host or device memory as the coll's kind
  * says. The step's first job also measures the step's wait (train.h,
@@ -61,8 +54,6 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
     const struct train_cfg *cfg = ctx;
     struct train_wait *tw = cfg->wait;
     struct xport *x = NULL;
-    unsigned char *g = job->grad;
-    void *p = g + job->first * dtype_size(cfg->c->dtype);
     double enter = 0;
     int rc;
 
@@ -75,8 +66,10 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
             enter = clock_src_now(x->clock);
         }
     }
-    rc = job->scatter ? ring_reduce_scatter(&cfg->coll->ring, p, job->count, cfg->c->dtype, err)
-                      : coll_allreduce(cfg->coll, p, job->count, err);
+    rc = job->scatter
+        ? coll_reduce_scatter_range(cfg->coll, job->grad, job->first, job->count, err)
+        : coll_allreduce(cfg->coll, (unsigned char *)job->grad +
+                         job->first * dtype_size(cfg->c->dtype), job->count, err);
     if (x && rc == 0 && !x->armed)
         tw->wait = x->first_recv_at - enter;
     if (rc != 0) {
@@ -102,25 +95,22 @@ static int optim_apply_host(void *ctx, const struct step_update *u, char *err)
     return rc;
 }
 
-/* ZeRO (step.h, SHARDED): after ring_reduce_scatter of a range, this rank
- * holds the sum of the range's chunk `rank` (ring.c: ring_chunk); the
- * all-gather of the range sends it round. Both on the host ring (main.c
- * refuses --zero with --algo rd and on the GPU). */
+/* ZeRO (step.h, SHARDED): after the coll's reduce-scatter of a range
+ * (ring_combine), this rank holds the sum of the range's slice
+ * (coll_slice); the coll's all-gather of the range sends it round (coll.h,
+ * A RANGE). Both on the host ring (main.c refuses --zero with --algo rd
+ * and on the GPU; coll.c would refuse them too). */
 static void ring_shard(void *ctx, size_t first, size_t count, size_t *lo, size_t *hi)
 {
     const struct train_cfg *cfg = ctx;
 
-    ring_chunk(count, cfg->c->world, cfg->c->rank, lo, hi);
-    *lo += first;
-    *hi += first;
+    coll_slice(cfg->coll, first, count, lo, hi);
 }
 
 static int ring_gather(void *ctx, void *buf, size_t first, size_t count, char *err)
 {
     const struct train_cfg *cfg = ctx;
-    int rc = ring_all_gather(&cfg->coll->ring,
-                             (unsigned char *)buf + first * dtype_size(cfg->c->dtype), count,
-                             cfg->c->dtype, err);
+    int rc = coll_all_gather_range(cfg->coll, buf, first, count, err);
 
     if (rc != 0) {
         char why[ERR_LEN];

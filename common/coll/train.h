@@ -96,9 +96,10 @@
  *
  * ZeRO (--zero 1|2|3, train_cfg.zero; CPU ring only: main.c refuses --algo
  * rd, the GPU, --bench and --mistake with exit 64). The combine of a
- * gradient job is ring_reduce_scatter (ring.c), the driver updates the
- * rank's chunk (ring_shard: ring_chunk of the job's range) and all-gathers
- * the weights (ring_gather: ring_all_gather); stage 2 also frees the
+ * gradient job is coll_reduce_scatter_range of the job's range (coll.h,
+ * A RANGE: the host ring's ring_reduce_scatter), the driver updates the
+ * rank's slice (ring_shard: coll_slice of the range) and all-gathers the
+ * weights (ring_gather: coll_all_gather_range); stage 2 also frees the
  * gradient outside the chunk, stage 3 the weights between steps
  * (step.h, SHARDED; docs/design.md, Optimizers and ZeRO). The same bits
  * as --zero 0; the bytes of 1 and 2 are the all-reduce's.
@@ -113,7 +114,7 @@
 #ifndef TRAIN_H
 #define TRAIN_H
 
-#include "base/cli.h"
+#include "train/cli_common.h"
 #include "wire/link.h"
 #include "measure/metrics.h"
 #include "coll.h"

@@ -5,7 +5,8 @@
  * listens for news.
  *
  * No step logic is here: which connection a step uses, what a CHUNK must
- * look like and whom to tell what are xport_tcp.c's business.
+ * look like (xport_tcp.c) and whom to tell what (xport_tcp_abort.c) are
+ * the transport's business.
  *
  * IDENTITY. struct xport_conn_self is this rank as its peers must see it:
  * its rank and world, the job (proto_hello: n, dtype, workload, seed,

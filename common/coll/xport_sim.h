@@ -5,7 +5,7 @@
  * algorithm's plan. A step is two simulated messages: one put to the
  * mailbox "TO<-RANK" and one get from "RANK<-FROM" (one mailbox per ordered
  * pair of the plan, so frames of one sender arrive in order). The network
- * model (SimGrid's, set up by sim/main.c) decides when each message is in.
+ * model (SimGrid's, set up by sim/engine.c) decides when each message is in.
  *
  * DATA MODES.
  *   XPORT_SIM_REAL   the outgoing bytes are copied into the frame at begin
@@ -16,7 +16,7 @@
  *                    only, and recv leaves dst untouched. Every frame is
  *                    simulated at `scale` times its size, so an algorithm
  *                    can run on a small proxy vector that stands for a
- *                    large one (sim/main.c: K * 64 elements standing for n).
+ *                    large one (sim/flags.c: K * 64 elements standing for n).
  *
  * THE CLOCK is SimGrid's simulated clock (simgrid_get_clock,
  * sg_actor_sleep_until): everything above reads virtual time.

@@ -13,7 +13,7 @@
  * sender, step, range and length) before its payload is read, so a server
  * that sends something else is reported as such, never read into the
  * weights. An ERROR frame is read (its text is capped at PROTO_TEXT_MAX by
- * the decoder) and reported. Every wait is net.c's, under the idle-progress
+ * the decoder) and reported. Every wait is net.h's, under the idle-progress
  * timeout.
  *
  * PULL WAIT. A part of the WEIGHTS comes only once every worker has pushed

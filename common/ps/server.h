@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "base/cli.h"
+#include "train/cli_common.h"
 #include "ps/egress.h"
 #include "wire/auth.h"
 #include "wire/link.h"

@@ -3,7 +3,7 @@
  * (torchrun, Open MPI, MPICH, Slurm), the coordinator's address and the
  * job secret (cli_secret).
  */
-#include "base/cli.h"
+#include "cli_common.h"
 
 #include <limits.h>
 #include <math.h>
@@ -110,7 +110,7 @@ static int parse_shard_weights(const char *v, void *dst, char *err)
 }
 
 /* --straggler RANK:FACTOR into the compute model (dst); FACTOR against
- * THE BOUNDS' straggler-factor. (cli.h: bin/model takes it too.) */
+ * THE BOUNDS' straggler-factor. (cli_common.h: bin/model takes it too.) */
 int cli_compute_straggler(const char *v, void *dst, char *err)
 {
     struct compute_model *m = dst;

@@ -83,11 +83,13 @@
 
 #include "base/clock.h"
 #include "compute.h"
+#include "wire/proto.h"
 
+/* The ids are the wire's (proto.h, HELLO): a hello carries them. */
 enum workload_kind {
-    WORKLOAD_LINREG = 1,
-    WORKLOAD_SYNTHETIC = 2,
-    WORKLOAD_MLP = 3,
+    WORKLOAD_LINREG = PROTO_WORKLOAD_LINREG,
+    WORKLOAD_SYNTHETIC = PROTO_WORKLOAD_SYNTHETIC,
+    WORKLOAD_MLP = PROTO_WORKLOAD_MLP,
 };
 
 #define WORKLOAD_LINREG_ROWS 4096

@@ -1,7 +1,7 @@
 /* link.c -- the emulated NIC's arithmetic (see link.h for the model).
  *
  * Nothing here sleeps or reads the clock: every function takes `now` and
- * returns a time, so the same code serves blocking senders (net.c), the
+ * returns a time, so the same code serves blocking senders (net_xfer.c), the
  * libuv server, and unit tests with a fake clock.
  */
 #include "link.h"

@@ -68,7 +68,7 @@
  *
  * BLOCKING SENDERS. An event loop reserves bytes when they are ready and
  * writes them when their deadline comes: pass that readiness time as
- * `now`. A sender that sleeps until each deadline (net.c) cannot: after
+ * `now`. A sender that sleeps until each deadline (net_xfer.c) cannot: after
  * sleeping for the latency it is "late" by that latency, and its next
  * piece (a frame's payload after its header) would pay the latency again.
  * link_send_reserve() / link_send_woke() keep such a sender's own

@@ -1,32 +1,14 @@
-/* net.c -- TCP for psring: listen, connect with retry, send/recv in full.
+/* net.c -- TCP for psring: addresses, listen, accept, connect with retry,
+ * the port file (net.h). The transfers (send/recv in full, paced, under
+ * the idle timeout) are net_xfer.c's.
  *
- * Every wait is a ppoll() with a deadline: the connect deadline, the
- * accept timeout, or the idle-progress deadline of a transfer (restarted
- * by every byte that moves, and suspended while the emulated link holds a
- * direction back, since that wait is the link's, not the peer's). ppoll,
- * not poll, because the link's deadlines are microseconds apart and poll
- * rounds to milliseconds.
- *
- * One engine (xfer) moves bytes for net_send_all, net_recv_all and
- * net_sendrecv: each direction advances as far as it can without blocking
- * (a reserved piece whose deadline has come, or whatever the socket
- * takes), then the thread waits for the earliest of: a socket becoming
- * ready, a link deadline, the idle deadline. One thread can so keep both
- * directions of a ring step busy, and neither can deadlock the other: a
- * full send buffer never stops the receive side from draining.
- *
- * Pacing (link.h): a send reserves each piece of at most link_piece()
- * bytes with link_send_reserve(), waits for its deadline and writes it; a
- * receive reads at most one piece (after a read cut short inside a piece,
- * only its rest: link_ingress_next, so that a read never runs from one
- * kernel buffer into the next), reserves it with link_ingress_join()
- * and neither reads more nor returns before the returned time (the bytes
- * count as received then), booked at the time
- * the kernel received those bytes (SO_TIMESTAMPNS), so a reader that was
- * descheduled for a while catches up instead of shifting the link's
- * schedule for good: the link was busy, the reader merely late.
+ * Every wait is a ppoll() with a deadline (net_wait_until): the connect
+ * deadline, the accept timeout, or the idle-progress deadline of a
+ * transfer. ppoll, not poll, because the link's deadlines are
+ * microseconds apart and poll rounds to milliseconds.
  */
 #include "net.h"
+#include "net_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,15 +18,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,27 +34,6 @@
 #define BACKOFF_MAX_S   0.500
 #define ATTEMPT_MIN_S   0.100     /* a connect attempt's wait, at least */
 #define LISTEN_BACKLOG  128
-/* A sleep overshoots its deadline by 30-80 us on a busy VM. The last piece
- * of a send is the one whose lateness the peer sees (a latency-bound
- * message is one piece), so its wait sleeps until this long before the
- * deadline and spins the rest; earlier pieces just sleep, as the link's
- * timeline absorbs their oversleep. */
-#define SPIN_S          75e-6
-/* Waking a sleeping thread costs 30-40 us on this VM, as much as a small
- * all-reduce step's whole transfer. With busy-polling on (net_busy_poll),
- * a transfer with little left to move (every pending direction at most
- * BUSY_BYTES) retries its sockets for up to that long before it sleeps in
- * ppoll, yielding the CPU between tries. Not while the link holds a
- * direction: that wait has a known end and sleeps until it. */
-#define BUSY_BYTES      (64u << 10)
-
-static double busy_s;       /* net_busy_poll's setting; 0: off */
-
-void net_busy_poll(double seconds)
-{
-    busy_s = seconds > 0 ? seconds : 0;
-}
-
 /* ---------------------------------------------------------------- helpers */
 
 /* "host:port", bracketing an IPv6 literal. */
@@ -142,7 +99,8 @@ static int set_nonblock(int fd)
 }
 
 /* tune: TCP_NODELAY (a frame goes out at once), and receive timestamps,
- * which tell a paced reader when its bytes really arrived (recv_stamped).
+ * which tell a paced reader when its bytes really arrived (net_xfer.c,
+ * recv_stamped).
  * Failures only cost latency or pacing precision: ignored. */
 static void tune(int fd)
 {
@@ -151,48 +109,7 @@ static void tune(int fd)
     (void)setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
 }
 
-/* recv_stamped: recv() that also reports, on clock_now()'s scale, when the
- * kernel received the newest of the bytes read (*arrived; NAN if unknown),
- * and the kernel's stamp itself, exactly, as a key that is equal for two
- * reads of one kernel buffer (*stamp: nanoseconds, modulo 10^6 s, exact in
- * a double; NAN if unknown). */
-static ssize_t recv_stamped(int fd, void *p, size_t n, double *arrived, double *stamp)
-{
-    union {
-        char buf[CMSG_SPACE(sizeof(struct timespec))];
-        struct cmsghdr align;
-    } ctl;
-    struct iovec iov = { .iov_base = p, .iov_len = n };
-    struct msghdr m;
-    struct cmsghdr *c;
-    ssize_t r;
-
-    memset(&m, 0, sizeof m);
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = ctl.buf;
-    m.msg_controllen = sizeof ctl.buf;
-    *arrived = *stamp = NAN;
-    r = recvmsg(fd, &m, MSG_DONTWAIT);
-    if (r <= 0)
-        return r;
-    for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-            struct timespec ts, real;
-            memcpy(&ts, CMSG_DATA(c), sizeof ts);
-            clock_gettime(CLOCK_REALTIME, &real);
-            *stamp = (double)(ts.tv_sec % 1000000) * 1e9 + (double)ts.tv_nsec;
-            /* The stamp is on the real-time clock: convert by its age. */
-            *arrived = clock_now() - ((double)(real.tv_sec - ts.tv_sec) +
-                                      (double)(real.tv_nsec - ts.tv_nsec) * 1e-9);
-        }
-    }
-    return r;
-}
-
-/* wait_until: ppoll fds (n may be 0) until the absolute time `until`
- * (INFINITY: no limit). Returns ppoll's count, 0 on timeout or signal. */
-static int wait_until(struct pollfd *fds, nfds_t n, double until)
+int net_wait_until(struct pollfd *fds, nfds_t n, double until)
 {
     struct timespec ts, *tp = NULL;
     double left;
@@ -367,7 +284,7 @@ int net_accept(int lfd, double timeout_s, int *fd, char *peer, char *err)
             return ERR_TIMEOUT;
         }
         struct pollfd p = { .fd = lfd, .events = POLLIN };
-        rc = wait_until(&p, 1, deadline);
+        rc = net_wait_until(&p, 1, deadline);
         if (rc < 0) {
             fd_name(lfd, where, sizeof where);
             err_say(err, "accept on %s: poll: %s", where, err_str(rc));
@@ -408,7 +325,7 @@ static int try_connect(const struct addrinfo *ai, double until, int *fd)
         p.fd = s;
         p.events = POLLOUT;
         do {
-            rc = wait_until(&p, 1, until);
+            rc = net_wait_until(&p, 1, until);
         } while (rc == 0 && clock_now() < until);
         if (rc < 0)
             goto fail;
@@ -478,337 +395,6 @@ int net_connect(const char *host, int port, double timeout_s, int *fd, char *err
         clock_sleep_until(fmin(now + backoff, deadline));
         backoff = fmin(2 * backoff, BACKOFF_MAX_S);
     }
-}
-
-/* ------------------------------------------------------------- transfers */
-
-/* One direction of a transfer. */
-struct dir {
-    int fd;
-    int send;             /* 1: send buf, 0: receive into buf */
-    const char *peer;
-    unsigned char *buf;
-    size_t len, done;
-    /* pacing */
-    double due;           /* send: piece deadline; recv: read nothing before */
-    size_t end;           /* send: end of the reserved piece */
-    int armed;            /* send: a piece is reserved */
-    int held;             /* waiting for `due` (the link's wait, not idle) */
-    int late;             /* recv: woke from a link wait, no EAGAIN since */
-    int ready;            /* the socket may take/give bytes (else poll it) */
-};
-
-static const char *peer_name(const struct dir *x)
-{
-    return x->peer ? x->peer : "peer";
-}
-
-static int io_fail(const struct dir *x, int rc, char *err)
-{
-    if (rc == ERR_EOF)
-        err_say(err, "recv from %s: connection closed after %zu of %zu bytes",
-            peer_name(x), x->done, x->len);
-    else
-        err_say(err, "%s %s: %s (after %zu of %zu bytes)", x->send ? "send to" : "recv from",
-            peer_name(x), err_str(rc), x->done, x->len);
-    return rc;
-}
-
-/* advance_send: write as much as the link and the socket allow now.
- * Returns 0, or a negative code; sets x->held / x->ready for the wait. */
-static int advance_send(struct dir *x, struct link *l, int pace, size_t piece,
-                        double *last, int *moved, char *err)
-{
-    while (x->done < x->len) {
-        double now = clock_now();
-        size_t lim = x->len;
-        ssize_t w;
-
-        if (pace) {
-            if (!x->armed) {
-                size_t n = x->len - x->done < piece ? x->len - x->done : piece;
-                x->due = link_send_reserve(l, n, now, x->done > 0);
-                x->end = x->done + n;
-                x->armed = 1;
-                x->held = 1;
-            }
-            if (x->held) {
-                if (now < x->due)
-                    return 0;
-                link_send_woke(l, now);
-                x->held = 0;
-                *last = now;          /* the link's wait is not idle time */
-            }
-            lim = x->end;
-        }
-        if (!x->ready)
-            return 0;           /* wait for POLLOUT first */
-        w = send(x->fd, x->buf + x->done, lim - x->done, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                x->ready = 0;
-                return 0;
-            }
-            return io_fail(x, -errno, err);
-        }
-        x->done += (size_t)w;
-        if (l)
-            l->bytes_out += (uint64_t)w;
-        *last = clock_now();
-        *moved = 1;
-        if (pace && x->done == x->end)
-            x->armed = 0;
-    }
-    return 0;
-}
-
-/* advance_recv: read as much as the link and the socket allow now. */
-static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
-                        double *last, int *moved, char *err)
-{
-    while (x->done < x->len || x->held) {
-        double now = clock_now(), t, arrived, stamp;
-        size_t want = x->len - x->done;
-        ssize_t r;
-
-        if (x->held) {
-            if (now < x->due)
-                return 0;
-            x->held = 0;
-            x->late = 1;
-            *last = now;
-            if (x->done == x->len)
-                return 0;       /* the last bytes are received now */
-        }
-        if (!x->ready)
-            return 0;           /* wait for POLLIN first */
-        if (want > piece)
-            want = piece;
-        /* After a read cut short inside a piece (a header), the rest of
-         * that piece only: one kernel buffer, one stamp (link.h). */
-        if (pace && want > link_ingress_next(l))
-            want = link_ingress_next(l);
-        arrived = stamp = NAN;
-        if (pace)
-            r = recv_stamped(x->fd, x->buf + x->done, want, &arrived, &stamp);
-        else
-            r = recv(x->fd, x->buf + x->done, want, MSG_DONTWAIT);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                x->ready = 0;
-                x->late = 0;
-                return 0;
-            }
-            return io_fail(x, -errno, err);
-        }
-        if (r == 0)
-            return io_fail(x, ERR_EOF, err);
-        x->done += (size_t)r;
-        now = clock_now();
-        *last = now;
-        *moved = 1;
-        if (l)
-            l->bytes_in += (uint64_t)r;
-        if (pace) {
-            /* Book the bytes when they reached us, not when this thread
-             * got around to reading them: a reader that was descheduled
-             * must not push the link's schedule back for good. Without a
-             * timestamp: a reader that woke late from the link's wait and
-             * found data waiting books from the time it meant to wake.
-             * Bytes of one kernel buffer (one stamp) read in parts are
-             * booked as one (link_ingress_join). */
-            if (!isnan(arrived))
-                t = fmin(arrived, now);
-            else
-                t = x->late ? x->due : now;
-            x->due = link_ingress_join(l, (size_t)r, t, stamp, (size_t)r == want);
-            x->held = x->due > now;     /* also the last piece: held until due */
-        }
-    }
-    return 0;
-}
-
-/* finished: every byte moved, and a receive's last piece released by the
- * link (link.h: the reader holds what it read until the booked time). */
-static int finished(const struct dir *x)
-{
-    return x->done == x->len && !x->held;
-}
-
-static int idle_fail(struct dir *d, int n, double idle_s, char *err)
-{
-    const struct dir *s = NULL, *r = NULL;
-
-    for (int i = 0; i < n; i++) {
-        if (d[i].done < d[i].len) {
-            if (d[i].send)
-                s = &d[i];
-            else
-                r = &d[i];
-        }
-    }
-    if (r && s)
-        err_say(err, "recv from %s / send to %s: timed out after %.1f s without progress "
-            "(got %zu of %zu, sent %zu of %zu bytes)", peer_name(r), peer_name(s), idle_s,
-            r->done, r->len, s->done, s->len);
-    else if (r)
-        err_say(err, "recv from %s: timed out after %.1f s without progress (got %zu of %zu bytes)",
-            peer_name(r), idle_s, r->done, r->len);
-    else if (s)
-        err_say(err, "send to %s: timed out after %.1f s without progress (sent %zu of %zu bytes)",
-            peer_name(s), idle_s, s->done, s->len);
-    return ERR_TIMEOUT;
-}
-
-/* xfer: move every direction in d[0..n) to completion (see the top). */
-static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
-{
-    int pace = l && link_active(l);
-    size_t piece = pace ? link_piece(l) : SIZE_MAX;
-    double last = clock_now(), busy_end = NAN;
-
-    for (int i = 0; i < n; i++) {
-        d[i].ready = 1;
-        /* A receive honours the wait its link booked on earlier calls:
-         * otherwise many small calls would each read a piece for free. */
-        if (pace && !d[i].send && d[i].len > 0 && l->ingress.rate > 0 &&
-            l->ingress.vclock > last) {
-            d[i].due = l->ingress.vclock;
-            d[i].held = 1;
-        }
-    }
-    for (;;) {
-        struct pollfd p[2];
-        double wake = INFINITY;
-        int pending = 0, polled = 0, moved = 0, rc, held = 0, spin = 0, small = 1;
-
-        for (int i = 0; i < n; i++) {
-            struct dir *x = &d[i];
-            if (finished(x))
-                continue;
-            rc = x->send ? advance_send(x, l, pace, piece, &last, &moved, err)
-                         : advance_recv(x, l, pace, piece, &last, &moved, err);
-            if (rc < 0)
-                return rc;
-        }
-        for (int i = 0; i < n; i++) {
-            struct dir *x = &d[i];
-            p[i].fd = -1;
-            p[i].events = 0;
-            p[i].revents = 0;
-            if (finished(x))
-                continue;
-            pending = 1;
-            if (x->len - x->done > BUSY_BYTES)
-                small = 0;
-            if (x->held) {
-                held = 1;
-                if (x->due < wake) {
-                    wake = x->due;
-                    spin = x->send && x->end == x->len;
-                }
-            } else if (!x->ready) {
-                p[i].fd = x->fd;
-                p[i].events = x->send ? POLLOUT : POLLIN;
-                polled = 1;
-            }
-        }
-        if (!pending)
-            return 0;
-        if (moved)
-            continue;               /* another pass before sleeping */
-        /* The idle deadline runs only while no direction is held by the
-         * link; a direction released by the link restarts it. */
-        if (!held && idle_s > 0) {
-            double dl = last + idle_s;
-            if (clock_now() >= dl)
-                return idle_fail(d, n, idle_s, err);
-            if (dl < wake)
-                wake = dl;
-        }
-        if (!polled && !isfinite(wake)) {
-            /* Nothing to wait for can only mean a logic error; never hang. */
-            err_say(err, "net: transfer with nothing to wait for");
-            return ERR_USAGE;
-        }
-        if (polled && !held && small && busy_s > 0) {
-            /* Busy-poll a small transfer briefly before sleeping. */
-            double now = clock_now();
-            if (isnan(busy_end))
-                busy_end = now + busy_s;
-            if (now < busy_end) {
-                sched_yield();
-                for (int i = 0; i < n; i++)
-                    if (p[i].fd >= 0)
-                        d[i].ready = 1;   /* try the I/O again */
-                continue;
-            }
-        }
-        if (!polled && wake <= clock_now())
-            continue;               /* the link's deadline has passed: no sleep */
-        if (spin) {
-            double now = clock_now();
-            wake = wake - now > SPIN_S ? wake - SPIN_S : now;   /* now: poll, no wait */
-        }
-        rc = wait_until(p, (nfds_t)n, wake);
-        if (rc < 0) {
-            err_say(err, "net: poll: %s", err_str(rc));
-            return rc;
-        }
-        for (int i = 0; i < n; i++)
-            if (p[i].revents)
-                d[i].ready = 1;   /* try the I/O: it reports any error */
-    }
-}
-
-int net_send_all(int fd, const void *buf, size_t len, struct link *l,
-                 double idle_s, const char *peer, char *err)
-{
-    struct dir d;
-
-    memset(&d, 0, sizeof d);
-    d.fd = fd;
-    d.send = 1;
-    d.peer = peer;
-    d.buf = (unsigned char *)(uintptr_t)buf;   /* only read */
-    d.len = len;
-    return xfer(&d, 1, l, idle_s, err);
-}
-
-int net_recv_all(int fd, void *buf, size_t len, struct link *l,
-                 double idle_s, const char *peer, char *err)
-{
-    struct dir d;
-
-    memset(&d, 0, sizeof d);
-    d.fd = fd;
-    d.peer = peer;
-    d.buf = buf;
-    d.len = len;
-    return xfer(&d, 1, l, idle_s, err);
-}
-
-int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
-                 int rfd, void *rbuf, size_t rlen, const char *rpeer,
-                 struct link *l, double idle_s, char *err)
-{
-    struct dir d[2];
-
-    memset(d, 0, sizeof d);
-    d[0].fd = rfd;
-    d[0].peer = rpeer;
-    d[0].buf = rbuf;
-    d[0].len = rlen;
-    d[1].fd = sfd;
-    d[1].send = 1;
-    d[1].peer = speer;
-    d[1].buf = (unsigned char *)(uintptr_t)sbuf;
-    d[1].len = slen;
-    return xfer(d, 2, l, idle_s, err);
 }
 
 /* ------------------------------------------------------------ port file */

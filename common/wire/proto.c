@@ -21,7 +21,6 @@
 
 #include "base/dtype.h"
 #include "base/err.h"
-#include "train/workload.h"
 
 /* The struct mirrors the wire so a debugger shows a header as it was sent;
  * encode/decode do not depend on it, but a reordered field should fail
@@ -280,7 +279,7 @@ int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out)
     /* dtype_size takes an int; a u32 above INT_MAX is no dtype anyway. */
     if (out->dtype > INT_MAX || dtype_size((int)out->dtype) == 0)
         return ERR_PROTO_FIELD;
-    if (out->workload < WORKLOAD_LINREG || out->workload > WORKLOAD_MLP)
+    if (out->workload < PROTO_WORKLOAD_FIRST || out->workload > PROTO_WORKLOAD_LAST)
         return ERR_PROTO_FIELD;
     if (out->n < 1 || out->batch < 1)
         return ERR_PROTO_FIELD;

@@ -116,7 +116,8 @@
  *   HELLO (length exactly 40)
  *   0      8    n: number of parameters (elements) in the job
  *   8      4    dtype: enum dtype (1 = f32, 2 = f64)
- *   12     4    workload: enum workload_kind (workload.h)
+ *   12     4    workload: enum proto_workload (1 linreg, 2 synthetic,
+ *               3 mlp; train/workload.h's enum workload_kind is these)
  *   16     8    seed
  *   24     8    reserved, 0 (version 1's token; the job's secret now
  *               works through AUTH and never travels)
@@ -252,6 +253,17 @@ struct proto_limits {
     uint32_t elem_size;
 };
 
+/* The workloads' ids on the wire (HELLO, offset 12). The training layer's
+ * enum workload_kind (train/workload.h) takes its values from these, so
+ * the wire checks a hello without knowing the workloads. */
+enum proto_workload {
+    PROTO_WORKLOAD_LINREG = 1,
+    PROTO_WORKLOAD_SYNTHETIC = 2,
+    PROTO_WORKLOAD_MLP = 3,
+};
+#define PROTO_WORKLOAD_FIRST PROTO_WORKLOAD_LINREG  /* the valid range of the id */
+#define PROTO_WORKLOAD_LAST  PROTO_WORKLOAD_MLP
+
 struct proto_hello {
     uint64_t n;
     uint32_t dtype;
@@ -327,7 +339,8 @@ const char *proto_type_name(unsigned type);
 
 /* HELLO payload: encode into out[PROTO_HELLO_SIZE] (reserved bytes 0);
  * decode needs len == PROTO_HELLO_SIZE (else ERR_PROTO_SIZE, *out zeroed)
- * and validates dtype (a known dtype), workload (1..3), n >= 1, batch >= 1
+ * and validates dtype (a known dtype), workload (PROTO_WORKLOAD_FIRST ..
+ * PROTO_WORKLOAD_LAST, 1..3), n >= 1, batch >= 1
  * and the reserved bytes 0 (ERR_PROTO_FIELD). */
 void proto_hello_encode(const struct proto_hello *h, uint8_t *out);
 int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out);
