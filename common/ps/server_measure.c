@@ -35,6 +35,7 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "base/mem.h"
 #include "server.h"
 
 int measure_init(struct server *srv)
@@ -67,16 +68,11 @@ int measure_init(struct server *srv)
 void measure_destroy(struct server *srv)
 {
     losscurve_free(&srv->loss);
-    free(srv->wait);
-    free(srv->push_at);
-    free(srv->wait_pending);
-    free(srv->win_loss);
-    free(srv->win_n);
-    srv->wait = NULL;
-    srv->push_at = NULL;
-    srv->wait_pending = NULL;
-    srv->win_loss = NULL;
-    srv->win_n = NULL;
+    MEM_FREE(srv->wait);
+    MEM_FREE(srv->push_at);
+    MEM_FREE(srv->wait_pending);
+    MEM_FREE(srv->win_loss);
+    MEM_FREE(srv->win_n);
 }
 
 void measure_joined(struct server *srv, double now)

@@ -38,6 +38,7 @@
 
 #include "base/dtype.h"
 #include "base/err.h"
+#include "base/mem.h"
 #include "train/optim.h"
 #include "base/vec.h"
 
@@ -121,13 +122,10 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
 void store_destroy(struct store *s)
 {
     optim_destroy(&s->opt);
-    free(s->weights);
-    free(s->acc);
-    free(s->workers);
-    free(s->grads);
-    s->grads = NULL;
-    s->weights = s->acc = NULL;
-    s->workers = NULL;
+    MEM_FREE(s->weights);
+    MEM_FREE(s->acc);
+    MEM_FREE(s->workers);
+    MEM_FREE(s->grads);
 }
 
 int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
