@@ -25,7 +25,8 @@
  * allocated when it joins (one per worker, none for strangers) and freed
  * in server_conn_closed. The store, the egress schedule, the clocks and
  * the record are allocated by setup_server before the loop starts and
- * freed by setup_destroy after it returns (ps_server/setup.c).
+ * freed by setup_destroy after it returns (ps_server/setup.c), through
+ * server_free.
  */
 #ifndef SERVER_H
 #define SERVER_H
@@ -234,7 +235,10 @@ struct server {
  * follows. server_conn_closed: io->close is done; the transport frees c
  * after it. server_timer: io->timer_want's
  * time came. server_tick: every sil.period_ms. server_end: the loop
- * returned: the record and the loss files; the exit status. */
+ * returned: the record and the loss files; the exit status. server_free:
+ * after server_end, frees what the set-up allocated for the protocol (the
+ * store, the mode, the egress schedule, the clocks, the record, the
+ * per-worker arrays); not srv itself, nor srv->f. */
 void server_start(struct server *srv);
 void server_conn_add(struct server *srv, struct conn *c);
 void server_conn_ready(struct conn *c, const char *peer);
@@ -247,6 +251,7 @@ void server_conn_closed(struct conn *c);
 void server_timer(struct server *srv);
 void server_tick(struct server *srv);
 int server_end(struct server *srv);
+void server_free(struct server *srv);
 
 /* server_conn.c: a connection's writes and closes, for the protocol's files. */
 void conn_close(struct conn *c);
