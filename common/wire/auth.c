@@ -64,12 +64,25 @@ void auth_hs_init(struct auth_hs *hs, const struct auth_key *k, uint32_t purpose
     hs->step = 1;
 }
 
-static void frame_make(uint8_t *out, uint64_t step, const struct proto_auth *a)
+/* send_msg: AUTH message `step` of hs's side into out (AUTH_FRAME bytes):
+ * its keyed flag and purpose, nonce (NULL: none) and the MAC in direction
+ * dir (0: none); hs then waits for message step + 1. */
+static void send_msg(struct auth_hs *hs, uint64_t step, const uint8_t *nonce, char dir,
+                     uint8_t *out)
 {
     struct proto_header h = proto_header_make(PROTO_AUTH, 0, 1, 0, step, PROTO_AUTH_SIZE);
+    struct proto_auth a;
 
+    memset(&a, 0, sizeof a);
+    a.keyed = (uint32_t)hs->key->keyed;
+    a.purpose = hs->purpose;
+    if (nonce)
+        memcpy(a.nonce, nonce, sizeof a.nonce);
+    if (dir)
+        mac_of(hs, dir, a.mac);
     proto_header_encode(&h, out);
-    proto_auth_encode(a, out + PROTO_HEADER_SIZE);
+    proto_auth_encode(&a, out + PROTO_HEADER_SIZE);
+    hs->step = (int)step + 1;
 }
 
 static const char *purpose_name(uint32_t p)
@@ -134,15 +147,8 @@ int auth_frame_take(const struct auth_hs *hs, const uint8_t *in, size_t len, uin
 
 void auth_open(struct auth_hs *hs, uint8_t *out)
 {
-    struct proto_auth a;
-
-    memset(&a, 0, sizeof a);
     randombytes_buf(hs->ni, sizeof hs->ni);
-    a.keyed = (uint32_t)hs->key->keyed;
-    a.purpose = hs->purpose;
-    memcpy(a.nonce, hs->ni, sizeof a.nonce);
-    frame_make(out, 1, &a);
-    hs->step = 2;
+    send_msg(hs, 1, hs->ni, 0, out);
 }
 
 int auth_answer(struct auth_hs *hs, const uint8_t *in, size_t len, uint8_t *out, char *why)
@@ -158,13 +164,7 @@ int auth_answer(struct auth_hs *hs, const uint8_t *in, size_t len, uint8_t *out,
         return rc;
     memcpy(hs->ni, a.nonce, sizeof hs->ni);
     randombytes_buf(hs->nr, sizeof hs->nr);
-    memset(&a, 0, sizeof a);
-    a.keyed = (uint32_t)hs->key->keyed;
-    a.purpose = hs->purpose;
-    memcpy(a.nonce, hs->nr, sizeof a.nonce);
-    mac_of(hs, 'R', a.mac);
-    frame_make(out, 2, &a);
-    hs->step = 3;
+    send_msg(hs, 2, hs->nr, 'R', out);
     return 0;
 }
 
@@ -187,12 +187,7 @@ int auth_prove(struct auth_hs *hs, const uint8_t *in, size_t len, uint8_t *out, 
             "--secret-file or PSRING_SECRET?)");
         return ERR_MISMATCH;
     }
-    memset(&a, 0, sizeof a);
-    a.keyed = (uint32_t)hs->key->keyed;
-    a.purpose = hs->purpose;
-    mac_of(hs, 'I', a.mac);
-    frame_make(out, 3, &a);
-    hs->step = 4;
+    send_msg(hs, 3, NULL, 'I', out);
     return 0;
 }
 
