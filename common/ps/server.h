@@ -168,6 +168,21 @@ struct server_io {
     const char *(*strerror)(int code);
 };
 
+/* A worker's wait (server_measure.c): its waits (metrics.h, WAIT), when
+ * its last push (part) arrived, and (modes) whether a timed push awaits
+ * its weights. */
+struct server_wait {
+    struct metrics_wait w;
+    double push_at;
+    unsigned char pending;
+};
+
+/* A slot of the async/ssp window: an applied push's loss sum and examples. */
+struct server_win {
+    double loss;
+    uint64_t n;
+};
+
 struct server {
     const struct server_io *io;       /* the transport (ps_server/main.c's libuv) */
     /* settings */
@@ -208,11 +223,8 @@ struct server {
                                          loss of every applied step (update: server_measure.c) */
     const char *loss_time_out;        /* --loss-time-out FILE (shard 0 writes), or NULL */
     double t_run0;                    /* the first join: wall_s's zero; NaN before */
-    struct metrics_wait *wait;        /* K entries: each worker's waits (metrics.h, WAIT) */
-    double *push_at;                  /* K: when its last push (part) arrived */
-    unsigned char *wait_pending;      /* K: modes: a timed push awaits its weights */
-    double *win_loss;                 /* K: async/ssp: the last K applied pushes' loss sums */
-    uint64_t *win_n;                  /* ... and example counts (slot u mod K) */
+    struct server_wait *wait;         /* K entries: each worker's */
+    struct server_win *win;           /* K: async/ssp: the last K applied pushes (slot u mod K) */
     struct metrics_record rec;
     struct metrics_step cur;          /* the step whose weights are going out */
     int in_started;
