@@ -106,12 +106,8 @@ static void setup_workload(struct server *srv, struct workload *wl)
     uint64_t lo, hi;
     int rc;
 
-    memset(&wcfg, 0, sizeof wcfg);
-    wcfg.kind = c->workload;
-    wcfg.dtype = c->dtype;
-    wcfg.seed = c->seed;
-    wcfg.params = c->params;
-    wcfg.batch = c->batch;
+    cli_workload_cfg(c, &wcfg);
+    wcfg.backward_time = 0;     /* the workers' sleep: the server computes no gradient */
     if (wcfg.kind == WORKLOAD_SYNTHETIC && wcfg.params == 0)
         flags_fail("--params: required with --workload synthetic");
     if ((rc = workload_create(wl, &wcfg)) != 0)
@@ -263,15 +259,6 @@ void setup_announce(const struct server *srv, int bound)
 
 void setup_destroy(struct server *srv)
 {
-    metrics_record_free(&srv->rec);
-    measure_destroy(srv);
-    egress_destroy(&srv->eg);
-    silence_destroy(&srv->sil);
-    free(srv->sil_state);
-    free(srv->by_rank);
-    free(srv->sent_version);
-    free(srv->want_pull);
-    mode_destroy(&srv->mode);
-    store_destroy(&srv->store);
+    server_free(srv);
     cli_common_free(&srv->f.c);
 }

@@ -9,10 +9,7 @@
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
-if [ ! -x "$PSR_BIN/ps_server" ] || [ ! -x "$PSR_BIN/ps_worker" ]; then
-    t_skip ps-modes "parameter server modes" "no ps_server/ps_worker in $PSR_BIN"
-    t_exit
-fi
+t_need ps-modes "parameter server modes" ps_server ps_worker
 
 # run_mode NAME MODE: K = 3, linreg f64, 12 steps, worker 1 four times
 # slower than the others (EMULATED: 10 ms of compute, 40 ms for it); the

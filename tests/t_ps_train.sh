@@ -8,10 +8,7 @@
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
-if [ ! -x "$PSR_BIN/ps_server" ] || [ ! -x "$PSR_BIN/ps_worker" ]; then
-    t_skip ps-train "parameter server training" "no ps_server/ps_worker in $PSR_BIN"
-    t_exit
-fi
+t_need ps-train "parameter server training" ps_server ps_worker
 
 # workers_match K PREFIX REF TOL: every worker wrote PREFIX.r, all four
 # files are byte-identical (they pulled the same weights), and worker 0's

@@ -231,22 +231,6 @@ static int server_make(int steps)
     return 0;
 }
 
-static void server_unmake(void)
-{
-    struct server *srv = &fk.srv;
-
-    metrics_record_free(&srv->rec);
-    measure_destroy(srv);
-    egress_destroy(&srv->eg);
-    silence_destroy(&srv->sil);
-    free(srv->sil_state);
-    free(srv->by_rank);
-    free(srv->sent_version);
-    free(srv->want_pull);
-    mode_destroy(&srv->mode);
-    store_destroy(&srv->store);
-}
-
 /* ------------------------------------------------------------- workers */
 
 /* feed: bytes from worker i, as one read into the server's buffer. */
@@ -344,6 +328,22 @@ static void weights_ok(const struct proto_header *h, const unsigned char *p)
         T_EQ_D(proto_get_f64(p + j * sizeof(double)), -(double)(j + 1) / 8.0);
 }
 
+/* joined: the server made for `steps` steps, then every worker joined and
+ * its WELCOME for step 0 read (OUT: at[i], past it in worker i's bytes). */
+static void joined(int steps, size_t at[K])
+{
+    struct proto_header h;
+    const unsigned char *p;
+
+    T_EQ_I(server_make(steps), 0);
+    for (int i = 0; i < K; i++) {
+        at[i] = join(i);
+        T_EQ_I(frame_at(i, &at[i], &h, &p), 0);
+        T_EQ_U(h.type, PROTO_WELCOME);
+        T_EQ_U(h.step, 0);
+    }
+}
+
 /* ------------------------------------------------------------- cases */
 
 static void t_join_and_step(void)
@@ -354,13 +354,7 @@ static void t_join_and_step(void)
 
     T_CASE("ps-server-1.1", "two workers: AUTH, HELLO and WELCOME through the table; "
            "reading started at accept");
-    T_EQ_I(server_make(1), 0);
-    for (int i = 0; i < K; i++) {
-        at[i] = join(i);
-        T_EQ_I(frame_at(i, &at[i], &h, &p), 0);
-        T_EQ_U(h.type, PROTO_WELCOME);
-        T_EQ_U(h.step, 0);
-    }
+    joined(1, at);
     T_EQ_U(fk.srv.joined, K);
     T_EQ_I(fk.over_calls, 0);
     T_END();
@@ -389,7 +383,7 @@ static void t_join_and_step(void)
     T_EQ_U(fk.srv.nconns, 0);
     T_EQ_U(fk.over_nconns, 0);
     T_EQ_I(server_end(&fk.srv), 0);
-    server_unmake();
+    server_free(&fk.srv);
     T_END();
 }
 
@@ -401,11 +395,7 @@ static void t_slow_socket(void)
 
     T_CASE("ps-server-1.4", "a socket taking 7 bytes a time: the rest of a WEIGHTS piece "
            "is queued on SERVER_WRITE_WEIGHTS, the worker owes it until server_written");
-    T_EQ_I(server_make(2), 0);
-    for (int i = 0; i < K; i++) {
-        at[i] = join(i);
-        T_EQ_I(frame_at(i, &at[i], &h, &p), 0);
-    }
+    joined(2, at);
     fc[1].take = 7;
     push(0, 0);
     push(1, 0);
@@ -442,7 +432,7 @@ static void t_slow_socket(void)
     closes();
     T_EQ_U(fk.over_nconns, 0);
     T_EQ_I(server_end(&fk.srv), 1);
-    server_unmake();
+    server_free(&fk.srv);
     T_END();
 }
 

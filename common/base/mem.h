@@ -13,12 +13,22 @@
  * mem_rss and mem_peak_rss read /proc/self/status (VmRSS, VmHWM): the
  * resident set now and its peak since the process started, in bytes; 0
  * where there is no /proc.
+ *
+ * MEM_FREE(p): free(p), then p = NULL, for the _destroy functions that
+ * leave a struct safe to destroy twice. p is an lvalue, evaluated twice.
  */
 #ifndef MEM_H
 #define MEM_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+
+#define MEM_FREE(p) \
+    do {            \
+        free(p);    \
+        (p) = NULL; \
+    } while (0)
 
 /* mem_map: bytes (0 is taken as 1) of zeroed memory, or NULL. */
 void *mem_map(size_t bytes);

@@ -250,28 +250,29 @@ int coll_all_gather(struct coll *c, void *buf, size_t n, char *err)
     return sliced(c, COLL_ALL_GATHER, buf, n, err);
 }
 
-int coll_broadcast(struct coll *c, void *buf, size_t n, int root, char *err)
+/* rooted: broadcast or reduce (what names it): the TCP chain, or NCCL's
+ * op in place. */
+static int rooted(struct coll *c, const char *what,
+                  int (*chain)(struct xport_algo *, void *, size_t, int, int, char *),
+                  int nccl_op, void *buf, size_t n, int root, char *err)
 {
-    int rc = host_ring(c, "broadcast", err);
+    int rc = host_ring(c, what, err);
 
     if (rc != 0)
         return rc;
     if (c->kind == COLL_TCP)
-        return chain_broadcast(&c->ring.a, buf, n, c->dtype, root, err);
-    return gpu_nccl_collective(c->nccl, GPU_NCCL_BROADCAST, buf, buf, n, c->dtype, root,
-                               c->stream, err);
+        return chain(&c->ring.a, buf, n, c->dtype, root, err);
+    return gpu_nccl_collective(c->nccl, nccl_op, buf, buf, n, c->dtype, root, c->stream, err);
+}
+
+int coll_broadcast(struct coll *c, void *buf, size_t n, int root, char *err)
+{
+    return rooted(c, "broadcast", chain_broadcast, GPU_NCCL_BROADCAST, buf, n, root, err);
 }
 
 int coll_reduce(struct coll *c, void *buf, size_t n, int root, char *err)
 {
-    int rc = host_ring(c, "reduce", err);
-
-    if (rc != 0)
-        return rc;
-    if (c->kind == COLL_TCP)
-        return chain_reduce(&c->ring.a, buf, n, c->dtype, root, err);
-    return gpu_nccl_collective(c->nccl, GPU_NCCL_REDUCE, buf, buf, n, c->dtype, root,
-                               c->stream, err);
+    return rooted(c, "reduce", chain_reduce, GPU_NCCL_REDUCE, buf, n, root, err);
 }
 
 int coll_alltoall(struct coll *c, const void *send, void *recv, const struct a2a_split *sp,

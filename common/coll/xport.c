@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/mem.h"
 
 #define STAGE_ALIGN 64
 
@@ -51,6 +52,5 @@ int xport_algo_init(struct xport_algo *a, struct xport *x, int rank, int world,
 
 void xport_algo_destroy(struct xport_algo *a)
 {
-    free(a->stage);
-    a->stage = NULL;
+    MEM_FREE(a->stage);
 }

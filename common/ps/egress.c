@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/mem.h"
 #include "wire/proto.h"
 
 int egress_init(struct egress *e, uint32_t world, struct link *link, size_t chunk,
@@ -38,8 +39,7 @@ int egress_init(struct egress *e, uint32_t world, struct link *link, size_t chun
 
 void egress_destroy(struct egress *e)
 {
-    free(e->w);
-    e->w = NULL;
+    MEM_FREE(e->w);
     e->active = 0;
 }
 

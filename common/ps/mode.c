@@ -29,6 +29,7 @@
 
 #include "base/cli.h"
 #include "base/err.h"
+#include "base/mem.h"
 #include "base/units.h"
 
 static uint64_t min_clock(const struct mode *m);
@@ -95,14 +96,10 @@ const char *mode_name(const struct mode_cfg *cfg, char *out)
 
 void mode_destroy(struct mode *m)
 {
-    free(m->clock);
-    free(m->used);
-    free(m->log);
-    free(m->used_log);
-    m->clock = NULL;
-    m->used = NULL;
-    m->log = NULL;
-    m->used_log = NULL;
+    MEM_FREE(m->clock);
+    MEM_FREE(m->used);
+    MEM_FREE(m->log);
+    MEM_FREE(m->used_log);
     m->nlog = m->caplog = m->nused_log = m->capused = 0;
 }
 

@@ -102,6 +102,20 @@ int server_end(struct server *srv)
     return srv->exit_code;
 }
 
+void server_free(struct server *srv)
+{
+    metrics_record_free(&srv->rec);
+    measure_destroy(srv);
+    egress_destroy(&srv->eg);
+    silence_destroy(&srv->sil);
+    free(srv->sil_state);
+    free(srv->by_rank);
+    free(srv->sent_version);
+    free(srv->want_pull);
+    mode_destroy(&srv->mode);
+    store_destroy(&srv->store);
+}
+
 void run_succeed(struct server *srv)
 {
     if (srv->over)

@@ -25,7 +25,8 @@
  * allocated when it joins (one per worker, none for strangers) and freed
  * in server_conn_closed. The store, the egress schedule, the clocks and
  * the record are allocated by setup_server before the loop starts and
- * freed by setup_destroy after it returns (ps_server/setup.c).
+ * freed by setup_destroy after it returns (ps_server/setup.c), through
+ * server_free.
  */
 #ifndef SERVER_H
 #define SERVER_H
@@ -167,6 +168,21 @@ struct server_io {
     const char *(*strerror)(int code);
 };
 
+/* A worker's wait (server_measure.c): its waits (metrics.h, WAIT), when
+ * its last push (part) arrived, and (modes) whether a timed push awaits
+ * its weights. */
+struct server_wait {
+    struct metrics_wait w;
+    double push_at;
+    unsigned char pending;
+};
+
+/* A slot of the async/ssp window: an applied push's loss sum and examples. */
+struct server_win {
+    double loss;
+    uint64_t n;
+};
+
 struct server {
     const struct server_io *io;       /* the transport (ps_server/main.c's libuv) */
     /* settings */
@@ -207,11 +223,8 @@ struct server {
                                          loss of every applied step (update: server_measure.c) */
     const char *loss_time_out;        /* --loss-time-out FILE (shard 0 writes), or NULL */
     double t_run0;                    /* the first join: wall_s's zero; NaN before */
-    struct metrics_wait *wait;        /* K entries: each worker's waits (metrics.h, WAIT) */
-    double *push_at;                  /* K: when its last push (part) arrived */
-    unsigned char *wait_pending;      /* K: modes: a timed push awaits its weights */
-    double *win_loss;                 /* K: async/ssp: the last K applied pushes' loss sums */
-    uint64_t *win_n;                  /* ... and example counts (slot u mod K) */
+    struct server_wait *wait;         /* K entries: each worker's */
+    struct server_win *win;           /* K: async/ssp: the last K applied pushes (slot u mod K) */
     struct metrics_record rec;
     struct metrics_step cur;          /* the step whose weights are going out */
     int in_started;
@@ -234,7 +247,10 @@ struct server {
  * follows. server_conn_closed: io->close is done; the transport frees c
  * after it. server_timer: io->timer_want's
  * time came. server_tick: every sil.period_ms. server_end: the loop
- * returned: the record and the loss files; the exit status. */
+ * returned: the record and the loss files; the exit status. server_free:
+ * after server_end, frees what the set-up allocated for the protocol (the
+ * store, the mode, the egress schedule, the clocks, the record, the
+ * per-worker arrays); not srv itself, nor srv->f. */
 void server_start(struct server *srv);
 void server_conn_add(struct server *srv, struct conn *c);
 void server_conn_ready(struct conn *c, const char *peer);
@@ -247,6 +263,7 @@ void server_conn_closed(struct conn *c);
 void server_timer(struct server *srv);
 void server_tick(struct server *srv);
 int server_end(struct server *srv);
+void server_free(struct server *srv);
 
 /* server_conn.c: a connection's writes and closes, for the protocol's files. */
 void conn_close(struct conn *c);

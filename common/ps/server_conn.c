@@ -381,19 +381,17 @@ static void weights_written(struct conn *c, int status)
     server_egress_pump(srv);
 }
 
+/* What ends a queued write, by its slot. */
+static void (*const written[])(struct conn *c, int status) = {
+    [SERVER_WRITE_CTL] = ctl_written,
+    [SERVER_WRITE_WEIGHTS] = weights_written,
+    [SERVER_WRITE_SNAP] = snap_written,
+};
+
 void server_written(struct conn *c, enum server_write slot, int status)
 {
-    switch (slot) {
-    case SERVER_WRITE_CTL:
-        ctl_written(c, status);
-        break;
-    case SERVER_WRITE_WEIGHTS:
-        weights_written(c, status);
-        break;
-    case SERVER_WRITE_SNAP:
-        snap_written(c, status);
-        break;
-    }
+    assert((size_t)slot < sizeof written / sizeof written[0]);
+    written[slot](c, status);
 }
 
 /* server_egress_pump: write every piece that is due; arm the timer for the next. */

@@ -35,6 +35,7 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "base/mem.h"
 #include "server.h"
 
 int measure_init(struct server *srv)
@@ -48,17 +49,10 @@ int measure_init(struct server *srv)
 
     srv->t_run0 = NAN;
     srv->loss_time_out = srv->scfg.lo == 0 ? c->loss_time_out : NULL;
-    srv->wait = calloc(srv->k, sizeof *srv->wait);
-    srv->push_at = calloc(srv->k, sizeof *srv->push_at);
-    srv->wait_pending = calloc(srv->k, 1);
-    if (!srv->wait || !srv->push_at || !srv->wait_pending)
+    if (!(srv->wait = calloc(srv->k, sizeof *srv->wait)))
         return -1;
-    if (per_update) {
-        srv->win_loss = calloc(srv->k, sizeof *srv->win_loss);
-        srv->win_n = calloc(srv->k, sizeof *srv->win_n);
-        if (!srv->win_loss || !srv->win_n)
-            return -1;
-    }
+    if (per_update && !(srv->win = calloc(srv->k, sizeof *srv->win)))
+        return -1;
     if (keep && losscurve_init(&srv->loss, (size_t)c->steps * (per_update ? srv->k : 1)) != 0)
         return -1;
     return 0;
@@ -67,16 +61,8 @@ int measure_init(struct server *srv)
 void measure_destroy(struct server *srv)
 {
     losscurve_free(&srv->loss);
-    free(srv->wait);
-    free(srv->push_at);
-    free(srv->wait_pending);
-    free(srv->win_loss);
-    free(srv->win_n);
-    srv->wait = NULL;
-    srv->push_at = NULL;
-    srv->wait_pending = NULL;
-    srv->win_loss = NULL;
-    srv->win_n = NULL;
+    MEM_FREE(srv->wait);
+    MEM_FREE(srv->win);
 }
 
 void measure_joined(struct server *srv, double now)
@@ -87,7 +73,7 @@ void measure_joined(struct server *srv, double now)
 
 void measure_push_end(struct server *srv, uint32_t r, double now)
 {
-    srv->push_at[r] = now;
+    srv->wait[r].push_at = now;
 }
 
 void measure_released(struct server *srv, uint64_t step, double loss, double now)
@@ -96,19 +82,21 @@ void measure_released(struct server *srv, uint64_t step, double loss, double now
     if (step < (uint64_t)srv->f.c.warmup)
         return;
     for (uint32_t r = 0; r < srv->k; r++)
-        metrics_wait_add(&srv->wait[r], now - srv->push_at[r]);
+        metrics_wait_add(&srv->wait[r].w, now - srv->wait[r].push_at);
 }
 
 void measure_pushed(struct server *srv, uint32_t r, uint64_t step)
 {
-    srv->wait_pending[r] = step >= (uint64_t)srv->f.c.warmup;
+    srv->wait[r].pending = step >= (uint64_t)srv->f.c.warmup;
 }
 
 void measure_sent(struct server *srv, uint32_t r, double now)
 {
-    if (srv->wait_pending[r])
-        metrics_wait_add(&srv->wait[r], now - srv->push_at[r]);
-    srv->wait_pending[r] = 0;
+    struct server_wait *w = &srv->wait[r];
+
+    if (w->pending)
+        metrics_wait_add(&w->w, now - w->push_at);
+    w->pending = 0;
 }
 
 void measure_step(struct server *srv, uint64_t step, double loss, double now)
@@ -121,12 +109,11 @@ void measure_update(struct server *srv, uint64_t u, double loss, uint64_t exampl
     size_t have = u + 1 < srv->k ? (size_t)u + 1 : srv->k;
     double sum = 0.0, n = 0.0;
 
-    srv->win_loss[u % srv->k] = loss * (double)examples;
-    srv->win_n[u % srv->k] = examples;
+    srv->win[u % srv->k] = (struct server_win){ loss * (double)examples, examples };
     /* The window in a fixed order (its slots), so a rerun adds alike. */
     for (size_t i = 0; i < have; i++) {
-        sum += srv->win_loss[i];
-        n += (double)srv->win_n[i];
+        sum += srv->win[i].loss;
+        n += (double)srv->win[i].n;
     }
     losscurve_set_at(&srv->loss, (size_t)u, n > 0 ? sum / n : NAN, now - srv->t_run0);
 }
@@ -152,7 +139,7 @@ void measure_finish(struct server *srv)
 
     log_msg("wait per worker over the timed steps (%s):", what(srv));
     for (uint32_t r = 0; r < srv->k; r++) {
-        const struct metrics_wait *w = &srv->wait[r];
+        const struct metrics_wait *w = &srv->wait[r].w;
         double mean = metrics_wait_mean(w);
 
         log_msg("worker %u waited: mean %.6g s, max %.6g s over %llu", (unsigned)r, mean,

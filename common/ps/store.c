@@ -38,6 +38,7 @@
 
 #include "base/dtype.h"
 #include "base/err.h"
+#include "base/mem.h"
 #include "train/optim.h"
 #include "base/vec.h"
 
@@ -60,6 +61,16 @@ int store__failed_again(const struct store *s, uint32_t rank, char *err)
         err_say(err, "worker %u: step %llu already failed: %s", (unsigned)rank,
             ull(s->step), s->fail_msg);
     return s->fail_code;
+}
+
+int store__rank_in(const struct store *s, uint32_t rank, const char *what, const char *at,
+                   uint64_t step, char *err)
+{
+    if (rank < s->world)
+        return 0;
+    err_say(err, "worker %u: %s %s %llu refused: rank not below K = %u", (unsigned)rank, what,
+        at, ull(step), (unsigned)s->world);
+    return ERR_PROTO_RANK;
 }
 
 int store_init(struct store *s, const struct store_cfg *cfg, char *err)
@@ -121,13 +132,10 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
 void store_destroy(struct store *s)
 {
     optim_destroy(&s->opt);
-    free(s->weights);
-    free(s->acc);
-    free(s->workers);
-    free(s->grads);
-    s->grads = NULL;
-    s->weights = s->acc = NULL;
-    s->workers = NULL;
+    MEM_FREE(s->weights);
+    MEM_FREE(s->acc);
+    MEM_FREE(s->workers);
+    MEM_FREE(s->grads);
 }
 
 int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
@@ -135,14 +143,12 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
                      uint64_t count, char *err)
 {
     struct store_worker *w;
+    int rc;
 
     if (s->fail_code)
         return store__failed_again(s, rank, err);
-    if (rank >= s->world) {
-        err_say(err, "worker %u: push for step %llu refused: rank not below K = %u",
-            (unsigned)rank, ull(step), (unsigned)s->world);
-        return ERR_PROTO_RANK;
-    }
+    if ((rc = store__rank_in(s, rank, "push", "for step", step, err)) != 0)
+        return rc;
     w = &s->workers[rank];
     if (s->per_worker && step != w->clock) {
         err_say(err, "worker %u: push for step %llu while its next step is %llu (%s)",
@@ -224,12 +230,8 @@ static struct store_worker *receiving(struct store *s, uint32_t rank, const char
         *rc = store__failed_again(s, rank, err);
         return NULL;
     }
-    if (rank >= s->world) {
-        err_say(err, "worker %u: %s at step %llu refused: rank not below K = %u",
-            (unsigned)rank, what, ull(s->step), (unsigned)s->world);
-        *rc = ERR_PROTO_RANK;
+    if ((*rc = store__rank_in(s, rank, what, "at step", s->step, err)) != 0)
         return NULL;
-    }
     if (s->workers[rank].phase != STORE_W_RECEIVING) {
         err_say(err, "worker %u: %s at step %llu outside a push", (unsigned)rank, what,
             ull(s->step));
@@ -481,20 +483,31 @@ static void update_range(struct store *s, size_t at, size_t cnt, uint64_t diviso
     }
 }
 
+/* summed: the checks store_release and store_apply share (what names the
+ * call): the store has not failed, and sums into one accumulator. 0, or
+ * the refusal in err. */
+static int summed(const struct store *s, const char *what, char *err)
+{
+    if (s->fail_code)
+        return store__failed_again(s, PROTO_RANK_SERVER, err);
+    if (s->per_worker) {
+        err_say(err, "step %llu: %s on a store with per-worker buffers "
+            "(store_apply_some applies there)", ull(s->step), what);
+        return ERR_PROTO_FIELD;
+    }
+    return 0;
+}
+
 int store_release(struct store *s, struct store_released *out, char *err)
 {
     size_t top, lo, bad;
     uint64_t divisor;
     void *t;
+    int rc;
 
     memset(out, 0, sizeof *out);
-    if (s->fail_code)
-        return store__failed_again(s, PROTO_RANK_SERVER, err);
-    if (s->per_worker) {
-        err_say(err, "step %llu: store_release on a store with per-worker buffers "
-            "(store_apply_some applies there)", ull(s->step));
-        return ERR_PROTO_FIELD;
-    }
+    if ((rc = summed(s, "store_release", err)) != 0)
+        return rc;
     out->step = s->step;
     top = releasable(s);
     if (top <= s->released)
@@ -540,13 +553,8 @@ int store_apply(struct store *s, struct store_applied *out, char *err)
     struct store_released rel;
     int rc;
 
-    if (s->fail_code)
-        return store__failed_again(s, PROTO_RANK_SERVER, err);
-    if (s->per_worker) {
-        err_say(err, "step %llu: store_apply on a store with per-worker buffers "
-            "(store_apply_some applies there)", ull(s->step));
-        return ERR_PROTO_FIELD;
-    }
+    if ((rc = summed(s, "store_apply", err)) != 0)
+        return rc;
     if (s->done != s->world) {
         uint32_t r = 0;
 

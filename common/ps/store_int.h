@@ -1,5 +1,5 @@
 /* store_int.h -- what store.c and store_modes.c share and nobody else
- * uses: a worker's phase and three helpers. Not part of the store's
+ * uses: a worker's phase and four helpers. Not part of the store's
  * interface (store.h); the store__ prefix says so.
  */
 #ifndef STORE_INT_H
@@ -23,6 +23,12 @@ int store__fail(struct store *s, int code, const char *err);
 /* store__failed_again: the answer to any call on a FAILED store (rank
  * PROTO_RANK_SERVER: a call not about one worker). Returns its code. */
 int store__failed_again(const struct store *s, uint32_t rank, char *err);
+
+/* store__rank_in: 0 when rank is below K; else the refusal in err
+ * ("worker R: WHAT AT STEP refused: rank not below K = K", where at names
+ * the number: "for step", "at version") and ERR_PROTO_RANK. */
+int store__rank_in(const struct store *s, uint32_t rank, const char *what, const char *at,
+                   uint64_t step, char *err);
 
 /* store__sum_of: where worker w's pushes are added: the accumulator, or
  * its own buffer (PER-WORKER BUFFERS). */

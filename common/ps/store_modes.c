@@ -19,16 +19,15 @@
  * push may be used. 0 or a refusal in err. */
 static int taken(const struct store *s, uint32_t r, const char *what, char *err)
 {
+    int rc;
+
     if (!s->per_worker) {
         err_say(err, "step %llu: %s on a store without per-worker buffers", ull(s->step),
             what);
         return ERR_PROTO_FIELD;
     }
-    if (r >= s->world) {
-        err_say(err, "worker %u: %s at version %llu refused: rank not below K = %u",
-            (unsigned)r, what, ull(s->step), (unsigned)s->world);
-        return ERR_PROTO_RANK;
-    }
+    if ((rc = store__rank_in(s, r, what, "at version", s->step, err)) != 0)
+        return rc;
     if (s->workers[r].phase != STORE_W_DONE) {
         err_say(err, "worker %u: %s of its push for step %llu, which is not complete",
             (unsigned)r, what, ull(s->workers[r].clock));

@@ -286,18 +286,12 @@ void cli_common_free(struct cli_common *c)
 
 void cli_workload_cfg(const struct cli_common *c, struct workload_cfg *out)
 {
-    memset(out, 0, sizeof *out);
-    out->kind = c->workload;
-    out->dtype = c->dtype;
-    out->seed = c->seed;
-    out->params = c->params;
-    out->batch = c->batch;
-    out->backward_time = c->backward_time;
-    out->layers = c->layers;
-    out->compute = &c->compute;
-    out->world = c->world > 0 ? c->world : 0;
-    out->rank = c->rank > 0 ? c->rank : 0;
-    out->shard_weights = c->shard_weights;
+    *out = (struct workload_cfg){
+        .kind = c->workload, .dtype = c->dtype, .seed = c->seed, .params = c->params,
+        .batch = c->batch, .backward_time = c->backward_time, .layers = c->layers,
+        .compute = &c->compute, .world = c->world > 0 ? c->world : 0,
+        .rank = c->rank > 0 ? c->rank : 0, .shard_weights = c->shard_weights,
+    };
 }
 
 /* ------------------------------------------------- rank from the environment */

@@ -71,29 +71,33 @@ static int split(const char *s, char sep, char *head, size_t n, const char **tai
     return 0;
 }
 
-static int parse_rank(const char *s, int *rank, char *err)
+/* rank_colon: s's "RANK:" into *rank, what follows into *tail; else the
+ * refusal in err, naming the form (e.g. "RANK:FACTOR (e.g. 1:3)"), and
+ * ERR_USAGE. */
+static int rank_colon(const char *s, const char *form, int *rank, const char **tail, char *err)
 {
+    char q[CLI_QUOTE_BUF], head[32], why[ERR_LEN];
     long long v;
 
-    if (cli_parse_ll(s, 0, 65535, &v, err) != 0)
+    if (split(s, ':', head, sizeof head, tail) != 0) {
+        err_say(err, "%s is not %s", cli_quote(s, q), form);
         return ERR_USAGE;
+    }
+    if (cli_parse_ll(head, 0, 65535, &v, why) != 0) {
+        err_say(err, "rank in %s: %s", cli_quote(s, q), why);
+        return ERR_USAGE;
+    }
     *rank = (int)v;
     return 0;
 }
 
 int compute_parse_straggler(const char *s, int *rank, double *factor, char *err)
 {
-    char q[CLI_QUOTE_BUF], head[32], why[ERR_LEN];
+    char q[CLI_QUOTE_BUF], why[ERR_LEN];
     const char *tail;
 
-    if (split(s, ':', head, sizeof head, &tail) != 0) {
-        err_say(err, "%s is not RANK:FACTOR (e.g. 1:3)", cli_quote(s, q));
+    if (rank_colon(s, "RANK:FACTOR (e.g. 1:3)", rank, &tail, err) != 0)
         return ERR_USAGE;
-    }
-    if (parse_rank(head, rank, why) != 0) {
-        err_say(err, "rank in %s: %s", cli_quote(s, q), why);
-        return ERR_USAGE;
-    }
     if (cli_parse_double(tail, factor, why) != 0) {
         err_say(err, "factor in %s: %s", cli_quote(s, q), why);
         return ERR_USAGE;
@@ -103,20 +107,15 @@ int compute_parse_straggler(const char *s, int *rank, double *factor, char *err)
 
 int compute_parse_pause(const char *s, int *rank, double *time, uint64_t *every, char *err)
 {
-    char q[CLI_QUOTE_BUF], head[32], tbuf[64], why[ERR_LEN];
+    static const char form[] = "RANK:TIME[@EVERY] (e.g. 2:500ms@10)";
+    char q[CLI_QUOTE_BUF], tbuf[64], why[ERR_LEN];
     const char *tail, *ev = NULL;
 
-    if (split(s, ':', head, sizeof head, &tail) != 0) {
-        err_say(err, "%s is not RANK:TIME[@EVERY] (e.g. 2:500ms@10)", cli_quote(s, q));
+    if (rank_colon(s, form, rank, &tail, err) != 0)
         return ERR_USAGE;
-    }
-    if (parse_rank(head, rank, why) != 0) {
-        err_say(err, "rank in %s: %s", cli_quote(s, q), why);
-        return ERR_USAGE;
-    }
     if (strchr(tail, '@')) {
         if (split(tail, '@', tbuf, sizeof tbuf, &ev) != 0) {
-            err_say(err, "%s is not RANK:TIME[@EVERY] (e.g. 2:500ms@10)", cli_quote(s, q));
+            err_say(err, "%s is not %s", cli_quote(s, q), form);
             return ERR_USAGE;
         }
     } else {

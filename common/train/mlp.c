@@ -65,24 +65,26 @@ void mlp_init(double *p, uint64_t seed, double gain, double bias_sd)
     }
 }
 
+/* dense_tanh: out[o] = tanh(b[o] + sum_i w[o][i] in[i]), w row-major
+ * (nout rows of nin), the sum from the bias up in i's order. */
+static void dense_tanh(const double *w, const double *b, const double *in, int nin,
+                       double *out, int nout)
+{
+    for (int o = 0; o < nout; o++) {
+        const double *wr = w + (size_t)o * nin;
+        double z = b[o];
+        for (int i = 0; i < nin; i++)
+            z += wr[i] * in[i];
+        out[o] = tanh(z);
+    }
+}
+
 double mlp_forward(const double *p, const double *x, double *h1, double *h2)
 {
     double out = p[B3];
 
-    for (int o = 0; o < MLP_H1; o++) {
-        const double *wr = p + W1 + (size_t)o * MLP_IN;
-        double z = p[B1 + o];
-        for (int i = 0; i < MLP_IN; i++)
-            z += wr[i] * x[i];
-        h1[o] = tanh(z);
-    }
-    for (int o = 0; o < MLP_H2; o++) {
-        const double *wr = p + W2 + (size_t)o * MLP_H1;
-        double z = p[B2 + o];
-        for (int i = 0; i < MLP_H1; i++)
-            z += wr[i] * h1[i];
-        h2[o] = tanh(z);
-    }
+    dense_tanh(p + W1, p + B1, x, MLP_IN, h1, MLP_H1);
+    dense_tanh(p + W2, p + B2, h1, MLP_H1, h2, MLP_H2);
     for (int i = 0; i < MLP_H2; i++)
         out += p[W3 + i] * h2[i];
     return out;

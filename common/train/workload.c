@@ -21,6 +21,7 @@
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "base/mem.h"
 #include "mlp.h"
 #include "base/rng.h"
 #include "base/vec.h"
@@ -220,13 +221,11 @@ int workload_create(struct workload *w, const struct workload_cfg *cfg)
 
 void workload_destroy(struct workload *w)
 {
-    free(w->x);
-    free(w->y);
-    free(w->w_true);
-    free(w->layer_off);
-    free(w->work);
-    w->x = w->y = w->w_true = w->work = NULL;
-    w->layer_off = NULL;
+    MEM_FREE(w->x);
+    MEM_FREE(w->y);
+    MEM_FREE(w->w_true);
+    MEM_FREE(w->layer_off);
+    MEM_FREE(w->work);
 }
 
 void workload_init_weights(const struct workload *w, void *weights)

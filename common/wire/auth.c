@@ -64,12 +64,25 @@ void auth_hs_init(struct auth_hs *hs, const struct auth_key *k, uint32_t purpose
     hs->step = 1;
 }
 
-static void frame_make(uint8_t *out, uint64_t step, const struct proto_auth *a)
+/* send_msg: AUTH message `step` of hs's side into out (AUTH_FRAME bytes):
+ * its keyed flag and purpose, nonce (NULL: none) and the MAC in direction
+ * dir (0: none); hs then waits for message step + 1. */
+static void send_msg(struct auth_hs *hs, uint64_t step, const uint8_t *nonce, char dir,
+                     uint8_t *out)
 {
     struct proto_header h = proto_header_make(PROTO_AUTH, 0, 1, 0, step, PROTO_AUTH_SIZE);
+    struct proto_auth a;
 
+    memset(&a, 0, sizeof a);
+    a.keyed = (uint32_t)hs->key->keyed;
+    a.purpose = hs->purpose;
+    if (nonce)
+        memcpy(a.nonce, nonce, sizeof a.nonce);
+    if (dir)
+        mac_of(hs, dir, a.mac);
     proto_header_encode(&h, out);
-    proto_auth_encode(a, out + PROTO_HEADER_SIZE);
+    proto_auth_encode(&a, out + PROTO_HEADER_SIZE);
+    hs->step = (int)step + 1;
 }
 
 static const char *purpose_name(uint32_t p)
@@ -134,15 +147,35 @@ int auth_frame_take(const struct auth_hs *hs, const uint8_t *in, size_t len, uin
 
 void auth_open(struct auth_hs *hs, uint8_t *out)
 {
-    struct proto_auth a;
-
-    memset(&a, 0, sizeof a);
     randombytes_buf(hs->ni, sizeof hs->ni);
-    a.keyed = (uint32_t)hs->key->keyed;
-    a.purpose = hs->purpose;
-    memcpy(a.nonce, hs->ni, sizeof a.nonce);
-    frame_make(out, 1, &a);
-    hs->step = 2;
+    send_msg(hs, 1, hs->ni, 0, out);
+}
+
+/* take_msg: AUTH message `step` from in into *a, when hs expects it;
+ * else the refusal in why (out_of_place: the words when it does not). */
+static int take_msg(const struct auth_hs *hs, const uint8_t *in, size_t len, int step,
+                    const char *out_of_place, struct proto_auth *a, char *why)
+{
+    if (hs->step != step) {
+        err_say(why, "%s", out_of_place);
+        return ERR_PROTO_FIELD;
+    }
+    return auth_frame_take(hs, in, len, (uint64_t)step, a, why);
+}
+
+/* mac_ok: 0 when a's MAC in direction dir is the one this job's secret
+ * makes; else ERR_MISMATCH and the words `wrong` in why. */
+static int mac_ok(const struct auth_hs *hs, char dir, const struct proto_auth *a,
+                  const char *wrong, char *why)
+{
+    uint8_t want[PROTO_MAC_SIZE];
+
+    mac_of(hs, dir, want);
+    if (sodium_memcmp(want, a->mac, sizeof want) != 0) {
+        err_say(why, "%s", wrong);
+        return ERR_MISMATCH;
+    }
+    return 0;
 }
 
 int auth_answer(struct auth_hs *hs, const uint8_t *in, size_t len, uint8_t *out, char *why)
@@ -150,69 +183,41 @@ int auth_answer(struct auth_hs *hs, const uint8_t *in, size_t len, uint8_t *out,
     struct proto_auth a;
     int rc;
 
-    if (hs->step != 1) {
-        err_say(why, "not authenticated: AUTH message 1 twice");
-        return ERR_PROTO_FIELD;
-    }
-    if ((rc = auth_frame_take(hs, in, len, 1, &a, why)) != 0)
+    if ((rc = take_msg(hs, in, len, 1, "not authenticated: AUTH message 1 twice", &a,
+                       why)) != 0)
         return rc;
     memcpy(hs->ni, a.nonce, sizeof hs->ni);
     randombytes_buf(hs->nr, sizeof hs->nr);
-    memset(&a, 0, sizeof a);
-    a.keyed = (uint32_t)hs->key->keyed;
-    a.purpose = hs->purpose;
-    memcpy(a.nonce, hs->nr, sizeof a.nonce);
-    mac_of(hs, 'R', a.mac);
-    frame_make(out, 2, &a);
-    hs->step = 3;
+    send_msg(hs, 2, hs->nr, 'R', out);
     return 0;
 }
 
 int auth_prove(struct auth_hs *hs, const uint8_t *in, size_t len, uint8_t *out, char *why)
 {
     struct proto_auth a;
-    uint8_t want[PROTO_MAC_SIZE];
     int rc;
 
-    if (hs->step != 2) {
-        err_say(why, "AUTH message 2 out of place");
-        return ERR_PROTO_FIELD;
-    }
-    if ((rc = auth_frame_take(hs, in, len, 2, &a, why)) != 0)
+    if ((rc = take_msg(hs, in, len, 2, "AUTH message 2 out of place", &a, why)) != 0)
         return rc;
     memcpy(hs->nr, a.nonce, sizeof hs->nr);
-    mac_of(hs, 'R', want);
-    if (sodium_memcmp(want, a.mac, sizeof want) != 0) {
-        err_say(why, "the peer failed to prove it holds this job's secret (a different "
-            "--secret-file or PSRING_SECRET?)");
-        return ERR_MISMATCH;
-    }
-    memset(&a, 0, sizeof a);
-    a.keyed = (uint32_t)hs->key->keyed;
-    a.purpose = hs->purpose;
-    mac_of(hs, 'I', a.mac);
-    frame_make(out, 3, &a);
-    hs->step = 4;
+    if ((rc = mac_ok(hs, 'R', &a, "the peer failed to prove it holds this job's secret (a "
+                     "different --secret-file or PSRING_SECRET?)", why)) != 0)
+        return rc;
+    send_msg(hs, 3, NULL, 'I', out);
     return 0;
 }
 
 int auth_verify(struct auth_hs *hs, const uint8_t *in, size_t len, char *why)
 {
     struct proto_auth a;
-    uint8_t want[PROTO_MAC_SIZE];
     int rc;
 
-    if (hs->step != 3) {
-        err_say(why, "not authenticated: AUTH message 3 out of place");
-        return ERR_PROTO_FIELD;
-    }
-    if ((rc = auth_frame_take(hs, in, len, 3, &a, why)) != 0)
+    if ((rc = take_msg(hs, in, len, 3, "not authenticated: AUTH message 3 out of place", &a,
+                       why)) != 0)
         return rc;
-    mac_of(hs, 'I', want);
-    if (sodium_memcmp(want, a.mac, sizeof want) != 0) {
-        err_say(why, "not authenticated: wrong proof (it does not hold this job's secret)");
-        return ERR_MISMATCH;
-    }
+    if ((rc = mac_ok(hs, 'I', &a, "not authenticated: wrong proof (it does not hold this "
+                     "job's secret)", why)) != 0)
+        return rc;
     hs->step = 4;
     return 0;
 }

@@ -131,17 +131,9 @@ double proto_get_f64(const uint8_t *p)
 struct proto_header proto_header_make(uint16_t type, uint32_t rank, uint32_t world,
                                       uint64_t step, uint64_t aux, uint64_t length)
 {
-    struct proto_header h = {
-        .magic = PROTO_MAGIC,
-        .version = PROTO_VERSION,
-        .type = type,
-        .rank = rank,
-        .world = world,
-        .step = step,
-        .aux = aux,
-        .length = length,
-    };
-    return h;
+    return (struct proto_header){ .magic = PROTO_MAGIC, .version = PROTO_VERSION, .type = type,
+                                  .rank = rank, .world = world, .step = step, .aux = aux,
+                                  .length = length };
 }
 
 void proto_header_encode(const struct proto_header *h, uint8_t *out)
