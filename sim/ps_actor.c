@@ -59,6 +59,7 @@
 #include "base/dtype.h"
 #include "coll/ring.h"
 #include "ps_chan.h"
+#include "ps_client.h"
 #include "sim.h"
 #include "train/step.h"
 #include "ps/store.h"
@@ -78,6 +79,7 @@ struct worker {
     struct loop l;              /* the gets of a pull, the pushes in flight */
     struct ps_frame **f;        /* one per server */
     uint64_t *got;              /* elements of each server's range in */
+    struct psc cl;              /* real: the protocol's streams (ps_client.h) */
 };
 
 /* push_bucket: [first, first + count) of the step's gradient to every
@@ -92,6 +94,8 @@ static int push_bucket(struct worker *w, uint64_t step, const unsigned char *gra
         w->pushed_step = (int64_t)step;
         w->t0 = simgrid_get_clock();
     }
+    if (j->real)
+        return psc_push(&w->cl, step, meta, grad, first, count);
     for (int s = 0; s < j->servers; s++) {
         uint64_t lo = j->srv[s].first, hi = lo + j->srv[s].count;
         struct ps_frame *f;
@@ -122,6 +126,8 @@ static int pull_all(struct worker *w, uint64_t step, unsigned char *weights, cha
     const struct sim_job *j = w->j;
     int rc = 0;
 
+    if (j->real)
+        return psc_pull(&w->cl, step, weights);
     for (int s = 0; s < j->servers; s++) {
         w->got[s] = 0;
         if (j->srv[s].count > 0)
@@ -200,8 +206,6 @@ static int worker_real(struct worker *w)
     c.rank = sl->rank;
     c.world = w->j->k;
     c.steps = sim_steps(sl);       /* --kill: this worker dies at the start of that step */
-    if (c.steps == 0)
-        return 0;
     if (c.warmup >= c.steps)
         c.warmup = 0;
     cli_workload_cfg(&c, &wc);
@@ -210,6 +214,13 @@ static int worker_real(struct worker *w)
         return ERR_USAGE;
     }
     wl.clock = &xport_sim_clock;
+    const struct proto_hello hello = { .n = wl.n, .dtype = (uint32_t)c.dtype,
+                                       .workload = (uint32_t)c.workload, .seed = c.seed,
+                                       .batch = wl.batch };
+    if ((rc = psc_open(&w->cl, sl, &hello)) != 0 || c.steps == 0) {
+        workload_destroy(&wl);
+        return rc;
+    }
     const struct step_cfg sc = { .w = &wl, .rank = sl->rank, .world = w->j->k,
                                  .shard_weights = c.shard_weights, .micro = c.micro,
                                  .steps = c.steps, .warmup = c.warmup,
@@ -225,6 +236,8 @@ static int worker_real(struct worker *w)
                 add_step(sl, s, simgrid_get_clock() - w->t0, NAN, NAN, sl->bytes_in - in0,
                          sl->bytes_out - out0, simgrid_get_clock() - ts);
         }
+        if (rc == 0 && c.steps == w->j->c->steps)
+            rc = psc_bye(&w->cl, (uint64_t)c.steps);
         if (rc == 0 && c.weights_out)
             rc = step_weights_write(&d, c.weights_out, sl->rank, sl->err);
         step_destroy(&d);
@@ -290,10 +303,13 @@ void sim_ps_worker(int argc, char **argv)
     }
     if (sl->rc != 0 || sim_steps(sl) < j->c->steps) {
         xport_sim_set_gone(sl->slot);   /* failed, or killed (--kill): gone */
-        if (w.push)
+        if (j->real)
+            psc_gone(&w.cl, sl->rc == 0);
+        else if (w.push)
             ps_poison(&w.push[0].mb, sizeof w.push[0], j->servers, sl, sl->rc == 0);
         xport_sim_zombie();
     }
+    psc_close(&w.cl);
     ps_chans_free(w.push, j->servers);
     ps_loop_free(&w.l);
     free(w.push);
@@ -500,6 +516,14 @@ void sim_ps_server(int argc, char **argv)
 
     (void)argc;
     (void)argv;
+    if (v.n == 0) {
+        sl->rc = 0;             /* a server the split gives nothing is never started */
+        return;
+    }
+    if (j->real) {
+        sim_ps_server_real(sl); /* the real protocol (ps_server.c) */
+        return;
+    }
     v.in = calloc(k, sizeof *v.in);
     v.out = calloc(k, sizeof *v.out);
     v.f = calloc(k, sizeof *v.f);
