@@ -37,9 +37,7 @@ static int wait_one(struct psc *cl)
         return ERR_EOF;
     }
     if (cl->tag[i] < 0) {
-        int tag, eof;
-
-        wire_put_done(&cl->out[-cl->tag[i] - 1], &tag, &eof);
+        (void)wire_put_done(&cl->out[-cl->tag[i] - 1]);
     } else {
         wire_in_take(&cl->in[cl->tag[i]]);
     }
@@ -75,10 +73,13 @@ static int get(struct psc *cl, int s, void *dst, size_t len, const char *ctx)
         if (m->eof)
             return lost(cl, s, ctx, m);
         n = m->len - in->off < len ? m->len - in->off : len;
-        if (dst) {
-            memcpy(dst, m->b + in->off, n);
+        if (in->off < m->real) {
+            n = n < m->real - in->off ? n : m->real - in->off;
+            if (dst)
+                memcpy(dst, m->b + in->off, n);
+        }                       /* else SIZES: nothing to copy */
+        if (dst)
             dst = (unsigned char *)dst + n;
-        }
         in->off += n;
         len -= n;
         if (in->off == m->len)
@@ -121,7 +122,7 @@ static int frame(struct psc *cl, int s, uint16_t type, struct proto_header *h,
 static int post_msg(struct psc *cl, int s, const void *const *p, const size_t *len, unsigned nb,
                 size_t payload)
 {
-    if (wire_send(&cl->out[s], p, len, nb, (int)payload, 0) != 0) {
+    if (wire_send(&cl->out[s], p, len, nb, payload, -1) != 0) {
         err_say(cl->sl->err, "out of memory");
         return -ENOMEM;
     }
@@ -213,6 +214,7 @@ int psc_open(struct psc *cl, struct sim_slot *sl, const struct proto_hello *hell
 
         cl->out[s].mb = wire_mailbox(1, s, sl->rank);
         cl->out[s].local = j->srv[s].host == sl->host;
+        cl->out[s].sizes = !j->real;
         cl->in[s].mb = wire_mailbox(0, s, sl->rank);
         if (j->srv[s].count == 0)
             continue;           /* a server the split gives nothing is never started */
@@ -249,7 +251,7 @@ int psc_push(struct psc *cl, uint64_t step, const struct proto_push_meta *meta,
         if (lo >= hi)
             continue;
         pn = (size_t)(hi - lo) * cl->es;
-        const void *p[2] = { hb, grad + lo * cl->es };
+        const void *p[2] = { hb, grad ? grad + lo * cl->es : NULL };
         const size_t len[2] = { sizeof hb, pn };
         struct proto_header h = proto_header_make(PROTO_PUSH, (uint32_t)cl->sl->rank,
                                                   (uint32_t)cl->j->k, step, lo,
@@ -286,7 +288,8 @@ static int pull_one(struct psc *cl, int s, uint64_t step, unsigned char *weights
                     ull(h.aux), ull(h.length), ull(step), ull(top));
             return ERR_PROTO_FIELD;
         }
-        if ((rc = get(cl, s, weights + h.aux * cl->es, (size_t)h.length, ctx)) != 0)
+        if ((rc = get(cl, s, weights ? weights + h.aux * cl->es : NULL, (size_t)h.length,
+                      ctx)) != 0)
             return rc;
         if (!cl->out[s].local)
             cl->sl->bytes_in += h.length;

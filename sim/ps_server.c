@@ -35,9 +35,17 @@
  * the last one delivered); the bytes are the payload across the host's
  * link (the frames' elements, not their headers, as the model counts).
  *
- * Sizes mode (no payloads) does not come here: ps_actor.c's counting
- * server (store.h's release rule on the counts) runs it, so that K = 1024
- * of 64 MiB never allocates nor sums a gradient.
+ * SIZES (--payload sizes): the same protocol, the same frames; their
+ * elements are counted and never materialised (ps_wire.h SIZES): the
+ * protocol's read buffer is handed over unfilled, to a store that counts
+ * (store.h sizes_only: no check, no sum, no update), so K = 1024 of 64 MiB
+ * allocates no gradient and sums nothing.
+ *
+ * Not simulated: the silence timeouts (--timeout: a push is one message,
+ * whose bytes arrive when its transfer ends, not as a trickle; a gone
+ * actor's POISON ends every wait instead, xport_sim.h FAULTS) and the gate
+ * against strangers without AUTH (AUTH_GATE_CAP: every simulated
+ * connection is the job's own).
  */
 #include <errno.h>
 #include <math.h>
@@ -55,13 +63,13 @@
 #include "base/log.h"
 #include "coll/xport_sim.h"
 #include "ps/server.h"
-#include "ps_chan.h"
 #include "ps_wire.h"
 #include "sim.h"
 #include "train/optim.h"
 #include "train/workload.h"
 
 #define READ_CAP (256u << 10)       /* the protocol's read buffer, as ps_server's */
+#define SIM_NO_TIMEOUT 1e9          /* seconds: never */
 
 /* A connection: struct conn first (server.h OWNERSHIP). */
 struct sconn {
@@ -121,11 +129,15 @@ static int io_write(struct conn *c, enum server_write slot, const struct server_
     for (unsigned i = 0; i < nb; i++) {
         p[i] = b[i].p;
         len[i] = b[i].len;
+        /* a WEIGHTS piece: its header (in c->whdr), then elements */
         if (slot == SERVER_WRITE_WEIGHTS && !(b[i].p >= c->whdr &&
-                                              b[i].p < c->whdr + sizeof c->whdr))
+                                              b[i].p < c->whdr + sizeof c->whdr)) {
             pay += b[i].len;
+            if (k->out.sizes)
+                p[i] = NULL;    /* SIZES: counted, not copied */
+        }
     }
-    if (wire_send(&k->out, p, len, nb, (int)slot, 0) != 0)
+    if (wire_send(&k->out, p, len, nb, pay, (int)slot) != 0)
         return -ENOMEM;
     if (!k->out.local)
         ss_of(c->srv)->sl->bytes_out += pay;
@@ -186,40 +198,49 @@ static const struct server_io sim_io = {
 /* ------------------------------------------------------- set-up */
 
 /* srv_store: the workload's initial weights, [lo, hi) of them in the
- * store; the session's settings (what a HELLO must match). */
+ * store; the session's settings (what a HELLO must match). SIZES: no
+ * workload; n from --bytes, one example per worker, a store that counts. */
 static int srv_store(struct ssrv *v, uint64_t lo, uint64_t hi, char *err)
 {
     struct server *srv = &v->s;
     const struct cli_common *c = &srv->f.c;
+    struct store_cfg sc = { .n = (size_t)(hi - lo), .offset = lo, .dtype = c->dtype,
+                            .world = srv->k, .lr = c->lr, .pushes_per_step = 1,
+                            .batch = srv->k, .batch_what = "B" };
+    uint64_t n = ps_elements(v->sl->job);
     struct workload_cfg wc;
     struct workload wl;
     struct optim_cfg oc;
-    unsigned char *w0;
+    unsigned char *w0 = NULL;
     int rc;
 
-    cli_workload_cfg(c, &wc);
-    wc.backward_time = 0;
-    if (workload_create(&wl, &wc) != 0) {
-        err_say(err, "cannot build the workload");
-        return ERR_USAGE;
-    }
-    if (!(w0 = malloc(wl.n * srv->es))) {
-        workload_destroy(&wl);
-        return -ENOMEM;
-    }
-    workload_init_weights(&wl, w0);
     cli_optim_cfg(c, &oc);
-    srv->scfg = (struct session_cfg){ .world = srv->k, .n = wl.n, .lo = lo, .hi = hi,
+    sc.optim = &oc;
+    sc.sizes_only = !v->sl->job->real;
+    if (v->sl->job->real) {
+        cli_workload_cfg(c, &wc);
+        wc.backward_time = 0;
+        if (workload_create(&wl, &wc) != 0) {
+            err_say(err, "cannot build the workload");
+            return ERR_USAGE;
+        }
+        if (!(w0 = malloc(wl.n * srv->es))) {
+            workload_destroy(&wl);
+            return -ENOMEM;
+        }
+        workload_init_weights(&wl, w0);
+        n = wl.n;
+        sc.batch = wl.batch;
+        sc.weights = w0 + lo * srv->es;
+        workload_destroy(&wl);
+    }
+    sc.count_max = sc.batch;
+    srv->scfg = (struct session_cfg){ .world = srv->k, .n = n, .lo = lo, .hi = hi,
                                       .dtype = c->dtype, .workload = c->workload,
-                                      .seed = c->seed, .key = &srv->f.key, .batch = wl.batch,
+                                      .seed = c->seed, .key = &srv->f.key, .batch = sc.batch,
                                       .steps = (uint64_t)c->steps };
-    rc = store_init(&srv->store, &(struct store_cfg){
-                        .n = (size_t)(hi - lo), .offset = lo, .dtype = c->dtype,
-                        .world = srv->k, .lr = c->lr, .weights = w0 + lo * srv->es,
-                        .pushes_per_step = 1, .batch = wl.batch, .count_max = wl.batch,
-                        .batch_what = "B", .optim = &oc }, err);
+    rc = store_init(&srv->store, &sc, err);
     free(w0);
-    workload_destroy(&wl);
     return rc;
 }
 
@@ -242,7 +263,12 @@ static int srv_make(struct ssrv *v, const struct sim_job *j, int s, char *err)
     srv->f.shard_s = j->servers;
     srv->k = (uint32_t)j->k;
     srv->es = dtype_size(j->c->dtype);
-    srv->timeout = j->c->timeout;
+    /* No silence timeouts: a push is one message, and its bytes arrive
+     * when its transfer ends (a 64 MiB push of 1024 workers through one
+     * link takes minutes of simulated time), not as a trickle; the
+     * simulated PS never timed out (a gone actor's POISON ends the wait:
+     * xport_sim.h FAULTS). The tick still closes lingering connections. */
+    srv->timeout = SIM_NO_TIMEOUT;
     srv->linger_s = fmin(0.5, srv->timeout / 4);
     srv->rcap = READ_CAP;
     if ((rc = srv_store(v, lo, hi, err)) != 0 ||
@@ -345,7 +371,10 @@ static void feed(struct ssrv *v, struct sconn *k)
             server_conn_buffer(&k->c, &p, &cap);
             if (n > cap)
                 n = cap;
-            memcpy(p, m->b + k->in.off, n);
+            if (k->in.off < m->real) {
+                n = n < m->real - k->in.off ? n : m->real - k->in.off;
+                memcpy(p, m->b + k->in.off, n);
+            }                   /* else SIZES: the buffer unfilled (a sizes-only store) */
             k->in.off += n;
             server_conn_read(&k->c, p, n);
         }
@@ -419,11 +448,34 @@ static void ticker(int argc, char **argv)
     }
 }
 
+/* accept: worker w's connection, as if accepted. The simulated
+ * connections are the job's own: the gate against strangers without AUTH
+ * (AUTH_GATE_CAP, auth.h), which would evict the oldest of K > 64
+ * handshakes begun at once, is not simulated (the handshake itself is). */
+static void accept_one(struct ssrv *v, int w)
+{
+    struct sconn *k = &v->cs[w];
+    char peer[48];
+
+    k->w = w;
+    k->host = w;
+    k->out.mb = wire_mailbox(0, v->sl->rank, w);
+    k->out.local = v->sl->host == w;
+    k->out.sizes = !v->sl->job->real;
+    k->in.mb = wire_mailbox(1, v->sl->rank, w);
+    server_conn_add(&v->s, &k->c);
+    snprintf(peer, sizeof peer, "simulated host h%d", w);
+    server_conn_ready(&k->c, peer);
+    conn_unauth_release(&k->c);
+}
+
 static void run(struct ssrv *v)
 {
     struct server *srv = &v->s;
 
     enter(v);
+    for (uint32_t w = 0; w < srv->k; w++)
+        accept_one(v, (int)w);
     server_start(srv);
     while (!done(v)) {
         size_t n = settle(v);
@@ -431,10 +483,15 @@ static void run(struct ssrv *v)
 
         if (done(v))
             break;
-        if (!v->tick)
+        /* The tick matters once the run is over (the lingering closes)
+         * or a timer is wanted: only then is its token taken (the ticker
+         * waits on its put meanwhile, costing nothing). */
+        if (!v->tick && (srv->over || v->timer_wanted))
             v->tick = sg_mailbox_get_async(v->tick_mb, &v->token);
-        v->comms[n] = v->tick;
-        v->tag[n++] = INT32_MAX;
+        if (v->tick) {
+            v->comms[n] = v->tick;
+            v->tag[n++] = INT32_MAX;
+        }
         leave();
         i = sg_comm_wait_any(v->comms, n);
         enter(v);
@@ -455,9 +512,8 @@ static void run(struct ssrv *v)
         }
         if (v->tag[i] < 0) {
             struct sconn *k = &v->cs[-v->tag[i] - 1];
-            int tag, eof;
+            int tag = wire_put_done(&k->out);
 
-            wire_put_done(&k->out, &tag, &eof);
             if (tag >= 0 && !k->closed)
                 server_written(&k->c, (enum server_write)tag, 0);
             continue;
@@ -465,8 +521,8 @@ static void run(struct ssrv *v)
         /* a message in */
         struct sconn *k = &v->cs[v->tag[i]];
 
-        if (!k->in.got->eof && !k->out.local)
-            v->sl->bytes_in += (uint64_t)k->in.got->tag;
+        if (!k->out.local)
+            v->sl->bytes_in += k->in.got->payload;
         wire_in_take(&k->in);
         if (k->closed)
             wire_in_free(&k->in);
@@ -493,12 +549,20 @@ static void record(struct ssrv *v, uint64_t in0, uint64_t out0)
     }
 }
 
-void sim_ps_server_real(struct sim_slot *sl)
+void sim_ps_server(int argc, char **argv)
 {
+    struct sim_slot *sl = sg_actor_self_get_data();
     const struct sim_job *j = sl->job;
     struct ssrv *v = calloc(1, sizeof *v);
     int rc;
 
+    (void)argc;
+    (void)argv;
+    if (j->srv[sl->rank].count == 0) {
+        free(v);
+        sl->rc = 0;             /* a server the split gives nothing is never started */
+        return;
+    }
     if (!v || !(v->cs = calloc((size_t)j->k, sizeof *v->cs)) ||
         !(v->comms = calloc(2 * (size_t)j->k + 1, sizeof *v->comms)) ||
         !(v->tag = calloc(2 * (size_t)j->k + 1, sizeof *v->tag))) {
@@ -517,19 +581,6 @@ void sim_ps_server_real(struct sim_slot *sl)
         v->ticker = sg_actor_init(name, sg_host_self());
         sg_actor_set_data(v->ticker, v);
         sg_actor_start(v->ticker, ticker, 0, NULL);
-    }
-    for (int w = 0; w < j->k; w++) {
-        struct sconn *k = &v->cs[w];
-        char peer[48];
-
-        k->w = w;
-        k->host = w;
-        k->out.mb = wire_mailbox(0, sl->rank, w);
-        k->out.local = sl->host == w;
-        k->in.mb = wire_mailbox(1, sl->rank, w);
-        server_conn_add(&v->s, &k->c);
-        snprintf(peer, sizeof peer, "simulated host h%d", w);
-        server_conn_ready(&k->c, peer);
     }
     run(v);
     enter(v);

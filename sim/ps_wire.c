@@ -19,26 +19,29 @@ sg_mailbox_t wire_mailbox(int to_server, int s, int w)
 
 static void post(struct wire_out *o, struct wmsg *m)
 {
+    size_t size = o->sizes ? m->payload : m->len;
+
     o->fly_tag = m->tag;
-    o->fly_eof = m->eof;
-    o->c = sg_mailbox_put_async(o->mb, m, o->local || m->eof ? 0 : (long)m->len);
+    o->c = sg_mailbox_put_async(o->mb, m, o->local ? 0 : (long)size);
 }
 
 int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsigned nb,
-              int tag, int eof)
+              size_t payload, int tag)
 {
-    size_t total = 0, at = 0;
+    size_t total = 0, real = 0, at = 0;
     struct wmsg *m;
 
-    for (unsigned i = 0; i < nb; i++)
-        total += len[i];
-    if (!(m = malloc(sizeof *m + total)))
-        return -ENOMEM;
     for (unsigned i = 0; i < nb; i++) {
+        total += len[i];
+        real += p[i] ? len[i] : 0;
+    }
+    if (!(m = malloc(sizeof *m + real)))
+        return -ENOMEM;
+    *m = (struct wmsg){ total, real, payload, 0, tag, NULL };
+    for (unsigned i = 0; i < nb && p[i]; i++) {
         memcpy(m->b + at, p[i], len[i]);
         at += len[i];
     }
-    *m = (struct wmsg){ total, eof, tag, NULL };
     if (!o->c)
         post(o, m);
     else if (o->tail)
@@ -48,12 +51,11 @@ int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsig
     return 0;
 }
 
-void wire_put_done(struct wire_out *o, int *tag, int *eof)
+int wire_put_done(struct wire_out *o)
 {
     struct wmsg *m = o->head;
+    int tag = o->fly_tag;
 
-    *tag = o->fly_tag;
-    *eof = o->fly_eof;
     o->c = NULL;
     if (m) {
         o->head = m->next;
@@ -61,6 +63,7 @@ void wire_put_done(struct wire_out *o, int *tag, int *eof)
             o->tail = NULL;
         post(o, m);
     }
+    return tag;
 }
 
 void wire_in_post(struct wire_in *i)
@@ -100,7 +103,7 @@ void wire_poison(const sg_mailbox_t *mbs, int n, const char *claim)
 
         if (!m)
             return;
-        *m = (struct wmsg){ len, 1, -1, NULL };
+        *m = (struct wmsg){ len, len, 0, 1, -1, NULL };
         memcpy(m->b, claim, len);
         sg_comm_detach(sg_mailbox_put_init(mbs[i], m, 0), free);
     }

@@ -12,9 +12,15 @@
  * shard) is simulated at size 0: it never crosses the host's link (the
  * generated platforms give each host a free loopback), as before.
  *
+ * SIZES (--payload sizes): the headers travel, the elements do not
+ * (a message's bytes past `real` are counted, never materialised: the
+ * reader gets no bytes for them), and a message is simulated at its
+ * payload's size, the model's world with no headers.
+ *
  * CLOSING. A message with eof set ends the stream: the sender shut its
  * side down, or is gone (killed or failed, xport_sim.h FAULTS); b then
- * holds its claim, NUL-terminated ("" when killed or simply closed).
+ * holds its claim, NUL-terminated ("" when killed or simply closed). It
+ * goes detached (wire_poison): its reader may be gone.
  *
  * OWNERSHIP. A message is malloc'd by the sender (wire_send copies the
  * bytes) and freed by the receiver once read (wire_in_pop). The queue of
@@ -30,11 +36,13 @@
 #include <simgrid/mailbox.h>
 
 struct wmsg {
-    size_t len;                 /* bytes in b (eof: the claim's, with its NUL) */
+    size_t len;                 /* bytes in the stream (eof: the claim's, with its NUL) */
+    size_t real;                /* ... of which the first `real` are in b; the rest are
+                                   SIZES only: counted, never materialised */
+    size_t payload;             /* the elements' bytes (the model's; no headers) */
     int eof;
-    int tag;                    /* the server's: its enum server_write (-1: none);
-                                   a worker's: the payload bytes (the elements) */
-    struct wmsg *next;          /* the sender's queue */
+    int tag;                    /* the sender's: a server's enum server_write, or -1 */
+    struct wmsg *next;          /* the sender's queue, then the receiver's */
     unsigned char b[];
 };
 
@@ -42,9 +50,9 @@ struct wmsg {
 struct wire_out {
     sg_mailbox_t mb;
     int local;                  /* the peer is on this host: size 0 */
+    int sizes;                  /* SIZES: a message is simulated at its payload's size */
     sg_comm_t c;                /* the put in flight, or NULL */
     int fly_tag;                /* its message's tag */
-    int fly_eof;
     struct wmsg *head, *tail;   /* queued behind it */
 };
 
@@ -63,15 +71,17 @@ struct wire_in {
  * "wW<-sS". */
 sg_mailbox_t wire_mailbox(int to_server, int s, int w);
 
-/* wire_send: the nb buffers (len each) as one message, tagged, onto o:
- * posted now when o is idle, else queued. eof: the stream's end (p[0]:
- * the claim). -ENOMEM, or 0. */
+/* wire_send: the nb buffers (len each) as one message of `payload`
+ * element bytes, tagged, onto o: posted now when o is idle, else queued.
+ * A buffer p[i] NULL (the last only) is SIZES: its bytes are counted, not
+ * copied. Simulated size: the message's bytes, or (o->sizes) its payload;
+ * 0 to a peer on the host. -ENOMEM, or 0. */
 int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsigned nb,
-              int tag, int eof);
+              size_t payload, int tag);
 
-/* wire_put_done: o's put completed: the next queued message goes. OUT:
- * *tag, *eof of the completed one. */
-void wire_put_done(struct wire_out *o, int *tag, int *eof);
+/* wire_put_done: o's put completed: the next queued message goes.
+ * Returns the completed one's tag. */
+int wire_put_done(struct wire_out *o);
 
 /* wire_busy: o has a put in flight (or queued). */
 static inline int wire_busy(const struct wire_out *o)
