@@ -335,6 +335,8 @@ void psc_gone(struct psc *cl, int killed)
 
 void psc_close(struct psc *cl)
 {
+    for (int s = 0; cl->in && s < cl->S; s++)
+        wire_in_close(&cl->in[s]);
     for (int s = 0; cl->out && s < cl->S; s++) {
         wire_out_free(&cl->out[s]);
         wire_in_free(&cl->in[s]);

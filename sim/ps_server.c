@@ -18,10 +18,12 @@
  * message and server_written follows when it is delivered: the egress
  * schedule then sees each WEIGHTS frame's delivery as the real server sees
  * its socket drain, and one channel carries one frame at a time, as the
- * simulated PS always did. The clock is SimGrid's; io->timer_want and the
- * protocol's tick (server_tick, every sil.period_ms of simulated time)
- * bound the actor's waits. A message with eof (the worker shut its side
- * down, or is gone: POISON) is the peer's close: server_conn_lost.
+ * simulated PS always did. The clock is SimGrid's. No timer runs: the
+ * emulated link's deadlines (io->timer_want) do not arise (the simulated
+ * network is the link), and the tick's work (server_tick: the silence
+ * timeouts, the lingering closes) is not simulated (see NOT SIMULATED):
+ * every wait ends by a message. A message with eof (the worker is gone:
+ * POISON) is the peer's close: server_conn_lost; a close sends one too.
  *
  * SET-UP, by hand from the job (no flags, as tests/test_ps_server.c does):
  * the workload's initial weights, this shard's [lo, hi) in the store, the
@@ -41,12 +43,13 @@
  * (store.h sizes_only: no check, no sum, no update), so K = 1024 of 64 MiB
  * allocates no gradient and sums nothing.
  *
- * Not simulated: the silence timeouts (--timeout: a push is one message,
+ * NOT SIMULATED: the silence timeouts (--timeout: a push is one message,
  * whose bytes arrive when its transfer ends, not as a trickle; a gone
  * actor's POISON ends every wait instead, xport_sim.h FAULTS) and the gate
  * against strangers without AUTH (AUTH_GATE_CAP: every simulated
  * connection is the job's own).
  */
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -84,12 +87,7 @@ struct ssrv {
     struct server s;                /* first: the table's struct server * */
     struct sim_slot *sl;
     struct sconn *cs;               /* K */
-    int timer_wanted;               /* io->timer_want since the last tick */
-    sg_actor_t ticker;              /* puts a token on tick_mb every period */
-    sg_mailbox_t tick_mb;
-    sg_comm_t tick;                 /* the get of the next token */
-    void *token;
-    sg_comm_t *comms;               /* 2K + 1: the loop's */
+    sg_comm_t *comms;               /* 2K: the loop's */
     int *tag;
 };
 
@@ -168,13 +166,14 @@ static void io_close(struct conn *c)
     sc_of(c)->close_asked = 1;
 }
 
-/* io_timer_want: the emulated link's deadlines; the simulated server has
- * no emulated link (the network is simulated), so none comes but in
- * theory: the next tick serves it. */
+/* io_timer_want: the emulated link's deadlines (held reads, paced
+ * weights); the simulated server has none (the network is simulated:
+ * srv_make sets no link), so it is never called. */
 static void io_timer_want(struct server *srv, double t)
 {
+    (void)srv;
     (void)t;
-    ss_of(srv)->timer_wanted = 1;
+    assert(!"a timer wanted without an emulated link");
 }
 
 static void io_over(struct server *srv, unsigned nconns)
@@ -267,7 +266,8 @@ static int srv_make(struct ssrv *v, const struct sim_job *j, int s, char *err)
      * when its transfer ends (a 64 MiB push of 1024 workers through one
      * link takes minutes of simulated time), not as a trickle; the
      * simulated PS never timed out (a gone actor's POISON ends the wait:
-     * xport_sim.h FAULTS). The tick still closes lingering connections. */
+     * xport_sim.h FAULTS). So no tick either (run): what it does, the
+     * timeouts and the lingering closes, comes by the peers' eof. */
     srv->timeout = SIM_NO_TIMEOUT;
     srv->linger_s = fmin(0.5, srv->timeout / 4);
     srv->rcap = READ_CAP;
@@ -401,6 +401,10 @@ static size_t settle(struct ssrv *v)
          * gone. */
         if (k->close_asked && !k->closed && (!wire_busy(&k->out) || v->s.exit_code)) {
             k->closed = 1;
+            /* the close's FIN, to a worker that may still read (one that
+             * said BYE reads no more) */
+            if (!k->shut_sent && !k->c.finished)
+                wire_poison(&k->out.mb, 1, "");
             server_conn_closed(&k->c);
         }
         if (k->in.cur && !k->closed && k->reading)
@@ -427,25 +431,6 @@ static int done(const struct ssrv *v)
         if (!v->cs[w].closed || (wire_busy(&v->cs[w].out) && !v->s.exit_code))
             return 0;
     return 1;
-}
-
-/* ticker: the server's clock: a token on its mailbox every period of
- * simulated time (SimGrid 3.32's sg_comm_wait_any_for drops the comms it
- * was given when it times out, so the loop waits for this instead). The
- * server actor kills it when it ends. */
-static void ticker(int argc, char **argv)
-{
-    struct ssrv *v = sg_actor_self_get_data();
-    double period = v->s.sil.period;
-    sg_mailbox_t mb = v->tick_mb;
-
-    (void)argc;
-    (void)argv;
-    sg_actor_daemonize(sg_actor_self());
-    for (;;) {
-        sg_actor_sleep_for(period);
-        sg_mailbox_put(mb, &v->token, 0);
-    }
 }
 
 /* accept: worker w's connection, as if accepted. The simulated
@@ -483,15 +468,6 @@ static void run(struct ssrv *v)
 
         if (done(v))
             break;
-        /* The tick matters once the run is over (the lingering closes)
-         * or a timer is wanted: only then is its token taken (the ticker
-         * waits on its put meanwhile, costing nothing). */
-        if (!v->tick && (srv->over || v->timer_wanted))
-            v->tick = sg_mailbox_get_async(v->tick_mb, &v->token);
-        if (v->tick) {
-            v->comms[n] = v->tick;
-            v->tag[n++] = INT32_MAX;
-        }
         leave();
         i = sg_comm_wait_any(v->comms, n);
         enter(v);
@@ -500,15 +476,6 @@ static void run(struct ssrv *v)
                     ull(store_step(&srv->store)));
             srv->exit_code = 1;
             break;
-        }
-        if (v->tag[i] == INT32_MAX) {
-            v->tick = NULL;
-            if (v->timer_wanted) {
-                v->timer_wanted = 0;
-                server_timer(srv);
-            }
-            server_tick(srv);
-            continue;
         }
         if (v->tag[i] < 0) {
             struct sconn *k = &v->cs[-v->tag[i] - 1];
@@ -564,8 +531,8 @@ void sim_ps_server(int argc, char **argv)
         return;
     }
     if (!v || !(v->cs = calloc((size_t)j->k, sizeof *v->cs)) ||
-        !(v->comms = calloc(2 * (size_t)j->k + 1, sizeof *v->comms)) ||
-        !(v->tag = calloc(2 * (size_t)j->k + 1, sizeof *v->tag))) {
+        !(v->comms = calloc(2 * (size_t)j->k, sizeof *v->comms)) ||
+        !(v->tag = calloc(2 * (size_t)j->k, sizeof *v->tag))) {
         rc = -ENOMEM;
         err_say(sl->err, "out of memory");
         goto out;
@@ -573,15 +540,6 @@ void sim_ps_server(int argc, char **argv)
     v->sl = sl;
     if ((rc = srv_make(v, j, sl->rank, sl->err)) != 0)
         goto out;
-    {
-        char name[32];
-
-        snprintf(name, sizeof name, "s%d.tick", sl->rank);
-        v->tick_mb = sg_mailbox_by_name(name);
-        v->ticker = sg_actor_init(name, sg_host_self());
-        sg_actor_set_data(v->ticker, v);
-        sg_actor_start(v->ticker, ticker, 0, NULL);
-    }
     run(v);
     enter(v);
     rc = server_end(&v->s);
@@ -589,8 +547,8 @@ void sim_ps_server(int argc, char **argv)
     if (rc != 0 && !sl->err[0])
         err_say(sl->err, "step %llu: the run failed", ull(store_step(&v->s.store)));
     record(v, 0, 0);
-    sg_actor_kill(v->ticker);
-    v->ticker = NULL;
+    for (int w = 0; w < j->k; w++)
+        wire_in_close(&v->cs[w].in);
 out:
     if (rc != 0) {
         sl->rc = rc == 1 ? ERR_EOF : rc;

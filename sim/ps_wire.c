@@ -109,6 +109,26 @@ void wire_poison(const sg_mailbox_t *mbs, int n, const char *claim)
     }
 }
 
+void wire_in_close(struct wire_in *i)
+{
+    static struct wmsg mark;           /* never freed: the marker */
+    sg_comm_t put;
+
+    if (!i->c)
+        return;
+    put = sg_mailbox_put_async(i->mb, &mark, 0);
+    for (;;) {
+        (void)sg_comm_wait(i->c);
+        if (i->got == &mark)
+            break;
+        free(i->got);
+        i->c = sg_mailbox_get_async(i->mb, (void **)&i->got);
+    }
+    (void)sg_comm_wait(put);
+    i->c = NULL;
+    i->got = NULL;
+}
+
 void wire_out_free(struct wire_out *o)
 {
     while (o->head) {

@@ -102,6 +102,11 @@ void wire_in_pop(struct wire_in *i);
  * mailbox of mbs (n of them), detached (nobody waits for it). */
 void wire_poison(const sg_mailbox_t *mbs, int n, const char *claim);
 
+/* wire_in_close: i's get, if one is posted, is ended (a message of size
+ * 0 from the actor itself takes it; whatever came before it is dropped),
+ * so that no comm outlives the actor. */
+void wire_in_close(struct wire_in *i);
+
 void wire_out_free(struct wire_out *o);
 void wire_in_free(struct wire_in *i);
 
