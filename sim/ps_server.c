@@ -89,6 +89,7 @@ struct ssrv {
     struct sconn *cs;               /* K */
     sg_comm_t *comms;               /* 2K: the loop's */
     int *tag;
+    double *push_t0, *push_in;      /* per step: the first PUSH written, and in */
 };
 
 static struct sconn *sc_of(struct conn *c)
@@ -454,6 +455,22 @@ static void accept_one(struct ssrv *v, int w)
     conn_unauth_release(&k->c);
 }
 
+/* push_seen: m, if a PUSH (a worker's message is one frame), marks its
+ * step's first push written and in (record). */
+static void push_seen(struct ssrv *v, const struct wmsg *m)
+{
+    const struct proto_limits lim = { UINT64_MAX / 2, v->s.k, 0 };
+    struct proto_header h;
+
+    if (m->eof || m->real < PROTO_HEADER_SIZE || proto_header_decode(m->b, &lim, &h) != 0 ||
+        h.type != PROTO_PUSH || h.step >= (uint64_t)v->s.f.c.steps)
+        return;
+    if (!(m->t0 >= v->push_t0[h.step]))
+        v->push_t0[h.step] = m->t0;
+    if (!(simgrid_get_clock() >= v->push_in[h.step]))
+        v->push_in[h.step] = simgrid_get_clock();
+}
+
 static void run(struct ssrv *v)
 {
     struct server *srv = &v->s;
@@ -490,6 +507,7 @@ static void run(struct ssrv *v)
 
         if (!k->out.local)
             v->sl->bytes_in += k->in.got->payload;
+        push_seen(v, k->in.got);
         wire_in_take(&k->in);
         if (k->closed)
             wire_in_free(&k->in);
@@ -500,7 +518,10 @@ static void run(struct ssrv *v)
 }
 
 /* record: the protocol's steps into the simulator's record, with the
- * payload bytes across the host's link spread evenly over them. */
+ * payload bytes across the host's link spread evenly over them. Ingress
+ * counts from the step's first push WRITTEN, not its first byte in as
+ * server.c counts: a simulated message's bytes all arrive at its end (a
+ * TCP stream's first bytes arrive one latency after the write). */
 static void record(struct ssrv *v, uint64_t in0, uint64_t out0)
 {
     const struct metrics_record *r = &v->s.rec;
@@ -510,6 +531,8 @@ static void record(struct ssrv *v, uint64_t in0, uint64_t out0)
     for (size_t i = 0; i < r->nsteps; i++) {
         struct metrics_step ms = r->steps[i];
 
+        if (ms.step < steps && !isnan(v->push_t0[ms.step]))
+            ms.ingress_s += v->push_in[ms.step] - v->push_t0[ms.step];
         ms.bytes_in = (sl->bytes_in - in0) / steps;
         ms.bytes_out = (sl->bytes_out - out0) / steps;
         metrics_record_add(&sl->rec, &ms);
@@ -532,12 +555,16 @@ void sim_ps_server(int argc, char **argv)
     }
     if (!v || !(v->cs = calloc((size_t)j->k, sizeof *v->cs)) ||
         !(v->comms = calloc(2 * (size_t)j->k, sizeof *v->comms)) ||
-        !(v->tag = calloc(2 * (size_t)j->k, sizeof *v->tag))) {
+        !(v->tag = calloc(2 * (size_t)j->k, sizeof *v->tag)) ||
+        !(v->push_t0 = malloc((size_t)j->c->steps * sizeof *v->push_t0)) ||
+        !(v->push_in = malloc((size_t)j->c->steps * sizeof *v->push_in))) {
         rc = -ENOMEM;
         err_say(sl->err, "out of memory");
         goto out;
     }
     v->sl = sl;
+    for (int s = 0; s < j->c->steps; s++)
+        v->push_t0[s] = v->push_in[s] = NAN;
     if ((rc = srv_make(v, j, sl->rank, sl->err)) != 0)
         goto out;
     run(v);
@@ -575,6 +602,8 @@ out:
         free(v->cs);
         free(v->comms);
         free(v->tag);
+        free(v->push_t0);
+        free(v->push_in);
         free(v);
     }
     sl->rc = rc;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <simgrid/engine.h>
+
 sg_mailbox_t wire_mailbox(int to_server, int s, int w)
 {
     char name[48];
@@ -37,7 +39,7 @@ int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsig
     }
     if (!(m = malloc(sizeof *m + real)))
         return -ENOMEM;
-    *m = (struct wmsg){ total, real, payload, 0, tag, NULL };
+    *m = (struct wmsg){ total, real, payload, simgrid_get_clock(), 0, tag, NULL };
     for (unsigned i = 0; i < nb && p[i]; i++) {
         memcpy(m->b + at, p[i], len[i]);
         at += len[i];
@@ -103,7 +105,7 @@ void wire_poison(const sg_mailbox_t *mbs, int n, const char *claim)
 
         if (!m)
             return;
-        *m = (struct wmsg){ len, len, 0, 1, -1, NULL };
+        *m = (struct wmsg){ len, len, 0, simgrid_get_clock(), 1, -1, NULL };
         memcpy(m->b, claim, len);
         sg_comm_detach(sg_mailbox_put_init(mbs[i], m, 0), free);
     }

@@ -40,6 +40,7 @@ struct wmsg {
     size_t real;                /* ... of which the first `real` are in b; the rest are
                                    SIZES only: counted, never materialised */
     size_t payload;             /* the elements' bytes (the model's; no headers) */
+    double t0;                  /* when the sender wrote it (simulated time) */
     int eof;
     int tag;                    /* the sender's: a server's enum server_write, or -1 */
     struct wmsg *next;          /* the sender's queue, then the receiver's */
