@@ -276,37 +276,10 @@ static int srv_make(struct ssrv *v, const struct sim_job *j, int s, char *err)
         (rc = link_setup(&srv->link, 0, 0, NULL, err)) != 0 ||
         (rc = mode_init(&srv->mode, &srv->f.mode_cfg, srv->k, 0, err)) != 0)
         return rc;
-    srv->sent_version = calloc(srv->k, sizeof *srv->sent_version);
-    srv->want_pull = calloc(srv->k, 1);
-    srv->by_rank = calloc(srv->k, sizeof *srv->by_rank);
-    srv->sil_state = calloc(srv->k, 1);
-    if (!srv->sent_version || !srv->want_pull || !srv->by_rank || !srv->sil_state ||
-        egress_init(&srv->eg, srv->k, &srv->link, (size_t)(hi - lo) * srv->es +
-                    PROTO_HEADER_SIZE, hi - lo, srv->es) != 0 ||
-        silence_init(&srv->sil, srv->k, srv->timeout, simgrid_get_clock()) != 0 ||
-        metrics_record_init(&srv->rec, (size_t)(j->c->steps - j->c->warmup)) != 0 ||
-        measure_init(srv) != 0)
-        return -ENOMEM;
-    srv->eg.local = -1;
-    srv->out_first = NAN;
-    return 0;
+    return server_alloc(srv, (size_t)(hi - lo) * srv->es + PROTO_HEADER_SIZE,
+                        simgrid_get_clock());
 }
 
-static void srv_free(struct ssrv *v)
-{
-    struct server *srv = &v->s;
-
-    metrics_record_free(&srv->rec);
-    measure_destroy(srv);
-    egress_destroy(&srv->eg);
-    silence_destroy(&srv->sil);
-    free(srv->sil_state);
-    free(srv->by_rank);
-    free(srv->sent_version);
-    free(srv->want_pull);
-    mode_destroy(&srv->mode);
-    store_destroy(&srv->store);
-}
 
 /* ------------------------------------------------------- the loop */
 
@@ -597,7 +570,7 @@ out:
                 wire_out_free(&v->cs[w].out);
                 wire_in_free(&v->cs[w].in);
             }
-            srv_free(v);
+            server_free(&v->s);
         }
         free(v->cs);
         free(v->comms);

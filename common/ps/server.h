@@ -223,6 +223,17 @@ struct server {
     double t0_wall, t0_cpu;
 };
 
+/* server_alloc: the rest of a server whose settings (f, k, es, timeout,
+ * linger_s, rcap, scfg), store, link and mode are set, by whatever builds
+ * it (ps_server/setup.c from its flags, bin/psring_sim's server actor,
+ * tests/test_ps_server.c): the per-worker tables, the egress schedule
+ * (chunk: a weights write's bytes without the link), the silence clocks
+ * (from now), the record (room for the timed steps) and the measurements.
+ * 0, or -ENOMEM (server_free frees what was made). server_free: all of
+ * it, with the store and the mode; not srv->f.c's strings. */
+int server_alloc(struct server *srv, size_t chunk, double now);
+void server_free(struct server *srv);
+
 /* For the transport (ONE WAY above). server_start: the run begins (the
  * loop is about to run). server_conn_add: c (zeroed) is a new connection,
  * before the transport knows its peer; server_conn_ready: ... and now it
