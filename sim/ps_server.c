@@ -1,5 +1,5 @@
-/* ps_server.c -- the parameter server in simulation, real payloads: the
- * server actor runs bin/ps_server's own protocol (common/ps/server.c,
+/* ps_server.c -- the parameter server in simulation: the server actor
+ * runs bin/ps_server's own protocol (common/ps/server.c,
  * server_conn.c, session.c, store.c, egress.c, silence.c) under a SimGrid
  * transport: this file fills the protocol's table (struct server_io,
  * server.h) as ps_server/main.c fills it with libuv, so a change to the
@@ -25,17 +25,20 @@
  * every wait ends by a message. A message with eof (the worker is gone:
  * POISON) is the peer's close: server_conn_lost; a close sends one too.
  *
- * SET-UP, by hand from the job (no flags, as tests/test_ps_server.c does):
- * the workload's initial weights, this shard's [lo, hi) in the store, the
- * sync mode, no emulated link (the simulated network is the link), one
- * egress piece per WEIGHTS frame. The protocol's log lines are kept
+ * SET-UP from the job, not from flags: the workload's initial weights,
+ * this shard's [lo, hi) in the store, the sync mode, no emulated link (the
+ * simulated network is the link), one egress piece per WEIGHTS frame, no
+ * --weights-out, --csv or loss files of its own (the workers and the
+ * simulator write those); the rest is server_alloc's, as for
+ * bin/ps_server and tests/test_ps_server.c. The protocol's log lines are kept
  * from stderr (log_sink): its "run failed" line becomes the actor's
  * error, reported in the simulator's one line.
  *
- * Records: the protocol's own (server.c: ingress_s from the step's first
- * PUSH in to its last, egress_s from the first WEIGHTS frame handed out to
- * the last one delivered); the bytes are the payload across the host's
- * link (the frames' elements, not their headers, as the model counts).
+ * Records: the protocol's own (server.c: egress_s from the first WEIGHTS
+ * frame handed out to the last one delivered; ingress_s to the step's
+ * last PUSH in, from its first PUSH written: record); the bytes are the
+ * payload across the host's link (the frames' elements, not their
+ * headers, as the model counts).
  *
  * SIZES (--payload sizes): the same protocol, the same frames; their
  * elements are counted and never materialised (ps_wire.h SIZES): the
@@ -43,9 +46,10 @@
  * (store.h sizes_only: no check, no sum, no update), so K = 1024 of 64 MiB
  * allocates no gradient and sums nothing.
  *
- * NOT SIMULATED: the silence timeouts (--timeout: a push is one message,
- * whose bytes arrive when its transfer ends, not as a trickle; a gone
- * actor's POISON ends every wait instead, xport_sim.h FAULTS) and the gate
+ * NOT SIMULATED: the tick, hence the silence timeouts (--timeout: a push
+ * is one message, whose bytes arrive when its transfer ends, not as a
+ * trickle; a gone actor's POISON ends every wait instead, xport_sim.h
+ * FAULTS) and the lingering closes (the peer's eof closes); the gate
  * against strangers without AUTH (AUTH_GATE_CAP: every simulated
  * connection is the job's own).
  */
