@@ -173,28 +173,14 @@ int setup_server(struct server *srv, const struct server_flags *f, double now)
             return -1;
         }
     }
-    srv->sent_version = calloc(srv->k, sizeof *srv->sent_version);
-    srv->want_pull = calloc(srv->k, 1);
-    if (!srv->sent_version || !srv->want_pull) {
-        log_msg("out of memory for %u workers", (unsigned)srv->k);
-        return -1;
-    }
-    srv->by_rank = calloc(srv->k, sizeof *srv->by_rank);
-    srv->sil_state = calloc(srv->k, 1);
     /* Every shard has every worker's loss; the one owning element 0 alone
      * writes the file (measure_init: the loss curve). */
     if (srv->loss_out && srv->scfg.lo > 0)
         srv->loss_out = NULL;
-    if (!srv->by_rank || !srv->sil_state ||
-        egress_init(&srv->eg, srv->k, &srv->link, EGRESS_CHUNK, srv->scfg.hi - srv->scfg.lo,
-                    srv->es) != 0 ||
-        silence_init(&srv->sil, srv->k, srv->timeout, now) != 0 ||
-        metrics_record_init(&srv->rec, (size_t)(f->c.steps - f->c.warmup)) != 0 ||
-        measure_init(srv) != 0) {
+    if (server_alloc(srv, EGRESS_CHUNK, now) != 0) {
         log_msg("out of memory for %u workers", (unsigned)srv->k);
         return -1;
     }
-    srv->eg.local = f->local_worker;
     /* Read buffers: at most one link piece when paced; smaller when K is
      * huge, so that all of them together stay bounded. */
     srv->rcap = READ_BUF_TOTAL / srv->k;

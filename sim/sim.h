@@ -80,9 +80,12 @@ static inline int sim_steps(const struct sim_slot *sl)
 void sim_compute(const struct sim_slot *sl, int step);
 
 /* The actors' bodies (SimGrid's xbt_main_func_t); the slot is the actor's
- * data. ps_actor.c: the server and the worker; ring_actor.c: the ring rank. */
+ * data. ps_server.c: the PS server; ps_actor.c: the PS worker; ring_actor.c:
+ * the ring rank. */
 void sim_ps_server(int argc, char **argv);
 void sim_ps_worker(int argc, char **argv);
+/* ps_elements: n, the PS job's elements (ps_actor.c). */
+size_t ps_elements(const struct sim_job *j);
 void sim_ring_actor(int argc, char **argv);
 
 /* sim_rec_path: rank r's --bench record file (bench.c writes it, report.c

@@ -2,9 +2,10 @@
 # weights bit-identical to the real ring's (linreg f64, whose sums are NOT
 # exact, so the summation order is checked; ring K = 4 and 8, rd K = 5);
 # simulated times against bin/model (a deterministic simulation: within
-# 1e-5 relative, the CSV's 6 digits); the PS on store.c in simulation
-# (sim-4: its placements and per-bucket pull, weights == bin/reference's,
-# each host's link bytes == the model's); the
+# 1e-5 relative, the CSV's 6 digits); the PS in simulation, running
+# ps_server's protocol (sim-4: its placements and per-bucket pull, weights
+# == bin/reference's, each host's link bytes == the model's; sim-10: the
+# real frames, headers and all); the
 # platforms; bad input exits 64 with one line. Skipped where SimGrid was
 # not found at build time (no bin/psring_sim).
 # tier: full
@@ -228,6 +229,22 @@ for spec in "ring ring 4194304" "ring rd 1048576" "ps ps 4194304"; do
     job 120 "$sim" "$1" 64 $aflag --bytes "$3" --steps 1 --warmup 0 --payload sizes $NET
     expect_rc 0
     cmp -s "$T_TMP/out" "$T_TMP/two.csv" || t_fail "$2 K=64: --steps 1 --warmup 0 row differs: $(sed -n 2p "$T_TMP/out") against $(sed -n 2p "$T_TMP/two.csv")"
+done
+t_end
+
+t_case sim-10.1 "one PS protocol: the server actor runs common/ps/server.c and the workers send real frames: real payloads pay exactly the headers (K x (56 + 40) bytes on the server's link per step) over sizes mode, which pays none"
+# K = 4, 64 KiB, one bucket at 128 Mbit/s: each push is 40 + 16 bytes more,
+# each WEIGHTS frame 40; the server's link carries K of each per step.
+for k in 2 4 8; do
+    job 60 "$sim" ps $k --workload synthetic --dtype f32 --params 16384 --steps 3 \
+        --link-bw 128Mbit --link-latency 20ms
+    expect_rc 0
+    real=$(awk -F, 'NR == 2 { print $7 }' "$T_TMP/out")
+    job 60 "$sim" ps $k --bytes 65536 --payload sizes --steps 3 --link-bw 128Mbit --link-latency 20ms
+    expect_rc 0
+    sizes=$(awk -F, 'NR == 2 { print $7 }' "$T_TMP/out")
+    awk -v r="$real" -v s="$sizes" -v k=$k 'BEGIN { d = r - s - k * 96 / 16e6; exit !(d < 1e-6 && d > -1e-6) }' ||
+        t_fail "K=$k: real $real s, sizes $sizes s: the difference is not K x 96 bytes at 128 Mbit/s"
 done
 t_end
 

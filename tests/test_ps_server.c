@@ -216,17 +216,8 @@ static int server_make(int steps)
         printf("     %s\n", err);
         return -1;
     }
-    srv->sent_version = calloc(K, sizeof *srv->sent_version);
-    srv->want_pull = calloc(K, 1);
-    srv->by_rank = calloc(K, sizeof *srv->by_rank);
-    srv->sil_state = calloc(K, 1);
-    if (!srv->sent_version || !srv->want_pull || !srv->by_rank || !srv->sil_state ||
-        egress_init(&srv->eg, K, &srv->link, 1u << 20, N, srv->es) != 0 ||
-        silence_init(&srv->sil, K, srv->timeout, fk.t) != 0 ||
-        metrics_record_init(&srv->rec, (size_t)steps) != 0 || measure_init(srv) != 0)
+    if (server_alloc(srv, 1u << 20, fk.t) != 0)
         return -1;
-    srv->eg.local = -1;
-    srv->out_first = NAN;
     server_start(srv);
     return 0;
 }

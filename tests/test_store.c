@@ -8,6 +8,7 @@
  *   store-4.x  the mistakes the server makes (mistake.h): P pushes per
  *              worker per step (sync-every-micro), the undivided update
  *              (sum-not-mean)
+ *   store-6.x  per-bucket release (RELEASE), and the sizes-only store
  *   store-7.x  per-worker buffers (the modes, mode.h): async's update
  *              from one push by its own count, backup's from the pushes
  *              used, a dropped push, refusals, the memory they cost
@@ -1139,6 +1140,37 @@ static void test_release(void)
         T_EQ_I(store_push_begin(&s, 0, 0, &none, 0, 4, err), 0);
         T_EQ_I(store_push_data(&s, 0, g, 32, err), ERR_NONFINITE);
         T_EQ_I(store_release(&s, &rel, err), ERR_NONFINITE);
+        for (size_t i = 0; i < N2; i++)
+            T_EQ_D(((const double *)store_weights(&s))[i], 0.0);
+        store_destroy(&s);
+    }
+
+    T_CASE("store-6.4", "sizes_only (psring_sim --payload sizes): bytes counted, never read "
+           "(a NaN, a cut element pass); released top-down by the same rule; weights untouched");
+    {
+        struct store_cfg sc = { .n = N2, .offset = 100, .dtype = DTYPE_F64, .world = 2,
+                                .lr = 0.5, .batch = 2, .sizes_only = 1 };
+        struct proto_push_meta one = { 1, 0.0 }, none = { 0, 0.0 };
+
+        g[1] = NAN;
+        T_EQ_I(store_init(&s, &sc, err), 0);
+        for (uint32_t r = 0; r < 2; r++) {
+            T_EQ_I(store_push_begin(&s, r, 0, &one, 104, 4, err), 0);
+            T_EQ_I(store_push_data(&s, r, g, 13, err), 0);         /* a cut element */
+            T_EQ_I(store_push_data(&s, r, g, 19, err), 0);
+            T_EQ_I(store_push_end(&s, r, err), 0);
+        }
+        T_EQ_I(store_release(&s, &rel, err), 0);
+        T_EQ_U(rel.first, 104);
+        T_EQ_U(rel.count, 4);
+        T_EQ_I(rel.last, 0);
+        for (uint32_t r = 0; r < 2; r++)
+            push_f64(&s, r, &none, 100, 4, g);
+        T_EQ_I(store_release(&s, &rel, err), 0);
+        T_EQ_U(rel.first, 100);
+        T_EQ_U(rel.count, 4);
+        T_EQ_I(rel.last, 1);
+        T_EQ_U(store_step(&s), 1);
         for (size_t i = 0; i < N2; i++)
             T_EQ_D(((const double *)store_weights(&s))[i], 0.0);
         store_destroy(&s);

@@ -13,4 +13,9 @@ void log_init(const char *role, int rank);
 
 __attribute__((format(printf, 1, 2))) void log_msg(const char *fmt, ...);
 
+/* log_sink: from now on each line (without prefix) goes to fn instead of
+ * stderr; NULL: stderr again. bin/psring_sim runs the parameter server's
+ * protocol in its server actors and keeps their lines (sim/ps_server.c). */
+void log_sink(void (*fn)(const char *msg));
+
 #endif /* LOG_H */

@@ -2,7 +2,8 @@
  * (join), the first and last bytes of a push, the K-th push (apply the
  * step, start sending the weights), a BYE, a worker's fault; how a run
  * ends (run_succeed, run_fail) and how the server names whom it waits
- * for; the run's start and end (server_start, server_end). No libuv: the
+ * for; the run's start and end (server_start, server_end), and the state
+ * every builder of a server shares (server_alloc). No libuv: the
  * bytes come from server_conn.c (under the transport's table, server.h),
  * and what goes back (a control frame, a close, the weights) is handed to
  * server_conn.c's
@@ -81,6 +82,38 @@ static void payload_note(struct payload *p, uint64_t bytes, uint64_t step)
     (void)step;
 }
 
+int server_alloc(struct server *srv, size_t chunk, double now)
+{
+    srv->sent_version = calloc(srv->k, sizeof *srv->sent_version);
+    srv->want_pull = calloc(srv->k, 1);
+    srv->by_rank = calloc(srv->k, sizeof *srv->by_rank);
+    srv->sil_state = calloc(srv->k, 1);
+    if (!srv->sent_version || !srv->want_pull || !srv->by_rank || !srv->sil_state ||
+        egress_init(&srv->eg, srv->k, &srv->link, chunk, srv->scfg.hi - srv->scfg.lo,
+                    srv->es) != 0 ||
+        silence_init(&srv->sil, srv->k, srv->timeout, now) != 0 ||
+        metrics_record_init(&srv->rec, (size_t)(srv->f.c.steps - srv->f.c.warmup)) != 0 ||
+        measure_init(srv) != 0)
+        return -ENOMEM;
+    srv->eg.local = srv->f.local_worker;
+    srv->out_first = NAN;
+    return 0;
+}
+
+void server_free(struct server *srv)
+{
+    metrics_record_free(&srv->rec);
+    measure_destroy(srv);
+    egress_destroy(&srv->eg);
+    silence_destroy(&srv->sil);
+    free(srv->sil_state);
+    free(srv->by_rank);
+    free(srv->sent_version);
+    free(srv->want_pull);
+    mode_destroy(&srv->mode);
+    store_destroy(&srv->store);
+}
+
 void server_start(struct server *srv)
 {
     silence_restart(&srv->sil, srv->io->now(srv));
@@ -100,20 +133,6 @@ int server_end(struct server *srv)
     if (measure_write(srv) != 0)
         srv->exit_code = 1;
     return srv->exit_code;
-}
-
-void server_free(struct server *srv)
-{
-    metrics_record_free(&srv->rec);
-    measure_destroy(srv);
-    egress_destroy(&srv->eg);
-    silence_destroy(&srv->sil);
-    free(srv->sil_state);
-    free(srv->by_rank);
-    free(srv->sent_version);
-    free(srv->want_pull);
-    mode_destroy(&srv->mode);
-    store_destroy(&srv->store);
 }
 
 void run_succeed(struct server *srv)

@@ -236,6 +236,17 @@ struct server {
     double t0_wall, t0_cpu;
 };
 
+/* server_alloc: the rest of a server whose settings (f, k, es, timeout,
+ * linger_s, rcap, scfg), store, link and mode are set, by whatever builds
+ * it (ps_server/setup.c from its flags, bin/psring_sim's server actor,
+ * tests/test_ps_server.c): the per-worker tables, the egress schedule
+ * (chunk: a weights write's bytes without the link), the silence clocks
+ * (from now), the record (room for the timed steps) and the measurements.
+ * 0, or -ENOMEM (server_free frees what was made). server_free: all of
+ * it, with the store and the mode; not srv->f.c's strings. */
+int server_alloc(struct server *srv, size_t chunk, double now);
+void server_free(struct server *srv);
+
 /* For the transport (ONE WAY above). server_start: the run begins (the
  * loop is about to run). server_conn_add: c (zeroed) is a new connection,
  * before the transport knows its peer; server_conn_ready: ... and now it
@@ -247,10 +258,8 @@ struct server {
  * follows. server_conn_closed: io->close is done; the transport frees c
  * after it. server_timer: io->timer_want's
  * time came. server_tick: every sil.period_ms. server_end: the loop
- * returned: the record and the loss files; the exit status. server_free:
- * after server_end, frees what the set-up allocated for the protocol (the
- * store, the mode, the egress schedule, the clocks, the record, the
- * per-worker arrays); not srv itself, nor srv->f. */
+ * returned: the record and the loss files; the exit status (then
+ * server_free, above). */
 void server_start(struct server *srv);
 void server_conn_add(struct server *srv, struct conn *c);
 void server_conn_ready(struct conn *c, const char *peer);
@@ -263,7 +272,6 @@ void server_conn_closed(struct conn *c);
 void server_timer(struct server *srv);
 void server_tick(struct server *srv);
 int server_end(struct server *srv);
-void server_free(struct server *srv);
 
 /* server_conn.c: a connection's writes and closes, for the protocol's files. */
 void conn_close(struct conn *c);

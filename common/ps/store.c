@@ -104,6 +104,7 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     s->acc = calloc(cfg->n, es);
     s->workers = calloc(cfg->world, sizeof *s->workers);
     s->per_worker = cfg->per_worker != 0;
+    s->sizes_only = cfg->sizes_only != 0;
     if (s->per_worker)
         s->grads = calloc((size_t)cfg->world * cfg->n, es);
     if (!s->weights || !s->acc || !s->workers || (s->per_worker && !s->grads)) {
@@ -329,6 +330,11 @@ int store_push_data(struct store *s, uint32_t rank, const void *bytes,
             (unsigned)rank, ull(s->step), left, nbytes);
         return ERR_PROTO_SIZE;
     }
+    if (s->sizes_only) {                /* counted, not read */
+        w->next += (w->part_len + nbytes) / s->elem_size;
+        w->part_len = (w->part_len + nbytes) % s->elem_size;
+        return 0;
+    }
     if (walk(s, w, bytes, nbytes, 0, &bad) != 0) {
         err_say(err, "worker %u: push for step %llu: gradient element %llu is not finite; "
             "the step fails, weights untouched", (unsigned)rank, ull(s->step),
@@ -517,14 +523,15 @@ int store_release(struct store *s, struct store_released *out, char *err)
     lo = s->n - top;
     /* Each element was finite, but K of them can sum past the largest
      * finite value. */
-    if (vec_check_finite((unsigned char *)s->acc + lo * s->elem_size, top - s->released,
+    if (!s->sizes_only && vec_check_finite((unsigned char *)s->acc + lo * s->elem_size, top - s->released,
                          s->dtype, &bad) != 0) {
         err_say(err, "step %llu: the summed gradient overflowed at element %llu; "
             "the step fails, weights untouched", ull(s->step), ull(s->offset + lo + bad));
         return store__fail(s, ERR_NONFINITE, err);
     }
     divisor = s->divide_by_one ? 1 : s->rel_batch;
-    update_range(s, lo, top - s->released, divisor);
+    if (!s->sizes_only)
+        update_range(s, lo, top - s->released, divisor);
     out->first = s->offset + lo;
     out->count = top - s->released;
     out->top = top;
@@ -540,7 +547,8 @@ int store_release(struct store *s, struct store_released *out, char *err)
     t = s->weights;
     s->weights = s->acc;
     s->acc = t;
-    vec_zero(s->acc, s->n, s->dtype);
+    if (!s->sizes_only)
+        vec_zero(s->acc, s->n, s->dtype);
     memset(s->workers, 0, s->world * sizeof *s->workers);   /* all WAITING */
     s->done = 0;
     s->released = 0;

@@ -182,6 +182,8 @@ struct store_cfg {
     const struct optim_cfg *optim;  /* the optimizer (optim.h; its lr is used, not
                                        `lr` above); NULL: plain SGD at `lr` */
     int per_worker;         /* PER-WORKER BUFFERS (async, ssp, backup); 0: sync */
+    int sizes_only;         /* SIZES (bin/psring_sim --payload sizes): a push's bytes
+                               are counted, never read: no check, no sum, no update */
 };
 
 /* Per-worker state of the step in progress: O(1) bytes each. */
@@ -220,6 +222,7 @@ struct store {
     struct store_worker *workers;   /* world entries (owned) */
     char fail_msg[ERR_LEN];  /* why it FAILED */
     int per_worker;         /* PER-WORKER BUFFERS */
+    int sizes_only;         /* store_cfg's */
     void *grads;            /* per_worker: K x n elements, worker r's at r x n (owned) */
     struct optim opt;       /* the optimizer and its state for these n elements
                                (optim.h: a plain struct with a size, state_bytes,

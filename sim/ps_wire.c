@@ -1,0 +1,149 @@
+/* ps_wire.c -- the simulated byte stream of the PS protocol (ps_wire.h). */
+#include "ps_wire.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <simgrid/engine.h>
+
+sg_mailbox_t wire_mailbox(int to_server, int s, int w)
+{
+    char name[48];
+
+    if (to_server)
+        snprintf(name, sizeof name, "s%d<-w%d", s, w);
+    else
+        snprintf(name, sizeof name, "w%d<-s%d", w, s);
+    return sg_mailbox_by_name(name);
+}
+
+static void post(struct wire_out *o, struct wmsg *m)
+{
+    size_t size = o->sizes ? m->payload : m->len;
+
+    o->fly_tag = m->tag;
+    o->c = sg_mailbox_put_async(o->mb, m, o->local ? 0 : (long)size);
+}
+
+int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsigned nb,
+              size_t payload, int tag)
+{
+    size_t total = 0, real = 0, at = 0;
+    struct wmsg *m;
+
+    for (unsigned i = 0; i < nb; i++) {
+        total += len[i];
+        real += p[i] ? len[i] : 0;
+    }
+    if (!(m = malloc(sizeof *m + real)))
+        return -ENOMEM;
+    *m = (struct wmsg){ total, real, payload, simgrid_get_clock(), 0, tag, NULL };
+    for (unsigned i = 0; i < nb && p[i]; i++) {
+        memcpy(m->b + at, p[i], len[i]);
+        at += len[i];
+    }
+    if (!o->c)
+        post(o, m);
+    else if (o->tail)
+        o->tail = o->tail->next = m;
+    else
+        o->head = o->tail = m;
+    return 0;
+}
+
+int wire_put_done(struct wire_out *o)
+{
+    struct wmsg *m = o->head;
+    int tag = o->fly_tag;
+
+    o->c = NULL;
+    if (m) {
+        o->head = m->next;
+        if (!o->head)
+            o->tail = NULL;
+        post(o, m);
+    }
+    return tag;
+}
+
+void wire_in_post(struct wire_in *i)
+{
+    if (!i->c)
+        i->c = sg_mailbox_get_async(i->mb, (void **)&i->got);
+}
+
+void wire_in_take(struct wire_in *i)
+{
+    i->c = NULL;
+    i->got->next = NULL;
+    if (i->last)
+        i->last = i->last->next = i->got;
+    else
+        i->cur = i->last = i->got;
+    i->got = NULL;
+}
+
+void wire_in_pop(struct wire_in *i)
+{
+    struct wmsg *m = i->cur;
+
+    i->cur = m->next;
+    if (!i->cur)
+        i->last = NULL;
+    i->off = 0;
+    free(m);
+}
+
+void wire_poison(const sg_mailbox_t *mbs, int n, const char *claim)
+{
+    size_t len = strlen(claim) + 1;
+
+    for (int i = 0; i < n; i++) {
+        struct wmsg *m = malloc(sizeof *m + len);
+
+        if (!m)
+            return;
+        *m = (struct wmsg){ len, len, 0, simgrid_get_clock(), 1, -1, NULL };
+        memcpy(m->b, claim, len);
+        sg_comm_detach(sg_mailbox_put_init(mbs[i], m, 0), free);
+    }
+}
+
+void wire_in_close(struct wire_in *i)
+{
+    static struct wmsg mark;           /* never freed: the marker */
+    sg_comm_t put;
+
+    if (!i->c)
+        return;
+    put = sg_mailbox_put_async(i->mb, &mark, 0);
+    for (;;) {
+        (void)sg_comm_wait(i->c);
+        if (i->got == &mark)
+            break;
+        free(i->got);
+        i->c = sg_mailbox_get_async(i->mb, (void **)&i->got);
+    }
+    (void)sg_comm_wait(put);
+    i->c = NULL;
+    i->got = NULL;
+}
+
+void wire_out_free(struct wire_out *o)
+{
+    while (o->head) {
+        struct wmsg *m = o->head;
+
+        o->head = m->next;
+        free(m);
+    }
+    o->tail = NULL;
+}
+
+void wire_in_free(struct wire_in *i)
+{
+    while (i->cur)
+        wire_in_pop(i);
+}

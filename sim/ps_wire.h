@@ -1,0 +1,114 @@
+/* ps_wire.h -- a simulated byte stream for the parameter server's real
+ * protocol (common/wire/proto.h): one direction of one worker-server
+ * connection is a SimGrid mailbox on which the sender's writes go as
+ * messages, one after the other, in order (a TCP connection's one byte
+ * stream), each simulated at its real size in bytes, frame headers
+ * included. The server side (sim/ps_server.c) fills the protocol's
+ * transport table (struct server_io) with it, so the server actor runs
+ * common/ps/server*.c; the worker side (sim/ps_client.c) sends the PS
+ * client's frames over it. Code: ps_wire.c.
+ *
+ * A message between two actors on one host (a worker and its colocated
+ * shard) is simulated at size 0: it never crosses the host's link (the
+ * generated platforms give each host a free loopback), as before.
+ *
+ * SIZES (--payload sizes): the headers travel, the elements do not
+ * (a message's bytes past `real` are counted, never materialised: the
+ * reader gets no bytes for them), and a message is simulated at its
+ * payload's size, the model's world with no headers.
+ *
+ * CLOSING. A message with eof set ends the stream: the sender shut its
+ * side down, or is gone (killed or failed, xport_sim.h FAULTS); b then
+ * holds its claim, NUL-terminated ("" when killed or simply closed). It
+ * goes detached (wire_poison): its reader may be gone.
+ *
+ * OWNERSHIP. A message is malloc'd by the sender (wire_send copies the
+ * bytes) and freed by the receiver once read (wire_in_pop). The queue of
+ * a wire_out is freed by wire_out_free.
+ */
+#ifndef SIM_PS_WIRE_H
+#define SIM_PS_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <simgrid/comm.h>
+#include <simgrid/mailbox.h>
+
+struct wmsg {
+    size_t len;                 /* bytes in the stream (eof: the claim's, with its NUL) */
+    size_t real;                /* ... of which the first `real` are in b; the rest are
+                                   SIZES only: counted, never materialised */
+    size_t payload;             /* the elements' bytes (the model's; no headers) */
+    double t0;                  /* when the sender wrote it (simulated time) */
+    int eof;
+    int tag;                    /* the sender's: a server's enum server_write, or -1 */
+    struct wmsg *next;          /* the sender's queue, then the receiver's */
+    unsigned char b[];
+};
+
+/* The sending side of one direction: at most one put in flight. */
+struct wire_out {
+    sg_mailbox_t mb;
+    int local;                  /* the peer is on this host: size 0 */
+    int sizes;                  /* SIZES: a message is simulated at its payload's size */
+    sg_comm_t c;                /* the put in flight, or NULL */
+    int fly_tag;                /* its message's tag */
+    struct wmsg *head, *tail;   /* queued behind it */
+};
+
+/* The receiving side: the get posted (a reader keeps one posted, so that
+ * a message's transfer never waits for the reader), and the messages in,
+ * in order: cur is being read, off bytes of it so far. */
+struct wire_in {
+    sg_mailbox_t mb;
+    sg_comm_t c;                /* the get posted, or NULL */
+    struct wmsg *got;           /* what it fills */
+    struct wmsg *cur, *last;    /* the messages in, linked by next */
+    size_t off;
+};
+
+/* wire_mailbox: "sS<-wW" (to_server 1: worker W's bytes to server S) or
+ * "wW<-sS". */
+sg_mailbox_t wire_mailbox(int to_server, int s, int w);
+
+/* wire_send: the nb buffers (len each) as one message of `payload`
+ * element bytes, tagged, onto o: posted now when o is idle, else queued.
+ * A buffer p[i] NULL (the last only) is SIZES: its bytes are counted, not
+ * copied. Simulated size: the message's bytes, or (o->sizes) its payload;
+ * 0 to a peer on the host. -ENOMEM, or 0. */
+int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsigned nb,
+              size_t payload, int tag);
+
+/* wire_put_done: o's put completed: the next queued message goes.
+ * Returns the completed one's tag. */
+int wire_put_done(struct wire_out *o);
+
+/* wire_busy: o has a put in flight (or queued). */
+static inline int wire_busy(const struct wire_out *o)
+{
+    return o->c != NULL;
+}
+
+/* wire_in_post: a get on i, if none is posted. */
+void wire_in_post(struct wire_in *i);
+
+/* wire_in_take: i's get completed: its message joins the ones in. */
+void wire_in_take(struct wire_in *i);
+
+/* wire_in_pop: the message being read is done with (freed). */
+void wire_in_pop(struct wire_in *i);
+
+/* wire_poison: this actor is gone: an eof message with claim to every
+ * mailbox of mbs (n of them), detached (nobody waits for it). */
+void wire_poison(const sg_mailbox_t *mbs, int n, const char *claim);
+
+/* wire_in_close: i's get, if one is posted, is ended (a message of size
+ * 0 from the actor itself takes it; whatever came before it is dropped),
+ * so that no comm outlives the actor. */
+void wire_in_close(struct wire_in *i);
+
+void wire_out_free(struct wire_out *o);
+void wire_in_free(struct wire_in *i);
+
+#endif /* SIM_PS_WIRE_H */
