@@ -1,7 +1,8 @@
 # experiments/bench_lib.sh -- the start that bench_coll.sh, bench_ring.sh
 # and bench_rd.sh share; each sources it first,
 #     . "$(dirname "$0")/bench_lib.sh"
-# It sets prog (the script's name, for lib.sh's messages) and here (its
+# It answers --help (help_or_version: the script's opening comment) and
+# refuses any other argument (exit 64). It sets prog (the script's name, for lib.sh's messages) and here (its
 # folder), sources lib.sh, and sets where the tables go ($out,
 # $PSR_RESULTS/bench, made here), launch.sh ($launch), the MPI peers
 # ($peers) and a scratch folder ($tmp, removed at exit). bench_need
@@ -9,6 +10,15 @@
 prog=$(basename "$0")
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+# The scripts take no options (their settings are environment variables):
+# --help prints the script's opening comment, anything else is refused
+# before a table or a job is started.
+usage() {
+    echo "usage: $prog   (no options; the settings below are environment variables)"
+    sed -n '2,/^[^#]/ s/^# \{0,1\}//p' "$0"
+}
+help_or_version "$@"
+[ $# -eq 0 ] || die_usage "'$1': no options (the settings are environment variables; see --help)"
 out=${PSR_RESULTS:-results}/bench
 launch="$here/launch.sh"
 peers=${PSR_PEERS:-$here/../build/peers}

@@ -22,12 +22,13 @@ for b in "$PSR_BIN"/*; do
     expect_grep err 'no-such-flag'
     t_end
 done
-# The scripts of experiments/ that take --help (lib.sh's help_or_version):
+# The scripts of experiments/ that take --help (lib.sh's help_or_version,
+# directly or through bench_lib.sh):
 # the usage on stdout, status 0.
 t_case cli-contract-scripts "experiments/*.sh: --help prints a usage on stdout, status 0"
 for f in "$PSR_TESTS"/../experiments/*.sh; do
-    case $f in */lib.sh) continue ;; esac
-    grep -q 'help_or_version' "$f" || continue
+    case $f in */lib.sh|*/bench_lib.sh) continue ;; esac
+    grep -q 'help_or_version\|bench_lib\.sh' "$f" || continue
     job 10 bash "$f" --help
     expect_rc 0
     grep -q '[Uu]sage' "$T_TMP/out" || t_fail "$(basename "$f") --help: no usage on stdout"
