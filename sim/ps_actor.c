@@ -100,7 +100,7 @@ static int step_pull(void *ctx, uint64_t step, void *weights, char *err)
 static void add_step(struct sim_slot *sl, int s, double combine, uint64_t b_in, uint64_t b_out,
                      double whole)
 {
-    struct metrics_step ms = { (uint64_t)s, combine, NAN, NAN, b_in, b_out, whole };
+    struct metrics_step ms = { (uint64_t)s, combine, NAN, NAN, b_in, b_out, whole, NAN };
 
     if (s >= sl->job->c->warmup)
         metrics_record_add(&sl->rec, &ms);

@@ -322,6 +322,7 @@ static int step_done(struct server *srv, const struct store_released *rel, doubl
     srv->cur.step = rel->step;
     srv->cur.combine_s = NAN;
     srv->cur.step_s = NAN;
+    srv->cur.enter_t = NAN;
     srv->cur.ingress_s = srv->in_last - srv->in_first;
     srv->cur.bytes_in = srv->link.bytes_in - srv->in_mark;
     srv->in_mark = srv->link.bytes_in;

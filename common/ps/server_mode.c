@@ -141,7 +141,7 @@ int server_mode_push(struct server *srv, struct conn *c, double now)
      * once every worker has pushed it; nothing of it is timed (the pushes
      * of a step are spread over the run), so ingress and egress are NaN. */
     while (mode_min_clock(&srv->mode) > srv->steps_seen) {
-        struct metrics_step row = { srv->steps_seen, NAN, NAN, NAN, 0, 0, NAN };
+        struct metrics_step row = { srv->steps_seen, NAN, NAN, NAN, 0, 0, NAN, NAN };
 
         if (srv->steps_seen >= (uint64_t)srv->f.c.warmup) {
             rc = metrics_record_add(&srv->rec, &row);
