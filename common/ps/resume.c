@@ -168,7 +168,8 @@ int resume_after_apply(struct server *srv, uint64_t step, char *err)
         (rc = resume_save(srv, err)) != 0)
         return rc;
     /* The test hook is the machine's (server.h, struct server_machine):
-     * bin/ps_server's reads RESUME_KILL_ENV and SIGKILLs itself. */
+     * bin/ps_server's reads RESUME_KILL_ENV and SIGKILLs itself; the
+     * simulated server's does nothing. */
     srv->io->machine->test_kill(srv, step);
     return 0;
 }

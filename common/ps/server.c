@@ -114,6 +114,7 @@ void server_free(struct server *srv)
 
 void server_start(struct server *srv)
 {
+    assert(srv->io && srv->io->machine);    /* every builder fills both (server.h) */
     silence_restart(&srv->sil, srv->io->now(srv));
     srv->last_log = -INFINITY;
 }
