@@ -44,9 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
-#include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "resume.h"
@@ -116,6 +114,7 @@ void server_free(struct server *srv)
 
 void server_start(struct server *srv)
 {
+    assert(srv->io && srv->io->machine);    /* every builder fills both (server.h) */
     silence_restart(&srv->sil, srv->io->now(srv));
     srv->last_log = -INFINITY;
 }
@@ -143,9 +142,9 @@ void run_succeed(struct server *srv)
     srv->exit_code = server_mode_finish(srv);
     measure_finish(srv);
     /* Peak RSS: the figure that shows the server's memory does not grow
-     * with K (experiments/bench_ps.sh reads this line). */
-    struct rusage ru;
-    double rss_mib = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss / 1024.0 : -1;
+     * with K (experiments/bench_ps.sh reads this line). The machine's
+     * (server.h, struct server_machine): -1.0 when not known. */
+    double rss_mib = srv->io->machine->peak_rss_mib(srv);
     log_msg("all %u workers done after %d steps; peak RSS %.1f MiB", (unsigned)srv->k,
             srv->f.c.steps, rss_mib);
     /* The payload (elements only, no headers): K x count x size each way
@@ -266,12 +265,8 @@ void server_egress_done(struct server *srv)
         assert(rc == 0);    /* room for every timed step, made at start */
         (void)rc;
     }
-    if (srv->cur.step + 1 == (uint64_t)srv->f.c.steps && srv->timing) {
-        srv->rec.wall_s = now - srv->t0_wall;
-        srv->rec.cpu_s = clock_cpu_seconds() - srv->t0_cpu;
-        hostload_sample_read(&srv->rec.machine1);
-        srv->timing = 0;
-    }
+    if (srv->cur.step + 1 == (uint64_t)srv->f.c.steps && srv->timing)
+        measure_timed_end(srv, now);
     if (srv->finished == srv->k)
         run_succeed(srv);
 }
@@ -449,12 +444,8 @@ static void on_push_begin(struct server *srv, double now)
     /* Timed from --warmup on, or from the step a resumed run starts at. */
     if (store_step(&srv->store) == ((uint64_t)srv->f.c.warmup > srv->first_step ?
                                     (uint64_t)srv->f.c.warmup : srv->first_step) &&
-        !srv->timing) {
-        srv->timing = 1;
-        hostload_sample_read(&srv->rec.machine0);   /* the machine's load: metrics.h */
-        srv->t0_wall = now;
-        srv->t0_cpu = clock_cpu_seconds();
-    }
+        !srv->timing)
+        measure_timed_begin(srv, now);
 }
 
 /* conn_finished: a worker is done (BYE, or closed after the last step). */

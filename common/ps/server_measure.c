@@ -1,7 +1,10 @@
 /* server_measure.c -- the server's training metrics (issue 16): the loss against
  * wall-clock time (--loss-time-out), the time to a target loss
  * (--target-loss, the record's ttt_s) and each worker's wait
- * (common/measure/metrics.h, WAIT; the record's wait_s and the log). No libuv:
+ * (common/measure/metrics.h, WAIT; the record's wait_s and the log), and
+ * the timed part's wall and CPU time and machine samples (the record's
+ * wall_s, cpu_s, machine0/1), read through the machine's table
+ * (server.h, struct server_machine), never from the OS here. No libuv:
  * server.c and server_mode.c tell it what happened and when; server_end
  * writes the loss files at the end.
  *
@@ -63,6 +66,31 @@ void measure_destroy(struct server *srv)
     losscurve_free(&srv->loss);
     MEM_FREE(srv->wait);
     MEM_FREE(srv->win);
+}
+
+/* The timed part's clocks (the record's wall_s, cpu_s, machine0 and
+ * machine1: metrics.h), from the machine's table (server.h, struct
+ * server_machine): begin at the first push byte of the first timed step,
+ * end when the last step's weights are out (sync) or every worker has
+ * pushed the last step (the modes). */
+void measure_timed_begin(struct server *srv, double now)
+{
+    const struct server_machine *m = srv->io->machine;
+
+    srv->timing = 1;
+    m->load(srv, &srv->rec.machine0);
+    srv->t0_wall = now;
+    srv->t0_cpu = m->cpu_s(srv);
+}
+
+void measure_timed_end(struct server *srv, double now)
+{
+    const struct server_machine *m = srv->io->machine;
+
+    srv->rec.wall_s = now - srv->t0_wall;
+    srv->rec.cpu_s = m->cpu_s(srv) - srv->t0_cpu;
+    m->load(srv, &srv->rec.machine1);
+    srv->timing = 0;
 }
 
 void measure_joined(struct server *srv, double now)
