@@ -13,9 +13,9 @@
 #   median                    the median of the numbers on stdin; nan if none
 #   run_stats FILE SIZE       "median min-max" of the "bytes time" lines of
 #                             FILE for SIZE; "nan -" if none (the benches)
-#   mpi_peer_ready PEERS TMP  mpirun and PEERS/mpi_coll there (built if not)?
+#   mpi_peer_ready PEERS TMP  mpirun.openmpi and PEERS/mpi_coll there (built if not)?
 #                             else status 1 and a '#' line saying why
-#   mpi_tcp NP ARGS...        mpirun -np NP ARGS, Open MPI on TCP over lo
+#   mpi_tcp NP ARGS...        mpirun.openmpi -np NP ARGS, Open MPI on TCP over lo
 #   size_bytes SIZE           4096, 4K, 4KiB, 16M, 1G -> bytes (powers of
 #                             1024); fails, printing nothing, on anything else
 #   job WHAT OUT ERR CMD...   run CMD, stdout to OUT, stderr to ERR; when it
@@ -87,12 +87,12 @@ run_stats() {
         }'
 }
 
-# mpi_peer_ready PEERS TMP: 0 when mpirun and PEERS/mpi_coll are there
+# mpi_peer_ready PEERS TMP: 0 when mpirun.openmpi and PEERS/mpi_coll are there
 # (built by experiments/peers/build.sh if need be); else 1, having said why
 # on stdout as a '#' line.
 mpi_peer_ready() {
-    if ! command -v mpirun >/dev/null 2>&1; then
-        echo "# ${prog:-${0##*/}}: mpirun not found: psring only (apt-get install openmpi-bin libopenmpi-dev)"
+    if ! command -v mpirun.openmpi >/dev/null 2>&1; then
+        echo "# ${prog:-${0##*/}}: mpirun.openmpi not found: psring only (apt-get install openmpi-bin libopenmpi-dev)"
         return 1
     fi
     [ -x "$1/mpi_coll" ] && return 0
@@ -104,12 +104,14 @@ mpi_peer_ready() {
 }
 
 # mpi_tcp NP ARGS...: mpirun of NP processes with Open MPI forced onto TCP
-# over loopback (pml ob1, btl tcp,self, lo), as root where need be.
+# over loopback (pml ob1, btl tcp,self, lo), as root where need be. Open
+# MPI's launcher by its own name, mpirun.openmpi: a plain mpirun may be
+# another MPI's (MPICH's, installed beside it, takes the alternative).
 mpi_tcp() {
     local np=$1 asroot=
     shift
     [ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
-    mpirun $asroot --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
+    mpirun.openmpi $asroot --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
         -np "$np" "$@"
 }
 
