@@ -88,16 +88,19 @@ run_stats() {
 }
 
 # mpi_peer_ready PEERS TMP: 0 when mpirun.openmpi and PEERS/mpi_coll are there
-# (built by experiments/peers/build.sh if need be); else 1, having said why
+# (built by experiments/peers/build.sh if need be: missing or older than
+# its source); else 1, having said why
 # on stdout as a '#' line.
 mpi_peer_ready() {
     if ! command -v mpirun.openmpi >/dev/null 2>&1; then
         echo "# ${prog:-${0##*/}}: mpirun.openmpi not found: psring only (apt-get install openmpi-bin libopenmpi-dev)"
         return 1
     fi
-    [ -x "$1/mpi_coll" ] && return 0
+    # Rebuilt when its source is newer (a stale one may lack a flag).
+    local src="$root/experiments/peers/mpi_coll.c"
+    [ -x "$1/mpi_coll" ] && ! [ "$src" -nt "$1/mpi_coll" ] && return 0
     sh "$root/experiments/peers/build.sh" "$1" >"$2/build.log" 2>&1
-    [ -x "$1/mpi_coll" ] && return 0
+    [ -x "$1/mpi_coll" ] && ! [ "$src" -nt "$1/mpi_coll" ] && return 0
     echo "# ${prog:-${0##*/}}: the MPI peer did not build:"
     cat "$2/build.log"
     return 1
