@@ -111,6 +111,7 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
     c->io_ctx = cfg->io_ctx;
     c->ex = cfg->exec ? cfg->exec : &overlap_exec_pthread;
     c->sizes_only = cfg->sizes_only;
+    c->whole_parts = cfg->whole_parts;
     if (c->elem == 0 || c->n == 0 || cfg->world == 0 || cfg->rank >= cfg->world) {
         err_say(err, "ps_client: bad configuration (n %llu, dtype %d, rank %u of %u)",
             ull(cfg->hello.n), c->dtype, (unsigned)cfg->rank, (unsigned)cfg->world);

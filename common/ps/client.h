@@ -72,7 +72,8 @@
  * next part from all K workers in about one bucket's time on the link (as
  * if each bucket were split over the servers, as BytePS partitions
  * tensors), and releases it (store.h, RELEASE): the pipelined model's one
- * bucket of delay. With S = 1 a push is one frame.
+ * bucket of delay. With S = 1 a push is one frame. cfg->whole_parts (the
+ * simulator) sends each server's part as one frame instead.
  *
  * WAITS. Every wait has the idle-progress timeout T (--timeout) but one:
  * the wait for each WEIGHTS header allows 1.5T, because it includes
@@ -129,8 +130,9 @@ struct ps_conn;
 struct overlap_exec;
 
 /* The flags of a send or a receive (struct ps_client_io). */
-#define PS_IO_MORE 1        /* send: the rest of the frame follows at once (a simulated
-                               stream sends the two as one message) */
+#define PS_IO_MORE 1        /* send: more of the same frame, or of the same push,
+                               follows at once (a simulated stream sends them as
+                               one message) */
 #define PS_IO_ELEMENTS 2    /* the bytes are elements: the payload the records count; the
                                buffer is NULL with sizes_only */
 #define PS_IO_UNPACED 4     /* not through the emulated link (not paced, not counted):
@@ -176,6 +178,9 @@ struct ps_client_cfg {
     void *io_ctx;               /* its ctx */
     const struct overlap_exec *exec;    /* the threads, NULL: POSIX (kept by pointer) */
     int sizes_only;             /* no elements anywhere (SIZES) */
+    int whole_parts;            /* a push's part for a server is one frame, not
+                                   frames of the server's share (SERVER PARTS): the
+                                   simulator's simplification */
 };
 
 struct ps_client;
@@ -228,6 +233,7 @@ struct ps_client {
     void *io_ctx;
     const struct overlap_exec *ex;   /* the threads (never NULL after init) */
     int sizes_only;
+    int whole_parts;                 /* cfg->whole_parts */
     struct ps_conn *conns;           /* nservers entries (owned) */
     /* The threads' hand-off: the push queue and the pull generation,
      * under mu. */

@@ -13,8 +13,8 @@
  * sender, step, range and length) before its payload is read, so a server
  * that sends something else is reported as such, never read into the
  * weights. An ERROR frame is read (its text is capped at PROTO_TEXT_MAX by
- * the decoder) and reported. Every wait is net.h's, under the idle-progress
- * timeout.
+ * the decoder) and reported. Every wait is the transport's (client.h,
+ * struct ps_client_io; on TCP net.h's), under the idle-progress timeout.
  *
  * PULL WAIT. A part of the WEIGHTS comes only once every worker has pushed
  * it, so while this worker waits for it it waits on the others too. The
@@ -240,7 +240,7 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
     uint64_t a = first > k->lo ? first : k->lo;
     uint64_t top = first + count < k->hi ? first + count : k->hi;
     double share = (double)count * (double)(k->hi - k->lo) / (double)c->n;
-    uint64_t piece = share < 1.0 ? 1 : (uint64_t)share;
+    uint64_t piece = c->whole_parts ? count : share < 1.0 ? 1 : (uint64_t)share;
     char ctx[40], tmp[ERR_LEN];
     int rc;
 
@@ -254,8 +254,10 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
                               err);
         if (rc != 0)
             return rc;
-        rc = c->io->send(c->io_ctx, k, grad ? grad + pa : NULL, pn, c->timeout, PS_IO_ELEMENTS,
-                         tmp);
+        /* The next part follows at once: a simulated stream sends the
+         * push's parts as one message (PS_IO_MORE). */
+        rc = c->io->send(c->io_ctx, k, grad ? grad + pa : NULL, pn, c->timeout,
+                         PS_IO_ELEMENTS | (lo > a ? PS_IO_MORE : 0), tmp);
         if (rc != 0)
             return send_failed(k, ctx, rc, tmp, err);
         k->clean = 1;
