@@ -14,11 +14,7 @@
  *     receiver: the step's WEIGHTS parts, from the top down, until the
  *               whole range is in the client's buffer (frames_receive)
  *
- * The pushers take the buckets from a queue (client.h, STREAMED PUSHES),
- * each at its own pace; the receivers run one generation (c->pull_gen)
- * per ps_client_pull_begin, whose step is written under c->mu before the
- * generation is bumped and not changed until every receiver has reported
- * back, so they read it without the lock.
+ * (client_sync.c says how the threads hand the work over.)
  *
  * GIVING UP. When the worker fails, ps_client_abort sends each server it
  * can still write to cleanly (at a frame boundary) an ERROR frame with the

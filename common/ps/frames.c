@@ -267,8 +267,8 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
 }
 
 /* frames_receive: step `step`'s WEIGHTS frames from server k into `into` (the
- * client's buffer), from the top of its range down (client.c's opening
- * picture), until the range is whole. *told: the failure is the server's
+ * client's buffer, NULL with sizes_only), from the top of its range down
+ * (client.c's opening picture), until the range is whole. *told: the failure is the server's
  * ERROR. */
 int frames_receive(struct ps_conn *k, uint64_t step, unsigned char *into, int *told, char *err)
 {
