@@ -3,7 +3,8 @@
  * server_conn.c, session.c, store.c, egress.c, silence.c) under a SimGrid
  * transport: this file fills the protocol's table (struct server_io,
  * server.h) as ps_server/main.c fills it with libuv, so a change to the
- * server is made once. The workers (sim/ps_client.c) send it the real
+ * server is made once. The workers (bin/ps_worker's client,
+ * common/ps/client.c, over sim/ps_client.c's transport) send it the real
  * frames (AUTH, HELLO, PUSH, BYE) and read its WELCOME, WEIGHTS and ERROR
  * frames; every frame crosses the simulated links at its real size,
  * headers included.
@@ -385,16 +386,18 @@ static void feed(struct ssrv *v, struct sconn *k)
             return;
         }
         while (k->reading && !k->close_asked && k->in.off < m->len) {
+            const unsigned char *src;
             unsigned char *p;
-            size_t cap, n = m->len - k->in.off;
+            size_t cap, n = m->len - k->in.off, span = wire_span(m, k->in.off, &src);
 
             server_conn_buffer(&k->c, &p, &cap);
             if (n > cap)
                 n = cap;
-            if (k->in.off < m->real) {
-                n = n < m->real - k->in.off ? n : m->real - k->in.off;
-                memcpy(p, m->b + k->in.off, n);
-            }                   /* else SIZES: the buffer unfilled (a sizes-only store) */
+            if (n > span)
+                n = span;
+            if (src)
+                memcpy(p, src, n);
+            /* else SIZES: the buffer unfilled (a sizes-only store) */
             k->in.off += n;
             server_conn_read(&k->c, p, n);
         }
