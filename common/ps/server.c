@@ -266,7 +266,16 @@ void server_egress_done(struct server *srv)
         assert(rc == 0);    /* room for every timed step, made at start */
         (void)rc;
     }
+    if (srv->util_open && !srv->in_started) {   /* no push of the next step yet */
+        srv->util_span += now - srv->util_t0;
+        srv->util_idle += link_util_mark(&srv->link, now) - srv->util_idle0;
+        srv->util_open = 0;
+    }
     if (srv->cur.step + 1 == (uint64_t)srv->f.c.steps && srv->timing) {
+        if (srv->util_span > 0) {
+            srv->rec.link_span_s = srv->util_span;
+            srv->rec.link_idle_s = fmax(0.0, srv->util_idle);
+        }
         srv->rec.wall_s = now - srv->t0_wall;
         srv->rec.cpu_s = clock_cpu_seconds() - srv->t0_cpu;
         hostload_sample_read(&srv->rec.machine1);
@@ -453,6 +462,16 @@ static void on_push_begin(struct server *srv, double now)
         hostload_sample_read(&srv->rec.machine0);   /* the machine's load: metrics.h */
         srv->t0_wall = now;
         srv->t0_cpu = clock_cpu_seconds();
+    }
+    /* The link's utilization over the step (server.h; sync only: the
+     * other modes have no step to span). */
+    if (srv->timing && !srv->util_open && srv->mode.cfg.kind == MODE_SYNC) {
+        double idle = link_util_mark(&srv->link, now);
+        if (!isnan(idle)) {
+            srv->util_open = 1;
+            srv->util_t0 = now;
+            srv->util_idle0 = idle;
+        }
     }
 }
 

@@ -229,6 +229,11 @@ struct server {
     struct metrics_step cur;          /* the step whose weights are going out */
     int in_started;
     double in_first, in_last, out_first, out_last;
+    /* The link's utilization (link.h, UTILIZATION; metrics.h, link_util),
+     * sync mode: a span runs from a step's first push to its weights'
+     * last write, joined with the next step's when that began first. */
+    int util_open;
+    double util_t0, util_idle0, util_span, util_idle;
     uint64_t in_mark, out_mark;
     struct payload pay_in, pay_out;   /* per step: store_payload_in, eg.payload_out */
     uint64_t pay_in_mark, pay_out_mark;
