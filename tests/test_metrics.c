@@ -491,7 +491,7 @@ static void test_link_util(void)
     double c[2] = { 0.5, 0.5 }, in[2] = { 0.3, 0.3 };
     char err[ERR_LEN] = "", path[160];
 
-    T_CASE("metrics-6.1", "link_util: the busiest ring rank's 1 - idle/span; below 0.95 bound_by "
+    T_CASE("metrics-8.1", "link_util: the busiest ring rank's 1 - idle/span; below 0.95 bound_by "
            "link becomes sw, host_bound stays 0; cpu, busy keep precedence; no link: empty");
     rec_make(&recs[0], "ring", "rank", 0, 2, c, NULL, 2, 1000000, 1000000);
     rec_make(&recs[1], "ring", "rank", 1, 2, c, NULL, 2, 1000000, 1000000);
@@ -524,7 +524,7 @@ static void test_link_util(void)
     T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
     T_EQ_D(row.link_util, 0.0);
 
-    T_CASE("metrics-6.2", "cpu_s_per_gb: each record's cpu_s over the GB it moved (in + out), the "
+    T_CASE("metrics-8.2", "cpu_s_per_gb: each record's cpu_s over the GB it moved (in + out), the "
            "largest; the record's link fields round-trip, a negative one is refused");
     /* rank 0: 0.1 s over 2 steps x 2 MB = 4 MB: 25 s/GB; rank 1: 0.3 s: 75 */
     recs[1].cpu_s = 0.3;
@@ -553,7 +553,7 @@ static void test_link_util(void)
     for (int i = 0; i < 2; i++)
         metrics_record_free(&recs[i]);
 
-    T_CASE("metrics-6.3", "PS: only the servers' links are the critical path; a worker's idle "
+    T_CASE("metrics-8.3", "PS: only the servers' links are the critical path; a worker's idle "
            "link never flags the row");
     rec_make(&recs[0], "ps", "worker", 0, 2, c, NULL, 2, 1000000, 1000000);
     rec_make(&recs[1], "ps", "worker", 1, 2, c, NULL, 2, 1000000, 1000000);

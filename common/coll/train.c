@@ -280,10 +280,14 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
     rec->cpu_s = clock_cpu_seconds() - cpu0;
     rec->wall_s = clock_src_now(clk) - wall0;
     hostload_sample_read(&rec->machine1);
-    if (tw.util_span > 0 && !isnan(link_util_mark(cfg->link, clock_src_now(clk))) &&
-        cfg->link->bytes_in + cfg->link->bytes_out > 0) {
-        rec->link_span_s = tw.util_span;
-        rec->link_idle_s = fmax(0.0, tw.util_idle);
+    if (tw.util_span > 0 && !isnan(link_util_mark(cfg->link, clock_src_now(clk)))) {
+        uint64_t moved = 0;     /* NCCL, K = 1: the emulated link carried nothing */
+        for (size_t i = 0; i < rec->nsteps; i++)
+            moved += rec->steps[i].bytes_in + rec->steps[i].bytes_out;
+        if (moved > 0) {
+            rec->link_span_s = tw.util_span;
+            rec->link_idle_s = fmax(0.0, tw.util_idle);
+        }
     }
     if (c->rank == 0 && c->steps > c->warmup && !dev)
         log_medians(&d);
