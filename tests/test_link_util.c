@@ -1,5 +1,6 @@
 /* test_link_util.c -- the link's own record of its busy and idle time
- * (link.h, UTILIZATION), with a fake clock.
+ * (link.h, UTILIZATION), both directions' and egress alone, with a fake
+ * clock.
  *
  * A window's utilization is 1 - idle / window, the idle being the
  * difference of two link_util_mark calls at the window's ends (what the
@@ -128,6 +129,24 @@ static void t_ring(void)
     T_NEAR(u, 1.0 / 1.1, 1e-7);
     T_TRUE(u < 0.95);
     T_END();
+
+    T_CASE("link-util-2.2", "a neighbour late by d each step: the union of both directions reads "
+           "busy (the late bytes arrive), the egress alone reads d idle per step (flagged)");
+    T_EQ_I(link_init(&l, rate, lat), 0);
+    t0 = 50.0;
+    double e0 = link_util_mark_egress(&l, t0);
+    i0 = link_util_mark(&l, t0);
+    double t = t0, d = 0.2 * step;
+    for (int s = 0; s < 6; s++) {
+        (void)link_egress_reserve(&l, chunk, t);                    /* mine, at once */
+        t = link_ingress_reserve(&l, chunk, t + d + step);          /* theirs, d late */
+    }
+    end = t;
+    T_NEAR(util_over(i0, link_util_mark(&l, end), t0, end), 1.0, 1e-9);
+    u = util_over(e0, link_util_mark_egress(&l, end), t0, end);
+    T_NEAR(u, 1.0 / 1.2, 1e-7);
+    T_TRUE(u < 0.95);
+    T_END();
 }
 
 static void t_ingress(void)
@@ -181,6 +200,7 @@ static void t_host(void)
     T_EQ_I(link_host_attach(&a, path, err), 0);
     T_EQ_I(link_host_attach(&b, path, err), 0);
     ia = link_util_mark(&a, t0);
+    double ea = link_util_mark_egress(&b, t0);
     ipa = link_util_mark(&pa, t0);
     ipb = link_util_mark(&pb, t0);
     /* a worker's push (egress) and its colocated server's weights
@@ -197,6 +217,7 @@ static void t_host(void)
     ib = link_util_mark(&b, end);
     T_NEAR(util_over(ia, ib, t0, end), 1.0, 1e-9);
     T_NEAR(util_over(ia, link_util_mark(&a, end), t0, end), 1.0, 1e-9);
+    T_NEAR(util_over(ea, link_util_mark_egress(&a, end), t0, end), 1.0, 1e-9);   /* egress: the host's too */
     /* each private link was busy only in its own turns */
     double ua = util_over(ipa, link_util_mark(&pa, end), t0, end);
     double ub = util_over(ipb, link_util_mark(&pb, end), t0, end);

@@ -169,8 +169,8 @@ static int same_sweep(const struct bench_cfg *cfg, double *all, char *err)
     return 0;
 }
 
-/* write_record: this rank's record of one size; idle: its link's idle
- * over the timed loop (link.h, UTILIZATION; NaN unpaced). */
+/* write_record: this rank's record of one size; idle: its link's egress
+ * idle over the timed loop (link.h, UTILIZATION; NaN unpaced). */
 static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const double *dt,
                         const uint64_t *bin, const uint64_t *bout, double cpu, double wall,
                         double idle, const struct hostload_sample *machine, char *err)
@@ -391,7 +391,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
                 rc = coll_gather(co, all, mine, 1, err);
             cpu0 = clock_cpu_seconds();
             wall0 = t0 = clock_src_now(clk);
-            idle = link_util_mark(cfg->link, wall0);    /* link.h, UTILIZATION */
+            idle = link_util_mark_egress(cfg->link, wall0);     /* link.h, UTILIZATION: a rank's sends */
             for (int i = 0; i < cfg->iters && rc == 0; i++) {
                 uint64_t o = cfg->link->bytes_out, in = cfg->link->bytes_in;
                 double ti = clock_src_now(clk);
@@ -403,7 +403,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             total = clock_src_now(clk) - t0;
             cpu = clock_cpu_seconds() - cpu0;
             wall = clock_src_now(clk) - wall0;
-            idle = link_util_mark(cfg->link, wall0 + wall) - idle;
+            idle = link_util_mark_egress(cfg->link, wall0 + wall) - idle;
             hostload_sample_read(&machine[1]);
             if (rc != 0)
                 goto fail;

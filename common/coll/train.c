@@ -67,9 +67,9 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
             enter = clock_src_now(x->clock);
         }
     }
-    if (tw && tw->util_on) {        /* the link's idle over the combine (link.h, UTILIZATION) */
+    if (tw && tw->util_on) {        /* the link's egress idle over the combine (link.h, UTILIZATION) */
         t0 = clock_src_now(clk);
-        idle0 = link_util_mark(cfg->link, t0);
+        idle0 = link_util_mark_egress(cfg->link, t0);
     }
     rc = job->scatter
         ? coll_reduce_scatter_range(cfg->coll, job->grad, job->first, job->count, err)
@@ -80,7 +80,7 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
     if (!isnan(idle0)) {
         double t1 = clock_src_now(clk);
         tw->util_span += t1 - t0;
-        tw->util_idle += link_util_mark(cfg->link, t1) - idle0;
+        tw->util_idle += link_util_mark_egress(cfg->link, t1) - idle0;
     }
     if (rc != 0) {
         char why[ERR_LEN];
@@ -280,7 +280,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
     rec->cpu_s = clock_cpu_seconds() - cpu0;
     rec->wall_s = clock_src_now(clk) - wall0;
     hostload_sample_read(&rec->machine1);
-    if (tw.util_span > 0 && !isnan(link_util_mark(cfg->link, clock_src_now(clk)))) {
+    if (tw.util_span > 0 && !isnan(link_util_mark_egress(cfg->link, clock_src_now(clk)))) {
         uint64_t moved = 0;     /* NCCL, K = 1: the emulated link carried nothing */
         for (size_t i = 0; i < rec->nsteps; i++)
             moved += rec->steps[i].bytes_in + rec->steps[i].bytes_out;

@@ -87,9 +87,10 @@
  *               links, the host's when colocated; the workers' links are
  *               not on the PS's critical path and carry none). The spans
  *               are chosen so that the model's own idle is 0 on them
- *               (docs/link.md, UTILIZATION): a ring rank's all-reduce
- *               calls (a step's latency is bytes in flight: busy), a
- *               server's steps from its first push's bytes to its last
+ *               (docs/link.md, UTILIZATION): a ring rank's egress over
+ *               its all-reduce calls (a step's latency is bytes in
+ *               flight: busy), a server's both directions over its
+ *               steps, from its first push's bytes to its last
  *               weights' arrival (sync mode). Empty without a bandwidth
  *               limit or without such a record (NCCL, the simulator,
  *               async modes, the GPU-staged ring).
@@ -139,7 +140,8 @@
  *        and wait, MERGE RULES; absent when it has none)
  *   link_span_s 2.5 | link_idle_s 0.01   (optional, together: the time
  *        its link's utilization was measured over and the link's idle in
- *        it, MERGE RULES: link_util)
+ *        it, a ring rank's egress alone, a server's both directions;
+ *        MERGE RULES: link_util)
  *   wait0 NS | wait1 NS   (optional: the process's run delay at those
  *        samples, hostload.h wait_ns; left out when unknown)
  *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT [STEP_S]

@@ -30,11 +30,14 @@ struct host_clocks {
     _Atomic uint64_t egress, ingress;   /* the two clocks (double bits; 0 = 0.0) */
     _Atomic uint64_t bytes_out, bytes_in;   /* the host's NIC bytes (link_host_bytes) */
     _Atomic uint64_t busy, idle;    /* UTILIZATION: horizon (double bits), idle (ns) */
+    _Atomic uint64_t ebusy, eidle;  /* ... of egress alone */
 };
 _Static_assert(offsetof(struct host_clocks, bytes_out) == LINK_HOST_BYTES_OUT_OFF, "link.h's layout");
 _Static_assert(offsetof(struct host_clocks, bytes_in) == LINK_HOST_BYTES_IN_OFF, "link.h's layout");
 _Static_assert(offsetof(struct host_clocks, busy) == LINK_HOST_BUSY_OFF, "link.h's layout");
 _Static_assert(offsetof(struct host_clocks, idle) == LINK_HOST_IDLE_OFF, "link.h's layout");
+_Static_assert(offsetof(struct host_clocks, ebusy) == LINK_HOST_EBUSY_OFF, "link.h's layout");
+_Static_assert(offsetof(struct host_clocks, eidle) == LINK_HOST_EIDLE_OFF, "link.h's layout");
 #define HOST_MAGIC 0x4b4e494c52535001ull  /* "\1PSRLINK" */
 
 static uint64_t bits_of(double d)
@@ -137,25 +140,29 @@ static double reserve(struct link_bucket *b, size_t n, double from)
     return reserve_at(b, n, from, &at);
 }
 
-/* UTILIZATION (link.h): the horizon and idle total, the host's when
- * shared. */
-static _Atomic uint64_t *util_busy(struct link *l)
+/* UTILIZATION (link.h): a horizon and an idle total, the host's when
+ * shared: [UTIL_BOTH] both directions' union, [UTIL_EGRESS] egress alone. */
+enum { UTIL_BOTH, UTIL_EGRESS };
+
+static _Atomic uint64_t *util_busy(struct link *l, int which)
 {
-    return l->host ? &((struct host_clocks *)l->host)->busy : &l->util_busy;
+    struct host_clocks *h = l->host;
+    return h ? (which == UTIL_EGRESS ? &h->ebusy : &h->busy) : &l->util_busy[which];
 }
 
-static _Atomic uint64_t *util_idle(struct link *l)
+static _Atomic uint64_t *util_idle(struct link *l, int which)
 {
-    return l->host ? &((struct host_clocks *)l->host)->idle : &l->util_idle;
+    struct host_clocks *h = l->host;
+    return h ? (which == UTIL_EGRESS ? &h->eidle : &h->idle) : &l->util_idle[which];
 }
 
 /* util_note: the link was busy over [start, end]: a start after the
  * horizon adds the gap to the idle total; the horizon moves to end if
  * later. One compare-and-swap decides which gap is whose, so two
  * processes (threads) booking at once never count one gap twice. */
-static void util_note(struct link *l, double start, double end)
+static void util_note(struct link *l, int which, double start, double end)
 {
-    _Atomic uint64_t *busy = util_busy(l);
+    _Atomic uint64_t *busy = util_busy(l, which);
     uint64_t hb = atomic_load(busy);
 
     if (!(l->egress.rate > 0.0))
@@ -166,18 +173,35 @@ static void util_note(struct link *l, double start, double end)
             return;         /* inside the busy union already: nothing changes */
         if (atomic_compare_exchange_weak(busy, &hb, bits_of(end))) {
             if (gap > 0.0)
-                atomic_fetch_add(util_idle(l), (uint64_t)llround(gap * 1e9));
+                atomic_fetch_add(util_idle(l, which), (uint64_t)llround(gap * 1e9));
             return;
         }
     }
 }
 
-double link_util_mark(struct link *l, double now)
+/* util_egress: an egress reservation, in both records. */
+static void util_egress(struct link *l, double start, double end)
+{
+    util_note(l, UTIL_BOTH, start, end);
+    util_note(l, UTIL_EGRESS, start, end);
+}
+
+static double util_mark(struct link *l, int which, double now)
 {
     if (!(l->egress.rate > 0.0))
         return NAN;
-    util_note(l, now, now);
-    return (double)atomic_load(util_idle(l)) * 1e-9;
+    util_note(l, which, now, now);
+    return (double)atomic_load(util_idle(l, which)) * 1e-9;
+}
+
+double link_util_mark(struct link *l, double now)
+{
+    return util_mark(l, UTIL_BOTH, now);
+}
+
+double link_util_mark_egress(struct link *l, double now)
+{
+    return util_mark(l, UTIL_EGRESS, now);
 }
 
 /* host_count: the host's NIC bytes (HOST LINKS), counted where they are
@@ -206,7 +230,7 @@ double link_egress_reserve(struct link *l, size_t n, double now)
     host_count(l, host_out, n);
     if (!(l->share.rate > 0.0)) {
         end = reserve_at(&l->egress, n, now, &at) + l->latency_s;
-        util_note(l, at, end);      /* transmitting, then in flight */
+        util_egress(l, at, end);    /* transmitting, then in flight */
         return end;
     }
     /* FLOW SHARES: the piece is booked on the flow's own clock at its
@@ -215,7 +239,7 @@ double link_egress_reserve(struct link *l, size_t n, double now)
      * when both have passed. */
     own = reserve(&l->share, n, now);
     end = fmax(own, reserve_at(&l->egress, n, now, &at)) + l->latency_s;
-    util_note(l, at, end);
+    util_egress(l, at, end);
     return end;
 }
 
@@ -226,7 +250,7 @@ double link_ingress_reserve(struct link *l, size_t n, double t)
         return t;
     /* The bytes were on the wire for n / rate before their last one came. */
     double at, end = reserve_at(&l->ingress, n, t - (double)n / l->ingress.rate, &at);
-    util_note(l, at, end);
+    util_note(l, UTIL_BOTH, at, end);
     return end;
 }
 
@@ -247,7 +271,7 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp, int c
         /* One swap: fails when another process on the host booked since. */
         if (clock_swap(&l->ingress, l->in_end, end)) {
             host_count(l, host_in, n);
-            util_note(l, end - (double)both / l->ingress.rate, end);
+            util_note(l, UTIL_BOTH, end - (double)both / l->ingress.rate, end);
             l->in_end = end;
             l->in_n = both;
             l->in_cut = cut;
@@ -358,8 +382,10 @@ void link_host_detach(struct link *l)
         return;
     l->egress.vclock = clock_get(&l->egress);
     l->ingress.vclock = clock_get(&l->ingress);
-    atomic_store(&l->util_busy, atomic_load(util_busy(l)));     /* UTILIZATION goes on privately */
-    atomic_store(&l->util_idle, atomic_load(util_idle(l)));
+    for (int w = UTIL_BOTH; w <= UTIL_EGRESS; w++) {    /* UTILIZATION goes on privately */
+        atomic_store(&l->util_busy[w], atomic_load(util_busy(l, w)));
+        atomic_store(&l->util_idle[w], atomic_load(util_idle(l, w)));
+    }
     l->egress.shared = l->ingress.shared = NULL;
     munmap(l->host, sizeof(struct host_clocks));
     l->host = NULL;

@@ -136,6 +136,8 @@
  *     48      8     bytes into the host (ingress reservations)
  *     56      8     UTILIZATION's busy horizon (the bits of a double, s)
  *     64      8     UTILIZATION's idle total (nanoseconds)
+ *     72      8     the same two of egress alone
+ *     80      8
  *
  * (link_host_bytes, or `od -An -tu8 -j40 -N16 FILE` after the job).
  *
@@ -160,6 +162,15 @@
  * too (the PS worker's pusher and receiver threads book the two
  * directions at once). Nothing is tracked at rate 0 (link_util_mark
  * returns NaN): an unlimited link is never the bottleneck.
+ *
+ * The link keeps the same record of its egress alone too
+ * (link_util_mark_egress): a ring rank's critical path is its sends.
+ * When its neighbour enters a step late by d, the rank's own chunk is
+ * out and in flight while the neighbour's is still arriving: the union
+ * of both directions reads busy (the rank's ingress is taking the late
+ * bytes), the egress alone reads d idle (the rank had nothing to send:
+ * it waited). The parameter server's link alternates its directions
+ * (pushes in, then weights out), so there the union is the measure.
  */
 #ifndef LINK_H
 #define LINK_H
@@ -178,6 +189,8 @@
 #define LINK_HOST_BYTES_IN_OFF  48
 #define LINK_HOST_BUSY_OFF      56      /* UTILIZATION: the host's busy horizon */
 #define LINK_HOST_IDLE_OFF      64      /* ... and its idle total, ns */
+#define LINK_HOST_EBUSY_OFF     72      /* the same of egress alone */
+#define LINK_HOST_EIDLE_OFF     80
 
 struct link_bucket {
     double rate;      /* bytes per second; 0 = unlimited */
@@ -205,9 +218,10 @@ struct link {
     size_t in_n;          /* its bytes */
     int in_cut;           /* its last part was cut short by the reader */
     void *host;           /* HOST LINKS: the mapping, NULL when private */
-    /* UTILIZATION, private links (a host link uses the host's file): */
-    _Atomic uint64_t util_busy;   /* the busy horizon (double bits; 0 = 0.0) */
-    _Atomic uint64_t util_idle;   /* the idle total, nanoseconds */
+    /* UTILIZATION, private links (a host link uses the host's file);
+     * [0] both directions, [1] egress alone: */
+    _Atomic uint64_t util_busy[2];  /* the busy horizon (double bits; 0 = 0.0) */
+    _Atomic uint64_t util_idle[2];  /* the idle total, nanoseconds */
 };
 
 /* link_init: rate in bytes/s (0: no bandwidth limit), latency in seconds
@@ -345,6 +359,10 @@ int link_host_bytes(const struct link *l, uint64_t *in, uint64_t *out);
  * window is the difference of two marks. NaN at rate 0 (not tracked).
  * Safe from any thread. */
 double link_util_mark(struct link *l, double now);
+
+/* link_util_mark_egress: the same for the link's egress alone (its
+ * sends, transmitting or in flight). */
+double link_util_mark_egress(struct link *l, double now);
 
 /* link_host_detach: unmap the host's clocks; the link goes on privately
  * from where the host's clocks stood. Safe on a private link. */
