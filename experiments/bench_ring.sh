@@ -7,16 +7,23 @@
 # 1. ring_vs_mpi.dat: unpaced loopback, float32, sizes 4 KiB to 64 MiB
 #    (x4), K = 2, 4 and 8: the time per all-reduce of `ring_worker --bench`
 #    with --algo ring and with --algo rd against Open MPI's MPI_Allreduce
-#    forced onto TCP (experiments/peers/mpi_coll under mpirun --mca
-#    pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo). The three
-#    runs are interleaved (ring, rd, MPI, ring, rd, MPI, ...) so that all
-#    see the same machine; each run covers every size. Per size and K: the
-#    median over BENCH_REPS interleaved repetitions (default 5) with the
-#    spread (min-max) of each, and best/MPI: the faster psring algorithm's
-#    median time over MPI's (below 1: psring is faster). All three print
-#    the same columns, measured the same way (the slowest rank's loop of
-#    -n iterations after a barrier; bench.h). The MPI half is skipped,
-#    saying so, without mpicc/mpirun.
+#    forced onto TCP (experiments/peers/mpi_coll under mpirun.openmpi
+#    --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo) in two
+#    configurations: ompi_default (Open MPI's own choice of algorithm) and
+#    ompi_ring (the ring forced: --mca coll_tuned_use_dynamic_rules 1
+#    --mca coll_tuned_allreduce_algorithm 4; lib.sh's ompi_forced). The
+#    four runs are interleaved (ring, rd, ompi_default, ompi_ring, ring,
+#    ...) so that all see the same machine; each run covers every size.
+#    Per size and K: the median over BENCH_REPS interleaved repetitions
+#    (default 5) with the spread (min-max) of each; ompi_best, the Open
+#    MPI configuration with the smaller median; and best/ompi_best: the
+#    faster psring algorithm's median time over that configuration's
+#    (below 1: psring is faster than Open MPI at its best). Under each K,
+#    a '# summary' line: the range of best/ompi_best and how many sizes
+#    each configuration won. All print the same columns, measured the same
+#    way (the slowest rank's loop of -n iterations after a barrier;
+#    bench.h). The Open MPI half is skipped, saying so, without
+#    mpicc.openmpi/mpirun.openmpi.
 # 2. ring_model.dat: the EMULATED link, --link-bw 500Mbit --link-latency
 #    200us, n = 4 MiB float32, K = 2..16 (BENCH_KMAX): the measured time
 #    (psr_merge's time_s: per iteration the slowest rank, median over
@@ -30,19 +37,21 @@
 # Environment: PSR_BIN (default bin/), PSR_RESULTS, BENCH_QUICK=1 (fewer
 # and shorter runs: 3 repetitions, 4 KiB-1 MiB, K = 2 and 8), BENCH_REPS,
 # BENCH_KSET (table 1's K values), BENCH_KMAX, BENCH_PART=1|2 (one table),
-# BENCH_ITERS (iterations per run, every side; default 10).
+# BENCH_ITERS (iterations per run, every side; default 10), BENCH_BMIN and
+# BENCH_EMAX (table 1's smallest and largest size, default 4K and 64M).
 # Needs bash >= 5.1 for experiments/launch.sh.
 . "$(dirname "$0")/bench_lib.sh"
 quick=${BENCH_QUICK:-0}
 reps=${BENCH_REPS:-5}
 kmax=${BENCH_KMAX:-16}
 iters=10 warm=3
-emax=64M kset="2 4 8"
+bmin=4K emax=64M kset="2 4 8"
 if [ "$quick" = 1 ]; then
     reps=${BENCH_REPS:-3} kmax=${BENCH_KMAX:-8} iters=4 warm=1 emax=1M kset="2 8"
 fi
 kset=${BENCH_KSET:-$kset}
 iters=${BENCH_ITERS:-$iters}
+bmin=${BENCH_BMIN:-$bmin} emax=${BENCH_EMAX:-$emax}
 part=${BENCH_PART:-all}
 
 bench_need ring_worker
@@ -50,15 +59,20 @@ bench_need ring_worker
 # psr_times ALGO K: one launch.sh run over every size; "bytes time_us"
 # lines from rank 0's table.
 psr_times() {
-    bash "$launch" ring "$2" --algo "$1" --bench -b 4K -e "$emax" -f 4 -n $iters -w $warm \
+    bash "$launch" ring "$2" --algo "$1" --bench -b "$bmin" -e "$emax" -f 4 -n $iters -w $warm \
         --timeout 60 >/dev/null 2>"$tmp/psr.err"
     awk '/^rank0\| +[0-9]/ { print $2, $5 }' "$tmp/psr.err"
 }
 
-# mpi_times K: the MPI harness under mpirun, TCP over loopback only.
+# mpi_times CONFIG K: the MPI harness under mpirun.openmpi, TCP over
+# loopback only, in CONFIG: ompi_default or $forced (ompi_forced's).
 mpi_times() {
-    mpi_tcp "$1" "$peers/mpi_coll" -c all_reduce -b 4K -e "$emax" -f 4 -n $iters -w $warm \
-        >"$tmp/mpi.out" 2>"$tmp/mpi.err"
+    local mca= flags=
+    [ "$1" = ompi_default ] || mca=$forced_mca flags=$forced_flags
+    mpi_tcp "$2" $mca "$peers/mpi_coll" -c all_reduce $flags -b "$bmin" -e "$emax" -f 4 -n $iters \
+        -w $warm >"$tmp/mpi.out" 2>"$tmp/mpi.err" ||
+        echo "$prog: mpi_coll ($1) K=$2 failed: $(tail -n 1 "$tmp/mpi.err")" >&2
+    ompi_ran_as "$1" "$tmp/mpi.out" || return 0
     awk '/^ +[0-9]/ { print $1, $4 }' "$tmp/mpi.out"
 }
 
@@ -66,31 +80,48 @@ mpi_times() {
 if [ "$part" = all ] || [ "$part" = 1 ]; then
     mpi=1
     mpi_peer_ready "$peers" "$tmp" || mpi=0
+    ompi_forced all_reduce
+    # One format for the header and the rows, so that the columns line up.
+    row_fmt='%-2s %10s  %9s %-17s  %9s %-17s  %15s %-19s  %15s %-19s  %-13s %s\n'
     {
         echo "# ring_worker --bench (--algo ring, --algo rd) vs MPI_Allreduce (Open MPI, pml ob1,"
-        echo "# btl tcp,self, lo), float32, unpaced loopback, interleaved ring/rd/MPI, median of $reps"
+        echo "# btl tcp,self, lo) as ompi_default (its own algorithm choice) and as $forced"
+        echo "# ($forced_mca),"
+        echo "# float32, unpaced loopback, interleaved ring/rd/ompi_default/$forced, median of $reps"
         echo "# runs of $iters iterations each (spread: min-max over the runs); time per all-reduce"
-        echo "# in us; best/mpi = min(ring, rd) / MPI (<= 1: psring as fast or faster)."
+        echo "# in us; ompi_best: the Open MPI configuration with the smaller median;"
+        echo "# best/ompi_best = min(ring, rd) / ompi_best's (<= 1: psring as fast or faster)."
         echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
-        echo "# K size_bytes   ring_us   ring_spread        rd_us     rd_spread          mpi_us    mpi_spread         best/mpi"
+        printf "$row_fmt" '#K' size_bytes ring_us ring_spread rd_us rd_spread ompi_default_us \
+            ompi_default_spread "${forced}_us" "${forced}_spread" ompi_best best/ompi_best
     } | tee "$out/ring_vs_mpi.dat"
     for k in $kset; do
-        : >"$tmp/r"; : >"$tmp/d"; : >"$tmp/m"
+        : >"$tmp/r"; : >"$tmp/d"; : >"$tmp/m0"; : >"$tmp/m1"; : >"$tmp/sum"
         i=0
         while [ $i -lt "$reps" ]; do
             psr_times ring $k >>"$tmp/r"
             psr_times rd $k >>"$tmp/d"
-            [ $mpi = 1 ] && mpi_times $k >>"$tmp/m"
+            if [ $mpi = 1 ]; then
+                mpi_times ompi_default $k >>"$tmp/m0"
+                mpi_times "$forced" $k >>"$tmp/m1"
+            fi
             i=$((i + 1))
         done
         for bytes in $(awk '{ print $1 }' "$tmp/r" "$tmp/d" | sort -un); do
-            set -- $(run_stats "$tmp/r" $bytes) $(run_stats "$tmp/d" $bytes) $(run_stats "$tmp/m" $bytes)
-            awk -v k=$k -v b=$bytes -v r="$1" -v rs="$2" -v d="$3" -v ds="$4" -v m="$5" -v ms="$6" 'BEGIN {
+            set -- $(run_stats "$tmp/r" $bytes) $(run_stats "$tmp/d" $bytes) \
+                $(run_stats "$tmp/m0" $bytes) $(run_stats "$tmp/m1" $bytes)
+            awk -v k=$k -v b=$bytes -v r="$1" -v rs="$2" -v d="$3" -v ds="$4" -v m0="$5" -v m0s="$6" \
+                -v m1="$7" -v m1s="$8" -v f="$forced" -v sum="$tmp/sum" -v fmt="$row_fmt" 'BEGIN {
                 best = (d + 0 > 0 && (d + 0 < r + 0 || !(r + 0 > 0))) ? d : r
-                ratio = (m + 0 > 0 && best + 0 > 0) ? sprintf("%.2f", best / m) : "nan"
-                printf "%-2d %10d  %9s %-17s  %9s %-17s  %9s %-17s  %s\n", k, b, r, rs, d, ds, m, ms, ratio }' |
+                if (m0 + 0 > 0 && (m0 + 0 <= m1 + 0 || !(m1 + 0 > 0))) { mb = m0; mc = "ompi_default" }
+                else if (m1 + 0 > 0) { mb = m1; mc = f }
+                else { mb = 0; mc = "-" }
+                ratio = (mb > 0 && best + 0 > 0) ? sprintf("%.2f", best / mb) : "nan"
+                printf fmt, k, b, r, rs, d, ds, m0, m0s, m1, m1s, mc, ratio
+                printf "K=%d %d %s %s\n", k, b, ratio, mc >> sum }' |
                 tee -a "$out/ring_vs_mpi.dat"
         done
+        ompi_summary "$tmp/sum" all_reduce | tee -a "$out/ring_vs_mpi.dat"
     done
 fi
 

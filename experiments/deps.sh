@@ -5,13 +5,13 @@
 #
 #   build  what `make all` compiles with: a C compiler, make, pkg-config,
 #          libuv and libsodium (headers)
-#   lab    build + gnuplot (experiments/lab.sh runs no mpirun, mpicc or tc:
+#   lab    build + gnuplot (experiments/lab.sh runs no mpirun.openmpi, mpicc.openmpi or tc:
 #          its --netns option needs iproute2 and says so itself)
 #   check  build + what the tests use: gnuplot, procps (pgrep, ps), iproute2
 #          (tc, ip: t_netns), Open MPI (t_ps_mpirun, t_ring_train), SimGrid
 #          (bin/psring_sim, t_sim), and chromium (t_html), which is
 #          OPTIONAL: where it cannot be installed t_html skips and says why
-#   bench  build + gnuplot, procps and Open MPI (bench_ring.sh runs mpirun)
+#   bench  build + gnuplot, procps and Open MPI (bench_ring.sh runs mpirun.openmpi)
 #   sim    build + gnuplot, SimGrid and GNU time (the large-K sweep's peak
 #          memory; check needs it too, for t_sim's run of sim_all.sh)
 #
@@ -57,8 +57,8 @@ present() {
     gnuplot-nox) have gnuplot ;;
     procps) have pgrep && have ps ;;
     iproute2) have tc && have ip ;;
-    openmpi-bin) have mpirun ;;
-    libopenmpi-dev) have mpicc ;;
+    openmpi-bin) have mpirun.openmpi ;;
+    libopenmpi-dev) pc ompi-c ;;    # mpi.h; mpicc.openmpi itself comes with openmpi-bin
     libsimgrid-dev) pc simgrid || [ -f "$sysroot/usr/include/simgrid/engine.h" ] ;;
     time) [ -x "$sysroot/usr/bin/time" ] ;;
     chromium) have chromium ;;

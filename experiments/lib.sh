@@ -13,9 +13,19 @@
 #   median                    the median of the numbers on stdin; nan if none
 #   run_stats FILE SIZE       "median min-max" of the "bytes time" lines of
 #                             FILE for SIZE; "nan -" if none (the benches)
-#   mpi_peer_ready PEERS TMP  mpirun and PEERS/mpi_coll there (built if not)?
+#   mpi_peer_ready PEERS TMP  mpirun.openmpi and PEERS/mpi_coll there (built if not)?
 #                             else status 1 and a '#' line saying why
-#   mpi_tcp NP ARGS...        mpirun -np NP ARGS, Open MPI on TCP over lo
+#   mpi_tcp NP ARGS...        mpirun.openmpi -np NP ARGS, Open MPI on TCP over lo
+#   ompi_forced COLL          the Open MPI configuration the benches run
+#                             beside its default for COLL: sets forced (its
+#                             label: ompi_ring, ...), forced_mca (mpirun's
+#                             --mca arguments), forced_flags (mpi_coll's)
+#   ompi_ran_as CONFIG OUT    mpi_coll's output OUT shows CONFIG's settings
+#                             (ompi_default or ompi_forced's)? else a line
+#                             on stderr and status 1
+#   ompi_summary FILE LABEL   '#' lines summing up a bench table's rows:
+#                             per group, the ratio against Open MPI's better
+#                             configuration and which one it was
 #   size_bytes SIZE           4096, 4K, 4KiB, 16M, 1G -> bytes (powers of
 #                             1024); fails, printing nothing, on anything else
 #   job WHAT OUT ERR CMD...   run CMD, stdout to OUT, stderr to ERR; when it
@@ -87,30 +97,122 @@ run_stats() {
         }'
 }
 
-# mpi_peer_ready PEERS TMP: 0 when mpirun and PEERS/mpi_coll are there
-# (built by experiments/peers/build.sh if need be); else 1, having said why
+# mpi_peer_ready PEERS TMP: 0 when mpirun.openmpi and PEERS/mpi_coll are there
+# (built by experiments/peers/build.sh if need be: missing or older than
+# its source); else 1, having said why
 # on stdout as a '#' line.
 mpi_peer_ready() {
-    if ! command -v mpirun >/dev/null 2>&1; then
-        echo "# ${prog:-${0##*/}}: mpirun not found: psring only (apt-get install openmpi-bin libopenmpi-dev)"
+    if ! command -v mpirun.openmpi >/dev/null 2>&1; then
+        echo "# ${prog:-${0##*/}}: mpirun.openmpi not found: psring only (apt-get install openmpi-bin libopenmpi-dev)"
         return 1
     fi
-    [ -x "$1/mpi_coll" ] && return 0
+    # Rebuilt when its source is newer (a stale one may lack a flag).
+    local src="$root/experiments/peers/mpi_coll.c"
+    [ -x "$1/mpi_coll" ] && ! [ "$src" -nt "$1/mpi_coll" ] && return 0
     sh "$root/experiments/peers/build.sh" "$1" >"$2/build.log" 2>&1
-    [ -x "$1/mpi_coll" ] && return 0
+    [ -x "$1/mpi_coll" ] && ! [ "$src" -nt "$1/mpi_coll" ] && return 0
     echo "# ${prog:-${0##*/}}: the MPI peer did not build:"
     cat "$2/build.log"
     return 1
 }
 
 # mpi_tcp NP ARGS...: mpirun of NP processes with Open MPI forced onto TCP
-# over loopback (pml ob1, btl tcp,self, lo), as root where need be.
+# over loopback (pml ob1, btl tcp,self, lo), as root where need be. Open
+# MPI's launcher by its own name, mpirun.openmpi: a plain mpirun may be
+# another MPI's (MPICH's, installed beside it, takes the alternative).
 mpi_tcp() {
     local np=$1 asroot=
     shift
     [ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
-    mpirun $asroot --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
+    mpirun.openmpi $asroot --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
         -np "$np" "$@"
+}
+
+# ompi_forced COLL: the configuration of Open MPI that bench_ring.sh and
+# bench_coll.sh run beside its default (ompi_default: Open MPI's own
+# decision rules, coll_tuned's fixed table), so that psring is compared
+# with Open MPI at its best as well as as shipped. Sets forced (the label
+# every table row and summary line carries), forced_mca (mpirun's --mca
+# arguments: dynamic rules on, the algorithm locked) and forced_flags
+# (mpi_coll's own). Chosen among what `ompi_info --param coll tuned
+# --level 9` lists (Open MPI 4.1), measured at 1 and 16 MiB, K = 2 and 4,
+# on 2 cores (ring_worker/README.md, "Open MPI's two configurations"):
+#   all_reduce      ompi_ring: allreduce algorithm 4 (ring), psring's
+#                   own algorithm
+#   reduce_scatter  ompi_ring: MPI_Reduce_scatter with K equal counts
+#                   (mpi_coll -v), reduce_scatter algorithm 3 (ring). No
+#                   algorithm of MPI_Reduce_scatter_block (linear,
+#                   recursive doubling/halving, butterfly) came near it
+#   all_gather      ompi_ring: allgather algorithm 4 (ring), psring's
+#   broadcast       ompi_pipeline: bcast algorithm 3, 256 KiB segments:
+#                   a chain of fanout 1, as psring's chain.c; unsegmented
+#                   (Open MPI's default segment size when an algorithm is
+#                   forced) it was the slowest
+#   reduce          ompi_pipeline: reduce algorithm 3, 256 KiB segments
+#   alltoall        ompi_pairwise: alltoall algorithm 2, psring's; it,
+#                   linear-with-sync and the default were level
+ompi_forced() {
+    local d="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_"
+    forced_flags=
+    case $1 in
+    all_reduce) forced=ompi_ring forced_mca="${d}allreduce_algorithm 4" ;;
+    reduce_scatter) forced=ompi_ring forced_mca="${d}reduce_scatter_algorithm 3" forced_flags=-v ;;
+    all_gather) forced=ompi_ring forced_mca="${d}allgather_algorithm 4" ;;
+    broadcast) forced=ompi_pipeline
+        forced_mca="${d}bcast_algorithm 3 --mca coll_tuned_bcast_algorithm_segmentsize 262144" ;;
+    reduce) forced=ompi_pipeline
+        forced_mca="${d}reduce_algorithm 3 --mca coll_tuned_reduce_algorithm_segmentsize 262144" ;;
+    alltoall) forced=ompi_pairwise forced_mca="${d}alltoall_algorithm 2" ;;
+    *) say "ompi_forced: no configuration for '$1'"; return 1 ;;
+    esac
+}
+
+# ompi_ran_as CONFIG OUT: whether mpi_coll, whose output is OUT, ran in
+# CONFIG: its '# coll_tuned:' header line (what the ranks were given) says
+# "defaults" for ompi_default and holds ompi_forced's locked algorithm
+# (NAME_algorithm=N) for $forced. Else one line on stderr, status 1: the
+# benches then drop the run rather than label its numbers wrongly.
+ompi_ran_as() {
+    local got want
+    got=$(sed -n 's/^# coll_tuned: //p' "$2")
+    if [ "$1" = ompi_default ]; then
+        want=defaults
+    else
+        want=$(echo "$forced_mca" | sed -n 's/.*--mca coll_tuned_\([a-z_]*_algorithm\) \([0-9]*\).*/\1=\2/p')
+    fi
+    case " $got " in
+    *" $want "*) return 0 ;;
+    esac
+    say "Open MPI ran with coll_tuned '${got:-?}', not $1's ${want:-?}: its figures dropped"
+    return 1
+}
+
+# ompi_summary FILE LABEL: FILE holds a bench's rows, "GROUP SIZE RATIO
+# BEST" per line (RATIO: psring over Open MPI's better configuration, BEST:
+# that configuration's label; nan and - where Open MPI did not run). Per
+# GROUP, one '#' line: the range and median of RATIO, how many sizes each
+# configuration won, and the rows where psring was slower (RATIO > 1).
+ompi_summary() {
+    awk -v label="$2" '
+        function flush(  i, j, t, m, won) {
+            if (g == "") return
+            if (n == 0) { printf "# summary %s %s: no Open MPI figures\n", label, g; return }
+            for (i = 2; i <= n; i++)
+                for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+            m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+            won = ""
+            for (i = 1; i <= nk; i++) won = won sprintf("%s%s at %d", i > 1 ? ", " : "", key[i], cnt[key[i]])
+            printf "# summary %s %s: psring/ompi_best %.2f-%.2f (median %.2f) over %d sizes, psring slower at %d; the better Open MPI: %s\n",
+                   label, g, v[1], v[n], m, n, slow, won
+        }
+        $1 != g { flush(); g = $1; n = 0; nk = 0; slow = 0; split("", cnt) }
+        $3 != "nan" {
+            v[++n] = $3 + 0
+            if (!($4 in cnt)) key[++nk] = $4
+            cnt[$4]++
+            if ($3 + 0 > 1) slow++
+        }
+        END { flush() }' "$1"
 }
 
 size_bytes() {

@@ -11,7 +11,9 @@
  * that includes uv.h: it owns the sockets and the timers and moves bytes.
  * Everything else is the protocol's (common/ps/server.h), which this file
  * calls through the server_* functions and which calls it back only
- * through the table filled here (struct server_io, `uv_io` below): what
+ * through the table filled here (struct server_io, `uv_io` below, and
+ * its struct server_machine, `os_machine`: the CPU time, the machine's
+ * load, the peak RSS and the test hook's SIGKILL, the OS's own): what
  * a connection's bytes mean and when they enter the sum (the link's
  * pacing) is server_conn.c's and session.c's, what the server does with
  * them server.c's, the sums store.c's, the order of the outgoing pieces
@@ -35,10 +37,12 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -46,6 +50,8 @@
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "measure/hostload.h"
+#include "ps/resume.h"
 #include "pacer.h"
 #include "flags.h"
 #include "setup.h"
@@ -255,6 +261,52 @@ static const char *io_strerror(int code)
     return uv_strerror(code);
 }
 
+/* ---------------------------------------------------------- the machine */
+
+/* What the protocol measures of this process and its machine (server.h,
+ * struct server_machine): the OS's own counters. */
+
+static double machine_cpu_s(const struct server *srv)
+{
+    (void)srv;
+    return clock_cpu_seconds();
+}
+
+static void machine_load(const struct server *srv, struct hostload_sample *s)
+{
+    (void)srv;
+    (void)hostload_sample_read(s);      /* s->ok says whether it holds */
+}
+
+static double machine_peak_rss_mib(const struct server *srv)
+{
+    struct rusage ru;
+
+    (void)srv;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss / 1024.0 : -1;
+}
+
+/* machine_test_kill: the test hook (resume.h): RESUME_KILL_ENV=S, and
+ * step S's update is done: SIGKILL, no cleanup, as a crash would. */
+static void machine_test_kill(struct server *srv, uint64_t step)
+{
+    const char *kill_at = getenv(RESUME_KILL_ENV);
+
+    (void)srv;
+    if (kill_at && *kill_at && strtoull(kill_at, NULL, 10) == step) {
+        log_msg("%s=%llu: killing myself after the update of step %llu (a test)",
+                RESUME_KILL_ENV, (unsigned long long)step, (unsigned long long)step);
+        raise(SIGKILL);
+    }
+}
+
+static const struct server_machine os_machine = {
+    .cpu_s = machine_cpu_s,
+    .load = machine_load,
+    .peak_rss_mib = machine_peak_rss_mib,
+    .test_kill = machine_test_kill,
+};
+
 /* The transport's table (server.h). */
 static const struct server_io uv_io = {
     .now = io_now,
@@ -267,6 +319,7 @@ static const struct server_io uv_io = {
     .timer_want = io_timer_want,
     .over = io_over,
     .strerror = io_strerror,
+    .machine = &os_machine,
 };
 
 /* ------------------------------------------------------------ accepting */

@@ -326,7 +326,8 @@ static int run_steps(struct run *r, char *err)
         ms = (struct metrics_step){ .step = (uint64_t)s, .combine_s = res.t.comm + res.t.finish,
                                     .ingress_s = NAN, .egress_s = NAN,
                                     .bytes_in = in1 - in0, .bytes_out = out1 - out0,
-                                    .step_s = res.t.step };
+                                    .step_s = res.t.step,
+                                    .enter_t = res.t.enter > 0.0 ? res.t.enter : NAN };
         r->times[r->rec.nsteps] = ms.combine_s;
         metrics_record_add(&r->rec, &ms);     /* room for every timed step */
     }

@@ -5,7 +5,7 @@
  *                 [--algo ring|rd] [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
- * environment, so `mpirun -np K` and `srun -n K` work unchanged), the
+ * environment, so `mpirun.openmpi -np K` and `srun -n K` work unchanged), the
  * emulated link, the workload (training), the GPU (--device cuda:
  * cudaSetDevice(local rank % devices); --transport nccl: rank 0 makes the
  * NCCL id), the data listener, the rendezvous (rendezvous.h; its blob

@@ -156,6 +156,7 @@ void sim_actors_start(const struct sim_opts *o, const struct cli_common *c,
         sl->slot = i;
         sl->host = server ? j->srv[sl->rank].host : i;
         metrics_record_init(&sl->rec, (size_t)(c->steps - c->warmup));
+        snprintf(sl->rec.clock_id, sizeof sl->rec.clock_id, "sim");   /* enter_t: virtual */
         snprintf(sl->rec.system, METRICS_NAME_LEN, "%s", j->ps ? "ps" : "ring");
         snprintf(sl->rec.role, METRICS_NAME_LEN, "%s", server ? "server" : j->ps ? "worker"
                  : "rank");

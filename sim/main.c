@@ -44,8 +44,8 @@
  * into the job, sim.h), engine.c (the platform, SimGrid, the actors),
  * the simulation, report.c (the verdict and the outputs). The actors:
  * ring_actor.c (a ring rank), ps_server.c (a PS server: common/ps/server.c
- * under a SimGrid transport), ps_actor.c (a PS worker, its frames through
- * ps_client.c).
+ * under a SimGrid transport), ps_actor.c (a PS worker: bin/ps_worker's
+ * client, common/ps/client.c, over ps_client.c's SimGrid transport).
  *
  * Exit status: 0; 1 when a rank failed; 64 for bad input (one line).
  */

@@ -1,18 +1,23 @@
 /* ps_actor.c -- the parameter server's workers in simulation: K worker
  * actors (sim.h) on the same training step as bin/ps_worker
- * (common/train/step.c), talking the real protocol (common/wire/proto.h)
- * through ps_client.c to S server actors that run bin/ps_server's own
- * protocol code (common/ps/server.c, through ps_server.c's transport).
+ * (common/train/step.c), running bin/ps_worker's own client
+ * (common/ps/client.c, client_sync.c, frames.c: the real protocol,
+ * common/wire/proto.h) over ps_client.c's simulated streams, to S server
+ * actors that run bin/ps_server's own protocol code (common/ps/server.c,
+ * through ps_server.c's transport). As on bin/ps_worker, the client's
+ * receivers (and with S > 1 its pushers) are threads: here actors on the
+ * worker's host (xport_sim_exec).
  *
  * One step, as the real system runs it (PER-BUCKET PULL, store.h RELEASE):
  *
  *   worker w   push: each bucket of its gradient (--bucket-size, the last
  *              elements first, as step.c hands them), to every server
- *              owning a part of it: one PUSH frame per (bucket, server),
- *              posted and not waited for (the count and loss ride with the
- *              push that ends at the server's last element, as ps_worker's
- *              frames_push sends them); pull: the WEIGHTS frames from every
- *              server until each server's whole range is in
+ *              owning a part of it (ps_client_push): one PUSH frame per
+ *              (bucket, server), written and not waited for (the count and
+ *              loss ride with the push that ends at the server's last
+ *              element: frames_push); pull (ps_client_pull_begin with the
+ *              first push, ps_client_pull): each server's receiver reads
+ *              its WEIGHTS frames until its whole range is in
  *   server s   server.c: each push into the store as it comes in, then
  *              store_release: the part every worker has pushed goes out at
  *              once to the K workers (the egress schedule, one WEIGHTS
@@ -35,8 +40,9 @@
  * counts (store.h sizes_only); one example per worker.
  *
  * Simplifications said out loud: a push to a server is one frame (the
- * real worker cuts it into frames of the server's share when S > 1); the
- * server's summation takes no simulated time.
+ * client's whole_parts; the real worker cuts it into frames of the
+ * server's share when S > 1, client.h SERVER PARTS); the server's
+ * summation takes no simulated time.
  */
 #include <errno.h>
 #include <math.h>
@@ -60,7 +66,7 @@ struct worker {
     size_t n;
     double t0;
     int64_t pushed_step;        /* the step whose first push set t0 */
-    struct psc cl;              /* the protocol's streams (ps_client.h) */
+    struct psc cl;              /* the real client on simulated streams (ps_client.h) */
 };
 
 size_t ps_elements(const struct sim_job *j)
@@ -69,15 +75,21 @@ size_t ps_elements(const struct sim_job *j)
 }
 
 /* push_bucket: [first, first + count) of the step's gradient (NULL:
- * sizes) to every server owning a part of it; not waited for. */
+ * sizes) to every server owning a part of it (ps_client_push); the
+ * step's weights are received from its first push on (PER-BUCKET PULL,
+ * as bin/ps_worker's push). */
 static int push_bucket(struct worker *w, uint64_t step, const unsigned char *grad, size_t first,
-                       size_t count, const struct proto_push_meta *meta)
+                       size_t count, const struct proto_push_meta *meta, char *err)
 {
+    int rc;
+
     if (w->pushed_step != (int64_t)step) {
         w->pushed_step = (int64_t)step;
         w->t0 = simgrid_get_clock();
     }
-    return psc_push(&w->cl, step, meta, grad, first, count);
+    if ((rc = ps_client_pull_begin(&w->cl.client, step, err)) != 0)
+        return rc;
+    return ps_client_push(&w->cl.client, step, meta, grad, first, count, err);
 }
 
 static int step_push(void *ctx, const struct step_job *job, char *err)
@@ -85,22 +97,20 @@ static int step_push(void *ctx, const struct step_job *job, char *err)
     struct worker *w = ctx;
     const struct proto_push_meta meta = { job->meta.examples, job->meta.loss };
 
-    (void)err;                  /* the line is in the slot (ps_client.h) */
-    return push_bucket(w, job->step, job->grad, job->first, job->count, &meta);
+    return push_bucket(w, job->step, job->grad, job->first, job->count, &meta, err);
 }
 
 static int step_pull(void *ctx, uint64_t step, void *weights, char *err)
 {
     struct worker *w = ctx;
 
-    (void)err;
-    return psc_pull(&w->cl, step, weights);
+    return ps_client_pull(&w->cl.client, step, weights, err);
 }
 
 static void add_step(struct sim_slot *sl, int s, double combine, uint64_t b_in, uint64_t b_out,
                      double whole)
 {
-    struct metrics_step ms = { (uint64_t)s, combine, NAN, NAN, b_in, b_out, whole };
+    struct metrics_step ms = { (uint64_t)s, combine, NAN, NAN, b_in, b_out, whole, NAN };
 
     if (s >= sl->job->c->warmup)
         metrics_record_add(&sl->rec, &ms);
@@ -159,7 +169,7 @@ static int worker_real(struct worker *w)
                          sl->bytes_out - out0, simgrid_get_clock() - ts);
         }
         if (rc == 0 && c.steps == w->j->c->steps)
-            rc = psc_bye(&w->cl, (uint64_t)c.steps);
+            rc = ps_client_bye(&w->cl.client, (uint64_t)c.steps, sl->err);
         if (rc == 0 && c.weights_out)
             rc = step_weights_write(&d, c.weights_out, sl->rank, sl->err);
         step_destroy(&d);
@@ -190,15 +200,15 @@ static int worker_sizes(struct worker *w)
         while (top > 0 && rc == 0) {
             size_t count = top < per ? top : per;
 
-            rc = push_bucket(w, (uint64_t)s, NULL, top - count, count, &meta);
+            rc = push_bucket(w, (uint64_t)s, NULL, top - count, count, &meta, sl->err);
             top -= count;
         }
-        if (rc == 0 && (rc = psc_pull(&w->cl, (uint64_t)s, NULL)) == 0)
+        if (rc == 0 && (rc = ps_client_pull(&w->cl.client, (uint64_t)s, NULL, sl->err)) == 0)
             add_step(sl, s, simgrid_get_clock() - w->t0, sl->bytes_in - in0,
                      sl->bytes_out - out0, simgrid_get_clock() - ts);
     }
     if (rc == 0 && steps == w->j->c->steps)
-        rc = psc_bye(&w->cl, (uint64_t)steps);
+        rc = ps_client_bye(&w->cl.client, (uint64_t)steps, sl->err);
     return rc;
 }
 
@@ -214,6 +224,7 @@ void sim_ps_worker(int argc, char **argv)
     if (sl->rc != 0 || sim_steps(sl) < j->c->steps) {
         xport_sim_set_gone(sl->slot);   /* failed, or killed (--kill): gone */
         psc_gone(&w.cl, sl->rc == 0);
+        psc_close(&w.cl);               /* the client's actors stopped and joined */
         xport_sim_zombie();
     }
     psc_close(&w.cl);

@@ -1,71 +1,70 @@
-/* ps_client.h -- a simulated PS worker's side of the real protocol
- * (common/wire/proto.h), over the simulated byte streams of ps_wire.h, to
- * the server actors that run common/ps/server.c (sim/ps_server.c): the
- * AUTH handshake and HELLO/WELCOME with every server, then per step the
- * PUSH frames of each bucket and the WEIGHTS frames back, BYE at the end.
- * Code: ps_client.c.
+/* ps_client.h -- a simulated PS worker's connections: the SimGrid
+ * transport under bin/ps_worker's own client (common/ps/client.c,
+ * client_sync.c, frames.c). psc_open fills the client's transport table
+ * (struct ps_client_io, client.h) with the simulated byte streams of
+ * ps_wire.h, one pair per server, and its executor with SimGrid's actors
+ * (xport_sim_exec: the receiver and pusher threads are actors on the
+ * worker's host), so the simulated worker pushes and pulls through the
+ * same code as the real one. Code: ps_client.c.
  *
- * What it does not share with bin/ps_worker's client (common/ps/client.c
- * and frames.c, which run over sockets and POSIX threads): the waiting.
- * One actor does it all: pushes are posted and not waited for, and the
- * pull reads whichever server's frames come while the pushes go on, which
- * is what client.c's pusher and receiver threads achieve. A bucket goes
- * to a server as one PUSH frame (client.c cuts it into frames of the
- * server's share when S > 1: SERVER PARTS; the simulated PS never did).
+ * The transport: dial runs the AUTH handshake (unkeyed: the simulated
+ * job has no secret) over the streams; a send joins the writes of one
+ * frame, and of one push's parts (PS_IO_MORE), into one message
+ * (ps_wire.h COALESCED), put at once and not waited for (a socket's
+ * buffer; the server keeps a get posted, so the stream's messages still
+ * cross one after the other); a receive reads the messages in, keeping a
+ * get posted. The element bytes (PS_IO_ELEMENTS) across the host's link
+ * are counted in the slot (bytes_in, bytes_out). Not simulated: the idle
+ * timeouts (a server that is gone ends the stream with an eof instead)
+ * and the emulated link (the network is simulated).
  *
- * ERRORS: 0 or a negative err.h code with one line in sl->err naming the
- * step and the server; an ERROR frame is "server I reported: TEXT"; a
- * server that is gone, "lost server I (simulated host hH): connection
- * closed".
+ * ERRORS: the client's own lines (client.h), the server named "server S
+ * (simulated host hH)"; a stream that ended: "lost server S (simulated
+ * host hH): connection closed", or the server's claim, "server S
+ * reported: TEXT".
  *
- * OWNERSHIP: psc_open allocates the per-server state, psc_close frees it.
+ * OWNERSHIP: psc_open allocates the per-server state and the client;
+ * psc_close frees them (after a failed psc_open too).
  */
 #ifndef SIM_PS_CLIENT_H
 #define SIM_PS_CLIENT_H
 
-#include <stddef.h>
 #include <stdint.h>
 
-#include <simgrid/comm.h>
-
+#include "ps/client.h"
 #include "ps_wire.h"
 #include "sim.h"
 #include "wire/proto.h"
 
+struct psc_conn {
+    struct psc *cl;
+    int s;                      /* the job's server */
+    struct wire_out out;
+    struct wire_in in;
+    struct wire_pend pend;      /* the message being written */
+    int shut_rd, shut_wr;       /* shutdown(SHUT_RD / SHUT_RDWR) */
+    int closed;                 /* its streams ended (sim_close, or psc_close) */
+};
+
 struct psc {
     struct sim_slot *sl;
     const struct sim_job *j;
-    int S;
-    size_t es;
-    struct wire_out *out;       /* S */
-    struct wire_in *in;         /* S */
-    sg_comm_t *comms;           /* 2S */
-    int *tag;
+    int S;                      /* the servers the split gives elements */
+    struct psc_conn *conn;      /* S, in the client's order */
+    struct ps_client client;
+    int inited;
 };
 
-/* psc_open: the streams to every server, AUTH and HELLO (hello: n, dtype,
- * workload, seed, batch), each server's WELCOME checked against the job's
- * ranges. */
+/* psc_open: the client (hello: n, dtype, workload, seed, batch) connected
+ * to every server that owns elements: ps_client_init and
+ * ps_client_connect. 0, or a negative err.h code with sl->err. */
 int psc_open(struct psc *cl, struct sim_slot *sl, const struct proto_hello *hello);
 
-/* psc_push: elements [first, first + count) of grad, to every server
- * owning a part of them, one PUSH frame each, posted and not waited for;
- * *meta with the part that ends at the server's last element. */
-int psc_push(struct psc *cl, uint64_t step, const struct proto_push_meta *meta,
-             const unsigned char *grad, uint64_t first, uint64_t count);
-
-/* psc_pull: step `step`'s WEIGHTS frames from every server, into weights
- * (n elements), until each range is whole; the pushes go on meanwhile,
- * and are out when it returns. */
-int psc_pull(struct psc *cl, uint64_t step, unsigned char *weights);
-
-/* psc_bye: BYE (step = steps done) to every server, waited for. */
-int psc_bye(struct psc *cl, uint64_t step);
-
-/* psc_gone: this worker is gone (killed: claim NULL; failed: sl->err):
- * an eof with the claim to every server. */
+/* psc_gone: this worker is gone (killed: claim ""; failed: sl->err): an
+ * eof with the claim to every server. */
 void psc_gone(struct psc *cl, int killed);
 
+/* psc_close: the client closed (its actors joined), the streams ended. */
 void psc_close(struct psc *cl);
 
 #endif /* SIM_PS_CLIENT_H */

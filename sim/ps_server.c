@@ -3,7 +3,8 @@
  * server_conn.c, session.c, store.c, egress.c, silence.c) under a SimGrid
  * transport: this file fills the protocol's table (struct server_io,
  * server.h) as ps_server/main.c fills it with libuv, so a change to the
- * server is made once. The workers (sim/ps_client.c) send it the real
+ * server is made once. The workers (bin/ps_worker's client,
+ * common/ps/client.c, over sim/ps_client.c's transport) send it the real
  * frames (AUTH, HELLO, PUSH, BYE) and read its WELCOME, WEIGHTS and ERROR
  * frames; every frame crosses the simulated links at its real size,
  * headers included.
@@ -45,6 +46,10 @@
  * protocol's read buffer is handed over unfilled, to a store that counts
  * (store.h sizes_only: no check, no sum, no update), so K = 1024 of 64 MiB
  * allocates no gradient and sums nothing.
+ *
+ * THE MACHINE (struct server_machine): no CPU seconds, no load samples,
+ * no peak RSS, no SIGKILL test hook: a simulated server is no process of
+ * its own (see sim_machine).
  *
  * NOT SIMULATED: the tick, hence the silence timeouts (--timeout: a push
  * is one message, whose bytes arrive when its transfer ends, not as a
@@ -192,11 +197,49 @@ static const char *io_strerror(int code)
     return err_str(code);
 }
 
+/* The machine (server.h, struct server_machine): a simulated server has
+ * no process of its own to measure. Its work costs no simulated time (its
+ * CPU is not modelled) and the simulator's own CPU time, /proc samples
+ * and RSS are the simulator's, not the server's: so no CPU seconds (0, as
+ * sim/report.c sets every record's cpu_s), no machine samples (ok 0: the
+ * record carries none), no peak RSS (-1: the log line says -1.0, and
+ * those lines are kept from stderr). The test hook's SIGKILL (resume.h)
+ * would kill the whole simulator: it does nothing here; a simulated fault
+ * is the simulator's --kill RANK@STEP. */
+static double machine_cpu_s(const struct server *srv)
+{
+    (void)srv;
+    return 0;
+}
+
+static void machine_load(const struct server *srv, struct hostload_sample *s)
+{
+    (void)srv;
+    *s = (struct hostload_sample){ .ok = 0, .running = -1, .wait_ns = -1 };
+}
+
+static double machine_peak_rss_mib(const struct server *srv)
+{
+    (void)srv;
+    return -1;
+}
+
+static void machine_test_kill(struct server *srv, uint64_t step)
+{
+    (void)srv;
+    (void)step;
+}
+
+static const struct server_machine sim_machine = {
+    .cpu_s = machine_cpu_s, .load = machine_load, .peak_rss_mib = machine_peak_rss_mib,
+    .test_kill = machine_test_kill,
+};
+
 static const struct server_io sim_io = {
     .now = io_now, .try_write = io_try_write, .write = io_write,
     .read_start = io_read_start, .read_stop = io_read_stop, .shutdown = io_shutdown,
     .close = io_close, .timer_want = io_timer_want, .over = io_over,
-    .strerror = io_strerror,
+    .strerror = io_strerror, .machine = &sim_machine,
 };
 
 /* ------------------------------------------------------- set-up */
@@ -343,16 +386,18 @@ static void feed(struct ssrv *v, struct sconn *k)
             return;
         }
         while (k->reading && !k->close_asked && k->in.off < m->len) {
+            const unsigned char *src;
             unsigned char *p;
-            size_t cap, n = m->len - k->in.off;
+            size_t cap, n = m->len - k->in.off, span = wire_span(m, k->in.off, &src);
 
             server_conn_buffer(&k->c, &p, &cap);
             if (n > cap)
                 n = cap;
-            if (k->in.off < m->real) {
-                n = n < m->real - k->in.off ? n : m->real - k->in.off;
-                memcpy(p, m->b + k->in.off, n);
-            }                   /* else SIZES: the buffer unfilled (a sizes-only store) */
+            if (n > span)
+                n = span;
+            if (src)
+                memcpy(p, src, n);
+            /* else SIZES: the buffer unfilled (a sizes-only store) */
             k->in.off += n;
             server_conn_read(&k->c, p, n);
         }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <simgrid/engine.h>
@@ -39,7 +40,7 @@ int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsig
     }
     if (!(m = malloc(sizeof *m + real)))
         return -ENOMEM;
-    *m = (struct wmsg){ total, real, payload, simgrid_get_clock(), 0, tag, NULL };
+    *m = (struct wmsg){ total, real, payload, simgrid_get_clock(), 0, tag, 0, NULL };
     for (unsigned i = 0; i < nb && p[i]; i++) {
         memcpy(m->b + at, p[i], len[i]);
         at += len[i];
@@ -51,6 +52,112 @@ int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsig
     else
         o->head = o->tail = m;
     return 0;
+}
+
+/* segs: where a COALESCED message keeps its span lengths (after b, aligned). */
+static size_t *segs(const struct wmsg *m)
+{
+    size_t at = (m->real + sizeof(size_t) - 1) / sizeof(size_t) * sizeof(size_t);
+
+    return (size_t *)(void *)((unsigned char *)(uintptr_t)m->b + at);
+}
+
+size_t wire_span(const struct wmsg *m, size_t off, const unsigned char **src)
+{
+    const size_t *seg;
+    size_t at = 0, bat = 0;
+
+    if (m->nseg == 0) {
+        *src = off < m->real ? m->b + off : NULL;
+        return off < m->real ? m->real - off : m->len - off;
+    }
+    seg = segs(m);
+    for (unsigned i = 0; i < m->nseg; i++) {
+        if (off < at + seg[i]) {
+            *src = i % 2 == 0 ? m->b + bat + (off - at) : NULL;
+            return at + seg[i] - off;
+        }
+        at += seg[i];
+        bat += i % 2 == 0 ? seg[i] : 0;
+    }
+    *src = NULL;                /* past the spans: cannot happen (off < len) */
+    return m->len - off;
+}
+
+int wire_pend_add(struct wire_pend *p, const void *buf, size_t len, size_t payload)
+{
+    int mat = buf != NULL;
+
+    if (len == 0)
+        return 0;
+    if (p->len == 0)
+        p->t0 = simgrid_get_clock();
+    if (p->nseg == 0 && !mat) {
+        /* a message opening with SIZES: an empty materialised span first */
+        if (wire_pend_add(p, p, 0, 0) != 0)
+            return -ENOMEM;
+    }
+    if (p->nseg == 0 || (p->nseg % 2 == 1) != mat) {
+        if (p->nseg == p->segcap) {
+            unsigned cap = p->segcap ? 2 * p->segcap : 8;
+            size_t *seg = realloc(p->seg, cap * sizeof *seg);
+
+            if (!seg)
+                return -ENOMEM;
+            p->seg = seg;
+            p->segcap = cap;
+        }
+        p->seg[p->nseg++] = 0;
+    }
+    if (mat) {
+        if (p->real + len > p->cap) {
+            size_t cap = p->cap ? 2 * p->cap : 256;
+            unsigned char *b;
+
+            while (cap < p->real + len)
+                cap *= 2;
+            if (!(b = realloc(p->b, cap)))
+                return -ENOMEM;
+            p->b = b;
+            p->cap = cap;
+        }
+        memcpy(p->b + p->real, buf, len);
+        p->real += len;
+    }
+    p->seg[p->nseg - 1] += len;
+    p->len += len;
+    p->payload += payload;
+    return 0;
+}
+
+int wire_pend_flush(struct wire_out *o, struct wire_pend *p)
+{
+    unsigned nseg = p->nseg <= 2 ? 0 : p->nseg;  /* one materialised span, then SIZES */
+    size_t at = (p->real + sizeof(size_t) - 1) / sizeof(size_t) * sizeof(size_t);
+    struct wmsg *m;
+
+    if (p->len == 0)
+        return 0;
+    if (!(m = malloc(sizeof *m + at + nseg * sizeof(size_t))))
+        return -ENOMEM;
+    *m = (struct wmsg){ p->len, p->real, p->payload, p->t0, 0, -1, nseg, NULL };
+    if (p->real)
+        memcpy(m->b, p->b, p->real);
+    if (nseg)
+        memcpy(segs(m), p->seg, nseg * sizeof(size_t));
+    p->real = p->len = p->payload = 0;
+    p->nseg = 0;
+    sg_comm_detach(sg_mailbox_put_init(o->mb, m, o->local ? 0 : (long)(o->sizes ? m->payload
+                                                                                : m->len)),
+                   free);
+    return 0;
+}
+
+void wire_pend_free(struct wire_pend *p)
+{
+    free(p->b);
+    free(p->seg);
+    *p = (struct wire_pend){ 0 };
 }
 
 int wire_put_done(struct wire_out *o)
@@ -105,7 +212,7 @@ void wire_poison(const sg_mailbox_t *mbs, int n, const char *claim)
 
         if (!m)
             return;
-        *m = (struct wmsg){ len, len, 0, simgrid_get_clock(), 1, -1, NULL };
+        *m = (struct wmsg){ len, len, 0, simgrid_get_clock(), 1, -1, 0, NULL };
         memcpy(m->b, claim, len);
         sg_comm_detach(sg_mailbox_put_init(mbs[i], m, 0), free);
     }

@@ -5,8 +5,8 @@
  * stream), each simulated at its real size in bytes, frame headers
  * included. The server side (sim/ps_server.c) fills the protocol's
  * transport table (struct server_io) with it, so the server actor runs
- * common/ps/server*.c; the worker side (sim/ps_client.c) sends the PS
- * client's frames over it. Code: ps_wire.c.
+ * common/ps/server*.c; the worker side (sim/ps_client.c) fills the PS
+ * client's (struct ps_client_io, common/ps/client.h) with it. Code: ps_wire.c.
  *
  * A message between two actors on one host (a worker and its colocated
  * shard) is simulated at size 0: it never crosses the host's link (the
@@ -21,6 +21,15 @@
  * side down, or is gone (killed or failed, xport_sim.h FAULTS); b then
  * holds its claim, NUL-terminated ("" when killed or simply closed). It
  * goes detached (wire_poison): its reader may be gone.
+ *
+ * COALESCED (the worker's side, sim/ps_client.c): writes the client makes
+ * at one simulated instant and marks as one (PS_IO_MORE, client.h: a
+ * frame's header and its elements; the parts of one push) go as one
+ * message, as their bytes would travel back to back in one TCP stream.
+ * When SIZES spans fall between materialised ones (several frames of
+ * --payload sizes in one message), b holds the materialised spans one
+ * after the other and the message lists the spans (nseg). A reader takes
+ * a message's bytes span by span (wire_span).
  *
  * OWNERSHIP. A message is malloc'd by the sender (wire_send copies the
  * bytes) and freed by the receiver once read (wire_in_pop). The queue of
@@ -43,6 +52,10 @@ struct wmsg {
     double t0;                  /* when the sender wrote it (simulated time) */
     int eof;
     int tag;                    /* the sender's: a server's enum server_write, or -1 */
+    unsigned nseg;              /* 0: as above; else the stream is nseg spans, the
+                                   first materialised, then alternately SIZES and
+                                   materialised (several frames in one message:
+                                   COALESCED), their lengths after b (wire_span) */
     struct wmsg *next;          /* the sender's queue, then the receiver's */
     unsigned char b[];
 };
@@ -79,6 +92,33 @@ sg_mailbox_t wire_mailbox(int to_server, int s, int w);
  * 0 to a peer on the host. -ENOMEM, or 0. */
 int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsigned nb,
               size_t payload, int tag);
+
+/* wire_span: the bytes of m from stream offset off (< m->len) that are of
+ * one kind: returns how many, with *src their materialised bytes, or NULL
+ * for SIZES. */
+size_t wire_span(const struct wmsg *m, size_t off, const unsigned char **src);
+
+/* A message being written (COALESCED): its materialised bytes and its
+ * spans, grown by wire_pend_add, sent by wire_pend_flush. */
+struct wire_pend {
+    unsigned char *b;           /* the materialised bytes (owned) */
+    size_t real, cap;
+    size_t *seg;                /* span lengths, the first materialised (owned) */
+    unsigned nseg, segcap;
+    size_t len, payload;
+    double t0;                  /* the first write's time */
+};
+
+/* wire_pend_add: len more bytes of the stream (buf NULL: SIZES), payload
+ * of which are elements. -ENOMEM, or 0. */
+int wire_pend_add(struct wire_pend *p, const void *buf, size_t len, size_t payload);
+
+/* wire_pend_flush: what p holds as one message onto o, put at once and
+ * detached (its reader keeps one get posted, so the stream's messages
+ * still cross one after the other); p is empty again. -ENOMEM, or 0. */
+int wire_pend_flush(struct wire_out *o, struct wire_pend *p);
+
+void wire_pend_free(struct wire_pend *p);
 
 /* wire_put_done: o's put completed: the next queued message goes.
  * Returns the completed one's tag. */

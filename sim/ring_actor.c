@@ -98,7 +98,7 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
         if (rc == 0 && s >= j->c->warmup) {
             double now = simgrid_get_clock();
             struct metrics_step ms = { (uint64_t)s, now - t0, NAN, NAN, sl->bytes_in - in0,
-                                       sl->bytes_out - out0, now - ts };
+                                       sl->bytes_out - out0, now - ts, t0 };
             metrics_record_add(&sl->rec, &ms);
         }
     }

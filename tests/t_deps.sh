@@ -31,10 +31,11 @@ deps() { PATH=$f/bin PSR_DEPS_SYSROOT=$f/root /bin/sh "$d" "$@" > "$f/out" 2>&1;
 
 build_cmds="cc make pkg-config"
 build_pc="libuv libsodium"
-all_cmds="$build_cmds gnuplot pgrep ps tc ip mpirun mpicc chromium"
+all_cmds="$build_cmds gnuplot pgrep ps tc ip mpirun.openmpi mpicc.openmpi chromium"
+all_pc="$build_pc ompi-c simgrid"    # ompi-c: libopenmpi-dev (mpi.h)
 
 t_case deps-1.1 "non-root, everything present: make deps and each target exit 0, silent"
-machine 1000 "$all_cmds" "$build_pc simgrid" "stdio.h /usr/bin/time"
+machine 1000 "$all_cmds" "$all_pc" "stdio.h /usr/bin/time"
 for t in "" lab check bench sim build; do
     deps $t; rc=$?
     [ $rc = 0 ] || t_fail "deps.sh $t: exit $rc, want 0"
@@ -43,7 +44,7 @@ done
 [ -e "$f/apt.log" ] && t_fail "apt-get ran: $(cat "$f/apt.log")"
 t_end
 
-t_case deps-1.2 "non-root, only the lab's packages: lab passes without mpirun, mpicc, tc, pgrep, chromium, SimGrid"
+t_case deps-1.2 "non-root, only the lab's packages: lab passes without mpirun.openmpi, mpicc.openmpi, tc, pgrep, chromium, SimGrid"
 machine 1000 "$build_cmds gnuplot" "$build_pc" stdio.h
 deps lab; rc=$?
 [ $rc = 0 ] || t_fail "deps.sh lab: exit $rc, want 0: $(cat "$f/out")"
@@ -80,7 +81,7 @@ deps lab; rc=$?
 [ $rc = 0 ] || t_fail "deps.sh lab as root: exit $rc: $(cat "$f/out")"
 grep -q '^install -y -qq --no-install-recommends libuv1-dev gnuplot-nox$' "$f/apt.log" ||
     t_fail "apt-get log: $(cat "$f/apt.log")"
-machine 0 "$build_cmds gnuplot pgrep ps tc ip mpirun mpicc" "$build_pc" stdio.h
+machine 0 "$build_cmds gnuplot pgrep ps tc ip mpirun.openmpi mpicc.openmpi" "$build_pc ompi-c" stdio.h
 deps check; rc=$?
 [ $rc = 0 ] || t_fail "deps.sh check as root: exit $rc: $(cat "$f/out")"
 cat "$f/apt.log"
@@ -94,7 +95,7 @@ printf '#!/bin/sh\n[ "$1" = update ] && exit 0\nexit 100\n' > "$f/bin/apt-get"
 deps lab; rc=$?
 [ $rc = 1 ] || t_fail "exit $rc, want 1"
 grep -q 'run: apt-get install -y libuv1-dev$' "$f/out" || t_fail "output: $(cat "$f/out")"
-machine 0 "$all_cmds" "$build_pc simgrid" "stdio.h /usr/bin/time"
+machine 0 "$all_cmds" "$all_pc" "stdio.h /usr/bin/time"
 rm "$f/bin/chromium"
 printf '#!/bin/sh\n[ "$1" = update ] && exit 0\nexit 100\n' > "$f/bin/apt-get"
 deps check; rc=$?

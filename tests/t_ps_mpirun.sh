@@ -1,5 +1,5 @@
 # t_ps_mpirun.sh -- the parameter server's workers under Open MPI's
-# mpirun: MPI rank r is worker rank r, the world size is K (from
+# mpirun.openmpi: MPI rank r is worker rank r, the world size is K (from
 # OMPI_COMM_WORLD_RANK/_SIZE, no --rank/--world flags), the server runs
 # outside mpirun and is found by its address. The recipe of
 # ps_worker/README.md, checked against the big-batch reference.
@@ -10,16 +10,16 @@ if [ ! -x "$PSR_BIN/ps_server" ] || [ ! -x "$PSR_BIN/ps_worker" ]; then
     t_skip ps-mpirun-1.1 "workers under mpirun" "no ps_server/ps_worker in $PSR_BIN"
     t_exit
 fi
-if ! command -v mpirun >/dev/null; then
-    t_skip ps-mpirun-1.1 "workers under mpirun" "mpirun not installed (apt-get install openmpi-bin)"
+if ! command -v mpirun.openmpi >/dev/null; then
+    t_skip ps-mpirun-1.1 "workers under mpirun" "mpirun.openmpi not installed (apt-get install openmpi-bin)"
     t_exit
 fi
 
-t_case ps-mpirun-1.1 "mpirun -np 4 ps_worker: ranks from Open MPI, weights == big batch within 1e-12"
+t_case ps-mpirun-1.1 "mpirun.openmpi -np 4 ps_worker: ranks from Open MPI, weights == big batch within 1e-12"
 "$PSR_BIN/reference" --steps 5 --weights-out "$T_TMP/ref" >/dev/null 2>"$T_TMP/ref.err" \
     || t_fail "reference: $(cat "$T_TMP/ref.err")"
 # The job's secret travels to the server by the environment and to the
-# workers with mpirun -x (docs/security.md).
+# workers with mpirun.openmpi -x (docs/security.md).
 export PSRING_SECRET=ps-mpirun-secret-0123456789abcdef
 setsid timeout -s KILL 120 "$PSR_BIN/ps_server" --listen 127.0.0.1:0 --port-file "$T_TMP/port" \
     --workers 4 --steps 5 --timeout 20 >"$T_TMP/srv.out" 2>"$T_TMP/srv.err" </dev/null &
@@ -34,7 +34,7 @@ else
     # Root needs --allow-run-as-root; --oversubscribe: 4 ranks on 2 cores.
     asroot=""
     [ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
-    job 120 mpirun $asroot --oversubscribe -np 4 -x PSRING_SECRET \
+    job 120 mpirun.openmpi $asroot --oversubscribe -np 4 -x PSRING_SECRET \
         "$PSR_BIN/ps_worker" --server "127.0.0.1:$port" --steps 5 --timeout 20 \
         --weights-out "$T_TMP/w"
     expect_rc 0

@@ -1,6 +1,6 @@
 # t_ring_train.sh -- the ring trains and benchmarks as real processes on
 # 127.0.0.1: 4 ranks through experiments/launch.sh (port 0 + port file),
-# and 4 ranks under Open MPI's mpirun (rank and world from the
+# and 4 ranks under Open MPI's mpirun.openmpi (rank and world from the
 # environment, the coordinator from MASTER_ADDR/MASTER_PORT). Every rank
 # ends with bit-identical weights, within 1e-12 relative of the
 # single-process big-batch run (bin/reference) for linreg f64, exactly for
@@ -95,10 +95,10 @@ done
     >"$T_TMP/sweep.csv" 2>&1 || t_fail "psr_merge of one size: $(cat "$T_TMP/sweep.csv")"
 t_end
 
-if ! command -v mpirun >/dev/null; then
-    t_skip ring-train-1.6 "ring under mpirun" "mpirun not installed (apt-get install openmpi-bin)"
+if ! command -v mpirun.openmpi >/dev/null; then
+    t_skip ring-train-1.6 "ring under mpirun" "mpirun.openmpi not installed (apt-get install openmpi-bin)"
 else
-    t_case ring-train-1.6 "mpirun -np 4: ranks from Open MPI, coordinator from MASTER_ADDR/PORT, == launch.sh's weights"
+    t_case ring-train-1.6 "mpirun.openmpi -np 4: ranks from Open MPI, coordinator from MASTER_ADDR/PORT, == launch.sh's weights"
     asroot=""
     [ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
     # mpirun starts every rank at once, so rank 0 cannot pick port 0: take
@@ -108,7 +108,7 @@ else
     tries=0
     while :; do
         MASTER_PORT=$(( 20000 + ($$ * 7 + tries * 1237) % 10000 ))
-        job 120 mpirun $asroot --oversubscribe -np 4 -x MASTER_ADDR -x MASTER_PORT -x PSRING_SECRET \
+        job 120 mpirun.openmpi $asroot --oversubscribe -np 4 -x MASTER_ADDR -x MASTER_PORT -x PSRING_SECRET \
             "$PSR_BIN/ring_worker" --steps 20 --timeout 10 --weights-out "$T_TMP/mpi.w"
         tries=$((tries + 1))
         grep -q 'Address already in use' "$T_TMP/err" && [ $tries -lt 4 ] || break
@@ -121,7 +121,7 @@ else
     done
     t_ranks_same 4 "$T_TMP/mpi.w"
     # The same K, the same ring order: the same bits as the launch.sh run.
-    cmp -s "$T_TMP/mpi.w.0" "$T_TMP/lin.w.0" || t_fail "mpirun weights differ from launch.sh's"
+    cmp -s "$T_TMP/mpi.w.0" "$T_TMP/lin.w.0" || t_fail "mpirun.openmpi weights differ from launch.sh's"
     t_end
 fi
 

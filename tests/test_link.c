@@ -99,12 +99,24 @@ static void t_piece(void)
 {
     struct link l;
 
-    T_CASE("link-1.2", "piece = max(4 KiB, B * 250 us) <= 16 MiB; no burst state");
+    T_CASE("link-1.2", "piece = min(max(4 KiB, B * 1 ms), max(64 KiB, B * 250 us)) <= 16 MiB; "
+           "no burst state");
     for (size_t i = 0; i < NRATES; i++) {
-        double b = rates[i], want = fmax(LINK_PIECE_MIN, b * LINK_PIECE_S);
+        double b = rates[i], want = fmin(fmax(LINK_PIECE_MIN, b * LINK_PIECE_S),
+                                         fmax(LINK_PIECE_CAP, b * LINK_PIECE_FAST_S));
         T_EQ_I(link_init(&l, b, 0.0), 0);
         T_NEAR((double)link_piece(&l), want, 1.0);
     }
+    /* The three regimes, by hand: 8 Mbit/s (the floor), 500 Mbit/s (1 ms
+     * of wire), 1 Gbit/s (the 64 KiB cap), 10 Gbit/s (250 us of wire). */
+    T_EQ_I(link_init(&l, 1e6, 0.0), 0);
+    T_EQ_U(link_piece(&l), 4096);
+    T_EQ_I(link_init(&l, 62.5e6, 0.0), 0);
+    T_EQ_U(link_piece(&l), 62500);
+    T_EQ_I(link_init(&l, 125e6, 0.0), 0);
+    T_EQ_U(link_piece(&l), 65536);
+    T_EQ_I(link_init(&l, 1.25e9, 0.0), 0);
+    T_EQ_U(link_piece(&l), 312500);
     T_EQ_I(link_init(&l, 1e15, 0.0), 0);
     T_EQ_U(link_piece(&l), LINK_PIECE_MAX);
     T_EQ_I(link_init(&l, 0.0, 1e-3), 0);

@@ -34,7 +34,8 @@ static void rec_make(struct metrics_record *r, const char *system, const char *r
         struct metrics_step s = { .step = 2 + i, .combine_s = combine ? combine[i] : NAN,
                                   .ingress_s = ingress ? ingress[i] : NAN,
                                   .egress_s = ingress ? ingress[i] / 2 : NAN,
-                                  .bytes_in = bin, .bytes_out = bout, .step_s = NAN };
+                                  .bytes_in = bin, .bytes_out = bout, .step_s = NAN,
+                                  .enter_t = NAN };
         metrics_record_add(r, &s);
     }
 }
@@ -110,6 +111,25 @@ static void test_record_file(void)
     T_TRUE(isnan(back.steps[0].step_s));
     metrics_record_free(&back);
 
+    T_CASE("metrics-2.7", "enter_t and the clock id round-trip; a record without them (older) "
+           "reads NaN and \"\"; a new record is on this machine's boot clock");
+    T_TRUE(r.clock_id[0] != '\0');               /* the boot id, from rec_make's init */
+    snprintf(r.clock_id, sizeof r.clock_id, "boot-a");
+    r.steps[0].enter_t = 1234.5;
+    T_EQ_I(metrics_record_write(&r, path, err), 0);
+    T_EQ_I(metrics_record_read(&back, path, err), 0);
+    T_STR(back.clock_id, "boot-a");
+    T_EQ_D(back.steps[0].enter_t, 1234.5);
+    T_TRUE(isnan(back.steps[1].enter_t));
+    metrics_record_free(&back);
+    f = fopen(path, "w");
+    fputs("psring-record 1\nsystem ring\nrole rank\nrank 0\nworld 2\nstep 2 0.1 - - 5 5 0.2\n", f);
+    fclose(f);
+    T_EQ_I(metrics_record_read(&back, path, err), 0);
+    T_STR(back.clock_id, "");
+    T_TRUE(isnan(back.steps[0].enter_t));
+    metrics_record_free(&back);
+
     T_CASE("metrics-4.1", "ttt_s and wait_s round-trip; absent (an older record, or none) reads NaN; a negative one is refused");
     T_TRUE(isnan(r.ttt_s) && isnan(r.wait_s));    /* metrics_record_init: none */
     T_EQ_I(metrics_record_write(&r, path, err), 0);
@@ -154,7 +174,9 @@ static void test_record_file(void)
         "psring-record 2\nsystem ps\nworld 2\n",
         "psring-record 1\nsystem ps\nworld 2\nstep 1 0.1 - -\n",
         "psring-record 1\nsystem ps\nworld 2\nstep 1 abc - - 1 1\n",
-        "psring-record 1\nsystem ps\nworld 2\nstep 1 0.1 - - 1 1 7 8\n",
+        "psring-record 1\nsystem ps\nworld 2\nstep 1 0.1 - - 1 1 7 8 9\n",
+        "psring-record 1\nsystem ps\nworld 2\nstep 1 0.1 - - 1 1 7 abc\n",
+        "psring-record 1\nsystem ps\nworld 2\nclock 0123456789012345678901234567890123456789\n",
         "psring-record 1\nsystem ps\nworld 2\nstep 1 0.1 - - 1 1 abc\n",
         "psring-record 1\nsystem ps\nworld two\n",
         "psring-record 1\nsystem ps\nworld 2\nbogus 1\n",
@@ -217,6 +239,42 @@ static void test_merge(void)
     T_STR(row.bound_by, "link");                   /* 0.30 s vs ~0.01 s: no matter */
     T_TRUE(isnan(row.machine_busy));               /* no samples in the records */
     T_NEAR(row.job_busy, 0.1, 1e-12);
+
+    T_CASE("metrics-3.10", "LAST ENTRY: with enter times on one clock, a step's combine is timed "
+           "from the last process to enter; on two clocks, or without them, the slowest as before");
+    for (int i = 0; i < 2; i++)
+        metrics_record_free(&recs[i]);
+    {
+        /* Rank 0 enters 0.05 s before rank 1 and waits for it: its 0.15 s
+         * all-reduce is 0.10 s of collective after the last entry. */
+        const double c0[3] = { 0.15, 0.12, 0.20 }, c1[3] = { 0.10, 0.11, 0.09 };
+        const double e0[3] = { 10.00, 11.00, 12.00 }, e1[3] = { 10.05, 11.00, 12.10 };
+        rec_make(&recs[0], "ring", "rank", 0, 2, c0, NULL, 3, 7, 7);
+        rec_make(&recs[1], "ring", "rank", 1, 2, c1, NULL, 3, 7, 7);
+        for (int s = 0; s < 3; s++) {
+            recs[0].steps[s].enter_t = e0[s];
+            recs[1].steps[s].enter_t = e1[s];
+        }
+        snprintf(recs[0].clock_id, sizeof recs[0].clock_id, "boot-a");
+        snprintf(recs[1].clock_id, sizeof recs[1].clock_id, "boot-a");
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        /* per step: max(0.15 - 0.05, 0.10) = 0.10; max(0.12, 0.11) = 0.12;
+         * max(0.20 - 0.10, 0.09) = 0.10 -> median 0.10, max 0.12 */
+        T_NEAR(row.time_s, 0.10, 1e-12);
+        T_NEAR(row.time_max_s, 0.12, 1e-12);
+        snprintf(recs[1].clock_id, sizeof recs[1].clock_id, "boot-b");   /* two machines */
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_NEAR(row.time_s, 0.15, 1e-12);          /* the slowest: 0.15 0.12 0.20 */
+        snprintf(recs[1].clock_id, sizeof recs[1].clock_id, "boot-a");
+        recs[1].steps[0].enter_t = NAN;           /* a step without it: that step as before */
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_NEAR(row.time_min_s, 0.10, 1e-12);
+        T_NEAR(row.time_max_s, 0.15, 1e-12);
+        for (int i = 0; i < 2; i++)
+            metrics_record_free(&recs[i]);
+        rec_make(&recs[0], "ring", "rank", 0, 2, r0, NULL, 3, 1000000, 1000000);
+        rec_make(&recs[1], "ring", "rank", 1, 2, r1, NULL, 3, 7, 7);
+    }
 
     T_CASE("metrics-3.8", "--coll records: coll round-trips, busbw uses its factor, model_s its formula");
     {

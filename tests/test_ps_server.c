@@ -17,6 +17,12 @@
  *   ps-server-1.5  a worker lost mid-step: the run fails (exit 1), the
  *                  other worker is sent ERROR and shut down (linger), the
  *                  tick closes it
+ *   ps-server-1.6  the machine through the table (struct server_machine):
+ *                  a fake CPU clock and fake load samples are what the
+ *                  record's cpu_s, wall_s, machine0 and machine1 hold, the
+ *                  fake peak RSS is the last line's, the test hook is
+ *                  called once per applied step
+ *   ps-server-1.7  ... and in async (server_mode.c's end of the timed part)
  */
 #include <errno.h>
 #include <math.h>
@@ -59,6 +65,12 @@ struct fake {
     double timer_at;                /* the earliest timer_want since cleared */
     int over_calls;
     unsigned over_nconns;
+    /* the made-up machine (struct server_machine) */
+    double cpu;                     /* what cpu_s returns */
+    int loads;                      /* load calls: sample i has total 1000 (i + 1) */
+    int kills;                      /* test_kill calls ... */
+    uint64_t kill_step;             /* ... and the last one's step */
+    char last[256];                 /* the last log line (log_sink) */
 };
 
 static struct fake fk;
@@ -152,12 +164,55 @@ static const char *io_strerror(int code)
     return strerror(-code);
 }
 
+/* The made-up machine: values no real machine gives at these calls, so
+ * that finding them in the record shows the protocol read them here. */
+static double machine_cpu_s(const struct server *srv)
+{
+    (void)srv;
+    return fk.cpu;
+}
+
+static void machine_load(const struct server *srv, struct hostload_sample *s)
+{
+    (void)srv;
+    fk.loads++;
+    *s = (struct hostload_sample){ .ok = 1, .total = 1000u * (unsigned)fk.loads,
+                                   .busy = 7u * (unsigned)fk.loads, .running = fk.loads,
+                                   .wait_ns = 42 * fk.loads };
+}
+
+static double machine_peak_rss_mib(const struct server *srv)
+{
+    (void)srv;
+    return 12.5;
+}
+
+static void machine_test_kill(struct server *srv, uint64_t step)
+{
+    (void)srv;
+    fk.kills++;
+    fk.kill_step = step;
+}
+
+static const struct server_machine fake_machine = {
+    .cpu_s = machine_cpu_s, .load = machine_load, .peak_rss_mib = machine_peak_rss_mib,
+    .test_kill = machine_test_kill,
+};
+
 static const struct server_io fake_io = {
     .now = io_now, .try_write = io_try_write, .write = io_write,
     .read_start = io_read_start, .read_stop = io_read_stop, .shutdown = io_shutdown,
     .close = io_close, .timer_want = io_timer_want, .over = io_over,
-    .strerror = io_strerror,
+    .strerror = io_strerror, .machine = &fake_machine,
 };
+
+/* keep_line: the protocol's log lines (log_sink): the run's last line
+ * with its peak RSS kept. */
+static void keep_line(const char *msg)
+{
+    if (strstr(msg, "peak RSS"))
+        snprintf(fk.last, sizeof fk.last, "%s", msg);
+}
 
 /* complete: the queued write of slot on f goes out in full. */
 static void complete(struct fconn *f, enum server_write slot)
@@ -182,9 +237,10 @@ static void closes(void)
 
 /* ------------------------------------------------------------- set-up */
 
-/* server_make: what ps_server/setup.c builds from the flags, by hand: K
- * workers, synthetic f64 n = 10, B = 8, `steps` steps, sync, no link. */
-static int server_make(int steps)
+/* server_make_mode: what ps_server/setup.c builds from the flags, by hand: K
+ * workers, synthetic f64 n = 10, B = 8, `steps` steps, sync (or `mode`),
+ * no link. */
+static int server_make_mode(int steps, int mode)
 {
     struct server *srv = &fk.srv;
     char err[ERR_LEN];
@@ -199,6 +255,7 @@ static int server_make(int steps)
     srv->f.c.target_loss = NAN;
     srv->f.local_worker = -1;
     srv->f.shard_s = 1;
+    srv->f.mode_cfg.kind = mode;
     srv->k = K;
     srv->es = sizeof(double);
     srv->timeout = 5.0;
@@ -210,7 +267,9 @@ static int server_make(int steps)
                                       .steps = (uint64_t)steps };
     if (store_init(&srv->store, &(struct store_cfg){ .n = N, .dtype = DTYPE_F64, .world = K,
                                                      .lr = LR, .batch = 8, .count_max = 8,
-                                                     .batch_what = "B" }, err) != 0 ||
+                                                     .batch_what = "B",
+                                                     .per_worker = mode != MODE_SYNC },
+                   err) != 0 ||
         link_setup(&srv->link, 0, 0, NULL, err) != 0 ||
         mode_init(&srv->mode, &srv->f.mode_cfg, K, 0, err) != 0) {
         printf("     %s\n", err);
@@ -319,20 +378,26 @@ static void weights_ok(const struct proto_header *h, const unsigned char *p)
         T_EQ_D(proto_get_f64(p + j * sizeof(double)), -(double)(j + 1) / 8.0);
 }
 
-/* joined: the server made for `steps` steps, then every worker joined and
- * its WELCOME for step 0 read (OUT: at[i], past it in worker i's bytes). */
-static void joined(int steps, size_t at[K])
+/* joined: the server made for `steps` steps (sync, or `mode`), then every
+ * worker joined and its WELCOME for step 0 read (OUT: at[i], past it in
+ * worker i's bytes). */
+static void joined_mode(int steps, int mode, size_t at[K])
 {
     struct proto_header h;
     const unsigned char *p;
 
-    T_EQ_I(server_make(steps), 0);
+    T_EQ_I(server_make_mode(steps, mode), 0);
     for (int i = 0; i < K; i++) {
         at[i] = join(i);
         T_EQ_I(frame_at(i, &at[i], &h, &p), 0);
         T_EQ_U(h.type, PROTO_WELCOME);
         T_EQ_U(h.step, 0);
     }
+}
+
+static void joined(int steps, size_t at[K])
+{
+    joined_mode(steps, MODE_SYNC, at);
 }
 
 /* ------------------------------------------------------------- cases */
@@ -427,10 +492,81 @@ static void t_slow_socket(void)
     T_END();
 }
 
+/* timed_step: the one step of a 1-step run, both workers pushing, with
+ * the made-up CPU clock at 3.0 s when the first push comes (the timed
+ * part begins) and 4.25 s when the second does (in sync its weights go
+ * out at once: the timed part ends), the wall clock 2 s later; then both
+ * say BYE, and the run ends. */
+static void timed_step(void)
+{
+    fk.cpu = 3.0;
+    push(0, 0);
+    fk.cpu = 4.25;
+    fk.t += 2.0;
+    push(1, 0);
+    bye(0, 1);
+    bye(1, 1);
+}
+
+/* machine_ok: what timed_step leaves in the record: the fake clock's
+ * 1.25 s, the wall clock's 2 s, the first and second load samples. */
+static void machine_ok(void)
+{
+    const struct metrics_record *r = &fk.srv.rec;
+
+    T_EQ_D(r->cpu_s, 1.25);
+    T_EQ_D(r->wall_s, 2.0);
+    T_EQ_I(fk.loads, 2);
+    T_EQ_I(r->machine0.ok, 1);
+    T_EQ_U(r->machine0.total, 1000);
+    T_EQ_U(r->machine0.busy, 7);
+    T_EQ_I(r->machine0.running, 1);
+    T_EQ_I(r->machine0.wait_ns, 42);
+    T_EQ_U(r->machine1.total, 2000);
+    T_EQ_I(r->machine1.running, 2);
+}
+
+static void t_machine(void)
+{
+    size_t at[K];
+
+    T_CASE("ps-server-1.6", "the machine through the table: a fake CPU clock and load "
+           "samples in the record's cpu_s, wall_s, machine0/1; the fake peak RSS in the "
+           "last line; the test hook once per applied step");
+    joined(1, at);
+    log_sink(keep_line);
+    timed_step();
+    T_EQ_I(fk.srv.over, 1);
+    T_EQ_I(fk.srv.exit_code, 0);
+    machine_ok();
+    T_EQ_I(fk.kills, 1);
+    T_EQ_U(fk.kill_step, 0);
+    closes();
+    T_EQ_I(server_end(&fk.srv), 0);
+    log_sink(NULL);
+    T_HAS(fk.last, "peak RSS 12.5 MiB");
+    T_HAS(fk.last, "all 2 workers done after 1 steps");
+    server_free(&fk.srv);
+    T_END();
+
+    T_CASE("ps-server-1.7", "async: the timed part ends when every worker has pushed the "
+           "last step (server_mode.c), read through the same table");
+    joined_mode(1, MODE_ASYNC, at);
+    timed_step();
+    T_EQ_I(fk.srv.exit_code, 0);
+    machine_ok();
+    T_EQ_I(fk.kills, 0);            /* async applies no server step (resume.h) */
+    closes();
+    T_EQ_I(server_end(&fk.srv), 0);
+    server_free(&fk.srv);
+    T_END();
+}
+
 int main(void)
 {
     log_init("test_ps_server", 0);
     t_join_and_step();
     t_slow_socket();
+    t_machine();
     return t_done();
 }

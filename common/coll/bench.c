@@ -203,7 +203,7 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     rec.machine0 = machine[0];
     rec.machine1 = machine[1];
     for (int i = 0; i < cfg->iters; i++) {
-        struct metrics_step s = { (uint64_t)i, dt[i], NAN, NAN, bin[i], bout[i], NAN };
+        struct metrics_step s = { (uint64_t)i, dt[i], NAN, NAN, bin[i], bout[i], NAN, NAN };
         metrics_record_add(&rec, &s);
     }
     if (cfg->minbytes == cfg->maxbytes || cfg->maxbytes / cfg->minbytes < (uint64_t)cfg->stepfactor)

@@ -144,14 +144,14 @@ static void log_memory(const struct train_cfg *cfg, const struct step *d)
 }
 
 /* record: a timed step into *rec: the all-reduce time, the whole step's,
- * the link's bytes. */
-static void record(const struct train_cfg *cfg, struct metrics_record *rec, int s, double comm,
-                   double whole, uint64_t in0, uint64_t out0)
+ * the link's bytes, when the all-reduce began (metrics.h, LAST ENTRY). */
+static void record(const struct train_cfg *cfg, struct metrics_record *rec, int s,
+                   const struct step_times *t, uint64_t in0, uint64_t out0)
 {
     struct metrics_step st = {
-        .step = (uint64_t)s, .combine_s = comm, .ingress_s = NAN, .egress_s = NAN,
+        .step = (uint64_t)s, .combine_s = t->comm, .ingress_s = NAN, .egress_s = NAN,
         .bytes_in = cfg->link->bytes_in - in0, .bytes_out = cfg->link->bytes_out - out0,
-        .step_s = whole,
+        .step_s = t->step, .enter_t = t->enter > 0.0 ? t->enter : NAN,
     };
     metrics_record_add(rec, &st);
 }
@@ -272,7 +272,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
             last_log = clock_src_now(clk);
         }
         if (s >= c->warmup) {
-            record(cfg, rec, s, r.t.comm, r.t.step, in0, out0);
+            record(cfg, rec, s, &r.t, in0, out0);
             if (!isnan(tw.wait))
                 metrics_wait_add(&wt, tw.wait);
         }

@@ -90,6 +90,7 @@ static void ex_unlock(void *m) { sg_mutex_unlock(m); }
 static void *ex_cond_new(void) { return sg_cond_init(); }
 static void ex_cond_free(void *c) { sg_cond_destroy(c); }
 static void ex_wait(void *c, void *m) { sg_cond_wait(c, m); }
+static int ex_wait_for(void *c, void *m, double s) { return sg_cond_wait_for(c, m, s) != 0; }
 static void ex_broadcast(void *c) { sg_cond_notify_all(c); }
 
 struct ex_start {
@@ -137,7 +138,7 @@ static void ex_join(void *handle)
 
 const struct overlap_exec xport_sim_exec = {
     ex_mutex_new, ex_mutex_free, ex_lock, ex_unlock, ex_cond_new, ex_cond_free,
-    ex_wait, ex_broadcast, ex_start, ex_join,
+    ex_wait, ex_wait_for, ex_broadcast, ex_start, ex_join,
 };
 
 void xport_sim_mailbox_name(char *buf, size_t len, int to, int from)

@@ -55,9 +55,28 @@ double metrics_wait_mean(const struct metrics_wait *w)
     return w->n ? w->sum / (double)w->n : NAN;
 }
 
+/* clock_id_read: this machine's boot id (LAST ENTRY: CLOCK_MONOTONIC is
+ * one clock per boot, shared by every process and network namespace of
+ * the kernel); "" when it cannot be read. */
+static void clock_id_read(char *out)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    char buf[METRICS_CLOCK_LEN] = "";
+
+    out[0] = '\0';
+    if (!f)
+        return;
+    if (fgets(buf, sizeof buf, f)) {
+        buf[strcspn(buf, " \t\n")] = '\0';
+        snprintf(out, METRICS_CLOCK_LEN, "%s", buf);
+    }
+    fclose(f);
+}
+
 int metrics_record_init(struct metrics_record *r, size_t cap)
 {
     memset(r, 0, sizeof *r);
+    clock_id_read(r->clock_id);
     r->rank = -1;
     r->ttt_s = r->wait_s = NAN;
     r->link_span_s = r->link_idle_s = NAN;
@@ -142,6 +161,8 @@ int metrics_record_write(const struct metrics_record *r, const char *path, char 
         outfile_printf(f, "link_span_s %.9g\nlink_idle_s %.9g\n", r->link_span_s, r->link_idle_s);
     put_wait(f, "wait0", &r->machine0);
     put_wait(f, "wait1", &r->machine1);
+    if (r->clock_id[0])
+        outfile_printf(f, "clock %s\n", r->clock_id);
     for (size_t i = 0; i < r->nsteps; i++) {
         const struct metrics_step *s = &r->steps[i];
         outfile_printf(f, "step %llu", (unsigned long long)s->step);
@@ -151,6 +172,7 @@ int metrics_record_write(const struct metrics_record *r, const char *path, char 
         outfile_printf(f, " %llu %llu", (unsigned long long)s->bytes_in,
                        (unsigned long long)s->bytes_out);
         put_time(f, s->step_s);
+        put_time(f, s->enter_t);
         outfile_printf(f, "\n");
     }
     return outfile_end(f, err);
@@ -210,16 +232,18 @@ static int read_line(struct metrics_record *r, char *line)
         return -1;
     if (strcmp(key, "step") == 0) {
         struct metrics_step s;
-        char *t[6];
+        char *t[7];
         for (int i = 0; i < 5; i++)
             if (!(t[i] = strtok_r(NULL, " \t\n", &save)))
                 return -1;
         t[5] = strtok_r(NULL, " \t\n", &save);      /* STEP_S: optional */
-        s.step_s = NAN;
-        if ((t[5] && strtok_r(NULL, " \t\n", &save)) || tok_u64(v, &s.step) ||
+        t[6] = t[5] ? strtok_r(NULL, " \t\n", &save) : NULL;   /* ENTER_T: optional */
+        s.step_s = s.enter_t = NAN;
+        if ((t[6] && strtok_r(NULL, " \t\n", &save)) || tok_u64(v, &s.step) ||
             tok_double(t[0], &s.combine_s) || tok_double(t[1], &s.ingress_s) ||
             tok_double(t[2], &s.egress_s) || tok_u64(t[3], &s.bytes_in) ||
-            tok_u64(t[4], &s.bytes_out) || (t[5] && tok_double(t[5], &s.step_s)))
+            tok_u64(t[4], &s.bytes_out) || (t[5] && tok_double(t[5], &s.step_s)) ||
+            (t[6] && tok_double(t[6], &s.enter_t)))
             return -1;
         if (r->nsteps == r->cap) {
             size_t cap = r->cap ? 2 * r->cap : 64;
@@ -261,6 +285,12 @@ static int read_line(struct metrics_record *r, char *line)
     if (strcmp(key, "rank") == 0) return tok_int(v, &r->rank);
     if (strcmp(key, "world") == 0) return tok_int(v, &r->world);
     if (strcmp(key, "ncpu") == 0) return tok_int(v, &r->ncpu);
+    if (strcmp(key, "clock") == 0) {
+        if (strlen(v) >= sizeof r->clock_id)
+            return -1;
+        strcpy(r->clock_id, v);
+        return 0;
+    }
     if (strcmp(key, "bytes") == 0) {
         if (tok_u64(v, &u))
             return -1;
@@ -308,6 +338,7 @@ int metrics_record_read(struct metrics_record *r, const char *path, char *err)
     rc = metrics_record_init(r, 64);
     if (rc)
         return rc;
+    r->clock_id[0] = '\0';             /* the file's, not this machine's */
     f = fopen(path, "r");
     if (!f) {
         int e = errno;

@@ -12,8 +12,9 @@
  *
  * MERGE RULES
  *   time_s      per step, the slowest worker/rank's combine time (PS: push
- *               start to pull end; ring: the all-reduce); then the median
- *               over steps; time_min_s / time_max_s: min / max over steps.
+ *               start to pull end; ring: the all-reduce) from the LAST
+ *               ENTRY (below); then the median over steps; time_min_s /
+ *               time_max_s: min / max over steps.
  *   ingress_s   PS only: per step the slowest server's first-pushed-byte to
  *   egress_s    last (first-pulled-byte to last), median over steps.
  *   algbw       bytes / time_s.
@@ -90,7 +91,7 @@
  *               (docs/link.md, UTILIZATION): a ring rank's egress over
  *               its all-reduce calls (a step's latency is bytes in
  *               flight: busy), a server's both directions over its
- *               steps, from its first push's bytes to its last
+ *               steps, from the last worker's first push to its last
  *               weights' arrival (sync mode). Empty without a bandwidth
  *               limit or without such a record (NCCL, the simulator,
  *               async modes, the GPU-staged ring).
@@ -103,6 +104,17 @@
  *               part of a training run holds its compute too. Empty when
  *               no record has cpu_s > 0 and bytes (the simulator, NCCL).
  *   A field that does not apply is empty (NaN in memory).
+ * LAST ENTRY. A combine cannot start before its last process enters it,
+ *   and the model (model.h) times it from there. Processes that finished
+ *   their backward pass (or the check before it) earlier enter earlier and
+ *   wait; that wait is compute skew, not the collective's time, and is
+ *   wait_s's. So when every worker/rank record of a step carries enter_t
+ *   on one clock (the same clock_id), the step's combine time is
+ *   max over processes of (combine_s - (E - enter_t)), E the latest
+ *   enter_t: with one combine per step, the last process to leave, timed
+ *   from the last to enter. Otherwise (records from several machines,
+ *   --bench, older records) the slowest combine_s as before. On 16 idle
+ *   cores (docs/link.md) the skew was 1.2-1.7x of the ring's model.
  *
  * WAIT (struct metrics_wait; docs/design.md, Metrics). Per worker and
  * timed step, how long it waited for the others:
@@ -144,10 +156,11 @@
  *        MERGE RULES: link_util)
  *   wait0 NS | wait1 NS   (optional: the process's run delay at those
  *        samples, hostload.h wait_ns; left out when unknown)
- *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT [STEP_S]
+ *   clock ID   (optional: clock_id, the clock enter_t is on)
+ *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT [STEP_S [ENTER_T]]
  *        (repeated; a time that does not apply is written as -; STEP_S,
- *        the whole step, is always written, and a record without it, an
- *        older one, still reads: NaN)
+ *        the whole step, and ENTER_T are always written, and a record
+ *        without them, an older one, still reads: NaN)
  */
 #ifndef METRICS_H
 #define METRICS_H
@@ -160,6 +173,7 @@
 
 #define METRICS_NAME_LEN 16
 #define METRICS_MAX_STEPS 1000000
+#define METRICS_CLOCK_LEN 40
 #define METRICS_SW_UTIL 0.95    /* link_util below this: bound_by "sw" (MERGE RULES) */
 
 struct metrics_stats {
@@ -177,8 +191,11 @@ struct metrics_step {
     double egress_s;
     uint64_t bytes_in, bytes_out;
     double step_s;         /* the whole step; NaN: not recorded (the server,
-                              --bench, the simulator). Last, so that a
-                              positional initializer must name it: set it */
+                              --bench) */
+    double enter_t;        /* when the process entered the step's first
+                              combine, on its clock (clock_id): LAST ENTRY.
+                              NaN: not recorded. Last, so that a positional
+                              initializer must name it: set it */
 };
 
 struct metrics_record {
@@ -194,6 +211,10 @@ struct metrics_record {
     double ttt_s, wait_s;              /* MERGE RULES; NaN (metrics_record_init): none */
     double link_span_s, link_idle_s;   /* MERGE RULES: link_util; NaN: none */
     int ncpu;                          /* CPUs online on this host */
+    char clock_id[METRICS_CLOCK_LEN];  /* whose clock enter_t is on: the
+                                          kernel's boot id (CLOCK_MONOTONIC
+                                          is one clock per boot), "sim"
+                                          for the simulator's; "": unknown */
     struct hostload_sample machine0, machine1;  /* start / end of the timed
                                                    steps; .ok 0: none */
     size_t nsteps, cap;

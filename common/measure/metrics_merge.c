@@ -77,7 +77,7 @@ static void machine_verdict(const struct metrics_record *recs, size_t n, double 
  * MERGE RULES), after machine_verdict: "sw" replaces only "link". The
  * model's own idle on every span a record measures is 0 (a ring step's
  * latency is bytes in flight, counted busy; a server's span starts at
- * its first push's bytes and ends at its weights' arrival), so a
+ * the last worker's first push and ends at its weights' arrival), so a
  * record's utilization is 1 - idle / span. */
 static void link_and_cost(const struct metrics_record *recs, size_t n, struct metrics_row *row)
 {
@@ -233,6 +233,25 @@ static void series_free(struct merge_series *z)
     free(z->bout);
 }
 
+/* last_entry: step s's latest enter_t over the worker/rank records when
+ * every one has it on one clock (metrics.h, LAST ENTRY); NaN otherwise. */
+static double last_entry(const struct metrics_record *recs, size_t n, const struct merge_scan *m,
+                         size_t s)
+{
+    double e = -INFINITY;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct metrics_record *r = &recs[i];
+        if (strcmp(r->role, "server") == 0)
+            continue;
+        if (!r->clock_id[0] || strcmp(r->clock_id, m->first->clock_id) != 0 ||
+            !isfinite(r->steps[s].enter_t))
+            return NAN;
+        e = fmax(e, r->steps[s].enter_t);
+    }
+    return e;
+}
+
 static int merge_steps(const struct metrics_record *recs, size_t n, const struct merge_scan *m,
                        struct merge_series *z, char *err)
 {
@@ -248,6 +267,7 @@ static int merge_steps(const struct metrics_record *recs, size_t n, const struct
     if (!z->t || !z->in || !z->eg || !z->bin || !z->bout || !z->ws)
         return -ENOMEM;
     for (size_t s = 0; s < nsteps; s++) {
+        double e = last_entry(recs, n, m, s);
         z->t[s] = z->in[s] = z->eg[s] = z->ws[s] = -INFINITY;
         for (size_t i = 0; i < n; i++) {
             const struct metrics_step *p = &recs[i].steps[s];
@@ -257,7 +277,8 @@ static int merge_steps(const struct metrics_record *recs, size_t n, const struct
                 z->bin[s] += (double)p->bytes_in;
                 z->bout[s] += (double)p->bytes_out;
             } else {
-                z->t[s] = fmax(z->t[s], p->combine_s);
+                /* LAST ENTRY: less the wait for the last process to enter */
+                z->t[s] = fmax(z->t[s], isnan(e) ? p->combine_s : p->combine_s - (e - p->enter_t));
                 if (isnan(p->step_s))
                     z->whole = 0;
                 z->ws[s] = fmax(z->ws[s], p->step_s);

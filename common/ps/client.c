@@ -1,7 +1,10 @@
 /* client.c -- the worker's conversation with its S servers (see client.h
- * for the contract): set-up, the threads, the servers' ranges and the
- * calls. What travels on one connection (headers checked, PUSH parts out,
- * WEIGHTS parts in, ERROR frames read) is frames.c's.
+ * for the contract): set-up, the connections and the servers' ranges,
+ * BYE, giving up, closing. The threads and the step's calls (push, pull)
+ * are client_sync.c's; what travels on one connection (headers checked,
+ * PUSH parts out, WEIGHTS parts in, ERROR frames read) is frames.c's; the
+ * transport under them, client.h's struct ps_client_io (TCP:
+ * client_io.c).
  *
  * One step, for each server i (its pushes in its own thread when S > 1,
  * its receiver always in its own thread):
@@ -11,11 +14,7 @@
  *     receiver: the step's WEIGHTS parts, from the top down, until the
  *               whole range is in the client's buffer (frames_receive)
  *
- * The pushers take the buckets from a queue (client.h, STREAMED PUSHES),
- * each at its own pace; the receivers run one generation (c->pull_gen)
- * per ps_client_pull_begin, whose step is written under c->mu before the
- * generation is bumped and not changed until every receiver has reported
- * back, so they read it without the lock.
+ * (client_sync.c says how the threads hand the work over.)
  *
  * GIVING UP. When the worker fails, ps_client_abort sends each server it
  * can still write to cleanly (at a frame boundary) an ERROR frame with the
@@ -29,12 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "base/dtype.h"
 #include "base/err.h"
+#include "client_internal.h"
 #include "frames.h"
+#include "train/overlap.h"
 
 /* ------------------------------------------------------------- set-up */
 
@@ -104,6 +103,11 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
     c->dtype = (int)cfg->hello.dtype;
     c->elem = dtype_size(c->dtype);
     c->timeout = cfg->timeout;
+    c->io = cfg->io ? cfg->io : &ps_client_io_tcp;
+    c->io_ctx = cfg->io_ctx;
+    c->ex = cfg->exec ? cfg->exec : &overlap_exec_pthread;
+    c->sizes_only = cfg->sizes_only;
+    c->whole_parts = cfg->whole_parts;
     if (c->elem == 0 || c->n == 0 || cfg->world == 0 || cfg->rank >= cfg->world) {
         err_say(err, "ps_client: bad configuration (n %llu, dtype %d, rank %u of %u)",
             ull(cfg->hello.n), c->dtype, (unsigned)cfg->rank, (unsigned)cfg->world);
@@ -148,147 +152,13 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
             return ERR_USAGE;
         }
     }
+    if (c->sizes_only)
+        return 0;           /* SIZES: no element is ever received */
     if (c->n > SIZE_MAX / c->elem || !(c->incoming = malloc(c->n * c->elem))) {
         err_say(err, "out of memory for the %zu weights to receive", c->n);
         return -ENOMEM;
     }
     return 0;
-}
-
-/* ------------------------------------------------------------ threads */
-
-/* conn_thread: server k's parts of the queued buckets, in order, until
- * quit (S > 1; client.h, STREAMED PUSHES). An entry is not overwritten
- * before every pusher has taken it, and a failure drops the entries
- * after it unsent. */
-static void *conn_thread(void *arg)
-{
-    struct ps_conn *k = arg;
-    struct ps_client *c = k->owner;
-
-    pthread_mutex_lock(&c->mu);
-    for (;;) {
-        struct ps_push job;
-        int rc = 0;
-
-        while (!c->quit && k->taken == c->head)
-            pthread_cond_wait(&c->go, &c->mu);
-        if (c->quit)
-            break;
-        job = c->queue[k->taken % PS_CLIENT_QUEUE];
-        if (c->failed < 0) {
-            pthread_mutex_unlock(&c->mu);
-            rc = frames_push(k, job.step, &job.meta, job.grad, job.first, job.count, k->err);
-            pthread_mutex_lock(&c->mu);
-        }
-        if (rc != 0) {
-            k->rc = rc;
-            if (c->failed < 0)
-                c->failed = k->index;
-        }
-        k->taken++;
-        pthread_cond_broadcast(&c->done);
-    }
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
-}
-
-/* receiver_thread: server k's WEIGHTS of each pull generation into the
- * client's buffer (PER-BUCKET PULL), until quit. pull_step is written
- * under mu before pull_gen is bumped and not changed until every receiver
- * has reported. */
-static void *receiver_thread(void *arg)
-{
-    struct ps_conn *k = arg;
-    struct ps_client *c = k->owner;
-    int rc, told;
-
-    pthread_mutex_lock(&c->mu);
-    for (;;) {
-        uint64_t gen;
-
-        while (!c->quit && c->pull_gen == k->rseen)
-            pthread_cond_wait(&c->rgo, &c->mu);
-        if (c->quit)
-            break;
-        gen = c->pull_gen;
-        pthread_mutex_unlock(&c->mu);
-        rc = frames_receive(k, c->pull_step, c->incoming, &told, k->rerr);
-        pthread_mutex_lock(&c->mu);
-        k->rrc = rc;
-        k->rtold = rc != 0 && told;
-        k->rseen = gen;
-        pthread_cond_broadcast(&c->rdone);
-    }
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
-}
-
-/* sync_init: the lock and the four condition variables. */
-static int sync_init(struct ps_client *c, char *err)
-{
-    int rc;
-
-    if ((rc = pthread_mutex_init(&c->mu, NULL)) != 0)
-        goto fail;
-    if ((rc = pthread_cond_init(&c->go, NULL)) != 0)
-        goto fail_mu;
-    if ((rc = pthread_cond_init(&c->done, NULL)) != 0)
-        goto fail_go;
-    if ((rc = pthread_cond_init(&c->rgo, NULL)) != 0)
-        goto fail_done;
-    if ((rc = pthread_cond_init(&c->rdone, NULL)) != 0)
-        goto fail_rgo;
-    c->sync_ready = 1;
-    return 0;
-fail_rgo:
-    pthread_cond_destroy(&c->rgo);
-fail_done:
-    pthread_cond_destroy(&c->done);
-fail_go:
-    pthread_cond_destroy(&c->go);
-fail_mu:
-    pthread_mutex_destroy(&c->mu);
-fail:
-    err_say(err, "cannot set up the per-server threads: %s", strerror(rc));
-    return -rc;
-}
-
-/* start_threads: a receiver per server, and a pusher per server when
- * S > 1. They start from the queue and the pull generation as they are
- * now (a client connected again counts on from there). */
-static int start_threads(struct ps_client *c, char *err)
-{
-    int rc;
-
-    c->failed = -1;
-    for (int i = 0; i < c->nservers; i++) {
-        c->conns[i].taken = c->head;
-        c->conns[i].rseen = c->pull_gen;
-        if ((rc = pthread_create(&c->conns[i].rthread, NULL, receiver_thread,
-                                 &c->conns[i])) != 0)
-            goto fail;
-        c->conns[i].rstarted = 1;
-        if (c->nservers == 1)
-            continue;
-        if ((rc = pthread_create(&c->conns[i].thread, NULL, conn_thread, &c->conns[i])) != 0)
-            goto fail;
-        c->conns[i].started = 1;
-    }
-    return 0;
-fail:
-    err_say(err, "cannot start the per-server threads: %s", strerror(rc));
-    return -rc;
-}
-
-/* shutdown_all: wake any thread blocked on a socket: SHUT_RD ends a
- * receive at once (EOF) and leaves the sending side for ps_client_abort;
- * SHUT_RDWR also fails a send. */
-static void shutdown_all(struct ps_client *c, int how)
-{
-    for (int i = 0; i < c->nservers; i++)
-        if (c->conns[i].fd >= 0)
-            (void)shutdown(c->conns[i].fd, how);
 }
 
 /* ------------------------------------------------------------ ranges */
@@ -359,7 +229,7 @@ static int welcome(struct ps_client *c, struct ps_conn *k, char *err)
     rc = frames_expect(k, "hello", c->timeout, PROTO_WELCOME, 0, 0, PROTO_WELCOME_SIZE, err);
     if (rc != 0)
         return rc;
-    rc = net_recv_all(k->fd, p, sizeof p, &k->link, c->timeout, k->name, tmp);
+    rc = c->io->recv(c->io_ctx, k, p, sizeof p, c->timeout, 0, tmp);
     if (rc != 0) {
         err_say(err, "hello: %s", tmp);
         return rc;
@@ -411,10 +281,8 @@ int ps_client_connect(struct ps_client *c, char *err)
         c->conns[i].told = 0;
     for (int i = 0; i < c->nservers; i++) {
         struct ps_conn *k = &c->conns[i];
-        rc = auth_dial(k->host, k->port, c->key, PROTO_AUTH_PS, c->timeout, &k->fd, k->name,
-                       tmp);
+        rc = c->io->dial(c->io_ctx, k, tmp);
         if (rc != 0) {
-            k->fd = -1;
             if (rc == ERR_MISMATCH)
                 err_say(err, "hello: %s", tmp);
             else
@@ -422,6 +290,7 @@ int ps_client_connect(struct ps_client *c, char *err)
                     c->nservers, tmp);
             return rc;
         }
+        k->up = 1;
         proto_hello_encode(&c->hello, k->out + PROTO_HEADER_SIZE);
         rc = frames_send_head(k, "hello", PROTO_HELLO, 0, 0, PROTO_HELLO_SIZE, PROTO_HELLO_SIZE,
                               err);
@@ -448,137 +317,7 @@ int ps_client_connect(struct ps_client *c, char *err)
         return rc;
     }
     set_shares(c);
-    if ((rc = sync_init(c, err)) != 0)
-        return rc;
-    return start_threads(c, err);
-}
-
-/* slowest: the fewest queue entries any pusher has finished (under mu). */
-static uint64_t slowest(const struct ps_client *c)
-{
-    uint64_t least = c->head;
-
-    for (int i = 0; i < c->nservers; i++)
-        if (c->conns[i].taken < least)
-            least = c->conns[i].taken;
-    return least;
-}
-
-/* op: one bucket to every server (client.h: ps_client_push); in this
- * thread when S = 1, else queued for the servers' pushers (STREAMED
- * PUSHES), and waited for when it is the pass's last (first = 0). */
-static int op(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
-              const void *grad, uint64_t first, uint64_t count, char *err)
-{
-    int failed;
-
-    if (!meta)
-        meta = &frames_no_meta;
-    if (c->nservers == 1)
-        return frames_push(&c->conns[0], step, meta, grad, first, count, err);
-    pthread_mutex_lock(&c->mu);
-    while (c->failed < 0 && c->head - slowest(c) >= PS_CLIENT_QUEUE)
-        pthread_cond_wait(&c->done, &c->mu);
-    if (c->failed < 0) {
-        c->queue[c->head % PS_CLIENT_QUEUE] = (struct ps_push){ step, *meta, grad, first, count };
-        c->head++;
-        pthread_cond_broadcast(&c->go);
-        while (first == 0 && c->failed < 0 && slowest(c) < c->head)
-            pthread_cond_wait(&c->done, &c->mu);
-    }
-    failed = c->failed;
-    if (failed >= 0) {
-        /* Report the first failure now; the other pushers may be blocked
-         * on servers that are fine: cut them short, and wait until they
-         * have dropped the rest, so that no gradient is touched once this
-         * returns. */
-        shutdown_all(c, SHUT_RDWR);
-        while (slowest(c) < c->head)
-            pthread_cond_wait(&c->done, &c->mu);
-    }
-    pthread_mutex_unlock(&c->mu);
-    if (failed < 0)
-        return 0;
-    memcpy(err, c->conns[failed].err, ERR_LEN);
-    return c->conns[failed].rc;
-}
-
-int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
-                   const void *grad, void *weights, char *err)
-{
-    int rc;
-
-    if (weights && (rc = ps_client_pull_begin(c, step, err)) != 0)
-        return rc;
-    if ((rc = op(c, step, meta, grad, 0, c->n, err)) != 0)
-        return rc;
-    return weights ? ps_client_pull(c, step, weights, err) : 0;
-}
-
-int ps_client_push(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
-                   const void *grad, uint64_t first, uint64_t count, char *err)
-{
-    if (count == 0 || first > c->n || count > c->n - first) {
-        err_say(err, "step %llu: push of elements [%llu, %llu) outside the %zu parameters",
-            ull(step), ull(first), ull(first + count), c->n);
-        return ERR_USAGE;
-    }
-    return op(c, step, meta, grad, first, count, err);
-}
-
-int ps_client_pull_begin(struct ps_client *c, uint64_t step, char *err)
-{
-    int rc = 0;
-
-    pthread_mutex_lock(&c->mu);
-    if (c->pulling && c->pull_step != step) {
-        err_say(err, "step %llu: the weights of step %llu are still being received",
-            ull(step), ull(c->pull_step));
-        rc = ERR_USAGE;
-    } else if (!c->pulling) {
-        c->pulling = 1;
-        c->pull_step = step;
-        c->pull_gen++;
-        pthread_cond_broadcast(&c->rgo);
-    }
-    pthread_mutex_unlock(&c->mu);
-    return rc;
-}
-
-int ps_client_pull(struct ps_client *c, uint64_t step, void *weights, char *err)
-{
-    int failed = -1, rc;
-
-    if ((rc = ps_client_pull_begin(c, step, err)) != 0)
-        return rc;
-    pthread_mutex_lock(&c->mu);
-    for (;;) {
-        int left = 0;
-
-        for (int i = 0; i < c->nservers; i++) {
-            struct ps_conn *k = &c->conns[i];
-            if (k->rseen != c->pull_gen)
-                left++;
-            else if (k->rrc != 0 && failed < 0)
-                failed = i;
-        }
-        if (left == 0)
-            break;
-        if (failed >= 0) {
-            /* The first failure is the one to report; the others may wait
-             * on servers that are fine: cut them short. */
-            shutdown_all(c, SHUT_RD);
-        }
-        pthread_cond_wait(&c->rdone, &c->mu);
-    }
-    c->pulling = 0;
-    pthread_mutex_unlock(&c->mu);
-    if (failed >= 0) {
-        memcpy(err, c->conns[failed].rerr, ERR_LEN);
-        return c->conns[failed].rrc;
-    }
-    memcpy(weights, c->incoming, c->n * c->elem);
-    return 0;
+    return client_sync_start(c, err);
 }
 
 int ps_client_bye(struct ps_client *c, uint64_t step, char *err)
@@ -598,6 +337,7 @@ void ps_client_abort(struct ps_client *c, uint64_t step, int code, const char *r
     unsigned char frame[PROTO_HEADER_SIZE + ERR_LEN];
     size_t len = strnlen(reason, ERR_LEN - 1);
     struct proto_header h;
+    char tmp[ERR_LEN];
 
     if (len == 0)
         return;
@@ -606,12 +346,12 @@ void ps_client_abort(struct ps_client *c, uint64_t step, int code, const char *r
     memcpy(frame + PROTO_HEADER_SIZE, reason, len);
     for (int i = 0; i < c->nservers; i++) {
         struct ps_conn *k = &c->conns[i];
-        if (k->fd < 0 || !k->clean)
+        if (!k->up || !k->clean)
             continue;
         /* Best effort: a server that is gone makes this fail, quietly. */
-        (void)net_send_all(k->fd, frame, PROTO_HEADER_SIZE + len, NULL,
-                           c->timeout < FRAMES_LATE_ERROR_S ? c->timeout : FRAMES_LATE_ERROR_S,
-                           k->name, NULL);
+        (void)c->io->send(c->io_ctx, k, frame, PROTO_HEADER_SIZE + len,
+                          c->timeout < FRAMES_LATE_ERROR_S ? c->timeout : FRAMES_LATE_ERROR_S,
+                          PS_IO_UNPACED, tmp);
         k->clean = 0;
     }
 }
@@ -635,35 +375,11 @@ int ps_client_told(const struct ps_client *c)
 
 void ps_client_disconnect(struct ps_client *c)
 {
-    if (c->sync_ready) {
-        pthread_mutex_lock(&c->mu);
-        c->quit = 1;
-        pthread_cond_broadcast(&c->go);
-        pthread_cond_broadcast(&c->rgo);
-        pthread_mutex_unlock(&c->mu);
-        shutdown_all(c, SHUT_RDWR);
-        for (int i = 0; i < c->nservers; i++) {
-            if (c->conns[i].started) {
-                pthread_join(c->conns[i].thread, NULL);
-                c->conns[i].started = 0;
-            }
-            if (c->conns[i].rstarted) {
-                pthread_join(c->conns[i].rthread, NULL);
-                c->conns[i].rstarted = 0;
-            }
-        }
-        c->pulling = 0;     /* a pull cut short: the next connect starts afresh */
-        pthread_cond_destroy(&c->rdone);
-        pthread_cond_destroy(&c->rgo);
-        pthread_cond_destroy(&c->done);
-        pthread_cond_destroy(&c->go);
-        pthread_mutex_destroy(&c->mu);
-        c->sync_ready = 0;
-    }
+    client_sync_stop(c);
     for (int i = 0; c->conns && i < c->nservers; i++)
-        if (c->conns[i].fd >= 0) {
-            close(c->conns[i].fd);
-            c->conns[i].fd = -1;
+        if (c->conns[i].up) {
+            c->io->close(c->io_ctx, &c->conns[i]);
+            c->conns[i].up = 0;
         }
 }
 

@@ -72,7 +72,8 @@
  * next part from all K workers in about one bucket's time on the link (as
  * if each bucket were split over the servers, as BytePS partitions
  * tensors), and releases it (store.h, RELEASE): the pipelined model's one
- * bucket of delay. With S = 1 a push is one frame.
+ * bucket of delay. With S = 1 a push is one frame. cfg->whole_parts (the
+ * simulator) sends each server's part as one frame instead.
  *
  * WAITS. Every wait has the idle-progress timeout T (--timeout) but one:
  * the wait for each WEIGHTS header allows 1.5T, because it includes
@@ -87,6 +88,21 @@
  * reported as what they are. After an error the client is only good for
  * ps_client_abort and ps_client_close.
  *
+ * THE TRANSPORT AND THE THREADS. What a connection is (dial, send, receive,
+ * shutdown, close) is a table of five functions, struct ps_client_io:
+ * cfg->io NULL is TCP (ps_client_io_tcp: auth_dial, net_send_all and
+ * net_recv_all through the connection's emulated link), which bin/ps_worker
+ * uses; bin/psring_sim fills it with SimGrid byte streams (sim/ps_client.c).
+ * Likewise what a thread, a lock and a condition variable are: cfg->exec
+ * NULL is POSIX threads (common/train/overlap.h, THE EXECUTOR); the
+ * simulator gives SimGrid's actors. The protocol above (client.c,
+ * client_sync.c, frames.c) is the same code for both.
+ *
+ * SIZES. cfg->sizes_only: the client never sees an element (the
+ * simulator's --payload sizes): no receive buffer, and the gradient and
+ * weights given to the calls are NULL; the frames are the same, their
+ * elements sent and received as NULL buffers the transport counts.
+ *
  * OWNERSHIP. ps_client_init allocates the per-server state and the
  * receive buffer (n elements), which ps_client_close frees (after joining
  * the threads and closing the sockets); cfg->servers is parsed during init
@@ -97,7 +113,6 @@
 #ifndef PS_CLIENT_H
 #define PS_CLIENT_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -110,6 +125,40 @@
 #define PS_CLIENT_MAX_SERVERS 256
 #define PS_CLIENT_NAME_LEN (NET_ADDR_LEN + 32)
 #define PS_CLIENT_QUEUE 64           /* buckets queued for the pushers (S > 1) */
+
+struct ps_conn;
+struct overlap_exec;
+
+/* The flags of a send or a receive (struct ps_client_io). */
+#define PS_IO_MORE 1        /* send: more of the same frame, or of the same push,
+                               follows at once (a simulated stream sends them as
+                               one message) */
+#define PS_IO_ELEMENTS 2    /* the bytes are elements: the payload the records count; the
+                               buffer is NULL with sizes_only */
+#define PS_IO_UNPACED 4     /* not through the emulated link (not paced, not counted):
+                               the best-effort ERROR frames of a client giving up */
+
+/* A connection's transport (THE TRANSPORT AND THE THREADS): each function
+ * gets the table's ctx and the connection (k->host, k->port, k->name,
+ * k->link; k->io is the transport's own per-connection pointer, NULL
+ * until dial). dial opens k and runs the AUTH handshake (c->key,
+ * PROTO_AUTH_PS), retried until c->timeout; send and receive move exactly
+ * len bytes or fail, waiting at most `idle` seconds without progress; a
+ * failure returns a negative err.h code with one line naming the peer in
+ * why (ERR_LEN). shutdown wakes whatever waits on k (how: SHUT_RD ends a
+ * receive, SHUT_RDWR a send too); close ends k (once dial succeeded). */
+struct ps_client_io {
+    int (*dial)(void *ctx, struct ps_conn *k, char *why);
+    int (*send)(void *ctx, struct ps_conn *k, const void *buf, size_t len, double idle,
+                int flags, char *why);
+    int (*recv)(void *ctx, struct ps_conn *k, void *buf, size_t len, double idle, int flags,
+                char *why);
+    void (*shutdown)(void *ctx, struct ps_conn *k, int how);
+    void (*close)(void *ctx, struct ps_conn *k);
+};
+
+/* TCP sockets (client_io.c): bin/ps_worker's transport. */
+extern const struct ps_client_io ps_client_io_tcp;
 
 struct ps_client_cfg {
     const char *servers;        /* "HOST:PORT[,HOST:PORT...]" */
@@ -125,6 +174,13 @@ struct ps_client_cfg {
     int has_local, local_server; /* --local-server I: server I is on this host, its
                                    connection bypasses the link (has_local 0: none) */
     double timeout;             /* idle-progress timeout, seconds (> 0) */
+    const struct ps_client_io *io;  /* the transport, NULL: TCP (kept by pointer) */
+    void *io_ctx;               /* its ctx */
+    const struct overlap_exec *exec;    /* the threads, NULL: POSIX (kept by pointer) */
+    int sizes_only;             /* no elements anywhere (SIZES) */
+    int whole_parts;            /* a push's part for a server is one frame, not
+                                   frames of the server's share (SERVER PARTS): the
+                                   simulator's simplification */
 };
 
 struct ps_client;
@@ -136,13 +192,15 @@ struct ps_conn {
     char host[NET_HOST_LEN];
     int port;
     char name[PS_CLIENT_NAME_LEN];   /* "server I (HOST:PORT)", for messages */
-    int fd;                          /* -1 when closed */
+    int fd;                          /* TCP: the socket, -1 when closed */
+    int up;                          /* dialled and not closed */
+    void *io;                        /* the transport's own (ps_client_io) */
     int clean;                       /* the stream is at a frame boundary */
     uint64_t lo, hi;                 /* elements this server owns (its WELCOME) */
     struct link link;                /* this connection's share of the NIC */
     unsigned char out[PROTO_HEADER_SIZE + PROTO_HELLO_SIZE];   /* frame head */
     unsigned char in[PROTO_HEADER_SIZE];
-    pthread_t thread;
+    void *thread;                    /* the executor's handle */
     int started;                     /* push thread running (S > 1) */
     uint64_t taken;                  /* queue entries it has finished (STREAMED PUSHES) */
     int rc;                          /* result of its failed push */
@@ -152,7 +210,7 @@ struct ps_conn {
                                         re-rated by the range in WELCOME */
     char err[ERR_LEN];
     /* the receiver (PER-BUCKET PULL) */
-    pthread_t rthread;
+    void *rthread;
     int rstarted;                    /* receiver running */
     uint64_t rseen;                  /* the pull generation it last finished */
     int rrc;                         /* its result */
@@ -171,17 +229,23 @@ struct ps_client {
     int local;                       /* cfg->local_server, or -1 */
     struct proto_hello hello;
     const struct auth_key *key;
+    const struct ps_client_io *io;
+    void *io_ctx;
+    const struct overlap_exec *ex;   /* the threads (never NULL after init) */
+    int sizes_only;
+    int whole_parts;                 /* cfg->whole_parts */
     struct ps_conn *conns;           /* nservers entries (owned) */
     /* The threads' hand-off: the push queue and the pull generation,
      * under mu. */
-    pthread_mutex_t mu;
-    pthread_cond_t go, done;
+    void *mu;                        /* the executor's lock and conditions */
+    void *go, *done;
     int sync_ready;                  /* mu/go/done/rgo/rdone initialised */
-    pthread_cond_t rgo, rdone;       /* the receivers' start and end */
+    void *rgo, *rdone;               /* the receivers' start and end */
     uint64_t pull_gen;               /* bumped by ps_client_pull_begin */
     uint64_t pull_step;              /* the step the receivers are on */
     int pulling;                     /* pull_gen is started, not yet collected */
-    unsigned char *incoming;         /* n elements: the weights received (owned) */
+    unsigned char *incoming;         /* n elements: the weights received (owned; NULL
+                                        with sizes_only) */
     /* The queue of buckets (STREAMED PUSHES), under mu: entry j lives at
      * queue[j % PS_CLIENT_QUEUE] while some pusher's taken <= j < head. */
     struct ps_push {

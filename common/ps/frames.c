@@ -13,8 +13,8 @@
  * sender, step, range and length) before its payload is read, so a server
  * that sends something else is reported as such, never read into the
  * weights. An ERROR frame is read (its text is capped at PROTO_TEXT_MAX by
- * the decoder) and reported. Every wait is net.h's, under the idle-progress
- * timeout.
+ * the decoder) and reported. Every wait is the transport's (client.h,
+ * struct ps_client_io; on TCP net.h's), under the idle-progress timeout.
  *
  * PULL WAIT. A part of the WEIGHTS comes only once every worker has pushed
  * it, so while this worker waits for it it waits on the others too. The
@@ -41,12 +41,11 @@
 #include "frames.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/err.h"
+#include "train/overlap.h"
 
 /* clean_text: an ERROR payload made printable on one line (control bytes
  * become '?'). OUT: out (len + 1 bytes). */
@@ -80,7 +79,7 @@ static int read_error_text(struct ps_conn *k, const struct proto_header *h, cons
     int rc;
 
     /* The decoder capped h->length at PROTO_TEXT_MAX. */
-    rc = net_recv_all(k->fd, text, (size_t)h->length, &k->link, c->timeout, k->name, tmp);
+    rc = c->io->recv(c->io_ctx, k, text, (size_t)h->length, c->timeout, 0, tmp);
     if (rc != 0) {
         err_say(err, "%s: %s (reading the server's ERROR frame)", ctx, tmp);
         return rc;
@@ -109,7 +108,7 @@ static int recv_header(struct ps_conn *k, const char *ctx, double idle, uint64_t
     int rc;
 
     *told = 0;
-    rc = net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, &k->link, idle, k->name, tmp);
+    rc = c->io->recv(c->io_ctx, k, k->in, PROTO_HEADER_SIZE, idle, 0, tmp);
     if (rc != 0) {
         err_say(err, "%s: %s", ctx, tmp);
         return rc;
@@ -153,27 +152,24 @@ int frames_expect(struct ps_conn *k, const char *ctx, double idle, uint16_t type
 
 /* receiver_report: wait (at most FRAMES_LATE_ERROR_S) for server k's receiver,
  * started on the current pull, to finish; 1 with its message in err when
- * it read the server's ERROR frame. */
+ * it read the server's ERROR frame. SIMPLIFICATION: each wake-up starts
+ * the wait afresh; there is one per receiver that finishes, so the wait
+ * is at most S x FRAMES_LATE_ERROR_S, and only on this failure path. */
 static int receiver_report(struct ps_conn *k, int *rc, char *err)
 {
     struct ps_client *c = k->owner;
-    struct timespec until;
+    const struct overlap_exec *ex = c->ex;
     int told = 0;
 
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += (long)(FRAMES_LATE_ERROR_S * 1e9);
-    until.tv_sec += until.tv_nsec / 1000000000L;
-    until.tv_nsec %= 1000000000L;
-    pthread_mutex_lock(&c->mu);
-    while (k->rseen != c->pull_gen &&
-           pthread_cond_timedwait(&c->rdone, &c->mu, &until) == 0)
+    ex->lock(c->mu);
+    while (k->rseen != c->pull_gen && ex->wait_for(c->rdone, c->mu, FRAMES_LATE_ERROR_S) == 0)
         ;
     if (k->rseen == c->pull_gen && k->rtold) {
         told = 1;
         *rc = k->rrc;
         memcpy(err, k->rerr, ERR_LEN);
     }
-    pthread_mutex_unlock(&c->mu);
+    ex->unlock(c->mu);
     return told;
 }
 
@@ -182,24 +178,25 @@ static int receiver_report(struct ps_conn *k, int *rc, char *err)
  * report that; else the send's own failure. */
 static int send_failed(struct ps_conn *k, const char *ctx, int rc, const char *why, char *err)
 {
+    struct ps_client *c = k->owner;
     struct proto_limits lim = { .max_payload = PROTO_TEXT_MAX, .world = k->owner->world };
     struct proto_header h;
     char tmp[ERR_LEN];
     int told = 0, rc2, busy;
 
     busy = 0;
-    if (k->owner->sync_ready) {     /* after the handshake: receivers exist */
-        pthread_mutex_lock(&k->owner->mu);
-        busy = k->owner->pulling && k->rseen != k->owner->pull_gen;
-        pthread_mutex_unlock(&k->owner->mu);
+    if (c->sync_ready) {            /* after the handshake: receivers exist */
+        c->ex->lock(c->mu);
+        busy = c->pulling && k->rseen != c->pull_gen;
+        c->ex->unlock(c->mu);
     }
     if ((rc == -EPIPE || rc == -ECONNRESET) && busy) {
         /* The receiver owns the socket's reading side: ask it. */
         if (receiver_report(k, &rc2, err))
             return rc2;
     } else if ((rc == -EPIPE || rc == -ECONNRESET) &&
-        net_recv_all(k->fd, k->in, PROTO_HEADER_SIZE, NULL, FRAMES_LATE_ERROR_S, k->name,
-                     tmp) == 0 &&
+        c->io->recv(c->io_ctx, k, k->in, PROTO_HEADER_SIZE, FRAMES_LATE_ERROR_S, PS_IO_UNPACED,
+                    tmp) == 0 &&
         proto_header_decode(k->in, &lim, &h) == 0 && h.type == PROTO_ERROR) {
         rc2 = read_error_text(k, &h, ctx, &told, err);
         if (told)
@@ -220,8 +217,8 @@ int frames_send_head(struct ps_conn *k, const char *ctx, uint16_t type, uint64_t
 
     proto_header_encode(&h, k->out);
     k->clean = 0;
-    rc = net_send_all(k->fd, k->out, PROTO_HEADER_SIZE + extra, &k->link, c->timeout,
-                      k->name, tmp);
+    rc = c->io->send(c->io_ctx, k, k->out, PROTO_HEADER_SIZE + extra, c->timeout,
+                     length > extra ? PS_IO_MORE : 0, tmp);
     if (rc != 0)
         return send_failed(k, ctx, rc, tmp, err);
     k->clean = length == extra;
@@ -243,7 +240,7 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
     uint64_t a = first > k->lo ? first : k->lo;
     uint64_t top = first + count < k->hi ? first + count : k->hi;
     double share = (double)count * (double)(k->hi - k->lo) / (double)c->n;
-    uint64_t piece = share < 1.0 ? 1 : (uint64_t)share;
+    uint64_t piece = c->whole_parts ? count : share < 1.0 ? 1 : (uint64_t)share;
     char ctx[40], tmp[ERR_LEN];
     int rc;
 
@@ -257,7 +254,10 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
                               err);
         if (rc != 0)
             return rc;
-        rc = net_send_all(k->fd, grad + pa, pn, &k->link, c->timeout, k->name, tmp);
+        /* The next part follows at once: a simulated stream sends the
+         * push's parts as one message (PS_IO_MORE). */
+        rc = c->io->send(c->io_ctx, k, grad ? grad + pa : NULL, pn, c->timeout,
+                         PS_IO_ELEMENTS | (lo > a ? PS_IO_MORE : 0), tmp);
         if (rc != 0)
             return send_failed(k, ctx, rc, tmp, err);
         k->clean = 1;
@@ -267,8 +267,8 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
 }
 
 /* frames_receive: step `step`'s WEIGHTS frames from server k into `into` (the
- * client's buffer), from the top of its range down (client.c's opening
- * picture), until the range is whole. *told: the failure is the server's
+ * client's buffer, NULL with sizes_only), from the top of its range down
+ * (client.c's opening picture), until the range is whole. *told: the failure is the server's
  * ERROR. */
 int frames_receive(struct ps_conn *k, uint64_t step, unsigned char *into, int *told, char *err)
 {
@@ -298,8 +298,8 @@ int frames_receive(struct ps_conn *k, uint64_t step, unsigned char *into, int *t
                 ull(h.length), ull(step), ull(top), ull(k->lo), ull(k->hi));
             return ERR_PROTO_FIELD;
         }
-        rc = net_recv_all(k->fd, into + (size_t)h.aux * c->elem, (size_t)h.length, &k->link,
-                          c->timeout, k->name, tmp);
+        rc = c->io->recv(c->io_ctx, k, into ? into + (size_t)h.aux * c->elem : NULL,
+                         (size_t)h.length, c->timeout, PS_IO_ELEMENTS, tmp);
         if (rc != 0) {
             err_say(err, "%s: %s", ctx, tmp);
             return rc;

@@ -1,7 +1,8 @@
 /* frames.h -- one connection of the worker's client (client.h): the
- * frames it sends and receives, checked, and the failures named. Used by
- * client.c only; no state of its own (everything is in struct ps_conn and
- * its struct ps_client).
+ * frames it sends and receives, checked, and the failures named, through
+ * the client's transport table (client.h, struct ps_client_io). Used by
+ * client.c and client_sync.c only; no state of its own (everything is in
+ * struct ps_conn and its struct ps_client).
  *
  * Every function returns 0 or a negative err.h code with one line in
  * err[ERR_LEN] that starts with ctx ("hello", "step 7") and names the

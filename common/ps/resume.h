@@ -32,7 +32,10 @@
  *
  * TEST HOOK (test-only): PSRING_TEST_KILL_AT_STEP=S makes the server
  * SIGKILL itself right after the update of step S (and its checkpoint,
- * when one is due), so a test kills it at a step it chose.
+ * when one is due), so a test kills it at a step it chose. The protocol
+ * only says when a step's update is done (resume_after_apply calls the
+ * machine's test_kill, server.h); bin/ps_server's (ps_server/main.c) reads
+ * the variable and raises the signal; the simulated server's does nothing.
  */
 #ifndef RESUME_H
 #define RESUME_H

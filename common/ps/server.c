@@ -44,9 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
-#include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "resume.h"
@@ -116,6 +114,7 @@ void server_free(struct server *srv)
 
 void server_start(struct server *srv)
 {
+    assert(srv->io && srv->io->machine);    /* every builder fills both (server.h) */
     silence_restart(&srv->sil, srv->io->now(srv));
     srv->last_log = -INFINITY;
 }
@@ -143,9 +142,9 @@ void run_succeed(struct server *srv)
     srv->exit_code = server_mode_finish(srv);
     measure_finish(srv);
     /* Peak RSS: the figure that shows the server's memory does not grow
-     * with K (experiments/bench_ps.sh reads this line). */
-    struct rusage ru;
-    double rss_mib = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss / 1024.0 : -1;
+     * with K (experiments/bench_ps.sh reads this line). The machine's
+     * (server.h, struct server_machine): -1.0 when not known. */
+    double rss_mib = srv->io->machine->peak_rss_mib(srv);
     log_msg("all %u workers done after %d steps; peak RSS %.1f MiB", (unsigned)srv->k,
             srv->f.c.steps, rss_mib);
     /* The payload (elements only, no headers): K x count x size each way
@@ -266,21 +265,9 @@ void server_egress_done(struct server *srv)
         assert(rc == 0);    /* room for every timed step, made at start */
         (void)rc;
     }
-    if (srv->util_open && !srv->in_started) {   /* no push of the next step yet */
-        srv->util_span += now - srv->util_t0;
-        srv->util_idle += link_util_mark(&srv->link, now) - srv->util_idle0;
-        srv->util_open = 0;
-    }
-    if (srv->cur.step + 1 == (uint64_t)srv->f.c.steps && srv->timing) {
-        if (srv->util_span > 0) {
-            srv->rec.link_span_s = srv->util_span;
-            srv->rec.link_idle_s = fmax(0.0, srv->util_idle);
-        }
-        srv->rec.wall_s = now - srv->t0_wall;
-        srv->rec.cpu_s = clock_cpu_seconds() - srv->t0_cpu;
-        hostload_sample_read(&srv->rec.machine1);
-        srv->timing = 0;
-    }
+    measure_util_close(srv, now);       /* the link's utilization (server_measure.c) */
+    if (srv->cur.step + 1 == (uint64_t)srv->f.c.steps && srv->timing)
+        measure_timed_end(srv, now);
     if (srv->finished == srv->k)
         run_succeed(srv);
 }
@@ -331,6 +318,7 @@ static int step_done(struct server *srv, const struct store_released *rel, doubl
     srv->cur.step = rel->step;
     srv->cur.combine_s = NAN;
     srv->cur.step_s = NAN;
+    srv->cur.enter_t = NAN;
     srv->cur.ingress_s = srv->in_last - srv->in_first;
     srv->cur.bytes_in = srv->link.bytes_in - srv->in_mark;
     srv->in_mark = srv->link.bytes_in;
@@ -457,22 +445,8 @@ static void on_push_begin(struct server *srv, double now)
     /* Timed from --warmup on, or from the step a resumed run starts at. */
     if (store_step(&srv->store) == ((uint64_t)srv->f.c.warmup > srv->first_step ?
                                     (uint64_t)srv->f.c.warmup : srv->first_step) &&
-        !srv->timing) {
-        srv->timing = 1;
-        hostload_sample_read(&srv->rec.machine0);   /* the machine's load: metrics.h */
-        srv->t0_wall = now;
-        srv->t0_cpu = clock_cpu_seconds();
-    }
-    /* The link's utilization over the step (server.h; sync only: the
-     * other modes have no step to span). */
-    if (srv->timing && !srv->util_open && srv->mode.cfg.kind == MODE_SYNC) {
-        double idle = link_util_mark(&srv->link, now);
-        if (!isnan(idle)) {
-            srv->util_open = 1;
-            srv->util_t0 = now;
-            srv->util_idle0 = idle;
-        }
-    }
+        !srv->timing)
+        measure_timed_begin(srv, now);
 }
 
 /* conn_finished: a worker is done (BYE, or closed after the last step). */
@@ -564,6 +538,7 @@ void conn_process(struct conn *c, const unsigned char *p, size_t len, double now
             break;
         case SESSION_PUSH_BEGIN:
             on_push_begin(srv, now);
+            measure_util_enter(srv, c->ses.rank, c->ses.h.step, now);
             break;
         case SESSION_PUSH_END:
             srv->in_last = now;

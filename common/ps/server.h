@@ -14,8 +14,10 @@
  * below (a connection accepted, bytes read, a write done, a connection
  * closed, the timer, the tick); the protocol calls the transport only
  * through srv->io (send bytes to a connection, stop reading it, shut it
- * down, close it, arm the timer, the time). So the same protocol can run
- * over another transport (a simulated one) that fills the table.
+ * down, close it, arm the timer, the time) and measures the machine only
+ * through srv->io->machine (its CPU time, its load, its peak RSS; the
+ * test hook's SIGKILL). So the same protocol can run over another
+ * transport (a simulated one) that fills the table.
  *
  * OWNERSHIP. A struct conn is allocated by the transport (inside a struct
  * of its own that adds its handles, struct conn first) before
@@ -40,6 +42,7 @@
 #include "wire/auth.h"
 #include "wire/link.h"
 #include "train/losscurve.h"
+#include "measure/hostload.h"
 #include "measure/metrics.h"
 #include "ps/mode.h"
 #include "wire/net.h"
@@ -134,6 +137,32 @@ enum server_write {
     SERVER_WRITE_SNAP,      /* the rest of a mode's whole frame (c->wsnap) */
 };
 
+/* struct server_machine: the machine under the protocol, as the protocol
+ * sees it: what it measures of the process it runs in (the record's cpu_s
+ * and its machine0/machine1 samples, metrics.h; the peak RSS of the run's
+ * last line) and the test hook that ends that process (resume.h). The
+ * protocol reads no clock of the OS, no /proc and no rusage, and raises
+ * no signal, itself: it calls these. ps_server/main.c fills them with the
+ * real calls (clock_cpu_seconds, hostload_sample_read, getrusage,
+ * raise(SIGKILL)); sim/ps_server.c with the simulator's (no CPU time, no
+ * samples, no RSS, no hook: said there); tests/test_ps_server.c with
+ * fakes whose values it finds in the record. */
+struct server_machine {
+    /* cpu_s: the CPU seconds (user + system) the process has used so far. */
+    double (*cpu_s)(const struct server *srv);
+    /* load: a sample of the machine's load now into *s (hostload.h);
+     * s->ok 0: no sample (the record then carries none). */
+    void (*load)(const struct server *srv, struct hostload_sample *s);
+    /* peak_rss_mib: the process's peak resident set so far, MiB; negative:
+     * not known. */
+    double (*peak_rss_mib)(const struct server *srv);
+    /* test_kill: TEST HOOK (resume.h): the update of `step` (and its
+     * checkpoint, when one was due) is done. The real one SIGKILLs the
+     * process when PSRING_TEST_KILL_AT_STEP names the step, and does not
+     * return then; otherwise it returns and the run goes on. */
+    void (*test_kill)(struct server *srv, uint64_t step);
+};
+
 /* struct server_io: the transport, as the protocol sees it. Every call is
  * made from the transport's own callbacks or from server_start's caller,
  * never from another thread. Error codes are the transport's negative
@@ -166,6 +195,8 @@ struct server_io {
      * also close the rest, so that the transport's loop ends. */
     void (*over)(struct server *srv, unsigned nconns);
     const char *(*strerror)(int code);
+    /* machine: what the protocol measures of the machine (above). */
+    const struct server_machine *machine;
 };
 
 /* A worker's wait (server_measure.c): its waits (metrics.h, WAIT), when
@@ -175,6 +206,8 @@ struct server_wait {
     struct metrics_wait w;
     double push_at;
     unsigned char pending;
+    uint64_t util_step;               /* the link's utilization: the step + 1 it
+                                         last began pushing (0: none) */
 };
 
 /* A slot of the async/ssp window: an applied push's loss sum and examples. */
@@ -230,9 +263,12 @@ struct server {
     int in_started;
     double in_first, in_last, out_first, out_last;
     /* The link's utilization (link.h, UTILIZATION; metrics.h, link_util),
-     * sync mode: a span runs from a step's first push to its weights'
-     * last write, joined with the next step's when that began first. */
+     * sync mode: a span runs from the last worker's first push of a step
+     * to its weights' last write, joined with the next step's when that
+     * began first (server_measure.c). */
     int util_open;
+    uint32_t util_entered;            /* workers that began pushing step util_step - 1 */
+    uint64_t util_step;
     double util_t0, util_idle0, util_span, util_idle;
     uint64_t in_mark, out_mark;
     struct payload pay_in, pay_out;   /* per step: store_payload_in, eg.payload_out */
@@ -317,12 +353,21 @@ void run_silence_check(struct server *srv, double now);
 void run_idle_fail(struct server *srv);
 
 /* server_measure.c: the loss against time, the time to target, the
- * waits (server_measure.c says what each records and when). measure_init: -1 when out
+ * waits (server_measure.c says what each records and when).
+ * measure_timed_begin, measure_timed_end: the timed part's wall_s, cpu_s,
+ * machine0 and machine1, through io->machine. measure_init: -1 when out
  * of memory. measure_finish: at the run's end, the wait lines and the
  * record's ttt_s and wait_s. measure_write: the loss files (also after a
  * failure); 0, or 1 after logging why. */
 int measure_init(struct server *srv);
 void measure_destroy(struct server *srv);
+void measure_timed_begin(struct server *srv, double now);
+void measure_timed_end(struct server *srv, double now);
+/* measure_util_enter: worker r began pushing `step` (a PUSH's first
+ * part); measure_util_close: the step's weights are all written. The
+ * link's utilization over the steps (server_measure.c). */
+void measure_util_enter(struct server *srv, uint32_t r, uint64_t step, double now);
+void measure_util_close(struct server *srv, double now);
 void measure_joined(struct server *srv, double now);
 void measure_push_end(struct server *srv, uint32_t r, double now);
 void measure_released(struct server *srv, uint64_t step, double loss, double now);

@@ -1,7 +1,10 @@
 /* server_measure.c -- the server's training metrics (issue 16): the loss against
  * wall-clock time (--loss-time-out), the time to a target loss
  * (--target-loss, the record's ttt_s) and each worker's wait
- * (common/measure/metrics.h, WAIT; the record's wait_s and the log). No libuv:
+ * (common/measure/metrics.h, WAIT; the record's wait_s and the log), and
+ * the timed part's wall and CPU time and machine samples (the record's
+ * wall_s, cpu_s, machine0/1), read through the machine's table
+ * (server.h, struct server_machine), never from the OS here. No libuv:
  * server.c and server_mode.c tell it what happened and when; server_end
  * writes the loss files at the end.
  *
@@ -63,6 +66,79 @@ void measure_destroy(struct server *srv)
     losscurve_free(&srv->loss);
     MEM_FREE(srv->wait);
     MEM_FREE(srv->win);
+}
+
+/* The timed part's clocks (the record's wall_s, cpu_s, machine0 and
+ * machine1: metrics.h), from the machine's table (server.h, struct
+ * server_machine): begin at the first push byte of the first timed step,
+ * end when the last step's weights are out (sync) or every worker has
+ * pushed the last step (the modes). */
+void measure_timed_begin(struct server *srv, double now)
+{
+    const struct server_machine *m = srv->io->machine;
+
+    srv->timing = 1;
+    m->load(srv, &srv->rec.machine0);
+    srv->t0_wall = now;
+    srv->t0_cpu = m->cpu_s(srv);
+}
+
+void measure_timed_end(struct server *srv, double now)
+{
+    const struct server_machine *m = srv->io->machine;
+
+    srv->rec.wall_s = now - srv->t0_wall;
+    srv->rec.cpu_s = m->cpu_s(srv) - srv->t0_cpu;
+    m->load(srv, &srv->rec.machine1);
+    srv->timing = 0;
+}
+
+/* THE LINK'S UTILIZATION (link.h, UTILIZATION; metrics.h, link_util),
+ * sync mode only (the other modes have no step to span). A step's span
+ * opens when the last of the K workers begins pushing it (LAST ENTRY,
+ * metrics.h: the combine cannot start before; the skew before it is
+ * wait_s's) and closes at its weights' last write (server_egress_done),
+ * or at the next step's when that one opened first. Measured: both
+ * directions together, on a host of its own (its model takes pushes in,
+ * then sends weights out) and on a worker's host (--local-worker) alike.
+ * Egress alone on a worker's host was tried and dropped: at K = 2 it
+ * read 0.68-0.79 on rows 1.02-1.11x their model (the early worker's host
+ * waits for the late one's push, which LAST ENTRY leaves out of time_s),
+ * as low as on rows 1.58x (docs/link.md). */
+static double util_mark(struct server *srv, double now)
+{
+    return link_util_mark(&srv->link, now);
+}
+
+void measure_util_enter(struct server *srv, uint32_t r, uint64_t step, double now)
+{
+    double idle;
+
+    if (!srv->timing || srv->mode.cfg.kind != MODE_SYNC || srv->wait[r].util_step == step + 1)
+        return;
+    srv->wait[r].util_step = step + 1;      /* 0: none yet */
+    if (srv->util_step != step + 1) {
+        srv->util_step = step + 1;
+        srv->util_entered = 0;
+    }
+    if (++srv->util_entered < srv->k || srv->util_open || isnan(idle = util_mark(srv, now)))
+        return;
+    srv->util_open = 1;
+    srv->util_t0 = now;
+    srv->util_idle0 = idle;
+}
+
+void measure_util_close(struct server *srv, double now)
+{
+    /* open, unless every worker has begun the next step: then the span
+     * goes on into that step's */
+    if (srv->util_open && !(srv->util_step == srv->cur.step + 2 && srv->util_entered == srv->k)) {
+        srv->util_span += now - srv->util_t0;
+        srv->util_idle += util_mark(srv, now) - srv->util_idle0;
+        srv->util_open = 0;
+        srv->rec.link_span_s = srv->util_span;
+        srv->rec.link_idle_s = fmax(0.0, srv->util_idle);
+    }
 }
 
 void measure_joined(struct server *srv, double now)

@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "server.h"
@@ -141,18 +140,14 @@ int server_mode_push(struct server *srv, struct conn *c, double now)
      * once every worker has pushed it; nothing of it is timed (the pushes
      * of a step are spread over the run), so ingress and egress are NaN. */
     while (mode_min_clock(&srv->mode) > srv->steps_seen) {
-        struct metrics_step row = { srv->steps_seen, NAN, NAN, NAN, 0, 0, NAN };
+        struct metrics_step row = { srv->steps_seen, NAN, NAN, NAN, 0, 0, NAN, NAN };
 
         if (srv->steps_seen >= (uint64_t)srv->f.c.warmup) {
             rc = metrics_record_add(&srv->rec, &row);
             assert(rc == 0);    /* room for every timed step, made at start */
         }
-        if (++srv->steps_seen == (uint64_t)srv->f.c.steps && srv->timing) {
-            srv->rec.wall_s = now - srv->t0_wall;
-            srv->rec.cpu_s = clock_cpu_seconds() - srv->t0_cpu;
-            hostload_sample_read(&srv->rec.machine1);
-            srv->timing = 0;
-        }
+        if (++srv->steps_seen == (uint64_t)srv->f.c.steps && srv->timing)
+            measure_timed_end(srv, now);
     }
     if (v.action == MODE_APPLY)
         srv->want_pull[r] = 1;

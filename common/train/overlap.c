@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/clock.h"
 
@@ -53,6 +54,18 @@ static void px_cond_free(void *c)
 }
 
 static void px_wait(void *c, void *m) { pthread_cond_wait(c, m); }
+
+static int px_wait_for(void *c, void *m, double seconds)
+{
+    struct timespec until;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)seconds;
+    until.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    return pthread_cond_timedwait(c, m, &until) == ETIMEDOUT;
+}
 static void px_broadcast(void *c) { pthread_cond_broadcast(c); }
 
 struct px_start {
@@ -96,7 +109,7 @@ static void px_join(void *handle)
 
 const struct overlap_exec overlap_exec_pthread = {
     px_mutex_new, px_mutex_free, px_lock, px_unlock, px_cond_new, px_cond_free,
-    px_wait, px_broadcast, px_start, px_join,
+    px_wait, px_wait_for, px_broadcast, px_start, px_join,
 };
 
 /* ------------------------------------------------------------ the pass */

@@ -51,7 +51,11 @@
 /* An executor: handles are its own (void *). start runs fn(arg) on the
  * communication side and returns 0 or a negative errno; join waits for
  * it to return. wait releases m while it sleeps on c, as
- * pthread_cond_wait does. */
+ * pthread_cond_wait does; wait_for likewise, for at most `seconds` on the
+ * executor's own clock (the wall clock, or the simulated one), and
+ * returns 1 when that time ran out, 0 when woken (perhaps spuriously, as
+ * pthread_cond_timedwait). The PS worker's client (common/ps/client.h)
+ * runs its threads on it too. */
 struct overlap_exec {
     void *(*mutex_new)(void);
     void (*mutex_free)(void *m);
@@ -60,6 +64,7 @@ struct overlap_exec {
     void *(*cond_new)(void);
     void (*cond_free)(void *c);
     void (*wait)(void *c, void *m);
+    int (*wait_for)(void *c, void *m, double seconds);
     void (*broadcast)(void *c);
     int (*start)(void (*fn)(void *arg), void *arg, void **handle);
     void (*join)(void *handle);

@@ -423,10 +423,12 @@ static int run_job(void *ctx, struct overlap_job *job, char *err)
 
 /* trace_jobs: the pass's jobs into the trace, their time into *comm. */
 static void trace_job(struct step *d, const struct overlap_job *j, const char *name,
-                      double *comm)
+                      struct step_times *t)
 {
     trace_add(&d->tr, name, TRACE_COMM, j->t0, j->t1, (long)d->step, (long long)(j->n * d->es));
-    *comm += j->t1 - j->t0;
+    t->comm += j->t1 - j->t0;
+    if (t->enter == 0.0 || j->t0 < t->enter)
+        t->enter = j->t0;
 }
 
 /* pass_plain: the gradient straight, then each job in order, here. */
@@ -463,7 +465,7 @@ static int pass_plain(struct step *d, uint64_t lo, uint64_t hi, int micro, int m
         j.t0 = step_now(d);
         rc = send_job(d, &j, err);
         j.t1 = step_now(d);
-        trace_job(d, &j, name, &t->comm);
+        trace_job(d, &j, name, t);
         if (rc != 0)
             return rc;
     }
@@ -519,7 +521,7 @@ static int pass_overlapped(struct step *d, struct step_times *t, char *err)
         if (!j || j->t1 == 0.0)
             break;              /* not run: the pass failed before it */
         (void)step_job_at(d, i, name);
-        trace_job(d, j, name, &t->comm);
+        trace_job(d, j, name, t);
     }
     return rc;
 }
@@ -691,6 +693,6 @@ size_t step_medians(const struct step *d, struct step_times *med)
     for (int i = 0; i < 5; i++)
         v[i] = d->ntimed > 0 && metrics_summarize(d->times[i], d->ntimed, &st) == 0
                ? st.median : NAN;
-    *med = (struct step_times){ v[T_STEP], v[T_BACKWARD], v[T_COMM], v[T_FINISH], v[T_WAIT] };
+    *med = (struct step_times){ v[T_STEP], v[T_BACKWARD], v[T_COMM], v[T_FINISH], v[T_WAIT], NAN };
     return d->ntimed;
 }

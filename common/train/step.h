@@ -246,6 +246,8 @@ struct step_times {
     double comm;                /* inside combine, summed over the jobs */
     double finish;              /* inside finish */
     double wait;                /* from the end of the backward pass to finish's end */
+    double enter;               /* when the step's first combine job began, on
+                                   the step's clock (0: none ran) */
 };
 
 /* The outcome of one step. */

@@ -76,7 +76,9 @@ static int clock_swap(struct link_bucket *b, double expect, double want)
 
 static size_t piece_bytes(double rate)
 {
-    double p = fmax(LINK_PIECE_MIN, rate * LINK_PIECE_S);
+    double cap = fmax(LINK_PIECE_CAP, rate * LINK_PIECE_FAST_S);
+    double p = fmin(fmax(LINK_PIECE_MIN, rate * LINK_PIECE_S), cap);
+
     return p >= (double)LINK_PIECE_MAX ? (size_t)LINK_PIECE_MAX : (size_t)p;
 }
 

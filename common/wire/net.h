@@ -73,6 +73,28 @@ int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
  * harmful when processes outnumber CPUs. Not thread-safe; set it once. */
 void net_busy_poll(double seconds);
 
+/* net_stats: where this process's transfers spent their time (the
+ * breakdown of docs/link.md, "Where the time goes"). Counted always (a
+ * few relaxed atomic adds per system call); all threads together.
+ *   xfers        transfer calls (net_send_all, net_recv_all, net_sendrecv)
+ *   t_xfer       seconds inside them
+ *   sends, recvs system calls that moved bytes; send_again / recv_again
+ *                the ones that found the socket full / empty (EAGAIN)
+ *   waits_*      sleeps in ppoll: link (only a link deadline to wait for),
+ *                peer (only sockets), both; t_wait_*: their seconds
+ *   late_s       summed lateness of the link releases: how long after a
+ *                piece's deadline the thread got to it (send: writing it;
+ *                receive: handing the bytes on)
+ *   spins        busy-poll retries (net_busy_poll)
+ * With PSR_NET_STATS=1 in its environment a process prints them to stderr
+ * at exit, one line. */
+struct net_stats {
+    uint64_t xfers, sends, recvs, send_again, recv_again, spins;
+    uint64_t waits_link, waits_peer, waits_both;
+    double t_xfer, t_wait_link, t_wait_peer, t_wait_both, late_s;
+};
+void net_stats_get(struct net_stats *out);
+
 /* net_port_file_write: write "PORT\n" to path through outfile.h (atomic;
  * refuses a path that is not a regular file). */
 int net_port_file_write(const char *path, int port, char *err);

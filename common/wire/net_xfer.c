@@ -32,8 +32,10 @@
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -57,6 +59,54 @@
 #define BUSY_BYTES      (64u << 10)
 
 static double busy_s;       /* net_busy_poll's setting; 0: off */
+
+/* net_stats (net.h): counters, and times in nanoseconds. */
+enum { ST_XFERS, ST_SENDS, ST_RECVS, ST_SEND_AGAIN, ST_RECV_AGAIN, ST_SPINS, ST_WAITS_LINK,
+       ST_WAITS_PEER, ST_WAITS_BOTH, ST_T_XFER, ST_T_LINK, ST_T_PEER, ST_T_BOTH, ST_LATE, ST_NOSTAMP, ST_N };
+static _Atomic uint64_t stats[ST_N];
+
+static void count(int which, uint64_t n)
+{
+    atomic_fetch_add_explicit(&stats[which], n, memory_order_relaxed);
+}
+
+static void count_s(int which, double s)
+{
+    if (s > 0)
+        count(which, (uint64_t)(s * 1e9));
+}
+
+void net_stats_get(struct net_stats *o)
+{
+    uint64_t v[ST_N];
+
+    for (int i = 0; i < ST_N; i++)
+        v[i] = atomic_load_explicit(&stats[i], memory_order_relaxed);
+    *o = (struct net_stats){ v[ST_XFERS], v[ST_SENDS], v[ST_RECVS], v[ST_SEND_AGAIN],
+                             v[ST_RECV_AGAIN], v[ST_SPINS], v[ST_WAITS_LINK], v[ST_WAITS_PEER],
+                             v[ST_WAITS_BOTH], (double)v[ST_T_XFER] * 1e-9,
+                             (double)v[ST_T_LINK] * 1e-9, (double)v[ST_T_PEER] * 1e-9,
+                             (double)v[ST_T_BOTH] * 1e-9, (double)v[ST_LATE] * 1e-9 };
+}
+
+/* PSR_NET_STATS=1: the breakdown on stderr at exit (net.h). */
+__attribute__((destructor)) static void stats_at_exit(void)
+{
+    const char *e = getenv("PSR_NET_STATS");
+    struct net_stats st;
+
+    if (!e || strcmp(e, "1") != 0)
+        return;
+    net_stats_get(&st);
+    fprintf(stderr, "net_stats pid %ld: xfers %llu t_xfer %.6f sends %llu (again %llu) recvs %llu "
+            "(again %llu) waits link %llu %.6f s, peer %llu %.6f s, both %llu %.6f s; late %.6f s; "
+            "spins %llu nostamp %llu\n", (long)getpid(), (unsigned long long)st.xfers, st.t_xfer,
+            (unsigned long long)st.sends, (unsigned long long)st.send_again,
+            (unsigned long long)st.recvs, (unsigned long long)st.recv_again,
+            (unsigned long long)st.waits_link, st.t_wait_link, (unsigned long long)st.waits_peer,
+            st.t_wait_peer, (unsigned long long)st.waits_both, st.t_wait_both, st.late_s,
+            (unsigned long long)st.spins, (unsigned long long)atomic_load(&stats[ST_NOSTAMP]));
+}
 
 void net_busy_poll(double seconds)
 {
@@ -158,6 +208,7 @@ static int advance_send(struct dir *x, struct link *l, int pace, size_t piece,
                 if (now < x->due)
                     return 0;
                 link_send_woke(l, now);
+                count_s(ST_LATE, now - x->due);
                 x->held = 0;
                 *last = now;          /* the link's wait is not idle time */
             }
@@ -170,11 +221,13 @@ static int advance_send(struct dir *x, struct link *l, int pace, size_t piece,
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                count(ST_SEND_AGAIN, 1);
                 x->ready = 0;
                 return 0;
             }
             return io_fail(x, -errno, err);
         }
+        count(ST_SENDS, 1);
         x->done += (size_t)w;
         if (l)
             l->bytes_out += (uint64_t)w;
@@ -198,6 +251,7 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
         if (x->held) {
             if (now < x->due)
                 return 0;
+            count_s(ST_LATE, now - x->due);
             x->held = 0;
             x->late = 1;
             *last = now;
@@ -221,6 +275,7 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                count(ST_RECV_AGAIN, 1);
                 x->ready = 0;
                 x->late = 0;
                 return 0;
@@ -229,6 +284,7 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
         }
         if (r == 0)
             return io_fail(x, ERR_EOF, err);
+        count(ST_RECVS, 1);
         x->done += (size_t)r;
         now = clock_now();
         *last = now;
@@ -243,6 +299,8 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
              * found data waiting books from the time it meant to wake.
              * Bytes of one kernel buffer (one stamp) read in parts are
              * booked as one (link_ingress_join). */
+            if (isnan(stamp))
+                count(ST_NOSTAMP, 1);
             if (!isnan(arrived))
                 t = fmin(arrived, now);
             else
@@ -286,8 +344,8 @@ static int idle_fail(struct dir *d, int n, double idle_s, char *err)
     return ERR_TIMEOUT;
 }
 
-/* xfer: move every direction in d[0..n) to completion (see the top). */
-static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
+/* xfer_run: move every direction in d[0..n) to completion (see the top). */
+static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *err)
 {
     int pace = l && link_active(l);
     size_t piece = pace ? link_piece(l) : SIZE_MAX;
@@ -363,6 +421,7 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
             if (isnan(busy_end))
                 busy_end = now + busy_s;
             if (now < busy_end) {
+                count(ST_SPINS, 1);
                 sched_yield();
                 for (int i = 0; i < n; i++)
                     if (p[i].fd >= 0)
@@ -376,7 +435,12 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
             double now = clock_now();
             wake = wake - now > SPIN_S ? wake - SPIN_S : now;   /* now: poll, no wait */
         }
-        rc = net_wait_until(p, (nfds_t)n, wake);
+        {
+            double w0 = clock_now();
+            rc = net_wait_until(p, (nfds_t)n, wake);
+            count(held && polled ? ST_WAITS_BOTH : held ? ST_WAITS_LINK : ST_WAITS_PEER, 1);
+            count_s(held && polled ? ST_T_BOTH : held ? ST_T_LINK : ST_T_PEER, clock_now() - w0);
+        }
         if (rc < 0) {
             err_say(err, "net: poll: %s", err_str(rc));
             return rc;
@@ -385,6 +449,17 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
             if (p[i].revents)
                 d[i].ready = 1;   /* try the I/O: it reports any error */
     }
+}
+
+/* xfer: xfer_run, counted (net_stats). */
+static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
+{
+    double t0 = clock_now();
+    int rc = xfer_run(d, n, l, idle_s, err);
+
+    count(ST_XFERS, 1);
+    count_s(ST_T_XFER, clock_now() - t0);
+    return rc;
 }
 
 int net_send_all(int fd, const void *buf, size_t len, struct link *l,

@@ -1,12 +1,16 @@
 /* mpi_coll.c -- the peer ring_worker --bench is compared with: Open MPI's
  * collectives timed the same way, printing the same columns.
  *
- *     mpirun -np K build/peers/mpi_coll [-c NAME] [-r ROOT] [-b 4K] [-e 64M] [-f 2]
- *                                       [-w 5] [-n 20] [-d float|double]
+ *     mpirun.openmpi -np K build/peers/mpi_coll [-c NAME] [-r ROOT] [-b 4K] [-e 64M] [-f 2]
+ *                                       [-w 5] [-n 20] [-d float|double] [-v]
  *
  * NAME (nccl-tests' names, as ring_worker --bench --coll):
  *   all_reduce      MPI_Allreduce (sum, MPI_IN_PLACE)             (default)
- *   reduce_scatter  MPI_Reduce_scatter_block (sum, MPI_IN_PLACE)
+ *   reduce_scatter  MPI_Reduce_scatter_block (sum, MPI_IN_PLACE); with -v
+ *                   MPI_Reduce_scatter with K equal counts instead: the same
+ *                   result, but Open MPI's tuned component has a ring for
+ *                   it (coll_tuned_reduce_scatter_algorithm 3) and none for
+ *                   the _block call
  *   all_gather      MPI_Allgather (MPI_IN_PLACE)
  *   broadcast       MPI_Bcast from ROOT
  *   reduce          MPI_Reduce (sum) to ROOT (MPI_IN_PLACE there)
@@ -17,7 +21,7 @@
  * (2(K-1)/K all_reduce; (K-1)/K reduce_scatter, all_gather, alltoall; 1
  * broadcast, reduce).
  *
- * Built by experiments/peers/build.sh with mpicc, only where mpicc is
+ * Built by experiments/peers/build.sh with mpicc.openmpi, only where it is
  * installed; the main Makefile never builds it. Method, as
  * common/coll/bench.h: per size, -w untimed calls, a barrier, -n timed
  * ones back to back on zeros; the time printed is the slowest rank's loop
@@ -25,7 +29,10 @@
  * 8) - 3 (for alltoall: ((5 s + 3 d + j) mod 8) - 3 for rank s's element
  * j to rank d, ring_worker's), every element of the defined result
  * compared, #wrong summed over the ranks. Which algorithm Open MPI picks
- * is its own choice: this measures the library as shipped.
+ * is its own choice unless mpirun's --mca forces one (bench_ring.sh and
+ * bench_coll.sh run both; experiments/lib.sh, ompi_forced); the header
+ * names every coll_tuned parameter the job was given, so that a table
+ * says which configuration made it.
  */
 #include <errno.h>
 #include <mpi.h>
@@ -74,7 +81,8 @@ static int parse_size(const char *s, uint64_t *out)
 }
 
 struct run {
-    int op, root, rank, world, dbl;
+    int op, root, rank, world, dbl, vcounts;
+    int *counts;                    /* -v: K equal receive counts */
     MPI_Datatype type;
     void *buf, *rbuf;
 };
@@ -92,6 +100,22 @@ static void set(void *p, size_t i, int dbl, double v)
         ((float *)p)[i] = (float)v;
 }
 
+/* print_tuned: the coll_tuned settings this job was given (mpirun --mca X V
+ * reaches every rank as OMPI_MCA_X=V), one '#' line; "defaults" when none:
+ * Open MPI's own decision rules picked the algorithms. */
+static void print_tuned(void)
+{
+    extern char **environ;
+    static const char prefix[] = "OMPI_MCA_coll_tuned_";
+    int n = 0;
+
+    printf("# coll_tuned:");
+    for (char **e = environ; *e; e++)
+        if (strncmp(*e, prefix, sizeof prefix - 1) == 0)
+            printf(" %s", *e + sizeof prefix - 1), n++;
+    printf("%s\n", n ? "" : " defaults (Open MPI's decision rules)");
+}
+
 /* call: one collective of count elements in all (q = count / K per rank). */
 static void call(const struct run *r, size_t count)
 {
@@ -100,7 +124,13 @@ static void call(const struct run *r, size_t count)
 
     switch (r->op) {
     case REDUCE_SCATTER:
-        MPI_Reduce_scatter_block(MPI_IN_PLACE, r->buf, q, r->type, MPI_SUM, w);
+        if (r->vcounts) {
+            for (int i = 0; i < r->world; i++)
+                r->counts[i] = q;
+            MPI_Reduce_scatter(MPI_IN_PLACE, r->buf, r->counts, r->type, MPI_SUM, w);
+        } else {
+            MPI_Reduce_scatter_block(MPI_IN_PLACE, r->buf, q, r->type, MPI_SUM, w);
+        }
         break;
     case ALL_GATHER:
         MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->buf, q, r->type, w);
@@ -166,12 +196,12 @@ int main(int argc, char **argv)
     double busbw_sum = 0, want[8], fac;
     unsigned long long wrong_total = 0;
     int nsizes = 0;
-    struct run r = { ALL_REDUCE, 0, 0, 1, 0, MPI_FLOAT, NULL, NULL };
+    struct run r = { ALL_REDUCE, 0, 0, 1, 0, 0, NULL, MPI_FLOAT, NULL, NULL };
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &r.world);
-    while ((opt = getopt(argc, argv, "c:r:b:e:f:w:n:d:h")) != -1) {
+    while ((opt = getopt(argc, argv, "c:r:b:e:f:w:n:d:vh")) != -1) {
         switch (opt) {
         case 'c':
             for (r.op = 0; r.op < NCOLLS && strcmp(optarg, names[r.op]) != 0; r.op++)
@@ -185,6 +215,7 @@ int main(int argc, char **argv)
         case 'w': warmup = atoi(optarg); break;
         case 'n': iters = atoi(optarg); break;
         case 'd': r.dbl = strcmp(optarg, "double") == 0; break;
+        case 'v': r.vcounts = 1; break;
         default: bad = 1; break;
         }
     }
@@ -193,7 +224,7 @@ int main(int argc, char **argv)
         if (r.rank == 0)
             fprintf(stderr, "usage: mpi_coll [-c all_reduce|reduce_scatter|all_gather|broadcast|"
                     "reduce|alltoall] [-r ROOT] [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] "
-                    "[-d float|double]\n");
+                    "[-d float|double] [-v]\n");
         MPI_Finalize();
         return 64;
     }
@@ -201,7 +232,8 @@ int main(int argc, char **argv)
     r.type = r.dbl ? MPI_DOUBLE : MPI_FLOAT;
     r.buf = malloc(maxbytes);
     r.rbuf = malloc(maxbytes);
-    if (!r.buf || !r.rbuf) {
+    r.counts = malloc(sizeof(int) * (size_t)r.world);
+    if (!r.buf || !r.rbuf || !r.counts) {
         fprintf(stderr, "mpi_coll: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -213,7 +245,9 @@ int main(int argc, char **argv)
     fac = r.world < 2 ? 0.0 : r.op == ALL_REDUCE ? 2.0 * (r.world - 1) / r.world
         : r.op == BROADCAST || r.op == REDUCE ? 1.0 : (double)(r.world - 1) / r.world;
     if (r.rank == 0) {
-        printf("# mpi_coll: %s over K=%d ranks (Open MPI)\n", names[r.op], r.world);
+        printf("# mpi_coll: %s over K=%d ranks (Open MPI)%s\n", names[r.op], r.world,
+               r.op == REDUCE_SCATTER && r.vcounts ? ", MPI_Reduce_scatter (-v)" : "");
+        print_tuned();
         printf("# time: the slowest rank's loop of %d iterations / %d (after %d warm-up "
                "and a barrier); busbw = algbw * %.4g\n", iters, iters, warmup, fac);
         printf("#%11s %12s %7s %11s %12s %12s %7s\n", "size", "count", "type", "time(us)",
@@ -259,6 +293,7 @@ int main(int argc, char **argv)
     }
     free(r.buf);
     free(r.rbuf);
+    free(r.counts);
     MPI_Finalize();
     return wrong_total ? 1 : 0;
 }
