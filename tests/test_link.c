@@ -503,6 +503,28 @@ static void t_small(void)
     T_LE(10.0 + lat + 4256.0 / rate + 0.9 * 4096.0 / rate, small_frame(rate, lat, 4216, 45e-6, 0, 10.0));
     T_END();
 
+    T_CASE("link-3.4", "a piece the kernel cut into two buffers (two stamps: loopback segments "
+           "hold 65483 bytes), read as its header then its rest, is booked as one: held until "
+           "its arrival, not a piece's wire time more");
+    {
+        const double r1g = 125e6, t1 = 20.0, s1 = 1e9, s2 = 1e9 + 2000;   /* stamps, ns */
+        struct link l;
+        size_t piece;
+        T_EQ_I(link_init(&l, r1g, 100e-6), 0);
+        piece = link_piece(&l);
+        T_EQ_U(piece, 65536);
+        T_NEAR(link_ingress_join(&l, 40, t1, s1, 1), t1, 1e-12);
+        T_EQ_U(link_ingress_next(&l), piece - 40);
+        /* The rest, 3 us later, carries the second buffer's stamp. */
+        T_NEAR(link_ingress_join(&l, piece - 40, t1 + 3e-6, s2, 1), t1, 1e-12);
+        /* Not the rest: a new stamp and more than the piece's rest is a
+         * reservation of its own, from its arrival less its wire time. */
+        T_EQ_I(link_init(&l, r1g, 100e-6), 0);
+        (void)link_ingress_join(&l, 40, t1, s1, 1);
+        T_NEAR(link_ingress_join(&l, piece, t1 + 3e-6, s2, 1), t1 + (double)piece / r1g, 1e-9);
+    }
+    T_END();
+
     T_CASE("link-3.3", "link_frame_first: the header and the payload fill the first piece, "
            "the whole frame when at most LINK_PIECE_SLACK bytes would be left");
     {

@@ -252,8 +252,10 @@ static int welcome(struct ps_client *c, struct ps_conn *k, char *err)
 }
 
 /* set_shares: with the host's link, each connection to a server off the
- * host gets its share of the host's egress (client.h, THE EMULATED LINK;
- * link.h, FLOW SHARES). A share below the link's least rate is left off. */
+ * host gets its share of the worker's pushes off the host (client.h, THE
+ * EMULATED LINK; link.h, FLOW SHARES): together they may take the whole
+ * NIC, and the server on the host takes its turn piece by piece. A share
+ * below the link's least rate is left off. */
 static void set_shares(struct ps_client *c)
 {
     double local = 0.0, host;
@@ -262,7 +264,9 @@ static void set_shares(struct ps_client *c)
         return;
     if (c->local >= 0)
         local = (double)(c->conns[c->local].hi - c->conns[c->local].lo);
-    host = ((double)c->n - local) + (double)(c->world - 1) * local;
+    host = (double)c->n - local;
+    if (!(host > 0.0))
+        return;
     for (int i = 0; i < c->nservers; i++)
         if (i != c->local)
             (void)link_set_share(&c->conns[i].link,

@@ -56,12 +56,16 @@
  * With the host's link (cfg->link_host) every connection books the host's
  * one clock, and each connection to a server off the host also gets its
  * share of the host's egress (link.h, FLOW SHARES): its bytes per step
- * over the host's, which are the pushes to every server off the host plus,
- * with a server on it, that server's weights to the K - 1 other workers.
- * Theorem 1's uneven split needs it: served piece by piece in turn, the
- * small shards' pushes would take as much of the NIC as the extra
- * servers' big ones, and those servers' links would idle early and
- * finish late.
+ * over the worker's pushes off the host, so that the pushes together may
+ * take the whole NIC and finish together; the server on the host (another
+ * process) takes its turn on the host's clock piece by piece. Theorem 1's
+ * uneven split needs it: served piece by piece in turn, the small shards'
+ * pushes would take as much of the NIC as the extra servers' big ones,
+ * and those servers' links would idle early and finish late. (Until
+ * issue 27 the shares were of the host's whole egress, the server's
+ * weights included, so with one bucket, where the pushes and the weights
+ * never overlap, the pushes went at (K-1)/K n over 2(K-1)/K n of the
+ * rate: half of it, and a colocated step took 1.5-1.7x its model.)
  *
  * SERVER PARTS. A push goes to a server in frames of that server's share
  * of the bucket: count x (its elements / n). The servers' ranges are

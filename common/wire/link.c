@@ -260,12 +260,19 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp, int c
 {
     double due;
 
-    /* Same kernel buffer as the last reservation, nothing booked since,
+    /* Same kernel buffer as the last reservation, or the rest of the piece
+     * the last read was cut short in (the sender wrote it at once, but the
+     * kernel may have cut it into buffers of its own: a 64 KiB piece is two
+     * on loopback, whose segments hold 65483 bytes), nothing booked since,
      * and a piece at most in all: take that reservation back and book both
-     * parts as one. (NAN never compares equal: a read without a stamp never
-     * joins.) The piece bounds the credit: bytes an unpaced sender put in
-     * the buffer at once still pass no faster than one piece early. */
-    if (stamp == l->in_stamp && l->in_n + n <= piece_bytes(l->ingress.rate) + LINK_PIECE_SLACK &&
+     * parts as one. (NAN never compares equal: a read without a stamp
+     * joins only as a piece's rest.) The piece bounds the credit: bytes an
+     * unpaced sender put in the buffer at once still pass no faster than
+     * one piece early. */
+    size_t piece = l->ingress.rate > 0.0 ? piece_bytes(l->ingress.rate) : 0;
+    int rest = l->in_cut && l->in_n + n <= piece;   /* within the piece last cut short */
+
+    if ((stamp == l->in_stamp || rest) && l->in_n + n <= piece + LINK_PIECE_SLACK &&
         l->ingress.rate > 0.0 && clock_get(&l->ingress) == l->in_end) {
         size_t both = l->in_n + n;
         double end = fmax(l->in_from, l->in_t - (double)both / l->ingress.rate) +

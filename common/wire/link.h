@@ -131,7 +131,10 @@
  * flow of a host link such a rate of its own: each egress piece is then
  * booked, from the same moment, on the flow's private clock at that rate
  * and on the host's clock at the host's, and may go when both have
- * passed. The host's clock still caps the sum.
+ * passed. The host's clock still caps the sum. A share is a cap, not a
+ * guarantee: the flows that hold shares must together be the bytes that
+ * contend for the NIC (common/ps/client.c: a worker's pushes off the
+ * host), or the NIC idles while they crawl at their fractions.
  *
  * The host's file also counts the bytes booked through it, the host's NIC
  * bytes (headers included; every byte of a paced link is booked, so with

@@ -70,7 +70,9 @@ int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
  * less left each way) retries its sockets, yielding the CPU between tries,
  * before it sleeps in ppoll; 0 (the default) sleeps at once. Worth it when
  * every process has a CPU of its own (a wake-up costs 30-40 us on a VM);
- * harmful when processes outnumber CPUs. Not thread-safe; set it once. */
+ * harmful when processes outnumber CPUs. A call with 0 also stops the
+ * short spin before a send's last link deadline (net_xfer.c, SPIN_S),
+ * which is on until then. Not thread-safe; set it once. */
 void net_busy_poll(double seconds);
 
 /* net_stats: where this process's transfers spent their time (the

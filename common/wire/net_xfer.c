@@ -48,7 +48,9 @@
  * of a send is the one whose lateness the peer sees (a latency-bound
  * message is one piece), so its wait sleeps until this long before the
  * deadline and spins the rest; earlier pieces just sleep, as the link's
- * timeline absorbs their oversleep. */
+ * timeline absorbs their oversleep. Not when the processes outnumber the
+ * CPUs (net_busy_poll(0)): there the spin is CPU a peer needs, 75 us a
+ * send, and a K = 16 ring on 2 cores made 180 polls a ring step. */
 #define SPIN_S          75e-6
 /* Waking a sleeping thread costs 30-40 us on this VM, as much as a small
  * all-reduce step's whole transfer. With busy-polling on (net_busy_poll),
@@ -59,6 +61,8 @@
 #define BUSY_BYTES      (64u << 10)
 
 static double busy_s;       /* net_busy_poll's setting; 0: off */
+static int spin_ok = 1;     /* SPIN_S's spin; off once net_busy_poll(0) says the
+                               processes outnumber the CPUs */
 
 /* net_stats (net.h): counters, and times in nanoseconds. */
 enum { ST_XFERS, ST_SENDS, ST_RECVS, ST_SEND_AGAIN, ST_RECV_AGAIN, ST_SPINS, ST_WAITS_LINK,
@@ -111,6 +115,7 @@ __attribute__((destructor)) static void stats_at_exit(void)
 void net_busy_poll(double seconds)
 {
     busy_s = seconds > 0 ? seconds : 0;
+    spin_ok = busy_s > 0;
 }
 
 /* recv_stamped: recv() that also reports, on clock_now()'s scale, when the
@@ -389,7 +394,7 @@ static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *e
                 held = 1;
                 if (x->due < wake) {
                     wake = x->due;
-                    spin = x->send && x->end == x->len;
+                    spin = spin_ok && x->send && x->end == x->len;
                 }
             } else if (!x->ready) {
                 p[i].fd = x->fd;
