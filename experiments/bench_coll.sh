@@ -53,7 +53,7 @@ bench_need ring_worker
 psr_times() {
     bash "$launch" ring "$2" --bench --coll "$1" -b $bmin -e $emax -f 4 -n $iters -w $warm \
         --timeout 60 >/dev/null 2>"$tmp/psr.err" || echo "$prog: ring_worker --coll $1 K=$2 failed: $(tail -n 1 "$tmp/psr.err")" >&2
-    awk '/^rank0\| +[0-9]/ { if ($8 != 0) print "WRONG: " $0 > "/dev/stderr"; print $2, $5 }' "$tmp/psr.err"
+    awk '/^rank0\| +[0-9]/ { if ($NF != 0) print "WRONG: " $0 > "/dev/stderr"; print $2, $5 }' "$tmp/psr.err"
 }
 
 # mpi_times CONFIG COLL K: the MPI harness under mpirun.openmpi, TCP over

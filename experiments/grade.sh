@@ -20,7 +20,9 @@
 # checked, its columns read by name (lib.sh's csv_awk):
 #   - trustworthy only when bound_by is "link": a row bound by "cpu" (the
 #     job's own processes) or "busy" (other programs) measured the machine,
-#     not the emulated network, and says nothing about the algorithms;
+#     and one bound by "sw" (the link's own record says it stood idle over
+#     5% of the combine: link_util) measured the software, not the
+#     emulated network: neither says anything about the algorithms;
 #   - its bytes_in must be the model's (bin/model --quantity bytes_in) plus
 #     the headers: within 1% + 128 bytes per worker. This one is
 #     deterministic: a row off here is a broken run, whatever its timing.
@@ -228,6 +230,7 @@ for f in k_sweep.csv size_sweep.csv; do
         rows=$((rows + 1))
         what="$f line $line ($a K=$k n=$n)"
         if [ "$by" = link ]; then trusted=$((trusted + 1))
+        elif [ "$by" = sw ]; then problem "untrustworthy: $what: bound_by=sw, not link (the link stood idle: the software, not the network, set its pace)"
         else problem "untrustworthy: $what: bound_by=$by, not link (the machine, not the network, set its pace)"; fi
         want=$(m --algo "$a" --K "$k" --bytes "$n" --bw "$bw" --latency "$lat" --quantity bytes_in 2>/dev/null) ||
             { problem "results: $what: bin/model cannot price it"; continue; }

@@ -33,7 +33,7 @@
 #      of both systems and of each mistake mode for the loss curves
 #      (experiments/lab_loss.sh);
 #   5. the plots (plots/*.gp: PNG and SVG, and a terminal view of plot 1),
-#      flagged points (host_bound, bound_by cpu|busy) marked and named;
+#      flagged points (host_bound, bound_by cpu|busy|sw) marked and named;
 #   6. the report on stdout (experiments/lab_report.sh: each row against
 #      the model, the crossover, what was flagged, unsettled or cut) and
 #      index.html (experiments/lab_html.sh): the plots, the tables, the fit
@@ -257,6 +257,10 @@ fi
 # Rows flagged host_bound are CPU effects, not network ones.
 hb=$(csv_awk 'FNR > 1 && $c["host_bound"] == 1 { printf "%s K=%s n=%s; ", ($c["algo"] == "rd" ? "rd" : $c["system"]), $c["K"], $c["bytes"] }' \
      "$out/k_sweep.csv" "$out/size_sweep.csv" 2>/dev/null)
+# Rows flagged sw: no machine signal, but the link's own record says it
+# stood idle over 5% of the combine (link_util): the software set the pace.
+swr=$(csv_awk 'FNR > 1 && c["bound_by"] && $c["bound_by"] == "sw" { printf "%s K=%s n=%s (link_util %s); ", ($c["algo"] == "rd" ? "rd" : $c["system"]), $c["K"], $c["bytes"], $c["link_util"] }' \
+     "$out/k_sweep.csv" "$out/size_sweep.csv" 2>/dev/null)
 # The link's rate in bytes/s: one byte through one link takes 1/rate.
 lb=$(awk -v l="$loop" -v t="$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$link_bw" --quantity ingress)" -v ks="$ks" 'BEGIN {
         r = 1 / t; n = split(ks, k, " "); m = 0; for (i = 1; i <= n; i++) if (k[i] > m) m = k[i];
@@ -298,6 +302,7 @@ fi
     echo "size_sweep: K=$size_k sizes=\"$sizes\" steps=$size_steps$([ "$steps_given" = 1 ] || echo " or more (timed part ${size_min_timed} s in the model; each job's --steps in the command lines below)") algorithms: ps, ring, rd (ring_worker --algo rd)"
     [ "$netns" = 1 ] && echo "netns: K sweep across network namespaces, tc tbf $tc_rate (REAL kernel shaping), results in netns/"
     echo "host_bound_rows: ${hb:-none}"
+    echo "sw_rows: ${swr:-none}"
     [ -n "$lb" ] && echo "warning: $lb"
     echo "jobs_failed: $failed"
     echo "# every job's command line (the loss curves: experiments/lab_loss.sh \"$out\", logs/loss.log)"

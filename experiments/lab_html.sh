@@ -6,7 +6,7 @@
 # busy banner (manifest.txt's BANNER line, when there is one), the run in
 # one line (link, calibration, date, git), the plots (the SVGs lab.sh drew,
 # PNG where there is no SVG), measured against the model as a table per
-# sweep (flagged rows marked as on the plots: host-bound, cpu or busy),
+# sweep (flagged rows marked as on the plots: host-bound, cpu, busy or sw),
 # the fit and crossover (fit.txt), the stragglers section's table
 # (stragglers.txt, lab.sh --only stragglers), the seed's model table (model.txt), the
 # manifest, and links to every CSV. It is self-contained: one inline style
@@ -44,7 +44,7 @@ table() {
         if (c["bound_by"] && $c["bound_by"] != "" && $c["bound_by"] != "link") why = $c["bound_by"]
         else if ($c["host_bound"] == 1) why = "host"
         cls = why == "" ? "" : " class=\"flag-" why "\""
-        txt = why == "busy" ? "host-bound: busy (other programs)" : why == "cpu" ? "host-bound: cpu (its own processes)" : why == "host" ? "host-bound" : ""
+        txt = why == "busy" ? "host-bound: busy (other programs)" : why == "cpu" ? "host-bound: cpu (its own processes)" : why == "host" ? "host-bound" : why == "sw" ? "link idle over 5% (sw: the software set the pace)" : ""
         ratio = ($c["model_s"] > 0) ? sprintf("%.3f", $c["time_s"] / $c["model_s"]) : ""
         printf "<tr%s><td class=\"sys-%s\">%s</td><td>%s</td><td>%s</td><td>%.4g</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
                cls, sys, sys, $c["K"], $c["bytes"], $c["time_s"], ($c["model_s"] == "" ? "" : sprintf("%.4g", $c["model_s"])),
@@ -84,6 +84,7 @@ td:first-child, td:last-child { text-align: left; }
 .sys-rd { color: #b07800; font-weight: 600; }
 tr.flag-busy td:last-child { color: #cc00cc; font-weight: 600; }
 tr.flag-cpu td:last-child, tr.flag-host td:last-child { font-weight: 600; }
+tr.flag-sw td:last-child { color: #2ca02c; font-weight: 600; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 #loaded { color: #777; font-size: 0.85em; }
 </style>

@@ -312,6 +312,7 @@ draw() {
 # flag(): the row's mark, as the plots name it (csv_awk "$flag_awk"'...').
 flag_awk='function flag() { if (c["bound_by"] && $c["bound_by"] == "busy") return "  HOST-BOUND (busy: other programs)";
                          if (c["bound_by"] && $c["bound_by"] == "cpu") return "  HOST-BOUND (cpu: its own processes)";
+                         if (c["bound_by"] && $c["bound_by"] == "sw") return "  SW-BOUND (sw: the link stood idle over 5%)";
                          return $c["host_bound"] == 1 ? "  HOST-BOUND (CPU, not the link)" : "" }'
 busy_runs() {
     csv_awk 'FNR > 1 && c["bound_by"] && $c["bound_by"] == "busy" { n++ } END { print n + 0 }' "$@" 2>/dev/null

@@ -8,7 +8,7 @@
 # point, by column name), fit.txt (bin/fit's crossover lines),
 # netns/k_sweep.csv when the run had --netns, and manifest.txt's lines:
 # size_sweep (K), repeat (the spread target), unsettled, cut, netns,
-# host_bound_rows, warning. Flagged rows are marked as the plots mark them
+# host_bound_rows, sw_rows, warning. Flagged rows are marked as the plots mark them
 # (lab_lib.sh, flag_awk).
 set -uo pipefail
 prog=lab.sh
@@ -45,6 +45,8 @@ if [ -n "$(man netns)" ]; then
         "$dir/netns/k_sweep.csv" 2>/dev/null
 fi
 v=$(man host_bound_rows) && [ -n "$v" ] && echo "host-bound rows (the CPU, not the emulated link, set the pace): $v"
+v=$(man sw_rows) && [ -n "$v" ] &&
+    echo "sw rows (the link stood idle over 5% of the combine: the software, not the link, set the pace): $v"
 v=$(man warning) && [ -n "$v" ] && echo "warning: $v; the emulated link may not be the bottleneck"
 v=$(man unsettled) && [ -n "$v" ] &&
     echo "points whose runs did not settle within $(man repeat | sed 's/.*spread <= \([^ ]*\) .*/\1/'):$v"

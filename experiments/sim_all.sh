@@ -166,7 +166,8 @@ awk -F, 'NR > 1 { d = $8 / $7 - 1; if (d < 0) d = -d; if (d > w) w = d; n++ }
     | tee "$out/calibration.txt"
 if ((real)); then
     # Only the real rows the link set the pace of (bound_by link): a
-    # host-bound row measures the machine, not the network.
+    # host-bound row measures the machine, a sw row (the link stood idle)
+    # the software, not the network.
     awk -F, 'NR > 1 && $9 != "" { n++; if ($10 == "link") u++ }
              END { printf "real rows: %d, unflagged (bound_by link): %d (%.0f%%); the rest are left out below\n", n, u, n ? 100 * u / n : 0 }' \
         "$v" | tee -a "$out/calibration.txt"

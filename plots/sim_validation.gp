@@ -5,7 +5,7 @@
 # Without real rows (sim_all.sh --no-real) against bin/model's instead.
 # Filled points: the rows >= 1 MiB the bandwidth factor is fitted on;
 # open points: the rows below 1 MiB it is validated on. A real row that is
-# not bound_by link (the machine, not the link, set its pace) is ringed in
+# not bound_by link (the machine, or the software: sw, not the link, set its pace) is ringed in
 # black and left out of the figures.
 #   gnuplot -e "dir='plots/'; vfile='DIR/validation.csv'; fmt='png'; out='DIR/sim_validation.png'" plots/sim_validation.gp
 load dir."style.gp"

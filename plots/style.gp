@@ -38,21 +38,25 @@ if (exists("file")) {
         if (col_of(name) == 0) { csv_missing = csv_missing.' '.name }
     }
     if (csv_missing ne '') { exit error file.": no column".csv_missing." in its header (docs/design.md)" }
-    # Optional: bound_by (link, cpu or busy: why the row is or is not
-    # host-bound; common/measure/metrics.h). 0 where the CSV has no such column:
+    # Optional: bound_by (link, sw, cpu or busy: why the row is or is not
+    # host-bound, or the link stood idle (sw); common/measure/metrics.h). 0 where the CSV has no such column:
     # then a row with host_bound = 1 is flagged without a reason.
     c_bound = col_of("bound_by")
 }
 
 # ------------------------------------------------------------ flagged points
 # flag_is(r): the row is flagged for reason r: "cpu" (the job's own
-# processes used most of the cores), "busy" (other programs did), or
-# "host" (host_bound = 1 and no bound_by to say why). n_flag(r): how many
+# processes used most of the cores), "busy" (other programs did), "sw"
+# (no machine signal, but the link's own record says it stood idle over
+# 5% of the combine: the software set the pace; link_util), or "host"
+# (host_bound = 1 and no bound_by to say why). n_flag(r): how many
 # rows of `file` are. flag_marks(x, y): the plot elements (a string for
 # `plot ..., @marks`) that ring every flagged point at (x, y), one marker
 # and one key entry per reason present: a black circle (cpu), a magenta
-# square (busy), a black diamond (host). Every plot of the CSV draws them.
+# square (busy), a green triangle (sw), a black diamond (host). Every
+# plot of the CSV draws them.
 busy_color = "#cc00cc"
+sw_color = "#2ca02c"
 flag_is(r) = (c_bound > 0 && strcol(c_bound) ne "" && strcol(c_bound) ne "link") ? strcol(c_bound) eq r \
            : (r eq "host" && column(c_host) == 1)
 n_flag(r) = int(system(sprintf("awk -F, -v b=%d -v h=%d -v r=%s 'NR > 1 && !/^#/ { f = (b && $b != \"\" && $b != \"link\") ? $b : ($h == 1 ? \"host\" : \"\"); if (f == r) n++ } END { print n + 0 }' '%s'", \
@@ -60,14 +64,17 @@ n_flag(r) = int(system(sprintf("awk -F, -v b=%d -v h=%d -v r=%s 'NR > 1 && !/^#/
 # A plot whose key is tight (size.gp's, below the panel in columns) sets
 # flag_short = 1 for the short titles; the marks are the same.
 flag_title(r) = (exists("flag_short") && flag_short) ? \
-                (r eq "cpu" ? "host-bound: cpu" : r eq "busy" ? "host-bound: busy" : "host-bound") \
+                (r eq "cpu" ? "host-bound: cpu" : r eq "busy" ? "host-bound: busy" : \
+                 r eq "sw" ? "link idle: sw" : "host-bound") \
               : r eq "cpu" ? "host-bound: its own processes filled the cores (cpu)" \
               : r eq "busy" ? "host-bound: other programs kept the CPUs busy (busy)" \
+              : r eq "sw" ? "link idle over 5%: the software set the pace (sw)" \
               : "host-bound: the CPU, not the link, set the pace"
-flag_style(r) = r eq "busy" ? "pt 4 ps 5*pscale lw 2 lc rgb busy_color" : r eq "cpu" ? "pt 6 ps 5*pscale lw 2 lc rgb host_color" : "pt 12 ps 5*pscale lw 2 lc rgb host_color"
+flag_style(r) = r eq "busy" ? "pt 4 ps 5*pscale lw 2 lc rgb busy_color" : \
+                r eq "sw" ? "pt 8 ps 5*pscale lw 2 lc rgb sw_color" : r eq "cpu" ? "pt 6 ps 5*pscale lw 2 lc rgb host_color" : "pt 12 ps 5*pscale lw 2 lc rgb host_color"
 flag_mark(r, x, y) = n_flag(r) > 0 ? sprintf(", file skip 1 using (flag_is('%s') ? %s : NaN):(%s) with points %s title '%s'", \
                                                r, x, y, flag_style(r), flag_title(r)) : ''
-flag_marks(x, y) = flag_mark("cpu", x, y).flag_mark("busy", x, y).flag_mark("host", x, y)
+flag_marks(x, y) = flag_mark("cpu", x, y).flag_mark("busy", x, y).flag_mark("sw", x, y).flag_mark("host", x, y)
 
 # The alpha-beta model is bin/model's (common/measure/model.h); no formula is typed
 # here. The caller may set `model` (lab.sh passes $PSR_BIN/model).

@@ -86,4 +86,13 @@ for args in "" "--bogus" "$T_TMP/none $T_TMP/key.csv" "$T_TMP/good $T_TMP/none.c
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "'$args': want one line on stderr: $(cat "$T_TMP/err")"
 done
 t_end
+t_case grade-1.6 "a row bound_by=sw (the link stood idle: link_util) is untrustworthy, named as the software's"
+mk "$T_TMP/sw" sw link
+job 60 sh "$g" "$T_TMP/sw" "$T_TMP/key.csv"
+expect_rc 0
+[ "$(grep -c '^problem: untrustworthy: k_sweep.csv line 2 (ps K=2 n=4194304): bound_by=sw, not link (the link stood idle: the software' "$T_TMP/out")" = 1 ] ||
+    t_fail "sw row not named once: $(grep '^problem' "$T_TMP/out")"
+expect_grep out "^grade: $nq/$nq predictions in range (tolerance 0.25), 5/6 rows trustworthy (bound_by=link), 1 problem(s)$"
+t_end
+
 t_exit

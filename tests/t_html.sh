@@ -16,17 +16,17 @@ d=$T_TMP/run
 mkdir -p "$d/logs"
 
 # A results folder: two sweeps on the model's numbers (500 Mbit/s, 200 us),
-# one row flagged busy, the plots drawn by plots/*.gp, a manifest with the
+# one row flagged busy, one sw, the plots drawn by plots/*.gp, a manifest with the
 # busy banner, fit.txt, model.txt.
 hdr=system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,runs,run_min_s,run_max_s,spread
 row() {   # SYSTEM ALGO K BYTES BOUND_BY
     a=$2; [ -n "$a" ] || a=ps
     ts=$("$m" --algo "$a" --K "$3" --bytes "$4" --bw 500Mbit --latency 200us)
     bi=$("$m" --algo "$a" --K "$3" --bytes "$4" --quantity bytes_in)
-    hb=0; [ "$5" = link ] || hb=1
+    hb=1; case $5 in link|sw) hb=0 ;; esac     # sw: no machine signal
     echo "$1,$2,tcp,$3,$4,4,$ts,$ts,$ts,,,1,1,$bi,$bi,6.25e+07,0.0002,$ts,$hb,$5,0.1,0.1,1,2,$ts,$ts,0.01"
 }
-{ echo "$hdr"; for k in 1 2 4; do row ps "" $k 1048576 link; done; row ring ring 2 1048576 link; row ring ring 4 1048576 busy; } > "$d/k_sweep.csv"
+{ echo "$hdr"; for k in 1 2 4; do row ps "" $k 1048576 link; done; row ring ring 2 1048576 sw; row ring ring 4 1048576 busy; } > "$d/k_sweep.csv"
 { echo "$hdr"; for n in 4096 65536 1048576; do row ps "" 4 $n link; row ring ring 4 $n link; row ring rd 4 $n link; done; } > "$d/size_sweep.csv"
 { echo "# psring lab manifest (fixture)"; echo "date: 2026-01-01T00:00:00Z"; echo "link_bw: 500Mbit (EMULATED)"
   echo "link_latency: 200us (EMULATED, one-way)"; echo "git: fixture"
@@ -50,6 +50,8 @@ for p in k_time k_bytes k_scaling size; do
 done
 [ "$(grep -c '<table>' "$f")" = 2 ] || t_fail "want 2 tables (K sweep, size sweep)"
 [ "$(grep -c '<tr class="flag-busy">' "$f")" = 1 ] || t_fail "want exactly one row flagged busy"
+[ "$(grep -c '<tr class="flag-sw">.*link idle over 5% (sw: the software set the pace)' "$f")" = 1 ] ||
+    t_fail "want exactly one row flagged sw, with its reason"
 grep -q 'THE MACHINE WAS BUSY' "$f" || t_fail "no banner"
 grep -q '&lt;test &amp; check&gt;' "$f" || t_fail "the banner's < & > are not escaped"
 grep -q '^fit ring: ' "$f" || t_fail "no fit.txt lines"

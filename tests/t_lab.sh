@@ -37,7 +37,7 @@ grep -Eq '^link_bw: [0-9]+[MG]bit \(auto, ' "$T_TMP/lab/manifest.txt" || t_fail 
 grep -Eq '^calibration: auto -> [0-9]+[MG]bit ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the calibration"
 grep -q '^probe_[0-9]*[MG]bit: .*launch.sh ring 4 --workload synthetic .*--steps 8 ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the calibration probe's command line (the K sweep's largest ring)"
 # each probe's line in the calibration says its share, its time against its model and its bound_by
-grep -Eq '^calibration: .*[0-9]+[MG]bit: n [0-9]+ B, [0-9.e+-]+ CPU-s a step, share [0-9.]+, [0-9.]+x its model, bound by (link|cpu|busy);' "$T_TMP/lab/manifest.txt" ||
+grep -Eq '^calibration: .*[0-9]+[MG]bit: n [0-9]+ B, [0-9.e+-]+ CPU-s a step, share [0-9.]+, [0-9.]+x its model, bound by (link|sw|cpu|busy);' "$T_TMP/lab/manifest.txt" ||
     t_fail "manifest: the calibration does not give each probe's share, ratio and bound_by: $(grep '^calibration' "$T_TMP/lab/manifest.txt")"
 grep -q -- '--link-bw auto' "$T_TMP/lab/commands.txt" && t_fail "a job was given --link-bw auto"
 grep -q '^repeat: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the repeat rule"

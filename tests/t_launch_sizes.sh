@@ -22,20 +22,26 @@ expect_rc 0
 [ "$(grep -c '^system,' "$T_TMP/sweep.csv")" = 1 ] || t_fail "want one header line: $(cat "$T_TMP/sweep.csv")"
 got=$(csv_awk 'FNR > 1 { printf "%s:%s:%s:%s ", $c["system"], $c["K"], $c["bytes"], $c["steps"] }' "$T_TMP/sweep.csv")
 [ "$got" = "ring:3:4096:3 ring:3:16384:3 ring:3:65536:3 " ] || t_fail "rows (system:K:bytes:steps): '$got'"
-# bound_by is link|cpu|busy with a link limit, host_bound 1 exactly when
-# it is not link; machine_busy a share in [0, 1] or empty.
-bad=$(csv_awk 'FNR > 1 { b = $c["bound_by"]; h = $c["host_bound"]; m = $c["machine_busy"]
-                         if (b !~ /^(link|cpu|busy)$/ || (h == 1) != (b != "link") ||
-                             (m != "" && (m < 0 || m > 1))) print }' "$T_TMP/sweep.csv")
-[ -z "$bad" ] || t_fail "rows with a bad bound_by/host_bound/machine_busy: $bad"
+# bound_by is link|sw|cpu|busy with a link limit, host_bound 1 exactly when
+# it is cpu or busy; machine_busy a share in [0, 1] or empty; link_util a
+# share in [0, 1], sw exactly when it is under 0.95 and the machine set
+# no flag; cpu_s_per_gb positive (the link's record and the CPU's cost,
+# metrics.h: never a time against the model).
+bad=$(csv_awk 'FNR > 1 { b = $c["bound_by"]; h = $c["host_bound"]; m = $c["machine_busy"]; u = $c["link_util"]
+                         if (b !~ /^(link|sw|cpu|busy)$/ || (h == 1) != (b == "cpu" || b == "busy") ||
+                             (m != "" && (m < 0 || m > 1)) || u == "" || u < 0 || u > 1 ||
+                             (b == "sw") != (h == 0 && u < 0.95) || !($c["cpu_s_per_gb"] > 0)) print }' "$T_TMP/sweep.csv")
+[ -z "$bad" ] || t_fail "rows with a bad bound_by/host_bound/machine_busy/link_util/cpu_s_per_gb: $bad"
 t_end
 
-t_case launch-sizes-1.2 "the same sweep to stdout: one header, 3 rows; without a link limit bound_by is empty"
+t_case launch-sizes-1.2 "the same sweep to stdout: one header, 3 rows; without a link limit bound_by and link_util are empty, cpu_s_per_gb is not"
 job 120 "$launch" ring 2 --bench -b 4K -e 16K -f 2 -n 2 -w 1 --timeout 10
 expect_rc 0
 [ "$(grep -c '^system,' "$T_TMP/out")" = 1 ] || t_fail "want one header line on stdout: $(cat "$T_TMP/out")"
 got=$(csv_awk 'FNR > 1 { printf "%s:%s:%s:[%s][%s] ", $c["K"], $c["bytes"], $c["steps"], $c["host_bound"], $c["bound_by"] }' "$T_TMP/out")
 [ "$got" = "2:4096:2:[][] 2:8192:2:[][] 2:16384:2:[][] " ] || t_fail "rows (K:bytes:steps:[host_bound][bound_by]): '$got'"
+bad=$(csv_awk 'FNR > 1 && ($c["link_util"] != "" || !($c["cpu_s_per_gb"] > 0)) { print }' "$T_TMP/out")
+[ -z "$bad" ] || t_fail "unpaced rows with a link_util or without cpu_s_per_gb: $bad"
 t_end
 
 t_case launch-sizes-1.3 "one size (-b = -e) is still one row"

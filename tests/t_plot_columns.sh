@@ -145,8 +145,10 @@ t_end
 
 t_case plot-columns-1.6 "flagged rows are drawn with their reason's marker and key entry (bound_by, or host_bound alone)"
 # k.csv's PS row at K = 4 has host_bound = 1 and no bound_by: marked
-# without a reason. With bound_by: busy there, cpu on the ring at K = 2.
-awk -F, -v OFS=, 'NR == 1 { print $0, "bound_by"; next } { b = $19 == 1 ? "busy" : "link"; if ($1 == "ring" && $4 == 2) b = "cpu"; print $0, b }' \
+# without a reason. With bound_by: busy there, cpu on the ring at K = 2,
+# sw (the link stood idle) on the ring at K = 4.
+awk -F, -v OFS=, 'NR == 1 { print $0, "bound_by"; next } { b = $19 == 1 ? "busy" : "link"; if ($1 == "ring" && $4 == 2) b = "cpu"
+                                                          if ($1 == "ring" && $4 == 4) b = "sw"; print $0, b }' \
     "$T_TMP/k.csv" >"$T_TMP/kb.csv"
 for p in k_time k_bytes k_scaling; do
     table $p "$T_TMP/kb.csv" "$T_TMP/kb.$p.tab"
@@ -157,6 +159,9 @@ for p in k_time k_bytes k_scaling; do
     awk '/Curve title: "host-bound: its own processes filled the cores \(cpu\)"/ { on = 1; next } /Curve title/ { on = 0 }
          on && $1 == 2 && $3 == "i" { n++ } END { exit n < 1 }' "$T_TMP/kb.$p.tab" ||
         t_fail "$p: the cpu row (ring K = 2) is not drawn with the cpu marker"
+    awk '/Curve title: "link idle over 5%: the software set the pace \(sw\)"/ { on = 1; next } /Curve title/ { on = 0 }
+         on && $1 == 4 && $3 == "i" { n++ } END { exit n < 1 }' "$T_TMP/kb.$p.tab" ||
+        t_fail "$p: the sw row (ring K = 4) is not drawn with the sw marker"
 done
 awk '/Curve title: "host-bound: the CPU, not the link, set the pace"/ { on = 1; next } /Curve title/ { on = 0 }
      on && $1 == 4 && $3 == "i" { n++ } END { exit n != 1 }' "$T_TMP/k_time.tab" ||

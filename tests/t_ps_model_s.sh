@@ -6,7 +6,8 @@
 # the push of the next) in the row's placement, where a one-bucket row
 # keeps the one-pull model (push phase, then pull phase). Every expected
 # value is asked of bin/model with the job's flags, never typed in here.
-# The weights stay the big batch's bit for bit (synthetic workload).
+# The weights stay the big batch's bit for bit (synthetic workload), and
+# every row carries link_util and cpu_s_per_gb (issue 27).
 # tier: full
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
@@ -34,6 +35,14 @@ run() {
         --weights-out "$T_TMP/$_n.w" "$@"
     expect_rc 0
     t_ranks_exact "$_k" "$T_TMP/$_n.w" "$T_TMP/syn.ref.0"
+    # every placement: each server's record carries its link's span and
+    # idle, the row a link_util in [0, 1] and a positive cpu_s_per_gb
+    # (metrics.h; never a time against the model)
+    for _f in "$T_TMP/$_n"/rec.server.*; do
+        grep -q '^link_span_s ' "$_f" && grep -q '^link_idle_s ' "$_f" || t_fail "$_n: $_f has no link_span_s/link_idle_s"
+    done
+    csv_awk 'FNR == 2 { u = $c["link_util"]; exit !(u != "" && u >= 0 && u <= 1 && $c["cpu_s_per_gb"] > 0) }' "$T_TMP/$_n.csv" ||
+        t_fail "$_n: link_util or cpu_s_per_gb not filled: $(tail -n 1 "$T_TMP/$_n.csv")"
 }
 model_s() { csv_awk 'FNR == 2 { print $c["model_s"] }' "$T_TMP/$1.csv"; }
 

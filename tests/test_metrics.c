@@ -427,16 +427,17 @@ static void test_merge(void)
     T_STR(line, "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
                 "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
                 "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s,"
-                "ttt_s,wait_s\n");
+                "ttt_s,wait_s,link_util,cpu_s_per_gb\n");
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_TRUE(strncmp(line, "ps,,tcp,2,1000000,3,0.7,0.65,0.9,0.25,0.125,", 44) == 0);
     {
         int commas = 0;
         for (char *p = line; *p; p++)
             commas += *p == ',';
-        T_EQ_I(commas, 28);
-        T_HAS(line, ",1,separate,,,,\n");  /* one server, on a host of its own; no
-                                              step_s, ttt_s, wait_s */
+        T_EQ_I(commas, 30);
+        T_HAS(line, ",1,separate,,,,,,");  /* one server, on a host of its own; no
+                                              step_s, ttt_s, wait_s, link_util */
+        T_TRUE(!isnan(row.cpu_s_per_gb) && row.cpu_s_per_gb > 0);
     }
     fclose(f);
 
@@ -488,7 +489,7 @@ static void test_merge(void)
             metrics_record_free(&sr[i]);
     }
 
-    T_CASE("metrics-4.2", "ttt_s: the smallest a record carries, empty when none does; wait_s: the largest; both the last two columns, by name");
+    T_CASE("metrics-4.2", "ttt_s: the smallest a record carries, empty when none does; wait_s: the largest; then link_util and cpu_s_per_gb, by name");
     {
         struct metrics_record sr[3];
         char buf[1024], *last;
@@ -516,8 +517,8 @@ static void test_merge(void)
         T_TRUE(fgets(buf, sizeof buf, g) != NULL);
         T_TRUE(fgets(buf, sizeof buf, g) != NULL);
         last = strrchr(buf, ',');
-        T_TRUE(last && strcmp(last, ",0.5\n") == 0);
-        T_HAS(buf, ",2.5,0.5\n");
+        T_TRUE(last && strcmp(last, ",1.66667e+06\n") == 0);     /* cpu_s_per_gb, last */
+        T_HAS(buf, ",2.5,0.5,,");                /* ttt_s, wait_s, then link_util (none) */
         fclose(g);
         for (int i = 0; i < 3; i++)
             metrics_record_free(&sr[i]);
@@ -536,6 +537,99 @@ static void test_merge(void)
     T_EQ_I(metrics_merge(recs, 1, &row, err), ERR_FORMAT);   /* server alone */
     T_HAS(err, "no worker");
     T_EQ_I(metrics_merge(recs, 0, &row, err), ERR_FORMAT);
+    for (int i = 0; i < 3; i++)
+        metrics_record_free(&recs[i]);
+    T_END();
+}
+
+static void test_link_util(void)
+{
+    struct metrics_record recs[3], back;
+    struct metrics_row row;
+    double c[2] = { 0.5, 0.5 }, in[2] = { 0.3, 0.3 };
+    char err[ERR_LEN] = "", path[160];
+
+    T_CASE("metrics-8.1", "link_util: the busiest ring rank's 1 - idle/span; below 0.95 bound_by "
+           "link becomes sw, host_bound stays 0; cpu, busy keep precedence; no link: empty");
+    rec_make(&recs[0], "ring", "rank", 0, 2, c, NULL, 2, 1000000, 1000000);
+    rec_make(&recs[1], "ring", "rank", 1, 2, c, NULL, 2, 1000000, 1000000);
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_TRUE(isnan(row.link_util));                      /* no record carries one */
+    T_STR(row.bound_by, "link");
+    recs[0].link_span_s = recs[1].link_span_s = 1.0;
+    recs[0].link_idle_s = 0.20;
+    recs[1].link_idle_s = 0.10;
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_NEAR(row.link_util, 0.90, 1e-12);                /* the busier of 0.8 and 0.9 */
+    T_STR(row.bound_by, "sw");
+    T_EQ_I(row.host_bound, 0);
+    recs[1].link_idle_s = 0.04;                        /* idle 4%: the link set the pace */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_NEAR(row.link_util, 0.96, 1e-12);
+    T_STR(row.bound_by, "link");
+    recs[1].link_idle_s = 0.10;
+    recs[0].cpu_s = recs[1].cpu_s = 0.95;              /* the job's own CPU: cpu first */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_STR(row.bound_by, "cpu");
+    recs[0].cpu_s = recs[1].cpu_s = 0.1;
+    recs[0].link_bw = recs[1].link_bw = 0;             /* unpaced: empty */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_TRUE(isnan(row.link_util));
+    T_STR(row.bound_by, "");
+    recs[0].link_bw = recs[1].link_bw = 1e8;
+    recs[0].link_idle_s = 1.5;                         /* more idle than span: clamped */
+    recs[1].link_idle_s = 1.5;
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_EQ_D(row.link_util, 0.0);
+
+    T_CASE("metrics-8.2", "cpu_s_per_gb: each record's cpu_s over the GB it moved (in + out), the "
+           "largest; the record's link fields round-trip, a negative one is refused");
+    /* rank 0: 0.1 s over 2 steps x 2 MB = 4 MB: 25 s/GB; rank 1: 0.3 s: 75 */
+    recs[1].cpu_s = 0.3;
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_NEAR(row.cpu_s_per_gb, 75.0, 1e-9);
+    recs[0].cpu_s = recs[1].cpu_s = 0;                 /* the simulator: empty */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_TRUE(isnan(row.cpu_s_per_gb));
+    snprintf(path, sizeof path, "%s/util.rec", dir);
+    recs[0].link_idle_s = 0.125;
+    T_EQ_I(metrics_record_write(&recs[0], path, err), 0);
+    T_EQ_I(metrics_record_read(&back, path, err), 0);
+    T_EQ_D(back.link_span_s, 1.0);
+    T_EQ_D(back.link_idle_s, 0.125);
+    metrics_record_free(&back);
+    {
+        FILE *f = fopen(path, "w");
+        T_TRUE(f != NULL);
+        if (f) {
+            fputs("psring-record 1\nsystem ring\nrole rank\nrank 0\nworld 2\nlink_idle_s -1\n", f);
+            fclose(f);
+        }
+        T_EQ_I(metrics_record_read(&back, path, err), ERR_FORMAT);
+        metrics_record_free(&back);
+    }
+    for (int i = 0; i < 2; i++)
+        metrics_record_free(&recs[i]);
+
+    T_CASE("metrics-8.3", "PS: only the servers' links are the critical path; a worker's idle "
+           "link never flags the row");
+    rec_make(&recs[0], "ps", "worker", 0, 2, c, NULL, 2, 1000000, 1000000);
+    rec_make(&recs[1], "ps", "worker", 1, 2, c, NULL, 2, 1000000, 1000000);
+    rec_make(&recs[2], "ps", "server", 0, 2, NULL, in, 2, 2000000, 2000000);
+    recs[0].link_span_s = recs[1].link_span_s = 1.0;
+    recs[0].link_idle_s = recs[1].link_idle_s = 0.6;     /* a worker's link: idle, as modelled */
+    T_EQ_I(metrics_merge(recs, 3, &row, err), 0);
+    T_TRUE(isnan(row.link_util));
+    T_STR(row.bound_by, "link");
+    recs[2].link_span_s = 1.0;
+    recs[2].link_idle_s = 0.01;
+    T_EQ_I(metrics_merge(recs, 3, &row, err), 0);
+    T_NEAR(row.link_util, 0.99, 1e-12);
+    T_STR(row.bound_by, "link");
+    recs[2].link_idle_s = 0.30;                          /* the server's link stood idle */
+    T_EQ_I(metrics_merge(recs, 3, &row, err), 0);
+    T_NEAR(row.link_util, 0.70, 1e-12);
+    T_STR(row.bound_by, "sw");
     for (int i = 0; i < 3; i++)
         metrics_record_free(&recs[i]);
     T_END();
@@ -573,6 +667,7 @@ int main(void)
     test_summarize();
     test_record_file();
     test_merge();
+    test_link_util();
     test_model();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -169,9 +169,11 @@ static int same_sweep(const struct bench_cfg *cfg, double *all, char *err)
     return 0;
 }
 
+/* write_record: this rank's record of one size; idle: its link's egress
+ * idle over the timed loop (link.h, UTILIZATION; NaN unpaced). */
 static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const double *dt,
                         const uint64_t *bin, const uint64_t *bout, double cpu, double wall,
-                        const struct hostload_sample *machine, char *err)
+                        double idle, const struct hostload_sample *machine, char *err)
 {
     char path[4096 + 32];
     struct metrics_record rec;
@@ -193,6 +195,10 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     rec.link_latency = cfg->link->latency_s;
     rec.cpu_s = cpu;
     rec.wall_s = wall;
+    if (!isnan(idle)) {
+        rec.link_span_s = wall;
+        rec.link_idle_s = fmax(0.0, idle);
+    }
     rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     rec.machine0 = machine[0];
     rec.machine1 = machine[1];
@@ -250,8 +256,10 @@ static void print_header(const struct bench_cfg *cfg, const struct coll *co)
            "and a barrier); busbw = algbw * %s (nccl-tests')\n", cfg->iters, cfg->iters,
            cfg->warmup_iters, cfg->op == COLL_ALL_REDUCE ? "2(K-1)/K"
            : cfg->op == COLL_BROADCAST || cfg->op == COLL_REDUCE ? "1" : "(K-1)/K");
-    printf("#%11s %12s %7s %11s %12s %12s %7s\n", "size", "count", "type", "time(us)",
-           "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+    printf("# cpu(s/GB): the costliest rank's CPU seconds (user + system) over the loop per GB "
+           "(1e9 bytes) it sent and received\n");
+    printf("#%11s %12s %7s %11s %12s %12s %10s %7s\n", "size", "count", "type", "time(us)",
+           "algbw(GB/s)", "busbw(GB/s)", "cpu(s/GB)", "#wrong");
     fflush(stdout);
 }
 
@@ -366,7 +374,8 @@ int bench_run(const struct bench_cfg *cfg, char *err)
     for (uint64_t size = cfg->minbytes; size <= cfg->maxbytes; size *= (uint64_t)cfg->stepfactor) {
         size_t count = count_of(cfg, size, es);
         uint64_t bytes = count * es, wrong = 0;
-        double t0, total, cpu0, wall0, cpu, wall, mine[2], tmax = 0;
+        double t0, total, cpu0, wall0, cpu, wall, mine[3], tmax = 0, idle, cost = -1;
+        uint64_t moved = 0;
         struct hostload_sample machine[2];
 
         if (count > 0) {
@@ -382,6 +391,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
                 rc = coll_gather(co, all, mine, 1, err);
             cpu0 = clock_cpu_seconds();
             wall0 = t0 = clock_src_now(clk);
+            idle = link_util_mark_egress(cfg->link, wall0);     /* link.h, UTILIZATION: a rank's sends */
             for (int i = 0; i < cfg->iters && rc == 0; i++) {
                 uint64_t o = cfg->link->bytes_out, in = cfg->link->bytes_in;
                 double ti = clock_src_now(clk);
@@ -393,35 +403,45 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             total = clock_src_now(clk) - t0;
             cpu = clock_cpu_seconds() - cpu0;
             wall = clock_src_now(clk) - wall0;
+            idle = link_util_mark_egress(cfg->link, wall0 + wall) - idle;
             hostload_sample_read(&machine[1]);
             if (rc != 0)
                 goto fail;
 
             if ((rc = checked_call(cfg, &b, count, want, &wrong, err)) != 0)
                 goto fail;
+            for (int i = 0; i < cfg->iters; i++)
+                moved += bin[i] + bout[i];
             mine[0] = total;
             mine[1] = (double)wrong;
-            if ((rc = coll_gather(co, all, mine, 2, err)) != 0)
+            mine[2] = moved > 0 && cpu > 0 ? cpu / ((double)moved * 1e-9) : -1.0;
+            if (moved == 0)
+                idle = NAN;     /* K = 1, NCCL: the emulated link carried nothing */
+            if ((rc = coll_gather(co, all, mine, 3, err)) != 0)
                 goto fail;
             wrong = 0;
             for (int r = 0; r < k; r++) {
-                tmax = fmax(tmax, all[2 * r]);
-                wrong += (uint64_t)all[2 * r + 1];
+                tmax = fmax(tmax, all[3 * r]);
+                wrong += (uint64_t)all[3 * r + 1];
+                cost = fmax(cost, all[3 * r + 2]);      /* the costliest rank */
             }
             wrong_total += wrong;
             if (cfg->rank == 0) {
                 double t = tmax / cfg->iters;
                 double algbw = (double)bytes / t / 1e9;
                 double busbw = algbw * model_busbw_factor(cfg->op, k);
+                char cs[32] = "-";
                 busbw_sum += busbw;
                 nsizes++;
-                printf("%12llu %12zu %7s %11.1f %12.3f %12.3f %7llu\n",
+                if (cost >= 0)
+                    snprintf(cs, sizeof cs, "%.3f", cost);
+                printf("%12llu %12zu %7s %11.1f %12.3f %12.3f %10s %7llu\n",
                        (unsigned long long)bytes, count,
                        cfg->dtype == DTYPE_F32 ? "float" : "double", t * 1e6, algbw, busbw,
-                       (unsigned long long)wrong);
+                       cs, (unsigned long long)wrong);
                 fflush(stdout);
             }
-            if (cfg->csv && (rc = write_record(cfg, bytes, dt, bin, bout, cpu, wall, machine, err)) != 0)
+            if (cfg->csv && (rc = write_record(cfg, bytes, dt, bin, bout, cpu, wall, idle, machine, err)) != 0)
                 goto out;
         }
         if (size > cfg->maxbytes / (uint64_t)cfg->stepfactor)

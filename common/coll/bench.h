@@ -40,7 +40,13 @@
  * checked, outside the timing; the timed loop is the same.
  *
  * OUTPUT. Rank 0 prints, under '#' comment lines, one row per size:
- *     size count type time(us) algbw(GB/s) busbw(GB/s) #wrong
+ *     size count type time(us) algbw(GB/s) busbw(GB/s) cpu(s/GB) #wrong
+ * cpu(s/GB): the cost of the bytes (issue 27), the costliest rank's CPU
+ * seconds (user + system) over the timed loop per GB (1e9 bytes) it sent
+ * and received (its link's counters, headers included); "-" where no
+ * rank moved a counted byte (K = 1, NCCL). #wrong stays the last field.
+ * Each record also carries its link's idle over the loop (link.h,
+ * UTILIZATION; metrics.h, link_util).
  * With --csv FILE every rank writes its metrics record (system ring, algo
  * ring or rd, or chain, pairwise or nccl for the other collectives
  * (coll_op_algo), transport tcp, tcp-cuda or nccl, coll the collective's

@@ -54,7 +54,8 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
     const struct train_cfg *cfg = ctx;
     struct train_wait *tw = cfg->wait;
     struct xport *x = NULL;
-    double enter = 0;
+    const struct clock_src *clk = coll_clock(cfg->coll);
+    double enter = 0, t0 = 0, idle0 = NAN;
     int rc;
 
     if (tw && (!tw->seen || tw->step != job->step)) {
@@ -66,12 +67,21 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
             enter = clock_src_now(x->clock);
         }
     }
+    if (tw && tw->util_on) {        /* the link's egress idle over the combine (link.h, UTILIZATION) */
+        t0 = clock_src_now(clk);
+        idle0 = link_util_mark_egress(cfg->link, t0);
+    }
     rc = job->scatter
         ? coll_reduce_scatter_range(cfg->coll, job->grad, job->first, job->count, err)
         : coll_allreduce(cfg->coll, (unsigned char *)job->grad +
                          job->first * dtype_size(cfg->c->dtype), job->count, err);
     if (x && rc == 0 && !x->armed)
         tw->wait = x->first_recv_at - enter;
+    if (!isnan(idle0)) {
+        double t1 = clock_src_now(clk);
+        tw->util_span += t1 - t0;
+        tw->util_idle += link_util_mark_egress(cfg->link, t1) - idle0;
+    }
     if (rc != 0) {
         char why[ERR_LEN];
         snprintf(why, sizeof why, "%s", err);
@@ -203,7 +213,7 @@ static void log_wait(const struct metrics_wait *w, struct metrics_record *rec)
 int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
                 train_apply_fn apply, struct metrics_record *rec, char *err)
 {
-    struct train_wait tw = { 0, 0, NAN };
+    struct train_wait tw = { 0, 0, NAN, 0, 0.0, 0.0 };
     struct train_cfg local = *cfg_in;         /* the ctx: cfg_in and the wait's state */
     const struct train_cfg *cfg = &local;
     const struct cli_common *c = cfg->c;
@@ -245,6 +255,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         struct step_result r;
 
         if (s == c->warmup) {
+            tw.util_on = 1;
             hostload_sample_read(&rec->machine0);   /* the machine's load: metrics.h */
             cpu0 = clock_cpu_seconds();
             wall0 = clock_src_now(clk);
@@ -269,6 +280,15 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
     rec->cpu_s = clock_cpu_seconds() - cpu0;
     rec->wall_s = clock_src_now(clk) - wall0;
     hostload_sample_read(&rec->machine1);
+    if (tw.util_span > 0 && !isnan(link_util_mark_egress(cfg->link, clock_src_now(clk)))) {
+        uint64_t moved = 0;     /* NCCL, K = 1: the emulated link carried nothing */
+        for (size_t i = 0; i < rec->nsteps; i++)
+            moved += rec->steps[i].bytes_in + rec->steps[i].bytes_out;
+        if (moved > 0) {
+            rec->link_span_s = tw.util_span;
+            rec->link_idle_s = fmax(0.0, tw.util_idle);
+        }
+    }
     if (c->rank == 0 && c->steps > c->warmup && !dev)
         log_medians(&d);
     log_memory(cfg, &d);

@@ -153,6 +153,11 @@ struct train_wait {
     uint64_t step;                 /* the step measured (its first combine seen) */
     int seen;
     double wait;                   /* that step's wait, seconds; NaN: unknown */
+    /* The link's utilization over the timed steps' combines (link.h,
+     * UTILIZATION; metrics.h, link_util): their summed time and the
+     * link's idle in them; counted while util_on. */
+    int util_on;
+    double util_span, util_idle;
 };
 
 /* train_check: the trailer's exactness bounds for this job; ERR_USAGE and

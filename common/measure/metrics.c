@@ -79,6 +79,7 @@ int metrics_record_init(struct metrics_record *r, size_t cap)
     clock_id_read(r->clock_id);
     r->rank = -1;
     r->ttt_s = r->wait_s = NAN;
+    r->link_span_s = r->link_idle_s = NAN;
     r->machine0.wait_ns = r->machine1.wait_ns = -1;     /* not known until sampled or read */
     if (cap > METRICS_MAX_STEPS)
         return ERR_USAGE;
@@ -156,6 +157,8 @@ int metrics_record_write(const struct metrics_record *r, const char *path, char 
         outfile_printf(f, "ttt_s %.9g\n", r->ttt_s);
     if (!isnan(r->wait_s))
         outfile_printf(f, "wait_s %.9g\n", r->wait_s);
+    if (!isnan(r->link_span_s) && !isnan(r->link_idle_s))
+        outfile_printf(f, "link_span_s %.9g\nlink_idle_s %.9g\n", r->link_span_s, r->link_idle_s);
     put_wait(f, "wait0", &r->machine0);
     put_wait(f, "wait1", &r->machine1);
     if (r->clock_id[0])
@@ -312,6 +315,10 @@ static int read_line(struct metrics_record *r, char *line)
     if (strcmp(key, "wall_s") == 0) return tok_double(v, &r->wall_s);
     if (strcmp(key, "ttt_s") == 0) return tok_double(v, &r->ttt_s) || r->ttt_s < 0 ? -1 : 0;
     if (strcmp(key, "wait_s") == 0) return tok_double(v, &r->wait_s) || r->wait_s < 0 ? -1 : 0;
+    if (strcmp(key, "link_span_s") == 0)
+        return tok_double(v, &r->link_span_s) || !(r->link_span_s >= 0) ? -1 : 0;
+    if (strcmp(key, "link_idle_s") == 0)
+        return tok_double(v, &r->link_idle_s) || !(r->link_idle_s >= 0) ? -1 : 0;
     if (strcmp(key, "wait0") == 0 || strcmp(key, "wait1") == 0) {
         uint64_t w;
         if (tok_u64(v, &w) || w > (uint64_t)INT64_MAX)
@@ -369,7 +376,7 @@ const char *metrics_csv_header_line(void)
     return "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
            "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
            "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s,"
-           "ttt_s,wait_s\n";
+           "ttt_s,wait_s,link_util,cpu_s_per_gb\n";
 }
 
 void metrics_csv_header(FILE *f)
@@ -418,5 +425,7 @@ void metrics_row_write(FILE *f, const struct metrics_row *row)
     put_field(f, row->step_s);
     put_field(f, row->ttt_s);
     put_field(f, row->wait_s);
+    put_field(f, row->link_util);
+    put_field(f, row->cpu_s_per_gb);
     fputc('\n', f);
 }

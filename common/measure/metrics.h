@@ -8,7 +8,7 @@
  *   system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,
  *   ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,
  *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,
- *   placement,coll,step_s,ttt_s,wait_s
+ *   placement,coll,step_s,ttt_s,wait_s,link_util,cpu_s_per_gb
  *
  * MERGE RULES
  *   time_s      per step, the slowest worker/rank's combine time (PS: push
@@ -36,6 +36,11 @@
  *               hostload.h's), never from time_s against model_s. Both
  *               empty without a bandwidth limit (then nothing is
  *               link-bound: the row is the machine's by definition).
+ *               "sw" replaces "link" (never "cpu" or "busy") when the
+ *               link's own record says it stood idle: link_util below
+ *               METRICS_SW_UTIL (0.95). host_bound stays 0 then (no
+ *               machine signal fired): the software, not the machine's
+ *               load and not the link, set the pace.
  *   machine_busy the share of ALL the machine's cores busy (every process,
  *               steal included) over the timed part: /proc/stat from the
  *               earliest record's start sample to the latest's end sample.
@@ -74,6 +79,30 @@
  *               workers' means, a ring rank's its own mean; the largest
  *               over the records. Empty when no record carries one (NCCL,
  *               --bench, the simulator).
+ *   link_util   the busiest critical-path link's utilization over its
+ *               combine: per record busy / (span - model idle), busy =
+ *               span - idle from the link's own record (link.h,
+ *               UTILIZATION; the record's link_span_s and link_idle_s),
+ *               clamped to [0, 1]; the largest over the records on the
+ *               critical path: every ring rank, the PS's servers (their
+ *               links, the host's when colocated; the workers' links are
+ *               not on the PS's critical path and carry none). The spans
+ *               are chosen so that the model's own idle is 0 on them
+ *               (docs/link.md, UTILIZATION): a ring rank's egress over
+ *               its all-reduce calls (a step's latency is bytes in
+ *               flight: busy), a server's both directions over its
+ *               steps, from the last worker's first push to its last
+ *               weights' arrival (sync mode). Empty without a bandwidth
+ *               limit or without such a record (NCCL, the simulator,
+ *               async modes, the GPU-staged ring).
+ *   cpu_s_per_gb the CPU cost of moving bytes: per record its cpu_s
+ *               (user + system, over its timed part) / the GB (1e9
+ *               bytes) it moved in it, its steps' bytes_in + bytes_out
+ *               (both directions, headers included, paced or not); the
+ *               largest over the records (the costliest process: the
+ *               server of a PS, the busiest rank of a ring). The timed
+ *               part of a training run holds its compute too. Empty when
+ *               no record has cpu_s > 0 and bytes (the simulator, NCCL).
  *   A field that does not apply is empty (NaN in memory).
  * LAST ENTRY. A combine cannot start before its last process enters it,
  *   and the model (model.h) times it from there. Processes that finished
@@ -121,6 +150,10 @@
  *        when there are several; absent: one bucket)
  *   ttt_s 12.5 | wait_s 0.031   (optional: this process's time to target
  *        and wait, MERGE RULES; absent when it has none)
+ *   link_span_s 2.5 | link_idle_s 0.01   (optional, together: the time
+ *        its link's utilization was measured over and the link's idle in
+ *        it, a ring rank's egress alone, a server's both directions;
+ *        MERGE RULES: link_util)
  *   wait0 NS | wait1 NS   (optional: the process's run delay at those
  *        samples, hostload.h wait_ns; left out when unknown)
  *   clock ID   (optional: clock_id, the clock enter_t is on)
@@ -141,6 +174,7 @@
 #define METRICS_NAME_LEN 16
 #define METRICS_MAX_STEPS 1000000
 #define METRICS_CLOCK_LEN 40
+#define METRICS_SW_UTIL 0.95    /* link_util below this: bound_by "sw" (MERGE RULES) */
 
 struct metrics_stats {
     double min, median, max;
@@ -175,6 +209,7 @@ struct metrics_record {
     double link_bw, link_latency;      /* 0 = off */
     double cpu_s, wall_s;              /* over the timed steps */
     double ttt_s, wait_s;              /* MERGE RULES; NaN (metrics_record_init): none */
+    double link_span_s, link_idle_s;   /* MERGE RULES: link_util; NaN: none */
     int ncpu;                          /* CPUs online on this host */
     char clock_id[METRICS_CLOCK_LEN];  /* whose clock enter_t is on: the
                                           kernel's boot id (CLOCK_MONOTONIC
@@ -209,7 +244,7 @@ struct metrics_row {
     double time_s, time_min_s, time_max_s, ingress_s, egress_s;
     double algbw, busbw, bytes_in, bytes_out, link_bw, link_latency, model_s;
     int host_bound;                    /* -1: empty */
-    char bound_by[8];                  /* "link", "cpu", "busy" or "" */
+    char bound_by[8];                  /* "link", "sw", "cpu", "busy" or "" */
     double machine_busy, job_busy, run_queue;   /* NaN: empty */
     int servers;                       /* PS: server records; 0 (empty) for the ring */
     char placement[16];                /* "separate", "colocated", "colocated-even"; "" ring */
@@ -220,6 +255,7 @@ struct metrics_row {
     uint32_t buckets;
     double bucket_bytes;
     double ttt_s, wait_s;              /* NaN: empty */
+    double link_util, cpu_s_per_gb;    /* NaN: empty */
 };
 
 /* One worker's waits (WAIT above): their sum, largest and count. Zeroed

@@ -1,7 +1,8 @@
 /* metrics_merge.c -- the merge of one job's per-process records into one
  * row of the shared CSV (metrics.h, MERGE RULES): the checks that the
  * records are of one job, the per-step series and their medians, the
- * machine's verdict (host_bound, bound_by) and the row's model_s. The
+ * machine's verdict (host_bound, bound_by), the link's own (link_util,
+ * bound_by "sw"), the CPU per byte and the row's model_s. The
  * records themselves, their file format and the CSV are metrics.c's.
  */
 #include "metrics.h"
@@ -70,6 +71,40 @@ static void machine_verdict(const struct metrics_record *recs, size_t n, double 
         row->host_bound = v.bound;
         snprintf(row->bound_by, sizeof row->bound_by, "%s", hostload_by_name(v.by));
     }
+}
+
+/* link_and_cost: link_util, cpu_s_per_gb and bound_by "sw" (metrics.h,
+ * MERGE RULES), after machine_verdict: "sw" replaces only "link". The
+ * model's own idle on every span a record measures is 0 (a ring step's
+ * latency is bytes in flight, counted busy; a server's span starts at
+ * the last worker's first push and ends at its weights' arrival), so a
+ * record's utilization is 1 - idle / span. */
+static void link_and_cost(const struct metrics_record *recs, size_t n, struct metrics_row *row)
+{
+    int ps = strcmp(row->system, "ps") == 0;
+
+    row->link_util = row->cpu_s_per_gb = NAN;
+    for (size_t i = 0; i < n; i++) {
+        const struct metrics_record *r = &recs[i];
+        double moved = 0.0, u;
+
+        for (size_t s = 0; s < r->nsteps; s++)
+            moved += (double)r->steps[s].bytes_in + (double)r->steps[s].bytes_out;
+        if (r->cpu_s > 0 && moved > 0) {
+            double c = r->cpu_s / (moved * 1e-9);
+            if (!(row->cpu_s_per_gb >= c))
+                row->cpu_s_per_gb = c;
+        }
+        /* the PS's critical path is its servers' links (the host's, colocated) */
+        if (!(row->link_bw > 0) || (ps && strcmp(r->role, "server") != 0) ||
+            !(r->link_span_s > 0) || !(r->link_idle_s >= 0))
+            continue;
+        u = fmin(1.0, fmax(0.0, 1.0 - r->link_idle_s / r->link_span_s));
+        if (!(row->link_util >= u))
+            row->link_util = u;
+    }
+    if (strcmp(row->bound_by, "link") == 0 && row->link_util < METRICS_SW_UTIL)
+        snprintf(row->bound_by, sizeof row->bound_by, "sw");
 }
 
 /* ps_pipelined: model_s of a PS row whose workers pushed several buckets
@@ -307,6 +342,7 @@ static void merge_row(const struct metrics_record *recs, size_t n, const struct 
     row->model_s = NAN;
     row->host_bound = -1;
     machine_verdict(recs, n, m->cpu, m->wall, m->ncpu, row);
+    link_and_cost(recs, n, row);
     row->servers = (int)m->nservers;
     if (m->nservers)
         snprintf(row->placement, sizeof row->placement, "separate");

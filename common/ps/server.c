@@ -265,6 +265,7 @@ void server_egress_done(struct server *srv)
         assert(rc == 0);    /* room for every timed step, made at start */
         (void)rc;
     }
+    measure_util_close(srv, now);       /* the link's utilization (server_measure.c) */
     if (srv->cur.step + 1 == (uint64_t)srv->f.c.steps && srv->timing)
         measure_timed_end(srv, now);
     if (srv->finished == srv->k)
@@ -537,6 +538,7 @@ void conn_process(struct conn *c, const unsigned char *p, size_t len, double now
             break;
         case SESSION_PUSH_BEGIN:
             on_push_begin(srv, now);
+            measure_util_enter(srv, c->ses.rank, c->ses.h.step, now);
             break;
         case SESSION_PUSH_END:
             srv->in_last = now;

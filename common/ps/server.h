@@ -206,6 +206,8 @@ struct server_wait {
     struct metrics_wait w;
     double push_at;
     unsigned char pending;
+    uint64_t util_step;               /* the link's utilization: the step + 1 it
+                                         last began pushing (0: none) */
 };
 
 /* A slot of the async/ssp window: an applied push's loss sum and examples. */
@@ -260,6 +262,14 @@ struct server {
     struct metrics_step cur;          /* the step whose weights are going out */
     int in_started;
     double in_first, in_last, out_first, out_last;
+    /* The link's utilization (link.h, UTILIZATION; metrics.h, link_util),
+     * sync mode: a span runs from the last worker's first push of a step
+     * to its weights' last write, joined with the next step's when that
+     * began first (server_measure.c). */
+    int util_open;
+    uint32_t util_entered;            /* workers that began pushing step util_step - 1 */
+    uint64_t util_step;
+    double util_t0, util_idle0, util_span, util_idle;
     uint64_t in_mark, out_mark;
     struct payload pay_in, pay_out;   /* per step: store_payload_in, eg.payload_out */
     uint64_t pay_in_mark, pay_out_mark;
@@ -353,6 +363,11 @@ int measure_init(struct server *srv);
 void measure_destroy(struct server *srv);
 void measure_timed_begin(struct server *srv, double now);
 void measure_timed_end(struct server *srv, double now);
+/* measure_util_enter: worker r began pushing `step` (a PUSH's first
+ * part); measure_util_close: the step's weights are all written. The
+ * link's utilization over the steps (server_measure.c). */
+void measure_util_enter(struct server *srv, uint32_t r, uint64_t step, double now);
+void measure_util_close(struct server *srv, double now);
 void measure_joined(struct server *srv, double now);
 void measure_push_end(struct server *srv, uint32_t r, double now);
 void measure_released(struct server *srv, uint64_t step, double loss, double now);

@@ -29,9 +29,15 @@ struct host_clocks {
     _Atomic uint64_t latency;       /* its latency, s (double bits) */
     _Atomic uint64_t egress, ingress;   /* the two clocks (double bits; 0 = 0.0) */
     _Atomic uint64_t bytes_out, bytes_in;   /* the host's NIC bytes (link_host_bytes) */
+    _Atomic uint64_t busy, idle;    /* UTILIZATION: horizon (double bits), idle (ns) */
+    _Atomic uint64_t ebusy, eidle;  /* ... of egress alone */
 };
 _Static_assert(offsetof(struct host_clocks, bytes_out) == LINK_HOST_BYTES_OUT_OFF, "link.h's layout");
 _Static_assert(offsetof(struct host_clocks, bytes_in) == LINK_HOST_BYTES_IN_OFF, "link.h's layout");
+_Static_assert(offsetof(struct host_clocks, busy) == LINK_HOST_BUSY_OFF, "link.h's layout");
+_Static_assert(offsetof(struct host_clocks, idle) == LINK_HOST_IDLE_OFF, "link.h's layout");
+_Static_assert(offsetof(struct host_clocks, ebusy) == LINK_HOST_EBUSY_OFF, "link.h's layout");
+_Static_assert(offsetof(struct host_clocks, eidle) == LINK_HOST_EIDLE_OFF, "link.h's layout");
 #define HOST_MAGIC 0x4b4e494c52535001ull  /* "\1PSRLINK" */
 
 static uint64_t bits_of(double d)
@@ -114,16 +120,90 @@ size_t link_frame_first(const struct link *l, size_t hdr, size_t payload)
 }
 
 /* reserve: the bucket itself (no burst): the n bytes occupy the wire from
- * max(vclock, from) for n / rate; advances and returns b->vclock. */
-static double reserve(struct link_bucket *b, size_t n, double from)
+ * max(vclock, from) for n / rate; advances and returns b->vclock, and
+ * the start in *at. */
+static double reserve_at(struct link_bucket *b, size_t n, double from, double *at)
 {
     for (;;) {      /* one pass unless another process booked in between */
         double clock = clock_get(b);
         double start = fmax(clock, from);
         double end = b->rate > 0.0 ? start + (double)n / b->rate : start;
-        if (clock_swap(b, clock, end))
+        if (clock_swap(b, clock, end)) {
+            *at = start;
             return end;
+        }
     }
+}
+
+static double reserve(struct link_bucket *b, size_t n, double from)
+{
+    double at;
+
+    return reserve_at(b, n, from, &at);
+}
+
+/* UTILIZATION (link.h): a horizon and an idle total, the host's when
+ * shared: [UTIL_BOTH] both directions' union, [UTIL_EGRESS] egress alone. */
+enum { UTIL_BOTH, UTIL_EGRESS };
+
+static _Atomic uint64_t *util_busy(struct link *l, int which)
+{
+    struct host_clocks *h = l->host;
+    return h ? (which == UTIL_EGRESS ? &h->ebusy : &h->busy) : &l->util_busy[which];
+}
+
+static _Atomic uint64_t *util_idle(struct link *l, int which)
+{
+    struct host_clocks *h = l->host;
+    return h ? (which == UTIL_EGRESS ? &h->eidle : &h->idle) : &l->util_idle[which];
+}
+
+/* util_note: the link was busy over [start, end]: a start after the
+ * horizon adds the gap to the idle total; the horizon moves to end if
+ * later. One compare-and-swap decides which gap is whose, so two
+ * processes (threads) booking at once never count one gap twice. */
+static void util_note(struct link *l, int which, double start, double end)
+{
+    _Atomic uint64_t *busy = util_busy(l, which);
+    uint64_t hb = atomic_load(busy);
+
+    if (!(l->egress.rate > 0.0))
+        return;
+    for (;;) {
+        double h = double_of(hb), gap = start > h ? start - h : 0.0;
+        if (!(end > h))
+            return;         /* inside the busy union already: nothing changes */
+        if (atomic_compare_exchange_weak(busy, &hb, bits_of(end))) {
+            if (gap > 0.0)
+                atomic_fetch_add(util_idle(l, which), (uint64_t)llround(gap * 1e9));
+            return;
+        }
+    }
+}
+
+/* util_egress: an egress reservation, in both records. */
+static void util_egress(struct link *l, double start, double end)
+{
+    util_note(l, UTIL_BOTH, start, end);
+    util_note(l, UTIL_EGRESS, start, end);
+}
+
+static double util_mark(struct link *l, int which, double now)
+{
+    if (!(l->egress.rate > 0.0))
+        return NAN;
+    util_note(l, which, now, now);
+    return (double)atomic_load(util_idle(l, which)) * 1e-9;
+}
+
+double link_util_mark(struct link *l, double now)
+{
+    return util_mark(l, UTIL_BOTH, now);
+}
+
+double link_util_mark_egress(struct link *l, double now)
+{
+    return util_mark(l, UTIL_EGRESS, now);
 }
 
 /* host_count: the host's NIC bytes (HOST LINKS), counted where they are
@@ -147,17 +227,22 @@ int link_set_share(struct link *l, double rate)
 
 double link_egress_reserve(struct link *l, size_t n, double now)
 {
-    double own;
+    double own, at, end;
 
     host_count(l, host_out, n);
-    if (!(l->share.rate > 0.0))
-        return reserve(&l->egress, n, now) + l->latency_s;
+    if (!(l->share.rate > 0.0)) {
+        end = reserve_at(&l->egress, n, now, &at) + l->latency_s;
+        util_egress(l, at, end);    /* transmitting, then in flight */
+        return end;
+    }
     /* FLOW SHARES: the piece is booked on the flow's own clock at its
      * share and on the host's at the host's rate, both from now (so the
      * host's clock counts every byte once and leaves no gap), and may go
      * when both have passed. */
     own = reserve(&l->share, n, now);
-    return fmax(own, reserve(&l->egress, n, now)) + l->latency_s;
+    end = fmax(own, reserve_at(&l->egress, n, now, &at)) + l->latency_s;
+    util_egress(l, at, end);
+    return end;
 }
 
 double link_ingress_reserve(struct link *l, size_t n, double t)
@@ -166,7 +251,9 @@ double link_ingress_reserve(struct link *l, size_t n, double t)
     if (l->ingress.rate <= 0.0)
         return t;
     /* The bytes were on the wire for n / rate before their last one came. */
-    return reserve(&l->ingress, n, t - (double)n / l->ingress.rate);
+    double at, end = reserve_at(&l->ingress, n, t - (double)n / l->ingress.rate, &at);
+    util_note(l, UTIL_BOTH, at, end);
+    return end;
 }
 
 double link_ingress_join(struct link *l, size_t n, double t, double stamp, int cut)
@@ -193,6 +280,7 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp, int c
         /* One swap: fails when another process on the host booked since. */
         if (clock_swap(&l->ingress, l->in_end, end)) {
             host_count(l, host_in, n);
+            util_note(l, UTIL_BOTH, end - (double)both / l->ingress.rate, end);
             l->in_end = end;
             l->in_n = both;
             l->in_cut = cut;
@@ -303,6 +391,10 @@ void link_host_detach(struct link *l)
         return;
     l->egress.vclock = clock_get(&l->egress);
     l->ingress.vclock = clock_get(&l->ingress);
+    for (int w = UTIL_BOTH; w <= UTIL_EGRESS; w++) {    /* UTILIZATION goes on privately */
+        atomic_store(&l->util_busy[w], atomic_load(util_busy(l, w)));
+        atomic_store(&l->util_idle[w], atomic_load(util_idle(l, w)));
+    }
     l->egress.shared = l->ingress.shared = NULL;
     munmap(l->host, sizeof(struct host_clocks));
     l->host = NULL;

@@ -148,12 +148,48 @@
  *     OFFSET  SIZE  DESCRIPTION
  *     40      8     bytes out of the host (egress reservations)
  *     48      8     bytes into the host (ingress reservations)
+ *     56      8     UTILIZATION's busy horizon (the bits of a double, s)
+ *     64      8     UTILIZATION's idle total (nanoseconds)
+ *     72      8     the same two of egress alone
+ *     80      8
  *
  * (link_host_bytes, or `od -An -tu8 -j40 -N16 FILE` after the job).
+ *
+ * UTILIZATION (issue 27: a flag from the link itself). A paced link (rate
+ * > 0) knows when it was busy: an egress reservation keeps it busy from
+ * its start until its last byte reaches the far end (start .. end +
+ * latency: transmitting, or in flight), an ingress reservation from its
+ * start to its end. The link keeps the union of those intervals, both
+ * directions together (a full-duplex NIC doing anything counts as busy),
+ * as a busy horizon (the latest end so far) and an idle total: a
+ * reservation that starts after the horizon adds the gap to the total.
+ * link_util_mark(l, now) flushes the idle up to now and returns the
+ * total, so a caller takes the idle over a window [t0, t1] as
+ * mark(t1) - mark(t0). A reservation that starts before an earlier mark
+ * (ingress is booked from t - n/B; a blocking sender books on its own
+ * timeline) adds no idle: the mark already counted that time idle, and
+ * the error is at most a piece's wire time. On a host link the horizon
+ * and the total live in the host's file (offsets 56 and 64), updated
+ * with one compare-and-swap and one atomic add, so that every process on
+ * the host sees the host's NIC: a colocated server's link is busy while
+ * its worker pushes. Private links keep them in struct link, atomically
+ * too (the PS worker's pusher and receiver threads book the two
+ * directions at once). Nothing is tracked at rate 0 (link_util_mark
+ * returns NaN): an unlimited link is never the bottleneck.
+ *
+ * The link keeps the same record of its egress alone too
+ * (link_util_mark_egress): a ring rank's critical path is its sends.
+ * When its neighbour enters a step late by d, the rank's own chunk is
+ * out and in flight while the neighbour's is still arriving: the union
+ * of both directions reads busy (the rank's ingress is taking the late
+ * bytes), the egress alone reads d idle (the rank had nothing to send:
+ * it waited). The parameter server's link alternates its directions
+ * (pushes in, then weights out), so there the union is the measure.
  */
 #ifndef LINK_H
 #define LINK_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -167,6 +203,10 @@
 #define LINK_LATENCY_MAX 60.0           /* a latency above 60 s is refused */
 #define LINK_HOST_BYTES_OUT_OFF 40      /* HOST LINKS: the host file's byte counters */
 #define LINK_HOST_BYTES_IN_OFF  48
+#define LINK_HOST_BUSY_OFF      56      /* UTILIZATION: the host's busy horizon */
+#define LINK_HOST_IDLE_OFF      64      /* ... and its idle total, ns */
+#define LINK_HOST_EBUSY_OFF     72      /* the same of egress alone */
+#define LINK_HOST_EIDLE_OFF     80
 
 struct link_bucket {
     double rate;      /* bytes per second; 0 = unlimited */
@@ -194,6 +234,10 @@ struct link {
     size_t in_n;          /* its bytes */
     int in_cut;           /* its last part was cut short by the reader */
     void *host;           /* HOST LINKS: the mapping, NULL when private */
+    /* UTILIZATION, private links (a host link uses the host's file);
+     * [0] both directions, [1] egress alone: */
+    _Atomic uint64_t util_busy[2];  /* the busy horizon (double bits; 0 = 0.0) */
+    _Atomic uint64_t util_idle[2];  /* the idle total, nanoseconds */
 };
 
 /* link_init: rate in bytes/s (0: no bandwidth limit), latency in seconds
@@ -324,6 +368,17 @@ int link_setup(struct link *l, double rate, double latency_s, const char *host, 
 /* link_host_bytes: the host's NIC bytes so far, all its processes
  * together (HOST LINKS); ERR_USAGE on a private link. */
 int link_host_bytes(const struct link *l, uint64_t *in, uint64_t *out);
+
+/* link_util_mark: flush the link's idle up to `now` (UTILIZATION) and
+ * return its idle total in seconds since the link began (a host link:
+ * the host's, every process's reservations together). The idle over a
+ * window is the difference of two marks. NaN at rate 0 (not tracked).
+ * Safe from any thread. */
+double link_util_mark(struct link *l, double now);
+
+/* link_util_mark_egress: the same for the link's egress alone (its
+ * sends, transmitting or in flight). */
+double link_util_mark_egress(struct link *l, double now);
 
 /* link_host_detach: unmap the host's clocks; the link goes on privately
  * from where the host's clocks stood. Safe on a private link. */
