@@ -102,11 +102,9 @@ for c in $colls; do
         done
         for bytes in $(awk '{ print $1 }' "$tmp/p" | sort -un); do
             set -- $(run_stats "$tmp/p" $bytes) $(run_stats "$tmp/m0" $bytes) $(run_stats "$tmp/m1" $bytes)
+            set -- "$@" $(ompi_best "$3" "$5")
             awk -v c=$c -v k=$k -v b=$bytes -v p="$1" -v ps="$2" -v m0="$3" -v m0s="$4" -v m1="$5" \
-                -v m1s="$6" -v f="$forced" -v sum="$tmp/sum" -v fmt="$row_fmt" 'BEGIN {
-                if (m0 + 0 > 0 && (m0 + 0 <= m1 + 0 || !(m1 + 0 > 0))) { mb = m0; mc = "ompi_default" }
-                else if (m1 + 0 > 0) { mb = m1; mc = f }
-                else { mb = 0; mc = "-" }
+                -v m1s="$6" -v mb="$7" -v mc="$8" -v f="$forced" -v sum="$tmp/sum" -v fmt="$row_fmt" 'BEGIN {
                 ratio = (mb > 0 && p + 0 > 0) ? sprintf("%.2f", p / mb) : "nan"
                 printf fmt, c, k, b, p, ps, m0, m0s, f, m1, m1s, mc, ratio
                 printf "K=%d %d %s %s\n", k, b, ratio, mc >> sum }' |

@@ -110,12 +110,10 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
         for bytes in $(awk '{ print $1 }' "$tmp/r" "$tmp/d" | sort -un); do
             set -- $(run_stats "$tmp/r" $bytes) $(run_stats "$tmp/d" $bytes) \
                 $(run_stats "$tmp/m0" $bytes) $(run_stats "$tmp/m1" $bytes)
+            set -- "$@" $(ompi_best "$5" "$7")
             awk -v k=$k -v b=$bytes -v r="$1" -v rs="$2" -v d="$3" -v ds="$4" -v m0="$5" -v m0s="$6" \
-                -v m1="$7" -v m1s="$8" -v f="$forced" -v sum="$tmp/sum" -v fmt="$row_fmt" 'BEGIN {
+                -v m1="$7" -v m1s="$8" -v mb="$9" -v mc="${10}" -v sum="$tmp/sum" -v fmt="$row_fmt" 'BEGIN {
                 best = (d + 0 > 0 && (d + 0 < r + 0 || !(r + 0 > 0))) ? d : r
-                if (m0 + 0 > 0 && (m0 + 0 <= m1 + 0 || !(m1 + 0 > 0))) { mb = m0; mc = "ompi_default" }
-                else if (m1 + 0 > 0) { mb = m1; mc = f }
-                else { mb = 0; mc = "-" }
                 ratio = (mb > 0 && best + 0 > 0) ? sprintf("%.2f", best / mb) : "nan"
                 printf fmt, k, b, r, rs, d, ds, m0, m0s, m1, m1s, mc, ratio
                 printf "K=%d %d %s %s\n", k, b, ratio, mc >> sum }' |

@@ -187,6 +187,17 @@ ompi_ran_as() {
     return 1
 }
 
+# ompi_best DEFAULT FORCED: the faster of Open MPI's two medians (us; 0,
+# nan or empty where that configuration did not run) and its label:
+# "TIME ompi_default", "TIME $forced" (ompi_forced's), or "0 -" when
+# neither ran. A tie goes to the default.
+ompi_best() {
+    awk -v m0="$1" -v m1="$2" -v f="$forced" 'BEGIN {
+        if (m0 + 0 > 0 && (m0 + 0 <= m1 + 0 || !(m1 + 0 > 0))) print m0, "ompi_default"
+        else if (m1 + 0 > 0) print m1, f
+        else print 0, "-" }'
+}
+
 # ompi_summary FILE LABEL: FILE holds a bench's rows, "GROUP SIZE RATIO
 # BEST" per line (RATIO: psring over Open MPI's better configuration, BEST:
 # that configuration's label; nan and - where Open MPI did not run). Per
