@@ -1,7 +1,7 @@
 /* pacer.h -- the emulated link's deadlines, to the microsecond: a timerfd
  * on CLOCK_MONOTONIC (clock.h's clock), armed for the earliest deadline
  * asked for. A libuv timer counts milliseconds, and one piece of a
- * 500 Mbit/s link takes 250 us; so main.c polls this file descriptor
+ * 1 Gbit/s link takes 492 us (link.h, PIECE); so main.c polls this file descriptor
  * instead (uv_poll_t) and calls pacer_fired when it becomes readable.
  * No libuv here.
  *
