@@ -172,8 +172,12 @@ for k in 4 5; do
         job 60 "$sim" ring $k --bench --coll $(echo "$1" | tr @ ' ') --bytes 12000 --dtype $2 $NET --csv-out "$T_TMP/b.csv"
         expect_rc 0
         expect_grep out '^# out of bounds values : 0 OK'
-        awk '!/^#/ && NF == 7 { rows++; if ($7 != 0) bad++ } END { exit !(rows == 1 && !bad) }' "$T_TMP/out" \
+        awk '!/^#/ && NF == 8 { rows++; if ($NF != 0 || $7 != "-") bad++ } END { exit !(rows == 1 && !bad) }' "$T_TMP/out" \
             || t_fail "K=$k $1: bench table: $(grep -v '^#' "$T_TMP/out" | head -2)"
+        # SimGrid's links, not link.h's, carry a simulated rank's bytes, and
+        # its CPU is the simulator's: no link_util (no sw), no cpu_s_per_gb.
+        lu=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["bound_by"] "|" $c["link_util"] "|" $c["cpu_s_per_gb"] }' "$T_TMP/b.csv")
+        [ "$lu" = "link||" ] || t_fail "K=$k $1: bound_by|link_util|cpu_s_per_gb '$lu' in simulation"
         got=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["coll"] "|" $c["transport"] "|" $c["bytes_in"] "|" $c["time_s"] "|" $c["model_s"] "|" $c["bytes"] "|" }' "$T_TMP/b.csv")
         spec=$1
         IFS='|'
@@ -287,9 +291,11 @@ for spec in "ring 4 --algo ring" "ring 5 --algo rd" "ps 4" "ps 4 --servers 2"; d
         expect_rc 0
         eval "st_$mode=\$(col step_s) ti_$mode=\$(col time_s)"
     done
-    # Real mode's frames carry the ring's 3-element trailer: 12 bytes on 4 KiB.
+    # Real mode's frames carry the ring's 3-element trailer: 12 bytes on 4 KiB,
+    # 0.2 us of wire a frame, up to 8 frames a step (rd at K = 5: 1 ms in
+    # all since time_s is timed from the straggler's entry, LAST ENTRY).
     awk -v a="$st_real" -v b="$st_sizes" -v c="$ti_real" -v d="$ti_sizes" 'BEGIN {
-        exit !(a > 0.3 && b > 0.3 && (a - b) ^ 2 <= (1e-4 * a) ^ 2 && (c - d) ^ 2 <= (1e-3 * c) ^ 2) }' ||
+        exit !(a > 0.3 && b > 0.3 && (a - b) ^ 2 <= (1e-4 * a) ^ 2 && (c - d) ^ 2 <= (1e-3 * c + 2e-6) ^ 2) }' ||
         t_fail "$spec: step_s real $st_real, sizes $st_sizes; time_s real $ti_real, sizes $ti_sizes"
 done
 for k in 4 64; do

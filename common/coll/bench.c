@@ -414,9 +414,14 @@ int bench_run(const struct bench_cfg *cfg, char *err)
                 moved += bin[i] + bout[i];
             mine[0] = total;
             mine[1] = (double)wrong;
+            /* The process's CPU on virtual time (psring_sim: every rank an
+             * actor of one process) is not a rank's: no figure. */
+            if (clk != &clock_real)
+                cpu = 0.0;
             mine[2] = moved > 0 && cpu > 0 ? cpu / ((double)moved * 1e-9) : -1.0;
-            if (moved == 0)
-                idle = NAN;     /* K = 1, NCCL: the emulated link carried nothing */
+            if (moved == 0 || clk != &clock_real)
+                idle = NAN;     /* K = 1, NCCL: the emulated link carried nothing;
+                                   psring_sim: SimGrid's links, not link.h's, carry it */
             if ((rc = coll_gather(co, all, mine, 3, err)) != 0)
                 goto fail;
             wrong = 0;
