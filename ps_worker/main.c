@@ -327,7 +327,7 @@ static int run_steps(struct run *r, char *err)
                                     .ingress_s = NAN, .egress_s = NAN,
                                     .bytes_in = in1 - in0, .bytes_out = out1 - out0,
                                     .step_s = res.t.step,
-                                    .enter_t = res.t.enter > 0.0 ? res.t.enter : NAN };
+                                    .enter_t = res.t.enter };
         r->times[r->rec.nsteps] = ms.combine_s;
         metrics_record_add(&r->rec, &ms);     /* room for every timed step */
     }

@@ -427,7 +427,7 @@ static void trace_job(struct step *d, const struct overlap_job *j, const char *n
 {
     trace_add(&d->tr, name, TRACE_COMM, j->t0, j->t1, (long)d->step, (long long)(j->n * d->es));
     t->comm += j->t1 - j->t0;
-    if (t->enter == 0.0 || j->t0 < t->enter)
+    if (!(t->enter <= j->t0))       /* NaN: the step's first job */
         t->enter = j->t0;
 }
 
@@ -619,6 +619,7 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
     int rc;
 
     memset(r, 0, sizeof *r);
+    r->t.enter = NAN;
     d->step = (uint64_t)s;
     d->pass = 0;
     if (d->cfg.zero == 3 && (rc = step_zero_forward(d, &r->t, err)) != 0) {

@@ -247,7 +247,7 @@ struct step_times {
     double finish;              /* inside finish */
     double wait;                /* from the end of the backward pass to finish's end */
     double enter;               /* when the step's first combine job began, on
-                                   the step's clock (0: none ran) */
+                                   the step's clock (NaN: none ran) */
 };
 
 /* The outcome of one step. */

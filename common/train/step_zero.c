@@ -100,8 +100,11 @@ int step_zero_gather(struct step *d, struct step_times *t, char *err)
             return rc;
         trace_add(&d->tr, "allgather", TRACE_COMM, t0, step_now(d), (long)d->step,
                   (long long)(j.n * d->es));
-        if (t)
+        if (t) {
             t->comm += step_now(d) - t0;
+            if (!(t->enter <= t0))  /* the step's first combine (metrics.h, LAST ENTRY) */
+                t->enter = t0;
+        }
     }
     return 0;
 }
