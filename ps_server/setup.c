@@ -194,6 +194,7 @@ int setup_server(struct server *srv, const struct server_flags *f, double now)
     /* --resume: the checkpoint's weights and step (resume.h). A file that
      * cannot be read is a usage error; one that is not this job's is
      * refused as data (docs/design.md, "Exit codes"). */
+    resume_sweep(srv);          /* a killed writer's temp files */
     if (f->resume) {
         char err[ERR_LEN];
         int rc2 = resume_load(srv, f->resume, err);
