@@ -1,11 +1,14 @@
-/* checkpoint.c -- the checkpoint file's encoder, decoder and the atomic
- * write (the format, the checks and the test hook: checkpoint.h).
+/* checkpoint.c -- the checkpoint file's encoder, decoder (its seal and
+ * its values), the atomic write and the sweep of a killed writer's temp
+ * files (the format, the checks and the test hook: checkpoint.h).
  *
  * The decoder is written for hostile input (tests/fuzz_ckpt.c): every
  * length is checked against what is left of the buffer before it is used,
- * in 64-bit arithmetic that cannot wrap, and the checksum is checked
- * before any field is trusted. No libuv, no sockets: the server's hooks
- * (ps_server/setup.c, server.c) call in here.
+ * in 64-bit arithmetic that cannot wrap, and the seal (SHA-256, or the
+ * HMAC under the job's key) is checked before any field is trusted; the
+ * values are checked after the sizes, since a forger without a secret, or
+ * a member with it, can always make the seal right. No libuv, no sockets:
+ * the server's hooks (ps_server/setup.c, server.c) call in here.
  */
 #include "checkpoint.h"
 
