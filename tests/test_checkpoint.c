@@ -279,7 +279,7 @@ static void test_v2(void)
         proto_put_u64(g.p + 96, 3);
         proto_put_u64(g.p + 104, CKPT_STEPS_MAX + 1);
         reseal_key(&g, k);
-        all &= refused_with(&g, k, "at most 1000000000");
+        all &= refused_with(&g, k, "at most 2147483647");
         free(g.p);
         g = (struct mem){ NULL, 0, 0 };
         ckpt_encode(&ad, k, put_mem, &g);

@@ -116,7 +116,7 @@
 #define CKPT_SEAL_HMAC    1
 #define CKPT_KEY_SIZE     32
 #define CKPT_KEY_LABEL    "psring-checkpoint-key-1"
-#define CKPT_STEPS_MAX    1000000000ull   /* --steps' bound (cli_common.c) */
+#define CKPT_STEPS_MAX    2147483647ull   /* --steps' bound, INT_MAX (cli_common.c) */
 #define CKPT_HEADER_SIZE  112
 #define CKPT_SECTION_HEAD 16
 #define CKPT_OPTIM_HEAD   48      /* CKPT_SEC_OPTIM's payload */
