@@ -191,6 +191,7 @@ int setup_server(struct server *srv, const struct server_flags *f, double now)
     if (link_active(&srv->link) && link_piece(&srv->link) < srv->rcap)
         srv->rcap = link_piece(&srv->link);
     setup_record(srv);
+    resume_sweep(srv);          /* --checkpoint: a killed writer's temp files */
     /* --resume: the checkpoint's weights and step (resume.h). A file that
      * cannot be read is a usage error; one that is not this job's is
      * refused as data (docs/design.md, "Exit codes"). */

@@ -10,7 +10,12 @@
 # and restarted rejoins at the server's step, the same bits again; linreg
 # and mlp resume to the same bits too (one worker); the new flags' bounds. The kills come from the test hooks (environment
 # variables, test-only), never from timing; each process runs under a
-# KILL watchdog in a session of its own. About 10 s.
+# KILL watchdog in a session of its own. Version 2's seal and the value
+# checks: forged files (NaN, Inf, a negative Adam v, a step past --steps,
+# the checksum or MAC recomputed by tests/test_checkpoint forge) are
+# refused with and without a secret, another secret's file is refused, a
+# version-1 file resumes only without one; a dead writer's temp files go
+# at the next start, a live one's stay. About 12 s.
 # tier: full
 . "$PSR_TESTS/lib.sh"
 export PSRING_SECRET=ckpt-secret-0123456789abcdef
@@ -124,6 +129,9 @@ grep -q "KILL_BEFORE_RENAME: killing myself before the rename" "$T_TMP/k2s0.err"
 ls -a "$T_TMP" | grep -q '^\.k2\.ck\.tmp\.' || t_fail "no temp file left by the killed write"
 server k2s1 --listen "127.0.0.1:$port" --checkpoint "$ck" --checkpoint-every 3 --resume "$ck"
 reap k2s1
+ls -a "$T_TMP" | grep -q '^\.k2\.ck\.tmp\.' && t_fail "the killed writer's temp file is still there"
+grep -q "removed 1 temp file of .*k2.ck left by a writer that died" "$T_TMP/k2s1.err" \
+    || t_fail "no line about the removed temp file: $(head -c 300 "$T_TMP/k2s1.err")"
 [ "$st" = 0 ] || t_fail "the resumed server exited $st: $(tail -c 300 "$T_TMP/k2s1.err")"
 grep -q "resuming from .* at step 6 " "$T_TMP/k2s1.err" \
     || t_fail "not resumed from the previous checkpoint (step 6): $(head -c 300 "$T_TMP/k2s1.err")"
@@ -142,19 +150,21 @@ good="$T_TMP/good.ck"
 # with one line matching PATTERN.
 refused() {
     want=$1 pat=$2; shift 2
-    job 30 "$PSR_BIN/ps_server" $JOB --listen 127.0.0.1:0 "$@"
+    job 30 $NOKEY "$PSR_BIN/ps_server" $JOB --listen 127.0.0.1:0 "$@"
     expect_rc "$want"
     [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "not one line: $(head -c 400 "$T_TMP/err")"
     expect_grep err "$pat"
 }
 
+NOKEY=                                  # refused's prefix: "env -u PSRING_SECRET"
+
 t_case ps-ckpt-3 "a corrupt, truncated or missing checkpoint is refused with one line (65, 65, 64)"
 [ -s "$good" ] || t_fail "no checkpoint written at start"
 cp "$good" "$T_TMP/bad.ck"
 printf 'X' | dd of="$T_TMP/bad.ck" bs=1 seek=200 conv=notrunc 2>/dev/null
-refused 65 "checksum" --resume "$T_TMP/bad.ck"
+refused 65 "MAC does not match" --resume "$T_TMP/bad.ck"
 head -c 150 "$good" >"$T_TMP/short.ck"
-refused 65 "not a checkpoint\|checksum" --resume "$T_TMP/short.ck"
+refused 65 "not a checkpoint\|MAC does not match" --resume "$T_TMP/short.ck"
 refused 64 "cannot read" --resume "$T_TMP/none.ck"
 t_end
 
@@ -323,6 +333,84 @@ for other in "--optimizer momentum" "--optimizer sgd" "--optimizer adam --beta2 
     expect_rc 65
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "$other: stderr not one line: $(cat "$T_TMP/err")"
     expect_grep err "optimizer"
+done
+t_end
+
+# ---------------------------------------------------------------------------
+# Adam checkpoints of step 0, written by a job with the secret (kad.ck)
+# and by one without (uad.ck), to forge: test_checkpoint forge spoils one
+# value and recomputes the seal as a forger (SHA-256) or a member holding
+# the secret (the HMAC) would.
+JOB0=$JOB
+JOB="$JOB0 --optimizer adam"
+server kad --checkpoint "$T_TMP/kad.ck"
+bg_kill_all
+NOKEY="env -u PSRING_SECRET"
+rm -f "$T_TMP/uad.port"
+bg uad $NOKEY "$PSR_BIN/ps_server" --port-file "$T_TMP/uad.port" $JOB --checkpoint "$T_TMP/uad.ck"
+while [ ! -s "$T_TMP/uad.port" ] && [ ! -s "$T_TMP/uad.rc" ]; do sleep 0.01; done
+bg_kill_all
+forge() {
+    $NOKEY "$PSR_TESTBIN/test_checkpoint" forge "$@" || t_fail "forge $*"
+}
+
+t_case ps-ckpt-11 "forged values, the checksum or MAC recomputed (NaN, Inf weight, negative Adam v, step past --steps): 65, one line; without a secret and with one"
+[ -s "$T_TMP/kad.ck" ] && [ -s "$T_TMP/uad.ck" ] || t_fail "the Adam checkpoints were not written"
+for keyed in 1 0; do
+    if [ $keyed = 1 ]; then NOKEY= src=kad; else NOKEY="env -u PSRING_SECRET" src=uad; fi
+    forge "$T_TMP/$src.ck" "$T_TMP/f.ck" nan
+    refused 65 "f.ck: checkpoint refused: weight 0 (element 0) is nan, not finite" --resume "$T_TMP/f.ck"
+    forge "$T_TMP/$src.ck" "$T_TMP/f.ck" inf
+    refused 65 "f.ck: checkpoint refused: weight 2999 (element 2999) is inf, not finite" --resume "$T_TMP/f.ck"
+    forge "$T_TMP/$src.ck" "$T_TMP/f.ck" negv
+    refused 65 "f.ck: checkpoint refused: optimizer state v (second moment) element 0 is -1, negative" \
+        --resume "$T_TMP/f.ck"
+    forge "$T_TMP/$src.ck" "$T_TMP/f.ck" step
+    refused 65 "f.ck: checkpoint refused: step 41 out of range" --resume "$T_TMP/f.ck"
+    # The unspoiled file passes the seal and the values (and reaches the
+    # job's shape): the forger's change is what was refused.
+    refused 65 "another job: K 2 in the checkpoint, 3 here" --resume "$T_TMP/$src.ck" --world 3
+done
+t_end
+
+t_case ps-ckpt-12 "secrets: a checkpoint of secret A refused under secret B; an unkeyed one under a secret; a keyed one without (65, one line)"
+NOKEY="env PSRING_SECRET=another-secret-0123456789abcdef"
+refused 65 "kad.ck: checkpoint refused: its MAC does not match this job's secret" --resume "$T_TMP/kad.ck"
+NOKEY=
+refused 65 "uad.ck: checkpoint written without a secret" --resume "$T_TMP/uad.ck"
+NOKEY="env -u PSRING_SECRET"
+refused 65 "kad.ck: checkpoint sealed with a job's secret, and this job has none" --resume "$T_TMP/kad.ck"
+t_end
+
+t_case ps-ckpt-13 "a version-1 checkpoint resumes without a secret and is refused with one (65, one line)"
+NOKEY="env -u PSRING_SECRET"
+forge "$T_TMP/uad.ck" "$T_TMP/v1.ck" v1
+bg v1 $NOKEY "$PSR_BIN/ps_server" $JOB --listen 127.0.0.1:0 --resume "$T_TMP/v1.ck"
+wait_grep v1 "resuming from .*v1.ck at step 0 " \
+    || t_fail "the version-1 file did not resume: $(head -c 300 "$T_TMP/v1.err")"
+bg_kill_all
+NOKEY=
+refused 65 "v1.ck: checkpoint version 1 has no MAC, and this job has a secret" --resume "$T_TMP/v1.ck"
+t_end
+JOB=$JOB0
+
+t_case ps-ckpt-14 "at start, a dead writer's temp files of the checkpoint are removed; a live process's (this shell's) and another file's are kept"
+dead=$(sh -c 'echo $$')
+kill -0 "$dead" 2>/dev/null && t_fail "PID $dead is still alive"
+mkdir "$T_TMP/sw"
+for f in ".sw.ck.tmp.$dead.0" ".sw.ck.tmp.$dead.7" ".sw.ck.tmp.$$.1" ".other.ck.tmp.$dead.0" \
+         ".sw.ck.tmp.$dead.x"; do
+    printf 'partial' >"$T_TMP/sw/$f"
+done
+server sw --checkpoint "$T_TMP/sw/sw.ck"
+bg_kill_all
+grep -q "removed 2 temp files of .*sw.ck left by a writer that died" "$T_TMP/sw.err" \
+    || t_fail "no line about 2 removed temp files: $(head -c 300 "$T_TMP/sw.err")"
+for f in ".sw.ck.tmp.$dead.0" ".sw.ck.tmp.$dead.7"; do
+    [ -e "$T_TMP/sw/$f" ] && t_fail "$f (a dead writer's) was kept"
+done
+for f in ".sw.ck.tmp.$$.1" ".other.ck.tmp.$dead.0" ".sw.ck.tmp.$dead.x" sw.ck; do
+    [ -e "$T_TMP/sw/$f" ] || t_fail "$f was removed"
 done
 t_end
 t_exit

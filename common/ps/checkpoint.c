@@ -1,15 +1,20 @@
-/* checkpoint.c -- the checkpoint file's encoder, decoder and the atomic
- * write (the format, the checks and the test hook: checkpoint.h).
+/* checkpoint.c -- the checkpoint file's encoder, decoder (its seal and
+ * its values), the atomic write and the sweep of a killed writer's temp
+ * files (the format, the checks and the test hook: checkpoint.h).
  *
  * The decoder is written for hostile input (tests/fuzz_ckpt.c): every
  * length is checked against what is left of the buffer before it is used,
- * in 64-bit arithmetic that cannot wrap, and the checksum is checked
- * before any field is trusted. No libuv, no sockets: the server's hooks
- * (ps_server/setup.c, server.c) call in here.
+ * in 64-bit arithmetic that cannot wrap, and the seal (SHA-256, or the
+ * HMAC under the job's key) is checked before any field is trusted; the
+ * values are checked after the sizes, since a forger without a secret, or
+ * a member with it, can always make the seal right. No libuv, no sockets:
+ * the server's hooks (ps_server/setup.c, server.c) call in here.
  */
 #include "checkpoint.h"
 
 #include <assert.h>
+#include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -25,6 +30,8 @@
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/outfile.h"
+#include "train/optim.h"
+#include "wire/auth.h"
 #include "wire/proto.h"
 
 /* ------------------------------------------------------------ bytes */
@@ -68,16 +75,67 @@ static void encode_header(const struct ckpt *ck, unsigned char *h)
     proto_put_u64(h + 104, ck->steps);
 }
 
-void ckpt_encode(const struct ckpt *ck, void (*put)(void *ctx, const void *p, size_t n),
-                 void *ctx)
+void ckpt_key_make(struct ckpt_key *key, const struct auth_key *secret)
 {
-    crypto_hash_sha256_state st;
+    memset(key, 0, sizeof *key);
+    if (secret && secret->keyed) {
+        auth_key_derive(secret, CKPT_KEY_LABEL, key->k);
+        key->keyed = 1;
+    }
+}
+
+/* struct seal: the trailer being computed, SHA-256 or HMAC-SHA256. */
+struct seal {
+    int keyed;
+    crypto_hash_sha256_state sha;
+    crypto_auth_hmacsha256_state mac;
+};
+
+static void seal_init(struct seal *s, const struct ckpt_key *key)
+{
+    s->keyed = key && key->keyed;
+    if (s->keyed)
+        crypto_auth_hmacsha256_init(&s->mac, key->k, CKPT_KEY_SIZE);
+    else
+        crypto_hash_sha256_init(&s->sha);
+}
+
+/* seal_update: in pieces, because the hash's length argument is an
+ * unsigned long long and a caller's is a size_t; 1 GiB at a time keeps
+ * both happy. */
+static void seal_update(struct seal *s, const unsigned char *p, uint64_t n)
+{
+    while (n > 0) {
+        size_t k = n > ((uint64_t)1 << 30) ? (size_t)1 << 30 : (size_t)n;
+        if (s->keyed)
+            crypto_auth_hmacsha256_update(&s->mac, p, k);
+        else
+            crypto_hash_sha256_update(&s->sha, p, k);
+        p += k;
+        n -= k;
+    }
+}
+
+static void seal_final(struct seal *s, unsigned char out[CKPT_SUM_SIZE])
+{
+    if (s->keyed)
+        crypto_auth_hmacsha256_final(&s->mac, out);
+    else
+        crypto_hash_sha256_final(&s->sha, out);
+    sodium_memzero(s, sizeof *s);
+}
+
+void ckpt_encode(const struct ckpt *ck, const struct ckpt_key *key,
+                 void (*put)(void *ctx, const void *p, size_t n), void *ctx)
+{
+    struct seal st;
     unsigned char h[CKPT_HEADER_SIZE], sum[CKPT_SUM_SIZE];
 
     assert(ck->nsec >= 1 && ck->nsec <= CKPT_MAX_SECTIONS);
-    crypto_hash_sha256_init(&st);
+    seal_init(&st, key);
     encode_header(ck, h);
-    crypto_hash_sha256_update(&st, h, sizeof h);
+    proto_put_u32(h + 44, st.keyed ? CKPT_SEAL_HMAC : CKPT_SEAL_SHA256);
+    seal_update(&st, h, sizeof h);
     put(ctx, h, sizeof h);
     for (uint32_t i = 0; i < ck->nsec; i++) {
         const struct ckpt_section *s = &ck->sec[i];
@@ -87,19 +145,17 @@ void ckpt_encode(const struct ckpt *ck, void (*put)(void *ctx, const void *p, si
         proto_put_u32(h, s->id);
         proto_put_u32(h + 4, s->flags);
         proto_put_u64(h + 8, s->len);
-        crypto_hash_sha256_update(&st, h, CKPT_SECTION_HEAD);
+        seal_update(&st, h, CKPT_SECTION_HEAD);
         put(ctx, h, CKPT_SECTION_HEAD);
-        /* In pieces: the hash's length argument is an unsigned long long,
-         * put's a size_t; 1 GiB at a time keeps both happy. */
+        seal_update(&st, p, left);
         while (left > 0) {
             size_t k = left > ((uint64_t)1 << 30) ? (size_t)1 << 30 : (size_t)left;
-            crypto_hash_sha256_update(&st, p, k);
             put(ctx, p, k);
             p += k;
             left -= k;
         }
     }
-    crypto_hash_sha256_final(&st, sum);
+    seal_final(&st, sum);
     put(ctx, sum, sizeof sum);
 }
 
@@ -169,11 +225,142 @@ static int check_job(const struct ckpt *ck, char *err)
     return 0;
 }
 
-int ckpt_decode(const unsigned char *buf, size_t len, struct ckpt *out, char *err)
+/* first_bad: the index of the first element of data[0..count) (dtype)
+ * that is not finite or, with nonneg, is below zero; count if none. */
+static uint64_t first_bad(const unsigned char *data, uint64_t count, uint32_t dtype,
+                          int nonneg, double *x)
 {
+    for (uint64_t i = 0; i < count; i++) {
+        if (dtype == DTYPE_F32) {
+            float f;
+            memcpy(&f, data + i * sizeof f, sizeof f);
+            *x = f;
+        } else {
+            memcpy(x, data + i * sizeof *x, sizeof *x);
+        }
+        if (!isfinite(*x) || (nonneg && *x < 0))
+            return i;
+    }
+    return count;
+}
+
+/* kind_slots: the state vectors of an optimizer kind (optim.h's
+ * optim_slots, here so that the decoder needs no more than the enum); -1
+ * for a kind this server does not know. */
+static int kind_slots(uint32_t kind)
+{
+    switch (kind) {
+    case OPTIM_SGD: return 0;
+    case OPTIM_MOMENTUM: return 1;
+    case OPTIM_ADAM: return 2;
+    default: return -1;
+    }
+}
+
+/* check_values: what the values may be (checkpoint.h, CHECKS), once the
+ * sizes are known to be right: a forger who recomputed the seal, or a
+ * member with the secret, gets this far, and nothing it wrote reaches the
+ * store unchecked. */
+static int check_values(const struct ckpt *ck, char *err)
+{
+    const struct ckpt_job *j = &ck->job;
+    const struct ckpt_section *w = ckpt_find(ck, CKPT_SEC_WEIGHTS);
+    const struct ckpt_section *oh = ckpt_find(ck, CKPT_SEC_OPTIM);
+    const struct ckpt_section *os = ckpt_find(ck, CKPT_SEC_OPTIM_STATE);
+    uint64_t count = j->hi - j->lo, i;
+    size_t es = dtype_size((int)j->dtype);
+    double x;
+
+    if (ck->steps > CKPT_STEPS_MAX || ck->step > ck->steps)
+        return bad(err, "checkpoint refused: step %llu out of range (0 .. steps %llu, "
+                   "at most %llu)", u(ck->step), u(ck->steps), u(CKPT_STEPS_MAX));
+    if ((i = first_bad(w->data, count, j->dtype, 0, &x)) < count)
+        return bad(err, "checkpoint refused: weight %llu (element %llu) is %g, not finite",
+                   u(i), u(j->lo + i), x);
+    if (!oh && !os)
+        return 0;
+    if (!oh || !os || oh->len != CKPT_OPTIM_HEAD)
+        return bad(err, "checkpoint refused: its optimizer sections are incomplete");
+    {
+        const unsigned char *p = oh->data;
+        uint32_t kind = proto_get_u32(p);
+        uint64_t t = proto_get_u64(p + 8);
+        int slots = kind_slots(kind);
+
+        if (slots < 0)
+            return bad(err, "checkpoint refused: unknown optimizer kind %u", (unsigned)kind);
+        if (proto_get_u32(p + 4) != 0)
+            return bad(err, "checkpoint refused: optimizer field at 4 is %u, not 0",
+                       (unsigned)proto_get_u32(p + 4));
+        if (t > ck->step)
+            return bad(err, "checkpoint refused: optimizer t %llu past step %llu", u(t),
+                       u(ck->step));
+        for (int k = 0; k < 4; k++)
+            if (!isfinite(proto_get_f64(p + 16 + 8 * k)))
+                return bad(err, "checkpoint refused: optimizer hyperparameter %d not finite",
+                           k);
+        if (os->len != (uint64_t)slots * count * es)
+            return bad(err, "checkpoint refused: optimizer state of %llu bytes, %llu "
+                       "expected", u(os->len), u((uint64_t)slots * count * es));
+        for (int k = 0; k < slots; k++) {
+            const unsigned char *v = (const unsigned char *)os->data + (uint64_t)k * count * es;
+            int second = kind == OPTIM_ADAM && k == 1;
+
+            if ((i = first_bad(v, count, j->dtype, second, &x)) < count)
+                return bad(err, "checkpoint refused: optimizer state %s element %llu is %g, "
+                           "%s", second ? "v (second moment)" : "m", u(j->lo + i), x,
+                           second && isfinite(x) ? "negative" : "not finite");
+        }
+    }
+    return 0;
+}
+
+/* check_seal: the version and the trailer against the key (checkpoint.h,
+ * VERSIONS): 0 when buf[0..len) is sealed as this job's must be. */
+static int check_seal(const unsigned char *buf, size_t len, const struct ckpt_key *key,
+                      uint32_t ver, char *err)
+{
+    int keyed = key && key->keyed;
+    uint32_t seal = ver == CKPT_VERSION_V1 ? CKPT_SEAL_SHA256 : proto_get_u32(buf + 44);
     unsigned char sum[CKPT_SUM_SIZE];
+    uint64_t body = len - CKPT_SUM_SIZE;
+    struct seal st;
+    int rc;
+
+    if (ver == CKPT_VERSION_V1 && proto_get_u32(buf + 44) != 0)
+        return bad(err, "not a checkpoint: reserved field %u, not 0",
+                   (unsigned)proto_get_u32(buf + 44));
+    if (seal != CKPT_SEAL_SHA256 && seal != CKPT_SEAL_HMAC)
+        return bad(err, "not a checkpoint: unknown seal %u", (unsigned)seal);
+    if (keyed && ver == CKPT_VERSION_V1)
+        return bad(err, "checkpoint version 1 has no MAC, and this job has a secret: "
+                   "refused (resume it without a secret, or start afresh)");
+    if (keyed && seal == CKPT_SEAL_SHA256)
+        return bad(err, "checkpoint written without a secret (an unkeyed SHA-256), and "
+                   "this job has one: refused");
+    if (!keyed && seal == CKPT_SEAL_HMAC)
+        return bad(err, "checkpoint sealed with a job's secret, and this job has none "
+                   "(--secret-file, PSRING_SECRET): cannot check it");
+    seal_init(&st, key);
+    seal_update(&st, buf, body);
+    seal_final(&st, sum);
+    rc = sodium_memcmp(sum, buf + body, CKPT_SUM_SIZE);
+    sodium_memzero(sum, sizeof sum);
+    if (rc == 0)
+        return 0;
+    if (keyed)
+        return bad(err, "checkpoint refused: its MAC does not match this job's secret "
+                   "(written under another secret, or damaged; %zu bytes)", len);
+    return bad(err, "checkpoint damaged: the SHA-256 checksum does not match "
+               "(%zu bytes)", len);
+}
+
+int ckpt_decode(const unsigned char *buf, size_t len, const struct ckpt_key *key,
+                struct ckpt *out, char *err)
+{
     uint64_t off, body;
     uint32_t ver;
+    int rc;
 
     memset(out, 0, sizeof *out);
     if (len < CKPT_HEADER_SIZE + CKPT_SUM_SIZE)
@@ -181,14 +368,14 @@ int ckpt_decode(const unsigned char *buf, size_t len, struct ckpt *out, char *er
                    CKPT_HEADER_SIZE + CKPT_SUM_SIZE);
     if (memcmp(buf, CKPT_MAGIC, 8) != 0)
         return bad(err, "not a checkpoint: wrong magic (not \"PSRGCKPT\")");
-    if ((ver = proto_get_u32(buf + 8)) != CKPT_VERSION)
-        return bad(err, "checkpoint version %u, this server reads version %d",
-                   (unsigned)ver, CKPT_VERSION);
+    ver = proto_get_u32(buf + 8);
+    if (ver != CKPT_VERSION && ver != CKPT_VERSION_V1)
+        return bad(err, "checkpoint version %u, this server reads versions %d and %d",
+                   (unsigned)ver, CKPT_VERSION_V1, CKPT_VERSION);
+    if ((rc = check_seal(buf, len, key, ver, err)) != 0)
+        return rc;
     body = len - CKPT_SUM_SIZE;
-    crypto_hash_sha256(sum, buf, body);
-    if (sodium_memcmp(sum, buf + body, CKPT_SUM_SIZE) != 0)
-        return bad(err, "checkpoint damaged: the SHA-256 checksum does not match "
-                   "(%zu bytes)", len);
+    out->version = ver;
     out->nsec = proto_get_u32(buf + 12);
     if (out->nsec < 1 || out->nsec > CKPT_MAX_SECTIONS)
         return bad(err, "not a checkpoint: %u sections, 1 .. %d", (unsigned)out->nsec,
@@ -200,9 +387,6 @@ int ckpt_decode(const unsigned char *buf, size_t len, struct ckpt *out, char *er
         .hi = proto_get_u64(buf + 64), .seed = proto_get_u64(buf + 72), .batch = proto_get_u64(buf + 80),
         .lr = proto_get_f64(buf + 88),
     };
-    if (proto_get_u32(buf + 44) != 0)
-        return bad(err, "not a checkpoint: reserved field %u, not 0",
-                   (unsigned)proto_get_u32(buf + 44));
     out->step = proto_get_u64(buf + 96);
     out->steps = proto_get_u64(buf + 104);
     off = CKPT_HEADER_SIZE;
@@ -234,7 +418,9 @@ int ckpt_decode(const unsigned char *buf, size_t len, struct ckpt *out, char *er
     if (off != body)
         return bad(err, "not a checkpoint: %llu bytes after the sections",
                    u(body - off));
-    return check_job(out, err);
+    if ((rc = check_job(out, err)) != 0)
+        return rc;
+    return check_values(out, err);
 }
 
 int ckpt_match(const struct ckpt *ck, const struct ckpt_job *w, char *err)
@@ -286,7 +472,7 @@ static void kill_before_rename(const struct outfile *o)
     raise(SIGKILL);
 }
 
-int ckpt_write(const char *path, const struct ckpt *ck, char *err)
+int ckpt_write(const char *path, const struct ckpt *ck, const struct ckpt_key *key, char *err)
 {
     static struct outfile o;    /* 64 KiB: not on the event loop's stack */
     const char *hook = getenv(CKPT_KILL_ENV);
@@ -296,12 +482,12 @@ int ckpt_write(const char *path, const struct ckpt *ck, char *err)
         return rc;
     if (hook && *hook && strtoull(hook, NULL, 10) == ck->step)
         o.before_rename = kill_before_rename;
-    ckpt_encode(ck, put_outfile, &o);
+    ckpt_encode(ck, key, put_outfile, &o);
     return outfile_commit(&o, err);
 }
 
-int ckpt_load(const char *path, unsigned char **buf, size_t *len, struct ckpt *out,
-              char *err)
+int ckpt_load(const char *path, const struct ckpt_key *key, unsigned char **buf, size_t *len,
+              struct ckpt *out, char *err)
 {
     struct stat st;
     size_t got = 0;
@@ -353,7 +539,7 @@ int ckpt_load(const char *path, unsigned char **buf, size_t *len, struct ckpt *o
     *len = got;
     {
         char why[ERR_LEN];
-        if ((rc = ckpt_decode(*buf, got, out, why)) != 0) {
+        if ((rc = ckpt_decode(*buf, got, key, out, why)) != 0) {
             err_say(err, "--resume: %.300s: %s", path, why);
             free(*buf);
             *buf = NULL;
@@ -361,4 +547,80 @@ int ckpt_load(const char *path, unsigned char **buf, size_t *len, struct ckpt *o
         }
     }
     return 0;
+}
+
+/* ------------------------------------------------------------ sweep */
+
+/* stale_pid: the PID of name when it is ".BASE.tmp.PID.N" (outfile.c's
+ * make_tmp) for this base, else 0. */
+static long stale_pid(const char *name, const char *base)
+{
+    size_t bl = strlen(base);
+    const char *p;
+    char *end;
+    long pid;
+
+    if (name[0] != '.' || strncmp(name + 1, base, bl) != 0 ||
+        strncmp(name + 1 + bl, ".tmp.", 5) != 0)
+        return 0;
+    p = name + 1 + bl + 5;
+    if (*p < '1' || *p > '9')
+        return 0;
+    errno = 0;
+    pid = strtol(p, &end, 10);
+    if (errno != 0 || *end != '.' || pid <= 0 || pid > INT32_MAX)
+        return 0;
+    for (p = end + 1; *p >= '0' && *p <= '9'; p++)
+        ;
+    if (p == end + 1 || *p != '\0')
+        return 0;
+    return pid;
+}
+
+/* sweep_one: the stale temp files of the checkpoint at path (not a
+ * symlink's target). */
+static int sweep_one(const char *path)
+{
+    char dir[OUTFILE_PATH_MAX];
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    struct dirent *e;
+    DIR *d;
+    int removed = 0;
+
+    if (!*base || strlen(path) >= sizeof dir)
+        return 0;
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (!(d = opendir(dir)))
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        long pid = stale_pid(e->d_name, base);
+        struct stat st;
+
+        if (pid == 0 || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;       /* alive (or not ours to signal): not ours to remove */
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
+int ckpt_sweep(const char *path)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    int removed = sweep_one(path);
+
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && realpath(path, real) &&
+        strcmp(real, path) != 0)
+        removed += sweep_one(real);
+    return removed;
 }

@@ -1,6 +1,7 @@
 /* resume.c -- the server's state into and out of a checkpoint (resume.h). */
 #include "resume.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,7 @@ static int optim_check(const struct server *srv, const struct ckpt *ck,
 int resume_load(struct server *srv, const char *path, char *err)
 {
     struct ckpt ck;
+    struct ckpt_key key;
     struct ckpt_job job;
     const struct ckpt_section *w, *l, *st;
     uint64_t t;
@@ -88,7 +90,10 @@ int resume_load(struct server *srv, const char *path, char *err)
     char why[ERR_LEN];
     int rc;
 
-    if ((rc = ckpt_load(path, &buf, &len, &ck, err)) != 0)
+    ckpt_key_make(&key, &srv->f.key);
+    rc = ckpt_load(path, &key, &buf, &len, &ck, err);
+    sodium_memzero(&key, sizeof key);
+    if (rc != 0)
         return rc;
     resume_job(srv, &job);
     if ((rc = ckpt_match(&ck, &job, why)) != 0) {
@@ -133,6 +138,8 @@ int resume_save(struct server *srv, char *err)
     uint64_t step = store_step(&srv->store);
     const struct optim *o = &srv->store.opt;
     unsigned char oh[CKPT_OPTIM_HEAD];
+    struct ckpt_key key;
+    int rc;
 
     memset(&ck, 0, sizeof ck);
     resume_job(srv, &ck.job);
@@ -157,7 +164,19 @@ int resume_save(struct server *srv, char *err)
     if (srv->loss.loss && step <= srv->loss.steps)
         ck.sec[ck.nsec++] = (struct ckpt_section){
             CKPT_SEC_LOSS, 0, step * sizeof(double), srv->loss.loss };
-    return ckpt_write(srv->f.checkpoint, &ck, err);
+    ckpt_key_make(&key, &srv->f.key);
+    rc = ckpt_write(srv->f.checkpoint, &ck, &key, err);
+    sodium_memzero(&key, sizeof key);
+    return rc;
+}
+
+void resume_sweep(const struct server *srv)
+{
+    int n;
+
+    if (srv->f.checkpoint && (n = ckpt_sweep(srv->f.checkpoint)) > 0)
+        log_msg("removed %d temp file%s of %s left by a writer that died mid-write", n,
+                n == 1 ? "" : "s", srv->f.checkpoint);
 }
 
 int resume_after_apply(struct server *srv, uint64_t step, char *err)

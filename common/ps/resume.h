@@ -11,6 +11,12 @@
  * shard's write holds the loop for its fsync; --checkpoint-every sets how
  * often that is paid.
  *
+ * KEYED. With the job's secret (--secret-file, PSRING_SECRET; srv->f.key)
+ * the checkpoint is sealed with an HMAC under a key derived from it
+ * (checkpoint.h): a checkpoint of another secret, or one without a MAC,
+ * is refused on resume. Without one it is SHA-256, as in version 1.
+ * Either way its values are checked before any reaches the store.
+ *
  * RESUME. resume_load (ps_server/setup.c, --resume FILE) reads the file, refuses one
  * of another job, and puts its weights and step into the store. The server
  * then announces that step in every WELCOME and, once all K workers have
@@ -58,6 +64,11 @@ int resume_load(struct server *srv, const char *path, char *err);
 /* resume_save: --checkpoint now: the store as it is (its step, its
  * weights) and the loss so far. 0, or a negative code with the line. */
 int resume_save(struct server *srv, char *err);
+
+/* resume_sweep: at start, with --checkpoint, the temp files that writers
+ * of it killed mid-write left (ckpt_sweep: only those whose PID is gone);
+ * one log line when there were any. */
+void resume_sweep(const struct server *srv);
 
 /* resume_after_apply: step `step` was just applied: the checkpoint if one
  * is due, then the test hook. 0, or a negative code with the line in err

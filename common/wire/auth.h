@@ -63,6 +63,13 @@ struct auth_key {
  * group or others may read, or a secret outside AUTH_SECRET_MIN..MAX. */
 int auth_key_load(struct auth_key *k, const char *file, const char *env, char *err);
 
+/* auth_key_derive: a key of its own for another use of the secret (the
+ * checkpoint's MAC, common/ps/checkpoint.h): HMAC-SHA256(secret, label),
+ * so that no MAC made for one use is valid for another (the handshake's
+ * MACs are keyed with the secret itself over messages that begin with
+ * AUTH_LABEL). k must be keyed. OUT: out[32]. */
+void auth_key_derive(const struct auth_key *k, const char *label, uint8_t out[32]);
+
 /* auth_is_loopback: host is 127.0.0.0/8, ::1 or "localhost" (a literal
  * check: a name that resolves to loopback is not trusted to). */
 int auth_is_loopback(const char *host);

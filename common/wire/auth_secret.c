@@ -64,6 +64,16 @@ int auth_key_load(struct auth_key *k, const char *file, const char *env, char *e
     return 0;
 }
 
+void auth_key_derive(const struct auth_key *k, const char *label, uint8_t out[32])
+{
+    crypto_auth_hmacsha256_state st;
+
+    crypto_auth_hmacsha256_init(&st, k->key, k->len);
+    crypto_auth_hmacsha256_update(&st, (const unsigned char *)label, strlen(label));
+    crypto_auth_hmacsha256_final(&st, out);
+    sodium_memzero(&st, sizeof st);
+}
+
 static struct auth_key process_key;     /* unkeyed until set */
 
 const struct auth_key *auth_process_key(void)
