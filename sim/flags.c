@@ -20,6 +20,7 @@
 #include "coll/train.h"
 #include "measure/model.h"
 #include "train/buckets.h"
+#include "train/weights.h"
 #include "train/workload.h"
 
 #define SIM_REAL_MAX (256ull << 20)     /* K * n bytes: above, --payload sizes */
@@ -271,8 +272,12 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     if ((o->host_bytes && outfile_check("--host-bytes", o->host_bytes, err) != 0) ||
         (o->csv_out && outfile_check("--csv-out", o->csv_out, err) != 0) ||
         (o->platform_out && outfile_check("--platform-out", o->platform_out, err) != 0) ||
-        (pf->kind == PLATFORM_FILE && infile_check("--platform file:", pf->file, err) != 0))
+        (pf->kind == PLATFORM_FILE && infile_check("--platform", pf->file, err) != 0))
         sim_usage_fail(err);
+    /* cli_common_finish tried PATH.0; every simulated rank writes its own. */
+    for (int r = 1; c->weights_out && r < j->k; r++)
+        if (weights_check(c->weights_out, r, err) != 0)
+            sim_usage_fail(err);
     j->compute = c->compute;
     j->compute.base = c->backward_time;
     j->compute.seed = c->seed;

@@ -15,6 +15,7 @@
 #include "base/dtype.h"
 #include "optim.h"
 #include "base/err.h"
+#include "base/infile.h"
 #include "mlp.h"
 #include "base/outfile.h"
 #include "weights.h"
@@ -454,6 +455,10 @@ int cli_common_finish(struct cli_common *c, char *err)
         (c->loss_time_out && (rc = check_out_path("--loss-time-out", c->loss_time_out, err)) != 0))
         return rc;
     if (c->weights_out && weights_check(c->weights_out, c->rank, err) != 0)
+        return ERR_USAGE;
+    /* Its type checked here in every program, those that never read it
+     * (reference, psring_sim) too: a FIFO, a device, a folder (infile.h). */
+    if (c->secret_file && infile_check("--secret-file", c->secret_file, err) != 0)
         return ERR_USAGE;
     return 0;
 }
