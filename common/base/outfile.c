@@ -1,6 +1,7 @@
 /* outfile.c -- output files checked at start and written atomically
  * (outfile.h): temp file in the target's folder, fsync, rename, fsync the
- * folder; never over anything but a regular file.
+ * folder; never over anything but a regular file, never through a
+ * symlink out of its folder, keeping a replaced file's mode.
  *
  * The checks and the rename are not one atomic act: a FIFO put in the
  * target's place between outfile_open's check and the rename would be
