@@ -1,8 +1,10 @@
 /* outfile.h -- the one way psring writes an output file: checked at start,
  * written atomically at the end (outfile.c).
  *
- * Every file a program writes (--weights-out, --loss-out, --trace, --csv,
- * --port-file) goes through this module, so each gets the same promises:
+ * Every file a program writes (--weights-out, --loss-out, --loss-time-out,
+ * --trace, --csv, --port-file, --checkpoint, --record, --staleness-out,
+ * psring_sim's --host-bytes, --csv-out, --platform-out, psr_merge --out)
+ * goes through this module, so each gets the same promises:
  *
  *   AT START  outfile_check(flag, path) proves the file can be written: a
  *             real temp file is created (O_CREAT|O_EXCL) in the target's
