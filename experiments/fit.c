@@ -51,6 +51,8 @@
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/err.h"
+#include "base/infile.h"
 #include "measure/model.h"
 
 enum { PS, RING, RD, NALGO };
@@ -107,22 +109,25 @@ static int split(char *line, char **f, int max)
     return n;
 }
 
-/* sweep_read: the CSV's rows; 0, or -1 having said why on stderr. The
- * rows are malloc'd: the caller frees sw->rows. */
+/* sweep_read: the CSV's rows; 0, or -1 having said why on stderr
+ * (ERR_USAGE: a FIFO, a device or a folder, refused unread, infile.h).
+ * The rows are malloc'd: the caller frees sw->rows. */
 static int sweep_read(const char *path, struct sweep *sw)
 {
     enum { MAXF = 256 };
     char *line = NULL, *f[MAXF];
     size_t cap = 0;
     int col[NCOL], nf, cap_rows = 0, header = 1, rc = -1;
-    FILE *in = fopen(path, "r");
+    char err[ERR_LEN];
+    FILE *in = infile_fopen("SIZE_SWEEP.CSV", path, &rc, err);
 
     sw->rows = NULL;
     sw->n = 0;
     if (!in) {
-        fprintf(stderr, "fit: %s: cannot read it\n", path);
-        return -1;
+        fprintf(stderr, "fit: %s\n", err);
+        return rc == ERR_USAGE ? rc : -1;
     }
+    rc = -1;
     while (getline(&line, &cap, in) > 0) {
         if (line[0] == '#')
             continue;
@@ -284,6 +289,7 @@ int main(int argc, char **argv)
     const struct cli_opt *const tables[] = { table, NULL };
     const char *path = NULL;
     struct sweep sw;
+    int rc;
 
     /* The flags first, then the CSV: the last argument unless it is a flag. */
     if (argc >= 2 && argv[argc - 1][0] != '-')
@@ -296,8 +302,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "fit: no CSV given (fit [--gnuplot] SIZE_SWEEP.CSV)\n");
         return CLI_EXIT_USAGE;
     }
-    if (sweep_read(path, &sw) != 0)
-        return 1;
+    if ((rc = sweep_read(path, &sw)) != 0)
+        return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
 
     /* The model's link: the first row that had an emulated one. */
     int f_k = sw.n ? sw.rows[0].k : 0, m_k = 0, have_model = 0;

@@ -19,18 +19,20 @@
 
 #include "base/cli.h"
 #include "base/err.h"
+#include "base/infile.h"
+#include "base/outfile.h"
 #include "measure/metrics.h"
 
 /* header_differs: whether the CSV at path starts with a line other than
  * this psr_merge's header (a row appended under it would not line up). */
 static int header_differs(const char *path)
 {
-    char line[1024];
-    FILE *f = fopen(path, "r");
-    int differs = 1;
+    char line[1024], err[ERR_LEN];
+    int differs = 1, rc;
+    FILE *f = infile_fopen("--out", path, &rc, err);
 
     if (!f)
-        return 0;               /* fopen "a" below says why */
+        return 1;               /* a regular file a moment ago: say so below */
     if (fgets(line, sizeof line, f))
         differs = strcmp(line, metrics_csv_header_line()) != 0;
     fclose(f);
@@ -74,8 +76,10 @@ int main(int argc, char **argv)
     if (!recs)
         return 1;
     for (int i = 0; i < nrec; i++) {
-        if (metrics_record_read(&recs[i], paths[i], err) != 0) {
+        int r = metrics_record_read(&recs[i], paths[i], err);
+        if (r != 0) {
             fprintf(stderr, "psr_merge: %s\n", err);
+            rc = r == ERR_USAGE ? CLI_EXIT_USAGE : 1;
             goto out;
         }
     }
@@ -91,16 +95,18 @@ int main(int argc, char **argv)
     rc = 1;
 
     if (out) {
-        struct stat st;
-        int fresh = stat(out, &st) != 0 || st.st_size == 0;
+        int fresh, r;
+        /* outfile_append: a symlink out of its folder, a FIFO, a device
+         * or a folder is refused (outfile.h), a FIFO never waited on. */
+        if (!(f = outfile_append("--out", out, &fresh, &r, err))) {
+            fprintf(stderr, "psr_merge: %s\n", err);
+            rc = r == ERR_USAGE ? CLI_EXIT_USAGE : 1;
+            goto out;
+        }
         if (!fresh && header_differs(out)) {
             fprintf(stderr, "psr_merge: %s has another header (an older psring's?); "
                             "its rows would not line up: write to a new file\n", out);
-            goto out;
-        }
-        f = fopen(out, "a");
-        if (!f) {
-            fprintf(stderr, "psr_merge: cannot append to %s: %s\n", out, strerror(errno));
+            fclose(f);
             goto out;
         }
         if (fresh)

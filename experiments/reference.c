@@ -56,6 +56,7 @@
 #include "train/cli_common.h"
 #include "base/dtype.h"
 #include "base/err.h"
+#include "base/infile.h"
 #include "train/losscurve.h"
 #include "train/mistake.h"
 #include "train/optim.h"
@@ -155,7 +156,9 @@ static int replay_start(const struct cli_common *o, const struct workload *w,
 static int replay(const struct cli_common *o, const struct workload *w, struct optim *opt,
                   struct bufs *b, const char *path)
 {
-    FILE *f = fopen(path, "r");
+    char ferr[ERR_LEN];
+    int frc;
+    FILE *f = infile_fopen("--replay", path, &frc, ferr);  /* no FIFO waited on */
     char *line = NULL, kind[32], mode[40];
     size_t cap = 0, es = dtype_size(o->dtype);
     unsigned char *snap = NULL;
@@ -164,7 +167,7 @@ static int replay(const struct cli_common *o, const struct workload *w, struct o
     int k = 0, rc = ERR_FORMAT;
 
     if (!f) {
-        fprintf(stderr, "reference: --replay %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "reference: %s\n", ferr);
         return 1;
     }
     while (getline(&line, &cap, f) > 0) {
@@ -368,6 +371,12 @@ int main(int argc, char **argv)
     if (finish_flags(&o, loss_out) != 0) {
         cli_common_free(&o);
         return CLI_EXIT_USAGE;
+    }
+    /* --replay: a FIFO, a device or a folder is refused unread (infile.h). */
+    if (replay_path && (rc = infile_check("--replay", replay_path, err)) != 0) {
+        fprintf(stderr, "reference: %s\n", err);
+        cli_common_free(&o);
+        return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;    /* a missing file: 1 */
     }
     cli_workload_cfg(&o, &cfg);     /* rank 0 of 1: --backward-time is T per step */
     rc = workload_create(&w, &cfg);

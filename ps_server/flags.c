@@ -10,6 +10,7 @@
 #include "base/err.h"
 #include "wire/link.h"
 #include "train/mistake.h"
+#include "base/infile.h"
 #include "base/outfile.h"
 #include "wire/proto.h"
 #include "train/weights.h"
@@ -141,6 +142,9 @@ static void check(struct server_flags *f)
     if (f->checkpoint && f->checkpoint_every == 0)
         f->checkpoint_every = 1;
     if (f->checkpoint && outfile_check("--checkpoint", f->checkpoint, err) != 0)
+        flags_fail("%s", err);
+    /* --resume: a FIFO, a device or a folder is refused unread (infile.h). */
+    if (f->resume && infile_check("--resume", f->resume, err) != 0)
         flags_fail("%s", err);
     /* The modes (mode.h); backup:N's N < K is mode_init's check (setup). */
     if (f->mode && mode_parse(f->mode, &f->mode_cfg, err) != 0)

@@ -12,12 +12,15 @@
 
 #include "base/dtype.h"
 #include "base/err.h"
+#include "base/infile.h"
+#include "base/outfile.h"
 #include "coll/a2a.h"
 #include "coll/coll.h"
 #include "coll/ring.h"
 #include "coll/train.h"
 #include "measure/model.h"
 #include "train/buckets.h"
+#include "train/weights.h"
 #include "train/workload.h"
 
 #define SIM_REAL_MAX (256ull << 20)     /* K * n bytes: above, --payload sizes */
@@ -264,6 +267,17 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     c->world = j->k;
     if (cli_common_finish(c, err) != 0)
         sim_usage_fail(err);
+    /* The outputs are tried now, the platform file is checked for its type
+     * (outfile.h, infile.h): refused before the simulation, never waited on. */
+    if ((o->host_bytes && outfile_check("--host-bytes", o->host_bytes, err) != 0) ||
+        (o->csv_out && outfile_check("--csv-out", o->csv_out, err) != 0) ||
+        (o->platform_out && outfile_check("--platform-out", o->platform_out, err) != 0) ||
+        (pf->kind == PLATFORM_FILE && infile_check("--platform", pf->file, err) != 0))
+        sim_usage_fail(err);
+    /* cli_common_finish tried PATH.0; every simulated rank writes its own. */
+    for (int r = 1; c->weights_out && r < j->k; r++)
+        if (weights_check(c->weights_out, r, err) != 0)
+            sim_usage_fail(err);
     j->compute = c->compute;
     j->compute.base = c->backward_time;
     j->compute.seed = c->seed;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/outfile.h"
 #include "base/units.h"
 
 int platform_parse(const char *spec, struct platform *p, char *err)
@@ -69,9 +70,9 @@ int platform_parse(const char *spec, struct platform *p, char *err)
     return ERR_USAGE;
 }
 
-static void cluster(FILE *f, const char *id, int lo, int hi, double bw, double lat)
+static void cluster(struct outfile *f, const char *id, int lo, int hi, double bw, double lat)
 {
-    fprintf(f, "  <cluster id=\"%s\" prefix=\"h\" suffix=\"\" radical=\"%d-%d\" speed=\"1Gf\"\n"
+    outfile_printf(f, "  <cluster id=\"%s\" prefix=\"h\" suffix=\"\" radical=\"%d-%d\" speed=\"1Gf\"\n"
                "           bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\""
                " router_id=\"%s-router\"\n"
                "           loopback_bw=\"1e18Bps\" loopback_lat=\"0s\"/>\n",
@@ -81,22 +82,22 @@ static void cluster(FILE *f, const char *id, int lo, int hi, double bw, double l
 int platform_write(const struct platform *p, int hosts, double bw, double lat, const char *path,
                    char *err)
 {
-    FILE *f = fopen(path, "w");
-    int racks, per;
+    int racks, per, rc;
     double up;
+    /* Through outfile.h: a symlink out of its folder (a planted
+     * /tmp/psring_sim.PID.xml among them), a FIFO, a device: refused. */
+    struct outfile *f = outfile_new("--platform-out", path, &rc, err);
 
-    if (!f) {
-        err_say(err, "%s: %s", path, strerror(errno));
-        return -errno;
-    }
-    fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+    if (!f)
+        return rc;
+    outfile_printf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                "<!-- psring_sim: %d hosts, links %.17g B/s, latency %.17g s -->\n"
                "<platform version=\"4.1\">\n", hosts, bw, lat);
     if (p->kind == PLATFORM_STAR) {
-        fprintf(f, "<zone id=\"world\" routing=\"Full\">\n");
+        outfile_printf(f, "<zone id=\"world\" routing=\"Full\">\n");
         cluster(f, "star", 0, hosts - 1, bw, lat);
-        fprintf(f, "</zone>\n</platform>\n");
-        return fclose(f) == 0 ? 0 : -EIO;
+        outfile_printf(f, "</zone>\n</platform>\n");
+        return outfile_end(f, err);
     }
     if (p->kind == PLATFORM_FAT_TREE) {
         per = PLATFORM_LEAF;
@@ -105,7 +106,8 @@ int platform_write(const struct platform *p, int hosts, double bw, double lat, c
     } else {
         racks = p->racks;
         if (racks > hosts) {
-            fclose(f);
+            outfile_abort(f);
+            free(f);
             err_say(err, "--platform: %d racks for %d hosts", racks, hosts);
             return ERR_USAGE;
         }
@@ -113,7 +115,7 @@ int platform_write(const struct platform *p, int hosts, double bw, double lat, c
         racks = (hosts + per - 1) / per;
         up = p->uplink;
     }
-    fprintf(f, "<zone id=\"world\" routing=\"Full\">\n");
+    outfile_printf(f, "<zone id=\"world\" routing=\"Full\">\n");
     for (int r = 0; r < racks; r++) {
         char id[32];
         int hi = (r + 1) * per - 1;
@@ -122,16 +124,16 @@ int platform_write(const struct platform *p, int hosts, double bw, double lat, c
         cluster(f, id, r * per, hi < hosts ? hi : hosts - 1, bw, lat);
     }
     for (int r = 0; r < racks; r++)
-        fprintf(f, "  <link id=\"up%d\" bandwidth=\"%.17gBps\" latency=\"0s\""
+        outfile_printf(f, "  <link id=\"up%d\" bandwidth=\"%.17gBps\" latency=\"0s\""
                    " sharing_policy=\"SPLITDUPLEX\"/>\n", r, up);
     for (int a = 0; a < racks; a++)
         for (int b = 0; b < racks; b++)
             if (a != b)
-                fprintf(f, "  <zoneRoute src=\"rack%d\" dst=\"rack%d\" gw_src=\"rack%d-router\""
+                outfile_printf(f, "  <zoneRoute src=\"rack%d\" dst=\"rack%d\" gw_src=\"rack%d-router\""
                            " gw_dst=\"rack%d-router\" symmetrical=\"NO\">"
                            "<link_ctn id=\"up%d\" direction=\"UP\"/>"
                            "<link_ctn id=\"up%d\" direction=\"DOWN\"/></zoneRoute>\n",
                         a, b, a, b, a, b);
-    fprintf(f, "</zone>\n</platform>\n");
-    return fclose(f) == 0 ? 0 : -EIO;
+    outfile_printf(f, "</zone>\n</platform>\n");
+    return outfile_end(f, err);
 }

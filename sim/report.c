@@ -6,7 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cli.h"
 #include "base/err.h"
+#include "base/outfile.h"
 
 /* names: 2 when msg names the loss itself (needle, not relayed), 1 when
  * it relays it ("... reported: ..."), 0 when it does not name it. */
@@ -20,13 +22,12 @@ static int names(const char *msg, const char *needle)
 static int host_bytes_write(const char *path, const struct sim_slot *slots, int nslots,
                             int nhosts, char *err)
 {
-    FILE *f = fopen(path, "w");
+    int rc;
+    struct outfile *f = outfile_new("--host-bytes", path, &rc, err);
 
-    if (!f) {
-        err_say(err, "--host-bytes %s: %s", path, strerror(errno));
-        return -errno;
-    }
-    fprintf(f, "# host bytes_in bytes_out   (payload across the host's link, the whole run)\n");
+    if (!f)
+        return rc;
+    outfile_printf(f, "# host bytes_in bytes_out   (payload across the host's link, the whole run)\n");
     for (int h = 0; h < nhosts; h++) {
         unsigned long long in = 0, out = 0;
 
@@ -35,25 +36,9 @@ static int host_bytes_write(const char *path, const struct sim_slot *slots, int 
                 in += slots[i].bytes_in;
                 out += slots[i].bytes_out;
             }
-        fprintf(f, "h%d %llu %llu\n", h, in, out);
+        outfile_printf(f, "h%d %llu %llu\n", h, in, out);
     }
-    if (fclose(f) != 0) {
-        err_say(err, "--host-bytes %s: %s", path, strerror(errno));
-        return -EIO;
-    }
-    return 0;
-}
-
-static int is_new(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    int c;
-
-    if (!f)
-        return 1;
-    c = fgetc(f);
-    fclose(f);
-    return c == EOF;
+    return outfile_end(f, err);
 }
 
 int sim_verdict(const struct sim_opts *o, const struct sim_job *j,
@@ -131,19 +116,21 @@ int sim_report(const struct sim_opts *o, const struct sim_job *j, struct sim_slo
         int header = 1;
 
         if (o->csv_out) {
-            header = is_new(o->csv_out);
-            f = fopen(o->csv_out, "a");
+            int rc;         /* a symlink out of its folder, a FIFO: refused (outfile.h) */
+            f = outfile_append("--csv-out", o->csv_out, &header, &rc, err);
             if (!f) {
-                fprintf(stderr, SIM_PROG ": --csv-out %s: %s\n", o->csv_out, strerror(errno));
-                status = 1;
+                fprintf(stderr, SIM_PROG ": %s\n", err);
+                status = rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
             }
         }
         if (f) {
             if (header)
                 metrics_csv_header(f);
             metrics_row_write(f, &row);
-            if (f != stdout)
-                fclose(f);
+            if (f != stdout && fclose(f) != 0) {
+                fprintf(stderr, SIM_PROG ": --csv-out %s: %s\n", o->csv_out, strerror(errno));
+                status = 1;
+            }
         }
     }
     return status;

@@ -158,7 +158,7 @@ static void t_secret(void)
         T_HAS(err, "chmod 600");
         unlink(path);
         T_EQ_I(auth_key_load(&k, path, NULL, err), ERR_USAGE);
-        T_HAS(err, "cannot open");
+        T_HAS(err, "cannot read");
     }
 
     T_CASE("auth-2.2", "PSRING_SECRET: too short refused; unset is no secret");

@@ -1,6 +1,7 @@
 /* outfile.c -- output files checked at start and written atomically
  * (outfile.h): temp file in the target's folder, fsync, rename, fsync the
- * folder; never over anything but a regular file.
+ * folder; never over anything but a regular file, never through a
+ * symlink out of its folder, keeping a replaced file's mode.
  *
  * The checks and the rename are not one atomic act: a FIFO put in the
  * target's place between outfile_open's check and the rename would be
@@ -45,13 +46,50 @@ static const char *kind_name(mode_t m)
     return "it is not a regular file (left as it is)";
 }
 
+/* dir_of: the folder part of path into out (OUTFILE_PATH_MAX): "." for a
+ * bare name, "/" for a name in the root. */
+static void dir_of(const char *path, char *out)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (!slash)
+        strcpy(out, ".");
+    else if (slash == path)
+        strcpy(out, "/");
+    else
+        snprintf(out, OUTFILE_PATH_MAX, "%.*s", (int)(slash - path), path);
+}
+
+/* link_target: for the symlink `path`, whose final target is the regular
+ * file `real` (realpath's), 0 when `real` lies in the link's own folder
+ * (both folders resolved), else ERR_USAGE with the line: a link planted in
+ * an output folder must not reach a file elsewhere (docs/security.md). */
+static int link_target(const char *flag, const char *path, const char *real, char *err)
+{
+    char dir[OUTFILE_PATH_MAX], rdir[PATH_MAX], tdir[OUTFILE_PATH_MAX];
+
+    dir_of(path, dir);
+    dir_of(real, tdir);
+    if (!realpath(dir, rdir))
+        return say(err, flag, path, -errno, NULL);
+    if (strcmp(rdir, tdir) != 0) {
+        err_say(err, "%s: cannot write %.200s: it is a symlink to %.200s, outside its folder "
+                "(left as it is)", flag, path, real);
+        return ERR_USAGE;
+    }
+    return 0;
+}
+
 /* target: the file to replace for `path` into out (OUTFILE_PATH_MAX): path
- * itself, or what its symlink names. 0, or a negative code with the line. */
-static int target(const char *flag, const char *path, char *out, char *err)
+ * itself, or what its symlink names when that lies in the link's own
+ * folder; its mode into *mode (0: no file there yet). 0, or a negative
+ * code with the line. */
+static int target(const char *flag, const char *path, char *out, mode_t *mode, char *err)
 {
     struct stat st;
     size_t n = strlen(path);
 
+    *mode = 0;
     if (n == 0)
         return say(err, flag, path, ERR_USAGE, "empty path");
     if (n >= OUTFILE_PATH_MAX - 64)
@@ -63,6 +101,7 @@ static int target(const char *flag, const char *path, char *out, char *err)
         return errno == ENOENT ? 0 : say(err, flag, path, -errno, NULL);
     if (S_ISLNK(st.st_mode)) {
         char real[PATH_MAX];
+        int rc;
         if (stat(path, &st) != 0) {
             if (errno == ENOENT)    /* a dangling link: it would be replaced */
                 return say(err, flag, path, ERR_USAGE,
@@ -73,19 +112,24 @@ static int target(const char *flag, const char *path, char *out, char *err)
             return say(err, flag, path, ERR_USAGE, kind_name(st.st_mode));
         if (!realpath(path, real))
             return say(err, flag, path, -errno, NULL);
+        if ((rc = link_target(flag, path, real, err)) != 0)
+            return rc;
         if (strlen(real) >= OUTFILE_PATH_MAX - 64)
             return say(err, flag, path, -ENAMETOOLONG, NULL);
         strcpy(out, real);
-        return 0;
-    }
-    if (!S_ISREG(st.st_mode))
+    } else if (!S_ISREG(st.st_mode)) {
         return say(err, flag, path, ERR_USAGE, kind_name(st.st_mode));
+    }
+    *mode = st.st_mode & 0777;
     return 0;
 }
 
 /* make_tmp: create "DIR/.BASE.tmp.PID.N" next to path, its name into tmp
- * (OUTFILE_PATH_MAX). The descriptor, or -errno. */
-static int make_tmp(const char *path, char *tmp)
+ * (OUTFILE_PATH_MAX), with the mode of the file it will replace (`mode`;
+ * 0: a new file, 0644 before the umask). Created 0600 and widened after,
+ * so it is never more open than the file it replaces. The descriptor, or
+ * -errno. */
+static int make_tmp(const char *path, mode_t mode, char *tmp)
 {
     const char *slash = strrchr(path, '/');
     int dirlen = slash ? (int)(slash - path + 1) : 0;
@@ -94,7 +138,14 @@ static int make_tmp(const char *path, char *tmp)
         int fd;
         snprintf(tmp, OUTFILE_PATH_MAX, "%.*s.%s.tmp.%ld.%lu", dirlen, path, path + dirlen,
                  (long)getpid(), __atomic_fetch_add(&tmp_serial, 1, __ATOMIC_RELAXED));
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode ? 0600 : 0644);
+        if (fd >= 0 && mode && fchmod(fd, mode) != 0) {
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            tmp[0] = '\0';
+            return -e;
+        }
         if (fd >= 0)
             return fd;
         if (errno != EEXIST)
@@ -121,6 +172,7 @@ static const char *tmp_why(const char *path, int rc)
 
 int outfile_open(struct outfile *o, const char *flag, const char *path, char *err)
 {
+    mode_t mode;
     int rc;
 
     o->fd = -1;
@@ -129,9 +181,9 @@ int outfile_open(struct outfile *o, const char *flag, const char *path, char *er
     o->flag = flag;
     o->before_rename = NULL;
     o->tmp[0] = '\0';
-    if ((rc = target(flag, path, o->path, err)) != 0)
+    if ((rc = target(flag, path, o->path, &mode, err)) != 0)
         return rc;
-    if ((o->fd = make_tmp(o->path, o->tmp)) < 0) {
+    if ((o->fd = make_tmp(o->path, mode, o->tmp)) < 0) {
         rc = o->fd;
         o->fd = -1;
         return say(err, flag, path, rc, tmp_why(o->path, rc));
@@ -142,11 +194,12 @@ int outfile_open(struct outfile *o, const char *flag, const char *path, char *er
 int outfile_check(const char *flag, const char *path, char *err)
 {
     char real[OUTFILE_PATH_MAX], tmp[OUTFILE_PATH_MAX];
+    mode_t mode;
     int fd, rc;
 
-    if ((rc = target(flag, path, real, err)) != 0)
+    if ((rc = target(flag, path, real, &mode, err)) != 0)
         return rc;
-    if ((fd = make_tmp(real, tmp)) < 0)
+    if ((fd = make_tmp(real, 0, tmp)) < 0)
         return say(err, flag, path, fd, tmp_why(real, fd));
     close(fd);
     unlink(tmp);
@@ -225,15 +278,9 @@ void outfile_abort(struct outfile *o)
 static int sync_dir(const char *path)
 {
     char dir[OUTFILE_PATH_MAX];
-    const char *slash = strrchr(path, '/');
     int fd, rc = 0;
 
-    if (!slash)
-        strcpy(dir, ".");
-    else if (slash == path)
-        strcpy(dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    dir_of(path, dir);
     fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
@@ -246,6 +293,7 @@ static int sync_dir(const char *path)
 int outfile_commit(struct outfile *o, char *err)
 {
     char again[OUTFILE_PATH_MAX];
+    mode_t mode;
     int rc;
 
     if (o->fd < 0)
@@ -258,7 +306,7 @@ int outfile_commit(struct outfile *o, char *err)
     o->fd = -1;
     rc = o->err;
     /* Checked again: something other than a file may have appeared. */
-    if (rc == 0 && (rc = target(o->flag, o->path, again, err)) != 0) {
+    if (rc == 0 && (rc = target(o->flag, o->path, again, &mode, err)) != 0) {
         outfile_abort(o);
         return rc;
     }
@@ -308,4 +356,40 @@ int outfile_end(struct outfile *o, char *err)
 
     free(o);
     return rc;
+}
+
+FILE *outfile_append(const char *flag, const char *path, int *fresh, int *rc, char *err)
+{
+    char real[OUTFILE_PATH_MAX];
+    struct stat st;
+    mode_t mode;
+    FILE *f;
+    int fd;
+
+    if ((*rc = target(flag, path, real, &mode, err)) != 0)
+        return NULL;
+    /* O_NOFOLLOW: `real` is no symlink now (target resolved it); one put
+     * there since is refused, not followed. O_NONBLOCK: a FIFO put there
+     * since is not waited on (fstat refuses it below). */
+    fd = open(real, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+              O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int e = -errno;
+        *rc = say(err, flag, path, e, tmp_why(real, e));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        *rc = S_ISREG(st.st_mode) ? say(err, flag, path, -errno, NULL)
+                                  : say(err, flag, path, ERR_USAGE, kind_name(st.st_mode));
+        close(fd);
+        return NULL;
+    }
+    if (!(f = fdopen(fd, "a"))) {
+        *rc = say(err, flag, path, -errno, NULL);
+        close(fd);
+        return NULL;
+    }
+    *fresh = st.st_size == 0;
+    *rc = 0;
+    return f;
 }

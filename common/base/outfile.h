@@ -1,8 +1,10 @@
 /* outfile.h -- the one way psring writes an output file: checked at start,
  * written atomically at the end (outfile.c).
  *
- * Every file a program writes (--weights-out, --loss-out, --trace, --csv,
- * --port-file) goes through this module, so each gets the same promises:
+ * Every file a program writes (--weights-out, --loss-out, --loss-time-out,
+ * --trace, --csv, --port-file, --checkpoint, --record, --staleness-out,
+ * psring_sim's --host-bytes, --csv-out, --platform-out, psr_merge --out)
+ * goes through this module, so each gets the same promises:
  *
  *   AT START  outfile_check(flag, path) proves the file can be written: a
  *             real temp file is created (O_CREAT|O_EXCL) in the target's
@@ -12,11 +14,18 @@
  *             line naming the path and the errno text.
  *   NEVER     replace what is not a regular file: a FIFO, a device, a
  *             folder, a socket, or a symlink to one of these is refused
- *             with one line (and left as it was). A symlink to a regular
- *             file is followed: the file it names is replaced, the link
- *             stays.
- *   ATOMIC    outfile_open creates "DIR/.BASE.tmp.PID.N" (O_EXCL, mode
- *             0644 before the umask) next to the target; the writes go
+ *             with one line (and left as it was). Never follow a symlink
+ *             out of its folder: a symlink to a regular file in the link's
+ *             own folder (both folders resolved) is followed, the file it
+ *             names is replaced and the link stays; a symlink to a file
+ *             anywhere else is refused (ERR_USAGE, exit 64), so a link
+ *             planted in a shared output folder cannot make a run replace
+ *             the planter's victim (docs/security.md).
+ *   MODE      a replaced file keeps its mode (the temp file is created
+ *             0600 and given the old file's mode before a byte is
+ *             written); a new file is 0644 before the umask.
+ *   ATOMIC    outfile_open creates "DIR/.BASE.tmp.PID.N" (O_EXCL) next
+ *             to the target; the writes go
  *             there; outfile_commit fsyncs it, renames it over the target
  *             and fsyncs the folder. A reader sees the old file or the new
  *             one, never half of one; a failed write (a full disk) leaves
@@ -24,6 +33,10 @@
  *   ERRORS    every write, fsync, close and rename is checked, and the
  *             first failure's errno is reported as it is (ENOSPC reads "No
  *             space left on device", never EIO).
+ *
+ * outfile_append is the one exception to ATOMIC: a row appended to a
+ * shared CSV (psring_sim --csv-out, psr_merge --out), with the same
+ * checks and O_NOFOLLOW|O_NONBLOCK on the open itself.
  *
  * Messages are one line, "--FLAG: cannot write PATH: reason".
  *
@@ -36,6 +49,7 @@
 #define OUTFILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define OUTFILE_PATH_MAX 4160   /* CLI_PATH_MAX plus a suffix and the temp name */
 #define OUTFILE_BUF (64 * 1024)
@@ -93,5 +107,13 @@ int outfile_end(struct outfile *o, char *err);
 /* outfile_write_text: the whole file in one call: open, write the n bytes
  * of p, commit (the --port-file). 0, or a negative code with the line. */
 int outfile_write_text(const char *flag, const char *path, const void *p, size_t n, char *err);
+
+/* outfile_append: `path` opened for appending (created 0644 if missing),
+ * after the checks of outfile_check (a symlink only within its folder; a
+ * FIFO, device, folder refused with ERR_USAGE). *fresh: 1 when the file
+ * is empty (write a header). The stream (the caller fcloses it and checks
+ * that), or NULL with the negative code in *rc and the line in err. Not
+ * atomic: rows from several writers interleave whole (O_APPEND). */
+FILE *outfile_append(const char *flag, const char *path, int *fresh, int *rc, char *err);
 
 #endif /* OUTFILE_H */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/infile.h"
 #include "model.h"
 #include "base/outfile.h"
 
@@ -339,13 +340,10 @@ int metrics_record_read(struct metrics_record *r, const char *path, char *err)
     if (rc)
         return rc;
     r->clock_id[0] = '\0';             /* the file's, not this machine's */
-    f = fopen(path, "r");
-    if (!f) {
-        int e = errno;
-        if (err)
-            snprintf(err, ERR_LEN, "read record %s: %s", path, strerror(e));
-        return -e;
-    }
+    /* A FIFO, a device or a folder: ERR_USAGE, unread (infile.h). */
+    f = infile_fopen("record", path, &rc, err);
+    if (!f)
+        return rc;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {

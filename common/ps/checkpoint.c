@@ -29,6 +29,7 @@
 
 #include "base/dtype.h"
 #include "base/err.h"
+#include "base/infile.h"
 #include "base/outfile.h"
 #include "train/optim.h"
 #include "wire/auth.h"
@@ -495,15 +496,12 @@ int ckpt_load(const char *path, const struct ckpt_key *key, unsigned char **buf,
 
     *buf = NULL;
     *len = 0;
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+    /* A FIFO, a device or a folder is refused unread (infile.h). */
+    if ((fd = infile_open("--resume", path, err)) < 0)
+        return fd;
+    if (fstat(fd, &st) != 0) {
         rc = -errno;
         err_say(err, "--resume: cannot read %.300s: %s", path, strerror(-rc));
-        return rc;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = S_ISREG(st.st_mode) ? -errno : -EINVAL;
-        err_say(err, "--resume: cannot read %.300s: %s", path,
-                rc == -EINVAL ? "not a regular file" : strerror(-rc));
         close(fd);
         return rc;
     }

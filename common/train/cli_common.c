@@ -15,6 +15,7 @@
 #include "base/dtype.h"
 #include "optim.h"
 #include "base/err.h"
+#include "base/infile.h"
 #include "mlp.h"
 #include "base/outfile.h"
 #include "weights.h"
@@ -337,6 +338,19 @@ static int check_out_path(const char *flag, const char *path, char *err)
     return outfile_check(flag, path, err) != 0 ? ERR_USAGE : 0;
 }
 
+/* check_files: the outputs tried, the secret file's type checked, here in
+ * every program (those that never read the secret, reference and
+ * psring_sim, too: a FIFO, a device, a folder; infile.h). */
+static int check_files(const struct cli_common *c, char *err)
+{
+    if ((c->csv && check_out_path("--csv", c->csv, err) != 0) ||
+        (c->loss_time_out && check_out_path("--loss-time-out", c->loss_time_out, err) != 0) ||
+        (c->weights_out && weights_check(c->weights_out, c->rank, err) != 0) ||
+        (c->secret_file && infile_check("--secret-file", c->secret_file, err) != 0))
+        return ERR_USAGE;
+    return 0;
+}
+
 int cli_common_finish(struct cli_common *c, char *err)
 {
     const char *rank_label = "--rank", *world_label = "--world";
@@ -450,12 +464,7 @@ int cli_common_finish(struct cli_common *c, char *err)
                  c->n_shard_weights, c->world, world_label);
         return ERR_USAGE;
     }
-    if ((c->csv && (rc = check_out_path("--csv", c->csv, err)) != 0) ||
-        (c->loss_time_out && (rc = check_out_path("--loss-time-out", c->loss_time_out, err)) != 0))
-        return rc;
-    if (c->weights_out && weights_check(c->weights_out, c->rank, err) != 0)
-        return ERR_USAGE;
-    return 0;
+    return check_files(c, err);
 }
 
 /* ---------------------------------------------------------- coordinator */

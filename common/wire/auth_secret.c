@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/infile.h"
 
 /* ------------------------------------------------------------ the secret */
 
@@ -26,11 +27,12 @@ int auth_key_load(struct auth_key *k, const char *file, const char *env, char *e
     memset(k, 0, sizeof *k);
     if (file) {
         struct stat st;
-        FILE *f = fopen(file, "rb");
-        if (!f) {
-            err_say(err, "--secret-file: cannot open '%s': %s", file, strerror(errno));
+        int rc;
+        /* A FIFO, a device or a folder: refused before a byte is read
+         * (infile.h); a FIFO is never waited on. */
+        FILE *f = infile_fopen("--secret-file", file, &rc, err);
+        if (!f)
             return ERR_USAGE;
-        }
         if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077) != 0) {
             fclose(f);
             err_say(err, "--secret-file: '%s' may be read by group or others (mode %03o); "

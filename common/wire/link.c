@@ -312,7 +312,8 @@ int link_host_attach(struct link *l, const char *path, char *err)
     int fd, rc = 0;
     struct stat st;
 
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    /* O_NONBLOCK: a FIFO or a device there is refused below, not waited on. */
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
     if (fd < 0) {
         rc = -errno;
         snprintf(err, ERR_LEN, "host link %.120s: %s", path, strerror(errno));
