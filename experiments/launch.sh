@@ -71,7 +71,7 @@
 # the time limit stopped the job; 130 when interrupted.
 #
 # Binaries come from $PSR_BIN, default bin/ of the repository this script
-# is in. Needs bash >= 5.1 (wait -n -p).
+# is in. Needs bash >= 5.1.
 set -u
 
 prog=launch.sh
@@ -322,24 +322,37 @@ fi
 # ------------------------------------------------------------ processes
 set -m                  # every background job in a process group of its own
 declare -A alive=()     # pid (= pgid) -> tag, for jobs not yet reaped
-stopping=0 wd="" grace="" interrupted=0
+stopping=0 interrupted=0
+# The time limit and the grace period are deadlines on the clock, in
+# microseconds since the epoch (0: none), looked at by the reaping loop.
+limit_at=0 grace_at=0
+now_us() { now=${EPOCHREALTIME//[!0-9]/}; }
+# usec SECONDS: SECONDS (digits, an optional fraction) in microseconds.
+usec() {
+    local i=${1%%.*} f=""
+    [[ $1 == *.* ]] && f=${1#*.}
+    f=${f}000000
+    echo $((10#$i * 1000000 + 10#${f:0:6}))
+}
 
 cleanup() {
     # The timers die of SIGTERM, which job control would announce: all
     # there was to say is said by now.
     exec 2>/dev/null
-    [[ -n $wd ]] && kill "$wd" 2>/dev/null
-    [[ -n $grace ]] && kill "$grace" 2>/dev/null
-    [[ -n ${tick-} ]] && kill "$tick" 2>/dev/null
     ((keep)) || rm -rf "$dir"
 }
 trap cleanup EXIT
 
 # start TAG CMD...: run CMD as a job, its output prefixed with "TAG| ".
 # sed ignores SIGTERM, so it drains what the process wrote before dying.
+# Once the job is stopping (^C, the time limit, a failure) nothing more
+# starts: start returns 1. A stop that lands between that check and the
+# fork (bash runs a trap between any two commands) would miss the new
+# job, so a job that starts while stopping gets its SIGTERM at once.
 start() {
     local tag=$1
     shift
+    ((stopping)) && return 1
     (
         trap 'exit 143' TERM
         me=$BASHPID
@@ -351,6 +364,8 @@ start() {
         exit "${PIPESTATUS[0]}"
     ) &
     alive[$!]=$tag
+    ((stopping)) && kill -TERM -- "-$!" 2>/dev/null
+    return 0
 }
 
 # exit_status PID ST: the exit status of job PID, given what wait said
@@ -377,8 +392,8 @@ stop_all() {
     ((stopping)) && return
     stopping=1
     for p in "${!alive[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done
-    sleep "$GRACE_S" &
-    grace=$!
+    now_us
+    grace_at=$((now + GRACE_S * 1000000))
 }
 
 on_signal() {
@@ -388,11 +403,6 @@ on_signal() {
 }
 trap on_signal INT TERM
 
-running() {
-    local p
-    for p in $(jobs -rp); do [[ $p == "$1" ]] && return 0; done
-    return 1
-}
 
 # note_failure TAG STATUS: the first process to fail is the one named.
 # Bash may reap a consequence before its cause (the server that exits
@@ -433,7 +443,7 @@ wait_port() {
         if [[ -s $file ]] && read -r port <"$file" && [[ $port =~ ^[0-9]+$ ]]; then
             return 0
         fi
-        if ! running "$pid"; then
+        if ! kill -0 "$pid" 2>/dev/null; then
             wait "$pid"
             st=$(exit_status "$pid" $?)
             unset "alive[$pid]"
@@ -442,7 +452,8 @@ wait_port() {
             return 1
         fi
         ((interrupted)) && return 1
-        [[ -n $wd ]] && ! running "$wd" && return 1    # the time limit: reaped below
+        now_us
+        ((now >= limit_at)) && return 1    # the time limit: the loop below says so
         if ((SECONDS - t0 >= PORT_WAIT_S)); then
             note_failure "$tag" 1
             say "($tag wrote no port file $file within $PORT_WAIT_S s)"
@@ -452,8 +463,8 @@ wait_port() {
     done
 }
 
-sleep "$time_limit" &
-wd=$!
+now_us
+limit_at=$((now + $(usec "$time_limit")))
 
 started=1
 if [[ $mode == ps ]]; then
@@ -465,11 +476,11 @@ if [[ $mode == ps ]]; then
         wrap_prefix ${srv_on[i]}
         start "server$i" "${pre[@]}" "$PSR_BIN/ps_server" --listen "$(hostport "${srv_addr[i]}" 0)" \
             --port-file "$dir/port.$i" --workers "$K" "${shard[@]}" "${onhost[@]}" "${common[@]}" \
-            "${srv_extra[@]}" --csv "$dir/rec.server.$i"
+            "${srv_extra[@]}" --csv "$dir/rec.server.$i" || { started=0; break; }
         srv_pids+=($!)
     done
     list=""
-    for ((i = 0; i < nsrv; i++)); do
+    for ((i = 0; started && i < nsrv; i++)); do
         if ! wait_port "$dir/port.$i" "${srv_pids[$i]}" "server$i"; then
             started=0
             break
@@ -482,7 +493,7 @@ if [[ $mode == ps ]]; then
             ((ncoloc)) && onhost=(--link-host "$dir/host.$r" --local-server "$r")
             wrap_prefix worker "$r"
             start "worker$r" "${pre[@]}" "$PSR_BIN/ps_worker" --rank "$r" --world "$K" --server "$list" \
-                "${onhost[@]}" "${common[@]}" "${wrk_extra[@]}" --csv "$dir/rec.worker.$r"
+                "${onhost[@]}" "${common[@]}" "${wrk_extra[@]}" --csv "$dir/rec.worker.$r" || break
         done
     fi
 else
@@ -492,11 +503,11 @@ else
     wrap_prefix rank 0
     start rank0 "${pre[@]}" "$PSR_BIN/ring_worker" --rank 0 --world "$K" \
         --coordinator "$(hostport "${rank_addr[0]}" 0)" "${adv[@]}" \
-        --port-file "$dir/coord.port" "${common[@]}" "${wrk_extra[@]}" --csv "$dir/rec.rank.0"
+        --port-file "$dir/coord.port" "${common[@]}" "${wrk_extra[@]}" --csv "$dir/rec.rank.0" || started=0
     r0=$!
     # A ring of one opens no coordinator (nothing to meet), so it writes
     # no port file: there is nobody else to start.
-    if ((K == 1)); then
+    if ((!started || K == 1)); then
         :
     elif wait_port "$dir/coord.port" "$r0" rank0; then
         coord=$(hostport "${rank_addr[0]}" "$port")
@@ -505,7 +516,7 @@ else
             wrap_prefix rank "$r"
             start "rank$r" "${pre[@]}" "$PSR_BIN/ring_worker" --rank "$r" --world "$K" \
                 --coordinator "$coord" "${adv[@]}" "${common[@]}" "${wrk_extra[@]}" \
-                --csv "$dir/rec.rank.$r"
+                --csv "$dir/rec.rank.$r" || break
         done
     else
         started=0
@@ -515,9 +526,9 @@ fi
 # passed and the loop below says so.)
 
 # ------------------------------------------------------------ reaping
-# gone_jobs: reap the jobs whose process is gone but whose end wait -n has
-# not reported (bash may have dropped them from its table: then only
-# their status file tells how they ended, exit_status).
+# gone_jobs: reap the jobs whose process is gone (bash may have dropped
+# them from its table: then only their status file tells how they ended,
+# exit_status).
 gone_jobs() {
     local p st
     for p in "${!alive[@]}"; do
@@ -529,49 +540,37 @@ gone_jobs() {
     done
 }
 
-# wait -n wakes for a job that ends, the time limit, the grace period, and
-# a 1 s tick: a job bash no longer knows about must not leave this loop
-# waiting for the time limit.
-timed_out=0 tick=""
+# THE REAPING LOOP polls: every 50 ms (a read with a timeout on a FIFO
+# nobody writes, so nothing is forked) it reaps the jobs whose process is
+# gone (gone_jobs) and looks at the time limit and the grace period. It
+# does not sleep in `wait -n`: with job control on, bash may drop a job
+# that ended from its table before `wait -n` asks for it (timer jobs
+# included), and `wait -n` then slept until the time limit; a ^C at that
+# moment left the job's script waiting minutes for nothing.
+timed_out=0
+rm -f "$dir/poll"
+mkfifo "$dir/poll" && exec {pollfd}<>"$dir/poll" || { say "cannot make $dir/poll"; exit 1; }
 while ((${#alive[@]} > 0)); do
-    [[ -z $tick ]] && { sleep 1 & tick=$!; }
-    ids=("${!alive[@]}" "$tick")
-    [[ -n $wd ]] && ids+=("$wd")
-    [[ -n $grace ]] && ids+=("$grace")
-    who=""
-    wait -n -p who "${ids[@]}" 2>/dev/null
-    st=$?
-    if [[ -z ${who-} || $who == "$tick" ]]; then
-        # The tick, a signal that interrupted the wait (st > 128), or bash
-        # already dropped a job (st 127): reap what is no longer running.
-        [[ ${who-} == "$tick" ]] && tick=""
-        gone_jobs
-        ((st == 127)) && sleep 0.1      # never spin, whatever bash answers
-        continue
+    read -r -t 0.05 -u "$pollfd" _     # (no redirection here: a trap that runs
+                                        # during the read would write through it)
+    gone_jobs
+    now_us
+    if ((!stopping && now >= limit_at)); then
+        timed_out=1
+        say "time limit of $time_limit s reached; stopping the job"
+        stop_all
     fi
-    if [[ $who == "$wd" ]]; then
-        wd=""
-        if ((!stopping)); then
-            timed_out=1
-            say "time limit of $time_limit s reached; stopping the job"
-            stop_all
-        fi
-        continue
-    fi
-    if [[ $who == "$grace" ]]; then
-        grace=""
+    if ((grace_at && now >= grace_at && ${#alive[@]} > 0)); then
+        grace_at=0
         for p in "${!alive[@]}"; do
             say "${alive[$p]} still running ${GRACE_S} s after SIGTERM; SIGKILL"
             kill -KILL -- "-$p" 2>/dev/null
         done
         wait "${!alive[@]}" 2>/dev/null     # their statuses no longer matter
         alive=()
-        continue
     fi
-    tag=${alive[$who]}
-    unset "alive[$who]"
-    ((st != 0)) && note_failure "$tag" "$st" "$who"
 done
+exec {pollfd}<&-
 
 if ((interrupted)); then exit 130; fi
 if ((timed_out)); then exit 124; fi
