@@ -47,8 +47,12 @@ int xport_conn_read_frame(int fd, double idle, const char *peer, struct proto_he
 {
     struct proto_limits lim = { PROTO_TEXT_MAX, 0, 0 };
     uint8_t hb[PROTO_HEADER_SIZE];
-    int rc = net_recv_all(fd, hb, sizeof hb, NULL, idle, peer, err);
+    struct net_frame f;
+    int rc;
 
+    /* FRAME DEADLINES (net.h): a trickled HELLO cannot stretch the wait. */
+    net_frame_begin(&f, sizeof hb);
+    rc = net_recv_frame(fd, hb, sizeof hb, NULL, idle, &f, peer, err);
     if (rc != 0)
         return rc;
     rc = proto_header_decode(hb, &lim, h);
@@ -56,7 +60,8 @@ int xport_conn_read_frame(int fd, double idle, const char *peer, struct proto_he
         err_say(err, "%s: not a psring ring peer (%s)", peer, err_str(rc));
         return rc;
     }
-    rc = net_recv_all(fd, pay, (size_t)h->length, NULL, idle, peer, err);
+    f.len += (size_t)h->length;
+    rc = net_recv_frame(fd, pay, (size_t)h->length, NULL, idle, &f, peer, err);
     if (rc == 0)
         pay[h->length] = '\0';
     return rc;

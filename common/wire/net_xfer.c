@@ -173,6 +173,10 @@ struct dir {
     int held;             /* waiting for `due` (the link's wait, not idle) */
     int late;             /* recv: woke from a link wait, no EAGAIN since */
     int ready;            /* the socket may take/give bytes (else poll it) */
+    /* recv: FRAME DEADLINES (net.h) */
+    struct net_frame *frame;  /* NULL: none */
+    size_t got0;          /* frame->got when the call began */
+    double mark;          /* when its clock last started; NAN: stopped */
 };
 
 static const char *peer_name(const struct dir *x)
@@ -349,6 +353,71 @@ static int idle_fail(struct dir *d, int n, double idle_s, char *err)
     return ERR_TIMEOUT;
 }
 
+/* ------------------------------------------------------ frame deadlines */
+
+void net_frame_begin(struct net_frame *f, size_t len)
+{
+    f->len = len;
+    f->got = 0;
+    f->spent = 0;
+}
+
+double net_frame_budget(const struct link *l, size_t len, double idle_s)
+{
+    double rate = NET_FLOOR_RATE, lat = 0;
+
+    if (l && l->ingress.rate > 0 && l->ingress.rate < rate)
+        rate = l->ingress.rate;
+    if (l)
+        lat = l->latency_s;
+    return idle_s + lat + (double)len / rate;
+}
+
+/* frame_clock: bring x's frame clock up to now: stopped while the link
+ * holds x, running from the frame's first byte otherwise. Returns the
+ * time left before the frame's deadline (INFINITY: no deadline running). */
+static double frame_clock(struct dir *x, struct link *l, double idle_s, double now)
+{
+    struct net_frame *f = x->frame;
+
+    if (!f)
+        return INFINITY;
+    f->got = x->got0 + x->done;
+    if (x->held) {
+        if (!isnan(x->mark))
+            f->spent += now - x->mark;
+        x->mark = NAN;
+        return INFINITY;
+    }
+    if (f->got == 0 || idle_s <= 0)
+        return INFINITY;
+    if (isnan(x->mark))
+        x->mark = now;
+    return net_frame_budget(l, f->len, idle_s) - (f->spent + now - x->mark);
+}
+
+/* frame_stop: the call ends; the frame's clock stops until the next one. */
+static void frame_stop(struct dir *x)
+{
+    if (!x->frame)
+        return;
+    x->frame->got = x->got0 + x->done;
+    if (!isnan(x->mark))
+        x->frame->spent += clock_now() - x->mark;
+    x->mark = NAN;
+}
+
+static int frame_fail(const struct dir *x, struct link *l, double idle_s, char *err)
+{
+    const struct net_frame *f = x->frame;
+
+    err_say(err, "recv from %s: frame not complete %.1f s after its first byte (got %zu of "
+        "%zu bytes; allowed --timeout %.1f s plus its time at the link's rate, at least %.0f "
+        "bytes/s)", peer_name(x), net_frame_budget(l, f->len, idle_s), f->got, f->len, idle_s,
+        NET_FLOOR_RATE);
+    return ERR_TIMEOUT;
+}
+
 /* xfer_run: move every direction in d[0..n) to completion (see the top). */
 static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *err)
 {
@@ -358,6 +427,12 @@ static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *e
 
     for (int i = 0; i < n; i++) {
         d[i].ready = 1;
+        d[i].mark = NAN;
+        if (d[i].frame) {
+            d[i].got0 = d[i].frame->got;
+            if (d[i].got0 > 0)
+                d[i].mark = last;
+        }
         /* A receive honours the wait its link booked on earlier calls:
          * otherwise many small calls would each read a piece for free. */
         if (pace && !d[i].send && d[i].len > 0 && l->ingress.rate > 0 &&
@@ -404,6 +479,16 @@ static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *e
         }
         if (!pending)
             return 0;
+        for (int i = 0; i < n; i++) {
+            double left;
+            if (!d[i].frame || finished(&d[i]))
+                continue;
+            left = frame_clock(&d[i], l, idle_s, clock_now());
+            if (left <= 0)
+                return frame_fail(&d[i], l, idle_s, err);
+            if (isfinite(left) && clock_now() + left < wake)
+                wake = clock_now() + left;
+        }
         if (moved)
             continue;               /* another pass before sleeping */
         /* The idle deadline runs only while no direction is held by the
@@ -462,6 +547,8 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
     double t0 = clock_now();
     int rc = xfer_run(d, n, l, idle_s, err);
 
+    for (int i = 0; i < n; i++)
+        frame_stop(&d[i]);
     count(ST_XFERS, 1);
     count_s(ST_T_XFER, clock_now() - t0);
     return rc;
@@ -484,6 +571,12 @@ int net_send_all(int fd, const void *buf, size_t len, struct link *l,
 int net_recv_all(int fd, void *buf, size_t len, struct link *l,
                  double idle_s, const char *peer, char *err)
 {
+    return net_recv_frame(fd, buf, len, l, idle_s, NULL, peer, err);
+}
+
+int net_recv_frame(int fd, void *buf, size_t len, struct link *l, double idle_s,
+                   struct net_frame *f, const char *peer, char *err)
+{
     struct dir d;
 
     memset(&d, 0, sizeof d);
@@ -491,12 +584,21 @@ int net_recv_all(int fd, void *buf, size_t len, struct link *l,
     d.peer = peer;
     d.buf = buf;
     d.len = len;
+    d.frame = f;
     return xfer(&d, 1, l, idle_s, err);
 }
 
 int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
                  int rfd, void *rbuf, size_t rlen, const char *rpeer,
                  struct link *l, double idle_s, char *err)
+{
+    return net_sendrecv_frame(sfd, sbuf, slen, speer, rfd, rbuf, rlen, rpeer, l, idle_s, NULL,
+                              err);
+}
+
+int net_sendrecv_frame(int sfd, const void *sbuf, size_t slen, const char *speer,
+                       int rfd, void *rbuf, size_t rlen, const char *rpeer,
+                       struct link *l, double idle_s, struct net_frame *f, char *err)
 {
     struct dir d[2];
 
@@ -505,6 +607,7 @@ int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
     d[0].peer = rpeer;
     d[0].buf = rbuf;
     d[0].len = rlen;
+    d[0].frame = f;
     d[1].fd = sfd;
     d[1].send = 1;
     d[1].peer = speer;
