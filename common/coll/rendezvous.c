@@ -433,6 +433,7 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
     struct proto_limits lim;
     char where[NET_ADDR_LEN], e[ERR_LEN];
     uint8_t frame[REG_FRAME], hb[PROTO_HEADER_SIZE], *pay = NULL;
+    struct net_frame f;            /* the answer's deadline (net.h) */
     size_t len = 0;
     int fd = -1, rc;
 
@@ -458,8 +459,9 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
         return rc;
     }
     rc = net_send_all(fd, frame, PROTO_HEADER_SIZE + len, NULL, cfg->timeout, where, e);
+    net_frame_begin(&f, sizeof hb);
     if (rc == 0)
-        rc = net_recv_all(fd, hb, sizeof hb, NULL, cfg->timeout + CLIENT_SLACK_S, where, e);
+        rc = net_recv_frame(fd, hb, sizeof hb, NULL, cfg->timeout + CLIENT_SLACK_S, &f, where, e);
     if (rc != 0) {
         err_say(err, "rendezvous: coordinator %s: %s", where, e);
         goto out;
@@ -485,7 +487,8 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
         err_say(err, "rendezvous: out of memory for the table");
         goto out;
     }
-    rc = net_recv_all(fd, pay, (size_t)h.length, NULL, cfg->timeout, where, e);
+    f.len += (size_t)h.length;
+    rc = net_recv_frame(fd, pay, (size_t)h.length, NULL, cfg->timeout, &f, where, e);
     if (rc != 0) {
         err_say(err, "rendezvous: coordinator %s: %s", where, e);
         goto out;

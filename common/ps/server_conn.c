@@ -458,12 +458,11 @@ static int frame_late(struct server *srv, struct conn *c, double now)
     budget = net_frame_budget(&srv->link, len, srv->timeout);
     if (now - c->frame_t0 <= budget)
         return 0;
-    err_sayn(msg, sizeof msg, "worker %u (%s): its %s frame of %zu bytes was not complete %.1f s "
-        "after its first byte (%llu bytes to come; allowed --timeout %.1f s plus its time at "
-        "the link's rate)", (unsigned)s->rank, c->peer,
-        s->hdr_have == PROTO_HEADER_SIZE ? proto_type_name(s->h.type) : "next", len,
-        now - c->frame_t0, ull(s->hdr_have == PROTO_HEADER_SIZE ? s->left :
-                                   (uint64_t)(PROTO_HEADER_SIZE - s->hdr_have)), srv->timeout);
+    err_sayn(msg, sizeof msg, "worker %u: its %s frame was not complete %.1f s after its first "
+        "byte (%llu of %zu bytes in; allowed --timeout %.1f s plus its time at the link's rate)",
+        (unsigned)s->rank, s->hdr_have == PROTO_HEADER_SIZE ? proto_type_name(s->h.type) : "next",
+        now - c->frame_t0, ull(s->hdr_have == PROTO_HEADER_SIZE ? len - s->left : s->hdr_have),
+        len, srv->timeout);
     run_fail(srv, c, ERR_TIMEOUT, msg);
     conn_close(c);
     return 1;

@@ -76,7 +76,9 @@ int net_recv_all(int fd, void *buf, size_t len, struct link *l,
  * at the frame's start with what it knows of its size (the header's),
  * and len raised once the header says how long the payload is. Before
  * the first byte only the idle timeout applies, so a frame is done within
- * 2 * idle_s + its time at the rate. Failure: ERR_TIMEOUT, with
+ * 2 * idle_s + its time at the rate. A peer silent for idle_s fails as
+ * before ("without progress"), even when the frame's deadline has passed
+ * too. Failure: ERR_TIMEOUT, f->expired set, with
  *   recv from rank 3 (...): frame not complete 4.0 s after its first byte (got 7 of
  *   104 bytes; allowed --timeout 3.0 s plus its time at the link's rate)
  */
@@ -86,6 +88,7 @@ struct net_frame {
     size_t len;                     /* the frame's bytes, as far as known */
     size_t got;                     /* received so far */
     double spent;                   /* seconds its clock has run */
+    int expired;                    /* set when a call failed on its deadline */
 };
 
 void net_frame_begin(struct net_frame *f, size_t len);

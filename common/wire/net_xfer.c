@@ -360,6 +360,7 @@ void net_frame_begin(struct net_frame *f, size_t len)
     f->len = len;
     f->got = 0;
     f->spent = 0;
+    f->expired = 0;
 }
 
 double net_frame_budget(const struct link *l, size_t len, double idle_s)
@@ -409,8 +410,9 @@ static void frame_stop(struct dir *x)
 
 static int frame_fail(const struct dir *x, struct link *l, double idle_s, char *err)
 {
-    const struct net_frame *f = x->frame;
+    struct net_frame *f = x->frame;
 
+    f->expired = 1;
     err_say(err, "recv from %s: frame not complete %.1f s after its first byte (got %zu of "
         "%zu bytes; allowed --timeout %.1f s plus its time at the link's rate, at least %.0f "
         "bytes/s)", peer_name(x), net_frame_budget(l, f->len, idle_s), f->got, f->len, idle_s,
@@ -484,6 +486,8 @@ static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *e
             if (!d[i].frame || finished(&d[i]))
                 continue;
             left = frame_clock(&d[i], l, idle_s, clock_now());
+            if (left <= 0 && !held && clock_now() >= last + idle_s)
+                return idle_fail(d, n, idle_s, err);    /* silent: the plainer word */
             if (left <= 0)
                 return frame_fail(&d[i], l, idle_s, err);
             if (isfinite(left) && clock_now() + left < wake)
