@@ -45,6 +45,7 @@
 #define CLIENT_SLACK_S 1.0       /* a client waits --timeout plus this for the answer */
 #define EXTRA_CONNS 16           /* room for strangers beside the K-1 ranks */
 #define POLL_S 0.01              /* the gate's wait while a REGISTER is coming */
+#define REG_DUE(t) net_frame_budget(NULL, REG_FRAME, t)   /* a REGISTER's time after AUTH */
 
 static void fmt_addr(char *out, size_t n, const char *host, int port)
 {
@@ -157,6 +158,34 @@ static void conn_late(struct conn *c, double now, int final, char *held)
             "at %.0f bytes/s)", c->peer, why, NET_FLOOR_RATE);
     close(c->fd);
     c->fd = -1;
+}
+
+/* conn_add: an authenticated connection into conns[*n] (cap entries),
+ * reclaiming the slots of closed ones; closed when none is free. */
+static void conn_add(struct conn *conns, int *n, int cap, int fd, const char *peer)
+{
+    struct conn *c;
+
+    if (*n == cap) {
+        int j = 0;
+        for (int i = 0; i < *n; i++)
+            if (conns[i].fd >= 0)
+                conns[j++] = conns[i];
+        *n = j;
+    }
+    if (*n == cap) {
+        log_msg("coordinator: closed the connection from %s: too many connections", peer);
+        close(fd);
+        return;
+    }
+    c = &conns[(*n)++];
+    memset(c, 0, sizeof *c);
+    c->fd = fd;
+    c->rank = -1;
+    c->claim = -1;
+    c->need = PROTO_HEADER_SIZE;
+    c->t0 = clock_now();
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
 }
 
 /* conn_feed: read what c's socket has of its REGISTER, without waiting.
@@ -273,11 +302,10 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
     int k = cfg->world, lfd = -1, port = 0, count = 1, ncap = k - 1 + EXTRA_CONNS, rc = 0;
     char where[NET_ADDR_LEN], e[ERR_LEN], mismatch[ERR_LEN] = "", answer[ERR_LEN] = "";
     char held[ERR_LEN] = "";       /* the first member dropped before registering */
-    double reg_budget = net_frame_budget(NULL, REG_FRAME, cfg->timeout);
     char (*from)[NET_ADDR_LEN] = calloc((size_t)k, sizeof *from);
     struct conn *conns = calloc((size_t)ncap, sizeof *conns);
     uint8_t *frame = NULL;
-    double deadline = clock_now() + cfg->timeout;
+    double deadline = clock_now() + cfg->timeout, reg_due = REG_DUE(cfg->timeout);
     int nconn = 0, gate_open = 0;
     struct auth_gate gate;
 
@@ -314,18 +342,17 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
         char peer[NET_ADDR_LEN];
         double now = clock_now(), until = deadline;
         int fd, pending = 0;
-        struct conn *c;
 
         /* The REGISTER frames on their way: take what came; drop the late. */
         for (int i = 0; i < nconn && count < k; i++) {
+            struct conn *c = &conns[i];
             int got;
-            c = &conns[i];
             if (c->fd < 0 || c->rank >= 0)
                 continue;
             got = conn_feed(c);
             if (got > 0)
                 registered(c, cfg, out->peers, from, &count, mismatch);
-            else if (got == 0 && now >= c->t0 + reg_budget)
+            else if (got == 0 && now >= c->t0 + reg_due)
                 conn_late(c, now, 0, held);
             else if (got == 0)
                 pending = 1;
@@ -335,35 +362,13 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
         if (pending && now + POLL_S < until)
             until = now + POLL_S;
         rc = auth_gate_next(&gate, until, &fd, peer, e);
-        if (rc == ERR_TIMEOUT) {
-            rc = 0;
-            continue;
-        }
+        if (rc == ERR_TIMEOUT)
+            continue;               /* the loop's top sees the deadline */
         if (rc != 0) {
             err_say(err, "coordinator: %s", e);
             goto out;
         }
-        if (nconn == ncap) {
-            /* Reclaim the slots of connections already closed. */
-            int j = 0;
-            for (int i = 0; i < nconn; i++)
-                if (conns[i].fd >= 0)
-                    conns[j++] = conns[i];
-            nconn = j;
-        }
-        if (nconn == ncap) {
-            log_msg("coordinator: closed the connection from %s: too many connections", peer);
-            close(fd);
-            continue;
-        }
-        c = &conns[nconn++];
-        memset(c, 0, sizeof *c);
-        c->fd = fd;
-        c->rank = -1;
-        c->claim = -1;
-        c->need = PROTO_HEADER_SIZE;
-        c->t0 = clock_now();
-        snprintf(c->peer, sizeof c->peer, "%s", peer);
+        conn_add(conns, &nconn, ncap, fd, peer);
     }
     /* Ranks missing: a member still sending its REGISTER held one back. */
     for (int i = 0; i < nconn && count < k; i++)

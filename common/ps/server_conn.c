@@ -433,7 +433,9 @@ void server_conn_buffer(struct conn *c, unsigned char **p, size_t *len)
 }
 
 /* frame_mark: FRAME DEADLINES (net.h) on a joined worker's frames: the
- * clock of one starts with its first byte read and stops at its end. */
+ * clock of one starts with its first byte read and stops at its end. A
+ * worker silent for T is left to the silence check (SILENCE), which says
+ * how far its push got. */
 static void frame_mark(struct conn *c, double now)
 {
     if (!c->joined || c->ses.hdr_have == 0)
@@ -457,6 +459,9 @@ static int frame_late(struct server *srv, struct conn *c, double now)
         len += (size_t)s->h.length;
     budget = net_frame_budget(&srv->link, len, srv->timeout);
     if (now - c->frame_t0 <= budget)
+        return 0;
+    /* Silent for T as well: the silence check names it in plainer words. */
+    if (silence_expired(&srv->sil, srv->sil.heard[s->rank], now))
         return 0;
     err_sayn(msg, sizeof msg, "worker %u: its %s frame was not complete %.1f s after its first "
         "byte (%llu of %zu bytes in; allowed --timeout %.1f s plus its time at the link's rate)",

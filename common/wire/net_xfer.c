@@ -420,6 +420,28 @@ static int frame_fail(const struct dir *x, struct link *l, double idle_s, char *
     return ERR_TIMEOUT;
 }
 
+/* frames_check: the frame deadlines of d[0..n)'s receives, brought up to
+ * now; a frame past its deadline fails the transfer (silent: set when the
+ * idle deadline has passed too, which then names it in plainer words).
+ * Lowers *wake to the nearest deadline. 0 or ERR_TIMEOUT. */
+static int frames_check(struct dir *d, int n, struct link *l, double idle_s, int silent,
+                        double *wake, char *err)
+{
+    for (int i = 0; i < n; i++) {
+        double left, now = clock_now();
+        if (!d[i].frame || finished(&d[i]))
+            continue;
+        left = frame_clock(&d[i], l, idle_s, now);
+        if (left <= 0 && silent)
+            return idle_fail(d, n, idle_s, err);
+        if (left <= 0)
+            return frame_fail(&d[i], l, idle_s, err);
+        if (isfinite(left) && now + left < *wake)
+            *wake = now + left;
+    }
+    return 0;
+}
+
 /* xfer_run: move every direction in d[0..n) to completion (see the top). */
 static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *err)
 {
@@ -481,18 +503,9 @@ static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *e
         }
         if (!pending)
             return 0;
-        for (int i = 0; i < n; i++) {
-            double left;
-            if (!d[i].frame || finished(&d[i]))
-                continue;
-            left = frame_clock(&d[i], l, idle_s, clock_now());
-            if (left <= 0 && !held && clock_now() >= last + idle_s)
-                return idle_fail(d, n, idle_s, err);    /* silent: the plainer word */
-            if (left <= 0)
-                return frame_fail(&d[i], l, idle_s, err);
-            if (isfinite(left) && clock_now() + left < wake)
-                wake = clock_now() + left;
-        }
+        if ((rc = frames_check(d, n, l, idle_s, !held && clock_now() >= last + idle_s, &wake,
+                               err)) != 0)
+            return rc;
         if (moved)
             continue;               /* another pass before sleeping */
         /* The idle deadline runs only while no direction is held by the
