@@ -24,6 +24,10 @@
  *   push      at a parameter server: a HELLO sent whole as worker R of
  *             K, the WELCOME read, then a PUSH of step 0 for elements
  *             0..C-1 (8 bytes each) is the frame trickled.
+ *   server    a parameter server of C elements on HOST:PORT (port 0: any;
+ *             the port is written to the file --port-file names): one
+ *             worker's AUTH and HELLO, a WELCOME for elements 0..C-1, then
+ *             the WEIGHTS frame of its step 0 is the frame trickled.
  *
  * Exit status 0 when it ran its course, 2 on a bad argument, 1 when the
  * job refused it before the frame (the handshake, a HELLO): the test
@@ -49,6 +53,7 @@ static long stop_after = -1;
 static unsigned long long elems = 4;
 static struct proto_hello hello = { 1, 1, 1, 7, 1 };
 static struct auth_key key;
+static const char *port_file;
 
 static void die(const char *what, const char *e)
 {
@@ -223,6 +228,38 @@ static void push(int fd, double t0)
     free(p);
 }
 
+/* server: serve one worker as a parameter server would, up to its weights. */
+static void server(const char *host, int port, double t0)
+{
+    uint8_t pay[PROTO_TEXT_MAX + 1], w[PROTO_HEADER_SIZE + PROTO_WELCOME_SIZE];
+    uint8_t head[PROTO_HEADER_SIZE];
+    struct proto_welcome wel = { 0, elems };
+    struct proto_header h;
+    char e[ERR_LEN], peer[NET_ADDR_LEN];
+    int lfd, fd, bound;
+    FILE *f;
+
+    if (net_listen(host, port, &lfd, &bound, e) != 0)
+        die("listen", e);
+    if (port_file && (!(f = fopen(port_file, "w")) || fprintf(f, "%d\n", bound) < 0 ||
+                      fclose(f) != 0))
+        die(port_file, "cannot write");
+    if (net_accept(lfd, 30, &fd, peer, e) != 0 ||
+        auth_server(fd, &key, PROTO_AUTH_PS, clock_now() + 10, peer, e) != 0)
+        die("worker", e);
+    read_frame(fd, "worker", &h, pay, sizeof pay - 1);
+    h = proto_header_make(PROTO_WELCOME, PROTO_RANK_SERVER, (uint32_t)world, 0, 0,
+                          PROTO_WELCOME_SIZE);
+    proto_header_encode(&h, w);
+    proto_welcome_encode(&wel, w + PROTO_HEADER_SIZE);
+    if (net_send_all(fd, w, sizeof w, NULL, 10, "worker", e) != 0)
+        die("worker", e);
+    h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, (uint32_t)world, 0, 0,
+                          (uint64_t)elems * 8);
+    proto_header_encode(&h, head);
+    trickle(fd, head, sizeof head, t0);     /* its push, unread, waits in the kernel */
+}
+
 int main(int argc, char **argv)
 {
     char host[NET_HOST_LEN], e[ERR_LEN];
@@ -250,6 +287,8 @@ int main(int argc, char **argv)
             stop_after = atol(v);
         else if (strcmp(f, "--elems") == 0)
             elems = strtoull(v, NULL, 10);
+        else if (strcmp(f, "--port-file") == 0)
+            port_file = v;
         else if (strcmp(f, "--max") == 0)
             max_s = atof(v);
         else if (strcmp(f, "--hello") == 0) {
@@ -265,6 +304,10 @@ int main(int argc, char **argv)
     }
     if (auth_key_load(&key, NULL, getenv("PSRING_SECRET"), e) != 0)
         die("secret", e);
+    if (strcmp(mode, "server") == 0) {
+        server(host, port, t0);
+        return 0;
+    }
     if (strcmp(mode, "member") == 0 || strcmp(mode, "ring-hello") == 0) {
         ring(host, port, mode[0] == 'r', t0);
         return 0;

@@ -71,6 +71,7 @@ failed() {
     echo "     $1: exit $st after ${dt} s"
     [ "$st" != 0 ] && [ "$st" != 137 ] ||
         t_fail "$1 exited $st (want 1; 137: killed by the watchdog): $(tail -c 300 "$T_TMP/$1.err")"
+    ! grep -q 'Sanitizer\|runtime error' "$T_TMP/$1.err" || t_fail "$1: a sanitizer report"
     grep -q "$2" "$T_TMP/$1.err" ||
         t_fail "$1 does not name the member ($2): $(tail -c 400 "$T_TMP/$1.err")"
 }
@@ -117,9 +118,14 @@ done
 hostile c3a push "$(cat "$T_TMP/c3a.port")" --rank 1 --world 2 --gap 1 --elems 1000
 hostile c3b push "$(cat "$T_TMP/c3b.port")" --rank 1 --world 2 --gap 0.001 --stop-after 100 \
     --elems 1000
-for c in c3a c3b; do
-    bg_start "$c.w0" $WD "$PSR_BIN/ps_worker" --server "127.0.0.1:$(cat "$T_TMP/$c.port")" \
-        --rank 0 --world 2 --steps 50 $JOB
+# c3c: the member is the server, trickling the weights to worker 0 of 1.
+bg_start c3c.h $HWD "$H" server 127.0.0.1:0 --world 1 --gap 1 --elems 1000 --max $HWD \
+    --port-file "$T_TMP/c3c.port"
+echo "$(now)" >"$T_TMP/c3c.t0"
+port_of c3c
+for c in c3a:2 c3b:2 c3c:1; do
+    bg_start "${c%:*}.w0" $WD "$PSR_BIN/ps_worker" --server "127.0.0.1:$(cat "$T_TMP/${c%:*}.port")" \
+        --rank 0 --world "${c#*:}" --steps 50 $JOB
 done
 
 # ---------------------------------------------------------------- the cases
@@ -172,5 +178,9 @@ t_end
 t_case hostile-trickle-3.2 "a worker stops mid-PUSH: the server fails naming it, the honest worker exits 1"
 failed c3b.s "worker 1 (127\.0\.0\.1:[0-9]*)"
 failed c3b.w0 "worker 1"
+t_end
+
+t_case hostile-trickle-3.3 "a server trickles the weights: the worker exits 1 naming it"
+failed c3c.w0 "server 0 (127\.0\.0\.1:[0-9]*): frame not complete"
 t_end
 t_exit

@@ -74,7 +74,9 @@ int net_recv_all(int fd, void *buf, size_t len, struct link *l,
  * wait is the link's). The caller keeps the struct across the calls that
  * read one frame (its header, then its payload in parts): net_frame_begin
  * at the frame's start with what it knows of its size (the header's),
- * and len raised once the header says how long the payload is. Before
+ * and len raised once the header says how long the payload is (and
+ * flows set where the sender shares its link among that many frames at
+ * once, round-robin: a parameter server's K weights streams). Before
  * the first byte only the idle timeout applies, so a frame is done within
  * 2 * idle_s + its time at the rate. A peer silent for idle_s fails as
  * before ("without progress"), even when the frame's deadline has passed
@@ -89,6 +91,9 @@ struct net_frame {
     size_t got;                     /* received so far */
     double spent;                   /* seconds its clock has run */
     int expired;                    /* set when a call failed on its deadline */
+    double flows;                   /* frames the sender's link carries at once with
+                                       this one (a server's K weights streams): its
+                                       size counts this many times; 0 or 1: alone */
 };
 
 void net_frame_begin(struct net_frame *f, size_t len);

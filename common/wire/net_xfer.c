@@ -361,6 +361,7 @@ void net_frame_begin(struct net_frame *f, size_t len)
     f->got = 0;
     f->spent = 0;
     f->expired = 0;
+    f->flows = 1;
 }
 
 double net_frame_budget(const struct link *l, size_t len, double idle_s)
@@ -372,6 +373,14 @@ double net_frame_budget(const struct link *l, size_t len, double idle_s)
     if (l)
         lat = l->latency_s;
     return idle_s + lat + (double)len / rate;
+}
+
+/* frame_budget: f's deadline in receiving time, its flows counted. */
+static double frame_budget(const struct net_frame *f, struct link *l, double idle_s)
+{
+    double flows = f->flows > 1 ? f->flows : 1;
+
+    return net_frame_budget(l, (size_t)((double)f->len * flows), idle_s);
 }
 
 /* frame_clock: bring x's frame clock up to now: stopped while the link
@@ -394,7 +403,7 @@ static double frame_clock(struct dir *x, struct link *l, double idle_s, double n
         return INFINITY;
     if (isnan(x->mark))
         x->mark = now;
-    return net_frame_budget(l, f->len, idle_s) - (f->spent + now - x->mark);
+    return frame_budget(f, l, idle_s) - (f->spent + now - x->mark);
 }
 
 /* frame_stop: the call ends; the frame's clock stops until the next one. */
@@ -414,8 +423,8 @@ static int frame_fail(const struct dir *x, struct link *l, double idle_s, char *
 
     f->expired = 1;
     err_say(err, "recv from %s: frame not complete %.1f s after its first byte (got %zu of "
-        "%zu bytes; allowed --timeout %.1f s plus its time at the link's rate, at least %.0f "
-        "bytes/s)", peer_name(x), net_frame_budget(l, f->len, idle_s), f->got, f->len, idle_s,
+        "%zu bytes; allowed the %.1f s timeout plus its time at the link's rate, at least "
+        "%.0f bytes/s)", peer_name(x), frame_budget(f, l, idle_s), f->got, f->len, idle_s,
         NET_FLOOR_RATE);
     return ERR_TIMEOUT;
 }
