@@ -2,7 +2,7 @@
  * misbehaves: it trickles a frame, says nothing, or stops mid-frame
  * (RELIABILITY.md row 11; tests/t_hostile_trickle.sh starts it).
  *
- *   peer_hostile MODE HOST:PORT [--rank R] [--world K] [--gap S]
+ *   peer_hostile MODE HOST:PORT [--rank R] [--world K] [--gap S] [--to R]
  *                [--stop-after B] [--hello N,DTYPE,WORKLOAD,SEED,BATCH]
  *                [--elems C] [--max S]
  *
@@ -19,8 +19,9 @@
  *             neighbour dialled and the left one accepted with whole
  *             HELLOs both ways; then its first CHUNK (step 0, C elements
  *             of 8 bytes) to the right neighbour is the frame trickled.
- *   ring-hello  as member, but the HELLO to the right neighbour is the
- *             frame trickled (the left one is never accepted).
+ *   ring-hello  as member, but the HELLO to the right neighbour (or to
+ *             rank --to R) is the frame trickled (the left one is never
+ *             accepted).
  *   push      at a parameter server: a HELLO sent whole as worker R of
  *             K, the WELCOME read, then a PUSH of step 0 for elements
  *             0..C-1 (8 bytes each) is the frame trickled.
@@ -54,6 +55,7 @@ static unsigned long long elems = 4;
 static struct proto_hello hello = { 1, 1, 1, 7, 1 };
 static struct auth_key key;
 static const char *port_file;
+static int to = -1;
 
 static void die(const char *what, const char *e)
 {
@@ -155,7 +157,7 @@ static void ring(const char *host, int port, int trickle_hello, double t0)
     uint8_t frame[PROTO_HEADER_SIZE + PROTO_REGISTER_MAX], blob[PROTO_BLOB_SIZE];
     struct proto_header h;
     char e[ERR_LEN], name[NET_ADDR_LEN];
-    int lfd, dport, cfd, rfd, afd, right = (rank + 1) % world;
+    int lfd, dport, cfd, rfd, afd, right = to >= 0 ? to % world : (rank + 1) % world;
     size_t n;
 
     if (world > 64)
@@ -287,6 +289,8 @@ int main(int argc, char **argv)
             stop_after = atol(v);
         else if (strcmp(f, "--elems") == 0)
             elems = strtoull(v, NULL, 10);
+        else if (strcmp(f, "--to") == 0)
+            to = atoi(v);
         else if (strcmp(f, "--port-file") == 0)
             port_file = v;
         else if (strcmp(f, "--max") == 0)

@@ -109,6 +109,12 @@ rank c2b 1 3 50
 ring c2c 3 50
 hostile c2c member "$port" --rank 2 --world 3 --gap 0.001 --stop-after 20 --elems 333
 rank c2c 1 3 50
+# c2d: rank 3 of 4 is the member, trickling a HELLO at rank 1's data port,
+# where rank 1 waits for rank 0: rank 0 must get in all the same.
+ring c2d 4 50
+hostile c2d ring-hello "$port" --rank 3 --world 4 --to 1 --gap 1
+rank c2d 1 4 50
+rank c2d 2 4 50
 # 3: the parameter server: worker 1 is the member.
 for c in c3a c3b; do
     bg_start "$c.s" $WD "$PSR_BIN/ps_server" --listen 127.0.0.1:0 --port-file "$T_TMP/$c.port" \
@@ -156,7 +162,7 @@ t_end
 
 t_case hostile-trickle-2.1 "a registered member trickles its HELLO on a data port: ranks 0, 1 exit 1 naming rank 2"
 failed c2a.r0 "rank 2 (127\.0\.0\.1:[0-9]*) never connected"
-grep -q 'frame not complete' "$T_TMP/c2a.r0.err" || t_fail "rank 0 does not say the HELLO came too slowly"
+grep -q 'HELLO was not complete' "$T_TMP/c2a.r0.err" || t_fail "rank 0 does not say the HELLO came too slowly"
 failed c2a.r1 "rank 2 (127\.0\.0\.1:[0-9]*)"
 t_end
 
@@ -168,6 +174,13 @@ t_end
 t_case hostile-trickle-2.3 "a ring member stops mid-CHUNK: ranks 0, 1 exit 1 naming rank 2"
 failed c2c.r0 "lost rank 2 (127\.0\.0\.1:[0-9]*)"
 failed c2c.r1 "lost rank 2 (127\.0\.0\.1:[0-9]*)"
+t_end
+
+t_case hostile-trickle-2.4 "a member trickles a HELLO at a data port beside the wanted rank: that rank gets in"
+failed c2d.r0 "rank 3 (127\.0\.0\.1:[0-9]*) never connected"
+failed c2d.r2 "rank 3 (127\.0\.0\.1:[0-9]*)"
+failed c2d.r1 "rank 0"
+grep -q 'never connected' "$T_TMP/c2d.r1.err" && t_fail "rank 1 says rank 0 never connected"
 t_end
 
 t_case hostile-trickle-3.1 "a worker trickles its PUSH: the server fails naming it, the honest worker exits 1"
