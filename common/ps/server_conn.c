@@ -453,7 +453,8 @@ static int frame_late(struct server *srv, struct conn *c, double now)
     double budget;
     char msg[ERR_LEN];
 
-    if (!srv->io->frame_deadlines || !c->joined || c->held || c->closing || c->lingering || isnan(c->frame_t0))
+    if (!srv->io->frame_deadlines || !c->joined || c->held || c->closing || c->lingering ||
+        isnan(c->frame_t0))
         return 0;
     if (s->hdr_have == PROTO_HEADER_SIZE)
         len += (size_t)s->h.length;
