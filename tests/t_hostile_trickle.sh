@@ -11,6 +11,7 @@
 # printed (the promise is 2T plus the frame's time at the rate) but
 # asserted only against the watchdog, 3T + 10 s: the machine is shared.
 # The cases run at the same time, so the file takes about one case's time.
+# KEEP=1 in the environment keeps the processes' output ($T_TMP).
 . "$PSR_TESTS/lib.sh"
 export PSRING_SECRET=hostile-trickle-secret-0123456789
 
