@@ -437,9 +437,10 @@ static int frames_check(struct dir *d, int n, struct link *l, double idle_s, int
                         double *wake, char *err)
 {
     for (int i = 0; i < n; i++) {
-        double left, now = clock_now();
+        double left, now;
         if (!d[i].frame || finished(&d[i]))
             continue;
+        now = clock_now();
         left = frame_clock(&d[i], l, idle_s, now);
         if (left <= 0 && silent)
             return idle_fail(d, n, idle_s, err);
