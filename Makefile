@@ -118,6 +118,10 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(wildcard tests/fuzz_*.c)
 FUZZ     := $(FUZZ_SRC:tests/%.c=$(BUILD)/tests/%)
+# tests/peer_<name>.c: a helper program the shell tests start (peer_hostile:
+# a member with the secret that misbehaves); run.sh does not run it alone.
+PEER_SRC := $(wildcard tests/peer_*.c)
+PEERS    := $(PEER_SRC:tests/%.c=$(BUILD)/tests/%)
 
 # sim/: bin/psring_sim, the simulated twin of the systems (docs/sim.md),
 # linking the collective and the server's libraries and the SimGrid
@@ -175,6 +179,9 @@ $(SYS_BINS): $(BIN)/%: $(BUILD)/%/main.o $$(filter $(BUILD)/lib$$*.a,$(SYS_LIBS)
 $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(COLL_LIB) $(PS_LIB) $(GPU_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(GPU_LDLIBS) -o $@
 
+$(BUILD)/tests/peer_%: $(BUILD)/tests/peer_%.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 $(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/fuzzdrv.o $(PS_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -186,10 +193,10 @@ RUN_ENV = PSR_BIN=$(abspath $(BIN)) PSR_TESTBIN=$(abspath $(BUILD)/tests)
 check: deps-check
 	@$(MAKE) --no-print-directory check-run
 
-check-run: all $(TESTS) $(FUZZ)
+check-run: all $(TESTS) $(FUZZ) $(PEERS)
 	@$(RUN_ENV) sh tests/run.sh full
 
-test-quick: all $(TESTS) $(FUZZ)
+test-quick: all $(TESTS) $(FUZZ) $(PEERS)
 	@$(RUN_ENV) sh tests/run.sh quick
 
 bench: deps-bench
@@ -246,5 +253,5 @@ deps-%:
 clean:
 	rm -rf build bin
 
--include $(SIM_OBJ:.o=.d) $(LIB_OBJ:.o=.d) $(COLL_OBJ:.o=.d) $(PS_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d) $(TOOL_SRC:%.c=$(BUILD)/%.d) \
+-include $(SIM_OBJ:.o=.d) $(LIB_OBJ:.o=.d) $(COLL_OBJ:.o=.d) $(PS_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d) $(PEERS:=.d) $(TOOL_SRC:%.c=$(BUILD)/%.d) \
          $(foreach d,$(SYSTEMS),$(patsubst %.c,$(BUILD)/%.d,$(wildcard $(d)/*.c)))
