@@ -61,7 +61,18 @@
  * keeps receiving the next piece (and the transport keeps sending): the
  * reduction overlaps the transfer and needs one piece of staging, not a
  * chunk. The all-gather receives straight into the buffer, no staging and
- * no pieces. Memory: the caller's n elements plus one piece.
+ * no staging, in pieces of the same size (so that THE CHECK reads each
+ * while it is in cache). Memory: the caller's n elements plus one piece.
+ *
+ * THE CHECK. A member that holds the job's secret can still send NaN or
+ * Inf. So each piece is checked finite as it comes in: the reduce-scatter
+ * checks every sum in the add itself (vec_add_finite: a NaN or Inf
+ * received, or a finite sum that overflows), the all-gather every value it
+ * copies in. Every rank checks what it receives before it sends anything
+ * on, so the first rank to see a bad value names the neighbour that sent
+ * it, the chunk and the step; the caller fails the training step before
+ * the weights change (docs/security.md). The cost: one compare-free add
+ * per element, vectorized with the reduce (vec.c).
  */
 #include "ring.h"
 
@@ -120,9 +131,12 @@ void ring_schedule(int rank, int world, enum ring_phase phase, int s, int *send,
 
 /* phase: the K-1 steps of one phase. The reduce-scatter receives in pieces
  * through the staging piece and ADDs each in (PIECES); the all-gather
- * receives straight into the buffer (a COPY). */
+ * receives straight into the buffer (a COPY), in pieces too. With `check`
+ * (THE CHECK) every sum and every copied value is checked finite as its
+ * piece comes in, while it is in cache: ERR_NONFINITE naming the element,
+ * the chunk, the left neighbour that sent it and the phase's step. */
 static int phase(struct ring *r, unsigned char *p, size_t n, int dtype, enum ring_phase ph,
-                 char *err)
+                 int check, char *err)
 {
     size_t es = dtype_size(dtype), slo, shi, rlo, rhi, piece;
     struct xport *x = r->a.x;
@@ -132,7 +146,7 @@ static int phase(struct ring *r, unsigned char *p, size_t n, int dtype, enum rin
         return ERR_USAGE;
     if (k == 1)
         return 0;
-    piece = ph == RING_REDUCE_SCATTER ? r->a.piece_bytes / es : n;
+    piece = r->a.piece_bytes / es;
     for (int s = 0; s < k - 1; s++) {
         int sc, rcv;
         ring_schedule(me, k, ph, s, &sc, &rcv);
@@ -144,12 +158,19 @@ static int phase(struct ring *r, unsigned char *p, size_t n, int dtype, enum rin
                 .sbuf = p + slo * es, .sbytes = (shi - slo) * es, .rbytes = (rhi - rlo) * es,
             }, err);
         for (size_t i = rlo; rc == 0 && i < rhi; i += piece) {
-            size_t m = rhi - i < piece ? rhi - i : piece;
+            size_t m = rhi - i < piece ? rhi - i : piece, bad = 0;
             if (ph == RING_ALL_GATHER) {
-                rc = xport_recv(x, p + i * es, m * es, err);
+                if ((rc = xport_recv(x, p + i * es, m * es, err)) == 0 && check)
+                    rc = vec_check_finite(p + i * es, m, dtype, &bad);
             } else if ((rc = xport_recv(x, r->a.stage, m * es, err)) == 0) {
-                vec_add(p + i * es, r->a.stage, m, dtype);
+                rc = check ? vec_add_finite(p + i * es, r->a.stage, m, dtype, &bad)
+                           : (vec_add(p + i * es, r->a.stage, m, dtype), 0);
             }
+            if (rc == ERR_NONFINITE)
+                err_say(err, "element %zu is %g after chunk %d from the left neighbour "
+                        "(rank %d) at %s step %d", i + bad, vec_get(p, i + bad, dtype), rcv,
+                        (me + k - 1) % k, ph == RING_ALL_GATHER ? "all-gather" : "reduce-scatter",
+                        s);
         }
         if (rc == 0)
             rc = xport_end(x, err);
@@ -161,12 +182,17 @@ static int phase(struct ring *r, unsigned char *p, size_t n, int dtype, enum rin
 
 int ring_reduce_scatter(struct ring *r, void *buf, size_t n, int dtype, char *err)
 {
-    return phase(r, buf, n, dtype, RING_REDUCE_SCATTER, err);
+    return phase(r, buf, n, dtype, RING_REDUCE_SCATTER, 1, err);
 }
 
 int ring_all_gather(struct ring *r, void *buf, size_t n, int dtype, char *err)
 {
-    return phase(r, buf, n, dtype, RING_ALL_GATHER, err);
+    return phase(r, buf, n, dtype, RING_ALL_GATHER, 1, err);
+}
+
+int ring_all_gather_raw(struct ring *r, void *buf, size_t n, int dtype, char *err)
+{
+    return phase(r, buf, n, dtype, RING_ALL_GATHER, 0, err);
 }
 
 int ring_allreduce(struct ring *r, void *buf, size_t n, int dtype, char *err)
