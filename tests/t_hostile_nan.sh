@@ -87,13 +87,12 @@ ring_job() {
     wait_all r0 r1 r2
 }
 
-# ring_case ID NAME SPEC STEP WHAT ARGS...: the honest ranks 0 and 2 exit
-# 1; rank 2 (the right neighbour; under rd, rank 0, the partner) names
-# rank 1 and step STEP in a line matching WHAT; no weights file holds a
-# non-finite value.
+# ring_case SPEC STEP WHAT ARGS... (after t_case): the honest ranks 0 and
+# 2 exit 1; rank 2 (the right neighbour; under rd, rank 0, the partner)
+# names rank 1 and step STEP in a line matching WHAT; no weights file of
+# theirs holds a non-finite value.
 ring_case() {
-    t_case "$1" "$2"
-    _step=$4 _what=$5 _spec=$3; shift 5
+    _spec=$1 _step=$2 _what=$3; shift 3
     ring_job "$_spec" "$@"
     ended r0 r2
     grep -q "step $_step: $_what" "$T_TMP/r2.err" "$T_TMP/r0.err" ||
@@ -115,16 +114,16 @@ finite_weights "$T_TMP/w" $K
 t_end
 
 NB="after chunk [0-9]* from the left neighbour (rank 1) at"
-ring_case hostile-nan-1.1 "ring: rank 1 sends NaN at step 0: ranks 0, 2 exit 1 naming it" \
-    0:send 0 "element [0-9]* is nan $NB reduce-scatter step 0"
-ring_case hostile-nan-1.2 "ring: rank 1 sends NaN at the last step: ranks 0, 2 exit 1, no nan weights" \
-    $LAST:send $LAST "element [0-9]* is nan $NB reduce-scatter step 0"
-ring_case hostile-nan-1.3 "ring: NaN only in rank 1's all-gather chunk, last step: caught as copied" \
-    $LAST:gather $LAST "element [0-9]* is nan $NB all-gather step 0"
-ring_case hostile-nan-2.1 "rd: rank 1 sends NaN at step 0: ranks 0, 2 exit 1 naming it" \
-    0:send 0 "element [0-9]* is nan after round [0-9]* from partner rank 1" --algo rd
-ring_case hostile-nan-2.2 "rd: rank 1 sends NaN at the last step: ranks 0, 2 exit 1, no nan weights" \
-    $LAST:send $LAST "element [0-9]* is nan after round [0-9]* from partner rank 1" --algo rd
+t_case hostile-nan-1.1 "ring: rank 1 sends NaN at step 0: ranks 0, 2 exit 1 naming it"
+ring_case 0:send 0 "element [0-9]* is nan $NB reduce-scatter step 0"
+t_case hostile-nan-1.2 "ring: rank 1 sends NaN at the last step: ranks 0, 2 exit 1, no nan weights"
+ring_case $LAST:send $LAST "element [0-9]* is nan $NB reduce-scatter step 0"
+t_case hostile-nan-1.3 "ring: NaN only in rank 1's all-gather chunk, last step: caught as copied"
+ring_case $LAST:gather $LAST "element [0-9]* is nan $NB all-gather step 0"
+t_case hostile-nan-2.1 "rd: rank 1 sends NaN at step 0: ranks 0, 2 exit 1 naming it"
+ring_case 0:send 0 "element [0-9]* is nan after round [0-9]* from partner rank 1" --algo rd
+t_case hostile-nan-2.2 "rd: rank 1 sends NaN at the last step: ranks 0, 2 exit 1, no nan weights"
+ring_case $LAST:send $LAST "element [0-9]* is nan after round [0-9]* from partner rank 1" --algo rd
 
 # ps_job STEP ARGS...: the hostile server (NaN weights at STEP) and two
 # workers, jobs srv, w0, w1; weights to $T_TMP/w.R.
