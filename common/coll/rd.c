@@ -198,20 +198,19 @@ static int step(struct rd *r, int peer, int round, unsigned char *buf, size_t n,
     };
     int rc = xport_begin(r->a.x, &s, err);
 
-    for (; rc == 0 && take != TAKE_NONE && i < n; i += piece) {
+    /* A copy is received whole, then checked (ring.c, PIECES, says why). */
+    if (rc == 0 && take == TAKE_COPY && (rc = xport_recv(r->a.x, buf, n * es, err)) == 0 && check)
+        rc = vec_check_finite(buf, n, dtype, &bad);
+    for (; rc == 0 && take == TAKE_ADD && i < n; i += piece) {
         size_t m = n - i < piece ? n - i : piece;
-        if (take == TAKE_COPY) {
-            if ((rc = xport_recv(r->a.x, buf + i * es, m * es, err)) == 0 && check)
-                rc = vec_check_finite(buf + i * es, m, dtype, &bad);
-        } else if ((rc = xport_recv(r->a.x, r->a.stage, m * es, err)) == 0) {
+        if ((rc = xport_recv(r->a.x, r->a.stage, m * es, err)) == 0)
             rc = add_ordered(buf + i * es, r->a.stage, m, dtype, r->a.rank < peer, check, &bad);
-        }
-        if (rc == ERR_NONFINITE) {
-            err_say(err, "element %zu is %g after round %d from partner rank %d", i + bad,
-                    vec_get(buf, i + bad, dtype), round, peer);
+        if (rc == ERR_NONFINITE)
             break;
-        }
     }
+    if (rc == ERR_NONFINITE)
+        err_say(err, "element %zu is %g after round %d from partner rank %d", i + bad,
+                vec_get(buf, i + bad, dtype), round, peer);
     if (rc == 0)
         rc = xport_end(r->a.x, err);
     return rc;

@@ -61,18 +61,22 @@
  * keeps receiving the next piece (and the transport keeps sending): the
  * reduction overlaps the transfer and needs one piece of staging, not a
  * chunk. The all-gather receives straight into the buffer, no staging and
- * no staging, in pieces of the same size (so that THE CHECK reads each
- * while it is in cache). Memory: the caller's n elements plus one piece.
+ * no staging and no pieces: THE CHECK reads the chunk once it is all in.
+ * (Checking it in pieces between receives was measured slower, 5-15% of
+ * the unpaced K = 2, 4 MiB all-reduce: the transfer stalls while the
+ * receiver checks.) Memory: the caller's n elements plus one piece.
  *
  * THE CHECK. A member that holds the job's secret can still send NaN or
  * Inf. So each piece is checked finite as it comes in: the reduce-scatter
  * checks every sum in the add itself (vec_add_finite: a NaN or Inf
  * received, or a finite sum that overflows), the all-gather every value it
- * copies in. Every rank checks what it receives before it sends anything
+ * copied in, once the chunk is in. Every rank checks what it receives before it sends anything
  * on, so the first rank to see a bad value names the neighbour that sent
  * it, the chunk and the step; the caller fails the training step before
- * the weights change (docs/security.md). The cost: one compare-free add
- * per element, vectorized with the reduce (vec.c).
+ * the weights change (docs/security.md). The cost: a subtract and an add
+ * per element, vectorized with the reduce (vec.c); the reduce is faster
+ * than the unvectorized vec_add it replaced, and the all-gather's pass
+ * reads the chunk from cache.
  */
 #include "ring.h"
 
@@ -131,10 +135,10 @@ void ring_schedule(int rank, int world, enum ring_phase phase, int s, int *send,
 
 /* phase: the K-1 steps of one phase. The reduce-scatter receives in pieces
  * through the staging piece and ADDs each in (PIECES); the all-gather
- * receives straight into the buffer (a COPY), in pieces too. With `check`
- * (THE CHECK) every sum and every copied value is checked finite as its
- * piece comes in, while it is in cache: ERR_NONFINITE naming the element,
- * the chunk, the left neighbour that sent it and the phase's step. */
+ * receives straight into the buffer (a COPY). With `check` (THE CHECK)
+ * every sum is checked finite as its piece is added, every copied value
+ * once its chunk is in: ERR_NONFINITE naming the element, the chunk, the
+ * left neighbour that sent it and the phase's step. */
 static int phase(struct ring *r, unsigned char *p, size_t n, int dtype, enum ring_phase ph,
                  int check, char *err)
 {
@@ -146,7 +150,7 @@ static int phase(struct ring *r, unsigned char *p, size_t n, int dtype, enum rin
         return ERR_USAGE;
     if (k == 1)
         return 0;
-    piece = r->a.piece_bytes / es;
+    piece = ph == RING_REDUCE_SCATTER ? r->a.piece_bytes / es : n;
     for (int s = 0; s < k - 1; s++) {
         int sc, rcv;
         ring_schedule(me, k, ph, s, &sc, &rcv);
