@@ -54,14 +54,14 @@
  * DETERMINISM. Chunk c's sum is computed once, by the ranks c+1, c+2, ...,
  * c in that order around the ring ((v[c+1] + v[c+2]) + v[c+3]) + ...;
  * the all-gather then only copies it. So all K ranks end bit-identical,
- * and a rerun gives the same bits (vec_add: plain adds, no FMA).
+ * and a rerun gives the same bits (vec_add_finite: plain adds, no FMA).
  *
  * PIECES. In the reduce-scatter, the incoming chunk is received in pieces
  * of the staging size, each added in as soon as it is in, while the kernel
  * keeps receiving the next piece (and the transport keeps sending): the
  * reduction overlaps the transfer and needs one piece of staging, not a
  * chunk. The all-gather receives straight into the buffer, no staging and
- * no staging and no pieces: THE CHECK reads the chunk once it is all in.
+ * no pieces: THE CHECK reads the chunk once it is all in.
  * (Checking it in pieces between receives was measured slower, 5-15% of
  * the unpaced K = 2, 4 MiB all-reduce: the transfer stalls while the
  * receiver checks.) Memory: the caller's n elements plus one piece.
@@ -70,10 +70,11 @@
  * Inf. So each piece is checked finite as it comes in: the reduce-scatter
  * checks every sum in the add itself (vec_add_finite: a NaN or Inf
  * received, or a finite sum that overflows), the all-gather every value it
- * copied in, once the chunk is in. Every rank checks what it receives before it sends anything
- * on, so the first rank to see a bad value names the neighbour that sent
- * it, the chunk and the step; the caller fails the training step before
- * the weights change (docs/security.md). The cost: a subtract and an add
+ * copied in, once the chunk is in. Every rank checks what it receives
+ * before it sends anything on, so the first rank to see a bad value names
+ * the neighbour that sent it, the chunk and the step; the caller fails
+ * the training step before the weights change (docs/security.md). The
+ * cost: a subtract and an add
  * per element, vectorized with the reduce (vec.c); the reduce is faster
  * than the unvectorized vec_add it replaced, and the all-gather's pass
  * reads the chunk from cache.
