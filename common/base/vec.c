@@ -66,7 +66,8 @@ static size_t first_bad(const void *v, size_t n, int dtype)
 
 /* The loops by type, as macros: T the element, V its vector, W elements
  * per vector. A vector is moved in and out with memcpy (unaligned, no
- * aliasing question; compiled to one movups). ADD: acc += x, checked.
+ * aliasing question; compiled to one movups). ADD: acc += x, checked; a
+ * constant, so the branch not taken (and its cast) compiles away.
  * Four vectors a round, written out: GCC -O2 does not unroll a loop over
  * them, and then keeps the accumulators in memory. */
 #define ONE(T, V, W, a, b, ADD, k, z)                                         \
