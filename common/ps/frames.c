@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "train/overlap.h"
 
 /* clean_text: an ERROR payload made printable on one line (control bytes
@@ -308,6 +309,17 @@ int frames_receive(struct ps_conn *k, uint64_t step, unsigned char *into, int *t
         if (rc != 0) {
             err_say(err, "%s: %s", ctx, tmp);
             return rc;
+        }
+        /* The server checked its weights before it sent them; a hostile
+         * one (it holds the secret) may not have: check them on arrival. */
+        if (into) {
+            size_t bad;
+            if (vec_check_finite(into + (size_t)h.aux * c->elem, (size_t)cnt, c->dtype, &bad) != 0) {
+                err_say(err, "%s: %s sent weight element %llu = %g (NaN or Inf); "
+                        "the step fails, nothing applied", ctx, k->name, ull(h.aux + bad),
+                        vec_get(into, (size_t)h.aux + bad, c->dtype));
+                return ERR_NONFINITE;
+            }
         }
         top = h.aux;
     }
