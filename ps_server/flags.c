@@ -94,15 +94,14 @@ void flags_fail(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s\n", FLAGS_PROG, msg);
-    exit(CLI_EXIT_USAGE);
+    cli_usage_fail(FLAGS_PROG, msg);
 }
 
 /* check: the cross-checks after parsing, in the order the old main made
  * them (the first refusal is the one the user sees). */
 static void check(struct server_flags *f)
 {
-    char err[ERR_LEN];
+    char err[ERR_LEN], q[CLI_VALUE_BUF];
     struct link probe;
 
     /* --workers K, or the common --world K: the server has no rank of its
@@ -120,8 +119,9 @@ static void check(struct server_flags *f)
         flags_fail("%s", err);
     if (f->local_worker >= f->workers)
         flags_fail("--local-worker: %d is not a worker (K = %d)", f->local_worker, f->workers);
-    if (net_parse_hostport(f->listen_at, f->host, sizeof f->host, &f->port, err) != 0)
-        flags_fail("--listen: %s", err);
+    if (net_parse_hostport(f->listen_at, f->host, sizeof f->host, &f->port, err) != 0 ||
+        net_host_check(f->host, err) != 0)
+        flags_fail("--listen %s: %s", cli_value(f->listen_at, q), err);
     /* A server reachable from other hosts must have the job's secret. */
     if (cli_secret(&f->c, &f->key, err) != 0 ||
         auth_policy(FLAGS_PROG, &f->key, f->host, NULL, 0, err) != 0)

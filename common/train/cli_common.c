@@ -500,17 +500,17 @@ static int parse_port(const char *label, const char *s, int *port, char *err)
 
 int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, char *err)
 {
-    char q[CLI_QUOTE_BUF];
+    char q[CLI_VALUE_BUF], label[CLI_VALUE_BUF + 32];
     const char *h, *colon;
     size_t n;
     int p;
 
     if (flag) {
-        const char *label = "--coordinator";
+        snprintf(label, sizeof label, "--coordinator %s", cli_value(flag, q));
         if (flag[0] == '[') {
             const char *close = strchr(flag, ']');
             if (!close || close[1] != ':') {
-                err_say(err, "%s: %s is not [ADDRESS]:PORT", label, cli_quote(flag, q));
+                err_say(err, "%s: not [ADDRESS]:PORT", label);
                 return ERR_USAGE;
             }
             h = flag + 1;
@@ -519,15 +519,13 @@ int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, cha
         } else {
             colon = strrchr(flag, ':');
             if (!colon) {
-                err_say(err, "%s: %s is not HOST:PORT (the :PORT is missing)", label,
-                         cli_quote(flag, q));
+                err_say(err, "%s: not HOST:PORT (the :PORT is missing)", label);
                 return ERR_USAGE;
             }
             h = flag;
             n = (size_t)(colon - flag);
             if (memchr(h, ':', n)) {
-                err_say(err, "%s: %s: write an IPv6 address in brackets, [ADDRESS]:PORT",
-                         label, cli_quote(flag, q));
+                err_say(err, "%s: write an IPv6 address in brackets, [ADDRESS]:PORT", label);
                 return ERR_USAGE;
             }
         }
@@ -552,8 +550,11 @@ int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, cha
             h++;
             n -= 2;
         }
-        if (check_host("MASTER_ADDR", h, n, hostlen, err) != 0
-            || parse_port("MASTER_PORT", ps, &p, err) != 0)
+        snprintf(label, sizeof label, "MASTER_ADDR=%s", cli_value(addr, q));
+        if (check_host(label, h, n, hostlen, err) != 0)
+            return ERR_USAGE;
+        snprintf(label, sizeof label, "MASTER_PORT=%s", cli_value(ps, q));
+        if (parse_port(label, ps, &p, err) != 0)
             return ERR_USAGE;
     }
     memcpy(host, h, n);

@@ -195,6 +195,26 @@ bad:
 
 /* ------------------------------------------------------ listen and accept */
 
+int net_host_check(const char *host, char *err)
+{
+    struct addrinfo hints, *res = NULL;
+    int rc;
+
+    if (!host || !*host)
+        return 0;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    rc = getaddrinfo(host, NULL, &hints, &res);
+    if (res)
+        freeaddrinfo(res);
+    if (rc == 0 || rc == EAI_AGAIN)
+        return 0;
+    err_say(err, "%s does not resolve (%s)", host,
+            rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+    return ERR_USAGE;
+}
+
 int net_listen(const char *host, int port, int *fd, int *bound_port, char *err)
 {
     struct addrinfo hints, *res = NULL, *ai;
