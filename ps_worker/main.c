@@ -550,38 +550,43 @@ int main(int argc, char **argv)
     tables[2] = NULL;
     cli_main_parse("ps_worker", synopsis, argc, argv, tables);
     if (cli_common_finish(&r.o, err) != 0) {
-        fprintf(stderr, "ps_worker: %s\n", err);
+        cli_usage_print("ps_worker", err);
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
     if (strcmp(device, "cpu") != 0 && strcmp(device, "cuda") != 0) {
-        fprintf(stderr, "ps_worker: --device: cpu or cuda\n");
+        char q[CLI_VALUE_BUF], msg[ERR_LEN];
+        snprintf(msg, sizeof msg, "--device %s: not cpu or cuda", cli_value(device, q));
+        cli_usage_print("ps_worker", msg);
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
     r.cuda = strcmp(device, "cuda") == 0;
     if (r.cuda && (r.bucket_bytes || r.no_overlap || r.trace)) {
-        fprintf(stderr, "ps_worker: --bucket-size/--no-overlap/--trace: buckets and overlap run "
-                "on the CPU; use --device cpu\n");
+        cli_usage_print("ps_worker", "--device cuda: buckets and overlap (--bucket-size, "
+                        "--no-overlap, --trace) run on the CPU; use --device cpu");
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
     if (r.cuda && r.mistake != MISTAKE_NONE && r.mistake != MISTAKE_SUM_NOT_MEAN) {
-        fprintf(stderr, "ps_worker: --mistake %s: not made on the GPU (--device cuda); "
-                "use --device cpu\n", mistake_name(r.mistake));
+        char msg[ERR_LEN];
+        snprintf(msg, sizeof msg, "--mistake %s: not made on the GPU (--device cuda); "
+                 "use --device cpu", mistake_name(r.mistake));
+        cli_usage_print("ps_worker", msg);
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
     (void)loss_out;
     if (r.trace && trace_check(r.trace, r.o.rank, err) != 0) {
-        fprintf(stderr, "ps_worker: %s\n", err);
+        cli_usage_print("ps_worker", err);
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
     log_init("ps_worker", r.o.rank);
     mistake_announce(r.mistake);
     if (!servers) {
-        log_msg("--server: missing (give HOST:PORT of each server, comma-separated)");
+        cli_usage_print("ps_worker", "--server: missing (give HOST:PORT of each server, "
+                        "comma-separated)");
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }

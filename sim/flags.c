@@ -25,8 +25,7 @@
 
 void sim_usage_fail(const char *why)
 {
-    fprintf(stderr, SIM_PROG ": %s\n", why);
-    exit(CLI_EXIT_USAGE);
+    cli_usage_fail(SIM_PROG, why);
 }
 
 static int parse_kill(const char *value, void *dst, char *err)
