@@ -52,13 +52,13 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --quick) quick=1; ks="2 3"; params=256K; shift ;;
     --help|-h) usage; exit 0 ;;
-    *) die_usage "--only zero: unknown option '$1' (try --help)" ;;
+    *) die_usage "--only zero: $(shown_value "$1"): unknown option" ;;
     esac
 done
 for k in $ks; do
-    [[ $k =~ ^[1-9][0-9]?$ ]] || die_usage "--ks: '$k' is not a ring size 1..99"
+    [[ $k =~ ^[1-9][0-9]?$ ]] || usage_error --ks "$k" "not a ring size 1..99"
 done
-np=$(size_bytes "$params") || die_usage "--params: '$params' is not a count like 16M"
+np=$(size_bytes "$params") || usage_error --params "$params" "not a count like 16M"
 need_programs ring_worker psr_merge gnuplot
 make_out logs
 launch=$here/launch.sh

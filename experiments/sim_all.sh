@@ -93,7 +93,7 @@ while (($# > 0)); do
         --large-latency) BIG_LAT=$2 ;;
         esac
         shift ;;
-    *) die_usage "unknown argument '$1'" ;;
+    *) die_usage "$(shown_value "$1"): unknown option" ;;
     esac
     shift
 done
@@ -107,7 +107,7 @@ mbit() {
                    if (f && v * f >= 1) printf "%d\n", v * f } }'
 }
 host_mbit=$(mbit "$HOST_BW")
-[[ -n $host_mbit ]] || die_usage "--host-bw: a rate such as 256Mbit or 1Gbit, not '$HOST_BW'"
+[[ -n $host_mbit ]] || usage_error --host-bw "$HOST_BW" "not a rate such as 256Mbit or 1Gbit"
 # ok_link RATE TIME: whether bin/model takes them (units.h's grammar).
 ok_link() { "$model" --algo ring --K 2 --bytes 4096 --bw "$1" --latency "$2" >/dev/null 2>&1; }
 ok_link "${BW:-1Gbit}" "$LAT" || die_usage "--link-bw '$BW' or --link-latency '$LAT': not a rate (32Mbit) and a time (20ms)"

@@ -355,7 +355,7 @@ static void t_session_push(void)
     s0.pulling = 1;
     len = push_frame(buf, 0, 2, 0, 0, 4, g, 10);
     T_EQ_I(session_feed(&s0, &st, buf, len, &used, err), ERR_PROTO_FIELD);
-    T_HAS(err, "before it received the weights");
+    T_HAS(err, "refused: the server is still sending it the weights");
     joined(&s0, &c, &st, 0);
     len = push_frame(buf, 1, 2, 0, 0, 4, g, 10);          /* says rank 1 */
     T_EQ_I(session_feed(&s0, &st, buf, len, &used, err), ERR_PROTO_RANK);

@@ -203,6 +203,8 @@ static const char *why_of(const char *reason, const char *v)
         reason += n + 1;
         if (strncmp(reason, "is ", 3) == 0)
             reason += 3;
+    } else if (strncmp(reason, q, n) == 0 && reason[n] == ':' && reason[n + 1] == ' ') {
+        reason += n + 2;
     }
     return reason;
 }

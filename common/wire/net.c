@@ -202,6 +202,15 @@ int net_host_check(const char *host, char *err)
 
     if (!host || !*host)
         return 0;
+    /* Digits and dots are an IPv4 address or nothing: no resolver asked
+     * (a DNS lookup of "999.1.1.1" can take its timeout to fail). */
+    if (strspn(host, "0123456789.") == strlen(host)) {
+        struct in_addr a;
+        if (inet_pton(AF_INET, host, &a) == 1)
+            return 0;
+        err_say(err, "%s is not an IPv4 address", host);
+        return ERR_USAGE;
+    }
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
