@@ -118,7 +118,7 @@ static void check(struct server_flags *f)
     if (cli_common_finish(&f->c, err) != 0)
         flags_fail("%s", err);
     if (f->local_worker >= f->workers)
-        flags_fail("--local-worker: %d is not a worker (K = %d)", f->local_worker, f->workers);
+        flags_fail("--local-worker %d: not a worker (K = %d)", f->local_worker, f->workers);
     if (net_parse_hostport(f->listen_at, f->host, sizeof f->host, &f->port, err) != 0 ||
         net_host_check(f->host, err) != 0)
         flags_fail("--listen %s: %s", cli_value(f->listen_at, q), err);
@@ -136,7 +136,7 @@ static void check(struct server_flags *f)
     if (f->checkpoint_every > 0 && !f->checkpoint)
         flags_fail("--checkpoint-every: needs --checkpoint FILE");
     if (f->checkpoint_every > f->c.steps)
-        flags_fail("--checkpoint-every: %d is more than --steps %d (no checkpoint would be "
+        flags_fail("--checkpoint-every %d: more than --steps %d (no checkpoint would be "
                    "written)", f->checkpoint_every, f->c.steps);
     if (f->checkpoint && f->checkpoint_every == 0)
         f->checkpoint_every = 1;

@@ -403,14 +403,14 @@ int cli_common_finish(struct cli_common *c, char *err)
     }
 
     if (c->rank >= c->world) {
-        err_say(err, "%s: %d is not below the world size %d (%s)", rank_label, c->rank,
+        err_say(err, "%s %d: not below the world size %d (%s)", rank_label, c->rank,
                  c->world, world_label);
         return ERR_USAGE;
     }
     if (c->warmup < 0)
         c->warmup = c->steps > 2 ? 2 : c->steps - 1;
     if (c->warmup >= c->steps) {
-        err_say(err, "--warmup: %d is not below --steps %d (at least one timed step is needed)",
+        err_say(err, "--warmup %d: not below --steps %d (at least one timed step is needed)",
                  c->warmup, c->steps);
         return ERR_USAGE;
     }
@@ -441,7 +441,7 @@ int cli_common_finish(struct cli_common *c, char *err)
         return ERR_USAGE;
     }
     if (c->workload == WORKLOAD_MLP && c->batch > WORKLOAD_MLP_MAX_BATCH) {
-        err_say(err, "--batch: %llu is too large for the mlp (at most %u)",
+        err_say(err, "--batch %llu: too large for the mlp (at most %u)",
                  (unsigned long long)c->batch, (unsigned)WORKLOAD_MLP_MAX_BATCH);
         return ERR_USAGE;
     }
