@@ -162,12 +162,12 @@ static int pick_kind(const struct opts *o, const struct cli_common *c, int argc,
     int cuda;
 
     if (strcmp(o->device, "cpu") != 0 && strcmp(o->device, "cuda") != 0)
-        usage_fail("--device: cpu or cuda");
+        usage_fail_value("--device", o->device, "not cpu or cuda");
     cuda = strcmp(o->device, "cuda") == 0;
     if (strcmp(o->transport, "tcp") == 0)
         return cuda ? COLL_TCP_CUDA : COLL_TCP;
     if (strcmp(o->transport, "nccl") != 0)
-        usage_fail("--transport: tcp or nccl");
+        usage_fail_value("--transport", o->transport, "not tcp or nccl");
     if (!cuda && has_flag(argc, argv, "--device"))
         usage_fail("--transport nccl: NCCL runs on the GPU; drop --device cpu");
     if (c->link_bw > 0 || c->link_latency > 0)
@@ -185,7 +185,7 @@ static int pick_algo(const struct opts *o, int kind)
     if (algo == COLL_RING)
         return COLL_RING;
     if (algo < 0)
-        usage_fail("--algo: ring or rd");
+        usage_fail_value("--algo", o->algo, "not ring or rd");
     if (kind != COLL_TCP)
         usage_fail("--algo rd: recursive doubling runs on the host over TCP "
                    "(--device cpu --transport tcp)");
