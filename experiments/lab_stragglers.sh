@@ -148,15 +148,16 @@ done
 [[ $warmup =~ ^[0-9]{1,6}$ ]] && [ "$warmup" -lt "$steps" ] || usage_error --warmup "$warmup" "not 0..steps-1"
 [[ $jitter =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v s="$jitter" 'BEGIN { exit !(s <= 2) }' ||
     usage_error --jitter "$jitter" "not a SIGMA 0..2"
-for v in "$lr" "$target"; do
+for fv in "--lr $lr" "--target-loss $target"; do
+    v=${fv#* }
     [[ $v =~ ^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$ ]] && awk -v x="$v" 'BEGIN { exit !(x > 0) }' ||
-        die_usage "--lr, --target-loss: '$v' is not a number > 0"
+        usage_error "${fv%% *}" "$v" "not a number > 0"
 done
 need_programs ring_worker ps_server ps_worker psr_merge model
 # T in seconds, through bin/model's own parser (its --stragglers sync of
 # one worker with no communication is T itself); a bad T stops here, 64.
 T=$("$PSR_BIN/model" --stragglers sync --K 1 --backward-time "$bt" --comm 0 2>"${TMPDIR:-/tmp}/lab_strag.$$") ||
-    { m=$(head -n 1 "${TMPDIR:-/tmp}/lab_strag.$$"); rm -f "${TMPDIR:-/tmp}/lab_strag.$$"; die_usage "${m#model: }"; }
+    { m=$(head -n 1 "${TMPDIR:-/tmp}/lab_strag.$$"); rm -f "${TMPDIR:-/tmp}/lab_strag.$$"; m=${m#model: }; die_usage "${m%; see model --help}"; }
 rm -f "${TMPDIR:-/tmp}/lab_strag.$$"
 awk -v t="$T" 'BEGIN { exit !(t > 0) }' || usage_error --backward-time "$bt" "must be above 0 (the straggler scales it)"
 need_programs gnuplot

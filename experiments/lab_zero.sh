@@ -47,6 +47,11 @@ EOF
 
 while [ $# -gt 0 ]; do
     case $1 in
+    --ks | --params | --out)
+        [ $# -ge 2 ] || die_usage "--only zero: $1: missing value"
+        [ -n "$2" ] || usage_error "$1" "" "empty value" ;;
+    esac
+    case $1 in
     --ks) ks=$2; shift 2 ;;
     --params) params=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
@@ -55,10 +60,11 @@ while [ $# -gt 0 ]; do
     *) die_usage "--only zero: $(shown_value "$1"): unknown option" ;;
     esac
 done
+[ -n "${ks// /}" ] || usage_error --ks "$ks" "no ring size (give e.g. \"2 4\")"
 for k in $ks; do
-    [[ $k =~ ^[1-9][0-9]?$ ]] || usage_error --ks "$k" "not a ring size 1..99"
+    [[ $k =~ ^[1-9][0-9]?$ ]] || usage_error --ks "$ks" "'$k' is not a ring size 1..99"
 done
-np=$(size_bytes "$params") || usage_error --params "$params" "not a count like 16M"
+np=$(size_bytes "$params") && [ "$np" -gt 0 ] || usage_error --params "$params" "not a count like 16M (at least 1)"
 need_programs ring_worker psr_merge gnuplot
 make_out logs
 launch=$here/launch.sh

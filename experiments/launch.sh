@@ -193,15 +193,7 @@ for b in "${need[@]}"; do
     [[ -x $PSR_BIN/$b ]] || { say "no $b in $PSR_BIN (run make, or set PSR_BIN)"; exit 1; }
 done
 # The flags the programs take, checked by their own parser before anything
-# starts: each program given them with --help after them parses them all
-# (cli.c stops at --help only once those before it passed) and says a bad
-# one in THE USAGE LINE, which is this script's one line, exit 64.
-flags_check() {
-    local why
-    why=$("$PSR_BIN/$1" "${@:2}" --help 2>&1 >/dev/null) && return 0
-    printf '%s\n' "$why" | head -n 1 >&2
-    exit 64
-}
+# starts (lib.sh, flags_check).
 if [[ $mode == ps ]]; then
     flags_check ps_server "${common[@]}" "${srv_extra[@]}"
     flags_check ps_worker "${common[@]}" "${wrk_extra[@]}"

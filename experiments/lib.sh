@@ -11,6 +11,8 @@
 #   say MSG...                MSG on stderr, after "$prog: "
 #   die_usage MSG...          "MSG; see PROG --help" on stderr, exit 64
 #   usage_error FLAG VALUE WHY  THE USAGE LINE (below) for FLAG VALUE, exit 64
+#   flags_check PROG ARGS...  bin/PROG's parser over ARGS; a bad one is its
+#                             usage line, exit 64
 #   median                    the median of the numbers on stdin; nan if none
 #   run_stats FILE SIZE       "median min-max" of the "bytes time" lines of
 #                             FILE for SIZE; "nan -" if none (the benches)
@@ -97,6 +99,18 @@ shown_value() {
 
 usage_error() {
     die_usage "$1 $(shown_value "$2"): $3"
+}
+
+# flags_check PROG ARGS...: bin/PROG's own parser over ARGS, before any
+# work: PROG given them with --help after them parses them all (cli.c
+# stops at --help only once those before it passed); a bad one is PROG's
+# usage line (its one line, exit 64).
+flags_check() {
+    local why p=$1
+    shift
+    why=$("$PSR_BIN/$p" "$@" --help 2>&1 >/dev/null) && return 0
+    printf '%s\n' "$why" | head -n 1 >&2
+    exit 64
 }
 
 median() {

@@ -274,6 +274,26 @@ if ((!only_cleanup)); then
         d=$(dirname "$csv_out")
         [[ -d $d && -w $d ]] || usage_error --csv-out "$csv_out" "folder $(shown_value "$d") does not exist or is not writable"
     fi
+    # The programs' flags, by their own parser, before any namespace is
+    # made (lib.sh, flags_check; launch.sh checks them again).
+    chk_common=() chk_srv=() chk_wrk=()
+    for ((i = 0; i < ${#pass[@]}; i++)); do
+        case ${pass[i]} in
+        --servers | --csv-out | --out | --time-limit) ((i++)) ;;
+        --servers=* | --csv-out=* | --out=* | --time-limit=* | --colocated-servers | --even-split) ;;
+        --server-args) read -ra chk_srv <<<"${pass[i + 1]-}"; ((i++)) ;;
+        --worker-args) read -ra chk_wrk <<<"${pass[i + 1]-}"; ((i++)) ;;
+        --server-args=*) read -ra chk_srv <<<"${pass[i]#*=}" ;;
+        --worker-args=*) read -ra chk_wrk <<<"${pass[i]#*=}" ;;
+        *) chk_common+=("${pass[i]}") ;;
+        esac
+    done
+    if [[ $mode == ps ]]; then
+        flags_check ps_server "${chk_common[@]}" "${chk_srv[@]}"
+        flags_check ps_worker "${chk_common[@]}" "${chk_wrk[@]}"
+    else
+        flags_check ring_worker "${chk_common[@]}" "${chk_wrk[@]}"
+    fi
 fi
 
 # ------------------------------------------------------------ privileges

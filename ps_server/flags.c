@@ -144,7 +144,7 @@ static void check(struct server_flags *f)
         flags_fail("%s", err);
     /* The modes (mode.h); backup:N's N < K is mode_init's check (setup). */
     if (f->mode && mode_parse(f->mode, &f->mode_cfg, err) != 0)
-        flags_fail("--mode: %s", err);
+        flags_fail("--mode %s: %s", cli_value(f->mode, q), cli_reason(err, f->mode));
     if (f->mode_cfg.kind != MODE_SYNC) {
         const char *with = f->checkpoint ? "--checkpoint" : f->resume ? "--resume" :
                            f->mistake ? "--mistake" : f->c.link_bw > 0 ? "--link-bw" :

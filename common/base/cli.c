@@ -191,10 +191,10 @@ const char *cli_value(const char *v, char *buf)
     return cli_clean(v, buf, !plain);
 }
 
-/* why_of: a value parser's reason without the value it starts with: the
+/* cli_reason: a value parser's reason without the value it starts with: the
  * parsers (units.c, the custom ones) say "'v' is not a size", and the
  * usage line already shows v after its flag, so "--bytes x: not a size". */
-static const char *why_of(const char *reason, const char *v)
+const char *cli_reason(const char *reason, const char *v)
 {
     char q[CLI_QUOTE_BUF];
     size_t n = strlen(cli_quote(v, q));
@@ -360,7 +360,7 @@ int cli_parse(int argc, char **argv, const struct cli_opt *const *tables, char *
         if (rc == 0)
             rc = check_bound(o, v, reason);
         if (rc != 0) {
-            err_say(err, "--%s %s: %s", o->name, cli_value(v, q), why_of(reason, v));
+            err_say(err, "--%s %s: %s", o->name, cli_value(v, q), cli_reason(reason, v));
             return rc == -ENOMEM ? rc : ERR_USAGE;
         }
     }

@@ -77,6 +77,10 @@ void cli_usage_print(const char *prog, const char *msg);
  * non-printable bytes as \xNN. OUT: buf (CLI_VALUE_BUF bytes), returned. */
 #define CLI_VALUE_BUF (40 * 4 + 8)
 const char *cli_value(const char *s, char *buf);
+/* cli_reason: a parser's reason for refusing v without the 'v' it starts
+ * with ("'x' is not a mode (...)" -> "not a mode (...)"), for the line
+ * "--flag VALUE: REASON"; the reason itself when it does not. */
+const char *cli_reason(const char *reason, const char *v);
 __attribute__((noreturn)) void cli_usage_fail(const char *prog, const char *msg);
 
 /* cli_main_parse: cli_parse for main(): --help -> usage on stdout, exit 0;
