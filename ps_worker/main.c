@@ -390,6 +390,19 @@ static int step_setup(struct run *r, char *err)
     return step_init(&r->step, &sc, &ops, err);
 }
 
+/* refuse: what a set-up step refused, said as THE USAGE LINE (cli.h) when
+ * it is a usage error (CLI_EXIT_USAGE), else as a line of this worker's
+ * (1). */
+static int refuse(int rc, const char *msg)
+{
+    if (rc == ERR_USAGE) {
+        cli_usage_print("ps_worker", msg);
+        return CLI_EXIT_USAGE;
+    }
+    log_msg("%s", msg);
+    return 1;
+}
+
 /* setup: the workload, the buffers, the record and the client (not yet
  * connected). Returns the exit status on failure (message logged), else 0. */
 static int setup(struct run *r, const char *servers)
@@ -401,7 +414,7 @@ static int setup(struct run *r, const char *servers)
     int rc;
 
     if (o->workload == WORKLOAD_SYNTHETIC && o->params == 0) {
-        log_msg("--params: the synthetic workload needs --params N");
+        cli_usage_print("ps_worker", "--params: the synthetic workload needs --params N");
         return CLI_EXIT_USAGE;
     }
     cli_workload_cfg(o, &wcfg);     /* --backward-time spread over this worker's examples */
@@ -446,21 +459,19 @@ static int setup(struct run *r, const char *servers)
     ccfg.local_server = r->local_server;
     ccfg.timeout = o->timeout;
     if ((rc = cli_secret(o, &r->key, err)) != 0) {
-        log_msg("%s", err);
+        cli_usage_print("ps_worker", err);
         return CLI_EXIT_USAGE;
     }
     ccfg.key = &r->key;
-    if ((rc = ps_client_init(&r->client, &ccfg, err)) != 0) {
-        log_msg("%s", err);
-        return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
-    }
+    if ((rc = ps_client_init(&r->client, &ccfg, err)) != 0)
+        return refuse(rc, err);
     {
         /* Servers beyond loopback need the job's secret (auth.h). */
         const char *hosts[PS_CLIENT_MAX_SERVERS];
         for (int i = 0; i < r->client.nservers; i++)
             hosts[i] = r->client.conns[i].host;
         if (auth_policy("ps_worker", &r->key, NULL, hosts, r->client.nservers, err) != 0) {
-            log_msg("%s", err);
+            cli_usage_print("ps_worker", err);
             return CLI_EXIT_USAGE;
         }
     }
