@@ -28,8 +28,7 @@
 
 void sim_usage_fail(const char *why)
 {
-    fprintf(stderr, SIM_PROG ": %s\n", why);
-    exit(CLI_EXIT_USAGE);
+    cli_usage_fail(SIM_PROG, why);
 }
 
 static int parse_kill(const char *value, void *dst, char *err)
@@ -221,7 +220,7 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     if (argc >= 2 && argv[1][0] == '-')
         cli_main_parse(SIM_PROG, synopsis, argc, argv, tables);
     if (argc < 3)
-        sim_usage_fail("expected ps|ring and K (see --help)");
+        sim_usage_fail("expected ps|ring and K");
     if (strcmp(argv[1], "ps") != 0 && strcmp(argv[1], "ring") != 0)
         sim_usage_fail("mode is not ps or ring");
     if (cli_parse_ll(argv[2], 1, 65536, &k, err) != 0)

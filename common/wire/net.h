@@ -37,6 +37,13 @@
  * ERR_USAGE (with a reason in err) on anything else. */
 int net_parse_hostport(const char *s, char *host, size_t hostlen, int *port, char *err);
 
+/* net_host_check: does host resolve (for listening or connecting)? 0 when
+ * it does, when it is empty (127.0.0.1, as net_listen takes it), or when
+ * the resolver failed only for now (EAI_AGAIN: net_connect retries);
+ * else ERR_USAGE with the resolver's reason in err. For the flag checks,
+ * before anything is said or bound. */
+int net_host_check(const char *host, char *err);
+
 /* net_listen: bind host:port (port 0: any free port) and listen.
  * OUT: *fd, *bound_port (the port actually bound). */
 int net_listen(const char *host, int port, int *fd, int *bound_port, char *err);
