@@ -195,24 +195,19 @@ static int conn_feed(struct conn *c)
 {
     struct proto_limits lim = { PROTO_REGISTER_MAX, 0, 0 };
     struct proto_header h;
-    char why[ERR_LEN];
+    char why[ERR_LEN], e[ERR_LEN];
 
     while (c->got < c->need) {
-        ssize_t r = recv(c->fd, c->buf + c->got, c->need - c->got, MSG_DONTWAIT);
-        int rc;
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        int rc = net_feed(c->fd, c->buf, &c->got, c->need, e);
+        if (rc == 0)
             return 0;
-        if (r <= 0) {
-            err_say(why, "before registering: %s after %zu bytes",
-                r == 0 ? "connection closed" : strerror(errno), c->got);
+        if (rc < 0) {
+            err_say(why, "before registering: %s", e);
             conn_drop(c, why);
             return -1;
         }
-        c->got += (size_t)r;
-        if (c->got < PROTO_HEADER_SIZE || c->need > PROTO_HEADER_SIZE)
-            continue;
+        if (c->need > PROTO_HEADER_SIZE)
+            break;                              /* the whole frame */
         rc = proto_header_decode(c->buf, &lim, &h);
         if (rc == 0 && h.type != PROTO_REGISTER)
             rc = ERR_PROTO_TYPE;

@@ -137,19 +137,15 @@ static int hello_feed(struct xport_hello_in *x, struct proto_header *h, char *wh
     struct proto_limits lim = { PROTO_TEXT_MAX, 0, 0 };
 
     while (x->got < x->need) {
-        ssize_t r = recv(x->fd, x->buf + x->got, x->need - x->got, MSG_DONTWAIT);
-        int rc;
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        char e[ERR_LEN];
+        int rc = net_feed(x->fd, x->buf, &x->got, x->need, e);
+        if (rc == 0)
             return 0;
-        if (r <= 0) {
-            err_say(why, "%s after %zu bytes of its HELLO", r == 0 ? "connection closed" :
-                strerror(errno), x->got);
-            return r == 0 ? ERR_EOF : -errno;
+        if (rc < 0) {
+            err_say(why, "%s of its HELLO", e);
+            return rc;
         }
-        x->got += (size_t)r;
-        if (x->got == PROTO_HEADER_SIZE && x->need == PROTO_HEADER_SIZE) {
+        if (x->need == PROTO_HEADER_SIZE) {
             if ((rc = proto_header_decode(x->buf, &lim, h)) != 0) {
                 err_say(why, "not a psring ring peer (%s)", err_str(rc));
                 return rc;

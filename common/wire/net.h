@@ -106,6 +106,13 @@ struct net_frame {
 void net_frame_begin(struct net_frame *f, size_t len);
 double net_frame_budget(const struct link *l, size_t len, double idle_s);
 
+/* net_feed: read into buf[*got, need) what fd has now, without waiting
+ * (for a reader that serves several sockets at once: the coordinator's
+ * REGISTERs, a data port's HELLOs). 1 when *got reaches need; 0 when the
+ * socket has nothing more yet; ERR_EOF or -errno when the connection
+ * closed or failed, why saying so and after how many bytes. */
+int net_feed(int fd, void *buf, size_t *got, size_t need, char *why);
+
 /* net_recv_frame: net_recv_all, also under f's deadline (NULL: none). */
 int net_recv_frame(int fd, void *buf, size_t len, struct link *l, double idle_s,
                    struct net_frame *f, const char *peer, char *err);

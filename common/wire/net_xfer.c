@@ -643,3 +643,20 @@ int net_sendrecv_frame(int sfd, const void *sbuf, size_t slen, const char *speer
     return xfer(d, 2, l, idle_s, err);
 }
 
+int net_feed(int fd, void *buf, size_t *got, size_t need, char *why)
+{
+    while (*got < need) {
+        ssize_t r = recv(fd, (char *)buf + *got, need - *got, MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (r <= 0) {
+            int e = r == 0 ? ERR_EOF : -errno;
+            err_say(why, "%s after %zu bytes", r == 0 ? "connection closed" : strerror(errno), *got);
+            return e;
+        }
+        *got += (size_t)r;
+    }
+    return 1;
+}
