@@ -72,7 +72,18 @@
 #                             $out/commands.txt (what manifest lists)
 
 say() {
-    echo "${prog:-${0##*/}}: $*" >&2
+    host_msg "${prog:-${0##*/}}: $*" >&2
+}
+
+# host_msg TEXT: TEXT on one line, with $root/results written as
+# PSR_HOST_RESULTS when that is set. In a container (Dockerfile) the results
+# folder is the host's through a volume; the messages then name the folder
+# the user can open, not /psring/results. Files (manifest, commands.txt)
+# keep the paths the jobs really ran with.
+host_msg() {
+    local s=$1
+    [ -n "${PSR_HOST_RESULTS-}" ] && s=${s//"$root/results"/"$PSR_HOST_RESULTS"}
+    printf '%s\n' "$s"
 }
 
 root=$(cd "$here/.." && pwd)
@@ -343,7 +354,7 @@ csv_table() {
 }
 
 progress() { if [ -t 2 ]; then printf '\r\033[K%s' "$1" >&2; fi; }
-done_line() { if [ -t 2 ]; then printf '\r\033[K' >&2; fi; echo "$1" >&2; }
+done_line() { if [ -t 2 ]; then printf '\r\033[K' >&2; fi; host_msg "$1" >&2; }
 elapsed() { echo $(( $(date +%s) - t_start ))s; }
 
 # stop_on_interrupt: a script that runs one job after another stops at ^C.
@@ -382,7 +393,13 @@ manifest() {
         echo "# psring lab manifest$2"
         echo "command: $3"
         echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-        echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
+        # PSR_GIT: the commit, given where .git is not (the container's
+        # build argument, Dockerfile), as `git describe`-like text.
+        if [ -n "${PSR_GIT-}" ] && ! git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+            echo "git: $PSR_GIT"
+        else
+            echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
+        fi
         echo "cpu: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) online${4-}"
         cat
         cat "$1/commands.txt" 2>/dev/null
