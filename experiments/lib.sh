@@ -393,12 +393,12 @@ manifest() {
         echo "# psring lab manifest$2"
         echo "command: $3"
         echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-        # PSR_GIT: the commit, given where .git is not (the container's
-        # build argument, Dockerfile), as `git describe`-like text.
-        if [ -n "${PSR_GIT-}" ] && ! git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
-            echo "git: $PSR_GIT"
+        # Without .git (a container: .dockerignore), PSR_GIT: the commit the
+        # image was built from, its build argument (Dockerfile).
+        if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+            echo "git: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
         else
-            echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
+            echo "git: ${PSR_GIT:-unknown}"
         fi
         echo "cpu: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) online${4-}"
         cat

@@ -2,7 +2,7 @@
 # container.sh -- `make check-container`: the Dockerfile built and run the
 # way the README says, with podman, and what comes back checked.
 #
-#   tests/container.sh [--quick] [--keep]
+#   tests/container.sh [--quick]
 #
 # Root on Linux (Debian/Ubuntu: it installs podman, runc and debootstrap
 # with apt-get when they are missing). In order:
@@ -28,12 +28,12 @@
 # supported") and --ulimit nofile=20000:20000 --ulimit nproc=4096:4096
 # (crun: "setrlimit RLIMIT_NOFILE: Operation not permitted"), on the build
 # and on every run. Containers are named psring-check-<pid>-<step> and
-# removed on the way out, failed or not; --keep leaves the last one's
-# image. Logs: build/container/*.log. Exit 0 when every check passed, 1
+# removed on the way out, failed or not (the base and the image stay).
+# Logs: build/container/*.log. Exit 0 when every check passed, 1
 # when one failed, 2 when it could not run, 64 on a bad flag.
 #
 # Not in `make check` nor .ci/run: it takes about 35 minutes (the image
-# build, the lab, the whole suite inside). Figures: docs/container.md.
+# build, the lab, the whole suite inside). Figures and the hosts it ran on: README.md, "In a container".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -43,7 +43,7 @@ for a in "$@"; do
     case $a in
     --quick) quick=1 ;;
     -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "$prog: $a: unknown flag; see $prog --help" >&2; exit 64 ;;
+    *) echo "$prog: $a: unknown option; see $prog --help" >&2; exit 64 ;;
     esac
 done
 
