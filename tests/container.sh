@@ -64,13 +64,28 @@ mkdir -p "$logs" || cannot "cannot create $logs"
 containers=()
 cleanup() {
     local c
+    [ -n "${build_pid-}" ] && kill "$build_pid" 2>/dev/null && wait "$build_pid"
+    # -t 1: make as a container's PID 1 ignores SIGTERM; SIGKILL after 1 s
     for c in "${containers[@]}"; do
-        podman rm -f --ignore "$c" >/dev/null 2>&1 || podman rm -f "$c" >/dev/null 2>&1
+        podman rm -f -t 1 --ignore "$c" >/dev/null 2>&1
     done
     [ -n "${tmp_root-}" ] && rm -rf "$tmp_root"
 }
 trap cleanup EXIT
 trap 'say "interrupted"; exit 130' INT TERM
+
+# ctr NAME ARGS...: podman run --rm --name NAME ARGS..., its exit status.
+# In the background and waited for, so that ^C or SIGTERM to this script
+# runs the traps at once (bash runs none while a foreground command runs),
+# and cleanup removes the container.
+ctr() {
+    local name=$1 pid
+    shift
+    containers+=("$name")
+    podman run --rm --name "$name" "${flags[@]}" "$@" &
+    pid=$!
+    wait "$pid"
+}
 
 # ------------------------------------------------------------ 0. the tools
 need=""
@@ -124,8 +139,11 @@ fi
 old=$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null)
 say "image: podman build ${flags[*]} --build-arg BASE=$base --build-arg PSR_GIT='$git' -t $image (log: $logs/build.log)"
 t0=$(now)
-podman build "${flags[@]}" --build-arg BASE="$base" --build-arg PSR_GIT="$git" \
-    -t "$image" "$root" > "$logs/build.log" 2>&1 || cannot "podman build failed; see $logs/build.log"
+podman build "${flags[@]}" --force-rm --build-arg BASE="$base" --build-arg PSR_GIT="$git" \
+    -t "$image" "$root" > "$logs/build.log" 2>&1 &
+build_pid=$!
+wait "$build_pid" || cannot "podman build failed; see $logs/build.log"
+build_pid=
 t_build=$(( $(now) - t0 ))
 new=$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null)
 [ -n "$old" ] && [ "$old" != "$new" ] && podman rmi "$old" >/dev/null 2>&1
@@ -138,11 +156,10 @@ res=$root/results/container
 mkdir -p "$res" && chown "$uid:$uid" "$res" || cannot "cannot create $res for user $uid"
 before=$(ls -1 "$res")
 name=psring-check-$$-lab
-containers+=("$name")
 say "make lab: podman run --user $uid:$uid -v $res:/psring/results -e PSR_HOST_RESULTS=$res $image (log: $logs/lab.log)"
 t0=$(now)
-podman run --rm --name "$name" "${flags[@]}" --user "$uid:$uid" \
-    -v "$res:/psring/results" -e PSR_HOST_RESULTS="$res" "$image" > "$logs/lab.log" 2>&1
+ctr "$name" --user "$uid:$uid" -v "$res:/psring/results" -e PSR_HOST_RESULTS="$res" \
+    "$image" > "$logs/lab.log" 2>&1
 rc=$?
 rc_lab=$rc
 t_lab=$(( $(now) - t0 ))
@@ -165,10 +182,9 @@ fi
 # ------------------------------------------------------------ 4. make check, as root
 target=check; [ "$quick" = 1 ] && target=test-quick
 name=psring-check-$$-check
-containers+=("$name")
 say "make $target: podman run $image make $target (log: $logs/check.log)"
 t0=$(now)
-podman run --rm --name "$name" "${flags[@]}" "$image" make "$target" > "$logs/check.log" 2>&1
+ctr "$name" "$image" make "$target" > "$logs/check.log" 2>&1
 rc=$?
 t_check=$(( $(now) - t0 ))
 counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/check.log" | tail -n 1)
