@@ -214,7 +214,7 @@ test-quick: all $(TESTS) $(FUZZ) $(PEERS) $(HOSTILE)
 
 # The Dockerfile built and run as the README says (tests/container.sh: root,
 # Linux; podman with runc, a debootstrap base): `make lab` as a user and
-# `make check` inside, results in results/container/. About 35 minutes, so in
+# `make check` inside, results in results/container/. About 15 minutes, so in
 # neither `check` nor .ci/run. CONTAINER_ARGS=--quick: `make test-quick`
 # inside instead of `make check`.
 CONTAINER_ARGS ?=

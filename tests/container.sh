@@ -32,7 +32,7 @@
 # Logs: build/container/*.log. Exit 0 when every check passed, 1
 # when one failed, 2 when it could not run, 64 on a bad flag.
 #
-# Not in `make check` nor .ci/run: it takes about 35 minutes (the image
+# Not in `make check` nor .ci/run: it takes about 15 minutes (the image
 # build, the lab, the whole suite inside). Figures and the hosts it ran on: README.md, "In a container".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
