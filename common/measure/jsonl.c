@@ -1,7 +1,9 @@
 /* jsonl.c -- CSV and record text to JSON Lines (jsonl.h: the rule). */
 #include "jsonl.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -9,6 +11,7 @@
 
 #include "base/cli.h"
 #include "base/err.h"
+#include "base/infile.h"
 
 static int is_digit(char c)
 {
@@ -249,7 +252,10 @@ void jsonl_manifest(FILE *f, const char *text)
         l += len + (end != NULL);
     }
     for (size_t i = 0; i < nf; i++) {
-        if (seen(keys, lens, nk, fa[i].key, strlen(fa[i].key)))
+        /* The text's command (a launcher's) replaces this process's
+         * command and its program's name with it. */
+        const char *k = i == 0 ? "command" : fa[i].key;
+        if (seen(keys, lens, nk, k, strlen(k)))
             continue;
         fputc(',', f);
         jsonl_string(f, fa[i].key, strlen(fa[i].key));
@@ -288,4 +294,41 @@ int jsonl_csv_text(FILE *f, const char *csv, const char *manifest, char *err)
         }
     }
     return 0;
+}
+
+char *jsonl_read_text(const char *flag, const char *path, int *rc, char *err)
+{
+    FILE *f = infile_fopen(flag, path, rc, err);
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+
+    if (!f)
+        return NULL;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            char *t = cap + 65536 > JSONL_TEXT_MAX ? NULL : realloc(text, cap += 65536);
+            if (!t) {
+                *rc = -EFBIG;
+                err_say(err, "%s %s: over %d bytes", flag, path, JSONL_TEXT_MAX);
+                goto fail;
+            }
+            text = t;
+        }
+        size_t got = fread(text + len, 1, 4096, f);
+        len += got;
+        if (got < 4096)
+            break;
+    }
+    if (ferror(f)) {
+        *rc = -EIO;
+        err_say(err, "%s %s: %s", flag, path, strerror(errno));
+        goto fail;
+    }
+    fclose(f);
+    text[len] = '\0';
+    return text;
+fail:
+    fclose(f);
+    free(text);
+    return NULL;
 }

@@ -53,13 +53,21 @@ int jsonl_csv_row(FILE *f, const char *header, const char *row, char *err);
  * joined by spaces), date (UTC, ISO 8601), host, kernel, ncpu, loadavg
  * (/proc/loadavg's first three); then each "KEY: VALUE" line of `text`
  * (NULL: none; lines starting "#" and lines without ": " are skipped;
- * a key given twice keeps its first value), so that a lab's manifest.txt
- * or a launcher's facts (git: the commit) join them. */
+ * a key given twice keeps its first value; the text's "command", a
+ * launcher's, replaces both program and command), so that a lab's
+ * manifest.txt or a launcher's facts (git: the commit) join them. */
 void jsonl_manifest(FILE *f, const char *text);
 
 /* jsonl_csv_text: a whole CSV (header line, then rows) as JSON Lines: the
  * manifest line (text as above), then one "row" line per row; blank lines
  * skipped. 0, or ERR_FORMAT with "line N: reason" in err. */
 int jsonl_csv_text(FILE *f, const char *csv, const char *manifest, char *err);
+
+/* jsonl_read_text: the whole of a text file (a CSV, a manifest) read
+ * through infile.h (a FIFO or device refused, never waited on), at most
+ * JSONL_TEXT_MAX bytes, NUL-terminated; the caller frees it. NULL with
+ * "FLAG: PATH: reason" in err (*rc: the negative code). */
+#define JSONL_TEXT_MAX (64 << 20)
+char *jsonl_read_text(const char *flag, const char *path, int *rc, char *err);
 
 #endif /* JSONL_H */
