@@ -36,9 +36,10 @@ int main(int argc, char **argv)
     int first = 1, rc = 1, r;
     FILE *f;
 
-    while (first < argc && argv[first][0] == '-' && argv[first][1] == '-')
+    /* Options first, then the CSV: split argv at the first path. */
+    while (first < argc && argv[first][0] == '-' && argv[first][1] != '\0')
         first += (strchr(argv[first], '=') || strcmp(argv[first], "--help") == 0 ||
-                  strcmp(argv[first], "--version") == 0) ? 1 : 2;
+                  strcmp(argv[first], "-h") == 0 || strcmp(argv[first], "--version") == 0) ? 1 : 2;
     if (first > argc)
         first = argc;
     cli_main_parse("psr_json", "[--manifest FILE] --out FILE CSV\n"
