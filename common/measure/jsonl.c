@@ -128,28 +128,32 @@ static int split_csv(char *buf, const char **field, int max)
 
 int jsonl_csv_row(FILE *f, const char *header, const char *row, char *err)
 {
-    static char hb[JSONL_LINE_MAX], rb[JSONL_LINE_MAX];
     const char *names[JSONL_FIELDS_MAX], *vals[JSONL_FIELDS_MAX];
-    int nh, nr;
+    char *hb, *rb;
+    int nh, nr, rc = ERR_FORMAT;
 
-    if (strlen(header) >= sizeof hb || strlen(row) >= sizeof rb) {
+    if (strlen(header) >= JSONL_LINE_MAX || strlen(row) >= JSONL_LINE_MAX) {
         err_say(err, "a line over %d bytes", JSONL_LINE_MAX - 1);
         return ERR_FORMAT;
     }
-    strcpy(hb, header);
-    strcpy(rb, row);
-    nh = split_csv(hb, names, JSONL_FIELDS_MAX);
-    nr = split_csv(rb, vals, JSONL_FIELDS_MAX);
-    if (nh < 0 || nr < 0) {
+    /* Copies to split in place: on the heap, so a thread's stack is spared. */
+    hb = strdup(header);
+    rb = strdup(row);
+    if (!hb || !rb) {
+        err_say(err, "out of memory");
+        rc = -ENOMEM;
+    } else if ((nh = split_csv(hb, names, JSONL_FIELDS_MAX)) < 0 ||
+               (nr = split_csv(rb, vals, JSONL_FIELDS_MAX)) < 0) {
         err_say(err, "an unclosed quote or over %d fields", JSONL_FIELDS_MAX);
-        return ERR_FORMAT;
-    }
-    if (nh != nr) {
+    } else if (nh != nr) {
         err_say(err, "%d fields under a header of %d", nr, nh);
-        return ERR_FORMAT;
+    } else {
+        jsonl_object(f, "row", names, vals, (size_t)nh);
+        rc = 0;
     }
-    jsonl_object(f, "row", names, vals, (size_t)nh);
-    return 0;
+    free(hb);
+    free(rb);
+    return rc;
 }
 
 /* The manifest's facts of this process, KEY and VALUE strings. */
@@ -228,10 +232,19 @@ static int seen(const char *const *keys, const size_t *lens, size_t nk, const ch
 
 void jsonl_manifest(FILE *f, const char *text)
 {
-    static struct fact fa[16];
-    static const char *keys[MANIFEST_KEYS];
-    static size_t lens[MANIFEST_KEYS];
-    size_t nk = 0, nf = own_facts(fa);
+    /* On the heap (about 30 KiB), not a thread's stack; without it the
+     * line holds the text's keys and none of this process's facts. */
+    struct manifest_scratch {
+        struct fact fa[16];
+        const char *keys[MANIFEST_KEYS];
+        size_t lens[MANIFEST_KEYS];
+    } *m = calloc(1, sizeof *m);
+    size_t nk = 0, nf = m ? own_facts(m->fa) : 0;
+    const char *keys_none[1];
+    size_t lens_none[1];
+    const char **keys = m ? m->keys : keys_none;
+    size_t *lens = m ? m->lens : lens_none, kmax = m ? MANIFEST_KEYS : 0;
+    struct fact *fa = m ? m->fa : NULL;
 
     fputs("{\"record\":\"manifest\"", f);
     for (const char *l = text; l && *l;) {
@@ -240,7 +253,7 @@ void jsonl_manifest(FILE *f, const char *text)
 
         colon = memchr(l, ':', len);
         if (l[0] != '#' && colon && colon > l && colon + 1 < l + len && colon[1] == ' ' &&
-            !memchr(l, ' ', (size_t)(colon - l)) && nk < MANIFEST_KEYS &&
+            !memchr(l, ' ', (size_t)(colon - l)) && nk < kmax &&
             !seen(keys, lens, nk, l, (size_t)(colon - l))) {
             keys[nk] = l;
             lens[nk++] = (size_t)(colon - l);
@@ -263,37 +276,46 @@ void jsonl_manifest(FILE *f, const char *text)
         jsonl_value(f, fa[i].val, strlen(fa[i].val));
     }
     fputs("}\n", f);
+    free(m);
 }
 
 int jsonl_csv_text(FILE *f, const char *csv, const char *manifest, char *err)
 {
-    static char header[JSONL_LINE_MAX], row[JSONL_LINE_MAX];
+    char *header = malloc(2 * JSONL_LINE_MAX), *row;
     char why[ERR_LEN];
-    int line = 0;
+    int line = 0, rc = 0;
 
+    if (!header) {
+        err_say(err, "out of memory");
+        return -ENOMEM;
+    }
+    row = header + JSONL_LINE_MAX;
     jsonl_manifest(f, manifest);
     header[0] = '\0';
-    for (const char *l = csv; *l;) {
+    for (const char *l = csv, *s; *l;) {
         const char *end = strchr(l, '\n');
         size_t len = end ? (size_t)(end - l) : strlen(l);
         char *into = header[0] ? row : header;
 
         line++;
+        s = l;                          /* this line: s[0..len) */
         l += len + (end != NULL);
-        if (len == 0 || (len == 1 && l[-1 - (end != NULL)] == '\r'))
-            continue;
-        if (len >= sizeof row) {
+        if (len == 0 || (len == 1 && s[0] == '\r'))
+            continue;                   /* a blank line */
+        if (len >= JSONL_LINE_MAX) {
             err_say(err, "line %d: over %d bytes", line, JSONL_LINE_MAX - 1);
-            return ERR_FORMAT;
+            rc = ERR_FORMAT;
+            break;
         }
-        memcpy(into, l - len - (end != NULL), len);
+        memcpy(into, s, len);
         into[len] = '\0';
-        if (into == row && jsonl_csv_row(f, header, row, why) != 0) {
+        if (into == row && (rc = jsonl_csv_row(f, header, row, why)) != 0) {
             err_say(err, "line %d: %s", line, why);
-            return ERR_FORMAT;
+            break;
         }
     }
-    return 0;
+    free(header);
+    return rc;
 }
 
 char *jsonl_read_text(const char *flag, const char *path, int *rc, char *err)

@@ -18,7 +18,9 @@
  * metrics.h RECORD FILE).
  *
  * The functions write to a stdio stream (an open_memstream buffer handed to
- * outfile.h, or outfile_append's stream) and allocate nothing.
+ * outfile.h, or outfile_append's stream); their scratch (line copies, the
+ * manifest's facts) is on the heap and freed before they return, so they
+ * are safe from any thread and keep off its stack.
  */
 #ifndef JSONL_H
 #define JSONL_H

@@ -27,7 +27,7 @@ static const char *const step_names[] = {
  * psring_record) and one "step" line per step line; "-" is null. */
 static void record_json(FILE *f, char *text)
 {
-    static char names[REC_FIELDS][METRICS_NAME_LEN + 16];
+    char names[REC_FIELDS][METRICS_NAME_LEN + 16];
     const char *np[REC_FIELDS], *vals[REC_FIELDS];
     size_t n = 0, steps_at;
     char *save = NULL;
