@@ -29,21 +29,23 @@ static void record_json(FILE *f, char *text)
 {
     char names[REC_FIELDS][METRICS_NAME_LEN + 16];
     const char *np[REC_FIELDS], *vals[REC_FIELDS];
-    size_t n = 0, steps_at;
+    size_t n = 0;
+    int process_due = 1;            /* the process line not yet written */
     char *save = NULL;
 
-    steps_at = strlen(text);
     for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char *tsave = NULL, *key = strtok_r(l, " ", &tsave), *v;
         const char *sv[8];
         size_t nv = 0;
 
+        if (!key)
+            continue;
         while ((v = strtok_r(NULL, " ", &tsave)) && nv < 8)
             sv[nv++] = strcmp(v, "-") == 0 ? NULL : v;
         if (strcmp(key, "step") == 0) {
-            if (steps_at) {             /* the process line before the first step */
+            if (process_due) {          /* the process line before the first step */
                 jsonl_object(f, "process", np, vals, n);
-                steps_at = 0;
+                process_due = 0;
             }
             /* "step S C I E BI BO [STEP_S [ENTER_T]]": absent is null. */
             const char *stepv[8];
@@ -63,7 +65,7 @@ static void record_json(FILE *f, char *text)
             vals[n] = sv[i];
         }
     }
-    if (steps_at)
+    if (process_due)
         jsonl_object(f, "process", np, vals, n);
 }
 
