@@ -202,6 +202,15 @@ expect_rc 64
 expect_grep err '^ps_server: --warmup.*; see ps_server --help$'
 [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "--warmup 5 --steps 3: $(wc -l <"$T_TMP/err") lines on stderr, want 1: $(cat "$T_TMP/err")"
 t_end
+t_case ps-faults-1.9 "a slow link is not a stall: K = 4 at 8 Mbit/s, 512 KiB pushes, T = 1 s: the server's 2 s of ingress passes with no byte for the workers, and the job ends 0"
+# PULL WAIT (common/ps/frames.c): the wait for the weights is 1.5T plus the
+# time the server's link needs for the K pushes; it was 1.5T alone, and
+# every worker gave up after 1.5 s.
+job 60 "$launch" ps 4 --workload synthetic --dtype f32 --params 128K --steps 1 --warmup 0 \
+    --link-bw 8Mbit --timeout 1 --time-limit 50
+expect_rc 0
+grep -q 'timed out' "$T_TMP/err" && t_fail "a worker timed out: $(grep 'timed out' "$T_TMP/err" | head -n 1)"
+t_end
 
 t_case ps-faults-1.8 "launch.sh: worker 1 SIGKILLed mid-run is named; nothing is left running"
 if ! command -v pgrep >/dev/null; then
