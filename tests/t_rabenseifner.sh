@@ -7,8 +7,9 @@
 # (#wrong 0) and the row's model_s == bin/model's; psring_sim's time ==
 # bin/model's (sizes, K = 5 and 8) and its weights == the real run's, bit
 # for bit (K = 6); a rank SIGSTOPped mid-all-reduce (no FIN, no RST: the
-# idle timeout) ends every other rank, naming it; --algo refused where it
-# cannot run, and ranks that disagree on it stopped at the rendezvous.
+# idle timeout) ends every other rank, naming it; bin/model at three points
+# worked by hand; --algo refused where it cannot run, and ranks that
+# disagree on it stopped at the rendezvous.
 # tier: full
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
@@ -97,13 +98,20 @@ ranks_fault 0 STOP --world 5 --workload synthetic --params 1M --dtype f32 --link
     --steps 10000 --timeout $T $ALGO
 t_end
 
-t_case rabenseifner-proc-1.5 "--algo refused where it cannot run (one line, exit 64); ranks that disagree on it fail at the rendezvous naming the flag"
+t_case rabenseifner-proc-1.5 "bin/model --algo rabenseifner at three points worked by hand; --algo refused where it cannot run (one line, exit 64); ranks that disagree on it fail at the rendezvous naming the flag"
 job 20 "$PSR_BIN/ring_worker" $ALGO --device cuda --steps 1
 expect_rc 64
 expect_grep err '^ring_worker: --algo rabenseifner: runs on the host over TCP'
 [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "want one stderr line: $(cat "$T_TMP/err")"
 job 20 "$PSR_BIN/ring_worker" $ALGO --bench --coll all_gather
 expect_rc 64
+# bin/model by hand: K = 8, n = 1e6 B, 1e9 B/s, a = 1 ms: 6 a + 1.75 n b;
+# K = 6 (the fold, P = 4): 6 a + (1.5 + 2) n b; K = 3: 4 a + 3 n b.
+for q in "8 0.00775" "6 0.0095" "3 0.007"; do
+    set -- $q
+    got=$("$PSR_BIN/model" --algo rabenseifner --K $1 --bytes 1e6 --bw 1e9 --latency 1ms)
+    [ "$got" = "$2" ] || t_fail "bin/model --algo rabenseifner --K $1: $got, by hand $2"
+done
 job 20 "$PSR_BIN/model" --algo rabenseifnr --K 4 --bytes 1M --bw 1Gbit
 expect_rc 64
 expect_grep err '^model: --algo rabenseifnr: not ps, ring, rd or rabenseifner; see model --help$'
