@@ -50,7 +50,8 @@
  * All in place in one n-element buffer, but the all-to-all (send and
  * receive buffers). With NCCL the reduce-scatter and the all-gather need
  * n a multiple of K (NCCL's slices are equal; ring_chunk's are then the
- * same). The CUDA-staged ring and --algo rd run the all-reduce only
+ * same). The CUDA-staged ring, --algo rd and --algo rabenseifner run the
+ * all-reduce only
  * (ERR_USAGE; bin/ring_worker refuses the flags first).
  *
  * A RANGE [first, first + count) of a larger buffer (ZeRO's buckets,
