@@ -118,6 +118,10 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(wildcard tests/fuzz_*.c)
 FUZZ     := $(FUZZ_SRC:tests/%.c=$(BUILD)/tests/%)
+# tests/peer_<name>.c: a helper program the shell tests start (peer_hostile:
+# a member with the secret that misbehaves); run.sh does not run it alone.
+PEER_SRC := $(wildcard tests/peer_*.c)
+PEERS    := $(PEER_SRC:tests/%.c=$(BUILD)/tests/%)
 
 # sim/: bin/psring_sim, the simulated twin of the systems (docs/sim.md),
 # linking the collective and the server's libraries and the SimGrid
@@ -175,8 +179,24 @@ $(SYS_BINS): $(BIN)/%: $(BUILD)/%/main.o $$(filter $(BUILD)/lib$$*.a,$(SYS_LIBS)
 $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(COLL_LIB) $(PS_LIB) $(GPU_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(GPU_LDLIBS) -o $@
 
+$(BUILD)/tests/peer_%: $(BUILD)/tests/peer_%.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 $(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/fuzzdrv.o $(PS_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# tests/hostile_*.c: TEST-ONLY hostile members for tests/t_hostile_nan.sh,
+# a system's own objects linked with a few functions wrapped (-Wl,--wrap;
+# each file's opening comment says which and why). Never in bin/.
+HOSTILE := $(BUILD)/tests/hostile_ring $(BUILD)/tests/hostile_ps_server
+HOSTILE_WRAP_ring := -Wl,--wrap=coll_allreduce,--wrap=vec_add_finite,--wrap=vec_check_finite
+HOSTILE_WRAP_ps   := -Wl,--wrap=store_release,--wrap=vec_check_finite
+
+$(BUILD)/tests/hostile_ring: $(BUILD)/tests/hostile_ring.o $(BUILD)/ring_worker/main.o $(BUILD)/libring_worker.a $(COLL_LIB) $(GPU_LIB) $(LIB)
+	$(CC) $(LDFLAGS) $(HOSTILE_WRAP_ring) $(filter %.o %.a,$^) $(LDLIBS) $(GPU_LDLIBS) -o $@
+
+$(BUILD)/tests/hostile_ps_server: $(BUILD)/tests/hostile_ps_server.o $(BUILD)/ps_server/main.o $(BUILD)/libps_server.a $(PS_LIB) $(GPU_LIB) $(LIB)
+	$(CC) $(LDFLAGS) $(HOSTILE_WRAP_ps) $(filter %.o %.a,$^) $(LDLIBS) $(GPU_LDLIBS) $(UV_LIBS) -o $@
 
 # ---------------------------------------------------------------- tests
 RUN_ENV = PSR_BIN=$(abspath $(BIN)) PSR_TESTBIN=$(abspath $(BUILD)/tests)
@@ -186,10 +206,10 @@ RUN_ENV = PSR_BIN=$(abspath $(BIN)) PSR_TESTBIN=$(abspath $(BUILD)/tests)
 check: deps-check
 	@$(MAKE) --no-print-directory check-run
 
-check-run: all $(TESTS) $(FUZZ)
+check-run: all $(TESTS) $(FUZZ) $(PEERS) $(HOSTILE)
 	@$(RUN_ENV) sh tests/run.sh full
 
-test-quick: all $(TESTS) $(FUZZ)
+test-quick: all $(TESTS) $(FUZZ) $(PEERS) $(HOSTILE)
 	@$(RUN_ENV) sh tests/run.sh quick
 
 bench: deps-bench
@@ -246,5 +266,5 @@ deps-%:
 clean:
 	rm -rf build bin
 
--include $(SIM_OBJ:.o=.d) $(LIB_OBJ:.o=.d) $(COLL_OBJ:.o=.d) $(PS_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d) $(TOOL_SRC:%.c=$(BUILD)/%.d) \
+-include $(SIM_OBJ:.o=.d) $(LIB_OBJ:.o=.d) $(COLL_OBJ:.o=.d) $(PS_OBJ:.o=.d) $(TESTS:=.d) $(FUZZ:=.d) $(PEERS:=.d) $(HOSTILE:=.d) $(TOOL_SRC:%.c=$(BUILD)/%.d) \
          $(foreach d,$(SYSTEMS),$(patsubst %.c,$(BUILD)/%.d,$(wildcard $(d)/*.c)))

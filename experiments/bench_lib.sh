@@ -18,7 +18,7 @@ usage() {
     sed -n '2,/^[^#]/ s/^# \{0,1\}//p' "$0"
 }
 help_or_version "$@"
-[ $# -eq 0 ] || die_usage "'$1': no options (the settings are environment variables; see --help)"
+[ $# -eq 0 ] || die_usage "$(shown_value "$1"): no options (the settings are environment variables)"
 out=${PSR_RESULTS:-results}/bench
 launch="$here/launch.sh"
 peers=${PSR_PEERS:-$here/../build/peers}

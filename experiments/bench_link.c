@@ -210,20 +210,29 @@ static int parse_args(int argc, char **argv, int *quick, int *reps, double *secs
         } else if (strcmp(a, "--reps") == 0 && i + 1 < argc) {
             long v = strtol(argv[++i], &end, 10);
             if (*end || end == argv[i] || v < 1 || v > MAX_REPS) {
-                fprintf(stderr, "bench_link: --reps: want an integer 1..%d, got \"%s\"\n",
-                        MAX_REPS, argv[i]);
+                char q[CLI_VALUE_BUF], msg[ERR_LEN];
+                snprintf(msg, sizeof msg, "--reps %s: not an integer 1..%d",
+                         cli_value(argv[i], q), MAX_REPS);
+                cli_usage_print("bench_link", msg);
                 return -1;
             }
             *reps = (int)v;
         } else if (strcmp(a, "--seconds") == 0 && i + 1 < argc) {
             double v = strtod(argv[++i], &end);
             if (*end || end == argv[i] || !(v >= 0.01 && v <= 60)) {
-                fprintf(stderr, "bench_link: --seconds: want 0.01..60, got \"%s\"\n", argv[i]);
+                char q[CLI_VALUE_BUF], msg[ERR_LEN];
+                snprintf(msg, sizeof msg, "--seconds %s: not a time 0.01..60 (seconds)",
+                         cli_value(argv[i], q));
+                cli_usage_print("bench_link", msg);
                 return -1;
             }
             *secs = v;
         } else {
-            fprintf(stderr, "bench_link: unknown or incomplete option \"%s\" (try --help)\n", a);
+            char q[CLI_VALUE_BUF], msg[ERR_LEN];
+            snprintf(msg, sizeof msg, "%s: %s", cli_value(a, q),
+                     strcmp(a, "--reps") == 0 || strcmp(a, "--seconds") == 0 ? "missing value"
+                                                                          : "unknown option");
+            cli_usage_print("bench_link", msg);
             return -1;
         }
     }

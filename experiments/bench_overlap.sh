@@ -90,12 +90,12 @@ while [ $# -gt 0 ]; do
         --quick) quick=1; shift ;;
         --systems) systems=${2:-}; shift 2 ;;
         --help|-h) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        -*) die_usage "unknown option $1 (usage: $prog [--quick] [--systems \"ring ps\"] [OUTDIR])" ;;
+        -*) die_usage "$(shown_value "$1"): unknown option" ;;
         *) out=$1; shift ;;
     esac
 done
 for s in $systems; do
-    case $s in ring|ps) ;; *) die_usage "--systems: ring and/or ps, not '$s'" ;; esac
+    case $s in ring|ps) ;; *) usage_error --systems "$s" "not ring and/or ps" ;; esac
 done
 
 bw=${BENCH_BW:-100Mbit}

@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
     --quick) reps=1; ks="2 4"; big=$((16 * 1048576)); shift ;;
     --reps) reps=$2; shift 2 ;;
     --help|-h) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die_usage "unknown option '$1' (try --help)" ;;
+    *) die_usage "$(shown_value "$1"): unknown option" ;;
     esac
 done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/psring-bench.XXXXXX")

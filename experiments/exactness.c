@@ -157,7 +157,8 @@ int main(int argc, char **argv)
                    "One big-batch SGD step against K workers x M micro-batches (seed Code 10.5.1).",
                    argc, argv, tables);
     if ((uint64_t)o.workers * (uint64_t)o.micro > o.rows) {
-        fprintf(stderr, "exactness: --workers x --micro (%d x %d) exceeds --rows %llu\n",
+        fprintf(stderr, "exactness: --workers x --micro (%d x %d) exceeds --rows %llu; "
+                "see exactness --help\n",
                 o.workers, o.micro, (unsigned long long)o.rows);
         return CLI_EXIT_USAGE;
     }

@@ -299,7 +299,7 @@ int main(int argc, char **argv)
                    "the ring/rd crossover measured and in the model (fit.txt; plots/size.gp draws them).",
                    argc, argv, tables);
     if (!path) {
-        fprintf(stderr, "fit: no CSV given (fit [--gnuplot] SIZE_SWEEP.CSV)\n");
+        fprintf(stderr, "fit: no CSV given (fit [--gnuplot] SIZE_SWEEP.CSV); see fit --help\n");
         return CLI_EXIT_USAGE;
     }
     if ((rc = sweep_read(path, &sw)) != 0)

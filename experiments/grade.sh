@@ -184,7 +184,7 @@ while [ $# -gt 0 ]; do
         opt_value "$@"; shift $((1 + extra)); tol=$val
         awk -v t="$tol" 'BEGIN { exit !(t ~ /^[0-9.]+$/ && t + 0 > 0 && t + 0 < 10) }' ||
             die_usage "--tol $tol: not a fraction in (0, 10)" ;;
-    -*) die_usage "$1: unknown flag (--help)" ;;
+    -*) die_usage "$(shown_value "$1"): unknown option" ;;
     *) if [ -z "$dir" ]; then dir=$1; elif [ -z "$pred" ]; then pred=$1;
        else die_usage "$1: one results folder and one predictions file"; fi; shift ;;
     esac
@@ -200,7 +200,7 @@ if [ $template != 0 ]; then
     done
     exit 0
 fi
-[ -n "$pred" ] || die_usage "want RESULTS_DIR PREDICTIONS_CSV (or --template); --help"
+[ -n "$pred" ] || die_usage "want RESULTS_DIR PREDICTIONS_CSV (or --template)"
 [ -d "$dir" ] || die_usage "$dir: no such folder"
 [ -f "$pred" ] || die_usage "$pred: no such file"
 grep -v '^#' "$pred" > "${TMPDIR:-/tmp}/grade.$$" || :

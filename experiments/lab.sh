@@ -90,7 +90,8 @@ if [ "${1:-}" = --only ]; then
     zero) shift 2; exec bash "$here/lab_zero.sh" "$@" ;;
     stragglers) shift 2; exec bash "$here/lab_stragglers.sh" "$@" ;;
     servers) ;;
-    *) die_usage "--only: '${2:-}' is not a section (servers, stragglers, zero)" ;;
+    *) [ $# -ge 2 ] || die_usage "--only: missing value"
+       usage_error --only "$2" "not a section (servers, stragglers, zero)" ;;
     esac
 fi
 lab_options "$@"

@@ -128,13 +128,17 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
 EOF
 }
 
+# lab_options checks every value before any work (no calibration, no file):
+# a bad one is THE USAGE LINE (lib.sh) and exit 64. The link's rate and
+# latency are the programs' own parser's (bin/model), in lab_ready.
 lab_options() {
-    local s
+    local s k
     while [ $# -gt 0 ]; do
         case $1 in
         --link-bw | --link-latency | --bytes | --ks | --steps | --warmup | --sizes | --size-k | --repeat | \
             --spread | --budget | --out | --rate | --only)
-            [ $# -ge 2 ] || die_usage "$1: missing value" ;;
+            [ $# -ge 2 ] || die_usage "$1: missing value"
+            [ -n "$2" ] || usage_error "$1" "" "empty value" ;;
         esac
         case $1 in
         --link-bw) link_bw=$2; shift 2 ;;
@@ -154,20 +158,39 @@ lab_options() {
         --only) only=$2; shift 2 ;;
         --quick) quick=1; ks="2 4"; sizes="4K 64K"; steps=3; warmup=1; size_steps=3; steps_given=1; bytes=256K; bytes_given=1; repeat=2; shift ;;
         --help|-h) usage; exit 0 ;;
-        *) die_usage "unknown option '$1' (try --help)" ;;
+        *) die_usage "$(shown_value "$1"): unknown option" ;;
         esac
     done
     [ -z "$only" ] || [ "$only" = servers ] ||
-        die_usage "--only: '$only' is not servers (--only zero and --only stragglers come first: experiments/lab.sh --only zero [its options])"
+        usage_error --only "$only" "not servers (--only zero and --only stragglers come first: experiments/lab.sh --only zero [its options])"
     [ "$quick" = 0 ] || { srv_k=4; srv_ks="0 2 4"; srv_bytes=64K; }
     [ "$quick" = 1 ] || [ "$ks_given" = 1 ] || ks=$(ks_for_cpus)
-    [[ $repeat =~ ^[1-9][0-9]?$ ]] || die_usage "--repeat: '$repeat' is not a run count 1..99"
-    [[ $spread_target =~ ^0?\.[0-9]+$|^[01]$ ]] || die_usage "--spread: '$spread_target' is not a fraction like 0.05"
-    [[ $budget =~ ^[1-9][0-9]{0,5}$ ]] || die_usage "--budget: '$budget' is not a number of seconds"
-    nb=$(size_bytes "$bytes") || die_usage "--bytes: '$bytes' is not a size like 4M (4096, 4K, 1M, 1G)"
-    for s in $sizes; do
-        size_bytes "$s" >/dev/null || die_usage "--sizes: '$s' is not a size like 4K (4096, 4K, 1M, 1G)"
+    [[ $repeat =~ ^[1-9][0-9]?$ ]] || usage_error --repeat "$repeat" "not a run count 1..99"
+    [[ $spread_target =~ ^0?\.[0-9]+$|^[01]$ ]] || usage_error --spread "$spread_target" "not a fraction like 0.05"
+    [[ $budget =~ ^[1-9][0-9]{0,5}$ ]] || usage_error --budget "$budget" "not a number of seconds 1..999999"
+    nb=$(size_bytes "$bytes") && [ "$nb" -gt 0 ] ||
+        usage_error --bytes "$bytes" "not a size like 4M (4096, 4K, 1M, 1G; at least 1)"
+    [ -n "${ks// /}" ] || usage_error --ks "$ks" "no worker count (give e.g. \"1 2 4\")"
+    for k in $ks; do
+        [[ $k =~ ^[1-9][0-9]{0,4}$ ]] && [ "$k" -le 65536 ] ||
+            usage_error --ks "$ks" "'$k' is not a worker count 1..65536"
     done
+    [[ $steps =~ ^[1-9][0-9]{0,8}$ ]] || usage_error --steps "$steps" "not a step count 1..999999999"
+    [[ $warmup =~ ^[0-9]{1,9}$ ]] || usage_error --warmup "$warmup" "not a step count 0..999999999"
+    [ "$warmup" -lt "$steps" ] ||
+        usage_error --warmup "$warmup" "not below the steps per job ($steps): nothing would be timed"
+    [ -n "${sizes// /}" ] || usage_error --sizes "$sizes" "no size (give e.g. \"4K 64K\")"
+    for s in $sizes; do
+        size_bytes "$s" >/dev/null && [ "$(size_bytes "$s")" -gt 0 ] ||
+            usage_error --sizes "$sizes" "'$s' is not a size like 4K (4096, 4K, 1M, 1G; at least 1)"
+    done
+    [[ $size_k =~ ^[1-9][0-9]{0,4}$ ]] && [ "$size_k" -le 65536 ] ||
+        usage_error --size-k "$size_k" "not a worker count 1..65536"
+    # netns_cluster.sh's own rule for its --rate (tc's units, 8kbit .. 100gbit).
+    [[ ${tc_rate,,} =~ ^[0-9]+(\.[0-9]+)?(bit|kbit|mbit|gbit)$ ]] &&
+        awk -v r="${tc_rate,,}" 'BEGIN { m = r ~ /gbit$/ ? 1e9 : r ~ /mbit$/ ? 1e6 : r ~ /kbit$/ ? 1e3 : 1
+                                          b = (r + 0) * m; exit !(b >= 8000 && b <= 1e11) }' ||
+        usage_error --rate "$tc_rate" "not a tc rate 8kbit .. 100gbit like 500mbit (bit, kbit, mbit, gbit)"
 }
 
 # rate_Bps RATE: bytes/s (bin/model's own parser: a 1-byte PS with K = 1
@@ -185,15 +208,22 @@ k_bytes() {
     awk -v b="$(rate_Bps "$1")" -v nb="$nb" 'BEGIN { p = 65536; while (p * 2 <= nb * b / 62.5e6) p *= 2; print (p < nb ? p : nb) }'
 }
 
+# model_why LINE: the why of bin/model's usage line ("model: --bw x: WHY;
+# see model --help").
+model_why() { printf '%s\n' "$1" | head -n 1 | sed 's/^model: --[a-z-]* [^:]*: //; s/; see model --help$//'; }
+
 lab_ready() {
     local why
     need_programs ps_server ps_worker ring_worker psr_merge bench_link model fit gnuplot
     # The link's rate and latency, checked by the programs' own parser
     # (bin/model) before any job starts: a bad one is one line and exit 64,
     # not every job failing.
-    why=$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$([ "$link_bw" = auto ] && echo 1Mbit || echo "$link_bw")" \
-          --latency "$link_lat" 2>&1 >/dev/null) ||
-        die_usage "--link-bw $link_bw / --link-latency $link_lat: ${why#model: }"
+    if [ "$link_bw" != auto ]; then
+        why=$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$link_bw" --latency 0 2>&1 >/dev/null) ||
+            usage_error --link-bw "$link_bw" "$(model_why "$why") (or auto)"
+    fi
+    why=$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw 1Mbit --latency "$link_lat" 2>&1 >/dev/null) ||
+        usage_error --link-latency "$link_lat" "$(model_why "$why")"
     make_out logs runs
     t_start=$(date +%s)
     failed=0

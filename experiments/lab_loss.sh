@@ -60,12 +60,12 @@ while (($# > 0)); do
     --lr) (($# >= 2)) || die_usage "--lr: missing value"; lr=$2; shift 2 ;;
     --help | -h) usage; exit 0 ;;
     --version) echo "lab_loss.sh (psring)"; exit 0 ;;
-    -*) die_usage "unknown option '$1' (see --help)" ;;
+    -*) die_usage "$(shown_value "$1"): unknown option" ;;
     *) [[ -z $dir ]] || die_usage "one DIR only ('$dir', '$1')"; dir=$1; shift ;;
     esac
 done
-[[ -n $dir ]] || die_usage "missing DIR (see --help)"
-[[ $steps =~ ^[1-9][0-9]{0,5}$ ]] || die_usage "--steps: '$steps' is not a step count"
+[[ -n $dir ]] || die_usage "missing DIR"
+[[ $steps =~ ^[1-9][0-9]{0,5}$ ]] || usage_error --steps "$steps" "not a step count"
 need_programs gnuplot reference ps_server ps_worker ring_worker psr_merge
 mkdir -p "$dir/logs" || die_usage "cannot create '$dir/logs'"
 dir=$(cd "$dir" && pwd)

@@ -120,17 +120,17 @@ while [ $# -gt 0 ]; do
         esac ;;
     --quick) quick=1; k=4; factors="1 3"; steps=20; bt=50ms; shift ;;
     --help | -h) usage; exit 0 ;;
-    *) die_usage "--only stragglers: unknown option '$1' (try --help)" ;;
+    *) die_usage "--only stragglers: $(shown_value "$1"): unknown option" ;;
     esac
 done
 [ -n "$target" ] || target=$target_default
 
 # ------------------------------------------------------------ checks
-[[ $k =~ ^[1-9][0-9]?$ ]] && [ "$k" -ge 2 ] || die_usage "--K: '$k' is not a worker count 2..99"
+[[ $k =~ ^[1-9][0-9]?$ ]] && [ "$k" -ge 2 ] || usage_error --K "$k" "not a worker count 2..99"
 [ "$srank" -lt "$k" ] || die_usage "--K: the straggler is rank $srank, so K must be at least $((srank + 1))"
 for f in $factors; do
     [[ $f =~ ^[1-9][0-9]*(\.[0-9]+)?$ ]] && awk -v f="$f" 'BEGIN { exit !(f >= 1 && f <= 1000) }' ||
-        die_usage "--factors: '$f' is not a factor 1..1000"
+        usage_error --factors "$f" "not a factor 1..1000"
 done
 case " $factors " in *" 1 "*) ;; *) factors="1 $factors" ;; esac
 factors=$(echo $factors | tr ' ' '\n' | sort -g -u | tr '\n' ' ')
@@ -138,27 +138,28 @@ factors=$(echo $factors | tr ' ' '\n' | sort -g -u | tr '\n' ' ')
 for m in $modes; do
     case $m in
     ring | sync | async) ;;
-    ssp:[0-9]*) [[ $m =~ ^ssp:[0-9]{1,9}$ ]] || die_usage "--modes: '$m' is not ssp:N" ;;
+    ssp:[0-9]*) [[ $m =~ ^ssp:[0-9]{1,9}$ ]] || usage_error --modes "$m" "not ssp:N" ;;
     backup:[0-9]*) [[ $m =~ ^backup:[0-9]{1,9}$ ]] && [ "${m#backup:}" -ge 1 ] && [ "${m#backup:}" -lt "$k" ] ||
-        die_usage "--modes: '$m' is not backup:N with 1 <= N < K = $k" ;;
-    *) die_usage "--modes: '$m' is not ring, sync, async, ssp:N or backup:N" ;;
+        usage_error --modes "$m" "not backup:N with 1 <= N < K = $k" ;;
+    *) usage_error --modes "$m" "not ring, sync, async, ssp:N or backup:N" ;;
     esac
 done
-[[ $steps =~ ^[1-9][0-9]{0,5}$ ]] || die_usage "--steps: '$steps' is not a step count 1..999999"
-[[ $warmup =~ ^[0-9]{1,6}$ ]] && [ "$warmup" -lt "$steps" ] || die_usage "--warmup: '$warmup' is not 0..steps-1"
+[[ $steps =~ ^[1-9][0-9]{0,5}$ ]] || usage_error --steps "$steps" "not a step count 1..999999"
+[[ $warmup =~ ^[0-9]{1,6}$ ]] && [ "$warmup" -lt "$steps" ] || usage_error --warmup "$warmup" "not 0..steps-1"
 [[ $jitter =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v s="$jitter" 'BEGIN { exit !(s <= 2) }' ||
-    die_usage "--jitter: '$jitter' is not a SIGMA 0..2"
-for v in "$lr" "$target"; do
+    usage_error --jitter "$jitter" "not a SIGMA 0..2"
+for fv in "--lr $lr" "--target-loss $target"; do
+    v=${fv#* }
     [[ $v =~ ^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$ ]] && awk -v x="$v" 'BEGIN { exit !(x > 0) }' ||
-        die_usage "--lr, --target-loss: '$v' is not a number > 0"
+        usage_error "${fv%% *}" "$v" "not a number > 0"
 done
 need_programs ring_worker ps_server ps_worker psr_merge model
 # T in seconds, through bin/model's own parser (its --stragglers sync of
 # one worker with no communication is T itself); a bad T stops here, 64.
 T=$("$PSR_BIN/model" --stragglers sync --K 1 --backward-time "$bt" --comm 0 2>"${TMPDIR:-/tmp}/lab_strag.$$") ||
-    { m=$(head -n 1 "${TMPDIR:-/tmp}/lab_strag.$$"); rm -f "${TMPDIR:-/tmp}/lab_strag.$$"; die_usage "${m#model: }"; }
+    { m=$(head -n 1 "${TMPDIR:-/tmp}/lab_strag.$$"); rm -f "${TMPDIR:-/tmp}/lab_strag.$$"; m=${m#model: }; die_usage "${m%; see model --help}"; }
 rm -f "${TMPDIR:-/tmp}/lab_strag.$$"
-awk -v t="$T" 'BEGIN { exit !(t > 0) }' || die_usage "--backward-time: '$bt' must be above 0 (the straggler scales it)"
+awk -v t="$T" 'BEGIN { exit !(t > 0) }' || usage_error --backward-time "$bt" "must be above 0 (the straggler scales it)"
 need_programs gnuplot
 make_out logs loss
 launch=$here/launch.sh

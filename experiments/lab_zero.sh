@@ -47,18 +47,24 @@ EOF
 
 while [ $# -gt 0 ]; do
     case $1 in
+    --ks | --params | --out)
+        [ $# -ge 2 ] || die_usage "--only zero: $1: missing value"
+        [ -n "$2" ] || usage_error "$1" "" "empty value" ;;
+    esac
+    case $1 in
     --ks) ks=$2; shift 2 ;;
     --params) params=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --quick) quick=1; ks="2 3"; params=256K; shift ;;
     --help|-h) usage; exit 0 ;;
-    *) die_usage "--only zero: unknown option '$1' (try --help)" ;;
+    *) die_usage "--only zero: $(shown_value "$1"): unknown option" ;;
     esac
 done
+[ -n "${ks// /}" ] || usage_error --ks "$ks" "no ring size (give e.g. \"2 4\")"
 for k in $ks; do
-    [[ $k =~ ^[1-9][0-9]?$ ]] || die_usage "--ks: '$k' is not a ring size 1..99"
+    [[ $k =~ ^[1-9][0-9]?$ ]] || usage_error --ks "$ks" "'$k' is not a ring size 1..99"
 done
-np=$(size_bytes "$params") || die_usage "--params: '$params' is not a count like 16M"
+np=$(size_bytes "$params") && [ "$np" -gt 0 ] || usage_error --params "$params" "not a count like 16M (at least 1)"
 need_programs ring_worker psr_merge gnuplot
 make_out logs
 launch=$here/launch.sh

@@ -124,12 +124,12 @@ need_bash51
 help_or_version "$@"
 
 # ------------------------------------------------------------ arguments
-(($# >= 2)) || die_usage "expected MODE and K (see --help)"
+(($# >= 2)) || die_usage "expected MODE and K (ps|ring K)"
 mode=$1 K=$2
 shift 2
-[[ $mode == ps || $mode == ring ]] || die_usage "mode '$mode' is not ps or ring"
+[[ $mode == ps || $mode == ring ]] || die_usage "MODE $(shown_value "$mode"): not ps or ring"
 if ! [[ $K =~ ^[1-9][0-9]{0,4}$ ]] || ((K > 65536)); then
-    die_usage "K '$K' is not a worker count 1..65536"
+    die_usage "K $(shown_value "$K"): not a worker count 1..65536"
 fi
 
 S=1 S_given=0 out_dir="" csv_out="" time_limit=600 colocated=0 even=0
@@ -165,14 +165,14 @@ while (($# > 0)); do
 done
 ((colocated && !S_given)) && S=0
 if ! [[ $S =~ ^[0-9]{1,3}$ ]] || ((S > 256 || (S < 1 && !colocated))); then
-    die_usage "--servers: '$S' is not 1..256 (0..256 extra servers with --colocated-servers)"
+    usage_error --servers "$S" "not 1..256 (0..256 extra servers with --colocated-servers)"
 fi
 [[ $mode == ring ]] && ((S_given)) && die_usage "--servers: the ring has no servers"
 [[ $mode == ring ]] && ((colocated)) && die_usage "--colocated-servers: the ring has no servers"
 ((even && !colocated)) && die_usage "--even-split: only with --colocated-servers"
 [[ $mode == ring && -n $server_args ]] && die_usage "--server-args: the ring has no servers"
 if ! [[ $time_limit =~ ^[0-9]+(\.[0-9]+)?$ ]] || [[ $time_limit =~ ^0+(\.0+)?$ ]]; then
-    die_usage "--time-limit: '$time_limit' is not a positive number of seconds"
+    usage_error --time-limit "$time_limit" "not a positive number of seconds"
 fi
 read -ra srv_extra <<<"$server_args"
 read -ra wrk_extra <<<"$worker_args"
@@ -186,12 +186,20 @@ fi
 
 if [[ -n $csv_out ]]; then
     d=$(dirname "$csv_out")
-    [[ -d $d && -w $d ]] || die_usage "--csv-out: folder '$d' does not exist or is not writable"
+    [[ -d $d && -w $d ]] || usage_error --csv-out "$csv_out" "folder $(shown_value "$d") does not exist or is not writable"
 fi
 if [[ $mode == ps ]]; then need=(ps_server ps_worker psr_merge model); else need=(ring_worker psr_merge); fi
 for b in "${need[@]}"; do
     [[ -x $PSR_BIN/$b ]] || { say "no $b in $PSR_BIN (run make, or set PSR_BIN)"; exit 1; }
 done
+# The flags the programs take, checked by their own parser before anything
+# starts (lib.sh, flags_check).
+if [[ $mode == ps ]]; then
+    flags_check ps_server "${common[@]}" "${srv_extra[@]}"
+    flags_check ps_worker "${common[@]}" "${wrk_extra[@]}"
+else
+    flags_check ring_worker "${common[@]}" "${wrk_extra[@]}"
+fi
 
 # ------------------------------------------------------------ placement
 # nsrv servers; server I gets srv_part[I] (its shard flags: --shard I/S,
@@ -211,7 +219,7 @@ if [[ $mode == ps ]] && ((colocated)); then
     done
     elems=1000000       # only the fractions matter unless the split is uneven
     if [[ -n $params ]]; then
-        elems=$(size_bytes "$params") || die_usage "--params: '$params' is not a size"
+        elems=$(size_bytes "$params") || usage_error --params "$params" "not a size"
     fi
     split_cmd=("$PSR_BIN/model" --split --K "$K" --servers "$S" --elements "$elems")
     ((even)) && split_cmd+=(--even-split)
@@ -300,7 +308,7 @@ wrap_prefix() {
 if [[ -n $out_dir ]]; then
     mkdir -p "$out_dir" || { say "--out: cannot create '$out_dir'"; exit 64; }
     dir=$(cd "$out_dir" && pwd)
-    rm -f "$dir"/rec.* "$dir"/port.* "$dir"/coord.port "$dir"/st.* "$dir"/secret "$dir"/host.*
+    rm -f "$dir"/rec.* "$dir"/port.* "$dir"/usage.* "$dir"/coord.port "$dir"/st.* "$dir"/secret "$dir"/host.*
     keep=1
 else
     dir=$(mktemp -d "${TMPDIR:-/tmp}/psring-launch.XXXXXX") || { say "mktemp failed"; exit 1; }
@@ -359,8 +367,11 @@ start() {
         # end.PID: the status and the time the process itself ended, before
         # sed has drained its output: for exit_status, should bash lose the
         # job, and for note_failure, which names the first to end.
+        # A usage line (THE USAGE LINE, lib.sh) goes to usage.TAG instead:
+        # note_failure says it, alone, when the process exits 64.
         { "$@" </dev/null; s=$?; echo "$s $EPOCHREALTIME" >"$dir/end.$me"; exit "$s"; } 2>&1 |
-            (trap '' TERM; exec sed -u "s/^/$tag| /") >&2
+            (trap '' TERM; exec sed -u -e "/^[a-z_]*: .*; see [a-z_]* --help\$/{w $dir/usage.$tag" -e 'd;}' \
+                -e "s/^/$tag| /") >&2
         exit "${PIPESTATUS[0]}"
     ) &
     alive[$!]=$tag
@@ -410,7 +421,7 @@ trap on_signal INT TERM
 # is, among those whose end.PID file (start) is there a moment later, one
 # killed by a signal before one that exited, then the first to end; TAG
 # when none has a file.
-fail_tag="" fail_st=0
+fail_tag="" fail_st=0 usage_said=0
 note_failure() {
     local why p t s best=""
     ((stopping)) || [[ -n $fail_tag ]] && return
@@ -430,7 +441,13 @@ note_failure() {
     done
     why="exit status $fail_st"
     ((fail_st > 128)) && why="killed by SIG$(kill -l $((fail_st - 128)) 2>/dev/null || echo $((fail_st - 128)))"
-    say "$fail_tag failed first ($why); stopping the job"
+    # A usage error of a program is its one line, as if typed to it.
+    if ((fail_st == 64)) && [[ -s $dir/usage.$fail_tag ]]; then
+        head -n 1 "$dir/usage.$fail_tag" >&2
+        usage_said=1
+    else
+        say "$fail_tag failed first ($why); stopping the job"
+    fi
     stop_all
 }
 

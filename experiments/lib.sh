@@ -9,7 +9,10 @@
 # (its file name otherwise).
 #
 #   say MSG...                MSG on stderr, after "$prog: "
-#   die_usage MSG...          MSG on stderr, exit 64 (bad arguments)
+#   die_usage MSG...          "MSG; see PROG --help" on stderr, exit 64
+#   usage_error FLAG VALUE WHY  THE USAGE LINE (below) for FLAG VALUE, exit 64
+#   flags_check PROG ARGS...  bin/PROG's parser over ARGS; a bad one is its
+#                             usage line, exit 64
 #   median                    the median of the numbers on stdin; nan if none
 #   run_stats FILE SIZE       "median min-max" of the "bytes time" lines of
 #                             FILE for SIZE; "nan -" if none (the benches)
@@ -43,7 +46,8 @@
 #   opt_value ARG...          for a flag that takes a value ("--f V" or
 #                             "--f=V"): name (--f), val (V) and extra (how
 #                             many more arguments it used: 0 or 1, to shift);
-#                             exit 64 when no value follows
+#                             exit 64 when no value follows or it is empty
+#                             (but --server-args/--worker-args "": none)
 #   need_bash51               exit 64 unless this is bash 5.1 or newer
 #   help_or_version ARG...    --help/-h: usage, exit 0; --version: exit 0
 #   csv_table CSV             the CSV as aligned columns
@@ -75,8 +79,37 @@ root=$(cd "$here/.." && pwd)
 : "${PSR_BIN:=$root/bin}"
 export PSR_BIN
 
+# THE USAGE LINE (common/base/cli.h, the programs' too): one line, exit 64,
+#     PROG: --flag VALUE: why; see PROG --help
+# usage_error FLAG VALUE WHY says it (VALUE bare when it is a plain word,
+# else in single quotes); die_usage MSG, "MSG; see PROG --help", for the
+# errors without one value (a missing value, an unknown option, a clash).
 die_usage() {
-    echo "${prog:-${0##*/}}: $*" >&2
+    local p=${prog:-${0##*/}}
+    echo "$p: $*; see $p --help" >&2
+    exit 64
+}
+
+shown_value() {
+    case $1 in
+    '' | *[!A-Za-z0-9._:/,+@%=^~-]*) printf "'%s'" "$(printf '%.40s' "$1" | tr -c '[:print:]' '?')" ;;
+    *) printf '%.40s' "$1" ;;
+    esac
+}
+
+usage_error() {
+    die_usage "$1 $(shown_value "$2"): $3"
+}
+
+# flags_check PROG ARGS...: bin/PROG's own parser over ARGS, before any
+# work: PROG given them with --help after them parses them all (cli.c
+# stops at --help only once those before it passed); a bad one is PROG's
+# usage line (its one line, exit 64).
+flags_check() {
+    local why p=$1
+    shift
+    why=$("$PSR_BIN/$p" "$@" --help 2>&1 >/dev/null) && return 0
+    printf '%s\n' "$why" | head -n 1 >&2
     exit 64
 }
 
@@ -277,6 +310,10 @@ opt_value() {
     case $1 in
     *=*) val=${1#*=}; extra=0 ;;
     *) [ $# -ge 2 ] || die_usage "$name: missing value"; val=$2; extra=1 ;;
+    esac
+    case $name:$val in
+    --server-args: | --worker-args:) ;;     # no extra flags: harmless
+    *:) usage_error "$name" "" "empty value" ;;
     esac
 }
 

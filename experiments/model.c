@@ -177,7 +177,7 @@ bad:
 
 static int usage_error(const char *msg)
 {
-    fprintf(stderr, "model: %s\n", msg);
+    fprintf(stderr, "model: %s; see model --help\n", msg);
     return CLI_EXIT_USAGE;
 }
 
@@ -192,12 +192,12 @@ static int print_table(double elements, double elem_bytes, double bw, double lat
     if (!(elements >= 1) || !(elem_bytes > 0) || !(bw > 0))
         return usage_error("--elements must be >= 1, --elem-bytes and --bw > 0");
     if (cli_parse_list(workers, &ks, &nk, err) != 0) {
-        fprintf(stderr, "model: --workers: %s\n", err);
+        fprintf(stderr, "model: --workers: %s; see model --help\n", err);
         return CLI_EXIT_USAGE;
     }
     for (int i = 0; i < nk; i++) {
         if (ks[i] != floor(ks[i]) || ks[i] < 1 || ks[i] > 1e7) {
-            fprintf(stderr, "model: --workers: %g is not a worker count (a whole number 1..1e7)\n", ks[i]);
+            fprintf(stderr, "model: --workers: %g is not a worker count (a whole number 1..1e7); see model --help\n", ks[i]);
             free(ks);
             return CLI_EXIT_USAGE;
         }
@@ -343,16 +343,16 @@ static int other_query(const struct other *o, int k, double bytes, const struct 
     if (o->layers != 1)
         return usage_error("--layers is --tp-layer's");
     if ((coll = model_coll_parse(o->coll)) < 0) {
-        fprintf(stderr, "model: --coll: '%.40s' is not all_reduce, reduce_scatter, all_gather, "
-                "broadcast, reduce or alltoall\n", o->coll);
+        fprintf(stderr, "model: --coll %.40s: not all_reduce, reduce_scatter, all_gather, "
+                "broadcast, reduce or alltoall; see model --help\n", o->coll);
         return CLI_EXIT_USAGE;
     }
     if (quantity_name)
         for (qi = 0; qnames[qi] && strcmp(qnames[qi], quantity_name) != 0; qi++)
             ;
     if (!qnames[qi]) {
-        fprintf(stderr, "model: --quantity: '%.40s' is not time, bytes_in, bytes_out or steps "
-                "(for --coll)\n", quantity_name);
+        fprintf(stderr, "model: --quantity %.40s: not time, bytes_in, bytes_out or steps "
+                "(for --coll); see model --help\n", quantity_name);
         return CLI_EXIT_USAGE;
     }
     if (o->imbalance != 1 && coll != MODEL_COLL_ALLTOALL)
@@ -416,7 +416,7 @@ static int straggler_query(const struct strag *s, int k, const char *quantity_na
                                          *end == '\0')) {
         kind = SSP;
     } else {
-        fprintf(stderr, "model: --stragglers: '%.40s' is not sync, ring, backup:B, async or ssp[:N]\n", m);
+        fprintf(stderr, "model: --stragglers %.40s: not sync, ring, backup:B, async or ssp[:N]; see model --help\n", m);
         return CLI_EXIT_USAGE;
     }
     if (quantity_name)
@@ -590,7 +590,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     if (q < 0) {
-        fprintf(stderr, "model: --quantity: '%.40s' is not time, ingress, egress, bytes_in, bytes_out or steps\n",
+        fprintf(stderr, "model: --quantity %.40s: not time, ingress, egress, bytes_in, bytes_out or steps; see model --help\n",
                 quantity_name);
         return CLI_EXIT_USAGE;
     }

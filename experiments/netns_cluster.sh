@@ -200,11 +200,11 @@ if [[ ${1-} == --cleanup ]]; then
     only_cleanup=1
     (($# == 1)) || die_usage "--cleanup takes nothing else"
 else
-    (($# >= 2)) || die_usage "expected MODE and K (see --help)"
+    (($# >= 2)) || die_usage "expected MODE and K"
     mode=$1 K=$2
     shift 2
-    [[ $mode == ps || $mode == ring ]] || die_usage "mode '$mode' is not ps or ring"
-    [[ $K =~ ^[1-9][0-9]{0,3}$ ]] || die_usage "K '$K' is not a worker count 1..$MAX_HOSTS"
+    [[ $mode == ps || $mode == ring ]] || die_usage "MODE $(shown_value "$mode"): not ps or ring"
+    [[ $K =~ ^[1-9][0-9]{0,3}$ ]] || die_usage "K $(shown_value "$K"): not a worker count 1..$MAX_HOSTS"
 fi
 
 S=1 S_given=0 colocated=0 csv_out=""
@@ -248,31 +248,51 @@ if [[ ${rate,,} =~ ^([0-9]+(\.[0-9]+)?)(bit|kbit|mbit|gbit)$ ]]; then
     case ${BASH_REMATCH[3]} in bit) m=1 ;; kbit) m=1000 ;; mbit) m=1000000 ;; gbit) m=1000000000 ;; esac
     rate_bps=$(awk -v x="${BASH_REMATCH[1]}" -v m="$m" 'BEGIN { printf "%.0f", x * m }')
 else
-    die_usage "--rate: '$rate' is not a rate like 500mbit (bit, kbit, mbit, gbit)"
+    usage_error --rate "$rate" "not a rate like 500mbit (bit, kbit, mbit, gbit)"
 fi
-((rate_bps >= 8000 && rate_bps <= 100000000000)) || die_usage "--rate: '$rate' is not between 8kbit and 100gbit"
-burst_b=$(size_bytes "$burst") || die_usage "--burst: '$burst' is not a size like 32K (bytes, K/KiB, M/MiB)"
+((rate_bps >= 8000 && rate_bps <= 100000000000)) || usage_error --rate "$rate" "not between 8kbit and 100gbit"
+burst_b=$(size_bytes "$burst") || usage_error --burst "$burst" "not a size like 32K (bytes, K/KiB, M/MiB)"
 ((burst_b >= 1600 && burst_b <= 268435456)) || die_usage "--burst: $burst_b bytes is not 1600..256M (it must hold a 1514-byte frame)"
 if [[ -n $gso ]]; then
-    gso_b=$(size_bytes "$gso") || die_usage "--gso: '$gso' is not a size like 16K"
+    gso_b=$(size_bytes "$gso") || usage_error --gso "$gso" "not a size like 16K"
     ((gso_b >= 1514 && gso_b <= 65536)) || die_usage "--gso: $gso_b bytes is not 1514..64K"
 else
     gso_b=$((burst_b / 2 > 65536 ? 65536 : burst_b / 2))
 fi
 time_ok() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] && ! [[ $1 =~ ^0+(\.0+)?[a-z]+$ ]]; }
-[[ -z $delay ]] || time_ok "$delay" || die_usage "--delay: '$delay' is not a time like 200us, 1ms"
-time_ok "$queue" || die_usage "--queue: '$queue' is not a time like 100ms"
+[[ -z $delay ]] || time_ok "$delay" || usage_error --delay "$delay" "not a time like 200us, 1ms"
+time_ok "$queue" || usage_error --queue "$queue" "not a time like 100ms"
 if ((!only_cleanup)); then
     # (--colocated-servers: S is the extra server hosts, 0 unless given)
     [[ $mode == ring ]] && ((colocated)) && die_usage "--colocated-servers: the ring has no servers"
     ((colocated && !S_given)) && S=0
     [[ $S =~ ^(0|[1-9][0-9]{0,2})$ ]] && ((S <= 256 && (S >= 1 || colocated))) ||
-        die_usage "--servers: '$S' is not 1..256 (0..256 extra servers with --colocated-servers)"
+        usage_error --servers "$S" "not 1..256 (0..256 extra servers with --colocated-servers)"
     if [[ $mode == ps ]]; then nhosts=$((S + K)); else nhosts=$K; fi
     ((nhosts <= MAX_HOSTS)) || die_usage "$nhosts hosts: at most $MAX_HOSTS (one /24)"
     if [[ -n $csv_out ]]; then
         d=$(dirname "$csv_out")
-        [[ -d $d && -w $d ]] || die_usage "--csv-out: folder '$d' does not exist or is not writable"
+        [[ -d $d && -w $d ]] || usage_error --csv-out "$csv_out" "folder $(shown_value "$d") does not exist or is not writable"
+    fi
+    # The programs' flags, by their own parser, before any namespace is
+    # made (lib.sh, flags_check; launch.sh checks them again).
+    chk_common=() chk_srv=() chk_wrk=()
+    for ((i = 0; i < ${#pass[@]}; i++)); do
+        case ${pass[i]} in
+        --servers | --csv-out | --out | --time-limit) ((i++)) ;;
+        --servers=* | --csv-out=* | --out=* | --time-limit=* | --colocated-servers | --even-split) ;;
+        --server-args) read -ra chk_srv <<<"${pass[i + 1]-}"; ((i++)) ;;
+        --worker-args) read -ra chk_wrk <<<"${pass[i + 1]-}"; ((i++)) ;;
+        --server-args=*) read -ra chk_srv <<<"${pass[i]#*=}" ;;
+        --worker-args=*) read -ra chk_wrk <<<"${pass[i]#*=}" ;;
+        *) chk_common+=("${pass[i]}") ;;
+        esac
+    done
+    if [[ $mode == ps ]]; then
+        flags_check ps_server "${chk_common[@]}" "${chk_srv[@]}"
+        flags_check ps_worker "${chk_common[@]}" "${chk_wrk[@]}"
+    else
+        flags_check ring_worker "${chk_common[@]}" "${chk_wrk[@]}"
     fi
 fi
 

@@ -68,7 +68,8 @@ int main(int argc, char **argv)
     paths = argv + first;
     nrec = argc - first;
     if (nrec == 0) {
-        fprintf(stderr, "psr_merge: no record files given (usage: psr_merge [--out FILE] RECORD...)\n");
+        fprintf(stderr, "psr_merge: no record files given (psr_merge [--out FILE] RECORD...); "
+                "see psr_merge --help\n");
         return CLI_EXIT_USAGE;
     }
 
@@ -88,7 +89,11 @@ int main(int argc, char **argv)
         goto out;
     }
     if (placement && (rc = metrics_row_place(&row, placement, err)) != 0) {
-        fprintf(stderr, "psr_merge: --placement: %s\n", err);
+        if (rc == ERR_USAGE)
+            fprintf(stderr, "psr_merge: --placement %s: %s; see psr_merge --help\n", placement,
+                    err);
+        else
+            fprintf(stderr, "psr_merge: --placement: %s\n", err);
         rc = rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
         goto out;
     }

@@ -412,7 +412,7 @@ int main(int argc, char **argv)
 
     if (replay_path) {
         if (mistake != MISTAKE_NONE || loss_out) {
-            fprintf(stderr, "reference: --replay: not with %s\n",
+            fprintf(stderr, "reference: --replay: not with %s; see reference --help\n",
                     loss_out ? "--loss-out" : "--mistake");
             status = CLI_EXIT_USAGE;
             goto out;

@@ -83,7 +83,8 @@ while (($# > 0)); do
     --quick) quick=1 ;;
     --no-real) real=0 ;;
     --out|--link-bw|--link-latency|--host-bw|--large-bw|--large-latency)
-        (($# >= 2)) || die_usage "$1 needs a value"
+        (($# >= 2)) || die_usage "$1: missing value"
+        [[ -n $2 ]] || usage_error "$1" "" "empty value"
         case $1 in
         --out) out=$2 ;;
         --link-bw) BW=$2 ;;
@@ -93,13 +94,12 @@ while (($# > 0)); do
         --large-latency) BIG_LAT=$2 ;;
         esac
         shift ;;
-    *) die_usage "unknown argument '$1'" ;;
+    *) die_usage "$(shown_value "$1"): unknown option" ;;
     esac
     shift
 done
 out=${out:-$here/../results/sim-$(date +%Y%m%d-%H%M%S)}
 sim=$PSR_BIN/psring_sim model=$PSR_BIN/model
-[[ -x $sim ]] || { say "no psring_sim in $PSR_BIN (SimGrid not found: make deps)"; exit 1; }
 # mbit RATE: RATE (kbit, Mbit, Gbit) in whole Mbit/s, or nothing.
 mbit() {
     awk -v r="$1" 'BEGIN { if (match(r, /^[0-9]+(\.[0-9]+)?/)) { v = substr(r, 1, RLENGTH); u = substr(r, RLENGTH + 1)
@@ -107,12 +107,15 @@ mbit() {
                    if (f && v * f >= 1) printf "%d\n", v * f } }'
 }
 host_mbit=$(mbit "$HOST_BW")
-[[ -n $host_mbit ]] || die_usage "--host-bw: a rate such as 256Mbit or 1Gbit, not '$HOST_BW'"
+[[ -n $host_mbit ]] || usage_error --host-bw "$HOST_BW" "not a rate such as 256Mbit or 1Gbit"
 # ok_link RATE TIME: whether bin/model takes them (units.h's grammar).
 ok_link() { "$model" --algo ring --K 2 --bytes 4096 --bw "$1" --latency "$2" >/dev/null 2>&1; }
-ok_link "${BW:-1Gbit}" "$LAT" || die_usage "--link-bw '$BW' or --link-latency '$LAT': not a rate (32Mbit) and a time (20ms)"
-ok_link "$BIG_BW" "$BIG_LAT" || die_usage "--large-bw '$BIG_BW' or --large-latency '$BIG_LAT': not a rate (500Mbit) and a time (200us)"
-mkdir -p "$out" || die_usage "--out: cannot create '$out'"
+ok_link "${BW:-1Gbit}" 0 || usage_error --link-bw "$BW" "not a rate such as 32Mbit"
+ok_link 1Gbit "$LAT" || usage_error --link-latency "$LAT" "not a time such as 20ms"
+ok_link "$BIG_BW" 0 || usage_error --large-bw "$BIG_BW" "not a rate such as 500Mbit"
+ok_link 1Gbit "$BIG_LAT" || usage_error --large-latency "$BIG_LAT" "not a time such as 200us"
+[[ -x $sim ]] || { say "no psring_sim in $PSR_BIN (SimGrid not found: make deps)"; exit 1; }
+mkdir -p "$out" || usage_error --out "$out" "cannot create it"
 
 # rate_for SYSTEM K: part 1's link rate for one row (LINKS above).
 rate_for() {

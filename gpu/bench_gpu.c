@@ -178,7 +178,7 @@ int main(int argc, char **argv)
                    "NCCL all-reduce with one rank, at 16, 64, 256 MiB (GPU). Columns under '#'.",
                    argc, argv, tables);
     if (cli_common_finish(&common, err) != 0) {
-        fprintf(stderr, "bench_gpu: %s\n", err);
+        fprintf(stderr, "bench_gpu: %s; see bench_gpu --help\n", err);
         return CLI_EXIT_USAGE;
     }
     if (probe) {

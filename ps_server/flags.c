@@ -95,15 +95,14 @@ void flags_fail(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s\n", FLAGS_PROG, msg);
-    exit(CLI_EXIT_USAGE);
+    cli_usage_fail(FLAGS_PROG, msg);
 }
 
 /* check: the cross-checks after parsing, in the order the old main made
  * them (the first refusal is the one the user sees). */
 static void check(struct server_flags *f)
 {
-    char err[ERR_LEN];
+    char err[ERR_LEN], q[CLI_VALUE_BUF];
     struct link probe;
 
     /* --workers K, or the common --world K: the server has no rank of its
@@ -120,9 +119,10 @@ static void check(struct server_flags *f)
     if (cli_common_finish(&f->c, err) != 0)
         flags_fail("%s", err);
     if (f->local_worker >= f->workers)
-        flags_fail("--local-worker: %d is not a worker (K = %d)", f->local_worker, f->workers);
-    if (net_parse_hostport(f->listen_at, f->host, sizeof f->host, &f->port, err) != 0)
-        flags_fail("--listen: %s", err);
+        flags_fail("--local-worker %d: not a worker (K = %d)", f->local_worker, f->workers);
+    if (net_parse_hostport(f->listen_at, f->host, sizeof f->host, &f->port, err) != 0 ||
+        net_host_check(f->host, err) != 0)
+        flags_fail("--listen %s: %s", cli_value(f->listen_at, q), err);
     /* A server reachable from other hosts must have the job's secret. */
     if (cli_secret(&f->c, &f->key, err) != 0 ||
         auth_policy(FLAGS_PROG, &f->key, f->host, NULL, 0, err) != 0)
@@ -137,7 +137,7 @@ static void check(struct server_flags *f)
     if (f->checkpoint_every > 0 && !f->checkpoint)
         flags_fail("--checkpoint-every: needs --checkpoint FILE");
     if (f->checkpoint_every > f->c.steps)
-        flags_fail("--checkpoint-every: %d is more than --steps %d (no checkpoint would be "
+        flags_fail("--checkpoint-every %d: more than --steps %d (no checkpoint would be "
                    "written)", f->checkpoint_every, f->c.steps);
     if (f->checkpoint && f->checkpoint_every == 0)
         f->checkpoint_every = 1;
@@ -148,7 +148,7 @@ static void check(struct server_flags *f)
         flags_fail("%s", err);
     /* The modes (mode.h); backup:N's N < K is mode_init's check (setup). */
     if (f->mode && mode_parse(f->mode, &f->mode_cfg, err) != 0)
-        flags_fail("--mode: %s", err);
+        flags_fail("--mode %s: %s", cli_value(f->mode, q), cli_reason(err, f->mode));
     if (f->mode_cfg.kind != MODE_SYNC) {
         const char *with = f->checkpoint ? "--checkpoint" : f->resume ? "--resume" :
                            f->mistake ? "--mistake" : f->c.link_bw > 0 ? "--link-bw" :

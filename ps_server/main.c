@@ -320,6 +320,7 @@ static const struct server_io uv_io = {
     .over = io_over,
     .strerror = io_strerror,
     .machine = &os_machine,
+    .frame_deadlines = 1,
 };
 
 /* ------------------------------------------------------------ accepting */

@@ -390,6 +390,19 @@ static int step_setup(struct run *r, char *err)
     return step_init(&r->step, &sc, &ops, err);
 }
 
+/* refuse: what a set-up step refused, said as THE USAGE LINE (cli.h) when
+ * it is a usage error (CLI_EXIT_USAGE), else as a line of this worker's
+ * (1). */
+static int refuse(int rc, const char *msg)
+{
+    if (rc == ERR_USAGE) {
+        cli_usage_print("ps_worker", msg);
+        return CLI_EXIT_USAGE;
+    }
+    log_msg("%s", msg);
+    return 1;
+}
+
 /* setup: the workload, the buffers, the record and the client (not yet
  * connected). Returns the exit status on failure (message logged), else 0. */
 static int setup(struct run *r, const char *servers)
@@ -401,7 +414,7 @@ static int setup(struct run *r, const char *servers)
     int rc;
 
     if (o->workload == WORKLOAD_SYNTHETIC && o->params == 0) {
-        log_msg("--params: the synthetic workload needs --params N");
+        cli_usage_print("ps_worker", "--params: the synthetic workload needs --params N");
         return CLI_EXIT_USAGE;
     }
     cli_workload_cfg(o, &wcfg);     /* --backward-time spread over this worker's examples */
@@ -446,21 +459,19 @@ static int setup(struct run *r, const char *servers)
     ccfg.local_server = r->local_server;
     ccfg.timeout = o->timeout;
     if ((rc = cli_secret(o, &r->key, err)) != 0) {
-        log_msg("%s", err);
+        cli_usage_print("ps_worker", err);
         return CLI_EXIT_USAGE;
     }
     ccfg.key = &r->key;
-    if ((rc = ps_client_init(&r->client, &ccfg, err)) != 0) {
-        log_msg("%s", err);
-        return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
-    }
+    if ((rc = ps_client_init(&r->client, &ccfg, err)) != 0)
+        return refuse(rc, err);
     {
         /* Servers beyond loopback need the job's secret (auth.h). */
         const char *hosts[PS_CLIENT_MAX_SERVERS];
         for (int i = 0; i < r->client.nservers; i++)
             hosts[i] = r->client.conns[i].host;
         if (auth_policy("ps_worker", &r->key, NULL, hosts, r->client.nservers, err) != 0) {
-            log_msg("%s", err);
+            cli_usage_print("ps_worker", err);
             return CLI_EXIT_USAGE;
         }
     }
@@ -550,38 +561,43 @@ int main(int argc, char **argv)
     tables[2] = NULL;
     cli_main_parse("ps_worker", synopsis, argc, argv, tables);
     if (cli_common_finish(&r.o, err) != 0) {
-        fprintf(stderr, "ps_worker: %s\n", err);
+        cli_usage_print("ps_worker", err);
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
     if (strcmp(device, "cpu") != 0 && strcmp(device, "cuda") != 0) {
-        fprintf(stderr, "ps_worker: --device: cpu or cuda\n");
+        char q[CLI_VALUE_BUF], msg[ERR_LEN];
+        snprintf(msg, sizeof msg, "--device %s: not cpu or cuda", cli_value(device, q));
+        cli_usage_print("ps_worker", msg);
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
     r.cuda = strcmp(device, "cuda") == 0;
     if (r.cuda && (r.bucket_bytes || r.no_overlap || r.trace)) {
-        fprintf(stderr, "ps_worker: --bucket-size/--no-overlap/--trace: buckets and overlap run "
-                "on the CPU; use --device cpu\n");
+        cli_usage_print("ps_worker", "--device cuda: buckets and overlap (--bucket-size, "
+                        "--no-overlap, --trace) run on the CPU; use --device cpu");
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
     if (r.cuda && r.mistake != MISTAKE_NONE && r.mistake != MISTAKE_SUM_NOT_MEAN) {
-        fprintf(stderr, "ps_worker: --mistake %s: not made on the GPU (--device cuda); "
-                "use --device cpu\n", mistake_name(r.mistake));
+        char msg[ERR_LEN];
+        snprintf(msg, sizeof msg, "--mistake %s: not made on the GPU (--device cuda); "
+                 "use --device cpu", mistake_name(r.mistake));
+        cli_usage_print("ps_worker", msg);
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
     (void)loss_out;
     if (r.trace && trace_check(r.trace, r.o.rank, err) != 0) {
-        fprintf(stderr, "ps_worker: %s\n", err);
+        cli_usage_print("ps_worker", err);
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
     log_init("ps_worker", r.o.rank);
     mistake_announce(r.mistake);
     if (!servers) {
-        log_msg("--server: missing (give HOST:PORT of each server, comma-separated)");
+        cli_usage_print("ps_worker", "--server: missing (give HOST:PORT of each server, "
+                        "comma-separated)");
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }

@@ -135,8 +135,22 @@ static int has_flag(int argc, char **argv, const char *name)
 
 static void usage_fail(const char *msg)
 {
-    fprintf(stderr, PROG ": %s\n", msg);
-    exit(CLI_EXIT_USAGE);
+    cli_usage_fail(PROG, msg);
+}
+
+/* usage_fail_value: "FLAG VALUE: why" as THE USAGE LINE (cli.h). */
+static void usage_fail_value(const char *flag, const char *value, const char *why)
+{
+    char q[CLI_VALUE_BUF], msg[ERR_LEN];
+
+    snprintf(msg, sizeof msg, "%s %s: %s", flag, cli_value(value, q), why);
+    cli_usage_fail(PROG, msg);
+}
+
+static int env_set(const char *var)
+{
+    const char *v = getenv(var);
+    return v && *v;
 }
 
 static int is_wildcard(const char *h)
@@ -151,12 +165,12 @@ static int pick_kind(const struct opts *o, const struct cli_common *c, int argc,
     int cuda;
 
     if (strcmp(o->device, "cpu") != 0 && strcmp(o->device, "cuda") != 0)
-        usage_fail("--device: cpu or cuda");
+        usage_fail_value("--device", o->device, "not cpu or cuda");
     cuda = strcmp(o->device, "cuda") == 0;
     if (strcmp(o->transport, "tcp") == 0)
         return cuda ? COLL_TCP_CUDA : COLL_TCP;
     if (strcmp(o->transport, "nccl") != 0)
-        usage_fail("--transport: tcp or nccl");
+        usage_fail_value("--transport", o->transport, "not tcp or nccl");
     if (!cuda && has_flag(argc, argv, "--device"))
         usage_fail("--transport nccl: NCCL runs on the GPU; drop --device cpu");
     if (c->link_bw > 0 || c->link_latency > 0)
@@ -173,12 +187,8 @@ static int pick_algo(const struct opts *o, int kind)
 
     if (algo == COLL_RING)
         return COLL_RING;
-    if (algo < 0) {
-        char why[ERR_LEN];
-        snprintf(why, sizeof why, "--algo %.40s: not ring, rd or rabenseifner; see " PROG
-                 " --help", o->algo);
-        usage_fail(why);
-    }
+    if (algo < 0)
+        usage_fail_value("--algo", o->algo, "not ring, rd or rabenseifner");
     if (kind != COLL_TCP && algo == COLL_RD)
         usage_fail("--algo rd: recursive doubling runs on the host over TCP "
                    "(--device cpu --transport tcp)");
@@ -346,13 +356,25 @@ static void where(const struct opts *o, const struct cli_common *c, struct setup
     s->adv_host = o->advertise ? o->advertise : s->listen_host;
     s->port_file = o->port_file;
     s->coord_host = host;
-    if (c->world == 1)
+    /* What was given is checked even at --world 1, which opens no socket:
+     * a malformed address is a mistake in the command line either way. */
+    if (o->listen && !is_wildcard(o->listen) && proto_addr_check(o->listen, strlen(o->listen)) != 0)
+        usage_fail_value("--listen", o->listen, "not a host name or IP literal of at most 255 bytes");
+    if (o->advertise && proto_addr_check(o->advertise, strlen(o->advertise)) != 0)
+        usage_fail_value("--advertise", o->advertise,
+                         "not a host name or IP literal of at most 255 bytes");
+    if (c->world == 1) {
+        if ((o->coordinator || env_set("MASTER_ADDR") || env_set("MASTER_PORT")) &&
+            cli_coordinator(o->coordinator, host, NET_HOST_LEN, &s->coord_port, err) != 0)
+            usage_fail(err);
         return;
+    }
     if (is_wildcard(s->adv_host))
         usage_fail("--advertise: needed when --listen is a wildcard address "
                    "(peers must be told a real one)");
     if (proto_addr_check(s->adv_host, strlen(s->adv_host)) != 0)
-        usage_fail("--advertise: not a host name or IP literal of at most 255 bytes");
+        usage_fail_value("--advertise", s->adv_host,
+                         "not a host name or IP literal of at most 255 bytes");
     if (cli_coordinator(o->coordinator, host, NET_HOST_LEN, &s->coord_port, err) != 0)
         usage_fail(err);
     if (s->coord_port == 0 && c->rank != 0)

@@ -28,8 +28,7 @@
 
 void sim_usage_fail(const char *why)
 {
-    fprintf(stderr, SIM_PROG ": %s\n", why);
-    exit(CLI_EXIT_USAGE);
+    cli_usage_fail(SIM_PROG, why);
 }
 
 static int parse_kill(const char *value, void *dst, char *err)
@@ -222,7 +221,7 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     if (argc >= 2 && argv[1][0] == '-')
         cli_main_parse(SIM_PROG, synopsis, argc, argv, tables);
     if (argc < 3)
-        sim_usage_fail("expected ps|ring and K (see --help)");
+        sim_usage_fail("expected ps|ring and K");
     if (strcmp(argv[1], "ps") != 0 && strcmp(argv[1], "ring") != 0)
         sim_usage_fail("mode is not ps or ring");
     if (cli_parse_ll(argv[2], 1, 65536, &k, err) != 0)
@@ -240,8 +239,9 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
         sim_usage_fail("--servers: 1..256 (0..256 extra servers with --colocated-servers)");
     j->algo = coll_algo_parse(o->algo);
     if (j->algo < 0 || (j->algo != COLL_RING && j->ps)) {
-        snprintf(err, ERR_LEN, "--algo %.40s: ring, rd or rabenseifner, in ring mode only; "
-                 "see " SIM_PROG " --help", o->algo);
+        char q[CLI_VALUE_BUF];
+        snprintf(err, ERR_LEN, "--algo %s: ring, rd or rabenseifner, in ring mode only",
+                 cli_value(o->algo, q));
         sim_usage_fail(err);
     }
     if (j->k < 2 && !j->ps)

@@ -20,6 +20,8 @@ for b in "$PSR_BIN"/*; do
     lines=$(wc -l <"$T_TMP/err")
     [ "$lines" = 1 ] || t_fail "bad flag: $lines lines on stderr, want 1"
     expect_grep err 'no-such-flag'
+    # THE USAGE LINE (common/base/cli.h): PROG: --flag VALUE: why; see PROG --help
+    expect_grep err "^$name: --no-such-flag: unknown option; see $name --help\$"
     t_end
 done
 # The scripts of experiments/ that take --help (lib.sh's help_or_version,

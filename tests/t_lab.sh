@@ -121,7 +121,7 @@ for b in ps_server ps_worker ring_worker; do
     job 10 "$PSR_BIN/$b" --link-bw auto
     expect_rc 64
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "$b: stderr is not one line"
-    expect_grep err "'auto' is resolved by experiments/lab.sh"
+    expect_grep err '--link-bw auto: resolved by experiments/lab.sh'
 done
 job 10 "$PSR_BIN/model" --algo ring --K 4 --bytes 1 --bw auto
 expect_rc 64

@@ -187,7 +187,7 @@ for b in ps_server ps_worker ring_worker reference; do
     job 10 "$PSR_BIN/$b" $(args $b) --mistake sum-of-means
     expect_rc 64
     [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "$b: $(wc -l <"$T_TMP/err") lines on stderr, want 1"
-    expect_grep err "sum-of-means' is not a mistake mode"
+    expect_grep err "^$b: --mistake sum-of-means: not a mistake mode.*; see $b --help\$"
     job 10 "$PSR_BIN/$b" --help
     expect_grep out 'zero-grad-inside'
 done

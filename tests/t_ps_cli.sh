@@ -52,9 +52,9 @@ job 20 "$launch" --help
 expect_rc 0
 expect_grep out 'usage'
 usage_error "no arguments" 'MODE and K' "$launch"
-usage_error "bad mode" "mode 'tree'" "$launch" tree 4
-usage_error "K = 0" "K '0'" "$launch" ps 0
-usage_error "K not a number" "K 'x'" "$launch" ps x
+usage_error "bad mode" "MODE tree: not ps or ring" "$launch" tree 4
+usage_error "K = 0" "K 0: not a worker count" "$launch" ps 0
+usage_error "K not a number" "K x: not a worker count" "$launch" ps x
 usage_error "--csv" '--csv-out' "$launch" ps 2 --csv x.csv
 usage_error "--rank" '--rank' "$launch" ps 2 --rank 1
 usage_error "--servers 0" '--servers' "$launch" ps 2 --servers 0

@@ -185,14 +185,22 @@ expect_grep err 'ps_worker\[0\]'
 [ "$(grep -c . "$T_TMP/err")" -le 2 ] || t_fail "more than 2 lines on stderr: $(cat "$T_TMP/err")"
 t_end
 
-t_case ps-faults-1.7 "launch.sh: a failing process is named, the job stopped, its status passed on"
+t_case ps-faults-1.7 "launch.sh: a usage error of a program it runs is that program's one line, status 64"
+# A bad flag is refused by the programs' own parser before anything starts;
+# a refusal of the program's later checks (--warmup not below --steps)
+# comes from the started server: its one line, not the launcher's too.
 job 60 "$launch" ps 3 --steps 5 --timeout $T --worker-args "--no-such-flag" --time-limit 50
 expect_rc 64
-expect_grep err 'launch\.sh: worker[0-2] failed first (exit status 64)'
-expect_grep err '^worker[0-2]| ps_worker: --no-such-flag'
+expect_grep err '^ps_worker: --no-such-flag: unknown option; see ps_worker --help$'
+[ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "worker flag: $(wc -l <"$T_TMP/err") lines on stderr, want 1"
 job 60 "$launch" ps 3 --steps 5 --timeout $T --server-args "--no-such-flag" --time-limit 50
 expect_rc 64
-expect_grep err 'launch\.sh: server0 failed first (exit status 64)'
+expect_grep err '^ps_server: --no-such-flag: unknown option; see ps_server --help$'
+[ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "server flag: $(wc -l <"$T_TMP/err") lines on stderr, want 1"
+job 60 "$launch" ps 3 --steps 3 --warmup 5 --timeout $T --time-limit 50
+expect_rc 64
+expect_grep err '^ps_server: --warmup.*; see ps_server --help$'
+[ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "--warmup 5 --steps 3: $(wc -l <"$T_TMP/err") lines on stderr, want 1: $(cat "$T_TMP/err")"
 t_end
 
 t_case ps-faults-1.8 "launch.sh: worker 1 SIGKILLed mid-run is named; nothing is left running"

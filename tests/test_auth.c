@@ -134,6 +134,29 @@ static void t_handshake(void)
         T_EQ_U(h.length, PROTO_AUTH_SIZE);
         T_EQ_U(a1[PROTO_HEADER_SIZE], 1);       /* keyed */
     }
+
+    T_CASE("auth-1.9", "an A1 with a wrong header field is refused naming that field, theirs and ours");
+    {
+        struct auth_hs r;
+        uint8_t buf[AUTH_FRAME], out[AUTH_FRAME];
+        struct proto_header h = proto_header_make(PROTO_AUTH, 0, 4, 0, 1, PROTO_AUTH_SIZE);
+        memset(buf, 0, sizeof buf);
+        proto_header_encode(&h, buf);
+        auth_hs_init(&r, &key_a, PROTO_AUTH_PS);
+        T_EQ_I(auth_answer(&r, buf, sizeof buf, out, why), ERR_PROTO_FIELD);
+        T_HAS(why, "AUTH message 1 says world 4, ours is world 1");
+        T_TRUE(strstr(why, "out of place") == NULL);
+        h = proto_header_make(PROTO_AUTH, 0, 1, 5, 1, PROTO_AUTH_SIZE);
+        proto_header_encode(&h, buf);
+        auth_hs_init(&r, &key_a, PROTO_AUTH_PS);
+        T_EQ_I(auth_answer(&r, buf, sizeof buf, out, why), ERR_PROTO_FIELD);
+        T_HAS(why, "AUTH message 1 says step 5, ours is step 0");
+        h = proto_header_make(PROTO_AUTH, 0, 1, 0, 2, PROTO_AUTH_SIZE);
+        proto_header_encode(&h, buf);
+        auth_hs_init(&r, &key_a, PROTO_AUTH_PS);
+        T_EQ_I(auth_answer(&r, buf, sizeof buf, out, why), ERR_PROTO_FIELD);
+        T_HAS(why, "AUTH message 2 out of place (expected 1)");
+    }
     T_END();
 }
 

@@ -522,7 +522,7 @@ static void test_flags(void)
     T_CASE("cli-5.4", "a missing value is refused and the flag named");
     refused_line(parse, "--steps", "--steps: missing value");
     refused_line(parse, "--link-bw --steps 3", "--link-bw: missing value");
-    refused_line(parse, "--csv=", "--csv: empty value");
+    refused_line(parse, "--csv=", "--csv '': empty value");
     T_END();
 
     T_CASE("cli-5.5", "positional arguments are refused");
@@ -544,16 +544,16 @@ static void test_flags(void)
     {
         static const struct line_row rows[] = {
             { "--link-bw 10abc", ERR_USAGE,
-              "--link-bw: '10abc' is not a rate (examples: 500Mbit, 100MB, 1GiB)" },
-            { "--steps 0", ERR_USAGE, "--steps: '0' is too small (at least 1)" },
-            { "--world 0", ERR_USAGE, "--world:" }, { "--world -1", ERR_USAGE, "--world:" },
+              "--link-bw 10abc: not a rate (examples: 500Mbit, 100MB, 1GiB)" },
+            { "--steps 0", ERR_USAGE, "--steps 0: too small (at least 1)" },
+            { "--world 0", ERR_USAGE, "--world 0:" }, { "--world -1", ERR_USAGE, "--world -1:" },
             { "--world 65537", ERR_USAGE, "at most 65536" },
             { "--world 99999999999999999999", ERR_USAGE, NULL },
-            { "--world 1", 0, NULL }, { "--rank -1", ERR_USAGE, "--rank:" },
+            { "--world 1", 0, NULL }, { "--rank -1", ERR_USAGE, "--rank -1:" },
             { "--micro 0", ERR_USAGE, NULL }, { "--warmup -1", ERR_USAGE, NULL },
             { "--params 0", ERR_USAGE, NULL }, { "--params 2T", ERR_USAGE, NULL },
             { "--batch 0", ERR_USAGE, NULL }, { "--seed -1", ERR_USAGE, NULL },
-            { "--link-latency -1s", ERR_USAGE, "--link-latency:" },
+            { "--link-latency -1s", ERR_USAGE, "--link-latency -1s:" },
         };
         check_lines(parse, rows, N_OF(rows));
     }
@@ -569,7 +569,7 @@ static void test_flags(void)
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             T_EQ_I(parse(bad[i], &c, err), ERR_USAGE);
-            T_HAS(err, "--lr:");
+            T_HAS(err, "--lr ");
             T_EQ_D(c.lr, 0.05);
         }
         T_EQ_I(parse("--lr 1e-4", &c, err), 0);
@@ -592,12 +592,12 @@ static void test_flags(void)
     T_CASE("cli-5.10", "enumerations and positive times: timeout 0, workload, dtype");
     {
         static const struct line_row rows[] = {
-            { "--timeout 0", ERR_USAGE, "--timeout: '0' must be > 0" },
+            { "--timeout 0", ERR_USAGE, "--timeout 0: must be > 0" },
             { "--timeout nan", ERR_USAGE, NULL },
-            { "--workload bogus", ERR_USAGE, "--workload: 'bogus' is not a workload" },
+            { "--workload bogus", ERR_USAGE, "--workload bogus: not a workload" },
             { "--workload bogus", ERR_USAGE, "linreg" },
             { "--workload bogus", ERR_USAGE, "synthetic" },
-            { "--dtype f16", ERR_USAGE, "--dtype: 'f16'" },
+            { "--dtype f16", ERR_USAGE, "--dtype f16:" },
         };
         check_lines(parse, rows, N_OF(rows));
     }
@@ -607,20 +607,20 @@ static void test_flags(void)
            "the flag and the range; the limits themselves pass");
     {
         static const struct { const char *arg, *text; } bad[] = {
-            { "--timeout 1e19", "--timeout: '1e19' is out of range: 1ms" },
-            { "--timeout 1e-320", "--timeout: '1e-320' is out of range" },
+            { "--timeout 1e19", "--timeout 1e19: out of range: 1ms" },
+            { "--timeout 1e-320", "--timeout 1e-320: out of range" },
             { "--timeout 999us", "out of range" },
             { "--timeout 86401", "out of range" },
-            { "--link-latency 10.001", "--link-latency: '10.001' is out of range: 0 .. 10s" },
-            { "--link-bw 124", "--link-bw: '124' is out of range: 0 (off), or 1kbit/s" },
+            { "--link-latency 10.001", "--link-latency 10.001: out of range: 0 .. 10s" },
+            { "--link-bw 124", "--link-bw 124: out of range: 0 (off), or 1kbit/s" },
             { "--link-bw 1001Gbit", "out of range" },
-            { "--link-bw auto", "--link-bw: 'auto' is resolved by experiments/lab.sh" },
-            { "--steps 1000000001", "--steps: '1000000001' is out of range: 1 .. 1000000000" },
-            { "--micro 65537", "--micro: '65537' is out of range" },
-            { "--layers 1048577", "--layers:" },
-            { "--params 1099511627777", "--params:" },
-            { "--batch 1099511627777", "--batch:" },
-            { "--backward-time 3601", "--backward-time: '3601' is out of range: 0 .. 3600s" },
+            { "--link-bw auto", "--link-bw auto: resolved by experiments/lab.sh" },
+            { "--steps 1000000001", "--steps 1000000001: out of range: 1 .. 1000000000" },
+            { "--micro 65537", "--micro 65537: out of range" },
+            { "--layers 1048577", "--layers 1048577:" },
+            { "--params 1099511627777", "--params 1099511627777:" },
+            { "--batch 1099511627777", "--batch 1099511627777:" },
+            { "--backward-time 3601", "--backward-time 3601: out of range: 0 .. 3600s" },
         };
         static const char *const good[] = {
             "--timeout 1ms", "--timeout 86400", "--link-latency 10", "--link-latency 0",
@@ -648,7 +648,7 @@ static void test_flags(void)
         const struct cli_opt *tables[2] = { cli_common_opts(&c), NULL };
         char *argv[] = { "prog", "--shard-weights", "1,,2", NULL };
         T_EQ_I(cli_parse(3, argv, tables, err), ERR_USAGE);
-        T_HAS(err, "--shard-weights:");
+        T_HAS(err, "--shard-weights ");
         T_EQ_I(c.n_shard_weights, 3);
     }
     cli_common_free(&c);
@@ -695,8 +695,8 @@ static void test_flags(void)
         {
             /* Refused in one line, free of the value's control bytes. */
             static const struct { const char *arg, *has; } bad[] = {
-                { "--verbose=1", "--verbose: takes no value" },
-                { "--workers=65", "--workers: '65' is too large (at most 64)" },
+                { "--verbose=1", "--verbose 1: takes no value" },
+                { "--workers=65", "--workers 65: too large (at most 64)" },
                 { "--chunk=1K", "at least 4096" },
                 { "--chunk=2M", "at most 1048576" },
                 { "--workers=3\n\x1b[31m", "--workers" },

@@ -605,6 +605,88 @@ static void t_ipv6(void)
     T_END();
 }
 
+/* A member that trickles: n bytes, one each gap_s seconds. */
+struct trickler {
+    int fd;
+    size_t n;
+    double gap_s;
+};
+
+static void *trickle_main(void *arg)
+{
+    const struct trickler *tr = arg;
+    unsigned char b = 7;
+
+    for (size_t i = 0; i < tr->n; i++) {
+        clock_sleep_until(clock_now() + tr->gap_s);
+        if (send(tr->fd, &b, 1, MSG_NOSIGNAL) != 1)
+            break;
+    }
+    return NULL;
+}
+
+static void t_frame_deadline(void)
+{
+    struct pair p;
+    struct link l;
+    struct net_frame f;
+    struct trickler tr;
+    pthread_t th;
+    unsigned char buf[64], *big;
+    char err[ERR_LEN] = "";
+    int rc;
+
+    T_CASE("net-1.16", "frame deadlines: a trickle fails the frame, across calls; the link's hold "
+           "does not count");
+    watch(30);
+    /* One byte each 0.1 s never trips a 0.3 s idle timeout, but the
+     * frame's deadline (0.3 s + 40 bytes at 1 MB/s after its first byte). */
+    T_EQ_I(pair_open(&p, "127.0.0.1"), 0);
+    tr = (struct trickler){ p.a, 40, 0.1 };
+    pthread_create(&th, NULL, trickle_main, &tr);
+    net_frame_begin(&f, 40);
+    T_EQ_I(net_recv_frame(p.b, buf, 40, NULL, 0.3, &f, "rank 2 (trickle)", err), ERR_TIMEOUT);
+    T_TRUE(f.expired);
+    T_TRUE(f.got > 0 && f.got < 40);
+    T_HAS(err, "rank 2 (trickle)");
+    T_HAS(err, "frame not complete");
+    pthread_join(th, NULL);
+    pair_close(&p);
+    /* The clock carries from the header's call to the payload's: 20 + 20
+     * bytes, one each 20 ms (at least 0.78 s from the first byte), under
+     * 0.5 s: each call alone would be in time, the frame is not. */
+    T_EQ_I(pair_open(&p, "127.0.0.1"), 0);
+    tr = (struct trickler){ p.a, 40, 0.02 };
+    pthread_create(&th, NULL, trickle_main, &tr);
+    net_frame_begin(&f, 20);
+    rc = net_recv_frame(p.b, buf, 20, NULL, 0.5, &f, "trickle", err);
+    if (rc == 0) {
+        f.len += 20;
+        rc = net_recv_frame(p.b, buf + 20, 20, NULL, 0.5, &f, "trickle", err);
+    }
+    T_EQ_I(rc, ERR_TIMEOUT);
+    T_TRUE(f.expired);
+    pthread_join(th, NULL);
+    pair_close(&p);
+    /* Bytes the receiver's link holds back are not the sender's delay:
+     * 16 KiB sent at once, read at 64 KiB/s under a 0.1 s timeout (the
+     * deadline: 0.1 + 16384 / 65536 s), while another flow's 32 KiB,
+     * booked between the frame's two reads, holds the link 0.5 s more. */
+    T_EQ_I(pair_open(&p, "127.0.0.1"), 0);
+    T_EQ_I(link_init(&l, 65536.0, 0.0), 0);
+    big = calloc(1, 16384);
+    T_EQ_I(net_send_all(p.a, big, 16384, NULL, 1.0, "peer", err), 0);
+    net_frame_begin(&f, 16384);
+    T_EQ_I(net_recv_frame(p.b, big, 4096, &l, 0.1, &f, "held", err), 0);
+    link_ingress_reserve(&l, 32768, clock_now());
+    T_EQ_I(net_recv_frame(p.b, big + 4096, 12288, &l, 0.1, &f, "held", err), 0);
+    T_TRUE(!f.expired);
+    T_EQ_U(f.got, 16384);
+    free(big);
+    pair_close(&p);
+    T_END();
+}
+
 int main(void)
 {
     signal(SIGALRM, on_alarm);
@@ -624,6 +706,7 @@ int main(void)
     t_accept_timeout();
     t_epipe();
     t_ipv6();
+    t_frame_deadline();
     alarm(0);
     return t_done();
 }

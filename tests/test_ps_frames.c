@@ -2,7 +2,8 @@
  * egress.c without sockets, then bin/ps_server as a black box, talked to
  * over raw TCP by clients built here from proto.h.
  *
- *   ps-frames-1.x  session: frames cut anywhere, HELLO checks, PUSH checks,
+ *   ps-frames-1.x  session: frames cut anywhere, HELLO checks, PUSH checks
+ *                  (1.9: in async, the worker's own step named),
  *                 a lost connection (no sockets)
  *   ps-frames-2.x  egress: round robin, blocked workers, link deadlines
  *                 (fake clock, no sockets)
@@ -355,7 +356,7 @@ static void t_session_push(void)
     s0.pulling = 1;
     len = push_frame(buf, 0, 2, 0, 0, 4, g, 10);
     T_EQ_I(session_feed(&s0, &st, buf, len, &used, err), ERR_PROTO_FIELD);
-    T_HAS(err, "before it received the weights");
+    T_HAS(err, "refused: the server is still sending it the weights");
     joined(&s0, &c, &st, 0);
     len = push_frame(buf, 1, 2, 0, 0, 4, g, 10);          /* says rank 1 */
     T_EQ_I(session_feed(&s0, &st, buf, len, &used, err), ERR_PROTO_RANK);
@@ -506,6 +507,36 @@ static void t_session_push(void)
         }
         T_EQ_I(store_apply(&st, NULL, err), 0);
         T_EQ_I(store_failed(&st, NULL), 0);
+        store_destroy(&st);
+    }
+    T_END();
+
+    /* In the modes other than sync the store counts versions (K or more a
+     * step): a worker's words name its own step, and the version apart. */
+    T_CASE("ps-frames-1.9", "async: a step-0 push refused while pulling says step 0 and the "
+           "server's version; what a worker owes names its own next step");
+    {
+        struct store_cfg sc = { .n = 10, .offset = 0, .dtype = c.dtype, .world = 2, .lr = LR,
+                                .weights = NULL, .per_worker = 1 };
+        char what[160];
+
+        c.steps = 40;
+        T_EQ_I(store_init(&st, &sc, err), 0);
+        st.step = 30;                           /* 30 versions applied, by others */
+        joined(&s0, &c, &st, 0);
+        s0.pulling = 1;
+        len = push_frame(buf, 0, 2, 0, 0, 4, g, 10);
+        T_EQ_I(session_feed(&s0, &st, buf, len, &used, err), ERR_PROTO_FIELD);
+        T_HAS(err, "worker 0");
+        T_HAS(err, "push for step 0 refused: the server is still sending it the weights "
+              "(version 30)");
+        T_TRUE(strstr(err, "step 30") == NULL);
+        joined(&s0, &c, &st, 0);
+        len = push_frame(buf, 0, 2, 0, 0, 4, g, 10);
+        T_EQ_I(session_feed(&s0, &st, buf, 5, &used, err), 0);     /* 5 header bytes */
+        session_waiting(&s0, &st, what, sizeof what);
+        T_HAS(what, "its push for step 0 (its next step): 5 of");
+        T_TRUE(strstr(what, "step 30") == NULL);
         store_destroy(&st);
     }
     T_END();

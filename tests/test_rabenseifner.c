@@ -36,6 +36,13 @@
 
 enum op { OP_ALLREDUCE, OP_GATHER };
 
+/* A poisoned job (rabenseifner-1.10): rank poison_rank's element poison_at
+ * is poison_val; with poison_raw that rank all-reduces without the check
+ * (rab_allreduce_raw: a member that sends on what it should have refused). */
+static int poison_rank = -1, poison_raw;
+static size_t poison_at;
+static double poison_val;
+
 static double value(enum fill f, int r, size_t i, uint64_t round)
 {
     return f == FILL_RANDOM ? random_value(r, i, round ^ 0x7ab) : small_value(r, i);
@@ -45,6 +52,8 @@ static void fill(struct rank_job *j, uint64_t round)
 {
     for (size_t i = 0; i < j->n; i++)
         vec_set(j->buf, i, j->dtype, value(j->fill, j->rank, i, round));
+    if (j->rank == poison_rank && poison_at < j->n)
+        vec_set(j->buf, poison_at, j->dtype, poison_val);
 }
 
 static void *rank_main(void *arg)
@@ -76,10 +85,14 @@ static void *rank_main(void *arg)
         for (int k = 0; rc == 0 && k < j->rounds; k++) {
             if (k > 0)
                 fill(j, (uint64_t)k);
-            rc = rab_allreduce(&rab, j->buf, j->n, j->dtype, j->err);
+            rc = j->rank == poison_rank && poison_raw
+                ? rab_allreduce_raw(&rab, j->buf, j->n, j->dtype, j->err)
+                : rab_allreduce(&rab, j->buf, j->n, j->dtype, j->err);
         }
         rab_destroy(&rab);
     }
+    if (rc != 0)
+        xport_abort(x, j->err);     /* as ring_worker does: the partners are told */
     xport_close(x);
     j->rc = rc;
     return NULL;
@@ -353,6 +366,41 @@ int main(void)
         coll_destroy(&co);
         T_EQ_I(coll_algo_parse("rabenseifner"), COLL_RABENSEIFNER);
         T_EQ_I(coll_algo_parse("Rabenseifner"), -1);
+    }
+
+    T_CASE("rabenseifner-1.10", "a NaN or Inf (a member with the secret): the rank that adds it, or copies it in, fails ERR_NONFINITE naming the element, round and partner; every other honest rank fails too, none hangs");
+    {
+        static const struct {
+            int k, rank, raw, at_rank;
+            size_t at;
+            double val;
+            const char *says;
+        } cases[] = {
+            /* K = 5: rank 3 (cube 2) sends blocks 0-1 to rank 0 in round 1 */
+            { 5, 3, 0, 0, 7, NAN, "element 7 is nan after round 1 from partner rank 3" },
+            /* K = 5: odd rank 1 folds into rank 0 in round 0 */
+            { 5, 1, 0, 0, 7, INFINITY, "element 7 is inf after round 0 from partner rank 1" },
+            /* K = 4, rank 3 unchecked: its block 3 goes out in the doubling's
+             * round 3 to rank 2, which copies it in and checks */
+            { 4, 3, 1, 2, 800, NAN, "element 800 is nan after round 3 from partner rank 3" },
+        };
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            poison_rank = cases[c].rank;
+            poison_raw = cases[c].raw;
+            poison_at = cases[c].at;
+            poison_val = cases[c].val;
+            T_EQ_I(run_rab(jobs, cases[c].k, 1001, DTYPE_F64, FILL_SMALL, 0, 1, OP_ALLREDUCE,
+                           NULL, NULL), 0);
+            T_EQ_I(jobs[cases[c].at_rank].rc, ERR_NONFINITE);
+            T_HAS(jobs[cases[c].at_rank].err, cases[c].says);
+            for (int q = 0; q < cases[c].k; q++)    /* the unchecked one may finish */
+                if (!(cases[c].raw && q == cases[c].rank) && jobs[q].rc == 0) {
+                    printf("     case %zu: rank %d ended with rc 0\n", c, q);
+                    T_TRUE(jobs[q].rc != 0);
+                }
+            free_jobs(jobs, cases[c].k);
+        }
+        poison_rank = -1;
     }
 
     T_CASE("rabenseifner-2.1", "model: 2 log2 K a + 2(K-1)/K n b for a power of two, (2 log2 P + 2) a + (2(P-1)/P + 2) n b otherwise, by hand");

@@ -621,5 +621,22 @@ int main(void)
         close(lfd2);
     }
 
+    T_CASE("rd-2.16", "a NaN or Inf vector from a partner (a member with the secret): ERR_NONFINITE naming it");
+    {
+        static const double bads[] = { NAN, INFINITY };
+        static const char *says[] = { "element 5 is nan", "element 5 is inf" };
+        for (int b = 0; b < 2; b++) {
+            struct single s;
+            double v[8], pay[8] = { 0 };
+            pay[5] = bads[b];
+            T_EQ_I(single_open(&s, T_S), 0);
+            put_frame(s.end0, PROTO_CHUNK, 0, 0, 1, pay, sizeof pay);     /* round 1, rank 0 */
+            T_EQ_I(single_allreduce(&s, v, err), ERR_NONFINITE);
+            T_HAS(err, says[b]);
+            T_HAS(err, "after round 1 from partner rank 0");
+            single_close(&s);
+        }
+    }
+
     return t_done();
 }

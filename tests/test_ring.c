@@ -445,5 +445,21 @@ int main(void)
         single_close(&s);
     }
 
+    T_CASE("ring-2.15", "a NaN or Inf chunk from the left (a member with the secret): ERR_NONFINITE naming it");
+    {
+        static const double bads[] = { NAN, INFINITY, -INFINITY };
+        static const char *says[] = { "element 7 is nan", "element 7 is inf", "element 7 is -inf" };
+        for (int b = 0; b < 3; b++) {
+            struct single s;
+            double v[8], pay[2] = { 1.0, bads[b] };
+            T_EQ_I(single_open(&s, T_S), 0);
+            put_frame(s.end0, PROTO_CHUNK, 0, 0, 3, pay, 16);       /* chunk 3: elements 6, 7 */
+            T_EQ_I(single_allreduce(&s, v, err), ERR_NONFINITE);
+            T_HAS(err, says[b]);
+            T_HAS(err, "after chunk 3 from the left neighbour (rank 0) at reduce-scatter step 0");
+            single_close(&s);
+        }
+    }
+
     return t_done();
 }

@@ -86,6 +86,98 @@ static void test_vec(void)
     T_END();
 }
 
+/* test_vec_fused: vec_add_finite (the add with the finite check fused in:
+ * the ring's, rd's and chain's reduce) and the vectorized
+ * vec_check_finite, at lengths around the 16-lane blocks and their tails
+ * (vec.c, THE CHECK), in both dtypes. */
+#define FUSED_MAX 67
+static void test_vec_fused(void)
+{
+    static const size_t lens[] = { 0, 1, 2, 15, 16, 17, 31, 32, 33, 48, FUSED_MAX };
+    static const int dts[] = { DTYPE_F32, DTYPE_F64 };
+    double a[FUSED_MAX], b[FUSED_MAX], r[FUSED_MAX];   /* room for either dtype */
+    const double bads[] = { NAN, INFINITY, -INFINITY };
+    size_t bad;
+
+    T_CASE("sgd-5.1", "vec_add_finite: the same bits as vec_add, 0 when every sum is finite");
+    for (size_t d = 0; d < 2; d++)
+        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+            size_t n = lens[l];
+            for (size_t i = 0; i < n; i++) {
+                vec_set(a, i, dts[d], 0.1 * (double)i - 1.7);
+                vec_set(b, i, dts[d], 1.0 / (double)(i + 3));
+            }
+            vec_set(b, 0, dts[d], 4.9e-324);                /* a subnormal (0 in f32) */
+            memcpy(r, a, sizeof a);
+            vec_add(r, b, n, dts[d]);
+            bad = 77;
+            T_EQ_I(vec_add_finite(a, b, n, dts[d], &bad), 0);
+            T_EQ_U(bad, 77);
+            T_EQ_I(memcmp(a, r, n * dtype_size(dts[d])), 0);
+            T_EQ_I(vec_check_finite(a, n, dts[d], &bad), 0);
+        }
+
+    T_CASE("sgd-5.2", "vec_add_finite: a NaN or +-Inf received at any index is found, first index, all adds made");
+    for (size_t d = 0; d < 2; d++)
+        for (size_t l = 1; l < sizeof lens / sizeof lens[0]; l++)
+            for (size_t k = 0; k < 3; k++)
+                for (size_t at = 0; at < lens[l]; at++) {
+                    size_t n = lens[l];
+                    for (size_t i = 0; i < n; i++) {
+                        vec_set(a, i, dts[d], 1.0);
+                        vec_set(b, i, dts[d], 2.0);
+                    }
+                    vec_set(b, at, dts[d], bads[k]);
+                    if (at + 3 < n)
+                        vec_set(b, n - 1, dts[d], NAN);     /* a later one is not reported */
+                    bad = 99;
+                    T_EQ_I(vec_add_finite(a, b, n, dts[d], &bad), ERR_NONFINITE);
+                    T_EQ_U(bad, at);
+                    for (size_t i = 0; i < n; i++)              /* every other add made */
+                        if (i != at && !(at + 3 < n && i == n - 1))
+                            T_EQ_D(vec_get(a, i, dts[d]), 3.0);
+                    bad = 99;
+                    T_EQ_I(vec_check_finite(b, n, dts[d], &bad), ERR_NONFINITE);
+                    T_EQ_U(bad, at);
+                }
+
+    T_CASE("sgd-5.3", "vec_add_finite: finite values whose sum overflows, or a bad value already in acc, are caught");
+    for (size_t d = 0; d < 2; d++) {
+        double big = dts[d] == DTYPE_F32 ? 3.0e38 : 1.5e308;
+        for (size_t i = 0; i < 40; i++) {
+            vec_set(a, i, dts[d], 1.0);
+            vec_set(b, i, dts[d], 1.0);
+        }
+        vec_set(a, 21, dts[d], big);
+        vec_set(b, 21, dts[d], big);
+        T_EQ_I(vec_add_finite(a, b, 40, dts[d], &bad), ERR_NONFINITE);
+        T_EQ_U(bad, 21);
+        T_TRUE(isinf(vec_get(a, 21, dts[d])));
+        vec_set(a, 21, dts[d], 1.0);
+        vec_set(b, 21, dts[d], 1.0);
+        vec_set(a, 38, dts[d], NAN);
+        T_EQ_I(vec_add_finite(a, b, 40, dts[d], NULL), ERR_NONFINITE);
+        vec_set(a, 38, dts[d], -0.0);
+        T_EQ_I(vec_add_finite(a, b, 40, dts[d], &bad), 0);
+    }
+
+    T_CASE("sgd-5.4", "optim_update: an update that overflows a weight is ERR_NONFINITE");
+    {
+        struct optim o;
+        struct optim_cfg c = { OPTIM_SGD, 3e38, OPTIM_DEFAULT_MOMENTUM, OPTIM_DEFAULT_BETA1,
+                              OPTIM_DEFAULT_BETA2, OPTIM_DEFAULT_EPS };
+        float w[3] = { 1.0f, -3.0e38f, 2.0f }, g[3] = { 0.0f, 2.0f, 0.0f };
+        char err[ERR_LEN];
+        T_EQ_I(optim_init(&o, &c, DTYPE_F32, 3, err), 0);
+        T_EQ_I(optim_update(&o, 1, w, g, 3, 0, 1), ERR_NONFINITE);
+        T_TRUE(isinf(w[1]));
+        w[1] = 1.0f;
+        T_EQ_I(optim_update(&o, 2, w, g, 3, 0, UINT64_C(1) << 62), 0);
+        optim_destroy(&o);
+    }
+    T_END();
+}
+
 static void test_dtype(void)
 {
     int dt = 0;
@@ -269,6 +361,7 @@ int main(void)
     test_sgd();
     test_optim();
     test_vec();
+    test_vec_fused();
     test_dtype();
     return t_done();
 }

@@ -174,6 +174,53 @@ static int check_bound(const struct cli_opt *o, const char *v, char *err)
 
 /* ----------------------------------------------------------- the loop */
 
+/* ------------------------------------------------------- usage errors */
+
+/* cli_value: v as a usage line shows it after its flag: as typed when it
+ * is a plain word (4M, 127.0.0.1:0, /tmp/x), else in single quotes (empty,
+ * blanks, quotes, shell characters), cut and escaped by cli_clean. */
+_Static_assert(CLI_VALUE_BUF == CLI_QUOTE_BUF, "cli.h's CLI_VALUE_BUF is cli_clean's buffer");
+
+const char *cli_value(const char *v, char *buf)
+{
+    int plain = v[0] != '\0';
+
+    for (const char *p = v; *p && plain; p++)
+        plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                (*p >= '0' && *p <= '9') || strchr("._:/,+-@%=^~[]", *p) != NULL;
+    return cli_clean(v, buf, !plain);
+}
+
+/* cli_reason: a value parser's reason without the value it starts with: the
+ * parsers (units.c, the custom ones) say "'v' is not a size", and the
+ * usage line already shows v after its flag, so "--bytes x: not a size". */
+const char *cli_reason(const char *reason, const char *v)
+{
+    char q[CLI_QUOTE_BUF];
+    size_t n = strlen(cli_quote(v, q));
+
+    if (strncmp(reason, q, n) == 0 && reason[n] == ' ') {
+        reason += n + 1;
+        if (strncmp(reason, "is ", 3) == 0)
+            reason += 3;
+    } else if (strncmp(reason, q, n) == 0 && reason[n] == ':' && reason[n + 1] == ' ') {
+        reason += n + 2;
+    }
+    return reason;
+}
+
+void cli_usage_print(const char *prog, const char *msg)
+{
+    fprintf(stderr, "%s: %s; see %s --help\n", prog, msg, prog);
+}
+
+void cli_usage_fail(const char *prog, const char *msg)
+{
+    cli_usage_print(prog, msg);
+    exit(CLI_EXIT_USAGE);
+}
+
+
 static const struct cli_opt *find_opt(const struct cli_opt *const *tables,
                                       const char *name, size_t n)
 {
@@ -283,12 +330,12 @@ int cli_parse(int argc, char **argv, const struct cli_opt *const *tables, char *
                 n = CLI_QUOTE_MAX + 1;      /* one past the cut: cli_clean() adds "..." */
             memcpy(nm, name, n);
             nm[n] = '\0';
-            err_say(err, "--%s: unknown option (see --help)", cli_clean(nm, q, 0));
+            err_say(err, "--%s: unknown option", cli_clean(nm, q, 0));
             return ERR_USAGE;
         }
         if (o->kind == CLI_BOOL) {
             if (eq) {
-                err_say(err, "--%s: takes no value (got %s)", o->name, cli_quote(eq + 1, q));
+                err_say(err, "--%s %s: takes no value", o->name, cli_value(eq + 1, q));
                 return ERR_USAGE;
             }
             *(int *)o->dst = 1;
@@ -304,7 +351,7 @@ int cli_parse(int argc, char **argv, const struct cli_opt *const *tables, char *
             return ERR_USAGE;
         }
         if (v[0] == '\0') {
-            err_say(err, "--%s: empty value (%s expected)", o->name,
+            err_say(err, "--%s '': empty value (%s expected)", o->name,
                      o->metavar ? o->metavar : "a value");
             return ERR_USAGE;
         }
@@ -313,7 +360,7 @@ int cli_parse(int argc, char **argv, const struct cli_opt *const *tables, char *
         if (rc == 0)
             rc = check_bound(o, v, reason);
         if (rc != 0) {
-            err_say(err, "--%s: %s", o->name, reason);
+            err_say(err, "--%s %s: %s", o->name, cli_value(v, q), cli_reason(reason, v));
             return rc == -ENOMEM ? rc : ERR_USAGE;
         }
     }
@@ -400,9 +447,7 @@ void cli_main_parse(const char *prog, const char *synopsis, int argc, char **arg
         printf("%s (psring) %s\n", prog, PSRING_VERSION);
         exit(fflush(stdout) == 0 ? 0 : 1);
     }
-    if (rc != 0) {
-        fprintf(stderr, "%s: %s\n", prog, err[0] ? err : err_str(rc));
-        exit(CLI_EXIT_USAGE);
-    }
+    if (rc != 0)
+        cli_usage_fail(prog, err[0] ? err : err_str(rc));
 }
 

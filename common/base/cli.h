@@ -55,16 +55,37 @@ int cli_bound_check(const char *name, double x, const char *v, char *err);
 
 /* cli_parse: argv against the NULL-terminated list of tables. Accepts
  * "--name value" and "--name=value". Returns 0, CLI_HELP, CLI_VERSION, or
- * ERR_USAGE with "--name: reason" (or the unknown argument) in err. */
+ * ERR_USAGE with "--name VALUE: reason" ("--name: reason" when there is
+ * no value; the argument itself when it is no flag) in err. */
 int cli_parse(int argc, char **argv, const struct cli_opt *const *tables, char *err);
 
 /* cli_usage: the --help text: synopsis, then one line per option. */
 void cli_usage(FILE *f, const char *prog, const char *synopsis,
                const struct cli_opt *const *tables);
 
+/* THE USAGE LINE. Every usage error of every program (and of the scripts:
+ * experiments/lib.sh's usage_error and die_usage) is one line on stderr,
+ *     PROG: --flag VALUE: why; see PROG --help
+ * and exit status 64. cli_parse's err is "--flag VALUE: why" (VALUE as
+ * cli_value shows it); a program's own cross-checks say the same, and
+ * these two print it:
+ * cli_usage_print: "PROG: MSG; see PROG --help" on stderr (the caller
+ * returns CLI_EXIT_USAGE); cli_usage_fail: the same, then exit(64). */
+void cli_usage_print(const char *prog, const char *msg);
+/* cli_value: a flag's value as the usage line shows it: bare when it is a
+ * plain word (4M, 127.0.0.1:0), else in single quotes, cut at 40 bytes,
+ * non-printable bytes as \xNN. OUT: buf (CLI_VALUE_BUF bytes), returned. */
+#define CLI_VALUE_BUF (40 * 4 + 8)
+const char *cli_value(const char *s, char *buf);
+/* cli_reason: a parser's reason for refusing v without the 'v' it starts
+ * with ("'x' is not a mode (...)" -> "not a mode (...)"), for the line
+ * "--flag VALUE: REASON"; the reason itself when it does not. */
+const char *cli_reason(const char *reason, const char *v);
+__attribute__((noreturn)) void cli_usage_fail(const char *prog, const char *msg);
+
 /* cli_main_parse: cli_parse for main(): --help -> usage on stdout, exit 0;
- * --version -> exit 0; bad input -> "PROG: --flag: reason" on stderr and
- * exit 64. Returns only when the arguments parsed. */
+ * --version -> exit 0; bad input -> THE USAGE LINE on stderr and exit
+ * 64. Returns only when the arguments parsed. */
 void cli_main_parse(const char *prog, const char *synopsis, int argc, char **argv,
                     const struct cli_opt *const *tables);
 

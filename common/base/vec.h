@@ -19,8 +19,16 @@ void vec_add(void *acc, const void *x, size_t n, int dtype);
 double vec_get(const void *v, size_t i, int dtype);
 /* vec_set: element i from a double (rounded to dtype). */
 void vec_set(void *v, size_t i, int dtype, double x);
+/* vec_add_finite: vec_add with the finite check fused into it (the ring's,
+ * rd's and chain's reduce: a received value is checked as it is added,
+ * while it is in cache). All n adds are made; then 0 if every sum acc[i]
+ * is finite, else ERR_NONFINITE and the first i whose sum is not in *bad
+ * (if bad is not NULL). A NaN or Inf in x, or a finite sum that overflows,
+ * is caught. acc and x must not overlap. Same bits as vec_add. */
+int vec_add_finite(void *acc, const void *x, size_t n, int dtype, size_t *bad);
 /* vec_check_finite: 0 if every element is finite, else ERR_NONFINITE and
- * the first bad index in *bad (if bad is not NULL). */
+ * the first bad index in *bad (if bad is not NULL). Vectorized like
+ * vec_add_finite (vec.c, THE CHECK). */
 int vec_check_finite(const void *v, size_t n, int dtype, size_t *bad);
 
 #endif /* VEC_H */

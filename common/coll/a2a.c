@@ -35,6 +35,7 @@
 
 #include "base/dtype.h"
 #include "base/err.h"
+#include "base/vec.h"
 #include "ring.h"
 
 int a2a_split_check(const struct a2a_split *sp, char *err)
@@ -118,8 +119,13 @@ int a2a_alltoall(struct xport_algo *a, const void *send, void *recv, const struc
                 .to = to, .from = from, .send_tag = (uint32_t)step, .recv_tag = (uint32_t)step,
                 .sbuf = s + a2a_offset(sp, to) * es, .sbytes = out * es, .rbytes = mine * es,
             }, err);
-        if (rc == 0 && mine > 0)
-            rc = xport_recv(a->x, r + (size_t)from * mine * es, mine * es, err);
+        if (rc == 0 && mine > 0 &&
+            (rc = xport_recv(a->x, r + (size_t)from * mine * es, mine * es, err)) == 0) {
+            size_t bad = 0;
+            if ((rc = vec_check_finite(r + (size_t)from * mine * es, mine, dtype, &bad)) != 0)
+                err_say(err, "element %zu is %g from rank %d at all-to-all step %d", bad,
+                        vec_get(r + (size_t)from * mine * es, bad, dtype), from, step);
+        }
         if (rc == 0)
             rc = xport_end(a->x, err);
         if (rc != 0)

@@ -24,7 +24,8 @@
  * K = 1: the own block is copied; no transport.
  *
  * ERRORS. 0, or the transport's negative err.h code with its one line in
- * err; ERR_USAGE for a bad dtype or split.
+ * err; ERR_USAGE for a bad dtype or split; ERR_NONFINITE when a received
+ * value is NaN or Inf (each block checked as it comes in).
  */
 #ifndef A2A_H
 #define A2A_H

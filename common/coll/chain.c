@@ -80,11 +80,17 @@ static int run(struct xport_algo *a, unsigned char *p, size_t n, int dtype, int 
                 .sbuf = p + slo * es, .sbytes = (shi - slo) * es, .rbytes = (rhi - rlo) * es,
             }, err);
         if (rc == 0 && rhi > rlo) {
+            size_t bad = 0;
             if (!add) {
-                rc = xport_recv(a->x, p + rlo * es, (rhi - rlo) * es, err);
+                if ((rc = xport_recv(a->x, p + rlo * es, (rhi - rlo) * es, err)) == 0)
+                    rc = vec_check_finite(p + rlo * es, rhi - rlo, dtype, &bad);
             } else if ((rc = xport_recv(a->x, a->stage, (rhi - rlo) * es, err)) == 0) {
-                vec_add(p + rlo * es, a->stage, rhi - rlo, dtype);
+                rc = vec_add_finite(p + rlo * es, a->stage, rhi - rlo, dtype, &bad);
             }
+            if (rc == ERR_NONFINITE)
+                err_say(err, "element %zu is %g after segment %zu from the left neighbour "
+                        "(rank %d) at chain step %zu", rlo + bad, vec_get(p, rlo + bad, dtype),
+                        r_idx, (me + k - 1) % k, t);
         }
         if (rc == 0)
             rc = xport_end(a->x, err);

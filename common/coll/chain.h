@@ -18,7 +18,9 @@
  * K = 1: both return at once (the transport may be NULL).
  *
  * ERRORS. 0, or the transport's negative err.h code with its one line in
- * err; ERR_USAGE for a dtype that is not one or a root outside 0..K-1.
+ * err; ERR_USAGE for a dtype that is not one or a root outside 0..K-1;
+ * ERR_NONFINITE when a received value or a sum is NaN or Inf (each
+ * segment checked as it comes in, fused into the add: vec_add_finite).
  */
 #ifndef CHAIN_H
 #define CHAIN_H

@@ -327,11 +327,11 @@ int coll_gather(struct coll *c, double *all, const double *mine, int m, char *er
     /* With rd, Rabenseifner and NCCL: zeros but for each rank's own slot,
      * all-reduced: the sum is the gather, exactly. */
     if (c->algo == COLL_RD)
-        return rd_allreduce(&c->rd, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
+        return rd_allreduce_raw(&c->rd, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if (c->algo == COLL_RABENSEIFNER)
-        return rab_allreduce(&c->rab, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
+        return rab_allreduce_raw(&c->rab, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if (c->kind != COLL_NCCL)
-        return ring_all_gather(&c->ring, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
+        return ring_all_gather_raw(&c->ring, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if ((rc = gpu_copy_async(c->scratch, all, bytes, c->stream, err)) != 0 ||
         (rc = gpu_nccl_all_reduce(c->nccl, c->scratch, c->scratch, (size_t)c->world * (size_t)m,
                                   DTYPE_F64, c->stream, err)) != 0 ||

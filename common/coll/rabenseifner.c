@@ -94,6 +94,13 @@
  * pieces of the staging size, each added as soon as it is in. The doubling
  * and the fold-out receive straight into the buffer. Memory: the caller's
  * n elements plus one piece, as the ring.
+ *
+ * THE CHECK (ring.c has the why). Every sum is checked finite in the add
+ * itself (vec_add_finite), every copied value once its frame is in
+ * (vec_check_finite), before anything is sent on: the first rank to see a
+ * NaN, an Inf or an overflow names the element, the round and the partner
+ * that sent it; the caller fails the step before the weights change.
+ * rab_allreduce_raw skips it, for coll_gather's doubles.
  */
 #include "rabenseifner.h"
 
@@ -199,31 +206,43 @@ static size_t at(size_t n, int p, int c)
 enum take { TAKE_NONE, TAKE_COPY, TAKE_ADD };
 
 /* add_ordered: dst = (lower rank's part) + (higher rank's part), for m
- * elements; `in` (the partner's piece) is scratch (DETERMINISM). */
-static void add_ordered(unsigned char *dst, void *in, size_t m, int dtype, int mine_is_lower)
+ * elements; `in` (the partner's piece) is scratch (DETERMINISM). With
+ * `check`, the sums are checked finite in the add (THE CHECK):
+ * ERR_NONFINITE and the first bad element in *bad. */
+static int add_ordered(unsigned char *dst, void *in, size_t m, int dtype, int mine_is_lower,
+                       int check, size_t *bad)
 {
-    if (mine_is_lower) {
-        vec_add(dst, in, m, dtype);                 /* dst = mine + theirs */
-    } else {
-        vec_add(in, dst, m, dtype);                 /* in = theirs + mine */
-        memcpy(dst, in, m * dtype_size(dtype));
+    int rc = 0;
+
+    if (mine_is_lower) {                            /* dst = mine + theirs */
+        if (check)
+            return vec_add_finite(dst, in, m, dtype, bad);
+        vec_add(dst, in, m, dtype);
+        return 0;
     }
+    if (check)                                      /* in = theirs + mine */
+        rc = vec_add_finite(in, dst, m, dtype, bad);
+    else
+        vec_add(in, dst, m, dtype);
+    memcpy(dst, in, m * dtype_size(dtype));
+    return rc;
 }
 
 /* One exchange with a partner: send sn elements from sbuf (0: an empty
- * frame), take rn elements into rbuf as `take` says. */
+ * frame), take rn elements into rbuf as `take` says; rbuf is element
+ * `first` of the vector (for the check's message); check: THE CHECK. */
 struct xchg {
-    int peer, round, patience;
+    int peer, round, patience, check;
     const unsigned char *sbuf;
     size_t sn;
     unsigned char *rbuf;
-    size_t rn;
+    size_t rn, first;
     enum take take;
 };
 
 static int step(struct rab *r, const struct xchg *e, int dtype, char *err)
 {
-    size_t es = dtype_size(dtype), piece = r->a.piece_bytes / es;
+    size_t es = dtype_size(dtype), piece = r->a.piece_bytes / es, bad = 0, i = 0;
     struct xport_step s = {
         .to = e->peer, .from = e->peer, .send_tag = (uint32_t)e->round,
         .recv_tag = (uint32_t)e->round, .sbuf = e->sbuf, .sbytes = e->sn * es,
@@ -231,14 +250,21 @@ static int step(struct rab *r, const struct xchg *e, int dtype, char *err)
     };
     int rc = xport_begin(r->a.x, &s, err);
 
-    if (rc == 0 && e->take == TAKE_COPY && e->rn > 0)
-        rc = xport_recv(r->a.x, e->rbuf, e->rn * es, err);
-    for (size_t i = 0; rc == 0 && e->take == TAKE_ADD && i < e->rn; i += piece) {
+    /* A copy is received whole, then checked (ring.c, PIECES, says why). */
+    if (rc == 0 && e->take == TAKE_COPY && e->rn > 0 &&
+        (rc = xport_recv(r->a.x, e->rbuf, e->rn * es, err)) == 0 && e->check)
+        rc = vec_check_finite(e->rbuf, e->rn, dtype, &bad);
+    for (; rc == 0 && e->take == TAKE_ADD && i < e->rn; i += piece) {
         size_t m = e->rn - i < piece ? e->rn - i : piece;
-        rc = xport_recv(r->a.x, r->a.stage, m * es, err);
-        if (rc == 0)
-            add_ordered(e->rbuf + i * es, r->a.stage, m, dtype, r->a.rank < e->peer);
+        if ((rc = xport_recv(r->a.x, r->a.stage, m * es, err)) == 0)
+            rc = add_ordered(e->rbuf + i * es, r->a.stage, m, dtype, r->a.rank < e->peer,
+                             e->check, &bad);
+        if (rc == ERR_NONFINITE)
+            break;
     }
+    if (rc == ERR_NONFINITE)
+        err_say(err, "element %zu is %g after round %d from partner rank %d",
+                e->first + i + bad, vec_get(e->rbuf, i + bad, dtype), e->round, e->peer);
     if (rc == 0)
         rc = xport_end(r->a.x, err);
     return rc;
@@ -247,7 +273,7 @@ static int step(struct rab *r, const struct xchg *e, int dtype, char *err)
 /* cube: the halving and the doubling among the P cube ranks; `me` is this
  * rank's cube number; wait: each step's patience (PATIENCE). */
 static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int me, int extra,
-                int wait, char *err)
+                int wait, int check, char *err)
 {
     size_t es = dtype_size(dtype);
     int blo = 0, bhi = p, rc = 0, round = 1;
@@ -257,9 +283,11 @@ static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int
         int klo = lower ? blo : mid, khi = lower ? mid : bhi;     /* kept */
         int slo = lower ? mid : blo, shi = lower ? bhi : mid;     /* sent */
         size_t k0 = at(n, p, klo), s0 = at(n, p, slo);
-        struct xchg e = { rank_of(me ^ d, extra), round++, wait,
-                          v + s0 * es, at(n, p, shi) - s0, v + k0 * es, at(n, p, khi) - k0,
-                          TAKE_ADD };
+        struct xchg e = {
+            .peer = rank_of(me ^ d, extra), .round = round++, .patience = wait,
+            .check = check, .sbuf = v + s0 * es, .sn = at(n, p, shi) - s0,
+            .rbuf = v + k0 * es, .rn = at(n, p, khi) - k0, .first = k0, .take = TAKE_ADD,
+        };
         rc = step(r, &e, dtype, err);
         blo = klo;
         bhi = khi;
@@ -267,8 +295,11 @@ static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int
     for (int d = 1; rc == 0 && d < p; d *= 2) {         /* doubling: [blo, bhi) doubles */
         int lower = (me & d) == 0, olo = lower ? bhi : blo - d, ohi = olo + d;
         size_t m0 = at(n, p, blo), o0 = at(n, p, olo);
-        struct xchg e = { rank_of(me ^ d, extra), round++, wait, v + m0 * es,
-                          at(n, p, bhi) - m0, v + o0 * es, at(n, p, ohi) - o0, TAKE_COPY };
+        struct xchg e = {
+            .peer = rank_of(me ^ d, extra), .round = round++, .patience = wait,
+            .check = check, .sbuf = v + m0 * es, .sn = at(n, p, bhi) - m0,
+            .rbuf = v + o0 * es, .rn = at(n, p, ohi) - o0, .first = o0, .take = TAKE_COPY,
+        };
         rc = step(r, &e, dtype, err);
         blo = lower ? blo : olo;
         bhi = lower ? ohi : bhi;
@@ -276,7 +307,7 @@ static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int
     return rc;
 }
 
-int rab_allreduce(struct rab *r, void *buf, size_t n, int dtype, char *err)
+static int allreduce(struct rab *r, void *buf, size_t n, int dtype, int check, char *err)
 {
     int k = r->a.world, rank = r->a.rank, l, p, extra, me, last, rc = 0;
     unsigned char *v = buf;
@@ -294,20 +325,34 @@ int rab_allreduce(struct rab *r, void *buf, size_t n, int dtype, char *err)
         /* An odd rank of a pair: hand the vector in, wait out the cube (one
          * --timeout per step sat out, plus one: xport_tcp.h, FAULTS), copy
          * the result. */
-        struct xchg in = { rank - 1, 0, 1, v, n, NULL, 0, TAKE_NONE };
-        struct xchg out = { rank - 1, last, 2 * l + 1, NULL, 0, v, n, TAKE_COPY };
+        struct xchg in = { .peer = rank - 1, .round = 0, .patience = 1, .sbuf = v, .sn = n,
+                           .take = TAKE_NONE };
+        struct xchg out = { .peer = rank - 1, .round = last, .patience = 2 * l + 1,
+                            .check = check, .rbuf = v, .rn = n, .take = TAKE_COPY };
         rc = step(r, &in, dtype, err);
         return rc != 0 ? rc : step(r, &out, dtype, err);
     }
     if (rank < 2 * extra) {
-        struct xchg in = { rank + 1, 0, 1, NULL, 0, v, n, TAKE_ADD };
+        struct xchg in = { .peer = rank + 1, .round = 0, .patience = 1, .check = check,
+                           .rbuf = v, .rn = n, .take = TAKE_ADD };
         rc = step(r, &in, dtype, err);
     }
     if (rc == 0)
-        rc = cube(r, v, n, dtype, p, me, extra, extra > 0 ? 2 : 1, err);
+        rc = cube(r, v, n, dtype, p, me, extra, extra > 0 ? 2 : 1, check, err);
     if (rc == 0 && rank < 2 * extra) {
-        struct xchg out = { rank + 1, last, 1, v, n, NULL, 0, TAKE_NONE };
+        struct xchg out = { .peer = rank + 1, .round = last, .patience = 1, .sbuf = v,
+                            .sn = n, .take = TAKE_NONE };
         rc = step(r, &out, dtype, err);
     }
     return rc;
+}
+
+int rab_allreduce(struct rab *r, void *buf, size_t n, int dtype, char *err)
+{
+    return allreduce(r, buf, n, dtype, 1, err);
+}
+
+int rab_allreduce_raw(struct rab *r, void *buf, size_t n, int dtype, char *err)
+{
+    return allreduce(r, buf, n, dtype, 0, err);
 }

@@ -16,7 +16,10 @@
  * ones (rabenseifner.c, FOLD).
  *
  * ERRORS. 0, or the transport's negative err.h code with its one line in
- * err (the rank lost); ERR_USAGE for a dtype that is not one.
+ * err (the rank lost); ERR_USAGE for a dtype that is not one;
+ * ERR_NONFINITE when a sum or a copied value is NaN or Inf ("element I is
+ * X after round R from partner rank P": each piece is checked as it comes
+ * in, the check fused into the add, vec_add_finite).
  */
 #ifndef RABENSEIFNER_H
 #define RABENSEIFNER_H
@@ -62,5 +65,8 @@ int rab_steps(int world);
 void rab_block(size_t n, int p, int c, size_t *lo, size_t *hi);
 
 int rab_allreduce(struct rab *r, void *buf, size_t n, int dtype, char *err);
+/* rab_allreduce_raw: rab_allreduce without the finite check, for
+ * coll_gather's doubles, which may be NaN on purpose (ring.h). */
+int rab_allreduce_raw(struct rab *r, void *buf, size_t n, int dtype, char *err);
 
 #endif /* RABENSEIFNER_H */

@@ -162,23 +162,35 @@ int rd_steps(int world)
 enum take { TAKE_NONE, TAKE_COPY, TAKE_ADD };
 
 /* add_ordered: dst = (lower rank's part) + (higher rank's part), for m
- * elements; `in` (the partner's piece) is scratch. */
-static void add_ordered(unsigned char *dst, void *in, size_t m, int dtype, int mine_is_lower)
+ * elements; `in` (the partner's piece) is scratch. With `check`, the sums
+ * are checked finite in the add (vec_add_finite): ERR_NONFINITE and the
+ * first bad element in *bad. */
+static int add_ordered(unsigned char *dst, void *in, size_t m, int dtype, int mine_is_lower,
+                       int check, size_t *bad)
 {
-    if (mine_is_lower) {
-        vec_add(dst, in, m, dtype);                 /* dst = mine + theirs */
-    } else {
-        vec_add(in, dst, m, dtype);                 /* in = theirs + mine */
-        memcpy(dst, in, m * dtype_size(dtype));
+    int rc = 0;
+
+    if (mine_is_lower) {                            /* dst = mine + theirs */
+        if (check)
+            return vec_add_finite(dst, in, m, dtype, bad);
+        vec_add(dst, in, m, dtype);
+        return 0;
     }
+    if (check)                                      /* in = theirs + mine */
+        rc = vec_add_finite(in, dst, m, dtype, bad);
+    else
+        vec_add(in, dst, m, dtype);
+    memcpy(dst, in, m * dtype_size(dtype));
+    return rc;
 }
 
 /* step: one exchange with `peer`: send the whole buffer (or an empty
- * frame), and take the partner's n elements as `take` says. */
+ * frame), and take the partner's n elements as `take` says. With `check`,
+ * what is taken is checked finite as each piece comes in (rd.h, ERRORS). */
 static int step(struct rd *r, int peer, int round, unsigned char *buf, size_t n, int dtype,
-                int send, enum take take, int patience, char *err)
+                int send, enum take take, int patience, int check, char *err)
 {
-    size_t es = dtype_size(dtype), piece = r->a.piece_bytes / es;
+    size_t es = dtype_size(dtype), piece = r->a.piece_bytes / es, bad = 0, i = 0;
     struct xport_step s = {
         .to = peer, .from = peer, .send_tag = (uint32_t)round, .recv_tag = (uint32_t)round,
         .sbuf = send ? buf : NULL, .sbytes = send ? n * es : 0,
@@ -186,20 +198,25 @@ static int step(struct rd *r, int peer, int round, unsigned char *buf, size_t n,
     };
     int rc = xport_begin(r->a.x, &s, err);
 
-    if (rc == 0 && take == TAKE_COPY)
-        rc = xport_recv(r->a.x, buf, n * es, err);
-    for (size_t i = 0; rc == 0 && take == TAKE_ADD && i < n; i += piece) {
+    /* A copy is received whole, then checked (ring.c, PIECES, says why). */
+    if (rc == 0 && take == TAKE_COPY && (rc = xport_recv(r->a.x, buf, n * es, err)) == 0 && check)
+        rc = vec_check_finite(buf, n, dtype, &bad);
+    for (; rc == 0 && take == TAKE_ADD && i < n; i += piece) {
         size_t m = n - i < piece ? n - i : piece;
-        rc = xport_recv(r->a.x, r->a.stage, m * es, err);
-        if (rc == 0)
-            add_ordered(buf + i * es, r->a.stage, m, dtype, r->a.rank < peer);
+        if ((rc = xport_recv(r->a.x, r->a.stage, m * es, err)) == 0)
+            rc = add_ordered(buf + i * es, r->a.stage, m, dtype, r->a.rank < peer, check, &bad);
+        if (rc == ERR_NONFINITE)
+            break;
     }
+    if (rc == ERR_NONFINITE)
+        err_say(err, "element %zu is %g after round %d from partner rank %d", i + bad,
+                vec_get(buf, i + bad, dtype), round, peer);
     if (rc == 0)
         rc = xport_end(r->a.x, err);
     return rc;
 }
 
-int rd_allreduce(struct rd *r, void *buf, size_t n, int dtype, char *err)
+static int allreduce(struct rd *r, void *buf, size_t n, int dtype, int check, char *err)
 {
     int k = r->a.world, me = r->a.rank, l, p, extra, last, rc = 0;
     unsigned char *v = buf;
@@ -216,20 +233,30 @@ int rd_allreduce(struct rd *r, void *buf, size_t n, int dtype, char *err)
         /* An extra rank: hand the vector in, wait out the doubling (one
          * --timeout per step sat out, plus one: xport_tcp.h, FAULTS),
          * copy the result. */
-        rc = step(r, me - p, 0, v, n, dtype, 1, TAKE_NONE, 1, err);
+        rc = step(r, me - p, 0, v, n, dtype, 1, TAKE_NONE, 1, check, err);
         if (rc == 0)
-            rc = step(r, me - p, last, v, n, dtype, 0, TAKE_COPY, l + 1, err);
+            rc = step(r, me - p, last, v, n, dtype, 0, TAKE_COPY, l + 1, check, err);
         return rc;
     }
     if (me < extra)
-        rc = step(r, me + p, 0, v, n, dtype, 0, TAKE_ADD, 1, err);
+        rc = step(r, me + p, 0, v, n, dtype, 0, TAKE_ADD, 1, check, err);
     for (int s = 0; rc == 0 && s < l; s++) {
         /* A rank without an extra whose first partner has one waits for
          * that partner's fold-in too: one step idle by design. */
         int partner = me ^ (1 << s), wait = s == 0 && me >= extra && partner < extra ? 2 : 1;
-        rc = step(r, partner, s + 1, v, n, dtype, 1, TAKE_ADD, wait, err);
+        rc = step(r, partner, s + 1, v, n, dtype, 1, TAKE_ADD, wait, check, err);
     }
     if (rc == 0 && me < extra)
-        rc = step(r, me + p, last, v, n, dtype, 1, TAKE_NONE, 1, err);
+        rc = step(r, me + p, last, v, n, dtype, 1, TAKE_NONE, 1, check, err);
     return rc;
+}
+
+int rd_allreduce(struct rd *r, void *buf, size_t n, int dtype, char *err)
+{
+    return allreduce(r, buf, n, dtype, 1, err);
+}
+
+int rd_allreduce_raw(struct rd *r, void *buf, size_t n, int dtype, char *err)
+{
+    return allreduce(r, buf, n, dtype, 0, err);
 }

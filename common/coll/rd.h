@@ -14,7 +14,10 @@
  * largest power of two fold in (rd.c, FOLD).
  *
  * ERRORS. 0, or the transport's negative err.h code with its one line in
- * err (the rank lost); ERR_USAGE for a dtype that is not one.
+ * err (the rank lost); ERR_USAGE for a dtype that is not one;
+ * ERR_NONFINITE when a sum or a copied value is NaN or Inf ("element I is
+ * X after round R from partner rank P": each piece is checked as it comes
+ * in, the check fused into the add, vec_add_finite).
  */
 #ifndef RD_H
 #define RD_H
@@ -52,5 +55,8 @@ void rd_plan(int rank, int world, struct xport_plan *pl);
 int rd_steps(int world);
 
 int rd_allreduce(struct rd *r, void *buf, size_t n, int dtype, char *err);
+/* rd_allreduce_raw: rd_allreduce without the finite check, for
+ * coll_gather's doubles, which may be NaN on purpose (ring.h). */
+int rd_allreduce_raw(struct rd *r, void *buf, size_t n, int dtype, char *err);
 
 #endif /* RD_H */

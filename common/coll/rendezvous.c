@@ -3,13 +3,19 @@
  * The coordinator takes connections from an auth_gate (common/wire/auth.h):
  * strangers are handled there, many at once, each under an absolute
  * deadline and a global cap that evicts the oldest, and never reach the
- * code below. An authenticated connection's REGISTER is read at once under
- * the idle-progress timeout, the header decoded with the REGISTER cap
- * before the payload is read. A member that sends anything else is logged
- * and closed, and the loop goes on. The loop ends when K ranks have registered (agreeing or not:
- * a rank that disagrees is still told why) or when --timeout has passed
- * since the coordinator started; then every registered rank gets the same
- * answer, TABLE or ERROR.
+ * code below. The REGISTER frames of the authenticated connections are
+ * read all at once, without blocking, between waits at the gate of at
+ * most POLL_S: a member that holds the secret and then trickles its
+ * REGISTER, or says nothing, stalls no one else. Each has a deadline that
+ * bytes do not extend (FRAME DEADLINES, net.h): --timeout plus the frame's
+ * time at 1 MB/s after it authenticated (an honest rank sends it at once).
+ * The header is decoded with the REGISTER cap before the payload is read.
+ * A member that misses its deadline or sends anything else is logged,
+ * closed and remembered: when ranks are then missing, the ERROR names it
+ * (its address and the rank it claimed). The loop ends when K ranks have
+ * registered (agreeing or not: a rank that disagrees is still told why) or
+ * when --timeout has passed since the coordinator started; then every
+ * registered rank gets the same answer, TABLE or ERROR.
  *
  * A client registers once and waits for that answer: the coordinator
  * started before the client could connect, so it answers within --timeout
@@ -38,6 +44,8 @@
 #define REG_FRAME  (PROTO_HEADER_SIZE + PROTO_REGISTER_MAX)
 #define CLIENT_SLACK_S 1.0       /* a client waits --timeout plus this for the answer */
 #define EXTRA_CONNS 16           /* room for strangers beside the K-1 ranks */
+#define POLL_S 0.01              /* the gate's wait while a REGISTER is coming */
+#define REG_DUE(t) net_frame_budget(NULL, REG_FRAME, t)   /* a REGISTER's time after AUTH */
 
 static void fmt_addr(char *out, size_t n, const char *host, int port)
 {
@@ -112,8 +120,10 @@ struct conn {
     int fd;
     char peer[NET_ADDR_LEN];
     uint8_t buf[REG_FRAME];
-    size_t got, need;              /* need: the whole frame, once the header is in */
+    size_t got, need;              /* need: the header, then the whole frame */
     int rank;                      /* -1 until it registered */
+    long claim;                    /* the rank its header claims; -1 before it */
+    double t0;                     /* when it authenticated */
 };
 
 /* conn_drop: log why a connection is not a rank, and close it. */
@@ -124,17 +134,80 @@ static void conn_drop(struct conn *c, const char *why)
     c->fd = -1;
 }
 
-/* conn_read: the REGISTER frame of an authenticated connection, under the
- * idle-progress timeout (at most idle seconds without a byte). 0 when a
- * whole frame is in c->buf; -1 when the connection was dropped. */
-static int conn_read(struct conn *c, double idle)
+/* conn_who: "the member at ADDR (claiming rank R)" into out. */
+static void conn_who(const struct conn *c, char *out, size_t n)
+{
+    if (c->claim >= 0)
+        snprintf(out, n, "the member at %s (claiming rank %ld)", c->peer, c->claim);
+    else
+        snprintf(out, n, "the member at %s", c->peer);
+}
+
+/* conn_late: c missed its REGISTER's deadline (or the rendezvous's, when
+ * final): drop it, and remember it in held (ERR_LEN) if that is empty. */
+static void conn_late(struct conn *c, double now, int final, char *held)
+{
+    char who[NET_ADDR_LEN + 64], why[ERR_LEN];
+
+    conn_who(c, who, sizeof who);
+    err_say(why, "%s authenticated and %s %zu bytes of its REGISTER in %.1f s", who,
+        final ? "had sent" : "sent only", c->got, now - c->t0);
+    if (!held[0])
+        snprintf(held, ERR_LEN, "%s", why);
+    log_msg("coordinator: closed the connection from %s: %s (due within --timeout plus its time "
+            "at %.0f bytes/s)", c->peer, why, NET_FLOOR_RATE);
+    close(c->fd);
+    c->fd = -1;
+}
+
+/* conn_add: an authenticated connection into conns[*n] (cap entries),
+ * reclaiming the slots of closed ones; closed when none is free. */
+static void conn_add(struct conn *conns, int *n, int cap, int fd, const char *peer)
+{
+    struct conn *c;
+
+    if (*n == cap) {
+        int j = 0;
+        for (int i = 0; i < *n; i++)
+            if (conns[i].fd >= 0)
+                conns[j++] = conns[i];
+        *n = j;
+    }
+    if (*n == cap) {
+        log_msg("coordinator: closed the connection from %s: too many connections", peer);
+        close(fd);
+        return;
+    }
+    c = &conns[(*n)++];
+    memset(c, 0, sizeof *c);
+    c->fd = fd;
+    c->rank = -1;
+    c->claim = -1;
+    c->need = PROTO_HEADER_SIZE;
+    c->t0 = clock_now();
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+}
+
+/* conn_feed: read what c's socket has of its REGISTER, without waiting.
+ * 1 when the whole frame is in c->buf; 0 when more is to come; -1 when
+ * the connection was dropped. */
+static int conn_feed(struct conn *c)
 {
     struct proto_limits lim = { PROTO_REGISTER_MAX, 0, 0 };
     struct proto_header h;
-    char e[ERR_LEN], why[ERR_LEN];
-    int rc = net_recv_all(c->fd, c->buf, PROTO_HEADER_SIZE, NULL, idle, c->peer, e);
+    char why[ERR_LEN], e[ERR_LEN];
 
-    if (rc == 0) {
+    while (c->got < c->need) {
+        int rc = net_feed(c->fd, c->buf, &c->got, c->need, e);
+        if (rc == 0)
+            return 0;
+        if (rc < 0) {
+            err_say(why, "before registering: %s", e);
+            conn_drop(c, why);
+            return -1;
+        }
+        if (c->need > PROTO_HEADER_SIZE)
+            break;                              /* the whole frame */
         rc = proto_header_decode(c->buf, &lim, &h);
         if (rc == 0 && h.type != PROTO_REGISTER)
             rc = ERR_PROTO_TYPE;
@@ -143,15 +216,10 @@ static int conn_read(struct conn *c, double idle)
             conn_drop(c, why);
             return -1;
         }
-        rc = net_recv_all(c->fd, c->buf + PROTO_HEADER_SIZE, (size_t)h.length, NULL, idle,
-                          c->peer, e);
+        c->claim = (long)h.rank;
+        c->need = PROTO_HEADER_SIZE + (size_t)h.length;
     }
-    if (rc != 0) {
-        err_say(why, "before registering: %s", e);
-        conn_drop(c, why);
-        return -1;
-    }
-    return 0;
+    return 1;
 }
 
 /* registered: a whole REGISTER from c; check it against rank 0's and
@@ -165,7 +233,7 @@ static void registered(struct conn *c, const struct rdv_cfg *cfg, struct proto_p
     char why[ERR_LEN];
     int rc;
 
-    proto_header_decode(c->buf, &lim, &h);     /* checked in conn_read */
+    proto_header_decode(c->buf, &lim, &h);     /* checked in conn_feed */
     rc = proto_register_decode(c->buf + PROTO_HEADER_SIZE, (size_t)h.length, &reg);
     if (rc != 0) {
         snprintf(why, sizeof why, "a malformed REGISTER (%s)", err_str(rc));
@@ -228,10 +296,11 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
 {
     int k = cfg->world, lfd = -1, port = 0, count = 1, ncap = k - 1 + EXTRA_CONNS, rc = 0;
     char where[NET_ADDR_LEN], e[ERR_LEN], mismatch[ERR_LEN] = "", answer[ERR_LEN] = "";
+    char held[ERR_LEN] = "";       /* the first member dropped before registering */
     char (*from)[NET_ADDR_LEN] = calloc((size_t)k, sizeof *from);
     struct conn *conns = calloc((size_t)ncap, sizeof *conns);
     uint8_t *frame = NULL;
-    double deadline = clock_now() + cfg->timeout;
+    double deadline = clock_now() + cfg->timeout, reg_due = REG_DUE(cfg->timeout);
     int nconn = 0, gate_open = 0;
     struct auth_gate gate;
 
@@ -266,43 +335,40 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
      * anything that fails the rendezvous. */
     while (count < k) {
         char peer[NET_ADDR_LEN];
-        double left;
-        int fd;
-        struct conn *c;
+        double now = clock_now(), until = deadline;
+        int fd, pending = 0;
 
-        rc = auth_gate_next(&gate, deadline, &fd, peer, e);
-        if (rc == ERR_TIMEOUT) {
-            rc = 0;
-            break;
+        /* The REGISTER frames on their way: take what came; drop the late. */
+        for (int i = 0; i < nconn && count < k; i++) {
+            struct conn *c = &conns[i];
+            int got;
+            if (c->fd < 0 || c->rank >= 0)
+                continue;
+            got = conn_feed(c);
+            if (got > 0)
+                registered(c, cfg, out->peers, from, &count, mismatch);
+            else if (got == 0 && now >= c->t0 + reg_due)
+                conn_late(c, now, 0, held);
+            else if (got == 0)
+                pending = 1;
         }
+        if (count >= k || now >= deadline)
+            break;
+        if (pending && now + POLL_S < until)
+            until = now + POLL_S;
+        rc = auth_gate_next(&gate, until, &fd, peer, e);
+        if (rc == ERR_TIMEOUT)
+            continue;               /* the loop's top sees the deadline */
         if (rc != 0) {
             err_say(err, "coordinator: %s", e);
             goto out;
         }
-        if (nconn == ncap) {
-            /* Reclaim the slots of connections already closed. */
-            int j = 0;
-            for (int i = 0; i < nconn; i++)
-                if (conns[i].fd >= 0)
-                    conns[j++] = conns[i];
-            nconn = j;
-        }
-        if (nconn == ncap) {
-            log_msg("coordinator: closed the connection from %s: too many connections", peer);
-            close(fd);
-            continue;
-        }
-        c = &conns[nconn];
-        memset(c, 0, sizeof *c);
-        c->fd = fd;
-        c->rank = -1;
-        snprintf(c->peer, sizeof c->peer, "%s", peer);
-        left = deadline - clock_now();
-        if (conn_read(c, left < cfg->timeout ? (left > 0.01 ? left : 0.01) : cfg->timeout) != 0)
-            continue;
-        nconn++;
-        registered(c, cfg, out->peers, from, &count, mismatch);
+        conn_add(conns, &nconn, ncap, fd, peer);
     }
+    /* Ranks missing: a member still sending its REGISTER held one back. */
+    for (int i = 0; i < nconn && count < k; i++)
+        if (conns[i].fd >= 0 && conns[i].rank < 0)
+            conn_late(&conns[i], clock_now(), 1, held);
 
     /* Answer every rank that registered, the same answer. */
     if (mismatch[0]) {
@@ -312,8 +378,8 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
         char miss[160];
         missing_list(out->peers, k, miss, sizeof miss);
         rc = ERR_TIMEOUT;
-        err_say(answer, "%s never registered at the coordinator %s within %.1f s", miss, where,
-            cfg->timeout);
+        err_say(answer, "%s never registered at the coordinator %s within %.1f s%s%s", miss, where,
+            cfg->timeout, held[0] ? "; " : "", held);
     } else {
         size_t len = proto_table_size(out->peers, (uint32_t)k);
         uint8_t zeros[PROTO_BLOB_SIZE] = { 0 };
@@ -367,6 +433,7 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
     struct proto_limits lim;
     char where[NET_ADDR_LEN], e[ERR_LEN];
     uint8_t frame[REG_FRAME], hb[PROTO_HEADER_SIZE], *pay = NULL;
+    struct net_frame f;            /* the answer's deadline (net.h) */
     size_t len = 0;
     int fd = -1, rc;
 
@@ -392,8 +459,9 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
         return rc;
     }
     rc = net_send_all(fd, frame, PROTO_HEADER_SIZE + len, NULL, cfg->timeout, where, e);
+    net_frame_begin(&f, sizeof hb);
     if (rc == 0)
-        rc = net_recv_all(fd, hb, sizeof hb, NULL, cfg->timeout + CLIENT_SLACK_S, where, e);
+        rc = net_recv_frame(fd, hb, sizeof hb, NULL, cfg->timeout + CLIENT_SLACK_S, &f, where, e);
     if (rc != 0) {
         err_say(err, "rendezvous: coordinator %s: %s", where, e);
         goto out;
@@ -419,7 +487,8 @@ static int client(const struct rdv_cfg *cfg, struct rdv_table *out, char *err)
         err_say(err, "rendezvous: out of memory for the table");
         goto out;
     }
-    rc = net_recv_all(fd, pay, (size_t)h.length, NULL, cfg->timeout, where, e);
+    f.len += (size_t)h.length;
+    rc = net_recv_frame(fd, pay, (size_t)h.length, NULL, cfg->timeout, &f, where, e);
     if (rc != 0) {
         err_say(err, "rendezvous: coordinator %s: %s", where, e);
         goto out;

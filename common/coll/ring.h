@@ -19,7 +19,10 @@
  * the transport may be NULL.
  *
  * ERRORS. 0, or the transport's negative err.h code with its one line in
- * err (the peer it lost, the step); ERR_USAGE for a dtype that is not one.
+ * err (the peer it lost, the step); ERR_USAGE for a dtype that is not one;
+ * ERR_NONFINITE when a sum or a received value is NaN or Inf ("element I
+ * is X after chunk C from the left neighbour (rank L) at reduce-scatter
+ * step S": ring.c, THE CHECK). The caller names the training step.
  */
 #ifndef RING_H
 #define RING_H
@@ -60,6 +63,10 @@ void ring_schedule(int rank, int world, enum ring_phase phase, int s, int *send,
 
 int ring_reduce_scatter(struct ring *r, void *buf, size_t n, int dtype, char *err);
 int ring_all_gather(struct ring *r, void *buf, size_t n, int dtype, char *err);
+/* ring_all_gather_raw: ring_all_gather without the finite check (ring.c,
+ * THE CHECK): for coll_gather's doubles (settings, timings), which may be
+ * NaN on purpose and are never applied to weights. */
+int ring_all_gather_raw(struct ring *r, void *buf, size_t n, int dtype, char *err);
 int ring_allreduce(struct ring *r, void *buf, size_t n, int dtype, char *err);
 
 #endif /* RING_H */

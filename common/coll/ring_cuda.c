@@ -54,6 +54,7 @@
 
 #include "base/dtype.h"
 #include "base/err.h"
+#include "base/vec.h"
 #include "gpu.h"
 #include "ring.h"
 
@@ -175,8 +176,19 @@ static int step(struct ring_cuda *r, unsigned char *buf, size_t n, enum ring_pha
         }, err);
     for (size_t i = rlo; rc == 0 && i < rhi; i += m) {
         size_t off = (i - rlo) * es;
+        size_t bad = 0;
         m = rhi - i < r->piece ? rhi - i : r->piece;
         rc = xport_recv(x, h + off, m * es, err);
+        /* ring.c's THE CHECK, on the host, before the piece goes to the
+         * GPU: what a neighbour sent. A sum that overflows on the device
+         * is caught by the next rank that receives it. */
+        if (rc == 0 && vec_check_finite(h + off, m, r->dtype, &bad) != 0) {
+            err_say(err, "element %zu is %g in chunk %d from the left neighbour (rank %d) at "
+                    "%s step %d", i + bad, vec_get(h + off, bad, r->dtype), recv_chunk,
+                    (r->rank + r->world - 1) % r->world, reduce ? "reduce-scatter" : "all-gather",
+                    s);
+            rc = ERR_NONFINITE;
+        }
         if (rc == 0 && reduce)
             rc = reduce_piece(r, buf + i * es, stage + off, h + off, m, err);
         else if (rc == 0)

@@ -32,7 +32,9 @@
  * K = 1: nothing is allocated and the call returns at once; x may be NULL.
  *
  * ERRORS. 0; the transport's code and line (the lost peer); a GPU error
- * with its file:line (gpu.h); ERR_USAGE for n > max_n or another dtype.
+ * with its file:line (gpu.h); ERR_USAGE for n > max_n or another dtype;
+ * ERR_NONFINITE when a received piece holds a NaN or Inf (checked on the
+ * host, in pinned memory, before it goes to the GPU: ring.c, THE CHECK).
  * After an error the ring must only be destroyed.
  */
 #ifndef RING_CUDA_H

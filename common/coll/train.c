@@ -100,7 +100,10 @@ static int optim_apply_host(void *ctx, const struct step_update *u, char *err)
                           (const unsigned char *)u->sum + u->first * es, u->count, u->state_off,
                           u->divide_by);
 
-    if (rc != 0)
+    if (rc == ERR_NONFINITE)
+        err_say(err, "%s: the update made a weight NaN or Inf (no weights are written)",
+                optim_name(cfg->c->optimizer));
+    else if (rc != 0)
         err_say(err, "%s: %s", optim_name(cfg->c->optimizer), err_str(rc));
     return rc;
 }

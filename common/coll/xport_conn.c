@@ -23,6 +23,7 @@
 #include "rendezvous.h"
 
 #define ABORT_PIECE (64u << 10)   /* abort-mode sends check their deadline this often */
+#define XPORT_HELLO_POLL_S 0.01   /* the gate's wait while a HELLO is coming */
 
 /* --------------------------------------------------------------- set-up */
 
@@ -47,8 +48,12 @@ int xport_conn_read_frame(int fd, double idle, const char *peer, struct proto_he
 {
     struct proto_limits lim = { PROTO_TEXT_MAX, 0, 0 };
     uint8_t hb[PROTO_HEADER_SIZE];
-    int rc = net_recv_all(fd, hb, sizeof hb, NULL, idle, peer, err);
+    struct net_frame f;
+    int rc;
 
+    /* FRAME DEADLINES (net.h): a trickled HELLO cannot stretch the wait. */
+    net_frame_begin(&f, sizeof hb);
+    rc = net_recv_frame(fd, hb, sizeof hb, NULL, idle, &f, peer, err);
     if (rc != 0)
         return rc;
     rc = proto_header_decode(hb, &lim, h);
@@ -56,7 +61,8 @@ int xport_conn_read_frame(int fd, double idle, const char *peer, struct proto_he
         err_say(err, "%s: not a psring ring peer (%s)", peer, err_str(rc));
         return rc;
     }
-    rc = net_recv_all(fd, pay, (size_t)h->length, NULL, idle, peer, err);
+    f.len += (size_t)h->length;
+    rc = net_recv_frame(fd, pay, (size_t)h->length, NULL, idle, &f, peer, err);
     if (rc == 0)
         pay[h->length] = '\0';
     return rc;
@@ -107,11 +113,56 @@ void xport_conn_refuse(int fd, const struct xport_conn_self *self, const char *w
     close(fd);
 }
 
-int xport_conn_accept(const struct xport_conn_self *self, struct auth_gate *g,
-                      const unsigned char *wanted, double deadline, int *out, int *who,
-                      char *err)
+void xport_conn_hellos_close(struct xport_hellos *hs)
 {
-    uint8_t pay[PROTO_TEXT_MAX + 1];
+    for (int i = 0; i < hs->n; i++)
+        close(hs->in[i].fd);
+    hs->n = 0;
+}
+
+/* hello_drop: refuse hs->in[i] (ERROR why, closed, logged), and forget it. */
+static void hello_drop(const struct xport_conn_self *self, struct xport_hellos *hs, int i,
+                       const char *why)
+{
+    log_msg("refused a connection from %s on the data port: %s", hs->in[i].peer, why);
+    xport_conn_refuse(hs->in[i].fd, self, why);
+    hs->in[i] = hs->in[--hs->n];
+}
+
+/* hello_feed: read what x's socket has of its HELLO, without waiting. 1
+ * when the whole frame is in x->buf (header decoded into h); 0 when more
+ * is to come; an err.h code with why when it cannot be one. */
+static int hello_feed(struct xport_hello_in *x, struct proto_header *h, char *why)
+{
+    struct proto_limits lim = { PROTO_TEXT_MAX, 0, 0 };
+
+    while (x->got < x->need) {
+        char e[ERR_LEN];
+        int rc = net_feed(x->fd, x->buf, &x->got, x->need, e);
+        if (rc == 0)
+            return 0;
+        if (rc < 0) {
+            err_say(why, "%s of its HELLO", e);
+            return rc;
+        }
+        if (x->need == PROTO_HEADER_SIZE) {
+            if ((rc = proto_header_decode(x->buf, &lim, h)) != 0) {
+                err_say(why, "not a psring ring peer (%s)", err_str(rc));
+                return rc;
+            }
+            x->need += (size_t)h->length;
+        }
+    }
+    proto_header_decode(x->buf, &lim, h);       /* checked above */
+    x->buf[x->need] = '\0';
+    return 1;
+}
+
+int xport_conn_accept(const struct xport_conn_self *self, struct auth_gate *g,
+                      struct xport_hellos *hs, const unsigned char *wanted, double deadline,
+                      int *out, int *who, char *err)
+{
+    double due = net_frame_budget(NULL, PROTO_HEADER_SIZE + PROTO_TEXT_MAX, self->timeout);
     char peer[NET_ADDR_LEN], why[ERR_LEN], e[ERR_LEN];
     struct proto_header h;
     int fd = -1, rc, want = -1, nwant = 0;
@@ -124,35 +175,56 @@ int xport_conn_accept(const struct xport_conn_self *self, struct auth_gate *g,
         }
     if (nwant != 1)
         want = -1;
-    why[0] = '\0';
     for (;;) {
-        double left_s;
-        /* Strangers stay in the gate, under its absolute deadlines. */
-        rc = auth_gate_next(g, deadline, &fd, peer, e);
-        if (rc == ERR_TIMEOUT)
+        double now = clock_now(), until = deadline;
+        /* The HELLOs on their way: take what came; refuse the late. */
+        for (int i = 0; i < hs->n; i++) {
+            struct xport_hello_in *x = &hs->in[i];
+            why[0] = '\0';
+            rc = hello_feed(x, &h, why);
+            if (rc == 0 && now < x->t0 + due)
+                continue;
+            if (rc == 0)
+                err_say(why, "its HELLO was not complete %.1f s after its AUTH (got %zu bytes; "
+                    "due within --timeout plus its time at %.0f bytes/s)", now - x->t0, x->got,
+                    NET_FLOOR_RATE);
+            else if (rc == 1 && (rc = xport_conn_hello_check(self, &h, x->buf + PROTO_HEADER_SIZE,
+                                                               want, why)) == 0) {
+                if (h.rank < (uint32_t)self->world && wanted[h.rank]) {
+                    *out = x->fd;
+                    *who = (int)h.rank;
+                    hs->in[i] = hs->in[--hs->n];
+                    return 0;
+                }
+                err_say(why, "says it is rank %u, not a rank this one expects", h.rank);
+            }
+            hello_drop(self, hs, i--, why);
+        }
+        if (now >= deadline) {
+            /* A HELLO still coming held a wanted rank's place: say so. */
+            while (hs->n > 0) {
+                err_say(why, "its HELLO was not complete %.1f s after its AUTH, at the end of "
+                    "the wait for the ranks (got %zu bytes)", now - hs->in[0].t0, hs->in[0].got);
+                hello_drop(self, hs, 0, why);
+            }
             return ERR_TIMEOUT;
+        }
+        if (hs->n > 0 && now + XPORT_HELLO_POLL_S < until)
+            until = now + XPORT_HELLO_POLL_S;
+        /* Strangers stay in the gate, under its absolute deadlines. */
+        rc = auth_gate_next(g, until, &fd, peer, e);
+        if (rc == ERR_TIMEOUT)
+            continue;
         if (rc != 0) {
             err_say(err, "%s", e);
             return rc;
         }
-        /* Authenticated: the idle-progress timeout, within the deadline. */
-        left_s = deadline - clock_now();
-        rc = xport_conn_read_frame(fd, left_s < self->timeout ? (left_s > 0.01 ? left_s : 0.01)
-                                                              : self->timeout, peer, &h, pay, e);
-        if (rc == 0 && (rc = xport_conn_hello_check(self, &h, pay, want, why)) == 0) {
-            if (h.rank < (uint32_t)self->world && wanted[h.rank]) {
-                *out = fd;
-                *who = (int)h.rank;
-                return 0;
-            }
-            rc = ERR_MISMATCH;
-            err_say(why, "says it is rank %u, not a rank this one expects", h.rank);
-        }
-        if (rc != 0 && why[0] == '\0')
-            snprintf(why, sizeof why, "%s", e);
-        log_msg("refused a connection from %s on the data port: %s", peer, why);
-        xport_conn_refuse(fd, self, why);
-        why[0] = '\0';
+        if (hs->n == XPORT_HELLOS_MAX)
+            hello_drop(self, hs, 0, "too many connections without a HELLO; the oldest goes");
+        hs->in[hs->n] = (struct xport_hello_in){ .fd = fd, .need = PROTO_HEADER_SIZE,
+                                                 .t0 = clock_now() };
+        snprintf(hs->in[hs->n].peer, sizeof hs->in[hs->n].peer, "%s", peer);
+        hs->n++;
     }
 }
 
@@ -293,6 +365,7 @@ static int accept_all(const struct xport_conn_self *self, int lfd, const struct 
     char name[XPORT_NAME_LEN], e[ERR_LEN];
     int missing = 0, rc = 0, who, fd, i;
     struct auth_gate gate;
+    struct xport_hellos hs = { 0 };
 
     if (!wanted || auth_gate_init(&gate, lfd, self_key(self), PROTO_AUTH_DATA, self->timeout,
                                   AUTH_GATE_CAP, "the data port") != 0) {
@@ -306,7 +379,7 @@ static int accept_all(const struct xport_conn_self *self, int lfd, const struct 
             missing++;
         }
     while (missing > 0) {
-        rc = xport_conn_accept(self, &gate, wanted, deadline, &fd, &who, e);
+        rc = xport_conn_accept(self, &gate, &hs, wanted, deadline, &fd, &who, e);
         if (rc != 0) {
             for (i = 0; pl->peer[i].dial || !wanted[pl->peer[i].rank]; i++)
                 ;
@@ -330,6 +403,7 @@ static int accept_all(const struct xport_conn_self *self, int lfd, const struct 
             break;
         }
     }
+    xport_conn_hellos_close(&hs);
     auth_gate_close(&gate);
     free(wanted);
     return rc;

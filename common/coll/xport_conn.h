@@ -75,17 +75,36 @@ int xport_conn_hello_check(const struct xport_conn_self *self, const struct prot
  * (bounded by 1 s), then close it. */
 void xport_conn_refuse(int fd, const struct xport_conn_self *self, const char *why);
 
+/* The authenticated connections whose HELLO xport_conn_accept is reading,
+ * all at once, so that a member that trickles its HELLO or says nothing
+ * holds up no other (FRAME DEADLINES, net.h: each is due within --timeout
+ * of its AUTH, plus its size at 1 MB/s). The caller's: zeroed before the
+ * first call, kept across the calls, closed with xport_conn_hellos_close. */
+#define XPORT_HELLOS_MAX 8          /* a new one beyond these refuses the oldest */
+struct xport_hello_in {
+    int fd;
+    char peer[NET_ADDR_LEN];
+    uint8_t buf[PROTO_HEADER_SIZE + PROTO_TEXT_MAX + 1];
+    size_t got, need;               /* need: the header, then the whole frame */
+    double t0;                      /* when it passed AUTH */
+};
+struct xport_hellos {
+    int n;
+    struct xport_hello_in in[XPORT_HELLOS_MAX];
+};
+void xport_conn_hellos_close(struct xport_hellos *hs);
+
 /* xport_conn_accept: take authenticated connections from gate g (on the
- * data listener) until one says HELLO as a rank r of our job with
- * wanted[r] nonzero (wanted: world entries), or the deadline (clock_now()
- * time) passes. The others get ERROR and are closed, each with a log line
- * "refused a connection from ADDR on the data port: why". OUT: *fd (the
- * caller's now; its HELLO is read but not answered), *who = r.
- * ERR_TIMEOUT at the deadline with err untouched (the caller says who
- * never came); another accept error with its line. */
+ * data listener), reading their HELLOs at once (hs), until one says HELLO
+ * as a rank r of our job with wanted[r] nonzero (wanted: world entries),
+ * or the deadline (clock_now() time) passes. The others get ERROR and are
+ * closed, each with a log line "refused a connection from ADDR on the
+ * data port: why". OUT: *fd (the caller's now; its HELLO is read but not
+ * answered), *who = r. ERR_TIMEOUT at the deadline with err untouched
+ * (the caller says who never came); another accept error with its line. */
 int xport_conn_accept(const struct xport_conn_self *self, struct auth_gate *g,
-                      const unsigned char *wanted, double deadline, int *fd, int *who,
-                      char *err);
+                      struct xport_hellos *hs, const unsigned char *wanted, double deadline,
+                      int *fd, int *who, char *err);
 
 /* xport_conn_send_by: send len bytes on fd before `deadline`, unpaced and
  * uncounted (the abort protocol's bytes are not measured), in pieces so

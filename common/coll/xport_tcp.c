@@ -194,7 +194,11 @@ static int relayed(struct tcp *t, const struct proto_header *h, char *err)
     struct conn *c = t->in;
     char text[PROTO_TEXT_MAX + 1];
     struct xport_claim cl;
-    int rc = net_recv_all(c->fd, text, (size_t)h->length, NULL, t->self.timeout, c->name, NULL);
+    int rc;
+
+    t->rframe.len += (size_t)h->length;
+    rc = net_recv_frame(c->fd, text, (size_t)h->length, NULL, t->self.timeout, &t->rframe,
+                        c->name, NULL);
 
     text[rc == 0 ? h->length : 0] = '\0';
     if (rc == 0 && proto_text_check((const uint8_t *)text, (size_t)h->length) != 0)
@@ -245,6 +249,7 @@ static int check_header(struct tcp *t, char *err)
                             (unsigned long long)h.length, t->tag_of, t->recv_tag, t->rbytes);
     if (rc != 0)
         return rc;
+    t->rframe.len += t->rbytes;
     c->seq++;
     if (t->out != c)
         t->out->seq++;
@@ -296,8 +301,10 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
      * pays the link's latency once: forget the lag the link carried over
      * from the last send (link.h, BLOCKING SENDERS). */
     link_send_restart(t->link);
-    rc = net_sendrecv(out->fd, t->head, PROTO_HEADER_SIZE + first, out->name,
-                      in->fd, t->hdr_in, PROTO_HEADER_SIZE, in->name, t->link, t->idle, NULL);
+    net_frame_begin(&t->rframe, PROTO_HEADER_SIZE);
+    rc = net_sendrecv_frame(out->fd, t->head, PROTO_HEADER_SIZE + first, out->name,
+                            in->fd, t->hdr_in, PROTO_HEADER_SIZE, in->name, t->link, t->idle,
+                            &t->rframe, NULL);
     moved(t, out0, in0, &sent, &t->hin_done);
     t->hout_done = sent < PROTO_HEADER_SIZE ? sent : PROTO_HEADER_SIZE;
     t->sdone = sent - t->hout_done;
@@ -334,8 +341,9 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
     if (target < t->sdone)
         target = t->sdone;
     link_send_continue(t->link);   /* the rest of the frame tcp_begin began */
-    rc = net_sendrecv(t->out->fd, t->sbuf + t->sdone, target - t->sdone, t->out->name,
-                      t->in->fd, dst, len, t->in->name, t->link, t->idle, NULL);
+    rc = net_sendrecv_frame(t->out->fd, t->sbuf + t->sdone, target - t->sdone, t->out->name,
+                            t->in->fd, dst, len, t->in->name, t->link, t->idle, &t->rframe,
+                            NULL);
     moved(t, out0, in0, &sent, &got);
     t->sdone += sent;
     t->rdone += got;

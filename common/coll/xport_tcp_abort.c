@@ -262,7 +262,12 @@ int tcp_fail_io(struct tcp *t, int rc, int recv_pending, char *err)
     int in_gone = pi == XPORT_PROBE_EOF || pi == XPORT_PROBE_ERR;
     int out_gone = po == XPORT_PROBE_EOF || po == XPORT_PROBE_ERR;
 
-    if (rc == ERR_TIMEOUT) {
+    if (rc == ERR_TIMEOUT && recv_pending && t->rframe.expired) {
+        /* FRAME DEADLINES (net.h): bytes came, but too slowly. */
+        own_claim(t, &cl, XPORT_CLAIM_SUSPECT, t->in, "frame not complete %.1f s after its "
+                  "first byte (got %zu of %zu bytes; --timeout plus its time at the link's "
+                  "rate)", t->rframe.spent, t->rframe.got, t->rframe.len);
+    } else if (rc == ERR_TIMEOUT) {
         own_claim(t, &cl, XPORT_CLAIM_SUSPECT, recv_pending ? t->in : t->out,
                   "no progress for %.1f s (--timeout)", t->idle);
     } else if (t->news == XPORT_NEWS_FLOOD) {

@@ -45,6 +45,7 @@ struct tcp {
     uint8_t head[PROTO_HEADER_SIZE + HEAD_MAX];   /* header + first payload bytes out */
     uint8_t hdr_in[PROTO_HEADER_SIZE];
     size_t hout_done, hin_done;         /* header bytes sent / received */
+    struct net_frame rframe;            /* the incoming frame's deadline (net.h) */
     const uint8_t *sbuf;
     size_t sbytes, sdone, rbytes, rdone;
 

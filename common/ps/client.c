@@ -229,7 +229,7 @@ static int welcome(struct ps_client *c, struct ps_conn *k, char *err)
     rc = frames_expect(k, "hello", c->timeout, PROTO_WELCOME, 0, 0, PROTO_WELCOME_SIZE, err);
     if (rc != 0)
         return rc;
-    rc = c->io->recv(c->io_ctx, k, p, sizeof p, c->timeout, 0, tmp);
+    rc = c->io->recv(c->io_ctx, k, p, sizeof p, c->timeout, PS_IO_FRAME, tmp);
     if (rc != 0) {
         err_say(err, "hello: %s", tmp);
         return rc;

@@ -141,6 +141,8 @@ struct overlap_exec;
                                buffer is NULL with sizes_only */
 #define PS_IO_UNPACED 4     /* not through the emulated link (not paced, not counted):
                                the best-effort ERROR frames of a client giving up */
+#define PS_IO_FRAME 8       /* recv: part of the frame k->rframe follows (frames.c):
+                               under its deadline (net.h, FRAME DEADLINES) */
 
 /* A connection's transport (THE TRANSPORT AND THE THREADS): each function
  * gets the table's ctx and the connection (k->host, k->port, k->name,
@@ -204,6 +206,7 @@ struct ps_conn {
     struct link link;                /* this connection's share of the NIC */
     unsigned char out[PROTO_HEADER_SIZE + PROTO_HELLO_SIZE];   /* frame head */
     unsigned char in[PROTO_HEADER_SIZE];
+    struct net_frame rframe;         /* the incoming frame's deadline (PS_IO_FRAME) */
     void *thread;                    /* the executor's handle */
     int started;                     /* push thread running (S > 1) */
     uint64_t taken;                  /* queue entries it has finished (STREAMED PUSHES) */

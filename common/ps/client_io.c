@@ -38,8 +38,8 @@ static int tcp_recv(void *ctx, struct ps_conn *k, void *buf, size_t len, double 
                     int flags, char *why)
 {
     (void)ctx;
-    return net_recv_all(k->fd, buf, len, flags & PS_IO_UNPACED ? NULL : &k->link, idle,
-                        k->name, why);
+    return net_recv_frame(k->fd, buf, len, flags & PS_IO_UNPACED ? NULL : &k->link, idle,
+                          flags & PS_IO_FRAME ? &k->rframe : NULL, k->name, why);
 }
 
 static void tcp_shutdown(void *ctx, struct ps_conn *k, int how)

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "train/overlap.h"
 
 /* clean_text: an ERROR payload made printable on one line (control bytes
@@ -79,7 +80,7 @@ static int read_error_text(struct ps_conn *k, const struct proto_header *h, cons
     int rc;
 
     /* The decoder capped h->length at PROTO_TEXT_MAX. */
-    rc = c->io->recv(c->io_ctx, k, text, (size_t)h->length, c->timeout, 0, tmp);
+    rc = c->io->recv(c->io_ctx, k, text, (size_t)h->length, c->timeout, PS_IO_FRAME, tmp);
     if (rc != 0) {
         err_say(err, "%s: %s (reading the server's ERROR frame)", ctx, tmp);
         return rc;
@@ -108,7 +109,11 @@ static int recv_header(struct ps_conn *k, const char *ctx, double idle, uint64_t
     int rc;
 
     *told = 0;
-    rc = c->io->recv(c->io_ctx, k, k->in, PROTO_HEADER_SIZE, idle, 0, tmp);
+    /* FRAME DEADLINES (net.h): the server's link carries the K workers'
+     * weights at once, round-robin (egress.h): K flows. */
+    net_frame_begin(&k->rframe, PROTO_HEADER_SIZE);
+    k->rframe.flows = c->world;
+    rc = c->io->recv(c->io_ctx, k, k->in, PROTO_HEADER_SIZE, idle, PS_IO_FRAME, tmp);
     if (rc != 0) {
         err_say(err, "%s: %s", ctx, tmp);
         return rc;
@@ -120,6 +125,7 @@ static int recv_header(struct ps_conn *k, const char *ctx, double idle, uint64_t
             (unsigned)h->world, ull(h->length));
         return rc;
     }
+    k->rframe.len += (size_t)h->length;
     if (h->type == PROTO_ERROR)
         return read_error_text(k, h, ctx, told, err);
     return 0;
@@ -299,10 +305,21 @@ int frames_receive(struct ps_conn *k, uint64_t step, unsigned char *into, int *t
             return ERR_PROTO_FIELD;
         }
         rc = c->io->recv(c->io_ctx, k, into ? into + (size_t)h.aux * c->elem : NULL,
-                         (size_t)h.length, c->timeout, PS_IO_ELEMENTS, tmp);
+                         (size_t)h.length, c->timeout, PS_IO_ELEMENTS | PS_IO_FRAME, tmp);
         if (rc != 0) {
             err_say(err, "%s: %s", ctx, tmp);
             return rc;
+        }
+        /* The server checked its weights before it sent them; a hostile
+         * one (it holds the secret) may not have: check them on arrival. */
+        if (into) {
+            size_t bad;
+            if (vec_check_finite(into + (size_t)h.aux * c->elem, (size_t)cnt, c->dtype, &bad) != 0) {
+                err_say(err, "%s: %s sent weight element %llu = %g (NaN or Inf); "
+                        "the step fails, nothing applied", ctx, k->name, ull(h.aux + bad),
+                        vec_get(into, (size_t)h.aux + bad, c->dtype));
+                return ERR_NONFINITE;
+            }
         }
         top = h.aux;
     }

@@ -49,7 +49,9 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
 
 /* frames_receive: step `step`'s WEIGHTS parts from server k into `into`
  * (n elements; its range filled), from the top of the range down, until
- * the range is whole. *told: the failure is the server's ERROR frame. */
+ * the range is whole. *told: the failure is the server's ERROR frame.
+ * A NaN or Inf weight received: ERR_NONFINITE naming the server and the
+ * element (the caller copies nothing into the caller's weights then). */
 int frames_receive(struct ps_conn *k, uint64_t step, unsigned char *into, int *told,
                    char *err);
 

@@ -104,6 +104,10 @@ struct conn {
     const unsigned char *held_p;
     size_t held_len;
     double held_due;
+    double held_at;                  /* when the link began to hold them */
+    double frame_t0;                 /* FRAME DEADLINES (net.h): the joined worker's
+                                        frame in progress began then, link holds
+                                        excused; NAN between frames */
     int resumed;                     /* released by the timer, not read since */
     /* writing */
     uint64_t wqueued;                /* bytes of a weights piece queued */
@@ -197,6 +201,11 @@ struct server_io {
     const char *(*strerror)(int code);
     /* machine: what the protocol measures of the machine (above). */
     const struct server_machine *machine;
+    /* frame_deadlines: hold a joined worker's frames to FRAME DEADLINES
+     * (net.h; a member that trickles its push is failed, named). Set by
+     * the socket transport; a simulated one, whose wire and clock are
+     * SimGrid's, leaves it 0. */
+    int frame_deadlines;
 };
 
 /* A worker's wait (server_measure.c): its waits (metrics.h, WAIT), when

@@ -432,6 +432,48 @@ void server_conn_buffer(struct conn *c, unsigned char **p, size_t *len)
     }
 }
 
+/* frame_mark: FRAME DEADLINES (net.h) on a joined worker's frames: the
+ * clock of one starts with its first byte read and stops at its end. A
+ * worker silent for T is left to the silence check (SILENCE), which says
+ * how far its push got. */
+static void frame_mark(struct conn *c, double now)
+{
+    if (!c->joined || c->ses.hdr_have == 0)
+        c->frame_t0 = NAN;
+    else if (isnan(c->frame_t0))
+        c->frame_t0 = now;
+}
+
+/* frame_late: the frame in progress missed its deadline: fail the run
+ * naming the worker (a member trickling its push). 1 when it did. */
+static int frame_late(struct server *srv, struct conn *c, double now)
+{
+    const struct session *s = &c->ses;
+    size_t len = PROTO_HEADER_SIZE;
+    double budget;
+    char msg[ERR_LEN];
+
+    if (!srv->io->frame_deadlines || !c->joined || c->held || c->closing || c->lingering ||
+        isnan(c->frame_t0))
+        return 0;
+    if (s->hdr_have == PROTO_HEADER_SIZE)
+        len += (size_t)s->h.length;
+    budget = net_frame_budget(&srv->link, len, srv->timeout);
+    if (now - c->frame_t0 <= budget)
+        return 0;
+    /* Silent for T as well: the silence check names it in plainer words. */
+    if (silence_expired(&srv->sil, srv->sil.heard[s->rank], now))
+        return 0;
+    err_sayn(msg, sizeof msg, "worker %u: its %s frame was not complete %.1f s after its first "
+        "byte (%llu of %zu bytes in; allowed --timeout %.1f s plus its time at the link's rate)",
+        (unsigned)s->rank, s->hdr_have == PROTO_HEADER_SIZE ? proto_type_name(s->h.type) : "next",
+        now - c->frame_t0, ull(s->hdr_have == PROTO_HEADER_SIZE ? len - s->left : s->hdr_have),
+        len, srv->timeout);
+    run_fail(srv, c, ERR_TIMEOUT, msg);
+    conn_close(c);
+    return 1;
+}
+
 void server_conn_read(struct conn *c, const unsigned char *p, size_t n)
 {
     struct server *srv = c->srv;
@@ -463,6 +505,7 @@ void server_conn_read(struct conn *c, const unsigned char *p, size_t n)
             c->held_p = p;
             c->held_len = n;
             c->held_due = due;
+            c->held_at = now;
             c->held_next = NULL;
             if (srv->held_tail)
                 srv->held_tail->held_next = c;
@@ -474,6 +517,7 @@ void server_conn_read(struct conn *c, const unsigned char *p, size_t n)
         }
     }
     conn_process(c, p, n, now);
+    frame_mark(c, now);
 }
 
 /* server_timer: the link's next deadline came: release held reads in
@@ -495,7 +539,10 @@ void server_timer(struct server *srv)
         silence_progress(&srv->sil, now);
         if (c->joined)
             silence_heard(&srv->sil, c->ses.rank, now);
+        if (!isnan(c->frame_t0))
+            c->frame_t0 += now - c->held_at;    /* the link's wait, not the worker's */
         conn_process(c, c->held_p, c->held_len, now);
+        frame_mark(c, now);
         if (!c->closing && !c->lingering && !srv->over)
             conn_read_start(c);
         now = now_of(srv);
@@ -518,6 +565,7 @@ void server_conn_add(struct server *srv, struct conn *c)
     srv->nstrangers++;
     session_init(&c->ses, &srv->scfg);
     c->accepted = now_of(srv);
+    c->frame_t0 = NAN;
 }
 
 void server_conn_ready(struct conn *c, const char *peer)
@@ -558,8 +606,12 @@ void server_tick(struct server *srv)
     for (c = srv->conns; c; c = next) {
         next = c->next;
         c->accepted = silence_excuse(c->accepted, late, now);
+        if (!isnan(c->frame_t0))
+            c->frame_t0 = silence_excuse(c->frame_t0, late, now);
         if (c->closing)
             continue;
+        if (!srv->over && frame_late(srv, c, now))
+            return;
         if (c->lingering) {
             if (now >= c->linger_until)
                 conn_close(c);

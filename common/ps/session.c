@@ -250,8 +250,14 @@ static int check_frame(struct session *s, const struct store *st, char *err)
             return dead(s, ERR_PROTO_FIELD);
         }
         if (s->pulling) {
-            err_say(err, "%s: push for step %llu before it received the weights of step %llu",
-                w, ull(h->step), ull(store_step(st) ? store_step(st) - 1 : 0));
+            if (st->per_worker)     /* the store counts versions, not steps */
+                err_say(err, "%s: push for step %llu refused: the server is still sending it "
+                    "the weights (version %llu) it must take first", w, ull(h->step),
+                    ull(store_step(st)));
+            else
+                err_say(err, "%s: push for step %llu refused: the server is still sending it "
+                    "the weights of step %llu, which it must take first", w, ull(h->step),
+                    ull(store_step(st) ? store_step(st) - 1 : 0));
             return dead(s, ERR_PROTO_FIELD);
         }
         return 0;
@@ -493,17 +499,19 @@ void session_waiting(const struct session *s, const struct store *st, char *buf,
         snprintf(buf, len, "push for step %llu: %llu of %llu bytes", ull(s->h.step),
                  ull(PROTO_HEADER_SIZE + s->h.length - s->left),
                  ull(PROTO_HEADER_SIZE + s->h.length));
+    /* The worker's own next step (store_clock), not the server's: in the
+     * modes other than sync the store counts versions, K or more a step. */
     else if (s->hdr_have > 0)
-        snprintf(buf, len, "push for step %llu: %zu of %d header bytes",
-                 ull(store_step(st)), s->hdr_have, PROTO_HEADER_SIZE);
+        snprintf(buf, len, "its push for step %llu (its next step): %zu of %d header bytes",
+                 ull(store_clock(st, s->rank)), s->hdr_have, PROTO_HEADER_SIZE);
     else if (store_pass_left(st, s->rank) < st->n)
         snprintf(buf, len, "push for step %llu: elements [%llu, %llu) not yet pushed",
-                 ull(store_step(st)), ull(s->cfg->lo),
+                 ull(store_clock(st, s->rank)), ull(s->cfg->lo),
                  ull(s->cfg->lo + store_pass_left(st, s->rank)));
     else if (st->per_step > 1)
         snprintf(buf, len, "push %u of %u for step %llu not yet begun",
                  (unsigned)(st->per_step - store_pushes_owed(st, s->rank) + 1),
-                 (unsigned)st->per_step, ull(store_step(st)));
+                 (unsigned)st->per_step, ull(store_clock(st, s->rank)));
     else
         snprintf(buf, len, "no push for step %llu yet", ull(store_clock(st, s->rank)));
 }

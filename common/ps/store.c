@@ -465,8 +465,9 @@ static int count_step(struct store *s, char *err)
  * rule, optim.h). The server holds the optimizer state of its range: entry
  * `at` is element at's; each element is updated once a step, so the
  * step's scalars (optim_scalars: the bias corrections' pow) are made once
- * here, not per staged piece. */
-static void update_range(struct store *s, size_t at, size_t cnt, uint64_t divisor)
+ * here, not per staged piece. Each new weight is checked finite while it is
+ * staged, before it reaches acc: ERR_NONFINITE and the element in *bad. */
+static int update_range(struct store *s, size_t at, size_t cnt, uint64_t divisor, size_t *bad)
 {
     double buf[STAGE_BYTES / sizeof(double)];
     const size_t es = s->elem_size, per = sizeof buf / es;
@@ -483,10 +484,15 @@ static void update_range(struct store *s, size_t at, size_t cnt, uint64_t diviso
         memcpy(buf, w + at * es, c * es);
         optim_apply(&k, s->dtype, buf, acc + at * es, optim_state(&s->opt, 0, at),
                     optim_state(&s->opt, 1, at), c, divisor);
+        if (vec_check_finite(buf, c, s->dtype, bad) != 0) {
+            *bad += at;
+            return ERR_NONFINITE;
+        }
         memcpy(acc + at * es, buf, c * es);
         at += c;
         cnt -= c;
     }
+    return 0;
 }
 
 /* summed: the checks store_release and store_apply share (what names the
@@ -530,8 +536,11 @@ int store_release(struct store *s, struct store_released *out, char *err)
         return store__fail(s, ERR_NONFINITE, err);
     }
     divisor = s->divide_by_one ? 1 : s->rel_batch;
-    if (!s->sizes_only)
-        update_range(s, lo, top - s->released, divisor);
+    if (!s->sizes_only && update_range(s, lo, top - s->released, divisor, &bad) != 0) {
+        err_say(err, "step %llu: the update made weight element %llu NaN or Inf; "
+            "the step fails, weights untouched", ull(s->step), ull(s->offset + bad));
+        return store__fail(s, ERR_NONFINITE, err);
+    }
     out->first = s->offset + lo;
     out->count = top - s->released;
     out->top = top;

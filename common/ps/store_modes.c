@@ -103,7 +103,12 @@ int store_apply_some(struct store *s, const uint32_t *ranks, uint32_t m,
     }
     divisor = s->divide_by_one ? 1 : batch;
     rc = optim_update(&s->opt, s->step + 1, s->weights, g, s->n, 0, divisor);
-    assert(rc == 0);    /* the optimizer checked at init, divisor > 0 */
+    assert(rc == 0 || rc == ERR_NONFINITE);    /* the optimizer checked at init, divisor > 0 */
+    if (rc != 0) {
+        err_say(err, "version %llu: the update made a weight NaN or Inf; the run fails",
+            ull(s->step));
+        return store__fail(s, ERR_NONFINITE, err);
+    }
     if (out) {
         out->step = s->step;
         out->batch = batch;

@@ -417,14 +417,14 @@ int cli_common_finish(struct cli_common *c, char *err)
     }
 
     if (c->rank >= c->world) {
-        err_say(err, "%s: %d is not below the world size %d (%s)", rank_label, c->rank,
+        err_say(err, "%s %d: not below the world size %d (%s)", rank_label, c->rank,
                  c->world, world_label);
         return ERR_USAGE;
     }
     if (c->warmup < 0)
         c->warmup = c->steps > 2 ? 2 : c->steps - 1;
     if (c->warmup >= c->steps) {
-        err_say(err, "--warmup: %d is not below --steps %d (at least one timed step is needed)",
+        err_say(err, "--warmup %d: not below --steps %d (at least one timed step is needed)",
                  c->warmup, c->steps);
         return ERR_USAGE;
     }
@@ -455,7 +455,7 @@ int cli_common_finish(struct cli_common *c, char *err)
         return ERR_USAGE;
     }
     if (c->workload == WORKLOAD_MLP && c->batch > WORKLOAD_MLP_MAX_BATCH) {
-        err_say(err, "--batch: %llu is too large for the mlp (at most %u)",
+        err_say(err, "--batch %llu: too large for the mlp (at most %u)",
                  (unsigned long long)c->batch, (unsigned)WORKLOAD_MLP_MAX_BATCH);
         return ERR_USAGE;
     }
@@ -509,17 +509,17 @@ static int parse_port(const char *label, const char *s, int *port, char *err)
 
 int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, char *err)
 {
-    char q[CLI_QUOTE_BUF];
+    char q[CLI_VALUE_BUF], label[CLI_VALUE_BUF + 32];
     const char *h, *colon;
     size_t n;
     int p;
 
     if (flag) {
-        const char *label = "--coordinator";
+        snprintf(label, sizeof label, "--coordinator %s", cli_value(flag, q));
         if (flag[0] == '[') {
             const char *close = strchr(flag, ']');
             if (!close || close[1] != ':') {
-                err_say(err, "%s: %s is not [ADDRESS]:PORT", label, cli_quote(flag, q));
+                err_say(err, "%s: not [ADDRESS]:PORT", label);
                 return ERR_USAGE;
             }
             h = flag + 1;
@@ -528,15 +528,13 @@ int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, cha
         } else {
             colon = strrchr(flag, ':');
             if (!colon) {
-                err_say(err, "%s: %s is not HOST:PORT (the :PORT is missing)", label,
-                         cli_quote(flag, q));
+                err_say(err, "%s: not HOST:PORT (the :PORT is missing)", label);
                 return ERR_USAGE;
             }
             h = flag;
             n = (size_t)(colon - flag);
             if (memchr(h, ':', n)) {
-                err_say(err, "%s: %s: write an IPv6 address in brackets, [ADDRESS]:PORT",
-                         label, cli_quote(flag, q));
+                err_say(err, "%s: write an IPv6 address in brackets, [ADDRESS]:PORT", label);
                 return ERR_USAGE;
             }
         }
@@ -561,8 +559,11 @@ int cli_coordinator(const char *flag, char *host, size_t hostlen, int *port, cha
             h++;
             n -= 2;
         }
-        if (check_host("MASTER_ADDR", h, n, hostlen, err) != 0
-            || parse_port("MASTER_PORT", ps, &p, err) != 0)
+        snprintf(label, sizeof label, "MASTER_ADDR=%s", cli_value(addr, q));
+        if (check_host(label, h, n, hostlen, err) != 0)
+            return ERR_USAGE;
+        snprintf(label, sizeof label, "MASTER_PORT=%s", cli_value(ps, q));
+        if (parse_port(label, ps, &p, err) != 0)
             return ERR_USAGE;
     }
     memcpy(host, h, n);

@@ -10,6 +10,7 @@
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/mem.h"
+#include "base/vec.h"
 #include "sgd.h"
 
 static const char *const names[] = { "sgd", "momentum", "adam" };
@@ -166,5 +167,7 @@ int optim_update(struct optim *o, uint64_t t, void *w, const void *g_sum, size_t
     optim_apply(&k, o->dtype, w, g_sum, optim_state(o, 0, off), optim_state(o, 1, off), count,
                 batch);
     o->t = t;
-    return 0;
+    /* The result is checked too: a finite gradient can still overflow a
+     * weight (docs/security.md). */
+    return vec_check_finite(w, count, o->dtype, NULL);
 }

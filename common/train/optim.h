@@ -108,7 +108,9 @@ void *optim_state(const struct optim *o, int j, size_t off);
  * elements w[0..count) from g_sum[0..count), divided by batch, with the
  * state entries from `off`. Every call of one step passes the same t (ZeRO
  * updates a shard in several ranges). ERR_USAGE for batch 0, t 0 or a
- * range past the state; nothing changes then. */
+ * range past the state; nothing changes then. ERR_NONFINITE when an
+ * updated weight is NaN or Inf: the update is made, and the caller must
+ * fail the step and write no weights (ring_worker, the server's store). */
 int optim_update(struct optim *o, uint64_t t, void *w, const void *g_sum, size_t count,
                  size_t off, uint64_t batch);
 

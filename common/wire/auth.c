@@ -117,10 +117,23 @@ int auth_frame_take(const struct auth_hs *hs, const uint8_t *in, size_t len, uin
             err_say(why, "not authenticated: not an AUTH frame (%s)", err_str(rc));
         return rc;
     }
-    if (h.aux != step || h.rank != 0 || h.world != 1 || h.step != 0 ||
-        len != PROTO_HEADER_SIZE + PROTO_AUTH_SIZE) {
+    /* Each field its own words: the peer is told which one was wrong. */
+    if (h.aux != step) {
         err_say(why, "not authenticated: AUTH message %llu out of place (expected %llu)",
             (unsigned long long)h.aux, (unsigned long long)step);
+        return ERR_PROTO_FIELD;
+    }
+    if (h.world != 1 || h.rank != 0 || h.step != 0) {
+        const char *field = h.world != 1 ? "world" : h.rank != 0 ? "rank" : "step";
+        unsigned long long theirs = h.world != 1 ? h.world : h.rank != 0 ? h.rank : h.step;
+        err_say(why, "not authenticated: AUTH message %llu says %s %llu, ours is %s %d "
+            "(an AUTH frame's header carries rank 0, world 1, step 0)",
+            (unsigned long long)h.aux, field, theirs, field, h.world != 1);
+        return ERR_PROTO_FIELD;
+    }
+    if (len != PROTO_HEADER_SIZE + PROTO_AUTH_SIZE) {
+        err_say(why, "not authenticated: AUTH message %llu is %zu bytes, not %d",
+            (unsigned long long)h.aux, len, PROTO_HEADER_SIZE + PROTO_AUTH_SIZE);
         return ERR_PROTO_FIELD;
     }
     rc = proto_auth_decode(in + PROTO_HEADER_SIZE, PROTO_AUTH_SIZE, a);

@@ -195,6 +195,35 @@ bad:
 
 /* ------------------------------------------------------ listen and accept */
 
+int net_host_check(const char *host, char *err)
+{
+    struct addrinfo hints, *res = NULL;
+    int rc;
+
+    if (!host || !*host)
+        return 0;
+    /* Digits and dots are an IPv4 address or nothing: no resolver asked
+     * (a DNS lookup of "999.1.1.1" can take its timeout to fail). */
+    if (strspn(host, "0123456789.") == strlen(host)) {
+        struct in_addr a;
+        if (inet_pton(AF_INET, host, &a) == 1)
+            return 0;
+        err_say(err, "%s is not an IPv4 address", host);
+        return ERR_USAGE;
+    }
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    rc = getaddrinfo(host, NULL, &hints, &res);
+    if (res)
+        freeaddrinfo(res);
+    if (rc == 0 || rc == EAI_AGAIN)
+        return 0;
+    err_say(err, "%s does not resolve (%s)", host,
+            rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+    return ERR_USAGE;
+}
+
 int net_listen(const char *host, int port, int *fd, int *bound_port, char *err)
 {
     struct addrinfo hints, *res = NULL, *ai;

@@ -37,6 +37,13 @@
  * ERR_USAGE (with a reason in err) on anything else. */
 int net_parse_hostport(const char *s, char *host, size_t hostlen, int *port, char *err);
 
+/* net_host_check: does host resolve (for listening or connecting)? 0 when
+ * it does, when it is empty (127.0.0.1, as net_listen takes it), or when
+ * the resolver failed only for now (EAI_AGAIN: net_connect retries);
+ * else ERR_USAGE with the resolver's reason in err. For the flag checks,
+ * before anything is said or bound. */
+int net_host_check(const char *host, char *err);
+
 /* net_listen: bind host:port (port 0: any free port) and listen.
  * OUT: *fd, *bound_port (the port actually bound). */
 int net_listen(const char *host, int port, int *fd, int *bound_port, char *err);
@@ -58,6 +65,58 @@ int net_send_all(int fd, const void *buf, size_t len, struct link *l,
 int net_recv_all(int fd, void *buf, size_t len, struct link *l,
                  double idle_s, const char *peer, char *err);
 
+/* FRAME DEADLINES (docs/security.md, "A member that trickles"). The idle
+ * timeout alone lets a peer that holds the secret keep a receiver waiting
+ * forever with one byte every idle_s - 1 seconds. A receive given a
+ * struct net_frame also holds the frame to a deadline: once its first
+ * byte is in, all of its len bytes must be in within
+ *
+ *     net_frame_budget(l, len, idle_s) = idle_s + latency + len / rate
+ *
+ * of receiving time, where rate is the link's ingress rate but never more
+ * than NET_FLOOR_RATE (1 MB/s: unpaced, or paced faster, a frame still
+ * gets its time at 1 MB/s). The frame's clock runs only inside receive
+ * calls (a ring rank reducing between two calls is not its peer's
+ * delay) and stops while the emulated link holds the bytes back (that
+ * wait is the link's). The caller keeps the struct across the calls that
+ * read one frame (its header, then its payload in parts): net_frame_begin
+ * at the frame's start with what it knows of its size (the header's),
+ * and len raised once the header says how long the payload is (and
+ * flows set where the sender shares its link among that many frames at
+ * once, round-robin: a parameter server's K weights streams). Before
+ * the first byte only the idle timeout applies, so a frame is done within
+ * 2 * idle_s + its time at the rate. A peer silent for idle_s fails as
+ * before ("without progress"), even when the frame's deadline has passed
+ * too. Failure: ERR_TIMEOUT, f->expired set, with
+ *   recv from rank 3 (...): frame not complete 4.0 s after its first byte (got 7 of
+ *   104 bytes; allowed --timeout 3.0 s plus its time at the link's rate)
+ */
+#define NET_FLOOR_RATE 1e6          /* bytes/s: the slowest a frame may arrive */
+
+struct net_frame {
+    size_t len;                     /* the frame's bytes, as far as known */
+    size_t got;                     /* received so far */
+    double spent;                   /* seconds its clock has run */
+    int expired;                    /* set when a call failed on its deadline */
+    double flows;                   /* frames the sender's link carries at once with
+                                       this one (a server's K weights streams): its
+                                       size counts this many times; 0 or 1: alone */
+};
+
+void net_frame_begin(struct net_frame *f, size_t len);
+double net_frame_budget(const struct link *l, size_t len, double idle_s);
+
+/* net_feed: read into buf[*got, need) what fd has now, without waiting
+ * (for a reader that serves several sockets at once: the coordinator's
+ * REGISTERs, a data port's HELLOs). 1 when *got reaches need; 0 when the
+ * socket has nothing more yet; ERR_EOF or -errno when the connection
+ * closed or failed, why saying so and after how many bytes. */
+int net_feed(int fd, void *buf, size_t *got, size_t need, char *why);
+
+/* net_recv_frame: net_recv_all, also under f's deadline (NULL: none). */
+int net_recv_frame(int fd, void *buf, size_t len, struct link *l, double idle_s,
+                   struct net_frame *f, const char *peer, char *err);
+
 /* net_sendrecv: send sbuf on sfd while receiving rbuf on rfd, both in full,
  * at the same time (full duplex, one thread; sfd may equal rfd). The ring's
  * step primitive. Idle timeout applies to the pair: either direction moving
@@ -65,6 +124,10 @@ int net_recv_all(int fd, void *buf, size_t len, struct link *l,
 int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
                  int rfd, void *rbuf, size_t rlen, const char *rpeer,
                  struct link *l, double idle_s, char *err);
+/* net_sendrecv_frame: net_sendrecv, its receive under f's deadline. */
+int net_sendrecv_frame(int sfd, const void *sbuf, size_t slen, const char *speer,
+                       int rfd, void *rbuf, size_t rlen, const char *rpeer,
+                       struct link *l, double idle_s, struct net_frame *f, char *err);
 
 /* net_busy_poll: for this process, how long a small transfer (64 KiB or
  * less left each way) retries its sockets, yielding the CPU between tries,

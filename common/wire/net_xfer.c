@@ -173,6 +173,10 @@ struct dir {
     int held;             /* waiting for `due` (the link's wait, not idle) */
     int late;             /* recv: woke from a link wait, no EAGAIN since */
     int ready;            /* the socket may take/give bytes (else poll it) */
+    /* recv: FRAME DEADLINES (net.h) */
+    struct net_frame *frame;  /* NULL: none */
+    size_t got0;          /* frame->got when the call began */
+    double mark;          /* when its clock last started; NAN: stopped */
 };
 
 static const char *peer_name(const struct dir *x)
@@ -349,6 +353,105 @@ static int idle_fail(struct dir *d, int n, double idle_s, char *err)
     return ERR_TIMEOUT;
 }
 
+/* ------------------------------------------------------ frame deadlines */
+
+void net_frame_begin(struct net_frame *f, size_t len)
+{
+    f->len = len;
+    f->got = 0;
+    f->spent = 0;
+    f->expired = 0;
+    f->flows = 1;
+}
+
+double net_frame_budget(const struct link *l, size_t len, double idle_s)
+{
+    double rate = NET_FLOOR_RATE, lat = 0;
+
+    if (l && l->ingress.rate > 0 && l->ingress.rate < rate)
+        rate = l->ingress.rate;
+    if (l)
+        lat = l->latency_s;
+    return idle_s + lat + (double)len / rate;
+}
+
+/* frame_budget: f's deadline in receiving time, its flows counted. */
+static double frame_budget(const struct net_frame *f, struct link *l, double idle_s)
+{
+    double flows = f->flows > 1 ? f->flows : 1;
+
+    return net_frame_budget(l, (size_t)((double)f->len * flows), idle_s);
+}
+
+/* frame_clock: bring x's frame clock up to now: stopped while the link
+ * holds x, running from the frame's first byte otherwise. Returns the
+ * time left before the frame's deadline (INFINITY: no deadline running). */
+static double frame_clock(struct dir *x, struct link *l, double idle_s, double now)
+{
+    struct net_frame *f = x->frame;
+
+    if (!f)
+        return INFINITY;
+    f->got = x->got0 + x->done;
+    if (x->held) {
+        if (!isnan(x->mark))
+            f->spent += now - x->mark;
+        x->mark = NAN;
+        return INFINITY;
+    }
+    if (f->got == 0 || idle_s <= 0)
+        return INFINITY;
+    if (isnan(x->mark))
+        x->mark = now;
+    return frame_budget(f, l, idle_s) - (f->spent + now - x->mark);
+}
+
+/* frame_stop: the call ends; the frame's clock stops until the next one. */
+static void frame_stop(struct dir *x)
+{
+    if (!x->frame)
+        return;
+    x->frame->got = x->got0 + x->done;
+    if (!isnan(x->mark))
+        x->frame->spent += clock_now() - x->mark;
+    x->mark = NAN;
+}
+
+static int frame_fail(const struct dir *x, struct link *l, double idle_s, char *err)
+{
+    struct net_frame *f = x->frame;
+
+    f->expired = 1;
+    err_say(err, "recv from %s: frame not complete %.1f s after its first byte (got %zu of "
+        "%zu bytes; allowed the %.1f s timeout plus its time at the link's rate, at least "
+        "%.0f bytes/s)", peer_name(x), frame_budget(f, l, idle_s), f->got, f->len, idle_s,
+        NET_FLOOR_RATE);
+    return ERR_TIMEOUT;
+}
+
+/* frames_check: the frame deadlines of d[0..n)'s receives, brought up to
+ * now; a frame past its deadline fails the transfer (silent: set when the
+ * idle deadline has passed too, which then names it in plainer words).
+ * Lowers *wake to the nearest deadline. 0 or ERR_TIMEOUT. */
+static int frames_check(struct dir *d, int n, struct link *l, double idle_s, int silent,
+                        double *wake, char *err)
+{
+    for (int i = 0; i < n; i++) {
+        double left, now;
+        if (!d[i].frame || finished(&d[i]))
+            continue;
+        now = clock_now();
+        left = frame_clock(&d[i], l, idle_s, now);
+        if (left <= 0 && silent)
+            return idle_fail(d, n, idle_s, err);
+        if (left <= 0)
+            return frame_fail(&d[i], l, idle_s, err);
+        if (isfinite(left) && now + left < *wake)
+            *wake = now + left;
+    }
+    return 0;
+}
+
 /* xfer_run: move every direction in d[0..n) to completion (see the top). */
 static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *err)
 {
@@ -358,6 +461,12 @@ static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *e
 
     for (int i = 0; i < n; i++) {
         d[i].ready = 1;
+        d[i].mark = NAN;
+        if (d[i].frame) {
+            d[i].got0 = d[i].frame->got;
+            if (d[i].got0 > 0)
+                d[i].mark = last;
+        }
         /* A receive honours the wait its link booked on earlier calls:
          * otherwise many small calls would each read a piece for free. */
         if (pace && !d[i].send && d[i].len > 0 && l->ingress.rate > 0 &&
@@ -404,6 +513,9 @@ static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *e
         }
         if (!pending)
             return 0;
+        if ((rc = frames_check(d, n, l, idle_s, !held && clock_now() >= last + idle_s, &wake,
+                               err)) != 0)
+            return rc;
         if (moved)
             continue;               /* another pass before sleeping */
         /* The idle deadline runs only while no direction is held by the
@@ -462,6 +574,8 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
     double t0 = clock_now();
     int rc = xfer_run(d, n, l, idle_s, err);
 
+    for (int i = 0; i < n; i++)
+        frame_stop(&d[i]);
     count(ST_XFERS, 1);
     count_s(ST_T_XFER, clock_now() - t0);
     return rc;
@@ -484,6 +598,12 @@ int net_send_all(int fd, const void *buf, size_t len, struct link *l,
 int net_recv_all(int fd, void *buf, size_t len, struct link *l,
                  double idle_s, const char *peer, char *err)
 {
+    return net_recv_frame(fd, buf, len, l, idle_s, NULL, peer, err);
+}
+
+int net_recv_frame(int fd, void *buf, size_t len, struct link *l, double idle_s,
+                   struct net_frame *f, const char *peer, char *err)
+{
     struct dir d;
 
     memset(&d, 0, sizeof d);
@@ -491,12 +611,21 @@ int net_recv_all(int fd, void *buf, size_t len, struct link *l,
     d.peer = peer;
     d.buf = buf;
     d.len = len;
+    d.frame = f;
     return xfer(&d, 1, l, idle_s, err);
 }
 
 int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
                  int rfd, void *rbuf, size_t rlen, const char *rpeer,
                  struct link *l, double idle_s, char *err)
+{
+    return net_sendrecv_frame(sfd, sbuf, slen, speer, rfd, rbuf, rlen, rpeer, l, idle_s, NULL,
+                              err);
+}
+
+int net_sendrecv_frame(int sfd, const void *sbuf, size_t slen, const char *speer,
+                       int rfd, void *rbuf, size_t rlen, const char *rpeer,
+                       struct link *l, double idle_s, struct net_frame *f, char *err)
 {
     struct dir d[2];
 
@@ -505,6 +634,7 @@ int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
     d[0].peer = rpeer;
     d[0].buf = rbuf;
     d[0].len = rlen;
+    d[0].frame = f;
     d[1].fd = sfd;
     d[1].send = 1;
     d[1].peer = speer;
@@ -513,3 +643,20 @@ int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
     return xfer(d, 2, l, idle_s, err);
 }
 
+int net_feed(int fd, void *buf, size_t *got, size_t need, char *why)
+{
+    while (*got < need) {
+        ssize_t r = recv(fd, (char *)buf + *got, need - *got, MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (r <= 0) {
+            int e = r == 0 ? ERR_EOF : -errno;
+            err_say(why, "%s after %zu bytes", r == 0 ? "connection closed" : strerror(errno), *got);
+            return e;
+        }
+        *got += (size_t)r;
+    }
+    return 1;
+}
