@@ -420,8 +420,12 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             mine[1] = (double)wrong;
             /* The process's CPU on virtual time (psring_sim: every rank an
              * actor of one process) is not a rank's: no figure. */
-            if (clk != &clock_real)
+            if (clk != &clock_real) {
                 cpu = 0.0;
+                /* Nor is the machine's load: virtual time is not shaped by
+                 * it, so no sample, and bound_by cannot read "busy". */
+                machine[0].ok = machine[1].ok = 0;
+            }
             mine[2] = moved > 0 && cpu > 0 ? cpu / ((double)moved * 1e-9) : -1.0;
             if (moved == 0 || clk != &clock_real)
                 idle = NAN;     /* K = 1, NCCL: the emulated link carried nothing;
