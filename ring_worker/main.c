@@ -2,7 +2,7 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--algo ring|rd] [--bench ...] [common flags]
+ *                 [--algo ring|rd|rabenseifner] [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
  * environment, so `mpirun.openmpi -np K` and `srun -n K` work unchanged), the
@@ -10,8 +10,8 @@
  * cudaSetDevice(local rank % devices); --transport nccl: rank 0 makes the
  * NCCL id), the data listener, the rendezvous (rendezvous.h; its blob
  * carries the NCCL id to every rank, or else rank 0's --algo, checked),
- * the neighbour connections (xport_tcp.h), or with --algo rd the partner
- * connections (xport_tcp.h with rd_plan), or with NCCL the check that this host
+ * the neighbour connections (xport_tcp.h), or with --algo rd or rabenseifner
+ * the partner connections (xport_tcp.h with rd_plan or rab_plan), or with NCCL the check that this host
  * has a GPU per local rank and the communicator; then training (train.h)
  * or the benchmark (bench.h), over the all-reduce coll.h picks. K = 1
  * opens no socket at all. A failure is one line on stderr naming the peer
@@ -53,7 +53,8 @@
 #define PROG "ring_worker"
 
 static const char synopsis[] =
-    "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl] [--algo ring|rd]\n"
+    "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
+    "       [--algo ring|rd|rabenseifner]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
@@ -62,7 +63,9 @@ static const char synopsis[] =
     "--device cuda keeps weights and gradients on the GPU and stages the ring's\n"
     "chunks through pinned memory; --transport nccl all-reduces with NCCL instead.\n"
     "--algo rd all-reduces by recursive doubling (log2 K exchanges of the whole\n"
-    "vector: fewer latencies, more bytes) instead of the ring, on the host over TCP.\n"
+    "vector: fewer latencies, more bytes) instead of the ring, on the host over TCP;\n"
+    "--algo rabenseifner by recursive halving then doubling (2 log2 K exchanges of\n"
+    "the ring's bytes).\n"
     "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
     "reduce_scatter, all_gather, broadcast, reduce (--root R), alltoall (--imbalance F:\n"
     "rank --root gets F times the average share from every rank, as MoE routing skews).\n"
@@ -176,8 +179,8 @@ static int pick_kind(const struct opts *o, const struct cli_common *c, int argc,
     return COLL_NCCL;
 }
 
-/* pick_algo: --algo, the ring (default) or recursive doubling, which runs
- * on the host over TCP only. */
+/* pick_algo: --algo, the ring (default), recursive doubling or
+ * Rabenseifner; the last two run on the host over TCP only. */
 static int pick_algo(const struct opts *o, int kind)
 {
     int algo = coll_algo_parse(o->algo);
@@ -185,11 +188,14 @@ static int pick_algo(const struct opts *o, int kind)
     if (algo == COLL_RING)
         return COLL_RING;
     if (algo < 0)
-        usage_fail_value("--algo", o->algo, "not ring or rd");
-    if (kind != COLL_TCP)
+        usage_fail_value("--algo", o->algo, "not ring, rd or rabenseifner");
+    if (kind != COLL_TCP && algo == COLL_RD)
         usage_fail("--algo rd: recursive doubling runs on the host over TCP "
                    "(--device cpu --transport tcp)");
-    return COLL_RD;
+    if (kind != COLL_TCP)
+        usage_fail("--algo rabenseifner: runs on the host over TCP "
+                   "(--device cpu --transport tcp)");
+    return algo;
 }
 
 /* pick_coll: --coll, --root and --imbalance, which only the benchmark
@@ -204,7 +210,7 @@ static int pick_coll(struct opts *o, const struct cli_common *c, int kind, int a
     o->bf.root_given = has_flag(argc, argv, "--root");
     o->bf.imbalance_given = has_flag(argc, argv, "--imbalance");
     op = bench_flags_check(&o->bf, o->bench, c->world,
-                           algo == COLL_RD || kind == COLL_TCP_CUDA
+                           algo != COLL_RING || kind == COLL_TCP_CUDA
                                ? "the host ring (--algo ring --device cpu) or with NCCL "
                                  "(--transport nccl)" : NULL,
                            kind == COLL_TCP ? A2A_WORLD_MAX : 0, err);
@@ -234,9 +240,10 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "transport", CLI_STRING, &o->transport, "tcp|nccl",
           "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
           0, 0, NULL },
-        { "algo", CLI_STRING, &o->algo, "ring|rd",
-          "the all-reduce: the ring (default) or recursive doubling (rd: log2 K steps, "
-          "for small messages)", 0, 0, NULL },
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner",
+          "the all-reduce: the ring (default), recursive doubling (rd: log2 K steps, "
+          "for small messages) or Rabenseifner (2 log2 K steps, the ring's bytes)",
+          0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
         { "minbytes", CLI_SIZE, &o->minbytes, "SIZE", "-b: smallest size (default 4K)",
@@ -301,7 +308,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
                    "ring only (--device cpu --transport tcp)");
     if (o->zero && (o->bench || *kind != COLL_TCP || *algo != COLL_RING))
         usage_fail("--zero: trains on the CPU ring only (reduce-scatter + all-gather; "
-                   "not with --bench, --algo rd, --device cuda or --transport nccl)");
+                   "not with --bench, --algo rd|rabenseifner, --device cuda or --transport nccl)");
     if (o->zero && o->mistake != MISTAKE_NONE)
         usage_fail("--zero: takes no --mistake");
     if (o->zero == 3 && c->workload == WORKLOAD_SYNTHETIC)

@@ -69,7 +69,8 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
 {
     static struct cli_opt t[24];
     const struct cli_opt v[] = {
-        { "algo", CLI_STRING, &o->algo, "ring|rd", "ring: the all-reduce (default ring)", 0, 0, NULL },
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner",
+          "ring: the all-reduce (default ring)", 0, 0, NULL },
         { "bytes", CLI_SIZE, &o->bytes, "SIZE",
           "message size n (default: the workload's n * element size)", 1, 0, NULL },
         { "platform", CLI_STRING, &o->platform, "SPEC",
@@ -239,8 +240,12 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     if (j->ps && !o->colocated && o->servers == 0)
         sim_usage_fail("--servers: 1..256 (0..256 extra servers with --colocated-servers)");
     j->algo = coll_algo_parse(o->algo);
-    if (j->algo < 0 || (j->algo == COLL_RD && j->ps))
-        sim_usage_fail("--algo: ring or rd (ring mode only)");
+    if (j->algo < 0 || (j->algo != COLL_RING && j->ps)) {
+        char q[CLI_VALUE_BUF];
+        snprintf(err, ERR_LEN, "--algo %s: ring, rd or rabenseifner, in ring mode only",
+                 cli_value(o->algo, q));
+        sim_usage_fail(err);
+    }
     if (j->k < 2 && !j->ps)
         sim_usage_fail("K: the simulated ring needs K >= 2");
     if (o->bench && j->ps)
@@ -249,7 +254,7 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     o->bf.root_given = o->bf.root != 0;
     o->bf.imbalance_given = o->bf.imbalance != 1;
     int op = bench_flags_check(&o->bf, o->bench, j->k,
-                               j->algo == COLL_RD ? "the ring (--algo ring)" : NULL,
+                               j->algo != COLL_RING ? "the ring (--algo ring)" : NULL,
                                A2A_WORLD_MAX, err);
     if (op < 0)
         sim_usage_fail(err);

@@ -242,6 +242,10 @@ static void print_header(const struct bench_cfg *cfg, const struct coll *co)
     } else if (co->algo == COLL_RD)
         printf("# ring_worker --bench: all-reduce (sum) by recursive doubling among K=%d "
                "ranks (--algo rd), transport %s\n", k, coll_transport(co));
+    else if (co->algo == COLL_RABENSEIFNER)
+        printf("# ring_worker --bench: all-reduce (sum) by Rabenseifner (recursive halving, "
+               "then doubling) among K=%d ranks (--algo rabenseifner), transport %s\n", k,
+               coll_transport(co));
     else
         printf("# ring_worker --bench: all-reduce (sum) over a ring of K=%d ranks, "
                "transport %s\n", k, coll_transport(co));

@@ -230,20 +230,27 @@ static int allreduce(struct rd *r, void *buf, size_t n, int dtype, int check, ch
     last = l + 1;                           /* the fold-out round */
 
     if (me >= p) {
-        /* An extra rank: hand the vector in, wait out the doubling (one
-         * --timeout per step sat out, plus one: xport_tcp.h, FAULTS),
-         * copy the result. */
+        /* An extra rank: hand the vector in, wait out the doubling (two
+         * --timeouts per step sat out, the doubling's own allowance below,
+         * plus one: xport_tcp.h, FAULTS), copy the result. */
         rc = step(r, me - p, 0, v, n, dtype, 1, TAKE_NONE, 1, check, err);
         if (rc == 0)
-            rc = step(r, me - p, last, v, n, dtype, 0, TAKE_COPY, l + 1, check, err);
+            rc = step(r, me - p, last, v, n, dtype, 0, TAKE_COPY, 2 * l + 1, check, err);
         return rc;
     }
     if (me < extra)
         rc = step(r, me + p, 0, v, n, dtype, 0, TAKE_ADD, 1, check, err);
     for (int s = 0; rc == 0 && s < l; s++) {
-        /* A rank without an extra whose first partner has one waits for
-         * that partner's fold-in too: one step idle by design. */
-        int partner = me ^ (1 << s), wait = s == 0 && me >= extra && partner < extra ? 2 : 1;
+        /* With extras, a rank whose partner folds one in enters the
+         * doubling a step late, and that lag spreads to whoever meets it,
+         * never growing beyond the one step: every doubling step may wait
+         * two --timeouts. The same allowance on every step keeps the blame
+         * where it belongs: a rank waiting on a rank that waits on a
+         * stopped one began later, so the one next to the fault times out
+         * first (a larger allowance on the first step only let a second
+         * rank in the chain time out first and name the wrong rank:
+         * rd-proc-1.9; rabenseifner.c, PATIENCE). */
+        int partner = me ^ (1 << s), wait = extra > 0 ? 2 : 1;
         rc = step(r, partner, s + 1, v, n, dtype, 1, TAKE_ADD, wait, check, err);
     }
     if (rc == 0 && me < extra)

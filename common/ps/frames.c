@@ -22,7 +22,9 @@
  * stalls, tells the rest who it was (ERROR). If this worker gave up after T
  * as well, it would close at about the moment the server decides, and the
  * server would blame it instead of the stalled one. So the wait for each
- * WEIGHTS header allows 1.5T: the server names a worker that stalled
+ * WEIGHTS header allows 1.5T (plus, on an emulated link, the time the
+ * server's link needs to take in the K pushes of the part: pull_wait): the
+ * server names a worker that stalled
  * before this one's push ended within T of that worker's last byte (plus
  * its timer's granularity, T/20), so its ERROR arrives first; and a dead
  * or stopped server is noticed within 1.5T of the last byte, inside
@@ -272,6 +274,22 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
     return 0;
 }
 
+/* pull_wait: how long to wait for the header of a WEIGHTS frame of
+ * [k->lo, top) (PULL WAIT): 1.5T, and on an emulated link also the time
+ * the server's link takes to bring in every worker's push of that range
+ * (K of them at the link's rate, and its latency), which passes with no
+ * byte for this worker. Without it a slow link failed honest jobs: at
+ * 8 Mbit/s, K = 4 and 512 KiB pushes the server needs 2 s, and T = 1
+ * waited 1.5 s. */
+static double pull_wait(const struct ps_client *c, const struct ps_conn *k, uint64_t top)
+{
+    double wait = FRAMES_PULL_IDLE_FACTOR * c->timeout;
+
+    if (c->link_bw > 0.0)
+        wait += (double)c->world * (double)((top - k->lo) * c->elem) / c->link_bw + c->link_latency;
+    return wait;
+}
+
 /* frames_receive: step `step`'s WEIGHTS frames from server k into `into` (the
  * client's buffer, NULL with sizes_only), from the top of its range down
  * (client.c's opening picture), until the range is whole. *told: the failure is the server's
@@ -291,8 +309,7 @@ int frames_receive(struct ps_conn *k, uint64_t step, unsigned char *into, int *t
         /* Each part comes when every worker has pushed it: the server
          * watches them, and needs up to one timeout to name one that
          * stalled (PULL WAIT). */
-        rc = recv_header(k, ctx, FRAMES_PULL_IDLE_FACTOR * c->timeout, (top - k->lo) * c->elem,
-                         &h, told, err);
+        rc = recv_header(k, ctx, pull_wait(c, k, top), (top - k->lo) * c->elem, &h, told, err);
         if (rc != 0)
             return rc;
         cnt = h.length / c->elem;       /* whole elements: the decoder checked */
