@@ -487,7 +487,7 @@ static int setup(struct run *r, const char *servers)
     return 0;
 }
 
-/* finish: --weights-out, --csv, the last line. 0, or 1 (message logged). */
+/* finish: --weights-out, --csv and --json, the last line. 0, or 1 (message logged). */
 static int finish(struct run *r)
 {
     struct metrics_stats st;
@@ -501,7 +501,7 @@ static int finish(struct run *r)
         log_msg("%s", err);
         return 1;
     }
-    if (r->o.csv && metrics_record_write(&r->rec, r->o.csv, err) != 0) {
+    if ((r->o.csv || r->o.json) && metrics_record_save(&r->rec, r->o.csv, r->o.json, err) != 0) {
         log_msg("%s", err);
         return 1;
     }

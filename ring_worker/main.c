@@ -418,7 +418,7 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
         struct bench_cfg bc = {
             .rank = c->rank, .world = c->world, .dtype = c->dtype, .minbytes = o->minbytes,
             .maxbytes = o->maxbytes, .stepfactor = o->stepfactor,
-            .warmup_iters = o->warmup_iters, .iters = o->iters, .csv = c->csv, .coll = coll,
+            .warmup_iters = o->warmup_iters, .iters = o->iters, .csv = c->csv, .json = c->json, .coll = coll,
             .link = link, .op = o->op, .root = o->bf.root, .imbalance = o->bf.imbalance,
         };
         return bench_run(&bc, err);
@@ -438,8 +438,8 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
     rec.link_latency = c->link_latency;
     rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     rc = kind == COLL_TCP ? train_run(&tc, &rec, err) : train_cuda_run(&tc, &rec, err);
-    if (rc == 0 && c->csv)
-        rc = metrics_record_write(&rec, c->csv, err);
+    if (rc == 0 && (c->csv || c->json))
+        rc = metrics_record_save(&rec, c->csv, c->json, err);
     metrics_record_free(&rec);
     return rc;
 }

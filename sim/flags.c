@@ -95,6 +95,8 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
           1, 1 << 20, NULL },
         { "csv-out", CLI_STRING, &o->csv_out, "FILE", "append the row to FILE (header if new)",
           0, 0, NULL },
+        { "json-out", CLI_STRING, &o->json_out, "FILE",
+          "append a manifest line and the row to FILE as JSON Lines", 0, 0, NULL },
         { "platform-out", CLI_STRING, &o->platform_out, "FILE",
           "keep the generated platform XML in FILE", 0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
@@ -271,10 +273,13 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     c->world = j->k;
     if (cli_common_finish(c, err) != 0)
         sim_usage_fail(err);
+    if (c->json)        /* the common flag; the simulator writes one row, not records */
+        sim_usage_fail("--json: the simulator writes its row as JSON with --json-out FILE");
     /* The outputs are tried now, the platform file is checked for its type
      * (outfile.h, infile.h): refused before the simulation, never waited on. */
     if ((o->host_bytes && outfile_check("--host-bytes", o->host_bytes, err) != 0) ||
         (o->csv_out && outfile_check("--csv-out", o->csv_out, err) != 0) ||
+        (o->json_out && outfile_check("--json-out", o->json_out, err) != 0) ||
         (o->platform_out && outfile_check("--platform-out", o->platform_out, err) != 0) ||
         (pf->kind == PLATFORM_FILE && infile_check("--platform", pf->file, err) != 0))
         sim_usage_fail(err);

@@ -21,7 +21,7 @@
 #define SIM_MAX_CFG 16                  /* --sg-cfg settings at most */
 
 struct sim_opts {
-    const char *algo, *platform, *payload, *csv_out, *platform_out, *host_bytes;
+    const char *algo, *platform, *payload, *csv_out, *json_out, *platform_out, *host_bytes;
     const char *sg_cfg[SIM_MAX_CFG];
     int n_cfg, servers, hosts, colocated, no_overlap;
     uint64_t bytes, bucket;

@@ -231,6 +231,18 @@ void metrics_record_free(struct metrics_record *r);
 /* metrics_record_add: append one step; ERR_USAGE when full. */
 int metrics_record_add(struct metrics_record *r, const struct metrics_step *s);
 int metrics_record_write(const struct metrics_record *r, const char *path, char *err);
+/* metrics_record_text: the record file's text in *text (malloc'd, the
+ * caller frees it), *len bytes. 0 or a negative errno. */
+int metrics_record_text(const struct metrics_record *r, char **text, size_t *len);
+/* metrics_record_write_json: the record as JSON Lines (--json FILE;
+ * docs/design.md, JSON LINES): the manifest line (jsonl.h), one "process"
+ * line of the record's KEY VALUE lines, one "step" line per step; written
+ * through outfile.h (atomic) with "--json" in its messages. */
+int metrics_record_write_json(const struct metrics_record *r, const char *path, char *err);
+/* metrics_record_save: the record to csv (the record file) and json (JSON
+ * Lines), each when not NULL. 0, or the first failure's code and line. */
+int metrics_record_save(const struct metrics_record *r, const char *csv, const char *json,
+                        char *err);
 /* metrics_record_read: parse a record file into *r (initialised here;
  * free with metrics_record_free, also after a failure). ERR_FORMAT with
  * "path:line: reason" in err. */
@@ -286,5 +298,15 @@ void metrics_csv_header(FILE *f);
 /* metrics_csv_header_line: the header, "\n" included (static). */
 const char *metrics_csv_header_line(void);
 void metrics_row_write(FILE *f, const struct metrics_row *row);
+/* metrics_row_json: the row's CSV text as one {"record":"row",...} line
+ * (jsonl_csv_row). 0, or a code with the reason in err. */
+int metrics_row_json(FILE *f, const struct metrics_row *row, char *err);
+/* metrics_row_append_json: appended to path (outfile_append, FLAG in the
+ * messages: "--json-out"): a manifest line (jsonl_manifest, the KEY: VALUE
+ * lines of `manifest` added; NULL: none), then the row's line. Each append
+ * is such a pair, so a row's facts are those of the manifest line just
+ * before it. 0, or a negative code with the line in err. */
+int metrics_row_append_json(const char *flag, const char *path, const struct metrics_row *row,
+                            const char *manifest, char *err);
 
 #endif /* METRICS_H */
