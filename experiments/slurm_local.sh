@@ -4,7 +4,8 @@
 # checks their weights against the big-batch reference, then is torn down.
 #
 #   experiments/slurm_local.sh [--K K] [--servers S] [--only ring|ps]
-#                              [--keep] [--time-limit SECONDS] [COMMON FLAGS]
+#                              [--batch] [--keep] [--time-limit SECONDS]
+#                              [COMMON FLAGS]
 #
 # What it starts, all in a temporary folder of its own ($TMPDIR/psr-slurm.*,
 # the HOST's /etc/slurm, /etc/munge and /run are neither read nor written):
@@ -15,7 +16,7 @@
 #               packaged Slurm has no multiple-slurmd: one node holds every
 #               task), no cgroups: ProctrackType=proctrack/linuxproc,
 #               TaskPlugin=task/none, SlurmdParameters=config_overrides
-# on ports it finds free (a block of 16 that nothing listens on).
+# on ports it finds free (a block of 48 that nothing uses).
 #
 # Then, with the job's secret (32 random bytes, hex, a 0600 file: the
 # --secret-file of every process, docs/security.md):
@@ -32,7 +33,10 @@
 #         SLURM_PROCID says)
 # and compares every rank's and worker's weights with rank 0's (byte for
 # byte) and with bin/reference COMMON's (within 1e-12 relative; exact with
-# the synthetic workload).
+# the synthetic workload). With --batch, the cluster recipes of
+# docs/cluster.md as well: sbatch --wait experiments/slurm/ring.sbatch and
+# ps.sbatch (MASTER_ADDR from the allocation's node list, data ports on
+# 0.0.0.0), their weights checked the same way.
 #
 # Teardown, on success, failure, ^C or SIGTERM alike: srun is stopped, the
 # controller's jobs cancelled, then slurmd, slurmctld and munged (by the
@@ -59,6 +63,9 @@ options:
   --K K                  ranks / workers (default 4)
   --servers S            parameter servers (default 2)
   --only ring|ps         run one of the two jobs
+  --batch                also run them as batch jobs, sbatch --wait
+                         experiments/slurm/ring.sbatch and ps.sbatch (the
+                         recipes of docs/cluster.md)
   --keep                 keep the folder (logs, slurm.conf, weights); say where
   --time-limit SECONDS   stop everything after this long (default 120)
   --help                 print this help
@@ -73,7 +80,7 @@ EOF
 need_bash51
 help_or_version "$@"
 
-K=4 S=2 only="" keep=0 time_limit=120
+K=4 S=2 only="" keep=0 batch=0 time_limit=120
 common=()
 while (($# > 0)); do
     case ${1%%=*} in
@@ -88,6 +95,7 @@ while (($# > 0)); do
         shift $((1 + extra))
         ;;
     --keep) keep=1; shift ;;
+    --batch) batch=1; shift ;;
     *) common+=("$1"); shift ;;
     esac
 done
@@ -106,7 +114,7 @@ done
 
 need_programs reference ring_worker ps_server ps_worker
 flags_check ring_worker "${common[@]}"
-for c in munged slurmctld slurmd srun sinfo scontrol scancel squeue; do
+for c in munged slurmctld slurmd srun sbatch sinfo scontrol scancel squeue; do
     command -v "$c" >/dev/null 2>&1 ||
         { say "no '$c' on PATH: install Debian's slurm-wlm and munge (apt-get install slurm-wlm munge)"; exit 2; }
 done
@@ -159,27 +167,31 @@ chmod 755 "$tmp"
 mkdir -p "$tmp/state" "$tmp/spool" || exit 2
 
 # ------------------------------------------------------------ free ports
-# used_ports: the local TCP ports in use (any state), from /proc/net/tcp*.
-used_ports() {
-    local f sl addr rest
-    for f in /proc/net/tcp /proc/net/tcp6; do
-        [[ -r $f ]] || continue
-        while read -r sl addr rest; do
-            [[ $addr == *:* ]] && echo $((16#${addr##*:}))
-        done <"$f"
-    done
+# free_block: the first port of a block of 48 in 20000..58399 where no
+# local TCP socket is (any state, /proc/net/tcp and tcp6), tried at random;
+# 0 if none.
+free_block() {
+    awk -v seed="$SRANDOM" '
+        function hex(s,   i, n) {
+            n = 0
+            for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789ABCDEF", substr(s, i, 1)) - 1
+            return n
+        }
+        FNR > 1 { split($2, a, ":"); used[hex(a[2])] = 1 }
+        END {
+            srand(seed)
+            for (t = 0; t < 200; t++) {
+                b = 20000 + int(rand() * 800) * 48
+                for (p = b; p < b + 48 && !(p in used); p++) ;
+                if (p == b + 48) { print b; exit }
+            }
+            print 0
+        }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
-declare -A used=()
-for p in $(used_ports); do used[$p]=1; done
-base=0
-for ((try = 0; try < 200; try++)); do
-    b=$((20000 + (SRANDOM % 2500) * 16))
-    for ((p = b; p < b + 16; p++)); do [[ -n ${used[$p]-} ]] && continue 2; done
-    base=$b
-    break
-done
-((base)) || { say "no block of 16 free TCP ports found"; exit 2; }
-ctld_port=$base slurmd_port=$((base + 1)) master_port=$((base + 2)) srv_port0=$((base + 3))
+base=$(free_block)
+((base)) || { say "no block of 48 free TCP ports found"; exit 2; }
+# srun's jobs: MASTER_PORT base+2, servers base+16..; sbatch's: base+3, base+32..
+ctld_port=$base slurmd_port=$((base + 1)) master_port=$((base + 2)) srv_port0=$((base + 16))
 
 # ------------------------------------------------------------ munge
 (umask 077 && head -c 1024 /dev/urandom >"$tmp/munge.key") || exit 2
@@ -280,6 +292,29 @@ run_job() {
     return $st
 }
 
+# run_batch NAME SBATCH-ARGS...: sbatch a job (output in NAME.job, run in
+# the folder) and wait for its end, polling every 50 ms: sbatch --wait polls
+# at 2 s, 4 s, ... (seconds of nothing here). Its status: the job's exit
+# code, 124 at the time limit.
+run_batch() {
+    local name=$1 id info st
+    shift
+    id=$(sbatch --parsable --chdir="$tmp" --output="$tmp/$name.job" "$@" 2>"$tmp/$name.out") ||
+        { cat "$tmp/$name.out" >&2; return 1; }
+    id=${id%%;*}
+    while :; do
+        info=$(scontrol -o show job "$id" 2>/dev/null)
+        [[ $info =~ JobState=(PENDING|CONFIGURING|RUNNING|COMPLETING) ]] || break
+        ((SECONDS < deadline)) || { scancel "$id" 2>/dev/null; return 124; }
+        sleep 0.05
+    done
+    [[ $info =~ JobState=COMPLETED ]] && return 0
+    st=1
+    [[ $info =~ ExitCode=([0-9]+): ]] && ((BASH_REMATCH[1] != 0)) && st=${BASH_REMATCH[1]}
+    echo "job $id: ${info//*JobState=/JobState=}" | cut -c1-200 >>"$tmp/$name.out"
+    return "$st"
+}
+
 # reference: bin/reference's weights in ref.0 (run once, when first needed:
 # after the first job, so that a long job is under srun at once).
 reference() {
@@ -321,11 +356,13 @@ job_done() {
     if ((st == 124)); then
         say "$label: stopped at the time limit (--time-limit $time_limit)"; exit 124
     elif ((st != 0)); then
-        say "$label: srun exit status $st after $dt s:"; tail -n 8 "$tmp/$name.out" >&2; exit 1
+        say "$label: exit status $st after $dt s:"
+        tail -n 8 "$tmp/$name.out" ${tmp:+$(ls "$tmp/$name.job" 2>/dev/null)} >&2
+        exit 1
     fi
     reference
     how=$(check_weights "$label" "$tmp/$name.w" "$5") || exit 1
-    say "$label: ok in $dt s (srun), every rank's weights $how"
+    say "$label: ok in $dt s, every rank's weights $how"
 }
 
 # Rank discovery takes torchrun's, Open MPI's and MPICH's variables before
@@ -358,5 +395,22 @@ if [[ $only != ring ]]; then
     t1=$EPOCHREALTIME
     run_job ps srun -n $((S + K)) --kill-on-bad-exit=1 --multi-prog "$tmp/ps.conf"
     job_done "ps K=$K S=$S (srun -n $((S + K)) --multi-prog)" ps $? "$t1" "$K"
+fi
+if ((batch)); then
+    # The recipes of docs/cluster.md as written, the environment they read
+    # exported (sbatch passes the caller's on), run in the folder.
+    export PSR_BIN PSR_SECRET_FILE=$tmp/secret
+    if [[ $only != ps ]]; then
+        t1=$EPOCHREALTIME
+        MASTER_PORT=$((base + 3)) run_batch bring --ntasks="$K" "$root/experiments/slurm/ring.sbatch" \
+            "${common[@]}" --timeout 20 --weights-out "$tmp/bring.w"
+        job_done "ring K=$K (sbatch experiments/slurm/ring.sbatch)" bring $? "$t1" "$K"
+    fi
+    if [[ $only != ring ]]; then
+        t1=$EPOCHREALTIME
+        PSR_SERVERS=$S PSR_PORT=$((base + 32)) run_batch bps --ntasks=$((S + K)) "$root/experiments/slurm/ps.sbatch" \
+            "${common[@]}" --timeout 20 --weights-out "$tmp/bps.w"
+        job_done "ps K=$K S=$S (sbatch experiments/slurm/ps.sbatch)" bps $? "$t1" "$K"
+    fi
 fi
 exit 0

@@ -4,7 +4,8 @@
 # SLURM_PROCID/SLURM_NTASKS, the coordinator from MASTER_ADDR/MASTER_PORT)
 # and the parameter server (srun --multi-prog: 2 servers, 4 workers), checks
 # every rank's weights against bin/reference's, and tears it all down, on
-# ^C too. Needs root and slurm-wlm + munge (`make check` installs them with
+# ^C too; with --batch also the cluster recipes experiments/slurm/*.sbatch
+# (docs/cluster.md) through sbatch. Needs root and slurm-wlm + munge (`make check` installs them with
 # `make deps-check`, experiments/deps.sh); skips, saying so, without them.
 # tier: full
 . "$PSR_TESTS/lib.sh"
@@ -43,10 +44,12 @@ grep -q '^slurm_local.sh: ps K=4 S=2 (srun -n 6 --multi-prog): ok in .* within 1
 leftovers
 t_end
 
-t_case slurm-1.2 "synthetic workload, --keep: ranks from Slurm, workers from --multi-prog's %o, weights exactly the reference's"
-job 120 env TMPDIR="$tmpd" "$sl" --keep --workload synthetic --params 8192 --dtype f64 --steps 4
+t_case slurm-1.2 "synthetic, --batch --keep: srun and docs/cluster.md's sbatch recipes, ranks from Slurm, workers from %o, weights exactly the reference's"
+job 120 env TMPDIR="$tmpd" "$sl" --batch --keep --workload synthetic --params 8192 --dtype f64 --steps 4
 expect_rc 0
-[ "$(grep -c "exactly the reference's" "$T_TMP/err")" = 2 ] || t_fail "not both exact: $(cat "$T_TMP/err")"
+[ "$(grep -c "exactly the reference's" "$T_TMP/err")" = 4 ] || t_fail "not all four exact: $(cat "$T_TMP/err")"
+grep -q 'ring K=4 (sbatch experiments/slurm/ring.sbatch): ok' "$T_TMP/err" &&
+    grep -q 'ps K=4 S=2 (sbatch experiments/slurm/ps.sbatch): ok' "$T_TMP/err" || t_fail "no batch jobs: $(cat "$T_TMP/err")"
 d=$(ls -d "$tmpd"/psr-slurm.* 2>/dev/null | head -n 1)
 if [ -z "$d" ]; then
     t_fail "--keep kept no folder"
@@ -58,6 +61,8 @@ else
             t_fail "worker $r is not rank $r of 4: $(head -c 300 "$d/ps.out")"
     done
     grep -q '^2-5 .*/ps_worker --rank %o --world 4 ' "$d/ps.conf" || t_fail "ps.conf: $(cat "$d/ps.conf")"
+    grep -q "ring_worker\[0\]: rank 0 of 4 (rank from slurm)" "$d/bring.job" || t_fail "batch ring: $(head -c 300 "$d/bring.job")"
+    grep -q "ps_worker\[3\]: rank 3 of 4 (from flags)" "$d/bps.job" || t_fail "batch ps: $(head -c 300 "$d/bps.job")"
     grep -q '^ProctrackType=proctrack/linuxproc' "$d/slurm.conf" && grep -q '^TaskPlugin=task/none' "$d/slurm.conf" ||
         t_fail "slurm.conf without linuxproc/task none"
     rm -rf "$d"
