@@ -63,7 +63,7 @@ options:
   --K K                  ranks / workers (default 4)
   --servers S            parameter servers (default 2)
   --only ring|ps         run one of the two jobs
-  --batch                also run them as batch jobs, sbatch --wait
+  --batch                also run them as batch jobs: sbatch
                          experiments/slurm/ring.sbatch and ps.sbatch (the
                          recipes of docs/cluster.md)
   --keep                 keep the folder (logs, slurm.conf, weights); say where
@@ -118,6 +118,8 @@ for c in munged slurmctld slurmd srun sbatch sinfo scontrol scancel squeue; do
     command -v "$c" >/dev/null 2>&1 ||
         { say "no '$c' on PATH: install Debian's slurm-wlm and munge (apt-get install slurm-wlm munge)"; exit 2; }
 done
+# (Tried as root only: slurmd starts each task as its user, which needs root.)
+[[ $(id -u) == 0 ]] || { say "slurmd must run as root (it starts the tasks as their user): run as root"; exit 2; }
 
 # ------------------------------------------------------------ teardown
 tmp="" interrupted=0 job_pid=""
@@ -140,7 +142,8 @@ teardown() {
     [[ -n $job_pid ]] && stop_pid "$job_pid"
     # The controller's own jobs (SLURM_CONF is ours: no other cluster's),
     # cancelled while slurmd still runs to end their tasks.
-    if ((${#daemons[@]} >= 2)) && [[ -n $(squeue -h -o %i 2>/dev/null) ]]; then
+    if ((${#daemons[@]} >= 2)) && kill -0 "${daemons[1]#* }" 2>/dev/null &&
+        [[ -n $(squeue -h -o %i 2>/dev/null) ]]; then
         scancel --quiet $(squeue -h -o %i 2>/dev/null) 2>/dev/null
         for ((i = 0; i < 60; i++)); do
             [[ -z $(squeue -h -o %i 2>/dev/null) ]] && break
