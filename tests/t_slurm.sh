@@ -102,7 +102,17 @@ grep -q 'interrupted; tearing Slurm down' "$T_TMP/int.err" || t_fail "no word of
 leftovers
 t_end
 
-t_case slurm-1.4 "usage: --K 0 and --only both: one line, exit 64"
+t_case slurm-1.4 "every rank fails at start under srun (mlp with --params): exit 1, their line shown, all torn down"
+# ring_worker's parser passes the pair (flags_check), its checks after
+# parsing refuse it: a failure inside the job, not before it.
+job 60 env TMPDIR="$tmpd" "$sl" --only ring --workload mlp --params 5
+expect_rc 1
+grep -q '^slurm_local.sh: ring K=4 (srun -n 4 ring_worker): exit status 64 after' "$T_TMP/err" &&
+    grep -q '^ring_worker: --params: the mlp has fixed dims' "$T_TMP/err" || t_fail "the failure not said: $(cat "$T_TMP/err")"
+leftovers
+t_end
+
+t_case slurm-1.5 "usage: --K 0 and --only both: one line, exit 64"
 job 10 "$sl" --K 0
 expect_rc 64
 [ "$(cat "$T_TMP/err")" = "slurm_local.sh: --K 0: not a rank count 1..256; see slurm_local.sh --help" ] ||
