@@ -34,7 +34,7 @@
 # and compares every rank's and worker's weights with rank 0's (byte for
 # byte) and with bin/reference COMMON's (within 1e-12 relative; exact with
 # the synthetic workload). With --batch, the cluster recipes of
-# docs/cluster.md as well: sbatch --wait experiments/slurm/ring.sbatch and
+# docs/cluster.md as well: sbatch experiments/slurm/ring.sbatch and
 # ps.sbatch (MASTER_ADDR from the allocation's node list, data ports on
 # 0.0.0.0), their weights checked the same way.
 #
