@@ -2,7 +2,7 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--algo ring|rd] [--bench ...] [common flags]
+ *                 [--algo ring|rd] [--compress none|fp16|bf16] [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
  * environment, so `mpirun.openmpi -np K` and `srun -n K` work unchanged), the
@@ -54,7 +54,7 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl] [--algo ring|rd]\n"
-    "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
+    "       [--compress none|fp16|bf16] [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
     "coordinator address (port 0: any free port, see --port-file); every rank then\n"
@@ -63,6 +63,8 @@ static const char synopsis[] =
     "chunks through pinned memory; --transport nccl all-reduces with NCCL instead.\n"
     "--algo rd all-reduces by recursive doubling (log2 K exchanges of the whole\n"
     "vector: fewer latencies, more bytes) instead of the ring, on the host over TCP.\n"
+    "--compress fp16|bf16 sends the all-reduce's values as 16-bit floats (half an f32\n"
+    "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd).\n"
     "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
     "reduce_scatter, all_gather, broadcast, reduce (--root R), alltoall (--imbalance F:\n"
     "rank --root gets F times the average share from every rank, as MoE routing skews).\n"
@@ -82,6 +84,8 @@ struct opts {
     struct bench_flags bf;      /* --coll, --root, --imbalance (bench_flags.h) */
     int op;                     /* the collective --coll names (enum coll_op) */
     int zero;                   /* --zero STAGE (train.h, ZeRO) */
+    const char *compress_arg;   /* --compress */
+    int compress;               /* enum compress_kind (base/compress.h) */
 };
 
 /* The nccl-tests spellings: -b 4K, -b4K, and so on, become --minbytes 4K. */
@@ -192,6 +196,28 @@ static int pick_algo(const struct opts *o, int kind)
     return COLL_RD;
 }
 
+/* pick_compress: --compress, on the host's TCP ring and rd, for the
+ * all-reduce (training without ZeRO, or --bench --coll all_reduce). */
+static void pick_compress(struct opts *o, int kind)
+{
+    char why[ERR_LEN];
+
+    if (!o->compress_arg)
+        return;
+    if (compress_parse(o->compress_arg, &o->compress) != 0)
+        usage_fail_value("--compress", o->compress_arg, "not none, fp16 or bf16");
+    if (o->compress == COMPRESS_NONE)
+        return;
+    if (kind != COLL_TCP)
+        usage_fail_value("--compress", o->compress_arg, "compresses psring's host ring and rd "
+                         "only; it needs --device cpu --transport tcp");
+    if (o->zero || (o->bench && o->op != COLL_ALL_REDUCE)) {
+        snprintf(why, sizeof why, "compresses the all-reduce only; it needs %s",
+                 o->zero ? "training without --zero" : "--coll all_reduce");
+        usage_fail_value("--compress", o->compress_arg, why);
+    }
+}
+
 /* pick_coll: --coll, --root and --imbalance, which only the benchmark
  * takes (bench_flags.h); the collectives other than the all-reduce run on
  * the host ring (--algo ring --device cpu) or with NCCL (coll.h). */
@@ -237,6 +263,9 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "algo", CLI_STRING, &o->algo, "ring|rd",
           "the all-reduce: the ring (default) or recursive doubling (rd: log2 K steps, "
           "for small messages)", 0, 0, NULL },
+        { "compress", CLI_STRING, &o->compress_arg, "none|fp16|bf16",
+          "the all-reduce's wire format: fp16 or bf16 halve an f32 run's payload (rounded "
+          "each hop, summed in --dtype; CPU ring and rd)", 0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
         { "minbytes", CLI_SIZE, &o->minbytes, "SIZE", "-b: smallest size (default 4K)",
@@ -283,6 +312,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
     *kind = pick_kind(o, c, xargc, xargv);
     *algo = pick_algo(o, *kind);
     o->op = pick_coll(o, c, *kind, *algo, xargc, xargv);
+    pick_compress(o, *kind);
     /* Every output path is tried now, so a bad one ends the run here. */
     if (o->loss_out && c->rank == 0 && !o->bench && losscurve_probe(o->loss_out, err) != 0)
         usage_fail(err);
@@ -444,7 +474,7 @@ int main(int argc, char **argv)
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
                       { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
-                      COLL_ALL_REDUCE, 0 };
+                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
     struct link link;
@@ -489,6 +519,7 @@ int main(int argc, char **argv)
             .max_n = o.bench ? (size_t)(o.maxbytes / dtype_size(c.dtype))
                              : w.n + TRAIN_TRAILER,
             .piece_bytes = (size_t)o.piece, .timeout = c.timeout, .x = x, .nccl_id = nccl_id,
+            .compress = o.compress,
         };
         rc = coll_init(&coll, &cc, err);
         coll_ok = rc == 0;
