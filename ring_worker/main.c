@@ -457,6 +457,8 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
     rec.rank = c->rank;
     rec.world = c->world;
     rec.bytes = (uint64_t)w->n * dtype_size(c->dtype);
+    snprintf(rec.compress, sizeof rec.compress, "%s", coll_compress_name(coll));
+    rec.wire_bytes = coll_wire_bytes(coll, rec.bytes);
     rec.link_bw = c->link_bw;
     rec.link_latency = c->link_latency;
     rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);

@@ -9,7 +9,9 @@
  * and f64, bit for bit equal to the same order simulated here in one
  * process (coll_cmp.h, THE ORDER), every rank identical; the payload
  * bytes, counted by the links, half the uncompressed run's (f32); a sum
- * that overflows fp16 fails as ERR_NONFINITE.
+ * that overflows fp16 fails as ERR_NONFINITE; compress-3.x the record's
+ * compress and wire_bytes, the CSV's compress column, model_s on the
+ * wire's bytes.
  */
 #include <errno.h>
 #include <float.h>
@@ -26,6 +28,8 @@
 #include "check.h"
 #include "coll/coll_cmp.h"
 #include "fake_peer.h"
+#include "measure/metrics.h"
+#include "measure/model.h"
 
 /* ------------------------------------------------------- conversions */
 
@@ -381,10 +385,55 @@ static void allreduces(void)
     g_scale = 1.0;
 }
 
+/* ------------------------------------------------ the record and CSV */
+
+static void records(void)
+{
+    struct metrics_record r;
+    struct metrics_row row;
+    char err[ERR_LEN], path[] = "/tmp/test_compress.XXXXXX", line[1024];
+    int fd = mkstemp(path);
+    FILE *f;
+
+    T_CASE("compress-3.1", "the record carries compress and wire_bytes; the row's last column "
+           "is compress and model_s models the wire's bytes");
+    T_TRUE(fd >= 0);
+    close(fd);
+    T_EQ_I(metrics_record_init(&r, 4), 0);
+    snprintf(r.system, sizeof r.system, "ring");
+    snprintf(r.role, sizeof r.role, "rank");
+    snprintf(r.algo, sizeof r.algo, "ring");
+    snprintf(r.transport, sizeof r.transport, "tcp");
+    snprintf(r.compress, sizeof r.compress, "fp16");
+    r.world = 3;
+    r.bytes = 4000000;
+    r.wire_bytes = 2000000;
+    r.link_bw = 1e8;
+    for (uint64_t s = 0; s < 3; s++)
+        T_EQ_I(metrics_record_add(&r, &(struct metrics_step){ s, 0.1, NAN, NAN, 1000, 1000,
+                                                               NAN, NAN }), 0);
+    T_EQ_I(metrics_record_write(&r, path, err), 0);
+    metrics_record_free(&r);
+    T_EQ_I(metrics_record_read(&r, path, err), 0);
+    T_STR(r.compress, "fp16");
+    T_EQ_U(r.wire_bytes, 2000000);
+    T_EQ_I(metrics_merge(&r, 1, &row, err), 0);
+    T_NEAR(row.model_s, model_ring(3, 2000000, 1e8, 0), 1e-12);
+    f = tmpfile();
+    metrics_row_write(f, &row);
+    rewind(f);
+    T_TRUE(fgets(line, sizeof line, f) != NULL);
+    T_TRUE(strlen(line) > 6 && strcmp(line + strlen(line) - 6, ",fp16\n") == 0);
+    fclose(f);
+    metrics_record_free(&r);
+    unlink(path);
+}
+
 int main(void)
 {
     peers_init(42000);
     conversions();
     allreduces();
+    records();
     return t_done();
 }

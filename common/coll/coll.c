@@ -167,6 +167,13 @@ const char *coll_compress_name(const struct coll *c)
     return c->comp ? c->comp->name : "none";
 }
 
+uint64_t coll_wire_bytes(const struct coll *c, uint64_t bytes)
+{
+    if (!c->comp)
+        return bytes;
+    return bytes / dtype_size(c->dtype) * compress_wire_size(c->comp, c->dtype);
+}
+
 int coll_allreduce_exact(struct coll *c, void *buf, size_t n, char *err)
 {
     int rc;

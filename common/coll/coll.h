@@ -81,6 +81,7 @@
 #define COLL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "a2a.h"
 #include "coll_cmp.h"
@@ -165,6 +166,9 @@ int coll_allreduce(struct coll *c, void *buf, size_t n, char *err);
 int coll_allreduce_exact(struct coll *c, void *buf, size_t n, char *err);
 /* coll_compress_name: "none", "fp16" or "bf16": the records' compress column. */
 const char *coll_compress_name(const struct coll *c);
+/* coll_wire_bytes: what a vector of `bytes` (in the coll's dtype) weighs
+ * on the wire under --compress: the records' wire_bytes (metrics.h). */
+uint64_t coll_wire_bytes(const struct coll *c, uint64_t bytes);
 
 /* coll_op_name: nccl-tests' name of op ("all_reduce", ... "alltoall"), or
  * NULL; coll_op_parse: the op of a name, or -1. */

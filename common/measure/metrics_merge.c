@@ -126,7 +126,8 @@ static double ps_pipelined(const struct metrics_row *row, int extra, double n, d
  * at least 1). */
 static double row_model(const struct metrics_row *row)
 {
-    double n = (double)row->bytes, bw = row->link_bw, a = row->link_latency;
+    double n = (double)(row->wire_bytes ? row->wire_bytes : row->bytes);
+    double bw = row->link_bw, a = row->link_latency;
     int extra = row->servers - row->k, rd = strcmp(row->algo, "rd") == 0;
 
     if (!(bw > 0))
@@ -307,6 +308,8 @@ static void merge_row(const struct metrics_record *recs, size_t n, const struct 
     snprintf(row->algo, sizeof row->algo, "%s", first->algo);
     snprintf(row->transport, sizeof row->transport, "%s", first->transport);
     snprintf(row->coll, sizeof row->coll, "%s", first->coll);
+    snprintf(row->compress, sizeof row->compress, "%s", first->compress);
+    row->wire_bytes = first->compress[0] ? first->wire_bytes : 0;
     row->k = first->world;
     row->bytes = first->bytes;
     row->steps = nsteps;
