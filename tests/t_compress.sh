@@ -1,0 +1,64 @@
+# t_compress.sh -- ring_worker --compress fp16|bf16 as real processes on
+# 127.0.0.1 through experiments/launch.sh: the payload bytes the links
+# count are half the f32 run's (the headers, counted apart, the same), the
+# row says compress, the benchmark's check passes; training with fp16 (the
+# ring) and bf16 (rd) keeps every rank bit-identical and the loss near the
+# uncompressed run's; the bad combinations exit 64 with one line naming
+# what --compress needs.
+# tier: full
+. "$PSR_TESTS/lib.sh"
+launch="$PSR_TESTS/../experiments/launch.sh"
+t_need compress-proc "--compress" ring_worker psr_merge
+
+# col FILE NAME: row 2's column NAME of a launch.sh CSV.
+col() {
+    awk -F, -v n="$2" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c[n] }' "$1"
+}
+
+t_case compress-proc-1.1 "ring 3 --bench 64 KiB f32: fp16's payload half of none's, counted by the links; headers the same; #wrong 0"
+for c in none fp16; do
+    job 120 "$launch" ring 3 --worker-args "--compress $c" --bench -b 64K -e 64K -n 4 -w 1 \
+        --dtype f32 --timeout 10 --csv-out "$T_TMP/$c.csv"
+    expect_rc 0
+    expect_grep err 'rank0| # out of bounds values : 0 OK'
+    [ "$(col "$T_TMP/$c.csv" compress)" = $c ] || t_fail "$c: compress column '$(col "$T_TMP/$c.csv" compress)'"
+done
+full=$(col "$T_TMP/none.csv" bytes_out) half=$(col "$T_TMP/fp16.csv" bytes_out)
+# none = P + H, fp16 = P/2 + H, the same frames: P = 2 (none - fp16). Rank
+# 0 sends 2 chunks in each phase: (5461 + 5461) + (5462 + 5461) f32 = 87380.
+payload=$((2 * (full - half))) hdr=$((full - 2 * (full - half)))
+[ "$payload" = 87380 ] || t_fail "payload $payload bytes (none $full, fp16 $half), want 87380"
+[ "$hdr" -gt 0 ] && [ $((hdr % 4)) = 0 ] || t_fail "headers $hdr bytes: not 4 frames' worth"
+t_end
+
+t_case compress-proc-1.2 "training linreg K = 3, fp16 on the ring and bf16 with --algo rd: bit-identical ranks, loss within 1% of the f32 run"
+job 120 "$launch" ring 3 --steps 20 --timeout 10
+expect_rc 0
+want=$(sed -n 's/^rank0| .* step 19: loss \([0-9.e+-]*\).*/\1/p' "$T_TMP/err")
+for a in "fp16 ring" "bf16 rd"; do
+    set -- $a
+    job 120 "$launch" ring 3 --worker-args "--compress $1 --algo $2" --steps 20 --timeout 10 \
+        --weights-out "$T_TMP/w$1" --csv-out "$T_TMP/t$1.csv"
+    expect_rc 0
+    t_ranks_same 3 "$T_TMP/w$1"
+    got=$(sed -n 's/^rank0| .* step 19: loss \([0-9.e+-]*\).*/\1/p' "$T_TMP/err")
+    awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d <= 0.01 * w) }' ||
+        t_fail "$1 $2: loss at step 19 $got, f32 $want"
+    [ "$(col "$T_TMP/t$1.csv" compress)" = $1 ] || t_fail "$1: compress column"
+done
+t_end
+
+t_case compress-proc-1.3 "bad combinations: exit 64, one line naming what --compress needs"
+for a in "--device cuda|--device cpu --transport tcp" "--transport nccl|--device cpu --transport tcp" \
+         "--zero 1|without --zero" "--bench --coll broadcast|--coll all_reduce" "|not none, fp16 or bf16"; do
+    args=${a%%|*} need=${a#*|}
+    c=fp16
+    [ -z "$args" ] && c=fp8
+    # shellcheck disable=SC2086
+    job 30 "$PSR_BIN/ring_worker" --compress $c $args --coordinator 127.0.0.1:0 --timeout 3
+    expect_rc 64
+    [ "$(wc -l <"$T_TMP/err")" = 1 ] && grep -q -e "^ring_worker: --compress $c: .*$need" "$T_TMP/err" ||
+        t_fail "$c $args: $(cat "$T_TMP/err")"
+done
+t_end
+t_exit
