@@ -351,6 +351,7 @@ static void job(const struct opts *o, const struct cli_common *c, struct workloa
     hello->dtype = (uint32_t)c->dtype;
     hello->workload = (uint32_t)c->workload;
     hello->seed = c->seed;
+    hello->compress = (uint32_t)o->compress;
     if (o->bench) {
         hello->n = 1;            /* the sweep itself is compared in bench_run */
         hello->batch = 1;

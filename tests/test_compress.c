@@ -11,7 +11,7 @@
  * bytes, counted by the links, half the uncompressed run's (f32); a sum
  * that overflows fp16 fails as ERR_NONFINITE; compress-3.x the record's
  * compress and wire_bytes, the CSV's compress column, model_s on the
- * wire's bytes.
+ * wire's bytes, the HELLO's compress field and the rendezvous' check.
  */
 #include <errno.h>
 #include <float.h>
@@ -30,6 +30,8 @@
 #include "fake_peer.h"
 #include "measure/metrics.h"
 #include "measure/model.h"
+#include "coll/rendezvous.h"
+#include "wire/proto.h"
 
 /* ------------------------------------------------------- conversions */
 
@@ -429,11 +431,35 @@ static void records(void)
     unlink(path);
 }
 
+/* ------------------------------------------------ the HELLO */
+
+static void hello(void)
+{
+    struct proto_hello h = { .n = 10, .dtype = DTYPE_F32, .workload = 2, .seed = 7,
+                             .batch = 64, .compress = COMPRESS_BF16 }, o, h2;
+    uint8_t buf[PROTO_HELLO_SIZE];
+    char why[ERR_LEN];
+
+    T_CASE("compress-3.2", "HELLO carries compress at offset 24; an unknown one is refused; "
+           "ranks that disagree are a mismatch naming --compress");
+    proto_hello_encode(&h, buf);
+    T_EQ_U(buf[24], COMPRESS_BF16);
+    T_EQ_I(proto_hello_decode(buf, sizeof buf, &o), 0);
+    T_EQ_U(o.compress, COMPRESS_BF16);
+    buf[24] = 3;
+    T_EQ_I(proto_hello_decode(buf, sizeof buf, &o), ERR_PROTO_FIELD);
+    h2 = h;
+    h2.compress = COMPRESS_NONE;
+    T_EQ_I(rdv_hello_diff(&h, &h2, why), ERR_MISMATCH);
+    T_HAS(why, "compress bf16 vs none (--compress)");
+}
+
 int main(void)
 {
     peers_init(42000);
     conversions();
     allreduces();
     records();
+    hello();
     return t_done();
 }
