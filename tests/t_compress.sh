@@ -4,11 +4,13 @@
 # row says compress, the benchmark's check passes; training with fp16 (the
 # ring) and bf16 (rd) keeps every rank bit-identical and the loss near the
 # uncompressed run's; the bad combinations exit 64 with one line naming
-# what --compress needs.
+# what --compress needs. The parameter server: ps_worker pushes 16-bit
+# values, the servers' bytes in are half the f32 run's, the weights come
+# back in full, and a worker that disagrees with its server is refused.
 # tier: full
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
-t_need compress-proc "--compress" ring_worker psr_merge
+t_need compress-proc "--compress" ring_worker ps_server ps_worker psr_merge
 
 # col FILE NAME: row 2's column NAME of a launch.sh CSV.
 col() {
@@ -60,5 +62,37 @@ for a in "--device cuda|--device cpu --transport tcp" "--transport nccl|--device
     [ "$(wc -l <"$T_TMP/err")" = 1 ] && grep -q -e "^ring_worker: --compress $c: .*$need" "$T_TMP/err" ||
         t_fail "$c $args: $(cat "$T_TMP/err")"
 done
+t_end
+
+t_case compress-proc-2.1 "ps 2 --compress bf16, synthetic f32: the servers' payload in half the f32 run's (counted), the weights back in full, every process the same weights"
+for c in none bf16; do
+    job 120 "$launch" ps 2 --compress $c --workload synthetic --params 10001 --dtype f32 \
+        --steps 6 --timeout 10 --weights-out "$T_TMP/p$c" --csv-out "$T_TMP/p$c.csv"
+    expect_rc 0
+    [ "$(col "$T_TMP/p$c.csv" compress)" = $c ] || t_fail "$c: compress column '$(col "$T_TMP/p$c.csv" compress)'"
+    cmp -s "$T_TMP/p$c.0" "$T_TMP/p$c.1" || t_fail "$c: workers' weights differ"
+done
+full=$(col "$T_TMP/pnone.csv" bytes_in) half=$(col "$T_TMP/pbf16.csv" bytes_in)
+# 2 workers x 10001 f32 = 80008 payload bytes per step; bf16 carries half.
+payload=$((2 * (full - half)))
+[ "$payload" = 80008 ] || t_fail "payload in $payload bytes (none $full, bf16 $half), want 80008"
+[ $((full - payload)) -gt 0 ] || t_fail "no header bytes counted apart: none $full, payload $payload"
+[ "$(col "$T_TMP/pnone.csv" bytes_out)" = "$(col "$T_TMP/pbf16.csv" bytes_out)" ] ||
+    t_fail "weights' bytes differ: $(col "$T_TMP/pnone.csv" bytes_out) vs $(col "$T_TMP/pbf16.csv" bytes_out)"
+t_end
+
+t_case compress-proc-2.2 "a worker whose --compress differs from the server's is refused at HELLO, naming both"
+job 60 "$launch" ps 1 --worker-args "--compress fp16" --steps 3 --timeout 5
+[ "$rc" != 0 ] || t_fail "the job succeeded"
+expect_grep err 'HELLO refused: rank 0: --compress fp16, this server has none'
+t_end
+
+t_case compress-proc-2.3 "ps_worker --device cuda --compress fp16 and a bad name: exit 64, one line"
+job 30 "$PSR_BIN/ps_worker" --server 127.0.0.1:1 --compress fp16 --device cuda --timeout 3
+expect_rc 64
+[ "$(wc -l <"$T_TMP/err")" = 1 ] && expect_grep err '^ps_worker: --compress fp16: .*needs --device cpu'
+job 30 "$PSR_BIN/ps_server" --workers 2 --compress fp4
+expect_rc 64
+[ "$(wc -l <"$T_TMP/err")" = 1 ] && expect_grep err '^ps_server: --compress fp4: not none, fp16 or bf16'
 t_end
 t_exit
