@@ -525,6 +525,23 @@ static int finish(struct run *r)
     return 0;
 }
 
+/* compress_flag: --compress into r->compress (none when not given); the
+ * usage line and CLI_EXIT_USAGE for a bad name or with --device cuda. */
+static int compress_flag(struct run *r, const char *name)
+{
+    char q[CLI_VALUE_BUF], msg[ERR_LEN];
+
+    if (name && compress_parse(name, &r->compress) != 0)
+        snprintf(msg, sizeof msg, "--compress %s: not none, fp16 or bf16", cli_value(name, q));
+    else if (r->cuda && r->compress != COMPRESS_NONE)
+        snprintf(msg, sizeof msg, "--compress %s: compresses the CPU worker's pushes only; "
+                 "it needs --device cpu", compress_name(r->compress));
+    else
+        return 0;
+    cli_usage_print("ps_worker", msg);
+    return CLI_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     static struct run r;        /* static: starts zeroed */
@@ -581,18 +598,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     r.cuda = strcmp(device, "cuda") == 0;
-    if (compress && compress_parse(compress, &r.compress) != 0) {
-        char q[CLI_VALUE_BUF], msg[ERR_LEN];
-        snprintf(msg, sizeof msg, "--compress %s: not none, fp16 or bf16", cli_value(compress, q));
-        cli_usage_print("ps_worker", msg);
-        cli_common_free(&r.o);
-        return CLI_EXIT_USAGE;
-    }
-    if (r.cuda && r.compress != COMPRESS_NONE) {
-        char msg[ERR_LEN];
-        snprintf(msg, sizeof msg, "--compress %s: compresses the CPU worker's pushes only; "
-                 "it needs --device cpu", compress_name(r.compress));
-        cli_usage_print("ps_worker", msg);
+    if (compress_flag(&r, compress) != 0) {
         cli_common_free(&r.o);
         return CLI_EXIT_USAGE;
     }
