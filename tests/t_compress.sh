@@ -95,4 +95,16 @@ job 30 "$PSR_BIN/ps_server" --workers 2 --compress fp4
 expect_rc 64
 [ "$(wc -l <"$T_TMP/err")" = 1 ] && expect_grep err '^ps_server: --compress fp4: not none, fp16 or bf16'
 t_end
+
+t_case compress-proc-3.1 "bin/model --compress: the ring's bytes per link halve for fp16 on f32, quarter on f64; the PS refused (64)"
+full=$("$PSR_BIN/model" --algo ring --K 4 --bytes 1M --quantity bytes_out)
+half=$("$PSR_BIN/model" --algo ring --K 4 --bytes 1M --quantity bytes_out --compress fp16)
+quarter=$("$PSR_BIN/model" --algo rd --K 4 --bytes 1M --quantity bytes_out --compress bf16 --dtype f64)
+rdfull=$("$PSR_BIN/model" --algo rd --K 4 --bytes 1M --quantity bytes_out)
+awk -v f="$full" -v h="$half" -v q="$quarter" -v r="$rdfull" 'BEGIN { exit !(f > 0 && h == f / 2 && q == r / 4) }' ||
+    t_fail "ring $full -> fp16 $half; rd $rdfull -> bf16 on f64 $quarter"
+job 10 "$PSR_BIN/model" --algo ps --K 4 --bytes 1M --bw 1e9 --compress fp16
+expect_rc 64
+expect_grep err '^model: --compress fp16: models the ring'
+t_end
 t_exit

@@ -398,7 +398,7 @@ static void records(void)
     FILE *f;
 
     T_CASE("compress-3.1", "the record carries compress and wire_bytes; the row's last column "
-           "is compress and model_s models the wire's bytes");
+           "is compress and model_s models the wire's bytes (the PS: pushes only)");
     T_TRUE(fd >= 0);
     close(fd);
     T_EQ_I(metrics_record_init(&r, 4), 0);
@@ -427,6 +427,14 @@ static void records(void)
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_TRUE(strlen(line) > 6 && strcmp(line + strlen(line) - 6, ",fp16\n") == 0);
     fclose(f);
+    /* A PS worker's record: its pushes at wire_bytes, the weights in full. */
+    snprintf(r.system, sizeof r.system, "ps");
+    snprintf(r.role, sizeof r.role, "worker");
+    r.algo[0] = '\0';
+    T_EQ_I(metrics_merge(&r, 1, &row, err), 0);
+    T_NEAR(row.model_s, model_query(MODEL_PS, MODEL_INGRESS, 3, 1, 2000000, 1e8, 0) +
+                        model_query(MODEL_PS, MODEL_EGRESS, 3, 1, 4000000, 1e8, 0), 1e-12);
+    T_TRUE(row.model_s < model_query(MODEL_PS, MODEL_TIME, 3, 1, 4000000, 1e8, 0));
     metrics_record_free(&r);
     unlink(path);
 }

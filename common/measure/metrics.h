@@ -108,7 +108,9 @@
  *               the records carry none (the PS, the simulator, older
  *               records). model_s then models the bytes that travel: the
  *               records' wire_bytes (the vector's size on the wire) in
- *               place of bytes.
+ *               place of bytes; for the PS the pushes' ingress at
+ *               wire_bytes plus the weights' egress at bytes (separate
+ *               servers, one bucket; empty otherwise: not modelled).
  *   A field that does not apply is empty (NaN in memory).
  * LAST ENTRY. A combine cannot start before its last process enters it,
  *   and the model (model.h) times it from there. Processes that finished

@@ -126,12 +126,22 @@ static double ps_pipelined(const struct metrics_row *row, int extra, double n, d
  * at least 1). */
 static double row_model(const struct metrics_row *row)
 {
-    double n = (double)(row->wire_bytes ? row->wire_bytes : row->bytes);
-    double bw = row->link_bw, a = row->link_latency;
+    double n = (double)row->bytes, bw = row->link_bw, a = row->link_latency;
     int extra = row->servers - row->k, rd = strcmp(row->algo, "rd") == 0;
+    int ps = strcmp(row->system, "ps") == 0;
+    double w = row->wire_bytes && row->wire_bytes != row->bytes ? (double)row->wire_bytes : n;
 
     if (!(bw > 0))
         return NAN;
+    if (w != n && !ps)              /* --compress: the ring's and rd's link carries w */
+        n = w;
+    if (w != n) {                   /* the PS's pushes carry w, its weights n */
+        if (row->buckets > 1 || (row->placement[0] && strcmp(row->placement, "separate") != 0))
+            return NAN;             /* not modelled: MERGE RULES, compress */
+        int s = row->servers > 0 ? row->servers : 1;
+        return model_query(MODEL_PS, MODEL_INGRESS, row->k, s, w, bw, a) +
+               model_query(MODEL_PS, MODEL_EGRESS, row->k, s, n, bw, a);
+    }
     /* rd's all-reduce (--bench --algo rd) has its own cost, not the
      * ring's that model_coll gives all_reduce. */
     if (row->coll[0] && !(rd && model_coll_parse(row->coll) == MODEL_COLL_ALL_REDUCE))
