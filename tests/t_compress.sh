@@ -107,4 +107,24 @@ job 10 "$PSR_BIN/model" --algo ps --K 4 --bytes 1M --bw 1e9 --compress fp16
 expect_rc 64
 expect_grep err '^model: --compress fp16: models the ring'
 t_end
+
+t_case compress-proc-4.1 "psring_sim ring 3 --bench --compress fp16: the simulated link's bytes half of none's, model_s on the wire's bytes; the PS and sizes refused (64)"
+if [ -x "$PSR_BIN/psring_sim" ]; then
+    for c in none fp16; do
+        job 60 "$PSR_BIN/psring_sim" ring 3 --bench --bytes 64K --dtype f32 --link-bw 1e8 \
+            --compress $c --csv-out "$T_TMP/s$c.csv"
+        expect_rc 0
+        [ "$(col "$T_TMP/s$c.csv" compress)" = $c ] || t_fail "$c: compress column"
+    done
+    full=$(col "$T_TMP/snone.csv" bytes_out) half=$(col "$T_TMP/sfp16.csv" bytes_out)
+    [ "$full" = 87380 ] && [ "$half" = 43690 ] || t_fail "bytes_out none $full, fp16 $half; want 87380, 43690"
+    awk -v a="$(col "$T_TMP/snone.csv" model_s)" -v b="$(col "$T_TMP/sfp16.csv" model_s)" \
+        'BEGIN { exit !(a > 0 && b > 0.45 * a && b < 0.55 * a) }' || t_fail "model_s not about half"
+    job 30 "$PSR_BIN/psring_sim" ps 2 --link-bw 1e8 --compress bf16
+    expect_rc 64
+    expect_grep err '^psring_sim: --compress: simulated on the ring with real payloads only'
+else
+    echo "     (no psring_sim: SimGrid not installed)"
+fi
+t_end
 t_exit
