@@ -19,7 +19,7 @@ col() {
 
 t_case compress-proc-1.1 "ring 3 --bench 64 KiB f32: fp16's payload half of none's, counted by the links; headers the same; #wrong 0"
 for c in none fp16; do
-    job 120 "$launch" ring 3 --worker-args "--compress $c" --bench -b 64K -e 64K -n 4 -w 1 \
+    job 120 "$launch" ring 3 --compress $c --bench -b 64K -e 64K -n 4 -w 1 \
         --dtype f32 --timeout 10 --csv-out "$T_TMP/$c.csv"
     expect_rc 0
     expect_grep err 'rank0| # out of bounds values : 0 OK'
