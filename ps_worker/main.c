@@ -78,6 +78,7 @@
 #include "train/cli_common.h"
 #include "ps/client.h"
 #include "base/clock.h"
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "gpu.h"
@@ -133,6 +134,7 @@ struct run {
     int no_overlap;             /* --no-overlap */
     const char *trace;          /* --trace FILE */
     int local_server;           /* --local-server I (EMULATED host link), -1 none */
+    int compress;               /* --compress (base/compress.h): the pushes' format */
     struct gpu_stream *stream;  /* --device cuda: the GPU side, on this stream */
     struct step_gpu gpu;        /* --device cuda: the step's device (step_gpu.h) */
     int have_gpu;
@@ -435,6 +437,8 @@ static int setup(struct run *r, const char *servers)
         return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
     }
     r->have_rec = 1;
+    snprintf(r->rec.compress, sizeof r->rec.compress, "%s", compress_name(r->compress));
+    r->rec.wire_bytes = (uint64_t)r->w.n * compress_wire_size(compress_get(r->compress), o->dtype);
     r->times = malloc(r->rec.cap * sizeof *r->times);    /* cap <= METRICS_MAX_STEPS */
     if (!r->times) {
         log_msg("out of memory for %zu step times", r->rec.cap);
@@ -451,7 +455,8 @@ static int setup(struct run *r, const char *servers)
     ccfg.world = (uint32_t)o->world;
     ccfg.hello = (struct proto_hello){ .n = r->w.n, .dtype = (uint32_t)o->dtype,
                                        .workload = (uint32_t)o->workload, .seed = o->seed,
-                                       .batch = r->w.batch };
+                                       .batch = r->w.batch,
+                                       .compress = (uint32_t)r->compress };
     ccfg.link_bw = o->link_bw;
     ccfg.link_latency = o->link_latency;
     ccfg.link_host = o->link_host;
@@ -520,10 +525,27 @@ static int finish(struct run *r)
     return 0;
 }
 
+/* compress_flag: --compress into r->compress (none when not given); the
+ * usage line and CLI_EXIT_USAGE for a bad name or with --device cuda. */
+static int compress_flag(struct run *r, const char *name)
+{
+    char q[CLI_VALUE_BUF], msg[ERR_LEN];
+
+    if (name && compress_parse(name, &r->compress) != 0)
+        snprintf(msg, sizeof msg, "--compress %s: not none, fp16 or bf16", cli_value(name, q));
+    else if (r->cuda && r->compress != COMPRESS_NONE)
+        snprintf(msg, sizeof msg, "--compress %s: compresses the CPU worker's pushes only; "
+                 "it needs --device cpu", compress_name(r->compress));
+    else
+        return 0;
+    cli_usage_print("ps_worker", msg);
+    return CLI_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     static struct run r;        /* static: starts zeroed */
-    const char *servers = NULL, *device = "cpu", *loss_out = NULL;
+    const char *servers = NULL, *device = "cpu", *loss_out = NULL, *compress = NULL;
     const struct cli_opt own[] = {
         { "server", CLI_STRING, &servers, "LIST",
           "HOST:PORT[,HOST:PORT...]: the server(s), in any order (required)",
@@ -532,6 +554,9 @@ int main(int argc, char **argv)
           "where the gradient is computed (default cpu; cuda: local rank % GPUs)", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &r.mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
           mistake_parse },
+        { "compress", CLI_STRING, &compress, "none|fp16|bf16",
+          "push the gradient as 16-bit floats (half an f32 push); the server sums in "
+          "--dtype and sends the weights in full (its --compress must match)", 0, 0, NULL },
         { "bucket-size", CLI_SIZE, &r.bucket_bytes, "SIZE",
           "buckets of whole layers, last first, pushed when ready (default 25MiB)", 1, 0,
           NULL },
@@ -573,6 +598,10 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     r.cuda = strcmp(device, "cuda") == 0;
+    if (compress_flag(&r, compress) != 0) {
+        cli_common_free(&r.o);
+        return CLI_EXIT_USAGE;
+    }
     if (r.cuda && (r.bucket_bytes || r.no_overlap || r.trace)) {
         cli_usage_print("ps_worker", "--device cuda: buckets and overlap (--bucket-size, "
                         "--no-overlap, --trace) run on the CPU; use --device cpu");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/infile.h"
@@ -99,6 +100,8 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
           "append a manifest line and the row to FILE as JSON Lines", 0, 0, NULL },
         { "platform-out", CLI_STRING, &o->platform_out, "FILE",
           "keep the generated platform XML in FILE", 0, 0, NULL },
+        { "compress", CLI_STRING, &o->compress, "none|fp16|bf16",
+          "ring, --payload real: the all-reduce on a 16-bit wire (ring_worker's)", 0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "ring: ring_worker's benchmark of one size (--bytes) instead of training", 0, 0, NULL },
         { "iters", CLI_INT, &o->iters, "N", "--bench: timed iterations (default 5)", 1, 1 << 20,
@@ -306,6 +309,11 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     j->no_overlap = j->ps || o->no_overlap;
     if (!j->ps && o->bucket && !j->real)
         sim_usage_fail("--bucket-size: the ring's buckets need --payload real (sizes: one all-reduce)");
+    if (o->compress && compress_parse(o->compress, &j->compress) != 0)
+        sim_usage_fail("--compress: none, fp16 or bf16");
+    if (j->compress && (j->ps || !j->real))
+        sim_usage_fail("--compress: simulated on the ring with real payloads only (psring_sim ring "
+                       "K --payload real); the PS's runs on bin/ps_worker");
     nhosts = job_servers(o, j, placement);
     if (!o->hosts)
         o->hosts = nhosts;

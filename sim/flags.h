@@ -28,6 +28,7 @@ struct sim_opts {
     int bench, iters, warmup_iters;         /* --bench (ring) */
     struct bench_flags bf;                  /* --bench's --coll, --root, --imbalance */
     int kill_rank, kill_step;               /* --kill RANK@STEP; -1 */
+    const char *compress;                   /* --compress (ring, real payloads) */
 };
 
 /* sim_usage_fail: "psring_sim: why" on stderr, exit 64. */

@@ -112,7 +112,7 @@ static uint64_t to_bits(double d)
 
 static struct proto_hello good_hello(void)
 {
-    struct proto_hello h = { 1000, DTYPE_F32, 2, 42, 1024 };
+    struct proto_hello h = { 1000, DTYPE_F32, 2, 42, 1024, 0 };
     return h;
 }
 
@@ -274,7 +274,7 @@ int main(void)
     {
         struct proto_hello h = { 0x0807060504030201ull, DTYPE_F64, 3,
                                  0x1817161514131211ull,
-                                 0x2827262524232221ull };
+                                 0x2827262524232221ull, 0 };
         struct proto_hello ho;
         memset(buf, 0xee, sizeof buf);
         proto_hello_encode(&h, buf);

@@ -193,6 +193,8 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     rec.rank = cfg->rank;
     rec.world = cfg->world;
     rec.bytes = bytes;
+    snprintf(rec.compress, sizeof rec.compress, "%s", coll_compress_name(cfg->coll));
+    rec.wire_bytes = coll_wire_bytes(cfg->coll, bytes);
     rec.link_bw = cfg->link->egress.rate;
     rec.link_latency = cfg->link->latency_s;
     rec.cpu_s = cpu;

@@ -144,6 +144,9 @@ static void record_text(FILE *f, const struct metrics_record *r)
                    r->link_bw, r->link_latency, r->cpu_s, r->wall_s, r->ncpu);
     if (r->coll[0])
         fprintf(f, "coll %s\n", r->coll);
+    if (r->compress[0])
+        fprintf(f, "compress %s\nwire_bytes %llu\n", r->compress,
+                (unsigned long long)r->wire_bytes);
     put_machine(f, "machine0", &r->machine0);
     put_machine(f, "machine1", &r->machine1);
     if (r->buckets > 1)
@@ -308,6 +311,8 @@ static int read_line(struct metrics_record *r, char *line)
     if (strcmp(key, "algo") == 0) return set_name(r->algo, v);
     if (strcmp(key, "transport") == 0) return set_name(r->transport, v);
     if (strcmp(key, "coll") == 0) return set_name(r->coll, v);
+    if (strcmp(key, "compress") == 0) return set_name(r->compress, v);
+    if (strcmp(key, "wire_bytes") == 0) return tok_u64(v, &r->wire_bytes);
     if (strcmp(key, "rank") == 0) return tok_int(v, &r->rank);
     if (strcmp(key, "world") == 0) return tok_int(v, &r->world);
     if (strcmp(key, "ncpu") == 0) return tok_int(v, &r->ncpu);
@@ -399,7 +404,7 @@ const char *metrics_csv_header_line(void)
     return "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
            "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
            "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s,"
-           "ttt_s,wait_s,link_util,cpu_s_per_gb\n";
+           "ttt_s,wait_s,link_util,cpu_s_per_gb,compress\n";
 }
 
 void metrics_csv_header(FILE *f)
@@ -450,5 +455,5 @@ void metrics_row_write(FILE *f, const struct metrics_row *row)
     put_field(f, row->wait_s);
     put_field(f, row->link_util);
     put_field(f, row->cpu_s_per_gb);
-    fputc('\n', f);
+    fprintf(f, ",%s\n", row->compress);
 }

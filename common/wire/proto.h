@@ -119,8 +119,11 @@
  *   12     4    workload: enum proto_workload (1 linreg, 2 synthetic,
  *               3 mlp; train/workload.h's enum workload_kind is these)
  *   16     8    seed
- *   24     8    reserved, 0 (version 1's token; the job's secret now
- *               works through AUTH and never travels)
+ *   24     8    compress: the wire format of the gradient (PUSH elements,
+ *               the ring's CHUNKs): base/compress.h's enum compress_kind,
+ *               0 none (--dtype's elements), 1 fp16, 2 bf16; anything
+ *               else is refused. (Version 1's token was here, always 0
+ *               since; the job's secret works through AUTH.)
  *   32     8    batch: global examples per step (B)
  *
  *   PUSH (length 16 + count * element size, count >= 0)
@@ -270,6 +273,7 @@ struct proto_hello {
     uint32_t workload;
     uint64_t seed;
     uint64_t batch;
+    uint32_t compress;      /* the PUSH's and the ring's wire format (base/compress.h) */
 };
 
 /* What an AUTH frame is for (its purpose field): a MAC made for one
