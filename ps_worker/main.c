@@ -382,7 +382,7 @@ static int step_setup(struct run *r, char *err)
         &r->w, r->o.rank, r->o.world, r->o.shard_weights, r->o.micro, r->mistake, r->o.steps,
         r->o.warmup, r->bucket_bytes, r->no_overlap, r->trace,
         &clock_real,    /* the PS worker's client talks TCP itself: the real clock */
-        r->cuda ? &r->gpu.dev : NULL, NULL, 0, NULL,
+        r->cuda ? &r->gpu.dev : NULL, NULL, 0, NULL, 0,
     };
 
     r->have_step = 1;
