@@ -203,11 +203,14 @@ static int finish(const char *loss_out, const char *time_out, struct losscurve *
 }
 
 /* log_loss: rank 0's loss line for step s (train.h, LOCAL SGD). */
-static void log_loss(int s, const struct step_result *r)
+static void log_loss(int s, const struct step_result *r, int sync_every)
 {
     if (r->local)
         log_msg("step %d: loss %.9g (rank 0's own share of %llu, a local step)", s, r->loss,
                 (unsigned long long)r->count);
+    else if (sync_every > 1)
+        log_msg("step %d: loss %.9g (a sync: mean over all ranks' %llu examples since the last "
+                "one)", s, r->loss, (unsigned long long)r->count);
     else
         log_msg("step %d: loss %.9g (mean over the global batch of %llu)", s, r->loss,
                 (unsigned long long)r->count);
@@ -287,7 +290,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         losscurve_set_at(&lc, (size_t)s, r.loss, clock_src_now(clk) - run0);
         if (c->rank == 0 && (s == 0 || s == c->steps - 1 ||
                              clock_src_now(clk) - last_log >= LOSS_LOG_EVERY_S)) {
-            log_loss(s, &r);
+            log_loss(s, &r, cfg->sync_every);
             last_log = clock_src_now(clk);
         }
         round_s += r.t.step;
