@@ -279,47 +279,6 @@ out:
     return rc;
 }
 
-/* run_steps: the big-batch steps (or, with a shaping MISTAKE, the
- * workers' steps played in one process), the loss per step on stdout and
- * into lc where there is one. 0, or -1 after saying why on stderr. */
-static int run_steps(const struct cli_common *o, struct workload *w, struct optim *opt,
-                     struct bufs *b, int mistake, struct losscurve *lc)
-{
-    int shaped = mistake != MISTAKE_NONE && mistake != MISTAKE_SUM_NOT_MEAN;
-
-    printf("# reference: %s n=%zu %s, batch %llu, lr %g, seed %llu, %d steps, optimizer %s%s%s\n",
-           workload_name(o->workload), w->n, dtype_name(o->dtype), (unsigned long long)w->batch,
-           o->lr, (unsigned long long)o->seed, o->steps, optim_name(o->optimizer),
-           mistake != MISTAKE_NONE ? ", MISTAKE " : "",
-           mistake != MISTAKE_NONE ? mistake_name(mistake) : "");
-    printf("# step loss\n");
-    for (int s = 0; s < o->steps; s++) {
-        uint64_t count = w->batch;
-        double loss = 0.0;
-
-        if (shaped) {
-            workers_grad(o, w, mistake, b, (uint64_t)s, &count, &loss);
-        } else {
-            vec_zero(b->grad, w->n, o->dtype);
-            workload_grad_add(w, b->weights, (uint64_t)s, 0, w->batch, b->grad, &loss);
-        }
-        if (count == 0) {
-            fprintf(stderr, "reference: step %d: the workers' counts add up to 0\n", s);
-            return -1;
-        }
-        int rc = optim_update(opt, (uint64_t)s + 1, b->weights, b->grad, w->n, 0,
-                          mistake == MISTAKE_SUM_NOT_MEAN ? 1 : count);
-        if (rc != 0) {
-            fprintf(stderr, "reference: step %d: %s\n", s, err_str(rc));
-            return -1;
-        }
-        printf("%d %.17g\n", s, loss / (double)count);
-        if (lc)
-            losscurve_set(lc, (size_t)s, loss / (double)count);
-    }
-    return 0;
-}
-
 /* local_sgd: --sync-every H's steps (the header). 0, or -1 after a line. */
 static int local_sgd(const struct cli_common *o, const struct workload *w, struct bufs *b,
                      int h, struct losscurve *lc)
@@ -371,11 +330,63 @@ static int local_sgd(const struct cli_common *o, const struct workload *w, struc
     return rc != 0 ? -1 : 0;
 }
 
-/* finish_flags: the common flags' cross-checks for one process that plays
+/* run_steps: the big-batch steps (or, with a shaping MISTAKE, the
+ * workers' steps played in one process; --sync-every H: local_sgd), the
+ * loss per step on stdout and into lc where there is one. 0, or -1 after saying why on stderr. */
+static int run_steps(const struct cli_common *o, struct workload *w, struct optim *opt,
+                     struct bufs *b, int mistake, int sync_every, struct losscurve *lc)
+{
+    int shaped = mistake != MISTAKE_NONE && mistake != MISTAKE_SUM_NOT_MEAN;
+
+    if (sync_every > 1)
+        return local_sgd(o, w, b, sync_every, lc);
+
+    printf("# reference: %s n=%zu %s, batch %llu, lr %g, seed %llu, %d steps, optimizer %s%s%s\n",
+           workload_name(o->workload), w->n, dtype_name(o->dtype), (unsigned long long)w->batch,
+           o->lr, (unsigned long long)o->seed, o->steps, optim_name(o->optimizer),
+           mistake != MISTAKE_NONE ? ", MISTAKE " : "",
+           mistake != MISTAKE_NONE ? mistake_name(mistake) : "");
+    printf("# step loss\n");
+    for (int s = 0; s < o->steps; s++) {
+        uint64_t count = w->batch;
+        double loss = 0.0;
+
+        if (shaped) {
+            workers_grad(o, w, mistake, b, (uint64_t)s, &count, &loss);
+        } else {
+            vec_zero(b->grad, w->n, o->dtype);
+            workload_grad_add(w, b->weights, (uint64_t)s, 0, w->batch, b->grad, &loss);
+        }
+        if (count == 0) {
+            fprintf(stderr, "reference: step %d: the workers' counts add up to 0\n", s);
+            return -1;
+        }
+        int rc = optim_update(opt, (uint64_t)s + 1, b->weights, b->grad, w->n, 0,
+                          mistake == MISTAKE_SUM_NOT_MEAN ? 1 : count);
+        if (rc != 0) {
+            fprintf(stderr, "reference: step %d: %s\n", s, err_str(rc));
+            return -1;
+        }
+        printf("%d %.17g\n", s, loss / (double)count);
+        if (lc)
+            losscurve_set(lc, (size_t)s, loss / (double)count);
+    }
+    return 0;
+}
+
+/* finish_flags: --sync-every's combinations, the common flags' cross-checks for one process that plays
  * every rank, and the output files' probes. 0, or -1 after one line. */
-static int finish_flags(struct cli_common *o, const char *loss_out)
+static int finish_flags(struct cli_common *o, const char *loss_out, int sync_every,
+                        int mistake, const char *replay_path)
 {
     char err[ERR_LEN] = "";
+
+    if (sync_every > 1 && (mistake != MISTAKE_NONE || replay_path || o->optimizer != OPTIM_SGD)) {
+        fprintf(stderr, "reference: --sync-every %d: not with %s; see reference --help\n",
+                sync_every, replay_path ? "--replay" : mistake != MISTAKE_NONE ?
+                "--mistake" : "--optimizer momentum|adam (each worker's own state)");
+        return -1;
+    }
 
     if (o->rank < 0)
         o->rank = 0;            /* one process plays every rank */
@@ -434,7 +445,7 @@ int main(int argc, char **argv)
                    "mistake the same way (playing the --world workers with --micro and\n"
                    "--shard-weights where the mistake lives in the workers).",
                    argc, argv, tables);
-    if (finish_flags(&o, loss_out) != 0) {
+    if (finish_flags(&o, loss_out, sync_every, mistake, replay_path) != 0) {
         cli_common_free(&o);
         return CLI_EXIT_USAGE;
     }
@@ -476,18 +487,6 @@ int main(int argc, char **argv)
         goto out;
     }
 
-    if (sync_every > 1) {
-        if (mistake != MISTAKE_NONE || replay_path || o.optimizer != OPTIM_SGD) {
-            fprintf(stderr, "reference: --sync-every %d: not with %s; see reference --help\n",
-                    sync_every, replay_path ? "--replay" : mistake != MISTAKE_NONE ?
-                    "--mistake" : "--optimizer momentum|adam (each worker's own state)");
-            status = CLI_EXIT_USAGE;
-            goto out;
-        }
-        if (local_sgd(&o, &w, &b, sync_every, loss_out ? &lc : NULL) != 0)
-            goto out;
-        goto write;
-    }
     if (replay_path) {
         if (mistake != MISTAKE_NONE || loss_out) {
             fprintf(stderr, "reference: --replay: not with %s; see reference --help\n",
@@ -499,7 +498,7 @@ int main(int argc, char **argv)
             goto out;
         goto write;
     }
-    if (run_steps(&o, &w, &opt, &b, mistake, loss_out ? &lc : NULL) != 0)
+    if (run_steps(&o, &w, &opt, &b, mistake, sync_every, loss_out ? &lc : NULL) != 0)
         goto out;
 write:
     if (fflush(stdout) != 0) {
