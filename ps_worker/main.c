@@ -138,6 +138,8 @@ struct run {
     int have_gpu;
     void *hgrad, *hweights;     /* --device cuda: pinned, n elements: pushed / pulled */
     double *times;              /* combine time of each timed step */
+    int sync_every;             /* --sync-every H (LOCAL SGD below) */
+    struct optim_cfg oc;        /* LOCAL SGD: the worker's own optimizer */
     struct step step;           /* the training step (common/train/step.h) */
     int have_step;
     struct metrics_record rec;
@@ -290,7 +292,8 @@ static int join(struct run *r, int again, int *start, char *err)
  * with --reconnect-window a lost server is rejoined at its step (join). */
 static int run_steps(struct run *r, char *err)
 {
-    double cpu0 = 0, wall0 = 0;
+    double cpu0 = 0, wall0 = 0, round_s = -1;
+    uint64_t in0 = 0, out0 = 0;
     int rc, s = 0, timing = 0;
 
     if ((rc = join(r, 0, &s, err)) != 0)
@@ -298,7 +301,7 @@ static int run_steps(struct run *r, char *err)
     for (; s < r->o.steps; s++) {
         struct metrics_step ms;
         struct step_result res;
-        uint64_t in0, out0, in1, out1;
+        uint64_t in1, out1;
 
         if (!timing && s >= r->o.warmup) {     /* a rejoined run: from its first step */
             timing = 1;
@@ -306,7 +309,10 @@ static int run_steps(struct run *r, char *err)
             cpu0 = clock_cpu_seconds();
             wall0 = clock_src_now(r->step.cfg.clock);
         }
-        ps_client_bytes(&r->client, &in0, &out0);
+        if (round_s < 0) {      /* a round begins (every step without local SGD) */
+            ps_client_bytes(&r->client, &in0, &out0);
+            round_s = 0;
+        }
         if ((rc = step_run(&r->step, s, &res, err)) != 0) {
             if (r->reconnect_window > 0 && lost(r, rc)) {
                 log_msg("%s; redialling for up to %g s (--reconnect-window)", err,
@@ -315,26 +321,35 @@ static int run_steps(struct run *r, char *err)
                 if ((rc = join(r, 1, &s, err)) != 0)
                     return rc;
                 s--;                    /* the loop's s++ makes it the server's step */
+                round_s = -1;           /* its bytes counted afresh */
                 continue;
             }
             ps_client_abort(&r->client, (uint64_t)s, rc, err);
             return rc;
         }
-        if (s < r->o.warmup)
-            continue;
+        round_s += res.t.step;
+        if (res.local || s < r->o.warmup) {
+            if (!res.local)
+                round_s = -1;
+            continue;           /* LOCAL SGD: the row is the round's, numbered as one */
+        }
         ps_client_bytes(&r->client, &in1, &out1);
-        ms = (struct metrics_step){ .step = (uint64_t)s, .combine_s = res.t.comm + res.t.finish,
+        ms = (struct metrics_step){ .step = (uint64_t)(s / r->sync_every),
+                                    .combine_s = res.t.comm + res.t.finish,
                                     .ingress_s = NAN, .egress_s = NAN,
                                     .bytes_in = in1 - in0, .bytes_out = out1 - out0,
-                                    .step_s = res.t.step,
+                                    .step_s = round_s,
                                     .enter_t = res.t.enter };
+        round_s = -1;
         r->times[r->rec.nsteps] = ms.combine_s;
         metrics_record_add(&r->rec, &ms);     /* room for every timed step */
     }
     r->rec.cpu_s = clock_cpu_seconds() - cpu0;
     r->rec.wall_s = clock_src_now(r->step.cfg.clock) - wall0;
     hostload_sample_read(&r->rec.machine1);
-    return ps_client_bye(&r->client, (uint64_t)r->o.steps, err);
+    /* LOCAL SGD: the servers count rounds */
+    return ps_client_bye(&r->client, (uint64_t)((r->o.steps + r->sync_every - 1) / r->sync_every),
+                         err);
 }
 
 /* gpu_setup: the device of this local rank, its stream, the step's device
@@ -382,9 +397,11 @@ static int step_setup(struct run *r, char *err)
         &r->w, r->o.rank, r->o.world, r->o.shard_weights, r->o.micro, r->mistake, r->o.steps,
         r->o.warmup, r->bucket_bytes, r->no_overlap, r->trace,
         &clock_real,    /* the PS worker's client talks TCP itself: the real clock */
-        r->cuda ? &r->gpu.dev : NULL, NULL, 0, NULL, 0,
+        r->cuda ? &r->gpu.dev : NULL, r->sync_every > 1 ? &r->oc : NULL, 0, NULL,
+        r->sync_every,
     };
 
+    cli_optim_cfg(&r->o, &r->oc);  /* LOCAL SGD's local steps (no state otherwise) */
     r->have_step = 1;
     r->passes = r->mistake == MISTAKE_SYNC_EVERY_MICRO ? r->o.micro : 1;
     return step_init(&r->step, &sc, &ops, err);
@@ -451,7 +468,8 @@ static int setup(struct run *r, const char *servers)
     ccfg.world = (uint32_t)o->world;
     ccfg.hello = (struct proto_hello){ .n = r->w.n, .dtype = (uint32_t)o->dtype,
                                        .workload = (uint32_t)o->workload, .seed = o->seed,
-                                       .batch = r->w.batch };
+                                       .batch = r->w.batch,
+                                       .sync_every = (uint32_t)r->sync_every };
     ccfg.link_bw = o->link_bw;
     ccfg.link_latency = o->link_latency;
     ccfg.link_host = o->link_host;
@@ -520,6 +538,22 @@ static int finish(struct run *r)
     return 0;
 }
 
+/* sync_every_refused: LOCAL SGD's combinations; 1 after the usage line. */
+static int sync_every_refused(const struct run *r)
+{
+    char msg[ERR_LEN];
+    const char *why = r->cuda ? "local SGD runs on the CPU (--device cpu)" :
+        r->mistake != MISTAKE_NONE ? "not with --mistake" :
+        r->bucket_bytes || r->no_overlap ? "the sync is one push: no buckets, no overlap" :
+        r->reconnect_window > 0 ? "not with --reconnect-window (a rejoin is by step)" : NULL;
+
+    if (r->sync_every == 1 || !why)
+        return 0;
+    snprintf(msg, sizeof msg, "--sync-every %d: %s", r->sync_every, why);
+    cli_usage_print("ps_worker", msg);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     static struct run r;        /* static: starts zeroed */
@@ -548,6 +582,10 @@ int main(int argc, char **argv)
         { "local-server", CLI_INT, &r.local_server, "I",
           "EMULATED: server I (position in --server) shares this host; bypasses the link",
           0, PROTO_MAX_WORLD - 1, NULL },
+        { "sync-every", CLI_INT, &r.sync_every, "H",
+          "local SGD: H local steps, then the delta pushed and the servers' average "
+          "pulled (default 1: every step; the servers' --sync-every must agree)",
+          1, 1 << 20, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -556,6 +594,7 @@ int main(int argc, char **argv)
 
     cli_common_defaults(&r.o);
     r.local_server = -1;
+    r.sync_every = 1;
     tables[0] = own;
     tables[1] = cli_common_opts(&r.o);
     tables[2] = NULL;
@@ -588,6 +627,10 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     (void)loss_out;
+    if (sync_every_refused(&r)) {
+        cli_common_free(&r.o);
+        return CLI_EXIT_USAGE;
+    }
     if (r.trace && trace_check(r.trace, r.o.rank, err) != 0) {
         cli_usage_print("ps_worker", err);
         cli_common_free(&r.o);

@@ -189,6 +189,10 @@ static int check_hello(struct session *s, char *err)
     else if (m->batch != c->batch)
         err_say(err, "HELLO refused: rank %u: batch B = %llu, this server has B = %llu",
             (unsigned)s->h.rank, ull(m->batch), ull(c->batch));
+    else if ((m->sync_every > 1 ? m->sync_every : 1) != (c->sync_every > 1 ? c->sync_every : 1))
+        err_say(err, "HELLO refused: rank %u: --sync-every %u, this server has --sync-every %u",
+            (unsigned)s->h.rank, m->sync_every > 1 ? m->sync_every : 1,
+            c->sync_every > 1 ? c->sync_every : 1);
     else
         return 0;
     return dead(s, ERR_MISMATCH);

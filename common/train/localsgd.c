@@ -16,9 +16,10 @@ int localsgd_init(struct step *d, char *err)
 {
     const struct step_cfg *c = &d->cfg;
 
-    if (c->device || c->zero || c->mistake != MISTAKE_NONE || !(d->ops.flags & STEP_TRAILER)) {
+    if (c->device || c->zero || c->mistake != MISTAKE_NONE ||
+        !((d->ops.flags & STEP_TRAILER) || d->ops.finish) || !(d->ops.apply || d->have_opt)) {
         err_say(err, "--sync-every %d: local SGD runs on the host, without --zero or "
-                "--mistake, over the ring", c->sync_every);
+                "--mistake, over the ring or the PS with a local optimizer", c->sync_every);
         return ERR_USAGE;
     }
     d->overlap = 0;             /* nothing to send during a local step's backward pass */
@@ -42,8 +43,38 @@ static void say(char *err, int s)
     err_say(err, "step %d: %s", s, why);
 }
 
+/* sync_ps: the PS's sync (no trailer): the deltas pushed as round s / H,
+ * the servers' averaged weights pulled (localsgd.h). OUT: r's times. */
+static int sync_ps(struct step *d, int s, struct step_result *r, char *err)
+{
+    const uint64_t round = d->step / (uint64_t)d->cfg.sync_every;
+    struct step_job job = { round, 0, d->g, 0, d->n, { d->round_examples, d->round_loss }, 0 };
+    double c0, c1, f1;
+    int rc;
+
+    c0 = step_now(d);
+    if ((rc = d->ops.combine(d->ops.ctx, &job, err)) != 0)
+        return rc;
+    c1 = step_now(d);
+    if ((rc = d->ops.finish(d->ops.ctx, round, d->weights, err)) != 0)
+        return rc;
+    f1 = step_now(d);
+    trace_add(&d->tr, d->ops.name, TRACE_COMM, c0, c1, s, (long long)(d->n * d->es));
+    if (d->ops.finish_name)
+        trace_add(&d->tr, d->ops.finish_name, TRACE_COMM, c1, f1, s, (long long)(d->n * d->es));
+    r->t.enter = c0;
+    r->t.comm = c1 - c0;
+    r->t.finish = f1 - c1;
+    r->t.wait = f1 - c0;
+    r->count = d->round_examples;
+    r->loss = d->round_examples ? d->round_loss / (double)d->round_examples : NAN;
+    r->local = 0;
+    return 0;
+}
+
 /* sync: the round's deltas combined, their mean added to the anchor (the
- * new weights, and the new anchor). OUT: r's count, loss, comm, enter. */
+ * new weights, and the new anchor); the PS: sync_ps. OUT: r's count,
+ * loss, comm, enter. */
 static int sync(struct step *d, int s, struct step_result *r, char *err)
 {
     const int dtype = d->cfg.w->dtype;
@@ -63,6 +94,11 @@ static int sync(struct step *d, int s, struct step_result *r, char *err)
     vec_set(g, n, dtype, (double)(d->round_examples % (uint64_t)STEP_COUNT_SPLIT));
     vec_set(g, n + 1, dtype, (double)(d->round_examples / (uint64_t)STEP_COUNT_SPLIT));
     vec_set(g, n + 2, dtype, d->round_loss);
+    if (!(d->ops.flags & STEP_TRAILER)) {
+        if ((rc = sync_ps(d, s, r, err)) != 0)
+            return rc;
+        goto done;
+    }
     c0 = step_now(d);
     if ((rc = d->ops.combine(d->ops.ctx, &job, err)) != 0)
         return rc;
@@ -83,6 +119,7 @@ static int sync(struct step *d, int s, struct step_result *r, char *err)
     }
     for (size_t i = 0; i < n; i++)
         vec_set(d->weights, i, dtype, vec_get(d->anchor, i, dtype) + vec_get(g, i, dtype) / k);
+done:
     if (vec_check_finite(d->weights, n, dtype, &bad) != 0) {
         err_say(err, "step %d: the averaged weight %zu is %.17g (no weights are written)", s,
                 bad, vec_get(d->weights, bad, dtype));
@@ -126,10 +163,18 @@ int localsgd_run(struct step *d, int s, struct step_result *r, char *err)
     r->loss = meta.examples > 0 ? meta.loss / (double)meta.examples : NAN;
     r->local = 1;
     a0 = step_now(d);
-    if (o->apply && meta.examples > 0) {
+    if (meta.examples > 0) {
         const struct step_update u = { d->step, d->have_opt ? &d->opt : NULL, d->weights,
                                        d->g, 0, d->n, 0, meta.examples };
-        if ((rc = o->apply(o->ctx, &u, err)) != 0) {
+        /* the PS worker has no apply op: the driver's optimizer state */
+        rc = o->apply ? o->apply(o->ctx, &u, err)
+                      : optim_update(&d->opt, d->step + 1, d->weights, d->g, d->n, 0,
+                                     meta.examples);
+        if (rc == ERR_NONFINITE && !o->apply)
+            err_say(err, "the local update made a weight NaN or Inf");
+        else if (rc != 0 && !o->apply)
+            err_say(err, "the local update: %s", err_str(rc));
+        if (rc != 0) {
             say(err, s);
             return rc;
         }
