@@ -1,4 +1,5 @@
-# t_localsgd.sh -- local SGD on the ring (ring_worker --sync-every H;
+# t_localsgd.sh -- local SGD on the ring and the parameter server
+# (ring_worker, ps_worker and ps_server --sync-every H;
 # common/train/localsgd.h), as real processes on 127.0.0.1 through
 # experiments/launch.sh:
 #   - H = 1 is today's run: the same weights, bit for bit, and the same
@@ -10,11 +11,16 @@
 #   - the record has one row per sync round: a quarter of the rows at
 #     H = 4, each with the bytes of one every-step all-reduce;
 #   - mlp's loss goes down with H = 4;
+#   - the PS: H = 1 is today's run bit for bit (synthetic: the server's
+#     sums are in arrival order); H > 1 (one server and two
+#     shards) every worker and the server end with the same weights, equal
+#     to bin/reference --sync-every H within 1e-12; a worker whose H is
+#     not the server's is refused at join;
 #   - bad combinations and values exit 64 with one line; ranks that
 #     disagree on H are stopped at the rendezvous naming the flag.
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
-t_need localsgd "local SGD" ring_worker reference
+t_need localsgd "local SGD" ring_worker ps_server ps_worker reference
 
 # ring NAME K ARGS... -- WORKER_ARGS: a ring job; weights $T_TMP/NAME.w.R,
 # the row $T_TMP/NAME.csv, the log $T_TMP/NAME.err.
@@ -107,6 +113,65 @@ for r in 0 1; do
 done
 grep -q "sync-every .* (--sync-every)" "$T_TMP/err.0" "$T_TMP/err.1" ||
     t_fail "no rank names --sync-every: $(tail -c 300 "$T_TMP/err.1")"
+t_end
+
+# ps NAME K H ARGS...: a PS job with --sync-every H on both sides; weights
+# $T_TMP/NAME.w.R and .server, the log $T_TMP/NAME.err.
+ps() {
+    _n=$1 _k=$2 _h=$3; shift 3
+    job 120 "$launch" ps "$_k" --timeout 10 --weights-out "$T_TMP/$_n.w" \
+        --csv-out "$T_TMP/$_n.csv" --worker-args "--sync-every $_h" \
+        --server-args "--sync-every $_h" "$@"
+    cp "$T_TMP/err" "$T_TMP/$_n.err"
+    [ "$rc" = 0 ] || t_fail "ps $_k --sync-every $_h $*: exit $rc: $(tail -c 400 "$T_TMP/err")"
+    t_ranks_same "$_k" "$T_TMP/$_n.w"
+}
+
+# The server adds the pushes as they arrive: only the synthetic workload's
+# sums are the same bits in any order, so H = 1 is compared on it.
+t_case localsgd-2.1 "PS --sync-every 1 is today's run: the same weights bit for bit (synthetic f32)"
+job 120 "$launch" ps 3 --timeout 10 --weights-out "$T_TMP/pplain.w" --steps 8 \
+    --workload synthetic --params 1001 --dtype f32
+expect_rc 0
+ps pone 3 1 --steps 8 --workload synthetic --params 1001 --dtype f32
+t_ranks_exact 3 "$T_TMP/pone.w" "$T_TMP/pplain.w.0"
+t_end
+
+t_case localsgd-2.2 "PS linreg f64: K 3 H 4 (one server), K 4 H 3 (two shards, unequal shares): workers and server the same, == bin/reference within 1e-12"
+ps p4 3 4 --steps 10
+why=$(t_close "$T_TMP/p4.w.0" "$T_TMP/l4.ref.0" 1e-12) || t_fail "H 4 vs reference: $why"
+cmp -s "$T_TMP/p4.w.0" "$T_TMP/p4.w.server" || t_fail "H 4: the server's weights are not the workers'"
+grep -q 'server0| .*local SGD (--sync-every 4).*(3 rounds)' "$T_TMP/p4.err" ||
+    t_fail "no rounds line: $(grep server0 "$T_TMP/p4.err" | head -2)"
+[ "$(col p4 steps)" = 3 ] || t_fail "rows: $(col p4 steps), want 3 rounds"
+ps p3 4 3 --steps 9 --servers 2 --shard-weights 1,2,3,4
+why=$(t_close "$T_TMP/p3.w.0" "$T_TMP/l3.ref.0" 1e-12) || t_fail "H 3, two shards vs reference: $why"
+t_end
+
+t_case localsgd-2.3 "PS: workers with --sync-every 3, the server without: refused at join, naming the flag"
+job 60 "$launch" ps 2 --timeout 5 --worker-args "--sync-every 3" --steps 9
+[ "$rc" != 0 ] || t_fail "the job ran"
+expect_grep err "HELLO refused: rank [01]: --sync-every 3, this server has --sync-every 1"
+t_end
+
+t_case localsgd-2.4 "PS bad combinations: exit 64, one line"
+for bad in "ps_server|4 --workers 2 --mode async|only with --mode sync" \
+           "ps_server|4 --workers 2 --mistake sum-not-mean|not with --mistake" \
+           "ps_server|4 --workers 2 --checkpoint $T_TMP/ck|not with --checkpoint" \
+           "ps_server|0 --workers 2|too small" \
+           "ps_worker|4 --server 127.0.0.1:1 --mistake sum-not-mean|not with --mistake" \
+           "ps_worker|4 --server 127.0.0.1:1 --bucket-size 1K|no buckets" \
+           "ps_worker|4 --server 127.0.0.1:1 --reconnect-window 5|--reconnect-window" \
+           "ps_worker|1.5 --server 127.0.0.1:1|whole number"; do
+    prog=${bad%%|*} rest=${bad#*|}
+    args=${rest%%|*} want=${rest#*|}
+    # shellcheck disable=SC2086
+    job 20 "$PSR_BIN/$prog" --sync-every $args
+    expect_rc 64
+    [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "$prog --sync-every $args: $(wc -l <"$T_TMP/err") lines"
+    grep -q "^$prog: --sync-every ${args%% *}: .*$want.*; see $prog --help$" "$T_TMP/err" ||
+        t_fail "$prog --sync-every $args: $(cat "$T_TMP/err")"
+done
 t_end
 
 t_exit
