@@ -299,7 +299,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         r.t.step = round_s;
         round_s = -1;
         if (s >= c->warmup) {
-            record(cfg, rec, s, &r.t, in0, out0);
+            record(cfg, rec, cfg->sync_every > 1 ? s / cfg->sync_every : s, &r.t, in0, out0);
             if (!isnan(tw.wait))
                 metrics_wait_add(&wt, tw.wait);
         }

@@ -113,7 +113,7 @@
  * of the n deltas since the last sync and the trailer, through the coll
  * (ring, rd, rabenseifner), and w = anchor + sum / K on every rank: the
  * same bits everywhere. The record gets ONE ROW PER SYNCHRONIZATION
- * ROUND (the round's last step): step_s the round's H steps together,
+ * ROUND, numbered by round (s / H), written at its last step: step_s the round's H steps together,
  * combine_s the sync's all-reduce, bytes the round's (the sync's). Rank
  * 0's loss line and loss file: on a local step rank 0's own loss over its
  * share, on a sync step the mean over the round's examples of all ranks.
