@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/compress.h"
 #include "base/clock.h"
 #include "base/dtype.h"
 #include "base/err.h"
@@ -73,6 +74,7 @@ static int setup_store(struct server *srv, const struct workload *wl)
                         .batch_what = batch_what, .optim = &oc,
                         /* MODES (mode.h): each worker's push on its own */
                         .per_worker = srv->f.mode_cfg.kind != MODE_SYNC,
+                        .compress = srv->f.compress,
                         .average = srv->f.sync_every > 1 }, err);
     free(w0);
     if (rc != 0) {
@@ -94,6 +96,9 @@ static void setup_record(struct server *srv)
     rec->rank = srv->f.shard_i;
     rec->world = (int)srv->k;
     rec->bytes = (uint64_t)srv->scfg.n * srv->es;
+    snprintf(rec->compress, sizeof rec->compress, "%s", compress_name(srv->f.compress));
+    rec->wire_bytes = (uint64_t)srv->scfg.n *
+                      compress_wire_size(compress_get(srv->f.compress), srv->f.c.dtype);
     rec->link_bw = srv->f.c.link_bw;
     rec->link_latency = srv->f.c.link_latency;
     rec->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -133,7 +138,7 @@ static void setup_workload(struct server *srv, struct workload *wl)
     srv->scfg = (struct session_cfg){
         .world = srv->k, .n = wl->n, .lo = lo, .hi = hi, .dtype = c->dtype,
         .workload = c->workload, .seed = c->seed, .key = &srv->f.key,
-        .batch = wl->batch, .steps = (uint64_t)c->steps,
+        .batch = wl->batch, .steps = (uint64_t)c->steps, .compress = srv->f.compress,
         .sync_every = (uint32_t)srv->f.sync_every,
     };
 }

@@ -78,6 +78,7 @@
 #include "train/cli_common.h"
 #include "ps/client.h"
 #include "base/clock.h"
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "gpu.h"
@@ -133,6 +134,7 @@ struct run {
     int no_overlap;             /* --no-overlap */
     const char *trace;          /* --trace FILE */
     int local_server;           /* --local-server I (EMULATED host link), -1 none */
+    int compress;               /* --compress (base/compress.h): the pushes' format */
     struct gpu_stream *stream;  /* --device cuda: the GPU side, on this stream */
     struct step_gpu gpu;        /* --device cuda: the step's device (step_gpu.h) */
     int have_gpu;
@@ -452,6 +454,8 @@ static int setup(struct run *r, const char *servers)
         return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
     }
     r->have_rec = 1;
+    snprintf(r->rec.compress, sizeof r->rec.compress, "%s", compress_name(r->compress));
+    r->rec.wire_bytes = (uint64_t)r->w.n * compress_wire_size(compress_get(r->compress), o->dtype);
     r->times = malloc(r->rec.cap * sizeof *r->times);    /* cap <= METRICS_MAX_STEPS */
     if (!r->times) {
         log_msg("out of memory for %zu step times", r->rec.cap);
@@ -469,6 +473,7 @@ static int setup(struct run *r, const char *servers)
     ccfg.hello = (struct proto_hello){ .n = r->w.n, .dtype = (uint32_t)o->dtype,
                                        .workload = (uint32_t)o->workload, .seed = o->seed,
                                        .batch = r->w.batch,
+                                       .compress = (uint32_t)r->compress,
                                        .sync_every = (uint32_t)r->sync_every };
     ccfg.link_bw = o->link_bw;
     ccfg.link_latency = o->link_latency;
@@ -505,7 +510,7 @@ static int setup(struct run *r, const char *servers)
     return 0;
 }
 
-/* finish: --weights-out, --csv, the last line. 0, or 1 (message logged). */
+/* finish: --weights-out, --csv and --json, the last line. 0, or 1 (message logged). */
 static int finish(struct run *r)
 {
     struct metrics_stats st;
@@ -519,7 +524,7 @@ static int finish(struct run *r)
         log_msg("%s", err);
         return 1;
     }
-    if (r->o.csv && metrics_record_write(&r->rec, r->o.csv, err) != 0) {
+    if ((r->o.csv || r->o.json) && metrics_record_save(&r->rec, r->o.csv, r->o.json, err) != 0) {
         log_msg("%s", err);
         return 1;
     }
@@ -538,26 +543,41 @@ static int finish(struct run *r)
     return 0;
 }
 
-/* sync_every_refused: LOCAL SGD's combinations; 1 after the usage line. */
-static int sync_every_refused(const struct run *r)
+/* sync_why: why LOCAL SGD's combination is refused, or NULL. */
+static const char *sync_why(const struct run *r)
 {
-    char msg[ERR_LEN];
-    const char *why = r->cuda ? "local SGD runs on the CPU (--device cpu)" :
+    return r->sync_every == 1 ? NULL : r->cuda ? "local SGD runs on the CPU (--device cpu)" :
         r->mistake != MISTAKE_NONE ? "not with --mistake" :
         r->bucket_bytes || r->no_overlap ? "the sync is one push: no buckets, no overlap" :
         r->reconnect_window > 0 ? "not with --reconnect-window (a rejoin is by step)" : NULL;
+}
 
-    if (r->sync_every == 1 || !why)
+/* role_flags: --compress into r->compress (none when not given) and
+ * --sync-every (1 when not given); the usage line and CLI_EXIT_USAGE for
+ * a bad name, --compress with --device cuda, or sync_why's refusals. */
+static int role_flags(struct run *r, const char *name)
+{
+    char q[CLI_VALUE_BUF], msg[ERR_LEN];
+
+    if (r->sync_every == 0)
+        r->sync_every = 1;
+    if (sync_why(r))
+        snprintf(msg, sizeof msg, "--sync-every %d: %s", r->sync_every, sync_why(r));
+    else if (name && compress_parse(name, &r->compress) != 0)
+        snprintf(msg, sizeof msg, "--compress %s: not none, fp16 or bf16", cli_value(name, q));
+    else if (r->cuda && r->compress != COMPRESS_NONE)
+        snprintf(msg, sizeof msg, "--compress %s: compresses the CPU worker's pushes only; "
+                 "it needs --device cpu", compress_name(r->compress));
+    else
         return 0;
-    snprintf(msg, sizeof msg, "--sync-every %d: %s", r->sync_every, why);
     cli_usage_print("ps_worker", msg);
-    return 1;
+    return CLI_EXIT_USAGE;
 }
 
 int main(int argc, char **argv)
 {
     static struct run r;        /* static: starts zeroed */
-    const char *servers = NULL, *device = "cpu", *loss_out = NULL;
+    const char *servers = NULL, *device = "cpu", *loss_out = NULL, *compress = NULL;
     const struct cli_opt own[] = {
         { "server", CLI_STRING, &servers, "LIST",
           "HOST:PORT[,HOST:PORT...]: the server(s), in any order (required)",
@@ -566,6 +586,9 @@ int main(int argc, char **argv)
           "where the gradient is computed (default cpu; cuda: local rank % GPUs)", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &r.mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
           mistake_parse },
+        { "compress", CLI_STRING, &compress, "none|fp16|bf16",
+          "push the gradient as 16-bit floats (half an f32 push); the server sums in "
+          "--dtype and sends the weights in full (its --compress must match)", 0, 0, NULL },
         { "bucket-size", CLI_SIZE, &r.bucket_bytes, "SIZE",
           "buckets of whole layers, last first, pushed when ready (default 25MiB)", 1, 0,
           NULL },
@@ -582,10 +605,8 @@ int main(int argc, char **argv)
         { "local-server", CLI_INT, &r.local_server, "I",
           "EMULATED: server I (position in --server) shares this host; bypasses the link",
           0, PROTO_MAX_WORLD - 1, NULL },
-        { "sync-every", CLI_INT, &r.sync_every, "H",
-          "local SGD: H local steps, then the delta pushed and the servers' average "
-          "pulled (default 1: every step; the servers' --sync-every must agree)",
-          1, 1 << 20, NULL },
+        { "sync-every", CLI_INT, &r.sync_every, "H", "local SGD: push the delta, pull the "
+          "average every H steps (default 1; as the servers')", 1, 1 << 20, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -594,7 +615,6 @@ int main(int argc, char **argv)
 
     cli_common_defaults(&r.o);
     r.local_server = -1;
-    r.sync_every = 1;
     tables[0] = own;
     tables[1] = cli_common_opts(&r.o);
     tables[2] = NULL;
@@ -612,6 +632,10 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     r.cuda = strcmp(device, "cuda") == 0;
+    if (role_flags(&r, compress) != 0) {
+        cli_common_free(&r.o);
+        return CLI_EXIT_USAGE;
+    }
     if (r.cuda && (r.bucket_bytes || r.no_overlap || r.trace)) {
         cli_usage_print("ps_worker", "--device cuda: buckets and overlap (--bucket-size, "
                         "--no-overlap, --trace) run on the CPU; use --device cpu");
@@ -627,10 +651,6 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     (void)loss_out;
-    if (sync_every_refused(&r)) {
-        cli_common_free(&r.o);
-        return CLI_EXIT_USAGE;
-    }
     if (r.trace && trace_check(r.trace, r.o.rank, err) != 0) {
         cli_usage_print("ps_worker", err);
         cli_common_free(&r.o);

@@ -2,7 +2,8 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--algo ring|rd|rabenseifner] [--bench ...] [common flags]
+ *                 [--algo ring|rd|rabenseifner] [--compress none|fp16|bf16] [--bench ...]
+ *                 [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
  * environment, so `mpirun.openmpi -np K` and `srun -n K` work unchanged), the
@@ -54,7 +55,7 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
-    "       [--algo ring|rd|rabenseifner]\n"
+    "       [--algo ring|rd|rabenseifner] [--compress none|fp16|bf16]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
@@ -66,6 +67,8 @@ static const char synopsis[] =
     "vector: fewer latencies, more bytes) instead of the ring, on the host over TCP;\n"
     "--algo rabenseifner by recursive halving then doubling (2 log2 K exchanges of\n"
     "the ring's bytes).\n"
+    "--compress fp16|bf16 sends the all-reduce's values as 16-bit floats (half an f32\n"
+    "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd).\n"
     "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
     "reduce_scatter, all_gather, broadcast, reduce (--root R), alltoall (--imbalance F:\n"
     "rank --root gets F times the average share from every rank, as MoE routing skews).\n"
@@ -85,6 +88,8 @@ struct opts {
     struct bench_flags bf;      /* --coll, --root, --imbalance (bench_flags.h) */
     int op;                     /* the collective --coll names (enum coll_op) */
     int zero;                   /* --zero STAGE (train.h, ZeRO) */
+    const char *compress_arg;   /* --compress */
+    int compress;               /* enum compress_kind (base/compress.h) */
     int sync_every;             /* --sync-every H (train.h, LOCAL SGD) */
 };
 
@@ -199,6 +204,31 @@ static int pick_algo(const struct opts *o, int kind)
     return algo;
 }
 
+/* pick_compress: --compress, on the host's TCP ring and rd, for the
+ * all-reduce (training without ZeRO, or --bench --coll all_reduce). */
+static void pick_compress(struct opts *o, int kind, int algo)
+{
+    char why[ERR_LEN];
+
+    if (!o->compress_arg)
+        return;
+    if (compress_parse(o->compress_arg, &o->compress) != 0)
+        usage_fail_value("--compress", o->compress_arg, "not none, fp16 or bf16");
+    if (o->compress == COMPRESS_NONE)
+        return;
+    if (kind != COLL_TCP)
+        usage_fail_value("--compress", o->compress_arg, "compresses psring's host ring and rd "
+                         "only; it needs --device cpu --transport tcp");
+    if (algo == COLL_RABENSEIFNER)
+        usage_fail_value("--compress", o->compress_arg, "compresses the ring and rd only "
+                         "(--algo ring|rd), not rabenseifner");
+    if (o->zero || (o->bench && o->op != COLL_ALL_REDUCE)) {
+        snprintf(why, sizeof why, "compresses the all-reduce only; it needs %s",
+                 o->zero ? "training without --zero" : "--coll all_reduce");
+        usage_fail_value("--compress", o->compress_arg, why);
+    }
+}
+
 /* pick_coll: --coll, --root and --imbalance, which only the benchmark
  * takes (bench_flags.h); the collectives other than the all-reduce run on
  * the host ring (--algo ring --device cpu) or with NCCL (coll.h). */
@@ -269,6 +299,9 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
           "the all-reduce: the ring (default), recursive doubling (rd: log2 K steps, "
           "for small messages) or Rabenseifner (2 log2 K steps, the ring's bytes)",
           0, 0, NULL },
+        { "compress", CLI_STRING, &o->compress_arg, "none|fp16|bf16",
+          "the all-reduce's wire format: fp16 or bf16 halve an f32 run's payload (rounded "
+          "each hop, summed in --dtype; CPU ring and rd)", 0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
         { "minbytes", CLI_SIZE, &o->minbytes, "SIZE", "-b: smallest size (default 4K)",
@@ -318,6 +351,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
     *kind = pick_kind(o, c, xargc, xargv);
     *algo = pick_algo(o, *kind);
     o->op = pick_coll(o, c, *kind, *algo, xargc, xargv);
+    pick_compress(o, *kind, *algo);
     /* Every output path is tried now, so a bad one ends the run here. */
     if (o->loss_out && c->rank == 0 && !o->bench && losscurve_probe(o->loss_out, err) != 0)
         usage_fail(err);
@@ -357,6 +391,7 @@ static void job(const struct opts *o, const struct cli_common *c, struct workloa
     hello->dtype = (uint32_t)c->dtype;
     hello->workload = (uint32_t)c->workload;
     hello->seed = c->seed;
+    hello->compress = (uint32_t)o->compress;
     hello->sync_every = (uint32_t)o->sync_every;    /* the ranks must agree */
     if (o->bench) {
         hello->n = 1;            /* the sweep itself is compared in bench_run */
@@ -449,7 +484,7 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
         struct bench_cfg bc = {
             .rank = c->rank, .world = c->world, .dtype = c->dtype, .minbytes = o->minbytes,
             .maxbytes = o->maxbytes, .stepfactor = o->stepfactor,
-            .warmup_iters = o->warmup_iters, .iters = o->iters, .csv = c->csv, .coll = coll,
+            .warmup_iters = o->warmup_iters, .iters = o->iters, .csv = c->csv, .json = c->json, .coll = coll,
             .link = link, .op = o->op, .root = o->bf.root, .imbalance = o->bf.imbalance,
         };
         return bench_run(&bc, err);
@@ -465,12 +500,14 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
     rec.rank = c->rank;
     rec.world = c->world;
     rec.bytes = (uint64_t)w->n * dtype_size(c->dtype);
+    snprintf(rec.compress, sizeof rec.compress, "%s", coll_compress_name(coll));
+    rec.wire_bytes = coll_wire_bytes(coll, rec.bytes);
     rec.link_bw = c->link_bw;
     rec.link_latency = c->link_latency;
     rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     rc = kind == COLL_TCP ? train_run(&tc, &rec, err) : train_cuda_run(&tc, &rec, err);
-    if (rc == 0 && c->csv)
-        rc = metrics_record_write(&rec, c->csv, err);
+    if (rc == 0 && (c->csv || c->json))
+        rc = metrics_record_save(&rec, c->csv, c->json, err);
     metrics_record_free(&rec);
     return rc;
 }
@@ -482,7 +519,7 @@ int main(int argc, char **argv)
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
                       { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
-                      COLL_ALL_REDUCE, 0, 1 };
+                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1 };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
     struct link link;
@@ -527,6 +564,7 @@ int main(int argc, char **argv)
             .max_n = o.bench ? (size_t)(o.maxbytes / dtype_size(c.dtype))
                              : w.n + TRAIN_TRAILER,
             .piece_bytes = (size_t)o.piece, .timeout = c.timeout, .x = x, .nccl_id = nccl_id,
+            .compress = o.compress,
         };
         rc = coll_init(&coll, &cc, err);
         coll_ok = rc == 0;

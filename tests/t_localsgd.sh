@@ -17,7 +17,9 @@
 #     to bin/reference --sync-every H within 1e-12; a worker whose H is
 #     not the server's is refused at join;
 #   - bad combinations and values exit 64 with one line; ranks that
-#     disagree on H are stopped at the rendezvous naming the flag.
+#     disagree on H are stopped at the rendezvous naming the flag;
+#   - with --compress bf16 both systems still agree with themselves and
+#     stay near the uncompressed reference.
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 t_need localsgd "local SGD" ring_worker ps_server ps_worker reference
@@ -172,6 +174,15 @@ for bad in "ps_server|4 --workers 2 --mode async|only with --mode sync" \
     grep -q "^$prog: --sync-every ${args%% *}: .*$want.*; see $prog --help$" "$T_TMP/err" ||
         t_fail "$prog --sync-every $args: $(cat "$T_TMP/err")"
 done
+t_end
+
+t_case localsgd-3.1 "--compress bf16 with H 4 (f32): ring ranks bit-identical, PS workers and server the same, both within 2e-2 of the uncompressed reference"
+t_reference c4 --world 3 --sync-every 4 --steps 10 --dtype f32
+ring rc4 3 "--sync-every 4" --steps 10 --dtype f32 --compress bf16
+why=$(t_close "$T_TMP/rc4.w.0" "$T_TMP/c4.ref.0" 2e-2) || t_fail "ring vs reference: $why"
+ps pc4 3 4 --steps 10 --dtype f32 --compress bf16
+why=$(t_close "$T_TMP/pc4.w.0" "$T_TMP/c4.ref.0" 2e-2) || t_fail "ps vs reference: $why"
+cmp -s "$T_TMP/pc4.w.0" "$T_TMP/pc4.w.server" || t_fail "ps: the server's weights are not the workers'"
 t_end
 
 t_exit

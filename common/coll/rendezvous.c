@@ -35,6 +35,7 @@
 
 #include "wire/auth.h"
 #include "base/clock.h"
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/log.h"
@@ -74,6 +75,9 @@ int rdv_hello_diff(const struct proto_hello *a, const struct proto_hello *b, cha
     else if (a->seed != b->seed)
         err_say(why, "seed %llu vs %llu (--seed)", (unsigned long long)a->seed,
             (unsigned long long)b->seed);
+    else if (a->compress != b->compress)
+        err_say(why, "compress %s vs %s (--compress)", compress_name((int)a->compress),
+            compress_name((int)b->compress));
     else
         return 0;
     return ERR_MISMATCH;

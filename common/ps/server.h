@@ -87,6 +87,9 @@ struct server_flags {
     char staleness_file[CLI_PATH_MAX + 16]; /* --staleness-out FILE, likewise */
     char weights_file[CLI_PATH_MAX + 16];   /* --weights-out PATH (common): "PATH.server",
                                                then .I with S shards (weights.h) */
+    const char *compress_arg;     /* --compress none|fp16|bf16, as typed */
+    int compress;                 /* ... parsed: the pushes' format (store.h,
+                                     COMPRESSED PUSHES) */
 };
 
 struct conn {

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/mem.h"
@@ -89,6 +90,12 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     }
     s->n = cfg->n;
     s->elem_size = es;
+    s->comp = compress_get(cfg->compress);
+    if (!s->comp) {
+        err_say(err, "store: compress %d is not one", cfg->compress);
+        return ERR_USAGE;
+    }
+    s->push_es = compress_wire_size(s->comp, cfg->dtype);
     s->offset = cfg->offset;
     s->dtype = cfg->dtype;
     s->world = cfg->world;
@@ -275,7 +282,7 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
                 size_t len, int add, size_t *bad)
 {
     double buf[STAGE_BYTES / sizeof(double)];   /* double: aligned for both dtypes */
-    const size_t es = s->elem_size, per = sizeof buf / es;
+    const size_t es = s->push_es, per = sizeof buf / s->elem_size;
     size_t at = w->first + w->next;     /* into the accumulator */
     unsigned char *into = store__sum_of(s, w);
     int rc;
@@ -290,8 +297,10 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
             }
             return 0;
         }
-        memcpy(buf, w->part, w->part_len);
-        memcpy((unsigned char *)buf + w->part_len, p, need);
+        unsigned char el[sizeof w->part];
+        memcpy(el, w->part, w->part_len);
+        memcpy(el + w->part_len, p, need);
+        s->comp->decode(buf, el, 1, s->dtype);
         if ((rc = stage(s, into, buf, at, 1, add, bad)) != 0)
             return rc;
         at++;
@@ -301,7 +310,7 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
     while (len >= es) {
         size_t cnt = len / es < per ? len / es : per;
 
-        memcpy(buf, p, cnt * es);
+        s->comp->decode(buf, p, cnt, s->dtype);     /* "none": a copy */
         if ((rc = stage(s, into, buf, at, cnt, add, bad)) != 0)
             return rc;
         at += cnt;
@@ -325,15 +334,15 @@ int store_push_data(struct store *s, uint32_t rank, const void *bytes,
 
     if (!(w = receiving(s, rank, "push data", err, &rc)))
         return rc;
-    left = (w->count - w->next) * s->elem_size - w->part_len;
+    left = (w->count - w->next) * s->push_es - w->part_len;
     if (nbytes > left) {
         err_say(err, "worker %u: push for step %llu has %zu bytes left, got %zu more",
             (unsigned)rank, ull(s->step), left, nbytes);
         return ERR_PROTO_SIZE;
     }
     if (s->sizes_only) {                /* counted, not read */
-        w->next += (w->part_len + nbytes) / s->elem_size;
-        w->part_len = (w->part_len + nbytes) % s->elem_size;
+        w->next += (w->part_len + nbytes) / s->push_es;
+        w->part_len = (w->part_len + nbytes) % s->push_es;
         return 0;
     }
     if (walk(s, w, bytes, nbytes, 0, &bad) != 0) {
@@ -355,14 +364,14 @@ int store_push_end(struct store *s, uint32_t rank, char *err)
     if (!(w = receiving(s, rank, "push end", err, &rc)))
         return rc;
     if (w->next != w->count) {
-        size_t have = w->next * s->elem_size + w->part_len;
+        size_t have = w->next * s->push_es + w->part_len;
 
         err_say(err, "worker %u: push for step %llu ended after %zu of %zu bytes",
-            (unsigned)rank, ull(s->step), have, w->count * s->elem_size);
+            (unsigned)rank, ull(s->step), have, w->count * s->push_es);
         return ERR_PROTO_SIZE;
     }
     assert(w->part_len == 0);
-    s->payload_in += (uint64_t)w->count * s->elem_size;
+    s->payload_in += (uint64_t)w->count * s->push_es;
     w->pass_done += w->count;
     if (w->pass_done < s->n) {
         w->phase = STORE_W_WAITING;     /* the next, lower, part of the pass */
@@ -390,7 +399,7 @@ int store_push_abort(struct store *s, uint32_t rank, char *err)
     if (w && w->phase == STORE_W_RECEIVING)
         err_say(err, "worker %u: push for step %llu cut off after %zu of %zu bytes; "
             "the step fails, weights untouched", (unsigned)rank, ull(s->step),
-            w->next * s->elem_size + w->part_len, w->count * s->elem_size);
+            w->next * s->push_es + w->part_len, w->count * s->push_es);
     else
         err_say(err, "worker %u: lost during step %llu; the step fails, weights untouched",
             (unsigned)rank, ull(s->step));

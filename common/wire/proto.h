@@ -119,10 +119,14 @@
  *   12     4    workload: enum proto_workload (1 linreg, 2 synthetic,
  *               3 mlp; train/workload.h's enum workload_kind is these)
  *   16     8    seed
- *   24     8    sync_every: the ring's --sync-every H (local SGD), 0 for
- *               every step (H = 1), else 2 .. 2^32 - 1 (1 refused); the
- *               PS sends 0. Once reserved (version 1's token; the job's
- *               secret now works through AUTH and never travels)
+ *   24     4    compress: the wire format of the gradient (PUSH elements,
+ *               the ring's CHUNKs): base/compress.h's enum compress_kind,
+ *               0 none (--dtype's elements), 1 fp16, 2 bf16; anything
+ *               else is refused.
+ *   28     4    sync_every: --sync-every H (local SGD), 0 for every step
+ *               (H = 1), else 2 .. 2^32 - 1 (1 refused). (Bytes 24..31
+ *               were version 1's token, always 0 since; the job's secret
+ *               works through AUTH.)
  *   32     8    batch: global examples per step (B)
  *
  *   PUSH (length 16 + count * element size, count >= 0)
@@ -272,8 +276,8 @@ struct proto_hello {
     uint32_t workload;
     uint64_t seed;
     uint64_t batch;
-    uint32_t sync_every;        /* --sync-every H (the ring's local SGD): 0 or 1
-                                   every step; in the once-reserved u64 */
+    uint32_t compress;      /* the PUSH's and the ring's wire format (base/compress.h) */
+    uint32_t sync_every;    /* --sync-every H (local SGD): 0 or 1 every step */
 };
 
 /* What an AUTH frame is for (its purpose field): a MAC made for one
