@@ -90,6 +90,7 @@ struct opts {
     int zero;                   /* --zero STAGE (train.h, ZeRO) */
     const char *compress_arg;   /* --compress */
     int compress;               /* enum compress_kind (base/compress.h) */
+    int sync_every;             /* --sync-every H (train.h, LOCAL SGD) */
 };
 
 /* The nccl-tests spellings: -b 4K, -b4K, and so on, become --minbytes 4K. */
@@ -249,6 +250,30 @@ static int pick_coll(struct opts *o, const struct cli_common *c, int kind, int a
     return op;
 }
 
+/* check_sync_every: local SGD's combinations (train.h, LOCAL SGD). */
+static void check_sync_every(const struct opts *o, int kind, int xargc, char **xargv)
+{
+    char v[32];
+    const char *why = NULL;
+
+    if (o->sync_every == 1)
+        return;
+    if (o->bench)
+        why = "local SGD trains; --bench has no steps";
+    else if (o->zero)
+        why = "not with --zero (the sync averages whole weights, ZeRO shards them)";
+    else if (o->mistake != MISTAKE_NONE)
+        why = "not with --mistake (the mistakes live in the every-step all-reduce)";
+    else if (kind != COLL_TCP)
+        why = "local SGD runs on the CPU ring only (--device cpu --transport tcp)";
+    else if (has_flag(xargc, xargv, "--bucket-size") || has_flag(xargc, xargv, "--no-overlap"))
+        why = "the sync is one all-reduce of the weights: no buckets, no overlap";
+    if (!why)
+        return;
+    snprintf(v, sizeof v, "%d", o->sync_every);
+    usage_fail_value("--sync-every", v, why);
+}
+
 /* parse: the flags, with the refusals that need no peer; exits 64 on a
  * bad one. Returns the argv copy, which must live until exit. */
 static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c, int *kind,
@@ -305,6 +330,9 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "zero", CLI_INT, &o->zero, "STAGE",
           "ZeRO 1: shard the optimizer, 2: + gradients, 3: + weights", 0, 0,
           NULL },
+        { "sync-every", CLI_INT, &o->sync_every, "H",
+          "local SGD: H local steps, then the weights averaged (default 1: every step)",
+          1, 1 << 20, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     bench_flags_init(&o->bf);
@@ -347,6 +375,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         usage_fail("--zero: takes no --mistake");
     if (o->zero == 3 && c->workload == WORKLOAD_SYNTHETIC)
         usage_fail("--zero 3: the synthetic workload has no forward pass; use mlp or linreg");
+    check_sync_every(o, *kind, xargc, xargv);
     return xargv;
 }
 
@@ -363,6 +392,7 @@ static void job(const struct opts *o, const struct cli_common *c, struct workloa
     hello->workload = (uint32_t)c->workload;
     hello->seed = c->seed;
     hello->compress = (uint32_t)o->compress;
+    hello->sync_every = (uint32_t)o->sync_every;    /* the ranks must agree */
     if (o->bench) {
         hello->n = 1;            /* the sweep itself is compared in bench_run */
         hello->batch = 1;
@@ -446,7 +476,8 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
     struct train_cfg tc = { .c = c, .w = w, .coll = coll, .link = link,
                             .mistake = o->mistake, .loss_out = o->loss_out,
                             .bucket_bytes = o->bucket_bytes, .no_overlap = o->no_overlap,
-                            .trace = o->trace, .zero = o->zero };
+                            .trace = o->trace, .zero = o->zero,
+                            .sync_every = o->sync_every };
     int rc;
 
     if (o->bench) {
@@ -488,7 +519,7 @@ int main(int argc, char **argv)
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
                       { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
-                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE };
+                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1 };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
     struct link link;

@@ -69,6 +69,9 @@ int rdv_hello_diff(const struct proto_hello *a, const struct proto_hello *b, cha
     else if (a->batch != b->batch)
         err_say(why, "batch %llu vs %llu (--batch)", (unsigned long long)a->batch,
             (unsigned long long)b->batch);
+    else if ((a->sync_every > 1 ? a->sync_every : 1) != (b->sync_every > 1 ? b->sync_every : 1))
+        err_say(why, "sync-every %u vs %u (--sync-every)", a->sync_every > 1 ? a->sync_every : 1,
+            b->sync_every > 1 ? b->sync_every : 1);
     else if (a->seed != b->seed)
         err_say(why, "seed %llu vs %llu (--seed)", (unsigned long long)a->seed,
             (unsigned long long)b->seed);

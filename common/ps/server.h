@@ -75,6 +75,9 @@ struct server_flags {
     const char *resume;           /* --resume FILE, or NULL */
     int local_worker;             /* --local-worker R: EMULATED, worker R is on this host,
                                      its bytes bypass the link; -1 none */
+    int sync_every;               /* --sync-every H: 1 every step; > 1 LOCAL SGD (the
+                                     workers' deltas averaged every H steps; c.steps
+                                     and c.warmup are then counted in rounds) */
     struct auth_key key;          /* the job's secret (--secret-file, PSRING_SECRET) */
     const char *mode;             /* --mode sync|async|ssp:N|backup:N, as typed (mode.h) */
     struct mode_cfg mode_cfg;     /* ... parsed (sync when not given) */

@@ -197,6 +197,10 @@ static int check_hello(struct session *s, char *err)
     else if ((int)m->compress != c->compress)
         err_say(err, "HELLO refused: rank %u: --compress %s, this server has %s",
             (unsigned)s->h.rank, compress_name((int)m->compress), compress_name(c->compress));
+    else if ((m->sync_every > 1 ? m->sync_every : 1) != (c->sync_every > 1 ? c->sync_every : 1))
+        err_say(err, "HELLO refused: rank %u: --sync-every %u, this server has --sync-every %u",
+            (unsigned)s->h.rank, m->sync_every > 1 ? m->sync_every : 1,
+            c->sync_every > 1 ? c->sync_every : 1);
     else
         return 0;
     return dead(s, ERR_MISMATCH);

@@ -72,6 +72,7 @@ struct session_cfg {
     uint64_t steps;          /* a push for step >= steps is refused */
     int compress;            /* --compress: the PUSH elements' format (store.h,
                                 COMPRESSED PUSHES); the HELLO must say the same */
+    uint32_t sync_every;     /* --sync-every H: 0 or 1 every step (HELLO's must agree) */
 };
 
 enum session_state {

@@ -102,6 +102,7 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     s->lr = cfg->lr;
     s->per_step = cfg->pushes_per_step > 1 ? cfg->pushes_per_step : 1;
     s->divide_by_one = cfg->divide_by_one != 0;
+    s->average = cfg->average != 0;
     s->batch = cfg->batch;
     s->count_max = cfg->count_max ? cfg->count_max : cfg->batch;
     s->batch_what = cfg->batch_what ? cfg->batch_what : "B";
@@ -491,8 +492,13 @@ static int update_range(struct store *s, size_t at, size_t cnt, uint64_t divisor
         size_t c = cnt < per ? cnt : per;
 
         memcpy(buf, w + at * es, c * es);
-        optim_apply(&k, s->dtype, buf, acc + at * es, optim_state(&s->opt, 0, at),
-                    optim_state(&s->opt, 1, at), c, divisor);
+        if (s->average)         /* LOCAL SGD: the mean of the deltas added */
+            for (size_t i = 0; i < c; i++)
+                vec_set(buf, i, s->dtype, vec_get(buf, i, s->dtype) +
+                        vec_get(acc + at * es, i, s->dtype) / (double)divisor);
+        else
+            optim_apply(&k, s->dtype, buf, acc + at * es, optim_state(&s->opt, 0, at),
+                        optim_state(&s->opt, 1, at), c, divisor);
         if (vec_check_finite(buf, c, s->dtype, bad) != 0) {
             *bad += at;
             return ERR_NONFINITE;
@@ -544,7 +550,7 @@ int store_release(struct store *s, struct store_released *out, char *err)
             "the step fails, weights untouched", ull(s->step), ull(s->offset + lo + bad));
         return store__fail(s, ERR_NONFINITE, err);
     }
-    divisor = s->divide_by_one ? 1 : s->rel_batch;
+    divisor = s->average ? s->world : s->divide_by_one ? 1 : s->rel_batch;
     if (!s->sizes_only && update_range(s, lo, top - s->released, divisor, &bad) != 0) {
         err_say(err, "step %llu: the update made weight element %llu NaN or Inf; "
             "the step fails, weights untouched", ull(s->step), ull(s->offset + bad));

@@ -192,6 +192,9 @@ struct store_cfg {
                                are counted, never read: no check, no sum, no update */
     int compress;           /* COMPRESSED PUSHES: the PUSH elements' wire format
                                (base/compress.h); 0: dtype's own */
+    int average;            /* LOCAL SGD (--sync-every H > 1; sync only): the pushes
+                               are the workers' deltas since the last sync and the
+                               update is w + acc / K, no optimizer (divisor K) */
 };
 
 /* Per-worker state of the step in progress: O(1) bytes each. */
@@ -216,6 +219,7 @@ struct store {
     double lr;
     uint32_t per_step;      /* P: pushes per worker per step (>= 1) */
     int divide_by_one;      /* MISTAKE sum-not-mean */
+    int average;            /* LOCAL SGD: w + acc / K */
     uint64_t batch, count_max;      /* COUNTS (0: unchecked) */
     const char *batch_what;
     uint64_t step;          /* the step being collected */
