@@ -12,6 +12,7 @@
 #include "gpu.h"
 #include "base/log.h"
 #include "wire/net.h"
+#include "coll/rabenseifner.h"
 #include "coll/rd.h"
 #include "coll/rendezvous.h"
 #include "coll/ring.h"
@@ -32,15 +33,16 @@ static void prefix(char *err, const char *pre)
  * ring's, a tag for the others, so that a rank that would open another
  * table fails at once, naming the flag, instead of waiting for
  * connections that never come. */
-enum { TABLE_RING, TABLE_RD, TABLE_MESH, TABLES };
-static const char *const table_tag[TABLES] = { "", "psring --algo rd", "psring --coll alltoall" };
+enum { TABLE_RING, TABLE_RD, TABLE_MESH, TABLE_RAB, TABLES };
+static const char *const table_tag[TABLES] = { "", "psring --algo rd", "psring --coll alltoall",
+                                               "psring --algo rabenseifner" };
 static const char *const table_flags[TABLES] = {
-    "--algo ring", "--algo rd", "--coll alltoall",
+    "--algo ring", "--algo rd", "--coll alltoall", "--algo rabenseifner",
 };
 
 static int table_of(const struct setup_cfg *s)
 {
-    return s->algo == COLL_RD ? TABLE_RD : s->op == COLL_ALLTOALL ? TABLE_MESH : TABLE_RING;
+    return s->algo == COLL_RD ? TABLE_RD : s->algo == COLL_RABENSEIFNER ? TABLE_RAB : s->op == COLL_ALLTOALL ? TABLE_MESH : TABLE_RING;
 }
 
 static void algo_blob(int table, unsigned char *blob)
@@ -119,6 +121,8 @@ static int open_xport(const struct setup_cfg *s, int lfd, const struct proto_pee
 
     if (s->algo == COLL_RD)
         rd_plan(s->c->rank, s->c->world, &plan);
+    else if (s->algo == COLL_RABENSEIFNER)
+        rab_plan(s->c->rank, s->c->world, &plan);
     else if (s->op == COLL_ALLTOALL)
         a2a_plan(s->c->rank, s->c->world, &plan);  /* the mesh also carries ring steps */
     else

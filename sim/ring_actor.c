@@ -1,6 +1,6 @@
 /* ring_actor.c -- bin/psring_sim's ring rank: one SimGrid actor per rank,
- * over the simulated transport (xport_sim.h) opened with the ring's, rd's
- * or the all-to-all's peer table, in one of three modes:
+ * over the simulated transport (xport_sim.h) opened with the ring's, rd's,
+ * Rabenseifner's or the all-to-all's peer table, in one of three modes:
  *   real   training: the workload and common/train/step.c through
  *          train_steps and the coll (coll.h), as ring_worker trains;
  *   sizes  the coll's all-reduce of the shared proxy vector, frames scaled
@@ -22,6 +22,7 @@
 #include "coll/a2a.h"
 #include "coll/bench.h"
 #include "coll/coll.h"
+#include "coll/rabenseifner.h"
 #include "coll/rd.h"
 #include "coll/ring.h"
 #include "coll/train.h"
@@ -58,7 +59,7 @@ static void ring_actor_real(struct sim_slot *sl, struct xport *x, struct link *l
     }
     struct coll_cfg cc = { .kind = COLL_TCP, .algo = j->algo, .rank = sl->rank, .world = j->k,
                            .dtype = c.dtype, .max_n = w.n + TRAIN_TRAILER, .timeout = c.timeout,
-                           .x = x };
+                           .x = x, .compress = j->compress };
     if ((sl->rc = coll_init(&coll, &cc, sl->err)) == 0) {
         /* OVERLAP (xport_sim.h): the buckets' all-reduces on a second
          * actor of this host while the simulated backward pass goes on */
@@ -124,7 +125,7 @@ static void ring_actor_bench(struct sim_slot *sl, struct xport *x, struct link *
     struct coll coll;
     struct coll_cfg cc = { .kind = COLL_TCP, .algo = j->algo, .rank = sl->rank, .world = j->k,
                            .dtype = j->c->dtype, .max_n = (size_t)(j->bytes / dtype_size(j->c->dtype)),
-                           .timeout = j->c->timeout, .x = x };
+                           .timeout = j->c->timeout, .x = x, .compress = j->compress };
 
     if ((sl->rc = coll_init(&coll, &cc, sl->err)) == 0) {
         struct bench_cfg bc = {
@@ -163,6 +164,8 @@ void sim_ring_actor(int argc, char **argv)
     }
     if (j->algo == COLL_RD)
         rd_plan(sl->rank, j->k, &pl);
+    else if (j->algo == COLL_RABENSEIFNER)
+        rab_plan(sl->rank, j->k, &pl);
     else if (j->bench.on && j->bench.op == COLL_ALLTOALL)
         a2a_plan(sl->rank, j->k, &pl);
     else

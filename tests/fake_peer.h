@@ -46,7 +46,9 @@
 #include "wire/net.h"
 #include "wire/proto.h"
 
-#define MAXK 8
+#ifndef MAXK
+#define MAXK 8                  /* a test may define more before it includes this */
+#endif
 #define T_S 0.6                 /* --timeout of the fault cases */
 #define WATCHDOG (3 * T_S + 10) /* a bound on "no hang", never a timing claim */
 #define LONG_T 30.0             /* --timeout where the case must not wait for it */
@@ -100,7 +102,7 @@ FAKE_FN int job_connect(struct xport **x, const struct xport_plan *plan, int ran
     cfg.lfd = lfd;
     cfg.peers = peers ? peers : fake_peers;
     cfg.plan = plan;
-    cfg.hello = (struct proto_hello){ n, (uint32_t)dtype, 2, 7, 1024 };
+    cfg.hello = (struct proto_hello){ n, (uint32_t)dtype, 2, 7, 1024, 0, 0 };
     cfg.link = link;
     cfg.timeout = timeout;
     link_init(link, 0, 0);

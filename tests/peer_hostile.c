@@ -4,12 +4,15 @@
  *
  *   peer_hostile MODE HOST:PORT [--rank R] [--world K] [--gap S] [--to R]
  *                [--stop-after B] [--hello N,DTYPE,WORKLOAD,SEED,BATCH]
- *                [--elems C] [--max S]
+ *                [--elems C] [--max S] [--lie FIELD=V]
  *
  * The secret is PSRING_SECRET's. After the AUTH handshake the frame the
  * mode names is sent one byte every S seconds (--gap; 0: nothing at all,
  * silence), the first B bytes only with --stop-after B (then silence).
  * It exits when the other end closes, or after --max seconds (60).
+ * --lie FIELD=V sends that frame with one field set to V: the header's
+ * step, length, rank, world or aux, or a PUSH's examples (its count);
+ * with a small --gap (0.00001) the lie goes out whole, at once.
  *
  * MODES
  *   register  at the coordinator: a REGISTER claiming rank R of K.
@@ -52,10 +55,36 @@ static int rank = 1, world = 2;
 static double gap = 1.0, max_s = 60;
 static long stop_after = -1;
 static unsigned long long elems = 4;
-static struct proto_hello hello = { 1, 1, 1, 7, 1 };
+static struct proto_hello hello = { 1, 1, 1, 7, 1, 0, 0 };
 static struct auth_key key;
 static const char *port_file;
 static int to = -1;
+static char lie_field[16];
+static unsigned long long lie_value;
+
+/* lie: the trickled frame's header h (and a PUSH's meta m, may be NULL)
+ * with --lie's field set. */
+static void lie(struct proto_header *h, struct proto_push_meta *m)
+{
+    if (!lie_field[0])
+        return;
+    if (strcmp(lie_field, "step") == 0)
+        h->step = lie_value;
+    else if (strcmp(lie_field, "length") == 0)
+        h->length = lie_value;
+    else if (strcmp(lie_field, "rank") == 0)
+        h->rank = (uint32_t)lie_value;
+    else if (strcmp(lie_field, "world") == 0)
+        h->world = (uint32_t)lie_value;
+    else if (strcmp(lie_field, "aux") == 0)
+        h->aux = lie_value;
+    else if (strcmp(lie_field, "examples") == 0 && m)
+        m->examples = lie_value;
+    else {
+        fprintf(stderr, "peer_hostile: --lie %s: not a field of this frame\n", lie_field);
+        exit(2);
+    }
+}
 
 static void die(const char *what, const char *e)
 {
@@ -200,6 +229,7 @@ static void ring(const char *host, int port, int trickle_hello, double t0)
                                                    (uint32_t)world, 0, 0, len);
         if (!chunk)
             die("chunk", "out of memory");
+        lie(&ch, NULL);
         proto_header_encode(&ch, chunk);
         trickle(rfd, chunk, PROTO_HEADER_SIZE + len, t0);
         free(chunk);
@@ -224,6 +254,7 @@ static void push(int fd, double t0)
     memset(&m, 0, sizeof m);
     m.examples = 1;
     h = proto_header_make(PROTO_PUSH, (uint32_t)rank, (uint32_t)world, 0, 0, len);
+    lie(&h, &m);
     proto_header_encode(&h, p);
     proto_push_meta_encode(&m, p + PROTO_HEADER_SIZE);
     trickle(fd, p, PROTO_HEADER_SIZE + len, t0);
@@ -258,6 +289,17 @@ static void server(const char *host, int port, double t0)
         die("worker", e);
     h = proto_header_make(PROTO_WEIGHTS, PROTO_RANK_SERVER, (uint32_t)world, 0, 0,
                           (uint64_t)elems * 8);
+    if (lie_field[0]) {
+        /* a whole WEIGHTS frame (zeros), its header lying */
+        uint8_t *wf = calloc(1, PROTO_HEADER_SIZE + (size_t)elems * 8);
+        if (!wf)
+            die("weights", "out of memory");
+        lie(&h, NULL);
+        proto_header_encode(&h, wf);
+        trickle(fd, wf, PROTO_HEADER_SIZE + (size_t)elems * 8, t0);
+        free(wf);
+        return;
+    }
     proto_header_encode(&h, head);
     trickle(fd, head, sizeof head, t0);     /* its push, unread, waits in the kernel */
 }
@@ -295,12 +337,16 @@ int main(int argc, char **argv)
             port_file = v;
         else if (strcmp(f, "--max") == 0)
             max_s = atof(v);
+        else if (strcmp(f, "--lie") == 0) {
+            if (sscanf(v, "%15[a-z]=%llu", lie_field, &lie_value) != 2)
+                die("--lie", "FIELD=V");
+        }
         else if (strcmp(f, "--hello") == 0) {
             unsigned long long a, s, b;
             unsigned d, w;
             if (sscanf(v, "%llu,%u,%u,%llu,%llu", &a, &d, &w, &s, &b) != 5)
                 die("--hello", "N,DTYPE,WORKLOAD,SEED,BATCH");
-            hello = (struct proto_hello){ a, d, w, s, b };
+            hello = (struct proto_hello){ a, d, w, s, b, 0, 0 };
         } else {
             fprintf(stderr, "peer_hostile: unknown option %s\n", f);
             return 2;

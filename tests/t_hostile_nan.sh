@@ -1,6 +1,7 @@
 # t_hostile_nan.sh -- a member that holds the job's secret and sends NaN
 # (RELIABILITY.md row 12, issue 28 "the sum is checked too"): on the ring
-# (K = 3) and under recursive doubling, at the first and at the last step,
+# (K = 3) and under recursive doubling, at the first and at the last step
+# (and under Rabenseifner, at the first),
 # in the reduce-scatter and in the all-gather alone; a parameter server
 # that sends NaN weights in its pull; and finite gradients whose update
 # overflows a weight. The honest members must exit non-zero naming the
@@ -124,6 +125,8 @@ t_case hostile-nan-2.1 "rd: rank 1 sends NaN at step 0: ranks 0, 2 exit 1 naming
 ring_case 0:send 0 "element [0-9]* is nan after round [0-9]* from partner rank 1" --algo rd
 t_case hostile-nan-2.2 "rd: rank 1 sends NaN at the last step: ranks 0, 2 exit 1, no nan weights"
 ring_case $LAST:send $LAST "element [0-9]* is nan after round [0-9]* from partner rank 1" --algo rd
+t_case hostile-nan-2.3 "rabenseifner: rank 1 (the odd rank of K = 3's pair) sends NaN at step 0: rank 0 adds it in the fold and names it, rank 2 hears"
+ring_case 0:send 0 "element [0-9]* is nan after round 0 from partner rank 1" --algo rabenseifner
 
 # ps_job STEP ARGS...: the hostile server (NaN weights at STEP) and two
 # workers, jobs srv, w0, w1; weights to $T_TMP/w.R.

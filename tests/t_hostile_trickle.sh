@@ -10,7 +10,10 @@
 # beside the honest ranks, the job is not held up and succeeds. Times are
 # printed (the promise is 2T plus the frame's time at the rate) but
 # asserted only against the watchdog, 3T + 10 s: the machine is shared.
-# The cases run at the same time, so the file takes about one case's time.
+# Section 4: members whose frames come whole but lie in a header field (a
+# wrong step, length or count; peer_hostile --lie): refused at once,
+# naming the liar. The cases run at the same time, so the file takes about
+# one case's time.
 # KEEP=1 in the environment keeps the processes' output ($T_TMP).
 . "$PSR_TESTS/lib.sh"
 export PSRING_SECRET=hostile-trickle-secret-0123456789
@@ -135,6 +138,41 @@ for c in c3a:2 c3b:2 c3c:1; do
         --rank 0 --world "${c#*:}" --steps 50 $JOB
 done
 
+# 4: members that send whole frames whose header lies (a wrong step, a
+# wrong length, a wrong count): refused at once, the liar named.
+G=0.00001                       # --gap: the whole frame at once
+ring c4a 3 50
+hostile c4a member "$port" --rank 2 --world 3 --gap $G --elems 333 --lie step=5
+rank c4a 1 3 50
+ring c4b 3 50
+hostile c4b member "$port" --rank 2 --world 3 --gap $G --elems 333 --lie length=2656
+rank c4b 1 3 50
+for c in c4c c4d c4e; do
+    bg_start "$c.s" $WD "$PSR_BIN/ps_server" --listen 127.0.0.1:0 --port-file "$T_TMP/$c.port" \
+        --workers 2 --steps 50 $JOB
+    port_of "$c"
+done
+bg_start c4f.h $HWD "$H" server 127.0.0.1:0 --world 1 --gap $G --elems 1000 --max $HWD \
+    --port-file "$T_TMP/c4f.port" --lie step=3
+echo "$(now)" >"$T_TMP/c4f.t0"
+port_of c4f
+for c in c4c:2 c4d:2 c4e:2 c4f:1; do
+    bg_start "${c%:*}.w0" $WD "$PSR_BIN/ps_worker" --server "127.0.0.1:$(cat "$T_TMP/${c%:*}.port")" \
+        --rank 0 --world "${c#*:}" --steps 50 $JOB
+done
+# The member joins once the honest worker has (a lie at once would end
+# the server before worker 0 found it).
+for c in c4c c4d c4e; do
+    _i=0
+    while [ $_i -lt 200 ] && ! grep -q 'worker 0 joined' "$T_TMP/$c.s.err" 2>/dev/null; do
+        sleep 0.05; _i=$((_i + 1))
+    done
+done
+hostile c4c push "$(cat "$T_TMP/c4c.port")" --rank 1 --world 2 --gap $G --elems 1000 --lie step=7
+hostile c4d push "$(cat "$T_TMP/c4d.port")" --rank 1 --world 2 --gap $G --elems 1000 --lie length=8000
+hostile c4e push "$(cat "$T_TMP/c4e.port")" --rank 1 --world 2 --gap $G --elems 1000 \
+    --lie examples=1000000000
+
 # ---------------------------------------------------------------- the cases
 M='the member at 127\.0\.0\.1:[0-9]*'
 t_case hostile-trickle-1.1 "a member trickles its REGISTER: ranks 0, 1 exit 1 naming it, not the coordinator"
@@ -196,5 +234,34 @@ t_end
 
 t_case hostile-trickle-3.3 "a server trickles the weights: the worker exits 1 naming it"
 failed c3c.w0 "server 0 (127\.0\.0\.1:[0-9]*): frame not complete"
+t_end
+
+t_case hostile-trickle-4.1 "a ring member's CHUNK says the wrong step: ranks 0, 1 exit 1 naming rank 2"
+failed c4a.r0 "rank 2"
+failed c4a.r1 "rank 2"
+t_end
+
+t_case hostile-trickle-4.2 "a ring member's CHUNK has the wrong length: ranks 0, 1 exit 1 naming rank 2"
+failed c4b.r0 "rank 2"
+failed c4b.r1 "rank 2"
+t_end
+
+t_case hostile-trickle-4.3 "a worker's PUSH says the wrong step: the server fails naming it, the honest worker exits 1"
+failed c4c.s "worker 1 (127\.0\.0\.1:[0-9]*)"
+failed c4c.w0 "worker 1"
+t_end
+
+t_case hostile-trickle-4.4 "a worker's PUSH has the wrong length: the server fails naming it, the honest worker exits 1"
+failed c4d.s "worker 1 (127\.0\.0\.1:[0-9]*)"
+failed c4d.w0 "worker 1"
+t_end
+
+t_case hostile-trickle-4.5 "a worker's PUSH claims a wrong count (10^9 examples of a batch of 1024): the server fails naming it"
+failed c4e.s "worker 1 (127\.0\.0\.1:[0-9]*)"
+failed c4e.w0 "worker 1"
+t_end
+
+t_case hostile-trickle-4.6 "a server's WEIGHTS say the wrong step: the worker exits 1 naming it"
+failed c4f.w0 "server 0 (127\.0\.0\.1:[0-9]*)"
 t_end
 t_exit

@@ -52,7 +52,7 @@ trap 'bg_kill_all; rm -rf "$T_TMP"' EXIT
 # group) and $port, or fails the case.
 server() {
     bg_start "$1" 120 "$PSR_BIN/ps_server" --listen 127.0.0.1:0 --port-file "$T_TMP/$1.port" \
-        --workers "$2" $JOB
+        --workers "$2" $JOB ${SRV_EXTRA-}
     srv=$pid port=""
     i=0
     while [ $i -lt 200 ] && [ ! -s "$T_TMP/$1.port" ]; do sleep 0.05; i=$((i + 1)); done
@@ -119,6 +119,24 @@ kill -KILL "-$w2"
 t0=$(now)
 survivors "$t0" k
 bg_kill_all
+t_end
+
+t_case ps-faults-1.10 "ssp:1, worker 2 SIGSTOPped: the server names it with the weights' version and worker 2's own step, not the version as a step"
+# (The stale modes run without the emulated link.)
+JOB0=$JOB SRV_EXTRA="--mode ssp:1"
+JOB="--workload synthetic --params 64K --dtype f32 --steps 100000 --timeout $T --backward-time 0.01"
+server asrv 3
+workers a 3
+sleep 1.5
+kill -STOP "-$w2"
+t0=$(now)
+reap asrv "$t0"
+in_time server
+[ "$st" != 0 ] || t_fail "server exited 0 after losing worker 2"
+grep -q 'worker 2 .*no progress for .* at version [0-9]* (worker 2 at its step [0-9]*)' "$T_TMP/asrv.err" ||
+    t_fail "server's line: $(grep -v ' joined \|^.*version [0-9]*: worker' "$T_TMP/asrv.err" | tail -c 400)"
+bg_kill_all
+JOB=$JOB0 SRV_EXTRA=
 t_end
 
 t_case ps-faults-1.2 "worker 2 SIGSTOPped mid-run: caught by the idle timeout, same exits"
@@ -201,6 +219,15 @@ job 60 "$launch" ps 3 --steps 3 --warmup 5 --timeout $T --time-limit 50
 expect_rc 64
 expect_grep err '^ps_server: --warmup.*; see ps_server --help$'
 [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "--warmup 5 --steps 3: $(wc -l <"$T_TMP/err") lines on stderr, want 1: $(cat "$T_TMP/err")"
+t_end
+t_case ps-faults-1.9 "a slow link is not a stall: K = 4 at 8 Mbit/s, 512 KiB pushes, T = 1 s: the server's 2 s of ingress passes with no byte for the workers, and the job ends 0"
+# PULL WAIT (common/ps/frames.c): the wait for the weights is 1.5T plus the
+# time the server's link needs for the K pushes; it was 1.5T alone, and
+# every worker gave up after 1.5 s.
+job 60 "$launch" ps 4 --workload synthetic --dtype f32 --params 128K --steps 1 --warmup 0 \
+    --link-bw 8Mbit --timeout 1 --time-limit 50
+expect_rc 0
+grep -q 'timed out' "$T_TMP/err" && t_fail "a worker timed out: $(grep 'timed out' "$T_TMP/err" | head -n 1)"
 t_end
 
 t_case ps-faults-1.8 "launch.sh: worker 1 SIGKILLed mid-run is named; nothing is left running"

@@ -89,8 +89,20 @@ t_end
 
 t_case rd-proc-1.6 "K = 4, rank 1 SIGSTOPped: caught by --timeout, the others exit 1 naming rank 1"
 fault 4 1 STOP
-grep -l 'lost rank 1 (127.0.0.1:[0-9]*): no progress for 2.0 s' "$T_TMP"/err.* >/dev/null \
+grep -l "lost rank 1 (127.0.0.1:[0-9]*): no progress for $T.0 s" "$T_TMP"/err.* >/dev/null \
     || t_fail "no rank timed out on rank 1 itself"
+t_end
+
+t_case rd-proc-1.9 "K = 5, rank 0 (the fold's) SIGSTOPped: every other rank names rank 0, none a rank that waited on it"
+# Ranks 0 and 4 fold; rank 1 meets rank 0 in the first doubling step, then
+# rank 3 meets rank 1. With a larger allowance on the first step only
+# (rd.c, PATIENCE), rank 1 outlasted rank 3's wait and ranks 2 and 3 named
+# rank 1, in 2 of 3 runs at T = 1 (and none at T = 2): so this case runs at
+# T = 1.
+JOB0=$JOB T0=$T T=1
+JOB=$(echo "$JOB0" | sed "s/--timeout $T0/--timeout $T/")
+fault 5 0 STOP
+JOB=$JOB0 T=$T0
 t_end
 
 t_case rd-proc-1.7 "--algo refused where it cannot run: one line, exit 64"
@@ -100,7 +112,7 @@ expect_grep err '^ring_worker: --algo rd: recursive doubling runs on the host ov
 [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "want one stderr line: $(cat "$T_TMP/err")"
 job 20 "$PSR_BIN/ring_worker" --algo tree --steps 1
 expect_rc 64
-expect_grep err '^ring_worker: --algo tree: not ring or rd; see ring_worker --help$'
+expect_grep err '^ring_worker: --algo tree: not ring, rd or rabenseifner; see ring_worker --help$'
 job 60 "$PSR_BIN/ring_worker" --algo rd --steps 3 --weights-out "$T_TMP/one.w"
 expect_rc 0                     # K = 1: no transport, the big batch itself
 t_end

@@ -1,6 +1,6 @@
 /* coll.c -- the three all-reduce back ends behind one call (coll.h says
  * which is which and what each promises), and on the host the choice of
- * algorithm (ring or recursive doubling).
+ * algorithm (ring, recursive doubling or Rabenseifner).
  *
  * Each function is a switch on the kind, kept short on purpose: the
  * algorithms are elsewhere (ring.c, rd.c, ring_cuda.c, NCCL), and this
@@ -34,27 +34,54 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
     c->timeout = cfg->timeout;
     c->clock = xport_clock(cfg->x);
     if (dtype_size(cfg->dtype) == 0 || cfg->kind < COLL_TCP || cfg->kind > COLL_NCCL ||
-        cfg->algo < COLL_RING || cfg->algo > COLL_RD)
+        cfg->algo < COLL_RING || cfg->algo > COLL_RABENSEIFNER)
         return fail(err, ERR_USAGE, "coll_init: kind %d, algo %d, dtype %d", cfg->kind,
                    cfg->algo, cfg->dtype);
+    if (cfg->compress != COMPRESS_NONE) {
+        if (cfg->kind != COLL_TCP || !compress_get(cfg->compress))
+            return fail(err, ERR_USAGE, "--compress %s: runs on the host over TCP only "
+                       "(--device cpu --transport tcp)", compress_name(cfg->compress));
+        if (cfg->algo == COLL_RABENSEIFNER)
+            return fail(err, ERR_USAGE, "--compress %s: the ring and rd only (--algo ring|rd), "
+                       "not rabenseifner", compress_name(cfg->compress));
+        c->comp = compress_get(cfg->compress);
+        c->wire_n = cfg->max_n;
+        c->wire = malloc((cfg->max_n ? cfg->max_n : 1) * compress_wire_size(c->comp, cfg->dtype));
+        if (!c->wire)
+            return fail(err, -ENOMEM, "--compress: out of memory for the wire buffer");
+    }
     if (cfg->algo == COLL_RD) {
         /* Recursive doubling runs on the host only. */
         if (cfg->kind != COLL_TCP)
             return fail(err, ERR_USAGE, "--algo rd: runs on the host over TCP only "
                        "(--device cpu --transport tcp)");
-        if ((rc = rd_init(&c->rd, cfg->x, cfg->rank, cfg->world, cfg->piece_bytes)) != 0)
+        if ((rc = rd_init(&c->rd, cfg->x, cfg->rank, cfg->world, cfg->piece_bytes)) != 0) {
+            coll_destroy(c);
             return fail(err, rc, "rd: %s", rc == -ENOMEM ? "out of memory for the staging piece"
                                                       : "bad --piece or rank");
+        }
         c->have_rd = 1;
+        return 0;
+    }
+    if (cfg->algo == COLL_RABENSEIFNER) {
+        if (cfg->kind != COLL_TCP)
+            return fail(err, ERR_USAGE, "--algo rabenseifner: runs on the host over TCP only "
+                       "(--device cpu --transport tcp)");
+        if ((rc = rab_init(&c->rab, cfg->x, cfg->rank, cfg->world, cfg->piece_bytes)) != 0)
+            return fail(err, rc, "rabenseifner: %s", rc == -ENOMEM
+                       ? "out of memory for the staging piece" : "bad --piece or rank");
+        c->have_rab = 1;
         return 0;
     }
 
     if (cfg->kind != COLL_NCCL) {
         /* TCP_CUDA's host ring only gathers a few doubles: a small piece. */
         size_t piece = cfg->kind == COLL_TCP ? cfg->piece_bytes : 4096;
-        if ((rc = ring_init(&c->ring, cfg->x, cfg->rank, cfg->world, piece)) != 0)
+        if ((rc = ring_init(&c->ring, cfg->x, cfg->rank, cfg->world, piece)) != 0) {
+            coll_destroy(c);
             return fail(err, rc, "ring: %s", rc == -ENOMEM ? "out of memory for the staging piece"
                                                        : "bad --piece or rank");
+        }
         c->have_ring = 1;
     }
     if (cfg->kind == COLL_TCP)
@@ -91,12 +118,17 @@ void coll_destroy(struct coll *c)
     if (c->have_rd)
         rd_destroy(&c->rd);
     c->have_rd = 0;
+    if (c->have_rab)
+        rab_destroy(&c->rab);
+    c->have_rab = 0;
     if (c->stream)
         (void)gpu_stream_wait(c->stream, c->timeout, NULL);
     gpu_free(c->scratch);
     c->scratch = NULL;
     gpu_stream_destroy(c->stream);
     c->stream = NULL;
+    free(c->wire);
+    c->wire = NULL;
 }
 
 const struct clock_src *coll_clock(const struct coll *c)
@@ -111,12 +143,13 @@ const char *coll_transport(const struct coll *c)
 
 const char *coll_algo_name(const struct coll *c)
 {
-    return c->algo == COLL_RD ? "rd" : "ring";
+    return c->algo == COLL_RD ? "rd" : c->algo == COLL_RABENSEIFNER ? "rabenseifner" : "ring";
 }
 
 int coll_algo_parse(const char *name)
 {
-    return strcmp(name, "ring") == 0 ? COLL_RING : strcmp(name, "rd") == 0 ? COLL_RD : -1;
+    return strcmp(name, "ring") == 0 ? COLL_RING : strcmp(name, "rd") == 0 ? COLL_RD
+         : strcmp(name, "rabenseifner") == 0 ? COLL_RABENSEIFNER : -1;
 }
 
 const char *coll_op_algo(const struct coll *c, int op)
@@ -136,12 +169,38 @@ int coll_on_device(const struct coll *c)
 
 int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
 {
+    if (c->comp && n > c->wire_n)
+        return fail(err, ERR_USAGE, "coll_allreduce: %zu elements, more than the %zu "
+                   "coll_init's max_n allows", n, c->wire_n);
+    if (c->comp && c->algo == COLL_RD)
+        return rd_allreduce_cmp(&c->rd, buf, n, c->dtype, c->comp, c->wire, err);
+    if (c->comp)
+        return ring_allreduce_cmp(&c->ring, buf, n, c->dtype, c->comp, c->wire, err);
+    return coll_allreduce_exact(c, buf, n, err);
+}
+
+const char *coll_compress_name(const struct coll *c)
+{
+    return c->comp ? c->comp->name : "none";
+}
+
+uint64_t coll_wire_bytes(const struct coll *c, uint64_t bytes)
+{
+    if (!c->comp)
+        return bytes;
+    return bytes / dtype_size(c->dtype) * compress_wire_size(c->comp, c->dtype);
+}
+
+int coll_allreduce_exact(struct coll *c, void *buf, size_t n, char *err)
+{
     int rc;
 
     switch (c->kind) {
     case COLL_TCP:
         if (c->algo == COLL_RD)
             return rd_allreduce(&c->rd, buf, n, c->dtype, err);
+        if (c->algo == COLL_RABENSEIFNER)
+            return rab_allreduce(&c->rab, buf, n, c->dtype, err);
         return ring_allreduce(&c->ring, buf, n, c->dtype, err);
     case COLL_TCP_CUDA:
         /* The ring's streams do not follow c->stream: finish its work first. */
@@ -237,7 +296,7 @@ int coll_all_gather_range(struct coll *c, void *buf, size_t first, size_t count,
 
 struct xport *coll_xport(const struct coll *c)
 {
-    return c->have_rd ? c->rd.a.x : c->have_ring ? c->ring.a.x : NULL;
+    return c->have_rd ? c->rd.a.x : c->have_rab ? c->rab.a.x : c->have_ring ? c->ring.a.x : NULL;
 }
 
 int coll_reduce_scatter(struct coll *c, void *buf, size_t n, char *err)
@@ -308,10 +367,12 @@ int coll_gather(struct coll *c, double *all, const double *mine, int m, char *er
         return fail(err, ERR_USAGE, "coll_gather: %d values per rank", m);
     memset(all, 0, bytes);
     memcpy(all + (size_t)c->rank * (size_t)m, mine, (size_t)m * sizeof *all);
-    /* With rd and NCCL: zeros but for each rank's own slot, all-reduced:
-     * the sum is the gather, exactly. */
+    /* With rd, Rabenseifner and NCCL: zeros but for each rank's own slot,
+     * all-reduced: the sum is the gather, exactly. */
     if (c->algo == COLL_RD)
         return rd_allreduce_raw(&c->rd, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
+    if (c->algo == COLL_RABENSEIFNER)
+        return rab_allreduce_raw(&c->rab, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if (c->kind != COLL_NCCL)
         return ring_all_gather_raw(&c->ring, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if ((rc = gpu_copy_async(c->scratch, all, bytes, c->stream, err)) != 0 ||

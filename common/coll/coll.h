@@ -13,12 +13,19 @@
  * paced and counted by the emulated link; NCCL moves them itself (no
  * link, no counters: its records count 0 bytes).
  *
- * ALGORITHMS. The host kind (COLL_TCP) runs one of two algorithms, the
+ * ALGORITHMS. The host kind (COLL_TCP) runs one of three algorithms, the
  * `algo` column (--algo):
  *   COLL_RING      ring.c (transport opened with ring_plan): 2(K-1) steps of n/K, "ring"
  *   COLL_RD        rd.c (transport opened with rd_plan): log2 K steps of n, "rd"
  *                  (recursive doubling, the latency-optimal one)
- * The device kinds run the ring only (coll_init refuses COLL_RD there).
+ *   COLL_RABENSEIFNER  rabenseifner.c (rab_plan): 2 log2 K steps moving the
+ *                  ring's bytes (recursive halving, then doubling), "rabenseifner"
+ * The device kinds run the ring only (coll_init refuses the others there).
+ * COMPRESSION (--compress fp16|bf16, coll_cmp.h): the host kind's ring
+ * and rd all-reduces on a 16-bit wire, n * 2 bytes of wire scratch
+ * allocated by coll_init (max_n elements). Only coll_allreduce compresses;
+ * the other collectives, the gathers and coll_allreduce_exact do not.
+ * coll_init refuses it (ERR_USAGE) with the device kinds.
  *
  * MEMORY. A vector given to coll_allreduce lives where the kind says:
  * host memory for COLL_TCP, device memory for the others. coll_alloc and
@@ -33,8 +40,8 @@
  * (the benchmark's settings check, its barrier and its timings): over the
  * host ring for the TCP kinds (the same transport, interleaved with the
  * all-reduces in the same order on every rank), and as an all-reduce of a
- * vector that is zero but for each rank's slot with NCCL and with COLL_RD
- * (x + 0 = x: the sum is the gather, exactly).
+ * vector that is zero but for each rank's slot with NCCL, COLL_RD and
+ * COLL_RABENSEIFNER (x + 0 = x: the sum is the gather, exactly).
  *
  * THE OTHER COLLECTIVES (ring_worker --bench --coll, nccl-tests' names):
  *   op                   host (COLL_TCP, --algo ring)          NCCL
@@ -48,7 +55,8 @@
  * All in place in one n-element buffer, but the all-to-all (send and
  * receive buffers). With NCCL the reduce-scatter and the all-gather need
  * n a multiple of K (NCCL's slices are equal; ring_chunk's are then the
- * same). The CUDA-staged ring and --algo rd run the all-reduce only
+ * same). The CUDA-staged ring, --algo rd and --algo rabenseifner run the
+ * all-reduce only
  * (ERR_USAGE; bin/ring_worker refuses the flags first).
  *
  * A RANGE [first, first + count) of a larger buffer (ZeRO's buckets,
@@ -76,8 +84,11 @@
 #define COLL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "a2a.h"
+#include "rabenseifner.h"
+#include "coll_cmp.h"
 #include "wire/proto.h"
 #include "rd.h"
 #include "ring.h"
@@ -85,7 +96,7 @@
 #include "xport.h"
 
 enum coll_kind { COLL_TCP = 1, COLL_TCP_CUDA, COLL_NCCL };
-enum coll_algo { COLL_RING = 0, COLL_RD };
+enum coll_algo { COLL_RING = 0, COLL_RD, COLL_RABENSEIFNER };
 enum coll_op {
     COLL_ALL_REDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_REDUCE,
     COLL_ALLTOALL,
@@ -104,8 +115,9 @@ struct coll_cfg {
     size_t max_n;               /* elements of the largest all-reduce */
     size_t piece_bytes;         /* --piece (TCP kinds); 0: the default */
     double timeout;             /* --timeout, seconds */
-    struct xport *x;            /* TCP kinds, world > 1 (ring_plan or rd_plan); else NULL */
+    struct xport *x;            /* TCP kinds, world > 1 (ring_plan, rd_plan, rab_plan); else NULL */
     const unsigned char *nccl_id;   /* NCCL: rank 0's GPU_NCCL_ID_BYTES */
+    int compress;               /* enum compress_kind (--compress); 0: none. COLL_TCP only */
 };
 
 struct coll {
@@ -115,11 +127,16 @@ struct coll {
     struct ring ring;           /* TCP kinds: the host ring (TCP_CUDA: gathers) */
     struct rd rd;               /* COLL_RD */
     int have_rd;
+    struct rab rab;             /* COLL_RABENSEIFNER */
+    int have_rab;
     struct ring_cuda rcuda;     /* TCP_CUDA */
     int have_ring, have_rcuda;
     struct gpu_nccl *nccl;      /* NCCL, owned */
     struct gpu_stream *stream;  /* device kinds: the caller's GPU work goes here */
     double *scratch;            /* NCCL: world * COLL_GATHER_MAX doubles, device */
+    const struct compressor *comp;  /* --compress fp16|bf16 (coll_cmp.h); NULL: none */
+    void *wire;                 /* comp: wire_n encoded elements, owned */
+    size_t wire_n;              /* cfg->max_n */
 };
 
 /* coll_init: the back end of cfg->kind; the device kinds on the current
@@ -132,9 +149,9 @@ const struct clock_src *coll_clock(const struct coll *c);
 
 /* coll_transport: "tcp", "tcp-cuda" or "nccl", for records and headers. */
 const char *coll_transport(const struct coll *c);
-/* coll_algo_name: "ring" or "rd", the records' algo column. */
+/* coll_algo_name: "ring", "rd" or "rabenseifner", the records' algo column. */
 const char *coll_algo_name(const struct coll *c);
-/* coll_algo_parse: the algorithm --algo names ("ring", "rd"), or -1. */
+/* coll_algo_parse: the algorithm --algo names ("ring", "rd", "rabenseifner"), or -1. */
 int coll_algo_parse(const char *name);
 /* coll_op_algo: the algo column of a --bench --coll record: the all-reduce's
  * (coll_algo_name), "ring" (reduce_scatter, all_gather), "chain"
@@ -149,6 +166,15 @@ int coll_on_device(const struct coll *c);
  * on buf must be queued on coll->stream (or finished); on return the sum
  * is in buf and the stream's work is done. */
 int coll_allreduce(struct coll *c, void *buf, size_t n, char *err);
+/* coll_allreduce_exact: coll_allreduce at the dtype's full precision
+ * whatever --compress says: for sums that must be exact (the step's
+ * trailer: example counts and the loss). */
+int coll_allreduce_exact(struct coll *c, void *buf, size_t n, char *err);
+/* coll_compress_name: "none", "fp16" or "bf16": the records' compress column. */
+const char *coll_compress_name(const struct coll *c);
+/* coll_wire_bytes: what a vector of `bytes` (in the coll's dtype) weighs
+ * on the wire under --compress: the records' wire_bytes (metrics.h). */
+uint64_t coll_wire_bytes(const struct coll *c, uint64_t bytes);
 
 /* coll_op_name: nccl-tests' name of op ("all_reduce", ... "alltoall"), or
  * NULL; coll_op_parse: the op of a name, or -1. */

@@ -98,8 +98,7 @@
 #include "base/err.h"
 #include "base/vec.h"
 
-/* pow2_floor: the largest power of two <= k (k >= 1), and its log2. */
-static int pow2_floor(int k, int *log2p)
+int rd_pow2_floor(int k, int *log2p)
 {
     int p = 1, l = 0;
 
@@ -123,7 +122,7 @@ void rd_destroy(struct rd *r)
 
 int rd_partners(int rank, int world, int *out)
 {
-    int l, p = pow2_floor(world, &l), n = 0;
+    int l, p = rd_pow2_floor(world, &l), n = 0;
 
     if (world < 2)
         return 0;
@@ -142,47 +141,18 @@ void rd_plan(int rank, int world, struct xport_plan *pl)
 {
     int partners[RD_PARTNERS_MAX];
 
-    memset(pl, 0, sizeof *pl);
-    pl->npeers = rd_partners(rank, world, partners);
-    for (int i = 0; i < pl->npeers; i++)
-        pl->peer[i] = (struct xport_plan_peer){ partners[i], partners[i] < rank, "partner" };
-    pl->news = XPORT_NEWS_FLOOD;
-    pl->tag = "round";
-    pl->tag_of = "in round";
+    xport_plan_partners(pl, rank, partners, rd_partners(rank, world, partners));
 }
 
 int rd_steps(int world)
 {
-    int l, p = pow2_floor(world < 1 ? 1 : world, &l);
+    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l);
 
     return p == world ? l : l + 2;
 }
 
 /* What a step does with the partner's bytes. */
 enum take { TAKE_NONE, TAKE_COPY, TAKE_ADD };
-
-/* add_ordered: dst = (lower rank's part) + (higher rank's part), for m
- * elements; `in` (the partner's piece) is scratch. With `check`, the sums
- * are checked finite in the add (vec_add_finite): ERR_NONFINITE and the
- * first bad element in *bad. */
-static int add_ordered(unsigned char *dst, void *in, size_t m, int dtype, int mine_is_lower,
-                       int check, size_t *bad)
-{
-    int rc = 0;
-
-    if (mine_is_lower) {                            /* dst = mine + theirs */
-        if (check)
-            return vec_add_finite(dst, in, m, dtype, bad);
-        vec_add(dst, in, m, dtype);
-        return 0;
-    }
-    if (check)                                      /* in = theirs + mine */
-        rc = vec_add_finite(in, dst, m, dtype, bad);
-    else
-        vec_add(in, dst, m, dtype);
-    memcpy(dst, in, m * dtype_size(dtype));
-    return rc;
-}
 
 /* step: one exchange with `peer`: send the whole buffer (or an empty
  * frame), and take the partner's n elements as `take` says. With `check`,
@@ -204,7 +174,7 @@ static int step(struct rd *r, int peer, int round, unsigned char *buf, size_t n,
     for (; rc == 0 && take == TAKE_ADD && i < n; i += piece) {
         size_t m = n - i < piece ? n - i : piece;
         if ((rc = xport_recv(r->a.x, r->a.stage, m * es, err)) == 0)
-            rc = add_ordered(buf + i * es, r->a.stage, m, dtype, r->a.rank < peer, check, &bad);
+            rc = vec_add_ordered(buf + i * es, r->a.stage, m, dtype, r->a.rank < peer, check, &bad);
         if (rc == ERR_NONFINITE)
             break;
     }
@@ -225,25 +195,32 @@ static int allreduce(struct rd *r, void *buf, size_t n, int dtype, int check, ch
         return ERR_USAGE;
     if (k == 1 || n == 0)
         return 0;
-    p = pow2_floor(k, &l);
+    p = rd_pow2_floor(k, &l);
     extra = k - p;
     last = l + 1;                           /* the fold-out round */
 
     if (me >= p) {
-        /* An extra rank: hand the vector in, wait out the doubling (one
-         * --timeout per step sat out, plus one: xport_tcp.h, FAULTS),
-         * copy the result. */
+        /* An extra rank: hand the vector in, wait out the doubling (two
+         * --timeouts per step sat out, the doubling's own allowance below,
+         * plus one: xport_tcp.h, FAULTS), copy the result. */
         rc = step(r, me - p, 0, v, n, dtype, 1, TAKE_NONE, 1, check, err);
         if (rc == 0)
-            rc = step(r, me - p, last, v, n, dtype, 0, TAKE_COPY, l + 1, check, err);
+            rc = step(r, me - p, last, v, n, dtype, 0, TAKE_COPY, 2 * l + 1, check, err);
         return rc;
     }
     if (me < extra)
         rc = step(r, me + p, 0, v, n, dtype, 0, TAKE_ADD, 1, check, err);
     for (int s = 0; rc == 0 && s < l; s++) {
-        /* A rank without an extra whose first partner has one waits for
-         * that partner's fold-in too: one step idle by design. */
-        int partner = me ^ (1 << s), wait = s == 0 && me >= extra && partner < extra ? 2 : 1;
+        /* With extras, a rank whose partner folds one in enters the
+         * doubling a step late, and that lag spreads to whoever meets it,
+         * never growing beyond the one step: every doubling step may wait
+         * two --timeouts. The same allowance on every step keeps the blame
+         * where it belongs: a rank waiting on a rank that waits on a
+         * stopped one began later, so the one next to the fault times out
+         * first (a larger allowance on the first step only let a second
+         * rank in the chain time out first and name the wrong rank:
+         * rd-proc-1.9; rabenseifner.c, PATIENCE). */
+        int partner = me ^ (1 << s), wait = extra > 0 ? 2 : 1;
         rc = step(r, partner, s + 1, v, n, dtype, 1, TAKE_ADD, wait, check, err);
     }
     if (rc == 0 && me < extra)

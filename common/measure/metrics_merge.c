@@ -128,15 +128,28 @@ static double row_model(const struct metrics_row *row)
 {
     double n = (double)row->bytes, bw = row->link_bw, a = row->link_latency;
     int extra = row->servers - row->k, rd = strcmp(row->algo, "rd") == 0;
+    int rab = strcmp(row->algo, "rabenseifner") == 0;
+    int ps = strcmp(row->system, "ps") == 0;
+    double w = row->wire_bytes && row->wire_bytes != row->bytes ? (double)row->wire_bytes : n;
 
     if (!(bw > 0))
         return NAN;
-    /* rd's all-reduce (--bench --algo rd) has its own cost, not the
-     * ring's that model_coll gives all_reduce. */
-    if (row->coll[0] && !(rd && model_coll_parse(row->coll) == MODEL_COLL_ALL_REDUCE))
+    if (w != n && !ps)              /* --compress: the ring's and rd's link carries w */
+        n = w;
+    if (w != n) {                   /* the PS's pushes carry w, its weights n */
+        if (row->buckets > 1 || (row->placement[0] && strcmp(row->placement, "separate") != 0))
+            return NAN;             /* not modelled: MERGE RULES, compress */
+        int s = row->servers > 0 ? row->servers : 1;
+        return model_query(MODEL_PS, MODEL_INGRESS, row->k, s, w, bw, a) +
+               model_query(MODEL_PS, MODEL_EGRESS, row->k, s, n, bw, a);
+    }
+    /* rd's and Rabenseifner's all-reduce (--bench --algo rd|rabenseifner)
+     * have their own costs, not the ring's that model_coll gives all_reduce. */
+    if (row->coll[0] && !((rd || rab) && model_coll_parse(row->coll) == MODEL_COLL_ALL_REDUCE))
         return model_coll(model_coll_parse(row->coll), MODEL_TIME, row->k, n, bw, a, NAN, NAN);
     if (strcmp(row->system, "ps") != 0)
-        return rd ? model_rd(row->k, n, bw, a) : model_ring(row->k, n, bw, a);
+        return rd ? model_rd(row->k, n, bw, a) : rab ? model_rabenseifner(row->k, n, bw, a)
+                  : model_ring(row->k, n, bw, a);
     if (row->buckets > 1)       /* per-bucket pull: the pull of one overlaps the next's push */
         return ps_pipelined(row, extra, n, bw, a);
     if (strcmp(row->placement, "colocated") == 0)
@@ -307,6 +320,8 @@ static void merge_row(const struct metrics_record *recs, size_t n, const struct 
     snprintf(row->algo, sizeof row->algo, "%s", first->algo);
     snprintf(row->transport, sizeof row->transport, "%s", first->transport);
     snprintf(row->coll, sizeof row->coll, "%s", first->coll);
+    snprintf(row->compress, sizeof row->compress, "%s", first->compress);
+    row->wire_bytes = first->compress[0] ? first->wire_bytes : 0;
     row->k = first->world;
     row->bytes = first->bytes;
     row->steps = nsteps;

@@ -15,6 +15,19 @@ int model_rd_steps(int k)
     return steps;
 }
 
+/* rab_fold: Rabenseifner's P = 2^floor(log2 K) (*l its log2), and 1 when
+ * K is not a power of two (the fold in and out, model.h). */
+static int rab_fold(int k, int *p, int *l)
+{
+    *p = 1;
+    *l = 0;
+    while (*p * 2 <= k) {
+        *p *= 2;
+        (*l)++;
+    }
+    return *p != k;
+}
+
 /* Bytes one direction of the busiest link carries per step. rd, K not a
  * power of two: the rank that takes an extra rank's vector in (and gives
  * the result back) carries one vector more than the exchanges. */
@@ -31,6 +44,10 @@ static double link_bytes(enum model_algo algo, int k, int servers, double bytes)
         int s = model_rd_steps(k);
         return ((1 << s) == k || k <= 1 ? s : s - 1) * bytes;
     }
+    case MODEL_RABENSEIFNER: {  /* halving + doubling, and the fold's vector */
+        int p, l, fold = rab_fold(k, &p, &l);
+        return (2.0 * (p - 1) / p + fold) * bytes;
+    }
     }
     return NAN;
 }
@@ -46,6 +63,10 @@ static int latency_terms(enum model_algo algo, int k)
         return k <= 1 ? 0 : 2 * (k - 1);   /* reduce-scatter + all-gather */
     case MODEL_RD:
         return model_rd_steps(k);
+    case MODEL_RABENSEIFNER: {
+        int p, l, fold = rab_fold(k, &p, &l);
+        return 2 * l + 2 * fold;
+    }
     }
     return 0;
 }
@@ -185,6 +206,10 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
                    model_query(algo, MODEL_EGRESS, k, servers, bytes, bw, lat);
         if (algo == MODEL_RD)     /* every exchange moves the whole vector */
             return latency_terms(algo, k) * (lat + bytes / bw);
+        if (algo == MODEL_RABENSEIFNER) {   /* the fold's in and out are two steps of n */
+            int p, l, fold = rab_fold(k, &p, &l);
+            return latency_terms(algo, k) * lat + (2.0 * (p - 1) / p + 2 * fold) * bytes / bw;
+        }
         return latency_terms(algo, k) * lat + link_bytes(algo, k, 1, bytes) / bw;
     }
     return NAN;
@@ -229,6 +254,11 @@ double model_ring(int k, double bytes, double bw, double lat)
 double model_rd(int k, double bytes, double bw, double lat)
 {
     return model_query(MODEL_RD, MODEL_TIME, k, 1, bytes, bw, lat);
+}
+
+double model_rabenseifner(int k, double bytes, double bw, double lat)
+{
+    return model_query(MODEL_RABENSEIFNER, MODEL_TIME, k, 1, bytes, bw, lat);
 }
 
 /* ---------------------------------------------------------------------

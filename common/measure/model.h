@@ -15,6 +15,14 @@
  *   recursive doubling (--algo rd), K a power of two: s = log2 K exchanges
  *   of the whole vector, T = s (a + n / bw); otherwise s = floor(log2 K) + 2
  *   (the fold of the extra ranks in and the result back out, docs/rd.md)
+ *   Rabenseifner (--algo rabenseifner): recursive halving then doubling,
+ *   K = P a power of two: T = 2 log2 K a + 2 (K-1)/K n / bw; otherwise
+ *   MPICH's rule: with P = 2^floor(log2 K) and r = K - P, the first 2r
+ *   ranks pair up and the odd ones fold into the even ones before (one
+ *   whole vector in) and get the result after (one out), 2 more steps of
+ *   n: T = (2 log2 P + 2) a + (2 (P-1)/P + 2) n / bw. The busiest link
+ *   (an even rank of a pair) carries 2 (P-1)/P n + n each way
+ *   (common/coll/rabenseifner.c).
  *   ring against rd: equal at n* = (2(K-1) - s) a / ((s - 2(K-1)/K) b);
  *   below n* rd is faster, above it the ring. None (NaN) when rd is never
  *   slower (K = 2) or never faster.
@@ -66,7 +74,7 @@
 /* MODEL_PS: S separate servers (servers = S). MODEL_PS_COLOC: a shard on
  * each worker's host plus `servers` = k >= 0 extra server hosts, Theorem
  * 1's split. */
-enum model_algo { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_PS_COLOC };
+enum model_algo { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_PS_COLOC, MODEL_RABENSEIFNER };
 
 enum model_quantity {
     MODEL_TIME,       /* seconds per step (PS: ingress + egress) */
@@ -152,6 +160,7 @@ double model_ps_ingress(int k, double bytes, double bw, double lat);
 double model_ps_step(int k, double bytes, double bw, double lat);
 double model_ring(int k, double bytes, double bw, double lat);
 double model_rd(int k, double bytes, double bw, double lat);
+double model_rabenseifner(int k, double bytes, double bw, double lat);
 /* Bytes one direction of the busiest link carries per step. */
 double model_ps_link_bytes(int k, double bytes);
 double model_ring_link_bytes(int k, double bytes);

@@ -22,7 +22,9 @@
  * stalls, tells the rest who it was (ERROR). If this worker gave up after T
  * as well, it would close at about the moment the server decides, and the
  * server would blame it instead of the stalled one. So the wait for each
- * WEIGHTS header allows 1.5T: the server names a worker that stalled
+ * WEIGHTS header allows 1.5T (plus, on an emulated link, the time the
+ * server's link needs to take in the K pushes of the part: pull_wait): the
+ * server names a worker that stalled
  * before this one's push ended within T of that worker's last byte (plus
  * its timer's granularity, T/20), so its ERROR arrives first; and a dead
  * or stopped server is noticed within 1.5T of the last byte, inside
@@ -44,6 +46,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/compress.h"
 #include "base/err.h"
 #include "base/vec.h"
 #include "train/overlap.h"
@@ -253,7 +256,8 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
     snprintf(ctx, sizeof ctx, "step %llu", ull(step));
     while (top > a) {
         uint64_t lo = top - a > piece ? top - piece : a;
-        size_t pa = (size_t)lo * c->elem, pn = (size_t)(top - lo) * c->elem;
+        size_t pa = (size_t)lo * c->elem, pn = (size_t)(top - lo) * c->push_elem;
+        const unsigned char *src = grad ? grad + pa : NULL;
 
         proto_push_meta_encode(top == k->hi ? meta : &frames_no_meta, k->out + PROTO_HEADER_SIZE);
         rc = frames_send_head(k, ctx, PROTO_PUSH, step, lo, PROTO_PUSH_META + pn, PROTO_PUSH_META,
@@ -262,7 +266,12 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
             return rc;
         /* The next part follows at once: a simulated stream sends the
          * push's parts as one message (PS_IO_MORE). */
-        rc = c->io->send(c->io_ctx, k, grad ? grad + pa : NULL, pn, c->timeout,
+        if (src && c->wire) {       /* COMPRESSED PUSHES: encoded once, then sent */
+            c->comp->encode(c->wire + (size_t)lo * c->push_elem, src, (size_t)(top - lo),
+                            c->dtype, NULL);
+            src = c->wire + (size_t)lo * c->push_elem;
+        }
+        rc = c->io->send(c->io_ctx, k, src, pn, c->timeout,
                          PS_IO_ELEMENTS | (lo > a ? PS_IO_MORE : 0), tmp);
         if (rc != 0)
             return send_failed(k, ctx, rc, tmp, err);
@@ -270,6 +279,22 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
         top = lo;
     }
     return 0;
+}
+
+/* pull_wait: how long to wait for the header of a WEIGHTS frame of
+ * [k->lo, top) (PULL WAIT): 1.5T, and on an emulated link also the time
+ * the server's link takes to bring in every worker's push of that range
+ * (K of them at the link's rate, and its latency), which passes with no
+ * byte for this worker. Without it a slow link failed honest jobs: at
+ * 8 Mbit/s, K = 4 and 512 KiB pushes the server needs 2 s, and T = 1
+ * waited 1.5 s. */
+static double pull_wait(const struct ps_client *c, const struct ps_conn *k, uint64_t top)
+{
+    double wait = FRAMES_PULL_IDLE_FACTOR * c->timeout;
+
+    if (c->link_bw > 0.0)
+        wait += (double)c->world * (double)((top - k->lo) * c->elem) / c->link_bw + c->link_latency;
+    return wait;
 }
 
 /* frames_receive: step `step`'s WEIGHTS frames from server k into `into` (the
@@ -291,8 +316,7 @@ int frames_receive(struct ps_conn *k, uint64_t step, unsigned char *into, int *t
         /* Each part comes when every worker has pushed it: the server
          * watches them, and needs up to one timeout to name one that
          * stalled (PULL WAIT). */
-        rc = recv_header(k, ctx, FRAMES_PULL_IDLE_FACTOR * c->timeout, (top - k->lo) * c->elem,
-                         &h, told, err);
+        rc = recv_header(k, ctx, pull_wait(c, k, top), (top - k->lo) * c->elem, &h, told, err);
         if (rc != 0)
             return rc;
         cnt = h.length / c->elem;       /* whole elements: the decoder checked */

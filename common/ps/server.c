@@ -123,8 +123,8 @@ int server_end(struct server *srv)
 {
     char err[ERR_LEN];
 
-    if (srv->exit_code == 0 && srv->f.c.csv &&
-        metrics_record_write(&srv->rec, srv->f.c.csv, err) != 0) {
+    if (srv->exit_code == 0 && (srv->f.c.csv || srv->f.c.json) &&
+        metrics_record_save(&srv->rec, srv->f.c.csv, srv->f.c.json, err) != 0) {
         log_msg("%s", err);
         srv->exit_code = 1;
     }
@@ -507,11 +507,29 @@ void server_conn_lost(struct conn *c, const char *reason)
     conn_close(c);
 }
 
+/* at_step: where the run is, for a message: "step S" in sync and backup;
+ * in async and ssp the store's step is the weights' version and each
+ * worker has a step of its own: "version V (worker R at its step S)" for
+ * rank R >= 0, "version V" for none. Returns buf. */
+static const char *at_step(const struct server *srv, int rank, char *buf, size_t len)
+{
+    unsigned long long v = ull(store_step(&srv->store));
+
+    if (srv->mode.cfg.kind == MODE_SYNC || srv->mode.cfg.kind == MODE_BACKUP)
+        snprintf(buf, len, "step %llu", v);
+    else if (rank >= 0)
+        snprintf(buf, len, "version %llu (worker %d at its step %llu)", v, rank,
+                 ull(store_clock(&srv->store, (uint32_t)rank)));
+    else
+        snprintf(buf, len, "version %llu", v);
+    return buf;
+}
+
 /* conn_process: bytes from a connection, at their (paced) time. */
 void conn_process(struct conn *c, const unsigned char *p, size_t len, double now)
 {
     struct server *srv = c->srv;
-    char err[ERR_LEN], msg[ERR_LEN + PROTO_TEXT_MAX];
+    char err[ERR_LEN], msg[ERR_LEN + PROTO_TEXT_MAX], at[96];
 
     while (len > 0 && !c->closing && !c->lingering && !srv->over) {
         size_t used = 0;
@@ -551,8 +569,8 @@ void conn_process(struct conn *c, const unsigned char *p, size_t len, double now
             break;
         case SESSION_PEER_ERROR:
             if (c->joined) {
-                snprintf(msg, sizeof msg, "worker %u: sent ERROR at step %llu: %s",
-                         (unsigned)c->ses.rank, ull(store_step(&srv->store)), c->ses.text);
+                snprintf(msg, sizeof msg, "worker %u: sent ERROR at %s: %s", (unsigned)c->ses.rank,
+                         at_step(srv, (int)c->ses.rank, at, sizeof at), c->ses.text);
                 run_fail(srv, c, ERR_EOF, msg);
             } else {
                 log_msg("connection from %s sent ERROR before HELLO: %s; closed", c->peer,
@@ -622,12 +640,12 @@ int server_waiting_for(struct server *srv, const struct conn *skip, char *out, s
 /* idle_fail: no byte moved for --timeout: name who the server waits for. */
 void run_idle_fail(struct server *srv)
 {
-    char msg[ERR_LEN * 4], list[ERR_LEN * 3];
+    char msg[ERR_LEN * 4], list[ERR_LEN * 3], at[96];
 
     if (server_waiting_for(srv, NULL, list, sizeof list) == 0)
         snprintf(list, sizeof list, "nothing (internal: idle with no one to wait for)");
-    err_sayn(msg, sizeof msg, "step %llu: no progress for %.1f s; waiting for %s",
-        ull(store_step(&srv->store)), srv->timeout, list);
+    err_sayn(msg, sizeof msg, "%s: no progress for %.1f s; waiting for %s",
+        at_step(srv, -1, at, sizeof at), srv->timeout, list);
     run_fail(srv, NULL, ERR_TIMEOUT, msg);
 }
 
@@ -637,7 +655,7 @@ void run_idle_fail(struct server *srv)
 void run_silence_check(struct server *srv, double now)
 {
     struct conn *worst;
-    char what[128], msg[ERR_LEN];
+    char what[128], msg[ERR_LEN], at[96];
     int r;
 
     for (uint32_t i = 0; i < srv->k; i++) {
@@ -655,8 +673,9 @@ void run_silence_check(struct server *srv, double now)
         return;
     worst = srv->by_rank[r];
     (void)owes(srv, worst, what, sizeof what);
-    err_sayn(msg, sizeof msg, "worker %u: no progress for %.1f s (--timeout) at step %llu: %s",
-        (unsigned)worst->ses.rank, srv->timeout, ull(store_step(&srv->store)), what);
+    err_sayn(msg, sizeof msg, "worker %u: no progress for %.1f s (--timeout) at %s: %s",
+        (unsigned)worst->ses.rank, srv->timeout,
+        at_step(srv, (int)worst->ses.rank, at, sizeof at), what);
     run_fail(srv, worst, ERR_TIMEOUT, msg);
     /* The ERROR went out if its socket had room. Lingering for a worker
      * that does not read would only hold the server's exit back. */
