@@ -314,14 +314,14 @@ fi
 # ------------------------------------------------------------ 6. the report, index.html
 bash "$here/lab_report.sh" "$out"
 bash "$here/lab_html.sh" "$out" || failed=$((failed + 1))
-echo "results: $out (index.html, manifest.txt, k_sweep.csv, size_sweep.csv, *_runs.csv, a .json beside each CSV, model.txt, fit.txt, plots) in $(elapsed)"
+host_msg "results: $out (index.html, manifest.txt, k_sweep.csv, size_sweep.csv, *_runs.csv, a .json beside each CSV, model.txt, fit.txt, plots) in $(elapsed)"
 if [ -n "$banner" ]; then
     echo "********************************************************************************" >&2
     echo "$banner" | fold -s -w 80 >&2
     echo "********************************************************************************" >&2
 fi
 if [ "$failed" -gt 0 ]; then
-    echo "lab.sh: $failed job(s) failed; logs in $out/logs" >&2
+    host_msg "lab.sh: $failed job(s) failed; logs in $out/logs" >&2
     exit 1
 fi
 exit 0

@@ -69,7 +69,8 @@
 #                             lines, then every job's command line
 #                             (DIR/commands.txt); then json_beside DIR
 #   git_rev                   the commit ("c0e4fc0", " (modified)" added
-#                             when the tree differs; "unknown")
+#                             when the tree differs; without .git, PSR_GIT
+#                             or "unknown")
 #   json_beside DIR           NAME.json beside every NAME.csv under DIR
 #                             (bin/psr_json: JSON Lines, the nearest
 #                             manifest.txt at or above the CSV's folder,
@@ -79,7 +80,18 @@
 #                             $out/commands.txt (what manifest lists)
 
 say() {
-    echo "${prog:-${0##*/}}: $*" >&2
+    host_msg "${prog:-${0##*/}}: $*" >&2
+}
+
+# host_msg TEXT: TEXT on one line, with $root/results written as
+# PSR_HOST_RESULTS when that is set. In a container (Dockerfile) the results
+# folder is the host's through a volume; the messages then name the folder
+# the user can open, not /psring/results. Files (manifest, commands.txt)
+# keep the paths the jobs really ran with.
+host_msg() {
+    local s=$1
+    [ -n "${PSR_HOST_RESULTS-}" ] && s=${s//"$root/results"/"$PSR_HOST_RESULTS"}
+    printf '%s\n' "$s"
 }
 
 root=$(cd "$here/.." && pwd)
@@ -350,7 +362,7 @@ csv_table() {
 }
 
 progress() { if [ -t 2 ]; then printf '\r\033[K%s' "$1" >&2; fi; }
-done_line() { if [ -t 2 ]; then printf '\r\033[K' >&2; fi; echo "$1" >&2; }
+done_line() { if [ -t 2 ]; then printf '\r\033[K' >&2; fi; host_msg "$1" >&2; }
 elapsed() { echo $(( $(date +%s) - t_start ))s; }
 
 # stop_on_interrupt: a script that runs one job after another stops at ^C.
@@ -385,7 +397,13 @@ note_command() {
 }
 
 git_rev() {
-    echo "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
+    # Without .git (a container: .dockerignore), PSR_GIT: the commit the
+    # image was built from, its build argument (Dockerfile).
+    if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+        echo "$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (modified)')"
+    else
+        echo "${PSR_GIT:-unknown}"
+    fi
 }
 
 manifest() {
