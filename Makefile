@@ -219,10 +219,14 @@ bench: deps-bench
 # The lab (experiments/lab.sh): the K sweep and size sweep of both systems on
 # emulated links, the model table and the plots, under results/<run>/.
 # `make lab LAB_ARGS="--ks '2 4' --link-bw 1Gbit"` passes flags through.
+# The recipes exec the script (no shell between): make passes a SIGTERM
+# on to its child alone, and a shell would die of it, leaving the lab to
+# run on; the script stops its jobs (lib.sh, stop_on_interrupt). ^C
+# reaches make and the script both; make says "Interrupt", exit 130 or 2.
 LAB_ARGS ?=
 lab: deps-lab
 	@$(MAKE) --no-print-directory all
-	@$(RUN_ENV) experiments/lab.sh $(LAB_ARGS)
+	@exec env $(RUN_ENV) experiments/lab.sh $(LAB_ARGS)
 
 # Everything `make lab` runs, then the sections left out of its 3 minutes:
 # the server placements (lab.sh --only servers: ps_servers.png) and the
@@ -230,8 +234,8 @@ lab: deps-lab
 # own options, `STRAG_ARGS="--quick"`, since LAB_ARGS are the sweeps').
 STRAG_ARGS ?=
 lab-all: lab
-	@$(RUN_ENV) experiments/lab.sh --only servers $(LAB_ARGS)
-	@$(RUN_ENV) experiments/lab.sh --only stragglers $(STRAG_ARGS)
+	@exec env $(RUN_ENV) experiments/lab.sh --only servers $(LAB_ARGS)
+	@exec env $(RUN_ENV) experiments/lab.sh --only stragglers $(STRAG_ARGS)
 
 # The simulation study (docs/sim.md): validation against the model and the
 # emulated link, the large-K sweep, the seed's K table, the plots, under
@@ -239,7 +243,7 @@ lab-all: lab
 SIM_ARGS ?=
 sim: deps-sim
 	@$(MAKE) --no-print-directory all
-	@$(RUN_ENV) experiments/sim_all.sh $(SIM_ARGS)
+	@exec env $(RUN_ENV) experiments/sim_all.sh $(SIM_ARGS)
 
 # libFuzzer builds of the fuzz targets (clang only), for long fuzzing runs:
 #   make fuzz && build/fuzz/fuzz_proto -max_total_time=60
