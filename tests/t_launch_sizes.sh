@@ -65,4 +65,19 @@ expect_rc 1
 expect_grep err 'another header'
 cmp -s "$T_TMP/old.csv" "$T_TMP/old.keep" || t_fail "the file changed: $(cat "$T_TMP/old.csv")"
 t_end
+t_case launch-sizes-1.5 "a synthetic run logs no 'loss 0' (it has no loss): ring, sync PS and async PS say 'no loss'; linreg still logs its loss"
+for sa in "" "--mode async"; do
+    job 60 "$launch" ps 2 --workload synthetic --params 1000 --steps 2 --timeout 10 --server-args "$sa"
+    expect_rc 0
+    grep -q 'loss 0\b' "$T_TMP/err" && t_fail "ps $sa: a loss 0 line: $(grep 'loss 0' "$T_TMP/err" | head -n 2)"
+    grep -q 'server0| ps_server\[0\]: .*step 0.* done (synthetic workload: no loss)' "$T_TMP/err" ||
+        t_fail "ps $sa: no 'no loss' line: $(grep 'step 0' "$T_TMP/err" | head -n 2)"
+done
+job 60 "$launch" ring 2 --workload synthetic --params 1000 --steps 2 --timeout 10
+expect_rc 0
+grep -q 'rank0| ring_worker\[0\]: step 0: done (synthetic workload: no loss; global batch of 1024)$' "$T_TMP/err" ||
+    t_fail "ring: no 'no loss' line: $(grep 'step 0' "$T_TMP/err")"
+job 60 "$launch" ring 2 --workload linreg --steps 2 --timeout 10
+grep -q 'rank0| ring_worker\[0\]: step 0: loss 10\.' "$T_TMP/err" || t_fail "linreg: no loss line: $(grep 'step 0' "$T_TMP/err")"
+t_end
 t_exit

@@ -270,8 +270,12 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         losscurve_set_at(&lc, (size_t)s, r.loss, clock_src_now(clk) - run0);
         if (c->rank == 0 && (s == 0 || s == c->steps - 1 ||
                              clock_src_now(clk) - last_log >= LOSS_LOG_EVERY_S)) {
-            log_msg("step %d: loss %.9g (mean over the global batch of %llu)", s, r.loss,
-                    (unsigned long long)r.count);
+            if (c->workload == WORKLOAD_SYNTHETIC)     /* no model, no loss to show */
+                log_msg("step %d: done (synthetic workload: no loss; global batch of %llu)", s,
+                        (unsigned long long)r.count);
+            else
+                log_msg("step %d: loss %.9g (mean over the global batch of %llu)", s, r.loss,
+                        (unsigned long long)r.count);
             last_log = clock_src_now(clk);
         }
         if (s >= c->warmup) {
