@@ -380,23 +380,17 @@ stop_on_interrupt() {
     trap 'on_interrupt TERM' TERM
 }
 
-# descendants: "PID PGID" for each process below this shell, from /proc.
+# descendants: "PID PGID" for each process below this shell, from /proc,
+# but the command substitution that runs it (BASHPID, bash's) and its
+# own children. POSIX sh and awk: lib.sh is sourced by sh scripts too.
 descendants() {
-    local f s
-    declare -A kids=() grp=()
-    for f in /proc/[0-9]*/stat; do
-        read -r s 2>/dev/null <"$f" || continue
-        s=${s##*) }                 # after the name: state ppid pgrp ...
-        set -- $s
-        f=${f#/proc/}; f=${f%/stat}
-        [ "$1" = Z ] || [ "$f" = "$BASHPID" ] && continue
-        kids[$2]="${kids[$2]-} $f"; grp[$f]=$3
-    done
-    local todo="$$" p
-    while [ -n "$todo" ]; do
-        set -- $todo; p=$1; shift; todo="$*"
-        for f in ${kids[$p]-}; do echo "$f ${grp[$f]}"; todo="$todo $f"; done
-    done
+    cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$$" -v me="${BASHPID:-}" '
+        { s = $0; sub(/.*\) /, "", s); split(s, f, " ")     # after the name: state ppid pgrp
+          if (f[1] == "Z" || $1 == me || f[2] == me) next
+          kids[f[2]] = kids[f[2]] " " $1; grp[$1] = f[3] }
+        END { q[1] = root; n = 1
+              for (i = 1; i <= n; i++) { m = split(kids[q[i]], k, " ")
+                  for (j = 1; j <= m; j++) { print k[j], grp[k[j]]; q[++n] = k[j] } } }'
 }
 
 # on_interrupt SIG: stop_on_interrupt's trap. SIGTERM to every process
@@ -405,19 +399,22 @@ descendants() {
 # every process group they were in but this script's (launch.sh's jobs: a
 # group each, whose members outlive launch.sh if it is killed first).
 on_interrupt() {
-    local sig=$1 i=0 p g own seen=" " groups=" " new s
+    local sig=$1 i=0 p g own seen=" " groups=" " new list
     trap '' INT TERM
     say "interrupted (SIG$sig)${job_now:+ during $job_now}; stopping"
-    read -r s </proc/$$/stat; s=${s##*) }; set -- $s; own=$3
+    own=$(awk '{ sub(/.*\) /, ""); print $3 }' /proc/$$/stat)
     while :; do
         new=""
+        list=$(descendants)
         while read -r p g; do
             [ -n "$p" ] || continue
             case $seen in *" $p "*) ;; *) seen="$seen$p "; new="$new $p" ;; esac
             [ "$g" = "$own" ] || case $groups in *" $g "*) ;; *) groups="$groups$g " ;; esac
-        done < <(descendants)
+        done <<EOF
+$list
+EOF
         [ -n "$new" ] && kill -TERM $new 2>/dev/null
-        [ -n "$(descendants)" ] && [ $i -lt 20 ] || break
+        [ -n "$list" ] && [ $i -lt 20 ] || break
         sleep 0.05; i=$((i + 1))
     done
     for g in $groups; do kill -KILL -- "-$g" 2>/dev/null; done

@@ -109,9 +109,10 @@ deps lab nosuch; rc=$?
 [ "$(wc -l < "$f/out")" = 1 ] || t_fail "want one line: $(cat "$f/out")"
 t_end
 
-# The Makefile's own words (the repository root: $PSR_TESTS/..); make -C
+# The Makefile's own words (the repository root: $PSR_TESTS/..), as a top-level
+# make (its notes are said at MAKELEVEL 0, and make check is one level up); make -C
 # with a folder of this test's own, so nothing of the build is touched.
-m() { make --no-print-directory -C "$PSR_TESTS/.." BUILD="$T_TMP/b" BIN="$T_TMP/b/bin" "$@" > "$f/out" 2>&1; }
+m() { env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS make --no-print-directory -C "$PSR_TESTS/.." BUILD="$T_TMP/b" BIN="$T_TMP/b/bin" "$@" > "$f/out" 2>&1; }
 t_case deps-2.1 "make without libsodium's or libuv's headers: one line naming make deps and the package, not a compiler error"
 m SODIUM_CFLAGS=-nostdinc "$T_TMP/b/.have-sodium"; rc=$?
 [ $rc != 0 ] || t_fail "make went on without sodium.h"
