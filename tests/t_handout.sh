@@ -52,10 +52,12 @@ while IFS= read -r cmd; do
     # In the background, a line every 30 s while it runs (a lab section
     # takes minutes under the sanitizers; run.sh shows the lines as they come).
     ( cd "$w" && exec setsid timeout -s KILL 300 bash -c "$cmd" ) >"$T_TMP/out.$i" 2>"$T_TMP/err.$i" </dev/null &
-    pid=$! tick=0
+    pid=$! c0=$(date +%s) beat=$(( $(date +%s) + 30 ))
     while kill -0 $pid 2>/dev/null; do
-        sleep 0.2; tick=$((tick + 1))
-        [ $((tick % 150)) = 0 ] && echo "     handout: [$i/$n] still running after $((tick / 5)) s"
+        sleep 0.2
+        [ "$(date +%s)" -ge $beat ] || continue
+        echo "     handout: [$i/$n] still running after $(( $(date +%s) - c0 )) s"
+        beat=$((beat + 30))
     done
     wait $pid
     rc=$?
