@@ -130,4 +130,13 @@ grep -q SimGrid "$f/out" && t_fail "make all speaks of SimGrid: $(grep SimGrid "
 m -n SG_FOUND= SIM_ARGS=--quick sim
 grep -q '^psring: SimGrid not found.*make deps-sim installs it' "$f/out" || t_fail "make sim: no SimGrid note: $(head -n 3 "$f/out")"
 t_end
+t_case deps-2.3 "make check-gpu builds every program its tests call (launch.sh's model and psr_merge too: gpu-ps-1.x failed on a GPU machine for want of model)"
+m -n check-gpu
+for p in bin/ring_worker bin/ps_worker bin/psr_merge bin/model bin/bench_gpu tests/test_gpu; do
+    grep -q -- "-o $T_TMP/b/$p\$" "$f/out" || t_fail "make check-gpu does not build $p: $(grep -c . "$f/out") lines"
+done
+if pkg-config --exists libuv 2>/dev/null; then
+    grep -q -- "-o $T_TMP/b/bin/ps_server\$" "$f/out" || t_fail "libuv is here, but make check-gpu does not build ps_server"
+fi
+t_end
 t_exit
