@@ -64,9 +64,13 @@ endif
 SG_FOUND := $(or $(shell pkg-config --exists simgrid 2>/dev/null && echo 1),$(if $(wildcard /usr/include/simgrid/engine.h),1))
 SG_CFLAGS = $(shell pkg-config --cflags-only-I simgrid 2>/dev/null | sed 's/-I/-isystem /g')
 SG_LIBS   = $(or $(shell pkg-config --libs simgrid 2>/dev/null),-lsimgrid)
+# The note only where SimGrid is asked for (make sim, bin/psring_sim):
+# nothing else uses it, the lab included.
 ifeq ($(MAKELEVEL),0)
   ifeq ($(SG_FOUND),)
-    $(info psring: SimGrid not found (pkg-config simgrid, /usr/include/simgrid): no bin/psring_sim; make deps installs it)
+    ifneq ($(filter sim deps-sim %psring_sim,$(MAKECMDGOALS)),)
+      $(info psring: SimGrid not found (pkg-config simgrid, /usr/include/simgrid): no bin/psring_sim; make deps-sim installs it)
+    endif
   endif
 endif
 
@@ -133,13 +137,30 @@ SIM_BIN  := $(if $(SG_FOUND),$(BIN)/psring_sim)
 .PHONY: all check check-run test-quick check-container bench lab lab-all deps clean fuzz sim
 all: $(LIB) $(COLL_LIB) $(PS_LIB) $(SYS_BINS) $(TOOLS) $(SIM_BIN)
 
-$(BUILD)/%.o: %.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(if $(findstring ps_server,$<),$(UV_CFLAGS)) $(if $(findstring auth,$<),$(SODIUM_CFLAGS)) -c $< -o $@
+# A missing package is one line that names `make deps`, not a compiler
+# error deep in the build (sodium.h: every program; uv.h: ps_server):
+# $(BUILD)/.have-H is made once the header is found, and every object
+# waits for it (order-only: it never rebuilds one).
+have_h = @printf '\#include <%s>\n' $(1) | $(CC) $(2) -E -x c - -o /dev/null 2>/dev/null || \
+         { echo "psring: $(1) not found: run 'make deps' (as root; it installs $(3)), or apt-get install $(3)" >&2; exit 1; }
+$(BUILD)/.have-sodium:
+	$(call have_h,sodium.h,$(SODIUM_CFLAGS),libsodium-dev)
+	@mkdir -p $(dir $@) && touch $@
+$(BUILD)/.have-uv:
+	$(call have_h,uv.h,$(UV_CFLAGS),libuv1-dev)
+	@mkdir -p $(dir $@) && touch $@
+$(patsubst %.c,$(BUILD)/%.o,$(wildcard ps_server/*.c)) $(BUILD)/tests/hostile_ps_server.o: | $(BUILD)/.have-uv
 
-$(BUILD)/sim/%.o: sim/%.c
+# SODIUM_CFLAGS on every file (several include sodium.h): empty where the
+# package is in /usr/include, a prefix's include folder where it was
+# unpacked there (gpu/device_check.sh).
+$(BUILD)/%.o: %.c | $(BUILD)/.have-sodium
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SG_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(SODIUM_CFLAGS) $(if $(findstring ps_server,$<),$(UV_CFLAGS)) -c $< -o $@
+
+$(BUILD)/sim/%.o: sim/%.c | $(BUILD)/.have-sodium
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SODIUM_CFLAGS) $(SG_CFLAGS) -c $< -o $@
 
 $(BUILD)/common/coll/xport_sim.o: common/coll/xport_sim.c
 	@mkdir -p $(dir $@)
@@ -228,10 +249,14 @@ bench: deps-bench
 # The lab (experiments/lab.sh): the K sweep and size sweep of both systems on
 # emulated links, the model table and the plots, under results/<run>/.
 # `make lab LAB_ARGS="--ks '2 4' --link-bw 1Gbit"` passes flags through.
+# The recipes exec the script (no shell between): make passes a SIGTERM
+# on to its child alone, and a shell would die of it, leaving the lab to
+# run on; the script stops its jobs (lib.sh, stop_on_interrupt). ^C
+# reaches make and the script both; make says "Interrupt", exit 130 or 2.
 LAB_ARGS ?=
 lab: deps-lab
 	@$(MAKE) --no-print-directory all
-	@$(RUN_ENV) experiments/lab.sh $(LAB_ARGS)
+	@exec env $(RUN_ENV) experiments/lab.sh $(LAB_ARGS)
 
 # Everything `make lab` runs, then the sections left out of its 3 minutes:
 # the server placements (lab.sh --only servers: ps_servers.png) and the
@@ -239,8 +264,8 @@ lab: deps-lab
 # own options, `STRAG_ARGS="--quick"`, since LAB_ARGS are the sweeps').
 STRAG_ARGS ?=
 lab-all: lab
-	@$(RUN_ENV) experiments/lab.sh --only servers $(LAB_ARGS)
-	@$(RUN_ENV) experiments/lab.sh --only stragglers $(STRAG_ARGS)
+	@exec env $(RUN_ENV) experiments/lab.sh --only servers $(LAB_ARGS)
+	@exec env $(RUN_ENV) experiments/lab.sh --only stragglers $(STRAG_ARGS)
 
 # The simulation study (docs/sim.md): validation against the model and the
 # emulated link, the large-K sweep, the seed's K table, the plots, under
@@ -248,7 +273,7 @@ lab-all: lab
 SIM_ARGS ?=
 sim: deps-sim
 	@$(MAKE) --no-print-directory all
-	@$(RUN_ENV) experiments/sim_all.sh $(SIM_ARGS)
+	@exec env $(RUN_ENV) experiments/sim_all.sh $(SIM_ARGS)
 
 # libFuzzer builds of the fuzz targets (clang only), for long fuzzing runs:
 #   make fuzz && build/fuzz/fuzz_proto -max_total_time=60

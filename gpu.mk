@@ -97,13 +97,17 @@ $(BUILD)/tests/test_gpu: $(BUILD)/tests/test_gpu.o $(GPU_LIB) $(BUILD)/libcommon
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(GPU_LDLIBS) -o $@
 
-# The GPU paths of ring_worker and ps_worker (tests/t_gpu_*.sh) need those
-# programs and psr_merge (the launcher's merge), none of which needs libuv;
-# ps_server does, so it is not built here: t_gpu_ps.sh runs where one is in
-# $(BIN) (gpu/device_ring.sh copies one in) and skips, saying so, where not.
+# check-gpu builds every program its tests call: test_gpu, bench_gpu,
+# ring_worker, ps_worker, and what launch.sh needs for a job (psr_merge,
+# model; tests/t_gpu_ps.sh failed on a GPU machine with "launch.sh: no
+# model in build/gpu/bin"), and ps_server where libuv is found (pkg-config
+# libuv; gpu/device_check.sh points pkg-config at the Debian packages it
+# unpacks). Without libuv, ps_server is not built and t_gpu_ps.sh skips,
+# saying so.
+GPU_CHECK_BINS := $(BUILD)/tests/test_gpu $(addprefix $(BIN)/,bench_gpu ring_worker ps_worker psr_merge model) \
+                  $(if $(UV_LIBS),$(BIN)/ps_server)
 .PHONY: check-gpu
-check-gpu: $(BUILD)/tests/test_gpu $(BIN)/bench_gpu $(BIN)/ring_worker $(BIN)/ps_worker \
-           $(BIN)/psr_merge
+check-gpu: $(GPU_CHECK_BINS)
 	@PSR_BIN=$(abspath $(BIN)) PSR_TESTBIN=$(abspath $(BUILD)/tests) sh tests/run.sh gpu
 
 -include $(GPU_OBJ:.o=.d) $(BUILD)/gpu/bench_gpu.d

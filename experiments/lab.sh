@@ -99,6 +99,7 @@ fi
 lab_options "$@"
 [ "$only" = servers ] && LAB_CMDLINE=$cmdline exec bash "$here/lab_servers.sh" "$@"
 lab_ready
+stop_on_interrupt "" "$cmdline"    # ^C: the manifest says interrupted
 
 # ------------------------------------------------------------ 1. calibration
 progress "[1/5] loopback rate ..."

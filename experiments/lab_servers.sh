@@ -33,6 +33,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lab_lib.sh"
 lab_options "$@"
 lab_ready
+stop_on_interrupt " (--only servers)" "$cmdline"
 
 placement_note=""
 [ "$link_bw" = auto ] && link_bw=$srv_rate

@@ -53,6 +53,7 @@
 set -uo pipefail
 
 prog=lab.sh
+intr_cmd="experiments/lab.sh --only stragglers${*:+ $*}"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 stop_on_interrupt
@@ -162,6 +163,7 @@ rm -f "${TMPDIR:-/tmp}/lab_strag.$$"
 awk -v t="$T" 'BEGIN { exit !(t > 0) }' || usage_error --backward-time "$bt" "must be above 0 (the straggler scales it)"
 need_programs gnuplot
 make_out logs loss
+stop_on_interrupt ": the stragglers section" "$intr_cmd"
 launch=$here/launch.sh
 t_start=$(date +%s)
 

@@ -23,6 +23,7 @@
 set -uo pipefail
 
 prog=lab.sh
+intr_cmd="experiments/lab.sh --only zero${*:+ $*}"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 stop_on_interrupt
@@ -67,6 +68,7 @@ done
 np=$(size_bytes "$params") && [ "$np" -gt 0 ] || usage_error --params "$params" "not a count like 16M (at least 1)"
 need_programs ring_worker psr_merge psr_json gnuplot
 make_out logs
+stop_on_interrupt ": the ZeRO section" "$intr_cmd"
 launch=$here/launch.sh
 
 # ring NAME K ZERO FLAGS...: one job; its row in $out/logs/NAME.csv, its

@@ -635,6 +635,9 @@ if ((${#sizes[@]} == 0)); then
     "$PSR_BIN/psr_merge" "${merge_out[@]}" "${recs[@]}" || { say "merging the records failed"; exit 1; }
     exit 0
 fi
+# The CSV row and rank 0's table (common/coll/bench.c) measure two things:
+# say which is which, next to the table.
+say "--bench: each CSV row's time_s (algbw, busbw) is the median over the timed calls of the slowest rank's call; rank0's table above is the slowest rank's loop / calls, a mean"
 first=1
 for n in $(printf '%s\n' "${sizes[@]}" | sort -nu); do
     group=("$dir"/rec.rank.*."$n")

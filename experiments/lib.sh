@@ -32,7 +32,9 @@
 #   size_bytes SIZE           4096, 4K, 4KiB, 16M, 1G -> bytes (powers of
 #                             1024); fails, printing nothing, on anything else
 #   job WHAT OUT ERR CMD...   run CMD, stdout to OUT, stderr to ERR; when it
-#                             fails, say so with ERR's last 3 lines; its status
+#                             fails, say so with ERR's last 3 lines; its status.
+#                             WHAT goes into jobs_done (finished, failed or
+#                             not) and is job_now while it runs
 #   csv_awk [-v V=X]... PROG FILE...
 #                             awk -F, over CSV files that start with a header:
 #                             c["name"] is the column of that name (read from
@@ -56,8 +58,12 @@
 #   done_line MSG             MSG on stderr, a line of its own (clearing a
 #                             progress line on a terminal)
 #   elapsed                   the seconds since $t_start, as "12s"
-#   stop_on_interrupt         ^C (SIGINT) or SIGTERM: exit 130 once the
-#                             command in progress has stopped
+#   stop_on_interrupt [TITLE CMDLINE]
+#                             ^C (SIGINT) or SIGTERM: every process this
+#                             script started gets SIGTERM at once (SIGKILL
+#                             what is left 1 s later), then, given TITLE,
+#                             $out/manifest.txt says "interrupted" and the
+#                             jobs that had finished; exit 130
 #   need_programs NAME...     exit 2, saying so, unless $PSR_BIN/NAME is
 #                             there for every NAME (gnuplot: on the PATH)
 #   make_out SUB...           out, default results/<date-time>, with the
@@ -294,11 +300,22 @@ size_bytes() {
     echo $((n * m))
 }
 
+# The job runs in the background and the script waits for it: a trapped
+# signal interrupts `wait` at once (it would wait for a foreground command
+# to end first), so stop_on_interrupt's trap can stop the job. Bash makes
+# a background command ignore SIGINT; the subshell puts it back, so that
+# a ^C to the terminal's group reaches the job as before.
+jobs_done="" job_now=""
 job() {
     local what=$1 o=$2 e=$3 rc
     shift 3
-    "$@" >"$o" 2>"$e" && return 0
+    job_now=$what
+    ( trap - INT QUIT; exec "$@" ) >"$o" 2>"$e" &
+    wait $!
     rc=$?
+    job_now=""
+    jobs_done="$jobs_done${jobs_done:+; }$what$([ $rc = 0 ] || echo " (failed, $rc)")"
+    [ $rc = 0 ] && return 0
     echo "${prog:-${0##*/}}: $what failed; see $e:" >&2
     tail -n 3 "$e" | sed 's/^/    /' >&2
     return $rc
@@ -365,12 +382,73 @@ progress() { if [ -t 2 ]; then printf '\r\033[K%s' "$1" >&2; fi; }
 done_line() { if [ -t 2 ]; then printf '\r\033[K' >&2; fi; host_msg "$1" >&2; }
 elapsed() { echo $(( $(date +%s) - t_start ))s; }
 
-# stop_on_interrupt: a script that runs one job after another stops at ^C.
-# Without a trap bash goes on to the next command when the one it waited
-# for exited rather than died of the signal, and launch.sh, which stops
-# its job on ^C, exits 130: a lab would run its remaining points. With it
-# bash exits as soon as that command returns.
-stop_on_interrupt() { trap 'exit 130' INT TERM; }
+# stop_on_interrupt [TITLE CMDLINE]: a script that runs one job after
+# another stops at ^C or SIGTERM, within a second or two, leaving nothing
+# running. The terminal's ^C reaches the whole foreground group, but a
+# SIGTERM (make's, a batch system's, kill PID) only this script: so the
+# trap stops every process below this one itself (descendants), whatever
+# group it is in. launch.sh stops its programs on SIGTERM within 0.1 s;
+# anything still there after 1 s gets SIGKILL. Given TITLE (the script
+# that owns $out; not its helper scripts, whose parent writes it),
+# $out/manifest.txt then says "interrupted", when, the job running then,
+# and the jobs that had finished (their results are in $out).
+stop_on_interrupt() {
+    intr_manifest=$# intr_title=${1-} intr_cmdline=${2-}
+    intr_t0=$(date +%s)
+    trap 'on_interrupt INT' INT
+    trap 'on_interrupt TERM' TERM
+}
+
+# descendants: "PID PGID" for each process below this shell, from /proc,
+# but the command substitution that runs it (BASHPID, bash's) and its
+# own children. POSIX sh and awk: lib.sh is sourced by sh scripts too.
+descendants() {
+    cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$$" -v me="${BASHPID:-}" '
+        { s = $0; sub(/.*\) /, "", s); split(s, f, " ")     # after the name: state ppid pgrp
+          if (f[1] == "Z" || $1 == me || f[2] == me) next
+          kids[f[2]] = kids[f[2]] " " $1; grp[$1] = f[3] }
+        END { q[1] = root; n = 1
+              for (i = 1; i <= n; i++) { m = split(kids[q[i]], k, " ")
+                  for (j = 1; j <= m; j++) { print k[j], grp[k[j]]; q[++n] = k[j] } } }'
+}
+
+# on_interrupt SIG: stop_on_interrupt's trap. SIGTERM to every process
+# below this one, and to any that appears while they stop (launch.sh
+# forking a job as the signal came); after 1 s SIGKILL to those left and to
+# every process group they were in but this script's (launch.sh's jobs: a
+# group each, whose members outlive launch.sh if it is killed first).
+on_interrupt() {
+    local sig=$1 i=0 p g own seen=" " groups=" " new list
+    trap '' INT TERM
+    say "interrupted (SIG$sig)${job_now:+ during $job_now}; stopping"
+    own=$(awk '{ sub(/.*\) /, ""); print $3 }' /proc/$$/stat)
+    while :; do
+        new=""
+        list=$(descendants)
+        while read -r p g; do
+            [ -n "$p" ] || continue
+            case $seen in *" $p "*) ;; *) seen="$seen$p "; new="$new $p" ;; esac
+            [ "$g" = "$own" ] || case $groups in *" $g "*) ;; *) groups="$groups$g " ;; esac
+        done <<EOF
+$list
+EOF
+        [ -n "$new" ] && kill -TERM $new 2>/dev/null
+        [ -n "$list" ] && [ $i -lt 20 ] || break
+        sleep 0.05; i=$((i + 1))
+    done
+    for g in $groups; do kill -KILL -- "-$g" 2>/dev/null; done
+    p=$(descendants | cut -d' ' -f1)
+    [ -n "$p" ] && kill -KILL $p 2>/dev/null
+    if [ "${intr_manifest:-0}" -gt 0 ] && [ -n "${out-}" ] && [ -d "$out" ]; then
+        {
+            echo "interrupted: SIG$sig after $(( $(date +%s) - ${t_start:-$intr_t0} )) s${job_now:+, during $job_now (stopped)}"
+            echo "finished: ${jobs_done:-nothing}"
+            echo "jobs_failed: ${failed:-0}"
+            echo "# every job's command line started (their results so far: $out)"
+        } | manifest "$out" "$intr_title (INTERRUPTED)" "$intr_cmdline"
+    fi
+    exit 130
+}
 
 need_programs() {
     local p

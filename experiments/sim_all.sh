@@ -133,6 +133,9 @@ else
 fi
 
 # ---------------------------------------------------------------- 1
+# Every line on stdout says what it is: a part's heading, then its lines
+# labelled (make sim printed GNU time's lines and bare CSV rows).
+echo "== 1. validation: psring_sim against bin/model$( ((real)) && echo " and the real processes on the EMULATED link") -> $out/validation.csv, calibration.txt"
 v=$out/validation.csv
 # field NAME: column NAME of the CSV row on stdin (under its header).
 field() { csv_awk -v n="$1" 'FNR == 2 { print (n in c) ? $c[n] : ""; exit }'; }
@@ -197,6 +200,7 @@ if ((real)); then
 fi
 
 # ---------------------------------------------------------------- 2
+echo "== 2. large K: psring_sim, PS and ring, K = ${bigks// /,}, sizes only, star and fat-tree:4 -> $out/large_k.csv (wall time and peak memory below)"
 big() {
     for p in star fat-tree:4; do
         for b in $bigsizes; do
@@ -225,9 +229,10 @@ fi
     >>"$out/large_k.csv"
 [[ -n ${t0:-} ]] && awk -v a="$t0" -v b="$(date +%s.%N)" \
     'BEGIN { s = b - a; printf "\tElapsed (wall clock) time (h:mm:ss or m:ss): %d:%05.2f\n", s / 60, s - 60 * int(s / 60) }' >>"$out/large_k.time"
-grep -E "Elapsed|Maximum resident" "$out/large_k.time" | tee -a "$out/calibration.txt"
+grep -E "Elapsed|Maximum resident" "$out/large_k.time" | sed 's/^[[:space:]]*/large-K sweep, whole: /' | tee -a "$out/calibration.txt"
 
 # ---------------------------------------------------------------- 3
+echo "== 3. the seed's K table: P = $SEED_P parameters of $SEED_E bytes, $SEED_BW links, psring_sim beside bin/model -> $out/seed_k.csv"
 echo "system,K,bytes,model_s,sim_s" >"$out/seed_k.csv"
 for k in $SEED_KS; do
     for a in ps ring; do
@@ -240,11 +245,13 @@ for k in $SEED_KS; do
         s=$("$sim" $a "$k" --bytes $b "${bk[@]}" --steps 1 --warmup 0 --link-bw $SEED_BW --link-latency 0 \
             --payload sizes | awk -F, 'NR == 2 { print $7 }')
         mo=$("$model" --algo $a --K "$k" --bytes $b --bw $SEED_BW --latency 0)
-        echo "$a,$k,$b,$mo,$s" | tee -a "$out/seed_k.csv"
+        echo "$a,$k,$b,$mo,$s" >>"$out/seed_k.csv"
+        printf 'seed K table: %-4s K=%-4s n=%s B  model %s s  sim %s s\n' "$a" "$k" "$b" "$mo" "$s"
     done
 done
 
 # ---------------------------------------------------------------- 4
+echo "== 4. plots: $out/sim_validation.png, $out/k_time_sim.png"
 if command -v gnuplot >/dev/null; then
     gnuplot -e "dir='$here/../plots/'; vfile='$out/validation.csv'; fmt='png'; out='$out/sim_validation.png'" \
         "$here/../plots/sim_validation.gp" &&

@@ -1,25 +1,32 @@
 #!/bin/sh
-# gpu/device_check.sh [OUTDIR] -- every GPU check and measurement, in one go.
+# gpu/device_check.sh [--debs DIR] [OUTDIR] -- every GPU check and
+# measurement, in one go.
 #
-# For a machine with a GPU (the H100 device machine): finds NCCL, builds
-# the GPU tests and the benchmark there (for that machine's nvcc and
-# driver), runs `make check-gpu`, the benchmark in f32 and f64, the GPU
-# tests again under AddressSanitizer+UBSan, under compute-sanitizer's
-# memcheck, and with the pip package's NCCL. Logs and figures go to OUTDIR
-# (default $OUT, else results/gpu):
+# For a machine with a GPU (the H100/H200 device machine): unpacks the
+# Debian packages the machine lacks (--debs DIR: libuv and libsodium as
+# .deb files, gpu/device_env.sh, THE PACKAGES), finds NCCL, builds every
+# program check-gpu's tests call there (for that machine's nvcc and driver,
+# -j its CPU count), runs `make check-gpu`, the benchmark in f32 and f64,
+# the staged ring's and NCCL's measurements (gpu/device_ring.sh, REPS runs
+# of each point; REPS=0 none), the GPU tests again under
+# AddressSanitizer+UBSan, under compute-sanitizer's memcheck, and with the
+# pip package's NCCL. Without a GPU it stops at once, in one line, exit 2.
+# Logs and figures go to OUTDIR (default $OUT, else results/gpu):
 #   env.txt            GPU, driver, nvcc, cc, where NCCL was found, SASS facts
 #   check-gpu.log      make check-gpu (ends "N passed, N failed")
 #   bench_f32.dat      bin/bench_gpu --dtype f32 (columns under '#')
 #   bench_f64.dat      bin/bench_gpu --dtype f64
 #   check-gpu-san.log  make check-gpu SANITIZER=address,undefined
 #   memcheck.log       compute-sanitizer memcheck of test_gpu (memory errors)
+#   ring.dat, ring.txt, nccl.txt   gpu/device_ring.sh's measurements
 #   nccl-pip.log       test_gpu with PSRING_NCCL_LIB = pip's libnccl.so.2
 # Exit status: 0 when every check passed.
 #
 # NCCL: PSRING_NCCL_LIB if set; else libnccl.so.2 on the dynamic loader's
 # path; else the Python environment's nvidia-nccl-cu13 package (its
 # libnccl.so.2 found under site-packages): gpu/device_env.sh finds it.
-. "$(dirname "$0")/device_env.sh"        # out, jobs, loader, pip; PSRING_NCCL_LIB
+. "$(dirname "$0")/device_env.sh"        # out, jobs, loader, pip, mk; PSRING_NCCL_LIB
+need_gpu
 
 {
     echo "== date: $(date -u)"
@@ -29,10 +36,11 @@
     echo "libnccl.so.2 on the loader's path: ${loader:-none}"
     echo "libnccl.so.2 of pip (nvidia-nccl-cu13): ${pip:-none}"
     echo "PSRING_NCCL_LIB=${PSRING_NCCL_LIB:-(unset)}"
+    echo "packages: ${PSR_DEPS_PREFIX:-the system's (no --debs)}"
 } >"$out/env.txt" 2>&1
 
 status=0
-make BUILD=build/gpu BIN=build/gpu/bin -j"$jobs" check-gpu >"$out/check-gpu.log" 2>&1 || status=1
+mk BUILD=build/gpu BIN=build/gpu/bin -j"$jobs" check-gpu >"$out/check-gpu.log" 2>&1 || status=1
 grep -v '^/\|^ar \|^cc \|^gcc ' "$out/check-gpu.log" | tail -n 30
 
 # SASS facts: 16-byte loads in the reduction; FMA only inside the IEEE
@@ -53,7 +61,11 @@ for dt in f32 f64; do
     cat "$out/bench_$dt.dat"
 done
 
-make BUILD=build/gpu-san BIN=build/gpu-san/bin SANITIZER=address,undefined -j"$jobs" check-gpu \
+# The staged ring against the CPU ring, NCCL's bench (device_ring.sh,
+# which reuses this build and the prefix, and skips its own checks).
+RING_ONLY=1 sh "$(dirname "$0")/device_ring.sh" "$out" || status=1
+
+mk BUILD=build/gpu-san BIN=build/gpu-san/bin SANITIZER=address,undefined -j"$jobs" check-gpu \
     >"$out/check-gpu-san.log" 2>&1 || status=1
 echo "== sanitizer: $(tail -n 2 "$out/check-gpu-san.log" | head -n 1)"
 

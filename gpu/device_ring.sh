@@ -1,5 +1,5 @@
 #!/bin/sh
-# gpu/device_ring.sh [OUTDIR] -- phase 2 on a GPU machine, in one go: the
+# gpu/device_ring.sh [--debs DIR] [OUTDIR] -- phase 2 on a GPU machine, in one go: the
 # GPU paths of ring_worker and ps_worker tested (make check-gpu: test_gpu
 # and tests/t_gpu_*.sh), then measured: the CUDA-staged TCP ring against
 # the CPU ring with 2 and 4 ranks on one GPU at 16 and 64 MiB, and NCCL's
@@ -13,18 +13,23 @@
 #   check-gpu-san.log  make check-gpu SANITIZER=address,undefined
 # Exit status: 0 when every check passed.
 #
-# The GPU machine has no libuv, so ps_server (which needs it) cannot be
-# built there: PS_SERVER_BIN may name one built elsewhere (x86-64, glibc no
+# The GPU machine has no libuv: --debs DIR brings it (gpu/device_env.sh,
+# THE PACKAGES), and ps_server is built there; else PS_SERVER_BIN may name
+# one built elsewhere (x86-64, glibc no
 # newer than the machine's, libuv linked statically), which is copied into
 # the build's bin/ so that tests/t_gpu_ps.sh runs; without it those cases
 # are skipped, saying so. REPS (default 5) runs of each measured point,
-# interleaved CPU / GPU so that drifts hit both alike.
-. "$(dirname "$0")/device_env.sh"        # out, jobs, loader, pip; PSRING_NCCL_LIB
+# interleaved CPU / GPU so that drifts hit both alike. RING_ONLY=1 (as
+# gpu/device_check.sh runs it, after its own build and checks): the
+# measurements alone.
+. "$(dirname "$0")/device_env.sh"        # out, jobs, loader, pip, mk; PSRING_NCCL_LIB
+need_gpu
 reps=${REPS:-5}
 B=build/gpu
 BIN=$B/bin
 
 status=0
+if [ -z "${RING_ONLY-}" ]; then
 {
     echo "== date: $(date -u)"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
@@ -33,15 +38,17 @@ status=0
     echo "cpus: $jobs"
     echo "libnccl.so.2 on the loader's path: ${loader:-none}; pip's: ${pip:-none}"
     echo "PSRING_NCCL_LIB=${PSRING_NCCL_LIB:-(unset)}"
-    make BUILD=$B BIN=$BIN -j"$jobs" $BIN/ring_worker $BIN/ps_worker $BIN/psr_merge \
+    echo "packages: ${PSR_DEPS_PREFIX:-the system's (no --debs)}"
+    mk BUILD=$B BIN=$BIN -j"$jobs" $BIN/ring_worker $BIN/ps_worker $BIN/psr_merge \
         $BIN/reference $BIN/bench_gpu $B/tests/test_gpu 2>&1 | tail -n 3
 } >"$out/env.txt" 2>&1
 if [ -n "$PS_SERVER_BIN" ]; then
     cp "$PS_SERVER_BIN" $BIN/ps_server && chmod +x $BIN/ps_server
 fi
 
-make BUILD=$B BIN=$BIN -j"$jobs" check-gpu >"$out/check-gpu.log" 2>&1 || status=1
+mk BUILD=$B BIN=$BIN -j"$jobs" check-gpu >"$out/check-gpu.log" 2>&1 || status=1
 grep '^FAIL\|^skip\|passed,' "$out/check-gpu.log"
+fi
 
 # ring.dat: the staged TCP ring (cuda) against the CPU ring (cpu), one
 # size per job through the launcher; 10 timed iterations after 2 warm-up.
@@ -97,11 +104,12 @@ cat "$out/ring.txt"
 grep -q FAILED "$out/nccl.txt" && status=1
 grep -v '^ring_worker' "$out/nccl.txt"
 
+[ -n "${RING_ONLY-}" ] && exit $status
 if [ -n "$PS_SERVER_BIN" ]; then
     mkdir -p build/gpu-san/bin
     cp "$PS_SERVER_BIN" build/gpu-san/bin/ps_server
 fi
-timeout 240 make BUILD=build/gpu-san BIN=build/gpu-san/bin SANITIZER=address,undefined \
+MK_PRE="timeout 240" mk BUILD=build/gpu-san BIN=build/gpu-san/bin SANITIZER=address,undefined \
     -j"$jobs" check-gpu >"$out/check-gpu-san.log" 2>&1 || status=1
 echo "== sanitizer: $(grep 'passed,' "$out/check-gpu-san.log" || tail -n 3 "$out/check-gpu-san.log")"
 exit $status

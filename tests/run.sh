@@ -22,12 +22,32 @@ fi
 trap 'rm -rf "$log"' EXIT INT TERM
 
 # run NAME LIMIT_S CMD...: one program or script, its lines into the count.
+# A script's lines come out as it writes them (tail --pid: GNU tail stops
+# once the script has exited and its last lines are out), so a long one is
+# seen to progress (each prints a line at least every minute); a program's
+# at its end. Never a pipe from the test itself: a process it left behind
+# would hold the pipe, and run.sh, open.
 run() {
     name=$1 limit=$2; shift 2
     out="$log/$name.out"
-    setsid timeout -s KILL "$limit" "$@" >"$out" 2>&1
-    rc=$?
-    cat "$out"
+    case $name in
+    t_*.sh)
+        : >"$out"
+        setsid timeout -s KILL "$limit" "$@" >"$out" 2>&1 &
+        tpid=$!
+        if tail -s 0.2 -n +1 -f --pid=$tpid "$out" 2>/dev/null; then
+            wait $tpid
+            rc=$?
+        else    # a tail without --pid: the lines at the end
+            wait $tpid
+            rc=$?
+            cat "$out"
+        fi ;;
+    *)
+        setsid timeout -s KILL "$limit" "$@" >"$out" 2>&1
+        rc=$?
+        cat "$out" ;;
+    esac
     if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
         # It died without reporting a failing case: count that as a failure.
         why="exited with status $rc"

@@ -110,4 +110,35 @@ deps lab nosuch; rc=$?
 [ $rc = 64 ] || t_fail "exit $rc, want 64"
 [ "$(wc -l < "$f/out")" = 1 ] || t_fail "want one line: $(cat "$f/out")"
 t_end
+
+# The Makefile's own words (the repository root: $PSR_TESTS/..), as a top-level
+# make (its notes are said at MAKELEVEL 0, and make check is one level up); make -C
+# with a folder of this test's own, so nothing of the build is touched.
+m() { env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS make --no-print-directory -C "$PSR_TESTS/.." BUILD="$T_TMP/b" BIN="$T_TMP/b/bin" "$@" > "$f/out" 2>&1; }
+t_case deps-2.1 "make without libsodium's or libuv's headers: one line naming make deps and the package, not a compiler error"
+m SODIUM_CFLAGS=-nostdinc "$T_TMP/b/.have-sodium"; rc=$?
+[ $rc != 0 ] || t_fail "make went on without sodium.h"
+grep -q "^psring: sodium.h not found: run 'make deps' (as root; it installs libsodium-dev), or apt-get install libsodium-dev\$" "$f/out" ||
+    t_fail "no make deps line: $(cat "$f/out")"
+grep -q 'fatal error' "$f/out" && t_fail "a compiler error: $(cat "$f/out")"
+m UV_CFLAGS=-nostdinc "$T_TMP/b/.have-uv"; rc=$?
+[ $rc != 0 ] && grep -q "^psring: uv.h not found: run 'make deps'.*libuv1-dev\$" "$f/out" ||
+    t_fail "uv.h: exit $rc: $(cat "$f/out")"
+t_end
+
+t_case deps-2.2 "the SimGrid note only where SimGrid is asked for (make sim), not for every build"
+m -n SG_FOUND= all
+grep -q SimGrid "$f/out" && t_fail "make all speaks of SimGrid: $(grep SimGrid "$f/out")"
+m -n SG_FOUND= SIM_ARGS=--quick sim
+grep -q '^psring: SimGrid not found.*make deps-sim installs it' "$f/out" || t_fail "make sim: no SimGrid note: $(head -n 3 "$f/out")"
+t_end
+t_case deps-2.3 "make check-gpu builds every program its tests call (launch.sh's model and psr_merge too: gpu-ps-1.x failed on a GPU machine for want of model)"
+m -n check-gpu
+for p in bin/ring_worker bin/ps_worker bin/psr_merge bin/model bin/bench_gpu tests/test_gpu; do
+    grep -q -- "-o $T_TMP/b/$p\$" "$f/out" || t_fail "make check-gpu does not build $p: $(grep -c . "$f/out") lines"
+done
+if pkg-config --exists libuv 2>/dev/null; then
+    grep -q -- "-o $T_TMP/b/bin/ps_server\$" "$f/out" || t_fail "libuv is here, but make check-gpu does not build ps_server"
+fi
+t_end
 t_exit

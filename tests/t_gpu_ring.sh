@@ -197,7 +197,7 @@ while [ $i -lt 200 ] && [ ! -s "$T_TMP/port" ]; do sleep 0.05; i=$((i + 1)); don
 start 1 --coordinator "127.0.0.1:$(cat "$T_TMP/port" 2>/dev/null)" $job3
 start 2 --coordinator "127.0.0.1:$(cat "$T_TMP/port" 2>/dev/null)" $job3
 i=0
-while [ $i -lt 300 ] && ! grep -q 'step 0: loss' "$T_TMP/err.0" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+while [ $i -lt 300 ] && ! grep -q 'step 0:' "$T_TMP/err.0" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 sleep 1
 kill -KILL "-$(cat "$T_TMP/pid.1" 2>/dev/null)" 2>/dev/null || t_fail "rank 1 was not running"
 for r in 0 2; do

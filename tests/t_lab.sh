@@ -148,30 +148,57 @@ tr -s ' \n' ' ' < "$T_TMP/out" | grep -Fq "up to 4 per CPU: \"$want\" here)" ||
     t_fail "--help does not give the default ks '$want' for $(nproc) CPUs: $(grep -A1 -- '--ks' "$T_TMP/out" | tr -s ' \n' ' ')"
 expect_grep out 'emulated one-way latency (default 1ms)'
 t_end
-t_case lab-1.5 "^C (SIGINT to the process group) during a sweep: lab.sh and lab.sh --only servers exit 130 and leave no process behind"
-# interrupt PATTERN ARGS...: lab.sh ARGS in a session of its own (as a
-# terminal's foreground job), SIGINT to the group once PATTERN is on its
-# stderr; rc its status.
+t_case lab-1.5 "^C (SIGINT to the process group, or to lab.sh alone) during a sweep: lab.sh and lab.sh --only servers exit 130 within 2 s, leave no process behind, and the manifest says interrupted and what had finished"
+# interrupt TO PATTERN ARGS...: lab.sh ARGS in a session of its own (as a
+# terminal's foreground job), SIGINT once PATTERN is on its stderr: to the
+# whole group (TO = group: a terminal's ^C) or to lab.sh alone (TO = lab:
+# kill PID, where the job it runs gets nothing from the sender); rc its
+# status, dt the seconds from the signal to its exit. Left behind: any
+# process of the session (launch.sh puts each job in a group of its own).
 interrupt() {
-    _pat=$1; shift
+    _to=$1 _pat=$2; shift 2
     : >"$T_TMP/err"
     setsid timeout -s KILL 120 bash "$PSR_TESTS/../experiments/lab.sh" "$@" >"$T_TMP/out" 2>"$T_TMP/err" </dev/null &
     _pid=$!
     _i=0
     while [ $_i -lt 600 ] && ! grep -q "$_pat" "$T_TMP/err" 2>/dev/null; do sleep 0.1; _i=$((_i + 1)); done
     grep -q "$_pat" "$T_TMP/err" || t_fail "$*: no '$_pat' on stderr: $(head -c 300 "$T_TMP/err")"
-    env kill -INT -- "-$_pid" 2>/dev/null
+    sleep 0.5
+    _t0=$(date +%s.%N)
+    if [ "$_to" = group ]; then
+        env kill -INT -- "-$_pid" 2>/dev/null
+    else
+        env kill -INT "$(ps -o pid= --ppid "$_pid" | head -n 1)" 2>/dev/null
+    fi
     wait "$_pid"
     rc=$?
-    sleep 2
-    _left=$(ps -eo pgid=,pid=,args= | awk -v g="$_pid" '$1 == g && $3 !~ /^\[/')
-    [ -z "$_left" ] || { t_fail "$*: left behind: $_left"; env kill -KILL -- "-$_pid" 2>/dev/null; }
+    dt=$(awk -v a="$_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+    _left=$(ps -eo sid=,pid=,args= | awk -v g="$_pid" '$1 == g && $3 !~ /^\[/')
+    [ -z "$_left" ] || { t_fail "$*: left behind: $_left"; ps -o pgid= -p "$(echo "$_left" | awk '{ print $2 }' | paste -sd,)" |
+                         while read -r g; do env kill -KILL -- "-$g" 2>/dev/null; done; }
 }
-interrupt 'K sweep pass 1' --quick --link-bw 64Mbit --out "$T_TMP/int"
-expect_rc 130
+# expect_stopped DIR DONE: exit 130 within 2 s (a job that is waited for
+# instead runs on for seconds: the K = 8 PS step below is about 2 s), and
+# DIR/manifest.txt says interrupted and that DONE had finished.
+expect_stopped() {
+    expect_rc 130
+    awk -v t="$dt" 'BEGIN { exit !(t <= 2) }' || t_fail "lab.sh took $dt s to stop after SIGINT (want at most 2)"
+    grep -q '^interrupted: SIGINT' "$1/manifest.txt" 2>/dev/null ||
+        t_fail "$1/manifest.txt: no 'interrupted: SIGINT' line: $(head -c 400 "$1/manifest.txt" 2>&1)"
+    grep -q "^finished: .*$2" "$1/manifest.txt" 2>/dev/null ||
+        t_fail "$1/manifest.txt: '$2' not among the finished: $(grep '^finished' "$1/manifest.txt" 2>&1)"
+}
+interrupt group 'K sweep pass 1' --quick --link-bw 64Mbit --out "$T_TMP/int"
+expect_stopped "$T_TMP/int" k_ps_2
 grep -q '^\[3/5\]\|^\[4/5\]' "$T_TMP/err" && t_fail "lab.sh went on after ^C: $(tail -n 3 "$T_TMP/err")"
-interrupt 'servers\] pass 1' --quick --only servers --out "$T_TMP/int_srv"
-expect_rc 130
+# SIGINT to lab.sh alone, in a K = 8 PS job of about 8 s (64 KiB each way
+# per worker and step at 2 Mbit/s on the server's link)
+interrupt lab 'K sweep pass 1: k_ps_2' --quick --ks "2 8" --bytes 64K --link-bw 2Mbit --out "$T_TMP/int_pid"
+expect_stopped "$T_TMP/int_pid" k_ps_2
+grep -q '^interrupted: .*during k_ps_8' "$T_TMP/int_pid/manifest.txt" 2>/dev/null ||
+    t_fail "the manifest does not name k_ps_8 as the job stopped: $(grep '^interrupted' "$T_TMP/int_pid/manifest.txt" 2>&1)"
+interrupt group 'servers\] pass 1' --quick --only servers --out "$T_TMP/int_srv"
+expect_stopped "$T_TMP/int_srv" servers_ring_
 grep -q '^servers at K' "$T_TMP/out" && t_fail "lab.sh --only servers went on after ^C"
 t_end
 t_case lab-2.1 "lab.sh --quick --only servers: ring and the PS with k = 0, 2, 4 extra servers at K = 4, per-bucket pull, each with its placement's pipelined model, ps_servers.png"

@@ -42,6 +42,12 @@ got=$(csv_awk 'FNR > 1 { printf "%s:%s:%s:[%s][%s] ", $c["K"], $c["bytes"], $c["
 [ "$got" = "2:4096:2:[][] 2:8192:2:[][] 2:16384:2:[][] " ] || t_fail "rows (K:bytes:steps:[host_bound][bound_by]): '$got'"
 bad=$(csv_awk 'FNR > 1 && ($c["link_util"] != "" || !($c["cpu_s_per_gb"] > 0)) { print }' "$T_TMP/out")
 [ -z "$bad" ] || t_fail "unpaced rows with a link_util or without cpu_s_per_gb: $bad"
+# The table and the CSV measure two things, and say so (issue 32: 346.8 us
+# in the table, 404 us in the CSV, for one size, unexplained).
+grep -q "^rank0| # the table's time is a MEAN (the loop / 2); the records' (--csv, the launcher's CSV row) time_s is the MEDIAN" "$T_TMP/err" ||
+    t_fail "the table does not say what its time is against the CSV's: $(grep '^rank0| #' "$T_TMP/err")"
+grep -q "^launch.sh: --bench: each CSV row's time_s .* is the median .*; rank0's table above is the slowest rank's loop / calls, a mean\$" "$T_TMP/err" ||
+    t_fail "launch.sh does not say what the CSV's time_s is: $(grep '^launch.sh' "$T_TMP/err")"
 t_end
 
 t_case launch-sizes-1.3 "one size (-b = -e) is still one row"
@@ -58,5 +64,20 @@ job 120 "$launch" ring 2 --bench -b 4K -e 4K -n 2 -w 1 --timeout 10 --csv-out "$
 expect_rc 1
 expect_grep err 'another header'
 cmp -s "$T_TMP/old.csv" "$T_TMP/old.keep" || t_fail "the file changed: $(cat "$T_TMP/old.csv")"
+t_end
+t_case launch-sizes-1.5 "a synthetic run logs no 'loss 0' (it has no loss): ring, sync PS and async PS say 'no loss'; linreg still logs its loss"
+for sa in "" "--mode async"; do
+    job 60 "$launch" ps 2 --workload synthetic --params 1000 --steps 2 --timeout 10 --server-args "$sa"
+    expect_rc 0
+    grep -q 'loss 0\b' "$T_TMP/err" && t_fail "ps $sa: a loss 0 line: $(grep 'loss 0' "$T_TMP/err" | head -n 2)"
+    grep -q 'server0| ps_server\[0\]: .*step 0.* done (synthetic workload: no loss)' "$T_TMP/err" ||
+        t_fail "ps $sa: no 'no loss' line: $(grep 'step 0' "$T_TMP/err" | head -n 2)"
+done
+job 60 "$launch" ring 2 --workload synthetic --params 1000 --steps 2 --timeout 10
+expect_rc 0
+grep -q 'rank0| ring_worker\[0\]: step 0: done (synthetic workload: no loss; global batch of 1024)$' "$T_TMP/err" ||
+    t_fail "ring: no 'no loss' line: $(grep 'step 0' "$T_TMP/err")"
+job 60 "$launch" ring 2 --workload linreg --steps 2 --timeout 10
+grep -q 'rank0| ring_worker\[0\]: step 0: loss 10\.' "$T_TMP/err" || t_fail "linreg: no loss line: $(grep 'step 0' "$T_TMP/err")"
 t_end
 t_exit

@@ -100,7 +100,7 @@ for r in 0 1; do
     eval "p$r=\$!"
 done
 i=0
-while ! grep -q "step 1 loss" "$T_TMP/ks" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+while ! grep -q "step 1 " "$T_TMP/ks" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 kill -KILL -$p1 2>/dev/null
 { wait $p1; } 2>/dev/null    # the shell says "Killed": expected
 wait $ps_pid; src=$?

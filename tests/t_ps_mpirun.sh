@@ -52,4 +52,15 @@ else
     [ "$st" = 0 ] || t_fail "ps_server exit status $st: $(tail -c 300 "$T_TMP/srv.err")"
 fi
 t_end
+t_case ps-mpirun-1.2 "the README's mpirun.openmpi line for the ring runs as written (as root with --allow-run-as-root added, as the README says)"
+line=$(awk '/^```sh$/ { c = 1; next } /^```$/ { c = 0 } c && /^mpirun\.openmpi .*ring_worker/' "$PSR_TESTS/../README.md")
+[ -n "$line" ] || t_fail "no mpirun.openmpi line for ring_worker in a README code block"
+asroot=""
+[ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
+port=$(awk 'BEGIN { srand(); print 20000 + int(rand() * 20000) }')
+set -- $(echo "$line" | sed "s|bin/ring_worker|$PSR_BIN/ring_worker|; s|127.0.0.1:5556|127.0.0.1:$port|; s|^mpirun.openmpi|mpirun.openmpi $asroot|")
+job 120 "$@" --timeout 20
+expect_rc 0
+grep -q 'ring_worker\[3\]: rank 3 of 4 (rank from openmpi)' "$T_TMP/err" || t_fail "rank 3 of 4 from openmpi not said: $(head -c 400 "$T_TMP/err")"
+t_end
 t_exit

@@ -333,13 +333,18 @@ job 20 "$sim" ring 4 --bytes 1MiB --payload sizes --bucket-size 128K $NET
 expect_rc 64
 t_end
 
-t_case sim-7.1 "make sim's plots: sim_all.sh --quick --no-real draws sim_validation.png and k_time_sim.png; k_time_sim.gp plots the CSV's times by column name (bin/model's values beside them)"
+t_case sim-7.1 "make sim's plots and its output, every line labelled: sim_all.sh --quick --no-real draws sim_validation.png and k_time_sim.png; k_time_sim.gp plots the CSV's times by column name (bin/model's values beside them)"
 job 600 "$PSR_TESTS/../experiments/sim_all.sh" --quick --no-real --out "$T_TMP/simall"
 expect_rc 0
 for f in validation.csv large_k.csv sim_validation.png k_time_sim.png; do
     [ -s "$T_TMP/simall/$f" ] || t_fail "no $f"
 done
 grep -q 'gnuplot failed' "$T_TMP/out" "$T_TMP/err" && t_fail "sim_all.sh: gnuplot failed"
+# make sim's output labelled: every stdout line a part's heading or a
+# labelled line (it printed GNU time's lines and bare CSV rows)
+bad=$(grep -v '^== [1-4]\. \|^model vs sim: \|^real vs sim: \|^large-K sweep, whole: \|^seed K table: ' "$T_TMP/out")
+[ -z "$bad" ] || t_fail "sim_all.sh: unlabelled lines on stdout: $(echo "$bad" | head -n 3)"
+[ "$(grep -c '^== [1-4]\. ' "$T_TMP/out")" = 4 ] || t_fail "sim_all.sh: not 4 part headings: $(grep '^==' "$T_TMP/out")"
 # The plotted numbers ('table'): the star ring's point at K = 2 is the CSV's time_s there.
 job 60 gnuplot -e "dir='$PSR_TESTS/../plots/'; file='$T_TMP/simall/large_k.csv'; fmt='table'; out='$T_TMP/k.tab'" \
     "$PSR_TESTS/../plots/sim_k_time.gp"

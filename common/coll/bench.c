@@ -265,6 +265,10 @@ static void print_header(const struct bench_cfg *cfg, const struct coll *co)
            "and a barrier); busbw = algbw * %s (nccl-tests')\n", cfg->iters, cfg->iters,
            cfg->warmup_iters, cfg->op == COLL_ALL_REDUCE ? "2(K-1)/K"
            : cfg->op == COLL_BROADCAST || cfg->op == COLL_REDUCE ? "1" : "(K-1)/K");
+    if (cfg->csv)
+        printf("# the table's time is a MEAN (the loop / %d); the records' (--csv, the launcher's CSV "
+               "row) time_s is the MEDIAN over the %d calls of the slowest rank's call: they differ "
+               "where calls vary\n", cfg->iters, cfg->iters);
     printf("# cpu(s/GB): the costliest rank's CPU seconds (user + system) over the loop per GB "
            "(1e9 bytes) it sent and received\n");
     printf("#%11s %12s %7s %11s %12s %12s %10s %7s\n", "size", "count", "type", "time(us)",

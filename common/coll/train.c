@@ -223,9 +223,13 @@ static int finish(const char *loss_out, const char *time_out, struct losscurve *
 }
 
 /* log_loss: rank 0's loss line for step s (train.h, LOCAL SGD). */
-static void log_loss(int s, const struct step_result *r, int sync_every)
+static void log_loss(int s, const struct step_result *r, int sync_every, int synthetic)
 {
-    if (r->local)
+    if (synthetic)              /* no model, no loss to show */
+        log_msg("step %d: done (synthetic workload: no loss; %s %llu)", s,
+                r->local ? "rank 0's own share of" : "global batch of",
+                (unsigned long long)r->count);
+    else if (r->local)
         log_msg("step %d: loss %.9g (rank 0's own share of %llu, a local step)", s, r->loss,
                 (unsigned long long)r->count);
     else if (sync_every > 1)
@@ -310,7 +314,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         losscurve_set_at(&lc, (size_t)s, r.loss, clock_src_now(clk) - run0);
         if (c->rank == 0 && (s == 0 || s == c->steps - 1 ||
                              clock_src_now(clk) - last_log >= LOSS_LOG_EVERY_S)) {
-            log_loss(s, &r, cfg->sync_every);
+            log_loss(s, &r, cfg->sync_every, c->workload == WORKLOAD_SYNTHETIC);
             last_log = clock_src_now(clk);
         }
         round_s += r.t.step;

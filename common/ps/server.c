@@ -310,8 +310,12 @@ static int step_done(struct server *srv, const struct store_released *rel, doubl
 
     if (rel->step == 0 || rel->step + 1 == (uint64_t)srv->f.c.steps ||
         now - srv->last_log >= LOG_EVERY_S) {
-        log_msg("step %llu loss %.6g %llu examples", ull(rel->step), rel->loss,
-                ull(rel->batch));
+        if (srv->f.c.workload == PROTO_WORKLOAD_SYNTHETIC)     /* no model, no loss to show */
+            log_msg("step %llu done (synthetic workload: no loss) %llu examples", ull(rel->step),
+                    ull(rel->batch));
+        else
+            log_msg("step %llu loss %.6g %llu examples", ull(rel->step), rel->loss,
+                    ull(rel->batch));
         srv->last_log = now;
     }
     measure_released(srv, rel->step, rel->loss, now);  /* the loss curve, the waits */

@@ -81,13 +81,23 @@ static void mode_send(struct server *srv, uint32_t r, double now)
  * pushes (or drop a late one), and send the weights to whoever may have
  * them now. 0: sync, the barrier's path goes on (step_release); 1: done
  * here (or the run failed, said why). */
+/* loss_words: "loss X" for the log, or what stands in its place where
+ * the workload has no loss (synthetic: no model). */
+static void loss_words(const struct server *srv, double loss, char *out, size_t n)
+{
+    if (srv->f.c.workload == PROTO_WORKLOAD_SYNTHETIC)
+        snprintf(out, n, "done (synthetic workload: no loss)");
+    else
+        snprintf(out, n, "loss %.6g", loss);
+}
+
 int server_mode_push(struct server *srv, struct conn *c, double now)
 {
     uint32_t r = c->ses.rank;
     struct store *st = &srv->store;
     struct mode_verdict v;
     struct store_applied ap;
-    char err[ERR_LEN];
+    char err[ERR_LEN], lw[48];
     int rc;
 
     if (srv->mode.cfg.kind == MODE_SYNC)
@@ -121,8 +131,9 @@ int server_mode_push(struct server *srv, struct conn *c, double now)
                 srv->want_pull[v.used[i]] = 1;
             measure_step(srv, ap.step, ap.loss, now);
             if (ap.step == 0 || now - srv->last_log >= LOG_EVERY_S) {
-                log_msg("step %llu loss %.6g %llu examples from %u pushes (%llu dropped so "
-                        "far)", ull(ap.step), ap.loss, ull(ap.batch), (unsigned)v.nused,
+                loss_words(srv, ap.loss, lw, sizeof lw);
+                log_msg("step %llu %s %llu examples from %u pushes (%llu dropped so "
+                        "far)", ull(ap.step), lw, ull(ap.batch), (unsigned)v.nused,
                         ull(srv->mode.dropped));
                 srv->last_log = now;
             }
@@ -131,8 +142,9 @@ int server_mode_push(struct server *srv, struct conn *c, double now)
     if (v.action == MODE_APPLY)     /* update number ap.step: the version before it */
         measure_update(srv, ap.step, ap.loss, ap.batch, now);
     if (v.action == MODE_APPLY && (ap.step == 0 || now - srv->last_log >= LOG_EVERY_S)) {
-        log_msg("version %llu: worker %u step %llu, loss %.6g, %llu examples, staleness %llu",
-                ull(v.version), (unsigned)r, ull(store_clock(st, r) - 1), ap.loss,
+        loss_words(srv, ap.loss, lw, sizeof lw);
+        log_msg("version %llu: worker %u step %llu, %s, %llu examples, staleness %llu",
+                ull(v.version), (unsigned)r, ull(store_clock(st, r) - 1), lw,
                 ull(ap.batch), ull(v.staleness));
         srv->last_log = now;
     }
