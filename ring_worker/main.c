@@ -2,7 +2,7 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--algo ring|rd|rabenseifner] [--bench ...] [common flags]
+ *                 [--algo ring|rd|rabenseifner|tree|dbtree] [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
  * environment, so `mpirun.openmpi -np K` and `srun -n K` work unchanged), the
@@ -10,8 +10,9 @@
  * cudaSetDevice(local rank % devices); --transport nccl: rank 0 makes the
  * NCCL id), the data listener, the rendezvous (rendezvous.h; its blob
  * carries the NCCL id to every rank, or else rank 0's --algo, checked),
- * the neighbour connections (xport_tcp.h), or with --algo rd or rabenseifner
- * the partner connections (xport_tcp.h with rd_plan or rab_plan), or with NCCL the check that this host
+ * the neighbour connections (xport_tcp.h), or with --algo rd, rabenseifner,
+ * tree or dbtree the partner connections (xport_tcp.h with rd_plan, rab_plan
+ * or tree_plan), or with NCCL the check that this host
  * has a GPU per local rank and the communicator; then training (train.h)
  * or the benchmark (bench.h), over the all-reduce coll.h picks. K = 1
  * opens no socket at all. A failure is one line on stderr naming the peer
@@ -54,7 +55,7 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
-    "       [--algo ring|rd|rabenseifner]\n"
+    "       [--algo ring|rd|rabenseifner|tree|dbtree]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
@@ -65,7 +66,8 @@ static const char synopsis[] =
     "--algo rd all-reduces by recursive doubling (log2 K exchanges of the whole\n"
     "vector: fewer latencies, more bytes) instead of the ring, on the host over TCP;\n"
     "--algo rabenseifner by recursive halving then doubling (2 log2 K exchanges of\n"
-    "the ring's bytes).\n"
+    "the ring's bytes); --algo tree by a pipelined binary tree (reduce up, broadcast\n"
+    "down, 128 KiB segments), --algo dbtree by NCCL's double binary tree.\n"
     "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
     "reduce_scatter, all_gather, broadcast, reduce (--root R), alltoall (--imbalance F:\n"
     "rank --root gets F times the average share from every rank, as MoE routing skews).\n"
@@ -179,8 +181,9 @@ static int pick_kind(const struct opts *o, const struct cli_common *c, int argc,
     return COLL_NCCL;
 }
 
-/* pick_algo: --algo, the ring (default), recursive doubling or
- * Rabenseifner; the last two run on the host over TCP only. */
+/* pick_algo: --algo, the ring (default), recursive doubling,
+ * Rabenseifner, the tree or the double tree; all but the ring run on the
+ * host over TCP only. */
 static int pick_algo(const struct opts *o, int kind)
 {
     int algo = coll_algo_parse(o->algo);
@@ -188,13 +191,17 @@ static int pick_algo(const struct opts *o, int kind)
     if (algo == COLL_RING)
         return COLL_RING;
     if (algo < 0)
-        usage_fail_value("--algo", o->algo, "not ring, rd or rabenseifner");
+        usage_fail_value("--algo", o->algo, "not ring, rd, rabenseifner, tree or dbtree");
     if (kind != COLL_TCP && algo == COLL_RD)
         usage_fail("--algo rd: recursive doubling runs on the host over TCP "
                    "(--device cpu --transport tcp)");
-    if (kind != COLL_TCP)
+    if (kind != COLL_TCP && algo == COLL_RABENSEIFNER)
         usage_fail("--algo rabenseifner: runs on the host over TCP "
                    "(--device cpu --transport tcp)");
+    if (kind != COLL_TCP)
+        usage_fail(algo == COLL_TREE ? "--algo tree: runs on the host over TCP "
+                   "(--device cpu --transport tcp)" : "--algo dbtree: runs on the host over "
+                   "TCP (--device cpu --transport tcp)");
     return algo;
 }
 
@@ -240,9 +247,10 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "transport", CLI_STRING, &o->transport, "tcp|nccl",
           "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
           0, 0, NULL },
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree",
           "the all-reduce: the ring (default), recursive doubling (rd: log2 K steps, "
-          "for small messages) or Rabenseifner (2 log2 K steps, the ring's bytes)",
+          "for small messages), Rabenseifner (2 log2 K steps, the ring's bytes), a "
+          "pipelined binary tree (tree) or NCCL's double binary tree (dbtree)",
           0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
@@ -308,7 +316,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
                    "ring only (--device cpu --transport tcp)");
     if (o->zero && (o->bench || *kind != COLL_TCP || *algo != COLL_RING))
         usage_fail("--zero: trains on the CPU ring only (reduce-scatter + all-gather; "
-                   "not with --bench, --algo rd|rabenseifner, --device cuda or --transport nccl)");
+                   "not with --bench, --algo rd|rabenseifner|tree|dbtree, --device cuda or --transport nccl)");
     if (o->zero && o->mistake != MISTAKE_NONE)
         usage_fail("--zero: takes no --mistake");
     if (o->zero == 3 && c->workload == WORKLOAD_SYNTHETIC)

@@ -69,7 +69,7 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
 {
     static struct cli_opt t[24];
     const struct cli_opt v[] = {
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree",
           "ring: the all-reduce (default ring)", 0, 0, NULL },
         { "bytes", CLI_SIZE, &o->bytes, "SIZE",
           "message size n (default: the workload's n * element size)", 1, 0, NULL },
@@ -240,8 +240,8 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     j->algo = coll_algo_parse(o->algo);
     if (j->algo < 0 || (j->algo != COLL_RING && j->ps)) {
         char q[CLI_VALUE_BUF];
-        snprintf(err, ERR_LEN, "--algo %s: ring, rd or rabenseifner, in ring mode only",
-                 cli_value(o->algo, q));
+        snprintf(err, ERR_LEN, "--algo %s: ring, rd, rabenseifner, tree or dbtree, in ring "
+                 "mode only", cli_value(o->algo, q));
         sim_usage_fail(err);
     }
     if (j->k < 2 && !j->ps)
