@@ -149,6 +149,11 @@ static void job_sizes(struct sim_opts *o, struct cli_common *c, struct sim_job *
         sim_usage_fail("--payload real: K * n above 1 GiB; use --payload sizes");
     if (j->real && !j->ps && train_check(c, (uint64_t)c->batch, err) != 0)
         sim_usage_fail(err);
+    /* The trees cut their segments from the vector they are given: a proxy
+     * of K * 64 elements would be one segment, an unpipelined tree. */
+    if (!j->real && (j->algo == COLL_TREE || j->algo == COLL_DBTREE))
+        sim_usage_fail("--payload sizes: the trees (--algo tree|dbtree) cut 128 KiB segments "
+                       "from the real vector; use --payload real (K * n up to 1 GiB)");
     if (!j->real && !j->ps) {
         size_t n = (size_t)(j->bytes / es);
 

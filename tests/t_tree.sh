@@ -7,7 +7,7 @@
 # every element checked (#wrong 0) and the row's model_s == bin/model's;
 # psring_sim's time, real payloads of 4 MiB (16 and 32 segments), within
 # the model's bound and 5% of it (K = 4 and 8), and its weights == the
-# real run's, bit for bit (K = 6); a rank SIGSTOPped mid-all-reduce (no
+# real run's, bit for bit (K = 6), --payload sizes refused; a rank SIGSTOPped mid-all-reduce (no
 # FIN, no RST: the idle timeout) ends every other rank, naming it; bin/model
 # at points worked by hand; --algo refused where it cannot run, and ranks
 # that disagree on it stopped at the rendezvous.
@@ -82,6 +82,9 @@ if [ -x "$sim" ]; then
     job 20 "$sim" ps 4 --algo tree --steps 1
     expect_rc 64
     expect_grep err '^psring_sim: --algo tree: ring, rd, rabenseifner, tree or dbtree, in ring mode only; see psring_sim --help$'
+    job 20 "$sim" ring 4 --algo dbtree --bytes 4MiB --payload sizes $NET
+    expect_rc 64
+    expect_grep err '^psring_sim: --payload sizes: the trees (--algo tree|dbtree) cut 128 KiB segments'
     t_end
 else
     t_skip tree-proc-1.3 "psring_sim" "no psring_sim in $PSR_BIN (SimGrid not found at build time)"
