@@ -33,7 +33,8 @@
  *       P = 2^floor(log2 K). tree, dbtree: a pipelined binary tree, and
  *       NCCL's double binary tree (each tree half the vector), S segments of
  *       at most 128 KiB (per tree), D = ceil(log2 K) (model.h):
- *       3 (S + 2D - 1) (a + n/S b) and 4 (S + 2D - 1) (a + n/(2S) b). Q is one of
+ *       3 P (a + n/S b) and 4 P (a + n/(2S) b), P = S + 2D - 1 periods
+ *       (2S + D - 2 when S <= D). Q is one of
  *         time       seconds per step (default; PS: ingress + egress, a
  *                    one-pull step: every push, then every pull)
  *         ingress    PS only: the push phase, a + busiest link / bw

@@ -71,13 +71,14 @@
  * least C; for K > 64, or when the budget runs out, greedily. Every rank runs the same search on the same K and gets the
  * same colors (tree_colors).
  *
- * COST. P = S + 2D - 1 periods (the last segment leaves the root at period
+ * COST. S + 2D - 1 periods (the last segment leaves the root at period
  * S - 1 + D and reaches the deepest leaf D - 1 periods later), C steps
  * each, a step moving one segment each way (a: latency, b: seconds per
  * byte, n in bytes):
  *
- *     tree    T = 3 (S + 2D - 1) (a + n/S b),      S = ceil(n / 128 KiB)
- *     dbtree  T = 4 (S + 2D - 1) (a + n/(2S) b),   S = ceil(n/2 / 128 KiB)
+ *     tree    T = 3 P (a + n/S b),      S = ceil(n / 128 KiB)
+ *     dbtree  T = 4 P (a + n/(2S) b),   S = ceil(n/2 / 128 KiB)
+ *     P = S + 2D - 1 for S > D, else S + D - 1 + (S - 1)
  *
  * with D = ceil(log2 K), for any K (K = 2: tree C = 1, dbtree 2; K = 3:
  * tree C = 2, dbtree 4, the two trees sharing an edge). The search finds C
@@ -85,9 +86,13 @@
  * greedy colors take 5 or 6 slots and the formula, which keeps 4, is
  * optimistic by that much. For S >> D the tree's bandwidth term is 3 n b,
  * the double tree's 2 n b (the ring's: 2 (K-1)/K n b), and the latency
- * grows with log2 K, not K. The formula is an upper bound: when only a
- * few edges are busy (the pipeline filling and draining, and S small) a
- * rank skips empty slots, so a small vector takes fewer than P C steps
+ * grows with log2 K, not K. When only a few edges are busy (the
+ * pipeline filling and draining) a rank skips the empty slots, so a short
+ * pipeline takes fewer periods than its S + 2D - 1: one segment climbs
+ * and comes back down in about C D steps, not C (2D); the second P, fitted
+ * to psring_sim, is the model's: simulated/model 0.86 to 1.11 at K = 4 and
+ * 8 for 4 KiB to 4 MiB (1.00 at 4 KiB, 0.97-0.98 at 4 MiB, worst near S =
+ * D + 1, where the fill is partly hidden)
  * (common/measure/model.h, model_tree).
  *
  * DETERMINISM. Every element of a segment is summed once, on its way up,

@@ -28,8 +28,9 @@ static int rab_fold(int k, int *p, int *l)
     return *p != k;
 }
 
-/* The trees (common/coll/tree.c, COST): C slots a period, P = S + 2D - 1
- * periods, segments of n / (trees S) bytes. */
+/* The trees (common/coll/tree.c, COST): C slots a period, P = S + D - 1 +
+ * min(S - 1, D) periods (S + 2D - 1 once S > D), segments of n / (trees S)
+ * bytes. */
 struct tree_shape {
     int colors, trees;
     double periods, seg;
@@ -46,7 +47,7 @@ static struct tree_shape tree_shape(enum model_algo algo, int k, double bytes)
     if (k <= 1)
         return t;
     t.colors = t.trees == 1 ? (k == 2 ? 1 : k == 3 ? 2 : 3) : (k == 2 ? 2 : 4);
-    t.periods = s + 2 * d - 1;
+    t.periods = s + d - 1 + fmin(s - 1, d);
     t.seg = part / s;
     return t;
 }

@@ -26,14 +26,14 @@
  *   the pipelined tree (--algo tree) and the double binary tree (--algo
  *   dbtree, two trees on half the vector each; common/coll/tree.c): the
  *   vector cut into S segments of at most 128 KiB (S = ceil(n / 128 KiB),
- *   per tree for dbtree), reduced up and broadcast down in P = S + 2D - 1
- *   periods of C swaps each, D = ceil(log2 K):
- *     tree    T = 3 (S + 2D - 1) (a + n/S b)
- *     dbtree  T = 4 (S + 2D - 1) (a + n/(2S) b)
+ *   per tree for dbtree), reduced up and broadcast down in P periods of C
+ *   swaps each, D = ceil(log2 K), P = S + 2D - 1 when S > D, else
+ *   S + D - 1 + (S - 1) (a short pipeline: the ranks skip the slots with
+ *   nothing to move, and one segment takes C D steps):
+ *     tree    T = 3 P (a + n/S b)
+ *     dbtree  T = 4 P (a + n/(2S) b)
  *   (K = 2: C = 1 and 2; K = 3: 2 and 4). The busiest link carries C n /
- *   trees each way: 3 n (tree), 2 n (dbtree). An upper bound where the
- *   pipeline is short (S small against D): a rank skips the slots with
- *   nothing to move.
+ *   trees each way: 3 n (tree), 2 n (dbtree).
  *   ring against rd: equal at n* = (2(K-1) - s) a / ((s - 2(K-1)/K) b);
  *   below n* rd is faster, above it the ring. None (NaN) when rd is never
  *   slower (K = 2) or never faster.
