@@ -9,8 +9,9 @@
 #          its --netns option needs iproute2 and says so itself)
 #   check  build + what the tests use: gnuplot, procps (pgrep, ps), iproute2
 #          (tc, ip: t_netns), Open MPI (t_ps_mpirun, t_ring_train), SimGrid
-#          (bin/psring_sim, t_sim), and chromium (t_html), which is
-#          OPTIONAL: where it cannot be installed t_html skips and says why
+#          (bin/psring_sim, t_sim), and chromium (t_html), slurm-wlm and
+#          munge (t_slurm: experiments/slurm_local.sh), which are
+#          OPTIONAL: where they cannot be installed their tests skip and say why
 #   bench  build + gnuplot, procps and Open MPI (bench_ring.sh runs mpirun.openmpi)
 #   sim    build + gnuplot, SimGrid and GNU time (the large-K sweep's peak
 #          memory; check needs it too, for t_sim's run of sim_all.sh)
@@ -35,7 +36,7 @@ pkgs() {
     case $1 in
     build) echo "$b" ;;
     lab) echo "$b gnuplot-nox" ;;
-    check) echo "$b gnuplot-nox procps iproute2 openmpi-bin libopenmpi-dev libsimgrid-dev time chromium?" ;;
+    check) echo "$b gnuplot-nox procps iproute2 openmpi-bin libopenmpi-dev libsimgrid-dev time chromium? slurm-wlm? munge?" ;;
     bench) echo "$b gnuplot-nox procps openmpi-bin libopenmpi-dev" ;;
     sim) echo "$b gnuplot-nox libsimgrid-dev time" ;;
     *) return 1 ;;
@@ -62,6 +63,8 @@ present() {
     libsimgrid-dev) pc simgrid || [ -f "$sysroot/usr/include/simgrid/engine.h" ] ;;
     time) [ -x "$sysroot/usr/bin/time" ] ;;
     chromium) have chromium ;;
+    slurm-wlm) have slurmctld && have slurmd && have srun ;;
+    munge) have munged ;;
     *) return 1 ;;
     esac
 }

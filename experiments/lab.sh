@@ -54,7 +54,9 @@
 # in k_sweep_runs.csv and size_sweep_runs.csv, model.txt, fit.txt,
 # manifest.txt (command lines, settings, the calibration, what the time
 # budget cut, the busy banner, git revision, CPU, kernel, loopback rate),
-# logs/ (every job's stderr), the plots and index.html.
+# logs/ (every job's stderr), the plots and index.html; beside every
+# NAME.csv a NAME.json, the same rows as JSON Lines after a manifest line
+# (lib.sh json_beside; docs/design.md, JSON LINES).
 #
 # THE TIME BUDGET. `make lab` must finish in 3 minutes on 2 cores
 # (--budget 180). A slower auto rate makes every transfer longer, so the K
@@ -312,14 +314,14 @@ fi
 # ------------------------------------------------------------ 6. the report, index.html
 bash "$here/lab_report.sh" "$out"
 bash "$here/lab_html.sh" "$out" || failed=$((failed + 1))
-echo "results: $out (index.html, manifest.txt, k_sweep.csv, size_sweep.csv, *_runs.csv, model.txt, fit.txt, plots) in $(elapsed)"
+host_msg "results: $out (index.html, manifest.txt, k_sweep.csv, size_sweep.csv, *_runs.csv, a .json beside each CSV, model.txt, fit.txt, plots) in $(elapsed)"
 if [ -n "$banner" ]; then
     echo "********************************************************************************" >&2
     echo "$banner" | fold -s -w 80 >&2
     echo "********************************************************************************" >&2
 fi
 if [ "$failed" -gt 0 ]; then
-    echo "lab.sh: $failed job(s) failed; logs in $out/logs" >&2
+    host_msg "lab.sh: $failed job(s) failed; logs in $out/logs" >&2
     exit 1
 fi
 exit 0

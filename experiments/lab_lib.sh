@@ -214,7 +214,7 @@ model_why() { printf '%s\n' "$1" | head -n 1 | sed 's/^model: --[a-z-]* [^:]*: /
 
 lab_ready() {
     local why
-    need_programs ps_server ps_worker ring_worker psr_merge bench_link model fit gnuplot
+    need_programs ps_server ps_worker ring_worker psr_merge psr_json bench_link model fit gnuplot
     # The link's rate and latency, checked by the programs' own parser
     # (bin/model) before any job starts: a bad one is one line and exit 64,
     # not every job failing.

@@ -81,6 +81,6 @@ csv_awk -v model="$PSR_BIN/model" -v bw="$link_bw" -v lat="$link_lat" "$flag_awk
 if [ "${busy:-0}" -gt 0 ]; then
     echo "THE MACHINE WAS BUSY: $busy run(s) were slowed by other programs (bound_by=busy); their points are marked." >&2
 fi
-echo "results: $out (manifest.txt, servers.csv, servers_runs.csv, ps_servers.png/svg) in $(elapsed)"
-[ "$failed" -eq 0 ] || { echo "lab.sh: $failed job(s) failed; logs in $out/logs" >&2; exit 1; }
+host_msg "results: $out (manifest.txt, servers.csv, servers_runs.csv, ps_servers.png/svg) in $(elapsed)"
+[ "$failed" -eq 0 ] || { host_msg "lab.sh: $failed job(s) failed; logs in $out/logs" >&2; exit 1; }
 exit 0

@@ -153,7 +153,7 @@ for fv in "--lr $lr" "--target-loss $target"; do
     [[ $v =~ ^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$ ]] && awk -v x="$v" 'BEGIN { exit !(x > 0) }' ||
         usage_error "${fv%% *}" "$v" "not a number > 0"
 done
-need_programs ring_worker ps_server ps_worker psr_merge model
+need_programs ring_worker ps_server ps_worker psr_merge psr_json model
 # T in seconds, through bin/model's own parser (its --stragglers sync of
 # one worker with no communication is T itself); a bad T stops here, 64.
 T=$("$PSR_BIN/model" --stragglers sync --K 1 --backward-time "$bt" --comm 0 2>"${TMPDIR:-/tmp}/lab_strag.$$") ||

@@ -65,7 +65,7 @@ for k in $ks; do
     [[ $k =~ ^[1-9][0-9]?$ ]] || usage_error --ks "$ks" "'$k' is not a ring size 1..99"
 done
 np=$(size_bytes "$params") && [ "$np" -gt 0 ] || usage_error --params "$params" "not a count like 16M (at least 1)"
-need_programs ring_worker psr_merge gnuplot
+need_programs ring_worker psr_merge psr_json gnuplot
 make_out logs
 launch=$here/launch.sh
 
@@ -122,6 +122,7 @@ done
 
 gnuplot -e "zfile='$out/zero.csv'; rfile='$out/zero_rss.csv'; dir='$root/plots/'; fmt='png'; out='$out/zero.png'" \
     "$root/plots/zero.gp" 2>"$out/logs/zero.gp.err" || { say "plots/zero.gp failed: $(head -c 300 "$out/logs/zero.gp.err")"; exit 1; }
-say "wrote $out/zero.csv, $out/zero_rss.csv, $out/zero.png"
+json_beside "$out" || exit 1
+say "wrote $out/zero.csv, $out/zero_rss.csv (and .json beside each), $out/zero.png"
 csv_table "$out/zero.csv" >&2
 csv_table "$out/zero_rss.csv" >&2

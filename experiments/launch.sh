@@ -4,7 +4,7 @@
 #   experiments/launch.sh ps|ring K [common flags] [--servers S]
 #       [--colocated-servers [--even-split]]
 #       [--server-args "..."] [--worker-args "..."] [--out DIR]
-#       [--csv-out FILE] [--time-limit SECONDS] [--wrap "CMD"]
+#       [--csv-out FILE] [--json-out FILE] [--time-limit SECONDS] [--wrap "CMD"]
 #
 # ps:   S parameter servers (bin/ps_server --listen 127.0.0.1:0 --port-file
 #       DIR/port.I --workers K [--shard I/S when S > 1]), then, once every
@@ -40,7 +40,10 @@
 # records into one CSV row: appended to --csv-out FILE (with the header if
 # the file is new), else printed on stdout with the header. A ring --bench
 # sweep over several sizes gives one row per size (its records are
-# rec.rank.RANK.SIZE), smallest size first.
+# rec.rank.RANK.SIZE), smallest size first. --json-out FILE appends the
+# same rows as JSON Lines (docs/design.md, JSON LINES): before each row a
+# manifest line with the launcher's command, the git commit and the CPU
+# (DIR/manifest.txt, handed to psr_merge --manifest).
 #
 # Each process's stdout and stderr come out on this script's stderr, every
 # line prefixed with its role and rank ("server0| ...", "worker3| ...",
@@ -105,6 +108,8 @@ options:
                          temporary folder, removed at the end)
   --csv-out FILE         append the merged row to FILE (header if new);
                          default: print header and row on stdout
+  --json-out FILE        append a manifest line and the row to FILE as
+                         JSON Lines (also with --csv-out or stdout)
   --time-limit SECONDS   stop the whole job after this long (default 600)
   --wrap "CMD"           run each process on another host: `CMD addr ROLE I`
                          prints the address it listens on / advertises
@@ -125,6 +130,7 @@ help_or_version "$@"
 
 # ------------------------------------------------------------ arguments
 (($# >= 2)) || die_usage "expected MODE and K (ps|ring K)"
+launch_cmd="experiments/launch.sh$(printf ' %q' "$@")"
 mode=$1 K=$2
 shift 2
 [[ $mode == ps || $mode == ring ]] || die_usage "MODE $(shown_value "$mode"): not ps or ring"
@@ -132,14 +138,14 @@ if ! [[ $K =~ ^[1-9][0-9]{0,4}$ ]] || ((K > 65536)); then
     die_usage "K $(shown_value "$K"): not a worker count 1..65536"
 fi
 
-S=1 S_given=0 out_dir="" csv_out="" time_limit=600 colocated=0 even=0
+S=1 S_given=0 out_dir="" csv_out="" json_out="" time_limit=600 colocated=0 even=0
 server_args="" worker_args="" wrap=""
 common=()
 while (($# > 0)); do
     arg=$1
     name=${arg%%=*}
     case $name in
-    --servers | --server-args | --worker-args | --out | --csv-out | --time-limit | --wrap)
+    --servers | --server-args | --worker-args | --out | --csv-out | --json-out | --time-limit | --wrap)
         opt_value "$@"
         shift "$extra"
         case $name in
@@ -148,6 +154,7 @@ while (($# > 0)); do
         --worker-args) worker_args=$val ;;
         --out) out_dir=$val ;;
         --csv-out) csv_out=$val ;;
+        --json-out) json_out=$val ;;
         --time-limit) time_limit=$val ;;
         --wrap) wrap=$val ;;
         esac
@@ -155,6 +162,7 @@ while (($# > 0)); do
     --colocated-servers) colocated=1 ;;
     --even-split) even=1 ;;
     --csv) die_usage "--csv: the launcher gives each process its own record; use --csv-out FILE" ;;
+    --json) die_usage "--json: the launcher gives each process its own record; use --json-out FILE" ;;
     --rank | --world) die_usage "$name: the launcher sets rank and world itself (K = $K)" ;;
     --coordinator | --server | --listen | --port-file | --workers | --shard | --range | --link-host | \
         --local-worker | --local-server)
@@ -184,10 +192,12 @@ if [[ -n $wrap ]]; then
     done
 fi
 
-if [[ -n $csv_out ]]; then
-    d=$(dirname "$csv_out")
-    [[ -d $d && -w $d ]] || usage_error --csv-out "$csv_out" "folder $(shown_value "$d") does not exist or is not writable"
-fi
+for o in --csv-out --json-out; do
+    [[ $o == --csv-out ]] && f=$csv_out || f=$json_out
+    [[ -n $f ]] || continue
+    d=$(dirname "$f")
+    [[ -d $d && -w $d ]] || usage_error "$o" "$f" "folder $(shown_value "$d") does not exist or is not writable"
+done
 if [[ $mode == ps ]]; then need=(ps_server ps_worker psr_merge model); else need=(ring_worker psr_merge); fi
 for b in "${need[@]}"; do
     [[ -x $PSR_BIN/$b ]] || { say "no $b in $PSR_BIN (run make, or set PSR_BIN)"; exit 1; }
@@ -610,6 +620,16 @@ for f in "${recs[@]}"; do
 done
 merge_out=()
 [[ -n $csv_out ]] && merge_out=(--out "$csv_out")
+if [[ -n $json_out ]]; then
+    {
+        echo "command: $launch_cmd"
+        echo "git: $(git_rev)"
+        echo "cpu: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) online"
+        echo "mode: $mode"
+        echo "K: $K"
+    } >"$dir/manifest.txt"
+    merge_out+=(--json-out "$json_out" --manifest "$dir/manifest.txt")
+fi
 [[ $mode == ps ]] && merge_out+=(--placement "$placement")
 if ((${#sizes[@]} == 0)); then
     "$PSR_BIN/psr_merge" "${merge_out[@]}" "${recs[@]}" || { say "merging the records failed"; exit 1; }

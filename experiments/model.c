@@ -106,6 +106,8 @@
 
 #include "train/cli_common.h"
 #include "train/compute.h"
+#include "base/compress.h"
+#include "base/dtype.h"
 #include "base/err.h"
 #include "measure/metrics.h"
 #include "measure/model.h"
@@ -185,6 +187,39 @@ static int usage_error(const char *msg)
 {
     fprintf(stderr, "model: %s; see model --help\n", msg);
     return CLI_EXIT_USAGE;
+}
+
+/* wire_factor: --compress NAME on elements of --dtype D: the share of the
+ * vector's bytes that travels, into *f (1: none). A query's bytes (and
+ * --bucket) are the vector's in D; the model charges f times them to the
+ * link, so bytes_in and bytes_out are the wire's. The ring and rd only:
+ * the PS's pushes shrink but its weights come back in full, not one
+ * factor. 0, or the usage line and CLI_EXIT_USAGE. */
+static int wire_factor(const char *name, const char *dt, int algo, double *f)
+{
+    int kind, d = DTYPE_F32;
+    char msg[ERR_LEN];
+
+    *f = 1.0;
+    if (!name && !dt)
+        return 0;
+    if (dt && dtype_parse(dt, &d) != 0) {
+        snprintf(msg, sizeof msg, "--dtype %.40s: not f32 or f64", dt);
+        return usage_error(msg);
+    }
+    if (name && compress_parse(name, &kind) != 0) {
+        snprintf(msg, sizeof msg, "--compress %.40s: not none, fp16 or bf16", name);
+        return usage_error(msg);
+    }
+    if (!name || kind == COMPRESS_NONE)
+        return 0;
+    if (algo != MODEL_RING && algo != MODEL_RD) {
+        snprintf(msg, sizeof msg, "--compress %.40s: models the ring's and rd's all-reduce "
+                 "(--algo ring|rd); the PS's weights travel in full", name);
+        return usage_error(msg);
+    }
+    *f = (double)compress_wire_size(compress_get(kind), d) / (double)dtype_size(d);
+    return 0;
 }
 
 /* print_table: the seed's exercise table (the default output). */
@@ -470,7 +505,8 @@ int main(int argc, char **argv)
     /* NAN / NULL / 0 mark "not given": the modes take different flags. */
     double elements = NAN, elem_bytes = NAN, bw = -1, latency = 0, bytes = NAN;
     const char *workers = NULL, *algo_name = NULL, *quantity_name = NULL;
-    const char *placement_name = NULL;
+    const char *placement_name = NULL, *compress = NULL, *dt = NULL;
+    double wf = 1.0;            /* --compress: the wire's share of the bytes */
     int table = 0, crossover = 0, k = 0, servers = -1, split = 0, even = 0;
     double bucket = NAN;
     struct sweep sweep = { 0, 0, 0 };
@@ -508,6 +544,9 @@ int main(int argc, char **argv)
         { "bubble", CLI_BOOL, &other.bubble, NULL, "the pipeline bubble (P-1)/(M+P-1) (--stages P --micro M)", 0, 0, NULL },
         { "stages", CLI_INT, &other.stages, "P", "--bubble: pipeline stages", 1, 1000000, NULL },
         { "micro", CLI_INT, &other.micro, "M", "--bubble: micro-batches", 1, 0, NULL },
+        { "compress", CLI_STRING, &compress, "none|fp16|bf16", "query, ring|rd: the wire format "
+          "(bytes N are --dtype's; the link carries fp16/bf16: N x 2 / its size)", 0, 0, NULL },
+        { "dtype", CLI_STRING, &dt, "f32|f64", "--compress: the elements' type (default f32)", 0, 0, NULL },
         { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
         { "stragglers", CLI_STRING, &strag.mode, "MODE", "the straggler models: sync|ring|backup:B (s per step), async|ssp (updates/s)", 0, 0, NULL },
         { "backward-time", CLI_TIME, &strag.cm.base, "TIME", "--stragglers: EMULATED backward time T (the run's)", 0, 0, NULL },
@@ -527,6 +566,7 @@ int main(int argc, char **argv)
                    "             --bw RATE [--latency TIME]\n"
                    "             [--servers S] [--placement separate|colocated] [--even-split] [--bucket SIZE]\n"
                    "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined]\n"
+                   "             [--compress none|fp16|bf16 [--dtype f32|f64]] (ring, rd)\n"
                    "       model --split --K K [--servers k] [--elements P] [--even-split]\n"
                    "       model --crossover --K K --bw RATE [--latency TIME]\n"
                    "       model --coll NAME --K K --bytes N|--sweep LO,HI,N [--bw RATE] [--latency TIME]\n"
@@ -540,6 +580,8 @@ int main(int argc, char **argv)
                    argc, argv, tables);
 
     int ps_flags = servers >= 0 || placement_name || even || !isnan(bucket);
+    if ((compress || dt) && !algo_name)
+        return usage_error("--compress and --dtype are a query's (--algo ring|rd)");
     if (strag_given(&strag)) {
         if (table || crossover || split || !isnan(elements) || !isnan(elem_bytes) || workers ||
             ps_flags || algo_name || !isnan(bytes) || sweep.n || bw >= 0 || latency != 0 ||
@@ -604,7 +646,8 @@ int main(int argc, char **argv)
         return usage_error("--quantity ingress and egress are the parameter server's (--algo ps)");
     if (ps_flags && algo != MODEL_PS)
         return usage_error("--servers, --placement, --even-split and --bucket are the parameter server's (--algo ps)");
-    if (place_query(placement_name, even, q, bucket, &algo, &servers) != 0)
+    if (place_query(placement_name, even, q, bucket, &algo, &servers) != 0 ||
+        wire_factor(compress, dt, algo, &wf) != 0)
         return CLI_EXIT_USAGE;
     if (!k)
         return usage_error("a query needs --K");
@@ -616,12 +659,13 @@ int main(int argc, char **argv)
         return usage_error("a time needs --bw > 0");
 
     if (!sweep.n) {
-        print_number(evaluate(algo, q, k, servers, even, bytes, bucket, bw, latency));
+        print_number(evaluate(algo, q, k, servers, even, bytes * wf, bucket * wf, bw, latency));
         return 0;
     }
     for (int i = 0; i < sweep.n; i++) {
         double x = exp(log(sweep.lo) + i * (log(sweep.hi) - log(sweep.lo)) / (sweep.n - 1));
-        printf("%.12g,%.12g\n", x, evaluate(algo, q, k, servers, even, x, bucket, bw, latency));
+        printf("%.12g,%.12g\n", x, evaluate(algo, q, k, servers, even, x * wf, bucket * wf, bw,
+                                             latency));
     }
     return 0;
 }

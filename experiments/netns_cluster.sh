@@ -119,7 +119,8 @@ options:
 
 Everything else goes to experiments/launch.sh (see its --help): common flags
 (--steps, --workload, --params, ...) and --servers, --colocated-servers,
---even-split, --server-args, --worker-args, --out, --csv-out, --time-limit.
+--even-split, --server-args, --worker-args, --out, --csv-out, --json-out,
+--time-limit.
 With --colocated-servers a shard runs in each worker's namespace (they
 share its link) and --servers k (default 0) adds k server hosts.
 --link-bw/--link-latency are refused: the link here is the kernel's.
@@ -224,7 +225,7 @@ while (($# > 0)); do
         --gso) gso=$val ;;
         esac
         ;;
-    --servers | --csv-out | --server-args | --worker-args | --out | --time-limit | \
+    --servers | --csv-out | --json-out | --server-args | --worker-args | --out | --time-limit | \
         --steps | --workload | --params | --batch | --shard-weights | --micro | --warmup | \
         --lr | --seed | --dtype | --timeout | --weights-out)
         # Passed on as they are; --servers and --csv-out are read here too.
@@ -279,8 +280,8 @@ if ((!only_cleanup)); then
     chk_common=() chk_srv=() chk_wrk=()
     for ((i = 0; i < ${#pass[@]}; i++)); do
         case ${pass[i]} in
-        --servers | --csv-out | --out | --time-limit) ((i++)) ;;
-        --servers=* | --csv-out=* | --out=* | --time-limit=* | --colocated-servers | --even-split) ;;
+        --servers | --csv-out | --json-out | --out | --time-limit) ((i++)) ;;
+        --servers=* | --csv-out=* | --json-out=* | --out=* | --time-limit=* | --colocated-servers | --even-split) ;;
         --server-args) read -ra chk_srv <<<"${pass[i + 1]-}"; ((i++)) ;;
         --worker-args) read -ra chk_wrk <<<"${pass[i + 1]-}"; ((i++)) ;;
         --server-args=*) read -ra chk_srv <<<"${pass[i]#*=}" ;;

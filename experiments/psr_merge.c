@@ -1,6 +1,7 @@
 /* psr_merge.c -- merge one job's per-process records into one CSV row.
  *
- *     psr_merge [--out results.csv] [--placement P] RECORD...
+ *     psr_merge [--out results.csv] [--json-out results.json] [--manifest FILE]
+ *               [--placement P] RECORD...
  *
  * Every process of a job writes its own record (--csv); the launcher calls
  * this once per job. The row is appended to --out (the header first when
@@ -10,6 +11,10 @@
  * merge rules are metrics.h's. --placement names the parameter server's
  * placement (separate, colocated, colocated-even; the launcher knows it,
  * the records do not) for the CSV's placement column and model_s.
+ * --json-out appends the same row as JSON Lines (metrics_row_append_json:
+ * a manifest line, then the row's; docs/design.md, JSON LINES), the
+ * "KEY: VALUE" lines of --manifest FILE (the launcher's facts: its
+ * command, the git commit) in the manifest line.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +26,7 @@
 #include "base/err.h"
 #include "base/infile.h"
 #include "base/outfile.h"
+#include "measure/jsonl.h"
 #include "measure/metrics.h"
 
 /* header_differs: whether the CSV at path starts with a line other than
@@ -41,9 +47,14 @@ static int header_differs(const char *path)
 
 int main(int argc, char **argv)
 {
-    const char *out = NULL, *placement = NULL;
+    const char *out = NULL, *placement = NULL, *json_out = NULL, *manifest_path = NULL;
+    char *manifest = NULL;
     const struct cli_opt table[] = {
         { "out", CLI_STRING, &out, "FILE", "append the row to FILE (header if new)", 0, 0, NULL },
+        { "json-out", CLI_STRING, &json_out, "FILE",
+          "append a manifest line and the row to FILE as JSON Lines", 0, 0, NULL },
+        { "manifest", CLI_STRING, &manifest_path, "FILE",
+          "with --json-out: FILE's KEY: VALUE lines join the manifest line", 0, 0, NULL },
         { "placement", CLI_STRING, &placement, "P", "PS: separate (default), colocated or "
           "colocated-even (the CSV's placement, and model_s for it)", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
@@ -62,7 +73,8 @@ int main(int argc, char **argv)
                   strcmp(argv[first], "--version") == 0) ? 1 : 2;
     if (first > argc)
         first = argc;
-    cli_main_parse("psr_merge", "[--out FILE] [--placement P] RECORD...\n"
+    cli_main_parse("psr_merge", "[--out FILE] [--json-out FILE [--manifest FILE]] [--placement P] "
+                   "RECORD...\n"
                    "Merge one job's per-process records (--csv) into one row of the shared CSV.",
                    first, argv, tables);
     paths = argv + first;
@@ -73,9 +85,24 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
 
+    if (manifest_path && !json_out) {
+        fprintf(stderr, "psr_merge: --manifest %s: only with --json-out; see psr_merge --help\n",
+                manifest_path);
+        return CLI_EXIT_USAGE;
+    }
+    if (json_out && outfile_check("--json-out", json_out, err) != 0) {
+        fprintf(stderr, "psr_merge: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (manifest_path && !(manifest = jsonl_read_text("--manifest", manifest_path, &rc, err))) {
+        fprintf(stderr, "psr_merge: %s\n", err);
+        return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
+    }
     recs = calloc((size_t)nrec, sizeof *recs);
-    if (!recs)
+    if (!recs) {
+        free(manifest);
         return 1;
+    }
     for (int i = 0; i < nrec; i++) {
         int r = metrics_record_read(&recs[i], paths[i], err);
         if (r != 0) {
@@ -125,8 +152,13 @@ int main(int argc, char **argv)
         metrics_csv_header(stdout);
         metrics_row_write(stdout, &row);
     }
+    if (json_out && metrics_row_append_json("--json-out", json_out, &row, manifest, err) != 0) {
+        fprintf(stderr, "psr_merge: %s\n", err);
+        goto out;
+    }
     rc = 0;
 out:
+    free(manifest);
     for (int i = 0; i < nrec; i++)
         metrics_record_free(&recs[i]);
     free(recs);

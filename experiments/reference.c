@@ -34,6 +34,17 @@
  * over the K workers), then one sgd_step by the summed count. --rank is
  * ignored (0 when not given): this one process is every worker.
  *
+ * --sync-every H (H > 1, --optimizer sgd, no --mistake) plays LOCAL SGD
+ * (common/train/localsgd.h) over the K = --world workers: each keeps
+ * its own weights, takes per step the gradient sum over its share
+ * workload_split(B, K, k, --shard-weights) at them and sgd_step by its
+ * own count (an empty share: no step); after every H-th step and the last
+ * one the workers' deltas from the last sync are added in rank order and
+ * w = anchor + sum / K becomes every worker's weights. The ring's
+ * all-reduce adds the deltas in another order: ~1e-15 in f64. The loss
+ * line of a step is the sum of the workers' losses (each at its own
+ * weights) over B.
+ *
  * --replay FILE replays a parameter server's record (ps_server --record,
  * format in common/ps/mode.c) in this one process, computing every
  * gradient itself from the workload (same flags, same seeds): for an
@@ -60,6 +71,7 @@
 #include "train/losscurve.h"
 #include "train/mistake.h"
 #include "train/optim.h"
+#include "train/sgd.h"
 #include "base/vec.h"
 #include "train/weights.h"
 #include "train/workload.h"
@@ -267,13 +279,67 @@ out:
     return rc;
 }
 
+/* local_sgd: --sync-every H's steps (the header). 0, or -1 after a line. */
+static int local_sgd(const struct cli_common *o, const struct workload *w, struct bufs *b,
+                     int h, struct losscurve *lc)
+{
+    const int k = o->world, dt = o->dtype;
+    const size_t n = w->n, es = dtype_size(dt);
+    unsigned char *ws = malloc((size_t)k * n * es);     /* worker i's at ws + i n es */
+    int rc = 0;
+
+    if (!ws) {
+        fprintf(stderr, "reference: out of memory for %d workers' weights\n", k);
+        return -1;
+    }
+    for (int i = 0; i < k; i++)
+        memcpy(ws + (size_t)i * n * es, b->weights, n * es);    /* b->weights: the anchor */
+    printf("# reference: local SGD, %d workers, --sync-every %d, %s n=%zu %s, batch %llu, "
+           "lr %g, seed %llu, %d steps\n# step loss\n", k, h, workload_name(o->workload), n,
+           dtype_name(dt), (unsigned long long)w->batch, o->lr, (unsigned long long)o->seed,
+           o->steps);
+    for (int s = 0; s < o->steps && rc == 0; s++) {
+        double loss = 0.0;
+        for (int i = 0; i < k && rc == 0; i++) {
+            uint64_t lo, hi;
+            double l = 0.0;
+            workload_split(w->batch, k, i, o->shard_weights, &lo, &hi);
+            vec_zero(b->grad, n, dt);
+            workload_grad_add(w, ws + (size_t)i * n * es, (uint64_t)s, lo, hi, b->grad, &l);
+            loss += l;
+            if (hi > lo)
+                rc = sgd_step(ws + (size_t)i * n * es, b->grad, n, dt, o->lr, hi - lo);
+        }
+        if (rc == 0 && ((s + 1) % h == 0 || s == o->steps - 1)) {
+            for (size_t j = 0; j < n; j++) {
+                double a = vec_get(b->weights, j, dt), sum = 0.0;
+                for (int i = 0; i < k; i++)
+                    sum += vec_get(ws + (size_t)i * n * es, j, dt) - a;
+                vec_set(b->weights, j, dt, a + sum / k);
+            }
+            for (int i = 0; i < k; i++)
+                memcpy(ws + (size_t)i * n * es, b->weights, n * es);
+        }
+        printf("%d %.17g\n", s, loss / (double)w->batch);
+        if (lc)
+            losscurve_set(lc, (size_t)s, loss / (double)w->batch);
+    }
+    free(ws);
+    if (rc != 0)
+        fprintf(stderr, "reference: local SGD: %s\n", err_str(rc));
+    return rc != 0 ? -1 : 0;
+}
+
 /* run_steps: the big-batch steps (or, with a shaping MISTAKE, the
- * workers' steps played in one process), the loss per step on stdout and
- * into lc where there is one. 0, or -1 after saying why on stderr. */
+ * workers' steps played in one process; --sync-every H: local_sgd), the
+ * loss per step on stdout and into lc where there is one. 0, or -1 after saying why on stderr. */
 static int run_steps(const struct cli_common *o, struct workload *w, struct optim *opt,
-                     struct bufs *b, int mistake, struct losscurve *lc)
+                     struct bufs *b, int mistake, int sync_every, struct losscurve *lc)
 {
     int shaped = mistake != MISTAKE_NONE && mistake != MISTAKE_SUM_NOT_MEAN;
+
+    if (sync_every > 1)
+        return local_sgd(o, w, b, sync_every, lc);
 
     printf("# reference: %s n=%zu %s, batch %llu, lr %g, seed %llu, %d steps, optimizer %s%s%s\n",
            workload_name(o->workload), w->n, dtype_name(o->dtype), (unsigned long long)w->batch,
@@ -308,11 +374,19 @@ static int run_steps(const struct cli_common *o, struct workload *w, struct opti
     return 0;
 }
 
-/* finish_flags: the common flags' cross-checks for one process that plays
+/* finish_flags: --sync-every's combinations, the common flags' cross-checks for one process that plays
  * every rank, and the output files' probes. 0, or -1 after one line. */
-static int finish_flags(struct cli_common *o, const char *loss_out)
+static int finish_flags(struct cli_common *o, const char *loss_out, int sync_every,
+                        int mistake, const char *replay_path)
 {
     char err[ERR_LEN] = "";
+
+    if (sync_every > 1 && (mistake != MISTAKE_NONE || replay_path || o->optimizer != OPTIM_SGD)) {
+        fprintf(stderr, "reference: --sync-every %d: not with %s; see reference --help\n",
+                sync_every, replay_path ? "--replay" : mistake != MISTAKE_NONE ?
+                "--mistake" : "--optimizer momentum|adam (each worker's own state)");
+        return -1;
+    }
 
     if (o->rank < 0)
         o->rank = 0;            /* one process plays every rank */
@@ -335,7 +409,7 @@ int main(int argc, char **argv)
 {
     struct cli_common o;
     const char *loss_out = NULL, *replay_path = NULL;
-    int mistake = MISTAKE_NONE;
+    int mistake = MISTAKE_NONE, sync_every = 1;
     const struct cli_opt own[] = {
         { "loss-out", CLI_STRING, &loss_out, "FILE",
           "also write the loss per step to FILE (\"# step loss\" lines)", 0, 0, NULL },
@@ -343,6 +417,9 @@ int main(int argc, char **argv)
         { "replay", CLI_STRING, &replay_path, "FILE",
           "replay a parameter server's --record FILE (its order of updates) instead", 0, 0,
           NULL },
+        { "sync-every", CLI_INT, &sync_every, "H",
+          "local SGD over the --world workers: H local steps, then their weights averaged",
+          1, 1 << 20, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -368,7 +445,7 @@ int main(int argc, char **argv)
                    "mistake the same way (playing the --world workers with --micro and\n"
                    "--shard-weights where the mistake lives in the workers).",
                    argc, argv, tables);
-    if (finish_flags(&o, loss_out) != 0) {
+    if (finish_flags(&o, loss_out, sync_every, mistake, replay_path) != 0) {
         cli_common_free(&o);
         return CLI_EXIT_USAGE;
     }
@@ -421,7 +498,7 @@ int main(int argc, char **argv)
             goto out;
         goto write;
     }
-    if (run_steps(&o, &w, &opt, &b, mistake, loss_out ? &lc : NULL) != 0)
+    if (run_steps(&o, &w, &opt, &b, mistake, sync_every, loss_out ? &lc : NULL) != 0)
         goto out;
 write:
     if (fflush(stdout) != 0) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/compress.h"
 #include "base/err.h"
 #include "wire/link.h"
 #include "train/mistake.h"
@@ -98,6 +99,27 @@ void flags_fail(const char *fmt, ...)
     cli_usage_fail(FLAGS_PROG, msg);
 }
 
+/* check_sync_every: LOCAL SGD's combinations (common/ps/server.h); with
+ * H > 1 the steps and the warm-up become rounds: ceil(S / H) of them, the
+ * first timed one the first whose last step is past the warm-up. */
+static void check_sync_every(struct server_flags *f)
+{
+    const int h = f->sync_every;
+    const char *why;
+
+    if (h == 1)
+        return;
+    why = f->mode_cfg.kind != MODE_SYNC ? "only with --mode sync (the stale modes apply each "
+                                          "worker's push on its own)" :
+          f->mistake ? "not with --mistake (the mistakes live in the every-step gradient)" :
+          f->checkpoint || f->resume ? "not with --checkpoint or --resume (a round is not a "
+                                       "step)" : NULL;
+    if (why)
+        flags_fail("--sync-every %d: %s", h, why);
+    f->c.warmup /= h;
+    f->c.steps = (f->c.steps + h - 1) / h;
+}
+
 /* check: the cross-checks after parsing, in the order the old main made
  * them (the first refusal is the one the user sees). */
 static void check(struct server_flags *f)
@@ -156,6 +178,7 @@ static void check(struct server_flags *f)
         if (with)
             flags_fail("--mode %s: not with %s (only sync has it yet)", f->mode, with);
     }
+    check_sync_every(f);
     if (f->record && f->mode_cfg.kind == MODE_SYNC)
         flags_fail("--record: only with --mode async, ssp:N or backup:N (a sync run "
                    "reproduces from its seed)");
@@ -233,6 +256,12 @@ void flags_parse(struct server_flags *f, int argc, char **argv)
           NULL },
         { "local-worker", CLI_INT, &f->local_worker, "R",
           "EMULATED: worker R shares this host; its bytes bypass the link", 0, PROTO_MAX_WORLD - 1, NULL },
+        { "compress", CLI_STRING, &f->compress_arg, "none|fp16|bf16",
+          "the pushes arrive as 16-bit floats (the workers' --compress); sums in --dtype, "
+          "the weights go back in full", 0, 0, NULL },
+        { "sync-every", CLI_INT, &f->sync_every, "H",
+          "local SGD: the workers' deltas averaged every H steps (default 1: every step)",
+          1, 1 << 20, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -241,6 +270,7 @@ void flags_parse(struct server_flags *f, int argc, char **argv)
     f->listen_at = "127.0.0.1:0";
     f->workers = -1;
     f->local_worker = -1;
+    f->sync_every = 1;
     cli_common_defaults(&f->c);
     tables[0] = own;
     tables[1] = cli_common_opts(&f->c);
@@ -249,7 +279,12 @@ void flags_parse(struct server_flags *f, int argc, char **argv)
                    "[--shard I/S | --range FIRST:COUNT] [--loss-out FILE] [--mistake NAME] "
                    "[--checkpoint FILE [--checkpoint-every N]] [--resume FILE] "
                    "[--local-worker R] [--mode MODE] [--record FILE] [--staleness-out FILE] "
-                   "[common flags]", argc, argv, tables);
+                   "[--compress none|fp16|bf16] [--sync-every H] [common flags]", argc, argv, tables);
+    if (f->compress_arg && compress_parse(f->compress_arg, &f->compress) != 0) {
+        char q[CLI_VALUE_BUF];
+        flags_fail("--compress %s: not none, fp16 or bf16",
+                   cli_value(f->compress_arg, q));
+    }
     if (shard[0] >= 0 && range[1] > 0)
         flags_fail("--shard and --range: give one (both say which elements this server owns)");
     f->shard_i = shard[0] >= 0 ? shard[0] : 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/compress.h"
 #include "base/clock.h"
 #include "base/dtype.h"
 #include "base/err.h"
@@ -53,6 +54,8 @@ static int setup_store(struct server *srv, const struct workload *wl)
         count_max = 1;
         batch_what = "the workers with examples (mean-of-means counts 1 each)";
     }
+    if (srv->f.sync_every > 1)
+        batch = count_max = 0;      /* LOCAL SGD: a round's counts are not checked */
     if (!w0) {
         log_msg("out of memory for %zu initial weights", wl->n);
         return -1;
@@ -70,7 +73,9 @@ static int setup_store(struct server *srv, const struct workload *wl)
                         .batch = batch, .count_max = count_max,
                         .batch_what = batch_what, .optim = &oc,
                         /* MODES (mode.h): each worker's push on its own */
-                        .per_worker = srv->f.mode_cfg.kind != MODE_SYNC }, err);
+                        .per_worker = srv->f.mode_cfg.kind != MODE_SYNC,
+                        .compress = srv->f.compress,
+                        .average = srv->f.sync_every > 1 }, err);
     free(w0);
     if (rc != 0) {
         log_msg("%s", err);
@@ -91,6 +96,9 @@ static void setup_record(struct server *srv)
     rec->rank = srv->f.shard_i;
     rec->world = (int)srv->k;
     rec->bytes = (uint64_t)srv->scfg.n * srv->es;
+    snprintf(rec->compress, sizeof rec->compress, "%s", compress_name(srv->f.compress));
+    rec->wire_bytes = (uint64_t)srv->scfg.n *
+                      compress_wire_size(compress_get(srv->f.compress), srv->f.c.dtype);
     rec->link_bw = srv->f.c.link_bw;
     rec->link_latency = srv->f.c.link_latency;
     rec->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -130,7 +138,8 @@ static void setup_workload(struct server *srv, struct workload *wl)
     srv->scfg = (struct session_cfg){
         .world = srv->k, .n = wl->n, .lo = lo, .hi = hi, .dtype = c->dtype,
         .workload = c->workload, .seed = c->seed, .key = &srv->f.key,
-        .batch = wl->batch, .steps = (uint64_t)c->steps,
+        .batch = wl->batch, .steps = (uint64_t)c->steps, .compress = srv->f.compress,
+        .sync_every = (uint32_t)srv->f.sync_every,
     };
 }
 
@@ -154,6 +163,10 @@ int setup_server(struct server *srv, const struct server_flags *f, double now)
     clock_precise_timers();
     log_init(FLAGS_PROG, f->shard_i);
     mistake_announce(f->mistake);
+    if (f->sync_every > 1)
+        log_msg("local SGD (--sync-every %d): the workers' deltas averaged, w + sum / K; a "
+                "step below is a round of %d steps (%d rounds)", f->sync_every, f->sync_every,
+                f->c.steps);
     srv->k = (uint32_t)f->workers;
     srv->timeout = f->c.timeout;
     srv->linger_s = fmin(LINGER_MAX_S, srv->timeout / 4);

@@ -78,6 +78,7 @@
 #include "train/cli_common.h"
 #include "ps/client.h"
 #include "base/clock.h"
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "gpu.h"
@@ -133,11 +134,14 @@ struct run {
     int no_overlap;             /* --no-overlap */
     const char *trace;          /* --trace FILE */
     int local_server;           /* --local-server I (EMULATED host link), -1 none */
+    int compress;               /* --compress (base/compress.h): the pushes' format */
     struct gpu_stream *stream;  /* --device cuda: the GPU side, on this stream */
     struct step_gpu gpu;        /* --device cuda: the step's device (step_gpu.h) */
     int have_gpu;
     void *hgrad, *hweights;     /* --device cuda: pinned, n elements: pushed / pulled */
     double *times;              /* combine time of each timed step */
+    int sync_every;             /* --sync-every H (LOCAL SGD below) */
+    struct optim_cfg oc;        /* LOCAL SGD: the worker's own optimizer */
     struct step step;           /* the training step (common/train/step.h) */
     int have_step;
     struct metrics_record rec;
@@ -290,7 +294,8 @@ static int join(struct run *r, int again, int *start, char *err)
  * with --reconnect-window a lost server is rejoined at its step (join). */
 static int run_steps(struct run *r, char *err)
 {
-    double cpu0 = 0, wall0 = 0;
+    double cpu0 = 0, wall0 = 0, round_s = -1;
+    uint64_t in0 = 0, out0 = 0;
     int rc, s = 0, timing = 0;
 
     if ((rc = join(r, 0, &s, err)) != 0)
@@ -298,7 +303,7 @@ static int run_steps(struct run *r, char *err)
     for (; s < r->o.steps; s++) {
         struct metrics_step ms;
         struct step_result res;
-        uint64_t in0, out0, in1, out1;
+        uint64_t in1, out1;
 
         if (!timing && s >= r->o.warmup) {     /* a rejoined run: from its first step */
             timing = 1;
@@ -306,7 +311,10 @@ static int run_steps(struct run *r, char *err)
             cpu0 = clock_cpu_seconds();
             wall0 = clock_src_now(r->step.cfg.clock);
         }
-        ps_client_bytes(&r->client, &in0, &out0);
+        if (round_s < 0) {      /* a round begins (every step without local SGD) */
+            ps_client_bytes(&r->client, &in0, &out0);
+            round_s = 0;
+        }
         if ((rc = step_run(&r->step, s, &res, err)) != 0) {
             if (r->reconnect_window > 0 && lost(r, rc)) {
                 log_msg("%s; redialling for up to %g s (--reconnect-window)", err,
@@ -315,26 +323,35 @@ static int run_steps(struct run *r, char *err)
                 if ((rc = join(r, 1, &s, err)) != 0)
                     return rc;
                 s--;                    /* the loop's s++ makes it the server's step */
+                round_s = -1;           /* its bytes counted afresh */
                 continue;
             }
             ps_client_abort(&r->client, (uint64_t)s, rc, err);
             return rc;
         }
-        if (s < r->o.warmup)
-            continue;
+        round_s += res.t.step;
+        if (res.local || s < r->o.warmup) {
+            if (!res.local)
+                round_s = -1;
+            continue;           /* LOCAL SGD: the row is the round's, numbered as one */
+        }
         ps_client_bytes(&r->client, &in1, &out1);
-        ms = (struct metrics_step){ .step = (uint64_t)s, .combine_s = res.t.comm + res.t.finish,
+        ms = (struct metrics_step){ .step = (uint64_t)(s / r->sync_every),
+                                    .combine_s = res.t.comm + res.t.finish,
                                     .ingress_s = NAN, .egress_s = NAN,
                                     .bytes_in = in1 - in0, .bytes_out = out1 - out0,
-                                    .step_s = res.t.step,
+                                    .step_s = round_s,
                                     .enter_t = res.t.enter };
+        round_s = -1;
         r->times[r->rec.nsteps] = ms.combine_s;
         metrics_record_add(&r->rec, &ms);     /* room for every timed step */
     }
     r->rec.cpu_s = clock_cpu_seconds() - cpu0;
     r->rec.wall_s = clock_src_now(r->step.cfg.clock) - wall0;
     hostload_sample_read(&r->rec.machine1);
-    return ps_client_bye(&r->client, (uint64_t)r->o.steps, err);
+    /* LOCAL SGD: the servers count rounds */
+    return ps_client_bye(&r->client, (uint64_t)((r->o.steps + r->sync_every - 1) / r->sync_every),
+                         err);
 }
 
 /* gpu_setup: the device of this local rank, its stream, the step's device
@@ -382,9 +399,11 @@ static int step_setup(struct run *r, char *err)
         &r->w, r->o.rank, r->o.world, r->o.shard_weights, r->o.micro, r->mistake, r->o.steps,
         r->o.warmup, r->bucket_bytes, r->no_overlap, r->trace,
         &clock_real,    /* the PS worker's client talks TCP itself: the real clock */
-        r->cuda ? &r->gpu.dev : NULL, NULL, 0, NULL,
+        r->cuda ? &r->gpu.dev : NULL, r->sync_every > 1 ? &r->oc : NULL, 0, NULL,
+        r->sync_every,
     };
 
+    cli_optim_cfg(&r->o, &r->oc);  /* LOCAL SGD's local steps (no state otherwise) */
     r->have_step = 1;
     r->passes = r->mistake == MISTAKE_SYNC_EVERY_MICRO ? r->o.micro : 1;
     return step_init(&r->step, &sc, &ops, err);
@@ -435,6 +454,8 @@ static int setup(struct run *r, const char *servers)
         return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
     }
     r->have_rec = 1;
+    snprintf(r->rec.compress, sizeof r->rec.compress, "%s", compress_name(r->compress));
+    r->rec.wire_bytes = (uint64_t)r->w.n * compress_wire_size(compress_get(r->compress), o->dtype);
     r->times = malloc(r->rec.cap * sizeof *r->times);    /* cap <= METRICS_MAX_STEPS */
     if (!r->times) {
         log_msg("out of memory for %zu step times", r->rec.cap);
@@ -451,7 +472,9 @@ static int setup(struct run *r, const char *servers)
     ccfg.world = (uint32_t)o->world;
     ccfg.hello = (struct proto_hello){ .n = r->w.n, .dtype = (uint32_t)o->dtype,
                                        .workload = (uint32_t)o->workload, .seed = o->seed,
-                                       .batch = r->w.batch };
+                                       .batch = r->w.batch,
+                                       .compress = (uint32_t)r->compress,
+                                       .sync_every = (uint32_t)r->sync_every };
     ccfg.link_bw = o->link_bw;
     ccfg.link_latency = o->link_latency;
     ccfg.link_host = o->link_host;
@@ -487,7 +510,7 @@ static int setup(struct run *r, const char *servers)
     return 0;
 }
 
-/* finish: --weights-out, --csv, the last line. 0, or 1 (message logged). */
+/* finish: --weights-out, --csv and --json, the last line. 0, or 1 (message logged). */
 static int finish(struct run *r)
 {
     struct metrics_stats st;
@@ -501,7 +524,7 @@ static int finish(struct run *r)
         log_msg("%s", err);
         return 1;
     }
-    if (r->o.csv && metrics_record_write(&r->rec, r->o.csv, err) != 0) {
+    if ((r->o.csv || r->o.json) && metrics_record_save(&r->rec, r->o.csv, r->o.json, err) != 0) {
         log_msg("%s", err);
         return 1;
     }
@@ -520,10 +543,41 @@ static int finish(struct run *r)
     return 0;
 }
 
+/* sync_why: why LOCAL SGD's combination is refused, or NULL. */
+static const char *sync_why(const struct run *r)
+{
+    return r->sync_every == 1 ? NULL : r->cuda ? "local SGD runs on the CPU (--device cpu)" :
+        r->mistake != MISTAKE_NONE ? "not with --mistake" :
+        r->bucket_bytes || r->no_overlap ? "the sync is one push: no buckets, no overlap" :
+        r->reconnect_window > 0 ? "not with --reconnect-window (a rejoin is by step)" : NULL;
+}
+
+/* role_flags: --compress into r->compress (none when not given) and
+ * --sync-every (1 when not given); the usage line and CLI_EXIT_USAGE for
+ * a bad name, --compress with --device cuda, or sync_why's refusals. */
+static int role_flags(struct run *r, const char *name)
+{
+    char q[CLI_VALUE_BUF], msg[ERR_LEN];
+
+    if (r->sync_every == 0)
+        r->sync_every = 1;
+    if (sync_why(r))
+        snprintf(msg, sizeof msg, "--sync-every %d: %s", r->sync_every, sync_why(r));
+    else if (name && compress_parse(name, &r->compress) != 0)
+        snprintf(msg, sizeof msg, "--compress %s: not none, fp16 or bf16", cli_value(name, q));
+    else if (r->cuda && r->compress != COMPRESS_NONE)
+        snprintf(msg, sizeof msg, "--compress %s: compresses the CPU worker's pushes only; "
+                 "it needs --device cpu", compress_name(r->compress));
+    else
+        return 0;
+    cli_usage_print("ps_worker", msg);
+    return CLI_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     static struct run r;        /* static: starts zeroed */
-    const char *servers = NULL, *device = "cpu", *loss_out = NULL;
+    const char *servers = NULL, *device = "cpu", *loss_out = NULL, *compress = NULL;
     const struct cli_opt own[] = {
         { "server", CLI_STRING, &servers, "LIST",
           "HOST:PORT[,HOST:PORT...]: the server(s), in any order (required)",
@@ -532,6 +586,9 @@ int main(int argc, char **argv)
           "where the gradient is computed (default cpu; cuda: local rank % GPUs)", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &r.mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
           mistake_parse },
+        { "compress", CLI_STRING, &compress, "none|fp16|bf16",
+          "push the gradient as 16-bit floats (half an f32 push); the server sums in "
+          "--dtype and sends the weights in full (its --compress must match)", 0, 0, NULL },
         { "bucket-size", CLI_SIZE, &r.bucket_bytes, "SIZE",
           "buckets of whole layers, last first, pushed when ready (default 25MiB)", 1, 0,
           NULL },
@@ -548,6 +605,8 @@ int main(int argc, char **argv)
         { "local-server", CLI_INT, &r.local_server, "I",
           "EMULATED: server I (position in --server) shares this host; bypasses the link",
           0, PROTO_MAX_WORLD - 1, NULL },
+        { "sync-every", CLI_INT, &r.sync_every, "H", "local SGD: push the delta, pull the "
+          "average every H steps (default 1; as the servers')", 1, 1 << 20, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     const struct cli_opt *tables[3];
@@ -573,6 +632,10 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     r.cuda = strcmp(device, "cuda") == 0;
+    if (role_flags(&r, compress) != 0) {
+        cli_common_free(&r.o);
+        return CLI_EXIT_USAGE;
+    }
     if (r.cuda && (r.bucket_bytes || r.no_overlap || r.trace)) {
         cli_usage_print("ps_worker", "--device cuda: buckets and overlap (--bucket-size, "
                         "--no-overlap, --trace) run on the CPU; use --device cpu");

@@ -2,7 +2,8 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--algo ring|rd|rabenseifner|tree|dbtree] [--bench ...] [common flags]
+ *                 [--algo ring|rd|rabenseifner|tree|dbtree] [--compress none|fp16|bf16]
+ *                 [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
  * environment, so `mpirun.openmpi -np K` and `srun -n K` work unchanged), the
@@ -55,7 +56,7 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
-    "       [--algo ring|rd|rabenseifner|tree|dbtree]\n"
+    "       [--algo ring|rd|rabenseifner|tree|dbtree] [--compress none|fp16|bf16]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
@@ -68,6 +69,8 @@ static const char synopsis[] =
     "--algo rabenseifner by recursive halving then doubling (2 log2 K exchanges of\n"
     "the ring's bytes); --algo tree by a pipelined binary tree (reduce up, broadcast\n"
     "down, 128 KiB segments), --algo dbtree by NCCL's double binary tree.\n"
+    "--compress fp16|bf16 sends the all-reduce's values as 16-bit floats (half an f32\n"
+    "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd).\n"
     "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
     "reduce_scatter, all_gather, broadcast, reduce (--root R), alltoall (--imbalance F:\n"
     "rank --root gets F times the average share from every rank, as MoE routing skews).\n"
@@ -87,6 +90,9 @@ struct opts {
     struct bench_flags bf;      /* --coll, --root, --imbalance (bench_flags.h) */
     int op;                     /* the collective --coll names (enum coll_op) */
     int zero;                   /* --zero STAGE (train.h, ZeRO) */
+    const char *compress_arg;   /* --compress */
+    int compress;               /* enum compress_kind (base/compress.h) */
+    int sync_every;             /* --sync-every H (train.h, LOCAL SGD) */
 };
 
 /* The nccl-tests spellings: -b 4K, -b4K, and so on, become --minbytes 4K. */
@@ -205,6 +211,34 @@ static int pick_algo(const struct opts *o, int kind)
     return algo;
 }
 
+/* pick_compress: --compress, on the host's TCP ring and rd, for the
+ * all-reduce (training without ZeRO, or --bench --coll all_reduce). */
+static void pick_compress(struct opts *o, int kind, int algo)
+{
+    char why[ERR_LEN];
+
+    if (!o->compress_arg)
+        return;
+    if (compress_parse(o->compress_arg, &o->compress) != 0)
+        usage_fail_value("--compress", o->compress_arg, "not none, fp16 or bf16");
+    if (o->compress == COMPRESS_NONE)
+        return;
+    if (kind != COLL_TCP)
+        usage_fail_value("--compress", o->compress_arg, "compresses psring's host ring and rd "
+                         "only; it needs --device cpu --transport tcp");
+    if (algo != COLL_RING && algo != COLL_RD)
+        usage_fail_value("--compress", o->compress_arg, algo == COLL_RABENSEIFNER
+                         ? "compresses the ring and rd only (--algo ring|rd), not rabenseifner"
+                         : algo == COLL_TREE ? "compresses the ring and rd only (--algo "
+                         "ring|rd), not tree" : "compresses the ring and rd only (--algo "
+                         "ring|rd), not dbtree");
+    if (o->zero || (o->bench && o->op != COLL_ALL_REDUCE)) {
+        snprintf(why, sizeof why, "compresses the all-reduce only; it needs %s",
+                 o->zero ? "training without --zero" : "--coll all_reduce");
+        usage_fail_value("--compress", o->compress_arg, why);
+    }
+}
+
 /* pick_coll: --coll, --root and --imbalance, which only the benchmark
  * takes (bench_flags.h); the collectives other than the all-reduce run on
  * the host ring (--algo ring --device cpu) or with NCCL (coll.h). */
@@ -224,6 +258,30 @@ static int pick_coll(struct opts *o, const struct cli_common *c, int kind, int a
     if (op < 0)
         usage_fail(err);
     return op;
+}
+
+/* check_sync_every: local SGD's combinations (train.h, LOCAL SGD). */
+static void check_sync_every(const struct opts *o, int kind, int xargc, char **xargv)
+{
+    char v[32];
+    const char *why = NULL;
+
+    if (o->sync_every == 1)
+        return;
+    if (o->bench)
+        why = "local SGD trains; --bench has no steps";
+    else if (o->zero)
+        why = "not with --zero (the sync averages whole weights, ZeRO shards them)";
+    else if (o->mistake != MISTAKE_NONE)
+        why = "not with --mistake (the mistakes live in the every-step all-reduce)";
+    else if (kind != COLL_TCP)
+        why = "local SGD runs on the CPU ring only (--device cpu --transport tcp)";
+    else if (has_flag(xargc, xargv, "--bucket-size") || has_flag(xargc, xargv, "--no-overlap"))
+        why = "the sync is one all-reduce of the weights: no buckets, no overlap";
+    if (!why)
+        return;
+    snprintf(v, sizeof v, "%d", o->sync_every);
+    usage_fail_value("--sync-every", v, why);
 }
 
 /* parse: the flags, with the refusals that need no peer; exits 64 on a
@@ -252,6 +310,9 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
           "for small messages), Rabenseifner (2 log2 K steps, the ring's bytes), a "
           "pipelined binary tree (tree) or NCCL's double binary tree (dbtree)",
           0, 0, NULL },
+        { "compress", CLI_STRING, &o->compress_arg, "none|fp16|bf16",
+          "the all-reduce's wire format: fp16 or bf16 halve an f32 run's payload (rounded "
+          "each hop, summed in --dtype; CPU ring and rd)", 0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
         { "minbytes", CLI_SIZE, &o->minbytes, "SIZE", "-b: smallest size (default 4K)",
@@ -280,6 +341,9 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "zero", CLI_INT, &o->zero, "STAGE",
           "ZeRO 1: shard the optimizer, 2: + gradients, 3: + weights", 0, 0,
           NULL },
+        { "sync-every", CLI_INT, &o->sync_every, "H",
+          "local SGD: H local steps, then the weights averaged (default 1: every step)",
+          1, 1 << 20, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
     };
     bench_flags_init(&o->bf);
@@ -298,6 +362,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
     *kind = pick_kind(o, c, xargc, xargv);
     *algo = pick_algo(o, *kind);
     o->op = pick_coll(o, c, *kind, *algo, xargc, xargv);
+    pick_compress(o, *kind, *algo);
     /* Every output path is tried now, so a bad one ends the run here. */
     if (o->loss_out && c->rank == 0 && !o->bench && losscurve_probe(o->loss_out, err) != 0)
         usage_fail(err);
@@ -321,6 +386,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         usage_fail("--zero: takes no --mistake");
     if (o->zero == 3 && c->workload == WORKLOAD_SYNTHETIC)
         usage_fail("--zero 3: the synthetic workload has no forward pass; use mlp or linreg");
+    check_sync_every(o, *kind, xargc, xargv);
     return xargv;
 }
 
@@ -336,6 +402,8 @@ static void job(const struct opts *o, const struct cli_common *c, struct workloa
     hello->dtype = (uint32_t)c->dtype;
     hello->workload = (uint32_t)c->workload;
     hello->seed = c->seed;
+    hello->compress = (uint32_t)o->compress;
+    hello->sync_every = (uint32_t)o->sync_every;    /* the ranks must agree */
     if (o->bench) {
         hello->n = 1;            /* the sweep itself is compared in bench_run */
         hello->batch = 1;
@@ -419,14 +487,15 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
     struct train_cfg tc = { .c = c, .w = w, .coll = coll, .link = link,
                             .mistake = o->mistake, .loss_out = o->loss_out,
                             .bucket_bytes = o->bucket_bytes, .no_overlap = o->no_overlap,
-                            .trace = o->trace, .zero = o->zero };
+                            .trace = o->trace, .zero = o->zero,
+                            .sync_every = o->sync_every };
     int rc;
 
     if (o->bench) {
         struct bench_cfg bc = {
             .rank = c->rank, .world = c->world, .dtype = c->dtype, .minbytes = o->minbytes,
             .maxbytes = o->maxbytes, .stepfactor = o->stepfactor,
-            .warmup_iters = o->warmup_iters, .iters = o->iters, .csv = c->csv, .coll = coll,
+            .warmup_iters = o->warmup_iters, .iters = o->iters, .csv = c->csv, .json = c->json, .coll = coll,
             .link = link, .op = o->op, .root = o->bf.root, .imbalance = o->bf.imbalance,
         };
         return bench_run(&bc, err);
@@ -442,12 +511,14 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
     rec.rank = c->rank;
     rec.world = c->world;
     rec.bytes = (uint64_t)w->n * dtype_size(c->dtype);
+    snprintf(rec.compress, sizeof rec.compress, "%s", coll_compress_name(coll));
+    rec.wire_bytes = coll_wire_bytes(coll, rec.bytes);
     rec.link_bw = c->link_bw;
     rec.link_latency = c->link_latency;
     rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     rc = kind == COLL_TCP ? train_run(&tc, &rec, err) : train_cuda_run(&tc, &rec, err);
-    if (rc == 0 && c->csv)
-        rc = metrics_record_write(&rec, c->csv, err);
+    if (rc == 0 && (c->csv || c->json))
+        rc = metrics_record_save(&rec, c->csv, c->json, err);
     metrics_record_free(&rec);
     return rc;
 }
@@ -459,7 +530,7 @@ int main(int argc, char **argv)
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
                       { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
-                      COLL_ALL_REDUCE, 0 };
+                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1 };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
     struct link link;
@@ -504,6 +575,7 @@ int main(int argc, char **argv)
             .max_n = o.bench ? (size_t)(o.maxbytes / dtype_size(c.dtype))
                              : w.n + TRAIN_TRAILER,
             .piece_bytes = (size_t)o.piece, .timeout = c.timeout, .x = x, .nccl_id = nccl_id,
+            .compress = o.compress,
         };
         rc = coll_init(&coll, &cc, err);
         coll_ok = rc == 0;

@@ -14,6 +14,8 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 
+#include "base/compress.h"
+#include "base/dtype.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "measure/metrics.h"
@@ -165,6 +167,11 @@ void sim_actors_start(const struct sim_opts *o, const struct cli_common *c,
         sl->rec.rank = sl->rank;
         sl->rec.world = j->k;
         sl->rec.bytes = j->bytes;
+        if (!j->ps) {           /* ring_worker's: the wire's bytes (metrics.h, compress) */
+            const struct compressor *k = compress_get(j->compress);
+            snprintf(sl->rec.compress, sizeof sl->rec.compress, "%s", k->name);
+            sl->rec.wire_bytes = j->bytes / dtype_size(c->dtype) * compress_wire_size(k, c->dtype);
+        }
         sl->rec.link_bw = c->link_bw;
         sl->rec.link_latency = c->link_latency;
         sl->rec.ncpu = 1;

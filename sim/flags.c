@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/infile.h"
@@ -95,8 +96,12 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
           1, 1 << 20, NULL },
         { "csv-out", CLI_STRING, &o->csv_out, "FILE", "append the row to FILE (header if new)",
           0, 0, NULL },
+        { "json-out", CLI_STRING, &o->json_out, "FILE",
+          "append a manifest line and the row to FILE as JSON Lines", 0, 0, NULL },
         { "platform-out", CLI_STRING, &o->platform_out, "FILE",
           "keep the generated platform XML in FILE", 0, 0, NULL },
+        { "compress", CLI_STRING, &o->compress, "none|fp16|bf16",
+          "ring, --payload real: the all-reduce on a 16-bit wire (ring_worker's)", 0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "ring: ring_worker's benchmark of one size (--bytes) instead of training", 0, 0, NULL },
         { "iters", CLI_INT, &o->iters, "N", "--bench: timed iterations (default 5)", 1, 1 << 20,
@@ -276,10 +281,13 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     c->world = j->k;
     if (cli_common_finish(c, err) != 0)
         sim_usage_fail(err);
+    if (c->json)        /* the common flag; the simulator writes one row, not records */
+        sim_usage_fail("--json: the simulator writes its row as JSON with --json-out FILE");
     /* The outputs are tried now, the platform file is checked for its type
      * (outfile.h, infile.h): refused before the simulation, never waited on. */
     if ((o->host_bytes && outfile_check("--host-bytes", o->host_bytes, err) != 0) ||
         (o->csv_out && outfile_check("--csv-out", o->csv_out, err) != 0) ||
+        (o->json_out && outfile_check("--json-out", o->json_out, err) != 0) ||
         (o->platform_out && outfile_check("--platform-out", o->platform_out, err) != 0) ||
         (pf->kind == PLATFORM_FILE && infile_check("--platform", pf->file, err) != 0))
         sim_usage_fail(err);
@@ -306,6 +314,11 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     j->no_overlap = j->ps || o->no_overlap;
     if (!j->ps && o->bucket && !j->real)
         sim_usage_fail("--bucket-size: the ring's buckets need --payload real (sizes: one all-reduce)");
+    if (o->compress && compress_parse(o->compress, &j->compress) != 0)
+        sim_usage_fail("--compress: none, fp16 or bf16");
+    if (j->compress && (j->ps || !j->real))
+        sim_usage_fail("--compress: simulated on the ring with real payloads only (psring_sim ring "
+                       "K --payload real); the PS's runs on bin/ps_worker");
     nhosts = job_servers(o, j, placement);
     if (!o->hosts)
         o->hosts = nhosts;

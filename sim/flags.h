@@ -21,13 +21,14 @@
 #define SIM_MAX_CFG 16                  /* --sg-cfg settings at most */
 
 struct sim_opts {
-    const char *algo, *platform, *payload, *csv_out, *platform_out, *host_bytes;
+    const char *algo, *platform, *payload, *csv_out, *json_out, *platform_out, *host_bytes;
     const char *sg_cfg[SIM_MAX_CFG];
     int n_cfg, servers, hosts, colocated, no_overlap;
     uint64_t bytes, bucket;
     int bench, iters, warmup_iters;         /* --bench (ring) */
     struct bench_flags bf;                  /* --bench's --coll, --root, --imbalance */
     int kill_rank, kill_step;               /* --kill RANK@STEP; -1 */
+    const char *compress;                   /* --compress (ring, real payloads) */
 };
 
 /* sim_usage_fail: "psring_sim: why" on stderr, exit 64. */

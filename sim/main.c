@@ -8,7 +8,7 @@
  *       [--payload real|sizes] [--servers S] [--colocated-servers]
  *       [--bucket-size SIZE] [--no-overlap] [--hosts N] [--host-bytes FILE]
  *       [--kill RANK@STEP]
- *       [--csv-out FILE] [--platform-out FILE] [--sg-cfg KEY:VALUE]
+ *       [--csv-out FILE] [--json-out FILE] [--platform-out FILE] [--sg-cfg KEY:VALUE]
  *
  * PS PLACEMENTS (launch.sh's, common/measure/model.h PLACEMENTS): --servers S
  * alone: S servers on hosts of their own (ring_chunk's equal shards);

@@ -302,7 +302,7 @@ static int srv_make(struct ssrv *v, const struct sim_job *j, int s, char *err)
     srv->f.c = *j->c;
     srv->f.c.rank = 0;
     srv->f.c.world = j->k;
-    srv->f.c.csv = NULL;          /* the simulator writes the record, the workers the weights */
+    srv->f.c.csv = srv->f.c.json = NULL;          /* the simulator writes the record, the workers the weights */
     srv->f.c.weights_out = NULL;
     srv->f.c.loss_time_out = NULL;
     srv->f.local_worker = -1;

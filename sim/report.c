@@ -133,5 +133,10 @@ int sim_report(const struct sim_opts *o, const struct sim_job *j, struct sim_slo
             }
         }
     }
+    if (status == 0 && o->json_out &&
+        metrics_row_append_json("--json-out", o->json_out, &row, NULL, err) != 0) {
+        fprintf(stderr, SIM_PROG ": %s\n", err);
+        status = 1;
+    }
     return status;
 }

@@ -17,7 +17,8 @@ int sim_verdict(const struct sim_opts *o, const struct sim_job *j,
                 const struct sim_slot *slots, int nslots);
 
 /* sim_report: the slots' records (with --bench, the files bench.c wrote)
- * merged into the CSV row, --host-bytes, the row on stdout or --csv-out.
+ * merged into the CSV row, --host-bytes, the row on stdout or --csv-out,
+ * and as JSON Lines to --json-out.
  * recs: nslots entries of scratch. Returns the exit status: status,
  * unless an output fails (1). */
 int sim_report(const struct sim_opts *o, const struct sim_job *j, struct sim_slot *slots,

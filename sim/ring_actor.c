@@ -60,7 +60,7 @@ static void ring_actor_real(struct sim_slot *sl, struct xport *x, struct link *l
     }
     struct coll_cfg cc = { .kind = COLL_TCP, .algo = j->algo, .rank = sl->rank, .world = j->k,
                            .dtype = c.dtype, .max_n = w.n + TRAIN_TRAILER, .timeout = c.timeout,
-                           .x = x };
+                           .x = x, .compress = j->compress };
     if ((sl->rc = coll_init(&coll, &cc, sl->err)) == 0) {
         /* OVERLAP (xport_sim.h): the buckets' all-reduces on a second
          * actor of this host while the simulated backward pass goes on */
@@ -126,7 +126,7 @@ static void ring_actor_bench(struct sim_slot *sl, struct xport *x, struct link *
     struct coll coll;
     struct coll_cfg cc = { .kind = COLL_TCP, .algo = j->algo, .rank = sl->rank, .world = j->k,
                            .dtype = j->c->dtype, .max_n = (size_t)(j->bytes / dtype_size(j->c->dtype)),
-                           .timeout = j->c->timeout, .x = x };
+                           .timeout = j->c->timeout, .x = x, .compress = j->compress };
 
     if ((sl->rc = coll_init(&coll, &cc, sl->err)) == 0) {
         struct bench_cfg bc = {

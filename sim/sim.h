@@ -50,6 +50,7 @@ struct sim_job {
     struct compute_model compute;  /* --backward-time T, --straggler, --jitter, --pause
                                       (compute.h): each worker's simulated compute */
     struct sim_bench bench;        /* --bench; zero without it */
+    int compress;                  /* --compress: base/compress.h (ring, real payloads) */
 };
 
 struct sim_slot {

@@ -102,7 +102,7 @@ FAKE_FN int job_connect(struct xport **x, const struct xport_plan *plan, int ran
     cfg.lfd = lfd;
     cfg.peers = peers ? peers : fake_peers;
     cfg.plan = plan;
-    cfg.hello = (struct proto_hello){ n, (uint32_t)dtype, 2, 7, 1024 };
+    cfg.hello = (struct proto_hello){ n, (uint32_t)dtype, 2, 7, 1024, 0, 0 };
     cfg.link = link;
     cfg.timeout = timeout;
     link_init(link, 0, 0);

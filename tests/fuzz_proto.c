@@ -247,12 +247,15 @@ static void check_hello(const uint8_t *in, size_t len)
     if (rc == ERR_PROTO_SIZE)
         return;
     proto_hello_encode(&h, again);
-    /* Bytes 24..31 are reserved: encode writes 0, decode refuses others. */
+    /* Bytes 24..27 are compress: 0, 1 or 2 (compress.h); 28..31 --sync-every
+     * H: 0 (every step) or 2 .. 2^32 - 1; decode refuses others; an
+     * accepted one round-trips. */
     must(memcmp(again, in, 24) == 0 && memcmp(again + 32, in + 32, 8) == 0);
     int ok = h.dtype <= 2 && dtype_size((int)h.dtype) != 0
              && h.workload >= 1 && h.workload <= 3 && h.n >= 1 && h.batch >= 1
-             && le(in + 24, 8) == 0;
+             && le(in + 24, 4) <= 2 && le(in + 28, 4) != 1;
     must((rc == 0) == ok);
+    must(rc != 0 || memcmp(again + 24, in + 24, 8) == 0);
 }
 
 /* WELCOME: only the documented codes; an accepted range is non-empty,

@@ -55,7 +55,7 @@ static int rank = 1, world = 2;
 static double gap = 1.0, max_s = 60;
 static long stop_after = -1;
 static unsigned long long elems = 4;
-static struct proto_hello hello = { 1, 1, 1, 7, 1 };
+static struct proto_hello hello = { 1, 1, 1, 7, 1, 0, 0 };
 static struct auth_key key;
 static const char *port_file;
 static int to = -1;
@@ -346,7 +346,7 @@ int main(int argc, char **argv)
             unsigned d, w;
             if (sscanf(v, "%llu,%u,%u,%llu,%llu", &a, &d, &w, &s, &b) != 5)
                 die("--hello", "N,DTYPE,WORKLOAD,SEED,BATCH");
-            hello = (struct proto_hello){ a, d, w, s, b };
+            hello = (struct proto_hello){ a, d, w, s, b, 0, 0 };
         } else {
             fprintf(stderr, "peer_hostile: unknown option %s\n", f);
             return 2;

@@ -31,7 +31,7 @@ deps() { PATH=$f/bin PSR_DEPS_SYSROOT=$f/root /bin/sh "$d" "$@" > "$f/out" 2>&1;
 
 build_cmds="cc make pkg-config"
 build_pc="libuv libsodium"
-all_cmds="$build_cmds gnuplot pgrep ps tc ip mpirun.openmpi mpicc.openmpi chromium"
+all_cmds="$build_cmds gnuplot pgrep ps tc ip mpirun.openmpi mpicc.openmpi chromium slurmctld slurmd srun munged"
 all_pc="$build_pc ompi-c simgrid"    # ompi-c: libopenmpi-dev (mpi.h)
 
 t_case deps-1.1 "non-root, everything present: make deps and each target exit 0, silent"
@@ -61,7 +61,7 @@ grep -q '^  check: apt-get install -y procps iproute2 openmpi-bin libopenmpi-dev
 grep -q '^  bench: apt-get install -y procps openmpi-bin libopenmpi-dev$' "$f/out" || t_fail "no exact bench line"
 grep -q '^  sim:   apt-get install -y libsimgrid-dev time$' "$f/out" || t_fail "no exact sim line"
 grep -q 'lab:' "$f/out" && t_fail "a lab line, though the lab has all it needs"
-grep -q '^  check: optional.*apt-get install -y chromium$' "$f/out" || t_fail "no optional chromium line for check"
+grep -q '^  check: optional.*apt-get install -y chromium slurm-wlm munge$' "$f/out" || t_fail "no optional chromium, slurm-wlm, munge line for check"
 [ "$(grep -c 'apt-get install' "$f/out")" = 4 ] || t_fail "want 4 install lines (check, bench, sim, check's optional one)"
 [ -e "$f/apt.log" ] && t_fail "apt-get ran as non-root"
 t_end
@@ -87,6 +87,8 @@ deps check; rc=$?
 cat "$f/apt.log"
 grep -q '^install -y -qq --no-install-recommends libsimgrid-dev time$' "$f/apt.log" || t_fail "no libsimgrid-dev time install"
 grep -q '^install -y -qq --no-install-recommends chromium$' "$f/apt.log" || t_fail "no optional chromium install"
+grep -q '^install -y -qq --no-install-recommends slurm-wlm$' "$f/apt.log" && grep -q '^install -y -qq --no-install-recommends munge$' "$f/apt.log" ||
+    t_fail "no optional slurm-wlm and munge installs"
 t_end
 
 t_case deps-1.6 "root, a failing apt-get: exit 1 with the command to run; a failing optional install is only reported"

@@ -7,6 +7,18 @@
 # manifest exist; the programs refuse 'auto'. No timing is asserted.
 . "$PSR_TESTS/lib.sh"
 
+# json_beside DIR: every CSV under DIR has NAME.json beside it that says
+# what it says (tests/json_check.awk; docs/design.md, JSON LINES).
+json_beside() {
+    _n=0
+    for _f in $(find "$1" -name '*.csv'); do
+        _n=$((_n + 1))
+        awk -f "$PSR_TESTS/json_check.awk" "$_f" "${_f%.csv}.json" >/dev/null 2>"$T_TMP/jchk" ||
+            t_fail "${_f#"$1"/}: its JSON: $(cat "$T_TMP/jchk")"
+    done
+    [ "$_n" -gt 0 ] || t_fail "no CSV under $1"
+}
+
 if ! command -v gnuplot >/dev/null; then
     t_skip lab-1 "lab.sh --quick" "gnuplot not installed (make deps)"; exit 0
 fi
@@ -14,7 +26,7 @@ for b in ps_server ps_worker ring_worker; do
     [ -x "$PSR_BIN/$b" ] || { t_skip lab-1 "lab.sh --quick" "no $b in $PSR_BIN"; exit 0; }
 done
 
-t_case lab-1.1 "lab.sh --quick --steps 2: both sweeps (size sweep with ps, ring, rd) with 2 steps, model table, plots, manifest, index.html"
+t_case lab-1.1 "lab.sh --quick --steps 2: both sweeps (size sweep with ps, ring, rd) with 2 steps, model table, plots, manifest, index.html, NAME.json beside each CSV"
 job 170 bash "$PSR_TESTS/../experiments/lab.sh" --quick --steps 2 --out "$T_TMP/lab"
 expect_rc 0
 expect_grep err 'loopback TCP, unpaced: [0-9]* MB/s'
@@ -102,6 +114,7 @@ grep -q '^jobs_failed: 0' "$T_TMP/lab/manifest.txt" || t_fail "manifest: jobs fa
 grep -q '^k_ps_2: .*launch.sh ps 2 .*--link-bw' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the jobs' command lines"
 [ -s "$T_TMP/lab/loss.png" ] || t_fail "no loss.png (experiments/lab_loss.sh)"
 grep -q ' 512 ' "$T_TMP/lab/model.txt" || t_fail "model.txt lacks the seed's K=512 row"
+json_beside "$T_TMP/lab"
 t_end
 
 t_case lab-1.2 "lab.sh refuses a bad flag with one line and exit 64 (a bad --link-bw or --link-latency before any job runs)"
@@ -191,6 +204,7 @@ bad=$(awk -F, -v model="$PSR_BIN/model" -v b="$bucket" 'NR == 1 { for (i = 1; i 
 [ -s "$T_TMP/srv/ps_servers.png" ] || t_fail "no ps_servers.png"
 [ -s "$T_TMP/srv/ps_servers.svg" ] || t_fail "no ps_servers.svg"
 grep -q '^split: ' "$T_TMP/srv/manifest.txt" || t_fail "manifest lacks the split"
+json_beside "$T_TMP/srv"
 grep -q 'launch.sh ps 4 .*--colocated-servers --servers 2 --layers 16 --worker-args --bucket-size=4096' "$T_TMP/srv/commands.txt" ||
     t_fail "no k = 2 job with 16 layers and 4 KiB buckets in commands.txt"
 expect_grep out 'servers at K = 4'

@@ -472,11 +472,11 @@ static void test_flags(void)
          * EMULATED host link's --link-host (issue 15), and
          * the optimizer's --optimizer, --momentum, --beta1, --beta2, --eps
          * (issue 18), and the metrics' --loss-time-out, --target-loss
-         * (issue 16). */
+         * (issue 16), and --json beside --csv (issue 32). */
         static const char *const names[] = {
             "rank", "world", "workload", "params", "batch", "shard-weights", "micro",
             "steps", "warmup", "lr", "seed", "dtype", "link-bw", "link-latency", "link-host",
-            "timeout", "csv", "weights-out", "backward-time", "straggler", "jitter", "pause",
+            "timeout", "csv", "json", "weights-out", "backward-time", "straggler", "jitter", "pause",
             "layers", "secret-file", "optimizer", "momentum", "beta1", "beta2", "eps",
             "loss-time-out", "target-loss",
         };

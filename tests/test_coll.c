@@ -116,7 +116,7 @@ static void *rank_main(void *arg)
             ring_plan(j->rank, j->world, &plan);
     }
     cfg.plan = &plan;
-    cfg.hello = (struct proto_hello){ j->n, (uint32_t)j->dtype, 2, 7, 1024 };
+    cfg.hello = (struct proto_hello){ j->n, (uint32_t)j->dtype, 2, 7, 1024, 0, 0 };
     cfg.link = &j->link;
     cfg.timeout = 10.0;
     link_init(&j->link, 0, 0);

@@ -427,14 +427,14 @@ static void test_merge(void)
     T_STR(line, "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
                 "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
                 "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s,"
-                "ttt_s,wait_s,link_util,cpu_s_per_gb\n");
+                "ttt_s,wait_s,link_util,cpu_s_per_gb,compress\n");
     T_TRUE(fgets(line, sizeof line, f) != NULL);
     T_TRUE(strncmp(line, "ps,,tcp,2,1000000,3,0.7,0.65,0.9,0.25,0.125,", 44) == 0);
     {
         int commas = 0;
         for (char *p = line; *p; p++)
             commas += *p == ',';
-        T_EQ_I(commas, 30);
+        T_EQ_I(commas, 31);
         T_HAS(line, ",1,separate,,,,,,");  /* one server, on a host of its own; no
                                               step_s, ttt_s, wait_s, link_util */
         T_TRUE(!isnan(row.cpu_s_per_gb) && row.cpu_s_per_gb > 0);
@@ -517,7 +517,8 @@ static void test_merge(void)
         T_TRUE(fgets(buf, sizeof buf, g) != NULL);
         T_TRUE(fgets(buf, sizeof buf, g) != NULL);
         last = strrchr(buf, ',');
-        T_TRUE(last && strcmp(last, ",1.66667e+06\n") == 0);     /* cpu_s_per_gb, last */
+        T_TRUE(last && strcmp(last, ",\n") == 0);                /* compress, last: empty */
+        T_HAS(buf, ",1.66667e+06,\n");                           /* cpu_s_per_gb before it */
         T_HAS(buf, ",2.5,0.5,,");                /* ttt_s, wait_s, then link_util (none) */
         fclose(g);
         for (int i = 0; i < 3; i++)

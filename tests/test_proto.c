@@ -112,7 +112,7 @@ static uint64_t to_bits(double d)
 
 static struct proto_hello good_hello(void)
 {
-    struct proto_hello h = { 1000, DTYPE_F32, 2, 42, 1024 };
+    struct proto_hello h = { 1000, DTYPE_F32, 2, 42, 1024, 0, 0 };
     return h;
 }
 
@@ -274,7 +274,7 @@ int main(void)
     {
         struct proto_hello h = { 0x0807060504030201ull, DTYPE_F64, 3,
                                  0x1817161514131211ull,
-                                 0x2827262524232221ull };
+                                 0x2827262524232221ull, 0, 0 };
         struct proto_hello ho;
         memset(buf, 0xee, sizeof buf);
         proto_hello_encode(&h, buf);
@@ -340,6 +340,33 @@ int main(void)
         T_EQ_I(proto_text_check(text, PROTO_TEXT_MAX), 0);
         text[0] = 0xff;      /* not UTF-8, but only a NUL would cut a log line */
         T_EQ_I(proto_text_check(text, 1), 0);
+    }
+
+    T_CASE("proto-2.5", "hello's sync_every (--sync-every H) in bytes 28..31: 0 and 1 send 0, "
+           "H round-trips beside compress, 1 refused");
+    {
+        struct proto_hello h = good_hello(), ho;
+        h.sync_every = 1;
+        proto_hello_encode(&h, buf);
+        for (int i = 24; i < 32; i++)
+            T_EQ_U(buf[i], 0);                  /* every step: today's bytes */
+        T_EQ_I(proto_hello_decode(buf, PROTO_HELLO_SIZE, &ho), 0);
+        T_EQ_U(ho.sync_every, 0);
+        h.sync_every = 4;
+        h.compress = 2;
+        proto_hello_encode(&h, buf);
+        T_EQ_U(buf[24], 2);
+        T_EQ_U(buf[28], 4);
+        T_EQ_I(proto_hello_decode(buf, PROTO_HELLO_SIZE, &ho), 0);
+        T_EQ_U(ho.sync_every, 4);
+        T_EQ_U(ho.compress, 2);
+        h.sync_every = UINT32_MAX;
+        proto_hello_encode(&h, buf);
+        T_EQ_I(proto_hello_decode(buf, PROTO_HELLO_SIZE, &ho), 0);
+        T_EQ_U(ho.sync_every, UINT32_MAX);
+        buf[28] = 1;
+        buf[29] = buf[30] = buf[31] = 0;
+        T_EQ_I(proto_hello_decode(buf, PROTO_HELLO_SIZE, &ho), ERR_PROTO_FIELD);
     }
 
     /* ------------------------------------------------------------ malformed */

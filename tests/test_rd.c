@@ -565,7 +565,7 @@ int main(void)
         /* Rank 2 of 4 (partners 3 and 0) connects down to rank 0, played
          * by the test, and accepts up: rank 1 (not a partner) calls first
          * and is refused, then rank 3 is taken. */
-        struct proto_hello job = { 64, DTYPE_F64, 2, 7, 1024 };
+        struct proto_hello job = { 64, DTYPE_F64, 2, 7, 1024, 0, 0 };
         struct stranger st1, st3, st0;
         struct opener o;
         pthread_t t0, t1, t3, to;

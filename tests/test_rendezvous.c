@@ -84,7 +84,7 @@ static void *rank_main(void *arg)
 
 static struct proto_hello job_hello(void)
 {
-    struct proto_hello h = { 1000, DTYPE_F32, 2, 7, 1024 };
+    struct proto_hello h = { 1000, DTYPE_F32, 2, 7, 1024, 0, 0 };
     return h;
 }
 

@@ -113,7 +113,7 @@ static int optim_apply_fake(void *ctx, const struct step_update *u, char *err)
 static struct step_cfg cfg(int micro, int mistake, uint64_t bucket, int no_overlap)
 {
     struct step_cfg c = { &wl, 0, 1, NULL, micro, mistake, 3, 1, bucket, no_overlap, NULL,
-                          &clock_real, NULL, NULL, 0, NULL };
+                          &clock_real, NULL, NULL, 0, NULL, 0 };
     return c;
 }
 

@@ -2,8 +2,9 @@
  * written atomically at the end (outfile.c).
  *
  * Every file a program writes (--weights-out, --loss-out, --loss-time-out,
- * --trace, --csv, --port-file, --checkpoint, --record, --staleness-out,
- * psring_sim's --host-bytes, --csv-out, --platform-out, psr_merge --out)
+ * --trace, --csv, --json, --port-file, --checkpoint, --record,
+ * --staleness-out, psring_sim's --host-bytes, --csv-out, --json-out,
+ * --platform-out, psr_merge --out and --json-out, psr_json --out)
  * goes through this module, so each gets the same promises:
  *
  *   AT START  outfile_check(flag, path) proves the file can be written: a
@@ -35,7 +36,8 @@
  *             space left on device", never EIO).
  *
  * outfile_append is the one exception to ATOMIC: a row appended to a
- * shared CSV (psring_sim --csv-out, psr_merge --out), with the same
+ * shared CSV or JSON Lines file (psring_sim --csv-out and --json-out,
+ * psr_merge --out and --json-out), with the same
  * checks and O_NOFOLLOW|O_NONBLOCK on the open itself.
  *
  * Messages are one line, "--FLAG: cannot write PATH: reason".

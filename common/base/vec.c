@@ -146,3 +146,22 @@ int vec_check_finite(const void *v, size_t n, int dtype, size_t *bad)
         *bad = first_bad(v, n, dtype);
     return ERR_NONFINITE;
 }
+
+int vec_add_ordered(void *acc, void *x, size_t n, int dtype, int mine_is_lower, int check,
+                    size_t *bad)
+{
+    int rc = 0;
+
+    if (mine_is_lower) {                            /* acc = mine + theirs */
+        if (check)
+            return vec_add_finite(acc, x, n, dtype, bad);
+        vec_add(acc, x, n, dtype);
+        return 0;
+    }
+    if (check)                                      /* x = theirs + mine */
+        rc = vec_add_finite(x, acc, n, dtype, bad);
+    else
+        vec_add(x, acc, n, dtype);
+    memcpy(acc, x, n * dtype_size(dtype));
+    return rc;
+}

@@ -26,6 +26,14 @@ void vec_set(void *v, size_t i, int dtype, double x);
  * (if bad is not NULL). A NaN or Inf in x, or a finite sum that overflows,
  * is caught. acc and x must not overlap. Same bits as vec_add. */
 int vec_add_finite(void *acc, const void *x, size_t n, int dtype, size_t *bad);
+/* vec_add_ordered: acc = (the lower rank's part) + (the higher rank's
+ * part), for two partners that must end with the same bits: acc holds
+ * this rank's part, x the partner's, and x is scratch (overwritten when
+ * this rank is the higher). With check, the sums are checked as
+ * vec_add_finite does (ERR_NONFINITE, the first bad i in *bad); else 0.
+ * rd's and Rabenseifner's pairwise reduce. */
+int vec_add_ordered(void *acc, void *x, size_t n, int dtype, int mine_is_lower, int check,
+                    size_t *bad);
 /* vec_check_finite: 0 if every element is finite, else ERR_NONFINITE and
  * the first bad index in *bad (if bad is not NULL). Vectorized like
  * vec_add_finite (vec.c, THE CHECK). */

@@ -175,7 +175,9 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
                         const uint64_t *bin, const uint64_t *bout, double cpu, double wall,
                         double idle, const struct hostload_sample *machine, char *err)
 {
-    char path[4096 + 32];
+    char path[4096 + 32], jpath[4096 + 32];
+    int one = cfg->minbytes == cfg->maxbytes ||
+              cfg->maxbytes / cfg->minbytes < (uint64_t)cfg->stepfactor;
     struct metrics_record rec;
     int rc = metrics_record_init(&rec, (size_t)cfg->iters);
 
@@ -191,6 +193,8 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     rec.rank = cfg->rank;
     rec.world = cfg->world;
     rec.bytes = bytes;
+    snprintf(rec.compress, sizeof rec.compress, "%s", coll_compress_name(cfg->coll));
+    rec.wire_bytes = coll_wire_bytes(cfg->coll, bytes);
     rec.link_bw = cfg->link->egress.rate;
     rec.link_latency = cfg->link->latency_s;
     rec.cpu_s = cpu;
@@ -206,11 +210,12 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
         struct metrics_step s = { (uint64_t)i, dt[i], NAN, NAN, bin[i], bout[i], NAN, NAN };
         metrics_record_add(&rec, &s);
     }
-    if (cfg->minbytes == cfg->maxbytes || cfg->maxbytes / cfg->minbytes < (uint64_t)cfg->stepfactor)
-        snprintf(path, sizeof path, "%s", cfg->csv);
-    else
-        snprintf(path, sizeof path, "%s.%llu", cfg->csv, (unsigned long long)bytes);
-    rc = metrics_record_write(&rec, path, err);
+    /* One size: FILE; a sweep: FILE.SIZE (bench.h), for --csv and --json. */
+    if (cfg->csv)
+        snprintf(path, sizeof path, one ? "%s" : "%s.%llu", cfg->csv, (unsigned long long)bytes);
+    if (cfg->json)
+        snprintf(jpath, sizeof jpath, one ? "%s" : "%s.%llu", cfg->json, (unsigned long long)bytes);
+    rc = metrics_record_save(&rec, cfg->csv ? path : NULL, cfg->json ? jpath : NULL, err);
     metrics_record_free(&rec);
     return rc;
 }
@@ -459,7 +464,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
                        cs, (unsigned long long)wrong);
                 fflush(stdout);
             }
-            if (cfg->csv && (rc = write_record(cfg, bytes, dt, bin, bout, cpu, wall, idle, machine, err)) != 0)
+            if ((cfg->csv || cfg->json) && (rc = write_record(cfg, bytes, dt, bin, bout, cpu, wall, idle, machine, err)) != 0)
                 goto out;
         }
         if (size > cfg->maxbytes / (uint64_t)cfg->stepfactor)

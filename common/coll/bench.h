@@ -51,7 +51,9 @@
  * ring or rd, or chain, pairwise or nccl for the other collectives
  * (coll_op_algo), transport tcp, tcp-cuda or nccl, coll the collective's
  * name; one step per timed iteration, its own time and bytes): to FILE when the sweep has one size, else to FILE.SIZE for each
- * size (SIZE in bytes), so psr_merge can merge one size's records.
+ * size (SIZE in bytes), so psr_merge can merge one size's records. With
+ * --json FILE the same records as JSON Lines (metrics_record_write_json),
+ * named the same way.
  *
  * The ranks check that they run the same sweep (an all-gather of the
  * settings) before the first size.
@@ -69,6 +71,7 @@ struct bench_cfg {
     uint64_t minbytes, maxbytes;
     int stepfactor, warmup_iters, iters;
     const char *csv;               /* record path, or NULL */
+    const char *json;              /* the record as JSON Lines (--json), or NULL */
     int op;                        /* enum coll_op (--coll); 0: all_reduce */
     int root;                      /* --root: broadcast, reduce; alltoall's hot rank */
     double imbalance;              /* --imbalance F (alltoall), 1: balanced */

@@ -37,14 +37,31 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
         cfg->algo < COLL_RING || cfg->algo > COLL_DBTREE)
         return fail(err, ERR_USAGE, "coll_init: kind %d, algo %d, dtype %d", cfg->kind,
                    cfg->algo, cfg->dtype);
+    if (cfg->compress != COMPRESS_NONE) {
+        if (cfg->kind != COLL_TCP || !compress_get(cfg->compress))
+            return fail(err, ERR_USAGE, "--compress %s: runs on the host over TCP only "
+                       "(--device cpu --transport tcp)", compress_name(cfg->compress));
+        if (cfg->algo != COLL_RING && cfg->algo != COLL_RD)
+            return fail(err, ERR_USAGE, "--compress %s: the ring and rd only (--algo ring|rd), "
+                       "not %s", compress_name(cfg->compress),
+                       cfg->algo == COLL_RABENSEIFNER ? "rabenseifner"
+                       : cfg->algo == COLL_TREE ? "tree" : "dbtree");
+        c->comp = compress_get(cfg->compress);
+        c->wire_n = cfg->max_n;
+        c->wire = malloc((cfg->max_n ? cfg->max_n : 1) * compress_wire_size(c->comp, cfg->dtype));
+        if (!c->wire)
+            return fail(err, -ENOMEM, "--compress: out of memory for the wire buffer");
+    }
     if (cfg->algo == COLL_RD) {
         /* Recursive doubling runs on the host only. */
         if (cfg->kind != COLL_TCP)
             return fail(err, ERR_USAGE, "--algo rd: runs on the host over TCP only "
                        "(--device cpu --transport tcp)");
-        if ((rc = rd_init(&c->rd, cfg->x, cfg->rank, cfg->world, cfg->piece_bytes)) != 0)
+        if ((rc = rd_init(&c->rd, cfg->x, cfg->rank, cfg->world, cfg->piece_bytes)) != 0) {
+            coll_destroy(c);
             return fail(err, rc, "rd: %s", rc == -ENOMEM ? "out of memory for the staging piece"
                                                       : "bad --piece or rank");
+        }
         c->have_rd = 1;
         return 0;
     }
@@ -74,9 +91,11 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
     if (cfg->kind != COLL_NCCL) {
         /* TCP_CUDA's host ring only gathers a few doubles: a small piece. */
         size_t piece = cfg->kind == COLL_TCP ? cfg->piece_bytes : 4096;
-        if ((rc = ring_init(&c->ring, cfg->x, cfg->rank, cfg->world, piece)) != 0)
+        if ((rc = ring_init(&c->ring, cfg->x, cfg->rank, cfg->world, piece)) != 0) {
+            coll_destroy(c);
             return fail(err, rc, "ring: %s", rc == -ENOMEM ? "out of memory for the staging piece"
                                                        : "bad --piece or rank");
+        }
         c->have_ring = 1;
     }
     if (cfg->kind == COLL_TCP)
@@ -125,6 +144,8 @@ void coll_destroy(struct coll *c)
     c->scratch = NULL;
     gpu_stream_destroy(c->stream);
     c->stream = NULL;
+    free(c->wire);
+    c->wire = NULL;
 }
 
 const struct clock_src *coll_clock(const struct coll *c)
@@ -166,6 +187,30 @@ int coll_on_device(const struct coll *c)
 }
 
 int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
+{
+    if (c->comp && n > c->wire_n)
+        return fail(err, ERR_USAGE, "coll_allreduce: %zu elements, more than the %zu "
+                   "coll_init's max_n allows", n, c->wire_n);
+    if (c->comp && c->algo == COLL_RD)
+        return rd_allreduce_cmp(&c->rd, buf, n, c->dtype, c->comp, c->wire, err);
+    if (c->comp)
+        return ring_allreduce_cmp(&c->ring, buf, n, c->dtype, c->comp, c->wire, err);
+    return coll_allreduce_exact(c, buf, n, err);
+}
+
+const char *coll_compress_name(const struct coll *c)
+{
+    return c->comp ? c->comp->name : "none";
+}
+
+uint64_t coll_wire_bytes(const struct coll *c, uint64_t bytes)
+{
+    if (!c->comp)
+        return bytes;
+    return bytes / dtype_size(c->dtype) * compress_wire_size(c->comp, c->dtype);
+}
+
+int coll_allreduce_exact(struct coll *c, void *buf, size_t n, char *err)
 {
     int rc;
 

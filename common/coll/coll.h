@@ -25,6 +25,11 @@
  *   COLL_DBTREE    tree.c (tree_plan, two trees): NCCL's double binary tree,
  *                  each tree on half the vector, "dbtree"
  * The device kinds run the ring only (coll_init refuses the others there).
+ * COMPRESSION (--compress fp16|bf16, coll_cmp.h): the host kind's ring
+ * and rd all-reduces on a 16-bit wire, n * 2 bytes of wire scratch
+ * allocated by coll_init (max_n elements). Only coll_allreduce compresses;
+ * the other collectives, the gathers and coll_allreduce_exact do not.
+ * coll_init refuses it (ERR_USAGE) with the device kinds.
  *
  * MEMORY. A vector given to coll_allreduce lives where the kind says:
  * host memory for COLL_TCP, device memory for the others. coll_alloc and
@@ -83,9 +88,11 @@
 #define COLL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "a2a.h"
 #include "rabenseifner.h"
+#include "coll_cmp.h"
 #include "wire/proto.h"
 #include "rd.h"
 #include "ring.h"
@@ -115,6 +122,7 @@ struct coll_cfg {
     double timeout;             /* --timeout, seconds */
     struct xport *x;            /* TCP kinds, world > 1 (ring_plan, rd_plan, rab_plan, tree_plan); else NULL */
     const unsigned char *nccl_id;   /* NCCL: rank 0's GPU_NCCL_ID_BYTES */
+    int compress;               /* enum compress_kind (--compress); 0: none. COLL_TCP only */
 };
 
 struct coll {
@@ -133,6 +141,9 @@ struct coll {
     struct gpu_nccl *nccl;      /* NCCL, owned */
     struct gpu_stream *stream;  /* device kinds: the caller's GPU work goes here */
     double *scratch;            /* NCCL: world * COLL_GATHER_MAX doubles, device */
+    const struct compressor *comp;  /* --compress fp16|bf16 (coll_cmp.h); NULL: none */
+    void *wire;                 /* comp: wire_n encoded elements, owned */
+    size_t wire_n;              /* cfg->max_n */
 };
 
 /* coll_init: the back end of cfg->kind; the device kinds on the current
@@ -163,6 +174,15 @@ int coll_on_device(const struct coll *c);
  * on buf must be queued on coll->stream (or finished); on return the sum
  * is in buf and the stream's work is done. */
 int coll_allreduce(struct coll *c, void *buf, size_t n, char *err);
+/* coll_allreduce_exact: coll_allreduce at the dtype's full precision
+ * whatever --compress says: for sums that must be exact (the step's
+ * trailer: example counts and the loss). */
+int coll_allreduce_exact(struct coll *c, void *buf, size_t n, char *err);
+/* coll_compress_name: "none", "fp16" or "bf16": the records' compress column. */
+const char *coll_compress_name(const struct coll *c);
+/* coll_wire_bytes: what a vector of `bytes` (in the coll's dtype) weighs
+ * on the wire under --compress: the records' wire_bytes (metrics.h). */
+uint64_t coll_wire_bytes(const struct coll *c, uint64_t bytes);
 
 /* coll_op_name: nccl-tests' name of op ("all_reduce", ... "alltoall"), or
  * NULL; coll_op_parse: the op of a name, or -1. */

@@ -109,20 +109,8 @@
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/vec.h"
+#include "rd.h"
 #include "ring.h"
-
-/* pow2_floor: the largest power of two <= k (k >= 1), and its log2. */
-static int pow2_floor(int k, int *log2p)
-{
-    int p = 1, l = 0;
-
-    while (p <= k / 2) {
-        p *= 2;
-        l++;
-    }
-    *log2p = l;
-    return p;
-}
 
 /* The FOLD's numbering: rank -> its number in the cube (-1: an odd rank
  * that folds away), and back. extra = K - P. */
@@ -150,7 +138,7 @@ void rab_destroy(struct rab *r)
 
 int rab_partners(int rank, int world, int *out)
 {
-    int l, p = pow2_floor(world < 1 ? 1 : world, &l), extra = world - p, me, n = 0;
+    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), extra = world - p, me, n = 0;
 
     if (world < 2)
         return 0;
@@ -170,18 +158,12 @@ void rab_plan(int rank, int world, struct xport_plan *pl)
 {
     int partners[RAB_PARTNERS_MAX];
 
-    memset(pl, 0, sizeof *pl);
-    pl->npeers = rab_partners(rank, world, partners);
-    for (int i = 0; i < pl->npeers; i++)
-        pl->peer[i] = (struct xport_plan_peer){ partners[i], partners[i] < rank, "partner" };
-    pl->news = XPORT_NEWS_FLOOD;
-    pl->tag = "round";
-    pl->tag_of = "in round";
+    xport_plan_partners(pl, rank, partners, rab_partners(rank, world, partners));
 }
 
 int rab_steps(int world)
 {
-    int l, p = pow2_floor(world < 1 ? 1 : world, &l);
+    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l);
 
     return p == world ? 2 * l : 2 * l + 2;
 }
@@ -204,29 +186,6 @@ static size_t at(size_t n, int p, int c)
 
 /* What a step does with the partner's bytes. */
 enum take { TAKE_NONE, TAKE_COPY, TAKE_ADD };
-
-/* add_ordered: dst = (lower rank's part) + (higher rank's part), for m
- * elements; `in` (the partner's piece) is scratch (DETERMINISM). With
- * `check`, the sums are checked finite in the add (THE CHECK):
- * ERR_NONFINITE and the first bad element in *bad. */
-static int add_ordered(unsigned char *dst, void *in, size_t m, int dtype, int mine_is_lower,
-                       int check, size_t *bad)
-{
-    int rc = 0;
-
-    if (mine_is_lower) {                            /* dst = mine + theirs */
-        if (check)
-            return vec_add_finite(dst, in, m, dtype, bad);
-        vec_add(dst, in, m, dtype);
-        return 0;
-    }
-    if (check)                                      /* in = theirs + mine */
-        rc = vec_add_finite(in, dst, m, dtype, bad);
-    else
-        vec_add(in, dst, m, dtype);
-    memcpy(dst, in, m * dtype_size(dtype));
-    return rc;
-}
 
 /* One exchange with a partner: send sn elements from sbuf (0: an empty
  * frame), take rn elements into rbuf as `take` says; rbuf is element
@@ -257,7 +216,7 @@ static int step(struct rab *r, const struct xchg *e, int dtype, char *err)
     for (; rc == 0 && e->take == TAKE_ADD && i < e->rn; i += piece) {
         size_t m = e->rn - i < piece ? e->rn - i : piece;
         if ((rc = xport_recv(r->a.x, r->a.stage, m * es, err)) == 0)
-            rc = add_ordered(e->rbuf + i * es, r->a.stage, m, dtype, r->a.rank < e->peer,
+            rc = vec_add_ordered(e->rbuf + i * es, r->a.stage, m, dtype, r->a.rank < e->peer,
                              e->check, &bad);
         if (rc == ERR_NONFINITE)
             break;
@@ -316,7 +275,7 @@ static int allreduce(struct rab *r, void *buf, size_t n, int dtype, int check, c
         return ERR_USAGE;
     if (k == 1 || n == 0)
         return 0;
-    p = pow2_floor(k, &l);
+    p = rd_pow2_floor(k, &l);
     extra = k - p;
     last = 2 * l + 1;                       /* the fold-out round */
     me = cube_of(rank, extra);

@@ -98,8 +98,7 @@
 #include "base/err.h"
 #include "base/vec.h"
 
-/* pow2_floor: the largest power of two <= k (k >= 1), and its log2. */
-static int pow2_floor(int k, int *log2p)
+int rd_pow2_floor(int k, int *log2p)
 {
     int p = 1, l = 0;
 
@@ -123,7 +122,7 @@ void rd_destroy(struct rd *r)
 
 int rd_partners(int rank, int world, int *out)
 {
-    int l, p = pow2_floor(world, &l), n = 0;
+    int l, p = rd_pow2_floor(world, &l), n = 0;
 
     if (world < 2)
         return 0;
@@ -142,47 +141,18 @@ void rd_plan(int rank, int world, struct xport_plan *pl)
 {
     int partners[RD_PARTNERS_MAX];
 
-    memset(pl, 0, sizeof *pl);
-    pl->npeers = rd_partners(rank, world, partners);
-    for (int i = 0; i < pl->npeers; i++)
-        pl->peer[i] = (struct xport_plan_peer){ partners[i], partners[i] < rank, "partner" };
-    pl->news = XPORT_NEWS_FLOOD;
-    pl->tag = "round";
-    pl->tag_of = "in round";
+    xport_plan_partners(pl, rank, partners, rd_partners(rank, world, partners));
 }
 
 int rd_steps(int world)
 {
-    int l, p = pow2_floor(world < 1 ? 1 : world, &l);
+    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l);
 
     return p == world ? l : l + 2;
 }
 
 /* What a step does with the partner's bytes. */
 enum take { TAKE_NONE, TAKE_COPY, TAKE_ADD };
-
-/* add_ordered: dst = (lower rank's part) + (higher rank's part), for m
- * elements; `in` (the partner's piece) is scratch. With `check`, the sums
- * are checked finite in the add (vec_add_finite): ERR_NONFINITE and the
- * first bad element in *bad. */
-static int add_ordered(unsigned char *dst, void *in, size_t m, int dtype, int mine_is_lower,
-                       int check, size_t *bad)
-{
-    int rc = 0;
-
-    if (mine_is_lower) {                            /* dst = mine + theirs */
-        if (check)
-            return vec_add_finite(dst, in, m, dtype, bad);
-        vec_add(dst, in, m, dtype);
-        return 0;
-    }
-    if (check)                                      /* in = theirs + mine */
-        rc = vec_add_finite(in, dst, m, dtype, bad);
-    else
-        vec_add(in, dst, m, dtype);
-    memcpy(dst, in, m * dtype_size(dtype));
-    return rc;
-}
 
 /* step: one exchange with `peer`: send the whole buffer (or an empty
  * frame), and take the partner's n elements as `take` says. With `check`,
@@ -204,7 +174,7 @@ static int step(struct rd *r, int peer, int round, unsigned char *buf, size_t n,
     for (; rc == 0 && take == TAKE_ADD && i < n; i += piece) {
         size_t m = n - i < piece ? n - i : piece;
         if ((rc = xport_recv(r->a.x, r->a.stage, m * es, err)) == 0)
-            rc = add_ordered(buf + i * es, r->a.stage, m, dtype, r->a.rank < peer, check, &bad);
+            rc = vec_add_ordered(buf + i * es, r->a.stage, m, dtype, r->a.rank < peer, check, &bad);
         if (rc == ERR_NONFINITE)
             break;
     }
@@ -225,7 +195,7 @@ static int allreduce(struct rd *r, void *buf, size_t n, int dtype, int check, ch
         return ERR_USAGE;
     if (k == 1 || n == 0)
         return 0;
-    p = pow2_floor(k, &l);
+    p = rd_pow2_floor(k, &l);
     extra = k - p;
     last = l + 1;                           /* the fold-out round */
 

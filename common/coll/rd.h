@@ -50,6 +50,10 @@ int rd_partners(int rank, int world, int *out);
  * rank of a pair accepting; fault news flooded to every partner. */
 void rd_plan(int rank, int world, struct xport_plan *pl);
 
+/* rd_pow2_floor: the largest power of two <= k (k >= 1), and its log2 in
+ * *log2p: the fold's P (rd, Rabenseifner). */
+int rd_pow2_floor(int k, int *log2p);
+
 /* rd_steps: the exchanges one all-reduce takes for K = world: log2 K for
  * a power of two, floor(log2 K) + 2 otherwise (0 for K = 1). */
 int rd_steps(int world);

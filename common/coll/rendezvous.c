@@ -35,6 +35,7 @@
 
 #include "wire/auth.h"
 #include "base/clock.h"
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/log.h"
@@ -68,9 +69,15 @@ int rdv_hello_diff(const struct proto_hello *a, const struct proto_hello *b, cha
     else if (a->batch != b->batch)
         err_say(why, "batch %llu vs %llu (--batch)", (unsigned long long)a->batch,
             (unsigned long long)b->batch);
+    else if ((a->sync_every > 1 ? a->sync_every : 1) != (b->sync_every > 1 ? b->sync_every : 1))
+        err_say(why, "sync-every %u vs %u (--sync-every)", a->sync_every > 1 ? a->sync_every : 1,
+            b->sync_every > 1 ? b->sync_every : 1);
     else if (a->seed != b->seed)
         err_say(why, "seed %llu vs %llu (--seed)", (unsigned long long)a->seed,
             (unsigned long long)b->seed);
+    else if (a->compress != b->compress)
+        err_say(why, "compress %s vs %s (--compress)", compress_name((int)a->compress),
+            compress_name((int)b->compress));
     else
         return 0;
     return ERR_MISMATCH;
@@ -143,15 +150,15 @@ static void conn_who(const struct conn *c, char *out, size_t n)
         snprintf(out, n, "the member at %s", c->peer);
 }
 
-/* conn_late: c missed its REGISTER's deadline (or the rendezvous's, when
- * final): drop it, and remember it in held (ERR_LEN) if that is empty. */
-static void conn_late(struct conn *c, double now, int final, char *held)
+/* conn_late: c missed its REGISTER's deadline (or the rendezvous's): drop
+ * it, and remember it in held (ERR_LEN) if that is empty. */
+static void conn_late(struct conn *c, double now, char *held)
 {
     char who[NET_ADDR_LEN + 64], why[ERR_LEN];
 
     conn_who(c, who, sizeof who);
-    err_say(why, "%s authenticated and %s %zu bytes of its REGISTER in %.1f s", who,
-        final ? "had sent" : "sent only", c->got, now - c->t0);
+    err_say(why, "%s authenticated and had sent %zu bytes of its REGISTER in %.1f s", who,
+        c->got, now - c->t0);
     if (!held[0])
         snprintf(held, ERR_LEN, "%s", why);
     log_msg("coordinator: closed the connection from %s: %s (due within --timeout plus its time "
@@ -348,7 +355,7 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
             if (got > 0)
                 registered(c, cfg, out->peers, from, &count, mismatch);
             else if (got == 0 && now >= c->t0 + reg_due)
-                conn_late(c, now, 0, held);
+                conn_late(c, now, held);
             else if (got == 0)
                 pending = 1;
         }
@@ -368,7 +375,7 @@ static int coordinate(const struct rdv_cfg *cfg, const void *blob, struct rdv_ta
     /* Ranks missing: a member still sending its REGISTER held one back. */
     for (int i = 0; i < nconn && count < k; i++)
         if (conns[i].fd >= 0 && conns[i].rank < 0)
-            conn_late(&conns[i], clock_now(), 1, held);
+            conn_late(&conns[i], clock_now(), held);
 
     /* Answer every rank that registered, the same answer. */
     if (mismatch[0]) {

@@ -45,6 +45,27 @@ int train_check(const struct cli_common *c, uint64_t batch, char *err)
     return 0;
 }
 
+/* allreduce_job: the job's elements all-reduced; with --compress the
+ * gradient's on the compressed wire and the trailer's (the example counts
+ * and the loss, which must stay exact) in a second, uncompressed
+ * all-reduce of STEP_TRAILER_LEN elements: one more round of latency per
+ * step, said out loud. */
+static int allreduce_job(const struct train_cfg *cfg, const struct step_job *job, char *err)
+{
+    size_t es = dtype_size(cfg->c->dtype), n = cfg->w->n, lo = job->first;
+    size_t hi = job->first + job->count, mid = hi < n ? hi : n > lo ? n : lo;
+    unsigned char *g = job->grad;
+    int rc = 0;
+
+    if (!cfg->coll->comp)
+        return coll_allreduce(cfg->coll, g + lo * es, job->count, err);
+    if (mid > lo)
+        rc = coll_allreduce(cfg->coll, g + lo * es, mid - lo, err);
+    if (rc == 0 && hi > mid)
+        rc = coll_allreduce_exact(cfg->coll, g + mid * es, hi - mid, err);
+    return rc;
+}
+
 /* ring_combine: the ring's combine (step.h): the job's elements
  * all-reduced over the coll, in host or device memory as the coll's kind
  * says. The step's first job also measures the step's wait (train.h,
@@ -73,8 +94,7 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
     }
     rc = job->scatter
         ? coll_reduce_scatter_range(cfg->coll, job->grad, job->first, job->count, err)
-        : coll_allreduce(cfg->coll, (unsigned char *)job->grad +
-                         job->first * dtype_size(cfg->c->dtype), job->count, err);
+        : allreduce_job(cfg, job, err);
     if (x && rc == 0 && !x->armed)
         tw->wait = x->first_recv_at - enter;
     if (!isnan(idle0)) {
@@ -202,6 +222,20 @@ static int finish(const char *loss_out, const char *time_out, struct losscurve *
     return rc;
 }
 
+/* log_loss: rank 0's loss line for step s (train.h, LOCAL SGD). */
+static void log_loss(int s, const struct step_result *r, int sync_every)
+{
+    if (r->local)
+        log_msg("step %d: loss %.9g (rank 0's own share of %llu, a local step)", s, r->loss,
+                (unsigned long long)r->count);
+    else if (sync_every > 1)
+        log_msg("step %d: loss %.9g (a sync: mean over all ranks' %llu examples since the last "
+                "one)", s, r->loss, (unsigned long long)r->count);
+    else
+        log_msg("step %d: loss %.9g (mean over the global batch of %llu)", s, r->loss,
+                (unsigned long long)r->count);
+}
+
 /* log_wait: every rank's wait line (train.h, WAIT); the record's wait_s. */
 static void log_wait(const struct metrics_wait *w, struct metrics_record *rec)
 {
@@ -231,7 +265,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         cfg->w, c->rank, c->world, c->shard_weights, c->micro, cfg->mistake, c->steps,
         c->warmup, cfg->bucket_bytes, cfg->no_overlap, cfg->trace,
         coll_clock(cfg->coll),      /* the transport's clock (xport.h) */
-        dev, &oc, cfg->zero, cfg->exec,
+        dev, &oc, cfg->zero, cfg->exec, cfg->sync_every,
     };
     const struct clock_src *clk = sc.clock;
     const char *loss_out = c->rank == 0 ? cfg->loss_out : NULL;
@@ -240,7 +274,8 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
     struct losscurve lc = { NULL, 0, NULL };
     struct metrics_wait wt = { 0, 0, 0 };
     struct step d;
-    double cpu0 = 0, wall0 = 0, run0 = 0, last_log = -INFINITY;
+    double cpu0 = 0, wall0 = 0, run0 = 0, last_log = -INFINITY, round_s = -1;
+    uint64_t out0 = 0, in0 = 0;
     int rc;
 
     local.wait = &tw;
@@ -254,8 +289,13 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         goto out;
     }
     for (int s = 0; s < c->steps; s++) {
-        uint64_t out0 = cfg->link->bytes_out, in0 = cfg->link->bytes_in;
         struct step_result r;
+
+        if (round_s < 0) {      /* a round begins (every step without local SGD) */
+            out0 = cfg->link->bytes_out;
+            in0 = cfg->link->bytes_in;
+            round_s = 0;
+        }
 
         if (s == c->warmup) {
             tw.util_on = 1;
@@ -270,12 +310,16 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         losscurve_set_at(&lc, (size_t)s, r.loss, clock_src_now(clk) - run0);
         if (c->rank == 0 && (s == 0 || s == c->steps - 1 ||
                              clock_src_now(clk) - last_log >= LOSS_LOG_EVERY_S)) {
-            log_msg("step %d: loss %.9g (mean over the global batch of %llu)", s, r.loss,
-                    (unsigned long long)r.count);
+            log_loss(s, &r, cfg->sync_every);
             last_log = clock_src_now(clk);
         }
+        round_s += r.t.step;
+        if (r.local)
+            continue;           /* LOCAL SGD: the row is the round's (train.h) */
+        r.t.step = round_s;
+        round_s = -1;
         if (s >= c->warmup) {
-            record(cfg, rec, s, &r.t, in0, out0);
+            record(cfg, rec, cfg->sync_every > 1 ? s / cfg->sync_every : s, &r.t, in0, out0);
             if (!isnan(tw.wait))
                 metrics_wait_add(&wt, tw.wait);
         }

@@ -108,6 +108,17 @@
  * K): parameters, gradients (kept after the reduce-scatter), optimizer
  * state, other buffers, in bytes; peak RSS" (step_memory, mem_peak_rss).
  *
+ * LOCAL SGD (--sync-every H > 1; common/train/localsgd.h): H local steps
+ * (each rank's own update, divided by its own count), then one all-reduce
+ * of the n deltas since the last sync and the trailer, through the coll
+ * (ring, rd, rabenseifner), and w = anchor + sum / K on every rank: the
+ * same bits everywhere. The record gets ONE ROW PER SYNCHRONIZATION
+ * ROUND, numbered by round (s / H), written at its last step: step_s the round's H steps together,
+ * combine_s the sync's all-reduce, bytes the round's (the sync's). Rank
+ * 0's loss line and loss file: on a local step rank 0's own loss over its
+ * share, on a sync step the mean over the round's examples of all ranks.
+ * Only the sync steps' waits are kept (WAIT).
+ *
  * OWNERSHIP: train_run allocates its buffers at start and frees them
  * before it returns; nothing is allocated inside the step loop.
  */
@@ -137,6 +148,7 @@ struct train_cfg {
     struct train_wait *wait;       /* train_steps' own (WAIT below); NULL from the caller */
     const struct overlap_exec *exec;   /* the communication thread's executor
                                           (overlap.h); NULL: POSIX threads */
+    int sync_every;                /* --sync-every H: 0 or 1 every step; > 1 LOCAL SGD */
 };
 
 /* WAIT (common/measure/metrics.h, WAIT): per step, from entering the step's first

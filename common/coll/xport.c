@@ -54,3 +54,14 @@ void xport_algo_destroy(struct xport_algo *a)
 {
     MEM_FREE(a->stage);
 }
+
+void xport_plan_partners(struct xport_plan *pl, int rank, const int *partners, int n)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->npeers = n;
+    for (int i = 0; i < n; i++)
+        pl->peer[i] = (struct xport_plan_peer){ partners[i], partners[i] < rank, "partner" };
+    pl->news = XPORT_NEWS_FLOOD;
+    pl->tag = "round";
+    pl->tag_of = "in round";
+}

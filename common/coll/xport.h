@@ -99,6 +99,12 @@ struct xport_plan {
     const char *tag, *tag_of;         /* the tags in messages: "chunk", "for chunk" */
 };
 
+/* xport_plan_partners: the peer table of a pairwise algorithm (rd,
+ * Rabenseifner): the n partners' ranks, each dialled by the higher rank
+ * of the pair, role "partner"; news flooded (XPORT_NEWS_FLOOD), steps
+ * tagged "round". */
+void xport_plan_partners(struct xport_plan *pl, int rank, const int *partners, int n);
+
 /* One step (above). */
 struct xport_step {
     int to, from;                     /* ranks of the plan */

@@ -105,78 +105,106 @@ int metrics_record_add(struct metrics_record *r, const struct metrics_step *s)
 }
 
 /* A time that does not apply travels as "-". */
-static void put_time(struct outfile *f, double t)
+static void put_time(FILE *f, double t)
 {
     if (isnan(t))
-        outfile_printf(f, " -");
+        fprintf(f, " -");
     else
-        outfile_printf(f, " %.9g", t);
+        fprintf(f, " %.9g", t);
 }
 
 /* A machine sample: "KEY TOTAL BUSY RUNNING" (RUNNING "-" when unknown);
  * nothing when there is none. */
-static void put_machine(struct outfile *f, const char *key, const struct hostload_sample *m)
+static void put_machine(FILE *f, const char *key, const struct hostload_sample *m)
 {
     if (!m->ok)
         return;
-    outfile_printf(f, "%s %llu %llu", key, (unsigned long long)m->total, (unsigned long long)m->busy);
+    fprintf(f, "%s %llu %llu", key, (unsigned long long)m->total, (unsigned long long)m->busy);
     if (m->running >= 0)
-        outfile_printf(f, " %d\n", m->running);
+        fprintf(f, " %d\n", m->running);
     else
-        outfile_printf(f, " -\n");
+        fprintf(f, " -\n");
 }
 
 /* The process's run delay at a machine sample: "waitN NS", only when known. */
-static void put_wait(struct outfile *f, const char *key, const struct hostload_sample *m)
+static void put_wait(FILE *f, const char *key, const struct hostload_sample *m)
 {
     if (m->ok && m->wait_ns >= 0)
-        outfile_printf(f, "%s %lld\n", key, (long long)m->wait_ns);
+        fprintf(f, "%s %lld\n", key, (long long)m->wait_ns);
+}
+
+/* record_text: the record file's text (metrics.h, RECORD FILE) into f. */
+static void record_text(FILE *f, const struct metrics_record *r)
+{
+    fprintf(f, "psring-record 1\nsystem %s\nrole %s\nrank %d\nworld %d\n",
+                   r->system, r->role, r->rank, r->world);
+    fprintf(f, "algo %s\ntransport %s\nbytes %llu\n", r->algo[0] ? r->algo : "-",
+                   r->transport[0] ? r->transport : "-", (unsigned long long)r->bytes);
+    fprintf(f, "link_bw %.17g\nlink_latency %.17g\ncpu_s %.9g\nwall_s %.9g\nncpu %d\n",
+                   r->link_bw, r->link_latency, r->cpu_s, r->wall_s, r->ncpu);
+    if (r->coll[0])
+        fprintf(f, "coll %s\n", r->coll);
+    if (r->compress[0])
+        fprintf(f, "compress %s\nwire_bytes %llu\n", r->compress,
+                (unsigned long long)r->wire_bytes);
+    put_machine(f, "machine0", &r->machine0);
+    put_machine(f, "machine1", &r->machine1);
+    if (r->buckets > 1)
+        fprintf(f, "buckets %u\nbucket_bytes %llu\n", (unsigned)r->buckets,
+                       (unsigned long long)r->bucket_bytes);
+    if (!isnan(r->ttt_s))
+        fprintf(f, "ttt_s %.9g\n", r->ttt_s);
+    if (!isnan(r->wait_s))
+        fprintf(f, "wait_s %.9g\n", r->wait_s);
+    if (!isnan(r->link_span_s) && !isnan(r->link_idle_s))
+        fprintf(f, "link_span_s %.9g\nlink_idle_s %.9g\n", r->link_span_s, r->link_idle_s);
+    put_wait(f, "wait0", &r->machine0);
+    put_wait(f, "wait1", &r->machine1);
+    if (r->clock_id[0])
+        fprintf(f, "clock %s\n", r->clock_id);
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const struct metrics_step *s = &r->steps[i];
+        fprintf(f, "step %llu", (unsigned long long)s->step);
+        put_time(f, s->combine_s);
+        put_time(f, s->ingress_s);
+        put_time(f, s->egress_s);
+        fprintf(f, " %llu %llu", (unsigned long long)s->bytes_in,
+                       (unsigned long long)s->bytes_out);
+        put_time(f, s->step_s);
+        put_time(f, s->enter_t);
+        fprintf(f, "\n");
+    }
+}
+
+int metrics_record_text(const struct metrics_record *r, char **text, size_t *len)
+{
+    FILE *f = open_memstream(text, len);
+
+    if (!f)
+        return -errno;
+    record_text(f, r);
+    if (fclose(f) != 0) {
+        free(*text);
+        *text = NULL;
+        return -ENOMEM;
+    }
+    return 0;
 }
 
 /* Written through outfile.h: checked, atomic, every error reported as is. */
 int metrics_record_write(const struct metrics_record *r, const char *path, char *err)
 {
-    int rc;
-    struct outfile *f = outfile_new("--csv", path, &rc, err);
+    char *text;
+    size_t len;
+    int rc = metrics_record_text(r, &text, &len);
 
-    if (!f)
+    if (rc != 0) {
+        err_say(err, "--csv %s: %s", path, strerror(-rc));
         return rc;
-    outfile_printf(f, "psring-record 1\nsystem %s\nrole %s\nrank %d\nworld %d\n",
-                   r->system, r->role, r->rank, r->world);
-    outfile_printf(f, "algo %s\ntransport %s\nbytes %llu\n", r->algo[0] ? r->algo : "-",
-                   r->transport[0] ? r->transport : "-", (unsigned long long)r->bytes);
-    outfile_printf(f, "link_bw %.17g\nlink_latency %.17g\ncpu_s %.9g\nwall_s %.9g\nncpu %d\n",
-                   r->link_bw, r->link_latency, r->cpu_s, r->wall_s, r->ncpu);
-    if (r->coll[0])
-        outfile_printf(f, "coll %s\n", r->coll);
-    put_machine(f, "machine0", &r->machine0);
-    put_machine(f, "machine1", &r->machine1);
-    if (r->buckets > 1)
-        outfile_printf(f, "buckets %u\nbucket_bytes %llu\n", (unsigned)r->buckets,
-                       (unsigned long long)r->bucket_bytes);
-    if (!isnan(r->ttt_s))
-        outfile_printf(f, "ttt_s %.9g\n", r->ttt_s);
-    if (!isnan(r->wait_s))
-        outfile_printf(f, "wait_s %.9g\n", r->wait_s);
-    if (!isnan(r->link_span_s) && !isnan(r->link_idle_s))
-        outfile_printf(f, "link_span_s %.9g\nlink_idle_s %.9g\n", r->link_span_s, r->link_idle_s);
-    put_wait(f, "wait0", &r->machine0);
-    put_wait(f, "wait1", &r->machine1);
-    if (r->clock_id[0])
-        outfile_printf(f, "clock %s\n", r->clock_id);
-    for (size_t i = 0; i < r->nsteps; i++) {
-        const struct metrics_step *s = &r->steps[i];
-        outfile_printf(f, "step %llu", (unsigned long long)s->step);
-        put_time(f, s->combine_s);
-        put_time(f, s->ingress_s);
-        put_time(f, s->egress_s);
-        outfile_printf(f, " %llu %llu", (unsigned long long)s->bytes_in,
-                       (unsigned long long)s->bytes_out);
-        put_time(f, s->step_s);
-        put_time(f, s->enter_t);
-        outfile_printf(f, "\n");
     }
-    return outfile_end(f, err);
+    rc = outfile_write_text("--csv", path, text, len, err);
+    free(text);
+    return rc;
 }
 
 /* Strict number parsing for the reader: the whole token must be used. */
@@ -283,6 +311,8 @@ static int read_line(struct metrics_record *r, char *line)
     if (strcmp(key, "algo") == 0) return set_name(r->algo, v);
     if (strcmp(key, "transport") == 0) return set_name(r->transport, v);
     if (strcmp(key, "coll") == 0) return set_name(r->coll, v);
+    if (strcmp(key, "compress") == 0) return set_name(r->compress, v);
+    if (strcmp(key, "wire_bytes") == 0) return tok_u64(v, &r->wire_bytes);
     if (strcmp(key, "rank") == 0) return tok_int(v, &r->rank);
     if (strcmp(key, "world") == 0) return tok_int(v, &r->world);
     if (strcmp(key, "ncpu") == 0) return tok_int(v, &r->ncpu);
@@ -374,7 +404,7 @@ const char *metrics_csv_header_line(void)
     return "system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,"
            "ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,"
            "model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,placement,coll,step_s,"
-           "ttt_s,wait_s,link_util,cpu_s_per_gb\n";
+           "ttt_s,wait_s,link_util,cpu_s_per_gb,compress\n";
 }
 
 void metrics_csv_header(FILE *f)
@@ -425,5 +455,5 @@ void metrics_row_write(FILE *f, const struct metrics_row *row)
     put_field(f, row->wait_s);
     put_field(f, row->link_util);
     put_field(f, row->cpu_s_per_gb);
-    fputc('\n', f);
+    fprintf(f, ",%s\n", row->compress);
 }

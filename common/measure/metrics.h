@@ -8,7 +8,7 @@
  *   system,algo,transport,K,bytes,steps,time_s,time_min_s,time_max_s,
  *   ingress_s,egress_s,algbw,busbw,bytes_in,bytes_out,link_bw,link_latency,
  *   model_s,host_bound,bound_by,machine_busy,job_busy,run_queue,servers,
- *   placement,coll,step_s,ttt_s,wait_s,link_util,cpu_s_per_gb
+ *   placement,coll,step_s,ttt_s,wait_s,link_util,cpu_s_per_gb,compress
  *
  * MERGE RULES
  *   time_s      per step, the slowest worker/rank's combine time (PS: push
@@ -103,6 +103,14 @@
  *               server of a PS, the busiest rank of a ring). The timed
  *               part of a training run holds its compute too. Empty when
  *               no record has cpu_s > 0 and bytes (the simulator, NCCL).
+ *   compress    the all-reduce's wire format (--compress: "none", "fp16",
+ *               "bf16"), from the first worker/rank record; empty when
+ *               the records carry none (the PS, the simulator, older
+ *               records). model_s then models the bytes that travel: the
+ *               records' wire_bytes (the vector's size on the wire) in
+ *               place of bytes; for the PS the pushes' ingress at
+ *               wire_bytes plus the weights' egress at bytes (separate
+ *               servers, one bucket; empty otherwise: not modelled).
  *   A field that does not apply is empty (NaN in memory).
  * LAST ENTRY. A combine cannot start before its last process enters it,
  *   and the model (model.h) times it from there. Processes that finished
@@ -157,6 +165,8 @@
  *   wait0 NS | wait1 NS   (optional: the process's run delay at those
  *        samples, hostload.h wait_ns; left out when unknown)
  *   clock ID   (optional: clock_id, the clock enter_t is on)
+ *   compress fp16 | wire_bytes 2097152   (optional: --compress and the
+ *        vector's bytes on the wire; MERGE RULES: compress)
  *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT [STEP_S [ENTER_T]]
  *        (repeated; a time that does not apply is written as -; STEP_S,
  *        the whole step, and ENTER_T are always written, and a record
@@ -222,6 +232,8 @@ struct metrics_record {
     /* A PS worker's buckets (issue 15; model_s of per-bucket pull): */
     uint32_t buckets;                  /* pushes per pass; 0 or 1: one */
     uint64_t bucket_bytes;             /* the largest bucket, bytes (buckets > 1) */
+    char compress[METRICS_NAME_LEN];   /* --compress: "none", "fp16", ...; "": not recorded */
+    uint64_t wire_bytes;               /* the vector on the wire, bytes; 0: bytes */
 };
 
 /* metrics_record_init: zeroed record with room for cap steps, allocated
@@ -231,6 +243,18 @@ void metrics_record_free(struct metrics_record *r);
 /* metrics_record_add: append one step; ERR_USAGE when full. */
 int metrics_record_add(struct metrics_record *r, const struct metrics_step *s);
 int metrics_record_write(const struct metrics_record *r, const char *path, char *err);
+/* metrics_record_text: the record file's text in *text (malloc'd, the
+ * caller frees it), *len bytes. 0 or a negative errno. */
+int metrics_record_text(const struct metrics_record *r, char **text, size_t *len);
+/* metrics_record_write_json: the record as JSON Lines (--json FILE;
+ * docs/design.md, JSON LINES): the manifest line (jsonl.h), one "process"
+ * line of the record's KEY VALUE lines, one "step" line per step; written
+ * through outfile.h (atomic) with "--json" in its messages. */
+int metrics_record_write_json(const struct metrics_record *r, const char *path, char *err);
+/* metrics_record_save: the record to csv (the record file) and json (JSON
+ * Lines), each when not NULL. 0, or the first failure's code and line. */
+int metrics_record_save(const struct metrics_record *r, const char *csv, const char *json,
+                        char *err);
 /* metrics_record_read: parse a record file into *r (initialised here;
  * free with metrics_record_free, also after a failure). ERR_FORMAT with
  * "path:line: reason" in err. */
@@ -256,6 +280,8 @@ struct metrics_row {
     double bucket_bytes;
     double ttt_s, wait_s;              /* NaN: empty */
     double link_util, cpu_s_per_gb;    /* NaN: empty */
+    char compress[METRICS_NAME_LEN];   /* "": empty */
+    uint64_t wire_bytes;               /* not a column: model_s's bytes when > 0 */
 };
 
 /* One worker's waits (WAIT above): their sum, largest and count. Zeroed
@@ -286,5 +312,15 @@ void metrics_csv_header(FILE *f);
 /* metrics_csv_header_line: the header, "\n" included (static). */
 const char *metrics_csv_header_line(void);
 void metrics_row_write(FILE *f, const struct metrics_row *row);
+/* metrics_row_json: the row's CSV text as one {"record":"row",...} line
+ * (jsonl_csv_row). 0, or a code with the reason in err. */
+int metrics_row_json(FILE *f, const struct metrics_row *row, char *err);
+/* metrics_row_append_json: appended to path (outfile_append, FLAG in the
+ * messages: "--json-out"): a manifest line (jsonl_manifest, the KEY: VALUE
+ * lines of `manifest` added; NULL: none), then the row's line. Each append
+ * is such a pair, so a row's facts are those of the manifest line just
+ * before it. 0, or a negative code with the line in err. */
+int metrics_row_append_json(const char *flag, const char *path, const struct metrics_row *row,
+                            const char *manifest, char *err);
 
 #endif /* METRICS_H */

@@ -130,9 +130,20 @@ static double row_model(const struct metrics_row *row)
     int extra = row->servers - row->k, rd = strcmp(row->algo, "rd") == 0;
     int rab = strcmp(row->algo, "rabenseifner") == 0, tree = strcmp(row->algo, "tree") == 0;
     int dbtree = strcmp(row->algo, "dbtree") == 0;
+    int ps = strcmp(row->system, "ps") == 0;
+    double w = row->wire_bytes && row->wire_bytes != row->bytes ? (double)row->wire_bytes : n;
 
     if (!(bw > 0))
         return NAN;
+    if (w != n && !ps)              /* --compress: the ring's and rd's link carries w */
+        n = w;
+    if (w != n) {                   /* the PS's pushes carry w, its weights n */
+        if (row->buckets > 1 || (row->placement[0] && strcmp(row->placement, "separate") != 0))
+            return NAN;             /* not modelled: MERGE RULES, compress */
+        int s = row->servers > 0 ? row->servers : 1;
+        return model_query(MODEL_PS, MODEL_INGRESS, row->k, s, w, bw, a) +
+               model_query(MODEL_PS, MODEL_EGRESS, row->k, s, n, bw, a);
+    }
     /* rd's, Rabenseifner's and the trees' all-reduce (--bench --algo
      * rd|rabenseifner|tree|dbtree) have their own costs, not the ring's that
      * model_coll gives all_reduce. */
@@ -313,6 +324,8 @@ static void merge_row(const struct metrics_record *recs, size_t n, const struct 
     snprintf(row->algo, sizeof row->algo, "%s", first->algo);
     snprintf(row->transport, sizeof row->transport, "%s", first->transport);
     snprintf(row->coll, sizeof row->coll, "%s", first->coll);
+    snprintf(row->compress, sizeof row->compress, "%s", first->compress);
+    row->wire_bytes = first->compress[0] ? first->wire_bytes : 0;
     row->k = first->world;
     row->bytes = first->bytes;
     row->steps = nsteps;

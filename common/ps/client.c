@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "client_internal.h"
@@ -102,17 +103,19 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
     c->n = (size_t)cfg->hello.n;
     c->dtype = (int)cfg->hello.dtype;
     c->elem = dtype_size(c->dtype);
+    c->comp = compress_get((int)cfg->hello.compress);
     c->timeout = cfg->timeout;
     c->io = cfg->io ? cfg->io : &ps_client_io_tcp;
     c->io_ctx = cfg->io_ctx;
     c->ex = cfg->exec ? cfg->exec : &overlap_exec_pthread;
     c->sizes_only = cfg->sizes_only;
     c->whole_parts = cfg->whole_parts;
-    if (c->elem == 0 || c->n == 0 || cfg->world == 0 || cfg->rank >= cfg->world) {
+    if (c->elem == 0 || c->n == 0 || cfg->world == 0 || cfg->rank >= cfg->world || !c->comp) {
         err_say(err, "ps_client: bad configuration (n %llu, dtype %d, rank %u of %u)",
             ull(cfg->hello.n), c->dtype, (unsigned)cfg->rank, (unsigned)cfg->world);
         return ERR_USAGE;
     }
+    c->push_elem = compress_wire_size(c->comp, c->dtype);
     if ((rc = parse_servers(c, cfg->servers, err)) != 0)
         return rc;
     if ((uint64_t)c->nservers > cfg->hello.n) {
@@ -156,6 +159,10 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
         return 0;           /* SIZES: no element is ever received */
     if (c->n > SIZE_MAX / c->elem || !(c->incoming = malloc(c->n * c->elem))) {
         err_say(err, "out of memory for the %zu weights to receive", c->n);
+        return -ENOMEM;
+    }
+    if (c->comp->kind != COMPRESS_NONE && !(c->wire = malloc(c->n * c->push_elem))) {
+        err_say(err, "out of memory for the %zu encoded gradient elements", c->n);
         return -ENOMEM;
     }
     return 0;
@@ -392,6 +399,8 @@ void ps_client_close(struct ps_client *c)
     ps_client_disconnect(c);
     free(c->incoming);
     c->incoming = NULL;
+    free(c->wire);
+    c->wire = NULL;
     free(c->conns);
     c->conns = NULL;
     c->nservers = 0;

@@ -241,6 +241,11 @@ struct ps_client {
     const struct overlap_exec *ex;   /* the threads (never NULL after init) */
     int sizes_only;
     int whole_parts;                 /* cfg->whole_parts */
+    const struct compressor *comp;   /* hello.compress's (store.h, COMPRESSED PUSHES) */
+    size_t push_elem;                /* bytes of one PUSH element on the wire */
+    unsigned char *wire;             /* comp not "none": n encoded elements, each
+                                        push's part encoded here before it goes
+                                        (owned; NULL with sizes_only) */
     struct ps_conn *conns;           /* nservers entries (owned) */
     /* The threads' hand-off: the push queue and the pull generation,
      * under mu. */

@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/compress.h"
 #include "base/err.h"
 #include "base/vec.h"
 #include "train/overlap.h"
@@ -255,7 +256,8 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
     snprintf(ctx, sizeof ctx, "step %llu", ull(step));
     while (top > a) {
         uint64_t lo = top - a > piece ? top - piece : a;
-        size_t pa = (size_t)lo * c->elem, pn = (size_t)(top - lo) * c->elem;
+        size_t pa = (size_t)lo * c->elem, pn = (size_t)(top - lo) * c->push_elem;
+        const unsigned char *src = grad ? grad + pa : NULL;
 
         proto_push_meta_encode(top == k->hi ? meta : &frames_no_meta, k->out + PROTO_HEADER_SIZE);
         rc = frames_send_head(k, ctx, PROTO_PUSH, step, lo, PROTO_PUSH_META + pn, PROTO_PUSH_META,
@@ -264,7 +266,12 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
             return rc;
         /* The next part follows at once: a simulated stream sends the
          * push's parts as one message (PS_IO_MORE). */
-        rc = c->io->send(c->io_ctx, k, grad ? grad + pa : NULL, pn, c->timeout,
+        if (src && c->wire) {       /* COMPRESSED PUSHES: encoded once, then sent */
+            c->comp->encode(c->wire + (size_t)lo * c->push_elem, src, (size_t)(top - lo),
+                            c->dtype, NULL);
+            src = c->wire + (size_t)lo * c->push_elem;
+        }
+        rc = c->io->send(c->io_ctx, k, src, pn, c->timeout,
                          PS_IO_ELEMENTS | (lo > a ? PS_IO_MORE : 0), tmp);
         if (rc != 0)
             return send_failed(k, ctx, rc, tmp, err);

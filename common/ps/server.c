@@ -123,8 +123,8 @@ int server_end(struct server *srv)
 {
     char err[ERR_LEN];
 
-    if (srv->exit_code == 0 && srv->f.c.csv &&
-        metrics_record_write(&srv->rec, srv->f.c.csv, err) != 0) {
+    if (srv->exit_code == 0 && (srv->f.c.csv || srv->f.c.json) &&
+        metrics_record_save(&srv->rec, srv->f.c.csv, srv->f.c.json, err) != 0) {
         log_msg("%s", err);
         srv->exit_code = 1;
     }

@@ -75,6 +75,9 @@ struct server_flags {
     const char *resume;           /* --resume FILE, or NULL */
     int local_worker;             /* --local-worker R: EMULATED, worker R is on this host,
                                      its bytes bypass the link; -1 none */
+    int sync_every;               /* --sync-every H: 1 every step; > 1 LOCAL SGD (the
+                                     workers' deltas averaged every H steps; c.steps
+                                     and c.warmup are then counted in rounds) */
     struct auth_key key;          /* the job's secret (--secret-file, PSRING_SECRET) */
     const char *mode;             /* --mode sync|async|ssp:N|backup:N, as typed (mode.h) */
     struct mode_cfg mode_cfg;     /* ... parsed (sync when not given) */
@@ -84,6 +87,9 @@ struct server_flags {
     char staleness_file[CLI_PATH_MAX + 16]; /* --staleness-out FILE, likewise */
     char weights_file[CLI_PATH_MAX + 16];   /* --weights-out PATH (common): "PATH.server",
                                                then .I with S shards (weights.h) */
+    const char *compress_arg;     /* --compress none|fp16|bf16, as typed */
+    int compress;                 /* ... parsed: the pushes' format (store.h,
+                                     COMPRESSED PUSHES) */
 };
 
 struct conn {

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "train/workload.h"
@@ -30,9 +31,13 @@ static int dead(struct session *s, int code)
     return code;
 }
 
+/* elem_size: bytes of one PUSH element on the wire: the dtype's, or the
+ * compressor's (store.h, COMPRESSED PUSHES). */
 static uint64_t elem_size(const struct session_cfg *cfg)
 {
-    return dtype_size(cfg->dtype);
+    const struct compressor *k = compress_get(cfg->compress);
+
+    return k ? compress_wire_size(k, cfg->dtype) : dtype_size(cfg->dtype);
 }
 
 static uint64_t push_length(const struct session_cfg *cfg)
@@ -189,6 +194,13 @@ static int check_hello(struct session *s, char *err)
     else if (m->batch != c->batch)
         err_say(err, "HELLO refused: rank %u: batch B = %llu, this server has B = %llu",
             (unsigned)s->h.rank, ull(m->batch), ull(c->batch));
+    else if ((int)m->compress != c->compress)
+        err_say(err, "HELLO refused: rank %u: --compress %s, this server has %s",
+            (unsigned)s->h.rank, compress_name((int)m->compress), compress_name(c->compress));
+    else if ((m->sync_every > 1 ? m->sync_every : 1) != (c->sync_every > 1 ? c->sync_every : 1))
+        err_say(err, "HELLO refused: rank %u: --sync-every %u, this server has --sync-every %u",
+            (unsigned)s->h.rank, m->sync_every > 1 ? m->sync_every : 1,
+            c->sync_every > 1 ? c->sync_every : 1);
     else
         return 0;
     return dead(s, ERR_MISMATCH);
@@ -241,7 +253,7 @@ static int check_frame(struct session *s, const struct store *st, char *err)
             err_say(err, "%s: push for step %llu from element %llu has %llu payload bytes, "
                 "this server takes 16 + 1 to %llu elements of %s there", w, ull(h->step),
                 ull(h->aux), ull(h->length), ull(s->cfg->hi - h->aux),
-                dtype_name(s->cfg->dtype));
+                s->cfg->compress ? compress_name(s->cfg->compress) : dtype_name(s->cfg->dtype));
             return dead(s, ERR_PROTO_SIZE);
         }
         if (h->step >= s->cfg->steps) {

@@ -70,6 +70,9 @@ struct session_cfg {
     const struct auth_key *key;  /* the job's secret (auth.h; unkeyed: none) */
     uint64_t batch;          /* B, global examples per step */
     uint64_t steps;          /* a push for step >= steps is refused */
+    int compress;            /* --compress: the PUSH elements' format (store.h,
+                                COMPRESSED PUSHES); the HELLO must say the same */
+    uint32_t sync_every;     /* --sync-every H: 0 or 1 every step (HELLO's must agree) */
 };
 
 enum session_state {

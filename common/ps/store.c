@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/mem.h"
@@ -89,12 +90,19 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     }
     s->n = cfg->n;
     s->elem_size = es;
+    s->comp = compress_get(cfg->compress);
+    if (!s->comp) {
+        err_say(err, "store: compress %d is not one", cfg->compress);
+        return ERR_USAGE;
+    }
+    s->push_es = compress_wire_size(s->comp, cfg->dtype);
     s->offset = cfg->offset;
     s->dtype = cfg->dtype;
     s->world = cfg->world;
     s->lr = cfg->lr;
     s->per_step = cfg->pushes_per_step > 1 ? cfg->pushes_per_step : 1;
     s->divide_by_one = cfg->divide_by_one != 0;
+    s->average = cfg->average != 0;
     s->batch = cfg->batch;
     s->count_max = cfg->count_max ? cfg->count_max : cfg->batch;
     s->batch_what = cfg->batch_what ? cfg->batch_what : "B";
@@ -274,7 +282,7 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
                 size_t len, int add, size_t *bad)
 {
     double buf[STAGE_BYTES / sizeof(double)];   /* double: aligned for both dtypes */
-    const size_t es = s->elem_size, per = sizeof buf / es;
+    const size_t es = s->push_es, per = sizeof buf / s->elem_size;
     size_t at = w->first + w->next;     /* into the accumulator */
     unsigned char *into = store__sum_of(s, w);
     int rc;
@@ -289,8 +297,10 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
             }
             return 0;
         }
-        memcpy(buf, w->part, w->part_len);
-        memcpy((unsigned char *)buf + w->part_len, p, need);
+        unsigned char el[sizeof w->part];
+        memcpy(el, w->part, w->part_len);
+        memcpy(el + w->part_len, p, need);
+        s->comp->decode(buf, el, 1, s->dtype);
         if ((rc = stage(s, into, buf, at, 1, add, bad)) != 0)
             return rc;
         at++;
@@ -300,7 +310,7 @@ static int walk(struct store *s, struct store_worker *w, const unsigned char *p,
     while (len >= es) {
         size_t cnt = len / es < per ? len / es : per;
 
-        memcpy(buf, p, cnt * es);
+        s->comp->decode(buf, p, cnt, s->dtype);     /* "none": a copy */
         if ((rc = stage(s, into, buf, at, cnt, add, bad)) != 0)
             return rc;
         at += cnt;
@@ -324,15 +334,15 @@ int store_push_data(struct store *s, uint32_t rank, const void *bytes,
 
     if (!(w = receiving(s, rank, "push data", err, &rc)))
         return rc;
-    left = (w->count - w->next) * s->elem_size - w->part_len;
+    left = (w->count - w->next) * s->push_es - w->part_len;
     if (nbytes > left) {
         err_say(err, "worker %u: push for step %llu has %zu bytes left, got %zu more",
             (unsigned)rank, ull(s->step), left, nbytes);
         return ERR_PROTO_SIZE;
     }
     if (s->sizes_only) {                /* counted, not read */
-        w->next += (w->part_len + nbytes) / s->elem_size;
-        w->part_len = (w->part_len + nbytes) % s->elem_size;
+        w->next += (w->part_len + nbytes) / s->push_es;
+        w->part_len = (w->part_len + nbytes) % s->push_es;
         return 0;
     }
     if (walk(s, w, bytes, nbytes, 0, &bad) != 0) {
@@ -354,14 +364,14 @@ int store_push_end(struct store *s, uint32_t rank, char *err)
     if (!(w = receiving(s, rank, "push end", err, &rc)))
         return rc;
     if (w->next != w->count) {
-        size_t have = w->next * s->elem_size + w->part_len;
+        size_t have = w->next * s->push_es + w->part_len;
 
         err_say(err, "worker %u: push for step %llu ended after %zu of %zu bytes",
-            (unsigned)rank, ull(s->step), have, w->count * s->elem_size);
+            (unsigned)rank, ull(s->step), have, w->count * s->push_es);
         return ERR_PROTO_SIZE;
     }
     assert(w->part_len == 0);
-    s->payload_in += (uint64_t)w->count * s->elem_size;
+    s->payload_in += (uint64_t)w->count * s->push_es;
     w->pass_done += w->count;
     if (w->pass_done < s->n) {
         w->phase = STORE_W_WAITING;     /* the next, lower, part of the pass */
@@ -389,7 +399,7 @@ int store_push_abort(struct store *s, uint32_t rank, char *err)
     if (w && w->phase == STORE_W_RECEIVING)
         err_say(err, "worker %u: push for step %llu cut off after %zu of %zu bytes; "
             "the step fails, weights untouched", (unsigned)rank, ull(s->step),
-            w->next * s->elem_size + w->part_len, w->count * s->elem_size);
+            w->next * s->push_es + w->part_len, w->count * s->push_es);
     else
         err_say(err, "worker %u: lost during step %llu; the step fails, weights untouched",
             (unsigned)rank, ull(s->step));
@@ -482,8 +492,13 @@ static int update_range(struct store *s, size_t at, size_t cnt, uint64_t divisor
         size_t c = cnt < per ? cnt : per;
 
         memcpy(buf, w + at * es, c * es);
-        optim_apply(&k, s->dtype, buf, acc + at * es, optim_state(&s->opt, 0, at),
-                    optim_state(&s->opt, 1, at), c, divisor);
+        if (s->average)         /* LOCAL SGD: the mean of the deltas added */
+            for (size_t i = 0; i < c; i++)
+                vec_set(buf, i, s->dtype, vec_get(buf, i, s->dtype) +
+                        vec_get(acc + at * es, i, s->dtype) / (double)divisor);
+        else
+            optim_apply(&k, s->dtype, buf, acc + at * es, optim_state(&s->opt, 0, at),
+                        optim_state(&s->opt, 1, at), c, divisor);
         if (vec_check_finite(buf, c, s->dtype, bad) != 0) {
             *bad += at;
             return ERR_NONFINITE;
@@ -535,7 +550,7 @@ int store_release(struct store *s, struct store_released *out, char *err)
             "the step fails, weights untouched", ull(s->step), ull(s->offset + lo + bad));
         return store__fail(s, ERR_NONFINITE, err);
     }
-    divisor = s->divide_by_one ? 1 : s->rel_batch;
+    divisor = s->average ? s->world : s->divide_by_one ? 1 : s->rel_batch;
     if (!s->sizes_only && update_range(s, lo, top - s->released, divisor, &bad) != 0) {
         err_say(err, "step %llu: the update made weight element %llu NaN or Inf; "
             "the step fails, weights untouched", ull(s->step), ull(s->offset + bad));

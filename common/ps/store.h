@@ -165,6 +165,12 @@
 
 #define STORE_MAX_PUSHES 65536  /* P, pushes per worker per step, at most */
 
+/* COMPRESSED PUSHES (--compress fp16|bf16). A push's elements travel in
+ * the compressor's format, push_es bytes each; the store decodes each into
+ * the dtype as it stages it, then checks and sums in the dtype, exactly as
+ * an uncompressed push (the rounding is the worker's, once, before the
+ * push). The weights go back in full precision: they are not a sum, and
+ * rounding them every step would be a different training run. */
 struct store_cfg {
     size_t n;               /* elements this server owns (>= 1) */
     uint64_t offset;        /* index of the first of them (--shard I/S) */
@@ -184,6 +190,11 @@ struct store_cfg {
     int per_worker;         /* PER-WORKER BUFFERS (async, ssp, backup); 0: sync */
     int sizes_only;         /* SIZES (bin/psring_sim --payload sizes): a push's bytes
                                are counted, never read: no check, no sum, no update */
+    int compress;           /* COMPRESSED PUSHES: the PUSH elements' wire format
+                               (base/compress.h); 0: dtype's own */
+    int average;            /* LOCAL SGD (--sync-every H > 1; sync only): the pushes
+                               are the workers' deltas since the last sync and the
+                               update is w + acc / K, no optimizer (divisor K) */
 };
 
 /* Per-worker state of the step in progress: O(1) bytes each. */
@@ -208,6 +219,7 @@ struct store {
     double lr;
     uint32_t per_step;      /* P: pushes per worker per step (>= 1) */
     int divide_by_one;      /* MISTAKE sum-not-mean */
+    int average;            /* LOCAL SGD: w + acc / K */
     uint64_t batch, count_max;      /* COUNTS (0: unchecked) */
     const char *batch_what;
     uint64_t step;          /* the step being collected */
@@ -227,6 +239,8 @@ struct store {
     struct optim opt;       /* the optimizer and its state for these n elements
                                (optim.h: a plain struct with a size, state_bytes,
                                for a checkpoint; owned) */
+    const struct compressor *comp;  /* store_cfg's compress */
+    size_t push_es;         /* bytes of one PUSH element on the wire */
 };
 
 /* What store_release released (count 0: nothing new). The new weights of

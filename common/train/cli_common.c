@@ -183,7 +183,7 @@ void cli_optim_cfg(const struct cli_common *c, struct optim_cfg *out)
     *out = (struct optim_cfg){ c->optimizer, c->lr, c->momentum, c->beta1, c->beta2, c->eps };
 }
 
-#define COMMON_NOPTS 31
+#define COMMON_NOPTS 32
 /* One table, rewritten by each call: the pointers are only valid until the
  * next cli_common_opts() call (a process has one struct cli_common). */
 static struct cli_opt common_table[COMMON_NOPTS + 1];
@@ -225,6 +225,8 @@ const struct cli_opt *cli_common_opts(struct cli_common *c)
           "idle-progress timeout (default 30s)", 0, 0,
           parse_timeout },
         { "csv", CLI_STRING, &c->csv, "FILE", "write this process's record to FILE", 0, 0, NULL },
+        { "json", CLI_STRING, &c->json, "FILE",
+          "write this process's record to FILE as JSON Lines", 0, 0, NULL },
         { "weights-out", CLI_STRING, &c->weights_out, "PATH",
           "write the final weights to PATH.RANK, one per line", 0, 0, NULL },
         { "backward-time", CLI_TIME, &c->backward_time, "TIME",
@@ -344,6 +346,7 @@ static int check_out_path(const char *flag, const char *path, char *err)
 static int check_files(const struct cli_common *c, char *err)
 {
     if ((c->csv && check_out_path("--csv", c->csv, err) != 0) ||
+        (c->json && check_out_path("--json", c->json, err) != 0) ||
         (c->loss_time_out && check_out_path("--loss-time-out", c->loss_time_out, err) != 0) ||
         (c->weights_out && weights_check(c->weights_out, c->rank, err) != 0) ||
         (c->secret_file && infile_check("--secret-file", c->secret_file, err) != 0))

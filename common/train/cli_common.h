@@ -41,6 +41,7 @@ struct cli_common {
                                       (link.h, HOST LINKS); NULL = a link of its own */
     double timeout;                /* idle-progress timeout, seconds */
     const char *csv;               /* per-process record, or NULL */
+    const char *json;              /* the same record as JSON Lines, or NULL */
     const char *weights_out;       /* PATH (writes PATH.RANK), or NULL */
     double backward_time;          /* --backward-time: EMULATED seconds per
                                       worker per step (T, compute.h); 0 = off */

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "backward.h"
+#include "localsgd.h"
 #include "base/dtype.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -248,7 +249,7 @@ int step_init(struct step *d, const struct step_cfg *cfg, const struct step_ops 
     } else {
         workload_init_weights(w, d->weights);
     }
-    if (rc != 0)
+    if (rc != 0 || (cfg->sync_every > 1 && (rc = localsgd_init(d, err)) != 0))
         return rc;
     if (cfg->zero == 3)
         step_zero_release(d);      /* only the shard stays between steps */
@@ -276,6 +277,7 @@ void step_destroy(struct step *d)
     free(d->ref);
     free(d->host);
     free(d->acc);
+    free(d->anchor);
     if (d->have_opt && d->cfg.device)
         mem_free(d, d->opt.state, d->opt.state_bytes);
     if (d->have_opt)
@@ -287,7 +289,7 @@ void step_destroy(struct step *d)
     d->tslots = NULL;
     mem_free(d, d->g, (d->n + STEP_TRAILER_LEN) * d->es);
     mem_free(d, d->weights, (d->n + STEP_TRAILER_LEN) * d->es);
-    d->g = d->weights = NULL;
+    d->g = d->weights = d->anchor = NULL;
 }
 
 int step_trace_close(struct step *d, char *err)
@@ -604,11 +606,6 @@ static int combine(struct step *d, struct step_times *t, void **sum, char *err)
     return 0;
 }
 
-
-
-
-
-
 int step_run(struct step *d, int s, struct step_result *r, char *err)
 {
     const struct step_ops *o = &d->ops;
@@ -622,6 +619,8 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
     r->t.enter = NAN;
     d->step = (uint64_t)s;
     d->pass = 0;
+    if (d->cfg.sync_every > 1)
+        return localsgd_run(d, s, r, err);  /* LOCAL SGD (localsgd.h) */
     if (d->cfg.zero == 3 && (rc = step_zero_forward(d, &r->t, err)) != 0) {
         prefix(err, s);
         return rc;

@@ -229,6 +229,8 @@ struct step_cfg {
     int zero;                   /* --zero: 0 (all-reduce), 1, 2 or 3 (SHARDED) */
     const struct overlap_exec *exec;    /* the communication thread's executor
                                            (overlap.h); NULL: POSIX threads */
+    int sync_every;             /* --sync-every H: 0 or 1, every step (the above);
+                                   H > 1: LOCAL SGD (localsgd.h) */
 };
 
 /* What the driver holds, in bytes, per rank (step_memory): the
@@ -253,6 +255,7 @@ struct step_times {
 /* The outcome of one step. */
 struct step_result {
     uint64_t count;             /* STEP_TRAILER: the combined count; else the local one */
+    int local;                  /* LOCAL SGD: 1 for a step that did not communicate */
     double loss;                /* STEP_TRAILER: combined loss sum / count; else NAN */
     struct step_times t;
 };
@@ -287,6 +290,10 @@ struct step {
     size_t own_n;               /* ZeRO: own elements below n (the state's size) */
     void *tslots;               /* ZeRO-3: 3 K elements, the trailer's slots */
     struct step_memory mem;     /* what step_init allocated */
+    void *anchor;               /* LOCAL SGD: n, the weights at the last sync */
+    uint64_t round_examples;    /* LOCAL SGD: this rank's examples since then */
+    double round_loss;          /* LOCAL SGD: and their loss sum */
+    int round_steps;            /* LOCAL SGD: the steps since then */
 };
 
 /* step_init: the plan (rank 0 logs it when it has several buckets), the

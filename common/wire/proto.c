@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
 
@@ -246,7 +247,10 @@ void proto_hello_encode(const struct proto_hello *h, uint8_t *out)
     proto_put_u32(out + 8, h->dtype);
     proto_put_u32(out + 12, h->workload);
     proto_put_u64(out + 16, h->seed);
-    proto_put_u64(out + 24, 0);                   /* reserved (version 1's token) */
+    /* once version 1's token: compress in the low u32, --sync-every H in the high
+     * one (0: every step) */
+    proto_put_u64(out + 24, (uint64_t)(h->sync_every > 1 ? h->sync_every : 0) << 32 |
+                            h->compress);
     proto_put_u64(out + 32, h->batch);
 }
 
@@ -265,8 +269,11 @@ int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out)
     out->workload = proto_get_u32(in + 12);
     out->seed = proto_get_u64(in + 16);
     out->batch = proto_get_u64(in + 32);
-    if (proto_get_u64(in + 24) != 0)
-        return ERR_PROTO_FIELD;
+    if (!compress_get((int)(proto_get_u64(in + 24) & 0xffffffffu)) ||
+        proto_get_u64(in + 24) >> 32 == 1)
+        return ERR_PROTO_FIELD;     /* every step is 0 on the wire */
+    out->compress = (uint32_t)(proto_get_u64(in + 24) & 0xffffffffu);
+    out->sync_every = (uint32_t)(proto_get_u64(in + 24) >> 32);
 
     /* dtype_size takes an int; a u32 above INT_MAX is no dtype anyway. */
     if (out->dtype > INT_MAX || dtype_size((int)out->dtype) == 0)

@@ -119,8 +119,14 @@
  *   12     4    workload: enum proto_workload (1 linreg, 2 synthetic,
  *               3 mlp; train/workload.h's enum workload_kind is these)
  *   16     8    seed
- *   24     8    reserved, 0 (version 1's token; the job's secret now
- *               works through AUTH and never travels)
+ *   24     4    compress: the wire format of the gradient (PUSH elements,
+ *               the ring's CHUNKs): base/compress.h's enum compress_kind,
+ *               0 none (--dtype's elements), 1 fp16, 2 bf16; anything
+ *               else is refused.
+ *   28     4    sync_every: --sync-every H (local SGD), 0 for every step
+ *               (H = 1), else 2 .. 2^32 - 1 (1 refused). (Bytes 24..31
+ *               were version 1's token, always 0 since; the job's secret
+ *               works through AUTH.)
  *   32     8    batch: global examples per step (B)
  *
  *   PUSH (length 16 + count * element size, count >= 0)
@@ -270,6 +276,8 @@ struct proto_hello {
     uint32_t workload;
     uint64_t seed;
     uint64_t batch;
+    uint32_t compress;      /* the PUSH's and the ring's wire format (base/compress.h) */
+    uint32_t sync_every;    /* --sync-every H (local SGD): 0 or 1 every step */
 };
 
 /* What an AUTH frame is for (its purpose field): a MAC made for one
@@ -337,11 +345,11 @@ int proto_header_decode(const uint8_t *in, const struct proto_limits *lim,
 /* proto_type_name: "PUSH", ...; "?" for an unknown type. */
 const char *proto_type_name(unsigned type);
 
-/* HELLO payload: encode into out[PROTO_HELLO_SIZE] (reserved bytes 0);
- * decode needs len == PROTO_HELLO_SIZE (else ERR_PROTO_SIZE, *out zeroed)
- * and validates dtype (a known dtype), workload (PROTO_WORKLOAD_FIRST ..
- * PROTO_WORKLOAD_LAST, 1..3), n >= 1, batch >= 1
- * and the reserved bytes 0 (ERR_PROTO_FIELD). */
+/* HELLO payload: encode into out[PROTO_HELLO_SIZE] (sync_every 0 or 1:
+ * 0); decode needs len == PROTO_HELLO_SIZE (else ERR_PROTO_SIZE, *out
+ * zeroed) and validates dtype (a known dtype), workload
+ * (PROTO_WORKLOAD_FIRST .. PROTO_WORKLOAD_LAST, 1..3), n >= 1, batch >= 1
+ * and sync_every 0 or 2 .. 2^32 - 1 (ERR_PROTO_FIELD). */
 void proto_hello_encode(const struct proto_hello *h, uint8_t *out);
 int proto_hello_decode(const uint8_t *in, size_t len, struct proto_hello *out);
 

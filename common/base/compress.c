@@ -1,0 +1,186 @@
+/* compress.c -- the compressors of compress.h: none, fp16, bf16.
+ *
+ * The conversions are the textbook bit manipulations: move the exponent
+ * from one bias to the other and round the dropped mantissa bits to
+ * nearest, ties to even (rem > half, or rem == half and the kept last bit
+ * odd, rounds up; a carry out of the mantissa lands in the exponent, which
+ * is exactly the next binade). Decoding is exact. Simplification said out
+ * loud: the codecs loop one element at a time; the compiler may vectorize
+ * the bf16 ones, the fp16 ones stay scalar (their branches).
+ */
+#include "compress.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "err.h"
+#include "vec.h"
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    return x;
+}
+
+static float bits_f32(uint32_t x)
+{
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+uint16_t compress_f32_to_f16(float f)
+{
+    uint32_t x = f32_bits(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+
+    if (ax > 0x7f800000u)                       /* NaN: quiet, top payload bits kept */
+        return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+    if (ax >= 0x477ff000u)                      /* >= 65520 (halfway past 65504), Inf */
+        return (uint16_t)(sign | 0x7c00u);
+    if (ax < 0x38800000u) {                     /* below 2^-14: an fp16 subnormal or 0 */
+        if (ax <= 0x33000000u)                  /* <= 2^-25: ties to even, 0 */
+            return (uint16_t)sign;
+        uint32_t e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u;
+        uint32_t shift = 126 - e;               /* value / 2^-24 = m >> shift; 14..24 */
+        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1)))
+            r++;                                /* may become 0x400: the least normal */
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ax - 0x38000000u;              /* exponent bias 127 -> 15 */
+    uint32_t rem = r & 0x1fffu;
+    r >>= 13;
+    if (rem > 0x1000u || (rem == 0x1000u && (r & 1)))
+        r++;
+    return (uint16_t)(sign | r);
+}
+
+float compress_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+
+    if (e == 0x1f)                              /* Inf, NaN (payload kept) */
+        return bits_f32(sign | 0x7f800000u | (m << 13));
+    if (e == 0) {                               /* 0 or subnormal: m * 2^-24, exact */
+        float v = (float)m * 0x1p-24f;
+        return sign ? -v : v;
+    }
+    return bits_f32(sign | ((e + 112) << 23) | (m << 13));
+}
+
+uint16_t compress_f32_to_bf16(float f)
+{
+    uint32_t x = f32_bits(f);
+
+    if ((x & 0x7fffffffu) > 0x7f800000u)        /* NaN: quiet */
+        return (uint16_t)((x >> 16) | 0x0040u);
+    x += 0x7fffu + ((x >> 16) & 1);             /* ties to even; overflow -> Inf */
+    return (uint16_t)(x >> 16);
+}
+
+float compress_bf16_to_f32(uint16_t h)
+{
+    return bits_f32((uint32_t)h << 16);
+}
+
+/* ------------------------------------------------------------ the codecs */
+
+static float src_f32(const void *src, size_t i, int dtype)
+{
+    return dtype == DTYPE_F32 ? ((const float *)src)[i] : (float)((const double *)src)[i];
+}
+
+static void put16(unsigned char *w, size_t i, uint16_t h)
+{
+    w[2 * i] = (unsigned char)(h & 0xff);
+    w[2 * i + 1] = (unsigned char)(h >> 8);
+}
+
+static uint16_t get16(const unsigned char *w, size_t i)
+{
+    return (uint16_t)(w[2 * i] | (w[2 * i + 1] << 8));
+}
+
+#define CODEC(NAME, TO, FROM)                                                          \
+    static void NAME##_encode(void *wire, const void *src, size_t n, int dtype,        \
+                              void *state)                                             \
+    {                                                                                  \
+        (void)state;                                                                   \
+        for (size_t i = 0; i < n; i++)                                                 \
+            put16(wire, i, TO(src_f32(src, i, dtype)));                                \
+    }                                                                                  \
+    static void NAME##_decode(void *dst, const void *wire, size_t n, int dtype)        \
+    {                                                                                  \
+        for (size_t i = 0; i < n; i++)                                                 \
+            vec_set(dst, i, dtype, (double)FROM(get16(wire, i)));                      \
+    }                                                                                  \
+    static int NAME##_add_finite(void *acc, const void *wire, size_t n, int dtype,     \
+                                 size_t *bad)                                          \
+    {                                                                                  \
+        int ok = 1;                                                                    \
+        if (dtype == DTYPE_F32) {                                                      \
+            float *a = acc;                                                            \
+            for (size_t i = 0; i < n; i++) {                                           \
+                a[i] += FROM(get16(wire, i));                                          \
+                ok &= isfinite(a[i]) != 0;                                             \
+            }                                                                          \
+        } else {                                                                       \
+            double *a = acc;                                                           \
+            for (size_t i = 0; i < n; i++) {                                           \
+                a[i] += (double)FROM(get16(wire, i));                                  \
+                ok &= isfinite(a[i]) != 0;                                             \
+            }                                                                          \
+        }                                                                              \
+        return ok ? 0 : vec_check_finite(acc, n, dtype, bad);                          \
+    }
+
+CODEC(f16, compress_f32_to_f16, compress_f16_to_f32)
+CODEC(bf16, compress_f32_to_bf16, compress_bf16_to_f32)
+
+static void none_encode(void *wire, const void *src, size_t n, int dtype, void *state)
+{
+    (void)state;
+    memcpy(wire, src, n * dtype_size(dtype));
+}
+
+static void none_decode(void *dst, const void *wire, size_t n, int dtype)
+{
+    memcpy(dst, wire, n * dtype_size(dtype));
+}
+
+static const struct compressor table[] = {
+    { COMPRESS_NONE, "none", 0, 1, 0, none_encode, none_decode, vec_add_finite },
+    { COMPRESS_FP16, "fp16", 2, 1, 0, f16_encode, f16_decode, f16_add_finite },
+    { COMPRESS_BF16, "bf16", 2, 1, 0, bf16_encode, bf16_decode, bf16_add_finite },
+};
+
+const struct compressor *compress_get(int kind)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].kind == kind)
+            return &table[i];
+    return NULL;
+}
+
+int compress_parse(const char *s, int *kind)
+{
+    for (size_t i = 0; s && i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(s, table[i].name) == 0) {
+            *kind = table[i].kind;
+            return 0;
+        }
+    return ERR_USAGE;
+}
+
+const char *compress_name(int kind)
+{
+    const struct compressor *c = compress_get(kind);
+    return c ? c->name : "?";
+}
+
+size_t compress_wire_size(const struct compressor *c, int dtype)
+{
+    return c->wire_bytes ? c->wire_bytes : dtype_size(dtype);
+}
