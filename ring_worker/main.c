@@ -2,8 +2,8 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--algo ring|rd|rabenseifner] [--compress none|fp16|bf16] [--bench ...]
- *                 [common flags]
+ *                 [--algo ring|rd|rabenseifner|tree|dbtree] [--compress none|fp16|bf16]
+ *                 [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
  * environment, so `mpirun.openmpi -np K` and `srun -n K` work unchanged), the
@@ -11,8 +11,9 @@
  * cudaSetDevice(local rank % devices); --transport nccl: rank 0 makes the
  * NCCL id), the data listener, the rendezvous (rendezvous.h; its blob
  * carries the NCCL id to every rank, or else rank 0's --algo, checked),
- * the neighbour connections (xport_tcp.h), or with --algo rd or rabenseifner
- * the partner connections (xport_tcp.h with rd_plan or rab_plan), or with NCCL the check that this host
+ * the neighbour connections (xport_tcp.h), or with --algo rd, rabenseifner,
+ * tree or dbtree the partner connections (xport_tcp.h with rd_plan, rab_plan
+ * or tree_plan), or with NCCL the check that this host
  * has a GPU per local rank and the communicator; then training (train.h)
  * or the benchmark (bench.h), over the all-reduce coll.h picks. K = 1
  * opens no socket at all. A failure is one line on stderr naming the peer
@@ -55,7 +56,7 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
-    "       [--algo ring|rd|rabenseifner] [--compress none|fp16|bf16]\n"
+    "       [--algo ring|rd|rabenseifner|tree|dbtree] [--compress none|fp16|bf16]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
@@ -66,7 +67,8 @@ static const char synopsis[] =
     "--algo rd all-reduces by recursive doubling (log2 K exchanges of the whole\n"
     "vector: fewer latencies, more bytes) instead of the ring, on the host over TCP;\n"
     "--algo rabenseifner by recursive halving then doubling (2 log2 K exchanges of\n"
-    "the ring's bytes).\n"
+    "the ring's bytes); --algo tree by a pipelined binary tree (reduce up, broadcast\n"
+    "down, 128 KiB segments), --algo dbtree by NCCL's double binary tree.\n"
     "--compress fp16|bf16 sends the all-reduce's values as 16-bit floats (half an f32\n"
     "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd).\n"
     "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
@@ -185,8 +187,9 @@ static int pick_kind(const struct opts *o, const struct cli_common *c, int argc,
     return COLL_NCCL;
 }
 
-/* pick_algo: --algo, the ring (default), recursive doubling or
- * Rabenseifner; the last two run on the host over TCP only. */
+/* pick_algo: --algo, the ring (default), recursive doubling,
+ * Rabenseifner, the tree or the double tree; all but the ring run on the
+ * host over TCP only. */
 static int pick_algo(const struct opts *o, int kind)
 {
     int algo = coll_algo_parse(o->algo);
@@ -194,13 +197,17 @@ static int pick_algo(const struct opts *o, int kind)
     if (algo == COLL_RING)
         return COLL_RING;
     if (algo < 0)
-        usage_fail_value("--algo", o->algo, "not ring, rd or rabenseifner");
+        usage_fail_value("--algo", o->algo, "not ring, rd, rabenseifner, tree or dbtree");
     if (kind != COLL_TCP && algo == COLL_RD)
         usage_fail("--algo rd: recursive doubling runs on the host over TCP "
                    "(--device cpu --transport tcp)");
-    if (kind != COLL_TCP)
+    if (kind != COLL_TCP && algo == COLL_RABENSEIFNER)
         usage_fail("--algo rabenseifner: runs on the host over TCP "
                    "(--device cpu --transport tcp)");
+    if (kind != COLL_TCP)
+        usage_fail(algo == COLL_TREE ? "--algo tree: runs on the host over TCP "
+                   "(--device cpu --transport tcp)" : "--algo dbtree: runs on the host over "
+                   "TCP (--device cpu --transport tcp)");
     return algo;
 }
 
@@ -219,9 +226,12 @@ static void pick_compress(struct opts *o, int kind, int algo)
     if (kind != COLL_TCP)
         usage_fail_value("--compress", o->compress_arg, "compresses psring's host ring and rd "
                          "only; it needs --device cpu --transport tcp");
-    if (algo == COLL_RABENSEIFNER)
-        usage_fail_value("--compress", o->compress_arg, "compresses the ring and rd only "
-                         "(--algo ring|rd), not rabenseifner");
+    if (algo != COLL_RING && algo != COLL_RD)
+        usage_fail_value("--compress", o->compress_arg, algo == COLL_RABENSEIFNER
+                         ? "compresses the ring and rd only (--algo ring|rd), not rabenseifner"
+                         : algo == COLL_TREE ? "compresses the ring and rd only (--algo "
+                         "ring|rd), not tree" : "compresses the ring and rd only (--algo "
+                         "ring|rd), not dbtree");
     if (o->zero || (o->bench && o->op != COLL_ALL_REDUCE)) {
         snprintf(why, sizeof why, "compresses the all-reduce only; it needs %s",
                  o->zero ? "training without --zero" : "--coll all_reduce");
@@ -295,9 +305,10 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "transport", CLI_STRING, &o->transport, "tcp|nccl",
           "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
           0, 0, NULL },
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree",
           "the all-reduce: the ring (default), recursive doubling (rd: log2 K steps, "
-          "for small messages) or Rabenseifner (2 log2 K steps, the ring's bytes)",
+          "for small messages), Rabenseifner (2 log2 K steps, the ring's bytes), a "
+          "pipelined binary tree (tree) or NCCL's double binary tree (dbtree)",
           0, 0, NULL },
         { "compress", CLI_STRING, &o->compress_arg, "none|fp16|bf16",
           "the all-reduce's wire format: fp16 or bf16 halve an f32 run's payload (rounded "
@@ -370,7 +381,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
                    "ring only (--device cpu --transport tcp)");
     if (o->zero && (o->bench || *kind != COLL_TCP || *algo != COLL_RING))
         usage_fail("--zero: trains on the CPU ring only (reduce-scatter + all-gather; "
-                   "not with --bench, --algo rd|rabenseifner, --device cuda or --transport nccl)");
+                   "not with --bench, --algo rd|rabenseifner|tree|dbtree, --device cuda or --transport nccl)");
     if (o->zero && o->mistake != MISTAKE_NONE)
         usage_fail("--zero: takes no --mistake");
     if (o->zero == 3 && c->workload == WORKLOAD_SYNTHETIC)

@@ -70,7 +70,7 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
 {
     static struct cli_opt t[24];
     const struct cli_opt v[] = {
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree",
           "ring: the all-reduce (default ring)", 0, 0, NULL },
         { "bytes", CLI_SIZE, &o->bytes, "SIZE",
           "message size n (default: the workload's n * element size)", 1, 0, NULL },
@@ -154,6 +154,11 @@ static void job_sizes(struct sim_opts *o, struct cli_common *c, struct sim_job *
         sim_usage_fail("--payload real: K * n above 1 GiB; use --payload sizes");
     if (j->real && !j->ps && train_check(c, (uint64_t)c->batch, err) != 0)
         sim_usage_fail(err);
+    /* The trees cut their segments from the vector they are given: a proxy
+     * of K * 64 elements would be one segment, an unpipelined tree. */
+    if (!j->real && (j->algo == COLL_TREE || j->algo == COLL_DBTREE))
+        sim_usage_fail("--payload sizes: the trees (--algo tree|dbtree) cut 128 KiB segments "
+                       "from the real vector; use --payload real (K * n up to 1 GiB)");
     if (!j->real && !j->ps) {
         size_t n = (size_t)(j->bytes / es);
 
@@ -245,8 +250,8 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     j->algo = coll_algo_parse(o->algo);
     if (j->algo < 0 || (j->algo != COLL_RING && j->ps)) {
         char q[CLI_VALUE_BUF];
-        snprintf(err, ERR_LEN, "--algo %s: ring, rd or rabenseifner, in ring mode only",
-                 cli_value(o->algo, q));
+        snprintf(err, ERR_LEN, "--algo %s: ring, rd, rabenseifner, tree or dbtree, in ring "
+                 "mode only", cli_value(o->algo, q));
         sim_usage_fail(err);
     }
     if (j->k < 2 && !j->ps)

@@ -1,6 +1,6 @@
 /* ring_actor.c -- bin/psring_sim's ring rank: one SimGrid actor per rank,
  * over the simulated transport (xport_sim.h) opened with the ring's, rd's,
- * Rabenseifner's or the all-to-all's peer table, in one of three modes:
+ * Rabenseifner's, the trees' or the all-to-all's peer table, in one of three modes:
  *   real   training: the workload and common/train/step.c through
  *          train_steps and the coll (coll.h), as ring_worker trains;
  *   sizes  the coll's all-reduce of the shared proxy vector, frames scaled
@@ -25,6 +25,7 @@
 #include "coll/rabenseifner.h"
 #include "coll/rd.h"
 #include "coll/ring.h"
+#include "coll/tree.h"
 #include "coll/train.h"
 #include "coll/xport_sim.h"
 #include "sim.h"
@@ -166,6 +167,8 @@ void sim_ring_actor(int argc, char **argv)
         rd_plan(sl->rank, j->k, &pl);
     else if (j->algo == COLL_RABENSEIFNER)
         rab_plan(sl->rank, j->k, &pl);
+    else if (j->algo == COLL_TREE || j->algo == COLL_DBTREE)
+        tree_plan(sl->rank, j->k, j->algo == COLL_TREE ? 1 : 2, &pl);
     else if (j->bench.on && j->bench.op == COLL_ALLTOALL)
         a2a_plan(sl->rank, j->k, &pl);
     else

@@ -109,10 +109,12 @@ int main(void)
         T_HAS(err, "--imbalance");
     }
 
-    T_CASE("bench-flags-1.4", "coll_algo_parse: ring, rd; anything else -1");
+    T_CASE("bench-flags-1.4", "coll_algo_parse: ring, rd, rabenseifner, tree, dbtree; anything else -1");
     T_EQ_I(coll_algo_parse("ring"), COLL_RING);
     T_EQ_I(coll_algo_parse("rd"), COLL_RD);
-    T_EQ_I(coll_algo_parse("tree"), -1);
+    T_EQ_I(coll_algo_parse("tree"), COLL_TREE);
+    T_EQ_I(coll_algo_parse("dbtree"), COLL_DBTREE);
+    T_EQ_I(coll_algo_parse("trees"), -1);
     T_EQ_I(coll_algo_parse(""), -1);
     T_EQ_I(coll_algo_parse("Ring"), -1);
 

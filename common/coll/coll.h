@@ -13,13 +13,17 @@
  * paced and counted by the emulated link; NCCL moves them itself (no
  * link, no counters: its records count 0 bytes).
  *
- * ALGORITHMS. The host kind (COLL_TCP) runs one of three algorithms, the
+ * ALGORITHMS. The host kind (COLL_TCP) runs one of five algorithms, the
  * `algo` column (--algo):
  *   COLL_RING      ring.c (transport opened with ring_plan): 2(K-1) steps of n/K, "ring"
  *   COLL_RD        rd.c (transport opened with rd_plan): log2 K steps of n, "rd"
  *                  (recursive doubling, the latency-optimal one)
  *   COLL_RABENSEIFNER  rabenseifner.c (rab_plan): 2 log2 K steps moving the
  *                  ring's bytes (recursive halving, then doubling), "rabenseifner"
+ *   COLL_TREE      tree.c (tree_plan, one tree): a pipelined binary tree, reduce
+ *                  up then broadcast down, segment by segment, "tree"
+ *   COLL_DBTREE    tree.c (tree_plan, two trees): NCCL's double binary tree,
+ *                  each tree on half the vector, "dbtree"
  * The device kinds run the ring only (coll_init refuses the others there).
  * COMPRESSION (--compress fp16|bf16, coll_cmp.h): the host kind's ring
  * and rd all-reduces on a 16-bit wire, n * 2 bytes of wire scratch
@@ -40,8 +44,8 @@
  * (the benchmark's settings check, its barrier and its timings): over the
  * host ring for the TCP kinds (the same transport, interleaved with the
  * all-reduces in the same order on every rank), and as an all-reduce of a
- * vector that is zero but for each rank's slot with NCCL, COLL_RD and
- * COLL_RABENSEIFNER (x + 0 = x: the sum is the gather, exactly).
+ * vector that is zero but for each rank's slot with NCCL, COLL_RD,
+ * COLL_RABENSEIFNER and the trees (x + 0 = x: the sum is the gather, exactly).
  *
  * THE OTHER COLLECTIVES (ring_worker --bench --coll, nccl-tests' names):
  *   op                   host (COLL_TCP, --algo ring)          NCCL
@@ -55,8 +59,8 @@
  * All in place in one n-element buffer, but the all-to-all (send and
  * receive buffers). With NCCL the reduce-scatter and the all-gather need
  * n a multiple of K (NCCL's slices are equal; ring_chunk's are then the
- * same). The CUDA-staged ring, --algo rd and --algo rabenseifner run the
- * all-reduce only
+ * same). The CUDA-staged ring, --algo rd, rabenseifner, tree and dbtree run
+ * the all-reduce only
  * (ERR_USAGE; bin/ring_worker refuses the flags first).
  *
  * A RANGE [first, first + count) of a larger buffer (ZeRO's buckets,
@@ -92,11 +96,12 @@
 #include "wire/proto.h"
 #include "rd.h"
 #include "ring.h"
+#include "tree.h"
 #include "ring_cuda.h"
 #include "xport.h"
 
 enum coll_kind { COLL_TCP = 1, COLL_TCP_CUDA, COLL_NCCL };
-enum coll_algo { COLL_RING = 0, COLL_RD, COLL_RABENSEIFNER };
+enum coll_algo { COLL_RING = 0, COLL_RD, COLL_RABENSEIFNER, COLL_TREE, COLL_DBTREE };
 enum coll_op {
     COLL_ALL_REDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_REDUCE,
     COLL_ALLTOALL,
@@ -115,7 +120,7 @@ struct coll_cfg {
     size_t max_n;               /* elements of the largest all-reduce */
     size_t piece_bytes;         /* --piece (TCP kinds); 0: the default */
     double timeout;             /* --timeout, seconds */
-    struct xport *x;            /* TCP kinds, world > 1 (ring_plan, rd_plan, rab_plan); else NULL */
+    struct xport *x;            /* TCP kinds, world > 1 (ring_plan, rd_plan, rab_plan, tree_plan); else NULL */
     const unsigned char *nccl_id;   /* NCCL: rank 0's GPU_NCCL_ID_BYTES */
     int compress;               /* enum compress_kind (--compress); 0: none. COLL_TCP only */
 };
@@ -129,6 +134,8 @@ struct coll {
     int have_rd;
     struct rab rab;             /* COLL_RABENSEIFNER */
     int have_rab;
+    struct tree tree;           /* COLL_TREE, COLL_DBTREE */
+    int have_tree;
     struct ring_cuda rcuda;     /* TCP_CUDA */
     int have_ring, have_rcuda;
     struct gpu_nccl *nccl;      /* NCCL, owned */
@@ -149,9 +156,10 @@ const struct clock_src *coll_clock(const struct coll *c);
 
 /* coll_transport: "tcp", "tcp-cuda" or "nccl", for records and headers. */
 const char *coll_transport(const struct coll *c);
-/* coll_algo_name: "ring", "rd" or "rabenseifner", the records' algo column. */
+/* coll_algo_name: "ring", "rd", "rabenseifner", "tree" or "dbtree", the
+ * records' algo column. */
 const char *coll_algo_name(const struct coll *c);
-/* coll_algo_parse: the algorithm --algo names ("ring", "rd", "rabenseifner"), or -1. */
+/* coll_algo_parse: the algorithm --algo names (coll_algo_name's), or -1. */
 int coll_algo_parse(const char *name);
 /* coll_op_algo: the algo column of a --bench --coll record: the all-reduce's
  * (coll_algo_name), "ring" (reduce_scatter, all_gather), "chain"

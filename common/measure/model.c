@@ -28,6 +28,30 @@ static int rab_fold(int k, int *p, int *l)
     return *p != k;
 }
 
+/* The trees (common/coll/tree.c, COST): C slots a period, P = S + D - 1 +
+ * min(S - 1, D) periods (S + 2D - 1 once S > D), segments of n / (trees S)
+ * bytes. */
+struct tree_shape {
+    int colors, trees;
+    double periods, seg;
+};
+
+static struct tree_shape tree_shape(enum model_algo algo, int k, double bytes)
+{
+    struct tree_shape t = { 0, algo == MODEL_DBTREE ? 2 : 1, 0.0, 0.0 };
+    double part = bytes / t.trees, s = fmax(1.0, ceil(part / MODEL_TREE_SEG_BYTES));
+    int d = 0;
+
+    while ((1 << d) < k)
+        d++;                            /* D = ceil(log2 K) */
+    if (k <= 1)
+        return t;
+    t.colors = t.trees == 1 ? (k == 2 ? 1 : k == 3 ? 2 : 3) : (k == 2 ? 2 : 4);
+    t.periods = s + d - 1 + fmin(s - 1, d);
+    t.seg = part / s;
+    return t;
+}
+
 /* Bytes one direction of the busiest link carries per step. rd, K not a
  * power of two: the rank that takes an extra rank's vector in (and gives
  * the result back) carries one vector more than the exchanges. */
@@ -48,6 +72,10 @@ static double link_bytes(enum model_algo algo, int k, int servers, double bytes)
         int p, l, fold = rab_fold(k, &p, &l);
         return (2.0 * (p - 1) / p + fold) * bytes;
     }
+    case MODEL_TREE:            /* an interior rank: two children and a parent */
+    case MODEL_DBTREE:          /* 3 halves where interior, 1 where a leaf */
+        return (double)tree_shape(algo, k, bytes).colors / tree_shape(algo, k, bytes).trees *
+               bytes;
     }
     return NAN;
 }
@@ -67,6 +95,9 @@ static int latency_terms(enum model_algo algo, int k)
         int p, l, fold = rab_fold(k, &p, &l);
         return 2 * l + 2 * fold;
     }
+    case MODEL_TREE:            /* one segment: model_query counts S */
+    case MODEL_DBTREE:
+        return (int)(tree_shape(algo, k, 0.0).colors * tree_shape(algo, k, 0.0).periods);
     }
     return 0;
 }
@@ -194,6 +225,8 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
     case MODEL_BYTES_OUT:
         return link_bytes(algo, k, servers, bytes);
     case MODEL_STEPS:
+        if (algo == MODEL_TREE || algo == MODEL_DBTREE)
+            return tree_shape(algo, k, bytes).colors * tree_shape(algo, k, bytes).periods;
         return latency_terms(algo, k);
     case MODEL_INGRESS:
     case MODEL_EGRESS:
@@ -206,6 +239,10 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
                    model_query(algo, MODEL_EGRESS, k, servers, bytes, bw, lat);
         if (algo == MODEL_RD)     /* every exchange moves the whole vector */
             return latency_terms(algo, k) * (lat + bytes / bw);
+        if (algo == MODEL_TREE || algo == MODEL_DBTREE) {   /* C P steps of a segment */
+            struct tree_shape t = tree_shape(algo, k, bytes);
+            return t.colors * t.periods * (lat + t.seg / bw);
+        }
         if (algo == MODEL_RABENSEIFNER) {   /* the fold's in and out are two steps of n */
             int p, l, fold = rab_fold(k, &p, &l);
             return latency_terms(algo, k) * lat + (2.0 * (p - 1) / p + 2 * fold) * bytes / bw;
@@ -259,6 +296,16 @@ double model_rd(int k, double bytes, double bw, double lat)
 double model_rabenseifner(int k, double bytes, double bw, double lat)
 {
     return model_query(MODEL_RABENSEIFNER, MODEL_TIME, k, 1, bytes, bw, lat);
+}
+
+double model_tree(int k, double bytes, double bw, double lat)
+{
+    return model_query(MODEL_TREE, MODEL_TIME, k, 1, bytes, bw, lat);
+}
+
+double model_dbtree(int k, double bytes, double bw, double lat)
+{
+    return model_query(MODEL_DBTREE, MODEL_TIME, k, 1, bytes, bw, lat);
 }
 
 /* ---------------------------------------------------------------------

@@ -23,6 +23,17 @@
  *   n: T = (2 log2 P + 2) a + (2 (P-1)/P + 2) n / bw. The busiest link
  *   (an even rank of a pair) carries 2 (P-1)/P n + n each way
  *   (common/coll/rabenseifner.c).
+ *   the pipelined tree (--algo tree) and the double binary tree (--algo
+ *   dbtree, two trees on half the vector each; common/coll/tree.c): the
+ *   vector cut into S segments of at most 128 KiB (S = ceil(n / 128 KiB),
+ *   per tree for dbtree), reduced up and broadcast down in P periods of C
+ *   swaps each, D = ceil(log2 K), P = S + 2D - 1 when S > D, else
+ *   S + D - 1 + (S - 1) (a short pipeline: the ranks skip the slots with
+ *   nothing to move, and one segment takes C D steps):
+ *     tree    T = 3 P (a + n/S b)
+ *     dbtree  T = 4 P (a + n/(2S) b)
+ *   (K = 2: C = 1 and 2; K = 3: 2 and 4). The busiest link carries C n /
+ *   trees each way: 3 n (tree), 2 n (dbtree).
  *   ring against rd: equal at n* = (2(K-1) - s) a / ((s - 2(K-1)/K) b);
  *   below n* rd is faster, above it the ring. None (NaN) when rd is never
  *   slower (K = 2) or never faster.
@@ -74,7 +85,12 @@
 /* MODEL_PS: S separate servers (servers = S). MODEL_PS_COLOC: a shard on
  * each worker's host plus `servers` = k >= 0 extra server hosts, Theorem
  * 1's split. */
-enum model_algo { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_PS_COLOC, MODEL_RABENSEIFNER };
+enum model_algo { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_PS_COLOC, MODEL_RABENSEIFNER,
+                  MODEL_TREE, MODEL_DBTREE };
+
+/* The trees' segment (common/coll/tree.h, TREE_SEG_BYTES; test_tree.c
+ * checks that the two agree). */
+#define MODEL_TREE_SEG_BYTES 131072.0
 
 enum model_quantity {
     MODEL_TIME,       /* seconds per step (PS: ingress + egress) */
@@ -161,6 +177,8 @@ double model_ps_step(int k, double bytes, double bw, double lat);
 double model_ring(int k, double bytes, double bw, double lat);
 double model_rd(int k, double bytes, double bw, double lat);
 double model_rabenseifner(int k, double bytes, double bw, double lat);
+double model_tree(int k, double bytes, double bw, double lat);
+double model_dbtree(int k, double bytes, double bw, double lat);
 /* Bytes one direction of the busiest link carries per step. */
 double model_ps_link_bytes(int k, double bytes);
 double model_ring_link_bytes(int k, double bytes);

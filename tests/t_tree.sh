@@ -1,0 +1,139 @@
+# t_tree.sh -- ring_worker --algo tree and --algo dbtree (the pipelined
+# binary tree and NCCL's double binary tree; common/coll/tree.c) as real
+# processes on 127.0.0.1 and in bin/psring_sim: training through
+# experiments/launch.sh with K = 8 (tree, linreg f64) against the
+# single-process big batch (within 1e-12 relative) and K = 7 (dbtree,
+# synthetic f32: exactly), bit-identical on every rank; the benchmark with
+# every element checked (#wrong 0) and the row's model_s == bin/model's;
+# psring_sim's time, real payloads of 4 MiB (16 and 32 segments), within
+# the model's bound and 5% of it (K = 4 and 8), and its weights == the
+# real run's, bit for bit (K = 6), --payload sizes refused; a rank SIGSTOPped mid-all-reduce (no
+# FIN, no RST: the idle timeout) ends every other rank, naming it; bin/model
+# at points worked by hand; --algo refused where it cannot run, and ranks
+# that disagree on it stopped at the rendezvous.
+# tier: full
+. "$PSR_TESTS/lib.sh"
+launch="$PSR_TESTS/../experiments/launch.sh"
+sim="$PSR_BIN/psring_sim"
+
+if [ ! -x "$PSR_BIN/ring_worker" ]; then
+    t_skip tree-proc "the trees" "no ring_worker in $PSR_BIN"
+    t_exit
+fi
+
+T=1                             # --timeout of the fault case, seconds
+WD=$((3 * T + 10))              # its watchdog
+
+t_case tree-proc-1.1 "linreg f64, 8 ranks, --algo tree, 10 steps: bit-identical, == big batch within 1e-12; synthetic f32, 7 ranks, --algo dbtree: exactly the big batch"
+t_reference lin --steps 10
+job 120 "$launch" ring 8 --worker-args "--algo tree" --steps 10 --timeout 10 \
+    --weights-out "$T_TMP/lin.w" --csv-out "$T_TMP/row.csv"
+expect_rc 0
+t_ranks_same 8 "$T_TMP/lin.w"
+why=$(t_close "$T_TMP/lin.w.0" "$T_TMP/lin.ref.0" 1e-12) || t_fail "weights vs reference: $why"
+awk -F, 'NR == 2 { exit !($1 == "ring" && $2 == "tree" && $3 == "tcp" && $4 == 8) }' \
+    "$T_TMP/row.csv" || t_fail "row: $(sed -n 2p "$T_TMP/row.csv")"
+t_reference syn --workload synthetic --params 100007 --dtype f32 --steps 3 --batch 999
+job 120 "$launch" ring 7 --worker-args "--algo dbtree" --workload synthetic --params 100007 \
+    --dtype f32 --steps 3 --batch 999 --timeout 10 --weights-out "$T_TMP/syn.w"
+expect_rc 0
+t_ranks_same 7 "$T_TMP/syn.w"
+cmp -s "$T_TMP/syn.w.0" "$T_TMP/syn.ref.0" || t_fail "K=7: not exactly the reference"
+t_end
+
+t_case tree-proc-1.2 "--bench, dbtree K = 3 (f64), tree K = 4 (f32), emulated link, 3 segments: every element checked, #wrong 0, the algo column, model_s == bin/model's"
+for ak in "dbtree 3 f64" "tree 4 f32"; do
+    set -- $ak
+    rm -f "$T_TMP/bench.csv"
+    job 120 "$launch" ring $2 --worker-args "--algo $1" --bench -b 384K -e 384K -n 3 -w 1 \
+        --dtype $3 --link-bw 1Gbit --timeout 10 --csv-out "$T_TMP/bench.csv"
+    expect_rc 0
+    expect_grep err 'rank0| # out of bounds values : 0 OK'
+    expect_grep err "rank0| # ring_worker --bench: all-reduce (sum) by a pipelined .*binary tree .* among K=$2 ranks (--algo $1)"
+    want=$("$PSR_BIN/model" --algo $1 --K $2 --bytes 393216 --bw 1Gbit)
+    awk -F, -v a=$1 -v k=$2 -v w="$want" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+        NR == 2 { m = $c["model_s"]; d = m - w; if (d < 0) d = -d
+                  exit !($2 == a && $4 == k && $5 == 393216 && d <= 1e-5 * w) }' \
+        "$T_TMP/bench.csv" || t_fail "$1 K=$2 bench row (model $want): $(sed -n 2p "$T_TMP/bench.csv")"
+done
+t_end
+
+if [ -x "$sim" ]; then
+    NET="--link-bw 500Mbit --link-latency 200us"
+    t_case tree-proc-1.3 "psring_sim --algo tree|dbtree, 4 MiB of real payload, K = 4 and 8: time <= bin/model's and within 5% of it; linreg f64 K = 6 dbtree: weights == the real ranks', bit for bit"
+    for ak in "tree 4" "tree 8" "dbtree 4" "dbtree 8"; do
+        set -- $ak
+        job 60 "$sim" ring $2 --algo $1 --workload synthetic --params 1048576 --dtype f32 \
+            --steps 1 --payload real $NET
+        expect_rc 0
+        got=$(awk -F, 'NR == 2 { print $7 }' "$T_TMP/out")
+        want=$("$PSR_BIN/model" --algo $1 --K $2 --bytes 4MiB --bw 500Mbit --latency 200us)
+        echo "     $1 K=$2: simulated $got s, model $want s"
+        awk -v g="$got" -v w="$want" 'BEGIN { exit !(g != "" && g <= w && g >= 0.95 * w) }' \
+            || t_fail "$1 K=$2: simulated $got s, model $want s"
+    done
+    job 120 "$launch" ring 6 --worker-args "--algo dbtree" --steps 3 --timeout 20 \
+        --weights-out "$T_TMP/real.w"
+    expect_rc 0
+    job 60 "$sim" ring 6 --algo dbtree --steps 3 --payload real $NET --weights-out "$T_TMP/sim.w"
+    expect_rc 0
+    t_ranks_same 6 "$T_TMP/sim.w"
+    cmp -s "$T_TMP/real.w.0" "$T_TMP/sim.w.0" || t_fail "simulated weights differ from the real ranks'"
+    job 20 "$sim" ps 4 --algo tree --steps 1
+    expect_rc 64
+    expect_grep err '^psring_sim: --algo tree: ring, rd, rabenseifner, tree or dbtree, in ring mode only; see psring_sim --help$'
+    job 20 "$sim" ring 4 --algo dbtree --bytes 4MiB --payload sizes $NET
+    expect_rc 64
+    expect_grep err '^psring_sim: --payload sizes: the trees (--algo tree|dbtree) cut 128 KiB segments'
+    t_end
+else
+    t_skip tree-proc-1.3 "psring_sim" "no psring_sim in $PSR_BIN (SimGrid not found at build time)"
+fi
+
+trap 'ranks_kill; rm -rf "$T_TMP"' EXIT
+
+# SIGSTOP (no FIN, no RST): caught by the idle timeout and blamed on the
+# right rank. dbtree, K = 6: rank 3 is interior in the second tree (the
+# mirror: parent 1, children 2 and 4) and a leaf in the first (under rank
+# 2), so its neighbours in both trees wait on it at once and name it; the others hear it flooded (tree.c, PATIENCE: no
+# rank waits longer by design). One tree is the first of these two, the
+# same code.
+t_case tree-proc-1.4 "K = 6 dbtree, rank 3 SIGSTOPped mid-all-reduce: caught by --timeout, the others exit 1 naming it"
+K=6
+ranks_fault 3 STOP --world 6 --workload synthetic --params 1M --dtype f32 --link-bw 20MB \
+    --steps 10000 --timeout $T --algo dbtree
+t_end
+
+t_case tree-proc-1.5 "bin/model --algo tree|dbtree at points worked by hand; --algo refused where it cannot run (one line, exit 64); ranks that disagree on it fail at the rendezvous naming the flag"
+for a in tree dbtree; do
+    job 20 "$PSR_BIN/ring_worker" --algo $a --device cuda --steps 1
+    expect_rc 64
+    expect_grep err "^ring_worker: --algo $a: runs on the host over TCP"
+    [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "want one stderr line: $(cat "$T_TMP/err")"
+done
+job 20 "$PSR_BIN/ring_worker" --algo dbtree --bench --coll all_gather
+expect_rc 64
+# bin/model by hand: K = 8, n = 1e6 B, 1e9 B/s, a = 1 ms, D = 3: tree S = 8,
+# 3 (8 + 5) (a + 125 us) = 43.875 ms; dbtree S = 4 per half, 4 (4 + 5)
+# (a + 125 us) = 40.5 ms; K = 2 tree: C = 1, D = 1: 9 (a + 125 us).
+for q in "tree 8 0.043875" "dbtree 8 0.0405" "tree 2 0.010125"; do
+    set -- $q
+    got=$("$PSR_BIN/model" --algo $1 --K $2 --bytes 1e6 --bw 1e9 --latency 1ms)
+    [ "$got" = "$3" ] || t_fail "bin/model --algo $1 --K $2: $got, by hand $3"
+done
+job 20 "$PSR_BIN/model" --algo dbtre --K 4 --bytes 1M --bw 1Gbit
+expect_rc 64
+expect_grep err '^model: --algo dbtre: not ps, ring, rd, rabenseifner, tree or dbtree; see model --help$'
+K=3
+ranks_reset
+rank_start 0 --world $K --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" --algo tree --timeout $T --steps 3
+rank0_port
+for r in 1 2; do rank_start $r --world $K --coordinator "127.0.0.1:$port" --algo dbtree --timeout $T --steps 3; done
+ranks_wait none "$(now)" || t_fail "the watchdog had to kill ranks"
+for r in 1 2; do
+    grep -q "rank 0 runs --algo tree, this rank --algo dbtree: every rank must run the same one" "$T_TMP/err.$r" \
+        || t_fail "rank $r: $(tail -c 300 "$T_TMP/err.$r")"
+done
+t_end
+
+t_exit
