@@ -183,12 +183,7 @@ int localsgd_run(struct step *d, int s, struct step_result *r, char *err)
     if (last && (rc = sync(d, s, r, err)) != 0)
         return rc;
     r->t.step = step_now(d) - t0;
-    if (s >= d->cfg.warmup && d->ntimed < (size_t)(d->cfg.steps - d->cfg.warmup)) {
-        const double v[5] = { r->t.step, r->t.backward, r->t.comm, r->t.finish, r->t.wait };
-        for (int i = 0; i < 5; i++)
-            d->times[i][d->ntimed] = v[i];
-        d->ntimed++;
-    }
+    step_keep_times(d, s, &r->t);
     trace_flush(&d->tr);
     return 0;
 }

@@ -675,12 +675,7 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
         trace_add(&d->tr, "optimizer", TRACE_COMPUTE, a0, step_now(d), s, -1);
     }
     r->t.step = step_now(d) - t_step;
-    if (s >= d->cfg.warmup && d->ntimed < (size_t)(d->cfg.steps - d->cfg.warmup)) {
-        const double v[5] = { r->t.step, r->t.backward, r->t.comm, r->t.finish, r->t.wait };
-        for (int i = 0; i < 5; i++)
-            d->times[i][d->ntimed] = v[i];
-        d->ntimed++;
-    }
+    step_keep_times(d, s, &r->t);
     trace_flush(&d->tr);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* step_internal.h -- what step.c and step_zero.c share: the driver's own
+/* step_internal.h -- what step.c, step_zero.c and localsgd.c share: the driver's own
  * helpers (step.c) and the ZeRO steps (step_zero.c). Not for the
  * adapters: they see step.h only. */
 #ifndef STEP_INTERNAL_H
@@ -12,6 +12,17 @@ size_t step_njobs(const struct step *d);
 struct overlap_job step_job_at(const struct step *d, size_t i, char *name);
 int step_gradient(struct step *d, uint64_t lo, uint64_t hi, int micro, int mistake,
                   struct step_meta *meta, char *err);
+/* step_keep_times: step s's times into the arrays step_medians reads
+ * (timed steps only: s >= --warmup). */
+static inline void step_keep_times(struct step *d, int s, const struct step_times *t)
+{
+    if (s >= d->cfg.warmup && d->ntimed < (size_t)(d->cfg.steps - d->cfg.warmup)) {
+        const double v[5] = { t->step, t->backward, t->comm, t->finish, t->wait };
+        for (int i = 0; i < 5; i++)
+            d->times[i][d->ntimed] = v[i];
+        d->ntimed++;
+    }
+}
 
 /* step_zero.c: ZeRO (step.h, SHARDED). _check: the configuration
  * (ERR_USAGE and a line); _is_scatter: a job that starts at `first` is
