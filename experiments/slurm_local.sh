@@ -120,6 +120,11 @@ for c in munged slurmctld slurmd srun sbatch sinfo scontrol scancel squeue; do
 done
 # (Tried as root only: slurmd starts each task as its user, which needs root.)
 [[ $(id -u) == 0 ]] || { say "slurmd must run as root (it starts the tasks as their user): run as root"; exit 2; }
+# slurmd (22.05) initializes its cgroup plugin whatever ProctrackType says,
+# and fails without a cgroup filesystem at /sys/fs/cgroup (a chroot whose
+# /sys was bind-mounted without its submounts, some containers).
+awk '$2 ~ /^\/sys\/fs\/cgroup(\/|$)/ && $3 ~ /^cgroup/ { found = 1 } END { exit !found }' /proc/mounts ||
+    { say "slurmd needs a cgroup filesystem at /sys/fs/cgroup and there is none here (a chroot or a container?): run on the host, or mount one (mount -t cgroup2 none /sys/fs/cgroup)"; exit 2; }
 
 # ------------------------------------------------------------ teardown
 tmp="" interrupted=0 job_pid=""

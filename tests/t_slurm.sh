@@ -22,6 +22,10 @@ if [ "$(id -u)" != 0 ]; then
     t_skip slurm-1 "Slurm" "slurmd starts the tasks as root: run as root"
     t_exit
 fi
+if ! awk '$2 ~ /^\/sys\/fs\/cgroup(\/|$)/ && $3 ~ /^cgroup/ { found = 1 } END { exit !found }' /proc/mounts; then
+    t_skip slurm-1 "Slurm" "no cgroup filesystem at /sys/fs/cgroup (a chroot or a container?): slurmd 22.05 cannot start without one"
+    t_exit
+fi
 # The script's folders go under $tmpd: what is left there, and any process
 # whose command line names it, is a leak.
 tmpd=$T_TMP/tmpd
