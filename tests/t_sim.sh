@@ -257,7 +257,7 @@ printf '<?xml version="1.0"?>\n<platform version="4.1"><zone id="z" routing="Ful
 for bad in "ring 8 --platform torus $NET" "ring 8 --platform fat-tree:0.5 $NET" \
            "ring 8 --platform fat-tree:x $NET" "ring 8 --platform racks:2 $NET" \
            "ring 8 --hosts 4 $NET" "ps 8 --hosts 8 $NET" "mesh 8 $NET" "ring 0 $NET" \
-           "ring 8 --payload some $NET" "ring 8" "ring 8 --algo tree $NET" \
+           "ring 8 --payload some $NET" "ring 8" "ring 8 --algo bogus $NET" \
            "ring 8 --servers 2 $NET" "ring 8 --colocated-servers $NET" "ps 8 --servers 0 $NET" \
            "ps 4 --colocated-servers --hosts 3 $NET" "ps 4 --bucket-size 0 $NET" \
            "ring 4 --bench --coll allreduce $NET" "ring 4 --bench --coll broadcast --root 4 $NET" \
