@@ -179,7 +179,11 @@ mkdir -p "$tmp/state" "$tmp/spool" || exit 2
 # local TCP socket is (any state, /proc/net/tcp and tcp6), tried at random;
 # 0 if none.
 free_block() {
-    awk -v seed="$SRANDOM" '
+    # Below the kernel's ephemeral range, where no outgoing connection
+    # (srun's, slurmd's) can take a port of the block after it was chosen.
+    local low=32768
+    read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null
+    awk -v seed="$SRANDOM" -v low="$low" '
         function hex(s,   i, n) {
             n = 0
             for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789ABCDEF", substr(s, i, 1)) - 1
@@ -189,7 +193,7 @@ free_block() {
         END {
             srand(seed)
             for (t = 0; t < 200; t++) {
-                b = 20000 + int(rand() * 800) * 48
+                b = 10000 + int(rand() * int((low - 10000) / 48 - 1)) * 48
                 for (p = b; p < b + 48 && !(p in used); p++) ;
                 if (p == b + 48) { print b; exit }
             }
