@@ -218,6 +218,28 @@ typedef int (*run_fn)(struct rank_job *jobs, int k, size_t n, int dtype, enum fi
                       size_t piece, int rounds, int op, const int *lfds,
                       const struct proto_peer *peers);
 
+/* jobs_pair_plans: the ranks' peer tables (xport.h: pl[r] is rank r's,
+ * as its algorithm's *_plan gives it) connected by socketpairs: jobs[r].
+ * fds[i] talks to pl[r].peer[i]. 0, or -1 when a peer does not list the
+ * rank back or a socketpair fails. */
+FAKE_FN int jobs_pair_plans(struct rank_job *jobs, int k, const struct xport_plan *pl)
+{
+    for (int r = 0; r < k; r++)
+        for (int i = 0; i < pl[r].npeers; i++) {
+            int q = pl[r].peer[i].rank, sp[2], back = -1;
+            if (q < r)
+                continue;       /* made from q's side */
+            for (int j = 0; j < pl[q].npeers; j++)
+                if (pl[q].peer[j].rank == r)
+                    back = j;
+            if (back < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
+                return -1;
+            jobs[r].fds[i] = sp[0];
+            jobs[q].fds[back] = sp[1];
+        }
+    return 0;
+}
+
 /* listeners_open: k loopback listeners, their fds in lfd[], their
  * addresses in peers[] (for xport_tcp_open). 0 or the first error. */
 FAKE_FN int listeners_open(int k, int *lfd, struct proto_peer *peers, char *err)

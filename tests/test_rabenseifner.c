@@ -111,22 +111,14 @@ static int index_of(const int *list, int n, int x)
 static int run_rab(struct rank_job *jobs, int k, size_t n, int dtype, enum fill f, size_t piece,
                    int rounds, int op, const int *lfds, const struct proto_peer *peers)
 {
-    int part[MAXK][RAB_PARTNERS_MAX], np[MAXK];
+    struct xport_plan pl[MAXK];
 
     if (jobs_init(jobs, k, n, dtype, op, f, piece, rounds, lfds, peers, fill) != 0)
         return -ENOMEM;
     for (int r = 0; r < k; r++)
-        np[r] = rab_partners(r, k, part[r]);
-    for (int r = 0; !lfds && r < k; r++)
-        for (int i = 0; i < np[r]; i++) {
-            int q = part[r][i], sp[2], back = index_of(part[q], np[q], r);
-            if (q < r)
-                continue;       /* made from q's side */
-            if (back < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
-                return -1;
-            jobs[r].fds[i] = sp[0];
-            jobs[q].fds[back] = sp[1];
-        }
+        rab_plan(r, k, &pl[r]);
+    if (!lfds && jobs_pair_plans(jobs, k, pl) != 0)
+        return -1;
     threads_run(rank_main, jobs, sizeof jobs[0], k);
     return 0;
 }

@@ -99,14 +99,6 @@ static void *rank_main(void *arg)
     return NULL;
 }
 
-static int index_of(const struct xport_plan *pl, int x)
-{
-    for (int i = 0; i < pl->npeers; i++)
-        if (pl->peer[i].rank == x)
-            return i;
-    return -1;
-}
-
 /* run_tree: K threads, neighbours connected by socketpairs (or, with
  * lfds, by xport_tcp_open on loopback); jobs[] filled in. */
 static int run_tree(struct rank_job *jobs, int k, size_t n, int dtype, enum fill f, size_t piece,
@@ -118,16 +110,8 @@ static int run_tree(struct rank_job *jobs, int k, size_t n, int dtype, enum fill
         return -ENOMEM;
     for (int r = 0; r < k; r++)
         tree_plan(r, k, ntrees, &pl[r]);
-    for (int r = 0; !lfds && r < k; r++)
-        for (int i = 0; i < pl[r].npeers; i++) {
-            int q = pl[r].peer[i].rank, sp[2], back = index_of(&pl[q], r);
-            if (q < r)
-                continue;       /* made from q's side */
-            if (back < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
-                return -1;
-            jobs[r].fds[i] = sp[0];
-            jobs[q].fds[back] = sp[1];
-        }
+    if (!lfds && jobs_pair_plans(jobs, k, pl) != 0)
+        return -1;
     threads_run(rank_main, jobs, sizeof jobs[0], k);
     return 0;
 }
