@@ -82,10 +82,16 @@ done < "$T_TMP/cmds"
 }
 if [ "$part" = main ]; then
 t_case handout-1.2 "every command in docs/lab.md up to exercise 10 succeeds"
+# Exercise 0 reads the student's `make lab` folder: a fixture manifest
+# stands in for it (the test does not run the whole lab).
+mkdir -p "$w/results/20260101-000000"
+cp "$PSR_TESTS/data/lab_scale/manifest.txt" "$w/results/20260101-000000/"
 run_cmds
 t_end
 
 t_case handout-1.3 "the figures the handout quotes are what the commands print"
+grep -hq '^a bw/n: latency, in gradient transfers  *0.0153  *3.13e-05 .*latency weighs 488x more here' "$T_TMP"/out.* ||
+    t_fail "exercise 0: lab_scale.sh's a bw/n row is not 0.0153 against 3.13e-05 (the key quotes them)"
 grep -l '^ *512 ' "$T_TMP"/out.* >/dev/null 2>&1 || t_fail "bin/model printed no K=512 row"
 awk '$1 == "512" && $2 + 0 > 81.9 && $2 + 0 < 81.95 { ok = 1 } END { exit !ok }' "$T_TMP"/out.* ||
     t_fail "bin/model's K=512 ingress is not 81.92 s"
