@@ -178,6 +178,24 @@ else
     t_fail "exercise 12: no $s12/stragglers.csv"
 fi
 t_end
+t_case handout-14.1 "exercises 14-17: the bucket rows' bytes_in are 2(K-1)/K S (plus headers), the all-to-all rows exist, and the model figures the key quotes are what bin/model prints"
+# 14: ring --bench rows at K = 2 and 8, 64 KiB and 1 MiB; bytes_in within
+# 1% + 1 KiB of 2(K-1)/K S (the headers).
+for ks in "2 65536" "2 1048576" "8 65536" "8 1048576"; do
+    set -- $ks
+    awk -F, -v k="$1" -v s="$2" '$1 == "ring" && $2 == "ring" && $4 == k && $5 == s {
+            want = 2 * (k - 1) / k * s; if ($14 >= want && $14 <= want * 1.01 + 1024) ok = 1 }
+         END { exit !ok }' "$T_TMP"/out.* || t_fail "exercise 14: no K = $1, S = $2 row with bytes_in 2(K-1)/K S"
+done
+grep -hq '^ring,pairwise,tcp,4,1048576,' "$T_TMP"/out.* || t_fail "exercise 15: no all-to-all row"
+for v in 0.25465824 0.428571428571 0.157894736842 0.304347826087 0.0340139758933 0.30960771072; do
+    grep -hqx "$v" "$T_TMP"/out.* || t_fail "bin/model did not print $v"
+done
+key="$PSR_TESTS/../docs/lab-key.md"
+for v in 0.2547 0.4286 0.1579 0.3043 0.0340 0.3096 0.00724 0.02318 0.08589 0.16080; do
+    grep -q "$v" "$key" || t_fail "lab-key.md does not quote $v"
+done
+t_end
 # handout-2.x: exercise 13, the simulation (docs/sim.md). Its commands are the
 # block fenced "```sh sim" (they need bin/psring_sim, built only where
 # SimGrid is; handout-1.2 runs the plain "```sh" blocks). Every figure
