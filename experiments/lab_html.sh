@@ -8,7 +8,8 @@
 # PNG where there is no SVG), measured against the model as a table per
 # sweep (flagged rows marked as on the plots: host-bound, cpu, busy or sw),
 # the fit and crossover (fit.txt), the stragglers section's table
-# (stragglers.txt, lab.sh --only stragglers), the seed's model table (model.txt), the
+# (stragglers.txt, lab.sh --only stragglers), this lab beside a cluster
+# (lab_scale.sh, exercise 0), the seed's model table (model.txt), the
 # manifest, and links to every CSV. It is self-contained: one inline style
 # sheet and one inline script, images by relative path, nothing fetched
 # from the network. The script counts the images that loaded into the page
@@ -133,6 +134,14 @@ if [ -s "$dir/fit.txt" ]; then
     echo "<h3>The fit and the crossover (bin/fit)</h3>"
     echo "<pre id=\"fit\">$(esc < "$dir/fit.txt")</pre>"
 fi
+# This lab's scale beside a cluster's (docs/lab.md, exercise 0): the same
+# table lab_scale.sh prints, model only (no simulator run here).
+if sh "$here/lab_scale.sh" "$dir" --no-sim --html "$tmp.scale" >/dev/null 2>&1 && [ -s "$tmp.scale" ]; then
+    echo "<h2>This lab beside a cluster (exercise 0; experiments/lab_scale.sh)</h2>"
+    echo "<p>The lab's links are slower and its gradients smaller than a cluster's; what the bottleneck argument is about, n/bw (the unit of time), a bw/n (latency's weight) and K, is dimensionless. The ring's and the server's model times below are the same formulas in both settings.</p>"
+    cat "$tmp.scale"
+fi
+rm -f "$tmp.scale"
 if [ -s "$dir/model.txt" ]; then
     echo "<h2>The model's table (bin/model)</h2>"
     echo "<pre id=\"model\">$(esc < "$dir/model.txt")</pre>"

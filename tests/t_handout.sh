@@ -82,10 +82,16 @@ done < "$T_TMP/cmds"
 }
 if [ "$part" = main ]; then
 t_case handout-1.2 "every command in docs/lab.md up to exercise 10 succeeds"
+# Exercise 0 reads the student's `make lab` folder: a fixture manifest
+# stands in for it (the test does not run the whole lab).
+mkdir -p "$w/results/20260101-000000"
+cp "$PSR_TESTS/data/lab_scale/manifest.txt" "$w/results/20260101-000000/"
 run_cmds
 t_end
 
 t_case handout-1.3 "the figures the handout quotes are what the commands print"
+grep -hq '^a bw/n: latency, in gradient transfers  *0.0153  *3.13e-05 .*latency weighs 488x more here' "$T_TMP"/out.* ||
+    t_fail "exercise 0: lab_scale.sh's a bw/n row is not 0.0153 against 3.13e-05 (the key quotes them)"
 grep -l '^ *512 ' "$T_TMP"/out.* >/dev/null 2>&1 || t_fail "bin/model printed no K=512 row"
 awk '$1 == "512" && $2 + 0 > 81.9 && $2 + 0 < 81.95 { ok = 1 } END { exit !ok }' "$T_TMP"/out.* ||
     t_fail "bin/model's K=512 ingress is not 81.92 s"
@@ -171,6 +177,24 @@ if [ -s "$s12/stragglers.csv" ]; then
 else
     t_fail "exercise 12: no $s12/stragglers.csv"
 fi
+t_end
+t_case handout-14.1 "exercises 14-17: the bucket rows' bytes_in are 2(K-1)/K S (plus headers), the all-to-all rows exist, and the model figures the key quotes are what bin/model prints"
+# 14: ring --bench rows at K = 2 and 8, 64 KiB and 1 MiB; bytes_in within
+# 1% + 1 KiB of 2(K-1)/K S (the headers).
+for ks in "2 65536" "2 1048576" "8 65536" "8 1048576"; do
+    set -- $ks
+    awk -F, -v k="$1" -v s="$2" '$1 == "ring" && $2 == "ring" && $4 == k && $5 == s {
+            want = 2 * (k - 1) / k * s; if ($14 >= want && $14 <= want * 1.01 + 1024) ok = 1 }
+         END { exit !ok }' "$T_TMP"/out.* || t_fail "exercise 14: no K = $1, S = $2 row with bytes_in 2(K-1)/K S"
+done
+grep -hq '^ring,pairwise,tcp,4,1048576,' "$T_TMP"/out.* || t_fail "exercise 15: no all-to-all row"
+for v in 0.25465824 0.428571428571 0.157894736842 0.304347826087 0.0340139758933 0.30960771072; do
+    grep -hqx "$v" "$T_TMP"/out.* || t_fail "bin/model did not print $v"
+done
+key="$PSR_TESTS/../docs/lab-key.md"
+for v in 0.2547 0.4286 0.1579 0.3043 0.0340 0.3096 0.00724 0.02318 0.08589 0.16080; do
+    grep -q "$v" "$key" || t_fail "lab-key.md does not quote $v"
+done
 t_end
 # handout-2.x: exercise 13, the simulation (docs/sim.md). Its commands are the
 # block fenced "```sh sim" (they need bin/psring_sim, built only where
