@@ -92,7 +92,9 @@ LIB_SRC  := $(foreach l,$(LAYERS),$(wildcard common/$(l)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libcommon.a
 # common/coll/xport_sim.c is the SimGrid transport: built into psring_sim only.
-COLL_SRC := $(filter-out common/coll/xport_sim.c,$(wildcard common/coll/*.c))
+# students/ring_student.c: the student track's ring (docs/lab.md, S), in
+# libcoll as shipped; `make student STUDENT=FILE` links another in its place.
+COLL_SRC := $(filter-out common/coll/xport_sim.c,$(wildcard common/coll/*.c)) students/ring_student.c
 COLL_OBJ := $(COLL_SRC:%.c=$(BUILD)/%.o)
 COLL_LIB := $(BUILD)/libcoll.a
 PS_SRC   := $(wildcard common/ps/*.c)
@@ -134,7 +136,7 @@ SIM_SRC  := $(wildcard sim/*.c) common/coll/xport_sim.c
 SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
 SIM_BIN  := $(if $(SG_FOUND),$(BIN)/psring_sim)
 
-.PHONY: all check check-run test-quick check-container bench lab lab-all deps clean fuzz sim
+.PHONY: all check check-run test-quick check-container bench lab lab-all deps clean fuzz sim student
 all: $(LIB) $(COLL_LIB) $(PS_LIB) $(SYS_BINS) $(TOOLS) $(SIM_BIN)
 
 # A missing package is one line that names `make deps`, not a compiler
@@ -185,6 +187,17 @@ $(PS_LIB): $(PS_OBJ)
 $(BIN)/%: $(BUILD)/experiments/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+# The student track (docs/lab.md, S; experiments/grade.sh --code FILE):
+# $(BUILD)/student/ring_worker, bin/ring_worker with FILE's
+# student_allreduce linked before libcoll's (the template's); FILE is
+# compiled every time (its name may change, its time may not).
+STUDENT ?= students/ring_student.c
+student: $(BUILD)/ring_worker/main.o $(BUILD)/libring_worker.a $(COLL_LIB) $(GPU_LIB) $(LIB)
+	@mkdir -p $(BUILD)/student
+	$(CC) $(CFLAGS) -c $(STUDENT) -o $(BUILD)/student/ring_student.o
+	$(CC) $(LDFLAGS) $(BUILD)/ring_worker/main.o $(BUILD)/student/ring_student.o \
+	    $(filter %.a,$^) $(LDLIBS) $(GPU_LDLIBS) -o $(BUILD)/student/ring_worker
 
 # Keep objects that only feed a link (tests, tools) between runs.
 .SECONDARY:

@@ -6,6 +6,8 @@
 #   experiments/grade.sh --template        a blank predictions.csv on stdout
 #   experiments/grade.sh --key             the same, filled with the model's
 #                                          values (docs/lab-key.md quotes them)
+#   experiments/grade.sh --code FILE       the student track: FILE's ring
+#                                          all-reduce checked (grade_code.sh)
 #
 # THE PREDICTIONS. predictions.csv has the columns exercise,quantity,value
 # (read by name, in any order); --template lists every quantity the
@@ -38,12 +40,15 @@
 prog=grade.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+# --code FILE: the student's ring (docs/lab.md, S), checked by grade_code.sh.
+case ${1-} in --code | --code=*) exec sh "$here/grade_code.sh" "$@" ;; esac
 
 usage() {
     cat <<EOF
 usage: $prog RESULTS_DIR PREDICTIONS_CSV [--tol FRACTION]
        $prog --template > predictions.csv
        $prog --key         (the template filled with the model's values)
+       $prog --code FILE [--quick]   (the student track: FILE's ring, grade_code.sh)
 Grade a lab: RESULTS_DIR is what \`make lab\` wrote (results/<run>/),
 PREDICTIONS_CSV the student's filled-in template (exercise,quantity,value).
 Predictions are compared with bin/model within --tol (default 0.25,

@@ -248,6 +248,10 @@ static void print_header(const struct bench_cfg *cfg, const struct coll *co)
         printf("# ring_worker --bench: all-reduce (sum) by Rabenseifner (recursive halving, "
                "then doubling) among K=%d ranks (--algo rabenseifner), transport %s\n", k,
                coll_transport(co));
+    else if (co->algo == COLL_STUDENT)
+        printf("# ring_worker --bench: all-reduce (sum) by the student's ring "
+               "(students/ring_student.c, --algo student) among K=%d ranks, transport %s\n", k,
+               coll_transport(co));
     else if (co->algo == COLL_TREE || co->algo == COLL_DBTREE)
         printf("# ring_worker --bench: all-reduce (sum) by a pipelined %s (reduce up, "
                "broadcast down) among K=%d ranks (--algo %s), transport %s\n",

@@ -34,7 +34,7 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
     c->timeout = cfg->timeout;
     c->clock = xport_clock(cfg->x);
     if (dtype_size(cfg->dtype) == 0 || cfg->kind < COLL_TCP || cfg->kind > COLL_NCCL ||
-        cfg->algo < COLL_RING || cfg->algo > COLL_DBTREE)
+        cfg->algo < COLL_RING || cfg->algo > COLL_STUDENT)
         return fail(err, ERR_USAGE, "coll_init: kind %d, algo %d, dtype %d", cfg->kind,
                    cfg->algo, cfg->dtype);
     if (cfg->compress != COMPRESS_NONE) {
@@ -44,8 +44,7 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
         if (cfg->algo != COLL_RING && cfg->algo != COLL_RD)
             return fail(err, ERR_USAGE, "--compress %s: the ring and rd only (--algo ring|rd), "
                        "not %s", compress_name(cfg->compress),
-                       cfg->algo == COLL_RABENSEIFNER ? "rabenseifner"
-                       : cfg->algo == COLL_TREE ? "tree" : "dbtree");
+                       coll_algo_name(c));
         c->comp = compress_get(cfg->compress);
         c->wire_n = cfg->max_n;
         c->wire = malloc((cfg->max_n ? cfg->max_n : 1) * compress_wire_size(c->comp, cfg->dtype));
@@ -88,6 +87,18 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
         return 0;
     }
 
+    if (cfg->algo == COLL_STUDENT) {
+        /* A student's ring (student.h); the project's ring beside it on
+         * the same transport for the gathers (below). */
+        if (cfg->kind != COLL_TCP)
+            return fail(err, ERR_USAGE, "--algo student: runs on the host over TCP only "
+                       "(--device cpu --transport tcp)");
+        if ((rc = student_init(&c->student, cfg->x, cfg->rank, cfg->world,
+                               cfg->piece_bytes)) != 0)
+            return fail(err, rc, "student: %s", rc == -ENOMEM
+                       ? "out of memory for the staging piece" : "bad --piece or rank");
+        c->have_student = 1;
+    }
     if (cfg->kind != COLL_NCCL) {
         /* TCP_CUDA's host ring only gathers a few doubles: a small piece. */
         size_t piece = cfg->kind == COLL_TCP ? cfg->piece_bytes : 4096;
@@ -138,6 +149,9 @@ void coll_destroy(struct coll *c)
     if (c->have_tree)
         tree_destroy(&c->tree);
     c->have_tree = 0;
+    if (c->have_student)
+        student_destroy(&c->student);
+    c->have_student = 0;
     if (c->stream)
         (void)gpu_stream_wait(c->stream, c->timeout, NULL);
     gpu_free(c->scratch);
@@ -161,14 +175,16 @@ const char *coll_transport(const struct coll *c)
 const char *coll_algo_name(const struct coll *c)
 {
     return c->algo == COLL_RD ? "rd" : c->algo == COLL_RABENSEIFNER ? "rabenseifner"
-         : c->algo == COLL_TREE ? "tree" : c->algo == COLL_DBTREE ? "dbtree" : "ring";
+         : c->algo == COLL_TREE ? "tree" : c->algo == COLL_DBTREE ? "dbtree"
+         : c->algo == COLL_STUDENT ? "student" : "ring";
 }
 
 int coll_algo_parse(const char *name)
 {
     return strcmp(name, "ring") == 0 ? COLL_RING : strcmp(name, "rd") == 0 ? COLL_RD
          : strcmp(name, "rabenseifner") == 0 ? COLL_RABENSEIFNER
-         : strcmp(name, "tree") == 0 ? COLL_TREE : strcmp(name, "dbtree") == 0 ? COLL_DBTREE : -1;
+         : strcmp(name, "tree") == 0 ? COLL_TREE : strcmp(name, "dbtree") == 0 ? COLL_DBTREE
+         : strcmp(name, "student") == 0 ? COLL_STUDENT : -1;
 }
 
 const char *coll_op_algo(const struct coll *c, int op)
@@ -222,6 +238,8 @@ int coll_allreduce_exact(struct coll *c, void *buf, size_t n, char *err)
             return rab_allreduce(&c->rab, buf, n, c->dtype, err);
         if (c->algo == COLL_TREE || c->algo == COLL_DBTREE)
             return tree_allreduce(&c->tree, buf, n, c->dtype, err);
+        if (c->algo == COLL_STUDENT)
+            return student_run(&c->student, buf, n, c->dtype, err);
         return ring_allreduce(&c->ring, buf, n, c->dtype, err);
     case COLL_TCP_CUDA:
         /* The ring's streams do not follow c->stream: finish its work first. */

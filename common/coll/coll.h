@@ -24,6 +24,9 @@
  *                  up then broadcast down, segment by segment, "tree"
  *   COLL_DBTREE    tree.c (tree_plan, two trees): NCCL's double binary tree,
  *                  each tree on half the vector, "dbtree"
+ *   COLL_STUDENT   a student's ring (students/ring_student.c, student.h;
+ *                  student_plan: the ring's neighbours), "student"; the
+ *                  gathers run on the project's ring over the same transport
  * The device kinds run the ring only (coll_init refuses the others there).
  * COMPRESSION (--compress fp16|bf16, coll_cmp.h): the host kind's ring
  * and rd all-reduces on a 16-bit wire, n * 2 bytes of wire scratch
@@ -96,12 +99,13 @@
 #include "wire/proto.h"
 #include "rd.h"
 #include "ring.h"
+#include "student_run.h"
 #include "tree.h"
 #include "ring_cuda.h"
 #include "xport.h"
 
 enum coll_kind { COLL_TCP = 1, COLL_TCP_CUDA, COLL_NCCL };
-enum coll_algo { COLL_RING = 0, COLL_RD, COLL_RABENSEIFNER, COLL_TREE, COLL_DBTREE };
+enum coll_algo { COLL_RING = 0, COLL_RD, COLL_RABENSEIFNER, COLL_TREE, COLL_DBTREE, COLL_STUDENT };
 enum coll_op {
     COLL_ALL_REDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_REDUCE,
     COLL_ALLTOALL,
@@ -135,6 +139,8 @@ struct coll {
     struct rab rab;             /* COLL_RABENSEIFNER */
     int have_rab;
     struct tree tree;           /* COLL_TREE, COLL_DBTREE */
+    struct student student;     /* COLL_STUDENT (with the ring, for the gathers) */
+    int have_student;
     int have_tree;
     struct ring_cuda rcuda;     /* TCP_CUDA */
     int have_ring, have_rcuda;
