@@ -2,7 +2,7 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--algo ring|rd|rabenseifner|tree|dbtree] [--compress none|fp16|bf16]
+ *                 [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw] [--compress none|fp16|bf16]
  *                 [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
@@ -56,7 +56,8 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
-    "       [--algo ring|rd|rabenseifner|tree|dbtree] [--compress none|fp16|bf16]\n"
+    "       [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw]\n"
+    "       [--compress none|fp16|bf16]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
@@ -68,7 +69,8 @@ static const char synopsis[] =
     "vector: fewer latencies, more bytes) instead of the ring, on the host over TCP;\n"
     "--algo rabenseifner by recursive halving then doubling (2 log2 K exchanges of\n"
     "the ring's bytes); --algo tree by a pipelined binary tree (reduce up, broadcast\n"
-    "down, 128 KiB segments), --algo dbtree by NCCL's double binary tree.\n"
+    "down, 128 KiB segments), --algo dbtree by NCCL's double binary tree; --algo\n"
+    "swing-lat|swing-bw by Swing (rd's or Rabenseifner's steps, peers 1, -1, 3, -5 apart).\n"
     "--compress fp16|bf16 sends the all-reduce's values as 16-bit floats (half an f32\n"
     "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd).\n"
     "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
@@ -197,13 +199,18 @@ static int pick_algo(const struct opts *o, int kind)
     if (algo == COLL_RING)
         return COLL_RING;
     if (algo < 0)
-        usage_fail_value("--algo", o->algo, "not ring, rd, rabenseifner, tree or dbtree");
+        usage_fail_value("--algo", o->algo, "not ring, rd, rabenseifner, tree, dbtree, swing-lat "
+                         "or swing-bw");
     if (kind != COLL_TCP && algo == COLL_RD)
         usage_fail("--algo rd: recursive doubling runs on the host over TCP "
                    "(--device cpu --transport tcp)");
     if (kind != COLL_TCP && algo == COLL_RABENSEIFNER)
         usage_fail("--algo rabenseifner: runs on the host over TCP "
                    "(--device cpu --transport tcp)");
+    if (kind != COLL_TCP && (algo == COLL_SWING_LAT || algo == COLL_SWING_BW))
+        usage_fail(algo == COLL_SWING_LAT ? "--algo swing-lat: runs on the host over TCP "
+                   "(--device cpu --transport tcp)" : "--algo swing-bw: runs on the host over "
+                   "TCP (--device cpu --transport tcp)");
     if (kind != COLL_TCP)
         usage_fail(algo == COLL_TREE ? "--algo tree: runs on the host over TCP "
                    "(--device cpu --transport tcp)" : "--algo dbtree: runs on the host over "
@@ -230,7 +237,10 @@ static void pick_compress(struct opts *o, int kind, int algo)
         usage_fail_value("--compress", o->compress_arg, algo == COLL_RABENSEIFNER
                          ? "compresses the ring and rd only (--algo ring|rd), not rabenseifner"
                          : algo == COLL_TREE ? "compresses the ring and rd only (--algo "
-                         "ring|rd), not tree" : "compresses the ring and rd only (--algo "
+                         "ring|rd), not tree" : algo == COLL_SWING_LAT ? "compresses the ring and "
+                         "rd only (--algo ring|rd), not swing-lat" : algo == COLL_SWING_BW
+                         ? "compresses the ring and rd only (--algo ring|rd), not swing-bw"
+                         : "compresses the ring and rd only (--algo "
                          "ring|rd), not dbtree");
     if (o->zero || (o->bench && o->op != COLL_ALL_REDUCE)) {
         snprintf(why, sizeof why, "compresses the all-reduce only; it needs %s",
@@ -305,10 +315,11 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "transport", CLI_STRING, &o->transport, "tcp|nccl",
           "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
           0, 0, NULL },
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw",
           "the all-reduce: the ring (default), recursive doubling (rd: log2 K steps, "
           "for small messages), Rabenseifner (2 log2 K steps, the ring's bytes), a "
-          "pipelined binary tree (tree) or NCCL's double binary tree (dbtree)",
+          "pipelined binary tree (tree), NCCL's double binary tree (dbtree), or Swing "
+          "(swing-lat: rd's steps, swing-bw: Rabenseifner's, peers 1, -1, 3, -5 apart)",
           0, 0, NULL },
         { "compress", CLI_STRING, &o->compress_arg, "none|fp16|bf16",
           "the all-reduce's wire format: fp16 or bf16 halve an f32 run's payload (rounded "
@@ -381,7 +392,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
                    "ring only (--device cpu --transport tcp)");
     if (o->zero && (o->bench || *kind != COLL_TCP || *algo != COLL_RING))
         usage_fail("--zero: trains on the CPU ring only (reduce-scatter + all-gather; "
-                   "not with --bench, --algo rd|rabenseifner|tree|dbtree, --device cuda or --transport nccl)");
+                   "not with --bench, --algo rd|rabenseifner|tree|dbtree|swing-*, --device cuda or --transport nccl)");
     if (o->zero && o->mistake != MISTAKE_NONE)
         usage_fail("--zero: takes no --mistake");
     if (o->zero == 3 && c->workload == WORKLOAD_SYNTHETIC)

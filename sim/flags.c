@@ -70,12 +70,13 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
 {
     static struct cli_opt t[24];
     const struct cli_opt v[] = {
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw",
           "ring: the all-reduce (default ring)", 0, 0, NULL },
         { "bytes", CLI_SIZE, &o->bytes, "SIZE",
           "message size n (default: the workload's n * element size)", 1, 0, NULL },
         { "platform", CLI_STRING, &o->platform, "SPEC",
-          "star | fat-tree:OVERSUB | racks:R:UPLINK | file:PATH (default star)", 0, 0, NULL },
+          "star | fat-tree:OVERSUB | racks:R:UPLINK | torus:X:Y | file:PATH (default star)",
+          0, 0, NULL },
         { "payload", CLI_STRING, &o->payload, "real|sizes",
           "bytes or sizes only (default real up to K*n = 256 MiB)", 0, 0, NULL },
         { "servers", CLI_INT, &o->servers, "S",
@@ -250,8 +251,8 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     j->algo = coll_algo_parse(o->algo);
     if (j->algo < 0 || (j->algo != COLL_RING && j->ps)) {
         char q[CLI_VALUE_BUF];
-        snprintf(err, ERR_LEN, "--algo %s: ring, rd, rabenseifner, tree or dbtree, in ring "
-                 "mode only", cli_value(o->algo, q));
+        snprintf(err, ERR_LEN, "--algo %s: ring, rd, rabenseifner, tree, dbtree, swing-lat or "
+                 "swing-bw, in ring mode only", cli_value(o->algo, q));
         sim_usage_fail(err);
     }
     if (j->k < 2 && !j->ps)
@@ -320,6 +321,10 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
         sim_usage_fail("--compress: simulated on the ring with real payloads only (psring_sim ring "
                        "K --payload real); the PS's runs on bin/ps_worker");
     nhosts = job_servers(o, j, placement);
+    if (pf->kind == PLATFORM_TORUS && o->hosts && o->hosts != pf->tx * pf->ty)
+        sim_usage_fail("--hosts: a torus:X:Y platform has X*Y hosts");
+    if (pf->kind == PLATFORM_TORUS)
+        o->hosts = pf->tx * pf->ty;
     if (!o->hosts)
         o->hosts = nhosts;
     if (pf->kind != PLATFORM_FILE && nhosts > o->hosts) {
