@@ -320,6 +320,8 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     if (j->compress && (j->ps || !j->real))
         sim_usage_fail("--compress: simulated on the ring with real payloads only (psring_sim ring "
                        "K --payload real); the PS's runs on bin/ps_worker");
+    if (j->compress && j->algo != COLL_RING && j->algo != COLL_RD)
+        sim_usage_fail("--compress: the ring and rd only (--algo ring|rd), as ring_worker's");
     nhosts = job_servers(o, j, placement);
     if (pf->kind == PLATFORM_TORUS && o->hosts && o->hosts != pf->tx * pf->ty)
         sim_usage_fail("--hosts: a torus:X:Y platform has X*Y hosts");
