@@ -213,6 +213,26 @@ static int job_servers(const struct sim_opts *o, struct sim_job *j, const char *
     return j->k + placed_extra;
 }
 
+/* platform_hosts: --hosts (default: the job's nhosts; a torus: X*Y, which
+ * --hosts may only repeat), and the job fits in them. */
+static void platform_hosts(struct sim_opts *o, const struct platform *pf,
+                           const struct sim_job *j, int nhosts)
+{
+    char err[ERR_LEN];
+
+    if (pf->kind == PLATFORM_TORUS && o->hosts && o->hosts != pf->tx * pf->ty)
+        sim_usage_fail("--hosts: a torus:X:Y platform has X*Y hosts");
+    if (pf->kind == PLATFORM_TORUS)
+        o->hosts = pf->tx * pf->ty;
+    if (!o->hosts)
+        o->hosts = nhosts;
+    if (pf->kind != PLATFORM_FILE && nhosts > o->hosts) {
+        snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j->k,
+                 j->ps ? " + servers" : "", o->hosts);
+        sim_usage_fail(err);
+    }
+}
+
 int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common *c,
                     struct platform *pf, struct sim_job *j, const char **placement)
 {
@@ -323,17 +343,7 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     if (j->compress && j->algo != COLL_RING && j->algo != COLL_RD)
         sim_usage_fail("--compress: the ring and rd only (--algo ring|rd), as ring_worker's");
     nhosts = job_servers(o, j, placement);
-    if (pf->kind == PLATFORM_TORUS && o->hosts && o->hosts != pf->tx * pf->ty)
-        sim_usage_fail("--hosts: a torus:X:Y platform has X*Y hosts");
-    if (pf->kind == PLATFORM_TORUS)
-        o->hosts = pf->tx * pf->ty;
-    if (!o->hosts)
-        o->hosts = nhosts;
-    if (pf->kind != PLATFORM_FILE && nhosts > o->hosts) {
-        snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j->k,
-                 j->ps ? " + servers" : "", o->hosts);
-        sim_usage_fail(err);
-    }
+    platform_hosts(o, pf, j, nhosts);
     return nhosts;
 }
 
