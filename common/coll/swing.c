@@ -25,8 +25,8 @@
  *
  * After log2 K steps every rank has heard from every other exactly once
  * (the sets it has heard from double each step and never overlap: the
- * paper proves it; tests/test_swing.c checks it on integer sums for K up
- * to 9).
+ * paper proves it; tests/test_swing.c checks the sets for K up to 64 and
+ * the sums for K up to 9).
  *
  * swing-lat: in each step swap the WHOLE vector with the peer and add
  * (rd.c with other partners). log2 K steps of n bytes:
