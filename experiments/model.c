@@ -17,7 +17,7 @@
  *         server_GB      bytes into the server per step (K n), in 1e9 bytes
  *         ring_GB        bytes into one ring worker per step (2(K-1)/K n)
  *
- *   model --algo ps|ring|rd|rabenseifner|tree|dbtree --K K --bytes N --bw RATE [--latency TIME]
+ *   model --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw --K K --bytes N --bw RATE [--latency TIME]
  *         [--servers S] [--placement separate|colocated] [--even-split]
  *         [--quantity Q] [--bucket SIZE]
  *       one number: Q of that algorithm, K workers, n = N bytes (a size,
@@ -34,7 +34,9 @@
  *       NCCL's double binary tree (each tree half the vector), S segments of
  *       at most 128 KiB (per tree), D = ceil(log2 K) (model.h):
  *       3 P (a + n/S b) and 4 P (a + n/(2S) b), P = S + 2D - 1 periods
- *       (2S + D - 2 when S <= D). Q is one of
+ *       (2S + D - 2 when S <= D). swing-lat, swing-bw: Swing's latency-
+ *       and bandwidth-optimal all-reduce, rd's and rabenseifner's formulas
+ *       (the alpha-beta model has no distance; model.h). Q is one of
  *         time       seconds per step (default; PS: ingress + egress, a
  *                    one-pull step: every push, then every pull)
  *         ingress    PS only: the push phase, a + busiest link / bw
@@ -114,9 +116,10 @@
 
 /* --algo's names, and the model_algo each stands for. */
 static const char *const algo_names[] = { "ps", "ring", "rd", "rabenseifner", "tree", "dbtree",
-                                          NULL };
+                                          "swing-lat", "swing-bw", NULL };
 static const enum model_algo algo_of[] = { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_RABENSEIFNER,
-                                           MODEL_TREE, MODEL_DBTREE };
+                                           MODEL_TREE, MODEL_DBTREE, MODEL_SWING_LAT,
+                                           MODEL_SWING_BW };
 static const char *const quantity_names[] = { "time", "ingress", "egress", "bytes_in",
                                               "bytes_out", "steps", "t_opt", "pipelined", NULL };
 #define Q_PIPELINED 7   /* not a model_quantity: model_ps_pipelined */
@@ -522,7 +525,7 @@ int main(int argc, char **argv)
         { "workers", CLI_STRING, &workers, "K,...", "table: worker counts (default 8,64,512)", 0, 0, NULL },
         { "bw", CLI_RATE, &bw, "RATE", "link bandwidth each way (table default 25GB = 25e9 bytes/s)", 0, 0, NULL },
         { "latency", CLI_TIME, &latency, "TIME", "one-way link latency a (default 0)", 0, 0, NULL },
-        { "algo", CLI_STRING, &algo_name, "ps|ring|rd|rabenseifner|tree|dbtree", "query: the algorithm", 0, 0, NULL },
+        { "algo", CLI_STRING, &algo_name, "ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw", "query: the algorithm", 0, 0, NULL },
         { "K", CLI_INT, &k, "K", "query, crossover: workers", 1, 10000000, NULL },
         { "bytes", CLI_CUSTOM, &bytes, "N", "query: message size n in bytes (4K, 1MiB, 1.5e6)", 0, 0, parse_bytes },
         { "sweep", CLI_CUSTOM, &sweep, "LO,HI,N", "query: N sizes LO..HI, log-spaced: lines \"bytes,value\"", 0, 0, parse_sweep },
@@ -562,7 +565,7 @@ int main(int argc, char **argv)
     const struct cli_opt *const tables[] = { opts, NULL };
 
     cli_main_parse("model", "[--table] [--elements P] [--elem-bytes E] [--bw RATE] [--latency TIME] [--workers K,...]\n"
-                   "       model --algo ps|ring|rd|rabenseifner|tree|dbtree --K K --bytes N|--sweep LO,HI,N\n"
+                   "       model --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw --K K --bytes N|--sweep LO,HI,N\n"
                    "             --bw RATE [--latency TIME]\n"
                    "             [--servers S] [--placement separate|colocated] [--even-split] [--bucket SIZE]\n"
                    "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined]\n"
@@ -631,9 +634,10 @@ int main(int argc, char **argv)
         algo = algo_of[algo];
     int q = quantity_name ? name_index(quantity_names, quantity_name) : MODEL_TIME;
     if (!algo_name)
-        return usage_error("a query needs --algo ps|ring|rd|rabenseifner|tree|dbtree");
+        return usage_error("a query needs --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw");
     if (algo < 0) {
-        fprintf(stderr, "model: --algo %.40s: not ps, ring, rd, rabenseifner, tree or dbtree; "
+        fprintf(stderr, "model: --algo %.40s: not ps, ring, rd, rabenseifner, tree, dbtree, "
+                "swing-lat or swing-bw; "
                 "see model --help\n", algo_name);
         return CLI_EXIT_USAGE;
     }

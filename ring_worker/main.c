@@ -2,7 +2,7 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--algo ring|rd|rabenseifner|tree|dbtree] [--compress none|fp16|bf16]
+ *                 [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw] [--compress none|fp16|bf16]
  *                 [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
@@ -56,7 +56,8 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
-    "       [--algo ring|rd|rabenseifner|tree|dbtree|student] [--compress none|fp16|bf16]\n"
+    "       [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|student]\n"
+    "       [--compress none|fp16|bf16]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
@@ -68,7 +69,8 @@ static const char synopsis[] =
     "vector: fewer latencies, more bytes) instead of the ring, on the host over TCP;\n"
     "--algo rabenseifner by recursive halving then doubling (2 log2 K exchanges of\n"
     "the ring's bytes); --algo tree by a pipelined binary tree (reduce up, broadcast\n"
-    "down, 128 KiB segments), --algo dbtree by NCCL's double binary tree;\n"
+    "down, 128 KiB segments), --algo dbtree by NCCL's double binary tree; --algo\n"
+    "swing-lat|swing-bw by Swing (rd's or Rabenseifner's steps, peers 1, -1, 3, -5 apart);\n"
     "--algo student by the ring written in students/ring_student.c (docs/lab.md, S).\n"
     "--compress fp16|bf16 sends the all-reduce's values as 16-bit floats (half an f32\n"
     "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd).\n"
@@ -198,19 +200,15 @@ static int pick_algo(const struct opts *o, int kind)
     if (algo == COLL_RING)
         return COLL_RING;
     if (algo < 0)
-        usage_fail_value("--algo", o->algo, "not ring, rd, rabenseifner, tree, dbtree or student");
-    if (kind != COLL_TCP && algo == COLL_RD)
-        usage_fail("--algo rd: recursive doubling runs on the host over TCP "
-                   "(--device cpu --transport tcp)");
-    if (kind != COLL_TCP && algo == COLL_RABENSEIFNER)
-        usage_fail("--algo rabenseifner: runs on the host over TCP "
-                   "(--device cpu --transport tcp)");
-    if (kind != COLL_TCP && algo == COLL_STUDENT)
-        usage_fail("--algo student: runs on the host over TCP (--device cpu --transport tcp)");
-    if (kind != COLL_TCP)
-        usage_fail(algo == COLL_TREE ? "--algo tree: runs on the host over TCP "
-                   "(--device cpu --transport tcp)" : "--algo dbtree: runs on the host over "
-                   "TCP (--device cpu --transport tcp)");
+        usage_fail_value("--algo", o->algo, "not ring, rd, rabenseifner, tree, dbtree, swing-lat, "
+                         "swing-bw or student");
+    if (kind != COLL_TCP) {
+        char msg[ERR_LEN];
+        snprintf(msg, sizeof msg, "--algo %s: %sruns on the host over TCP (--device cpu "
+                 "--transport tcp)", coll_algo_str(algo),
+                 algo == COLL_RD ? "recursive doubling " : "");
+        usage_fail(msg);
+    }
     return algo;
 }
 
@@ -229,14 +227,11 @@ static void pick_compress(struct opts *o, int kind, int algo)
     if (kind != COLL_TCP)
         usage_fail_value("--compress", o->compress_arg, "compresses psring's host ring and rd "
                          "only; it needs --device cpu --transport tcp");
-    if (algo != COLL_RING && algo != COLL_RD)
-        usage_fail_value("--compress", o->compress_arg, algo == COLL_RABENSEIFNER
-                         ? "compresses the ring and rd only (--algo ring|rd), not rabenseifner"
-                         : algo == COLL_STUDENT ? "compresses the ring and rd only (--algo "
-                         "ring|rd), not student"
-                         : algo == COLL_TREE ? "compresses the ring and rd only (--algo "
-                         "ring|rd), not tree" : "compresses the ring and rd only (--algo "
-                         "ring|rd), not dbtree");
+    if (algo != COLL_RING && algo != COLL_RD) {
+        snprintf(why, sizeof why, "compresses the ring and rd only (--algo ring|rd), not %s",
+                 coll_algo_str(algo));
+        usage_fail_value("--compress", o->compress_arg, why);
+    }
     if (o->zero || (o->bench && o->op != COLL_ALL_REDUCE)) {
         snprintf(why, sizeof why, "compresses the all-reduce only; it needs %s",
                  o->zero ? "training without --zero" : "--coll all_reduce");
@@ -310,11 +305,12 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "transport", CLI_STRING, &o->transport, "tcp|nccl",
           "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
           0, 0, NULL },
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|student",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|student",
           "the all-reduce: the ring (default), recursive doubling (rd: log2 K steps, "
           "for small messages), Rabenseifner (2 log2 K steps, the ring's bytes), a "
-          "pipelined binary tree (tree), NCCL's double binary tree (dbtree) or the "
-          "student's ring (students/ring_student.c)",
+          "pipelined binary tree (tree), NCCL's double binary tree (dbtree), Swing "
+          "(swing-lat: rd's steps, swing-bw: Rabenseifner's, peers 1, -1, 3, -5 apart) "
+          "or the student's ring (student: students/ring_student.c)",
           0, 0, NULL },
         { "compress", CLI_STRING, &o->compress_arg, "none|fp16|bf16",
           "the all-reduce's wire format: fp16 or bf16 halve an f32 run's payload (rounded "
@@ -367,6 +363,12 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         usage_fail(err);
     *kind = pick_kind(o, c, xargc, xargv);
     *algo = pick_algo(o, *kind);
+    /* swing-lat's ranks sum in orders of their own (swing.h, BITS): they
+     * train bit-identical only where every order gives the same bits. */
+    if (*algo == COLL_SWING_LAT && !o->bench && c->workload != WORKLOAD_SYNTHETIC)
+        usage_fail("--algo swing-lat: its ranks sum in different orders and would end with "
+                   "different weights; it trains --workload synthetic (exact sums) or "
+                   "benchmarks (--bench); train with --algo swing-bw");
     o->op = pick_coll(o, c, *kind, *algo, xargc, xargv);
     pick_compress(o, *kind, *algo);
     /* Every output path is tried now, so a bad one ends the run here. */
@@ -387,7 +389,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
                    "ring only (--device cpu --transport tcp)");
     if (o->zero && (o->bench || *kind != COLL_TCP || *algo != COLL_RING))
         usage_fail("--zero: trains on the CPU ring only (reduce-scatter + all-gather; "
-                   "not with --bench, --algo rd|rabenseifner|tree|dbtree|student, --device cuda or --transport nccl)");
+                   "not with --bench, --algo other than ring, --device cuda or --transport nccl)");
     if (o->zero && o->mistake != MISTAKE_NONE)
         usage_fail("--zero: takes no --mistake");
     if (o->zero == 3 && c->workload == WORKLOAD_SYNTHETIC)

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "wire/net.h"
 #include "coll/rabenseifner.h"
+#include "coll/swing.h"
 #include "coll/rd.h"
 #include "coll/rendezvous.h"
 #include "coll/ring.h"
@@ -34,20 +35,22 @@ static void prefix(char *err, const char *pre)
  * ring's, a tag for the others, so that a rank that would open another
  * table fails at once, naming the flag, instead of waiting for
  * connections that never come. */
-enum { TABLE_RING, TABLE_RD, TABLE_MESH, TABLE_RAB, TABLE_TREE, TABLE_DBTREE, TABLE_STUDENT,
-       TABLES };
+enum { TABLE_RING, TABLE_RD, TABLE_MESH, TABLE_RAB, TABLE_TREE, TABLE_DBTREE, TABLE_SWING_LAT,
+       TABLE_SWING_BW, TABLE_STUDENT, TABLES };
 static const char *const table_tag[TABLES] = { "", "psring --algo rd", "psring --coll alltoall",
                                                "psring --algo rabenseifner", "psring --algo tree",
-                                               "psring --algo dbtree", "psring --algo student" };
+                                               "psring --algo dbtree", "psring --algo swing-lat",
+                                               "psring --algo swing-bw", "psring --algo student" };
 static const char *const table_flags[TABLES] = {
     "--algo ring", "--algo rd", "--coll alltoall", "--algo rabenseifner", "--algo tree",
-    "--algo dbtree", "--algo student",
+    "--algo dbtree", "--algo swing-lat", "--algo swing-bw", "--algo student",
 };
 
 static int table_of(const struct setup_cfg *s)
 {
     return s->algo == COLL_RD ? TABLE_RD : s->algo == COLL_RABENSEIFNER ? TABLE_RAB
          : s->algo == COLL_TREE ? TABLE_TREE : s->algo == COLL_DBTREE ? TABLE_DBTREE
+         : s->algo == COLL_SWING_LAT ? TABLE_SWING_LAT : s->algo == COLL_SWING_BW ? TABLE_SWING_BW
          : s->algo == COLL_STUDENT ? TABLE_STUDENT
          : s->op == COLL_ALLTOALL ? TABLE_MESH : TABLE_RING;
 }
@@ -134,6 +137,8 @@ static int open_xport(const struct setup_cfg *s, int lfd, const struct proto_pee
         tree_plan(s->c->rank, s->c->world, s->algo == COLL_TREE ? 1 : 2, &plan);
     else if (s->algo == COLL_STUDENT)
         student_plan(s->c->rank, s->c->world, &plan);
+    else if (s->algo == COLL_SWING_LAT || s->algo == COLL_SWING_BW)
+        swing_plan(s->c->rank, s->c->world, &plan);
     else if (s->op == COLL_ALLTOALL)
         a2a_plan(s->c->rank, s->c->world, &plan);  /* the mesh also carries ring steps */
     else

@@ -70,12 +70,13 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
 {
     static struct cli_opt t[24];
     const struct cli_opt v[] = {
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw",
           "ring: the all-reduce (default ring)", 0, 0, NULL },
         { "bytes", CLI_SIZE, &o->bytes, "SIZE",
           "message size n (default: the workload's n * element size)", 1, 0, NULL },
         { "platform", CLI_STRING, &o->platform, "SPEC",
-          "star | fat-tree:OVERSUB | racks:R:UPLINK | file:PATH (default star)", 0, 0, NULL },
+          "star | fat-tree:OVERSUB | racks:R:UPLINK | torus:X:Y | file:PATH (default star)",
+          0, 0, NULL },
         { "payload", CLI_STRING, &o->payload, "real|sizes",
           "bytes or sizes only (default real up to K*n = 256 MiB)", 0, 0, NULL },
         { "servers", CLI_INT, &o->servers, "S",
@@ -212,6 +213,26 @@ static int job_servers(const struct sim_opts *o, struct sim_job *j, const char *
     return j->k + placed_extra;
 }
 
+/* platform_hosts: --hosts (default: the job's nhosts; a torus: X*Y, which
+ * --hosts may only repeat), and the job fits in them. */
+static void platform_hosts(struct sim_opts *o, const struct platform *pf,
+                           const struct sim_job *j, int nhosts)
+{
+    char err[ERR_LEN];
+
+    if (pf->kind == PLATFORM_TORUS && o->hosts && o->hosts != pf->tx * pf->ty)
+        sim_usage_fail("--hosts: a torus:X:Y platform has X*Y hosts");
+    if (pf->kind == PLATFORM_TORUS)
+        o->hosts = pf->tx * pf->ty;
+    if (!o->hosts)
+        o->hosts = nhosts;
+    if (pf->kind != PLATFORM_FILE && nhosts > o->hosts) {
+        snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j->k,
+                 j->ps ? " + servers" : "", o->hosts);
+        sim_usage_fail(err);
+    }
+}
+
 int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common *c,
                     struct platform *pf, struct sim_job *j, const char **placement)
 {
@@ -250,8 +271,8 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     j->algo = coll_algo_parse(o->algo);
     if (j->algo < 0 || (j->algo != COLL_RING && j->ps)) {
         char q[CLI_VALUE_BUF];
-        snprintf(err, ERR_LEN, "--algo %s: ring, rd, rabenseifner, tree or dbtree, in ring "
-                 "mode only", cli_value(o->algo, q));
+        snprintf(err, ERR_LEN, "--algo %s: ring, rd, rabenseifner, tree, dbtree, swing-lat or "
+                 "swing-bw, in ring mode only", cli_value(o->algo, q));
         sim_usage_fail(err);
     }
     if (j->k < 2 && !j->ps)
@@ -319,14 +340,10 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     if (j->compress && (j->ps || !j->real))
         sim_usage_fail("--compress: simulated on the ring with real payloads only (psring_sim ring "
                        "K --payload real); the PS's runs on bin/ps_worker");
+    if (j->compress && j->algo != COLL_RING && j->algo != COLL_RD)
+        sim_usage_fail("--compress: the ring and rd only (--algo ring|rd), as ring_worker's");
     nhosts = job_servers(o, j, placement);
-    if (!o->hosts)
-        o->hosts = nhosts;
-    if (pf->kind != PLATFORM_FILE && nhosts > o->hosts) {
-        snprintf(err, sizeof err, "K %d%s is more than the platform's %d hosts", j->k,
-                 j->ps ? " + servers" : "", o->hosts);
-        sim_usage_fail(err);
-    }
+    platform_hosts(o, pf, j, nhosts);
     return nhosts;
 }
 

@@ -6,7 +6,8 @@
  * star is one cluster. A tree (fat-tree, racks) is a Full-routed zone of
  * such clusters, one per rack, whose routers reach each other through the
  * racks' SPLITDUPLEX uplinks: up the source rack's, down the
- * destination's, written out for both directions.
+ * destination's, written out for both directions. A torus is SimGrid's
+ * own TORUS cluster (its links and dimension-order routing).
  */
 #include "platform.h"
 
@@ -18,6 +19,31 @@
 #include "base/err.h"
 #include "base/outfile.h"
 #include "base/units.h"
+
+/* torus_parse: "torus:X:Y", X and Y 1..65536, X*Y at most 65536 hosts. */
+static int torus_parse(const char *spec, struct platform *p, char *err)
+{
+    const char *x = spec + 6, *colon = strchr(x, ':');
+    char num[32], why[ERR_LEN];
+    long long tx, ty;
+
+    p->kind = PLATFORM_TORUS;
+    if (!colon || (size_t)(colon - x) >= sizeof num) {
+        err_say(err, "--platform: torus:X:Y, not '%s'", spec);
+        return ERR_USAGE;
+    }
+    memcpy(num, x, (size_t)(colon - x));
+    num[colon - x] = '\0';
+    if (cli_parse_ll(num, 1, 65536, &tx, why) != 0 ||
+        cli_parse_ll(colon + 1, 1, 65536, &ty, why) != 0 || tx * ty > 65536) {
+        err_say(err, "--platform: torus:X:Y wants X, Y >= 1 and X*Y <= 65536 hosts, not '%s'",
+                spec);
+        return ERR_USAGE;
+    }
+    p->tx = (int)tx;
+    p->ty = (int)ty;
+    return 0;
+}
 
 int platform_parse(const char *spec, struct platform *p, char *err)
 {
@@ -60,12 +86,15 @@ int platform_parse(const char *spec, struct platform *p, char *err)
         }
         return 0;
     }
+    if (strncmp(spec, "torus:", 6) == 0)
+        return torus_parse(spec, p, err);
     if (strncmp(spec, "file:", 5) == 0 && spec[5] != '\0') {
         p->kind = PLATFORM_FILE;
         p->file = spec + 5;
         return 0;
     }
-    err_say(err, "--platform: '%s' is not star, fat-tree:OVERSUB, racks:R:UPLINK or file:PATH",
+    err_say(err, "--platform: '%s' is not star, fat-tree:OVERSUB, racks:R:UPLINK, torus:X:Y or "
+            "file:PATH",
             spec);
     return ERR_USAGE;
 }
@@ -97,6 +126,17 @@ int platform_write(const struct platform *p, int hosts, double bw, double lat, c
         outfile_printf(f, "<zone id=\"world\" routing=\"Full\">\n");
         cluster(f, "star", 0, hosts - 1, bw, lat);
         outfile_printf(f, "</zone>\n</platform>\n");
+        return outfile_end(f, err);
+    }
+    if (p->kind == PLATFORM_TORUS) {
+        /* Every link of the torus: bw each way (SPLITDUPLEX), the whole
+         * latency (a hop pays a, as a star's message does). */
+        outfile_printf(f, "<zone id=\"world\" routing=\"Full\">\n"
+                   "  <cluster id=\"torus\" prefix=\"h\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
+                   "           bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\"\n"
+                   "           topology=\"TORUS\" topo_parameters=\"%d,%d\""
+                   " loopback_bw=\"1e18Bps\" loopback_lat=\"0s\"/>\n"
+                   "</zone>\n</platform>\n", p->tx * p->ty - 1, bw, lat, p->tx, p->ty);
         return outfile_end(f, err);
     }
     if (p->kind == PLATFORM_FAT_TREE) {

@@ -14,6 +14,15 @@
  *   racks:R:UPLINK        R racks (hosts dealt out in order, ceil(N/R) per
  *                         rack), each with one uplink of rate UPLINK each
  *                         way to a non-blocking core
+ *   torus:X:Y             a 2D torus of X*Y hosts (SimGrid's TORUS cluster):
+ *                         host i at (i mod X, i / X), a full-duplex link of
+ *                         --link-bw each way and --link-latency to each of its
+ *                         four neighbours, a message routed along X first,
+ *                         then Y, the shorter way round each; it pays the
+ *                         latency once per hop and shares every link it
+ *                         crosses. Hosts have no port limit of their own:
+ *                         psring's algorithms send one frame at a time, so
+ *                         a rank injects on one port whatever the torus has
  *   file:PATH             a SimGrid platform file of your own; its hosts
  *                         in SimGrid's order are the ranks (PS: the
  *                         servers after the workers)
@@ -25,13 +34,15 @@
 
 #define PLATFORM_LEAF 32          /* hosts per leaf switch of fat-tree */
 
-enum platform_kind { PLATFORM_STAR = 1, PLATFORM_FAT_TREE, PLATFORM_RACKS, PLATFORM_FILE };
+enum platform_kind { PLATFORM_STAR = 1, PLATFORM_FAT_TREE, PLATFORM_RACKS, PLATFORM_FILE,
+                     PLATFORM_TORUS };
 
 struct platform {
     int kind;
     double oversub;               /* fat-tree */
     int racks;                    /* racks */
     double uplink;                /* racks: bytes/s */
+    int tx, ty;                   /* torus: X, Y */
     const char *file;             /* file: (points into the spec) */
 };
 
@@ -39,8 +50,9 @@ struct platform {
 int platform_parse(const char *spec, struct platform *p, char *err);
 
 /* platform_write: the XML of p for `hosts` hosts with links of bw bytes/s
- * and lat seconds, to path. Not for PLATFORM_FILE. 0 or a negative code
- * (ERR_USAGE: racks > hosts) with one line in err. */
+ * and lat seconds, to path (a torus has its X*Y hosts whatever `hosts`
+ * says). Not for PLATFORM_FILE. 0 or a negative code (ERR_USAGE: racks >
+ * hosts) with one line in err. */
 int platform_write(const struct platform *p, int hosts, double bw, double lat, const char *path,
                    char *err);
 

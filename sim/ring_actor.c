@@ -23,6 +23,7 @@
 #include "coll/bench.h"
 #include "coll/coll.h"
 #include "coll/rabenseifner.h"
+#include "coll/swing.h"
 #include "coll/rd.h"
 #include "coll/ring.h"
 #include "coll/tree.h"
@@ -169,6 +170,8 @@ void sim_ring_actor(int argc, char **argv)
         rab_plan(sl->rank, j->k, &pl);
     else if (j->algo == COLL_TREE || j->algo == COLL_DBTREE)
         tree_plan(sl->rank, j->k, j->algo == COLL_TREE ? 1 : 2, &pl);
+    else if (j->algo == COLL_SWING_LAT || j->algo == COLL_SWING_BW)
+        swing_plan(sl->rank, j->k, &pl);
     else if (j->bench.on && j->bench.op == COLL_ALLTOALL)
         a2a_plan(sl->rank, j->k, &pl);
     else

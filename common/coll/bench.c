@@ -252,6 +252,12 @@ static void print_header(const struct bench_cfg *cfg, const struct coll *co)
         printf("# ring_worker --bench: all-reduce (sum) by the student's ring "
                "(students/ring_student.c, --algo student) among K=%d ranks, transport %s\n", k,
                coll_transport(co));
+    else if (co->algo == COLL_SWING_LAT || co->algo == COLL_SWING_BW)
+        printf("# ring_worker --bench: all-reduce (sum) by Swing, %s (peers 1, -1, 3, -5, "
+               "... apart) among K=%d ranks (--algo %s), transport %s\n",
+               co->algo == COLL_SWING_LAT ? "latency-optimal, log2 K steps of the whole vector"
+               : "bandwidth-optimal, reduce-scatter then all-gather", k, coll_algo_name(co),
+               coll_transport(co));
     else if (co->algo == COLL_TREE || co->algo == COLL_DBTREE)
         printf("# ring_worker --bench: all-reduce (sum) by a pipelined %s (reduce up, "
                "broadcast down) among K=%d ranks (--algo %s), transport %s\n",

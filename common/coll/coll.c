@@ -34,7 +34,7 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
     c->timeout = cfg->timeout;
     c->clock = xport_clock(cfg->x);
     if (dtype_size(cfg->dtype) == 0 || cfg->kind < COLL_TCP || cfg->kind > COLL_NCCL ||
-        cfg->algo < COLL_RING || cfg->algo > COLL_STUDENT)
+        cfg->algo < COLL_RING || cfg->algo >= COLL_ALGO_COUNT)
         return fail(err, ERR_USAGE, "coll_init: kind %d, algo %d, dtype %d", cfg->kind,
                    cfg->algo, cfg->dtype);
     if (cfg->compress != COMPRESS_NONE) {
@@ -72,6 +72,18 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
             return fail(err, rc, "rabenseifner: %s", rc == -ENOMEM
                        ? "out of memory for the staging piece" : "bad --piece or rank");
         c->have_rab = 1;
+        return 0;
+    }
+    if (cfg->algo == COLL_SWING_LAT || cfg->algo == COLL_SWING_BW) {
+        const char *name = cfg->algo == COLL_SWING_LAT ? "swing-lat" : "swing-bw";
+        if (cfg->kind != COLL_TCP)
+            return fail(err, ERR_USAGE, "--algo %s: runs on the host over TCP only "
+                       "(--device cpu --transport tcp)", name);
+        if ((rc = swing_init(&c->swing, cfg->x, cfg->rank, cfg->world,
+                             cfg->algo == COLL_SWING_BW, cfg->piece_bytes)) != 0)
+            return fail(err, rc, "%s: %s", name, rc == -ENOMEM
+                       ? "out of memory for the staging piece" : "bad --piece or rank");
+        c->have_swing = 1;
         return 0;
     }
     if (cfg->algo == COLL_TREE || cfg->algo == COLL_DBTREE) {
@@ -152,6 +164,9 @@ void coll_destroy(struct coll *c)
     if (c->have_student)
         student_destroy(&c->student);
     c->have_student = 0;
+    if (c->have_swing)
+        swing_destroy(&c->swing);
+    c->have_swing = 0;
     if (c->stream)
         (void)gpu_stream_wait(c->stream, c->timeout, NULL);
     gpu_free(c->scratch);
@@ -172,11 +187,17 @@ const char *coll_transport(const struct coll *c)
     return c->kind == COLL_TCP ? "tcp" : c->kind == COLL_TCP_CUDA ? "tcp-cuda" : "nccl";
 }
 
+const char *coll_algo_str(int algo)
+{
+    return algo == COLL_RD ? "rd" : algo == COLL_RABENSEIFNER ? "rabenseifner"
+         : algo == COLL_TREE ? "tree" : algo == COLL_DBTREE ? "dbtree"
+         : algo == COLL_SWING_LAT ? "swing-lat" : algo == COLL_SWING_BW ? "swing-bw"
+         : algo == COLL_STUDENT ? "student" : "ring";
+}
+
 const char *coll_algo_name(const struct coll *c)
 {
-    return c->algo == COLL_RD ? "rd" : c->algo == COLL_RABENSEIFNER ? "rabenseifner"
-         : c->algo == COLL_TREE ? "tree" : c->algo == COLL_DBTREE ? "dbtree"
-         : c->algo == COLL_STUDENT ? "student" : "ring";
+    return coll_algo_str(c->algo);
 }
 
 int coll_algo_parse(const char *name)
@@ -184,6 +205,8 @@ int coll_algo_parse(const char *name)
     return strcmp(name, "ring") == 0 ? COLL_RING : strcmp(name, "rd") == 0 ? COLL_RD
          : strcmp(name, "rabenseifner") == 0 ? COLL_RABENSEIFNER
          : strcmp(name, "tree") == 0 ? COLL_TREE : strcmp(name, "dbtree") == 0 ? COLL_DBTREE
+         : strcmp(name, "swing-lat") == 0 ? COLL_SWING_LAT
+         : strcmp(name, "swing-bw") == 0 ? COLL_SWING_BW
          : strcmp(name, "student") == 0 ? COLL_STUDENT : -1;
 }
 
@@ -240,6 +263,8 @@ int coll_allreduce_exact(struct coll *c, void *buf, size_t n, char *err)
             return tree_allreduce(&c->tree, buf, n, c->dtype, err);
         if (c->algo == COLL_STUDENT)
             return student_run(&c->student, buf, n, c->dtype, err);
+        if (c->algo == COLL_SWING_LAT || c->algo == COLL_SWING_BW)
+            return swing_allreduce(&c->swing, buf, n, c->dtype, err);
         return ring_allreduce(&c->ring, buf, n, c->dtype, err);
     case COLL_TCP_CUDA:
         /* The ring's streams do not follow c->stream: finish its work first. */
@@ -415,6 +440,8 @@ int coll_gather(struct coll *c, double *all, const double *mine, int m, char *er
         return rab_allreduce_raw(&c->rab, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if (c->algo == COLL_TREE || c->algo == COLL_DBTREE)
         return tree_allreduce_raw(&c->tree, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
+    if (c->algo == COLL_SWING_LAT || c->algo == COLL_SWING_BW)
+        return swing_allreduce_raw(&c->swing, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if (c->kind != COLL_NCCL)
         return ring_all_gather_raw(&c->ring, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if ((rc = gpu_copy_async(c->scratch, all, bytes, c->stream, err)) != 0 ||

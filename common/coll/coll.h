@@ -13,7 +13,7 @@
  * paced and counted by the emulated link; NCCL moves them itself (no
  * link, no counters: its records count 0 bytes).
  *
- * ALGORITHMS. The host kind (COLL_TCP) runs one of five algorithms, the
+ * ALGORITHMS. The host kind (COLL_TCP) runs one of seven algorithms, the
  * `algo` column (--algo):
  *   COLL_RING      ring.c (transport opened with ring_plan): 2(K-1) steps of n/K, "ring"
  *   COLL_RD        rd.c (transport opened with rd_plan): log2 K steps of n, "rd"
@@ -24,6 +24,10 @@
  *                  up then broadcast down, segment by segment, "tree"
  *   COLL_DBTREE    tree.c (tree_plan, two trees): NCCL's double binary tree,
  *                  each tree on half the vector, "dbtree"
+ *   COLL_SWING_LAT, COLL_SWING_BW  swing.c (swing_plan): Swing's peers at
+ *                  distance 1, -1, 3, -5, ...: log2 K steps of n, "swing-lat"
+ *                  (ranks agree to rounding: swing.h, BITS), or 2 log2 K
+ *                  steps moving the ring's bytes, "swing-bw"
  *   COLL_STUDENT   a student's ring (students/ring_student.c, student.h;
  *                  student_plan: the ring's neighbours), "student"; the
  *                  gathers run on the project's ring over the same transport
@@ -48,7 +52,7 @@
  * host ring for the TCP kinds (the same transport, interleaved with the
  * all-reduces in the same order on every rank), and as an all-reduce of a
  * vector that is zero but for each rank's slot with NCCL, COLL_RD,
- * COLL_RABENSEIFNER and the trees (x + 0 = x: the sum is the gather, exactly).
+ * COLL_RABENSEIFNER, the trees and Swing (x + 0 = x: the sum is the gather, exactly).
  *
  * THE OTHER COLLECTIVES (ring_worker --bench --coll, nccl-tests' names):
  *   op                   host (COLL_TCP, --algo ring)          NCCL
@@ -98,6 +102,7 @@
 #include "coll_cmp.h"
 #include "wire/proto.h"
 #include "rd.h"
+#include "swing.h"
 #include "ring.h"
 #include "student_run.h"
 #include "tree.h"
@@ -105,7 +110,9 @@
 #include "xport.h"
 
 enum coll_kind { COLL_TCP = 1, COLL_TCP_CUDA, COLL_NCCL };
-enum coll_algo { COLL_RING = 0, COLL_RD, COLL_RABENSEIFNER, COLL_TREE, COLL_DBTREE, COLL_STUDENT };
+enum coll_algo { COLL_RING = 0, COLL_RD, COLL_RABENSEIFNER, COLL_TREE, COLL_DBTREE,
+                 COLL_SWING_LAT, COLL_SWING_BW, COLL_STUDENT,
+                 COLL_ALGO_COUNT };     /* not an algorithm: how many there are */
 enum coll_op {
     COLL_ALL_REDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_REDUCE,
     COLL_ALLTOALL,
@@ -142,6 +149,8 @@ struct coll {
     struct student student;     /* COLL_STUDENT (with the ring, for the gathers) */
     int have_student;
     int have_tree;
+    struct swing swing;         /* COLL_SWING_LAT, COLL_SWING_BW */
+    int have_swing;
     struct ring_cuda rcuda;     /* TCP_CUDA */
     int have_ring, have_rcuda;
     struct gpu_nccl *nccl;      /* NCCL, owned */
@@ -162,9 +171,11 @@ const struct clock_src *coll_clock(const struct coll *c);
 
 /* coll_transport: "tcp", "tcp-cuda" or "nccl", for records and headers. */
 const char *coll_transport(const struct coll *c);
-/* coll_algo_name: "ring", "rd", "rabenseifner", "tree" or "dbtree", the
- * records' algo column. */
+/* coll_algo_name: "ring", "rd", "rabenseifner", "tree", "dbtree", "swing-lat",
+ * "swing-bw" or "student", the records' algo column. */
 const char *coll_algo_name(const struct coll *c);
+/* coll_algo_str: the name of an enum coll_algo (coll_algo_name's). */
+const char *coll_algo_str(int algo);
 /* coll_algo_parse: the algorithm --algo names (coll_algo_name's), or -1. */
 int coll_algo_parse(const char *name);
 /* coll_op_algo: the algo column of a --bench --coll record: the all-reduce's

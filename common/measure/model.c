@@ -64,11 +64,13 @@ static double link_bytes(enum model_algo algo, int k, int servers, double bytes)
         return NAN;     /* model_ps_mix */
     case MODEL_RING:
         return k <= 1 ? 0.0 : 2.0 * (double)(k - 1) / (double)k * bytes;
-    case MODEL_RD: {
+    case MODEL_RD:
+    case MODEL_SWING_LAT: {     /* the same bytes, other peers (model.h) */
         int s = model_rd_steps(k);
         return ((1 << s) == k || k <= 1 ? s : s - 1) * bytes;
     }
-    case MODEL_RABENSEIFNER: {  /* halving + doubling, and the fold's vector */
+    case MODEL_RABENSEIFNER:    /* halving + doubling, and the fold's vector */
+    case MODEL_SWING_BW: {
         int p, l, fold = rab_fold(k, &p, &l);
         return (2.0 * (p - 1) / p + fold) * bytes;
     }
@@ -90,8 +92,10 @@ static int latency_terms(enum model_algo algo, int k)
     case MODEL_RING:
         return k <= 1 ? 0 : 2 * (k - 1);   /* reduce-scatter + all-gather */
     case MODEL_RD:
+    case MODEL_SWING_LAT:
         return model_rd_steps(k);
-    case MODEL_RABENSEIFNER: {
+    case MODEL_RABENSEIFNER:
+    case MODEL_SWING_BW: {
         int p, l, fold = rab_fold(k, &p, &l);
         return 2 * l + 2 * fold;
     }
@@ -237,13 +241,13 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
         if (algo == MODEL_PS)
             return model_query(algo, MODEL_INGRESS, k, servers, bytes, bw, lat) +
                    model_query(algo, MODEL_EGRESS, k, servers, bytes, bw, lat);
-        if (algo == MODEL_RD)     /* every exchange moves the whole vector */
+        if (algo == MODEL_RD || algo == MODEL_SWING_LAT)   /* every exchange: the whole vector */
             return latency_terms(algo, k) * (lat + bytes / bw);
         if (algo == MODEL_TREE || algo == MODEL_DBTREE) {   /* C P steps of a segment */
             struct tree_shape t = tree_shape(algo, k, bytes);
             return t.colors * t.periods * (lat + t.seg / bw);
         }
-        if (algo == MODEL_RABENSEIFNER) {   /* the fold's in and out are two steps of n */
+        if (algo == MODEL_RABENSEIFNER || algo == MODEL_SWING_BW) {  /* fold: 2 steps of n */
             int p, l, fold = rab_fold(k, &p, &l);
             return latency_terms(algo, k) * lat + (2.0 * (p - 1) / p + 2 * fold) * bytes / bw;
         }
@@ -464,4 +468,14 @@ double model_ssp_rate(int k, const double *compute, double t)
     double slow = model_sync_step(k, compute, t);
 
     return isnan(slow) ? NAN : (double)k / slow;
+}
+
+double model_swing_lat(int k, double bytes, double bw, double lat)
+{
+    return model_query(MODEL_SWING_LAT, MODEL_TIME, k, 1, bytes, bw, lat);
+}
+
+double model_swing_bw(int k, double bytes, double bw, double lat)
+{
+    return model_query(MODEL_SWING_BW, MODEL_TIME, k, 1, bytes, bw, lat);
 }

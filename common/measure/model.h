@@ -34,6 +34,16 @@
  *     dbtree  T = 4 P (a + n/(2S) b)
  *   (K = 2: C = 1 and 2; K = 3: 2 and 4). The busiest link carries C n /
  *   trees each way: 3 n (tree), 2 n (dbtree).
+ *   Swing (--algo swing-lat|swing-bw; common/coll/swing.c): rd's and
+ *   Rabenseifner's steps and bytes with peers at distance 1, -1, 3, -5,
+ *   ... instead of 1, 2, 4, ..., and Rabenseifner's fold for K not a power
+ *   of two (the first 2r ranks pair up, the odd ones fold in):
+ *     swing-lat  T = log2 K (a + n b); else (log2 P + 2)(a + n b)
+ *     swing-bw   T = 2 log2 K a + 2 (K-1)/K n b;
+ *                else (2 log2 P + 2) a + (2 (P-1)/P + 2) n b
+ *   The same as rd's and Rabenseifner's: a model with one a and one b per
+ *   rank knows no distance. Swing's gain is in the hops a torus's
+ *   messages cross (psring_sim --platform torus:X:Y).
  *   ring against rd: equal at n* = (2(K-1) - s) a / ((s - 2(K-1)/K) b);
  *   below n* rd is faster, above it the ring. None (NaN) when rd is never
  *   slower (K = 2) or never faster.
@@ -86,7 +96,7 @@
  * each worker's host plus `servers` = k >= 0 extra server hosts, Theorem
  * 1's split. */
 enum model_algo { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_PS_COLOC, MODEL_RABENSEIFNER,
-                  MODEL_TREE, MODEL_DBTREE };
+                  MODEL_TREE, MODEL_DBTREE, MODEL_SWING_LAT, MODEL_SWING_BW };
 
 /* The trees' segment (common/coll/tree.h, TREE_SEG_BYTES; test_tree.c
  * checks that the two agree). */
@@ -179,6 +189,8 @@ double model_rd(int k, double bytes, double bw, double lat);
 double model_rabenseifner(int k, double bytes, double bw, double lat);
 double model_tree(int k, double bytes, double bw, double lat);
 double model_dbtree(int k, double bytes, double bw, double lat);
+double model_swing_lat(int k, double bytes, double bw, double lat);
+double model_swing_bw(int k, double bytes, double bw, double lat);
 /* Bytes one direction of the busiest link carries per step. */
 double model_ps_link_bytes(int k, double bytes);
 double model_ring_link_bytes(int k, double bytes);

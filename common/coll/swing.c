@@ -1,0 +1,377 @@
+/* swing.c -- Swing's all-reduce, both variants, and nothing else.
+ *
+ * Recursive doubling (rd.c) and Rabenseifner (rabenseifner.c) pair rank r
+ * with r XOR 2^s in step s: partners 1, 2, 4, ... apart. On a ring or a
+ * torus, where a message to a rank d apart crosses d links, the late steps
+ * cross many links and share them with the other pairs' messages. Swing
+ * (De Sensi, Bonato, Saam, Hoefler, NSDI 2024) keeps the step counts but
+ * "swings" left and right, so that the distance grows by about 2 per step,
+ * not doubles:
+ *
+ *     rho(s) = sum_{i=0..s} (-2)^i = 1, -1, 3, -5, 11, -21, ...   |rho(s)| ~ 2^(s+1)/3
+ *     peer(r, s) = r + rho(s) (r even),  r - rho(s) (r odd),  mod K
+ *
+ * An even rank's peer is odd (rho is odd) and its peer is r again, so each
+ * step is K/2 disjoint swaps, as in rd. K = 8:
+ *
+ *     step  rho   pairs                          farthest pair (ring hops)
+ *     0      1    0-1  2-3  4-5  6-7             1
+ *     1     -1    0-7  2-1  4-3  6-5             1
+ *     2      3    0-3  2-5  4-7  6-1             3 (rd's step 2: 4)
+ *
+ *       step 2 on a ring of 8:   0   1   2   3   4   5   6   7
+ *                                 `--------->'                 0-3: 3 hops
+ *                                         `---------->'        2-5: 3 hops
+ *
+ * After log2 K steps every rank has heard from every other exactly once
+ * (the sets it has heard from double each step and never overlap: the
+ * paper proves it; tests/test_swing.c checks the sets for K up to 64 and
+ * the sums for K up to 9).
+ *
+ * swing-lat: in each step swap the WHOLE vector with the peer and add
+ * (rd.c with other partners). log2 K steps of n bytes:
+ *
+ *     T = log2 K (a + n b)
+ *
+ * swing-bw: a reduce-scatter in log2 K steps, then an all-gather in log2 K
+ * steps meeting the same peers in the reverse order, each step halving
+ * (then doubling) the data, as Rabenseifner's:
+ *
+ *     T = 2 log2 K a + 2 (K-1)/K n b
+ *
+ * BLOCKS (swing-bw's bookkeeping). Cut the vector into P blocks
+ * (ring_chunk's cut). In reduce-scatter step s rank r keeps the blocks
+ * that r and the ranks r meets in steps s+1.. will own, and sends its peer
+ * q the blocks that q and the ranks q meets later will own:
+ *
+ *     reach(q, s) = {q} + reach(peer(q, s+1), s+1) + ... + reach(peer(q, L-1), L-1)
+ *
+ * reach(r, s) and reach(q, s) split reach(r, s-1) in two halves. For rd
+ * those sets are the ranks agreeing in some bits, contiguous once the bits
+ * are reversed; for Swing they are scattered (K = 8: reach(0, 0) = {0, 3,
+ * 4, 7}), but they nest (each set at step s is one half of a set at step
+ * s-1), so one numbering of the ranks makes every such set a run. Each
+ * rank's position: bit L-1-s says which half of its step-(s-1) set it is
+ * in, the half whose smallest rank is the smaller being 0. Block number =
+ * position: rank r owns block pos(r) after the reduce-scatter, and in step
+ * s keeps the half of its run holding pos(r), exactly Rabenseifner's cube
+ * with pos(r) in place of r (the halving at distance P/2, P/4, ...
+ * between positions, whatever the peer's rank). K = 4: positions 0, 2, 3,
+ * 1 for ranks 0..3; "keep | send":
+ *
+ *     step          pairs     rank 0     rank 1     rank 2     rank 3
+ *     rs 0 (rho 1)  0-1 2-3   01 | 23    23 | 01    23 | 01    01 | 23
+ *     rs 1 (rho-1)  0-3 1-2   0 | 1      2 | 3      3 | 2      1 | 0
+ *     ag 1          0-3 1-2   0+1        2+3        3+2        1+0
+ *     ag 0          0-1 2-3   01+23      23+01      23+01      01+23
+ *
+ * Computing pos(r) takes O(P) peer look-ups, once, in swing_init.
+ *
+ * FOLD (K not a power of two): Rabenseifner's (rabenseifner.c, FOLD).
+ * With P = 2^floor(log2 K) and r = K - P, ranks 2i+1 (i < r) hand their
+ * vector to rank 2i in round 0 and get the result back in the last round;
+ * Swing runs among the P ranks left, numbered 0..P-1 (rank 2i is i, rank j
+ * >= 2r is j - r), the peers computed mod P in that numbering. Two more
+ * steps of the whole vector:
+ *
+ *     swing-lat  T = (log2 P + 2)(a + n b)
+ *     swing-bw   T = (2 log2 P + 2) a + (2 (P-1)/P + 2) n b
+ *
+ * the same as rd's and Rabenseifner's: in the alpha-beta model, which
+ * knows no topology, Swing costs what they cost (common/measure/model.h,
+ * model_swing_lat, model_swing_bw). Its gain is in the hops, which only a
+ * topology shows (psring_sim --platform torus:X:Y; docs/design.md, Swing).
+ *
+ * DETERMINISM. swing-bw: each element is added up by one rank per step
+ * and only copied afterwards, so every rank ends with the same bits.
+ * swing-lat: both ranks of a pair compute (lower rank's) + (higher rank's)
+ * and hold the same bits after the step, but the sets a rank has heard from
+ * do not form rd's cube (K = 8: after step 1 rank 0 has {0, 1, 6, 7}, rank
+ * 1 has {0, 1, 2, 3}), so rank 0's tree is ((01)(67))((23)(45)) and rank
+ * 1's ((01)(23))((67)(45)): ranks agree to rounding, bit for bit when the
+ * sum is exact in any order; a rerun gives each rank the same bits. No
+ * log2 K-step whole-vector exchange with Swing's peers can do better;
+ * swing-bw is the variant to use where ranks must agree bit for bit.
+ *
+ * PATIENCE, PIECES, THE CHECK: as rabenseifner.c's (with a fold every
+ * step may wait two --timeouts, the odd rank sitting Swing out one per
+ * step plus one; the partner's bytes added piece by piece as they come in;
+ * every sum and every copied value checked finite before it is sent on).
+ */
+#include "swing.h"
+
+#include <string.h>
+
+#include "base/dtype.h"
+#include "base/err.h"
+#include "base/vec.h"
+#include "rd.h"
+#include "ring.h"
+
+/* The FOLD's numbering (Rabenseifner's): rank -> cube number (-1: an odd
+ * rank that folds away), and back. extra = K - P. */
+static int cube_of(int rank, int extra)
+{
+    if (rank < 2 * extra)
+        return rank % 2 ? -1 : rank / 2;
+    return rank - extra;
+}
+
+static int rank_of(int cube, int extra)
+{
+    return cube < extra ? 2 * cube : cube + extra;
+}
+
+long long swing_rho(int s)
+{
+    long long t = 1;
+
+    for (int i = 0; i <= s; i++)
+        t *= -2;
+    return (1 - t) / 3;
+}
+
+int swing_peer(int c, int s, int p)
+{
+    long long q = c % 2 == 0 ? c + swing_rho(s) : c - swing_rho(s);
+
+    q %= p;
+    return (int)(q < 0 ? q + p : q);
+}
+
+/* reach_min: the smallest cube rank of reach(q, s) (BLOCKS) among p = 2^l. */
+static int reach_min(int q, int s, int l, int p)
+{
+    int m = q;
+
+    for (int t = s + 1; t < l; t++) {
+        int x = reach_min(swing_peer(q, t, p), t, l, p);
+        m = x < m ? x : m;
+    }
+    return m;
+}
+
+/* pos_of: cube rank c's position (BLOCKS). */
+static int pos_of(int c, int l, int p)
+{
+    int pos = 0;
+
+    for (int s = 0; s < l; s++)
+        if (reach_min(c, s, l, p) > reach_min(swing_peer(c, s, p), s, l, p))
+            pos |= 1 << (l - 1 - s);
+    return pos;
+}
+
+int swing_block(int rank, int world)
+{
+    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), c = cube_of(rank, world - p);
+
+    return c < 0 ? -1 : pos_of(c, l, p);
+}
+
+int swing_init(struct swing *w, struct xport *x, int rank, int world, int bw, size_t piece_bytes)
+{
+    int rc = xport_algo_init(&w->a, x, rank, world, piece_bytes, SWING_PIECE_DEFAULT);
+
+    w->bw = bw;
+    w->pos = rc == 0 && bw ? swing_block(rank, world) : -1;
+    return rc;
+}
+
+void swing_destroy(struct swing *w)
+{
+    xport_algo_destroy(&w->a);
+}
+
+int swing_partners(int rank, int world, int *out)
+{
+    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), extra = world - p, c, n = 0;
+
+    if (world < 2)
+        return 0;
+    if ((c = cube_of(rank, extra)) < 0) {
+        out[0] = rank - 1;                  /* an odd rank of a pair: its fold partner only */
+        return 1;
+    }
+    if (rank < 2 * extra)
+        out[n++] = rank + 1;                /* an even rank of a pair: the odd one folds in */
+    for (int s = 0; s < l; s++)
+        out[n++] = rank_of(swing_peer(c, s, p), extra);
+    return n;
+}
+
+void swing_plan(int rank, int world, struct xport_plan *pl)
+{
+    int partners[SWING_PARTNERS_MAX];
+
+    xport_plan_partners(pl, rank, partners, swing_partners(rank, world, partners));
+}
+
+int swing_steps(int world, int bw)
+{
+    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), steps = bw ? 2 * l : l;
+
+    return p == world ? steps : steps + 2;
+}
+
+/* at: the first element of block c, 0 <= c <= p (block p: the end, n). */
+static size_t at(size_t n, int p, int c)
+{
+    size_t lo, hi;
+
+    if (c >= p)
+        return n;
+    ring_chunk(n, p, c, &lo, &hi);
+    return lo;
+}
+
+/* What a step does with the partner's bytes. */
+enum take { TAKE_NONE, TAKE_COPY, TAKE_ADD };
+
+/* One exchange with a partner: send sn elements from sbuf (0: an empty
+ * frame), take rn elements into rbuf as `take` says; rbuf is element
+ * `first` of the vector (for the check's message); check: THE CHECK. */
+struct xchg {
+    int peer, round, patience, check;
+    const unsigned char *sbuf;
+    size_t sn;
+    unsigned char *rbuf;
+    size_t rn, first;
+    enum take take;
+};
+
+static int step(struct swing *w, const struct xchg *e, int dtype, char *err)
+{
+    size_t es = dtype_size(dtype), piece = w->a.piece_bytes / es, bad = 0, i = 0;
+    struct xport_step s = {
+        .to = e->peer, .from = e->peer, .send_tag = (uint32_t)e->round,
+        .recv_tag = (uint32_t)e->round, .sbuf = e->sbuf, .sbytes = e->sn * es,
+        .rbytes = e->take != TAKE_NONE ? e->rn * es : 0, .patience = e->patience,
+    };
+    int rc = xport_begin(w->a.x, &s, err);
+
+    /* A copy is received whole, then checked (ring.c, PIECES, says why). */
+    if (rc == 0 && e->take == TAKE_COPY && e->rn > 0 &&
+        (rc = xport_recv(w->a.x, e->rbuf, e->rn * es, err)) == 0 && e->check)
+        rc = vec_check_finite(e->rbuf, e->rn, dtype, &bad);
+    for (; rc == 0 && e->take == TAKE_ADD && i < e->rn; i += piece) {
+        size_t m = e->rn - i < piece ? e->rn - i : piece;
+        /* In place (swing-lat sends the very vector it adds into): the
+         * transport has sent ours at least this far (xport.h, recv). */
+        if ((rc = xport_recv(w->a.x, w->a.stage, m * es, err)) == 0)
+            rc = vec_add_ordered(e->rbuf + i * es, w->a.stage, m, dtype, w->a.rank < e->peer,
+                                 e->check, &bad);
+        if (rc == ERR_NONFINITE)
+            break;
+    }
+    if (rc == ERR_NONFINITE)
+        err_say(err, "element %zu is %g after round %d from partner rank %d",
+                e->first + i + bad, vec_get(e->rbuf, i + bad, dtype), e->round, e->peer);
+    if (rc == 0)
+        rc = xport_end(w->a.x, err);
+    return rc;
+}
+
+/* lat: swing-lat among the P cube ranks; c is this rank's cube number;
+ * wait: each step's patience. */
+static int lat(struct swing *w, unsigned char *v, size_t n, int dtype, int p, int l, int c,
+               int extra, int wait, int check, char *err)
+{
+    int rc = 0;
+
+    for (int s = 0; rc == 0 && s < l; s++) {
+        struct xchg e = {
+            .peer = rank_of(swing_peer(c, s, p), extra), .round = s + 1, .patience = wait,
+            .check = check, .sbuf = v, .sn = n, .rbuf = v, .rn = n, .take = TAKE_ADD,
+        };
+        rc = step(w, &e, dtype, err);
+    }
+    return rc;
+}
+
+/* bw: swing-bw's reduce-scatter and all-gather among the P cube ranks,
+ * over positions (BLOCKS): the run [blo, bhi) halves around pos, then
+ * doubles back. */
+static int bw(struct swing *w, unsigned char *v, size_t n, int dtype, int p, int l, int c,
+              int extra, int wait, int check, char *err)
+{
+    size_t es = dtype_size(dtype);
+    int blo = 0, bhi = p, rc = 0, round = 1, me = w->pos;
+
+    for (int s = 0; rc == 0 && s < l; s++) {            /* reduce-scatter: [blo, bhi) halves */
+        int d = p >> (s + 1), mid = blo + d, lower = (me & d) == 0;
+        int klo = lower ? blo : mid, khi = lower ? mid : bhi;     /* kept */
+        int slo = lower ? mid : blo, shi = lower ? bhi : mid;     /* sent */
+        size_t k0 = at(n, p, klo), s0 = at(n, p, slo);
+        struct xchg e = {
+            .peer = rank_of(swing_peer(c, s, p), extra), .round = round++, .patience = wait,
+            .check = check, .sbuf = v + s0 * es, .sn = at(n, p, shi) - s0,
+            .rbuf = v + k0 * es, .rn = at(n, p, khi) - k0, .first = k0, .take = TAKE_ADD,
+        };
+        rc = step(w, &e, dtype, err);
+        blo = klo;
+        bhi = khi;
+    }
+    for (int s = l - 1; rc == 0 && s >= 0; s--) {       /* all-gather: [blo, bhi) doubles */
+        int d = p >> (s + 1), lower = (me & d) == 0, olo = lower ? bhi : blo - d, ohi = olo + d;
+        size_t m0 = at(n, p, blo), o0 = at(n, p, olo);
+        struct xchg e = {
+            .peer = rank_of(swing_peer(c, s, p), extra), .round = round++, .patience = wait,
+            .check = check, .sbuf = v + m0 * es, .sn = at(n, p, bhi) - m0,
+            .rbuf = v + o0 * es, .rn = at(n, p, ohi) - o0, .first = o0, .take = TAKE_COPY,
+        };
+        rc = step(w, &e, dtype, err);
+        blo = lower ? blo : olo;
+        bhi = lower ? ohi : bhi;
+    }
+    return rc;
+}
+
+static int allreduce(struct swing *w, void *buf, size_t n, int dtype, int check, char *err)
+{
+    int k = w->a.world, rank = w->a.rank, l, p, extra, c, last, rc = 0;
+    unsigned char *v = buf;
+
+    if (dtype_size(dtype) == 0)
+        return ERR_USAGE;
+    if (k == 1 || n == 0)
+        return 0;
+    p = rd_pow2_floor(k, &l);
+    extra = k - p;
+    last = (w->bw ? 2 * l : l) + 1;         /* the fold-out round */
+    c = cube_of(rank, extra);
+
+    if (c < 0) {
+        /* An odd rank of a pair: hand the vector in, wait out Swing (one
+         * --timeout per step sat out, plus one), copy the result. */
+        struct xchg in = { .peer = rank - 1, .round = 0, .patience = 1, .sbuf = v, .sn = n,
+                           .take = TAKE_NONE };
+        struct xchg out = { .peer = rank - 1, .round = last, .patience = 2 * l + 1,
+                            .check = check, .rbuf = v, .rn = n, .take = TAKE_COPY };
+        rc = step(w, &in, dtype, err);
+        return rc != 0 ? rc : step(w, &out, dtype, err);
+    }
+    if (rank < 2 * extra) {
+        struct xchg in = { .peer = rank + 1, .round = 0, .patience = 1, .check = check,
+                           .rbuf = v, .rn = n, .take = TAKE_ADD };
+        rc = step(w, &in, dtype, err);
+    }
+    if (rc == 0)
+        rc = (w->bw ? bw : lat)(w, v, n, dtype, p, l, c, extra, extra > 0 ? 2 : 1, check, err);
+    if (rc == 0 && rank < 2 * extra) {
+        struct xchg out = { .peer = rank + 1, .round = last, .patience = 1, .sbuf = v,
+                            .sn = n, .take = TAKE_NONE };
+        rc = step(w, &out, dtype, err);
+    }
+    return rc;
+}
+
+int swing_allreduce(struct swing *w, void *buf, size_t n, int dtype, char *err)
+{
+    return allreduce(w, buf, n, dtype, 1, err);
+}
+
+int swing_allreduce_raw(struct swing *w, void *buf, size_t n, int dtype, char *err)
+{
+    return allreduce(w, buf, n, dtype, 0, err);
+}
