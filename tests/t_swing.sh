@@ -81,7 +81,7 @@ if [ -x "$sim" ]; then
     done
     job 20 "$sim" ps 4 --algo swing-bw --steps 1 $NET
     expect_rc 64
-    expect_grep err '^psring_sim: --algo swing-bw: ring, rd, rabenseifner, tree, dbtree, swing-lat or swing-bw, in ring mode only; see psring_sim --help$'
+    expect_grep err '^psring_sim: --algo swing-bw: ring, rd, .*, in ring mode only; see psring_sim --help$'
     t_end
 
     t_case swing-proc-1.4 "--platform torus:8:1, 8 B at 1 ms a hop (latency alone): rd 7 ms (hops 1+2+4), swing-lat 5 ms (1+1+3), ring 14 ms, the star's rd 3 ms; torus:0:2, --hosts against X*Y, K > X*Y and --compress with swing refused, one line, exit 64"
@@ -135,12 +135,12 @@ for q in "swing-lat 8 0.006" "swing-bw 8 0.00775" "swing-lat 6 0.008" "swing-bw 
 done
 job 20 "$PSR_BIN/model" --algo swing --K 4 --bytes 1M --bw 1Gbit
 expect_rc 64
-expect_grep err '^model: --algo swing: not ps, ring, rd, rabenseifner, tree, dbtree, swing-lat or swing-bw; see model --help$'
+expect_grep err '^model: --algo swing: not ps, ring, rd, .*; see model --help$'
 K=3
 ranks_reset
-rank_start 0 --world $K --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" --algo swing-bw --timeout $T --steps 3
+rank_start 0 --world $K --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" --algo swing-bw --workload synthetic --params 4096 --dtype f32 --timeout $T --steps 3
 rank0_port
-for r in 1 2; do rank_start $r --world $K --coordinator "127.0.0.1:$port" --algo swing-lat --timeout $T --steps 3; done
+for r in 1 2; do rank_start $r --world $K --coordinator "127.0.0.1:$port" --algo swing-lat --workload synthetic --params 4096 --dtype f32 --timeout $T --steps 3; done
 ranks_wait none "$(now)" || t_fail "the watchdog had to kill ranks"
 for r in 1 2; do
     grep -q "rank 0 runs --algo swing-bw, this rank --algo swing-lat: every rank must run the same one" "$T_TMP/err.$r" \
