@@ -1,6 +1,7 @@
 /* coll.c -- the three all-reduce back ends behind one call (coll.h says
  * which is which and what each promises), and on the host the choice of
- * algorithm (ring, recursive doubling, Rabenseifner, the tree or the double tree).
+ * algorithm (ring, recursive doubling, Rabenseifner, the tree, the double tree or
+ * the hierarchical ring).
  *
  * Each function is a switch on the kind, kept short on purpose: the
  * algorithms are elsewhere (ring.c, rd.c, ring_cuda.c, NCCL), and this
@@ -34,7 +35,7 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
     c->timeout = cfg->timeout;
     c->clock = xport_clock(cfg->x);
     if (dtype_size(cfg->dtype) == 0 || cfg->kind < COLL_TCP || cfg->kind > COLL_NCCL ||
-        cfg->algo < COLL_RING || cfg->algo > COLL_DBTREE)
+        cfg->algo < COLL_RING || cfg->algo > COLL_HRING)
         return fail(err, ERR_USAGE, "coll_init: kind %d, algo %d, dtype %d", cfg->kind,
                    cfg->algo, cfg->dtype);
     if (cfg->compress != COMPRESS_NONE) {
@@ -45,7 +46,8 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
             return fail(err, ERR_USAGE, "--compress %s: the ring and rd only (--algo ring|rd), "
                        "not %s", compress_name(cfg->compress),
                        cfg->algo == COLL_RABENSEIFNER ? "rabenseifner"
-                       : cfg->algo == COLL_TREE ? "tree" : "dbtree");
+                       : cfg->algo == COLL_TREE ? "tree" : cfg->algo == COLL_HRING ? "hring"
+                       : "dbtree");
         c->comp = compress_get(cfg->compress);
         c->wire_n = cfg->max_n;
         c->wire = malloc((cfg->max_n ? cfg->max_n : 1) * compress_wire_size(c->comp, cfg->dtype));
@@ -85,6 +87,19 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
             return fail(err, rc, "%s: %s", name, rc == -ENOMEM
                        ? "out of memory for the staging piece" : "bad --piece or rank");
         c->have_tree = 1;
+        return 0;
+    }
+    if (cfg->algo == COLL_HRING) {
+        if (cfg->kind != COLL_TCP)
+            return fail(err, ERR_USAGE, "--algo hring: runs on the host over TCP only "
+                       "(--device cpu --transport tcp)");
+        if ((rc = hring_check(cfg->world, cfg->group, err)) != 0)
+            return rc;
+        if ((rc = hring_init(&c->hring, cfg->x, cfg->rank, cfg->world, cfg->group,
+                             cfg->piece_bytes)) != 0)
+            return fail(err, rc, "hring: %s", rc == -ENOMEM
+                       ? "out of memory for the staging piece" : "bad --piece or rank");
+        c->have_hring = 1;
         return 0;
     }
 
@@ -138,6 +153,9 @@ void coll_destroy(struct coll *c)
     if (c->have_tree)
         tree_destroy(&c->tree);
     c->have_tree = 0;
+    if (c->have_hring)
+        hring_destroy(&c->hring);
+    c->have_hring = 0;
     if (c->stream)
         (void)gpu_stream_wait(c->stream, c->timeout, NULL);
     gpu_free(c->scratch);
@@ -161,14 +179,16 @@ const char *coll_transport(const struct coll *c)
 const char *coll_algo_name(const struct coll *c)
 {
     return c->algo == COLL_RD ? "rd" : c->algo == COLL_RABENSEIFNER ? "rabenseifner"
-         : c->algo == COLL_TREE ? "tree" : c->algo == COLL_DBTREE ? "dbtree" : "ring";
+         : c->algo == COLL_TREE ? "tree" : c->algo == COLL_DBTREE ? "dbtree"
+         : c->algo == COLL_HRING ? c->hring.name : "ring";
 }
 
 int coll_algo_parse(const char *name)
 {
     return strcmp(name, "ring") == 0 ? COLL_RING : strcmp(name, "rd") == 0 ? COLL_RD
          : strcmp(name, "rabenseifner") == 0 ? COLL_RABENSEIFNER
-         : strcmp(name, "tree") == 0 ? COLL_TREE : strcmp(name, "dbtree") == 0 ? COLL_DBTREE : -1;
+         : strcmp(name, "tree") == 0 ? COLL_TREE : strcmp(name, "dbtree") == 0 ? COLL_DBTREE
+         : strcmp(name, "hring") == 0 ? COLL_HRING : -1;
 }
 
 const char *coll_op_algo(const struct coll *c, int op)
@@ -222,6 +242,8 @@ int coll_allreduce_exact(struct coll *c, void *buf, size_t n, char *err)
             return rab_allreduce(&c->rab, buf, n, c->dtype, err);
         if (c->algo == COLL_TREE || c->algo == COLL_DBTREE)
             return tree_allreduce(&c->tree, buf, n, c->dtype, err);
+        if (c->algo == COLL_HRING)
+            return hring_allreduce(&c->hring, buf, n, c->dtype, err);
         return ring_allreduce(&c->ring, buf, n, c->dtype, err);
     case COLL_TCP_CUDA:
         /* The ring's streams do not follow c->stream: finish its work first. */
@@ -318,7 +340,7 @@ int coll_all_gather_range(struct coll *c, void *buf, size_t first, size_t count,
 struct xport *coll_xport(const struct coll *c)
 {
     return c->have_rd ? c->rd.a.x : c->have_rab ? c->rab.a.x : c->have_tree ? c->tree.a.x
-         : c->have_ring ? c->ring.a.x : NULL;
+         : c->have_hring ? c->hring.a.x : c->have_ring ? c->ring.a.x : NULL;
 }
 
 int coll_reduce_scatter(struct coll *c, void *buf, size_t n, char *err)
@@ -397,6 +419,8 @@ int coll_gather(struct coll *c, double *all, const double *mine, int m, char *er
         return rab_allreduce_raw(&c->rab, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if (c->algo == COLL_TREE || c->algo == COLL_DBTREE)
         return tree_allreduce_raw(&c->tree, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
+    if (c->algo == COLL_HRING)
+        return hring_allreduce_raw(&c->hring, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if (c->kind != COLL_NCCL)
         return ring_all_gather_raw(&c->ring, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if ((rc = gpu_copy_async(c->scratch, all, bytes, c->stream, err)) != 0 ||

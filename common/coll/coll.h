@@ -24,6 +24,8 @@
  *                  up then broadcast down, segment by segment, "tree"
  *   COLL_DBTREE    tree.c (tree_plan, two trees): NCCL's double binary tree,
  *                  each tree on half the vector, "dbtree"
+ *   COLL_HRING     hring.c (hring_plan, cfg->group ranks per host): the
+ *                  hierarchical ring, inside / across / inside, "hring:G"
  * The device kinds run the ring only (coll_init refuses the others there).
  * COMPRESSION (--compress fp16|bf16, coll_cmp.h): the host kind's ring
  * and rd all-reduces on a 16-bit wire, n * 2 bytes of wire scratch
@@ -45,7 +47,8 @@
  * host ring for the TCP kinds (the same transport, interleaved with the
  * all-reduces in the same order on every rank), and as an all-reduce of a
  * vector that is zero but for each rank's slot with NCCL, COLL_RD,
- * COLL_RABENSEIFNER and the trees (x + 0 = x: the sum is the gather, exactly).
+ * COLL_RABENSEIFNER, the trees and COLL_HRING (x + 0 = x: the sum is the
+ * gather, exactly).
  *
  * THE OTHER COLLECTIVES (ring_worker --bench --coll, nccl-tests' names):
  *   op                   host (COLL_TCP, --algo ring)          NCCL
@@ -59,8 +62,8 @@
  * All in place in one n-element buffer, but the all-to-all (send and
  * receive buffers). With NCCL the reduce-scatter and the all-gather need
  * n a multiple of K (NCCL's slices are equal; ring_chunk's are then the
- * same). The CUDA-staged ring, --algo rd, rabenseifner, tree and dbtree run
- * the all-reduce only
+ * same). The CUDA-staged ring, --algo rd, rabenseifner, tree, dbtree and
+ * hring run the all-reduce only
  * (ERR_USAGE; bin/ring_worker refuses the flags first).
  *
  * A RANGE [first, first + count) of a larger buffer (ZeRO's buckets,
@@ -91,6 +94,7 @@
 #include <stdint.h>
 
 #include "a2a.h"
+#include "hring.h"
 #include "rabenseifner.h"
 #include "coll_cmp.h"
 #include "wire/proto.h"
@@ -101,7 +105,8 @@
 #include "xport.h"
 
 enum coll_kind { COLL_TCP = 1, COLL_TCP_CUDA, COLL_NCCL };
-enum coll_algo { COLL_RING = 0, COLL_RD, COLL_RABENSEIFNER, COLL_TREE, COLL_DBTREE };
+enum coll_algo { COLL_RING = 0, COLL_RD, COLL_RABENSEIFNER, COLL_TREE, COLL_DBTREE,
+                 COLL_HRING };
 enum coll_op {
     COLL_ALL_REDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_REDUCE,
     COLL_ALLTOALL,
@@ -123,6 +128,7 @@ struct coll_cfg {
     struct xport *x;            /* TCP kinds, world > 1 (ring_plan, rd_plan, rab_plan, tree_plan); else NULL */
     const unsigned char *nccl_id;   /* NCCL: rank 0's GPU_NCCL_ID_BYTES */
     int compress;               /* enum compress_kind (--compress); 0: none. COLL_TCP only */
+    int group;                  /* COLL_HRING: G, ranks per host (--ranks-per-host) */
 };
 
 struct coll {
@@ -136,6 +142,8 @@ struct coll {
     int have_rab;
     struct tree tree;           /* COLL_TREE, COLL_DBTREE */
     int have_tree;
+    struct hring hring;         /* COLL_HRING */
+    int have_hring;
     struct ring_cuda rcuda;     /* TCP_CUDA */
     int have_ring, have_rcuda;
     struct gpu_nccl *nccl;      /* NCCL, owned */
@@ -156,10 +164,11 @@ const struct clock_src *coll_clock(const struct coll *c);
 
 /* coll_transport: "tcp", "tcp-cuda" or "nccl", for records and headers. */
 const char *coll_transport(const struct coll *c);
-/* coll_algo_name: "ring", "rd", "rabenseifner", "tree" or "dbtree", the
- * records' algo column. */
+/* coll_algo_name: "ring", "rd", "rabenseifner", "tree", "dbtree" or
+ * "hring:G" (G ranks per host), the records' algo column. */
 const char *coll_algo_name(const struct coll *c);
-/* coll_algo_parse: the algorithm --algo names (coll_algo_name's), or -1. */
+/* coll_algo_parse: the algorithm --algo names (coll_algo_name's; "hring"
+ * without its G), or -1. */
 int coll_algo_parse(const char *name);
 /* coll_op_algo: the algo column of a --bench --coll record: the all-reduce's
  * (coll_algo_name), "ring" (reduce_scatter, all_gather), "chain"
