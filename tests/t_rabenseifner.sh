@@ -78,7 +78,7 @@ if [ -x "$sim" ]; then
     cmp -s "$T_TMP/real.w.0" "$T_TMP/sim.w.0" || t_fail "simulated weights differ from the real ranks'"
     job 20 "$sim" ps 4 $ALGO --steps 1
     expect_rc 64
-    expect_grep err '^psring_sim: --algo rabenseifner: ring, rd, rabenseifner, tree or dbtree, in ring mode only; see psring_sim --help$'
+    expect_grep err '^psring_sim: --algo rabenseifner: ring, rd, rabenseifner, tree, dbtree or hring, in ring mode only; see psring_sim --help$'
     t_end
 else
     t_skip rabenseifner-proc-1.3 "psring_sim" "no psring_sim in $PSR_BIN (SimGrid not found at build time)"
@@ -114,7 +114,7 @@ for q in "8 0.00775" "6 0.0095" "3 0.007"; do
 done
 job 20 "$PSR_BIN/model" --algo rabenseifnr --K 4 --bytes 1M --bw 1Gbit
 expect_rc 64
-expect_grep err '^model: --algo rabenseifnr: not ps, ring, rd, rabenseifner, tree or dbtree; see model --help$'
+expect_grep err '^model: --algo rabenseifnr: not ps, ring, rd, rabenseifner, tree, dbtree or hring; see model --help$'
 K=3
 ranks_reset
 rank_start 0 --world $K --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" $ALGO --timeout $T --steps 3

@@ -81,7 +81,7 @@ if [ -x "$sim" ]; then
     cmp -s "$T_TMP/real.w.0" "$T_TMP/sim.w.0" || t_fail "simulated weights differ from the real ranks'"
     job 20 "$sim" ps 4 --algo tree --steps 1
     expect_rc 64
-    expect_grep err '^psring_sim: --algo tree: ring, rd, rabenseifner, tree or dbtree, in ring mode only; see psring_sim --help$'
+    expect_grep err '^psring_sim: --algo tree: ring, rd, rabenseifner, tree, dbtree or hring, in ring mode only; see psring_sim --help$'
     job 20 "$sim" ring 4 --algo dbtree --bytes 4MiB --payload sizes $NET
     expect_rc 64
     expect_grep err '^psring_sim: --payload sizes: the trees (--algo tree|dbtree) cut 128 KiB segments'
@@ -123,7 +123,7 @@ for q in "tree 8 0.043875" "dbtree 8 0.0405" "tree 2 0.010125"; do
 done
 job 20 "$PSR_BIN/model" --algo dbtre --K 4 --bytes 1M --bw 1Gbit
 expect_rc 64
-expect_grep err '^model: --algo dbtre: not ps, ring, rd, rabenseifner, tree or dbtree; see model --help$'
+expect_grep err '^model: --algo dbtre: not ps, ring, rd, rabenseifner, tree, dbtree or hring; see model --help$'
 K=3
 ranks_reset
 rank_start 0 --world $K --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" --algo tree --timeout $T --steps 3
