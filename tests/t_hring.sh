@@ -8,7 +8,8 @@
 # (#wrong 0), the row's algo hring:G and its model_s == bin/model's;
 # psring_sim's time == bin/model's (sizes, K = 8, G = 2 and 4), its weights
 # == the real run's bit for bit (K = 6, G = 2), and on racks:R:U the racks
-# as the groups; a rank SIGSTOPped mid-all-reduce (no FIN, no RST: the idle
+# as the groups; launch.sh's LOCAL_WORLD_SIZE (K on 127.0.0.1) the default
+# G; a rank SIGSTOPped mid-all-reduce (no FIN, no RST: the idle
 # timeout) ends every other rank, naming it; bin/model at points worked by
 # hand; --algo hring refused where it cannot run, a G that does not divide
 # K refused, ranks that disagree on G stopped at the rendezvous.
@@ -42,7 +43,7 @@ t_ranks_same 4 "$T_TMP/syn.w"
 cmp -s "$T_TMP/syn.w.0" "$T_TMP/syn.ref.0" || t_fail "K=4: not exactly the reference"
 t_end
 
-t_case hring-proc-1.2 "--bench, K = 4 (G 2, f32) and 6 (G 2, f64), emulated link: every element checked, #wrong 0, algo hring:2, model_s == bin/model's"
+t_case hring-proc-1.2 "--bench, K = 4 (G 2, f32) and 6 (G 2, f64), emulated link: every element checked, #wrong 0, algo hring:2, model_s == bin/model's; without --ranks-per-host launch.sh's LOCAL_WORLD_SIZE gives G = K"
 for k in 4 6; do
     dt=f32
     [ $k = 6 ] && dt=f64
@@ -58,6 +59,13 @@ for k in 4 6; do
                   exit !($2 == "hring:2" && $4 == k && $5 == 65536 && d <= 1e-5 * w) }' \
         "$T_TMP/bench.csv" || t_fail "K=$k bench row (model $want): $(sed -n 2p "$T_TMP/bench.csv")"
 done
+# launch.sh exports LOCAL_WORLD_SIZE = K (every rank on 127.0.0.1): G = K
+rm -f "$T_TMP/bench.csv"
+job 120 env -u LOCAL_WORLD_SIZE "$launch" ring 4 --worker-args "--algo hring" --bench -b 4K -e 4K \
+    -n 2 -w 1 --timeout 10 --csv-out "$T_TMP/bench.csv"
+expect_rc 0
+awk -F, 'NR == 2 { exit !($2 == "hring:4") }' "$T_TMP/bench.csv" \
+    || t_fail "launch.sh's LOCAL_WORLD_SIZE: $(sed -n 2p "$T_TMP/bench.csv")"
 t_end
 
 if [ -x "$sim" ]; then
