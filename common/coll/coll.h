@@ -13,7 +13,7 @@
  * paced and counted by the emulated link; NCCL moves them itself (no
  * link, no counters: its records count 0 bytes).
  *
- * ALGORITHMS. The host kind (COLL_TCP) runs one of five algorithms, the
+ * ALGORITHMS. The host kind (COLL_TCP) runs one of six algorithms, the
  * `algo` column (--algo):
  *   COLL_RING      ring.c (transport opened with ring_plan): 2(K-1) steps of n/K, "ring"
  *   COLL_RD        rd.c (transport opened with rd_plan): log2 K steps of n, "rd"
@@ -125,7 +125,8 @@ struct coll_cfg {
     size_t max_n;               /* elements of the largest all-reduce */
     size_t piece_bytes;         /* --piece (TCP kinds); 0: the default */
     double timeout;             /* --timeout, seconds */
-    struct xport *x;            /* TCP kinds, world > 1 (ring_plan, rd_plan, rab_plan, tree_plan); else NULL */
+    struct xport *x;            /* TCP kinds, world > 1 (ring_plan, rd_plan, rab_plan, tree_plan,
+                                   hring_plan); else NULL */
     const unsigned char *nccl_id;   /* NCCL: rank 0's GPU_NCCL_ID_BYTES */
     int compress;               /* enum compress_kind (--compress); 0: none. COLL_TCP only */
     int group;                  /* COLL_HRING: G, ranks per host (--ranks-per-host) */
