@@ -32,6 +32,8 @@
 # ring: rank 0 (bin/ring_worker --rank 0 --world K --coordinator 127.0.0.1:0
 #       --port-file DIR/coord.port) serves the rendezvous; once it wrote its
 #       port, ranks 1..K-1 get --coordinator 127.0.0.1:PORT.
+#       LOCAL_WORLD_SIZE (unless set) is the ranks on one host: K, or under
+#       --wrap those sharing an address (--algo hring's default G).
 #
 # Every other argument is a common flag (docs/design.md) and goes, in order, to
 # every process; --server-args / --worker-args (split at blanks, no
@@ -304,6 +306,27 @@ elif [[ -n $wrap ]]; then
     done
 else
     rank_addr[0]=127.0.0.1
+fi
+# LOCAL_WORLD_SIZE (ring): the ranks on one host, as torchrun exports it,
+# for --algo hring's default G (common/coll/hring.h, GROUPS): K on
+# 127.0.0.1, or under --wrap the ranks that share an address when every
+# address has as many and its ranks are consecutive (netns_cluster.sh: 1).
+# Left alone when the caller set it, and otherwise when the hosts differ.
+if [[ $mode == ring && -z ${LOCAL_WORLD_SIZE:-} ]]; then
+    if [[ -z $wrap ]]; then
+        export LOCAL_WORLD_SIZE=$K
+    else
+        declare -A on_addr=()
+        for ((r = 0; r < K; r++)); do on_addr[${rank_addr[r]}]=$((${on_addr[${rank_addr[r]}]:-0} + 1)); done
+        g=${on_addr[${rank_addr[0]}]}
+        for ((r = 0; r < K; r++)); do
+            if ((${on_addr[${rank_addr[r]}]} != g)) || [[ ${rank_addr[r]} != "${rank_addr[r - r % g]}" ]]; then
+                g=0
+                break
+            fi
+        done
+        ((g > 0)) && export LOCAL_WORLD_SIZE=$g
+    fi
 fi
 hostport() {
     if [[ $1 == *:* ]]; then echo "[$1]:$2"; else echo "$1:$2"; fi

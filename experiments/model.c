@@ -17,9 +17,10 @@
  *         server_GB      bytes into the server per step (K n), in 1e9 bytes
  *         ring_GB        bytes into one ring worker per step (2(K-1)/K n)
  *
- *   model --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw --K K --bytes N --bw RATE [--latency TIME]
- *         [--servers S] [--placement separate|colocated] [--even-split]
- *         [--quantity Q] [--bucket SIZE]
+ *   model --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring --K K --bytes N
+ *         --bw RATE [--latency TIME] [--servers S] [--placement separate|colocated]
+ *         [--even-split] [--quantity Q] [--bucket SIZE] [--ranks-per-host G
+ *         [--local-bw RATE] [--local-latency TIME]]
  *       one number: Q of that algorithm, K workers, n = N bytes (a size,
  *       4K, 1M, or a plain number, fractions allowed). PS only: S server
  *       hosts of their own (default 1; with --placement colocated the k
@@ -27,16 +28,11 @@
  *       the S servers hold the shards) or colocated (one shard on each
  *       worker's host as well, BytePS's mix, split by Theorem 1; with
  *       --even-split every one of the K + k servers gets 1/(K+k), as
- *       equal --shard I/S shards do). rabenseifner: recursive halving then
- *       doubling, 2 log2 K a + 2 (K-1)/K n b for K a power of two; else
- *       MPICH's fold (model.h): (2 log2 P + 2) a + (2 (P-1)/P + 2) n b with
- *       P = 2^floor(log2 K). tree, dbtree: a pipelined binary tree, and
- *       NCCL's double binary tree (each tree half the vector), S segments of
- *       at most 128 KiB (per tree), D = ceil(log2 K) (model.h):
- *       3 P (a + n/S b) and 4 P (a + n/(2S) b), P = S + 2D - 1 periods
- *       (2S + D - 2 when S <= D). swing-lat, swing-bw: Swing's latency-
- *       and bandwidth-optimal all-reduce, rd's and rabenseifner's formulas
- *       (the alpha-beta model has no distance; model.h). Q is one of
+ *       equal --shard I/S shards do). The all-reduce algorithms' formulas
+ *       (rabenseifner, tree, dbtree, swing-*, hring: their remainder rules
+ *       too) are model.h's. hring: G ranks per host (--ranks-per-host,
+ *       dividing K), the links inside a host --local-bw and --local-latency
+ *       (default --bw and --latency: the emulated link's). Q is one of
  *         time       seconds per step (default; PS: ingress + egress, a
  *                    one-pull step: every push, then every pull)
  *         ingress    PS only: the push phase, a + busiest link / bw
@@ -116,10 +112,12 @@
 
 /* --algo's names, and the model_algo each stands for. */
 static const char *const algo_names[] = { "ps", "ring", "rd", "rabenseifner", "tree", "dbtree",
-                                          "swing-lat", "swing-bw", NULL };
+                                          "swing-lat", "swing-bw", "hring", NULL };
 static const enum model_algo algo_of[] = { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_RABENSEIFNER,
                                            MODEL_TREE, MODEL_DBTREE, MODEL_SWING_LAT,
-                                           MODEL_SWING_BW };
+                                           MODEL_SWING_BW, MODEL_HRING };
+/* hring's links inside a host (--local-bw, --local-latency; < 0, NaN: --bw's, --latency's). */
+static double local_bw = -1, local_lat = NAN;
 static const char *const quantity_names[] = { "time", "ingress", "egress", "bytes_in",
                                               "bytes_out", "steps", "t_opt", "pipelined", NULL };
 #define Q_PIPELINED 7   /* not a model_quantity: model_ps_pipelined */
@@ -346,6 +344,9 @@ static double evaluate(int algo, int q, int k, int servers, int even, double byt
         return model_ps_pipelined(algo, k, servers, bytes, bucket, bw, lat);
     if (even)
         return model_ps_mix(q, k, servers, 1.0 / (k + servers), bytes, bw, lat);
+    if (algo == MODEL_HRING && q == MODEL_TIME)     /* servers: G */
+        return model_hring_links(k, servers, bytes, bw, lat, local_bw >= 0 ? local_bw : bw,
+                                 isnan(local_lat) ? lat : local_lat);
     return model_query(algo, q, k, servers, bytes, bw, lat);
 }
 
@@ -510,7 +511,7 @@ int main(int argc, char **argv)
     const char *workers = NULL, *algo_name = NULL, *quantity_name = NULL;
     const char *placement_name = NULL, *compress = NULL, *dt = NULL;
     double wf = 1.0;            /* --compress: the wire's share of the bytes */
-    int table = 0, crossover = 0, k = 0, servers = -1, split = 0, even = 0;
+    int table = 0, crossover = 0, k = 0, servers = -1, split = 0, even = 0, rph = 0;
     double bucket = NAN;
     struct sweep sweep = { 0, 0, 0 };
     struct other other = { NULL, 0, 0, 0, 0, 1, 0, 1.0 };
@@ -525,7 +526,11 @@ int main(int argc, char **argv)
         { "workers", CLI_STRING, &workers, "K,...", "table: worker counts (default 8,64,512)", 0, 0, NULL },
         { "bw", CLI_RATE, &bw, "RATE", "link bandwidth each way (table default 25GB = 25e9 bytes/s)", 0, 0, NULL },
         { "latency", CLI_TIME, &latency, "TIME", "one-way link latency a (default 0)", 0, 0, NULL },
-        { "algo", CLI_STRING, &algo_name, "ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw", "query: the algorithm", 0, 0, NULL },
+        { "algo", CLI_STRING, &algo_name, "ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring", "query: the algorithm", 0, 0, NULL },
+        { "ranks-per-host", CLI_INT, &rph, "G", "query, hring: ranks per host (dividing --K)", 1, 10000000, NULL },
+        { "local-bw", CLI_RATE, &local_bw, "RATE", "query, hring: the links inside a host (default --bw: "
+          "the emulated link's, every link alike)", 0, 0, NULL },
+        { "local-latency", CLI_TIME, &local_lat, "TIME", "query, hring: their latency (default --latency)", 0, 0, NULL },
         { "K", CLI_INT, &k, "K", "query, crossover: workers", 1, 10000000, NULL },
         { "bytes", CLI_CUSTOM, &bytes, "N", "query: message size n in bytes (4K, 1MiB, 1.5e6)", 0, 0, parse_bytes },
         { "sweep", CLI_CUSTOM, &sweep, "LO,HI,N", "query: N sizes LO..HI, log-spaced: lines \"bytes,value\"", 0, 0, parse_sweep },
@@ -565,8 +570,10 @@ int main(int argc, char **argv)
     const struct cli_opt *const tables[] = { opts, NULL };
 
     cli_main_parse("model", "[--table] [--elements P] [--elem-bytes E] [--bw RATE] [--latency TIME] [--workers K,...]\n"
-                   "       model --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw --K K --bytes N|--sweep LO,HI,N\n"
+                   "       model --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring\n"
+                   "             --K K --bytes N|--sweep LO,HI,N\n"
                    "             --bw RATE [--latency TIME]\n"
+                   "             [--ranks-per-host G [--local-bw RATE] [--local-latency TIME]] (hring)\n"
                    "             [--servers S] [--placement separate|colocated] [--even-split] [--bucket SIZE]\n"
                    "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined]\n"
                    "             [--compress none|fp16|bf16 [--dtype f32|f64]] (ring, rd)\n"
@@ -634,13 +641,17 @@ int main(int argc, char **argv)
         algo = algo_of[algo];
     int q = quantity_name ? name_index(quantity_names, quantity_name) : MODEL_TIME;
     if (!algo_name)
-        return usage_error("a query needs --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw");
+        return usage_error("a query needs --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring");
     if (algo < 0) {
         fprintf(stderr, "model: --algo %.40s: not ps, ring, rd, rabenseifner, tree, dbtree, "
-                "swing-lat or swing-bw; "
-                "see model --help\n", algo_name);
+                "swing-lat, swing-bw or hring; see model --help\n", algo_name);
         return CLI_EXIT_USAGE;
     }
+    if ((rph || local_bw >= 0 || !isnan(local_lat)) && algo != MODEL_HRING)
+        return usage_error("--ranks-per-host, --local-bw and --local-latency are the "
+                           "hierarchical ring's (--algo hring)");
+    if (algo == MODEL_HRING && !rph)
+        return usage_error("--algo hring needs --ranks-per-host G");
     if (q < 0) {
         fprintf(stderr, "model: --quantity %.40s: not time, ingress, egress, bytes_in, bytes_out or steps; see model --help\n",
                 quantity_name);
@@ -655,6 +666,14 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     if (!k)
         return usage_error("a query needs --K");
+    if (algo == MODEL_HRING) {
+        if (k % rph != 0) {
+            fprintf(stderr, "model: --ranks-per-host %d: must divide --K %d (the hierarchical ring "
+                    "has no rule for a partial host); see model --help\n", rph, k);
+            return CLI_EXIT_USAGE;
+        }
+        servers = rph;                  /* model_query's G */
+    }
     if (isnan(bytes) == !sweep.n)
         return usage_error("a query needs one of --bytes and --sweep");
     int timed = q == MODEL_TIME || q == MODEL_INGRESS || q == MODEL_EGRESS || q == MODEL_TOPT ||

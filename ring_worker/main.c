@@ -2,7 +2,8 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw] [--compress none|fp16|bf16]
+ *                 [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student]
+ *                 [--ranks-per-host G] [--compress none|fp16|bf16]
  *                 [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
@@ -12,8 +13,8 @@
  * NCCL id), the data listener, the rendezvous (rendezvous.h; its blob
  * carries the NCCL id to every rank, or else rank 0's --algo, checked),
  * the neighbour connections (xport_tcp.h), or with --algo rd, rabenseifner,
- * tree or dbtree the partner connections (xport_tcp.h with rd_plan, rab_plan
- * or tree_plan), or with NCCL the check that this host
+ * tree, dbtree or hring the partner connections (xport_tcp.h with rd_plan,
+ * rab_plan, tree_plan or hring_plan), or with NCCL the check that this host
  * has a GPU per local rank and the communicator; then training (train.h)
  * or the benchmark (bench.h), over the all-reduce coll.h picks. K = 1
  * opens no socket at all. A failure is one line on stderr naming the peer
@@ -56,7 +57,8 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
-    "       [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|student]\n"
+    "       [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student]\n"
+    "       [--ranks-per-host G]\n"
     "       [--compress none|fp16|bf16]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
@@ -71,7 +73,10 @@ static const char synopsis[] =
     "the ring's bytes); --algo tree by a pipelined binary tree (reduce up, broadcast\n"
     "down, 128 KiB segments), --algo dbtree by NCCL's double binary tree; --algo\n"
     "swing-lat|swing-bw by Swing (rd's or Rabenseifner's steps, peers 1, -1, 3, -5 apart);\n"
-    "--algo student by the ring written in students/ring_student.c (docs/lab.md, S).\n"
+    "--algo hring by a hierarchical ring of G ranks per host (--ranks-per-host, else\n"
+    "LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE or SLURM_NTASKS_PER_NODE; dividing K):\n"
+    "a ring inside each host, across the hosts, inside again; --algo student by the\n"
+    "ring written in students/ring_student.c (docs/lab.md, S).\n"
     "--compress fp16|bf16 sends the all-reduce's values as 16-bit floats (half an f32\n"
     "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd).\n"
     "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
@@ -96,6 +101,7 @@ struct opts {
     const char *compress_arg;   /* --compress */
     int compress;               /* enum compress_kind (base/compress.h) */
     int sync_every;             /* --sync-every H (train.h, LOCAL SGD) */
+    int group;                  /* --ranks-per-host G (--algo hring; hring.h) */
 };
 
 /* The nccl-tests spellings: -b 4K, -b4K, and so on, become --minbytes 4K. */
@@ -191,8 +197,8 @@ static int pick_kind(const struct opts *o, const struct cli_common *c, int argc,
 }
 
 /* pick_algo: --algo, the ring (default), recursive doubling,
- * Rabenseifner, the tree or the double tree; all but the ring run on the
- * host over TCP only. */
+ * Rabenseifner, the tree, the double tree or the hierarchical ring; all but
+ * the ring run on the host over TCP only. */
 static int pick_algo(const struct opts *o, int kind)
 {
     int algo = coll_algo_parse(o->algo);
@@ -201,7 +207,7 @@ static int pick_algo(const struct opts *o, int kind)
         return COLL_RING;
     if (algo < 0)
         usage_fail_value("--algo", o->algo, "not ring, rd, rabenseifner, tree, dbtree, swing-lat, "
-                         "swing-bw or student");
+                         "swing-bw, hring or student");
     if (kind != COLL_TCP) {
         char msg[ERR_LEN];
         snprintf(msg, sizeof msg, "--algo %s: %sruns on the host over TCP (--device cpu "
@@ -210,6 +216,39 @@ static int pick_algo(const struct opts *o, int kind)
         usage_fail(msg);
     }
     return algo;
+}
+
+/* pick_group: --algo hring's G, ranks per host (hring.h, GROUPS): from
+ * --ranks-per-host, else the launcher's count of local ranks; it must
+ * divide K. --ranks-per-host without --algo hring is refused. */
+static void pick_group(struct opts *o, const struct cli_common *c, int algo)
+{
+    static const char *const vars[] = {
+        "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE",
+    };
+    const char *from = "--ranks-per-host";
+    char err[ERR_LEN], why[ERR_LEN];
+
+    if (algo != COLL_HRING) {
+        if (o->group)
+            usage_fail("--ranks-per-host: the hierarchical ring's (--algo hring)");
+        return;
+    }
+    for (size_t i = 0; !o->group && i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        long long g;
+        if (v && *v && cli_parse_ll(v, 1, 65536, &g, why) == 0) {
+            o->group = (int)g;
+            from = vars[i];
+        }
+    }
+    if (!o->group)
+        usage_fail("--algo hring: needs --ranks-per-host G (or LOCAL_WORLD_SIZE, "
+                   "OMPI_COMM_WORLD_LOCAL_SIZE or SLURM_NTASKS_PER_NODE from the launcher)");
+    if (hring_check(c->world, o->group, why) != 0) {
+        snprintf(err, sizeof err, "%.180s (G from %s)", why, from);
+        usage_fail(err);
+    }
 }
 
 /* pick_compress: --compress, on the host's TCP ring and rd, for the
@@ -305,13 +344,18 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "transport", CLI_STRING, &o->transport, "tcp|nccl",
           "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
           0, 0, NULL },
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|student",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student",
           "the all-reduce: the ring (default), recursive doubling (rd: log2 K steps, "
           "for small messages), Rabenseifner (2 log2 K steps, the ring's bytes), a "
           "pipelined binary tree (tree), NCCL's double binary tree (dbtree), Swing "
-          "(swing-lat: rd's steps, swing-bw: Rabenseifner's, peers 1, -1, 3, -5 apart) "
+          "(swing-lat: rd's steps, swing-bw: Rabenseifner's, peers 1, -1, 3, -5 apart), "
+          "the hierarchical ring (hring: 2(G-1) + 2(K/G-1) steps, the ring's bytes) "
           "or the student's ring (student: students/ring_student.c)",
           0, 0, NULL },
+        { "ranks-per-host", CLI_INT, &o->group, "G",
+          "--algo hring: ranks per host, consecutive ranks on one host, dividing K (default: "
+          "LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE or SLURM_NTASKS_PER_NODE)",
+          1, 65536, NULL },
         { "compress", CLI_STRING, &o->compress_arg, "none|fp16|bf16",
           "the all-reduce's wire format: fp16 or bf16 halve an f32 run's payload (rounded "
           "each hop, summed in --dtype; CPU ring and rd)", 0, 0, NULL },
@@ -369,6 +413,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         usage_fail("--algo swing-lat: its ranks sum in different orders and would end with "
                    "different weights; it trains --workload synthetic (exact sums) or "
                    "benchmarks (--bench); train with --algo swing-bw");
+    pick_group(o, c, *algo);
     o->op = pick_coll(o, c, *kind, *algo, xargc, xargv);
     pick_compress(o, *kind, *algo);
     /* Every output path is tried now, so a bad one ends the run here. */
@@ -538,7 +583,7 @@ int main(int argc, char **argv)
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
                       { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
-                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1 };
+                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1, 0 };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
     struct link link;
@@ -564,6 +609,7 @@ int main(int argc, char **argv)
     sc.kind = kind;
     sc.algo = algo;
     sc.op = o.op;
+    sc.group = o.group;
     sc.link = &link;
     job(&o, &c, &w, &have_w, &sc.hello);
     where(&o, &c, &sc, host);
@@ -583,7 +629,7 @@ int main(int argc, char **argv)
             .max_n = o.bench ? (size_t)(o.maxbytes / dtype_size(c.dtype))
                              : w.n + TRAIN_TRAILER,
             .piece_bytes = (size_t)o.piece, .timeout = c.timeout, .x = x, .nccl_id = nccl_id,
-            .compress = o.compress,
+            .compress = o.compress, .group = o.group,
         };
         rc = coll_init(&coll, &cc, err);
         coll_ok = rc == 0;

@@ -12,6 +12,7 @@
 #include "gpu.h"
 #include "base/log.h"
 #include "wire/net.h"
+#include "coll/hring.h"
 #include "coll/rabenseifner.h"
 #include "coll/swing.h"
 #include "coll/rd.h"
@@ -36,14 +37,15 @@ static void prefix(char *err, const char *pre)
  * table fails at once, naming the flag, instead of waiting for
  * connections that never come. */
 enum { TABLE_RING, TABLE_RD, TABLE_MESH, TABLE_RAB, TABLE_TREE, TABLE_DBTREE, TABLE_SWING_LAT,
-       TABLE_SWING_BW, TABLE_STUDENT, TABLES };
+       TABLE_SWING_BW, TABLE_STUDENT, TABLE_HRING, TABLES };
 static const char *const table_tag[TABLES] = { "", "psring --algo rd", "psring --coll alltoall",
                                                "psring --algo rabenseifner", "psring --algo tree",
                                                "psring --algo dbtree", "psring --algo swing-lat",
-                                               "psring --algo swing-bw", "psring --algo student" };
+                                               "psring --algo swing-bw", "psring --algo student",
+                                               "psring --algo hring" };
 static const char *const table_flags[TABLES] = {
     "--algo ring", "--algo rd", "--coll alltoall", "--algo rabenseifner", "--algo tree",
-    "--algo dbtree", "--algo swing-lat", "--algo swing-bw", "--algo student",
+    "--algo dbtree", "--algo swing-lat", "--algo swing-bw", "--algo student", "--algo hring",
 };
 
 static int table_of(const struct setup_cfg *s)
@@ -51,32 +53,44 @@ static int table_of(const struct setup_cfg *s)
     return s->algo == COLL_RD ? TABLE_RD : s->algo == COLL_RABENSEIFNER ? TABLE_RAB
          : s->algo == COLL_TREE ? TABLE_TREE : s->algo == COLL_DBTREE ? TABLE_DBTREE
          : s->algo == COLL_SWING_LAT ? TABLE_SWING_LAT : s->algo == COLL_SWING_BW ? TABLE_SWING_BW
-         : s->algo == COLL_STUDENT ? TABLE_STUDENT
+         : s->algo == COLL_STUDENT ? TABLE_STUDENT : s->algo == COLL_HRING ? TABLE_HRING
          : s->op == COLL_ALLTOALL ? TABLE_MESH : TABLE_RING;
 }
 
-static void algo_blob(int table, unsigned char *blob)
+/* algo_blob: the table's tag; the hierarchical ring's with its G (group),
+ * whose peer table depends on it. */
+static void algo_blob(int table, int group, unsigned char *blob)
 {
     memset(blob, 0, PROTO_BLOB_SIZE);
-    memcpy(blob, table_tag[table], strlen(table_tag[table]));
+    if (table == TABLE_HRING)
+        snprintf((char *)blob, PROTO_BLOB_SIZE, "%s --ranks-per-host %d", table_tag[table], group);
+    else
+        memcpy(blob, table_tag[table], strlen(table_tag[table]));
 }
 
 /* algo_check: this rank's peer table against rank 0's, from the table's blob. */
-static int algo_check(int table, const unsigned char *blob, char *err)
+static int algo_check(int table, int group, const unsigned char *blob, char *err)
 {
     unsigned char mine[PROTO_BLOB_SIZE];
-    int theirs = TABLE_RING;
+    char theirs[64], ours[64];
+    int t0 = TABLE_RING, g = 0;
 
-    algo_blob(table, mine);
+    algo_blob(table, group, mine);
     if (memcmp(mine, blob, PROTO_BLOB_SIZE) == 0)
         return 0;
     for (int t = 0; t < TABLES; t++) {
-        algo_blob(t, mine);
+        algo_blob(t, 0, mine);
         if (memcmp(mine, blob, PROTO_BLOB_SIZE) == 0)
-            theirs = t;
+            t0 = t;
     }
-    err_say(err, "rank 0 runs %s, this rank %s: every rank must run the same one",
-        table_flags[theirs], table_flags[table]);
+    snprintf(theirs, sizeof theirs, "%s", table_flags[t0]);
+    if (blob[PROTO_BLOB_SIZE - 1] == 0 &&
+        sscanf((const char *)blob, "psring --algo hring --ranks-per-host %d", &g) == 1)
+        snprintf(theirs, sizeof theirs, "--algo hring --ranks-per-host %d", g);
+    snprintf(ours, sizeof ours, "%s", table_flags[table]);
+    if (table == TABLE_HRING)
+        snprintf(ours, sizeof ours, "--algo hring --ranks-per-host %d", group);
+    err_say(err, "rank 0 runs %s, this rank %s: every rank must run the same one", theirs, ours);
     return ERR_MISMATCH;
 }
 
@@ -133,6 +147,8 @@ static int open_xport(const struct setup_cfg *s, int lfd, const struct proto_pee
         rd_plan(s->c->rank, s->c->world, &plan);
     else if (s->algo == COLL_RABENSEIFNER)
         rab_plan(s->c->rank, s->c->world, &plan);
+    else if (s->algo == COLL_HRING)
+        hring_plan(s->c->rank, s->c->world, s->group, &plan);
     else if (s->algo == COLL_TREE || s->algo == COLL_DBTREE)
         tree_plan(s->c->rank, s->c->world, s->algo == COLL_TREE ? 1 : 2, &plan);
     else if (s->algo == COLL_STUDENT)
@@ -170,13 +186,13 @@ int setup_connect(const struct setup_cfg *s, unsigned char *nccl_id, struct xpor
     rc_cfg.data_host = s->adv_host;
     rc_cfg.data_port = data_port;
     rc_cfg.timeout = c->timeout;
-    algo_blob(table_of(s), blob);
+    algo_blob(table_of(s), s->group, blob);
     rc = rdv_run(&rc_cfg, s->kind == COLL_NCCL ? nccl_id : blob, &table, err);
     if (rc == 0) {
         if (s->kind == COLL_NCCL) {
             memcpy(nccl_id, table.blob, GPU_NCCL_ID_BYTES);
             rc = nccl_fit(c, table.peers, err);
-        } else if ((rc = algo_check(table_of(s), table.blob, err)) == 0) {
+        } else if ((rc = algo_check(table_of(s), s->group, table.blob, err)) == 0) {
             rc = open_xport(s, lfd, table.peers, x, err);
         }
         rdv_table_free(&table);

@@ -19,6 +19,7 @@ struct setup_cfg {
     const struct cli_common *c;       /* rank, world, timeout, local rank */
     int kind, algo;                   /* coll.h: enum coll_kind, enum coll_algo */
     int op;                           /* enum coll_op: COLL_ALLTOALL opens a2a_plan's mesh */
+    int group;                        /* --algo hring: G, ranks per host (hring_plan) */
     const char *coord_host;           /* the coordinator (world > 1) */
     int coord_port;
     const char *port_file;            /* rank 0: where to write the coordinator's port */
@@ -33,8 +34,9 @@ int setup_gpu(int kind, const struct cli_common *c, unsigned char *nccl_id, char
 
 /* setup_connect: with world > 1, the listener, the rendezvous (its blob
  * carries the NCCL id to every rank, or else rank 0's --algo, checked),
- * then the TCP transport opened with ring_plan, rd_plan or (--coll
- * alltoall) a2a_plan, or NCCL's fit
+ * then the TCP transport opened with ring_plan, rd_plan, rab_plan,
+ * tree_plan, hring_plan (its G in the blob too) or (--coll alltoall)
+ * a2a_plan, or NCCL's fit
  * check (which also runs when world is 1). OUT: *x; nccl_id (NCCL, from
  * rank 0). 0, or an err.h code with one line in err. */
 int setup_connect(const struct setup_cfg *s, unsigned char *nccl_id, struct xport **x, char *err);

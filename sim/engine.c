@@ -163,6 +163,8 @@ void sim_actors_start(const struct sim_opts *o, const struct cli_common *c,
         snprintf(sl->rec.role, METRICS_NAME_LEN, "%s", server ? "server" : j->ps ? "worker"
                  : "rank");
         snprintf(sl->rec.algo, METRICS_NAME_LEN, "%s", j->ps ? "" : o->algo);
+        if (!j->ps && j->group > 0)     /* --algo hring: coll_algo_name's "hring:G" */
+            snprintf(sl->rec.algo, METRICS_NAME_LEN, "hring:%u", (unsigned)j->group % 1000000u);
         snprintf(sl->rec.transport, METRICS_NAME_LEN, "sim");
         sl->rec.rank = sl->rank;
         sl->rec.world = j->k;

@@ -17,6 +17,7 @@
 #include "base/outfile.h"
 #include "coll/a2a.h"
 #include "coll/coll.h"
+#include "coll/hring.h"
 #include "coll/ring.h"
 #include "coll/train.h"
 #include "measure/model.h"
@@ -70,8 +71,11 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
 {
     static struct cli_opt t[24];
     const struct cli_opt v[] = {
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring",
           "ring: the all-reduce (default ring)", 0, 0, NULL },
+        { "ranks-per-host", CLI_INT, &o->group, "G",
+          "--algo hring: ranks per host, dividing K (default: a rack of racks:R:U, a leaf of "
+          "fat-tree)", 1, 65536, NULL },
         { "bytes", CLI_SIZE, &o->bytes, "SIZE",
           "message size n (default: the workload's n * element size)", 1, 0, NULL },
         { "platform", CLI_STRING, &o->platform, "SPEC",
@@ -233,6 +237,40 @@ static void platform_hosts(struct sim_opts *o, const struct platform *pf,
     }
 }
 
+/* job_group: --algo hring's G (common/coll/hring.h, GROUPS): --ranks-per-host,
+ * else the platform's groups: on racks:R:U a rack (the hosts are dealt out
+ * in order, ceil(hosts / R) a rack, and ring rank r runs on host r), on
+ * fat-tree a leaf (PLATFORM_LEAF hosts); none on star or file:. G must
+ * divide K (no rule for a partial rack): exit 64 otherwise. */
+static void job_group(const struct sim_opts *o, const struct platform *pf, struct sim_job *j)
+{
+    const char *from = "--ranks-per-host";
+    char err[ERR_LEN], why[ERR_LEN];
+
+    if (j->algo != COLL_HRING) {
+        if (o->group)
+            sim_usage_fail("--ranks-per-host: the hierarchical ring's (--algo hring)");
+        return;
+    }
+    j->group = o->group;
+    if (!j->group && pf->kind == PLATFORM_RACKS && pf->racks > 0) {
+        j->group = (o->hosts + pf->racks - 1) / pf->racks;
+        from = "the platform's racks";
+    } else if (!j->group && pf->kind == PLATFORM_FAT_TREE) {
+        j->group = PLATFORM_LEAF;
+        from = "the platform's leaves";
+    }
+    if (j->group > j->k)
+        j->group = j->k;            /* the ranks all on one rack or leaf */
+    if (!j->group)
+        sim_usage_fail("--algo hring: needs --ranks-per-host G on a star or file: platform "
+                       "(racks:R:U groups by rack, fat-tree by leaf)");
+    if (hring_check(j->k, j->group, why) != 0) {
+        snprintf(err, sizeof err, "%.180s (G from %s)", why, from);
+        sim_usage_fail(err);
+    }
+}
+
 int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common *c,
                     struct platform *pf, struct sim_job *j, const char **placement)
 {
@@ -271,8 +309,8 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     j->algo = coll_algo_parse(o->algo);
     if (j->algo < 0 || (j->algo != COLL_RING && j->ps)) {
         char q[CLI_VALUE_BUF];
-        snprintf(err, ERR_LEN, "--algo %s: ring, rd, rabenseifner, tree, dbtree, swing-lat or "
-                 "swing-bw, in ring mode only", cli_value(o->algo, q));
+        snprintf(err, ERR_LEN, "--algo %s: ring, rd, rabenseifner, tree, dbtree, swing-lat, "
+                 "swing-bw or hring, in ring mode only", cli_value(o->algo, q));
         sim_usage_fail(err);
     }
     if (j->k < 2 && !j->ps)
@@ -344,6 +382,7 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
         sim_usage_fail("--compress: the ring and rd only (--algo ring|rd), as ring_worker's");
     nhosts = job_servers(o, j, placement);
     platform_hosts(o, pf, j, nhosts);
+    job_group(o, pf, j);
     return nhosts;
 }
 

@@ -29,6 +29,7 @@ struct sim_opts {
     struct bench_flags bf;                  /* --bench's --coll, --root, --imbalance */
     int kill_rank, kill_step;               /* --kill RANK@STEP; -1 */
     const char *compress;                   /* --compress (ring, real payloads) */
+    int group;                              /* --ranks-per-host G (--algo hring); 0: none */
 };
 
 /* sim_usage_fail: "psring_sim: why" on stderr, exit 64. */

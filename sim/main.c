@@ -3,7 +3,8 @@
  * algorithms (ring.c, rd.c, rabenseifner.c, tree.c over xport_sim), the same store and training
  * step, the same CSV row as experiments/launch.sh (transport "sim").
  *
- *   psring_sim ps|ring K [--algo ring|rd|rabenseifner|tree|dbtree] [--bytes N] [common flags]
+ *   psring_sim ps|ring K [--algo ring|rd|rabenseifner|tree|dbtree|hring [--ranks-per-host G]]
+ *              [--bytes N] [common flags]
  *       [--platform star|fat-tree:OVERSUB|racks:R:UPLINK|file:PATH]
  *       [--payload real|sizes] [--servers S] [--colocated-servers]
  *       [--bucket-size SIZE] [--no-overlap] [--hosts N] [--host-bytes FILE]

@@ -1,6 +1,7 @@
 /* ring_actor.c -- bin/psring_sim's ring rank: one SimGrid actor per rank,
  * over the simulated transport (xport_sim.h) opened with the ring's, rd's,
- * Rabenseifner's, the trees' or the all-to-all's peer table, in one of three modes:
+ * Rabenseifner's, the trees', the hierarchical ring's or the all-to-all's
+ * peer table, in one of three modes:
  *   real   training: the workload and common/train/step.c through
  *          train_steps and the coll (coll.h), as ring_worker trains;
  *   sizes  the coll's all-reduce of the shared proxy vector, frames scaled
@@ -22,6 +23,7 @@
 #include "coll/a2a.h"
 #include "coll/bench.h"
 #include "coll/coll.h"
+#include "coll/hring.h"
 #include "coll/rabenseifner.h"
 #include "coll/swing.h"
 #include "coll/rd.h"
@@ -61,7 +63,7 @@ static void ring_actor_real(struct sim_slot *sl, struct xport *x, struct link *l
     }
     struct coll_cfg cc = { .kind = COLL_TCP, .algo = j->algo, .rank = sl->rank, .world = j->k,
                            .dtype = c.dtype, .max_n = w.n + TRAIN_TRAILER, .timeout = c.timeout,
-                           .x = x, .compress = j->compress };
+                           .x = x, .compress = j->compress, .group = j->group };
     if ((sl->rc = coll_init(&coll, &cc, sl->err)) == 0) {
         /* OVERLAP (xport_sim.h): the buckets' all-reduces on a second
          * actor of this host while the simulated backward pass goes on */
@@ -81,7 +83,8 @@ static void ring_actor_sizes(struct sim_slot *sl, struct xport *x)
     struct coll coll;
     struct coll_cfg cc = { .kind = COLL_TCP, .algo = j->algo, .rank = sl->rank, .world = j->k,
                            .dtype = j->c->dtype, .max_n = j->proxy_n,
-                           .piece_bytes = SIM_PROXY_PIECE, .timeout = j->c->timeout, .x = x };
+                           .piece_bytes = SIM_PROXY_PIECE, .timeout = j->c->timeout, .x = x,
+                           .group = j->group };
     char why[ERR_LEN];
     int rc = coll_init(&coll, &cc, why);
 
@@ -127,7 +130,8 @@ static void ring_actor_bench(struct sim_slot *sl, struct xport *x, struct link *
     struct coll coll;
     struct coll_cfg cc = { .kind = COLL_TCP, .algo = j->algo, .rank = sl->rank, .world = j->k,
                            .dtype = j->c->dtype, .max_n = (size_t)(j->bytes / dtype_size(j->c->dtype)),
-                           .timeout = j->c->timeout, .x = x, .compress = j->compress };
+                           .timeout = j->c->timeout, .x = x, .compress = j->compress,
+                           .group = j->group };
 
     if ((sl->rc = coll_init(&coll, &cc, sl->err)) == 0) {
         struct bench_cfg bc = {
@@ -168,6 +172,8 @@ void sim_ring_actor(int argc, char **argv)
         rd_plan(sl->rank, j->k, &pl);
     else if (j->algo == COLL_RABENSEIFNER)
         rab_plan(sl->rank, j->k, &pl);
+    else if (j->algo == COLL_HRING)
+        hring_plan(sl->rank, j->k, j->group, &pl);
     else if (j->algo == COLL_TREE || j->algo == COLL_DBTREE)
         tree_plan(sl->rank, j->k, j->algo == COLL_TREE ? 1 : 2, &pl);
     else if (j->algo == COLL_SWING_LAT || j->algo == COLL_SWING_BW)

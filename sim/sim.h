@@ -51,6 +51,7 @@ struct sim_job {
                                       (compute.h): each worker's simulated compute */
     struct sim_bench bench;        /* --bench; zero without it */
     int compress;                  /* --compress: base/compress.h (ring, real payloads) */
+    int group;                     /* --algo hring: G, ranks per host (flags.c, job_group) */
 };
 
 struct sim_slot {

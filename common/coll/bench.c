@@ -263,6 +263,10 @@ static void print_header(const struct bench_cfg *cfg, const struct coll *co)
                "broadcast down) among K=%d ranks (--algo %s), transport %s\n",
                co->algo == COLL_TREE ? "binary tree" : "double binary tree", k,
                coll_algo_name(co), coll_transport(co));
+    else if (co->algo == COLL_HRING)
+        printf("# ring_worker --bench: all-reduce (sum) by a hierarchical ring among K=%d "
+               "ranks, %d per host (--algo hring --ranks-per-host %d), transport %s\n", k,
+               co->hring.group, co->hring.group, coll_transport(co));
     else
         printf("# ring_worker --bench: all-reduce (sum) over a ring of K=%d ranks, "
                "transport %s\n", k, coll_transport(co));

@@ -1,6 +1,7 @@
 /* coll.c -- the three all-reduce back ends behind one call (coll.h says
  * which is which and what each promises), and on the host the choice of
- * algorithm (ring, recursive doubling, Rabenseifner, the tree or the double tree).
+ * algorithm (ring, recursive doubling, Rabenseifner, the tree, the double tree or
+ * the hierarchical ring).
  *
  * Each function is a switch on the kind, kept short on purpose: the
  * algorithms are elsewhere (ring.c, rd.c, ring_cuda.c, NCCL), and this
@@ -98,6 +99,19 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
         c->have_tree = 1;
         return 0;
     }
+    if (cfg->algo == COLL_HRING) {
+        if (cfg->kind != COLL_TCP)
+            return fail(err, ERR_USAGE, "--algo hring: runs on the host over TCP only "
+                       "(--device cpu --transport tcp)");
+        if ((rc = hring_check(cfg->world, cfg->group, err)) != 0)
+            return rc;
+        if ((rc = hring_init(&c->hring, cfg->x, cfg->rank, cfg->world, cfg->group,
+                             cfg->piece_bytes)) != 0)
+            return fail(err, rc, "hring: %s", rc == -ENOMEM
+                       ? "out of memory for the staging piece" : "bad --piece or rank");
+        c->have_hring = 1;
+        return 0;
+    }
 
     if (cfg->algo == COLL_STUDENT) {
         /* A student's ring (student.h); the project's ring beside it on
@@ -167,6 +181,9 @@ void coll_destroy(struct coll *c)
     if (c->have_swing)
         swing_destroy(&c->swing);
     c->have_swing = 0;
+    if (c->have_hring)
+        hring_destroy(&c->hring);
+    c->have_hring = 0;
     if (c->stream)
         (void)gpu_stream_wait(c->stream, c->timeout, NULL);
     gpu_free(c->scratch);
@@ -192,12 +209,12 @@ const char *coll_algo_str(int algo)
     return algo == COLL_RD ? "rd" : algo == COLL_RABENSEIFNER ? "rabenseifner"
          : algo == COLL_TREE ? "tree" : algo == COLL_DBTREE ? "dbtree"
          : algo == COLL_SWING_LAT ? "swing-lat" : algo == COLL_SWING_BW ? "swing-bw"
-         : algo == COLL_STUDENT ? "student" : "ring";
+         : algo == COLL_HRING ? "hring" : algo == COLL_STUDENT ? "student" : "ring";
 }
 
 const char *coll_algo_name(const struct coll *c)
 {
-    return coll_algo_str(c->algo);
+    return c->algo == COLL_HRING && c->have_hring ? c->hring.name : coll_algo_str(c->algo);
 }
 
 int coll_algo_parse(const char *name)
@@ -207,6 +224,7 @@ int coll_algo_parse(const char *name)
          : strcmp(name, "tree") == 0 ? COLL_TREE : strcmp(name, "dbtree") == 0 ? COLL_DBTREE
          : strcmp(name, "swing-lat") == 0 ? COLL_SWING_LAT
          : strcmp(name, "swing-bw") == 0 ? COLL_SWING_BW
+         : strcmp(name, "hring") == 0 ? COLL_HRING
          : strcmp(name, "student") == 0 ? COLL_STUDENT : -1;
 }
 
@@ -265,6 +283,8 @@ int coll_allreduce_exact(struct coll *c, void *buf, size_t n, char *err)
             return student_run(&c->student, buf, n, c->dtype, err);
         if (c->algo == COLL_SWING_LAT || c->algo == COLL_SWING_BW)
             return swing_allreduce(&c->swing, buf, n, c->dtype, err);
+        if (c->algo == COLL_HRING)
+            return hring_allreduce(&c->hring, buf, n, c->dtype, err);
         return ring_allreduce(&c->ring, buf, n, c->dtype, err);
     case COLL_TCP_CUDA:
         /* The ring's streams do not follow c->stream: finish its work first. */
@@ -361,6 +381,7 @@ int coll_all_gather_range(struct coll *c, void *buf, size_t first, size_t count,
 struct xport *coll_xport(const struct coll *c)
 {
     return c->have_rd ? c->rd.a.x : c->have_rab ? c->rab.a.x : c->have_tree ? c->tree.a.x
+         : c->have_swing ? c->swing.a.x : c->have_hring ? c->hring.a.x
          : c->have_ring ? c->ring.a.x : NULL;
 }
 
@@ -442,6 +463,8 @@ int coll_gather(struct coll *c, double *all, const double *mine, int m, char *er
         return tree_allreduce_raw(&c->tree, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if (c->algo == COLL_SWING_LAT || c->algo == COLL_SWING_BW)
         return swing_allreduce_raw(&c->swing, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
+    if (c->algo == COLL_HRING)
+        return hring_allreduce_raw(&c->hring, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if (c->kind != COLL_NCCL)
         return ring_all_gather_raw(&c->ring, all, (size_t)c->world * (size_t)m, DTYPE_F64, err);
     if ((rc = gpu_copy_async(c->scratch, all, bytes, c->stream, err)) != 0 ||

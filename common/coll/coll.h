@@ -13,7 +13,7 @@
  * paced and counted by the emulated link; NCCL moves them itself (no
  * link, no counters: its records count 0 bytes).
  *
- * ALGORITHMS. The host kind (COLL_TCP) runs one of seven algorithms, the
+ * ALGORITHMS. The host kind (COLL_TCP) runs one of nine algorithms, the
  * `algo` column (--algo):
  *   COLL_RING      ring.c (transport opened with ring_plan): 2(K-1) steps of n/K, "ring"
  *   COLL_RD        rd.c (transport opened with rd_plan): log2 K steps of n, "rd"
@@ -28,6 +28,8 @@
  *                  distance 1, -1, 3, -5, ...: log2 K steps of n, "swing-lat"
  *                  (ranks agree to rounding: swing.h, BITS), or 2 log2 K
  *                  steps moving the ring's bytes, "swing-bw"
+ *   COLL_HRING     hring.c (hring_plan, cfg->group ranks per host): the
+ *                  hierarchical ring, inside / across / inside, "hring:G"
  *   COLL_STUDENT   a student's ring (students/ring_student.c, student.h;
  *                  student_plan: the ring's neighbours), "student"; the
  *                  gathers run on the project's ring over the same transport
@@ -52,7 +54,8 @@
  * host ring for the TCP kinds (the same transport, interleaved with the
  * all-reduces in the same order on every rank), and as an all-reduce of a
  * vector that is zero but for each rank's slot with NCCL, COLL_RD,
- * COLL_RABENSEIFNER, the trees and Swing (x + 0 = x: the sum is the gather, exactly).
+ * COLL_RABENSEIFNER, the trees, Swing and COLL_HRING (x + 0 = x: the sum
+ * is the gather, exactly).
  *
  * THE OTHER COLLECTIVES (ring_worker --bench --coll, nccl-tests' names):
  *   op                   host (COLL_TCP, --algo ring)          NCCL
@@ -66,8 +69,8 @@
  * All in place in one n-element buffer, but the all-to-all (send and
  * receive buffers). With NCCL the reduce-scatter and the all-gather need
  * n a multiple of K (NCCL's slices are equal; ring_chunk's are then the
- * same). The CUDA-staged ring, --algo rd, rabenseifner, tree and dbtree run
- * the all-reduce only
+ * same). The CUDA-staged ring, --algo rd, rabenseifner, tree, dbtree and
+ * hring run the all-reduce only
  * (ERR_USAGE; bin/ring_worker refuses the flags first).
  *
  * A RANGE [first, first + count) of a larger buffer (ZeRO's buckets,
@@ -98,6 +101,7 @@
 #include <stdint.h>
 
 #include "a2a.h"
+#include "hring.h"
 #include "rabenseifner.h"
 #include "coll_cmp.h"
 #include "wire/proto.h"
@@ -111,7 +115,7 @@
 
 enum coll_kind { COLL_TCP = 1, COLL_TCP_CUDA, COLL_NCCL };
 enum coll_algo { COLL_RING = 0, COLL_RD, COLL_RABENSEIFNER, COLL_TREE, COLL_DBTREE,
-                 COLL_SWING_LAT, COLL_SWING_BW, COLL_STUDENT,
+                 COLL_SWING_LAT, COLL_SWING_BW, COLL_HRING, COLL_STUDENT,
                  COLL_ALGO_COUNT };     /* not an algorithm: how many there are */
 enum coll_op {
     COLL_ALL_REDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_REDUCE,
@@ -131,9 +135,11 @@ struct coll_cfg {
     size_t max_n;               /* elements of the largest all-reduce */
     size_t piece_bytes;         /* --piece (TCP kinds); 0: the default */
     double timeout;             /* --timeout, seconds */
-    struct xport *x;            /* TCP kinds, world > 1 (ring_plan, rd_plan, rab_plan, tree_plan); else NULL */
+    struct xport *x;            /* TCP kinds, world > 1 (ring_plan, rd_plan, rab_plan, tree_plan,
+                                   hring_plan); else NULL */
     const unsigned char *nccl_id;   /* NCCL: rank 0's GPU_NCCL_ID_BYTES */
     int compress;               /* enum compress_kind (--compress); 0: none. COLL_TCP only */
+    int group;                  /* COLL_HRING: G, ranks per host (--ranks-per-host) */
 };
 
 struct coll {
@@ -151,6 +157,8 @@ struct coll {
     int have_tree;
     struct swing swing;         /* COLL_SWING_LAT, COLL_SWING_BW */
     int have_swing;
+    struct hring hring;         /* COLL_HRING */
+    int have_hring;
     struct ring_cuda rcuda;     /* TCP_CUDA */
     int have_ring, have_rcuda;
     struct gpu_nccl *nccl;      /* NCCL, owned */
@@ -172,11 +180,12 @@ const struct clock_src *coll_clock(const struct coll *c);
 /* coll_transport: "tcp", "tcp-cuda" or "nccl", for records and headers. */
 const char *coll_transport(const struct coll *c);
 /* coll_algo_name: "ring", "rd", "rabenseifner", "tree", "dbtree", "swing-lat",
- * "swing-bw" or "student", the records' algo column. */
+ * "swing-bw", "hring:G" (G ranks per host) or "student", the records' algo
+ * column. */
 const char *coll_algo_name(const struct coll *c);
-/* coll_algo_str: the name of an enum coll_algo (coll_algo_name's). */
+/* coll_algo_str: the name of an enum coll_algo ("hring" without its G). */
 const char *coll_algo_str(int algo);
-/* coll_algo_parse: the algorithm --algo names (coll_algo_name's), or -1. */
+/* coll_algo_parse: the algorithm --algo names (coll_algo_str's), or -1. */
 int coll_algo_parse(const char *name);
 /* coll_op_algo: the algo column of a --bench --coll record: the all-reduce's
  * (coll_algo_name), "ring" (reduce_scatter, all_gather), "chain"

@@ -74,6 +74,8 @@ static double link_bytes(enum model_algo algo, int k, int servers, double bytes)
         int p, l, fold = rab_fold(k, &p, &l);
         return (2.0 * (p - 1) / p + fold) * bytes;
     }
+    case MODEL_HRING:           /* 2(G-1)/G n inside + 2(H-1)/K n across: the ring's */
+        return k % servers != 0 ? NAN : link_bytes(MODEL_RING, k, 1, bytes);
     case MODEL_TREE:            /* an interior rank: two children and a parent */
     case MODEL_DBTREE:          /* 3 halves where interior, 1 where a leaf */
         return (double)tree_shape(algo, k, bytes).colors / tree_shape(algo, k, bytes).trees *
@@ -83,7 +85,7 @@ static double link_bytes(enum model_algo algo, int k, int servers, double bytes)
 }
 
 /* Messages in sequence per step: the number of times the latency counts. */
-static int latency_terms(enum model_algo algo, int k)
+static int latency_terms(enum model_algo algo, int k, int g)
 {
     switch (algo) {
     case MODEL_PS:
@@ -99,6 +101,8 @@ static int latency_terms(enum model_algo algo, int k)
         int p, l, fold = rab_fold(k, &p, &l);
         return 2 * l + 2 * fold;
     }
+    case MODEL_HRING:           /* inside (twice), across (twice) */
+        return k <= 1 || g < 1 || k % g != 0 ? 0 : 2 * (g - 1) + 2 * (k / g - 1);
     case MODEL_TREE:            /* one segment: model_query counts S */
     case MODEL_DBTREE:
         return (int)(tree_shape(algo, k, 0.0).colors * tree_shape(algo, k, 0.0).periods);
@@ -220,7 +224,9 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
 {
     if (algo == MODEL_PS_COLOC)
         return model_ps_mix(q, k, servers, model_ps_split(k, servers).colocated, bytes, bw, lat);
-    if (algo != MODEL_PS)
+    if (algo == MODEL_HRING && (servers < 1 || k % servers != 0))
+        return NAN;
+    if (algo != MODEL_PS && algo != MODEL_HRING)
         servers = 1;
     switch (q) {
     case MODEL_TOPT:
@@ -231,7 +237,7 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
     case MODEL_STEPS:
         if (algo == MODEL_TREE || algo == MODEL_DBTREE)
             return tree_shape(algo, k, bytes).colors * tree_shape(algo, k, bytes).periods;
-        return latency_terms(algo, k);
+        return latency_terms(algo, k, servers);
     case MODEL_INGRESS:
     case MODEL_EGRESS:
         if (algo != MODEL_PS)
@@ -242,16 +248,18 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
             return model_query(algo, MODEL_INGRESS, k, servers, bytes, bw, lat) +
                    model_query(algo, MODEL_EGRESS, k, servers, bytes, bw, lat);
         if (algo == MODEL_RD || algo == MODEL_SWING_LAT)   /* every exchange: the whole vector */
-            return latency_terms(algo, k) * (lat + bytes / bw);
+            return latency_terms(algo, k, servers) * (lat + bytes / bw);
         if (algo == MODEL_TREE || algo == MODEL_DBTREE) {   /* C P steps of a segment */
             struct tree_shape t = tree_shape(algo, k, bytes);
             return t.colors * t.periods * (lat + t.seg / bw);
         }
+        if (algo == MODEL_HRING)
+            return model_hring_links(k, servers, bytes, bw, lat, bw, lat);
         if (algo == MODEL_RABENSEIFNER || algo == MODEL_SWING_BW) {  /* fold: 2 steps of n */
             int p, l, fold = rab_fold(k, &p, &l);
-            return latency_terms(algo, k) * lat + (2.0 * (p - 1) / p + 2 * fold) * bytes / bw;
+            return latency_terms(algo, k, servers) * lat + (2.0 * (p - 1) / p + 2 * fold) * bytes / bw;
         }
-        return latency_terms(algo, k) * lat + link_bytes(algo, k, 1, bytes) / bw;
+        return latency_terms(algo, k, servers) * lat + link_bytes(algo, k, 1, bytes) / bw;
     }
     return NAN;
 }
@@ -260,7 +268,7 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
  * (2(K-1) - s) a = (s - r) n b. */
 double model_crossover(int k, double bw, double lat)
 {
-    double num = latency_terms(MODEL_RING, k) - latency_terms(MODEL_RD, k);
+    double num = latency_terms(MODEL_RING, k, 1) - latency_terms(MODEL_RD, k, 1);
     double den = model_rd_steps(k) - (k <= 1 ? 0.0 : 2.0 * (double)(k - 1) / (double)k);
     if (!(num > 0) || !(den > 0))
         return NAN;
@@ -478,4 +486,22 @@ double model_swing_lat(int k, double bytes, double bw, double lat)
 double model_swing_bw(int k, double bytes, double bw, double lat)
 {
     return model_query(MODEL_SWING_BW, MODEL_TIME, k, 1, bytes, bw, lat);
+}
+
+double model_hring(int k, int g, double bytes, double bw, double lat)
+{
+    return model_query(MODEL_HRING, MODEL_TIME, k, g, bytes, bw, lat);
+}
+
+/* 2(G-1) steps of n/G inside, 2(H-1) of n/K across (model.h). */
+double model_hring_links(int k, int g, double bytes, double bw, double lat, double bw_local,
+                         double lat_local)
+{
+    int h;
+
+    if (k < 1 || g < 1 || k % g != 0)
+        return NAN;
+    h = k / g;          /* G = 1 or H = 1: that part has no step (and may have no link) */
+    return (g > 1 ? 2.0 * (g - 1) * (lat_local + bytes / g / bw_local) : 0.0) +
+           (h > 1 ? 2.0 * (h - 1) * (lat + bytes / k / bw) : 0.0);
 }

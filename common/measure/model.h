@@ -44,6 +44,18 @@
  *   The same as rd's and Rabenseifner's: a model with one a and one b per
  *   rank knows no distance. Swing's gain is in the hops a torus's
  *   messages cross (psring_sim --platform torus:X:Y).
+ *   the hierarchical ring (--algo hring --ranks-per-host G; common/coll/
+ *   hring.c): a ring reduce-scatter inside each host (G ranks), a ring
+ *   all-reduce across the H = K/G hosts of the matching chunks, a ring
+ *   all-gather inside; with the links inside a host a_l + m b_l and
+ *   across a + m b:
+ *     T = 2 (G-1) (a_l + n/G b_l) + 2 (H-1) (a + n/K b)
+ *   (model_hring_links). The emulated link gives every process one NIC of
+ *   the same rate, whoever its peer is, so model_hring and model_query
+ *   assume a_l = a, b_l = b: T = 2 (G + H - 2) a + 2 (K-1)/K n b, the
+ *   ring's bytes in G + H - 2 latencies a phase instead of K - 1. G must
+ *   divide K (no rule for a partial host: NaN otherwise). The busiest
+ *   link carries the ring's 2 (K-1)/K n each way.
  *   ring against rd: equal at n* = (2(K-1) - s) a / ((s - 2(K-1)/K) b);
  *   below n* rd is faster, above it the ring. None (NaN) when rd is never
  *   slower (K = 2) or never faster.
@@ -96,7 +108,7 @@
  * each worker's host plus `servers` = k >= 0 extra server hosts, Theorem
  * 1's split. */
 enum model_algo { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_PS_COLOC, MODEL_RABENSEIFNER,
-                  MODEL_TREE, MODEL_DBTREE, MODEL_SWING_LAT, MODEL_SWING_BW };
+                  MODEL_TREE, MODEL_DBTREE, MODEL_SWING_LAT, MODEL_SWING_BW, MODEL_HRING };
 
 /* The trees' segment (common/coll/tree.h, TREE_SEG_BYTES; test_tree.c
  * checks that the two agree). */
@@ -115,7 +127,8 @@ enum model_quantity {
 
 /* model_query: one quantity of one algorithm for K workers (k >= 1), S
  * servers (MODEL_PS: servers >= 1; MODEL_PS_COLOC: the extra servers,
- * >= 0; ignored otherwise), n bytes, bw bytes/s (> 0 for the times), lat
+ * >= 0; MODEL_HRING: G, the ranks per host, dividing K; ignored
+ * otherwise), n bytes, bw bytes/s (> 0 for the times), lat
  * seconds. NaN when the quantity does not apply (ingress/egress of the
  * ring or rd). */
 double model_query(enum model_algo algo, enum model_quantity q, int k, int servers,
@@ -191,6 +204,12 @@ double model_tree(int k, double bytes, double bw, double lat);
 double model_dbtree(int k, double bytes, double bw, double lat);
 double model_swing_lat(int k, double bytes, double bw, double lat);
 double model_swing_bw(int k, double bytes, double bw, double lat);
+/* model_hring: the hierarchical ring, G ranks per host, every link alike;
+ * model_hring_links: with the links inside a host of bw_local bytes/s and
+ * lat_local seconds (NaN when G does not divide K). */
+double model_hring(int k, int g, double bytes, double bw, double lat);
+double model_hring_links(int k, int g, double bytes, double bw, double lat, double bw_local,
+                         double lat_local);
 /* Bytes one direction of the busiest link carries per step. */
 double model_ps_link_bytes(int k, double bytes);
 double model_ring_link_bytes(int k, double bytes);
