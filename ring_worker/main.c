@@ -199,9 +199,16 @@ static int pick_kind(const struct opts *o, const struct cli_common *c, int argc,
 /* pick_algo: --algo, the ring (default), recursive doubling,
  * Rabenseifner, the tree, the double tree or the hierarchical ring; all but
  * the ring run on the host over TCP only. */
-static int pick_algo(const struct opts *o, int kind)
+static int pick_algo(const struct opts *o, int kind, int workload)
 {
     int algo = coll_algo_parse(o->algo);
+
+    /* swing-lat's ranks sum in orders of their own (swing.h, BITS): they
+     * train bit-identical only where every order gives the same bits. */
+    if (algo == COLL_SWING_LAT && !o->bench && workload != WORKLOAD_SYNTHETIC)
+        usage_fail("--algo swing-lat: its ranks sum in different orders and would end with "
+                   "different weights; it trains --workload synthetic (exact sums) or "
+                   "benchmarks (--bench); train with --algo swing-bw");
 
     if (algo == COLL_RING)
         return COLL_RING;
@@ -406,13 +413,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
     if (cli_common_finish(c, err) != 0)
         usage_fail(err);
     *kind = pick_kind(o, c, xargc, xargv);
-    *algo = pick_algo(o, *kind);
-    /* swing-lat's ranks sum in orders of their own (swing.h, BITS): they
-     * train bit-identical only where every order gives the same bits. */
-    if (*algo == COLL_SWING_LAT && !o->bench && c->workload != WORKLOAD_SYNTHETIC)
-        usage_fail("--algo swing-lat: its ranks sum in different orders and would end with "
-                   "different weights; it trains --workload synthetic (exact sums) or "
-                   "benchmarks (--bench); train with --algo swing-bw");
+    *algo = pick_algo(o, *kind, c->workload);
     pick_group(o, c, *algo);
     o->op = pick_coll(o, c, *kind, *algo, xargc, xargv);
     pick_compress(o, *kind, *algo);
@@ -432,9 +433,14 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
                               has_flag(xargc, xargv, "--no-overlap") || o->trace))
         usage_fail("--bucket-size/--no-overlap/--trace: buckets and overlap run on the CPU "
                    "ring only (--device cpu --transport tcp)");
-    if (o->zero && (o->bench || *kind != COLL_TCP || *algo != COLL_RING))
+    if (o->zero && *kind == COLL_TCP && !o->bench && *algo != COLL_RING) {
+        snprintf(err, ERR_LEN, "--zero: trains on the CPU ring only (reduce-scatter + "
+                 "all-gather), not with --algo %s", coll_algo_str(*algo));
+        usage_fail(err);
+    }
+    if (o->zero && (o->bench || *kind != COLL_TCP))
         usage_fail("--zero: trains on the CPU ring only (reduce-scatter + all-gather; "
-                   "not with --bench, --algo other than ring, --device cuda or --transport nccl)");
+                   "not with --bench, --device cuda or --transport nccl)");
     if (o->zero && o->mistake != MISTAKE_NONE)
         usage_fail("--zero: takes no --mistake");
     if (o->zero == 3 && c->workload == WORKLOAD_SYNTHETIC)

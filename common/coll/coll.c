@@ -22,6 +22,53 @@
 /* fail: one line into err, and rc. */
 #define fail(err, rc, ...) (err_say((err), __VA_ARGS__), (rc))
 
+/* host_init: the state of an algorithm that runs on the host only (every
+ * one but the ring) over cfg->x. */
+static int host_init(struct coll *c, const struct coll_cfg *cfg, char *err)
+{
+    const char *name = coll_algo_str(cfg->algo);
+    int rc, r = cfg->rank, k = cfg->world;
+    size_t piece = cfg->piece_bytes;
+
+    if (cfg->kind != COLL_TCP)
+        return fail(err, ERR_USAGE, "--algo %s: runs on the host over TCP only "
+                   "(--device cpu --transport tcp)", name);
+    switch (cfg->algo) {
+    case COLL_RD:
+        c->have_rd = (rc = rd_init(&c->rd, cfg->x, r, k, piece)) == 0;
+        break;
+    case COLL_RABENSEIFNER:
+        c->have_rab = (rc = rab_init(&c->rab, cfg->x, r, k, piece)) == 0;
+        break;
+    case COLL_SWING_LAT:
+    case COLL_SWING_BW:
+        c->have_swing = (rc = swing_init(&c->swing, cfg->x, r, k, cfg->algo == COLL_SWING_BW,
+                                         piece)) == 0;
+        break;
+    case COLL_TREE:
+    case COLL_DBTREE:
+        c->have_tree = (rc = tree_init(&c->tree, cfg->x, r, k, cfg->algo == COLL_TREE ? 1 : 2,
+                                       piece)) == 0;
+        break;
+    case COLL_HRING:
+        if ((rc = hring_check(k, cfg->group, err)) != 0) {
+            coll_destroy(c);
+            return rc;
+        }
+        c->have_hring = (rc = hring_init(&c->hring, cfg->x, r, k, cfg->group, piece)) == 0;
+        break;
+    default:            /* COLL_STUDENT */
+        c->have_student = (rc = student_init(&c->student, cfg->x, r, k, piece)) == 0;
+        break;
+    }
+    if (rc != 0) {
+        coll_destroy(c);
+        return fail(err, rc, "%s: %s", name, rc == -ENOMEM ? "out of memory for the staging piece"
+                                                          : "bad --piece or rank");
+    }
+    return 0;
+}
+
 int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
 {
     int rc = 0;
@@ -52,79 +99,12 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
         if (!c->wire)
             return fail(err, -ENOMEM, "--compress: out of memory for the wire buffer");
     }
-    if (cfg->algo == COLL_RD) {
-        /* Recursive doubling runs on the host only. */
-        if (cfg->kind != COLL_TCP)
-            return fail(err, ERR_USAGE, "--algo rd: runs on the host over TCP only "
-                       "(--device cpu --transport tcp)");
-        if ((rc = rd_init(&c->rd, cfg->x, cfg->rank, cfg->world, cfg->piece_bytes)) != 0) {
-            coll_destroy(c);
-            return fail(err, rc, "rd: %s", rc == -ENOMEM ? "out of memory for the staging piece"
-                                                      : "bad --piece or rank");
-        }
-        c->have_rd = 1;
-        return 0;
-    }
-    if (cfg->algo == COLL_RABENSEIFNER) {
-        if (cfg->kind != COLL_TCP)
-            return fail(err, ERR_USAGE, "--algo rabenseifner: runs on the host over TCP only "
-                       "(--device cpu --transport tcp)");
-        if ((rc = rab_init(&c->rab, cfg->x, cfg->rank, cfg->world, cfg->piece_bytes)) != 0)
-            return fail(err, rc, "rabenseifner: %s", rc == -ENOMEM
-                       ? "out of memory for the staging piece" : "bad --piece or rank");
-        c->have_rab = 1;
-        return 0;
-    }
-    if (cfg->algo == COLL_SWING_LAT || cfg->algo == COLL_SWING_BW) {
-        const char *name = cfg->algo == COLL_SWING_LAT ? "swing-lat" : "swing-bw";
-        if (cfg->kind != COLL_TCP)
-            return fail(err, ERR_USAGE, "--algo %s: runs on the host over TCP only "
-                       "(--device cpu --transport tcp)", name);
-        if ((rc = swing_init(&c->swing, cfg->x, cfg->rank, cfg->world,
-                             cfg->algo == COLL_SWING_BW, cfg->piece_bytes)) != 0)
-            return fail(err, rc, "%s: %s", name, rc == -ENOMEM
-                       ? "out of memory for the staging piece" : "bad --piece or rank");
-        c->have_swing = 1;
-        return 0;
-    }
-    if (cfg->algo == COLL_TREE || cfg->algo == COLL_DBTREE) {
-        const char *name = cfg->algo == COLL_TREE ? "tree" : "dbtree";
-        if (cfg->kind != COLL_TCP)
-            return fail(err, ERR_USAGE, "--algo %s: runs on the host over TCP only "
-                       "(--device cpu --transport tcp)", name);
-        if ((rc = tree_init(&c->tree, cfg->x, cfg->rank, cfg->world,
-                            cfg->algo == COLL_TREE ? 1 : 2, cfg->piece_bytes)) != 0)
-            return fail(err, rc, "%s: %s", name, rc == -ENOMEM
-                       ? "out of memory for the staging piece" : "bad --piece or rank");
-        c->have_tree = 1;
-        return 0;
-    }
-    if (cfg->algo == COLL_HRING) {
-        if (cfg->kind != COLL_TCP)
-            return fail(err, ERR_USAGE, "--algo hring: runs on the host over TCP only "
-                       "(--device cpu --transport tcp)");
-        if ((rc = hring_check(cfg->world, cfg->group, err)) != 0)
-            return rc;
-        if ((rc = hring_init(&c->hring, cfg->x, cfg->rank, cfg->world, cfg->group,
-                             cfg->piece_bytes)) != 0)
-            return fail(err, rc, "hring: %s", rc == -ENOMEM
-                       ? "out of memory for the staging piece" : "bad --piece or rank");
-        c->have_hring = 1;
-        return 0;
-    }
-
-    if (cfg->algo == COLL_STUDENT) {
-        /* A student's ring (student.h); the project's ring beside it on
-         * the same transport for the gathers (below). */
-        if (cfg->kind != COLL_TCP)
-            return fail(err, ERR_USAGE, "--algo student: runs on the host over TCP only "
-                       "(--device cpu --transport tcp)");
-        if ((rc = student_init(&c->student, cfg->x, cfg->rank, cfg->world,
-                               cfg->piece_bytes)) != 0)
-            return fail(err, rc, "student: %s", rc == -ENOMEM
-                       ? "out of memory for the staging piece" : "bad --piece or rank");
-        c->have_student = 1;
-    }
+    /* Every algorithm but the ring runs on the host only; the student's
+     * has the project's ring beside it on the same transport, for the
+     * gathers (below). */
+    if (cfg->algo != COLL_RING && ((rc = host_init(c, cfg, err)) != 0 ||
+                                   cfg->algo != COLL_STUDENT))
+        return rc;
     if (cfg->kind != COLL_NCCL) {
         /* TCP_CUDA's host ring only gathers a few doubles: a small piece. */
         size_t piece = cfg->kind == COLL_TCP ? cfg->piece_bytes : 4096;
