@@ -203,12 +203,6 @@ static int pick_algo(const struct opts *o, int kind, int workload)
 {
     int algo = coll_algo_parse(o->algo);
 
-    /* swing-lat's ranks sum in orders of their own (swing.h, BITS): they
-     * train bit-identical only where every order gives the same bits. */
-    if (algo == COLL_SWING_LAT && !o->bench && workload != WORKLOAD_SYNTHETIC)
-        usage_fail("--algo swing-lat: its ranks sum in different orders and would end with "
-                   "different weights; it trains --workload synthetic (exact sums) or "
-                   "benchmarks (--bench); train with --algo swing-bw");
 
     if (algo == COLL_RING)
         return COLL_RING;
@@ -222,6 +216,12 @@ static int pick_algo(const struct opts *o, int kind, int workload)
                  algo == COLL_RD ? "recursive doubling " : "");
         usage_fail(msg);
     }
+    /* swing-lat's ranks sum in orders of their own (swing.h, BITS): they
+     * train bit-identical only where every order gives the same bits. */
+    if (algo == COLL_SWING_LAT && !o->bench && workload != WORKLOAD_SYNTHETIC)
+        usage_fail("--algo swing-lat: its ranks sum in different orders and would end with "
+                   "different weights; it trains --workload synthetic (exact sums) or "
+                   "benchmarks (--bench); train with --algo swing-bw");
     return algo;
 }
 
