@@ -203,7 +203,6 @@ static int pick_algo(const struct opts *o, int kind, int workload)
 {
     int algo = coll_algo_parse(o->algo);
 
-
     if (algo == COLL_RING)
         return COLL_RING;
     if (algo < 0)
