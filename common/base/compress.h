@@ -104,6 +104,10 @@ struct compressor {
     const struct compress_frame *frame;     /* not linear: the frame codec; else NULL */
 };
 
+/* What --compress takes, for usage lines: "not " COMPRESS_CHOICES. */
+#define COMPRESS_CHOICES "none, fp16 or bf16 (or topk:F[:noef], sign[:noef])"
+#define COMPRESS_METAVAR "none|fp16|bf16|topk:F|sign"
+
 /* compress_get: the compressor of a setting (THE SETTING), or NULL for a
  * value that is none. */
 const struct compressor *compress_get(int kind);
