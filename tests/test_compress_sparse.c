@@ -1,7 +1,7 @@
 /* test_compress_sparse.c -- the not-linear compressors (top-k and sign,
  * common/base/compress_sparse.c) and --compress's settings.
  *
- * Ids: compress_sparse-1.x the settings (parse, label, the HELLO's
+ * Ids: compress-sparse-1.x the settings (parse, label, the HELLO's
  * check, refusals); 2.x top-k (the k largest |g|, ties to the lower index,
  * the frame bytes, error feedback carrying the residual, noef keeping
  * none); 3.x sign (the scale is mean |p|, the bits, error feedback); 4.x
@@ -34,7 +34,7 @@ static void settings(void)
     char buf[COMPRESS_LABEL_MAX];
     int s;
 
-    T_CASE("compress_sparse-1.1", "topk:F[:noef] and sign[:noef] parse, label back, and "
+    T_CASE("compress-sparse-1.1", "topk:F[:noef] and sign[:noef] parse, label back, and "
            "leave none, fp16 and bf16 as they were");
     T_EQ_I(setting("none"), COMPRESS_NONE);
     T_EQ_I(setting("fp16"), COMPRESS_FP16);
@@ -51,7 +51,7 @@ static void settings(void)
     T_STR(compress_label(setting("sign:noef"), buf, sizeof buf), "sign:noef");
     T_STR(compress_label(COMPRESS_FP16, buf, sizeof buf), "fp16");
 
-    T_CASE("compress_sparse-1.2", "bad settings are refused: topk without F, F 0, above 1, "
+    T_CASE("compress-sparse-1.2", "bad settings are refused: topk without F, F 0, above 1, "
            "finer than a millionth, trailing junk; noef on fp16; params on sign");
     const char *bad[] = { "topk", "topk:", "topk:0", "topk:1.5", "topk:-0.1", "topk:0.0000001",
                           "topk:0.01x", "topk:0.01:ef", "sign:", "signx", "fp16:noef", "topk:nan",
@@ -78,7 +78,7 @@ static void topk(void)
     size_t bad = 99;
     char why[ERR_LEN] = "";
 
-    T_CASE("compress_sparse-2.1", "top-k picks the k = ceil(F n) largest |g|, in index order, "
+    T_CASE("compress-sparse-2.1", "top-k picks the k = ceil(F n) largest |g|, in index order, "
            "values exact; the frame is 4 + k x 8 bytes (f32)");
     T_EQ_U(compress_topk_k(s, 8), 2);
     T_EQ_U(compress_topk_k(s, 9), 3);
@@ -95,7 +95,7 @@ static void topk(void)
     T_EQ_D(acc[4], 2.0);
     T_EQ_D(acc[0] + acc[2] + acc[3] + acc[5] + acc[6] + acc[7], 0.0);
 
-    T_CASE("compress_sparse-2.2", "error feedback: the residual is what was not sent (sent "
+    T_CASE("compress-sparse-2.2", "error feedback: the residual is what was not sent (sent "
            "elements 0), and the next step sends g + e");
     T_EQ_D(st[1], 0.0);
     T_EQ_D(st[4], 0.0);
@@ -114,7 +114,7 @@ static void topk(void)
         T_EQ_D(st[0], 0.0);
     }
 
-    T_CASE("compress_sparse-2.3", "ties go to the lower index; noef sends g alone and keeps "
+    T_CASE("compress-sparse-2.3", "ties go to the lower index; noef sends g alone and keeps "
            "nothing from the step before");
     {
         float t[6] = { 1, -1, 1, -1, 1, -1 }, st2[12] = { 5, 5, 5, 5, 5, 5 };
@@ -128,7 +128,7 @@ static void topk(void)
         T_EQ_D(v, 1.0);         /* not 6: the 5s were not added */
     }
 
-    T_CASE("compress_sparse-2.4", "f64, n = 1000, k = 10: the ten largest |g| chosen whatever "
+    T_CASE("compress-sparse-2.4", "f64, n = 1000, k = 10: the ten largest |g| chosen whatever "
            "their places; a permutation does not change the set");
     {
         int s10 = setting("topk:0.01");
@@ -163,7 +163,7 @@ static void sign(void)
     size_t bad = 0;
     char why[ERR_LEN];
 
-    T_CASE("compress_sparse-3.1", "sign: the scale is mean |p| (1.5 here), one bit per element "
+    T_CASE("compress-sparse-3.1", "sign: the scale is mean |p| (1.5 here), one bit per element "
            "(1 = negative), 4 + ceil(10/8) = 6 bytes; decoding gives +-scale");
     T_EQ_U(compress_frame_bytes(s, 10, DTYPE_F32), 6);
     compress_get(s)->frame->encode(s, f, g, 10, DTYPE_F32, st);
@@ -177,7 +177,7 @@ static void sign(void)
     T_EQ_D(acc[1], -1.5);
     T_EQ_D(acc[4], 1.5);
 
-    T_CASE("compress_sparse-3.2", "sign's error feedback: e = p - decode, carried into the "
+    T_CASE("compress-sparse-3.2", "sign's error feedback: e = p - decode, carried into the "
            "next frame; with noef the state is not added");
     T_EQ_D(st[0], -0.5);
     T_EQ_D(st[1], -0.5);
@@ -211,7 +211,7 @@ static void hostile(void)
     size_t bad = 0;
     char why[ERR_LEN];
 
-    T_CASE("compress_sparse-4.1", "top-k: a count above k, a size that does not match the "
+    T_CASE("compress-sparse-4.1", "top-k: a count above k, a size that does not match the "
            "count, an index out of range, indices out of order are refused, nothing added");
     f[0] = 3;                                           /* k is 2 */
     T_EQ_I(t->add(s, acc, f, 4 + 3 * 8, 8, DTYPE_F32, &bad, why), ERR_PROTO_FIELD);
@@ -233,7 +233,7 @@ static void hostile(void)
     T_EQ_I(t->add(s, acc, f, 20, 8, DTYPE_F32, &bad, why), ERR_PROTO_FIELD);
     T_EQ_D(acc[1], 0.0);
 
-    T_CASE("compress_sparse-4.2", "top-k: a NaN value is ERR_NONFINITE naming its index, "
+    T_CASE("compress-sparse-4.2", "top-k: a NaN value is ERR_NONFINITE naming its index, "
            "nothing added; a sum that overflows is caught");
     f[8] = 5;
     f[9] = f[10] = f[11] = 0;
@@ -250,7 +250,7 @@ static void hostile(void)
         T_EQ_U(bad, 1);
     }
 
-    T_CASE("compress_sparse-4.3", "sign: a wrong size, padding bits set, a negative or NaN "
+    T_CASE("compress-sparse-4.3", "sign: a wrong size, padding bits set, a negative or NaN "
            "scale are refused");
     memset(f, 0, sizeof f);
     memset(acc, 0, sizeof acc);
