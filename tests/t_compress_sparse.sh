@@ -27,16 +27,22 @@ loss_down() {
 
 # The mlp workload has n = 6337 parameters (f64): top-k 1% keeps k = 64,
 # a frame of 4 + 64 x 12 = 772 bytes; sign's is 8 + 793 = 801 bytes.
-for c in topk:0.01 sign; do
-    want=$([ $c = sign ] && echo 801 || echo 772)
-    t_case compress-sparse-proc-1.$([ $c = sign ] && echo 2 || echo 1) \
-        "ps 3 --compress $c, mlp: workers' weights identical, the loss going down, the servers' payload in K frames of $want bytes"
-    t_launched ps p$c 3 240 --compress $c --workload mlp --steps 12 --seed 7
-    loss_down "$T_TMP/p$c.err" 's/.*ps_server\[0\]: step [0-9]* loss \([0-9.e+-]*\).*/\1/p'
-    grep -q "payload bytes per step: in $((3 * want)), out 152088" "$T_TMP/p$c.err" ||
-        t_fail "payload line: $(grep 'payload bytes' "$T_TMP/p$c.err")"
-    t_end
-done
+# ps_case C WANT: ps 3 --compress C, mlp: identical weights, the loss
+# going down, the servers' payload in 3 frames of WANT bytes.
+ps_case() {
+    t_launched ps "p$1" 3 240 --compress "$1" --workload mlp --steps 12 --seed 7
+    loss_down "$T_TMP/p$1.err" 's/.*ps_server\[0\]: step [0-9]* loss \([0-9.e+-]*\).*/\1/p'
+    grep -q "payload bytes per step: in $((3 * $2)), out 152088" "$T_TMP/p$1.err" ||
+        t_fail "payload line: $(grep 'payload bytes' "$T_TMP/p$1.err")"
+}
+
+t_case compress-sparse-proc-1.1 "ps 3 --compress topk:0.01, mlp: workers' weights identical, the loss going down, the servers' payload in K frames of 772 bytes"
+ps_case topk:0.01 772
+t_end
+
+t_case compress-sparse-proc-1.2 "ps 3 --compress sign, mlp: workers' weights identical, the loss going down, the servers' payload in K frames of 801 bytes"
+ps_case sign 801
+t_end
 
 t_case compress-sparse-proc-1.3 "ring 3 --compress topk:0.01, mlp: every rank bit-identical, the loss going down; each link carries K - 1 = 2 frames of 772 bytes a step (plus headers and the exact trailer)"
 t_launched ring r 3 240 --worker-args "--compress topk:0.01" --workload mlp --steps 12 --seed 7 \
