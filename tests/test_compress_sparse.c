@@ -206,7 +206,7 @@ static void hostile(void)
 {
     int s = setting("topk:0.25"), sg = setting("sign");
     const struct compress_frame *t = compress_get(s)->frame, *sf = compress_get(sg)->frame;
-    float acc[8] = { 0 }, one = 1.0f, nan = NAN;
+    float acc[10] = { 0 }, one = 1.0f, nan = NAN;
     unsigned char f[64] = { 0 };
     size_t bad = 0;
     char why[ERR_LEN];
