@@ -44,20 +44,15 @@
  *         t_opt      bytes_in / bw: push and pull fully overlapped, no
  *                    latency (colocated: BytePS's Theorem 1,
  *                    2 K (K-1) n / ((K^2 + k K - 2k) bw))
- *         pipelined  PS only, --bucket SIZE: a per-bucket pull,
- *                    max(t_opt, push phase of n + pull phase of one
- *                    bucket) + 2a (model_ps_pipelined; separate S = K:
- *                    t_opt + bucket / bw + 2a), the CSV's model_s of a
- *                    row with several buckets; with --even-split, the
- *                    equal shards'
+ *         pipelined  PS only, --bucket SIZE: a per-bucket pull
+ *                    (model_ps_pipelined), the CSV's model_s of a row
+ *                    with several buckets
  *       The byte counts and steps need no --bw.
  *   model --split --K K [--servers k] [--elements P] [--even-split]
  *       the colocated placement's byte split: one line per server,
- *       "ROLE INDEX FIRST COUNT FRACTION", ROLE colocated (the shard on
- *       worker INDEX's host) or extra (extra server INDEX), the shards in
- *       that order over the vector; FIRST and COUNT are elements of P
- *       (default 1e6), rounded so that the ranges tile [0, P). The
- *       launcher reads it (experiments/launch.sh --colocated-servers).
+ *       "ROLE INDEX FIRST COUNT FRACTION" (ROLE colocated or extra; FIRST
+ *       and COUNT elements of P, default 1e6, tiling [0, P)), for
+ *       experiments/launch.sh --colocated-servers.
  *   model --algo ... --sweep LO,HI,N ...
  *       the same at N sizes from LO to HI bytes, evenly spaced in log n
  *       (as gnuplot samples a logscale axis): N lines "bytes,value", comma
@@ -66,33 +61,16 @@
  *       one number: n* in bytes where the ring and recursive doubling cost
  *       the same; "nan" when they never cross (K = 2).
  *
- *   model --coll NAME --K K --bytes N|--sweep LO,HI,N [--bw RATE] [--latency TIME]
- *         [--piece SIZE] [--imbalance F] [--quantity time|bytes_in|bytes_out|steps]
- *       one number of a standalone collective (nccl-tests' names: all_reduce,
- *       reduce_scatter, all_gather, broadcast, reduce, alltoall; model.h,
- *       model_coll): n = N bytes per rank; --piece the chain's segment
- *       (broadcast, reduce; default 1M, ring_worker's --piece); --imbalance
- *       the hot rank's F (alltoall, 1 .. K; default 1).
- *   model --tp-layer --K T --bytes A --bw RATE [--latency TIME] [--layers L]
- *       seconds per step of the tensor-parallel all-reduces of L layers
- *       (default 1): 4 ring all-reduces of the activation A = b s h x
- *       element bytes over T ranks per layer (model_tp_layer).
- *   model --bubble --stages P --micro M
- *       the pipeline bubble (P-1)/(M+P-1) (model_pipeline_bubble).
- *   model --stragglers MODE --K K --backward-time T [--straggler R:F]
- *         [--jitter SIGMA] [--pause R:TIME[@N]] [--seed S] [--steps N]
- *         [--warmup W] --comm TIME
- *       the straggler models (model.h, STRAGGLERS) on the EMULATED compute
- *       times the run's flags give (common/train/compute.h's compute_step_time,
- *       the function the workers sleep by, so the model sees the run's own
- *       draws of the jitter): worker r computes c_r = t(r, s) in step s,
- *       and every step communicates --comm seconds. MODE sync (the ring
- *       and the sync PS) or backup:B prints seconds per step; async or
- *       ssp (ssp:N; the model has no N) updates per second. The steps
- *       W .. N-1 (default N = 1, W = 0; the run's timed steps) each give
- *       one value, and the median is printed, as the CSV's medians are;
- *       with no jitter and no pause they are all the same. --seed is the
- *       run's (default 7, cli_common.c's).
+ *   model --coll NAME ... | --tp-layer ... | --bubble ... | --stragglers MODE ...
+ *       one number of a standalone collective (model_coll: nccl-tests'
+ *       names; --piece, the chain's segment; --imbalance, alltoall's hot
+ *       rank), of tensor parallelism's 4 all-reduces per layer
+ *       (model_tp_layer), of the pipeline bubble (model_pipeline_bubble),
+ *       or of the straggler models (model.h, STRAGGLERS) on the EMULATED
+ *       compute times the run's flags give (compute_step_time, the
+ *       function the workers sleep by): sync and backup:B seconds per
+ *       step, async and ssp updates per second, the median over the run's
+ *       timed steps W .. N-1. --help gives each one's flags.
  *
  * Numbers print as %.12g. Bad input: one line on stderr, exit 64.
  */
@@ -196,30 +174,38 @@ static int usage_error(const char *msg)
  * link, so bytes_in and bytes_out are the wire's. The ring and rd only:
  * the PS's pushes shrink but its weights come back in full, not one
  * factor. 0, or the usage line and CLI_EXIT_USAGE. */
-static int wire_factor(const char *name, const char *dt, int algo, double *f)
+static int wire_factor(const char *name, const char *dt, int algo, double *f, int *sparse,
+                       int *d)
 {
-    int kind, d = DTYPE_F32;
+    int kind;
     char msg[ERR_LEN];
 
     *f = 1.0;
     if (!name && !dt)
         return 0;
-    if (dt && dtype_parse(dt, &d) != 0) {
+    if (dt && dtype_parse(dt, d) != 0) {
         snprintf(msg, sizeof msg, "--dtype %.40s: not f32 or f64", dt);
         return usage_error(msg);
     }
     if (name && compress_parse(name, &kind) != 0) {
-        snprintf(msg, sizeof msg, "--compress %.40s: not none, fp16 or bf16", name);
+        snprintf(msg, sizeof msg, "--compress %.40s: not " COMPRESS_CHOICES, name);
         return usage_error(msg);
     }
     if (!name || kind == COMPRESS_NONE)
         return 0;
+    if (compress_get(kind)->frame) {    /* sparse_eval's; topk: ring or ps, sign: ps */
+        if (algo != MODEL_PS && (algo != MODEL_RING || COMPRESS_KIND(kind) != COMPRESS_TOPK))
+            return usage_error("--compress topk:F|sign: topk models --algo ring (an all-gather) "
+                               "or ps, sign --algo ps");
+        *sparse = kind;
+        return 0;
+    }
     if (algo != MODEL_RING && algo != MODEL_RD) {
         snprintf(msg, sizeof msg, "--compress %.40s: models the ring's and rd's all-reduce "
                  "(--algo ring|rd); the PS's weights travel in full", name);
         return usage_error(msg);
     }
-    *f = (double)compress_wire_size(compress_get(kind), d) / (double)dtype_size(d);
+    *f = (double)compress_wire_size(compress_get(kind), *d) / (double)dtype_size(*d);
     return 0;
 }
 
@@ -348,6 +334,22 @@ static double evaluate(int algo, int q, int k, int servers, int even, double byt
         return model_hring_links(k, servers, bytes, bw, lat, local_bw >= 0 ? local_bw : bw,
                                  isnan(local_lat) ? lat : local_lat);
     return model_query(algo, q, k, servers, bytes, bw, lat);
+}
+
+/* sparse_eval: --compress topk:F|sign, bytes x of dtype d as one frame
+ * (compress_frame_bytes, headers apart). The ring's top-k: an all-gather,
+ * K - 1 frames each way per link in K - 1 steps. The PS (one server of
+ * its own): the K pushes as frames in, the weights dense out. */
+static double sparse_eval(int set, int algo, int q, int k, double x, double bw, double lat, int d)
+{
+    double fb = (double)compress_frame_bytes(set, (size_t)(x / (double)dtype_size(d)), d);
+
+    if (algo == MODEL_RING)
+        return q == MODEL_STEPS ? k - 1 : q == MODEL_TIME ? (k - 1) * (lat + fb / bw) : (k - 1) * fb;
+    if (q == MODEL_TIME)
+        return model_query(MODEL_PS, MODEL_INGRESS, k, 1, fb, bw, lat) +
+               model_query(MODEL_PS, MODEL_EGRESS, k, 1, x, bw, lat);
+    return model_query(MODEL_PS, q, k, 1, q == MODEL_INGRESS || q == MODEL_BYTES_IN ? fb : x, bw, lat);
 }
 
 /* The queries of issue 18 (--coll, --tp-layer, --bubble), apart from the
@@ -511,6 +513,7 @@ int main(int argc, char **argv)
     const char *workers = NULL, *algo_name = NULL, *quantity_name = NULL;
     const char *placement_name = NULL, *compress = NULL, *dt = NULL;
     double wf = 1.0;            /* --compress: the wire's share of the bytes */
+    int sparse = 0, d = DTYPE_F32;  /* --compress topk:F|sign (sparse_eval), --dtype */
     int table = 0, crossover = 0, k = 0, servers = -1, split = 0, even = 0, rph = 0;
     double bucket = NAN;
     struct sweep sweep = { 0, 0, 0 };
@@ -552,8 +555,8 @@ int main(int argc, char **argv)
         { "bubble", CLI_BOOL, &other.bubble, NULL, "the pipeline bubble (P-1)/(M+P-1) (--stages P --micro M)", 0, 0, NULL },
         { "stages", CLI_INT, &other.stages, "P", "--bubble: pipeline stages", 1, 1000000, NULL },
         { "micro", CLI_INT, &other.micro, "M", "--bubble: micro-batches", 1, 0, NULL },
-        { "compress", CLI_STRING, &compress, "none|fp16|bf16", "query, ring|rd: the wire format "
-          "(bytes N are --dtype's; the link carries fp16/bf16: N x 2 / its size)", 0, 0, NULL },
+        { "compress", CLI_STRING, &compress, COMPRESS_METAVAR, "query: the wire format (bytes N are "
+          "--dtype's; fp16/bf16 on ring|rd: N x 2 / its size; topk:F on ring|ps, sign on ps: frames)", 0, 0, NULL },
         { "dtype", CLI_STRING, &dt, "f32|f64", "--compress: the elements' type (default f32)", 0, 0, NULL },
         { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
         { "stragglers", CLI_STRING, &strag.mode, "MODE", "the straggler models: sync|ring|backup:B (s per step), async|ssp (updates/s)", 0, 0, NULL },
@@ -662,8 +665,10 @@ int main(int argc, char **argv)
     if (ps_flags && algo != MODEL_PS)
         return usage_error("--servers, --placement, --even-split and --bucket are the parameter server's (--algo ps)");
     if (place_query(placement_name, even, q, bucket, &algo, &servers) != 0 ||
-        wire_factor(compress, dt, algo, &wf) != 0)
+        wire_factor(compress, dt, algo, &wf, &sparse, &d) != 0)
         return CLI_EXIT_USAGE;
+    if (sparse && (q == MODEL_TOPT || q == Q_PIPELINED || servers > 1 || even || placement_name))
+        return usage_error("--compress topk:F|sign: one server of its own, no t_opt or pipelined");
     if (!k)
         return usage_error("a query needs --K");
     if (algo == MODEL_HRING) {
@@ -682,13 +687,14 @@ int main(int argc, char **argv)
         return usage_error("a time needs --bw > 0");
 
     if (!sweep.n) {
-        print_number(evaluate(algo, q, k, servers, even, bytes * wf, bucket * wf, bw, latency));
+        print_number(sparse ? sparse_eval(sparse, algo, q, k, bytes, bw, latency, d)
+                     : evaluate(algo, q, k, servers, even, bytes * wf, bucket * wf, bw, latency));
         return 0;
     }
     for (int i = 0; i < sweep.n; i++) {
         double x = exp(log(sweep.lo) + i * (log(sweep.hi) - log(sweep.lo)) / (sweep.n - 1));
-        printf("%.12g,%.12g\n", x, evaluate(algo, q, k, servers, even, x * wf, bucket * wf, bw,
-                                             latency));
+        printf("%.12g,%.12g\n", x, sparse ? sparse_eval(sparse, algo, q, k, x, bw, latency, d)
+               : evaluate(algo, q, k, servers, even, x * wf, bucket * wf, bw, latency));
     }
     return 0;
 }

@@ -256,9 +256,9 @@ void flags_parse(struct server_flags *f, int argc, char **argv)
           NULL },
         { "local-worker", CLI_INT, &f->local_worker, "R",
           "EMULATED: worker R shares this host; its bytes bypass the link", 0, PROTO_MAX_WORLD - 1, NULL },
-        { "compress", CLI_STRING, &f->compress_arg, "none|fp16|bf16",
-          "the pushes arrive as 16-bit floats (the workers' --compress); sums in --dtype, "
-          "the weights go back in full", 0, 0, NULL },
+        { "compress", CLI_STRING, &f->compress_arg, COMPRESS_METAVAR,
+          "the pushes' format (the workers' --compress: 16-bit floats, top-k or sign "
+          "frames); sums in --dtype, the weights go back in full", 0, 0, NULL },
         { "sync-every", CLI_INT, &f->sync_every, "H",
           "local SGD: the workers' deltas averaged every H steps (default 1: every step)",
           1, 1 << 20, NULL },
@@ -279,10 +279,10 @@ void flags_parse(struct server_flags *f, int argc, char **argv)
                    "[--shard I/S | --range FIRST:COUNT] [--loss-out FILE] [--mistake NAME] "
                    "[--checkpoint FILE [--checkpoint-every N]] [--resume FILE] "
                    "[--local-worker R] [--mode MODE] [--record FILE] [--staleness-out FILE] "
-                   "[--compress none|fp16|bf16] [--sync-every H] [common flags]", argc, argv, tables);
+                   "[--compress " COMPRESS_METAVAR "] [--sync-every H] [common flags]", argc, argv, tables);
     if (f->compress_arg && compress_parse(f->compress_arg, &f->compress) != 0) {
         char q[CLI_VALUE_BUF];
-        flags_fail("--compress %s: not none, fp16 or bf16",
+        flags_fail("--compress %s: not " COMPRESS_CHOICES,
                    cli_value(f->compress_arg, q));
     }
     if (shard[0] >= 0 && range[1] > 0)

@@ -96,9 +96,8 @@ static void setup_record(struct server *srv)
     rec->rank = srv->f.shard_i;
     rec->world = (int)srv->k;
     rec->bytes = (uint64_t)srv->scfg.n * srv->es;
-    snprintf(rec->compress, sizeof rec->compress, "%s", compress_name(srv->f.compress));
-    rec->wire_bytes = (uint64_t)srv->scfg.n *
-                      compress_wire_size(compress_get(srv->f.compress), srv->f.c.dtype);
+    compress_label(srv->f.compress, rec->compress, sizeof rec->compress);
+    rec->wire_bytes = compress_frame_bytes(srv->f.compress, srv->scfg.n, srv->f.c.dtype);
     rec->link_bw = srv->f.c.link_bw;
     rec->link_latency = srv->f.c.link_latency;
     rec->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);

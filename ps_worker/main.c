@@ -454,8 +454,8 @@ static int setup(struct run *r, const char *servers)
         return rc == ERR_USAGE ? CLI_EXIT_USAGE : 1;
     }
     r->have_rec = 1;
-    snprintf(r->rec.compress, sizeof r->rec.compress, "%s", compress_name(r->compress));
-    r->rec.wire_bytes = (uint64_t)r->w.n * compress_wire_size(compress_get(r->compress), o->dtype);
+    compress_label(r->compress, r->rec.compress, sizeof r->rec.compress);
+    r->rec.wire_bytes = compress_frame_bytes(r->compress, r->w.n, o->dtype);
     r->times = malloc(r->rec.cap * sizeof *r->times);    /* cap <= METRICS_MAX_STEPS */
     if (!r->times) {
         log_msg("out of memory for %zu step times", r->rec.cap);
@@ -564,7 +564,10 @@ static int role_flags(struct run *r, const char *name)
     if (sync_why(r))
         snprintf(msg, sizeof msg, "--sync-every %d: %s", r->sync_every, sync_why(r));
     else if (name && compress_parse(name, &r->compress) != 0)
-        snprintf(msg, sizeof msg, "--compress %s: not none, fp16 or bf16", cli_value(name, q));
+        snprintf(msg, sizeof msg, "--compress %s: not " COMPRESS_CHOICES, cli_value(name, q));
+    else if (compress_get(r->compress)->frame && (r->bucket_bytes || r->no_overlap))
+        snprintf(msg, sizeof msg, "--compress %s: pushes each server's range whole in one frame; "
+                 "not with --bucket-size or --no-overlap", cli_value(name, q));
     else if (r->cuda && r->compress != COMPRESS_NONE)
         snprintf(msg, sizeof msg, "--compress %s: compresses the CPU worker's pushes only; "
                  "it needs --device cpu", compress_name(r->compress));
@@ -586,9 +589,9 @@ int main(int argc, char **argv)
           "where the gradient is computed (default cpu; cuda: local rank % GPUs)", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &r.mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
           mistake_parse },
-        { "compress", CLI_STRING, &compress, "none|fp16|bf16",
-          "push the gradient as 16-bit floats (half an f32 push); the server sums in "
-          "--dtype and sends the weights in full (its --compress must match)", 0, 0, NULL },
+        { "compress", CLI_STRING, &compress, COMPRESS_METAVAR,
+          "push 16-bit floats, the top F of |g| or signs (error feedback; :noef: none); the "
+          "server sums in --dtype, sends the weights in full (--compress must match)", 0, 0, NULL },
         { "bucket-size", CLI_SIZE, &r.bucket_bytes, "SIZE",
           "buckets of whole layers, last first, pushed when ready (default 25MiB)", 1, 0,
           NULL },

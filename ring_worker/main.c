@@ -3,7 +3,7 @@
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
  *                 [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student]
- *                 [--ranks-per-host G] [--compress none|fp16|bf16]
+ *                 [--ranks-per-host G] [--compress none|fp16|bf16|topk:F]
  *                 [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
@@ -58,8 +58,7 @@
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
     "       [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student]\n"
-    "       [--ranks-per-host G]\n"
-    "       [--compress none|fp16|bf16]\n"
+    "       [--ranks-per-host G] [--compress none|fp16|bf16|topk:F]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
@@ -78,7 +77,8 @@ static const char synopsis[] =
     "a ring inside each host, across the hosts, inside again; --algo student by the\n"
     "ring written in students/ring_student.c (docs/lab.md, S).\n"
     "--compress fp16|bf16 sends the all-reduce's values as 16-bit floats (half an f32\n"
-    "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd).\n"
+    "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd);\n"
+    "--compress topk:F all-gathers each rank's F n largest values (CPU ring).\n"
     "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
     "reduce_scatter, all_gather, broadcast, reduce (--root R), alltoall (--imbalance F:\n"
     "rank --root gets F times the average share from every rank, as MoE routing skews).\n"
@@ -266,12 +266,20 @@ static void pick_compress(struct opts *o, int kind, int algo)
     if (!o->compress_arg)
         return;
     if (compress_parse(o->compress_arg, &o->compress) != 0)
-        usage_fail_value("--compress", o->compress_arg, "not none, fp16 or bf16");
+        usage_fail_value("--compress", o->compress_arg, "not " COMPRESS_CHOICES);
     if (o->compress == COMPRESS_NONE)
         return;
     if (kind != COLL_TCP)
         usage_fail_value("--compress", o->compress_arg, "compresses psring's host ring and rd "
                          "only; it needs --device cpu --transport tcp");
+    if (COMPRESS_KIND(o->compress) == COMPRESS_SIGN)
+        usage_fail_value("--compress", o->compress_arg, "needs the parameter server (ps_worker, "
+                         "ps_server): a sign frame's scale is its sender's, so it is summed "
+                         "where it is decoded, not along a ring");
+    if (COMPRESS_KIND(o->compress) == COMPRESS_TOPK && algo != COLL_RING)
+        usage_fail_value("--compress", o->compress_arg, "needs --algo ring (an all-gather of "
+                         "the K frames) or the parameter server: each rank's indices are its "
+                         "own, so the frames cannot be summed hop by hop");
     if (algo != COLL_RING && algo != COLL_RD) {
         snprintf(why, sizeof why, "compresses the ring and rd only (--algo ring|rd), not %s",
                  coll_algo_str(algo));
@@ -362,9 +370,10 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
           "--algo hring: ranks per host, consecutive ranks on one host, dividing K (default: "
           "LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE or SLURM_NTASKS_PER_NODE)",
           1, 65536, NULL },
-        { "compress", CLI_STRING, &o->compress_arg, "none|fp16|bf16",
+        { "compress", CLI_STRING, &o->compress_arg, COMPRESS_METAVAR,
           "the all-reduce's wire format: fp16 or bf16 halve an f32 run's payload (rounded "
-          "each hop, summed in --dtype; CPU ring and rd)", 0, 0, NULL },
+          "each hop, summed in --dtype; CPU ring and rd); topk:F all-gathers each rank's "
+          "top F of |g| (ring; error feedback, :noef none)", 0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
         { "minbytes", CLI_SIZE, &o->minbytes, "SIZE", "-b: smallest size (default 4K)",

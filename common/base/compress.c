@@ -1,4 +1,5 @@
-/* compress.c -- the compressors of compress.h: none, fp16, bf16.
+/* compress.c -- the compressors of compress.h: none, fp16, bf16 (top-k
+ * and sign: compress_sparse.c), the table, --compress's parser.
  *
  * The conversions are the textbook bit manipulations: move the exponent
  * from one bias to the other and round the dropped mantissa bits to
@@ -11,6 +12,8 @@
 #include "compress.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dtype.h"
@@ -151,27 +154,84 @@ static void none_decode(void *dst, const void *wire, size_t n, int dtype)
 }
 
 static const struct compressor table[] = {
-    { COMPRESS_NONE, "none", 0, 1, 0, none_encode, none_decode, vec_add_finite },
-    { COMPRESS_FP16, "fp16", 2, 1, 0, f16_encode, f16_decode, f16_add_finite },
-    { COMPRESS_BF16, "bf16", 2, 1, 0, bf16_encode, bf16_decode, bf16_add_finite },
+    { COMPRESS_NONE, "none", 0, 1, 0, none_encode, none_decode, vec_add_finite, NULL },
+    { COMPRESS_FP16, "fp16", 2, 1, 0, f16_encode, f16_decode, f16_add_finite, NULL },
+    { COMPRESS_BF16, "bf16", 2, 1, 0, bf16_encode, bf16_decode, bf16_add_finite, NULL },
+    { COMPRESS_TOPK, "topk", 0, 0, 2, NULL, NULL, NULL, &compress_topk_frame },
+    { COMPRESS_SIGN, "sign", 0, 0, 1, NULL, NULL, NULL, &compress_sign_frame },
 };
 
 const struct compressor *compress_get(int kind)
 {
+    int k = COMPRESS_KIND(kind);
+    unsigned param = COMPRESS_PARAM(kind);
+
+    if (kind < 0 || (k == COMPRESS_TOPK ? param < 1 || param > 1000000u
+                     : param != 0 || ((kind & COMPRESS_NOEF) && k != COMPRESS_SIGN)))
+        return NULL;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (table[i].kind == kind)
+        if (table[i].kind == k)
             return &table[i];
     return NULL;
 }
 
+/* noef_tail: "" or ":noef" at s -> 0 and *flag; else -1. */
+static int noef_tail(const char *s, int *flag)
+{
+    *flag = strcmp(s, ":noef") == 0 ? COMPRESS_NOEF : 0;
+    return *s == '\0' || *flag ? 0 : -1;
+}
+
 int compress_parse(const char *s, int *kind)
 {
+    int noef;
+
     for (size_t i = 0; s && i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(s, table[i].name) == 0) {
+        if (table[i].linear && strcmp(s, table[i].name) == 0) {
             *kind = table[i].kind;
             return 0;
         }
+    if (s && strncmp(s, "sign", 4) == 0 && noef_tail(s + 4, &noef) == 0) {
+        *kind = COMPRESS_SIGN | noef;
+        return 0;
+    }
+    if (s && strncmp(s, "topk:", 5) == 0 && s[5] >= '0' && s[5] <= '9') {
+        char *end;
+        double f = strtod(s + 5, &end), ppm = floor(f * 1e6 + 0.5);
+        if (noef_tail(end, &noef) == 0 && f > 0 && f <= 1 && ppm >= 1 &&
+            fabs(ppm - f * 1e6) < 1e-6) {
+            *kind = COMPRESS_TOPK | noef | ((int)ppm << 9);
+            return 0;
+        }
+    }
     return ERR_USAGE;
+}
+
+const char *compress_label(int setting, char *buf, size_t len)
+{
+    const char *noef = (setting & COMPRESS_NOEF) ? ":noef" : "";
+
+    if (COMPRESS_KIND(setting) == COMPRESS_TOPK && compress_get(setting))
+        snprintf(buf, len, "topk:%g%s", COMPRESS_PARAM(setting) / 1e6, noef);
+    else
+        snprintf(buf, len, "%s%s", compress_name(setting), noef);
+    return buf;
+}
+
+size_t compress_frame_bytes(int setting, size_t n, int dtype)
+{
+    const struct compressor *c = compress_get(setting);
+
+    if (!c)
+        return n * dtype_size(dtype);
+    return c->frame ? c->frame->bytes(setting, n, dtype) : n * compress_wire_size(c, dtype);
+}
+
+size_t compress_state_bytes(int setting, size_t n, int dtype)
+{
+    const struct compressor *c = compress_get(setting);
+
+    return c ? c->state_elems * n * dtype_size(dtype) : 0;
 }
 
 const char *compress_name(int kind)

@@ -1,6 +1,7 @@
 /* compress.h -- gradient compressors: what a vector becomes on the wire
  * (--compress none|fp16|bf16), behind one interface that later
- * compressors (PowerSGD, top-k, sign) take too.
+ * compressors take too: top-k and sign (compress_sparse.c, NOT-LINEAR
+ * COMPRESSORS below), PowerSGD.
  *
  * A compressor turns n elements of a gradient (f32 or f64, the job's
  * dtype) into wire bytes and back. The collectives only ever call the
@@ -45,7 +46,51 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum compress_kind { COMPRESS_NONE = 0, COMPRESS_FP16, COMPRESS_BF16 };
+enum compress_kind { COMPRESS_NONE = 0, COMPRESS_FP16, COMPRESS_BF16,
+                    COMPRESS_TOPK = 8, COMPRESS_SIGN = 9 };
+
+/* THE SETTING. What --compress says, in one int (the HELLO's u32, the
+ * records): the kind in bits 0-7, COMPRESS_NOEF (bit 8: no error feedback,
+ * "topk:F:noef", "sign:noef"), a parameter in bits 9-30 (topk: F in
+ * millionths, 1..1000000). fp16 and bf16 are their kind alone, so every
+ * setting that existed before is unchanged. compress_get masks the kind
+ * and refuses a setting whose other bits do not belong to it. */
+#define COMPRESS_KIND(s)   ((int)((unsigned)(s) & 0xffu))
+#define COMPRESS_NOEF      0x100
+#define COMPRESS_PARAM(s)  ((unsigned)(s) >> 9)
+#define COMPRESS_LABEL_MAX 32
+
+/* NOT-LINEAR COMPRESSORS (linear 0: top-k, sign; compress_sparse.c). One
+ * frame carries a whole vector of n elements and cannot be summed hop by
+ * hop: it is decoded and added where the sum is taken (the PS's store;
+ * the ring's all-gather, coll_sparse.h). The setting travels with each
+ * call (top-k's fraction):
+ *   bytes(setting, n, dtype)   the frame's size for n elements (fixed:
+ *                              the encoder always fills it)
+ *   encode(setting, frame, src, n, dtype, state)   src -> frame with
+ *                              error feedback: p = src + e (e the state's
+ *                              first n elements of dtype, zeroed at
+ *                              start; not added under COMPRESS_NOEF),
+ *                              frame = C(p), e = p - decode(frame). state:
+ *                              state_elems x n elements of dtype, the
+ *                              caller's (top-k keeps its selection scratch
+ *                              in the second half)
+ *   add(setting, acc, frame, bytes, n, dtype, &bad, why)   acc += decode
+ *                              of a frame of `bytes` bytes as received.
+ *                              Validated whole before anything is added:
+ *                              a hostile frame (a count or a size that
+ *                              does not fit, an index out of range or out
+ *                              of order, padding bits set) is
+ *                              ERR_PROTO_FIELD with one line in why and
+ *                              acc untouched; a non-finite value decoded,
+ *                              or a sum that overflows, ERR_NONFINITE and
+ *                              the element in *bad (vec_add_finite's). */
+struct compress_frame {
+    size_t (*bytes)(int setting, size_t n, int dtype);
+    void (*encode)(int setting, void *frame, const void *src, size_t n, int dtype, void *state);
+    int (*add)(int setting, void *acc, const void *frame, size_t bytes, size_t n, int dtype,
+               size_t *bad, char *why);
+};
 
 struct compressor {
     int kind;                   /* enum compress_kind */
@@ -56,14 +101,32 @@ struct compressor {
     void (*encode)(void *wire, const void *src, size_t n, int dtype, void *state);
     void (*decode)(void *dst, const void *wire, size_t n, int dtype);
     int (*add_finite)(void *acc, const void *wire, size_t n, int dtype, size_t *bad);
+    const struct compress_frame *frame;     /* not linear: the frame codec; else NULL */
 };
 
-/* compress_get: the compressor of kind, or NULL for a value that is none. */
+/* What --compress takes, for usage lines: "not " COMPRESS_CHOICES. */
+#define COMPRESS_CHOICES "none, fp16 or bf16 (or topk:F[:noef], sign[:noef])"
+#define COMPRESS_METAVAR "none|fp16|bf16|topk:F|sign"
+
+/* compress_get: the compressor of a setting (THE SETTING), or NULL for a
+ * value that is none. */
 const struct compressor *compress_get(int kind);
-/* compress_parse: "none", "fp16", "bf16" -> 0 and *kind; else ERR_USAGE. */
+/* compress_parse: "none", "fp16", "bf16", "topk:F[:noef]" (0 < F <= 1, in
+ * millionths), "sign[:noef]" -> 0 and the setting in *kind; else
+ * ERR_USAGE. */
 int compress_parse(const char *s, int *kind);
-/* compress_name: the kind's name, "?" for a value that is none. */
+/* compress_name: the kind's name ("topk"), "?" for a value that is none. */
 const char *compress_name(int kind);
+/* compress_label: the setting as --compress spells it ("topk:0.01:noef")
+ * into buf[len] (COMPRESS_LABEL_MAX is enough); returns buf. */
+const char *compress_label(int setting, char *buf, size_t len);
+/* compress_frame_bytes: bytes of n elements on the wire, any compressor
+ * (linear: n x compress_wire_size; not linear: one frame). Headers apart. */
+size_t compress_frame_bytes(int setting, size_t n, int dtype);
+/* compress_state_bytes: the error-feedback state n elements need (0: none). */
+size_t compress_state_bytes(int setting, size_t n, int dtype);
+/* compress_topk_k: the k of top-k for n elements: ceil(F n), 1..n. */
+size_t compress_topk_k(int setting, size_t n);
 /* compress_wire_size: bytes per element on the wire for dtype. */
 size_t compress_wire_size(const struct compressor *c, int dtype);
 
@@ -72,5 +135,8 @@ uint16_t compress_f32_to_f16(float f);
 float compress_f16_to_f32(uint16_t h);
 uint16_t compress_f32_to_bf16(float f);
 float compress_bf16_to_f32(uint16_t h);
+
+/* The not-linear codecs' tables (compress_sparse.c), for compress.c's. */
+extern const struct compress_frame compress_topk_frame, compress_sign_frame;
 
 #endif /* COMPRESS_H */

@@ -69,6 +69,34 @@ static int host_init(struct coll *c, const struct coll_cfg *cfg, char *err)
     return 0;
 }
 
+/* frames_init: NOT-LINEAR COMPRESSION (coll_sparse.h): --compress topk:F
+ * on the ring only (an all-gather of K frames; sign needs the PS); the
+ * K frames' buffer and the error-feedback state. */
+static int frames_init(struct coll *c, const struct coll_cfg *cfg, char *err)
+{
+    char lab[COMPRESS_LABEL_MAX];
+    size_t n = cfg->max_n ? cfg->max_n : 1;
+
+    if (!c->comp->frame)
+        return 0;
+    compress_label(cfg->compress, lab, sizeof lab);
+    if (c->comp->kind != COMPRESS_TOPK)
+        return fail(err, ERR_USAGE, "--compress %s: needs the parameter server (ps_worker, "
+                    "ps_server): a sign frame's scale is its sender's, so it is summed where "
+                    "it is decoded, not hop by hop", lab);
+    if (cfg->algo != COLL_RING)
+        return fail(err, ERR_USAGE, "--compress %s: needs --algo ring (an all-gather of "
+                    "the K frames) or the parameter server: each rank's indices are its own, "
+                    "so the frames cannot be summed hop by hop", lab);
+    c->setting = cfg->compress;
+    c->wire = malloc((size_t)cfg->world * compress_frame_bytes(cfg->compress, n, cfg->dtype));
+    c->ef = calloc(1, compress_state_bytes(cfg->compress, n, cfg->dtype));
+    if (!c->wire || !c->ef)
+        return fail(err, -ENOMEM, "--compress %s: out of memory for %d frames", lab,
+                    cfg->world);
+    return 0;
+}
+
 int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
 {
     int rc = 0;
@@ -89,13 +117,17 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
         if (cfg->kind != COLL_TCP || !compress_get(cfg->compress))
             return fail(err, ERR_USAGE, "--compress %s: runs on the host over TCP only "
                        "(--device cpu --transport tcp)", compress_name(cfg->compress));
-        if (cfg->algo != COLL_RING && cfg->algo != COLL_RD)
+        if (!compress_get(cfg->compress)->frame && cfg->algo != COLL_RING && cfg->algo != COLL_RD)
             return fail(err, ERR_USAGE, "--compress %s: the ring and rd only (--algo ring|rd), "
                        "not %s", compress_name(cfg->compress),
                        coll_algo_name(c));
         c->comp = compress_get(cfg->compress);
+        compress_label(cfg->compress, c->label, sizeof c->label);
         c->wire_n = cfg->max_n;
-        c->wire = malloc((cfg->max_n ? cfg->max_n : 1) * compress_wire_size(c->comp, cfg->dtype));
+        if ((rc = frames_init(c, cfg, err)) != 0)
+            return rc;
+        if (!c->comp->frame)
+            c->wire = malloc((cfg->max_n ? cfg->max_n : 1) * compress_wire_size(c->comp, cfg->dtype));
         if (!c->wire)
             return fail(err, -ENOMEM, "--compress: out of memory for the wire buffer");
     }
@@ -172,6 +204,8 @@ void coll_destroy(struct coll *c)
     c->stream = NULL;
     free(c->wire);
     c->wire = NULL;
+    free(c->ef);
+    c->ef = NULL;
 }
 
 const struct clock_src *coll_clock(const struct coll *c)
@@ -228,6 +262,13 @@ int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
     if (c->comp && n > c->wire_n)
         return fail(err, ERR_USAGE, "coll_allreduce: %zu elements, more than the %zu "
                    "coll_init's max_n allows", n, c->wire_n);
+    if (c->comp && c->comp->frame) {
+        if (n != c->ef_n)       /* another vector (--bench's sizes): its own residual */
+            memset(c->ef, 0, compress_state_bytes(c->setting, n, c->dtype));
+        c->ef_n = n;
+        return ring_allgather_frames(&c->ring, buf, n, c->dtype, c->setting, c->wire, c->ef,
+                                     err);
+    }
     if (c->comp && c->algo == COLL_RD)
         return rd_allreduce_cmp(&c->rd, buf, n, c->dtype, c->comp, c->wire, err);
     if (c->comp)
@@ -237,13 +278,15 @@ int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
 
 const char *coll_compress_name(const struct coll *c)
 {
-    return c->comp ? c->comp->name : "none";
+    return c->comp ? c->label : "none";
 }
 
 uint64_t coll_wire_bytes(const struct coll *c, uint64_t bytes)
 {
     if (!c->comp)
         return bytes;
+    if (c->comp->frame)         /* one rank's frame; the all-gather moves K - 1 of them */
+        return compress_frame_bytes(c->setting, bytes / dtype_size(c->dtype), c->dtype);
     return bytes / dtype_size(c->dtype) * compress_wire_size(c->comp, c->dtype);
 }
 

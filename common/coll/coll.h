@@ -104,6 +104,7 @@
 #include "hring.h"
 #include "rabenseifner.h"
 #include "coll_cmp.h"
+#include "coll_sparse.h"
 #include "wire/proto.h"
 #include "rd.h"
 #include "swing.h"
@@ -167,6 +168,10 @@ struct coll {
     const struct compressor *comp;  /* --compress fp16|bf16 (coll_cmp.h); NULL: none */
     void *wire;                 /* comp: wire_n encoded elements, owned */
     size_t wire_n;              /* cfg->max_n */
+    char label[COMPRESS_LABEL_MAX]; /* --compress as typed back (compress_label) */
+    int setting;                /* comp not linear (topk:F, coll_sparse.h): --compress */
+    void *ef;                   /* ... its error-feedback state (owned) */
+    size_t ef_n;                /* ... the n it holds (another n starts from zero) */
 };
 
 /* coll_init: the back end of cfg->kind; the device kinds on the current

@@ -59,6 +59,12 @@ static int allreduce_job(const struct train_cfg *cfg, const struct step_job *job
 
     if (!cfg->coll->comp)
         return coll_allreduce(cfg->coll, g + lo * es, job->count, err);
+    if (cfg->coll->comp->frame && (lo != 0 || mid != n)) {
+        err_say(err, "--compress %s: selects the top k of the whole gradient, this bucket is "
+                "[%zu, %zu) of %zu: one bucket (--bucket-size at least the model)",
+                cfg->coll->label, lo, mid, n);
+        return ERR_USAGE;
+    }
     if (mid > lo)
         rc = coll_allreduce(cfg->coll, g + lo * es, mid - lo, err);
     if (rc == 0 && hi > mid)

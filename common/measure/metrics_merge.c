@@ -137,6 +137,8 @@ static double row_model(const struct metrics_row *row)
 
     if (!(bw > 0))
         return NAN;
+    if (w != n && !ps && strncmp(row->compress, "topk:", 5) == 0)
+        return (row->k - 1) * (a + w / bw);    /* the ring's all-gather of K frames of w */
     if (w != n && !ps)              /* --compress: the ring's and rd's link carries w */
         n = w;
     if (w != n) {                   /* the PS's pushes carry w, its weights n */

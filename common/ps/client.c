@@ -161,6 +161,16 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
         err_say(err, "out of memory for the %zu weights to receive", c->n);
         return -ENOMEM;
     }
+    if (c->comp->frame) {       /* NOT-LINEAR PUSHES (frames.c): a frame per range */
+        size_t st = compress_state_bytes((int)c->hello.compress, c->n, c->dtype);
+        c->wire = malloc(c->n * (4 + c->elem) + (size_t)c->nservers * (8 + c->elem));
+        c->ef = calloc(1, st);
+        if (!c->wire || !c->ef) {
+            err_say(err, "out of memory for the %zu-element error-feedback state", c->n);
+            return -ENOMEM;
+        }
+        return 0;
+    }
     if (c->comp->kind != COMPRESS_NONE && !(c->wire = malloc(c->n * c->push_elem))) {
         err_say(err, "out of memory for the %zu encoded gradient elements", c->n);
         return -ENOMEM;
@@ -401,6 +411,8 @@ void ps_client_close(struct ps_client *c)
     c->incoming = NULL;
     free(c->wire);
     c->wire = NULL;
+    free(c->ef);
+    c->ef = NULL;
     free(c->conns);
     c->conns = NULL;
     c->nservers = 0;

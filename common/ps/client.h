@@ -246,6 +246,9 @@ struct ps_client {
     unsigned char *wire;             /* comp not "none": n encoded elements, each
                                         push's part encoded here before it goes
                                         (owned; NULL with sizes_only) */
+    unsigned char *ef;               /* comp not linear: its error-feedback state,
+                                        each server's range's at lo x state_elems
+                                        elements (owned; NULL otherwise) */
     struct ps_conn *conns;           /* nservers entries (owned) */
     /* The threads' hand-off: the push queue and the pull generation,
      * under mu. */

@@ -236,6 +236,48 @@ int frames_send_head(struct ps_conn *k, const char *ctx, uint16_t type, uint64_t
 
 const struct proto_push_meta frames_no_meta = { 0, 0.0 };
 
+/* push_frame: NOT-LINEAR PUSHES (--compress topk:F|sign; store.h): the
+ * server's whole range [lo, hi) as one frame, encoded here with the
+ * range's error-feedback state (c->ef at lo x state_elems elements) into
+ * the range's own place in c->wire (each range's frame fits in
+ * (hi - lo) x (4 + elem) + 8 + elem bytes). A part that covers the range
+ * only in part (buckets) is refused: top-k and sign take the whole range. */
+static int push_frame(struct ps_conn *k, uint64_t step, const struct proto_push_meta *meta,
+                      const unsigned char *grad, uint64_t first, uint64_t count, char *err)
+{
+    struct ps_client *c = k->owner;
+    int set = (int)c->hello.compress;
+    size_t m = (size_t)(k->hi - k->lo), fb = compress_frame_bytes(set, m, c->dtype);
+    unsigned char *f = c->wire ? c->wire + (size_t)k->lo * (4 + c->elem) +
+                                 (size_t)k->index * (8 + c->elem) : NULL;
+    char ctx[40], tmp[ERR_LEN], lab[COMPRESS_LABEL_MAX];
+    int rc;
+
+    if (first + count <= k->lo || first >= k->hi)
+        return 0;                   /* none of this server's elements */
+    if (first > k->lo || first + count < k->hi) {
+        err_say(err, "--compress %s: pushes each server's range [%llu, %llu) whole, this "
+                "part is [%llu, %llu): no buckets smaller than the model",
+                compress_label(set, lab, sizeof lab), ull(k->lo), ull(k->hi), ull(first),
+                ull(first + count));
+        return ERR_USAGE;
+    }
+    snprintf(ctx, sizeof ctx, "step %llu", ull(step));
+    proto_push_meta_encode(meta, k->out + PROTO_HEADER_SIZE);
+    rc = frames_send_head(k, ctx, PROTO_PUSH, step, k->lo, PROTO_PUSH_META + fb, PROTO_PUSH_META,
+                          err);
+    if (rc != 0)
+        return rc;
+    if (grad && f)
+        c->comp->frame->encode(set, f, grad + (size_t)k->lo * c->elem, m, c->dtype,
+                               c->ef + (size_t)k->lo * c->comp->state_elems * c->elem);
+    rc = c->io->send(c->io_ctx, k, grad ? f : NULL, fb, c->timeout, PS_IO_ELEMENTS, tmp);
+    if (rc != 0)
+        return send_failed(k, ctx, rc, tmp, err);
+    k->clean = 1;
+    return 0;
+}
+
 /* frames_push: step `step` to server k: push the part of elements [first,
  * first + count) it owns (none when the part is empty), from the top down
  * in frames of the server's share of the bucket (client.h, SERVER PARTS):
@@ -253,6 +295,8 @@ int frames_push(struct ps_conn *k, uint64_t step, const struct proto_push_meta *
     char ctx[40], tmp[ERR_LEN];
     int rc;
 
+    if (c->comp->frame)
+        return push_frame(k, step, meta, grad, first, count, err);
     snprintf(ctx, sizeof ctx, "step %llu", ull(step));
     while (top > a) {
         uint64_t lo = top - a > piece ? top - piece : a;

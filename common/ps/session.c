@@ -37,11 +37,25 @@ static uint64_t elem_size(const struct session_cfg *cfg)
 {
     const struct compressor *k = compress_get(cfg->compress);
 
+    if (k && k->frame)
+        return 1;           /* NOT-LINEAR PUSHES: one frame of bytes (store.h) */
     return k ? compress_wire_size(k, cfg->dtype) : dtype_size(cfg->dtype);
+}
+
+/* frame_push: the compressor is not linear: a push is one frame of the
+ * whole range, push_length bytes exactly (store.h, NOT-LINEAR PUSHES). */
+static int frame_push(const struct session_cfg *cfg)
+{
+    const struct compressor *k = compress_get(cfg->compress);
+
+    return k && k->frame;
 }
 
 static uint64_t push_length(const struct session_cfg *cfg)
 {
+    if (frame_push(cfg))
+        return PROTO_PUSH_META + compress_frame_bytes(cfg->compress, (size_t)(cfg->hi - cfg->lo),
+                                                      cfg->dtype);
     return PROTO_PUSH_META + (cfg->hi - cfg->lo) * elem_size(cfg);
 }
 
@@ -174,6 +188,7 @@ static int check_hello(struct session *s, char *err)
     const struct session_cfg *c = s->cfg;
     const struct proto_hello *m = &s->hello;
     int rc = proto_hello_decode((const uint8_t *)s->text, s->small_have, &s->hello);
+    char la[COMPRESS_LABEL_MAX], lb[COMPRESS_LABEL_MAX];
 
     if (rc != 0) {
         err_say(err, "HELLO refused: rank %u: malformed (%s)", (unsigned)s->h.rank, err_str(rc));
@@ -196,7 +211,8 @@ static int check_hello(struct session *s, char *err)
             (unsigned)s->h.rank, ull(m->batch), ull(c->batch));
     else if ((int)m->compress != c->compress)
         err_say(err, "HELLO refused: rank %u: --compress %s, this server has %s",
-            (unsigned)s->h.rank, compress_name((int)m->compress), compress_name(c->compress));
+            (unsigned)s->h.rank, compress_label((int)m->compress, la, sizeof la),
+            compress_label(c->compress, lb, sizeof lb));
     else if ((m->sync_every > 1 ? m->sync_every : 1) != (c->sync_every > 1 ? c->sync_every : 1))
         err_say(err, "HELLO refused: rank %u: --sync-every %u, this server has --sync-every %u",
             (unsigned)s->h.rank, m->sync_every > 1 ? m->sync_every : 1,
@@ -246,6 +262,14 @@ static int check_frame(struct session *s, const struct store *st, char *err)
             err_say(err, "%s: push for step %llu starts at element %llu, this server owns "
                 "[%llu, %llu)", w, ull(h->step), ull(h->aux), ull(s->cfg->lo), ull(s->cfg->hi));
             return dead(s, ERR_PROTO_FIELD);
+        }
+        if (frame_push(s->cfg) && (h->aux != s->cfg->lo || h->length != push_length(s->cfg))) {
+            char lab[COMPRESS_LABEL_MAX];
+            err_say(err, "%s: push for step %llu from element %llu has %llu payload bytes; "
+                "--compress %s takes the whole range from %llu in %llu", w, ull(h->step),
+                ull(h->aux), ull(h->length), compress_label(s->cfg->compress, lab, sizeof lab),
+                ull(s->cfg->lo), ull(push_length(s->cfg)));
+            return dead(s, ERR_PROTO_SIZE);
         }
         if (h->length < PROTO_PUSH_META + elem_size(s->cfg) ||
             (h->length - PROTO_PUSH_META) % elem_size(s->cfg) != 0 ||
@@ -410,7 +434,8 @@ int session_feed(struct session *s, struct store *st, const void *bytes, size_t 
                 break;
             }
             rc = store_push_begin(st, s->rank, s->h.step, &meta, s->h.aux,
-                                  (s->h.length - PROTO_PUSH_META) / elem_size(s->cfg), err);
+                                  frame_push(s->cfg) ? s->cfg->hi - s->h.aux
+                                  : (s->h.length - PROTO_PUSH_META) / elem_size(s->cfg), err);
             if (rc != 0) {
                 rc = dead(s, rc);
                 break;

@@ -121,6 +121,10 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
             cfg->n, (unsigned)cfg->world);
         return -ENOMEM;
     }
+    if (s->comp->frame && store__frame_init(s, cfg->compress, err) != 0) {
+        store_destroy(s);
+        return -ENOMEM;
+    }
     if (cfg->weights)
         memcpy(s->weights, cfg->weights, cfg->n * es);
     /* The server holds the optimizer state of the elements it owns: a
@@ -145,6 +149,7 @@ void store_destroy(struct store *s)
     MEM_FREE(s->acc);
     MEM_FREE(s->workers);
     MEM_FREE(s->grads);
+    MEM_FREE(s->frames);
 }
 
 int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
@@ -227,6 +232,7 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
     w->count = (size_t)count;
     w->next = 0;
     w->part_len = 0;
+    w->have = 0;
     return 0;
 }
 
@@ -334,6 +340,8 @@ int store_push_data(struct store *s, uint32_t rank, const void *bytes,
 
     if (!(w = receiving(s, rank, "push data", err, &rc)))
         return rc;
+    if (s->comp->frame)
+        return store__frame_data(s, w, rank, bytes, nbytes, err);
     left = (w->count - w->next) * s->push_es - w->part_len;
     if (nbytes > left) {
         err_say(err, "worker %u: push for step %llu has %zu bytes left, got %zu more",
@@ -363,6 +371,8 @@ int store_push_end(struct store *s, uint32_t rank, char *err)
 
     if (!(w = receiving(s, rank, "push end", err, &rc)))
         return rc;
+    if (s->comp->frame && (rc = store__frame_end(s, w, rank, err)) != 0)
+        return rc;
     if (w->next != w->count) {
         size_t have = w->next * s->push_es + w->part_len;
 
@@ -371,7 +381,7 @@ int store_push_end(struct store *s, uint32_t rank, char *err)
         return ERR_PROTO_SIZE;
     }
     assert(w->part_len == 0);
-    s->payload_in += (uint64_t)w->count * s->push_es;
+    s->payload_in += s->comp->frame ? s->frame_max : (uint64_t)w->count * s->push_es;
     w->pass_done += w->count;
     if (w->pass_done < s->n) {
         w->phase = STORE_W_WAITING;     /* the next, lower, part of the pass */

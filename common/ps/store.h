@@ -170,7 +170,16 @@
  * the dtype as it stages it, then checks and sums in the dtype, exactly as
  * an uncompressed push (the rounding is the worker's, once, before the
  * push). The weights go back in full precision: they are not a sum, and
- * rounding them every step would be a different training run. */
+ * rounding them every step would be a different training run.
+ *
+ * NOT-LINEAR PUSHES (--compress topk:F|sign; base/compress.h). A push is
+ * one frame of the server's whole range, compress_frame_bytes long (the
+ * session checks the length and the range before the push begins); its
+ * bytes are kept whole per worker (world x frame bytes, owned) and the
+ * frame is validated, decoded and added to the sum when it ends
+ * (store_frame.c): a hostile frame (a count, index or padding out of
+ * range) is refused, ERR_PROTO_FIELD, nothing added; a non-finite value
+ * or sum FAILS the step. The weights go back dense, in full precision. */
 struct store_cfg {
     size_t n;               /* elements this server owns (>= 1) */
     uint64_t offset;        /* index of the first of them (--shard I/S) */
@@ -207,6 +216,7 @@ struct store_worker {
     size_t first, count;    /* this push: [first, first + count), from offset */
     size_t next;            /* elements of this push already added */
     size_t part_len;        /* bytes of a split element carried in part[] */
+    size_t have;            /* NOT-LINEAR PUSHES: bytes of the frame received */
     unsigned char part[8];  /* the start of that element (at most f64) */
     uint64_t clock;         /* PER-WORKER BUFFERS: the step its next push says */
 };
@@ -241,6 +251,9 @@ struct store {
                                for a checkpoint; owned) */
     const struct compressor *comp;  /* store_cfg's compress */
     size_t push_es;         /* bytes of one PUSH element on the wire */
+    int setting;            /* NOT-LINEAR PUSHES: store_cfg's compress */
+    size_t frame_max;       /* ... the bytes of a push's frame */
+    unsigned char *frames;  /* ... world x frame_max (owned; NULL with sizes_only) */
 };
 
 /* What store_release released (count 0: nothing new). The new weights of

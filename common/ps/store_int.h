@@ -34,4 +34,11 @@ int store__rank_in(const struct store *s, uint32_t rank, const char *what, const
  * its own buffer (PER-WORKER BUFFERS). */
 unsigned char *store__sum_of(const struct store *s, const struct store_worker *w);
 
+/* NOT-LINEAR PUSHES (store.h; store_frame.c): the frames' buffers, a
+ * frame's bytes as they come, and its decode-and-add at its end. */
+int store__frame_init(struct store *s, int setting, char *err);
+int store__frame_data(struct store *s, struct store_worker *w, uint32_t rank,
+                      const void *bytes, size_t nbytes, char *err);
+int store__frame_end(struct store *s, struct store_worker *w, uint32_t rank, char *err);
+
 #endif /* STORE_INT_H */

@@ -121,8 +121,11 @@
  *   16     8    seed
  *   24     4    compress: the wire format of the gradient (PUSH elements,
  *               the ring's CHUNKs): base/compress.h's enum compress_kind,
- *               0 none (--dtype's elements), 1 fp16, 2 bf16; anything
- *               else is refused.
+ *               0 none (--dtype's elements), 1 fp16, 2 bf16, or a
+ *               top-k or sign setting (kind 8 or 9 in bits 0-7, no
+ *               error feedback in bit 8, top-k's F in millionths in
+ *               bits 9-30: compress.h, THE SETTING); anything else is
+ *               refused.
  *   28     4    sync_every: --sync-every H (local SGD), 0 for every step
  *               (H = 1), else 2 .. 2^32 - 1 (1 refused). (Bytes 24..31
  *               were version 1's token, always 0 since; the job's secret
