@@ -2,38 +2,60 @@
 # grade.sh -- grade a student's lab: the results folder `make lab` wrote
 # and the predictions the worksheet (docs/lab.md) asked for.
 #
-#   experiments/grade.sh RESULTS_DIR PREDICTIONS_CSV [--tol FRACTION]
-#   experiments/grade.sh --template        a blank predictions.csv on stdout
-#   experiments/grade.sh --key             the same, filled with the model's
+#   experiments/grade.sh RESULTS_DIR PREDICTIONS_CSV [--tol FRACTION] [--exercises LIST]
+#   experiments/grade.sh --template [--exercises LIST]
+#                                          a blank predictions.csv on stdout
+#   experiments/grade.sh --key [--exercises LIST]
+#                                          the same, filled with the model's
 #                                          values (docs/lab-key.md quotes them)
 #   experiments/grade.sh --code FILE       the student track: FILE's ring
 #                                          all-reduce checked (grade_code.sh)
 #
+# THE EXERCISES. Exercises 1-9 (the 120 minutes) unless --exercises says
+# otherwise: a list like 1-9,12 or 10,M, or all (1-13 and M). The
+# optional ones (10-13, M) are graded, and listed by --template, only when
+# asked; a prediction of an exercise not asked for is left alone.
+#
 # THE PREDICTIONS. predictions.csv has the columns exercise,quantity,value
 # (read by name, in any order); --template lists every quantity the
 # worksheet asks for, with an empty value. Each is compared with the
-# alpha-beta model (bin/model, common/measure/model.h) under the exercise's own
-# settings: a number is in range when it is within --tol (default 0.25,
+# alpha-beta model (bin/model, common/measure/model.h) under the exercise's
+# own settings, the model the run itself uses (exercise 9's and 10's
+# parameter server pulls per bucket: bin/model --quantity pipelined
+# --bucket): a number is in range when it is within --tol (default 0.25,
 # i.e. 25%) of the model's value, relative; a yes/no answer must match.
+# An "off" line gives the ratio to the model and the likely mistake: a
+# known wrong answer of that quantity (alts below: the one-pull PS, no
+# overlap, ...) when the value is within 5% of one, else the usual factors
+# (mistake_of: 0.5x the egress forgotten, K and 1/K, 8x bits for bytes,
+# 1000x milliseconds, ...: docs/lab-key.md, Usual wrong predictions).
 # A value left empty is "not answered", a problem.
 #
-# THE RESULTS. RESULTS_DIR must hold manifest.txt, k_sweep.csv and
-# size_sweep.csv (experiments/lab.sh). Every row of the two sweeps is
-# checked, its columns read by name (lib.sh's csv_awk):
-#   - trustworthy only when bound_by is "link": a row bound by "cpu" (the
-#     job's own processes) or "busy" (other programs) measured the machine,
-#     and one bound by "sw" (the link's own record says it stood idle over
-#     5% of the combine: link_util) measured the software, not the
-#     emulated network: neither says anything about the algorithms;
+# THE RESULTS. RESULTS_DIR must hold manifest.txt, k_sweep.csv (exercise
+# 2's sweep) and size_sweep.csv (exercise 3's; experiments/lab.sh). Every
+# row of the two sweeps is checked, its columns read by name (lib.sh's
+# csv_awk):
 #   - its bytes_in must be the model's (bin/model --quantity bytes_in) plus
 #     the headers: within 1% + 128 bytes per worker. This one is
-#     deterministic: a row off here is a broken run, whatever its timing.
-#   Timings are never graded (the machine sets them); the summary gives
-#   each trustworthy row's time_s / model_s for the discussion.
+#     deterministic: a row off here is a broken run, whatever its timing;
+#   - its time_s against its model_s: within 10% it is usable. A row bound
+#     by "link" is trustworthy ("ok"); one bound by "cpu" (the job's own
+#     processes), "busy" (other programs) or "sw" (the link's own record
+#     says it stood idle over 5% of the combine: link_util) measured the
+#     machine or the software, yet within 10% of its model it says what an
+#     idle machine would have ("usable, flagged", not a problem). Over 10%
+#     from its model a row is "off" (a problem) whatever its flag: a busy
+#     machine is named as the likely cause, the software's per-message
+#     cost (fit.txt) for a link-bound one. So the same answer sheet gets
+#     the same verdict from a run made on a busy machine as from one made
+#     on an idle one, as long as the busy run's rows kept to their model.
 #
-# OUTPUT. One line per problem on stdout ("problem: ..."), then one line per
-# prediction ("ok" or "off"), then the summary line
-#   "grade: P/Q predictions in range, T/R rows trustworthy, N problem(s)".
+# OUTPUT. One line per problem on stdout ("problem: ..."), one line per
+# usable row ("row ok" or "row usable, flagged"), then one line per
+# prediction ("ok" or "off"), one verdict line per exercise graded
+#   "verdict: exercise E: P/Q predictions in range[, U/R rows usable]"
+# and the summary line
+#   "grade: P/Q predictions in range (tolerance T), U/R rows usable (L bound_by=link, F flagged within 10% of their model), N problem(s)".
 # Exit status: 0 when grading ran (whatever the grade), 64 on bad usage
 # (wrong arguments, a folder or file that does not exist, a predictions
 # file without the three columns).
@@ -45,72 +67,100 @@ case ${1-} in --code | --code=*) exec sh "$here/grade_code.sh" "$@" ;; esac
 
 usage() {
     cat <<EOF
-usage: $prog RESULTS_DIR PREDICTIONS_CSV [--tol FRACTION]
-       $prog --template > predictions.csv
-       $prog --key         (the template filled with the model's values)
+usage: $prog RESULTS_DIR PREDICTIONS_CSV [--tol FRACTION] [--exercises LIST]
+       $prog --template [--exercises LIST] > predictions.csv
+       $prog --key [--exercises LIST]   (the template filled with the model's values)
        $prog --code FILE [--quick]   (the student track: FILE's ring, grade_code.sh)
 Grade a lab: RESULTS_DIR is what \`make lab\` wrote (results/<run>/),
 PREDICTIONS_CSV the student's filled-in template (exercise,quantity,value).
 Predictions are compared with bin/model within --tol (default 0.25,
-relative); each sweep row is trustworthy only when bound_by=link.
+relative); an "off" one gets its ratio to the model and the likely
+mistake. Each sweep row is usable when its time is within 10% of its
+model (bound_by=link: ok; cpu, busy or sw: usable, flagged).
+--exercises: which exercises (default 1-9; e.g. 1-9,12 or 10,M or all).
 Exit 0 when graded, 64 on bad usage.
 EOF
 }
 
-# THE QUANTITIES: exercise|quantity|what the worksheet asks. Their model
-# values come from expect() below; keep the two in step with docs/lab.md.
+# THE QUANTITIES: exercise|quantity|K|what the worksheet asks. Their model
+# values come from expect() below, the known wrong answers from alts();
+# keep the three in step with docs/lab.md. K is the one the mistake table
+# (mistake_of) tries as a factor ("-": none).
 quantities() {
     cat <<'EOF'
-1|ps_ingress_s_K8|seconds: the server's ingress, K=8, 4 GB gradient, 25 GB/s
-1|ps_ingress_s_K64|seconds: the server's ingress, K=64
-1|ps_ingress_s_K512|seconds: the server's ingress, K=512
-1|ring_s_K8|seconds: the ring all-reduce, K=8
-1|ring_s_K64|seconds: the ring all-reduce, K=64
-1|ring_s_K512|seconds: the ring all-reduce, K=512
-2|ps_time_s_K2|seconds: PS step, K=2, n=4 MiB, 500 Mbit/s, a=200 us
-2|ps_time_s_K8|seconds: PS step, K=8
-2|ring_time_s_K8|seconds: ring all-reduce, K=8
-2|ps_bytes_in_K8|bytes into the server per step, K=8 (payload)
-2|ring_bytes_in_K8|bytes into one ring worker per step, K=8 (payload)
-3|ring_latency_bandwidth_bytes_K4|bytes: n where the ring's two terms are equal, K=4, 500 Mbit/s, a=200 us
-3|ps_ring_crossover_bytes_K4|bytes: n above which the ring beats the PS in the model, K=4
-4|mean_of_means_exact_equal|yes/no: mean-of-means gives the big-batch step with equal shards
-4|mean_of_means_exact_unequal|yes/no: the same with unequal shards
-5|identical_unequal_shards|yes/no: PS and ring end with the reference's weights, shards 5:1:1:3
-6|accum_bytes_per_example_ratio|ring bytes per example with --micro 4 over without
-7|sync_every_micro_bytes_ratio|sync-every-micro's bytes_in per step over exercise 6's
-8|rd_time_s_4K_K8|seconds: rd, K=8, 4 KiB, 500 Mbit/s, a=200 us
-8|ring_time_s_4K_K8|seconds: ring, K=8, 4 KiB
-8|rd_time_s_1M_K8|seconds: rd, K=8, 1 MiB
-8|ring_time_s_1M_K8|seconds: ring, K=8, 1 MiB
-8|rd_ring_crossover_bytes_K8|bytes: n where rd and the ring cost the same, K=8
-9|ring_step_no_overlap_s|seconds: ring K=2 step, 8 MiB, 200 Mbit/s, 200 ms backward, no overlap
-9|ring_step_overlap_s|seconds: the same with 8 overlapped buckets
-9|ps_step_no_overlap_s|seconds: PS K=2 step, no overlap
-9|ps_step_overlap_s|seconds: PS K=2 step, overlapped pushes
-12|strag_sync_step_s_F1|seconds: ring or sync PS step, K=8, T=100 ms, t=10 ms, no straggler (F=1)
-12|strag_sync_step_s_F3|seconds: the same, worker 1 three times slower (F=3)
-12|strag_backup1_step_s_F3|seconds: backup:1's step at F=3
-12|strag_backup1_batch_share|the share of a step's batch backup:1 uses, K=8
-12|strag_ssp_updates_per_s_F3|updates per second of ssp:2 at F=3
-12|strag_async_updates_per_s_F3|updates per second of async at F=3
-13|sim_ring_s_K512|seconds: psring_sim ring, K=512, n=4 GB, 25 GB/s, a=5 us, star (simulated)
-13|sim_ps_s_K512|seconds: psring_sim PS step, K=512, one bucket, star (simulated)
-13|sim_ps_buckets_s_K64|seconds: psring_sim PS step, K=64, 25 MiB buckets, star (simulated)
-13|sim_ring_fat_tree_over_star_K512|the ring's simulated time on fat-tree:4 over the star's, K=512
-13|sim_ps_fat_tree_over_star_K512|the PS's simulated time on fat-tree:4 over the star's, K=512
-13|sim_ring_s_racks_K512|seconds: the ring on racks:8:10GB, K=512 (simulated)
-13|sim_ps_s_racks_K512|seconds: the PS on racks:8:10GB, K=512, one bucket (simulated)
-M|mlp_bytes|bytes: the mlp gradient n, 6337 f64 parameters
-M|mlp_ring_time_s_K4|seconds: ring all-reduce of the mlp gradient, K=4, 100 Mbit/s, a=200 us
-M|mlp_ps_time_s_K4|seconds: PS step of the mlp gradient, K=4
-M|mlp_comm_bound|yes/no: the mlp step without --backward-time is communication-bound
+1|ps_ingress_s_K8|8|seconds: the server's ingress, K=8, 4 GB gradient, 25 GB/s
+1|ps_ingress_s_K64|64|seconds: the server's ingress, K=64
+1|ps_ingress_s_K512|512|seconds: the server's ingress, K=512
+1|ring_s_K8|8|seconds: the ring all-reduce, K=8
+1|ring_s_K64|64|seconds: the ring all-reduce, K=64
+1|ring_s_K512|512|seconds: the ring all-reduce, K=512
+2|ps_time_s_K2|2|seconds: PS step, K=2, n=4 MiB, 500 Mbit/s, a=200 us
+2|ps_time_s_K8|8|seconds: PS step, K=8
+2|ring_time_s_K8|8|seconds: ring all-reduce, K=8
+2|ps_bytes_in_K8|8|bytes into the server per step, K=8 (payload)
+2|ring_bytes_in_K8|8|bytes into one ring worker per step, K=8 (payload)
+3|ring_latency_bandwidth_bytes_K4|4|bytes: n where the ring's two terms are equal, K=4, 500 Mbit/s, a=200 us
+3|ps_ring_crossover_bytes_K4|4|bytes: n above which the ring beats the PS in the model, K=4
+4|mean_of_means_exact_equal|-|yes/no: mean-of-means gives the big-batch step with equal shards
+4|mean_of_means_exact_unequal|-|yes/no: the same with unequal shards
+5|identical_unequal_shards|-|yes/no: PS and ring end with the reference's weights, shards 5:1:1:3
+6|accum_bytes_per_example_ratio|4|ring bytes per example with --micro 4 over without
+7|sync_every_micro_bytes_ratio|4|sync-every-micro's bytes_in per step over exercise 6's
+8|rd_time_s_4K_K8|8|seconds: rd, K=8, 4 KiB, 500 Mbit/s, a=200 us
+8|ring_time_s_4K_K8|8|seconds: ring, K=8, 4 KiB
+8|rd_time_s_1M_K8|8|seconds: rd, K=8, 1 MiB
+8|ring_time_s_1M_K8|8|seconds: ring, K=8, 1 MiB
+8|rd_ring_crossover_bytes_K8|8|bytes: n where rd and the ring cost the same, K=8
+9|ring_step_no_overlap_s|2|seconds: ring K=2 step, 8 MiB, 200 Mbit/s, 200 ms backward, no overlap
+9|ring_step_overlap_s|2|seconds: the same with 8 overlapped buckets
+9|ps_step_no_overlap_s|2|seconds: PS K=2 step, 1 MiB buckets pulled one by one, no overlap
+9|ps_step_overlap_s|2|seconds: PS K=2 step, overlapped pushes
+10|srv_one_server_s|8|seconds: one server, K=8, n=1 MiB, 8 Mbit/s, a=200 us, 64 KiB buckets pulled one by one
+10|srv_separate8_s|8|seconds: 8 separate servers
+10|srv_colocated_k0_s|8|seconds: colocated S = K (k = 0)
+10|srv_ring_s|8|seconds: the ring all-reduce
+10|srv_colocated_k2_s|8|seconds: colocated + k = 2
+10|srv_colocated_k8_s|8|seconds: colocated + k = 8
+10|srv_one_server_link_bytes|8|bytes per step through the busiest link, each way: one server
+10|srv_colocated_k0_link_bytes|8|bytes: the same, colocated S = K (k = 0)
+10|srv_colocated_k2_link_bytes|8|bytes: the same, colocated + k = 2
+11|zero1_bytes_ratio|-|bytes sent per rank, ZeRO stage 1 over DDP's
+11|zero2_bytes_ratio|-|the same, stage 2
+11|zero3_bytes_ratio|-|the same, stage 3
+11|zero1_adam_bytes_K2|2|bytes: Adam's state per rank under stage 1, K=2, n=256K f32
+11|zero1_adam_bytes_K3|3|bytes: the same, K=3
+11|zero3_weights_identical|-|yes/no: stage 3's final weights are DDP's byte for byte
+12|strag_sync_step_s_F1|8|seconds: ring or sync PS step, K=8, T=100 ms, t=10 ms, no straggler (F=1)
+12|strag_sync_step_s_F3|8|seconds: the same, worker 1 three times slower (F=3)
+12|strag_backup1_step_s_F3|8|seconds: backup:1's step at F=3
+12|strag_backup1_batch_share|8|the share of a step's batch backup:1 uses, K=8
+12|strag_ssp_updates_per_s_F3|8|updates per second of ssp:2 at F=3
+12|strag_async_updates_per_s_F3|8|updates per second of async at F=3
+13|sim_ring_s_K512|512|seconds: psring_sim ring, K=512, n=4 GB, 25 GB/s, a=5 us, star (simulated)
+13|sim_ps_s_K512|512|seconds: psring_sim PS step, K=512, one bucket, star (simulated)
+13|sim_ps_buckets_s_K64|64|seconds: psring_sim PS step, K=64, 25 MiB buckets, star (simulated)
+13|sim_ring_fat_tree_over_star_K512|512|the ring's simulated time on fat-tree:4 over the star's, K=512
+13|sim_ps_fat_tree_over_star_K512|512|the PS's simulated time on fat-tree:4 over the star's, K=512
+13|sim_ring_s_racks_K512|512|seconds: the ring on racks:8:10GB, K=512 (simulated)
+13|sim_ps_s_racks_K512|512|seconds: the PS on racks:8:10GB, K=512, one bucket (simulated)
+M|mlp_bytes|4|bytes: the mlp gradient n, 6337 f64 parameters
+M|mlp_ring_time_s_K4|4|seconds: ring all-reduce of the mlp gradient, K=4, 100 Mbit/s, a=200 us
+M|mlp_ps_time_s_K4|4|seconds: PS step of the mlp gradient, K=4
+M|mlp_comm_bound|-|yes/no: the mlp step without --backward-time is communication-bound
 EOF
 }
 
 m() { "$PSR_BIN/model" "$@"; }
-# t ALGO K BYTES BW: the model's time at latency 200 us.
+# t ALGO K BYTES BW [QUANTITY]: the model's time at latency 200 us.
 t() { m --algo "$1" --K "$2" --bytes "$3" --bw "$4" --latency 200us ${5:+--quantity "$5"}; }
+# t9 ALGO BYTES [QUANTITY [BUCKET]]: exercise 9's model, K = 2 at
+# 200 Mbit/s and no latency (its commands give no --link-latency).
+t9() { m --algo "$1" --K 2 --bytes "$2" --bw 200Mbit --latency 0 ${3:+--quantity "$3"} ${4:+--bucket "$4"}; }
+# srv ARGS...: exercise 10's placements, K = 8, n = 1 MiB, 8 Mbit/s,
+# 200 us; srvp the PS's, its 64 KiB buckets pulled one by one as lab.sh
+# --only servers runs them (bin/model --quantity pipelined).
+srv() { m --K 8 --bytes 1M --bw 8Mbit --latency 200us "$@"; }
+srvp() { srv --algo ps "$@" --quantity pipelined --bucket 64K; }
 # st MODE F: exercise 12's straggler model (bin/model --stragglers): K=8,
 # T=100 ms, worker 1 F times slower, t=10 ms.
 st() { m --stragglers "$1" --K 8 --backward-time 100ms --straggler "1:$2" --comm 10ms; }
@@ -143,11 +193,33 @@ expect() {
     rd_time_s_1M_K8) t rd 8 1M 500Mbit ;;
     ring_time_s_1M_K8) t ring 8 1M 500Mbit ;;
     rd_ring_crossover_bytes_K8) m --crossover --K 8 --bw 500Mbit --latency 200us ;;
-    # exercise 9: a 200 ms backward pass; c the all-reduce of 8 MiB, K=2.
-    ring_step_no_overlap_s) calc "0.2 + $(t ring 2 8M 200Mbit)" ;;
-    ring_step_overlap_s) c=$(t ring 2 8M 200Mbit); calc "($c > 0.2 ? $c : 0.2) + $(t ring 2 1M 200Mbit)" ;;
-    ps_step_no_overlap_s) calc "0.2 + $(t ps 2 8M 200Mbit ingress) + $(t ps 2 8M 200Mbit egress)" ;;
-    ps_step_overlap_s) i=$(t ps 2 8M 200Mbit ingress); calc "($i > 0.2 ? $i : 0.2) + $(t ps 2 8M 200Mbit egress)" ;;
+    # exercise 9: a 200 ms backward pass; the ring's all-reduce of 8 MiB
+    # hides behind it, then the last 1 MiB bucket's. The PS pulls per
+    # bucket (bucket i's weights go back while bucket i+1 comes in: bin/model
+    # --quantity pipelined): without overlap the backward pass, then the
+    # pushes with the pulls behind them; with overlap the pushes behind
+    # the backward pass, then the last bucket's pull.
+    ring_step_no_overlap_s) calc "0.2 + $(t9 ring 8M)" ;;
+    ring_step_overlap_s) c=$(t9 ring 8M); calc "($c > 0.2 ? $c : 0.2) + $(t9 ring 1M)" ;;
+    ps_step_no_overlap_s) calc "0.2 + $(t9 ps 8M pipelined 1M)" ;;
+    ps_step_overlap_s) i=$(t9 ps 8M ingress); calc "($i > 0.2 ? $i : 0.2) + $(t9 ps 1M egress)" ;;
+    # exercise 10: each placement's own model, the PS's per-bucket pull.
+    srv_one_server_s) srvp ;;
+    srv_separate8_s) srvp --servers 8 ;;
+    srv_colocated_k0_s) srvp --placement colocated --servers 0 ;;
+    srv_ring_s) srv --algo ring ;;
+    srv_colocated_k2_s) srvp --placement colocated --servers 2 ;;
+    srv_colocated_k8_s) srvp --placement colocated --servers 8 ;;
+    srv_one_server_link_bytes) srv --algo ps --quantity bytes_in ;;
+    srv_colocated_k0_link_bytes) srv --algo ps --placement colocated --servers 0 --quantity bytes_in ;;
+    srv_colocated_k2_link_bytes) srv --algo ps --placement colocated --servers 2 --quantity bytes_in ;;
+    # exercise 11: reduce-scatter + all-gather ARE the all-reduce (stages
+    # 1, 2); stage 3 gathers the weights once more; Adam keeps 2 n e / K.
+    zero1_bytes_ratio | zero2_bytes_ratio) echo 1 ;;
+    zero3_bytes_ratio) echo 1.5 ;;
+    zero1_adam_bytes_K2) echo 1048576 ;;
+    zero1_adam_bytes_K3) echo 699050.667 ;;
+    zero3_weights_identical) echo yes ;;
     # exercise 12: the straggler models; backup:1 uses K-1 of K pushes.
     strag_sync_step_s_F1) st sync 1 ;;
     strag_sync_step_s_F3) st sync 3 ;;
@@ -176,10 +248,83 @@ expect() {
     esac
 }
 
+# alts QUANTITY: its known wrong answers, "VALUE|the mistake" a line
+# (docs/lab-key.md, Usual wrong predictions): a value within 5% of one is
+# named as that mistake. Yes/no quantities: "WRONG ANSWER|why not".
+alts() {
+    case $1 in
+    ring_s_K*) echo "$(m --algo ps --K 1 --bytes 4e9 --bw 25GB --quantity ingress)|n/bw: a ring worker moves 2(K-1)/K n each way, not n" ;;
+    ring_bytes_in_K8) echo "4194304|n: a ring worker receives 2(K-1)/K n, not n"
+                      echo "33554432|K n: that is the server's bytes_in, not a ring worker's 2(K-1)/K n" ;;
+    ps_time_s_K*) echo "$(t ps "${1#ps_time_s_K}" 4M 500Mbit ingress)|the ingress alone: the weights go back out through the same link (the egress forgotten)" ;;
+    ring_latency_bandwidth_bytes_K4) echo "$(calc "4 * 0.0002 * 500e6")|K a bw with bw in bits/s: 500 Mbit/s is 62.5 MB/s" ;;
+    ring_step_overlap_s) echo "$(expect ring_step_no_overlap_s)|no overlap: with buckets the all-reduces run during the backward pass" ;;
+    ps_step_no_overlap_s) echo "$(calc "0.2 + $(t9 ps 8M)")|the one-pull model (push everything, then pull): the server pulls per bucket, bucket i's pull during bucket i+1's push" ;;
+    ps_step_overlap_s) i=$(t9 ps 8M ingress)
+        echo "$(calc "($i > 0.2 ? $i : 0.2) + $(t9 ps 8M egress)")|the one-pull model (push everything, then pull): the server pulls per bucket, so only the last bucket's pull is left after the pushes"
+        echo "$(expect ps_step_no_overlap_s)|no overlap: the pushes start while the backward pass goes on" ;;
+    srv_one_server_s) echo "$(srv --algo ps)|one pull per step: the lab's server pulls per 64 KiB bucket, push and pull overlapped" ;;
+    srv_colocated_k2_s) echo "$(srv --algo ps --placement colocated --servers 2)|one pull per step under Theorem 1's split: the lab's server pulls per bucket" ;;
+    zero3_bytes_ratio) echo "2|two more all-gathers: stage 3 adds one (3(K-1)/K n against 2(K-1)/K n)" ;;
+    accum_bytes_per_example_ratio) echo "1|bytes per step, not per example: accumulation sends one gradient per m micro-batches" ;;
+    sync_every_micro_bytes_ratio) echo "1|once per step: sync-every-micro communicates after every micro-batch, m = 4 times" ;;
+    strag_sync_step_s_F3) echo "$(st sync 1)|the straggler-free step: a synchronous step waits for its slowest worker" ;;
+    strag_ssp_updates_per_s_F3) echo "$(calc "8 / 0.11")|no straggler: ssp absorbs jitter, not a worker that is slow for good" ;;
+    strag_backup1_batch_share) echo "1|the whole batch: backup:1 drops the last push, 1/K of it" ;;
+    mean_of_means_exact_equal) echo "no|with equal shards every worker's mean weighs b_k/B = 1/K: mean-of-means is the global mean" ;;
+    mean_of_means_exact_unequal) echo "yes|with unequal shards each mean must weigh b_k/B, not 1/K" ;;
+    identical_unequal_shards) echo "no|both systems send sums and divide once by the global B: the shards may differ" ;;
+    zero3_weights_identical) echo "no|each chunk is summed by the same ranks in the same order and updated elementwise: the same bits" ;;
+    mlp_comm_bound) echo "no|6337 parameters compute in about a millisecond; the all-reduce takes several" ;;
+    esac
+}
+
+# mistake_of RATIO K: the usual factor the ratio VALUE / MODEL is within
+# 5% of, as the likely mistake (docs/lab-key.md); nothing when none is.
+mistake_of() {
+    awk -v r="$1" -v k="$2" 'function near(f) { return f > 0 && r > f * 0.95 && r < f * 1.05 }
+    BEGIN {
+        if (k != "-" && k > 2) {
+            if (near(k / (2 * (k - 1)))) { print "n where the ring moves 2(K-1)/K n"; exit }
+            if (near(k)) { print "K = " k " times the model: every worker counted where one is (or K n where the link carries n)"; exit }
+            if (near(1 / k)) { print "1/K of the model: the server carries K n, one push from each of the K workers"; exit }
+        }
+        if (near(0.5)) { print "half the model: the egress forgotten (the weights go back out through the same link), or one of two phases"; exit }
+        if (near(2)) { print "twice the model: a phase counted twice, or two that overlap added"; exit }
+        if (near(8) || near(1 / 8)) { print "bits vs bytes (8x): 500 Mbit/s is 62.5 MB/s"; exit }
+        if (near(1000) || near(1e-3)) { print "milliseconds vs seconds (1000x)"; exit }
+        if (near(1e6) || near(1e-6)) { print "microseconds vs seconds (1e6 x)"; exit }
+    }'
+}
+
+# exercises_of LIST: " E E ... " the exercises LIST names (1-9, 10,M,
+# all); exit 1 on a word that names none.
+exercises_of() {
+    awk -v l="$1" 'BEGIN {
+        n = split(l, w, ","); out = ""
+        for (i = 1; i <= n; i++) {
+            x = w[i]; gsub(/ /, "", x)
+            if (x == "all") { for (j = 1; j <= 13; j++) out = out " " j; out = out " M"; continue }
+            if (x == "M" || x == "m") { out = out " M"; continue }
+            if (x ~ /^[0-9]+$/ && x + 0 >= 1 && x + 0 <= 13) { out = out " " x + 0; continue }
+            if (x ~ /^[0-9]+-[0-9]+$/) {
+                split(x, r, "-")
+                if (r[1] + 0 >= 1 && r[2] + 0 <= 13 && r[1] + 0 <= r[2] + 0) {
+                    for (j = r[1] + 0; j <= r[2] + 0; j++) out = out " " j
+                    continue
+                }
+            }
+            exit 1
+        }
+        if (out == "") exit 1
+        print out " " }'
+}
+
 tol=0.25
 template=0
 dir=
 pred=
+exlist=1-9
 while [ $# -gt 0 ]; do
     case $1 in
     --help | -h) usage; exit 0 ;;
@@ -189,17 +334,23 @@ while [ $# -gt 0 ]; do
         opt_value "$@"; shift $((1 + extra)); tol=$val
         awk -v t="$tol" 'BEGIN { exit !(t ~ /^[0-9.]+$/ && t + 0 > 0 && t + 0 < 10) }' ||
             die_usage "--tol $tol: not a fraction in (0, 10)" ;;
+    --exercises | --exercises=*)
+        opt_value "$@"; shift $((1 + extra)); exlist=$val ;;
     -*) die_usage "$(shown_value "$1"): unknown option" ;;
     *) if [ -z "$dir" ]; then dir=$1; elif [ -z "$pred" ]; then pred=$1;
        else die_usage "$1: one results folder and one predictions file"; fi; shift ;;
     esac
 done
+sel=$(exercises_of "$exlist") || usage_error --exercises "$exlist" "not a list of exercises 1-13 and M (like 1-9,12 or 10,M or all)"
+# selected EX: EX is one of the exercises graded.
+selected() { case $sel in *" $1 "*) return 0 ;; esac; return 1; }
 [ -x "$PSR_BIN/model" ] || die_usage "no $PSR_BIN/model: run make first"
 
 if [ $template != 0 ]; then
     [ -z "$dir" ] || die_usage "--template and --key take no folder"
     echo "exercise,quantity,value"
-    quantities | while IFS='|' read -r ex q what; do
+    quantities | while IFS='|' read -r ex q k what; do
+        selected "$ex" || continue
         echo "# $what"
         if [ $template = 1 ]; then echo "$ex,$q,"; else echo "$ex,$q,$(expect "$q")"; fi
     done
@@ -218,59 +369,116 @@ problems=0
 problem() { echo "problem: $*"; problems=$((problems + 1)); }
 
 # ------------------------------------------------------------ the results
+# k_sweep.csv is exercise 2's sweep, size_sweep.csv exercise 3's: their
+# rows count in those exercises' verdicts.
 for f in manifest.txt k_sweep.csv size_sweep.csv; do
     [ -s "$dir/$f" ] || problem "results: no $f in $dir (make lab writes it)"
 done
-rows=0 trusted=0
+rows=0 usable=0 linkok=0 flagged=0
+rows_2=0 usable_2=0 rows_3=0 usable_3=0
 for f in k_sweep.csv size_sweep.csv; do
     [ -s "$dir/$f" ] || continue
+    case $f in k_*) ex=2 ;; *) ex=3 ;; esac
     csv_awk 'FNR == 1 { n = split("system,algo,K,bytes,bytes_in,link_bw,link_latency,bound_by,time_s,model_s", need, ",")
                         for (j = 1; j <= n; j++) if (!c[need[j]]) print "nocol " need[j]; next }
              { a = ($c["algo"] == "rd") ? "rd" : $c["system"]
                print "row", FNR, a, $c["K"], $c["bytes"], $c["bytes_in"], $c["link_bw"], $c["link_latency"],
-                     ($c["bound_by"] == "" ? "-" : $c["bound_by"]), $c["time_s"], ($c["model_s"] == "" ? "-" : $c["model_s"]) }' \
+                     ($c["bound_by"] == "" ? "-" : $c["bound_by"]), ($c["time_s"] == "" ? "-" : $c["time_s"]),
+                     ($c["model_s"] == "" ? "-" : $c["model_s"]) }' \
         "$dir/$f" > "$pf.rows"
     while read -r kind line a k n bin bw lat by ts ms; do
         if [ "$kind" = nocol ]; then problem "results: $f has no column $line"; continue; fi
-        rows=$((rows + 1))
+        rows=$((rows + 1)); eval "rows_$ex=\$((rows_$ex + 1))"
         what="$f line $line ($a K=$k n=$n)"
-        if [ "$by" = link ]; then trusted=$((trusted + 1))
-        elif [ "$by" = sw ]; then problem "untrustworthy: $what: bound_by=sw, not link (the link stood idle: the software, not the network, set its pace)"
-        else problem "untrustworthy: $what: bound_by=$by, not link (the machine, not the network, set its pace)"; fi
         want=$(m --algo "$a" --K "$k" --bytes "$n" --bw "$bw" --latency "$lat" --quantity bytes_in 2>/dev/null) ||
             { problem "results: $what: bin/model cannot price it"; continue; }
-        awk -v g="$bin" -v w="$want" -v k="$k" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 0.01 * w + 128 * k) }' ||
-            problem "bytes: $what: bytes_in $bin, the model says $want (+ headers)"
-        [ "$by" = link ] && [ "$ms" != - ] && echo "timing: $what: time_s $ts, model_s $ms, ratio $(calc "$ts / $ms")"
+        if ! awk -v g="$bin" -v w="$want" -v k="$k" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 0.01 * w + 128 * k) }'; then
+            problem "bytes: $what: bytes_in $bin, the model says $want (+ headers): a broken run"
+            continue
+        fi
+        case $by in
+        link) why= ;;
+        sw) why="the link stood idle: the software, not the network, set its pace" ;;
+        *) why="the machine, not the network, set its pace" ;;
+        esac
+        if [ "$ms" = - ] || [ "$ts" = - ]; then
+            if [ "$by" = link ]; then
+                echo "row ok   $what: bound_by=link (no model_s to compare with)"
+                usable=$((usable + 1)); linkok=$((linkok + 1)); eval "usable_$ex=\$((usable_$ex + 1))"
+            else
+                problem "untrustworthy: $what: bound_by=$by, not link ($why), and no model_s to compare with"
+            fi
+            continue
+        fi
+        r=$(awk -v t="$ts" -v m="$ms" 'BEGIN { printf "%.3f", (m > 0 ? t / m : 0) }')
+        if awk -v r="$r" 'BEGIN { exit !(r >= 0.9 && r <= 1.1) }'; then
+            usable=$((usable + 1)); eval "usable_$ex=\$((usable_$ex + 1))"
+            if [ "$by" = link ]; then
+                linkok=$((linkok + 1))
+                echo "row ok   $what: time_s $ts, model_s $ms, ratio $r"
+            else
+                flagged=$((flagged + 1))
+                echo "row usable, flagged   $what: bound_by=$by ($why), yet time_s $ts is within 10% of model_s $ms (ratio $r)"
+            fi
+        elif [ "$by" = link ]; then
+            problem "off: $what: time_s $ts, model_s $ms, ratio $r: more than 10% from its model, although bound_by=link (the per-message software cost the model leaves out, or a setting other than the row's: compare fit.txt)"
+        else
+            problem "off: $what: time_s $ts, model_s $ms, ratio $r: more than 10% from its model, and bound_by=$by, not link ($why): untrustworthy"
+        fi
     done < "$pf.rows"
     rm -f "$pf.rows"
 done
 
 # ------------------------------------------------------------ the predictions
-quantities | cut -d'|' -f1,2 | tr '|' , > "$pf.q"
+# off_hint Q VALUE RATIO K: the likely mistake: a known wrong answer of Q
+# within 5% of VALUE (alts), else the usual factor RATIO is near.
+off_hint() {
+    h=$(alts "$1" | awk -F'|' -v v="$2" '{ w = $1 + 0
+            if ((v == $1) || (v ~ /^[-+0-9.eE]+$/ && w != 0 && v / w > 0.95 && v / w < 1.05)) { print $2; exit } }')
+    [ -n "$h" ] || [ "$3" = - ] || h=$(mistake_of "$3" "$4")
+    echo "$h"
+}
+quantities | cut -d'|' -f1-3 | tr '|' , > "$pf.q"
 answered=$(csv_awk 'FNR > 1 { print $c["exercise"] "," $c["quantity"] "," $c["value"] }' "$pf")
 inrange=0 total=0
-while IFS=, read -r ex q; do
-    total=$((total + 1))
+while IFS=, read -r ex q k; do
+    selected "$ex" || continue
+    total=$((total + 1)); eval "total_$ex=\$((\${total_$ex:-0} + 1)); in_$ex=\${in_$ex:-0}"
     v=$(echo "$answered" | awk -F, -v e="$ex" -v q="$q" '$1 == e && $2 == q { print $3 }' | tail -n 1 | tr -d ' \r')
     want=$(expect "$q")
     if [ -z "$v" ]; then problem "prediction: exercise $ex $q: not answered"; continue; fi
     case $want in
     yes | no)
-        if [ "$(echo "$v" | tr 'A-Z' 'a-z')" = "$want" ]; then echo "ok   exercise $ex $q: $v"; inrange=$((inrange + 1))
-        else echo "off  exercise $ex $q: $v, the answer is $want"; fi ;;
+        v=$(echo "$v" | tr 'A-Z' 'a-z')
+        if [ "$v" = "$want" ]; then
+            echo "ok   exercise $ex $q: $v"; inrange=$((inrange + 1)); eval "in_$ex=\$((in_$ex + 1))"
+        else
+            h=$(off_hint "$q" "$v" - -)
+            echo "off  exercise $ex $q: $v, the answer is $want${h:+; likely: $h}"
+        fi ;;
     *)
         if awk -v v="$v" -v w="$want" -v t="$tol" 'BEGIN { if (v !~ /^[-+0-9.eE]+$/) exit 2; d = v - w; if (d < 0) d = -d; exit !(d <= t * (w < 0 ? -w : w)) }'; then
-            echo "ok   exercise $ex $q: $v (model $want, within $tol)"; inrange=$((inrange + 1))
+            echo "ok   exercise $ex $q: $v (model $want, within $tol)"; inrange=$((inrange + 1)); eval "in_$ex=\$((in_$ex + 1))"
         elif [ $? = 2 ]; then problem "prediction: exercise $ex $q: '$v' is not a number"
-        else echo "off  exercise $ex $q: $v, the model says $want (tolerance $tol)"; fi ;;
+        else
+            r=$(awk -v v="$v" -v w="$want" 'BEGIN { r = (w != 0 ? v / w : 0); printf (r >= 100 ? "%.0f" : "%.3g"), r }')
+            h=$(off_hint "$q" "$v" "$r" "$k")
+            echo "off  exercise $ex $q: $v, the model says $want (ratio ${r}x, tolerance $tol)${h:+; likely: $h}"
+        fi ;;
     esac
 done < "$pf.q"
 echo "$answered" | awk -F, 'NF' > "$pf.a"
 while IFS=, read -r ex q v; do
-    grep -qx "$ex,$q" "$pf.q" || problem "prediction: exercise $ex $q: no such quantity (--template lists them)"
+    grep -q "^$ex,$q," "$pf.q" || problem "prediction: exercise $ex $q: no such quantity (--template lists them)"
 done < "$pf.a"
-rm -f "$pf.a"
-rm -f "$pf.q"
-echo "grade: $inrange/$total predictions in range (tolerance $tol), $trusted/$rows rows trustworthy (bound_by=link), $problems problem(s)"
+rm -f "$pf.a" "$pf.q"
+
+# ------------------------------------------------------------ the verdicts
+for ex in $sel; do
+    eval "p=\${in_$ex:-0} q=\${total_$ex:-0}"
+    line="verdict: exercise $ex: $p/$q predictions in range"
+    case $ex in 2 | 3) eval "line=\"\$line, \$usable_$ex/\$rows_$ex rows usable\"" ;; esac
+    echo "$line"
+done
+echo "grade: $inrange/$total predictions in range (tolerance $tol), $usable/$rows rows usable ($linkok bound_by=link, $flagged flagged within 10% of their model), $problems problem(s)"
 exit 0

@@ -142,9 +142,25 @@ if sh "$here/lab_scale.sh" "$dir" --no-sim --html "$tmp.scale" >/dev/null 2>&1 &
     cat "$tmp.scale"
 fi
 rm -f "$tmp.scale"
+# readable_units: bin/model's table header in units a reader sees at a
+# glance ("64 KiB per gradient, links of 8 Mbit/s each way, latency a =
+# 1 ms", not "6.5536e-05 GB per gradient, links of 0.001 GB/s"); the
+# seed's "4 GB", "25 GB/s" stay as they are.
+readable_units() {
+    awk 'function bytes(n) { return n >= 1e9 ? sprintf("%g GB", n / 1e9) : n >= 1048576 && n % 1048576 == 0 ? sprintf("%g MiB", n / 1048576) \
+                                : n >= 1024 && n % 1024 == 0 ? sprintf("%g KiB", n / 1024) : sprintf("%g bytes", n) }
+         function rate(b) { return b >= 1e9 ? sprintf("%g GB/s", b / 1e9) : sprintf("%g Mbit/s", b * 8 / 1e6) }
+         function secs(t) { return t >= 1 || t == 0 ? sprintf("%g s", t) : t >= 1e-3 ? sprintf("%g ms", t * 1e3) : sprintf("%g us", t * 1e6) }
+         /^# alpha-beta model .*elements x .* B = .* GB per gradient,$/ {
+             n = split($0, w, " "); for (i = 1; i <= n; i++) { if (w[i] == "elements") p = w[i - 1]; if (w[i] == "B") e = w[i - 1] }
+             sub(/ = [^ ]* GB per gradient,$/, " = " bytes(p * e) " per gradient,"); print; next }
+         /^# links of .* GB\/s each way, latency a = .* s$/ {
+             print "# links of " rate($4 * 1e9) " each way, latency a = " secs($NF == "s" ? $(NF - 1) : $NF); next }
+         { print }'
+}
 if [ -s "$dir/model.txt" ]; then
     echo "<h2>The model's table (bin/model)</h2>"
-    echo "<pre id=\"model\">$(esc < "$dir/model.txt")</pre>"
+    echo "<pre id=\"model\">$(readable_units < "$dir/model.txt" | esc)</pre>"
 fi
 
 echo "<h2>Data</h2><ul id=\"data\">"

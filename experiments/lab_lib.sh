@@ -202,10 +202,12 @@ model_time() { "$PSR_BIN/model" --algo "$1" --K "$2" --bytes "$3" --bw "$4" --la
 
 # k_bytes RATE: the K sweep's n at RATE (unless --bytes was given): it
 # follows the rate down from n at 62.5 MB/s, a power of two, at least
-# 64 KiB.
+# 64 KiB. rate_Bps's 2 / t gives 500 Mbit/s as 62499999.99999999: the
+# comparison allows for that (else n was halved at 500 Mbit/s itself, "the
+# rate is below 500 Mbit/s").
 k_bytes() {
     if [ "$bytes_given" = 1 ]; then echo "$nb"; return; fi
-    awk -v b="$(rate_Bps "$1")" -v nb="$nb" 'BEGIN { p = 65536; while (p * 2 <= nb * b / 62.5e6) p *= 2; print (p < nb ? p : nb) }'
+    awk -v b="$(rate_Bps "$1")" -v nb="$nb" 'BEGIN { p = 65536; while (p * 2 <= nb * b / 62.5e6 * (1 + 1e-9)) p *= 2; print (p < nb ? p : nb) }'
 }
 
 # model_why LINE: the why of bin/model's usage line ("model: --bw x: WHY;

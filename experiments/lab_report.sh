@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # lab_report.sh DIR -- a lab run's results as text on stdout: each sweep's
-# rows against the model, the ring/rd crossover, and what the run flagged.
+# rows against the model, the ring/rd crossover (exercise 8) and exercise
+# 3's two model crossovers, and what the run flagged.
 #
 # experiments/lab.sh prints it after the plots; it can be rerun on any
 # results folder (experiments/lab_report.sh results/RUN), like lab_html.sh.
@@ -38,6 +39,13 @@ vs_model "$dir/k_sweep.csv" K
 echo "model vs measured (time_s / model_s: the median run), size sweep at K = $(man size_sweep | sed 's/^K=\([0-9]*\).*/\1/'):"
 vs_model "$dir/size_sweep.csv" n
 grep '^crossover' "$dir/fit.txt" 2>/dev/null     # ring against rd, measured and model (bin/fit)
+# Exercise 3's crossovers in the model (the ring against the PS, and the
+# ring's latency term against its bandwidth term), apart from the ring/rd
+# ones above (exercise 8), so that neither is read for the other.
+csv_awk 'FNR > 1 && $c["system"] == "ring" && $c["algo"] != "rd" && $c["link_bw"] > 0 && !done {
+    k = $c["K"]; a = $c["link_latency"]; bw = $c["link_bw"]; done = 1
+    if (k > 2) printf "exercise 3, model (K = %d): the ring beats the PS above n = %.0f bytes; its latency and bandwidth terms are equal at n = K a bw = %.0f bytes (the ring/rd crossover above is exercise 8'"'"'s)\n",
+                      k, (2 * k - 4) * a * bw / (2 * k - 2 * (k - 1) / k), k * a * bw }' "$dir/size_sweep.csv" 2>/dev/null
 if [ -n "$(man netns)" ]; then
     echo "namespaces (tc tbf $(man netns | sed 's/.*tc tbf \([^ ]*\) .*/\1/'), latency 0 in the model), K sweep:"
     csv_awk 'FNR > 1 && !/^#/ && $c["model_s"] != "" { printf "  %-4s K=%-3s time %8.4f s  model %8.4f s  ratio %.3f\n",

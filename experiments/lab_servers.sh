@@ -71,11 +71,12 @@ csv_awk -v model="$PSR_BIN/model" -v bw="$link_bw" -v lat="$link_lat" "$flag_awk
     FNR > 1 && $c["model_s"] != "" {
         if ($c["system"] == "ring") { what = "ring"; q = sprintf("--algo ring --K %d", $c["K"]) }
         else { k = $c["placement"] == "separate" ? $c["servers"] : $c["servers"] - $c["K"]
-               what = sprintf("ps k=%d %s", k, $c["placement"])
+               what = $c["placement"] == "separate" ? sprintf("ps colocated + k=%d = %d separate", k, k) \
+                    : k == 0 ? "ps colocated S = K (k=0)" : sprintf("ps colocated + k=%d%s", k, $c["placement"] == "colocated-even" ? " (even)" : "")
                q = sprintf("--algo ps --placement colocated --servers %d --K %d", k, $c["K"]) }
         cmd = sprintf("\"%s\" %s --bytes %s --bw %s --latency %s --quantity t_opt", model, q, $c["bytes"], bw, lat)
         t = "nan"; cmd | getline t; close(cmd)
-        printf "  %-26s time %8.4f s  model %8.4f s  ratio %.3f  t_opt %8.4f s  %d run(s) %.4f..%.4f%s\n", what, $c["time_s"],
+        printf "  %-34s time %8.4f s  model %8.4f s  ratio %.3f  t_opt %8.4f s  %d run(s) %.4f..%.4f%s\n", what, $c["time_s"],
                $c["model_s"], $c["time_s"] / $c["model_s"], t, $c["runs"], $c["run_min_s"], $c["run_max_s"], flag() }' \
     "$out/servers.csv" 2>/dev/null
 [ -n "$placement_note" ] && echo "note: $placement_note"

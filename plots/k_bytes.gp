@@ -19,10 +19,9 @@ MiB = 1048576.0
 # "out" a little right (hollow, drawn last, so nothing covers it). The
 # lines first, then the points on top of them.
 dk = 0.15
-# Flagged (host-bound) rows ringed at K on their bytes in, the square
-# around both points of the row: the counters are right whatever set the
-# pace, the mark says the row's time is not the link's.
-marks = flag_marks("column(c_k)", "column(c_in)/MiB")
+# No flag marks here (k_time.gp has them): a busy or host-bound row's
+# time is the machine's, but its byte counters are exact whatever set the
+# pace, so a mark on a byte count would say nothing.
 plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(is("ps") ? model_bytes("ps", "bytes_in", column(c_k), column(c_bytes))/MiB : NaN) \
         with lines lc rgb ps_color dt 2 title "K n", \
      "" skip 1 using (is("ring") ? column(c_k) : NaN):(is("ring") ? model_bytes("ring", "bytes_in", column(c_k), column(c_bytes))/MiB : NaN) \
@@ -30,5 +29,4 @@ plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(is("ps") ? model_
      "" skip 1 using (is("ps") ? column(c_k) - dk : NaN):(column(c_in)/MiB) with points pt 7 ps 2.5*pscale lc rgb ps_color title "PS server in, measured (left of K)", \
      "" skip 1 using (is("ring") ? column(c_k) - dk : NaN):(column(c_in)/MiB) with points pt 9 ps 2.5*pscale lc rgb ring_color title "ring worker in, measured (left of K)", \
      "" skip 1 using (is("ps") ? column(c_k) + dk : NaN):(column(c_out)/MiB) with points pt 6 ps 2.5*pscale lw 2 lc rgb ps_color title "PS server out, measured (right of K)", \
-     "" skip 1 using (is("ring") ? column(c_k) + dk : NaN):(column(c_out)/MiB) with points pt 8 ps 2.5*pscale lw 2 lc rgb ring_color title "ring worker out, measured (right of K)" \
-     @marks
+     "" skip 1 using (is("ring") ? column(c_k) + dk : NaN):(column(c_out)/MiB) with points pt 8 ps 2.5*pscale lw 2 lc rgb ring_color title "ring worker out, measured (right of K)"

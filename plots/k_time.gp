@@ -5,7 +5,8 @@
 # latency: the CSV's model_s (psr_merge) and bin/model's PS ingress. A
 # ringed point is host-bound: the CPU, not the emulated link, set its pace,
 # so it says nothing about the network; the marker and its key entry say
-# why (style.gp's flag_marks: cpu, busy, or no reason given).
+# why (style.gp's flag_marks: cpu, busy, or no reason given). A flagged
+# PS row is marked twice: its combine point and its ingress point.
 load dir."style.gp"
 if (!exists("sub")) sub = ''
 
@@ -16,7 +17,9 @@ set ylabel "time per step (ms)"
 set offsets graph 0.03, graph 0.03, graph 0.4, 0    # headroom: the key covers no point or line
 set yrange [0:*]
 
-marks = flag_marks("column(c_k)", "1e3*column(c_time)")
+# A flagged row is boxed on every point it draws: the PS's combine and its
+# server's ingress (the same run).
+marks = flag_marks("column(c_k)", "1e3*column(c_time)").flag_marks_more("column(c_k)", "is('ps') ? 1e3*column(c_ingress) : NaN")
 plot sorted(file) skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_time)):(1e3*column(c_tmin)):(1e3*column(c_tmax)) \
         with yerrorbars pt 7 ps 2*pscale lc rgb ps_color title "PS combine step (push+pull), measured", \
      "" skip 1 using (is("ps") ? column(c_k) : NaN):(1e3*column(c_model)) with lines lc rgb ps_color dt 2 title "PS step model: 2(a + K n/bw)", \

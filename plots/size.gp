@@ -15,8 +15,10 @@
 #     bin/model draws them (--sweep: one call per curve), from the same
 #     code that psr_merge writes into every row's model_s
 #     (common/measure/model.c);
-#   - where the ring and rd cross, measured and in the model, as vertical
-#     lines.
+#   - as vertical lines: where the model's ring starts to beat the PS, and
+#     where the ring's latency term equals its bandwidth term (K a bw):
+#     exercise 3's; where the ring and rd cross, measured and in the
+#     model: exercise 8's. Each label names its exercise.
 # This script only draws. The numbers (the fits, the crossovers, the link
 # the model is drawn at) are bin/fit's (experiments/fit.c, which says how
 # they are found; lab.sh keeps its text as fit.txt): `fit --gnuplot` prints
@@ -47,7 +49,7 @@ s_text = pow2 ? "log_2 K" : "(floor(log_2 K) + 2)"
 curve(algo, rows) = (have_model && rows > 0) \
     ? sprintf("< '%s' --algo %s --K %d --bw %.17g --latency %.17g --sweep %.17g,%.17g,200", model, algo, m_k, m_bw, m_a, x_lo, x_hi) \
     : "< true"
-kib(n) = n < 1048576 ? sprintf("%.0f KiB", n/1024) : sprintf("%.3g MiB", n/1048576)
+kib(n) = n < 1048576 ? sprintf("%.3g KiB", n/1024) : sprintf("%.3g MiB", n/1048576)
 
 # ------------------------------------------------------------ the picture
 set title "Time per step vs message size n: parameter server, ring, recursive doubling".(m_k > 0 ? sprintf(" (K = %d)", m_k) : '') \
@@ -65,7 +67,8 @@ x_lo = STATS_min_x / 2; x_hi = STATS_max_x * 2
 set xrange [x_lo : x_hi]
 y_lo = STATS_min_y / 3
 stats file skip 1 using (column(c_tmax)) nooutput
-set yrange [y_lo : STATS_max * 3]
+y_hi = STATS_max * 3
+set yrange [y_lo : y_hi]
 # The key below the panel, one column per algorithm (model, fit, measured),
 # so that it covers no point and no crossover label, and the flagged
 # points' entry a fourth column with its short title (flag_short: with
@@ -74,29 +77,34 @@ set yrange [y_lo : STATS_max * 3]
 flag_short = 1
 set key below center vertical maxrows 3 Left reverse samplen 2 width -5 height 1 font ",16" nobox noopaque
 
-# The crossovers, where they fall inside the panel: the measured one solid,
-# the model's dashed. Their labels at the top, each on the side of its line
-# away from the other line, unless it would run off the panel there (fx:
-# where n lies across the panel, 0 to 1); on the same side, one above the
-# other. Labels sit on white so that no line crosses them.
+# The crossovers, where they fall inside the panel, as vertical lines
+# with their labels at the top: exercise 3's two (the model's n where the
+# ring starts to beat the PS, and where the ring's latency term equals its
+# bandwidth term, K a bw), then exercise 8's (where the ring and rd
+# cross: the model's dashed, the measured one solid), each label naming
+# its exercise so that no one reads the ring-rd crossover as the ring-PS
+# one. The labels stand one below the other, each on the side of its line
+# with room (fx: where n lies across the panel, 0 to 1), on white so
+# that no line crosses them.
 set style textbox opaque noborder margins 1, 1
 fx(n) = log(n / x_lo) / log(x_hi / x_lo)
-show_x = n_x == n_x && fx(n_x) > 0 && fx(n_x) < 1
-show_s = nstar == nstar && n_rd > 0 && fx(nstar) > 0 && fx(nstar) < 1
-pref_right = !show_s || !show_x || n_x >= nstar
-x_right = pref_right ? fx(n_x) < 0.72 : fx(n_x) < 0.25
-s_right = (!pref_right || !show_x) ? fx(nstar) < 0.85 : fx(nstar) < 0.15
-if (show_x) {
-    set arrow 1 from n_x, graph 0 to n_x, graph 1 nohead lw 1 dt 1 lc rgb "#555555" back
-    set label 1 sprintf("ring = rd, measured: %s", kib(n_x)) at n_x, graph 0.95 tc rgb "#555555" font ",18" boxed front
-    if (x_right) { set label 1 left offset 0.6, 0 } else { set label 1 right offset -0.6, 0 }
-}
-if (show_s) {
-    set arrow 2 from nstar, graph 0 to nstar, graph 1 nohead lw 1 dt 2 lc rgb "#555555" back
-    set label 2 sprintf("model n* = %s", kib(nstar)) at nstar, graph (show_x && x_right == s_right ? 0.88 : 0.95) \
-        tc rgb "#555555" font ",18" boxed front
-    if (s_right) { set label 2 left offset 0.6, 0 } else { set label 2 right offset -0.6, 0 }
-}
+inside(n) = n == n && fx(n) > 0 && fx(n) < 1
+# the model's crossovers of exercise 3, from its formulas (2(a + K n b)
+# against 2(K-1) a + 2(K-1)/K n b)
+n_pr = (have_model && n_ps > 0 && n_ring > 0 && m_k > 2) ? (2*m_k - 4) * m_a * m_bw / (2*m_k - 2.0*(m_k - 1)/m_k) : NaN
+n_kab = (have_model && n_ring > 0 && m_k > 1) ? m_k * m_a * m_bw : NaN
+vl_row = 0
+vline(i, n, txt, col, d) = sprintf("set arrow %d from %.17g, graph 0 to %.17g, graph 1 nohead lw 1.5 dt %d lc rgb '%s' back; ", i, n, n, d, col) \
+    .sprintf("set label %d '%s' at %.17g, graph %g tc rgb '%s' font ',17' boxed front %s", i, txt, n, 0.95 - 0.06 * vl_row, col, \
+             fx(n) < 0.6 ? "left offset 0.6, 0" : "right offset -0.6, 0")
+if (inside(n_pr)) { eval vline(1, n_pr, sprintf("ring = PS (ex. 3), model: %s", kib(n_pr)), ps_color, 2); vl_row = vl_row + 1 }
+if (inside(n_kab)) { eval vline(2, n_kab, sprintf("ring: latency = bandwidth term, K a bw (ex. 3): %s", kib(n_kab)), ring_color, 2); vl_row = vl_row + 1 }
+if (inside(nstar) && n_rd > 0) { eval vline(6, nstar, sprintf("ring = rd (ex. 8), model: %s", kib(nstar)), "#555555", 2); vl_row = vl_row + 1 }
+if (inside(n_x)) { eval vline(7, n_x, sprintf("ring = rd (ex. 8), measured: %s", kib(n_x)), "#555555", 1); vl_row = vl_row + 1 }
+# room above the highest bar for the labels: 6% of the panel a label
+vl_f = 0.06 * vl_row + 0.03
+vl_top = exp(log(y_hi / 3) + vl_f / (1 - vl_f) * log(y_hi / 3 / y_lo))
+if (vl_row > 0 && vl_top > y_hi) { set yrange [y_lo : vl_top] }
 
 # The fitted a and b against the link's, bottom right (large n, short
 # times: no point there).

@@ -1,14 +1,17 @@
 # stragglers.gp -- the stragglers section of the lab (experiments/
 # lab_stragglers.sh, issue 16): one slow worker against the ring and the
 # parameter server's modes (sync, backup:B, ssp:N, async).
-#   panel='sweep' (default), stragglers.png: two panels against the
+#   panel='sweep' (default), stragglers.png: three panels against the
 #       straggler's factor F (rank 1 computes F x the others' EMULATED
 #       time), one line per mode:
-#         left   time to the target loss (the CSV's ttt_s), seconds;
-#         right  the step each mode runs at (mode_step_s: ring and sync the
-#                slowest worker's, backup:B the (K-B)-th, ssp and async K /
-#                updates per second), measured (solid) and the cost model's
-#                (model_step_s, bin/model --stragglers, dashed).
+#         left    time to the target loss (the CSV's ttt_s), seconds;
+#         middle  seconds per step of the modes that run in steps
+#                 (mode_step_s: ring and sync the slowest worker's,
+#                 backup:B the (K-B)-th);
+#         right   updates per second of ssp and async (K / mode_step_s);
+#       one unit a panel. Measured (solid, the mode's colour) and the cost
+#       model's (model_step_s, bin/model --stragglers: black dashed with
+#       hollow markers in the mode's colour, drawn on top).
 #   panel='loss', loss_time.png: the loss against wall-clock time at one
 #       factor, one curve per mode, and the target as a dashed line. Takes
 #       losses='MODE=FILE MODE=FILE ...' ("# step loss wall_s" files,
@@ -47,7 +50,19 @@ stats file skip 1 using (column(c_f)) name "F_" nooutput
 # The flag marks, built out here: a macro inside a { } block is expanded
 # when the block is read, before anything in it runs.
 marks_t = c_ttt > 0 ? flag_marks("column(c_f)", "column(c_ttt)") : ''
-marks_s = flag_marks("column(c_f)", "column(c_ms)")
+# The modes that run in steps (the ring, sync, backup:B: seconds per step)
+# and those that run in updates (ssp:N, async: updates per second, K /
+# mode_step_s): two panels, one unit each. idx(m): m's place in `modes`
+# (its colour and dodge stay the same in every panel).
+is_rate(m) = m eq "async" || (strlen(m) >= 3 && m[1:3] eq "ssp")
+step_modes = ''; rate_modes = ''
+do for [i=1:words(modes)] {
+    if (is_rate(word(modes, i))) { rate_modes = rate_modes.word(modes, i).' ' } else { step_modes = step_modes.word(modes, i).' ' }
+}
+idx(m) = sum [i=1:words(modes)] (word(modes, i) eq m ? i : 0)
+at_m(m) = strcol(c_mode) eq m ? column(c_f) + 0.06 * (idx(m) - (nm + 1) / 2.0) : NaN
+marks_s = flag_marks("column(c_f)", "is_rate(strcol(c_mode)) ? NaN : column(c_ms)")
+marks_r = flag_marks("column(c_f)", "is_rate(strcol(c_mode)) ? K / column(c_ms) : NaN")
 
 if (panel eq 'loss') {
     if (!exists("losses") || words(losses) == 0) { exit error "stragglers.gp: panel 'loss' needs losses='MODE=FILE ...'" }
@@ -70,16 +85,16 @@ if (panel eq 'loss') {
             lw 2 lc rgb mode_color(lmode(i)) title ltitle(lmode(i)), \
          target with lines dt 2 lw 2 lc rgb host_color title sprintf("target loss %g", target)
 } else {
-set multiplot layout 1,2 title sprintf("One slow worker of K = %d: the ring and the parameter server's modes", K).(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
+set multiplot layout 1,3 title sprintf("One slow worker of K = %d: the ring and the parameter server's modes", K).(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
 unset logscale x
 set xlabel "the slow worker's factor F"
 set xtics 1
 set xrange [0.5:F_max + 0.5]
 set offsets 0, 0, graph 0.05, 0
-set key top left font ",15" spacing 1.0 samplen 2
+set key top left font ",14" spacing 1.0 samplen 2
 set yrange [0:*]
 
-set title "time to the target loss" font ",20"
+set title "time to the target loss" font ",17"
 set ylabel "seconds"
 if (c_ttt == 0) {
     set label 1 "no ttt_s column: psr_merge\nwithout --target-loss" at graph 0.5, graph 0.5 center font ",18" noenhanced
@@ -93,14 +108,34 @@ if (c_ttt == 0) {
          @marks_t
 }
 
-set title "the step each mode runs at (model dashed)" font ",20"
-set ylabel "seconds per step (ssp, async: K / updates per s)"
-set key top left font ",15" spacing 1.0 samplen 2
-plot for [i=1:words(modes)] file skip 1 using (at(i)):(column(c_ms)) with linespoints \
-        pt mode_pt(word(modes, i)) ps 2*pscale lw 2 lc rgb mode_color(word(modes, i)) title mode_title(word(modes, i)), \
-     for [i=1:words(modes)] file skip 1 using (at(i)):(column(c_mm)) with linespoints \
-        dt 2 lw 1.5 pt 6 ps 1.5*pscale lc rgb mode_color(word(modes, i)) notitle, \
-     NaN with linespoints dt 2 lw 1.5 pt 6 ps 1.5*pscale lc rgb host_color title "model" \
+# The measured lines first, the model on top of them: black dashed with
+# hollow markers in the mode's colour, so that a model under its
+# measured line still shows.
+set title "s per step: ring, sync, backup" font ",17"
+set ylabel "seconds per step"
+set key top left font ",14" spacing 1.0 samplen 2
+if (words(step_modes) == 0) { unset key; plot [] [0:1] -1 notitle; set key } else {
+plot for [i=1:words(step_modes)] file skip 1 using (at_m(word(step_modes, i))):(column(c_ms)) with linespoints \
+        pt mode_pt(word(step_modes, i)) ps 2*pscale lw 2 lc rgb mode_color(word(step_modes, i)) title mode_title(word(step_modes, i)), \
+     for [i=1:words(step_modes)] file skip 1 using (at_m(word(step_modes, i))):(column(c_mm)) with lines \
+        dt 2 lw 1.5 lc rgb host_color notitle, \
+     for [i=1:words(step_modes)] file skip 1 using (at_m(word(step_modes, i))):(column(c_mm)) with points \
+        pt 6 ps 1.6*pscale lw 2 lc rgb mode_color(word(step_modes, i)) notitle, \
+     NaN with linespoints dt 2 lw 1.5 pt 6 ps 1.6*pscale lc rgb host_color title "model" \
      @marks_s
+}
+
+set title "updates per s: ssp, async" font ",17"
+set ylabel "updates per second"
+if (words(rate_modes) == 0) { unset key; plot [] [0:1] -1 notitle; set key } else {
+plot for [i=1:words(rate_modes)] file skip 1 using (at_m(word(rate_modes, i))):(K / column(c_ms)) with linespoints \
+        pt mode_pt(word(rate_modes, i)) ps 2*pscale lw 2 lc rgb mode_color(word(rate_modes, i)) title mode_title(word(rate_modes, i)), \
+     for [i=1:words(rate_modes)] file skip 1 using (at_m(word(rate_modes, i))):(K / column(c_mm)) with lines \
+        dt 2 lw 1.5 lc rgb host_color notitle, \
+     for [i=1:words(rate_modes)] file skip 1 using (at_m(word(rate_modes, i))):(K / column(c_mm)) with points \
+        pt 6 ps 1.6*pscale lw 2 lc rgb mode_color(word(rate_modes, i)) notitle, \
+     NaN with linespoints dt 2 lw 1.5 pt 6 ps 1.6*pscale lc rgb host_color title "model" \
+     @marks_r
+}
 unset multiplot
 }

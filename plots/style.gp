@@ -75,6 +75,12 @@ flag_style(r) = r eq "busy" ? "pt 4 ps 5*pscale lw 2 lc rgb busy_color" : \
 flag_mark(r, x, y) = n_flag(r) > 0 ? sprintf(", file skip 1 using (flag_is('%s') ? %s : NaN):(%s) with points %s title '%s'", \
                                                r, x, y, flag_style(r), flag_title(r)) : ''
 flag_marks(x, y) = flag_mark("cpu", x, y).flag_mark("busy", x, y).flag_mark("sw", x, y).flag_mark("host", x, y)
+# flag_marks_more(x, y): the same marks on a second point of the same rows
+# (k_time.gp: the PS's ingress beside its combine), without key entries of
+# their own: flag_marks drew those. y may be NaN on rows it does not fit.
+flag_mark_nt(r, x, y) = n_flag(r) > 0 ? sprintf(", file skip 1 using (flag_is('%s') ? %s : NaN):(%s) with points %s notitle", \
+                                                  r, x, y, flag_style(r)) : ''
+flag_marks_more(x, y) = flag_mark_nt("cpu", x, y).flag_mark_nt("busy", x, y).flag_mark_nt("sw", x, y).flag_mark_nt("host", x, y)
 
 # The alpha-beta model is bin/model's (common/measure/model.h); no formula is typed
 # here. The caller may set `model` (lab.sh passes $PSR_BIN/model).

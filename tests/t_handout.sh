@@ -98,6 +98,10 @@ awk '$1 == "512" && $2 + 0 > 81.9 && $2 + 0 < 81.95 { ok = 1 } END { exit !ok }'
 grep -h 'max |w_acc - w_big|' "$T_TMP"/out.* | grep -q 'e-1[4-9]' || t_fail "exactness: the distributed step is not within 1e-14"
 grep -hqx identical "$T_TMP"/out.* || t_fail "exercise 5: weights not identical"
 [ -s "$w/results/handout-3/size.png" ] || t_fail "exercise 3: no size.png"
+# --link-bw 500Mbit given: the K sweep keeps its 4 MiB (it was halved once,
+# "the rate is below 500 Mbit/s": 500 Mbit/s read as 62499999.99 bytes/s)
+grep -q 'below 500 Mbit/s' "$w/results/handout-3/manifest.txt" && t_fail "exercise 3: n cut at 500 Mbit/s: $(grep '^cut:' "$w/results/handout-3/manifest.txt")"
+grep -q '^k_sweep: .* bytes=4M ' "$w/results/handout-3/manifest.txt" || t_fail "exercise 3: the K sweep's n is not 4M: $(grep '^k_sweep:' "$w/results/handout-3/manifest.txt")"
 # Exercise 2: the server's bytes per step are K x 4 MiB (plus headers).
 awk -F, '$1 == "ps" && $4 == 8 { if ($14 >= 8 * 4194304 && $14 < 8 * 4194304 * 1.001) ok = 1 } END { exit !ok }' "$T_TMP"/out.* ||
     t_fail "exercise 2: the K=8 server's bytes_in is not 8 x 4 MiB"
@@ -125,7 +129,7 @@ grep -hq 'medians over .*overlap off)' "$T_TMP"/err.* || t_fail "exercise 9: no 
 t_end
 t_case handout-1.4 "every model figure docs/lab-key.md quotes is what bin/model gives (grade.sh --key)"
 key="$PSR_TESTS/../docs/lab-key.md"
-PSR_BIN="$PSR_BIN" sh "$repo/experiments/grade.sh" --key > "$T_TMP/key.csv" 2>"$T_TMP/key.err" || t_fail "grade.sh --key: $(cat "$T_TMP/key.err")"
+PSR_BIN="$PSR_BIN" sh "$repo/experiments/grade.sh" --key --exercises all > "$T_TMP/key.csv" 2>"$T_TMP/key.err" || t_fail "grade.sh --key: $(cat "$T_TMP/key.err")"
 grep -v '^#' "$T_TMP/key.csv" | tail -n +2 | while IFS=, read -r ex q v; do
     case $v in yes | no) continue ;; esac
     grep -Fq "$v" "$key" || echo "$ex $q $v"
@@ -134,6 +138,7 @@ done > "$T_TMP/missing"
 grep -q "292 or 293" "$key" || t_fail "lab-key.md: the unequal shards are not 292 or 293"
 grep -hq 'workers 1\.\.7 have 292\.\.293' "$T_TMP"/out.* || t_fail "exactness: the other shards are not printed as 292..293"
 grep -q 'loses to the ring at every size' "$doc" "$key" && t_fail "the false claim of exercise 3 is back"
+grep -q 'parameter server was at least as fast as the ring\|at 64 KiB ps 12.7 ms' "$key" && t_fail "exercise 3: the claim that the PS beat the ring at 64 KiB is back"
 grep -q 'Explanation' "$doc" && t_fail "the worksheet holds an explanation (answers go in docs/lab-key.md)"
 # the steps column: timed steps only (exercise 6: --steps 1 --warmup 0 shows 1; exercise 2: --steps 4, two warm-up, shows 2)
 [ -n "$acc" ] && { st=$(awk -F, 'NR == 2 { print $6 }' "$T_TMP/out.$acc"); [ "$st" = 1 ] || t_fail "exercise 6: steps $st, want 1"; }

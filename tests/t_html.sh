@@ -32,6 +32,7 @@ row() {   # SYSTEM ALGO K BYTES BOUND_BY
   echo "link_latency: 200us (EMULATED, one-way)"; echo "git: fixture"
   echo "BANNER: THE MACHINE WAS BUSY: 1 run(s) of the sweeps were slowed by other programs <test & check>"; } > "$d/manifest.txt"
 "$m" > "$d/model.txt"
+"$m" --elements 16384 --elem-bytes 4 --bw 8Mbit --latency 1ms --workers 1,2 >> "$d/model.txt"
 for p in k_time k_bytes k_scaling; do
     gnuplot -e "dir='$plots/'; model='$m'; file='$d/k_sweep.csv'; fmt='svg'; out='$d/$p.svg'; sub='fixture'" "$plots/$p.gp" 2>>"$T_TMP/gp.err"
 done
@@ -39,7 +40,7 @@ gnuplot -e "dir='$plots/'; model='$m'; file='$d/size_sweep.csv'; fmt='svg'; out=
     2>>"$T_TMP/gp.err"
 "$PSR_BIN/fit" "$d/size_sweep.csv" > "$d/fit.txt" 2>>"$T_TMP/gp.err"
 
-t_case html-1.1 "lab_html.sh writes index.html atomically: plots, both tables, fit, model, banner (escaped), CSV links, no network"
+t_case html-1.1 "lab_html.sh writes index.html atomically: plots, both tables, fit, model (readable units), banner (escaped), CSV links, no network"
 job 30 bash "$h" "$d"
 expect_rc 0
 f=$d/index.html
@@ -56,6 +57,10 @@ grep -q 'THE MACHINE WAS BUSY' "$f" || t_fail "no banner"
 grep -q '&lt;test &amp; check&gt;' "$f" || t_fail "the banner's < & > are not escaped"
 grep -q '^fit ring: ' "$f" || t_fail "no fit.txt lines"
 grep -q ' 512 ' "$f" || t_fail "no model table"
+# the model table's header in readable units (bin/model prints GB and GB/s)
+grep -q 'x 2 B = 4 GB per gradient,$' "$f" || t_fail "the seed's gradient is not 4 GB"
+grep -q 'x 4 B = 64 KiB per gradient,$' "$f" || t_fail "the lab's gradient not in KiB: $(grep 'per gradient' "$f" | tail -n 1)"
+grep -q '^# links of 8 Mbit/s each way, latency a = 1 ms$' "$f" || t_fail "the lab's link not in Mbit/s and ms: $(grep '^# links of' "$f" | tail -n 1)"
 for c in k_sweep.csv size_sweep.csv manifest.txt; do
     grep -q "<a href=\"$c\">" "$f" || t_fail "no link to $c"
 done

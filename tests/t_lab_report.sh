@@ -17,6 +17,9 @@ expect_grep out '^model vs measured (time_s / model_s: the median run), size swe
 expect_grep out '^  ps   K=8   time   1\.0520 s  model   1\.0506 s  ratio 1\.001  2 run(s) 1\.0518\.\.1\.0522$'
 grep '^crossover' "$ref/fit.txt" >"$T_TMP/xo"
 grep '^crossover' "$T_TMP/out" | cmp -s - "$T_TMP/xo" || t_fail "the crossover lines are not fit.txt's"
+# exercise 3's crossovers apart from exercise 8's (8 Mbit/s, 1 ms, K = 4):
+# 4 a bw / 6.5 = 615 bytes, K a bw = 4000 bytes
+expect_grep out '^exercise 3, model (K = 4): the ring beats the PS above n = 615 bytes; its latency and bandwidth terms are equal at n = K a bw = 4000 bytes'
 expect_grep out '^points whose runs did not settle within 0.05: size_rd_64K (1 runs, spread 0.0000, time budget);'
 expect_grep out '^cut to fit the 180 s budget: K sweep n 4M -> 64K (the rate is below 500 Mbit/s);'
 grep -q 'host-bound\|HOST-BOUND\|^warning' "$T_TMP/out" && t_fail "a host-bound row or warning in a run with none"

@@ -143,14 +143,14 @@ printf '%s\n' "$(head -n 1 "$T_TMP/s.csv")" ps,,tcp,4,4096,3,1.00,1,1,,,1,1,1,1,
     t_fail "lab_points.awk: five runs with one outlier: spread is not (1.03 - 1.00) / 1.02"
 t_end
 
-t_case plot-columns-1.6 "flagged rows are drawn with their reason's marker and key entry (bound_by, or host_bound alone)"
+t_case plot-columns-1.6 "flagged rows are drawn with their reason's marker and key entry (bound_by, or host_bound alone); k_time boxes the PS's ingress too, k_bytes marks no byte count"
 # k.csv's PS row at K = 4 has host_bound = 1 and no bound_by: marked
 # without a reason. With bound_by: busy there, cpu on the ring at K = 2,
 # sw (the link stood idle) on the ring at K = 4.
 awk -F, -v OFS=, 'NR == 1 { print $0, "bound_by"; next } { b = $19 == 1 ? "busy" : "link"; if ($1 == "ring" && $4 == 2) b = "cpu"
                                                           if ($1 == "ring" && $4 == 4) b = "sw"; print $0, b }' \
     "$T_TMP/k.csv" >"$T_TMP/kb.csv"
-for p in k_time k_bytes k_scaling; do
+for p in k_time k_scaling; do
     table $p "$T_TMP/kb.csv" "$T_TMP/kb.$p.tab"
     expect_rc 0
     awk '/Curve title: "host-bound: other programs kept the CPUs busy \(busy\)"/ { on = 1; next } /Curve title/ { on = 0 }
@@ -163,9 +163,18 @@ for p in k_time k_bytes k_scaling; do
          on && $1 == 4 && $3 == "i" { n++ } END { exit n < 1 }' "$T_TMP/kb.$p.tab" ||
         t_fail "$p: the sw row (ring K = 4) is not drawn with the sw marker"
 done
+# k_time: the busy PS row boxed on both its points, the combine and the
+# server's ingress (the marks' second curve has no key entry of its own).
+# (its ingress, 66.4222 ms, drawn twice: the point and its box)
+[ "$(grep -c '^ 4  66.4222  i' "$T_TMP/kb.k_time.tab")" = 2 ] ||
+    t_fail "k_time: the busy PS row (K = 4) is not boxed on its ingress point"
+# k_bytes: no flag marks (byte counters are exact whatever set the pace)
+table k_bytes "$T_TMP/kb.csv" "$T_TMP/kb.k_bytes.tab"
+expect_rc 0
+grep -q 'host-bound\|link idle' "$T_TMP/kb.k_bytes.tab" && t_fail "k_bytes: flag marks on the byte counts"
 awk '/Curve title: "host-bound: the CPU, not the link, set the pace"/ { on = 1; next } /Curve title/ { on = 0 }
-     on && $1 == 4 && $3 == "i" { n++ } END { exit n != 1 }' "$T_TMP/k_time.tab" ||
-    t_fail "k_time: without bound_by, the host_bound row is not marked (no reason)"
+     on && $1 == 4 && $3 == "i" { n++ } END { exit n != 2 }' "$T_TMP/k_time.tab" ||
+    t_fail "k_time: without bound_by, the host_bound row is not marked (no reason) on its combine and ingress"
 grep -q 'busy' "$T_TMP/k_time.tab" && t_fail "k_time: a busy key entry without a bound_by column"
 awk -F, -v OFS=, 'NR == 1 { print $0, "bound_by"; next } { b = $19 == 1 ? "busy" : "link"; print $0, b }' "$T_TMP/s.csv" >"$T_TMP/sb.csv"
 sed -i 's/^ring,rd,tcp,4,4096,\(.*\),0,link$/ring,rd,tcp,4,4096,\1,1,busy/' "$T_TMP/sb.csv"
