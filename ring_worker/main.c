@@ -56,7 +56,7 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
-    "       [--algo ring|rd|rabenseifner|tree|dbtree] [--compress none|fp16|bf16]\n"
+    "       [--algo ring|rd|rabenseifner|tree|dbtree] [--compress none|fp16|bf16|powersgd:R]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
@@ -70,7 +70,9 @@ static const char synopsis[] =
     "the ring's bytes); --algo tree by a pipelined binary tree (reduce up, broadcast\n"
     "down, 128 KiB segments), --algo dbtree by NCCL's double binary tree.\n"
     "--compress fp16|bf16 sends the all-reduce's values as 16-bit floats (half an f32\n"
-    "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd).\n"
+    "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd);\n"
+    "--compress powersgd:R all-reduces rank-R factors P and Q of each weight matrix\n"
+    "(two rounds, error feedback; powersgd:R:noef without) when training.\n"
     "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
     "reduce_scatter, all_gather, broadcast, reduce (--root R), alltoall (--imbalance F:\n"
     "rank --root gets F times the average share from every rank, as MoE routing skews).\n"
@@ -220,9 +222,17 @@ static void pick_compress(struct opts *o, int kind, int algo)
     if (!o->compress_arg)
         return;
     if (compress_parse(o->compress_arg, &o->compress) != 0)
-        usage_fail_value("--compress", o->compress_arg, "not none, fp16 or bf16");
+        usage_fail_value("--compress", o->compress_arg, "not none, fp16 or bf16, nor "
+                         "powersgd:R[:noef] (R 1..16)");
     if (o->compress == COMPRESS_NONE)
         return;
+    if (COMPRESS_KIND(o->compress) == COMPRESS_POWERSGD && (o->bench || o->sync_every > 1 ||
+                                                            o->mistake != MISTAKE_NONE))
+        usage_fail_value("--compress", o->compress_arg, o->bench
+                         ? "compresses training's gradient (the layers' shapes come from the "
+                         "workload); it needs training, not --bench" : o->sync_every > 1
+                         ? "compresses every step's gradient; it needs --sync-every 1"
+                         : "runs on the plain step; it needs no --mistake");
     if (kind != COLL_TCP)
         usage_fail_value("--compress", o->compress_arg, "compresses psring's host ring and rd "
                          "only; it needs --device cpu --transport tcp");
@@ -310,9 +320,11 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
           "for small messages), Rabenseifner (2 log2 K steps, the ring's bytes), a "
           "pipelined binary tree (tree) or NCCL's double binary tree (dbtree)",
           0, 0, NULL },
-        { "compress", CLI_STRING, &o->compress_arg, "none|fp16|bf16",
+        { "compress", CLI_STRING, &o->compress_arg, "none|fp16|bf16|powersgd:R[:noef]",
           "the all-reduce's wire format: fp16 or bf16 halve an f32 run's payload (rounded "
-          "each hop, summed in --dtype; CPU ring and rd)", 0, 0, NULL },
+          "each hop, summed in --dtype; CPU ring and rd); powersgd:R sends rank-R factors "
+          "of each weight matrix in two all-reduces, with error feedback (:noef: without)",
+          0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
         { "minbytes", CLI_SIZE, &o->minbytes, "SIZE", "-b: smallest size (default 4K)",

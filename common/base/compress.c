@@ -15,6 +15,7 @@
 
 #include "dtype.h"
 #include "err.h"
+#include "powersgd.h"
 #include "vec.h"
 
 static uint32_t f32_bits(float f)
@@ -151,15 +152,31 @@ static void none_decode(void *dst, const void *wire, size_t n, int dtype)
 }
 
 static const struct compressor table[] = {
-    { COMPRESS_NONE, "none", 0, 1, 0, none_encode, none_decode, vec_add_finite },
-    { COMPRESS_FP16, "fp16", 2, 1, 0, f16_encode, f16_decode, f16_add_finite },
-    { COMPRESS_BF16, "bf16", 2, 1, 0, bf16_encode, bf16_decode, bf16_add_finite },
+    { COMPRESS_NONE, "none", 0, 1, 0, 1, none_encode, none_decode, vec_add_finite },
+    { COMPRESS_FP16, "fp16", 2, 1, 0, 1, f16_encode, f16_decode, f16_add_finite },
+    { COMPRESS_BF16, "bf16", 2, 1, 0, 1, bf16_encode, bf16_decode, bf16_add_finite },
+    /* the factors travel in the dtype; the state is the residual */
+    { COMPRESS_POWERSGD, "powersgd", 0, 1, 1, 2, NULL, NULL, NULL },
+};
+
+/* The names of the parameterized kinds, static (compress_name's result
+ * lives as long as the program): powersgd:R, then powersgd:R:noef. */
+#define PSGD_N(r) "powersgd:" #r, "powersgd:" #r ":noef"
+static const char *const psgd_names[2 * PSGD_MAX_RANK] = {
+    PSGD_N(1), PSGD_N(2), PSGD_N(3), PSGD_N(4), PSGD_N(5), PSGD_N(6), PSGD_N(7), PSGD_N(8),
+    PSGD_N(9), PSGD_N(10), PSGD_N(11), PSGD_N(12), PSGD_N(13), PSGD_N(14), PSGD_N(15),
+    PSGD_N(16),
 };
 
 const struct compressor *compress_get(int kind)
 {
+    int base = COMPRESS_KIND(kind), r = COMPRESS_PSGD_RANK(kind);
+
+    if (kind < 0 || (base == COMPRESS_POWERSGD
+                     ? r < 1 || r > PSGD_MAX_RANK || (kind >> 17) != 0 : kind != base))
+        return NULL;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (table[i].kind == kind)
+        if (table[i].kind == base)
             return &table[i];
     return NULL;
 }
@@ -167,8 +184,13 @@ const struct compressor *compress_get(int kind)
 int compress_parse(const char *s, int *kind)
 {
     for (size_t i = 0; s && i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(s, table[i].name) == 0) {
+        if (table[i].rounds == 1 && strcmp(s, table[i].name) == 0) {
             *kind = table[i].kind;
+            return 0;
+        }
+    for (int i = 0; s && i < 2 * PSGD_MAX_RANK; i++)
+        if (strcmp(s, psgd_names[i]) == 0) {
+            *kind = COMPRESS_PSGD(i / 2 + 1, i % 2);
             return 0;
         }
     return ERR_USAGE;
@@ -177,6 +199,9 @@ int compress_parse(const char *s, int *kind)
 const char *compress_name(int kind)
 {
     const struct compressor *c = compress_get(kind);
+
+    if (c && c->kind == COMPRESS_POWERSGD)
+        return psgd_names[2 * (COMPRESS_PSGD_RANK(kind) - 1) + !COMPRESS_PSGD_EF(kind)];
     return c ? c->name : "?";
 }
 

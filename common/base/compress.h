@@ -45,7 +45,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum compress_kind { COMPRESS_NONE = 0, COMPRESS_FP16, COMPRESS_BF16 };
+enum compress_kind { COMPRESS_NONE = 0, COMPRESS_FP16, COMPRESS_BF16, COMPRESS_POWERSGD };
+
+/* A PARAMETERIZED KIND (powersgd:R[:noef]): the int that --compress
+ * parses to, the HELLO carries (u32 at 24) and the rendezvous compares
+ * holds the enum in its low 8 bits and the compressor's parameters above
+ * (powersgd: R in bits 8..15, 1..PSGD_MAX_RANK; bit 16 set: no error
+ * feedback). compress_get takes the whole int and refuses parameters a
+ * kind does not have; the table entry is the kind's, whatever R. A
+ * compressor with rounds 2 (PowerSGD) has no encode/decode/add_finite:
+ * its factors depend on the layers' shapes and on two all-reduces, so
+ * it runs in its own module (base/powersgd.h, coll/coll_psgd.h) and the
+ * one-pass collectives (coll_cmp.h) refuse it. */
+#define COMPRESS_KIND(k) ((k) & 0xff)
+#define COMPRESS_PSGD(r, noef) (COMPRESS_POWERSGD | ((r) << 8) | ((noef) ? 1 << 16 : 0))
+#define COMPRESS_PSGD_RANK(k) (((k) >> 8) & 0xff)
+#define COMPRESS_PSGD_EF(k) (((k) >> 16 & 1) == 0)
 
 struct compressor {
     int kind;                   /* enum compress_kind */
@@ -53,6 +68,7 @@ struct compressor {
     size_t wire_bytes;          /* per element; 0: the dtype's size */
     int linear;                 /* summable hop by hop (ring, rd) */
     size_t state_elems;         /* error-feedback state per element; 0: none */
+    int rounds;                 /* all-reduces per step: 1, or 2 (PowerSGD: P, then Q) */
     void (*encode)(void *wire, const void *src, size_t n, int dtype, void *state);
     void (*decode)(void *dst, const void *wire, size_t n, int dtype);
     int (*add_finite)(void *acc, const void *wire, size_t n, int dtype, size_t *bad);
@@ -60,9 +76,11 @@ struct compressor {
 
 /* compress_get: the compressor of kind, or NULL for a value that is none. */
 const struct compressor *compress_get(int kind);
-/* compress_parse: "none", "fp16", "bf16" -> 0 and *kind; else ERR_USAGE. */
+/* compress_parse: "none", "fp16", "bf16", "powersgd:R" or
+ * "powersgd:R:noef" (R 1..16) -> 0 and *kind; else ERR_USAGE. */
 int compress_parse(const char *s, int *kind);
-/* compress_name: the kind's name, "?" for a value that is none. */
+/* compress_name: the kind's name as --compress spells it ("powersgd:2",
+ * "powersgd:4:noef"), "?" for a value that is none. */
 const char *compress_name(int kind);
 /* compress_wire_size: bytes per element on the wire for dtype. */
 size_t compress_wire_size(const struct compressor *c, int dtype);

@@ -47,9 +47,12 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
                        cfg->algo == COLL_RABENSEIFNER ? "rabenseifner"
                        : cfg->algo == COLL_TREE ? "tree" : "dbtree");
         c->comp = compress_get(cfg->compress);
+        c->compress = cfg->compress;
         c->wire_n = cfg->max_n;
-        c->wire = malloc((cfg->max_n ? cfg->max_n : 1) * compress_wire_size(c->comp, cfg->dtype));
-        if (!c->wire)
+        if (c->comp->encode)    /* PowerSGD keeps its own buffers (coll_psgd.h) */
+            c->wire = malloc((cfg->max_n ? cfg->max_n : 1) *
+                             compress_wire_size(c->comp, cfg->dtype));
+        if (c->comp->encode && !c->wire)
             return fail(err, -ENOMEM, "--compress: out of memory for the wire buffer");
     }
     if (cfg->algo == COLL_RD) {
@@ -191,6 +194,9 @@ int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
     if (c->comp && n > c->wire_n)
         return fail(err, ERR_USAGE, "coll_allreduce: %zu elements, more than the %zu "
                    "coll_init's max_n allows", n, c->wire_n);
+    if (c->comp && !c->comp->encode)
+        return fail(err, ERR_USAGE, "coll_allreduce: --compress %s needs the layers' shapes: "
+                   "coll_psgd_allreduce (coll_psgd.h)", compress_name(c->compress));
     if (c->comp && c->algo == COLL_RD)
         return rd_allreduce_cmp(&c->rd, buf, n, c->dtype, c->comp, c->wire, err);
     if (c->comp)
@@ -200,7 +206,7 @@ int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
 
 const char *coll_compress_name(const struct coll *c)
 {
-    return c->comp ? c->comp->name : "none";
+    return c->comp ? compress_name(c->compress) : "none";
 }
 
 uint64_t coll_wire_bytes(const struct coll *c, uint64_t bytes)
