@@ -107,6 +107,7 @@
 #include "train/cli_common.h"
 #include "train/compute.h"
 #include "base/compress.h"
+#include "base/powersgd.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "measure/metrics.h"
@@ -195,6 +196,8 @@ static int usage_error(const char *msg)
  * link, so bytes_in and bytes_out are the wire's. The ring and rd only:
  * the PS's pushes shrink but its weights come back in full, not one
  * factor. 0, or the usage line and CLI_EXIT_USAGE. */
+static struct { int rank; double es, cost; } psq;  /* powersgd:R (model_psgd) */
+
 static int wire_factor(const char *name, const char *dt, int algo, double *f)
 {
     int kind, d = DTYPE_F32;
@@ -208,7 +211,7 @@ static int wire_factor(const char *name, const char *dt, int algo, double *f)
         return usage_error(msg);
     }
     if (name && compress_parse(name, &kind) != 0) {
-        snprintf(msg, sizeof msg, "--compress %.40s: not none, fp16 or bf16", name);
+        snprintf(msg, sizeof msg, "--compress %.40s: not none, fp16, bf16 or powersgd:R", name);
         return usage_error(msg);
     }
     if (!name || kind == COMPRESS_NONE)
@@ -219,7 +222,17 @@ static int wire_factor(const char *name, const char *dt, int algo, double *f)
         return usage_error(msg);
     }
     *f = (double)compress_wire_size(compress_get(kind), d) / (double)dtype_size(d);
+    psq.es = (double)dtype_size(d);
+    psq.rank = COMPRESS_KIND(kind) == COMPRESS_POWERSGD ? COMPRESS_PSGD_RANK(kind) : 0;
     return 0;
+}
+
+/* psq_measure: powersgd's cost per element, measured on `bytes` (psgd_cost), said on stderr. */
+static void psq_measure(double bytes)
+{
+    psq.cost = fmax(0.0, psgd_cost((size_t)(bytes / psq.es), psq.rank, psq.es == 8 ? DTYPE_F64 : DTYPE_F32));
+    fprintf(stderr, "model: powersgd:%d: the compressor's cost %.3g s per element (measured here: "
+            "encode and decode at K 1, CPU time; --compress-cost S gives it)\n", psq.rank, psq.cost);
 }
 
 /* print_table: the seed's exercise table (the default output). */
@@ -343,6 +356,8 @@ static double evaluate(int algo, int q, int k, int servers, int even, double byt
         return model_ps_pipelined(algo, k, servers, bytes, bucket, bw, lat);
     if (even)
         return model_ps_mix(q, k, servers, 1.0 / (k + servers), bytes, bw, lat);
+    if (psq.rank)
+        return model_psgd(algo, q, k, bytes, psq.es, psq.rank, psq.cost, bw, lat);
     return model_query(algo, q, k, servers, bytes, bw, lat);
 }
 
@@ -544,9 +559,12 @@ int main(int argc, char **argv)
         { "bubble", CLI_BOOL, &other.bubble, NULL, "the pipeline bubble (P-1)/(M+P-1) (--stages P --micro M)", 0, 0, NULL },
         { "stages", CLI_INT, &other.stages, "P", "--bubble: pipeline stages", 1, 1000000, NULL },
         { "micro", CLI_INT, &other.micro, "M", "--bubble: micro-batches", 1, 0, NULL },
-        { "compress", CLI_STRING, &compress, "none|fp16|bf16", "query, ring|rd: the wire format "
-          "(bytes N are --dtype's; the link carries fp16/bf16: N x 2 / its size)", 0, 0, NULL },
+        { "compress", CLI_STRING, &compress, "none|fp16|bf16|powersgd:R", "query, ring|rd: the wire format "
+          "(bytes N are --dtype's; the link carries fp16/bf16: N x 2 / its size; powersgd:R: N as a "
+          "near-square matrix, two all-reduces of its factors)", 0, 0, NULL },
         { "dtype", CLI_STRING, &dt, "f32|f64", "--compress: the elements' type (default f32)", 0, 0, NULL },
+        { "compress-cost", CLI_DOUBLE, &psq.cost, "S", "--compress powersgd:R: its CPU seconds per element "
+          "(default: measured here, said on stderr)", 0, 0, NULL },
         { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
         { "stragglers", CLI_STRING, &strag.mode, "MODE", "the straggler models: sync|ring|backup:B (s per step), async|ssp (updates/s)", 0, 0, NULL },
         { "backward-time", CLI_TIME, &strag.cm.base, "TIME", "--stragglers: EMULATED backward time T (the run's)", 0, 0, NULL },
@@ -566,7 +584,7 @@ int main(int argc, char **argv)
                    "             --bw RATE [--latency TIME]\n"
                    "             [--servers S] [--placement separate|colocated] [--even-split] [--bucket SIZE]\n"
                    "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined]\n"
-                   "             [--compress none|fp16|bf16 [--dtype f32|f64]] (ring, rd)\n"
+                   "             [--compress none|fp16|bf16|powersgd:R [--dtype f32|f64] [--compress-cost S]]\n"
                    "       model --split --K K [--servers k] [--elements P] [--even-split]\n"
                    "       model --crossover --K K --bw RATE [--latency TIME]\n"
                    "       model --coll NAME --K K --bytes N|--sweep LO,HI,N [--bw RATE] [--latency TIME]\n"
@@ -651,6 +669,8 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     if (!k)
         return usage_error("a query needs --K");
+    if (psq.rank && q == MODEL_TIME && psq.cost == 0 && isnan(bytes) == !!sweep.n)
+        psq_measure(isnan(bytes) ? sweep.hi : bytes);
     if (isnan(bytes) == !sweep.n)
         return usage_error("a query needs one of --bytes and --sweep");
     int timed = q == MODEL_TIME || q == MODEL_INGRESS || q == MODEL_EGRESS || q == MODEL_TOPT ||

@@ -565,6 +565,9 @@ static int role_flags(struct run *r, const char *name)
         snprintf(msg, sizeof msg, "--sync-every %d: %s", r->sync_every, sync_why(r));
     else if (name && compress_parse(name, &r->compress) != 0)
         snprintf(msg, sizeof msg, "--compress %s: not none, fp16 or bf16", cli_value(name, q));
+    else if (COMPRESS_KIND(r->compress) == COMPRESS_POWERSGD)
+        snprintf(msg, sizeof msg, "--compress %s: runs on ring_worker's ring and rd; the "
+                 "parameter server's two rounds (P, then Q) are not built", cli_value(name, q));
     else if (r->cuda && r->compress != COMPRESS_NONE)
         snprintf(msg, sizeof msg, "--compress %s: compresses the CPU worker's pushes only; "
                  "it needs --device cpu", compress_name(r->compress));

@@ -316,6 +316,8 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
         sim_usage_fail("--bucket-size: the ring's buckets need --payload real (sizes: one all-reduce)");
     if (o->compress && compress_parse(o->compress, &j->compress) != 0)
         sim_usage_fail("--compress: none, fp16 or bf16");
+    if (COMPRESS_KIND(j->compress) == COMPRESS_POWERSGD)
+        sim_usage_fail("--compress powersgd: not simulated (its two rounds run on bin/ring_worker)");
     if (j->compress && (j->ps || !j->real))
         sim_usage_fail("--compress: simulated on the ring with real payloads only (psring_sim ring "
                        "K --payload real); the PS's runs on bin/ps_worker");

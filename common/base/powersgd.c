@@ -15,11 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "dtype.h"
 #include "err.h"
 #include "rng.h"
 #include "vec.h"
 
+/* A column whose norm after the projections is below this share of its
+ * norm before them lies in the span of the earlier ones (M's rank is
+ * below R, or P is degenerate): what is left is rounding, and
+ * normalizing it would add a direction of noise. It becomes 0. */
+#define PSGD_DEPENDENT 1e-9
 #define PSGD_Q_SEED 0x70737364ull      /* "psgd": Q's start, the same on every rank */
 
 int psgd_pays(size_t rows, size_t cols, int rank)
@@ -144,6 +150,9 @@ nomem:
 void psgd_orthonormalize(double *p, size_t rows, int r)
 {
     for (int k = 0; k < r; k++) {
+        double before = 0;
+        for (size_t x = 0; x < rows; x++)
+            before += p[x * (size_t)r + (size_t)k] * p[x * (size_t)r + (size_t)k];
         for (int i = 0; i < k; i++) {           /* modified Gram-Schmidt */
             double dot = 0;
             for (size_t x = 0; x < rows; x++)
@@ -155,6 +164,8 @@ void psgd_orthonormalize(double *p, size_t rows, int r)
         for (size_t x = 0; x < rows; x++)
             norm += p[x * (size_t)r + (size_t)k] * p[x * (size_t)r + (size_t)k];
         norm = sqrt(norm);
+        if (!(norm > PSGD_DEPENDENT * sqrt(before)))
+            norm = 0;                   /* in the span of the columns before: rounding's rest */
         for (size_t x = 0; x < rows; x++)
             p[x * (size_t)r + (size_t)k] = norm > 0 && isfinite(norm)
                                            ? p[x * (size_t)r + (size_t)k] / norm : 0.0;
@@ -211,19 +222,21 @@ void psgd_encode_q(struct psgd *ps, size_t first, size_t count)
 
     for (size_t j = 0; j < ps->nmat; j++) {
         const struct psgd_mat *mt = &ps->mat[j];
-        double *m = ps->m + mt->first, *p = ps->pall + ps->poff[j];
+        double *m = ps->m + mt->first, *p = ps->pall + ps->poff[j], *q = ps->q + ps->qoff[j];
         if (!inside(ps, j, first, end))
             continue;
         for (size_t x = 0; x < mt->rows * r; x++)
             p[x] = vec_get(ps->round[0], at0 + x, ps->dtype);
         psgd_orthonormalize(p, mt->rows, ps->rank);
-        for (size_t c = 0; c < mt->cols; c++)
-            for (size_t k = 0; k < r; k++) {
-                double s = 0;
-                for (size_t x = 0; x < mt->rows; x++)
-                    s += m[x * mt->cols + c] * p[x * r + k];
-                vec_set(ps->round[1], at1 + c * r + k, ps->dtype, s);
-            }
+        /* Q_i = M^T P^ row by row of M (the warm start in q is spent:
+         * step 2 used it), summed over x in order for each (c, k). */
+        memset(q, 0, mt->cols * r * sizeof *q);
+        for (size_t x = 0; x < mt->rows; x++)
+            for (size_t c = 0; c < mt->cols; c++)
+                for (size_t k = 0; k < r; k++)
+                    q[c * r + k] += m[x * mt->cols + c] * p[x * r + k];
+        for (size_t x = 0; x < mt->cols * r; x++)
+            vec_set(ps->round[1], at1 + x, ps->dtype, q[x]);
         at0 += mt->rows * r;
         at1 += mt->cols * r;
     }
@@ -256,4 +269,37 @@ int psgd_decode(struct psgd *ps, void *g, size_t first, size_t count, int world,
     raw(ps, g, first, count, at0, 0);
     return vec_check_finite((unsigned char *)g + first * dtype_size(ps->dtype), count, ps->dtype,
                             bad);
+}
+
+double psgd_cost(size_t n, int rank, int dtype)
+{
+    size_t cap = (size_t)1 << 22, es = dtype_size(dtype);
+    struct psgd_mat mat = { 0, 0, 0 };
+    struct psgd ps;
+    unsigned char *g;
+    double t0, t = 0;
+    int reps = 0;
+
+    psgd_near_square(n < cap ? n : cap, &mat.rows, &mat.cols);
+    n = mat.rows * mat.cols;
+    if (es == 0 || !psgd_pays(mat.rows, mat.cols, rank))
+        return 0;
+    if (psgd_init(&ps, n, 0, dtype, &mat, 1, rank, 1, 1) != 0 || !(g = malloc(n * es))) {
+        psgd_destroy(&ps);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        vec_set(g, i, dtype, sin((double)i));
+    t0 = clock_cpu_seconds();
+    while (reps < 2 || t < 0.05) {      /* each decode's M^ is the next step's gradient */
+        size_t bad;
+        psgd_encode_p(&ps, g, 0, n);        /* K = 1: round 0 is its own sum */
+        psgd_encode_q(&ps, 0, n);
+        (void)psgd_decode(&ps, g, 0, n, 1, &bad);
+        reps++;
+        t = clock_cpu_seconds() - t0;
+    }
+    free(g);
+    psgd_destroy(&ps);
+    return t / ((double)reps * (double)n);
 }

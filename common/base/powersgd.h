@@ -13,8 +13,10 @@
  *   3. P = sum_i P_i            ROUND 0: an exact all-reduce (any sum: the
  *                                factors are linear in M)
  *   4. P^ = orth(P)             modified Gram-Schmidt on P's R columns, in
- *                                double; a column whose norm is 0 (or not
- *                                finite) after the projections becomes 0
+ *                                double; a column whose norm after the
+ *                                projections is 0, not finite, or below
+ *                                1e-9 of its norm before them (dependent:
+ *                                M's rank below R) becomes 0
  *   5. Q_i = M_i^T P^
  *   6. Q = sum_i Q_i            ROUND 1: the second all-reduce
  *   7. M^ = P^ Q^T              (= P^ P^T sum_i M_i: the sum's projection
@@ -111,5 +113,13 @@ void psgd_orthonormalize(double *p, size_t rows, int r);
 /* psgd_wire_elems: round 0 + round 1 elements for the whole [0, n + extra):
  * what one all-reduce pair carries per step. */
 size_t psgd_wire_elems(const struct psgd *ps, size_t extra);
+
+/* psgd_cost: the compressor's own CPU seconds per element of the vector
+ * (steps 1-2, 4-5 and 7-8 at K = 1: its encode and decode, no all-reduce),
+ * measured here in a loop over a near-square matrix of n elements (at
+ * most 2^22) at rank R and dtype, for at least 50 ms of CPU time; 0 for a
+ * matrix that does not pay (nothing to compute), a negative code when it
+ * cannot allocate. For bin/model's time (model_psgd, measure/model.h). */
+double psgd_cost(size_t n, int rank, int dtype);
 
 #endif /* POWERSGD_H */

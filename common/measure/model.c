@@ -5,6 +5,8 @@
 
 #include "model.h"
 
+#include "base/powersgd.h"
+
 int model_rd_steps(int k)
 {
     int steps = 0;
@@ -464,4 +466,18 @@ double model_ssp_rate(int k, const double *compute, double t)
     double slow = model_sync_step(k, compute, t);
 
     return isnan(slow) ? NAN : (double)k / slow;
+}
+
+double model_psgd(enum model_algo algo, enum model_quantity q, int k, double bytes, double es,
+                  int rank, double cost, double bw, double lat)
+{
+    size_t n = (size_t)(bytes / es), rows, cols;
+    double v;
+
+    psgd_near_square(n, &rows, &cols);
+    if (!psgd_pays(rows, cols, rank))
+        return model_query(algo, q, k, 0, bytes, bw, lat);
+    v = model_query(algo, q, k, 0, (double)(rows * (size_t)rank) * es, bw, lat) +
+        model_query(algo, q, k, 0, (double)(cols * (size_t)rank) * es, bw, lat);
+    return q == MODEL_TIME ? v + cost * (double)n : v;
 }
