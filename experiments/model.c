@@ -528,6 +528,7 @@ int main(int argc, char **argv)
     struct other other = { NULL, 0, 0, 0, 0, 1, 0, 1.0 };
     struct strag strag = { NULL, { 0 }, -1, 0, 0 };
 
+    psq.cost = NAN;             /* --compress-cost: not given, measured */
     compute_model_init(&strag.cm);
     strag.cm.seed = 7;          /* the runs' default --seed (cli_common.c) */
     const struct cli_opt opts[] = {
@@ -669,7 +670,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     if (!k)
         return usage_error("a query needs --K");
-    if (psq.rank && q == MODEL_TIME && psq.cost == 0 && isnan(bytes) == !!sweep.n)
+    if (psq.rank && q == MODEL_TIME && isnan(psq.cost) && isnan(bytes) == !!sweep.n)
         psq_measure(isnan(bytes) ? sweep.hi : bytes);
     if (isnan(bytes) == !sweep.n)
         return usage_error("a query needs one of --bytes and --sweep");
