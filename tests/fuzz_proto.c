@@ -237,6 +237,13 @@ static void fixed_size(int rc, size_t len, size_t size)
     must((rc == ERR_PROTO_SIZE) == (len != size));
 }
 
+/* psgd_or_16bit: a compress field the HELLO accepts (compress.h). */
+static int psgd_or_16bit(uint64_t v)
+{
+    uint64_t r = (v >> 8) & 0xff;
+    return v <= 2 || ((v & 0xff) == 3 && r >= 1 && r <= 16 && (v >> 17) == 0);
+}
+
 static void check_hello(const uint8_t *in, size_t len)
 {
     struct proto_hello h;
@@ -247,13 +254,14 @@ static void check_hello(const uint8_t *in, size_t len)
     if (rc == ERR_PROTO_SIZE)
         return;
     proto_hello_encode(&h, again);
-    /* Bytes 24..27 are compress: 0, 1 or 2 (compress.h); 28..31 --sync-every
+    /* Bytes 24..27 are compress: 0, 1 or 2, or powersgd 3 | R << 8 | noef
+     * << 16 with R 1..16 (compress.h); 28..31 --sync-every
      * H: 0 (every step) or 2 .. 2^32 - 1; decode refuses others; an
      * accepted one round-trips. */
     must(memcmp(again, in, 24) == 0 && memcmp(again + 32, in + 32, 8) == 0);
     int ok = h.dtype <= 2 && dtype_size((int)h.dtype) != 0
              && h.workload >= 1 && h.workload <= 3 && h.n >= 1 && h.batch >= 1
-             && le(in + 24, 4) <= 2 && le(in + 28, 4) != 1;
+             && psgd_or_16bit(le(in + 24, 4)) && le(in + 28, 4) != 1;
     must((rc == 0) == ok);
     must(rc != 0 || memcmp(again + 24, in + 24, 8) == 0);
 }

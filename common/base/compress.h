@@ -1,5 +1,5 @@
 /* compress.h -- gradient compressors: what a vector becomes on the wire
- * (--compress none|fp16|bf16), behind one interface that later
+ * (--compress none|fp16|bf16|powersgd:R), behind one interface that later
  * compressors (PowerSGD, top-k, sign) take too.
  *
  * A compressor turns n elements of a gradient (f32 or f64, the job's
@@ -24,6 +24,9 @@
  *                re-encoded hop by hop (the ring's reduce-scatter, rd's
  *                exchanges): fp16, bf16, PowerSGD's factors. Top-k with
  *                each worker's own indices is not: it needs the PS.
+ *   rounds       all-reduces per step: 1 (the codecs above), 2 for
+ *                PowerSGD (P, then Q; A PARAMETERIZED KIND below), whose
+ *                encode, decode and add_finite are NULL.
  *
  * THE FORMATS. fp16: IEEE 754 binary16 (1, 5, 10 bits: max 65504,
  * subnormals down to 2^-24). bf16: the top 16 bits of an f32 (1, 8, 7:
