@@ -4,6 +4,7 @@
 # bit-identical and the loss going down; the bytes the links count per
 # step are the model's, two all-reduces of the factors (and the raw
 # biases, W3 and the trailer), against the uncompressed run's one; the
+# synthetic workload runs without its closed-form check; the
 # unfit combinations (the PS, tree, --bench, --sync-every, a bad R) exit
 # 64 with one line naming what powersgd needs; bin/model's bytes.
 # tier: full
@@ -43,6 +44,14 @@ none=$(col "$T_TMP/none.csv" bytes_out) psgd=$(col "$T_TMP/ring.csv" bytes_out)
 awk -v n="$none" -v p="$psgd" 'BEGIN { h = (n - 4 / 3 * 6340 * 8) / 4; m = 4 / 3 * 644 * 8 + 8 * h
     d = p - m; if (d < 0) d = -d; exit !(h > 0 && d <= 16) }' ||
     t_fail "bytes_out: powersgd:2 $psgd, uncompressed $none"
+t_end
+
+t_case powersgd-proc-1.3 "the synthetic workload, 4 layers of 128 x 128 at R = 4: runs (its closed-form check is for exact sums: off under PowerSGD), bit-identical ranks, bytes out under a tenth of the vector's"
+job 120 "$launch" ring 3 --workload synthetic --params 65536 --layers 4 --steps 4 --timeout 10 \
+    --worker-args "--compress powersgd:4" --weights-out "$T_TMP/ws" --csv-out "$T_TMP/syn.csv"
+expect_rc 0
+t_ranks_same 3 "$T_TMP/ws"
+[ "$(col "$T_TMP/syn.csv" bytes_out)" -lt 52429 ] || t_fail "bytes_out $(col "$T_TMP/syn.csv" bytes_out)"
 t_end
 
 t_case powersgd-proc-2.1 "unfit combinations: exit 64, one line naming what powersgd needs (the PS, --algo tree, --bench, --sync-every 2, R 0)"
