@@ -10,12 +10,13 @@
  * matrices as they are (W1 64 x 32 and W2 64 x 64 pay at R <= 21 and 31;
  * W3 1 x 64 and the biases travel raw); a layer without a shape (linreg's
  * d weights, the synthetic workload's layers) is reshaped near-square
- * (psgd_near_square: linreg's 12 is 3 x 4, which at R >= 1 does not pay:
- * (3 + 4) R >= 12 for R >= 2, 7 < 12 at R = 1).
+ * (psgd_near_square: linreg's 12 weights are 3 x 4, which pays at R = 1
+ * only: (3 + 4) R < 12; at R >= 2 they travel raw, the uncompressed run's
+ * bits).
  *
  * BYTES per step: psgd_wire_elems elements of the dtype in two
- * all-reduces, instead of n + 3 in one (the mlp at R = 2: 3109 + 256 for
- * 6340, at R = 4: 4169 + 512).
+ * all-reduces, instead of n + 3 in one (the mlp at R = 2: 452 + 192 for
+ * 6340, at R = 4: 708 + 384; docs/powersgd.md).
  *
  * OWNERSHIP: coll_psgd_init allocates the state (powersgd.h);
  * psgd_destroy frees it. */
