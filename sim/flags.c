@@ -100,7 +100,7 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
           "append a manifest line and the row to FILE as JSON Lines", 0, 0, NULL },
         { "platform-out", CLI_STRING, &o->platform_out, "FILE",
           "keep the generated platform XML in FILE", 0, 0, NULL },
-        { "compress", CLI_STRING, &o->compress, "none|fp16|bf16",
+        { "compress", CLI_STRING, &o->compress, "none|fp16|bf16|powersgd:R",
           "ring, --payload real: the all-reduce on a 16-bit wire (ring_worker's)", 0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "ring: ring_worker's benchmark of one size (--bytes) instead of training", 0, 0, NULL },
@@ -316,8 +316,9 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
         sim_usage_fail("--bucket-size: the ring's buckets need --payload real (sizes: one all-reduce)");
     if (o->compress && compress_parse(o->compress, &j->compress) != 0)
         sim_usage_fail("--compress: none, fp16 or bf16");
-    if (COMPRESS_KIND(j->compress) == COMPRESS_POWERSGD)
-        sim_usage_fail("--compress powersgd: not simulated (its two rounds run on bin/ring_worker)");
+    if (COMPRESS_KIND(j->compress) == COMPRESS_POWERSGD && o->bench)
+        sim_usage_fail("--compress powersgd: compresses training's gradient (the layers' shapes "
+                       "come from the workload); it needs training, not --bench");
     if (j->compress && (j->ps || !j->real))
         sim_usage_fail("--compress: simulated on the ring with real payloads only (psring_sim ring "
                        "K --payload real); the PS's runs on bin/ps_worker");

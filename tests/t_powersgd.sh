@@ -4,7 +4,8 @@
 # bit-identical and the loss going down; the bytes the links count per
 # step are the model's, two all-reduces of the factors (and the raw
 # biases, W3 and the trailer), against the uncompressed run's one; the
-# synthetic workload runs without its closed-form check; the
+# synthetic workload runs without its closed-form check; psring_sim's
+# simulated ring carries the same bytes and reaches the same loss; the
 # unfit combinations (the PS, tree, --bench, --sync-every, a bad R) exit
 # 64 with one line naming what powersgd needs; bin/model's bytes.
 # tier: full
@@ -86,5 +87,23 @@ awk -v b="$b" -v s0="$s0" -v s="$s" -v t0="$t0" -v t1="$t1" 'BEGIN { d = t1 - t0
 "$PSR_BIN/model" --algo ring --K 4 --bytes 1M --bw 1e9 --compress powersgd:2 >/dev/null 2>"$T_TMP/err" ||
     t_fail "a measured cost: exit $?"
 expect_grep err "^model: powersgd:2: the compressor's cost [0-9.e+-]* s per element (measured here"
+t_end
+t_case powersgd-proc-4.1 "psring_sim ring 4 --workload mlp --compress powersgd:2: the simulated link carries 1.5 x 644 x 8 = 7728 payload bytes a step (no headers in the simulation), the loss at step 19 is the real ring's; --bench refused (64)"
+if [ -x "$PSR_BIN/psring_sim" ]; then
+    job 60 "$PSR_BIN/psring_sim" ring 4 --workload mlp --steps 20 --link-bw 1e8 \
+        --compress powersgd:2 --csv-out "$T_TMP/sim.csv"
+    expect_rc 0
+    sim=$(sed -n 's/^psring_sim\[0\]: step 19: loss \([0-9.e+-]*\).*/\1/p' "$T_TMP/err")
+    [ "$(col "$T_TMP/sim.csv" bytes_out)" = 7728 ] || t_fail "bytes_out $(col "$T_TMP/sim.csv" bytes_out), want 7728"
+    [ "$(col "$T_TMP/sim.csv" compress)" = powersgd:2 ] || t_fail "compress column '$(col "$T_TMP/sim.csv" compress)'"
+    job 120 "$launch" ring 4 --workload mlp --steps 20 --timeout 10 --worker-args "--compress powersgd:2"
+    expect_rc 0
+    [ -n "$sim" ] && [ "$sim" = "$(loss_at 19)" ] || t_fail "step 19: simulated $sim, real $(loss_at 19)"
+    job 30 "$PSR_BIN/psring_sim" ring 3 --link-bw 1e8 --compress powersgd:2 --bench
+    expect_rc 64
+    expect_grep err '^psring_sim: --compress powersgd: .*needs training, not --bench'
+else
+    echo "     (no psring_sim: SimGrid not installed)"
+fi
 t_end
 t_exit
