@@ -17,37 +17,15 @@
  *         server_GB      bytes into the server per step (K n), in 1e9 bytes
  *         ring_GB        bytes into one ring worker per step (2(K-1)/K n)
  *
- *   model --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring --K K --bytes N
- *         --bw RATE [--latency TIME] [--servers S] [--placement separate|colocated]
- *         [--even-split] [--quantity Q] [--bucket SIZE] [--ranks-per-host G
- *         [--local-bw RATE] [--local-latency TIME]]
- *       one number: Q of that algorithm, K workers, n = N bytes (a size,
- *       4K, 1M, or a plain number, fractions allowed). PS only: S server
- *       hosts of their own (default 1; with --placement colocated the k
- *       extra servers, default 0), and the placement: separate (default:
- *       the S servers hold the shards) or colocated (one shard on each
- *       worker's host as well, BytePS's mix, split by Theorem 1; with
- *       --even-split every one of the K + k servers gets 1/(K+k), as
- *       equal --shard I/S shards do). The all-reduce algorithms' formulas
- *       (rabenseifner, tree, dbtree, swing-*, hring: their remainder rules
- *       too) are model.h's. hring: G ranks per host (--ranks-per-host,
- *       dividing K), the links inside a host --local-bw and --local-latency
- *       (default --bw and --latency: the emulated link's). Q is one of
- *         time       seconds per step (default; PS: ingress + egress, a
- *                    one-pull step: every push, then every pull)
- *         ingress    PS only: the push phase, a + busiest link / bw
- *                    (separate: a + max(K/S, 1) n / bw)
- *         egress     PS only: the pull phase, the same
- *         bytes_in   bytes into the busiest link per step (PS: one host's)
- *         bytes_out  bytes out of it per step
- *         steps      messages in sequence per step (how often a is paid)
- *         t_opt      bytes_in / bw: push and pull fully overlapped, no
- *                    latency (colocated: BytePS's Theorem 1,
- *                    2 K (K-1) n / ((K^2 + k K - 2k) bw))
- *         pipelined  PS only, --bucket SIZE: a per-bucket pull
- *                    (model_ps_pipelined), the CSV's model_s of a row
- *                    with several buckets
- *       The byte counts and steps need no --bw.
+ *   model --algo ALGO --K K --bytes N --bw RATE [--latency TIME] [--quantity Q] ...
+ *       one number: Q (time, ingress, egress, bytes_in, bytes_out, steps,
+ *       t_opt, pipelined; --help says each) of that algorithm, K workers,
+ *       n = N bytes (4K, 1M, or a plain number). The PS's placements
+ *       (--servers, --placement, --even-split, --bucket), hring's groups
+ *       (--ranks-per-host, --local-bw, --local-latency) and the wire
+ *       formats (--compress, --dtype, --compress-cost) as docs/design.md's
+ *       cost model says; every formula is model.h's. The byte counts and
+ *       steps need no --bw.
  *   model --split --K K [--servers k] [--elements P] [--even-split]
  *       the colocated placement's byte split: one line per server,
  *       "ROLE INDEX FIRST COUNT FRACTION" (ROLE colocated or extra; FIRST
@@ -83,6 +61,7 @@
 #include "train/cli_common.h"
 #include "train/compute.h"
 #include "base/compress.h"
+#include "base/powersgd.h"
 #include "base/dtype.h"
 #include "base/err.h"
 #include "measure/metrics.h"
@@ -174,6 +153,8 @@ static int usage_error(const char *msg)
  * link, so bytes_in and bytes_out are the wire's. The ring and rd only:
  * the PS's pushes shrink but its weights come back in full, not one
  * factor. 0, or the usage line and CLI_EXIT_USAGE. */
+static struct { int rank; double es, cost; } psq;  /* powersgd:R (model_psgd) */
+
 static int wire_factor(const char *name, const char *dt, int algo, double *f, int *sparse,
                        int *d)
 {
@@ -206,7 +187,17 @@ static int wire_factor(const char *name, const char *dt, int algo, double *f, in
         return usage_error(msg);
     }
     *f = (double)compress_wire_size(compress_get(kind), *d) / (double)dtype_size(*d);
+    psq.es = (double)dtype_size(*d);
+    psq.rank = COMPRESS_KIND(kind) == COMPRESS_POWERSGD ? COMPRESS_PSGD_RANK(kind) : 0;
     return 0;
+}
+
+/* psq_measure: powersgd's cost per element, measured on `bytes` (psgd_cost), said on stderr. */
+static void psq_measure(double bytes)
+{
+    psq.cost = fmax(0.0, psgd_cost((size_t)(bytes / psq.es), psq.rank, psq.es == 8 ? DTYPE_F64 : DTYPE_F32));
+    fprintf(stderr, "model: powersgd:%d: the compressor's cost %.3g s per element (measured here: "
+            "encode and decode at K 1, CPU time; --compress-cost S gives it)\n", psq.rank, psq.cost);
 }
 
 /* print_table: the seed's exercise table (the default output). */
@@ -333,6 +324,8 @@ static double evaluate(int algo, int q, int k, int servers, int even, double byt
     if (algo == MODEL_HRING && q == MODEL_TIME)     /* servers: G */
         return model_hring_links(k, servers, bytes, bw, lat, local_bw >= 0 ? local_bw : bw,
                                  isnan(local_lat) ? lat : local_lat);
+    if (psq.rank)
+        return model_psgd(algo, q, k, bytes, psq.es, psq.rank, psq.cost, bw, lat);
     return model_query(algo, q, k, servers, bytes, bw, lat);
 }
 
@@ -520,6 +513,7 @@ int main(int argc, char **argv)
     struct other other = { NULL, 0, 0, 0, 0, 1, 0, 1.0 };
     struct strag strag = { NULL, { 0 }, -1, 0, 0 };
 
+    psq.cost = NAN;             /* --compress-cost: not given, measured */
     compute_model_init(&strag.cm);
     strag.cm.seed = 7;          /* the runs' default --seed (cli_common.c) */
     const struct cli_opt opts[] = {
@@ -556,8 +550,11 @@ int main(int argc, char **argv)
         { "stages", CLI_INT, &other.stages, "P", "--bubble: pipeline stages", 1, 1000000, NULL },
         { "micro", CLI_INT, &other.micro, "M", "--bubble: micro-batches", 1, 0, NULL },
         { "compress", CLI_STRING, &compress, COMPRESS_METAVAR, "query: the wire format (bytes N are "
-          "--dtype's; fp16/bf16 on ring|rd: N x 2 / its size; topk:F on ring|ps, sign on ps: frames)", 0, 0, NULL },
+          "--dtype's; fp16/bf16 on ring|rd: N x 2 / its size; powersgd:R on ring|rd: N as a "
+          "near-square matrix, two all-reduces of its factors; topk:F on ring|ps, sign on ps: frames)", 0, 0, NULL },
         { "dtype", CLI_STRING, &dt, "f32|f64", "--compress: the elements' type (default f32)", 0, 0, NULL },
+        { "compress-cost", CLI_DOUBLE, &psq.cost, "S", "--compress powersgd:R: its CPU seconds per element "
+          "(default: measured here, said on stderr)", 0, 0, NULL },
         { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
         { "stragglers", CLI_STRING, &strag.mode, "MODE", "the straggler models: sync|ring|backup:B (s per step), async|ssp (updates/s)", 0, 0, NULL },
         { "backward-time", CLI_TIME, &strag.cm.base, "TIME", "--stragglers: EMULATED backward time T (the run's)", 0, 0, NULL },
@@ -579,7 +576,7 @@ int main(int argc, char **argv)
                    "             [--ranks-per-host G [--local-bw RATE] [--local-latency TIME]] (hring)\n"
                    "             [--servers S] [--placement separate|colocated] [--even-split] [--bucket SIZE]\n"
                    "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined]\n"
-                   "             [--compress none|fp16|bf16 [--dtype f32|f64]] (ring, rd)\n"
+                   "             [--compress none|fp16|bf16|powersgd:R [--dtype f32|f64] [--compress-cost S]]\n"
                    "       model --split --K K [--servers k] [--elements P] [--even-split]\n"
                    "       model --crossover --K K --bw RATE [--latency TIME]\n"
                    "       model --coll NAME --K K --bytes N|--sweep LO,HI,N [--bw RATE] [--latency TIME]\n"
@@ -679,6 +676,8 @@ int main(int argc, char **argv)
         }
         servers = rph;                  /* model_query's G */
     }
+    if (psq.rank && q == MODEL_TIME && isnan(psq.cost) && isnan(bytes) == !!sweep.n)
+        psq_measure(isnan(bytes) ? sweep.hi : bytes);
     if (isnan(bytes) == !sweep.n)
         return usage_error("a query needs one of --bytes and --sweep");
     int timed = q == MODEL_TIME || q == MODEL_INGRESS || q == MODEL_EGRESS || q == MODEL_TOPT ||

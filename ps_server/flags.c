@@ -285,6 +285,11 @@ void flags_parse(struct server_flags *f, int argc, char **argv)
         flags_fail("--compress %s: not " COMPRESS_CHOICES,
                    cli_value(f->compress_arg, q));
     }
+    if (COMPRESS_KIND(f->compress) == COMPRESS_POWERSGD) {
+        char q[CLI_VALUE_BUF];
+        flags_fail("--compress %s: runs on ring_worker's ring and rd; the parameter server's "
+                   "two rounds (P, then Q) are not built", cli_value(f->compress_arg, q));
+    }
     if (shard[0] >= 0 && range[1] > 0)
         flags_fail("--shard and --range: give one (both say which elements this server owns)");
     f->shard_i = shard[0] >= 0 ? shard[0] : 0;

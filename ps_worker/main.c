@@ -22,11 +22,9 @@
  * GPU memory, on the device of local rank % GPUs. Each step it is copied to
  * a pinned host buffer and pushed from there; the weights are pulled into
  * another pinned buffer and copied to the device for the next step's
- * gradient. The optimizer stays on the server, so the weights and every
- * push are the CPU worker's, bit for bit. The timed combine step then
- * includes the two copies (gradient to the host before the push, weights
- * to the device after the pull): what a GPU worker of a parameter server
- * pays; every GPU wait is bounded by --timeout.
+ * gradient: the weights and every push are the CPU worker's, bit for bit,
+ * and the timed combine includes the two copies (a GPU worker's cost);
+ * every GPU wait is bounded by --timeout.
  *
  * THE STEP is common/train/step.c's (step.h), the ring's too: this file gives it
  * a combine (push: each bucket to the servers, ps_client_push) and a
@@ -565,6 +563,9 @@ static int role_flags(struct run *r, const char *name)
         snprintf(msg, sizeof msg, "--sync-every %d: %s", r->sync_every, sync_why(r));
     else if (name && compress_parse(name, &r->compress) != 0)
         snprintf(msg, sizeof msg, "--compress %s: not " COMPRESS_CHOICES, cli_value(name, q));
+    else if (COMPRESS_KIND(r->compress) == COMPRESS_POWERSGD)
+        snprintf(msg, sizeof msg, "--compress %s: runs on ring_worker's ring and rd; the "
+                 "parameter server's two rounds (P, then Q) are not built", cli_value(name, q));
     else if (compress_get(r->compress)->frame && (r->bucket_bytes || r->no_overlap))
         snprintf(msg, sizeof msg, "--compress %s: pushes each server's range whole in one frame; "
                  "not with --bucket-size or --no-overlap", cli_value(name, q));

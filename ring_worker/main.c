@@ -58,7 +58,7 @@
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
     "       [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student]\n"
-    "       [--ranks-per-host G] [--compress none|fp16|bf16|topk:F]\n"
+    "       [--ranks-per-host G] [--compress none|fp16|bf16|powersgd:R|topk:F]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
@@ -78,7 +78,9 @@ static const char synopsis[] =
     "ring written in students/ring_student.c (docs/lab.md, S).\n"
     "--compress fp16|bf16 sends the all-reduce's values as 16-bit floats (half an f32\n"
     "run's payload), rounded at every hop and summed in --dtype (CPU ring and rd);\n"
-    "--compress topk:F all-gathers each rank's F n largest values (CPU ring).\n"
+    "--compress topk:F all-gathers each rank's F n largest values (CPU ring);\n"
+    "--compress powersgd:R all-reduces rank-R factors P and Q of each weight matrix\n"
+    "(two rounds, error feedback; powersgd:R:noef without) when training.\n"
     "--bench --coll benchmarks another collective (nccl-tests' names): all_reduce,\n"
     "reduce_scatter, all_gather, broadcast, reduce (--root R), alltoall (--imbalance F:\n"
     "rank --root gets F times the average share from every rank, as MoE routing skews).\n"
@@ -269,6 +271,13 @@ static void pick_compress(struct opts *o, int kind, int algo)
         usage_fail_value("--compress", o->compress_arg, "not " COMPRESS_CHOICES);
     if (o->compress == COMPRESS_NONE)
         return;
+    if (COMPRESS_KIND(o->compress) == COMPRESS_POWERSGD && (o->bench || o->sync_every > 1 ||
+                                                            o->mistake != MISTAKE_NONE))
+        usage_fail_value("--compress", o->compress_arg, o->bench
+                         ? "compresses training's gradient (the layers' shapes come from the "
+                         "workload); it needs training, not --bench" : o->sync_every > 1
+                         ? "compresses every step's gradient; it needs --sync-every 1"
+                         : "runs on the plain step; it needs no --mistake");
     if (kind != COLL_TCP)
         usage_fail_value("--compress", o->compress_arg, "compresses psring's host ring and rd "
                          "only; it needs --device cpu --transport tcp");
@@ -372,8 +381,9 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
           1, 65536, NULL },
         { "compress", CLI_STRING, &o->compress_arg, COMPRESS_METAVAR,
           "the all-reduce's wire format: fp16 or bf16 halve an f32 run's payload (rounded "
-          "each hop, summed in --dtype; CPU ring and rd); topk:F all-gathers each rank's "
-          "top F of |g| (ring; error feedback, :noef none)", 0, 0, NULL },
+          "each hop, summed in --dtype; CPU ring and rd); powersgd:R all-reduces rank-R "
+          "factors (ring, rd; training); topk:F all-gathers each rank's top F of |g| (ring); "
+          "error feedback, :noef none", 0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "benchmark the all-reduce over a size sweep instead of training", 0, 0, NULL },
         { "minbytes", CLI_SIZE, &o->minbytes, "SIZE", "-b: smallest size (default 4K)",

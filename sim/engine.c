@@ -171,7 +171,7 @@ void sim_actors_start(const struct sim_opts *o, const struct cli_common *c,
         sl->rec.bytes = j->bytes;
         if (!j->ps) {           /* ring_worker's: the wire's bytes (metrics.h, compress) */
             const struct compressor *k = compress_get(j->compress);
-            snprintf(sl->rec.compress, sizeof sl->rec.compress, "%s", k->name);
+            snprintf(sl->rec.compress, sizeof sl->rec.compress, "%s", compress_name(j->compress));
             sl->rec.wire_bytes = j->bytes / dtype_size(c->dtype) * compress_wire_size(k, c->dtype);
         }
         sl->rec.link_bw = c->link_bw;

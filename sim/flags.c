@@ -105,7 +105,7 @@ static const struct cli_opt *own_opts(struct sim_opts *o)
           "append a manifest line and the row to FILE as JSON Lines", 0, 0, NULL },
         { "platform-out", CLI_STRING, &o->platform_out, "FILE",
           "keep the generated platform XML in FILE", 0, 0, NULL },
-        { "compress", CLI_STRING, &o->compress, "none|fp16|bf16",
+        { "compress", CLI_STRING, &o->compress, "none|fp16|bf16|powersgd:R",
           "ring, --payload real: the all-reduce on a 16-bit wire (ring_worker's)", 0, 0, NULL },
         { "bench", CLI_BOOL, &o->bench, NULL,
           "ring: ring_worker's benchmark of one size (--bytes) instead of training", 0, 0, NULL },
@@ -378,6 +378,9 @@ int sim_flags_parse(int argc, char **argv, struct sim_opts *o, struct cli_common
     if (j->compress && compress_get(j->compress)->frame)
         sim_usage_fail("--compress: topk:F and sign are not simulated; they run on bin/ring_worker "
                        "and bin/ps_worker (bin/model --compress gives their bytes)");
+    if (COMPRESS_KIND(j->compress) == COMPRESS_POWERSGD && o->bench)
+        sim_usage_fail("--compress powersgd: compresses training's gradient (the layers' shapes "
+                       "come from the workload); it needs training, not --bench");
     if (j->compress && (j->ps || !j->real))
         sim_usage_fail("--compress: simulated on the ring with real payloads only (psring_sim ring "
                        "K --payload real); the PS's runs on bin/ps_worker");

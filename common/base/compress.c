@@ -18,6 +18,7 @@
 
 #include "dtype.h"
 #include "err.h"
+#include "powersgd.h"
 #include "vec.h"
 
 static uint32_t f32_bits(float f)
@@ -154,11 +155,22 @@ static void none_decode(void *dst, const void *wire, size_t n, int dtype)
 }
 
 static const struct compressor table[] = {
-    { COMPRESS_NONE, "none", 0, 1, 0, none_encode, none_decode, vec_add_finite, NULL },
-    { COMPRESS_FP16, "fp16", 2, 1, 0, f16_encode, f16_decode, f16_add_finite, NULL },
-    { COMPRESS_BF16, "bf16", 2, 1, 0, bf16_encode, bf16_decode, bf16_add_finite, NULL },
-    { COMPRESS_TOPK, "topk", 0, 0, 2, NULL, NULL, NULL, &compress_topk_frame },
-    { COMPRESS_SIGN, "sign", 0, 0, 1, NULL, NULL, NULL, &compress_sign_frame },
+    { COMPRESS_NONE, "none", 0, 1, 0, 1, none_encode, none_decode, vec_add_finite, NULL },
+    { COMPRESS_FP16, "fp16", 2, 1, 0, 1, f16_encode, f16_decode, f16_add_finite, NULL },
+    { COMPRESS_BF16, "bf16", 2, 1, 0, 1, bf16_encode, bf16_decode, bf16_add_finite, NULL },
+    /* the factors travel in the dtype; the state is the residual */
+    { COMPRESS_POWERSGD, "powersgd", 0, 1, 1, 2, NULL, NULL, NULL, NULL },
+    { COMPRESS_TOPK, "topk", 0, 0, 2, 1, NULL, NULL, NULL, &compress_topk_frame },
+    { COMPRESS_SIGN, "sign", 0, 0, 1, 1, NULL, NULL, NULL, &compress_sign_frame },
+};
+
+/* The names of PowerSGD's settings, static (compress_name's result lives
+ * as long as the program): powersgd:R, then powersgd:R:noef. */
+#define PSGD_N(r) "powersgd:" #r, "powersgd:" #r ":noef"
+static const char *const psgd_names[2 * PSGD_MAX_RANK] = {
+    PSGD_N(1), PSGD_N(2), PSGD_N(3), PSGD_N(4), PSGD_N(5), PSGD_N(6), PSGD_N(7), PSGD_N(8),
+    PSGD_N(9), PSGD_N(10), PSGD_N(11), PSGD_N(12), PSGD_N(13), PSGD_N(14), PSGD_N(15),
+    PSGD_N(16),
 };
 
 const struct compressor *compress_get(int kind)
@@ -167,6 +179,7 @@ const struct compressor *compress_get(int kind)
     unsigned param = COMPRESS_PARAM(kind);
 
     if (kind < 0 || (k == COMPRESS_TOPK ? param < 1 || param > 1000000u
+                     : k == COMPRESS_POWERSGD ? param < 1 || param > PSGD_MAX_RANK
                      : param != 0 || ((kind & COMPRESS_NOEF) && k != COMPRESS_SIGN)))
         return NULL;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
@@ -187,8 +200,13 @@ int compress_parse(const char *s, int *kind)
     int noef;
 
     for (size_t i = 0; s && i < sizeof table / sizeof table[0]; i++)
-        if (table[i].linear && strcmp(s, table[i].name) == 0) {
+        if (table[i].linear && table[i].rounds == 1 && strcmp(s, table[i].name) == 0) {
             *kind = table[i].kind;
+            return 0;
+        }
+    for (int i = 0; s && i < 2 * PSGD_MAX_RANK; i++)
+        if (strcmp(s, psgd_names[i]) == 0) {
+            *kind = COMPRESS_PSGD(i / 2 + 1, i % 2);
             return 0;
         }
     if (s && strncmp(s, "sign", 4) == 0 && noef_tail(s + 4, &noef) == 0) {
@@ -213,6 +231,8 @@ const char *compress_label(int setting, char *buf, size_t len)
 
     if (COMPRESS_KIND(setting) == COMPRESS_TOPK && compress_get(setting))
         snprintf(buf, len, "topk:%g%s", COMPRESS_PARAM(setting) / 1e6, noef);
+    else if (COMPRESS_KIND(setting) == COMPRESS_POWERSGD)
+        snprintf(buf, len, "%s", compress_name(setting));   /* its :noef included */
     else
         snprintf(buf, len, "%s%s", compress_name(setting), noef);
     return buf;
@@ -237,6 +257,9 @@ size_t compress_state_bytes(int setting, size_t n, int dtype)
 const char *compress_name(int kind)
 {
     const struct compressor *c = compress_get(kind);
+
+    if (c && c->kind == COMPRESS_POWERSGD)
+        return psgd_names[2 * (COMPRESS_PSGD_RANK(kind) - 1) + !COMPRESS_PSGD_EF(kind)];
     return c ? c->name : "?";
 }
 

@@ -1,7 +1,8 @@
 /* compress.h -- gradient compressors: what a vector becomes on the wire
- * (--compress none|fp16|bf16), behind one interface that later
- * compressors take too: top-k and sign (compress_sparse.c, NOT-LINEAR
- * COMPRESSORS below), PowerSGD.
+ * (--compress none|fp16|bf16|powersgd:R|topk:F|sign), behind one interface:
+ * the linear codecs (fp16, bf16) summed hop by hop, PowerSGD's two rounds
+ * of factors (its own module), and top-k and sign frames
+ * (compress_sparse.c, NOT-LINEAR COMPRESSORS below).
  *
  * A compressor turns n elements of a gradient (f32 or f64, the job's
  * dtype) into wire bytes and back. The collectives only ever call the
@@ -25,6 +26,9 @@
  *                re-encoded hop by hop (the ring's reduce-scatter, rd's
  *                exchanges): fp16, bf16, PowerSGD's factors. Top-k with
  *                each worker's own indices is not: it needs the PS.
+ *   rounds       all-reduces per step: 1 (the codecs above), 2 for
+ *                PowerSGD (P, then Q; A PARAMETERIZED KIND below), whose
+ *                encode, decode and add_finite are NULL.
  *
  * THE FORMATS. fp16: IEEE 754 binary16 (1, 5, 10 bits: max 65504,
  * subnormals down to 2^-24). bf16: the top 16 bits of an f32 (1, 8, 7:
@@ -46,18 +50,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum compress_kind { COMPRESS_NONE = 0, COMPRESS_FP16, COMPRESS_BF16,
+enum compress_kind { COMPRESS_NONE = 0, COMPRESS_FP16, COMPRESS_BF16, COMPRESS_POWERSGD,
                     COMPRESS_TOPK = 8, COMPRESS_SIGN = 9 };
 
 /* THE SETTING. What --compress says, in one int (the HELLO's u32, the
  * records): the kind in bits 0-7, COMPRESS_NOEF (bit 8: no error feedback,
- * "topk:F:noef", "sign:noef"), a parameter in bits 9-30 (topk: F in
- * millionths, 1..1000000). fp16 and bf16 are their kind alone, so every
- * setting that existed before is unchanged. compress_get masks the kind
- * and refuses a setting whose other bits do not belong to it. */
+ * "topk:F:noef", "sign:noef", "powersgd:R:noef"), a parameter in bits
+ * 9-30 (topk: F in millionths, 1..1000000; powersgd: R, 1..PSGD_MAX_RANK).
+ * fp16 and bf16 are their kind alone, so every setting that existed
+ * before is unchanged. compress_get masks the kind and refuses a setting
+ * whose other bits do not belong to it.
+ *
+ * PowerSGD (rounds 2) has no encode/decode/add_finite and no frame: its
+ * factors depend on the layers' shapes and on two all-reduces, so it runs
+ * in its own module (base/powersgd.h, coll/coll_psgd.h) and the one-pass
+ * collectives (coll_cmp.h) refuse it. */
 #define COMPRESS_KIND(s)   ((int)((unsigned)(s) & 0xffu))
 #define COMPRESS_NOEF      0x100
 #define COMPRESS_PARAM(s)  ((unsigned)(s) >> 9)
+#define COMPRESS_PSGD(r, noef) (COMPRESS_POWERSGD | ((r) << 9) | ((noef) ? COMPRESS_NOEF : 0))
+#define COMPRESS_PSGD_RANK(k) ((int)COMPRESS_PARAM(k))
+#define COMPRESS_PSGD_EF(k) (((k) & COMPRESS_NOEF) == 0)
 #define COMPRESS_LABEL_MAX 32
 
 /* NOT-LINEAR COMPRESSORS (linear 0: top-k, sign; compress_sparse.c). One
@@ -98,6 +111,7 @@ struct compressor {
     size_t wire_bytes;          /* per element; 0: the dtype's size */
     int linear;                 /* summable hop by hop (ring, rd) */
     size_t state_elems;         /* error-feedback state per element; 0: none */
+    int rounds;                 /* all-reduces per step: 1, or 2 (PowerSGD: P, then Q) */
     void (*encode)(void *wire, const void *src, size_t n, int dtype, void *state);
     void (*decode)(void *dst, const void *wire, size_t n, int dtype);
     int (*add_finite)(void *acc, const void *wire, size_t n, int dtype, size_t *bad);
@@ -105,17 +119,18 @@ struct compressor {
 };
 
 /* What --compress takes, for usage lines: "not " COMPRESS_CHOICES. */
-#define COMPRESS_CHOICES "none, fp16 or bf16 (or topk:F[:noef], sign[:noef])"
-#define COMPRESS_METAVAR "none|fp16|bf16|topk:F|sign"
+#define COMPRESS_CHOICES "none, fp16 or bf16 (or powersgd:R[:noef], topk:F[:noef], sign[:noef])"
+#define COMPRESS_METAVAR "none|fp16|bf16|powersgd:R|topk:F|sign"
 
 /* compress_get: the compressor of a setting (THE SETTING), or NULL for a
  * value that is none. */
 const struct compressor *compress_get(int kind);
-/* compress_parse: "none", "fp16", "bf16", "topk:F[:noef]" (0 < F <= 1, in
- * millionths), "sign[:noef]" -> 0 and the setting in *kind; else
- * ERR_USAGE. */
+/* compress_parse: "none", "fp16", "bf16", "powersgd:R[:noef]" (R 1..16),
+ * "topk:F[:noef]" (0 < F <= 1, in millionths), "sign[:noef]" -> 0 and the
+ * setting in *kind; else ERR_USAGE. */
 int compress_parse(const char *s, int *kind);
-/* compress_name: the kind's name ("topk"), "?" for a value that is none. */
+/* compress_name: the kind's name ("topk", "sign"), PowerSGD's as --compress
+ * spells it ("powersgd:2", "powersgd:4:noef"), "?" for a value that is none. */
 const char *compress_name(int kind);
 /* compress_label: the setting as --compress spells it ("topk:0.01:noef")
  * into buf[len] (COMPRESS_LABEL_MAX is enough); returns buf. */

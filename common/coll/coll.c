@@ -122,13 +122,14 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
                        "not %s", compress_name(cfg->compress),
                        coll_algo_name(c));
         c->comp = compress_get(cfg->compress);
+        c->compress = cfg->compress;
         compress_label(cfg->compress, c->label, sizeof c->label);
         c->wire_n = cfg->max_n;
         if ((rc = frames_init(c, cfg, err)) != 0)
             return rc;
-        if (!c->comp->frame)
+        if (!c->comp->frame && c->comp->encode)   /* PowerSGD keeps its own (coll_psgd.h) */
             c->wire = malloc((cfg->max_n ? cfg->max_n : 1) * compress_wire_size(c->comp, cfg->dtype));
-        if (!c->wire)
+        if ((c->comp->frame || c->comp->encode) && !c->wire)
             return fail(err, -ENOMEM, "--compress: out of memory for the wire buffer");
     }
     /* Every algorithm but the ring runs on the host only; the student's
@@ -269,6 +270,9 @@ int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
         return ring_allgather_frames(&c->ring, buf, n, c->dtype, c->setting, c->wire, c->ef,
                                      err);
     }
+    if (c->comp && !c->comp->encode)
+        return fail(err, ERR_USAGE, "coll_allreduce: --compress %s needs the layers' shapes: "
+                   "coll_psgd_allreduce (coll_psgd.h)", compress_name(c->compress));
     if (c->comp && c->algo == COLL_RD)
         return rd_allreduce_cmp(&c->rd, buf, n, c->dtype, c->comp, c->wire, err);
     if (c->comp)

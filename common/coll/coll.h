@@ -166,6 +166,7 @@ struct coll {
     struct gpu_stream *stream;  /* device kinds: the caller's GPU work goes here */
     double *scratch;            /* NCCL: world * COLL_GATHER_MAX doubles, device */
     const struct compressor *comp;  /* --compress fp16|bf16 (coll_cmp.h); NULL: none */
+    int compress;               /* cfg's, with its parameters (powersgd:R, compress.h) */
     void *wire;                 /* comp: wire_n encoded elements, owned */
     size_t wire_n;              /* cfg->max_n */
     char label[COMPRESS_LABEL_MAX]; /* --compress as typed back (compress_label) */
@@ -209,7 +210,9 @@ int coll_allreduce(struct coll *c, void *buf, size_t n, char *err);
  * whatever --compress says: for sums that must be exact (the step's
  * trailer: example counts and the loss). */
 int coll_allreduce_exact(struct coll *c, void *buf, size_t n, char *err);
-/* coll_compress_name: "none", "fp16" or "bf16": the records' compress column. */
+/* coll_compress_name: "none", "fp16", "bf16" or "powersgd:R[:noef]": the
+ * records' compress column. PowerSGD (two rounds, the layers' shapes) is
+ * not coll_allreduce's: it refuses it (ERR_USAGE); coll_psgd.h runs it. */
 const char *coll_compress_name(const struct coll *c);
 /* coll_wire_bytes: what a vector of `bytes` (in the coll's dtype) weighs
  * on the wire under --compress: the records' wire_bytes (metrics.h). */

@@ -85,7 +85,7 @@ int ring_allreduce_cmp(struct ring *r, void *buf, size_t n, int dtype,
 {
     int rc;
 
-    if (dtype_size(dtype) == 0 || !c || !c->linear)
+    if (dtype_size(dtype) == 0 || !c || !c->linear || !c->encode)
         return ERR_USAGE;
     if (r->a.world == 1)
         return 0;
@@ -145,7 +145,7 @@ int rd_allreduce_cmp(struct rd *r, void *buf, size_t n, int dtype,
     unsigned char *v = buf, *w = wire;
     size_t bad = 0;
 
-    if (dtype_size(dtype) == 0 || !c || !c->linear)
+    if (dtype_size(dtype) == 0 || !c || !c->linear || !c->encode)
         return ERR_USAGE;
     if (k == 1 || n == 0)
         return 0;

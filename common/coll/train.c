@@ -27,6 +27,7 @@
 #include "train/mistake.h"
 #include "train/optim.h"
 #include "train/step.h"
+#include "coll_psgd.h"
 
 #define LOSS_LOG_EVERY_S 1.0
 /* LOSS_NOTE: what a step of the --loss-time-out file is (losscurve.h). */
@@ -57,6 +58,8 @@ static int allreduce_job(const struct train_cfg *cfg, const struct step_job *job
     unsigned char *g = job->grad;
     int rc = 0;
 
+    if (cfg->psgd)              /* PowerSGD: the factors, two rounds (coll_psgd.h) */
+        return coll_psgd_allreduce(cfg->coll, cfg->psgd, g, lo, job->count, err);
     if (!cfg->coll->comp)
         return coll_allreduce(cfg->coll, g + lo * es, job->count, err);
     if (cfg->coll->comp->frame && (lo != 0 || mid != n)) {
@@ -265,7 +268,8 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
     const struct train_cfg *cfg = &local;
     const struct cli_common *c = cfg->c;
     const struct step_ops ops = {
-        STEP_TRAILER | STEP_CHECK_FINITE, cfg->zero ? "reducescatter" : "allreduce",
+        STEP_TRAILER | STEP_CHECK_FINITE |
+        (cfg->coll->comp && cfg->coll->comp->rounds == 2 ? STEP_LOSSY : 0), cfg->zero ? "reducescatter" : "allreduce",
         cfg->zero ? "reduce-scatter" : "all-reduce", "", "wait", NULL,
         ring_combine, NULL, apply ? apply : optim_apply_host, (void *)cfg,
         cfg->zero ? ring_shard : NULL, cfg->zero ? ring_gather : NULL,
@@ -284,11 +288,19 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
     struct losscurve lc = { NULL, 0, NULL };
     struct metrics_wait wt = { 0, 0, 0 };
     struct step d;
+    struct psgd ps = { 0 };
     double cpu0 = 0, wall0 = 0, run0 = 0, last_log = -INFINITY, round_s = -1;
     uint64_t out0 = 0, in0 = 0;
     int rc;
 
     local.wait = &tw;
+    if (cfg->coll->comp && cfg->coll->comp->rounds == 2) {
+        if ((rc = coll_psgd_init(&ps, cfg->w, STEP_TRAILER_LEN, cfg->coll->compress, c->dtype,
+                                 c->seed, err)) != 0)
+            return rc;
+        local.psgd = &ps;
+        rec->wire_bytes = psgd_wire_elems(&ps, 0) * dtype_size(c->dtype);
+    }
     cli_optim_cfg(c, &oc);
     cfg->w->clock = clk;        /* the EMULATED backward time sleeps on it too */
     if ((rc = step_init(&d, &sc, &ops, err)) != 0)
@@ -364,6 +376,7 @@ out:
     rc = finish(loss_out, time_out, &lc, &d, rc, err);
     losscurve_free(&lc);
     step_destroy(&d);
+    psgd_destroy(&ps);
     return rc;
 }
 

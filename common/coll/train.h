@@ -134,6 +134,8 @@
 
 #define TRAIN_TRAILER STEP_TRAILER_LEN      /* count lo, count hi, loss (step.h) */
 
+struct psgd;
+
 struct train_cfg {
     const struct cli_common *c;    /* steps, warmup, micro, lr, dtype, shards, outputs */
     struct workload *w;
@@ -149,6 +151,8 @@ struct train_cfg {
     const struct overlap_exec *exec;   /* the communication thread's executor
                                           (overlap.h); NULL: POSIX threads */
     int sync_every;                /* --sync-every H: 0 or 1 every step; > 1 LOCAL SGD */
+    struct psgd *psgd;             /* --compress powersgd:R: train_steps' own (coll_psgd.h);
+                                      NULL from the caller */
 };
 
 /* WAIT (common/measure/metrics.h, WAIT): per step, from entering the step's first

@@ -104,7 +104,8 @@
  *               part of a training run holds its compute too. Empty when
  *               no record has cpu_s > 0 and bytes (the simulator, NCCL).
  *   compress    the all-reduce's wire format (--compress: "none", "fp16",
- *               "bf16"), from the first worker/rank record; empty when
+ *               "bf16", "powersgd:R[:noef]": wire_bytes its two rounds'
+ *               elements), from the first worker/rank record; empty when
  *               the records carry none (the PS, the simulator, older
  *               records). model_s then models the bytes that travel: the
  *               records' wire_bytes (the vector's size on the wire) in

@@ -5,6 +5,8 @@
 
 #include "model.h"
 
+#include "base/powersgd.h"
+
 int model_rd_steps(int k)
 {
     int steps = 0;
@@ -504,4 +506,18 @@ double model_hring_links(int k, int g, double bytes, double bw, double lat, doub
     h = k / g;          /* G = 1 or H = 1: that part has no step (and may have no link) */
     return (g > 1 ? 2.0 * (g - 1) * (lat_local + bytes / g / bw_local) : 0.0) +
            (h > 1 ? 2.0 * (h - 1) * (lat + bytes / k / bw) : 0.0);
+}
+
+double model_psgd(enum model_algo algo, enum model_quantity q, int k, double bytes, double es,
+                  int rank, double cost, double bw, double lat)
+{
+    size_t n = (size_t)(bytes / es), rows, cols;
+    double v;
+
+    psgd_near_square(n, &rows, &cols);
+    if (!psgd_pays(rows, cols, rank))
+        return model_query(algo, q, k, 0, bytes, bw, lat);
+    v = model_query(algo, q, k, 0, (double)(rows * (size_t)rank) * es, bw, lat) +
+        model_query(algo, q, k, 0, (double)(cols * (size_t)rank) * es, bw, lat);
+    return q == MODEL_TIME ? v + cost * (double)n : v;
 }

@@ -134,6 +134,16 @@ enum model_quantity {
 double model_query(enum model_algo algo, enum model_quantity q, int k, int servers,
                    double bytes, double bw, double lat);
 
+/* model_psgd: --compress powersgd:R (base/powersgd.h) on the ring's or
+ * rd's all-reduce of an n-byte vector of es-byte elements, seen as one
+ * near-square matrix rows x cols (psgd_near_square): two all-reduces, of
+ * rows R and of cols R elements, each model_query's (bytes and steps add
+ * up); a time adds the compressor's own cost, cost seconds per element of
+ * the vector (psgd_cost: measured). A matrix that does not pay at R
+ * travels whole, one model_query of n bytes. */
+double model_psgd(enum model_algo algo, enum model_quantity q, int k, double bytes, double es,
+                  int rank, double cost, double bw, double lat);
+
 /* The byte split of a colocated placement: the fraction of the vector
  * each colocated shard owns, and each extra server. */
 struct model_split {

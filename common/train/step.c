@@ -237,7 +237,8 @@ int step_init(struct step *d, const struct step_cfg *cfg, const struct step_ops 
     workload_split(w->batch, cfg->world, cfg->rank, cfg->shard_weights, &d->lo, &d->hi);
     d->want = expected_count(cfg);
     d->passes = m == MISTAKE_SYNC_EVERY_MICRO ? cfg->micro : 1;
-    d->closed_form = (ops->flags & STEP_TRAILER) && w->kind == WORKLOAD_SYNTHETIC &&
+    d->closed_form = (ops->flags & (STEP_TRAILER | STEP_LOSSY)) == STEP_TRAILER &&
+        w->kind == WORKLOAD_SYNTHETIC &&
         (m == MISTAKE_NONE || m == MISTAKE_SUM_NOT_MEAN || m == MISTAKE_SYNC_EVERY_MICRO);
     if ((rc = step_zero_check(d, err)) != 0 || (rc = plan(d, err)) != 0 ||
         (rc = buffers(d, err)) != 0 || (rc = step_zero_shards(d, err)) != 0 ||

@@ -144,6 +144,8 @@
 /* step_ops.flags */
 #define STEP_TRAILER      1u        /* count and loss combined behind the gradient */
 #define STEP_CHECK_FINITE 2u        /* every element checked finite before it is sent */
+#define STEP_LOSSY        4u        /* the combine approximates the sum (PowerSGD): no
+                                       closed-form check of the synthetic workload */
 
 /* A rank's count and loss for one pass (what the PS sends with a push). */
 struct step_meta {

@@ -476,3 +476,21 @@ void workload_split(uint64_t total, int parts, int index, const double *weights,
     *hi = index == parts - 1 ? total
         : (uint64_t)floor((double)total * ((before + weights[index]) / sum) + 0.5);
 }
+
+int workload_matrix(const struct workload *w, size_t layer, size_t *first, size_t *rows,
+                    size_t *cols)
+{
+    static const size_t fan[MLP_LAYERS][2] = {
+        { MLP_H1, MLP_IN }, { MLP_H2, MLP_H1 }, { 1, MLP_H2 },
+    };
+
+    *first = w->layer_off[layer];
+    if (w->kind == WORKLOAD_MLP && layer < MLP_LAYERS) {
+        *rows = fan[layer][0];
+        *cols = fan[layer][1];
+        return 1;
+    }
+    *rows = w->layer_off[layer + 1] - w->layer_off[layer];
+    *cols = 1;
+    return 0;
+}

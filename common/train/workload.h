@@ -191,6 +191,15 @@ void workload_grad_add_layers(const struct workload *w, const void *weights,
                               uint64_t step, uint64_t lo, uint64_t hi,
                               void *grad, double *loss, workload_layer_fn done, void *arg);
 
+/* workload_matrix: layer `layer`'s weight matrix, for compressors that
+ * need a shape (PowerSGD, base/powersgd.h): 1 and its first element and
+ * rows x cols (row-major) where the layer holds one (mlp: W, fan_out x
+ * fan_in; the rest of the layer is its bias, a vector); 0 where the layer
+ * is a plain vector without a shape (linreg's weights, the synthetic
+ * workload's layers: *first, *rows = its elements, *cols = 1). */
+int workload_matrix(const struct workload *w, size_t layer, size_t *first, size_t *rows,
+                    size_t *cols);
+
 /* workload_backward_time: the EMULATED seconds this process sleeps in
  * step `step` for its whole share, t(rank, step) (compute.h); 0 when
  * there is no backward time. */
