@@ -59,7 +59,7 @@ t_case powersgd-proc-2.1 "unfit combinations: exit 64, one line naming what powe
 for a in "ring_worker|powersgd:2|--algo tree|the ring and rd only" \
          "ring_worker|powersgd:2|--bench|needs training" \
          "ring_worker|powersgd:2|--sync-every 2|needs --sync-every 1" \
-         "ring_worker|powersgd:0||powersgd:R\[:noef\] (R 1..16)" \
+         "ring_worker|powersgd:0||powersgd:R\[:noef\] with R 1..16" \
          "ps_worker|powersgd:2|--server 127.0.0.1:1|runs on ring_worker's ring and rd" \
          "ps_server|powersgd:4:noef|--workers 2|runs on ring_worker's ring and rd"; do
     prog=${a%%|*} rest=${a#*|}

@@ -119,7 +119,7 @@ struct compressor {
 };
 
 /* What --compress takes, for usage lines: "not " COMPRESS_CHOICES. */
-#define COMPRESS_CHOICES "none, fp16 or bf16 (or powersgd:R[:noef], topk:F[:noef], sign[:noef])"
+#define COMPRESS_CHOICES "none, fp16 or bf16 (or powersgd:R[:noef] with R 1..16, topk:F[:noef], sign[:noef])"
 #define COMPRESS_METAVAR "none|fp16|bf16|powersgd:R|topk:F|sign"
 
 /* compress_get: the compressor of a setting (THE SETTING), or NULL for a
