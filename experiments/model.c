@@ -18,7 +18,7 @@
  *         ring_GB        bytes into one ring worker per step (2(K-1)/K n)
  *
  *   model --algo ps|ring|rd|rabenseifner|tree|dbtree --K K --bytes N --bw RATE [--latency TIME]
- *         [--servers S] [--placement separate|colocated] [--even-split]
+ *         [--gamma G] [--servers S] [--placement separate|colocated] [--even-split]
  *         [--quantity Q] [--bucket SIZE]
  *       one number: Q of that algorithm, K workers, n = N bytes (a size,
  *       4K, 1M, or a plain number, fractions allowed). PS only: S server
@@ -27,14 +27,9 @@
  *       the S servers hold the shards) or colocated (one shard on each
  *       worker's host as well, BytePS's mix, split by Theorem 1; with
  *       --even-split every one of the K + k servers gets 1/(K+k), as
- *       equal --shard I/S shards do). rabenseifner: recursive halving then
- *       doubling, 2 log2 K a + 2 (K-1)/K n b for K a power of two; else
- *       MPICH's fold (model.h): (2 log2 P + 2) a + (2 (P-1)/P + 2) n b with
- *       P = 2^floor(log2 K). tree, dbtree: a pipelined binary tree, and
- *       NCCL's double binary tree (each tree half the vector), S segments of
- *       at most 128 KiB (per tree), D = ceil(log2 K) (model.h):
- *       3 P (a + n/S b) and 4 P (a + n/(2S) b), P = S + 2D - 1 periods
- *       (2S + D - 2 when S <= D). Q is one of
+ *       equal --shard I/S shards do). The all-reduce algorithms are
+ *       model.h's table model_algos (rabenseifner: halving then doubling,
+ *       MPICH's fold; tree, dbtree: pipelined, 128 KiB segments). Q is one of
  *         time       seconds per step (default; PS: ingress + egress, a
  *                    one-pull step: every push, then every pull)
  *         ingress    PS only: the push phase, a + busiest link / bw
@@ -52,7 +47,12 @@
  *                    t_opt + bucket / bw + 2a), the CSV's model_s of a
  *                    row with several buckets; with --even-split, the
  *                    equal shards'
- *       The byte counts and steps need no --bw.
+ *       The byte counts and steps need no --bw. --gamma G adds the
+ *       reduction term to the time: G seconds per byte reduced times the
+ *       bytes the busiest rank reduces (model.h, THE REDUCTION TERM).
+ *   model --algo auto --K K --bytes N --bw RATE [--latency TIME] [--gamma G]
+ *       the selector (model_select; ring_worker --algo auto):
+ *       "BEST SECONDS RUNNER-UP SECONDS", the all-reduce algorithms only.
  *   model --split --K K [--servers k] [--elements P] [--even-split]
  *       the colocated placement's byte split: one line per server,
  *       "ROLE INDEX FIRST COUNT FRACTION", ROLE colocated (the shard on
@@ -112,11 +112,15 @@
 #include "measure/metrics.h"
 #include "measure/model.h"
 
-/* --algo's names, and the model_algo each stands for. */
-static const char *const algo_names[] = { "ps", "ring", "rd", "rabenseifner", "tree", "dbtree",
-                                          NULL };
-static const enum model_algo algo_of[] = { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_RABENSEIFNER,
-                                           MODEL_TREE, MODEL_DBTREE };
+/* --algo's names: ps, model_algos' rows (model.h), auto (the selector). */
+static const char *algo_list(char *buf, size_t len, const char *sep)
+{
+    size_t at = (size_t)snprintf(buf, len, "ps");
+    for (int i = 0; i <= model_nalgos && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", sep,
+                               i < model_nalgos ? model_algos[i].name : "auto");
+    return buf;
+}
 static const char *const quantity_names[] = { "time", "ingress", "egress", "bytes_in",
                                               "bytes_out", "steps", "t_opt", "pipelined", NULL };
 #define Q_PIPELINED 7   /* not a model_quantity: model_ps_pipelined */
@@ -500,6 +504,17 @@ static int straggler_query(const struct strag *s, int k, const char *quantity_na
     return 0;
 }
 
+/* select_query: --algo auto, "BEST SECONDS RUNNER-UP SECONDS" (model_select). */
+static int select_query(int k, double bytes, double bw, double lat, double gamma)
+{
+    const struct model_algo_row *second, *best;
+    double t[2];
+
+    best = model_select(k, bytes, bw, lat, gamma, &second, t);
+    printf("%s %.12g %s %.12g\n", best->name, t[0], second ? second->name : "none", t[1]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* NAN / NULL / 0 mark "not given": the modes take different flags. */
@@ -508,7 +523,8 @@ int main(int argc, char **argv)
     const char *placement_name = NULL, *compress = NULL, *dt = NULL;
     double wf = 1.0;            /* --compress: the wire's share of the bytes */
     int table = 0, crossover = 0, k = 0, servers = -1, split = 0, even = 0;
-    double bucket = NAN;
+    double bucket = NAN, gamma = 0;
+    char names[160], metavar[160];
     struct sweep sweep = { 0, 0, 0 };
     struct other other = { NULL, 0, 0, 0, 0, 1, 0, 1.0 };
     struct strag strag = { NULL, { 0 }, -1, 0, 0 };
@@ -522,7 +538,10 @@ int main(int argc, char **argv)
         { "workers", CLI_STRING, &workers, "K,...", "table: worker counts (default 8,64,512)", 0, 0, NULL },
         { "bw", CLI_RATE, &bw, "RATE", "link bandwidth each way (table default 25GB = 25e9 bytes/s)", 0, 0, NULL },
         { "latency", CLI_TIME, &latency, "TIME", "one-way link latency a (default 0)", 0, 0, NULL },
-        { "algo", CLI_STRING, &algo_name, "ps|ring|rd|rabenseifner|tree|dbtree", "query: the algorithm", 0, 0, NULL },
+        { "algo", CLI_STRING, &algo_name, algo_list(metavar, sizeof metavar, "|"), "query: the algorithm "
+          "(auto: the least time, then the runner-up: NAME SECONDS NAME SECONDS)", 0, 0, NULL },
+        { "gamma", CLI_DOUBLE, &gamma, "G", "query, time: + G seconds per byte reduced (model.h, "
+          "THE REDUCTION TERM; default 0: the a-b model)", 0, 0, NULL },
         { "K", CLI_INT, &k, "K", "query, crossover: workers", 1, 10000000, NULL },
         { "bytes", CLI_CUSTOM, &bytes, "N", "query: message size n in bytes (4K, 1MiB, 1.5e6)", 0, 0, parse_bytes },
         { "sweep", CLI_CUSTOM, &sweep, "LO,HI,N", "query: N sizes LO..HI, log-spaced: lines \"bytes,value\"", 0, 0, parse_sweep },
@@ -562,8 +581,8 @@ int main(int argc, char **argv)
     const struct cli_opt *const tables[] = { opts, NULL };
 
     cli_main_parse("model", "[--table] [--elements P] [--elem-bytes E] [--bw RATE] [--latency TIME] [--workers K,...]\n"
-                   "       model --algo ps|ring|rd|rabenseifner|tree|dbtree --K K --bytes N|--sweep LO,HI,N\n"
-                   "             --bw RATE [--latency TIME]\n"
+                   "       model --algo ps|ring|rd|...|auto --K K --bytes N|--sweep LO,HI,N\n"
+                   "             --bw RATE [--latency TIME] [--gamma G]\n"
                    "             [--servers S] [--placement separate|colocated] [--even-split] [--bucket SIZE]\n"
                    "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined]\n"
                    "             [--compress none|fp16|bf16 [--dtype f32|f64]] (ring, rd)\n"
@@ -626,17 +645,24 @@ int main(int argc, char **argv)
     if (tabular)
         return usage_error("--table, --elements, --elem-bytes and --workers are the table's; not with --algo");
 
-    int algo = algo_name ? name_index(algo_names, algo_name) : -1;
-    if (algo >= 0)
-        algo = algo_of[algo];
+    const struct model_algo_row *row = model_algo_find(algo_name);
+    int autosel = algo_name && strcmp(algo_name, "auto") == 0;
+    int algo = row ? (int)row->algo : algo_name && strcmp(algo_name, "ps") == 0 ? MODEL_PS
+             : autosel ? MODEL_RING : -1;
     int q = quantity_name ? name_index(quantity_names, quantity_name) : MODEL_TIME;
     if (!algo_name)
-        return usage_error("a query needs --algo ps|ring|rd|rabenseifner|tree|dbtree");
+        return usage_error("a query needs --algo");
     if (algo < 0) {
-        fprintf(stderr, "model: --algo %.40s: not ps, ring, rd, rabenseifner, tree or dbtree; "
-                "see model --help\n", algo_name);
+        fprintf(stderr, "model: --algo %.40s: not %s; see model --help\n", algo_name,
+                algo_list(names, sizeof names, ", "));
         return CLI_EXIT_USAGE;
     }
+    if (gamma != 0 && (!(gamma >= 0) || q != MODEL_TIME || compress))
+        return usage_error("--gamma: seconds per byte >= 0, for --quantity time (not with --compress)");
+    if (autosel)
+        return quantity_name || sweep.n || compress || !k || isnan(bytes) || !(bw > 0) || ps_flags
+            ? usage_error("--algo auto takes --K, --bytes, --bw > 0, --latency and --gamma only")
+            : select_query(k, bytes, bw, latency, gamma);
     if (q < 0) {
         fprintf(stderr, "model: --quantity %.40s: not time, ingress, egress, bytes_in, bytes_out or steps; see model --help\n",
                 quantity_name);
@@ -658,14 +684,17 @@ int main(int argc, char **argv)
     if (timed && !(bw > 0))
         return usage_error("a time needs --bw > 0");
 
+    double red = gamma == 0 ? 0 : row ? row->reduced(k) : algo == MODEL_PS ? (double)k / servers
+               : k * (even ? 1.0 / (k + servers) : model_ps_split(k, servers).colocated); /* g */
     if (!sweep.n) {
-        print_number(evaluate(algo, q, k, servers, even, bytes * wf, bucket * wf, bw, latency));
+        print_number(evaluate(algo, q, k, servers, even, bytes * wf, bucket * wf, bw, latency) +
+                     gamma * red * bytes);
         return 0;
     }
     for (int i = 0; i < sweep.n; i++) {
         double x = exp(log(sweep.lo) + i * (log(sweep.hi) - log(sweep.lo)) / (sweep.n - 1));
         printf("%.12g,%.12g\n", x, evaluate(algo, q, k, servers, even, x * wf, bucket * wf, bw,
-                                             latency));
+                                             latency) + gamma * red * x);
     }
     return 0;
 }

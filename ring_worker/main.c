@@ -46,6 +46,7 @@
 #include "wire/net.h"
 #include "base/outfile.h"
 #include "coll/rendezvous.h"
+#include "auto.h"
 #include "setup.h"
 #include "train/trace.h"
 #include "coll/train.h"
@@ -93,6 +94,7 @@ struct opts {
     const char *compress_arg;   /* --compress */
     int compress;               /* enum compress_kind (base/compress.h) */
     int sync_every;             /* --sync-every H (train.h, LOCAL SGD) */
+    const char *calibration;    /* --calibration FILE (--algo auto, auto.h) */
 };
 
 /* The nccl-tests spellings: -b 4K, -b4K, and so on, become --minbytes 4K. */
@@ -194,10 +196,18 @@ static int pick_algo(const struct opts *o, int kind)
 {
     int algo = coll_algo_parse(o->algo);
 
+    if (strcmp(o->algo, "auto") == 0) {         /* the selector (auto.h) */
+        if (kind != COLL_TCP || (o->compress_arg && strcmp(o->compress_arg, "none") != 0))
+            usage_fail("--algo auto: chooses among the host's algorithms over TCP, "
+                       "uncompressed (--device cpu --transport tcp, no --compress)");
+        return ALGO_AUTO;
+    }
+    if (o->calibration)
+        usage_fail("--calibration: is --algo auto's");
     if (algo == COLL_RING)
         return COLL_RING;
     if (algo < 0)
-        usage_fail_value("--algo", o->algo, "not ring, rd, rabenseifner, tree or dbtree");
+        usage_fail_value("--algo", o->algo, "not ring, rd, rabenseifner, tree, dbtree or auto");
     if (kind != COLL_TCP && algo == COLL_RD)
         usage_fail("--algo rd: recursive doubling runs on the host over TCP "
                    "(--device cpu --transport tcp)");
@@ -305,11 +315,15 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "transport", CLI_STRING, &o->transport, "tcp|nccl",
           "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
           0, 0, NULL },
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|auto",
           "the all-reduce: the ring (default), recursive doubling (rd: log2 K steps, "
           "for small messages), Rabenseifner (2 log2 K steps, the ring's bytes), a "
-          "pipelined binary tree (tree) or NCCL's double binary tree (dbtree)",
+          "pipelined binary tree (tree), NCCL's double binary tree (dbtree), or the "
+          "model's choice for this K and n (auto: rank 0 chooses, the others follow)",
           0, 0, NULL },
+        { "calibration", CLI_STRING, &o->calibration, "FILE",
+          "--algo auto: a, bw and g from FILE; a missing FILE is written from the "
+          "link's a and bw and a local reduction loop", 0, 0, NULL },
         { "compress", CLI_STRING, &o->compress_arg, "none|fp16|bf16",
           "the all-reduce's wire format: fp16 or bf16 halve an f32 run's payload (rounded "
           "each hop, summed in --dtype; CPU ring and rd)", 0, 0, NULL },
@@ -388,6 +402,33 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         usage_fail("--zero 3: the synthetic workload has no forward pass; use mlp or linreg");
     check_sync_every(o, *kind, xargc, xargv);
     return xargv;
+}
+
+/* choose: --algo auto (auto.h). Rank 0 calibrates and picks for the
+ * benchmark's largest size or the vector's bytes, and says so; a rank > 0
+ * takes rank 0's choice from the rendezvous (sc->adopt). Exits on failure
+ * (set-up). */
+static void choose(const struct opts *o, const struct cli_common *c, double vec_bytes,
+                   struct setup_cfg *sc, int *algo)
+{
+    struct auto_calib cal;
+    char err[ERR_LEN], line[400];
+    int rc;
+
+    if (c->rank != 0) {
+        sc->adopt = algo;
+        return;
+    }
+    rc = auto_calibrate(o->calibration, c->link_bw, c->link_latency, c->dtype, &cal, err);
+    if (rc == ERR_USAGE)
+        usage_fail(err);
+    if (rc != 0) {
+        log_msg("%s", err);
+        exit(1);
+    }
+    *algo = sc->algo = auto_choose(&cal, c->world, o->bench ? (double)o->maxbytes : vec_bytes,
+                                   line, sizeof line);
+    log_msg("%s", line);
 }
 
 /* job: the workload (training) and the job as the rendezvous and the peers
@@ -530,7 +571,7 @@ int main(int argc, char **argv)
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
                       { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
-                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1 };
+                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1, NULL };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
     struct link link;
@@ -558,6 +599,8 @@ int main(int argc, char **argv)
     sc.op = o.op;
     sc.link = &link;
     job(&o, &c, &w, &have_w, &sc.hello);
+    if (algo == ALGO_AUTO)
+        choose(&o, &c, have_w ? (double)w.n * dtype_size(c.dtype) : 0, &sc, &algo);
     where(&o, &c, &sc, host);
     secret(&c, &sc);
     log_msg("rank %d of %d (rank from %s)%s", c.rank, c.world, c.rank_source,
@@ -579,6 +622,8 @@ int main(int argc, char **argv)
         };
         rc = coll_init(&coll, &cc, err);
         coll_ok = rc == 0;
+        if (coll_ok && sc.adopt)
+            log_msg("--algo auto: rank 0 chose %s", coll_algo_name(&coll));
     }
     if (rc != 0) {
         log_msg("%s", err);
