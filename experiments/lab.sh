@@ -91,9 +91,10 @@ if [ "${1:-}" = --only ]; then
     case ${2:-} in
     zero) shift 2; exec bash "$here/lab_zero.sh" "$@" ;;
     stragglers) shift 2; exec bash "$here/lab_stragglers.sh" "$@" ;;
+    algorithms) shift 2; LAB_CMDLINE=$cmdline exec bash "$here/lab_algorithms.sh" "$@" ;;
     servers) ;;
     *) [ $# -ge 2 ] || die_usage "--only: missing value"
-       usage_error --only "$2" "not a section (servers, stragglers, zero)" ;;
+       usage_error --only "$2" "not a section (servers, algorithms, stragglers, zero)" ;;
     esac
 fi
 lab_options "$@"
@@ -250,6 +251,10 @@ fi
 "$PSR_BIN/model" > "$out/model.txt"
 "$PSR_BIN/model" --elements $((nb / 4)) --elem-bytes 4 --bw "$link_bw" --latency "$link_lat" \
     --workers "$(echo $ks | tr ' ' ,)" >> "$out/model.txt"
+# The model's map of who wins where at this link (lab_algorithms.sh; the
+# measured map is --only algorithms): algo_map_model.png, .md.
+LAB_ALG_MODEL=1 bash "$here/lab_algorithms.sh" --out "$out" --link-bw "$link_bw" \
+    --link-latency "$link_lat" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
 progress "[4/5] loss curves: PS, ring, reference and the mistake modes (linreg, K = 4) ..."
 if job "the loss curves" "$out/logs/loss.out" "$out/logs/loss.log" bash "$here/lab_loss.sh" "$out"; then
     done_line "[4/5] the seed's K table: $out/model.txt; loss curves: $out/loss.png ($(elapsed))"
