@@ -41,6 +41,10 @@
 #      manifest on one self-contained page. Both read only the results
 #      folder, and can be rerun on one.
 #
+# --only algorithms hands over to lab_algorithms.sh (issue 29: the map of
+# which algorithm or PS placement wins each K and n, measured and modelled,
+# and the selector scored; its own --prune). Step 4 draws the model's map
+# (algo_map_model.png) in about a second.
 # --only servers runs, instead of all that, the server placements
 # (lab_servers.sh, issue 15; `make lab-all` runs it after the main lab),
 # with the same flags. --only zero and --only stragglers hand over to
