@@ -429,6 +429,10 @@ static void choose(const struct opts *o, const struct cli_common *c, double vec_
     *algo = sc->algo = auto_choose(&cal, c->world, o->bench ? (double)o->maxbytes : vec_bytes,
                                    line, sizeof line);
     log_msg("%s", line);
+    if (*algo < 0) {            /* a row of model_algos that coll.h does not run */
+        log_msg("--algo auto: the model's choice is not an algorithm of this ring_worker");
+        exit(1);
+    }
 }
 
 /* job: the workload (training) and the job as the rendezvous and the peers
