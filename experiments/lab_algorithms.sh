@@ -30,20 +30,12 @@
 # pick's measured time over the best's; the share of cells within 5% of
 # the best and the time lost to the wrong picks (the sum of the picks'
 # measured times over the sum of the bests', less 1); the same for two
-# fixed rules, mapped onto psring's algorithms:
-#   Open MPI 4.1's tuned component (4.1.4 here: `ompi_info --param coll
-#     tuned --level 9` lists coll_tuned_allreduce_algorithm 0 ignore, 1
-#     basic linear, 2 nonoverlapping, 3 recursive doubling, 4 ring, 5
-#     segmented ring, 6 rabenseifner; with it left at ignore the fixed
-#     decision of coll_tuned_decision_fixed.c,
-#     ompi_coll_tuned_allreduce_intra_dec_fixed, decides; its commutative
-#     table for K < 16 is below, the segmented ring counted as our ring);
-#   MPICH's (4.0.2 here: `mpivars` gives MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
-#     = 2048): recursive doubling when n <= 2 KiB or the count is below
-#     the largest power of two <= K, else reduce-scatter + all-gather
-#     (Rabenseifner). That is its rule for one rank per node; with several
-#     ranks on a node MPICH 4 goes SMP-aware first (not modelled here).
-# A cell where a rule's pick was not measured (pruned) is counted apart.
+# fixed rules: Open MPI 4.1's tuned component (coll_tuned_decision_fixed.c,
+# ompi_coll_tuned_allreduce_intra_dec_fixed, commutative op; its
+# segmented ring counted as our ring) and MPICH's (recursive doubling up
+# to 2 KiB or a count below the power of two, Rabenseifner above:
+# MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048). A cell where a rule's pick
+# was not measured (pruned) is counted apart.
 #
 # LAB_ALG_MODEL=1 (what `make lab` runs, through lab.sh): the model's map
 # only, no job: algo_map_model.csv, .md, .png/.svg, in seconds.
