@@ -30,15 +30,26 @@
 # pick's measured time over the best's; the share of cells within 5% of
 # the best and the time lost to the wrong picks (the sum of the picks'
 # measured times over the sum of the bests', less 1); the same for two
-# fixed rules: Open MPI 4.1's tuned component (coll_tuned_decision_fixed.c,
-# ompi_coll_tuned_allreduce_intra_dec_fixed, commutative op; its
-# segmented ring counted as our ring) and MPICH's (recursive doubling up
-# to 2 KiB or a count below the power of two, Rabenseifner above:
-# MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048). A cell where a rule's pick
-# was not measured (pruned) is counted apart.
+# fixed rules, mapped onto psring's algorithms:
+#   Open MPI 4.1's tuned component (4.1.4 here: `ompi_info --param coll
+#     tuned --level 9` lists coll_tuned_allreduce_algorithm 0 ignore, 1
+#     basic linear, 2 nonoverlapping, 3 recursive doubling, 4 ring, 5
+#     segmented ring, 6 rabenseifner; with it left at ignore the fixed
+#     decision of coll_tuned_decision_fixed.c,
+#     ompi_coll_tuned_allreduce_intra_dec_fixed, decides; its commutative
+#     table for K < 16 is below, the segmented ring counted as our ring);
+#   MPICH's (4.0.2 here: `mpivars` gives MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
+#     = 2048): recursive doubling when n <= 2 KiB or the count is below
+#     the largest power of two <= K, else reduce-scatter + all-gather
+#     (Rabenseifner). That is its rule for one rank per node; with several
+#     ranks on a node MPICH 4 goes SMP-aware first (not modelled here).
+# A cell where a rule's pick was not measured (pruned) is counted apart.
 #
 # LAB_ALG_MODEL=1 (what `make lab` runs, through lab.sh): the model's map
 # only, no job: algo_map_model.csv, .md, .png/.svg, in seconds.
+# LAB_ALG_REDRAW=1 with --out DIR and the run's flags: the map, the
+# selector's score and the manifest again from DIR's algorithms.csv and
+# calibration.txt, no job (a script fixed after a long run).
 #
 # Results: algorithms.csv (one row per point, the lab's four columns
 # appended), algorithms_runs.csv, algo_map.csv (experiments/algo_map.awk:
@@ -133,7 +144,7 @@ fi
 
 # ------------------------------------------------------------ the selector's calibration
 calib=$out/calibration.txt
-job "the selector's calibration" "$out/logs/calibration.out" "$out/logs/calibration.log" \
+[ "${LAB_ALG_REDRAW:-0}" = 1 ] || job "the selector's calibration" "$out/logs/calibration.out" "$out/logs/calibration.log" \
     "$PSR_BIN/ring_worker" --rank 0 --world 1 --algo auto --calibration "$calib" --bench \
     --minbytes 4K --maxbytes 4K --warmup-iters 0 --iters 1 --link-bw "$link_bw" \
     --link-latency "$link_lat" || { say "the selector's calibration failed"; exit 1; }
@@ -142,6 +153,7 @@ gamma=$(awk '$1 == "gamma_s_per_byte" { print $2 }' "$calib")
 # ------------------------------------------------------------ the points
 pruned=""
 planned=0
+[ "${LAB_ALG_REDRAW:-0}" = 1 ] && ks=""       # the folder's algorithms.csv as it is
 for k in $ks; do
     for s in $sizes; do
         b=$(size_bytes "$s")
@@ -165,8 +177,13 @@ for k in $ks; do
 done
 host_msg "algorithms: ${#P_name[@]} points over $(echo $ks | wc -w) x $(echo $sizes | wc -w) cells (pruned: $(echo $pruned | wc -w)); first pass about ${planned%.*} s in the model" >&2
 label() { echo "alg]"; }
-repeat_points label $(( t_start + budget ))
-points_csv algorithms "$out/algorithms"
+if [ "${LAB_ALG_REDRAW:-0}" = 1 ]; then
+    ks=$(csv_awk 'FNR > 1 { print $c["K"] }' "$out/algorithms.csv" | sort -un | tr '\n' ' ')
+    sizes=$(csv_awk 'FNR > 1 { print $c["bytes"] }' "$out/algorithms.csv" | sort -un | tr '\n' ' ')
+else
+    repeat_points label $(( t_start + budget ))
+    points_csv algorithms "$out/algorithms"
+fi
 
 # ------------------------------------------------------------ the map
 awk -F, -v source=measured -v names="$names" -f "$here/algo_map.awk" "$out/algorithms.csv" \
@@ -194,8 +211,6 @@ pick() {
     esac
 }
 {
-    echo "# the selector (ring_worker --algo auto: bin/model --algo auto, a and bw the link's, g = $gamma s/B from $calib) and two fixed rules against the measured all-reduces"
-    echo "# EMULATED link $link_bw, $link_lat; the machine may have been shared (see manifest.txt busy_runs)"
     echo "rule,K,bytes,pick,pick_s,best,best_s,ratio"
     for rule in selector ompi mpich; do
         for k in $ks; do
@@ -212,14 +227,20 @@ pick() {
         done
     done
 } > "$out/selector.csv"
-awk -F, '!/^#/ && NR > 1 && $1 != "rule" {
+{
+echo "# the selector (ring_worker --algo auto: bin/model --algo auto, a and bw the link's, g = $gamma s/B"
+echo "# from $calib) and two fixed rules against the measured all-reduces (selector.csv); EMULATED link"
+echo "# $link_bw, $link_lat; one run per point unless the repeat rule had time; the machine may have been shared"
+awk -F, 'NR > 1 {
         n[$1]++
         if ($8 == "") { miss[$1]++; next }
         m[$1]++; if ($8 <= 1.05) ok[$1]++
-        sp[$1] += $5; sb[$1] += $7 }
-    END { for (r in n) printf "%-8s %d cells: pick within 5%% of the measured best all-reduce in %d of %d measured (%.0f%%); time lost to wrong picks %.1f%% (sum of picks / sum of bests - 1); %d not measured (pruned)\n",
-                              r, n[r], ok[r], m[r], m[r] ? 100 * ok[r] / m[r] : 0, sb[r] > 0 ? 100 * (sp[r] / sb[r] - 1) : 0, miss[r] }' \
-    "$out/selector.csv" | sort > "$out/selector.txt"
+        sp[$1] += $5; sb[$1] += $7; lr[$1] += log($8) }
+    END { for (r in n) printf "%-8s %d cells: pick within 5%% of the measured best all-reduce in %d of %d measured (%.0f%%); time lost to wrong picks %.1f%% (sum of picks / sum of bests - 1), %.1f%% per cell (geometric mean); %d not measured (pruned)\n",
+                              r, n[r], ok[r], m[r], (m[r] ? 100 * ok[r] / m[r] : 0), (sb[r] > 0 ? 100 * (sp[r] / sb[r] - 1) : 0),
+                              (m[r] ? 100 * (exp(lr[r] / m[r]) - 1) : 0), miss[r] }' \
+    "$out/selector.csv" | sort
+} > "$out/selector.txt"
 
 busy=$(busy_runs "$out/algorithms_runs.csv")
 manifest "$out" " (--only algorithms)" "$cmdline" "; load: $(cut -d' ' -f1-3 /proc/loadavg)" <<EOF
