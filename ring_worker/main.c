@@ -2,7 +2,7 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--algo ring|rd|rabenseifner|tree|dbtree] [--compress none|fp16|bf16]
+ *                 [--algo ring|rd|rabenseifner|tree|dbtree|auto] [--compress none|fp16|bf16]
  *                 [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
@@ -57,7 +57,8 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
-    "       [--algo ring|rd|rabenseifner|tree|dbtree] [--compress none|fp16|bf16]\n"
+    "       [--algo ring|rd|rabenseifner|tree|dbtree|auto [--calibration FILE]]\n"
+    "       [--compress none|fp16|bf16]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"

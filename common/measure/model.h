@@ -191,7 +191,7 @@ double model_dbtree(int k, double bytes, double bw, double lat);
  * THE REDUCTION TERM g. The a-b model above (the CSV's model_s, the
  * seeds') counts only the wire. The selector adds g seconds per byte
  * reduced (one received element added into the local one; ring_worker
- * measures it with a local loop, common/coll/select.h) times the bytes the
+ * measures it with a local loop, ring_worker/auto.h) times the bytes the
  * busiest rank reduces in sequence, `reduced` x n:
  *     ring            (K-1)/K
  *     rd              floor(log2 K), +1 when K is not a power of two (the fold)
