@@ -113,11 +113,11 @@
 #include "measure/model.h"
 
 /* --algo's names: ps, model_algos' rows (model.h), auto (the selector). */
-static const char *algo_list(char *buf, size_t len, const char *sep)
+static const char *algo_list(char *buf, size_t len, const char *sep, const char *last)
 {
     size_t at = (size_t)snprintf(buf, len, "ps");
     for (int i = 0; i <= model_nalgos && at < len; i++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%s", sep,
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", i < model_nalgos ? sep : last,
                                i < model_nalgos ? model_algos[i].name : "auto");
     return buf;
 }
@@ -538,7 +538,7 @@ int main(int argc, char **argv)
         { "workers", CLI_STRING, &workers, "K,...", "table: worker counts (default 8,64,512)", 0, 0, NULL },
         { "bw", CLI_RATE, &bw, "RATE", "link bandwidth each way (table default 25GB = 25e9 bytes/s)", 0, 0, NULL },
         { "latency", CLI_TIME, &latency, "TIME", "one-way link latency a (default 0)", 0, 0, NULL },
-        { "algo", CLI_STRING, &algo_name, algo_list(metavar, sizeof metavar, "|"), "query: the algorithm "
+        { "algo", CLI_STRING, &algo_name, algo_list(metavar, sizeof metavar, "|", "|"), "query: the algorithm "
           "(auto: the least time, then the runner-up: NAME SECONDS NAME SECONDS)", 0, 0, NULL },
         { "gamma", CLI_DOUBLE, &gamma, "G", "query, time: + G seconds per byte reduced (model.h, "
           "THE REDUCTION TERM; default 0: the a-b model)", 0, 0, NULL },
@@ -654,7 +654,7 @@ int main(int argc, char **argv)
         return usage_error("a query needs --algo");
     if (algo < 0) {
         fprintf(stderr, "model: --algo %.40s: not %s; see model --help\n", algo_name,
-                algo_list(names, sizeof names, ", "));
+                algo_list(names, sizeof names, ", ", " or "));
         return CLI_EXIT_USAGE;
     }
     if (gamma != 0 && (!(gamma >= 0) || q != MODEL_TIME || compress))

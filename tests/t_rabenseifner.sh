@@ -114,7 +114,7 @@ for q in "8 0.00775" "6 0.0095" "3 0.007"; do
 done
 job 20 "$PSR_BIN/model" --algo rabenseifnr --K 4 --bytes 1M --bw 1Gbit
 expect_rc 64
-expect_grep err '^model: --algo rabenseifnr: not ps, ring, rd, rabenseifner, tree or dbtree; see model --help$'
+expect_grep err '^model: --algo rabenseifnr: not ps, ring, rd, rabenseifner, tree, dbtree or auto; see model --help$'
 K=3
 ranks_reset
 rank_start 0 --world $K --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" $ALGO --timeout $T --steps 3

@@ -112,7 +112,7 @@ expect_grep err '^ring_worker: --algo rd: recursive doubling runs on the host ov
 [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "want one stderr line: $(cat "$T_TMP/err")"
 job 20 "$PSR_BIN/ring_worker" --algo bogus --steps 1
 expect_rc 64
-expect_grep err '^ring_worker: --algo bogus: not ring, rd, rabenseifner, tree or dbtree; see ring_worker --help$'
+expect_grep err '^ring_worker: --algo bogus: not ring, rd, rabenseifner, tree, dbtree or auto; see ring_worker --help$'
 job 60 "$PSR_BIN/ring_worker" --algo rd --steps 3 --weights-out "$T_TMP/one.w"
 expect_rc 0                     # K = 1: no transport, the big batch itself
 t_end

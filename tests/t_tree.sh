@@ -123,7 +123,7 @@ for q in "tree 8 0.043875" "dbtree 8 0.0405" "tree 2 0.010125"; do
 done
 job 20 "$PSR_BIN/model" --algo dbtre --K 4 --bytes 1M --bw 1Gbit
 expect_rc 64
-expect_grep err '^model: --algo dbtre: not ps, ring, rd, rabenseifner, tree or dbtree; see model --help$'
+expect_grep err '^model: --algo dbtre: not ps, ring, rd, rabenseifner, tree, dbtree or auto; see model --help$'
 K=3
 ranks_reset
 rank_start 0 --world $K --coordinator 127.0.0.1:0 --port-file "$T_TMP/port" --algo tree --timeout $T --steps 3
