@@ -41,6 +41,10 @@
 #      manifest on one self-contained page. Both read only the results
 #      folder, and can be rerun on one.
 #
+# --only algorithms hands over to lab_algorithms.sh (issue 29: the map of
+# which algorithm or PS placement wins each K and n, measured and modelled,
+# and the selector scored; its own --prune). Step 4 draws the model's map
+# (algo_map_model.png) in about a second.
 # --only servers runs, instead of all that, the server placements
 # (lab_servers.sh, issue 15; `make lab-all` runs it after the main lab),
 # with the same flags. --only zero and --only stragglers hand over to
@@ -91,9 +95,10 @@ if [ "${1:-}" = --only ]; then
     case ${2:-} in
     zero) shift 2; exec bash "$here/lab_zero.sh" "$@" ;;
     stragglers) shift 2; exec bash "$here/lab_stragglers.sh" "$@" ;;
+    algorithms) shift 2; LAB_CMDLINE=$cmdline exec bash "$here/lab_algorithms.sh" "$@" ;;
     servers) ;;
     *) [ $# -ge 2 ] || die_usage "--only: missing value"
-       usage_error --only "$2" "not a section (servers, stragglers, zero)" ;;
+       usage_error --only "$2" "not a section (servers, algorithms, stragglers, zero)" ;;
     esac
 fi
 lab_options "$@"
@@ -250,6 +255,10 @@ fi
 "$PSR_BIN/model" > "$out/model.txt"
 "$PSR_BIN/model" --elements $((nb / 4)) --elem-bytes 4 --bw "$link_bw" --latency "$link_lat" \
     --workers "$(echo $ks | tr ' ' ,)" >> "$out/model.txt"
+# The model's map of who wins where at this link (lab_algorithms.sh; the
+# measured map is --only algorithms): algo_map_model.png, .md.
+LAB_ALG_MODEL=1 bash "$here/lab_algorithms.sh" --out "$out" --link-bw "$link_bw" \
+    --link-latency "$link_lat" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
 progress "[4/5] loss curves: PS, ring, reference and the mistake modes (linreg, K = 4) ..."
 if job "the loss curves" "$out/logs/loss.out" "$out/logs/loss.log" bash "$here/lab_loss.sh" "$out"; then
     done_line "[4/5] the seed's K table: $out/model.txt; loss curves: $out/loss.png ($(elapsed))"

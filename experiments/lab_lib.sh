@@ -116,6 +116,11 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
                        mix), the ring, the model's t_opt; ps_servers.png,
                        servers.csv. Its n is $srv_bytes, pushed and pulled in
                        $srv_layers buckets; --link-bw auto means $srv_rate here
+  --only algorithms [...]  first: only the map of who wins where (lab_algorithms.sh; not in
+                       the default run): the PS (1, 2 and colocated servers) and
+                       every all-reduce algorithm at K = 2..8, 4 KiB-16 MiB, the
+                       model's map beside it, the selector (--algo auto) scored;
+                       algo_map.png, algo_map.md; its own --prune X
   --only zero [...]    first, alone: only the ZeRO section (lab_zero.sh: bytes
                        and memory per rank for --zero 0..3 against K,
                        zero.png; its options: --only zero --help)
@@ -162,7 +167,7 @@ lab_options() {
         esac
     done
     [ -z "$only" ] || [ "$only" = servers ] ||
-        usage_error --only "$only" "not servers (--only zero and --only stragglers come first: experiments/lab.sh --only zero [its options])"
+        usage_error --only "$only" "not servers (--only algorithms, zero and stragglers come first: experiments/lab.sh --only zero [its options])"
     [ "$quick" = 0 ] || { srv_k=4; srv_ks="0 2 4"; srv_bytes=64K; }
     [ "$quick" = 1 ] || [ "$ks_given" = 1 ] || ks=$(ks_for_cpus)
     [[ $repeat =~ ^[1-9][0-9]?$ ]] || usage_error --repeat "$repeat" "not a run count 1..99"

@@ -2,54 +2,24 @@
  * command line, for people and for the scripts and plots that draw it.
  * Nothing here is measured, and no formula is written here: every number
  * comes from common/measure/model.c, the code psr_merge fills model_s with.
- *
- *   model [--table] [--elements P] [--elem-bytes E] [--bw RATE]
- *         [--latency TIME] [--workers K1,K2,...]
- *       the table (also with no flags at all): parameter-server ingress
- *       against ring all-reduce, one row per K. The defaults are the seed's
- *       exercise (000_3fcac0ad83665df8.txt): P = 2e9 elements of 2 bytes
- *       (4 GB), links of 25 GB/s, K in {8, 64, 512}. Columns:
- *         K              workers
- *         ps_ingress_s   a + K n / bw: the server's inbound link carries K gradients
- *         ps_step_s      ingress + egress (the same again outbound)
- *         ring_s         2(K-1) a + 2(K-1)/K n / bw: what each ring worker's link carries
- *         ps_over_ring   ps_ingress_s / ring_s (about K/2 when latency is small)
- *         server_GB      bytes into the server per step (K n), in 1e9 bytes
- *         ring_GB        bytes into one ring worker per step (2(K-1)/K n)
- *
- *   model --algo ALGO --K K --bytes N --bw RATE [--latency TIME] [--quantity Q] ...
- *       one number: Q (time, ingress, egress, bytes_in, bytes_out, steps,
- *       t_opt, pipelined; --help says each) of that algorithm, K workers,
- *       n = N bytes (4K, 1M, or a plain number). The PS's placements
- *       (--servers, --placement, --even-split, --bucket), hring's groups
- *       (--ranks-per-host, --local-bw, --local-latency) and the wire
- *       formats (--compress, --dtype, --compress-cost) as docs/design.md's
- *       cost model says; every formula is model.h's. The byte counts and
- *       steps need no --bw.
- *   model --split --K K [--servers k] [--elements P] [--even-split]
- *       the colocated placement's byte split: one line per server,
- *       "ROLE INDEX FIRST COUNT FRACTION" (ROLE colocated or extra; FIRST
- *       and COUNT elements of P, default 1e6, tiling [0, P)), for
- *       experiments/launch.sh --colocated-servers.
- *   model --algo ... --sweep LO,HI,N ...
- *       the same at N sizes from LO to HI bytes, evenly spaced in log n
- *       (as gnuplot samples a logscale axis): N lines "bytes,value", comma
- *       separated so that a plot reading the shared CSV reads them too.
- *   model --crossover --K K --bw RATE [--latency TIME]
- *       one number: n* in bytes where the ring and recursive doubling cost
- *       the same; "nan" when they never cross (K = 2).
- *
- *   model --coll NAME ... | --tp-layer ... | --bubble ... | --stragglers MODE ...
- *       one number of a standalone collective (model_coll: nccl-tests'
- *       names; --piece, the chain's segment; --imbalance, alltoall's hot
- *       rank), of tensor parallelism's 4 all-reduces per layer
- *       (model_tp_layer), of the pipeline bubble (model_pipeline_bubble),
- *       or of the straggler models (model.h, STRAGGLERS) on the EMULATED
- *       compute times the run's flags give (compute_step_time, the
- *       function the workers sleep by): sync and backup:B seconds per
- *       step, async and ssp updates per second, the median over the run's
- *       timed steps W .. N-1. --help gives each one's flags.
- *
+ * The modes (`model --help` gives every flag; docs/design.md, The cost
+ * model, says what each number means):
+ *   model [--table ...]     the seed's table (also with no flags): PS
+ *                           ingress against the ring, one row per K (seed 000)
+ *   model --algo ALGO ...   one number (or --sweep LO,HI,N: "bytes,value"
+ *                           lines, log-spaced): a quantity of an
+ *                           algorithm; the all-reduces are model_algos'
+ *                           rows, hring (--ranks-per-host G) and the PS;
+ *                           --gamma adds the reduction term; --algo auto
+ *                           is the selector: "BEST SECONDS RUNNER-UP SECONDS"
+ *   model --split ...       the colocated placement's shards, for
+ *                           launch.sh --colocated-servers
+ *   model --crossover ...   n* where the ring and rd cost the same
+ *   model --coll | --tp-layer | --bubble | --stragglers ...
+ *                           a standalone collective, tensor parallelism's
+ *                           all-reduces, the pipeline bubble, the
+ *                           straggler models on the run's EMULATED compute
+ *                           times (compute_step_time)
  * Numbers print as %.12g. Bad input: one line on stderr, exit 64.
  */
 #include <math.h>
@@ -67,12 +37,18 @@
 #include "measure/metrics.h"
 #include "measure/model.h"
 
-/* --algo's names, and the model_algo each stands for. */
-static const char *const algo_names[] = { "ps", "ring", "rd", "rabenseifner", "tree", "dbtree",
-                                          "swing-lat", "swing-bw", "hring", NULL };
-static const enum model_algo algo_of[] = { MODEL_PS, MODEL_RING, MODEL_RD, MODEL_RABENSEIFNER,
-                                           MODEL_TREE, MODEL_DBTREE, MODEL_SWING_LAT,
-                                           MODEL_SWING_BW, MODEL_HRING };
+/* --algo's names: ps, model_algos' rows (model.h), hring (not a row: its
+ * G), auto (the selector). */
+static const char *algo_list(char *buf, size_t len, const char *sep, const char *last)
+{
+    size_t at = (size_t)snprintf(buf, len, "ps");
+    for (int i = 0; i <= model_nalgos && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", sep,
+                               i < model_nalgos ? model_algos[i].name : "hring");
+    if (at < len)
+        snprintf(buf + at, len - at, "%sauto", last);
+    return buf;
+}
 /* hring's links inside a host (--local-bw, --local-latency; < 0, NaN: --bw's, --latency's). */
 static double local_bw = -1, local_lat = NAN;
 static const char *const quantity_names[] = { "time", "ingress", "egress", "bytes_in",
@@ -499,6 +475,17 @@ static int straggler_query(const struct strag *s, int k, const char *quantity_na
     return 0;
 }
 
+/* select_query: --algo auto, "BEST SECONDS RUNNER-UP SECONDS" (model_select). */
+static int select_query(int k, double bytes, double bw, double lat, double gamma)
+{
+    const struct model_algo_row *second, *best;
+    double t[2];
+
+    best = model_select(k, bytes, bw, lat, gamma, &second, t);
+    printf("%s %.12g %s %.12g\n", best->name, t[0], second ? second->name : "none", t[1]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* NAN / NULL / 0 mark "not given": the modes take different flags. */
@@ -508,7 +495,8 @@ int main(int argc, char **argv)
     double wf = 1.0;            /* --compress: the wire's share of the bytes */
     int sparse = 0, d = DTYPE_F32;  /* --compress topk:F|sign (sparse_eval), --dtype */
     int table = 0, crossover = 0, k = 0, servers = -1, split = 0, even = 0, rph = 0;
-    double bucket = NAN;
+    double bucket = NAN, gamma = 0;
+    char names[200], metavar[200];
     struct sweep sweep = { 0, 0, 0 };
     struct other other = { NULL, 0, 0, 0, 0, 1, 0, 1.0 };
     struct strag strag = { NULL, { 0 }, -1, 0, 0 };
@@ -523,7 +511,10 @@ int main(int argc, char **argv)
         { "workers", CLI_STRING, &workers, "K,...", "table: worker counts (default 8,64,512)", 0, 0, NULL },
         { "bw", CLI_RATE, &bw, "RATE", "link bandwidth each way (table default 25GB = 25e9 bytes/s)", 0, 0, NULL },
         { "latency", CLI_TIME, &latency, "TIME", "one-way link latency a (default 0)", 0, 0, NULL },
-        { "algo", CLI_STRING, &algo_name, "ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring", "query: the algorithm", 0, 0, NULL },
+        { "algo", CLI_STRING, &algo_name, algo_list(metavar, sizeof metavar, "|", "|"), "query: the algorithm "
+          "(auto: the least time, then the runner-up: NAME SECONDS NAME SECONDS)", 0, 0, NULL },
+        { "gamma", CLI_DOUBLE, &gamma, "G", "query, time: + G seconds per byte reduced (model.h, "
+          "THE REDUCTION TERM; default 0: the a-b model)", 0, 0, NULL },
         { "ranks-per-host", CLI_INT, &rph, "G", "query, hring: ranks per host (dividing --K)", 1, 10000000, NULL },
         { "local-bw", CLI_RATE, &local_bw, "RATE", "query, hring: the links inside a host (default --bw: "
           "the emulated link's, every link alike)", 0, 0, NULL },
@@ -570,9 +561,8 @@ int main(int argc, char **argv)
     const struct cli_opt *const tables[] = { opts, NULL };
 
     cli_main_parse("model", "[--table] [--elements P] [--elem-bytes E] [--bw RATE] [--latency TIME] [--workers K,...]\n"
-                   "       model --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring\n"
-                   "             --K K --bytes N|--sweep LO,HI,N\n"
-                   "             --bw RATE [--latency TIME]\n"
+                   "       model --algo ps|ring|rd|...|hring|auto --K K --bytes N|--sweep LO,HI,N\n"
+                   "             --bw RATE [--latency TIME] [--gamma G]\n"
                    "             [--ranks-per-host G [--local-bw RATE] [--local-latency TIME]] (hring)\n"
                    "             [--servers S] [--placement separate|colocated] [--even-split] [--bucket SIZE]\n"
                    "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined]\n"
@@ -636,15 +626,17 @@ int main(int argc, char **argv)
     if (tabular)
         return usage_error("--table, --elements, --elem-bytes and --workers are the table's; not with --algo");
 
-    int algo = algo_name ? name_index(algo_names, algo_name) : -1;
-    if (algo >= 0)
-        algo = algo_of[algo];
+    const struct model_algo_row *row = model_algo_find(algo_name);
+    int autosel = algo_name && strcmp(algo_name, "auto") == 0;
+    int algo = row ? (int)row->algo : algo_name && strcmp(algo_name, "ps") == 0 ? MODEL_PS
+             : algo_name && strcmp(algo_name, "hring") == 0 ? MODEL_HRING
+             : autosel ? MODEL_RING : -1;
     int q = quantity_name ? name_index(quantity_names, quantity_name) : MODEL_TIME;
     if (!algo_name)
-        return usage_error("a query needs --algo ps|ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring");
+        return usage_error("a query needs --algo");
     if (algo < 0) {
-        fprintf(stderr, "model: --algo %.40s: not ps, ring, rd, rabenseifner, tree, dbtree, "
-                "swing-lat, swing-bw or hring; see model --help\n", algo_name);
+        fprintf(stderr, "model: --algo %.40s: not %s; see model --help\n", algo_name,
+                algo_list(names, sizeof names, ", ", " or "));
         return CLI_EXIT_USAGE;
     }
     if ((rph || local_bw >= 0 || !isnan(local_lat)) && algo != MODEL_HRING)
@@ -652,6 +644,12 @@ int main(int argc, char **argv)
                            "hierarchical ring's (--algo hring)");
     if (algo == MODEL_HRING && !rph)
         return usage_error("--algo hring needs --ranks-per-host G");
+    if (gamma != 0 && (!(gamma >= 0) || q != MODEL_TIME || compress))
+        return usage_error("--gamma: seconds per byte >= 0, for --quantity time (not with --compress)");
+    if (autosel)
+        return quantity_name || sweep.n || compress || !k || isnan(bytes) || !(bw > 0) || ps_flags
+            ? usage_error("--algo auto takes --K, --bytes, --bw > 0, --latency and --gamma only")
+            : select_query(k, bytes, bw, latency, gamma);
     if (q < 0) {
         fprintf(stderr, "model: --quantity %.40s: not time, ingress, egress, bytes_in, bytes_out or steps; see model --help\n",
                 quantity_name);
@@ -685,15 +683,18 @@ int main(int argc, char **argv)
     if (timed && !(bw > 0))
         return usage_error("a time needs --bw > 0");
 
+    double red = gamma == 0 ? 0 : row ? row->reduced(k) : algo == MODEL_PS ? (double)k / servers
+               : k * (even ? 1.0 / (k + servers) : model_ps_split(k, servers).colocated); /* g */
     if (!sweep.n) {
-        print_number(sparse ? sparse_eval(sparse, algo, q, k, bytes, bw, latency, d)
-                     : evaluate(algo, q, k, servers, even, bytes * wf, bucket * wf, bw, latency));
+        print_number((sparse ? sparse_eval(sparse, algo, q, k, bytes, bw, latency, d)
+                      : evaluate(algo, q, k, servers, even, bytes * wf, bucket * wf, bw, latency))
+                     + gamma * red * bytes);
         return 0;
     }
     for (int i = 0; i < sweep.n; i++) {
         double x = exp(log(sweep.lo) + i * (log(sweep.hi) - log(sweep.lo)) / (sweep.n - 1));
-        printf("%.12g,%.12g\n", x, sparse ? sparse_eval(sparse, algo, q, k, x, bw, latency, d)
-               : evaluate(algo, q, k, servers, even, x * wf, bucket * wf, bw, latency));
+        printf("%.12g,%.12g\n", x, (sparse ? sparse_eval(sparse, algo, q, k, x, bw, latency, d)
+               : evaluate(algo, q, k, servers, even, x * wf, bucket * wf, bw, latency)) + gamma * red * x);
     }
     return 0;
 }

@@ -2,8 +2,8 @@
  * over GPUs (the CUDA-staged TCP ring, NCCL).
  *
  *     ring_worker --coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]
- *                 [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student]
- *                 [--ranks-per-host G] [--compress none|fp16|bf16|topk:F]
+ *                 [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student|auto]
+ *                 [--ranks-per-host G] [--calibration FILE] [--compress none|fp16|bf16|topk:F]
  *                 [--bench ...] [common flags]
  *
  * Set-up, in order: flags (rank and world from the flags or the launcher's
@@ -47,6 +47,7 @@
 #include "wire/net.h"
 #include "base/outfile.h"
 #include "coll/rendezvous.h"
+#include "auto.h"
 #include "setup.h"
 #include "train/trace.h"
 #include "coll/train.h"
@@ -57,8 +58,8 @@
 
 static const char synopsis[] =
     "--coordinator HOST:PORT [--device cpu|cuda] [--transport tcp|nccl]\n"
-    "       [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student]\n"
-    "       [--ranks-per-host G] [--compress none|fp16|bf16|powersgd:R|topk:F]\n"
+    "       [--algo ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student|auto]\n"
+    "       [--ranks-per-host G] [--calibration FILE] [--compress none|fp16|bf16|powersgd:R|topk:F]\n"
     "       [--bench [-b 4K] [-e 64M] [-f 2] [-w 5] [-n 20] [--coll NAME] [--root R]\n"
     "       [--imbalance F]] [common flags]\n"
     "One rank of a ring all-reduce over TCP: rank 0 serves the rendezvous at the\n"
@@ -104,6 +105,7 @@ struct opts {
     int compress;               /* enum compress_kind (base/compress.h) */
     int sync_every;             /* --sync-every H (train.h, LOCAL SGD) */
     int group;                  /* --ranks-per-host G (--algo hring; hring.h) */
+    const char *calibration;    /* --calibration FILE (--algo auto, auto.h) */
 };
 
 /* The nccl-tests spellings: -b 4K, -b4K, and so on, become --minbytes 4K. */
@@ -205,11 +207,19 @@ static int pick_algo(const struct opts *o, int kind, int workload)
 {
     int algo = coll_algo_parse(o->algo);
 
+    if (strcmp(o->algo, "auto") == 0) {         /* the selector (auto.h) */
+        if (kind != COLL_TCP || (o->compress_arg && strcmp(o->compress_arg, "none") != 0))
+            usage_fail("--algo auto: chooses among the host's algorithms over TCP, "
+                       "uncompressed (--device cpu --transport tcp, no --compress)");
+        return ALGO_AUTO;
+    }
+    if (o->calibration)
+        usage_fail("--calibration: is --algo auto's");
     if (algo == COLL_RING)
         return COLL_RING;
     if (algo < 0)
         usage_fail_value("--algo", o->algo, "not ring, rd, rabenseifner, tree, dbtree, swing-lat, "
-                         "swing-bw, hring or student");
+                         "swing-bw, hring, student or auto");
     if (kind != COLL_TCP) {
         char msg[ERR_LEN];
         snprintf(msg, sizeof msg, "--algo %s: %sruns on the host over TCP (--device cpu "
@@ -367,14 +377,18 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "transport", CLI_STRING, &o->transport, "tcp|nccl",
           "psring's ring over TCP (default), or NCCL's all-reduce (implies --device cuda)",
           0, 0, NULL },
-        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student",
+        { "algo", CLI_STRING, &o->algo, "ring|rd|rabenseifner|tree|dbtree|swing-lat|swing-bw|hring|student|auto",
           "the all-reduce: the ring (default), recursive doubling (rd: log2 K steps, "
           "for small messages), Rabenseifner (2 log2 K steps, the ring's bytes), a "
           "pipelined binary tree (tree), NCCL's double binary tree (dbtree), Swing "
           "(swing-lat: rd's steps, swing-bw: Rabenseifner's, peers 1, -1, 3, -5 apart), "
-          "the hierarchical ring (hring: 2(G-1) + 2(K/G-1) steps, the ring's bytes) "
-          "or the student's ring (student: students/ring_student.c)",
+          "the hierarchical ring (hring: 2(G-1) + 2(K/G-1) steps, the ring's bytes), "
+          "the student's ring (student: students/ring_student.c), or the model's choice "
+          "for this K and n (auto: rank 0 chooses, the others follow)",
           0, 0, NULL },
+        { "calibration", CLI_STRING, &o->calibration, "FILE",
+          "--algo auto: a, bw and g from FILE; a missing FILE is written from the "
+          "link's a and bw and a local reduction loop", 0, 0, NULL },
         { "ranks-per-host", CLI_INT, &o->group, "G",
           "--algo hring: ranks per host, consecutive ranks on one host, dividing K (default: "
           "LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE or SLURM_NTASKS_PER_NODE)",
@@ -465,6 +479,37 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         usage_fail("--zero 3: the synthetic workload has no forward pass; use mlp or linreg");
     check_sync_every(o, *kind, xargc, xargv);
     return xargv;
+}
+
+/* choose: --algo auto (auto.h). Rank 0 calibrates and picks for the
+ * benchmark's largest size or the vector's bytes, and says so; a rank > 0
+ * takes rank 0's choice from the rendezvous (sc->adopt). Exits on failure
+ * (set-up). */
+static void choose(const struct opts *o, const struct cli_common *c, double vec_bytes,
+                   struct setup_cfg *sc, int *algo)
+{
+    struct auto_calib cal;
+    char err[ERR_LEN], line[400];
+    int rc;
+
+    if (c->rank != 0) {
+        sc->adopt = algo;
+        return;
+    }
+    rc = auto_calibrate(o->calibration, c->link_bw, c->link_latency, c->dtype, &cal, err);
+    if (rc == ERR_USAGE)
+        usage_fail(err);
+    if (rc != 0) {
+        log_msg("%s", err);
+        exit(1);
+    }
+    *algo = sc->algo = auto_choose(&cal, c->world, o->bench ? (double)o->maxbytes : vec_bytes,
+                                   line, sizeof line);
+    log_msg("%s", line);
+    if (*algo < 0) {            /* a row of model_algos that coll.h does not run */
+        log_msg("--algo auto: the model's choice is not an algorithm of this ring_worker");
+        exit(1);
+    }
 }
 
 /* job: the workload (training) and the job as the rendezvous and the peers
@@ -607,7 +652,7 @@ int main(int argc, char **argv)
                       BUCKETS_DEFAULT_BYTES, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
                       { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
-                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1, 0 };
+                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1, 0, NULL };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
     struct link link;
@@ -636,6 +681,8 @@ int main(int argc, char **argv)
     sc.group = o.group;
     sc.link = &link;
     job(&o, &c, &w, &have_w, &sc.hello);
+    if (algo == ALGO_AUTO)
+        choose(&o, &c, have_w ? (double)w.n * dtype_size(c.dtype) : 0, &sc, &algo);
     where(&o, &c, &sc, host);
     secret(&c, &sc);
     log_msg("rank %d of %d (rank from %s)%s", c.rank, c.world, c.rank_source,
@@ -657,6 +704,8 @@ int main(int argc, char **argv)
         };
         rc = coll_init(&coll, &cc, err);
         coll_ok = rc == 0;
+        if (coll_ok && sc.adopt)
+            log_msg("--algo auto: rank 0 chose %s", coll_algo_name(&coll));
     }
     if (rc != 0) {
         log_msg("%s", err);

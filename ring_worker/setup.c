@@ -94,6 +94,24 @@ static int algo_check(int table, int group, const unsigned char *blob, char *err
     return ERR_MISMATCH;
 }
 
+/* adopt_algo: the all-reduce whose peer table rank 0's blob names (--algo
+ * auto on a rank > 0: rank 0 chose it). */
+static int adopt_algo(const unsigned char *blob, int *algo, char *err)
+{
+    unsigned char theirs[PROTO_BLOB_SIZE];
+
+    for (int a = 0; a < COLL_ALGOS; a++) {
+        struct setup_cfg t = { .algo = a, .op = COLL_ALL_REDUCE };
+        algo_blob(table_of(&t), 0, theirs);     /* hring (G in its blob) is never chosen */
+        if (memcmp(theirs, blob, PROTO_BLOB_SIZE) == 0) {
+            *algo = a;
+            return 0;
+        }
+    }
+    err_say(err, "--algo auto: rank 0 runs no all-reduce this rank can take (--coll alltoall?)");
+    return ERR_MISMATCH;
+}
+
 /* setup_gpu: the GPU of this local rank, and with NCCL on rank 0 the
  * communicator's id (for the rendezvous to carry to the others). */
 int setup_gpu(int kind, const struct cli_common *c, unsigned char *nccl_id, char *err)
@@ -192,6 +210,11 @@ int setup_connect(const struct setup_cfg *s, unsigned char *nccl_id, struct xpor
         if (s->kind == COLL_NCCL) {
             memcpy(nccl_id, table.blob, GPU_NCCL_ID_BYTES);
             rc = nccl_fit(c, table.peers, err);
+        } else if (s->adopt) {
+            struct setup_cfg own = *s;
+            if ((rc = adopt_algo(table.blob, &own.algo, err)) == 0 &&
+                (rc = open_xport(&own, lfd, table.peers, x, err)) == 0)
+                *s->adopt = own.algo;
         } else if ((rc = algo_check(table_of(s), s->group, table.blob, err)) == 0) {
             rc = open_xport(s, lfd, table.peers, x, err);
         }

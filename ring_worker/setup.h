@@ -26,6 +26,8 @@ struct setup_cfg {
     const char *listen_host, *adv_host;   /* where the data port is bound / advertised */
     struct proto_hello hello;         /* the job, as the others must match it */
     struct link *link;                /* this process's emulated NIC */
+    int *adopt;                       /* --algo auto, rank > 0: NULL, else OUT rank 0's
+                                       * algorithm, taken from the rendezvous (auto.h) */
 };
 
 /* setup_gpu: the GPU of this local rank (--device cuda, NCCL), and with
@@ -33,10 +35,10 @@ struct setup_cfg {
 int setup_gpu(int kind, const struct cli_common *c, unsigned char *nccl_id, char *err);
 
 /* setup_connect: with world > 1, the listener, the rendezvous (its blob
- * carries the NCCL id to every rank, or else rank 0's --algo, checked),
- * then the TCP transport opened with ring_plan, rd_plan, rab_plan,
- * tree_plan, hring_plan (its G in the blob too) or (--coll alltoall)
- * a2a_plan, or NCCL's fit
+ * carries the NCCL id to every rank, or else rank 0's --algo, checked, or
+ * with s->adopt taken), then the TCP transport opened with ring_plan,
+ * rd_plan, rab_plan, tree_plan, swing_plan, hring_plan (its G in the blob
+ * too), student_plan or (--coll alltoall) a2a_plan, or NCCL's fit
  * check (which also runs when world is 1). OUT: *x; nccl_id (NCCL, from
  * rank 0). 0, or an err.h code with one line in err. */
 int setup_connect(const struct setup_cfg *s, unsigned char *nccl_id, struct xport **x, char *err);

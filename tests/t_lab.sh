@@ -113,6 +113,7 @@ grep -q '^git: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the git rev
 grep -q '^jobs_failed: 0' "$T_TMP/lab/manifest.txt" || t_fail "manifest: jobs failed"
 grep -q '^k_ps_2: .*launch.sh ps 2 .*--link-bw' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the jobs' command lines"
 [ -s "$T_TMP/lab/loss.png" ] || t_fail "no loss.png (experiments/lab_loss.sh)"
+[ -s "$T_TMP/lab/algo_map_model.png" ] || t_fail "no algo_map_model.png (lab_algorithms.sh: the model's map)"
 grep -q ' 512 ' "$T_TMP/lab/model.txt" || t_fail "model.txt lacks the seed's K=512 row"
 json_beside "$T_TMP/lab"
 t_end

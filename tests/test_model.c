@@ -3,6 +3,7 @@
  * all-reduce, k = K the separate PS), the colocated S = K bytes equal to
  * the ring's, the split adding up, and values worked out by hand. */
 #include <math.h>
+#include <string.h>
 
 #include "check.h"
 #include "measure/model.h"
@@ -122,6 +123,56 @@ int main(void)
         T_TRUE(isnan(model_async_rate(8, c, -1)));
         c[0] = NAN;
         T_TRUE(isnan(model_ssp_rate(8, c, t)));
+        T_END();
+    }
+
+    {
+        const struct model_algo_row *r, *second;
+        double t[2];
+
+        T_CASE("model-7.1", "the algorithm table: every row is found by name and prices as model_query");
+        for (int i = 0; i < model_nalgos; i++) {
+            r = &model_algos[i];
+            T_TRUE(model_algo_find(r->name) == r);
+            T_NEAR(r->time(6, 1e6, 1e8, 1e-4), model_query(r->algo, MODEL_TIME, 6, 1, 1e6, 1e8, 1e-4), 0);
+            T_NEAR(model_algo_time(r, 6, 1e6, 1e8, 1e-4, 0), r->time(6, 1e6, 1e8, 1e-4), 0);
+        }
+        T_TRUE(model_algo_find("ps") == NULL);
+        T_TRUE(model_algo_find("auto") == NULL);
+        T_TRUE(model_algo_find(NULL) == NULL);
+
+        T_CASE("model-7.2", "the reduction term: g times the bytes reduced in sequence");
+        r = model_algo_find("rd");      /* K = 6: 2 exchanges and the fold: 3 n */
+        T_NEAR(model_algo_time(r, 6, 1e6, 1e8, 1e-4, 1e-9) - r->time(6, 1e6, 1e8, 1e-4), 3e-3, 1e-12);
+        r = model_algo_find("ring");    /* (K-1)/K n */
+        T_NEAR(model_algo_time(r, 4, 1e6, 1e8, 0, 1e-9) - r->time(4, 1e6, 1e8, 0), 0.75e-3, 1e-12);
+        r = model_algo_find("rabenseifner");    /* K = 6: P = 4, 3/4 + the fold */
+        T_NEAR(model_algo_time(r, 6, 1e6, 1e8, 0, 1e-9) - r->time(6, 1e6, 1e8, 0), 1.75e-3, 1e-12);
+
+        T_CASE("model-7.3", "the selector: rd for small n, Rabenseifner for large at K = 8, by hand");
+        /* 4 KiB, 4 MB/s, 1 ms: rd 3 (a + n/bw) = 6.072 ms; Rabenseifner
+         * 6 a + 1.75 n/bw = 7.792 ms; the ring 14 a + ... = 15.8 ms */
+        r = model_select(8, 4096, 4e6, 1e-3, 0, &second, t);
+        T_TRUE(r && strcmp(r->name, "rd") == 0);
+        T_TRUE(second && strcmp(second->name, "rabenseifner") == 0);
+        T_NEAR(t[0], 3 * (1e-3 + 4096 / 4e6), 1e-12);
+        T_NEAR(t[1], 6e-3 + 1.75 * 4096 / 4e6, 1e-12);
+        r = model_select(8, 16 << 20, 4e6, 1e-3, 0, &second, t);  /* 8 a fewer than the ring */
+        T_TRUE(r && strcmp(r->name, "rabenseifner") == 0);
+        T_TRUE(second && strcmp(second->name, "ring") == 0);
+        T_NEAR(t[1] - t[0], 8e-3, 1e-9);
+
+        T_CASE("model-7.4", "the selector: ties go to the earlier row; g can turn the choice");
+        r = model_select(1, 4096, 4e6, 1e-3, 0, &second, t);      /* K = 1: all 0 */
+        T_TRUE(r == &model_algos[0]);
+        /* K = 8, 8 KiB, 4 MB/s, 1 ms: rd 3 a + 3 n/bw = 9.144 ms beats
+         * Rabenseifner's 6 a + 1.75 n/bw = 9.584 ms; with g = 1e-7 s/B rd
+         * adds 3 n g = 2.46 ms of sums, Rabenseifner 0.875 n g = 0.72 ms */
+        r = model_select(8, 8192, 4e6, 1e-3, 0, &second, t);
+        T_TRUE(r && strcmp(r->name, "rd") == 0);
+        r = model_select(8, 8192, 4e6, 1e-3, 1e-7, &second, t);
+        T_TRUE(r && strcmp(r->name, "rabenseifner") == 0);
+        T_TRUE(second && strcmp(second->name, "rd") == 0);
         T_END();
     }
 

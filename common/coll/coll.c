@@ -110,7 +110,7 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
     c->timeout = cfg->timeout;
     c->clock = xport_clock(cfg->x);
     if (dtype_size(cfg->dtype) == 0 || cfg->kind < COLL_TCP || cfg->kind > COLL_NCCL ||
-        cfg->algo < COLL_RING || cfg->algo >= COLL_ALGO_COUNT)
+        cfg->algo < COLL_RING || cfg->algo >= COLL_ALGOS)
         return fail(err, ERR_USAGE, "coll_init: kind %d, algo %d, dtype %d", cfg->kind,
                    cfg->algo, cfg->dtype);
     if (cfg->compress != COMPRESS_NONE) {

@@ -117,7 +117,7 @@
 enum coll_kind { COLL_TCP = 1, COLL_TCP_CUDA, COLL_NCCL };
 enum coll_algo { COLL_RING = 0, COLL_RD, COLL_RABENSEIFNER, COLL_TREE, COLL_DBTREE,
                  COLL_SWING_LAT, COLL_SWING_BW, COLL_HRING, COLL_STUDENT,
-                 COLL_ALGO_COUNT };     /* not an algorithm: how many there are */
+                 COLL_ALGOS /* how many */ };
 enum coll_op {
     COLL_ALL_REDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_REDUCE,
     COLL_ALLTOALL,

@@ -127,11 +127,9 @@ static double ps_pipelined(const struct metrics_row *row, int extra, double n, d
 static double row_model(const struct metrics_row *row)
 {
     double n = (double)row->bytes, bw = row->link_bw, a = row->link_latency;
-    int extra = row->servers - row->k, rd = strcmp(row->algo, "rd") == 0;
-    int rab = strcmp(row->algo, "rabenseifner") == 0, tree = strcmp(row->algo, "tree") == 0;
-    int dbtree = strcmp(row->algo, "dbtree") == 0, g = 0;
-    int swlat = strcmp(row->algo, "swing-lat") == 0, swbw = strcmp(row->algo, "swing-bw") == 0;
-    int hring = sscanf(row->algo, "hring:%d", &g) == 1 && g > 0;
+    int extra = row->servers - row->k, g = 0;
+    const struct model_algo_row *algo = model_algo_find(row->algo);    /* NULL: the ring's */
+    int hring = sscanf(row->algo, "hring:%d", &g) == 1 && g > 0;        /* "hring:G": its G */
     int ps = strcmp(row->system, "ps") == 0;
     double w = row->wire_bytes && row->wire_bytes != row->bytes ? (double)row->wire_bytes : n;
 
@@ -148,18 +146,14 @@ static double row_model(const struct metrics_row *row)
         return model_query(MODEL_PS, MODEL_INGRESS, row->k, s, w, bw, a) +
                model_query(MODEL_PS, MODEL_EGRESS, row->k, s, n, bw, a);
     }
-    /* rd's, Rabenseifner's, the trees', Swing's and the hierarchical
-     * ring's all-reduce (--bench --algo rd|rabenseifner|tree|dbtree|
-     * swing-*|hring; the algo column "hring:G" carries G) have their own
-     * costs, not the ring's that model_coll gives all_reduce. */
-    if (row->coll[0] && !((rd || rab || tree || dbtree || swlat || swbw || hring) &&
-                          model_coll_parse(row->coll) == MODEL_COLL_ALL_REDUCE))
+    /* Every all-reduce algorithm of model_algos (--bench --algo rd, ...)
+     * and the hierarchical ring (its G in the algo column "hring:G") has
+     * its own cost, not the ring's that model_coll gives all_reduce. */
+    if (row->coll[0] && !((algo || hring) && model_coll_parse(row->coll) == MODEL_COLL_ALL_REDUCE))
         return model_coll(model_coll_parse(row->coll), MODEL_TIME, row->k, n, bw, a, NAN, NAN);
-    if (strcmp(row->system, "ps") != 0)
-        return rd ? model_rd(row->k, n, bw, a) : rab ? model_rabenseifner(row->k, n, bw, a)
-             : tree ? model_tree(row->k, n, bw, a) : dbtree ? model_dbtree(row->k, n, bw, a)
-             : swlat ? model_swing_lat(row->k, n, bw, a) : swbw ? model_swing_bw(row->k, n, bw, a)
-             : hring ? model_hring(row->k, g, n, bw, a) : model_ring(row->k, n, bw, a);
+    if (!ps)
+        return hring ? model_hring(row->k, g, n, bw, a)
+             : algo ? algo->time(row->k, n, bw, a) : model_ring(row->k, n, bw, a);
     if (row->buckets > 1)       /* per-bucket pull: the pull of one overlaps the next's push */
         return ps_pipelined(row, extra, n, bw, a);
     if (strcmp(row->placement, "colocated") == 0)

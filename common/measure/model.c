@@ -323,6 +323,92 @@ double model_dbtree(int k, double bytes, double bw, double lat)
 }
 
 /* ---------------------------------------------------------------------
+ * The all-reduce algorithms as one table (model.h, THE REDUCTION TERM). */
+
+static double reduced_ring(int k)
+{
+    return k <= 1 ? 0.0 : (double)(k - 1) / k;
+}
+
+static double reduced_rd(int k)
+{
+    int p, l, fold = rab_fold(k, &p, &l);
+    return l + fold;
+}
+
+static double reduced_rab(int k)
+{
+    int p, l, fold = rab_fold(k, &p, &l);
+    return k <= 1 ? 0.0 : (double)(p - 1) / p + fold;
+}
+
+static double reduced_tree(int k)
+{
+    return k <= 1 ? 0.0 : k == 2 ? 1.0 : 2.0;
+}
+
+static double reduced_dbtree(int k)
+{
+    return k <= 1 ? 0.0 : 1.0;
+}
+
+const struct model_algo_row model_algos[] = {
+    { "ring", MODEL_RING, "any K: chunks of n/K", model_ring, reduced_ring },
+    { "rd", MODEL_RD, "K not 2^l: the extra ranks fold in first, get the result last (+2 steps)",
+      model_rd, reduced_rd },
+    { "rabenseifner", MODEL_RABENSEIFNER, "K not 2^l: MPICH's fold of 2r ranks (+2 steps of n)",
+      model_rabenseifner, reduced_rab },
+    { "tree", MODEL_TREE, "any K: the tree is cut where the ranks end", model_tree, reduced_tree },
+    { "dbtree", MODEL_DBTREE, "any K: the mirrored tree (NCCL's)", model_dbtree,
+      reduced_dbtree },
+    { "swing-lat", MODEL_SWING_LAT, "K not 2^l: Rabenseifner's fold (+2 steps of n)",
+      model_swing_lat, reduced_rd },
+    { "swing-bw", MODEL_SWING_BW, "K not 2^l: Rabenseifner's fold (+2 steps of n)",
+      model_swing_bw, reduced_rab },
+};
+const int model_nalgos = (int)(sizeof model_algos / sizeof model_algos[0]);
+
+const struct model_algo_row *model_algo_find(const char *name)
+{
+    for (int i = 0; name && i < model_nalgos; i++)
+        if (strcmp(name, model_algos[i].name) == 0)
+            return &model_algos[i];
+    return NULL;
+}
+
+double model_algo_time(const struct model_algo_row *a, int k, double bytes, double bw,
+                       double lat, double gamma)
+{
+    return a->time(k, bytes, bw, lat) + gamma * a->reduced(k) * bytes;
+}
+
+const struct model_algo_row *model_select(int k, double bytes, double bw, double lat,
+                                          double gamma, const struct model_algo_row **runner,
+                                          double t[2])
+{
+    const struct model_algo_row *best = NULL, *second = NULL;
+
+    t[0] = t[1] = NAN;
+    for (int i = 0; i < model_nalgos; i++) {
+        double x = model_algo_time(&model_algos[i], k, bytes, bw, lat, gamma);
+        if (isnan(x))
+            continue;
+        if (!best || x < t[0]) {
+            second = best;
+            t[1] = t[0];
+            best = &model_algos[i];
+            t[0] = x;
+        } else if (!second || x < t[1]) {
+            second = &model_algos[i];
+            t[1] = x;
+        }
+    }
+    if (runner)
+        *runner = second;
+    return best;
+}
+
+/* ---------------------------------------------------------------------
  * The other collectives, tensor and pipeline parallelism (model.h). */
 
 static const char *const coll_names[] = {

@@ -220,6 +220,56 @@ double model_swing_bw(int k, double bytes, double bw, double lat);
 double model_hring(int k, int g, double bytes, double bw, double lat);
 double model_hring_links(int k, int g, double bytes, double bw, double lat, double bw_local,
                          double lat_local);
+
+/* ---------------------------------------------------------------------
+ * THE ALL-REDUCE ALGORITHMS, ONE TABLE (issue 29). Whatever names, prices
+ * or chooses an all-reduce reads model_algos[]: bin/model --algo,
+ * psr_merge's model_s (metrics_merge.c), the selector (model_select:
+ * ring_worker --algo auto, bin/model --algo auto) and the map
+ * (experiments/lab_algorithms.sh, through bin/model). An algorithm joins
+ * all of them with one row here (and its formula in model_query). The
+ * hierarchical ring is not a row: its time needs the hosts' G (a topology
+ * the row's (K, n, bw, a) does not carry), so psr_merge prices "hring:G"
+ * itself and the selector and the map leave it out.
+ *
+ * THE REDUCTION TERM g. The a-b model above (the CSV's model_s, the
+ * seeds') counts only the wire. The selector adds g seconds per byte
+ * reduced (one received element added into the local one; ring_worker
+ * measures it with a local loop, ring_worker/auto.h) times the bytes the
+ * busiest rank reduces in sequence, `reduced` x n:
+ *     ring            (K-1)/K
+ *     rd              floor(log2 K), +1 when K is not a power of two (the fold)
+ *     rabenseifner    (P-1)/P, +1 likewise (P = 2^floor(log2 K))
+ *     tree            2 (an inner rank adds two children; K = 2: 1)
+ *     dbtree          1 (inner in one tree: two children of n/2)
+ *     swing-lat, -bw  rd's and rabenseifner's (the same sums, other peers)
+ *     ps              K / S (a server sums K pushes of its n / S; bin/model)
+ *   T = T_ab + g reduced n
+ * Assumed: the additions do not overlap the wire (they do in part, when a
+ * piece is summed while the next arrives: the term is an upper bound).
+ */
+struct model_algo_row {
+    const char *name;           /* --algo's spelling, the CSV's algo column */
+    enum model_algo algo;
+    const char *remainder;      /* the rule for K not a power of two */
+    double (*time)(int k, double bytes, double bw, double lat);    /* T_ab */
+    double (*reduced)(int k);   /* bytes reduced in sequence per byte of n */
+};
+extern const struct model_algo_row model_algos[];
+extern const int model_nalgos;
+
+/* model_algo_find: the row of an all-reduce named NAME, or NULL. */
+const struct model_algo_row *model_algo_find(const char *name);
+/* model_algo_time: T_ab + g reduced n of row A (gamma 0: the a-b model). */
+double model_algo_time(const struct model_algo_row *a, int k, double bytes, double bw,
+                       double lat, double gamma);
+/* model_select: the row with the least model_algo_time at (K, n); ties go
+ * to the earlier row (the ring first), so every rank that asks with the
+ * same numbers gets the same answer. OUT: *runner the second best (NULL
+ * with one row), t[0] the best's time, t[1] the runner-up's. */
+const struct model_algo_row *model_select(int k, double bytes, double bw, double lat,
+                                          double gamma, const struct model_algo_row **runner,
+                                          double t[2]);
 /* Bytes one direction of the busiest link carries per step. */
 double model_ps_link_bytes(int k, double bytes);
 double model_ring_link_bytes(int k, double bytes);
