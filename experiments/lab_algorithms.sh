@@ -85,8 +85,10 @@ lab_options ${args[@]+"${args[@]}"}
 model_only=${LAB_ALG_MODEL:-0}
 
 # The candidates: the PS's three, then model_algos' rows (bin/model --help).
+# Not swing-lat and swing-bw (model.h: twins of rd and Rabenseifner on one
+# switch, where the map is drawn) nor hring (its time needs the hosts' G).
 allreduce=$("$PSR_BIN/model" --help 2>&1 | sed -n 's/^  --algo \(ps|[^ ]*\).*/\1/p' | head -n 1 |
-            tr '|' '\n' | grep -v -e '^ps$' -e '^auto$' | tr '\n' ' ')
+            tr '|' '\n' | grep -v -e '^ps$' -e '^auto$' -e '^swing-' -e '^hring$' | tr '\n' ' ')
 allreduce=${allreduce% }
 names="ps ps-S ps-coloc $allreduce"
 

@@ -353,18 +353,18 @@ static double reduced_dbtree(int k)
 }
 
 const struct model_algo_row model_algos[] = {
-    { "ring", MODEL_RING, "any K: chunks of n/K", model_ring, reduced_ring },
+    { "ring", MODEL_RING, "any K: chunks of n/K", model_ring, reduced_ring, NULL },
     { "rd", MODEL_RD, "K not 2^l: the extra ranks fold in first, get the result last (+2 steps)",
-      model_rd, reduced_rd },
+      model_rd, reduced_rd, NULL },
     { "rabenseifner", MODEL_RABENSEIFNER, "K not 2^l: MPICH's fold of 2r ranks (+2 steps of n)",
-      model_rabenseifner, reduced_rab },
-    { "tree", MODEL_TREE, "any K: the tree is cut where the ranks end", model_tree, reduced_tree },
+      model_rabenseifner, reduced_rab, NULL },
+    { "tree", MODEL_TREE, "any K: the tree is cut where the ranks end", model_tree, reduced_tree, NULL },
     { "dbtree", MODEL_DBTREE, "any K: the mirrored tree (NCCL's)", model_dbtree,
-      reduced_dbtree },
+      reduced_dbtree, NULL },
     { "swing-lat", MODEL_SWING_LAT, "K not 2^l: Rabenseifner's fold (+2 steps of n)",
-      model_swing_lat, reduced_rd },
+      model_swing_lat, reduced_rd, "rd" },
     { "swing-bw", MODEL_SWING_BW, "K not 2^l: Rabenseifner's fold (+2 steps of n)",
-      model_swing_bw, reduced_rab },
+      model_swing_bw, reduced_rab, "rabenseifner" },
 };
 const int model_nalgos = (int)(sizeof model_algos / sizeof model_algos[0]);
 
@@ -391,7 +391,7 @@ const struct model_algo_row *model_select(int k, double bytes, double bw, double
     t[0] = t[1] = NAN;
     for (int i = 0; i < model_nalgos; i++) {
         double x = model_algo_time(&model_algos[i], k, bytes, bw, lat, gamma);
-        if (isnan(x))
+        if (isnan(x) || model_algos[i].twin)    /* a twin ties its row: never the choice */
             continue;
         if (!best || x < t[0]) {
             second = best;

@@ -230,7 +230,10 @@ double model_hring_links(int k, int g, double bytes, double bw, double lat, doub
  * all of them with one row here (and its formula in model_query). The
  * hierarchical ring is not a row: its time needs the hosts' G (a topology
  * the row's (K, n, bw, a) does not carry), so psr_merge prices "hring:G"
- * itself and the selector and the map leave it out.
+ * itself and the selector and the map leave it out. Swing's rows are
+ * twins (row.twin) of rd's and Rabenseifner's: the same a-b formula, so
+ * they tie and the selector and the map skip them (Swing's gain is a
+ * torus's hops: psring_sim --platform torus:X:Y).
  *
  * THE REDUCTION TERM g. The a-b model above (the CSV's model_s, the
  * seeds') counts only the wire. The selector adds g seconds per byte
@@ -254,6 +257,9 @@ struct model_algo_row {
     const char *remainder;      /* the rule for K not a power of two */
     double (*time)(int k, double bytes, double bw, double lat);    /* T_ab */
     double (*reduced)(int k);   /* bytes reduced in sequence per byte of n */
+    const char *twin;           /* the row whose formula this one has (Swing's on one
+                                 * switch: rd's, Rabenseifner's), or NULL; a twin only
+                                 * ties its row, so the selector and the map skip it */
 };
 extern const struct model_algo_row model_algos[];
 extern const int model_nalgos;
