@@ -96,8 +96,8 @@ mpi_times() {
 # mpirun.mpich (lib.sh's mpich_tcp: TCP over loopback, no shared memory),
 # with SETTING (defaults, or a forced algorithm's VAR=VALUE).
 mpich_times() {
-    mpich_tcp "$3" "$2" "$peers/mpi_coll.mpich" -c all_reduce -b "$bmin" -e "$emax" -f 4 -n $iters -w $warm \
-        >"$tmp/mpi.out" 2>"$tmp/mpi.err" ||
+    mpich_tcp "$3" "$2" "$tmp/mpi.out" "$peers/mpi_coll.mpich" -c all_reduce -b "$bmin" -e "$emax" -f 4 \
+        -n $iters -w $warm 2>"$tmp/mpi.err" ||
         echo "$prog: mpi_coll.mpich ($1) K=$3 failed or passed ${mpich_limit}s: $(tail -n 1 "$tmp/mpi.err")" >&2
     mpich_ran_as "$2" "$tmp/mpi.out" || return 0
     awk '/^ +[0-9]/ { print $1, $4 }' "$tmp/mpi.out"

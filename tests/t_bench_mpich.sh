@@ -26,8 +26,14 @@ fi
 # lib.sh's helpers in a subshell of their own: it has a job() of its own.
 lib() { (prog=t_bench_mpich here=$ex; . "$ex/lib.sh"; mpich_timeout=50; "$@"); }
 # mpich SETTING ARGS...: lib.sh's mpich_tcp 2 SETTING ARGS... as a job.
-mpich() { job 60 sh -c 'prog=t_bench_mpich here=$1; shift; . "$here/lib.sh"; mpich_timeout=50; mpich_tcp 2 "$@"' \
-              sh "$ex" "$@"; }
+# (its stdout, which mpich_tcp writes to a file, then in $T_TMP/out).
+mpich() {
+    _set=$1
+    shift
+    job 60 sh -c 'prog=t_bench_mpich here=$1; shift; . "$here/lib.sh"; mpich_timeout=50; mpich_tcp 2 "$@"' \
+        sh "$ex" "$_set" "$T_TMP/mout" "$@"
+    mv "$T_TMP/mout" "$T_TMP/out"
+}
 
 # rightness OUT: one row per size, each with #wrong 0, and the OK line.
 rightness() {
