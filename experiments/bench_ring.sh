@@ -141,7 +141,7 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     mrow_fmt='%-2s %10s  %9s %-13s  %15s %-19s  %9s %-17s  %10s %-17s  %-14s %-15s %-9s %-9s\n'
     {
         echo "# the same psring runs vs MPI_Allreduce of MPICH $(mpichversion 2>/dev/null |
-            sed -n 's/^MPICH Version: *//p') (mpirun.mpich; experiments/peers/mpi_coll.mpich)"
+            sed -n 's/^MPICH Version:[[:space:]]*//p') (mpirun.mpich; experiments/peers/mpi_coll.mpich)"
         echo "# on TCP over loopback, no shared memory: $mpich_switches;"
         echo "# mpich_default: its own rules; mpich_rd: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling;"
         echo "# mpich_rsag: ...=reduce_scatter_allgather (Rabenseifner's); same runs, sizes and medians as"
