@@ -10,9 +10,11 @@
 #   check  build + what the tests use: gnuplot, procps (pgrep, ps), iproute2
 #          (tc, ip: t_netns), Open MPI (t_ps_mpirun, t_ring_train), SimGrid
 #          (bin/psring_sim, t_sim), and chromium (t_html), slurm-wlm and
-#          munge (t_slurm: experiments/slurm_local.sh), which are
-#          OPTIONAL: where they cannot be installed their tests skip and say why
-#   bench  build + gnuplot, procps and Open MPI (bench_ring.sh runs mpirun.openmpi)
+#          munge (t_slurm: experiments/slurm_local.sh) and MPICH (mpich,
+#          libmpich-dev: t_bench_mpich), which are OPTIONAL: where they
+#          cannot be installed their tests skip and say why
+#   bench  build + gnuplot, procps and Open MPI (bench_ring.sh runs mpirun.openmpi);
+#          MPICH, the second peer, OPTIONAL (without it bench_ring.sh says so)
 #   sim    build + gnuplot, SimGrid and GNU time (the large-K sweep's peak
 #          memory; check needs it too, for t_sim's run of sim_all.sh)
 #
@@ -36,8 +38,8 @@ pkgs() {
     case $1 in
     build) echo "$b" ;;
     lab) echo "$b gnuplot-nox" ;;
-    check) echo "$b gnuplot-nox procps iproute2 openmpi-bin libopenmpi-dev libsimgrid-dev time chromium? slurm-wlm? munge?" ;;
-    bench) echo "$b gnuplot-nox procps openmpi-bin libopenmpi-dev" ;;
+    check) echo "$b gnuplot-nox procps iproute2 openmpi-bin libopenmpi-dev libsimgrid-dev time chromium? slurm-wlm? munge? mpich? libmpich-dev?" ;;
+    bench) echo "$b gnuplot-nox procps openmpi-bin libopenmpi-dev mpich? libmpich-dev?" ;;
     sim) echo "$b gnuplot-nox libsimgrid-dev time" ;;
     *) return 1 ;;
     esac
@@ -65,6 +67,8 @@ present() {
     chromium) have chromium ;;
     slurm-wlm) have slurmctld && have slurmd && have srun ;;
     munge) have munged ;;
+    mpich) have mpirun.mpich && have mpicc.mpich ;;
+    libmpich-dev) pc mpich ;;       # MPICH's mpi.h
     *) return 1 ;;
     esac
 }

@@ -26,9 +26,20 @@
 #   ompi_ran_as CONFIG OUT    mpi_coll's output OUT shows CONFIG's settings
 #                             (ompi_default or ompi_forced's)? else a line
 #                             on stderr and status 1
-#   ompi_summary FILE LABEL   '#' lines summing up a bench table's rows:
-#                             per group, the ratio against Open MPI's better
-#                             configuration and which one it was
+#   ompi_summary FILE LABEL [PEER NAME]
+#                             '#' lines summing up a bench table's rows:
+#                             per group, the ratio against the peer's (Open
+#                             MPI's, or PEER's: mpich) better configuration
+#                             and which one it was
+#   mpich_peer_ready PEERS TMP  mpirun.mpich and PEERS/mpi_coll.mpich there
+#                             (built if not)? else status 1 and a '#' line
+#   mpich_tcp NP SETTING OUT ARGS...
+#                             mpirun.mpich -np NP ARGS > OUT, MPICH on TCP
+#                             over lo ($mpich_switches), SETTING (VAR=VALUE
+#                             or defaults) in the environment
+#   mpich_forced COLL         MPICH's forced configurations for COLL: sets
+#                             mpich_configs ("label=MPIR_CVAR_...=value" words)
+#   mpich_ran_as CONFIG OUT   mpi_coll.mpich's output OUT shows CONFIG's setting?
 #   size_bytes SIZE           4096, 4K, 4KiB, 16M, 1G -> bytes (powers of
 #                             1024); fails, printing nothing, on anything else
 #   job WHAT OUT ERR CMD...   run CMD, stdout to OUT, stderr to ERR; when it
@@ -256,23 +267,116 @@ ompi_best() {
         else print 0, "-" }'
 }
 
-# ompi_summary FILE LABEL: FILE holds a bench's rows, "GROUP SIZE RATIO
+# MPICH, the second peer (issue 29, item 4): Debian's mpich 4.0 (device
+# ch4:ucx), its launcher and compiler wrapper by their own names
+# (mpirun.mpich, mpicc.mpich), forced onto TCP over loopback with no shared
+# memory by $mpich_switches: MPIR_CVAR_NOLOCAL=1 (every rank is treated as
+# on another node: no shared-memory path, no node-aware collectives),
+# UCX_TLS=tcp (UCX's TCP transport only: no posix/sysv shared memory, no
+# cma) and UCX_NET_DEVICES=lo. Checked with strace: the sockets carry the
+# payload with these switches (117 MB written for 13 all-reduces of 4 MiB
+# at K = 2), 8.6 MB without UCX_TLS (shared memory carried the rest).
+mpich_switches="MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp UCX_NET_DEVICES=lo"
+
+# mpich_peer_ready PEERS TMP: 0 when mpirun.mpich and PEERS/mpi_coll.mpich
+# are there (built by experiments/peers/build.sh if need be); else 1,
+# having said why on stdout as a '#' line.
+mpich_peer_ready() {
+    if ! command -v mpirun.mpich >/dev/null 2>&1; then
+        echo "# ${prog:-${0##*/}}: mpirun.mpich not found: no MPICH peer (apt-get install mpich libmpich-dev)"
+        return 1
+    fi
+    local src="$root/experiments/peers/mpi_coll.c"
+    [ -x "$1/mpi_coll.mpich" ] && ! [ "$src" -nt "$1/mpi_coll.mpich" ] && return 0
+    sh "$root/experiments/peers/build.sh" "$1" >"$2/build.log" 2>&1
+    [ -x "$1/mpi_coll.mpich" ] && ! [ "$src" -nt "$1/mpi_coll.mpich" ] && return 0
+    echo "# ${prog:-${0##*/}}: the MPICH peer did not build:"
+    cat "$2/build.log"
+    return 1
+}
+
+# mpich_tcp NP SETTING OUT ARGS...: mpirun.mpich -np NP ARGS, its stdout
+# into OUT, with $mpich_switches and SETTING (VAR=VALUE: a forced
+# algorithm; "defaults": none) in the environment, which mpirun.mpich
+# hands to every rank. With mpich_timeout set (seconds), under timeout(1),
+# which signals mpirun.mpich itself (it takes its ranks down with it).
+# MPICH 4.0.2 over UCX's TCP sometimes never returns from MPI_Finalize once
+# the figures are out (gdb: rank 0 in ucp_worker_progress under
+# PMPI_Finalize, spinning, its peer gone; 7 of about 40 runs on the
+# loaded 2-CPU machine): once mpi_coll's last line ('# avg bus
+# bandwidth') is in OUT, the run gets 5 s more, then is ended, saying so
+# on stderr, with status 0. Its status otherwise.
+mpich_tcp() {
+    local np=$1 set=$2 out=$3 pid i=0
+    shift 3
+    [ "$set" = defaults ] && set=
+    ${mpich_timeout:+timeout "$mpich_timeout"} env $mpich_switches $set mpirun.mpich -np "$np" "$@" >"$out" &
+    pid=$!
+    while kill -0 $pid 2>/dev/null; do
+        if grep -q '^# avg bus bandwidth' "$out" 2>/dev/null; then
+            i=$((i + 1))
+            if [ $i -gt 50 ]; then
+                kill $pid 2>/dev/null
+                wait $pid
+                say "mpirun.mpich: MPI_Finalize had not returned 5 s after the figures; ended"
+                return 0
+            fi
+        fi
+        sleep 0.1
+    done
+    wait $pid
+}
+
+# mpich_forced COLL: MPICH's algorithms that psring also has, each forced
+# by its control variable (mpivars of MPICH 4.0.2 lists, for
+# MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM: auto, nb, smp, recursive_doubling,
+# reduce_scatter_allgather; no ring for the blocking call). Sets
+# mpich_configs: "LABEL=VAR=VALUE" words, run beside mpich_default (its
+# own rules: recursive doubling up to MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE,
+# 2 KiB, reduce_scatter_allgather above).
+#   all_reduce  mpich_rd: recursive_doubling (psring's rd),
+#               mpich_rsag: reduce_scatter_allgather (Rabenseifner's,
+#               psring's rabenseifner)
+mpich_forced() {
+    case $1 in
+    all_reduce) mpich_configs="mpich_rd=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling
+        mpich_rsag=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=reduce_scatter_allgather" ;;
+    *) say "mpich_forced: no configuration for '$1'"; return 1 ;;
+    esac
+}
+
+# mpich_ran_as SETTING OUT: whether mpi_coll.mpich, whose output is OUT,
+# ran with SETTING (VAR=VALUE, or "defaults"): its '# mpich:' header line
+# lists the variables the ranks were given. Else one line on stderr,
+# status 1: the bench drops the run.
+mpich_ran_as() {
+    local got
+    got=$(sed -n 's/^# mpich: //p' "$2")
+    case " $got " in
+    *" $1 "*) return 0 ;;
+    esac
+    say "MPICH ran with '${got:-?}', not $1: its figures dropped"
+    return 1
+}
+
+# ompi_summary FILE LABEL [PEER NAME]: PEER (default ompi) and NAME
+# (default Open MPI) name the peer in the lines. FILE holds a bench's rows, "GROUP SIZE RATIO
 # BEST" per line (RATIO: psring over Open MPI's better configuration, BEST:
 # that configuration's label; nan and - where Open MPI did not run). Per
 # GROUP, one '#' line: the range and median of RATIO, how many sizes each
 # configuration won, and the rows where psring was slower (RATIO > 1).
 ompi_summary() {
-    awk -v label="$2" '
+    awk -v label="$2" -v peer="${3:-ompi}" -v pname="${4:-Open MPI}" '
         function flush(  i, j, t, m, won) {
             if (g == "") return
-            if (n == 0) { printf "# summary %s %s: no Open MPI figures\n", label, g; return }
+            if (n == 0) { printf "# summary %s %s: no %s figures\n", label, g, pname; return }
             for (i = 2; i <= n; i++)
                 for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
             m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
             won = ""
             for (i = 1; i <= nk; i++) won = won sprintf("%s%s at %d", i > 1 ? ", " : "", key[i], cnt[key[i]])
-            printf "# summary %s %s: psring/ompi_best %.2f-%.2f (median %.2f) over %d sizes, psring slower at %d; the better Open MPI: %s\n",
-                   label, g, v[1], v[n], m, n, slow, won
+            printf "# summary %s %s: psring/%s_best %.2f-%.2f (median %.2f) over %d sizes, psring slower at %d; the better %s: %s\n",
+                   label, g, peer, v[1], v[n], m, n, slow, pname, won
         }
         $1 != g { flush(); g = $1; n = 0; nk = 0; slow = 0; split("", cnt) }
         $3 != "nan" {

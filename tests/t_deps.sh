@@ -31,8 +31,8 @@ deps() { PATH=$f/bin PSR_DEPS_SYSROOT=$f/root /bin/sh "$d" "$@" > "$f/out" 2>&1;
 
 build_cmds="cc make pkg-config"
 build_pc="libuv libsodium"
-all_cmds="$build_cmds gnuplot pgrep ps tc ip mpirun.openmpi mpicc.openmpi chromium slurmctld slurmd srun munged"
-all_pc="$build_pc ompi-c simgrid"    # ompi-c: libopenmpi-dev (mpi.h)
+all_cmds="$build_cmds gnuplot pgrep ps tc ip mpirun.openmpi mpicc.openmpi chromium slurmctld slurmd srun munged mpirun.mpich mpicc.mpich"
+all_pc="$build_pc ompi-c simgrid mpich"    # ompi-c: libopenmpi-dev (mpi.h); mpich: libmpich-dev
 
 t_case deps-1.1 "non-root, everything present: make deps and each target exit 0, silent"
 machine 1000 "$all_cmds" "$all_pc" "stdio.h /usr/bin/time"
@@ -61,8 +61,9 @@ grep -q '^  check: apt-get install -y procps iproute2 openmpi-bin libopenmpi-dev
 grep -q '^  bench: apt-get install -y procps openmpi-bin libopenmpi-dev$' "$f/out" || t_fail "no exact bench line"
 grep -q '^  sim:   apt-get install -y libsimgrid-dev time$' "$f/out" || t_fail "no exact sim line"
 grep -q 'lab:' "$f/out" && t_fail "a lab line, though the lab has all it needs"
-grep -q '^  check: optional.*apt-get install -y chromium slurm-wlm munge$' "$f/out" || t_fail "no optional chromium, slurm-wlm, munge line for check"
-[ "$(grep -c 'apt-get install' "$f/out")" = 4 ] || t_fail "want 4 install lines (check, bench, sim, check's optional one)"
+grep -q '^  check: optional.*apt-get install -y chromium slurm-wlm munge mpich libmpich-dev$' "$f/out" || t_fail "no optional chromium, slurm-wlm, munge, mpich line for check"
+grep -q '^  bench: optional.*apt-get install -y mpich libmpich-dev$' "$f/out" || t_fail "no optional mpich line for bench"
+[ "$(grep -c 'apt-get install' "$f/out")" = 5 ] || t_fail "want 5 install lines (check, bench, sim, check's and bench's optional ones)"
 [ -e "$f/apt.log" ] && t_fail "apt-get ran as non-root"
 t_end
 

@@ -88,12 +88,13 @@ static void test_vec(void)
 
 /* test_vec_fused: vec_add_finite (the add with the finite check fused in:
  * the ring's, rd's and chain's reduce) and the vectorized
- * vec_check_finite, at lengths around the 16-lane blocks and their tails
+ * vec_check_finite, at lengths around the 16-lane (SSE) and 32-lane (AVX2)
+ * blocks and their tails
  * (vec.c, THE CHECK), in both dtypes. */
 #define FUSED_MAX 67
 static void test_vec_fused(void)
 {
-    static const size_t lens[] = { 0, 1, 2, 15, 16, 17, 31, 32, 33, 48, FUSED_MAX };
+    static const size_t lens[] = { 0, 1, 2, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, FUSED_MAX };
     static const int dts[] = { DTYPE_F32, DTYPE_F64 };
     double a[FUSED_MAX], b[FUSED_MAX], r[FUSED_MAX];   /* room for either dtype */
     const double bads[] = { NAN, INFINITY, -INFINITY };

@@ -107,26 +107,98 @@ static size_t first_bad(const void *v, size_t n, int dtype)
         return zs == 0;                                                       \
     } while (0)
 
-static int add_finite_f32(float *restrict a, const float *restrict b, size_t n)
+static int add_finite_f32_sse(float *restrict a, const float *restrict b, size_t n)
 {
     LOOP(float, vec_f32x4, 4, a, b, n, 1);
 }
 
-static int add_finite_f64(double *restrict a, const double *restrict b, size_t n)
+static int add_finite_f64_sse(double *restrict a, const double *restrict b, size_t n)
 {
     LOOP(double, vec_f64x2, 2, a, b, n, 1);
 }
 
-static int all_finite_f32(const float *restrict a, size_t n)
+static int all_finite_f32_sse(const float *restrict a, size_t n)
 {
     const float *b = NULL;
     LOOP(float, vec_f32x4, 4, a, b, n, 0);
 }
 
-static int all_finite_f64(const double *restrict a, size_t n)
+static int all_finite_f64_sse(const double *restrict a, size_t n)
 {
     const double *b = NULL;
     LOOP(double, vec_f64x2, 2, a, b, n, 0);
+}
+
+/* AVX2, where the CPU has it (x86-64; chosen at run time, once): the same
+ * loops on 32-byte vectors, 8 floats or 4 doubles a register, so half the
+ * instructions. The adds are the same lane-wise IEEE adds (no FMA:
+ * -ffp-contract=off, and none is written), so the sums are bit for bit
+ * the SSE loops' and the scalar vec_add's; only the order in which the
+ * check's s - s terms are summed differs, and that sum is 0 or NaN either
+ * way. Measured on the 2-core VM (Xeon, AVX-512), 128 Ki floats in L2:
+ * 16-18 us SSE, 12-13 us AVX2 for the add. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+typedef float vec_f32x8 __attribute__((vector_size(32)));
+typedef double vec_f64x4 __attribute__((vector_size(32)));
+#define AVX2 __attribute__((target("avx2")))
+
+AVX2 static int add_finite_f32_avx2(float *restrict a, const float *restrict b, size_t n)
+{
+    LOOP(float, vec_f32x8, 8, a, b, n, 1);
+}
+
+AVX2 static int add_finite_f64_avx2(double *restrict a, const double *restrict b, size_t n)
+{
+    LOOP(double, vec_f64x4, 4, a, b, n, 1);
+}
+
+AVX2 static int all_finite_f32_avx2(const float *restrict a, size_t n)
+{
+    const float *b = NULL;
+    LOOP(float, vec_f32x8, 8, a, b, n, 0);
+}
+
+AVX2 static int all_finite_f64_avx2(const double *restrict a, size_t n)
+{
+    const double *b = NULL;
+    LOOP(double, vec_f64x4, 4, a, b, n, 0);
+}
+
+/* have_avx2: the CPU's answer, asked once (a benign race: every thread
+ * that asks first gets the same answer). */
+static int have_avx2(void)
+{
+    static int known = -1;
+
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return known;
+}
+#define PICK(name, ...) (have_avx2() ? name##_avx2(__VA_ARGS__) : name##_sse(__VA_ARGS__))
+#else
+#define PICK(name, ...) name##_sse(__VA_ARGS__)
+#endif
+
+static int add_finite_f32(float *restrict a, const float *restrict b, size_t n)
+{
+    return PICK(add_finite_f32, a, b, n);
+}
+
+static int add_finite_f64(double *restrict a, const double *restrict b, size_t n)
+{
+    return PICK(add_finite_f64, a, b, n);
+}
+
+static int all_finite_f32(const float *restrict a, size_t n)
+{
+    return PICK(all_finite_f32, a, n);
+}
+
+static int all_finite_f64(const double *restrict a, size_t n)
+{
+    return PICK(all_finite_f64, a, n);
 }
 
 int vec_add_finite(void *acc, const void *x, size_t n, int dtype, size_t *bad)

@@ -1,5 +1,6 @@
-/* mpi_coll.c -- the peer ring_worker --bench is compared with: Open MPI's
- * collectives timed the same way, printing the same columns.
+/* mpi_coll.c -- the peer ring_worker --bench is compared with: an MPI's
+ * (Open MPI's, MPICH's) collectives timed the same way, printing the same
+ * columns.
  *
  *     mpirun.openmpi -np K build/peers/mpi_coll [-c NAME] [-r ROOT] [-b 4K] [-e 64M] [-f 2]
  *                                       [-w 5] [-n 20] [-d float|double] [-v]
@@ -21,8 +22,10 @@
  * (2(K-1)/K all_reduce; (K-1)/K reduce_scatter, all_gather, alltoall; 1
  * broadcast, reduce).
  *
- * Built by experiments/peers/build.sh with mpicc.openmpi, only where it is
- * installed; the main Makefile never builds it. Method, as
+ * Built by experiments/peers/build.sh once per MPI, only where it is
+ * installed: with mpicc.openmpi as mpi_coll, with mpicc.mpich as
+ * mpi_coll.mpich (the same source; the header's first line names the
+ * library it was built with); the main Makefile never builds it. Method, as
  * common/coll/bench.h: per size, -w untimed calls, a barrier, -n timed
  * ones back to back on zeros; the time printed is the slowest rank's loop
  * / n (MPI_Reduce MAX); then one call on the check pattern ((rank + i) mod
@@ -32,7 +35,9 @@
  * is its own choice unless mpirun's --mca forces one (bench_ring.sh and
  * bench_coll.sh run both; experiments/lib.sh, ompi_forced); the header
  * names every coll_tuned parameter the job was given, so that a table
- * says which configuration made it.
+ * says which configuration made it. MPICH's, likewise, unless an
+ * MPIR_CVAR_*_ALGORITHM variable forces one (lib.sh, mpich_forced); its
+ * header names every MPIR_CVAR_ and UCX_ variable the job was given.
  */
 #include <errno.h>
 #include <mpi.h>
@@ -103,17 +108,42 @@ static void set(void *p, size_t i, int dbl, double v)
 /* print_tuned: the coll_tuned settings this job was given (mpirun --mca X V
  * reaches every rank as OMPI_MCA_X=V), one '#' line; "defaults" when none:
  * Open MPI's own decision rules picked the algorithms. */
+#ifdef MPICH
+#define LIBRARY "MPICH"
+#else
+#define LIBRARY "Open MPI"
+#endif
 static void print_tuned(void)
 {
     extern char **environ;
-    static const char prefix[] = "OMPI_MCA_coll_tuned_";
     int n = 0;
+#ifdef MPICH
+    /* print_tuned, MPICH's: the MPIR_CVAR_ (its control variables: the
+     * algorithms, MPIR_CVAR_NOLOCAL) and UCX_ (its transport) variables,
+     * whole, but the interface hostname mpirun.mpich sets itself; then
+     * "defaults" when no MPIR_CVAR_..._ALGORITHM is among them. */
+    int forced = 0;
+
+    printf("# mpich:");
+    for (char **e = environ; *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if ((strncmp(*e, "MPIR_CVAR_", 10) != 0 && strncmp(*e, "UCX_", 4) != 0) || !eq ||
+            strncmp(*e, "MPIR_CVAR_CH3_INTERFACE_HOSTNAME=", 33) == 0)
+            continue;
+        printf(" %s", *e);
+        n++;
+        forced += eq - *e > 10 && strncmp(eq - 10, "_ALGORITHM", 10) == 0;
+    }
+    printf("%s\n", forced ? "" : " defaults (MPICH's decision rules)");
+#else
+    static const char prefix[] = "OMPI_MCA_coll_tuned_";
 
     printf("# coll_tuned:");
     for (char **e = environ; *e; e++)
         if (strncmp(*e, prefix, sizeof prefix - 1) == 0)
             printf(" %s", *e + sizeof prefix - 1), n++;
     printf("%s\n", n ? "" : " defaults (Open MPI's decision rules)");
+#endif
 }
 
 /* call: one collective of count elements in all (q = count / K per rank). */
@@ -245,7 +275,7 @@ int main(int argc, char **argv)
     fac = r.world < 2 ? 0.0 : r.op == ALL_REDUCE ? 2.0 * (r.world - 1) / r.world
         : r.op == BROADCAST || r.op == REDUCE ? 1.0 : (double)(r.world - 1) / r.world;
     if (r.rank == 0) {
-        printf("# mpi_coll: %s over K=%d ranks (Open MPI)%s\n", names[r.op], r.world,
+        printf("# mpi_coll: %s over K=%d ranks (" LIBRARY ")%s\n", names[r.op], r.world,
                r.op == REDUCE_SCATTER && r.vcounts ? ", MPI_Reduce_scatter (-v)" : "");
         print_tuned();
         printf("# time: the slowest rank's loop of %d iterations / %d (after %d warm-up "
