@@ -280,9 +280,15 @@ static double dyadic(uint64_t h)
     return (double)((int)(h % 17) - 8) / 16.0;
 }
 
-static uint64_t synth_hash(uint64_t seed, uint64_t step, uint64_t i, uint64_t x)
+/* synth_hash(seed, step, i, x) = mix(mix(mix(seed ^ C) ^ step) ^ i) ^ mix(x)
+ * (workload.h; gpu/gpu_workload.cu computes the same): the part in i and
+ * the part in x are each one mix once the step's key mix(mix(seed ^ C) ^
+ * step) is known, so a call computes the key and the three mix(x) once and
+ * then one mix per element, not twelve. The values are the same bits; the
+ * hashing was the synthetic step's CPU (docs/link.md, THE TRAINING PATH). */
+static uint64_t synth_key(uint64_t seed, uint64_t step)
 {
-    return rng_mix(rng_mix(rng_mix(seed ^ 0x5053524755ULL) ^ step) ^ i) ^ rng_mix(x);
+    return rng_mix(rng_mix(seed ^ 0x5053524755ULL) ^ step);
 }
 
 /* F(lo, hi) = (hi - lo) a_i + h_i(hi) - h_i(lo) for elements [first, end);
@@ -292,11 +298,12 @@ static void synth_grad_add(const struct workload *w, uint64_t step, uint64_t lo,
                            uint64_t hi, void *grad, size_t first, size_t end)
 {
     const double count = (double)(hi - lo);
+    const uint64_t key = synth_key(w->seed, step), mix_a = rng_mix(UINT64_MAX);
+    const uint64_t mix_hi = rng_mix(hi), mix_lo = rng_mix(lo);
 
     for (size_t i = first; i < end; i++) {
-        double a = dyadic(synth_hash(w->seed, step, i, UINT64_MAX));
-        double f = count * a + dyadic(synth_hash(w->seed, step, i, hi)) -
-                   dyadic(synth_hash(w->seed, step, i, lo));
+        const uint64_t m = rng_mix(key ^ i);
+        double f = count * dyadic(m ^ mix_a) + dyadic(m ^ mix_hi) - dyadic(m ^ mix_lo);
         if (w->dtype == DTYPE_F32)
             ((float *)grad)[i] += (float)f;
         else
