@@ -8,6 +8,12 @@
 
 /* step.c */
 double step_now(const struct step *d);
+/* step_cpu: the calling thread's CPU seconds, on the real clock (0 on
+ * another); the driver adds its compute's to d->compute_cpu. */
+static inline double step_cpu(const struct step *d)
+{
+    return d->cfg.clock == &clock_real ? clock_thread_cpu_seconds() : 0.0;
+}
 size_t step_njobs(const struct step *d);
 struct overlap_job step_job_at(const struct step *d, size_t i, char *name);
 int step_gradient(struct step *d, uint64_t lo, uint64_t hi, int micro, int mistake,
