@@ -339,8 +339,7 @@ static int run_steps(struct run *r, char *err)
                                     .combine_s = res.t.comm + res.t.finish,
                                     .ingress_s = NAN, .egress_s = NAN,
                                     .bytes_in = in1 - in0, .bytes_out = out1 - out0,
-                                    .step_s = round_s,
-                                    .enter_t = res.t.enter };
+                                    .step_s = round_s, .enter_t = res.t.enter };
         round_s = -1;
         r->times[r->rec.nsteps] = ms.combine_s;
         metrics_record_add(&r->rec, &ms);     /* room for every timed step */
