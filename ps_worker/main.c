@@ -292,7 +292,7 @@ static int join(struct run *r, int again, int *start, char *err)
  * with --reconnect-window a lost server is rejoined at its step (join). */
 static int run_steps(struct run *r, char *err)
 {
-    double cpu0 = 0, comp0 = 0, wall0 = 0, round_s = -1;
+    double cpu0 = 0, wall0 = 0, round_s = -1;
     uint64_t in0 = 0, out0 = 0;
     int rc, s = 0, timing = 0;
 
@@ -307,7 +307,6 @@ static int run_steps(struct run *r, char *err)
             timing = 1;
             hostload_sample_read(&r->rec.machine0);     /* the machine's load: metrics.h */
             cpu0 = clock_cpu_seconds();
-            comp0 = step_compute_cpu(&r->step);
             wall0 = clock_src_now(r->step.cfg.clock);
         }
         if (round_s < 0) {      /* a round begins (every step without local SGD) */
@@ -345,7 +344,7 @@ static int run_steps(struct run *r, char *err)
         metrics_record_add(&r->rec, &ms);     /* room for every timed step */
     }
     r->rec.cpu_s = clock_cpu_seconds() - cpu0;
-    r->rec.compute_cpu_s = step_compute_cpu(&r->step) - comp0;  /* cpu_s_per_gb leaves it out */
+    r->rec.compute_cpu_s = step_compute_cpu(&r->step);  /* timed steps'; cpu_s_per_gb leaves it out */
     r->rec.wall_s = clock_src_now(r->step.cfg.clock) - wall0;
     hostload_sample_read(&r->rec.machine1);
     /* LOCAL SGD: the servers count rounds */

@@ -289,7 +289,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
     struct metrics_wait wt = { 0, 0, 0 };
     struct step d;
     struct psgd ps = { 0 };
-    double cpu0 = 0, comp0 = 0, wall0 = 0, run0 = 0, last_log = -INFINITY, round_s = -1;
+    double cpu0 = 0, wall0 = 0, run0 = 0, last_log = -INFINITY, round_s = -1;
     uint64_t out0 = 0, in0 = 0;
     int rc;
 
@@ -323,7 +323,6 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
             tw.util_on = 1;
             hostload_sample_read(&rec->machine0);   /* the machine's load: metrics.h */
             cpu0 = clock_cpu_seconds();
-            comp0 = step_compute_cpu(&d);
             wall0 = clock_src_now(clk);
         }
         if (s == 0)
@@ -348,7 +347,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         }
     }
     rec->cpu_s = clock_cpu_seconds() - cpu0;
-    rec->compute_cpu_s = step_compute_cpu(&d) - comp0;    /* cpu_s_per_gb leaves it out */
+    rec->compute_cpu_s = step_compute_cpu(&d);      /* the timed steps'; cpu_s_per_gb leaves it out */
     rec->wall_s = clock_src_now(clk) - wall0;
     hostload_sample_read(&rec->machine1);
     if (tw.util_span > 0) {        /* a paced link was measured (ring_combine) */

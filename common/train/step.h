@@ -330,8 +330,8 @@ const struct step_memory *step_memory(const struct step *d);
 size_t step_buckets(const struct step *d);
 int step_overlapping(const struct step *d);
 
-/* step_compute_cpu: the CPU seconds the driver has spent computing so far,
- * counted per thread (CLOCK_THREAD_CPUTIME_ID) around the gradient (the
+/* step_compute_cpu: the CPU seconds the driver has spent computing in the
+ * timed steps so far (step >= cfg.warmup: a record's cpu_s), counted per thread (CLOCK_THREAD_CPUTIME_ID) around the gradient (the
  * workload's backward pass, a device's launches), the closed-form check
  * and the apply, on whichever thread ran them; 0 on a clock other than
  * the real one (a simulated rank's compute costs no CPU of its own). The
