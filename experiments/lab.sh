@@ -8,13 +8,13 @@
 #      processes spend per step (the per-message software cost: the
 #      emulated link's pieces, syscalls, copies) and the ring's time
 #      against its model. --link-bw auto, the default, becomes the fastest
-#      rate of a ladder (500, 250, 125, 64, 32, 16, 8 Mbit/s) at which that
-#      probe keeps the processes under half of the cores (the host_bound
-#      flag fires at 80%), is bound by the link and within 5% of its
-#      model, so that the whole K sweep stays link-bound and within 10%
+#      rate of a ladder (500, 250, 125, 100, 64, 32, 16, 8 Mbit/s) at which
+#      that probe keeps the processes under half of the cores (the
+#      host_bound flag fires at 80%), is bound by the link and within 5% of
+#      its model, so that the whole K sweep stays link-bound and within 5%
 #      (experiments/lab_calibrate.sh); an explicit --link-bw skips the probe;
 #   2. the K sweep: the parameter server and the ring for K = 1..16 (up to
-#      4 ranks per CPU unless --ks is given) on
+#      8 ranks per CPU unless --ks is given) on
 #      127.0.0.1, every process behind an EMULATED link (--link-bw,
 #      --link-latency), the synthetic workload (n bytes of f32), a few steps
 #      after warm-up each;
@@ -63,12 +63,18 @@
 # (lib.sh json_beside; docs/design.md, JSON LINES).
 #
 # THE TIME BUDGET. `make lab` must finish in 3 minutes on 2 cores
-# (--budget 180). A slower auto rate makes every transfer longer, so the K
-# sweep's n shrinks with the rate (4 MiB at 500 Mbit/s, in proportion
-# below, at least 256 KiB; an explicit --bytes wins); the largest sizes of
-# the size sweep are dropped while the model says the first runs alone
-# would not fit; repeats stop when the next run would pass the deadline.
-# Everything cut is listed in the manifest ("cut:") and on stderr.
+# (--budget 180), or in 5 where the lab's scale needs it (lab_lib.sh, THE
+# LAB'S SCALE: K = 16, n >= 1 MiB, sizes to 16 MiB at 100 Mbit/s or more):
+# without --budget, when the model says the first run of every point
+# would not fit in 3 minutes, the budget rises to 5 (budget_max; the
+# manifest's "budget:" line says so). A slower auto rate makes every
+# transfer longer, so the K sweep's n shrinks with the rate (4 MiB at
+# 500 Mbit/s, in proportion below, at least 1 MiB at 100 Mbit/s and up,
+# 64 KiB below; an explicit --bytes wins); the largest sizes of the size
+# sweep are dropped while the model says the first runs alone would not
+# fit; repeats stop when the next run would pass the deadline. Everything
+# cut is listed in the manifest ("cut:") and on stderr, and the "scale:"
+# line says whether the run kept the lab's scale, and what fell short.
 #
 # WHY THESE DEFAULTS. n = 4 MiB at 500 Mbit/s: the server's link carries
 # K n per step each way, so K = 16 moves 64 MiB in and 64 MiB out per step
@@ -78,7 +84,7 @@
 # 2 cores at K = 4 (launch.sh ring 4 --bench, 4-64 KiB, 32 Mbit/s), which
 # against 200 us put the 4-64 KiB ring rows 12-36% over their model and
 # the ring/rd crossover 1.7-2.3x from the model's; against 1 ms they are
-# within 10% and 1.3x. K up to 4 ranks per CPU (ks_for_cpus). Every
+# within 10% and 1.3x. K up to 8 ranks per CPU (ks_for_cpus). Every
 # default can be overridden by a flag.
 set -uo pipefail
 
@@ -183,8 +189,49 @@ plan_s() {
     done
     echo "$t"
 }
+# lab_scale: the manifest's "scale:" line: the lab's scale (lab_lib.sh,
+# THE LAB'S SCALE) kept, or what fell short of it and why.
+lab_scale() {
+    local short="" kmax last why q=""
+    [ "$quick" = 1 ] && q=--quick
+    kmax=$(echo $ks | tr ' ' '\n' | sort -n | tail -n 1)
+    last=$(echo $sizes | tr ' ' '\n' | while read -r s; do echo "$(size_bytes "$s") $s"; done | sort -n | tail -n 1)
+    if awk -v b="$bw_Bps" -v s="$scale_Bps" 'BEGIN { exit !(b < s * (1 - 1e-9)) }'; then
+        why=${q:---link-bw}
+        [ "$auto" = 1 ] && why="the calibration found no rate of 100 Mbit/s or more at which the K = $kmax ring kept to its model under half the CPUs"
+        short="$short the rate $link_bw ($why);"
+    fi
+    if [ "$kmax" -lt 16 ]; then
+        why=${q:---ks}
+        [ "$ks_given" = 1 ] || [ "$quick" = 1 ] || why="$(nproc) CPU(s), 8 ranks per CPU at most"
+        short="$short K up to $kmax ($why);"
+    fi
+    if [ "$nb" -lt "$scale_bytes" ]; then
+        why=${q:---bytes}
+        [ "$bytes_given" = 1 ] || why="n follows the rate below 100 Mbit/s"
+        short="$short n = $bytes ($why);"
+    fi
+    if [ "${last%% *}" -lt $((16 << 20)) ]; then
+        why=${q:---sizes}
+        case $cuts in *"size "*" dropped"*) why="the time budget" ;; esac
+        short="$short sizes up to ${last#* } ($why);"
+    fi
+    if [ -z "$short" ]; then
+        echo "the lab's: K up to $kmax, n = $bytes, sizes up to ${last#* }, at $link_bw"
+    else
+        echo "BELOW the lab's (K = 16, n >= 1 MiB, sizes to 16 MiB, at 100 Mbit/s or more):$short"
+    fi
+}
 left=$(( budget - reserve - ($(date +%s) - t_start) ))
 add_points
+budget_note="$budget s"
+p=$(plan_s)
+if [ "$budget_given" = 0 ] && [ "$budget_max" -gt "$budget" ] && awk -v p="$p" -v l="$left" 'BEGIN { exit !(p > l) }'; then
+    budget_note="$budget_max s (raised from $budget s: the first run of every point needs ${p%.*} s of the $left s left)"
+    left=$(( left + budget_max - budget ))
+    budget=$budget_max
+    done_line "[1/5] the time budget: $budget_note"
+fi
 while :; do
     p=$(plan_s)
     awk -v p="$p" -v l="$left" 'BEGIN { exit !(p > l) }' || break
@@ -197,6 +244,8 @@ while :; do
 done
 [ -n "$cuts" ] && done_line "[1/5] to fit the $budget s budget:$cuts"
 deadline=$(( t_start + budget - reserve ))
+scale=$(lab_scale)
+done_line "[1/5] scale: $scale"
 
 # ------------------------------------------------------------ 2-3. the sweeps, repeated
 # Every point repeated by the lab's rule (lab_lib.sh, THE REPEAT RULE)
@@ -309,6 +358,8 @@ fi
     echo "repeat: each point until spread <= $spread_target or $repeat runs (spread: (max - min) / median of the runs' time_s, the run farthest from the median left out from 4 runs on); rows: the median, runs in *_runs.csv"
     echo "unsettled: ${unsettled:-none}"
     echo "cut: ${cuts:-nothing} (budget $budget s)"
+    echo "budget: $budget_note"
+    echo "scale: $scale"
     [ -n "$banner" ] && echo "BANNER: $banner"
     echo "link_latency: $link_lat (EMULATED, one-way)"
     echo "k_sweep: ks=\"$ks\" bytes=$bytes steps=$steps warmup=$warmup workload=synthetic dtype=f32"

@@ -7,13 +7,15 @@
 #     experiments/lab_calibrate.sh [lab.sh's flags] --out DIR
 #
 # A probe, the K sweep's largest ring as the sweep runs it (its n at that
-# rate, 8 steps), behind each rate of a ladder (500, 250, 125,
-# 64, 32, 16, 8 Mbit/s), measures its processes' CPU seconds per step (the
-# records' cpu_s) over the model's time times the cores, its time_s
-# against its model_s, and its bound_by. The fastest rate with a share
-# under 0.5 (the host_bound flag fires at 0.8), bound by the link and
-# within 5% of its model wins, so that the whole K sweep stays link-bound
-# and within 10%; none: the slowest. On stdout, two lines: the rate
+# rate, 8 steps), behind each rate of a ladder (500, 250, 125, 100 (the
+# lab's scale: lab_lib.sh), 64, 32, 16, 8 Mbit/s), measures its
+# processes' CPU seconds per step (the records' cpu_s, the compute
+# included: it is the machine's load) over the model's time times the
+# cores, its time_s against its model_s, and its bound_by. The fastest
+# rate with a share under 0.5 (the host_bound flag fires at 0.8), bound by
+# the link and within 5% of its model wins, so that the whole K sweep
+# stays link-bound and within 5%; none: the slowest (lab.sh's manifest
+# then says the run is below the lab's scale, "scale:"). On stdout, two lines: the rate
 # (8Mbit), and the calibration's account, every probe's figures (the
 # manifest's "calibration:" line). Progress and each probe's line on
 # stderr; each probe's command line into DIR/commands.txt, its records
@@ -67,8 +69,10 @@ probe() {
 # ladder's fastest at or below rate x target / share (at least one
 # step down): the CPU per second falls with the rate, though not
 # always in proportion (the link's piece size has a floor); after one
-# off its model or flagged, the next rate down.
-ladder="500Mbit 250Mbit 125Mbit 64Mbit 32Mbit 16Mbit 8Mbit"
+# off its model or flagged, the ladder's fastest at or below half the
+# rate. Neither skips the lab's scale (lab_lib.sh, THE LAB'S SCALE): from
+# above 100 Mbit/s the next rate is 100 Mbit/s at the lowest.
+ladder="500Mbit 250Mbit 125Mbit 100Mbit 64Mbit 32Mbit 16Mbit 8Mbit"
 calib=""
 pick=""
 target=0.5
@@ -83,7 +87,8 @@ for r in $ladder; do
     if awk -v s="$1" -v t="$target" -v q="$4" 'BEGIN { exit !(s <= t && q <= 1.05) }' && [ "$5" = link ]; then
         pick=$r; break
     fi
-    want=$(awk -v s="$1" -v t="$target" -v b="$(rate_Bps "$r")" 'BEGIN { printf "%.17g", (s > t ? b * t / s : b / 2) }')
+    want=$(awk -v s="$1" -v t="$target" -v b="$(rate_Bps "$r")" -v sc="$scale_Bps" 'BEGIN {
+        w = s > t ? b * t / s : b / 2; if (b > sc * (1 + 1e-9) && w < sc) w = sc; printf "%.17g", w }')
     next=""
     past=0
     for q in $ladder; do

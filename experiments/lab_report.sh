@@ -8,7 +8,7 @@
 # It reads DIR only: k_sweep.csv and size_sweep.csv (the median run of each
 # point, by column name), fit.txt (bin/fit's crossover lines),
 # netns/k_sweep.csv when the run had --netns, and manifest.txt's lines:
-# size_sweep (K), repeat (the spread target), unsettled, cut, netns,
+# scale, size_sweep (K), repeat (the spread target), unsettled, cut, netns,
 # host_bound_rows, sw_rows, warning. Flagged rows are marked as the plots mark them
 # (lab_lib.sh, flag_awk).
 set -uo pipefail
@@ -34,6 +34,7 @@ vs_model() {
                $c["time_s"] / $c["model_s"], $c["runs"], $c["run_min_s"], $c["run_max_s"], flag() }' "$1" 2>/dev/null
 }
 
+v=$(man scale) && [ -n "$v" ] && echo "scale: $v"
 echo "model vs measured (time_s / model_s: the median run), K sweep:"
 vs_model "$dir/k_sweep.csv" K
 echo "model vs measured (time_s / model_s: the median run), size sweep at K = $(man size_sweep | sed 's/^K=\([0-9]*\).*/\1/'):"

@@ -338,13 +338,13 @@ static int run_steps(struct run *r, char *err)
                                     .combine_s = res.t.comm + res.t.finish,
                                     .ingress_s = NAN, .egress_s = NAN,
                                     .bytes_in = in1 - in0, .bytes_out = out1 - out0,
-                                    .step_s = round_s,
-                                    .enter_t = res.t.enter };
+                                    .step_s = round_s, .enter_t = res.t.enter };
         round_s = -1;
         r->times[r->rec.nsteps] = ms.combine_s;
         metrics_record_add(&r->rec, &ms);     /* room for every timed step */
     }
     r->rec.cpu_s = clock_cpu_seconds() - cpu0;
+    r->rec.compute_cpu_s = step_compute_cpu(&r->step);  /* timed steps'; cpu_s_per_gb leaves it out */
     r->rec.wall_s = clock_src_now(r->step.cfg.clock) - wall0;
     hostload_sample_read(&r->rec.machine1);
     /* LOCAL SGD: the servers count rounds */

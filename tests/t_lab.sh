@@ -52,6 +52,12 @@ grep -q '^probe_[0-9]*[MG]bit: .*launch.sh ring 4 --workload synthetic .*--steps
 grep -Eq '^calibration: .*[0-9]+[MG]bit: n [0-9]+ B, [0-9.e+-]+ CPU-s a step, share [0-9.]+, [0-9.]+x its model, bound by (link|sw|cpu|busy);' "$T_TMP/lab/manifest.txt" ||
     t_fail "manifest: the calibration does not give each probe's share, ratio and bound_by: $(grep '^calibration' "$T_TMP/lab/manifest.txt")"
 grep -q -- '--link-bw auto' "$T_TMP/lab/commands.txt" && t_fail "a job was given --link-bw auto"
+# the lab's scale (lab_lib.sh): --quick is below it, and the manifest and
+# the report say what fell short; the budget line says the budget
+grep -Eq '^scale: BELOW the lab.s \(K = 16, n >= 1 MiB, sizes to 16 MiB, at 100 Mbit/s or more\):.* K up to 4 \(--quick\); n = 256K \(--quick\); sizes up to 64K \(--quick\);' "$T_TMP/lab/manifest.txt" ||
+    t_fail "manifest: no scale line saying what --quick fell short of: $(grep '^scale' "$T_TMP/lab/manifest.txt")"
+grep -Eq '^budget: [0-9]+ s' "$T_TMP/lab/manifest.txt" || t_fail "manifest: no budget line"
+expect_grep out '^scale: BELOW the lab'
 grep -q '^repeat: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks the repeat rule"
 grep -q '^cut: ' "$T_TMP/lab/manifest.txt" || t_fail "manifest lacks what the budget cut"
 # --steps 2 (after --quick, whose warm-up is 1 and whose sweeps run 3
@@ -140,12 +146,12 @@ done
 job 10 "$PSR_BIN/model" --algo ring --K 4 --bytes 1 --bw auto
 expect_rc 64
 t_end
-t_case lab-1.4 "the default K sweep stops at 4 ranks per CPU (this machine's nproc), and its latency is 1 ms"
+t_case lab-1.4 "the default K sweep stops at 8 ranks per CPU (this machine's nproc: K = 16 on 2), and its latency is 1 ms"
 want=""
-for k in 1 2 4 8 16; do [ "$k" -le $((4 * $(nproc))) ] && want="$want${want:+ }$k"; done
+for k in 1 2 4 8 16; do [ "$k" -le $((8 * $(nproc))) ] && want="$want${want:+ }$k"; done
 job 10 bash "$PSR_TESTS/../experiments/lab.sh" --help
 expect_rc 0
-tr -s ' \n' ' ' < "$T_TMP/out" | grep -Fq "up to 4 per CPU: \"$want\" here)" ||
+tr -s ' \n' ' ' < "$T_TMP/out" | grep -Fq "up to 8 per CPU: \"$want\" here)" ||
     t_fail "--help does not give the default ks '$want' for $(nproc) CPUs: $(grep -A1 -- '--ks' "$T_TMP/out" | tr -s ' \n' ' ')"
 expect_grep out 'emulated one-way latency (default 1ms)'
 t_end

@@ -583,12 +583,20 @@ static void test_link_util(void)
     T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
     T_EQ_D(row.link_util, 0.0);
 
-    T_CASE("metrics-8.2", "cpu_s_per_gb: each record's cpu_s over the GB it moved (in + out), the "
-           "largest; the record's link fields round-trip, a negative one is refused");
+    T_CASE("metrics-8.2", "cpu_s_per_gb: each record's cpu_s less its compute_cpu_s over the GB it "
+           "moved (in + out), the largest; the record's link and compute fields round-trip, a "
+           "negative one is refused");
     /* rank 0: 0.1 s over 2 steps x 2 MB = 4 MB: 25 s/GB; rank 1: 0.3 s: 75 */
     recs[1].cpu_s = 0.3;
     T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
     T_NEAR(row.cpu_s_per_gb, 75.0, 1e-9);
+    recs[1].compute_cpu_s = 0.2;                       /* training: its compute left out */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_NEAR(row.cpu_s_per_gb, 25.0, 1e-9);              /* (0.3 - 0.2) / 4 MB, rank 0's 25 */
+    recs[1].compute_cpu_s = 0.5;                       /* more than cpu_s (clock skew): 0 */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_NEAR(row.cpu_s_per_gb, 25.0, 1e-9);
+    recs[1].compute_cpu_s = NAN;
     recs[0].cpu_s = recs[1].cpu_s = 0;                 /* the simulator: empty */
     T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
     T_TRUE(isnan(row.cpu_s_per_gb));
@@ -598,6 +606,12 @@ static void test_link_util(void)
     T_EQ_I(metrics_record_read(&back, path, err), 0);
     T_EQ_D(back.link_span_s, 1.0);
     T_EQ_D(back.link_idle_s, 0.125);
+    T_TRUE(isnan(back.compute_cpu_s));                 /* not written when none */
+    metrics_record_free(&back);
+    recs[0].compute_cpu_s = 0.0625;
+    T_EQ_I(metrics_record_write(&recs[0], path, err), 0);
+    T_EQ_I(metrics_record_read(&back, path, err), 0);
+    T_EQ_D(back.compute_cpu_s, 0.0625);
     metrics_record_free(&back);
     {
         FILE *f = fopen(path, "w");

@@ -202,6 +202,33 @@ static void test_synthetic(void)
         T_TRUE(exact);
     }
 
+    T_CASE("workload-2.6", "synthetic values are workload.h's hash formula, bit for bit");
+    {
+        /* The formula spelled out the long way (twelve mixes an element, as
+         * before the key was hoisted; gpu/gpu_workload.cu must agree too). */
+        struct workload w = make(WORKLOAD_SYNTHETIC, DTYPE_F64, 1000, 0, 99);
+        double *g = calloc(1000, sizeof *g);
+        const uint64_t step = 7, lo = 13, hi = 500;
+        int same = 1;
+        workload_grad_add(&w, NULL, step, lo, hi, g, NULL);
+        for (uint64_t i = 0; i < 1000 && same; i++) {
+            uint64_t h[3], x[3] = { UINT64_MAX, hi, lo };
+            double d[3];
+            for (int k = 0; k < 3; k++) {
+                h[k] = rng_mix(rng_mix(rng_mix(99 ^ 0x5053524755ULL) ^ step) ^ i) ^ rng_mix(x[k]);
+                d[k] = (double)((int)(h[k] % 17) - 8) / 16.0;
+            }
+            if (g[i] != (double)(hi - lo) * d[0] + d[1] - d[2]) {
+                printf("     element %llu = %.17g, want %.17g\n", (unsigned long long)i, g[i],
+                       (double)(hi - lo) * d[0] + d[1] - d[2]);
+                same = 0;
+            }
+        }
+        T_TRUE(same);
+        free(g);
+        workload_destroy(&w);
+    }
+
     T_CASE("workload-2.5", "batch beyond the exact range is refused");
     {
         struct workload w;

@@ -47,4 +47,8 @@ void clock_precise_timers(void);
 /* clock_cpu_seconds: user+system CPU time this process has used. */
 double clock_cpu_seconds(void);
 
+/* clock_thread_cpu_seconds: user+system CPU time the calling thread has
+ * used (CLOCK_THREAD_CPUTIME_ID); 0 if the kernel cannot say. */
+double clock_thread_cpu_seconds(void);
+
 #endif /* CLOCK_H */

@@ -347,6 +347,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         }
     }
     rec->cpu_s = clock_cpu_seconds() - cpu0;
+    rec->compute_cpu_s = step_compute_cpu(&d);      /* the timed steps'; cpu_s_per_gb leaves it out */
     rec->wall_s = clock_src_now(clk) - wall0;
     hostload_sample_read(&rec->machine1);
     if (tw.util_span > 0) {        /* a paced link was measured (ring_combine) */

@@ -79,7 +79,7 @@ int metrics_record_init(struct metrics_record *r, size_t cap)
     memset(r, 0, sizeof *r);
     clock_id_read(r->clock_id);
     r->rank = -1;
-    r->ttt_s = r->wait_s = NAN;
+    r->ttt_s = r->wait_s = r->compute_cpu_s = NAN;
     r->link_span_s = r->link_idle_s = NAN;
     r->machine0.wait_ns = r->machine1.wait_ns = -1;     /* not known until sampled or read */
     if (cap > METRICS_MAX_STEPS)
@@ -156,6 +156,8 @@ static void record_text(FILE *f, const struct metrics_record *r)
         fprintf(f, "ttt_s %.9g\n", r->ttt_s);
     if (!isnan(r->wait_s))
         fprintf(f, "wait_s %.9g\n", r->wait_s);
+    if (!isnan(r->compute_cpu_s))
+        fprintf(f, "compute_cpu_s %.9g\n", r->compute_cpu_s);
     if (!isnan(r->link_span_s) && !isnan(r->link_idle_s))
         fprintf(f, "link_span_s %.9g\nlink_idle_s %.9g\n", r->link_span_s, r->link_idle_s);
     put_wait(f, "wait0", &r->machine0);
@@ -346,6 +348,8 @@ static int read_line(struct metrics_record *r, char *line)
     if (strcmp(key, "wall_s") == 0) return tok_double(v, &r->wall_s);
     if (strcmp(key, "ttt_s") == 0) return tok_double(v, &r->ttt_s) || r->ttt_s < 0 ? -1 : 0;
     if (strcmp(key, "wait_s") == 0) return tok_double(v, &r->wait_s) || r->wait_s < 0 ? -1 : 0;
+    if (strcmp(key, "compute_cpu_s") == 0)
+        return tok_double(v, &r->compute_cpu_s) || !(r->compute_cpu_s >= 0) ? -1 : 0;
     if (strcmp(key, "link_span_s") == 0)
         return tok_double(v, &r->link_span_s) || !(r->link_span_s >= 0) ? -1 : 0;
     if (strcmp(key, "link_idle_s") == 0)

@@ -96,13 +96,19 @@
  *               limit or without such a record (NCCL, the simulator,
  *               async modes, the GPU-staged ring).
  *   cpu_s_per_gb the CPU cost of moving bytes: per record its cpu_s
- *               (user + system, over its timed part) / the GB (1e9
- *               bytes) it moved in it, its steps' bytes_in + bytes_out
- *               (both directions, headers included, paced or not); the
+ *               (user + system, over its timed part) less its
+ *               compute_cpu_s (a training rank's or worker's gradient,
+ *               closed-form check and apply, counted on the threads that
+ *               ran them; none in --bench), over the GB (1e9 bytes) it
+ *               moved in it, its steps' bytes_in + bytes_out (both
+ *               directions, headers included, paced or not); the
  *               largest over the records (the costliest process: the
- *               server of a PS, the busiest rank of a ring). The timed
- *               part of a training run holds its compute too. Empty when
- *               no record has cpu_s > 0 and bytes (the simulator, NCCL).
+ *               server of a PS, the busiest rank of a ring). So a
+ *               training row counts what its collective cost (the
+ *               transport, the reduce, the finite checks of what is
+ *               sent), not its workload; a server's apply is still in
+ *               its cpu_s. Empty when no record has cpu_s > 0 and bytes
+ *               (the simulator, NCCL).
  *   compress    the all-reduce's wire format (--compress: "none", "fp16",
  *               "bf16", "powersgd:R[:noef]": wire_bytes its two rounds'
  *               elements), from the first worker/rank record; empty when
@@ -159,6 +165,10 @@
  *        when there are several; absent: one bucket)
  *   ttt_s 12.5 | wait_s 0.031   (optional: this process's time to target
  *        and wait, MERGE RULES; absent when it has none)
+ *   compute_cpu_s 0.8   (optional: of cpu_s, the CPU seconds a training
+ *        rank or worker spent computing, its gradient, check and apply,
+ *        counted per thread: step.h, step_compute_cpu; MERGE RULES:
+ *        cpu_s_per_gb)
  *   link_span_s 2.5 | link_idle_s 0.01   (optional, together: the time
  *        its link's utilization was measured over and the link's idle in
  *        it, a ring rank's egress alone, a server's both directions;
@@ -219,6 +229,8 @@ struct metrics_record {
     uint64_t bytes;                    /* message size n, in bytes */
     double link_bw, link_latency;      /* 0 = off */
     double cpu_s, wall_s;              /* over the timed steps */
+    double compute_cpu_s;              /* of cpu_s, the training step's compute
+                                          (step_compute_cpu); NaN: none */
     double ttt_s, wait_s;              /* MERGE RULES; NaN (metrics_record_init): none */
     double link_span_s, link_idle_s;   /* MERGE RULES: link_util; NaN: none */
     int ncpu;                          /* CPUs online on this host */

@@ -90,8 +90,9 @@ static void link_and_cost(const struct metrics_record *recs, size_t n, struct me
 
         for (size_t s = 0; s < r->nsteps; s++)
             moved += (double)r->steps[s].bytes_in + (double)r->steps[s].bytes_out;
-        if (r->cpu_s > 0 && moved > 0) {
-            double c = r->cpu_s / (moved * 1e-9);
+        if (r->cpu_s > 0 && moved > 0) {     /* the compute left out */
+            double c = fmax(0.0, r->cpu_s - (r->compute_cpu_s >= 0 ? r->compute_cpu_s : 0.0)) /
+                       (moved * 1e-9);
             if (!(row->cpu_s_per_gb >= c))
                 row->cpu_s_per_gb = c;
         }

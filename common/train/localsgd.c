@@ -166,10 +166,12 @@ int localsgd_run(struct step *d, int s, struct step_result *r, char *err)
     if (meta.examples > 0) {
         const struct step_update u = { d->step, d->have_opt ? &d->opt : NULL, d->weights,
                                        d->g, 0, d->n, 0, meta.examples };
+        const double u0 = step_cpu(d);
         /* the PS worker has no apply op: the driver's optimizer state */
         rc = o->apply ? o->apply(o->ctx, &u, err)
                       : optim_update(&d->opt, d->step + 1, d->weights, d->g, d->n, 0,
                                      meta.examples);
+        d->compute_cpu += step_cpu(d) - u0;
         if (rc == ERR_NONFINITE && !o->apply)
             err_say(err, "the local update made a weight NaN or Inf");
         else if (rc != 0 && !o->apply)

@@ -141,9 +141,6 @@ static int plan(struct step *d, char *err)
 
 static int run_job(void *ctx, struct overlap_job *job, char *err);
 
-
-
-
 /* optimizer: cfg.optim's state for the n elements, or for the own ones
  * under ZeRO; zeroed (a device's through the host buffer); and the
  * memory table. */
@@ -318,26 +315,28 @@ int step_overlapping(const struct step *d)
 /* gradient: this rank's sum over [lo, hi) in `micro` micro-batches into
  * d->g; its count and loss into *meta. */
 int step_gradient(struct step *d, uint64_t lo, uint64_t hi, int micro, int mistake,
-                    struct step_meta *meta, char *err)
+                  struct step_meta *meta, char *err)
 {
     const struct step_device *dev = d->cfg.device;
-    int rc;
+    const double c0 = step_cpu(d);
+    int rc = 0;
 
     if (!dev) {
         mistake_grad(mistake, d->cfg.w, d->weights, d->step, lo, hi, micro, d->g, d->scratch,
                      &meta->examples, &meta->loss);
-        return 0;
+    } else {
+        meta->examples = hi - lo;
+        rc = dev->zero(dev->ctx, d->g, d->n, err);
+        for (int j = 0; j < micro && rc == 0; j++) {
+            uint64_t a, b;
+            workload_split(hi - lo, micro, j, NULL, &a, &b);
+            rc = dev->grad_add(dev->ctx, d->weights, d->step, lo + a, lo + b, d->g, err);
+        }
+        if (rc == 0)
+            rc = dev->loss(dev->ctx, &meta->loss, err);
     }
-    meta->examples = hi - lo;
-    if ((rc = dev->zero(dev->ctx, d->g, d->n, err)) != 0)
-        return rc;
-    for (int j = 0; j < micro; j++) {
-        uint64_t a, b;
-        workload_split(hi - lo, micro, j, NULL, &a, &b);
-        if ((rc = dev->grad_add(dev->ctx, d->weights, d->step, lo + a, lo + b, d->g, err)) != 0)
-            return rc;
-    }
-    return dev->loss(dev->ctx, &meta->loss, err);
+    d->compute_cpu += step_cpu(d) - c0;
+    return rc;
 }
 
 /* finite: elements [first, first + count) of the host buffer g finite, or
@@ -502,12 +501,13 @@ static int pass_overlapped(struct step *d, struct step_times *t, char *err)
 {
     struct ready x = { d, 1 };
     char name[TRACE_NAME_LEN];
-    double t0 = step_now(d), t1, loss;
+    double t0 = step_now(d), t1, loss, c0 = step_cpu(d);
     int rc;
 
     overlap_begin(&d->ov);
     loss = backward_bucketed(d->cfg.w, d->weights, d->step, d->lo, d->hi, d->cfg.micro, d->g,
                              &d->plan, &d->tr, d->cfg.clock, on_ready, &x);
+    d->compute_cpu += step_cpu(d) - c0;     /* this thread's: the jobs run on the other */
     d->meta = (struct step_meta){ d->hi - d->lo, loss };
     if (d->ops.flags & STEP_TRAILER) {
         struct overlap_job tj;
@@ -649,7 +649,7 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
         return rc;
     }
     if (o->flags & STEP_TRAILER) {
-        double c0 = step_now(d);
+        double c0 = step_now(d), u0 = step_cpu(d);
         const unsigned char *tr;
         if ((rc = d->closed_form ? to_host(d, &h, sum, 0, nt * d->es, err)
                                  : to_host(d, &h, sum, d->n * d->es, STEP_TRAILER_LEN * d->es,
@@ -659,17 +659,22 @@ int step_run(struct step *d, int s, struct step_result *r, char *err)
         }
         /* ZeRO: the combined trailer came back with the parameters. */
         tr = d->cfg.zero ? (unsigned char *)d->weights + d->n * d->es : h + d->n * d->es;
-        if ((rc = check(d, h, tr, r, err)) != 0)
+        rc = check(d, h, tr, r, err);
+        d->compute_cpu += step_cpu(d) - u0;
+        if (rc != 0)
             return rc;
         t_step += step_now(d) - c0;  /* the check is not part of the step's time */
     }
     a0 = step_now(d);
     if (o->apply && !d->cfg.zero) {
+        const double u0 = step_cpu(d);
         const struct step_update u = {
             d->step, d->have_opt ? &d->opt : NULL, d->weights, sum, 0, d->n, 0,
             d->cfg.mistake == MISTAKE_SUM_NOT_MEAN ? 1 : r->count,
         };
-        if ((rc = o->apply(o->ctx, &u, err)) != 0) {
+        rc = o->apply(o->ctx, &u, err);
+        d->compute_cpu += step_cpu(d) - u0;
+        if (rc != 0) {
             prefix(err, s);
             return rc;
         }

@@ -296,6 +296,8 @@ struct step {
     uint64_t round_examples;    /* LOCAL SGD: this rank's examples since then */
     double round_loss;          /* LOCAL SGD: and their loss sum */
     int round_steps;            /* LOCAL SGD: the steps since then */
+    double compute_cpu;         /* the driver's compute's CPU seconds so far
+                                   (step_compute_cpu) */
 };
 
 /* step_init: the plan (rank 0 logs it when it has several buckets), the
@@ -327,6 +329,18 @@ const struct step_memory *step_memory(const struct step *d);
  * communication thread. */
 size_t step_buckets(const struct step *d);
 int step_overlapping(const struct step *d);
+
+/* step_compute_cpu: the CPU seconds the driver has spent computing in the
+ * timed steps so far (step >= cfg.warmup: a record's cpu_s), counted per thread (CLOCK_THREAD_CPUTIME_ID) around the gradient (the
+ * workload's backward pass, a device's launches), the closed-form check
+ * and the apply, on whichever thread ran them; 0 on a clock other than
+ * the real one (a simulated rank's compute costs no CPU of its own). The
+ * rest of a process's CPU over its steps is what moving and reducing the
+ * bytes cost (the records' compute_cpu_s, metrics.h: cpu_s_per_gb). */
+static inline double step_compute_cpu(const struct step *d)
+{
+    return d->compute_cpu;
+}
 
 /* step_trace_close: finish the --trace file (0, or a code and a line);
  * step_destroy closes it quietly otherwise. */

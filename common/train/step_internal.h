@@ -8,6 +8,14 @@
 
 /* step.c */
 double step_now(const struct step *d);
+/* step_cpu: the calling thread's CPU seconds, on the real clock and in
+ * a timed step (0 on another clock or in the warm-up: nothing is added
+ * then); the driver adds its compute's to d->compute_cpu. */
+static inline double step_cpu(const struct step *d)
+{
+    return d->cfg.clock == &clock_real && d->step >= (uint64_t)d->cfg.warmup
+           ? clock_thread_cpu_seconds() : 0.0;
+}
 size_t step_njobs(const struct step *d);
 struct overlap_job step_job_at(const struct step *d, size_t i, char *name);
 int step_gradient(struct step *d, uint64_t lo, uint64_t hi, int micro, int mistake,

@@ -211,7 +211,10 @@ int step_zero_update(struct step *d, struct step_result *r, char *err)
                 d->step, d->have_opt ? &d->opt : NULL, d->weights, d->g, lo,
                 (hi < d->n ? hi : d->n) - lo, d->own[3 * i + 2], d->want,
             };
-            if ((rc = o->apply(o->ctx, &u, err)) != 0)
+            const double u0 = step_cpu(d);
+            rc = o->apply(o->ctx, &u, err);
+            d->compute_cpu += step_cpu(d) - u0;
+            if (rc != 0)
                 return rc;
         }
     }

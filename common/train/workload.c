@@ -274,29 +274,36 @@ static void sleep_on_top(const struct workload *w, double t)
 
 /* ------------------------------------------------------------ synthetic */
 
-/* A multiple of 1/16 in [-1/2, 1/2], from a 64-bit hash. */
-static double dyadic(uint64_t h)
+/* synth_hash(seed, step, i, x) = mix(mix(mix(seed ^ C) ^ step) ^ i) ^ mix(x)
+ * and a term is dyadic(h) = (h % 17 - 8) / 16, a multiple of 1/16 in
+ * [-1/2, 1/2] (workload.h; gpu/gpu_workload.cu computes the same). The
+ * part in i and the part in x are each one mix once the step's key
+ * mix(mix(seed ^ C) ^ step) is known, so a call computes the key and the
+ * three mix(x) once and then one mix per element, not twelve; and F is
+ * summed as 16 F in integers (the -8s of h_i(hi) and h_i(lo) cancel), one
+ * conversion instead of three. The values are the same bits (workload-2.6);
+ * the hashing was the synthetic step's CPU (docs/link.md, The training
+ * path). */
+static uint64_t synth_key(uint64_t seed, uint64_t step)
 {
-    return (double)((int)(h % 17) - 8) / 16.0;
-}
-
-static uint64_t synth_hash(uint64_t seed, uint64_t step, uint64_t i, uint64_t x)
-{
-    return rng_mix(rng_mix(rng_mix(seed ^ 0x5053524755ULL) ^ step) ^ i) ^ rng_mix(x);
+    return rng_mix(rng_mix(seed ^ 0x5053524755ULL) ^ step);
 }
 
 /* F(lo, hi) = (hi - lo) a_i + h_i(hi) - h_i(lo) for elements [first, end);
  * a_i uses x = UINT64_MAX, a position no batch reaches. Each term and their
- * sum are exact. */
+ * sum are exact (|16 F| <= 8 B + 16 < 2^24 for B <= 2^20). */
 static void synth_grad_add(const struct workload *w, uint64_t step, uint64_t lo,
                            uint64_t hi, void *grad, size_t first, size_t end)
 {
-    const double count = (double)(hi - lo);
+    const int64_t count = (int64_t)(hi - lo);
+    const uint64_t key = synth_key(w->seed, step), mix_a = rng_mix(UINT64_MAX);
+    const uint64_t mix_hi = rng_mix(hi), mix_lo = rng_mix(lo);
 
     for (size_t i = first; i < end; i++) {
-        double a = dyadic(synth_hash(w->seed, step, i, UINT64_MAX));
-        double f = count * a + dyadic(synth_hash(w->seed, step, i, hi)) -
-                   dyadic(synth_hash(w->seed, step, i, lo));
+        const uint64_t m = rng_mix(key ^ i);
+        const int64_t f16 = count * ((int64_t)((m ^ mix_a) % 17) - 8) +
+                            (int64_t)((m ^ mix_hi) % 17) - (int64_t)((m ^ mix_lo) % 17);
+        const double f = (double)f16 / 16.0;
         if (w->dtype == DTYPE_F32)
             ((float *)grad)[i] += (float)f;
         else

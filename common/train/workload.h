@@ -50,7 +50,8 @@
  *              of 1/16 small enough to be exact in f32 (|sum| * 16 < 2^24
  *              holds while B <= 2^20) and f64, in any summation order. So
  *              the all-reduced sum can be checked exactly anywhere, without
- *              communication. Cheap: three hashes per element. The weights
+ *              communication. Cheap: one 64-bit mix per element (the step's key
+ *              and the three x terms once per call). The weights
  *              do not influence it; loss is 0. Initial weights 0.
  *
  * EMULATED BACKWARD TIME (--backward-time T, and the compute-time model of
