@@ -136,9 +136,15 @@ awk -F, -v source=model -v names="$names" -f "$here/algo_map.awk" "$out/algo_mod
     > "$out/algo_map_model.csv"
 sub="the alpha-beta model (bin/model) at the EMULATED link: $link_bw, $link_lat"
 if [ "$model_only" = 1 ]; then
+    # A second panel, the all-reduce algorithms alone: in the model the
+    # colocated PS (the ring's bytes in two latencies) wins most cells, and
+    # hides which all-reduce would win among themselves.
+    grep -v '^ps,' "$out/algo_model_rows.csv" |
+        awk -F, -v source=all-reduce -v names="$names" -f "$here/algo_map.awk" | tail -n +2 \
+        >> "$out/algo_map_model.csv"
     awk -F, -v mode=md -f "$here/algo_map.awk" "$out/algo_map_model.csv" > "$out/algo_map_model.md"
     for fmt in png svg; do
-        gnuplot -e "dir='$root/plots/'; map='$out/algo_map_model.csv'; srcs='model'; names='$names'; fmt='$fmt'; out='$out/algo_map_model.$fmt'; sub='$sub'" \
+        gnuplot -e "dir='$root/plots/'; map='$out/algo_map_model.csv'; srcs='model all-reduce'; names='$names'; fmt='$fmt'; out='$out/algo_map_model.$fmt'; sub='$sub'" \
             "$root/plots/algo_map.gp" 2>>"$out/logs/plots.log" || failed=$((failed + 1))
     done
     exit $(( failed > 0 ))

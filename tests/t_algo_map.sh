@@ -68,10 +68,14 @@ if command -v gnuplot >/dev/null; then
         --link-bw 32Mbit --link-latency 1ms --ks "2 8" --sizes "4K 16M"
     expect_rc 0
     [ -s "$T_TMP/lab/algo_map_model.png" ] || t_fail "no algo_map_model.png: $(cat "$T_TMP/err")"
-    n=$(tail -n +2 "$T_TMP/lab/algo_map_model.csv" | wc -l)
+    n=$(grep -c '^model,' "$T_TMP/lab/algo_map_model.csv")
     [ "$n" = 4 ] || t_fail "$n cells, want 4"
+    # the all-reduce panel: the same 4 cells, no PS among the winners
+    n=$(grep -c '^all-reduce,' "$T_TMP/lab/algo_map_model.csv")
+    [ "$n" = 4 ] || t_fail "$n all-reduce cells, want 4"
+    grep -q '^all-reduce,[0-9]*,[0-9]*,ps' "$T_TMP/lab/algo_map_model.csv" && t_fail "a PS won the all-reduce panel"
     want=$(( 3 + $("$PSR_BIN/model" --help 2>&1 | sed -n 's/^  --algo ps|\([^ ]*\).*/\1/p' | tr '|' '\n' | grep -vc -e '^auto$' -e '^swing-' -e '^hring$') ))
-    awk -F, -v w="$want" 'NR > 1 && $12 != w { bad = 1 } END { exit bad }' "$T_TMP/lab/algo_map_model.csv" ||
+    awk -F, -v w="$want" '$1 == "model" && $12 != w { bad = 1 } END { exit bad }' "$T_TMP/lab/algo_map_model.csv" ||
         t_fail "candidates per cell, want $want: $(cat "$T_TMP/lab/algo_map_model.csv")"
     # K = 8, 4 KiB: rd 3 (a + n/bw) = 6.072 ms against the colocated PS's
     # 2 (a + 7/8 n/bw) = 3.792 ms (one round of K-1 parallel messages each way)
