@@ -54,7 +54,7 @@ t_end
 
 t_case ps-modes-1.4 "bad --mode values and combinations exit 64 with one line"
 for args in "--mode ssp:-1" "--mode backup:K" "--mode backup:0" "--mode fast" "--mode ssp:" \
-            "--mode backup:3" "--mode async --link-bw 1e6" "--mode ssp:2 --checkpoint $T_TMP/ck" \
+            "--mode backup:3" "--mode async --local-worker 0" "--mode ssp:2 --checkpoint $T_TMP/ck" \
             "--record $T_TMP/sync.rec" "--staleness-out $T_TMP/sync.hist"; do
     # shellcheck disable=SC2086
     job 20 "$PSR_BIN/ps_server" --workers 3 $args

@@ -95,6 +95,7 @@ void server_conn_closed(struct conn *c)
         srv->by_rank[c->ses.rank] = NULL;
     free(c->rbuf);
     c->rbuf = NULL;
+    server_mode_gone(srv, c);
     free(c->wsnap);
     c->wsnap = NULL;
     server_maybe_stop(srv);
@@ -192,8 +193,10 @@ static void snap_written(struct conn *c, int status)
     double now = now_of(srv);
     char msg[ERR_LEN];
 
-    free(c->wsnap);
-    c->wsnap = NULL;
+    if (c->wlen == 0) {     /* a paced frame is freed with its last piece */
+        free(c->wsnap);
+        c->wsnap = NULL;
+    }
     if (srv->over || c->closing)
         return;
     if (status < 0) {
@@ -205,6 +208,10 @@ static void snap_written(struct conn *c, int status)
     srv->link.bytes_out += c->wqueued;
     silence_progress(&srv->sil, now);
     silence_heard(&srv->sil, c->ses.rank, now);
+    if (c->wlen > 0) {
+        server_mode_written(srv, c, now);
+        return;
+    }
     c->ses.pulling = 0;
 }
 
@@ -550,6 +557,7 @@ void server_timer(struct server *srv)
     if (srv->held_head && !srv->over)
         srv->io->timer_want(srv, srv->held_head->held_due);
     server_egress_pump(srv);
+    server_mode_pump(srv);
 }
 
 /* ------------------------------------------------------------ accepting */
