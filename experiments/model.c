@@ -456,15 +456,15 @@ static int straggler_query(const struct strag *s, int k, const char *quantity_na
     size_t n = (size_t)(steps - s->warmup);
     double *c = calloc((size_t)k, sizeof *c), *v = calloc(n, sizeof *v);
     struct metrics_stats st;
-    double t = !link ? s->comm : strcmp(m, "ring") == 0 ? model_ring(k, bytes, bw, lat)
-             : model_ps_step(k, bytes, bw, lat), fr = bytes + PROTO_HEADER_SIZE;
+    double t = !link ? s->comm : strcmp(m, "ring") == 0 ? model_ring(k, bytes, bw, lat) : model_ps_step(k, bytes, bw, lat);
+    double fr = bytes + PROTO_HEADER_SIZE, slow = s->cm.base * (s->cm.straggler_rank >= 0 ? s->cm.straggler_factor : 1);
     for (size_t i = 0; c && v && i < n; i++) {
         for (int r = 0; r < k; r++)
             c[r] = compute_step_time(&s->cm, r, s->warmup + i);
         v[i] = kind == SYNC ? model_sync_step(k, c, t)
              : kind == BACKUP ? model_backup_step(k, (int)b, c, t)
-             : kind == ASYNC ? (link ? model_async_link_rate(k, c, fr, fr, bw, lat) : model_async_rate(k, c, t))
-             : model_ssp_rate(k, c, t);
+             : link ? model_async_link_rate(k, c, kind == ASYNC ? -1 : slow, fr, fr, bw, lat)
+             : kind == ASYNC ? model_async_rate(k, c, t) : model_ssp_rate(k, c, t);
     }
     if (c && v)
         metrics_summarize(v, n, &st), print_number(st.median);

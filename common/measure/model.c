@@ -576,7 +576,7 @@ static double link_t(double u, double s_in, double s_out, double lat)
     return 2 * lat + s_in + s_out + ri * s_in / (2 * (1 - ri)) + ro * s_out / (2 * (1 - ro));
 }
 
-double model_async_link_rate(int k, const double *compute, double frame_in,
+double model_async_link_rate(int k, const double *compute, double slow, double frame_in,
                              double frame_out, double bw, double lat)
 {
     double lo = 0, hi, s_in = frame_in / bw, s_out = frame_out / bw;
@@ -590,6 +590,8 @@ double model_async_link_rate(int k, const double *compute, double frame_in,
 
         for (int r = 0; r < k; r++)
             g += 1.0 / (compute[r] + t);
+        if (slow >= 0 && (double)k / (slow + t) < g)
+            g = (double)k / (slow + t);     /* ssp: the slowest's pace */
         if (g > u)
             lo = u;
         else

@@ -391,9 +391,13 @@ double model_ssp_rate(int k, const double *compute, double t);
  * spreads them; workers in lockstep would wait more (up to K - 1 frames:
  * sync's t), evenly spaced ones less. Each update carries s_in + s_out
  * of the link's time and (2 headers + 2n) bytes.
+ * ssp:s on the link: async's, but no faster than the slowest worker's
+ * MEAN compute `slow` allows, U <= K / (slow + t(U)) (the long-run pace;
+ * the slack absorbs the jitter, which the per-step max of sync's model
+ * would charge); slow < 0: async, no such cap.
  * model_async_link_rate: U in updates/s, for frames of frame_in and
  * frame_out bytes (headers included) at bw bytes/s; NaN for a bad input. */
-double model_async_link_rate(int k, const double *compute, double frame_in,
+double model_async_link_rate(int k, const double *compute, double slow, double frame_in,
                              double frame_out, double bw, double lat);
 
 #endif /* MODEL_H */
