@@ -36,9 +36,10 @@
 #      and the cost model's (bin/model --stragglers, common/measure/model.h
 #      STRAGGLERS; never a formula here) on the same EMULATED compute
 #      times (the same seed, so the same jitter draws) and a communication
-#      t: on the link the PS modes' own (model.h, THE STALE MODES: sync,
-#      backup, ssp a sync step's K pushes and K pulls; async its own push
-#      and pull through the server's NIC, queued behind the others'), the
+#      t: on the link the PS modes' own (model.h, THE STALE MODES: sync a
+#      sync step's K pushes and K pulls, backup:B the K-B it uses; async
+#      and ssp a worker's own push and pull through the server's NIC,
+#      queued behind the others', ssp at the slowest's pace), the
 #      ring's CALIBRATED from its 1x run (the measured step less the
 #      model's with t = 0); without the link every system's calibrated
 #      so (sync PS's for the four PS modes). bytes_per_update: the bytes
@@ -52,7 +53,8 @@
 #
 # Results: <out>/stragglers.csv (psr_merge's columns, then mode,
 # straggler_factor, jitter, mode_step_s, model_step_s, comm_s,
-# bytes_per_update, by name; comm_s empty for async on the link: its own),
+# bytes_per_update, by name; comm_s empty for async and ssp on the link:
+# their own, queued),
 # <out>/stragglers.txt (the table below), <out>/loss/MODE_fF.loss,
 # logs/ (every job's stderr, records, commands). Progress on stderr, the
 # table on stdout. Timings on a loaded 2-core machine are noisy: the table
@@ -332,7 +334,14 @@ for m in $modes; do
         [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),mode,straggler_factor,jitter,mode_step_s,model_step_s,comm_s,bytes_per_update" > "$csv"
         ms=$(mode_step "$m" "$out/logs/$n.d")
         mm=nan; [ "$t" != nan ] && mm=$(model "$f" "$m" "$t")
-        ct=$t; [ "$t" = link ] && { ct=$t_sync; [ "$m" = async ] && ct=; }
+        ct=$t
+        if [ "$t" = link ]; then
+            case $m in
+            sync) ct=$t_sync ;;
+            backup:*) ct=$("$PSR_BIN/model" --algo ps --K $((k - ${m#backup:})) --bytes "$nbytes" --bw "$link_bw" --latency "$link_lat") ;;
+            *) ct= ;;
+            esac
+        fi
         bu=$(bytes_per_update "$m" "$out/logs/$n.d")
         tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$m,$f,$jitter,$ms,$mm,$ct,$bu|" >> "$csv"
     done
@@ -348,8 +357,8 @@ done
     echo "# step_s: ring/sync the slowest worker's step, backup:B the (K-B)-th, ssp/async K / updates per s"
     if [ "$t_ps" = link ]; then
         echo "# (medians over the timed steps); model: bin/model --stragglers, the ring's t calibrated at 1x"
-        echo "# (ring t = $t_ring s), the PS modes' t their own on the link (n = $nbytes bytes; sync, backup, ssp:"
-        echo "# a sync step's, $t_sync s; async its push and pull, queued: common/measure/model.h, THE STALE MODES)."
+        echo "# (ring t = $t_ring s), the PS modes' t their own on the link (n = $nbytes bytes; sync a sync step's,"
+        echo "# $t_sync s; backup:B a sync step of K-B; async, ssp a push and a pull, queued: model.h, THE STALE MODES)."
     else
         echo "# (medians over the timed steps); model: bin/model --stragglers with t calibrated at 1x"
         echo "# (ring t = $t_ring s, PS t = $t_ps s)."

@@ -456,7 +456,7 @@ static int straggler_query(const struct strag *s, int k, const char *quantity_na
     size_t n = (size_t)(steps - s->warmup);
     double *c = calloc((size_t)k, sizeof *c), *v = calloc(n, sizeof *v);
     struct metrics_stats st;
-    double t = !link ? s->comm : strcmp(m, "ring") == 0 ? model_ring(k, bytes, bw, lat) : model_ps_step(k, bytes, bw, lat);
+    double t = !link ? s->comm : strcmp(m, "ring") ? model_ps_step(k - (int)b, bytes, bw, lat) : model_ring(k, bytes, bw, lat);
     double fr = bytes + PROTO_HEADER_SIZE, slow = s->cm.base * (s->cm.straggler_rank >= 0 ? s->cm.straggler_factor : 1);
     for (size_t i = 0; c && v && i < n; i++) {
         for (int r = 0; r < k; r++)

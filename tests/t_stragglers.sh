@@ -77,7 +77,7 @@ for args in "--stragglers bogus --K 8 --backward-time 100ms --comm 0" \
 done
 t_end
 
-t_case stragglers-1.4 "bin/model --stragglers on the link: async's rate solves its queueing equation, ssp keeps the slowest's pace, sync and backup pay sync's t"
+t_case stragglers-1.4 "bin/model --stragglers on the link: async's rate solves its queueing equation, ssp keeps the slowest's pace, sync pays a sync step, backup:B one of K - B"
 # K = 4, T = 100 ms, no jitter, n = 50000 bytes at 4 MB/s, a = 1 ms: a
 # frame is s = 50040 / 4e6 s each way.
 ln() { "$m" --stragglers "$@" --K 4 --backward-time 100ms --bytes 50000 --bw 4e6 --latency 1ms; }
@@ -93,6 +93,8 @@ awk -v p="$p3" 'BEGIN { s = 50040 / 4e6; r = p * s; t = 0.002 + 2 * s + 2 * r * 
     d = 4 / (0.3 + t) - p; if (d < 0) d = -d; exit !(p > 0 && d <= 1e-6 * p) }' ||
     t_fail "ssp:2 at 3x on the link: $p3 /s is not K / (3T + t(U))"
 same "$sy" "$(awk -v t="$tp" 'BEGIN { printf "%.17g", 0.3 + t }')" || t_fail "sync at 3x on the link: $sy, want 3T + model --algo ps's $tp"
+bk=$(ln backup:1 --straggler 1:3) tb=$("$m" --algo ps --K 3 --bytes 50000 --bw 4e6 --latency 1ms)
+same "$bk" "$(awk -v t="$tb" 'BEGIN { printf "%.17g", 0.1 + t }')" || t_fail "backup:1 at 3x on the link: $bk, want T + a sync step of K - 1 = 3, $tb"
 for args in "async --K 4 --backward-time 100ms --bytes 1000 --bw 1e6 --comm 1ms" \
     "async --K 4 --backward-time 100ms --bw 1e6" "async --K 4 --backward-time 100ms --bytes 1000"; do
     job 30 "$m" --stragglers $args
@@ -166,14 +168,14 @@ while read -r md f j t want; do
         echo "     stragglers-2.2: $md at ${f}x: model_step_s $want, bin/model says $got"
 done > "$T_TMP/m"
 [ -s "$T_TMP/m" ] && { cat "$T_TMP/m"; t_fail "model_step_s is not bin/model's"; }
-# on the link the PS modes' t is the model's: sync's step for sync, backup
-# and ssp (one), async's its own (empty)
-n=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $c["mode"] != "ring" && $c["mode"] != "async" { print $c["comm_s"] }' "$csv" | sort -u | wc -l)
-[ "$n" = 1 ] || t_fail "the PS modes have $n different comm_s, want sync PS's one"
+# on the link the PS modes' t is the model's: a sync step of K for sync,
+# of K - 1 for backup:1; async's and ssp's their own (empty)
 want=$("$m" --algo ps --K 4 --bytes 50696 --bw 100Mbit --latency 1ms)
-awk -F, -v w="$want" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-    $c["mode"] == "sync" && $c["comm_s"] != w { bad = 1 } $c["mode"] == "async" && $c["comm_s"] != "" { bad = 1 } END { exit bad }' "$csv" ||
-    t_fail "comm_s: want sync's $want for sync, empty for async"
+wb=$("$m" --algo ps --K 3 --bytes 50696 --bw 100Mbit --latency 1ms)
+awk -F, -v w="$want" -v wb="$wb" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["mode"] == "sync" && $c["comm_s"] != w { bad = 1 } $c["mode"] == "backup:1" && $c["comm_s"] != wb { bad = 1 }
+    ($c["mode"] == "async" || $c["mode"] ~ /^ssp/) && $c["comm_s"] != "" { bad = 1 } END { exit bad }' "$csv" ||
+    t_fail "comm_s: want $want for sync, $wb for backup:1, empty for async and ssp"
 t_end
 
 t_case stragglers-2.3 "stragglers.gp reads columns by name: the same numbers with the columns reversed; no mode column is refused"

@@ -378,7 +378,11 @@ double model_async_rate(int k, const double *compute, double t);
 double model_ssp_rate(int k, const double *compute, double t);
 
 /* THE STALE MODES ON THE EMULATED LINK (issue 30; server_mode.c, PACED).
- * With the link, async's t is its own: a push of s_in = (header + n)/bw
+ * With the link (bin/model --stragglers --bytes N --bw RATE) each mode's
+ * t is its own. sync: model_ps_step's (the K pushes in, the K pulls out);
+ * the ring: model_ring's; backup:b: a sync step of the K - b workers it
+ * uses, model_ps_step(K - b) (the late push and its reply are left out:
+ * they overlap the next step's compute). async's t: a push of s_in = (header + n)/bw
  * seconds into the server's NIC and a pull of s_out out of it, a latency
  * a each way, and the wait behind the other workers' frames on the same
  * NIC, one direction each:
