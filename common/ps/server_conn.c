@@ -273,8 +273,9 @@ void conn_linger(struct conn *c, int code, const char *text)
         return;
     conn_unauth_release(c);
     /* Not in the middle of a WEIGHTS frame: none of it handed out, or all
-     * of it (queued writes keep their order). */
-    boundary = !c->joined || egress_at_boundary(&srv->eg, c->ses.rank);
+     * of it (queued writes keep their order); a mode's paced frame too. */
+    boundary = !c->joined || (egress_at_boundary(&srv->eg, c->ses.rank) &&
+                              (c->woff == 0 || c->woff == c->wlen));
     if (text && boundary)
         (void)conn_send_ctl(c, PROTO_ERROR, code, text);
     c->lingering = 1;

@@ -44,8 +44,9 @@
  * that queue as egress.h's pieces go over the K workers: each piece is
  * reserved with link_egress_reserve when it is chosen and written when
  * its deadline comes (the timer, server_timer). Every byte, the frame's
- * header included, is reserved: each pays its share of n/bw, the first
- * the latency a, and frames that overlap share the link. The
+ * header included, is reserved: each piece pays what link_egress_reserve
+ * charges (link.h), as egress.h's pieces do, and frames that overlap
+ * share the link. The
  * reservation's `now` is when the frame was made, or when that worker's
  * socket last drained: a late timer never delays the pieces after it, and
  * a link left idle does not run ahead afterwards. Without the link the
