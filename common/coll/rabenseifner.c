@@ -113,19 +113,6 @@
 #include "ring.h"
 #include "xchg.h"
 
-/* The FOLD's numbering: rank -> its number in the cube (-1: an odd rank
- * that folds away), and back. extra = K - P. */
-static int cube_of(int rank, int extra)
-{
-    if (rank < 2 * extra)
-        return rank % 2 ? -1 : rank / 2;
-    return rank - extra;
-}
-
-static int rank_of(int cube, int extra)
-{
-    return cube < extra ? 2 * cube : cube + extra;
-}
 
 int rab_init(struct rab *r, struct xport *x, int rank, int world, size_t piece_bytes)
 {
@@ -143,7 +130,7 @@ int rab_partners(int rank, int world, int *out)
 
     if (world < 2)
         return 0;
-    me = cube_of(rank, extra);
+    me = xchg_cube_of(rank, extra);
     if (me < 0) {
         out[0] = rank - 1;                  /* an odd rank of a pair: its fold partner only */
         return 1;
@@ -151,7 +138,7 @@ int rab_partners(int rank, int world, int *out)
     if (rank < 2 * extra)
         out[n++] = rank + 1;                /* an even rank of a pair: the odd one folds in */
     for (int d = p / 2; d >= 1; d /= 2)
-        out[n++] = rank_of(me ^ d, extra);
+        out[n++] = xchg_rank_of(me ^ d, extra);
     return n;
 }
 
@@ -188,7 +175,7 @@ static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int
         int slo = lower ? mid : blo, shi = lower ? bhi : mid;     /* sent */
         size_t k0 = xchg_at(n, p, klo), s0 = xchg_at(n, p, slo);
         struct xchg e = {
-            .peer = rank_of(me ^ d, extra), .round = round++, .patience = wait,
+            .peer = xchg_rank_of(me ^ d, extra), .round = round++, .patience = wait,
             .check = check, .sbuf = v + s0 * es, .sn = xchg_at(n, p, shi) - s0,
             .rbuf = v + k0 * es, .rn = xchg_at(n, p, khi) - k0, .first = k0, .take = XCHG_ADD,
         };
@@ -200,7 +187,7 @@ static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int
         int lower = (me & d) == 0, olo = lower ? bhi : blo - d, ohi = olo + d;
         size_t m0 = xchg_at(n, p, blo), o0 = xchg_at(n, p, olo);
         struct xchg e = {
-            .peer = rank_of(me ^ d, extra), .round = round++, .patience = wait,
+            .peer = xchg_rank_of(me ^ d, extra), .round = round++, .patience = wait,
             .check = check, .sbuf = v + m0 * es, .sn = xchg_at(n, p, bhi) - m0,
             .rbuf = v + o0 * es, .rn = xchg_at(n, p, ohi) - o0, .first = o0, .take = XCHG_COPY,
         };
@@ -211,44 +198,36 @@ static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int
     return rc;
 }
 
+/* The cube's call for xchg_fold. */
+struct rab_call {
+    struct rab *r;
+    unsigned char *v;
+    size_t n;
+    int dtype, p, me, extra, check;
+};
+
+static int rab_body(void *ctx, char *err)
+{
+    struct rab_call *c = ctx;
+
+    return cube(c->r, c->v, c->n, c->dtype, c->p, c->me, c->extra, c->extra > 0 ? 2 : 1,
+                c->check, err);
+}
+
 static int allreduce(struct rab *r, void *buf, size_t n, int dtype, int check, char *err)
 {
-    int k = r->a.world, rank = r->a.rank, l, p, extra, me, last, rc = 0;
-    unsigned char *v = buf;
+    int k = r->a.world, l, p;
+    struct rab_call c = { .r = r, .v = buf, .n = n, .dtype = dtype, .check = check };
 
     if (dtype_size(dtype) == 0)
         return ERR_USAGE;
     if (k == 1 || n == 0)
         return 0;
     p = rd_pow2_floor(k, &l);
-    extra = k - p;
-    last = 2 * l + 1;                       /* the fold-out round */
-    me = cube_of(rank, extra);
-
-    if (me < 0) {
-        /* An odd rank of a pair: hand the vector in, wait out the cube (one
-         * --timeout per step sat out, plus one: xport_tcp.h, FAULTS), copy
-         * the result. */
-        struct xchg in = { .peer = rank - 1, .round = 0, .patience = 1, .sbuf = v, .sn = n,
-                           .take = XCHG_NONE };
-        struct xchg out = { .peer = rank - 1, .round = last, .patience = 2 * l + 1,
-                            .check = check, .rbuf = v, .rn = n, .take = XCHG_COPY };
-        rc = xchg_step(&r->a, &in, dtype, err);
-        return rc != 0 ? rc : xchg_step(&r->a, &out, dtype, err);
-    }
-    if (rank < 2 * extra) {
-        struct xchg in = { .peer = rank + 1, .round = 0, .patience = 1, .check = check,
-                           .rbuf = v, .rn = n, .take = XCHG_ADD };
-        rc = xchg_step(&r->a, &in, dtype, err);
-    }
-    if (rc == 0)
-        rc = cube(r, v, n, dtype, p, me, extra, extra > 0 ? 2 : 1, check, err);
-    if (rc == 0 && rank < 2 * extra) {
-        struct xchg out = { .peer = rank + 1, .round = last, .patience = 1, .sbuf = v,
-                            .sn = n, .take = XCHG_NONE };
-        rc = xchg_step(&r->a, &out, dtype, err);
-    }
-    return rc;
+    c.p = p;
+    c.extra = k - p;
+    c.me = xchg_cube_of(r->a.rank, c.extra);
+    return xchg_fold(&r->a, c.v, n, dtype, check, c.extra, 2 * l, l, rab_body, &c, err);
 }
 
 int rab_allreduce(struct rab *r, void *buf, size_t n, int dtype, char *err)

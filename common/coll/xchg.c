@@ -49,3 +49,43 @@ size_t xchg_at(size_t n, int p, int c)
     ring_chunk(n, p, c, &lo, &hi);
     return lo;
 }
+
+int xchg_cube_of(int rank, int extra)
+{
+    if (rank < 2 * extra)
+        return rank % 2 ? -1 : rank / 2;
+    return rank - extra;
+}
+
+int xchg_rank_of(int cube, int extra)
+{
+    return cube < extra ? 2 * cube : cube + extra;
+}
+
+int xchg_fold(struct xport_algo *a, unsigned char *v, size_t n, int dtype, int check, int extra,
+              int rounds, int l, int (*body)(void *ctx, char *err), void *ctx, char *err)
+{
+    int rank = a->rank, pair = rank < 2 * extra, rc = 0;
+
+    if (pair && rank % 2) {
+        struct xchg in = { .peer = rank - 1, .round = 0, .patience = 1, .sbuf = v, .sn = n,
+                           .take = XCHG_NONE };
+        struct xchg out = { .peer = rank - 1, .round = rounds + 1, .patience = 2 * l + 1,
+                            .check = check, .rbuf = v, .rn = n, .take = XCHG_COPY };
+        rc = xchg_step(a, &in, dtype, err);
+        return rc != 0 ? rc : xchg_step(a, &out, dtype, err);
+    }
+    if (pair) {
+        struct xchg in = { .peer = rank + 1, .round = 0, .patience = 1, .check = check,
+                           .rbuf = v, .rn = n, .take = XCHG_ADD };
+        rc = xchg_step(a, &in, dtype, err);
+    }
+    if (rc == 0)
+        rc = body(ctx, err);
+    if (rc == 0 && pair) {
+        struct xchg out = { .peer = rank + 1, .round = rounds + 1, .patience = 1, .sbuf = v,
+                            .sn = n, .take = XCHG_NONE };
+        rc = xchg_step(a, &out, dtype, err);
+    }
+    return rc;
+}

@@ -38,4 +38,21 @@ int xchg_step(struct xport_algo *a, const struct xchg *e, int dtype, char *err);
  * (ring_chunk's), 0 <= c <= p (block p: the end, n). */
 size_t xchg_at(size_t n, int p, int c);
 
+/* THE FOLD (MPICH's, for K not a power of two; rabenseifner.c, swing.c):
+ * with P = 2^floor(log2 K) and extra = K - P, the first 2 extra ranks pair
+ * up, each odd one hands its vector to the even one before the cube and
+ * gets the result after. xchg_cube_of: a rank's number in the cube (-1: an
+ * odd rank that folds away); xchg_rank_of: back. */
+int xchg_cube_of(int rank, int extra);
+int xchg_rank_of(int cube, int extra);
+
+/* xchg_fold: the fold around body(ctx), the cube's rounds 1..rounds (l
+ * steps each way at most): an odd rank hands its vector in (round 0) and
+ * copies the result out (round rounds + 1, patience 2 l + 1: one
+ * --timeout per step sat out, plus one: xport_tcp.h, FAULTS); an even rank
+ * of a pair adds the odd one's in, runs body, sends the result out; the
+ * others only run body. 0, or the first failing step's code. */
+int xchg_fold(struct xport_algo *a, unsigned char *v, size_t n, int dtype, int check, int extra,
+              int rounds, int l, int (*body)(void *ctx, char *err), void *ctx, char *err);
+
 #endif /* XCHG_H */
