@@ -101,10 +101,11 @@ if [ "${1:-}" = --only ]; then
     case ${2:-} in
     zero) shift 2; exec bash "$here/lab_zero.sh" "$@" ;;
     stragglers) shift 2; exec bash "$here/lab_stragglers.sh" "$@" ;;
+    compression) shift 2; exec bash "$here/lab_compression.sh" "$@" ;;
     algorithms) shift 2; LAB_CMDLINE=$cmdline exec bash "$here/lab_algorithms.sh" "$@" ;;
     servers) ;;
     *) [ $# -ge 2 ] || die_usage "--only: missing value"
-       usage_error --only "$2" "not a section (servers, algorithms, stragglers, zero)" ;;
+       usage_error --only "$2" "not a section (servers, algorithms, stragglers, zero, compression)" ;;
     esac
 fi
 lab_options "$@"
