@@ -33,8 +33,8 @@
 #                   all-reduces of 322 elements each plus psgd_cost per
 #                   element of the gradient.
 #      The measured break-even is on time to target (which also counts a
-#      compressor's extra steps), the predicted on step time: their ratio
-#      says how much of the difference the model's step explains;
+#      compressor's extra steps); breakeven_step_bps is the same fit on
+#      the measured step_s, like for like with the predicted one;
 #   4. compression.png: the loss against wall-clock time, one panel per
 #      rate, one line per system and compressor, the target dashed;
 #      compression_steps.png: the loss against the step (one panel per
@@ -43,7 +43,8 @@
 #
 # Results: <out>/compression.csv (psr_merge's columns, then compressor,
 # rate, rate_bps, steps_to_target, time_to_target_s, breakeven_bps,
-# breakeven_where, predicted_bps, by name), <out>/compression.txt (the
+# breakeven_where, breakeven_step_bps, breakeven_step_where,
+# predicted_bps, by name), <out>/compression.txt (the
 # table), <out>/loss/, logs/. Timings on a shared 2-core machine are
 # noisy: nothing here asserts one.
 set -uo pipefail
@@ -184,6 +185,8 @@ reach() {
     [ -s "$1" ] || { echo "nan nan"; return; }
     awk -v t="$target" '!/^#/ && NF >= 3 && $2 + 0 <= t { print $1 + 1, $3; f = 1; exit } END { if (!f) print "nan nan" }' "$1"
 }
+# step_of NAME: the run's step_s (psr_merge's row), nan when none.
+step_of() { [ -s "$out/logs/$1.csv" ] && csv_awk 'FNR == 2 { v = $c["step_s"]; print (v == "" ? "nan" : v) }' "$out/logs/$1.csv" || echo nan; }
 # fit_be "R T ..." "R T ...": the compressor's and none's (rate, time)
 # pairs -> "RSTAR WHERE" (the header's item 3; WHERE in, out, or -).
 fit_be() {
@@ -233,20 +236,23 @@ predicted() {
 csv=$out/compression.csv
 : > "$csv"
 for x in $runs; do
-    sys=${x%%:*} c=${x#*:} pc="" p0=""
+    sys=${x%%:*} c=${x#*:} pc="" p0="" sc="" s0=""
     for r in $rates; do
         set -- $(reach "$out/loss/$(tag "$sys" "$c" "$r").loss")
         pc="$pc $(bps "$r") $2"
         set -- $(reach "$out/loss/$(tag "$sys" none "$r").loss")
         p0="$p0 $(bps "$r") $2"
+        sc="$sc $(bps "$r") $(step_of "$(tag "$sys" "$c" "$r")")"
+        s0="$s0 $(bps "$r") $(step_of "$(tag "$sys" none "$r")")"
     done
-    if [ "$c" = none ]; then be="- -" pr=-; else be=$(fit_be "$pc" "$p0") pr=$(predicted "$sys" "$c"); fi
+    be="- -" bs="- -" pr=-
+    [ "$c" = none ] || { be=$(fit_be "$pc" "$p0"); bs=$(fit_be "$sc" "$s0"); pr=$(predicted "$sys" "$c"); }
     for r in $rates; do
         n=$(tag "$sys" "$c" "$r")
         [ -s "$out/logs/$n.csv" ] || continue
-        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,predicted_bps" > "$csv"
-        set -- $(reach "$out/loss/$n.loss") $be
-        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$3,$4,$pr|" >> "$csv"
+        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps" > "$csv"
+        set -- $(reach "$out/loss/$n.loss") $be $bs
+        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$3,$4,$5,$6,$pr|" >> "$csv"
     done
 done
 [ -s "$csv" ] || { say "no run succeeded; logs in $out/logs"; exit 1; }
@@ -257,15 +263,18 @@ done
     echo "# steps/time to target: the first step at or under the target (loss file); step_s: psr_merge's."
     echo "# break-even (Mbit/s): where C's time equals none's on its system. measured: time to target fitted"
     echo "# A + B/rate over the rates run (in: inside them, out: extrapolated; inf: pays at every rate);"
+    echo "# be_step: the same fit on step_s (psr_merge's), what the prediction models (no extra steps);"
     echo "# predicted: bin/model's step time with the compressor's measured cost (inf: pays at every rate)."
+    echo "# ratio: measured (time to target) / predicted."
     echo "# Measured on $(nproc) CPUs, shared, $(date -u +%Y-%m-%dT%H:%M:%SZ); timings are noisy, never asserted."
-    printf '%-4s %-12s %9s %8s %8s %10s %12s %4s %12s %7s\n' sys compressor rate step_s steps_tt time_tt_s be_meas_Mb where be_pred_Mb ratio
+    printf '%-4s %-12s %9s %8s %8s %10s %11s %4s %11s %4s %11s %7s\n' sys compressor rate step_s steps_tt time_tt_s be_meas_Mb where be_step_Mb wh be_pred_Mb ratio
     csv_awk 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
         FNR > 1 {
         m = $c["breakeven_bps"]; p = $c["predicted_bps"]
         q = (m + 0 > 0 && p + 0 > 0 && m != "inf" && p != "inf") ? sprintf("%.3f", m / p) : "-"
-        printf "%-4s %-12s %9s %8.4f %8s %10s %12s %4s %12s %7s\n", $c["system"], $c["compressor"], $c["rate"], $c["step_s"],
-               $c["steps_to_target"], $c["time_to_target_s"], mb(m), $c["breakeven_where"], mb(p), q }' "$csv"
+        printf "%-4s %-12s %9s %8.4f %8s %10s %11s %4s %11s %4s %11s %7s\n", $c["system"], $c["compressor"], $c["rate"], $c["step_s"],
+               $c["steps_to_target"], $c["time_to_target_s"], mb(m), $c["breakeven_where"], mb($c["breakeven_step_bps"]),
+               $c["breakeven_step_where"], mb(p), q }' "$csv"
 } > "$out/compression.txt"
 cat "$out/compression.txt"
 
@@ -283,7 +292,7 @@ for fmt in png svg; do
 done
 manifest "$out" ": the compression section" "experiments/lab.sh --only compression (K $k, rates $rates, ring $ring_c, ps $ps_c, steps $steps, lr $lr, latency $lat, target $target)" <<EOF
 link_bw: EMULATED $rates, latency $lat
-breakeven: $(csv_awk 'FNR > 1 && $c["compressor"] != "none" && !s[$c["system"] $c["compressor"]]++ { printf "%s %s measured %s (%s) predicted %s bytes/s; ", $c["system"], $c["compressor"], $c["breakeven_bps"], $c["breakeven_where"], $c["predicted_bps"] }' "$csv")
+breakeven: $(csv_awk 'FNR > 1 && $c["compressor"] != "none" && !s[$c["system"] $c["compressor"]]++ { printf "%s %s measured %s (%s) step %s (%s) predicted %s bytes/s; ", $c["system"], $c["compressor"], $c["breakeven_bps"], $c["breakeven_where"], $c["breakeven_step_bps"], $c["breakeven_step_where"], $c["predicted_bps"] }' "$csv")
 jobs_failed: $failed
 # every job's command line
 EOF

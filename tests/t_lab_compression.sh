@@ -33,7 +33,7 @@ for f in compression.csv compression.txt compression.png compression.svg compres
 done
 if [ -s "$o/compression.csv" ]; then
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
-                       split("system K step_s compress compressor rate rate_bps steps_to_target time_to_target_s breakeven_bps breakeven_where predicted_bps", w, " ")
+                       split("system K step_s compress compressor rate rate_bps steps_to_target time_to_target_s breakeven_bps breakeven_where breakeven_step_bps breakeven_step_where predicted_bps", w, " ")
                        for (j in w) if (!(w[j] in c)) print "no column " w[j]; next }
              { n[$c["system"] ":" $c["compressor"]]++
                if ($c["K"] != 4) print "row " NR ": K " $c["K"]
@@ -41,6 +41,8 @@ if [ -s "$o/compression.csv" ]; then
                if ($c["compressor"] == "none") next
                m = $c["breakeven_bps"]; p = $c["predicted_bps"]
                if (!(m == "inf" || m == "nan" || m + 0 > 0 || m == "0")) print "row " NR ": breakeven_bps \"" m "\""
+               m = $c["breakeven_step_bps"]
+               if (!(m == "inf" || m == "nan" || m + 0 > 0 || m == "0")) print "row " NR ": breakeven_step_bps \"" m "\""
                if (!(p == "inf" || p + 0 > 0)) print "row " NR ": predicted_bps \"" p "\"" }
              END { split("ring:none ring:fp16 ps:none ps:sign", r, " ")
                    for (j = 1; j <= 4; j++) if (n[r[j]] != 2) print r[j] ": " n[r[j]] + 0 " rows, want 2" }' \
