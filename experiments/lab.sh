@@ -49,7 +49,8 @@
 # (lab_servers.sh, issue 15; `make lab-all` runs it after the main lab),
 # with the same flags. --only zero and --only stragglers hand over to
 # lab_zero.sh and lab_stragglers.sh (issue 16: stragglers and the PS's
-# modes; `make lab-all` runs it too), which take their own options. The
+# modes; `make lab-all` runs it too), --only compression to
+# lab_compression.sh (issue 30), which take their own options. The
 # flags, the repeat rule and the CSVs the runs fold into are lab_lib.sh's,
 # shared with lab_servers.sh.
 #
