@@ -33,21 +33,46 @@ set yrange [*:1]
 set key top right
 nr = words(rates)
 nx = words(runs)
+# Wide enough that each panel keeps its tics apart (a panel 600 px), the
+# key in a panel of its own at the right (it covered the first's curves).
+if (panel eq 'time' && fmt eq 'png') { set terminal pngcairo size 600*nr+500,1000 font "Sans,24" linewidth 3; set output out }
+if (panel eq 'time' && fmt eq 'svg') { set terminal svg size 600*nr+500,1000 font "Sans,24" linewidth 3 dynamic; set output out }
 # the files that exist (a failed run has none)
 have(x, r) = int(system(sprintf("[ -s '%s' ] && echo 1 || echo 0", lfile(x, r))))
 
 if (panel eq 'time') {
-    set multiplot layout 1, nr title "Loss against wall-clock time: compressors on the EMULATED link".(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
+    set multiplot title "Loss against wall-clock time: compressors on the EMULATED link".(sub ne '' ? "\n{/*0.7 ".sub."}" : '')
     set xlabel "wall-clock time (s)"
+    set xtics autofreq font ",18"
+    set mxtics 2
+    set autoscale yfixmin               # the losses' own floor, not the decade below
+    pw = 600.0 / (600*nr+500)          # one panel's width, a fraction of the figure
+    unset key
     do for [j=1:nr] {
         r = word(rates, j)
+        set size pw, 0.9
+        set origin (j - 1) * pw, 0.0
         set title sprintf("link %s each way", r) font ",20"
-        if (j > 1) { unset key }
         plot for [i=1:nx] (have(word(runs, i), r) ? lfile(word(runs, i), r) : '/dev/null') \
                  using 3:2 with lines lw 2 dt lt_of(word(runs, i)) lc rgb c_color(rc(word(runs, i))) \
-                 title (j == 1 ? word(runs, i) : ''), \
-             target with lines dt 3 lw 2 lc rgb "#888888" title (j == 1 ? sprintf("target %g", target) : '')
+                 notitle, \
+             target with lines dt 3 lw 2 lc rgb "#888888" notitle
     }
+    # the key: the same lines, drawn off-range, in the space at the right
+    set size 1 - nr * pw, 0.9
+    set origin nr * pw, 0.0
+    unset title
+    unset border
+    unset tics
+    unset xlabel
+    unset ylabel
+    unset logscale y
+    set xrange [0:1]
+    set yrange [0:1]
+    set key center left Left reverse
+    plot for [i=1:nx] NaN with lines lw 2 dt lt_of(word(runs, i)) lc rgb c_color(rc(word(runs, i))) \
+             title word(runs, i), \
+         NaN with lines dt 3 lw 2 lc rgb "#888888" title sprintf("target %g", target)
     unset multiplot
 } else {
     systems = ''
