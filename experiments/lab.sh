@@ -49,7 +49,8 @@
 # (lab_servers.sh, issue 15; `make lab-all` runs it after the main lab),
 # with the same flags. --only zero and --only stragglers hand over to
 # lab_zero.sh and lab_stragglers.sh (issue 16: stragglers and the PS's
-# modes; `make lab-all` runs it too), which take their own options. The
+# modes; `make lab-all` runs it too), --only compression to
+# lab_compression.sh (issue 30), which take their own options. The
 # flags, the repeat rule and the CSVs the runs fold into are lab_lib.sh's,
 # shared with lab_servers.sh.
 #
@@ -101,10 +102,11 @@ if [ "${1:-}" = --only ]; then
     case ${2:-} in
     zero) shift 2; exec bash "$here/lab_zero.sh" "$@" ;;
     stragglers) shift 2; exec bash "$here/lab_stragglers.sh" "$@" ;;
+    compression) shift 2; exec bash "$here/lab_compression.sh" "$@" ;;
     algorithms) shift 2; LAB_CMDLINE=$cmdline exec bash "$here/lab_algorithms.sh" "$@" ;;
     servers) ;;
     *) [ $# -ge 2 ] || die_usage "--only: missing value"
-       usage_error --only "$2" "not a section (servers, algorithms, stragglers, zero)" ;;
+       usage_error --only "$2" "not a section (servers, algorithms, stragglers, zero, compression)" ;;
     esac
 fi
 lab_options "$@"

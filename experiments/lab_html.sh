@@ -130,6 +130,10 @@ if [ -s "$dir/stragglers.txt" ]; then
     echo "<h3>Stragglers: per mode and factor (experiments/lab_stragglers.sh)</h3>"
     echo "<pre id=\"stragglers\">$(esc < "$dir/stragglers.txt")</pre>"
 fi
+if [ -s "$dir/compression.txt" ]; then
+    echo "<h3>Compression: time to target and the break-even bandwidth (experiments/lab_compression.sh)</h3>"
+    echo "<pre id=\"compression\">$(esc < "$dir/compression.txt")</pre>"
+fi
 if [ -s "$dir/fit.txt" ]; then
     echo "<h3>The fit and the crossover (bin/fit)</h3>"
     echo "<pre id=\"fit\">$(esc < "$dir/fit.txt")</pre>"

@@ -142,6 +142,10 @@ on 127.0.0.1, with the alpha-beta model, as CSV and plots under results/.
                        slowed 1x..4x, the ring and the PS's sync, backup,
                        ssp and async modes; stragglers.png, loss_time.png;
                        its options: --only stragglers --help)
+  --only compression [...]  first, alone: time to accuracy with each
+                       compressor on the EMULATED link and the break-even
+                       bandwidth, measured and predicted (lab_compression.sh;
+                       compression.png; its options: --only compression --help)
   --help               this text
 EOF
 }

@@ -125,12 +125,10 @@ static int usage_error(const char *msg)
 }
 
 /* wire_factor: --compress NAME on elements of --dtype D: the share of the
- * vector's bytes that travels, into *f (1: none). A query's bytes (and
- * --bucket) are the vector's in D; the model charges f times them to the
- * link, so bytes_in and bytes_out are the wire's. The ring and rd only:
- * the PS's pushes shrink but its weights come back in full, not one
- * factor. 0, or the usage line and CLI_EXIT_USAGE. */
-static struct { int rank; double es, cost; } psq;  /* powersgd:R (model_psgd) */
+ * vector's bytes that travels, into *f (1: none; topk, sign: *sparse, the
+ * frames of sparse_eval), the link charged f times a query's bytes (the
+ * vector's in D). 0, or the usage line and CLI_EXIT_USAGE. */
+static struct { int rank, kind; double es, cost; } psq;  /* the setting; powersgd:R (model_psgd) */
 
 static int wire_factor(const char *name, const char *dt, int algo, double *f, int *sparse,
                        int *d)
@@ -151,6 +149,7 @@ static int wire_factor(const char *name, const char *dt, int algo, double *f, in
     }
     if (!name || kind == COMPRESS_NONE)
         return 0;
+    psq.kind = kind, psq.es = (double)dtype_size(*d);   /* compress_cost's, psgd_cost's */
     if (compress_get(kind)->frame) {    /* sparse_eval's; topk: ring or ps, sign: ps */
         if (algo != MODEL_PS && (algo != MODEL_RING || COMPRESS_KIND(kind) != COMPRESS_TOPK))
             return usage_error("--compress topk:F|sign: topk models --algo ring (an all-gather) "
@@ -164,17 +163,20 @@ static int wire_factor(const char *name, const char *dt, int algo, double *f, in
         return usage_error(msg);
     }
     *f = (double)compress_wire_size(compress_get(kind), *d) / (double)dtype_size(*d);
-    psq.es = (double)dtype_size(*d);
     psq.rank = COMPRESS_KIND(kind) == COMPRESS_POWERSGD ? COMPRESS_PSGD_RANK(kind) : 0;
     return 0;
 }
 
-/* psq_measure: powersgd's cost per element, measured on `bytes` (psgd_cost), said on stderr. */
+/* psq_measure: the compressor's cost per element, measured on `bytes` (psgd_cost, compress_cost), said on stderr. */
 static void psq_measure(double bytes)
 {
-    psq.cost = fmax(0.0, psgd_cost((size_t)(bytes / psq.es), psq.rank, psq.es == 8 ? DTYPE_F64 : DTYPE_F32));
-    fprintf(stderr, "model: powersgd:%d: the compressor's cost %.3g s per element (measured here: "
-            "encode and decode at K 1, CPU time; --compress-cost S gives it)\n", psq.rank, psq.cost);
+    int d = psq.es == 8 ? DTYPE_F64 : DTYPE_F32;
+    char lb[COMPRESS_LABEL_MAX];
+
+    psq.cost = fmax(0.0, psq.rank ? psgd_cost((size_t)(bytes / psq.es), psq.rank, d)
+                                  : compress_cost(psq.kind, (size_t)(bytes / psq.es), d));
+    fprintf(stderr, "model: %s: the compressor's cost %.3g s per element (measured here: encode and "
+            "decode at K 1, CPU time; --compress-cost S gives it)\n", compress_label(psq.kind, lb, sizeof lb), psq.cost);
 }
 
 /* print_table: the seed's exercise table (the default output). */
@@ -257,10 +259,7 @@ static int print_split(int k, int extra, double elements, int even)
 
 static void print_number(double v)
 {
-    if (isnan(v))
-        printf("nan\n");
-    else
-        printf("%.12g\n", v);
+    printf("%.12g\n", isnan(v) ? NAN : v);     /* "nan", never "-nan" */
 }
 
 /* place_query: a PS query's placement flags checked (one line on stderr
@@ -544,7 +543,7 @@ int main(int argc, char **argv)
           "--dtype's; fp16/bf16 on ring|rd: N x 2 / its size; powersgd:R on ring|rd: N as a "
           "near-square matrix, two all-reduces of its factors; topk:F on ring|ps, sign on ps: frames)", 0, 0, NULL },
         { "dtype", CLI_STRING, &dt, "f32|f64", "--compress: the elements' type (default f32)", 0, 0, NULL },
-        { "compress-cost", CLI_DOUBLE, &psq.cost, "S", "--compress powersgd:R: its CPU seconds per element "
+        { "compress-cost", CLI_DOUBLE, &psq.cost, "S", "--compress C, a time: its CPU seconds per element "
           "(default: measured here, said on stderr)", 0, 0, NULL },
         { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
         { "stragglers", CLI_STRING, &strag.mode, "MODE", "the straggler models: sync|ring|backup:B (s per step), async|ssp (updates/s)", 0, 0, NULL },
@@ -674,7 +673,7 @@ int main(int argc, char **argv)
         }
         servers = rph;                  /* model_query's G */
     }
-    if (psq.rank && q == MODEL_TIME && isnan(psq.cost) && isnan(bytes) == !!sweep.n)
+    if (psq.kind && q == MODEL_TIME && isnan(psq.cost) && isnan(bytes) == !!sweep.n)
         psq_measure(isnan(bytes) ? sweep.hi : bytes);
     if (isnan(bytes) == !sweep.n)
         return usage_error("a query needs one of --bytes and --sweep");
@@ -685,16 +684,17 @@ int main(int argc, char **argv)
 
     double red = gamma == 0 ? 0 : row ? row->reduced(k) : algo == MODEL_PS ? (double)k / servers
                : k * (even ? 1.0 / (k + servers) : model_ps_split(k, servers).colocated); /* g */
+    red = gamma * red + (q == MODEL_TIME && psq.kind && !psq.rank ? psq.cost / psq.es : 0); /* s/byte */
     if (!sweep.n) {
         print_number((sparse ? sparse_eval(sparse, algo, q, k, bytes, bw, latency, d)
                       : evaluate(algo, q, k, servers, even, bytes * wf, bucket * wf, bw, latency))
-                     + gamma * red * bytes);
+                     + red * bytes);
         return 0;
     }
     for (int i = 0; i < sweep.n; i++) {
         double x = exp(log(sweep.lo) + i * (log(sweep.hi) - log(sweep.lo)) / (sweep.n - 1));
         printf("%.12g,%.12g\n", x, (sparse ? sparse_eval(sparse, algo, q, k, x, bw, latency, d)
-               : evaluate(algo, q, k, servers, even, x * wf, bucket * wf, bw, latency)) + gamma * red * x);
+               : evaluate(algo, q, k, servers, even, x * wf, bucket * wf, bw, latency)) + red * x);
     }
     return 0;
 }

@@ -30,13 +30,18 @@ for edit in 's/"a":2/"a":"2"/' 's/x,\\"y/x,\\"z/' '$d' '1d' 's/"b":null/"b":""/'
 done
 t_end
 
-t_case json-1.2 "psr_json: quotes, commas, control bytes, empties, numbers and not-numbers (007, 1., nan) keep their text; a ragged row is refused"
+t_case json-1.2 "psr_json: quotes, commas, control bytes, empties, numbers and not-numbers (007, 1., nan) keep their text; a commit that reads as a number stays a string; a ragged row is refused"
 printf 'name,v,w,x\n"a ""q"", b",-0.5e3,007,\n"tab\there",1.,nan,0\n' >"$T_TMP/t.csv"
 job 10 "$PSR_BIN/psr_json" --out "$T_TMP/t.json" "$T_TMP/t.csv"
 expect_rc 0
 same "$T_TMP/t.csv" "$T_TMP/t.json"
 grep -q '"name":"a \\"q\\", b","v":-0.5e3,"w":"007","x":null}' "$T_TMP/t.json" || t_fail "row 1: $(sed -n 2p "$T_TMP/t.json")"
 grep -q '"name":"tab\\u0009here","v":"1.","w":"nan","x":0}' "$T_TMP/t.json" || t_fail "row 2: $(sed -n 3p "$T_TMP/t.json")"
+# a commit that reads as a number (13e6144, all digits) stays a string
+printf 'git: 13e6144\nsteps: 3\n' >"$T_TMP/m.txt"
+job 10 "$PSR_BIN/psr_json" --manifest "$T_TMP/m.txt" --out "$T_TMP/m.json" "$T_TMP/t.csv"
+expect_rc 0
+grep -q '^{"record":"manifest","git":"13e6144","steps":3[,}]' "$T_TMP/m.json" || t_fail "manifest: $(head -c 200 "$T_TMP/m.json")"
 printf 'a,b\n1,2,3\n' >"$T_TMP/r.csv"
 job 10 "$PSR_BIN/psr_json" --out "$T_TMP/r.json" "$T_TMP/r.csv"
 expect_rc 1

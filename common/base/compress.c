@@ -11,11 +11,13 @@
  */
 #include "compress.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "dtype.h"
 #include "err.h"
 #include "powersgd.h"
@@ -266,4 +268,54 @@ const char *compress_name(int kind)
 size_t compress_wire_size(const struct compressor *c, int dtype)
 {
     return c->wire_bytes ? c->wire_bytes : dtype_size(dtype);
+}
+
+/* compress_cost: a codec's own CPU seconds per element, measured here on
+ * n elements (capped at 2^22) of dtype: one encode and one decode-and-add
+ * per repetition (K = 1: what a worker does to its own vector once per
+ * step; the hops' extra adds are the reduction the uncompressed run does
+ * too), repeated for at least 50 ms of CPU time (clock_cpu_seconds). The
+ * buffers are allocated before the clock starts. 0 for none and PowerSGD
+ * (psgd_cost measures that), a negative error code when out of memory. */
+double compress_cost(int setting, size_t n, int dtype)
+{
+    const struct compressor *c = compress_get(setting);
+    size_t es = dtype_size(dtype), cap = (size_t)1 << 22, fb, bad;
+    unsigned char *src = NULL, *acc = NULL, *wire = NULL, *st = NULL;
+    double t0, t = 0, r = -ENOMEM;
+    int reps = 0;
+    char why[ERR_LEN];
+
+    n = n < cap ? (n ? n : 1) : cap;
+    if (!c || c->kind == COMPRESS_NONE || c->rounds != 1 || es == 0)
+        return 0;
+    fb = compress_frame_bytes(setting, n, dtype);
+    src = malloc(n * es);
+    acc = calloc(n, es);
+    wire = malloc(fb ? fb : 1);
+    st = calloc(c->state_elems ? c->state_elems * n : 1, es);
+    if (!src || !acc || !wire || !st)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        vec_set(src, i, dtype, sin((double)i) * 1e-3);
+    t0 = clock_cpu_seconds();
+    while (reps < 2 || t < 0.05) {
+        if (c->frame) {
+            c->frame->encode(setting, wire, src, n, dtype, st);
+            (void)c->frame->add(setting, acc, wire, fb, n, dtype, &bad, why);
+        } else {
+            c->encode(wire, src, n, dtype, c->state_elems ? st : NULL);
+            (void)c->add_finite(acc, wire, n, dtype, &bad);
+        }
+        memset(acc, 0, n * es);         /* the sums stay small and finite */
+        reps++;
+        t = clock_cpu_seconds() - t0;
+    }
+    r = t / ((double)reps * (double)n);
+out:
+    free(src);
+    free(acc);
+    free(wire);
+    free(st);
+    return r;
 }

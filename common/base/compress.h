@@ -145,6 +145,13 @@ size_t compress_topk_k(int setting, size_t n);
 /* compress_wire_size: bytes per element on the wire for dtype. */
 size_t compress_wire_size(const struct compressor *c, int dtype);
 
+/* compress_cost: the codec's own CPU seconds per element, measured on the
+ * spot (n elements, capped at 2^22): one encode and one decode-and-add per
+ * repetition, at least 50 ms of CPU time. 0 for none and PowerSGD (its
+ * own psgd_cost), negative when out of memory. bin/model's --compress
+ * time adds it when --compress-cost is not given. */
+double compress_cost(int setting, size_t n, int dtype);
+
 /* The conversions themselves (THE FORMATS), for tests and references. */
 uint16_t compress_f32_to_f16(float f);
 float compress_f16_to_f32(uint16_t h);

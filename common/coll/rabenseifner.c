@@ -111,20 +111,8 @@
 #include "base/vec.h"
 #include "rd.h"
 #include "ring.h"
+#include "xchg.h"
 
-/* The FOLD's numbering: rank -> its number in the cube (-1: an odd rank
- * that folds away), and back. extra = K - P. */
-static int cube_of(int rank, int extra)
-{
-    if (rank < 2 * extra)
-        return rank % 2 ? -1 : rank / 2;
-    return rank - extra;
-}
-
-static int rank_of(int cube, int extra)
-{
-    return cube < extra ? 2 * cube : cube + extra;
-}
 
 int rab_init(struct rab *r, struct xport *x, int rank, int world, size_t piece_bytes)
 {
@@ -142,7 +130,7 @@ int rab_partners(int rank, int world, int *out)
 
     if (world < 2)
         return 0;
-    me = cube_of(rank, extra);
+    me = xchg_cube_of(rank, extra);
     if (me < 0) {
         out[0] = rank - 1;                  /* an odd rank of a pair: its fold partner only */
         return 1;
@@ -150,7 +138,7 @@ int rab_partners(int rank, int world, int *out)
     if (rank < 2 * extra)
         out[n++] = rank + 1;                /* an even rank of a pair: the odd one folds in */
     for (int d = p / 2; d >= 1; d /= 2)
-        out[n++] = rank_of(me ^ d, extra);
+        out[n++] = xchg_rank_of(me ^ d, extra);
     return n;
 }
 
@@ -173,62 +161,6 @@ void rab_block(size_t n, int p, int c, size_t *lo, size_t *hi)
     ring_chunk(n, p, c, lo, hi);
 }
 
-/* at: the first element of block c, 0 <= c <= p (block p: the end, n). */
-static size_t at(size_t n, int p, int c)
-{
-    size_t lo, hi;
-
-    if (c >= p)
-        return n;
-    rab_block(n, p, c, &lo, &hi);
-    return lo;
-}
-
-/* What a step does with the partner's bytes. */
-enum take { TAKE_NONE, TAKE_COPY, TAKE_ADD };
-
-/* One exchange with a partner: send sn elements from sbuf (0: an empty
- * frame), take rn elements into rbuf as `take` says; rbuf is element
- * `first` of the vector (for the check's message); check: THE CHECK. */
-struct xchg {
-    int peer, round, patience, check;
-    const unsigned char *sbuf;
-    size_t sn;
-    unsigned char *rbuf;
-    size_t rn, first;
-    enum take take;
-};
-
-static int step(struct rab *r, const struct xchg *e, int dtype, char *err)
-{
-    size_t es = dtype_size(dtype), piece = r->a.piece_bytes / es, bad = 0, i = 0;
-    struct xport_step s = {
-        .to = e->peer, .from = e->peer, .send_tag = (uint32_t)e->round,
-        .recv_tag = (uint32_t)e->round, .sbuf = e->sbuf, .sbytes = e->sn * es,
-        .rbytes = e->take != TAKE_NONE ? e->rn * es : 0, .patience = e->patience,
-    };
-    int rc = xport_begin(r->a.x, &s, err);
-
-    /* A copy is received whole, then checked (ring.c, PIECES, says why). */
-    if (rc == 0 && e->take == TAKE_COPY && e->rn > 0 &&
-        (rc = xport_recv(r->a.x, e->rbuf, e->rn * es, err)) == 0 && e->check)
-        rc = vec_check_finite(e->rbuf, e->rn, dtype, &bad);
-    for (; rc == 0 && e->take == TAKE_ADD && i < e->rn; i += piece) {
-        size_t m = e->rn - i < piece ? e->rn - i : piece;
-        if ((rc = xport_recv(r->a.x, r->a.stage, m * es, err)) == 0)
-            rc = vec_add_ordered(e->rbuf + i * es, r->a.stage, m, dtype, r->a.rank < e->peer,
-                             e->check, &bad);
-        if (rc == ERR_NONFINITE)
-            break;
-    }
-    if (rc == ERR_NONFINITE)
-        err_say(err, "element %zu is %g after round %d from partner rank %d",
-                e->first + i + bad, vec_get(e->rbuf, i + bad, dtype), e->round, e->peer);
-    if (rc == 0)
-        rc = xport_end(r->a.x, err);
-    return rc;
-}
-
 /* cube: the halving and the doubling among the P cube ranks; `me` is this
  * rank's cube number; wait: each step's patience (PATIENCE). */
 static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int me, int extra,
@@ -241,69 +173,61 @@ static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int
         int mid = blo + (bhi - blo) / 2, lower = (me & d) == 0;
         int klo = lower ? blo : mid, khi = lower ? mid : bhi;     /* kept */
         int slo = lower ? mid : blo, shi = lower ? bhi : mid;     /* sent */
-        size_t k0 = at(n, p, klo), s0 = at(n, p, slo);
+        size_t k0 = xchg_at(n, p, klo), s0 = xchg_at(n, p, slo);
         struct xchg e = {
-            .peer = rank_of(me ^ d, extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + s0 * es, .sn = at(n, p, shi) - s0,
-            .rbuf = v + k0 * es, .rn = at(n, p, khi) - k0, .first = k0, .take = TAKE_ADD,
+            .peer = xchg_rank_of(me ^ d, extra), .round = round++, .patience = wait,
+            .check = check, .sbuf = v + s0 * es, .sn = xchg_at(n, p, shi) - s0,
+            .rbuf = v + k0 * es, .rn = xchg_at(n, p, khi) - k0, .first = k0, .take = XCHG_ADD,
         };
-        rc = step(r, &e, dtype, err);
+        rc = xchg_step(&r->a, &e, dtype, err);
         blo = klo;
         bhi = khi;
     }
     for (int d = 1; rc == 0 && d < p; d *= 2) {         /* doubling: [blo, bhi) doubles */
         int lower = (me & d) == 0, olo = lower ? bhi : blo - d, ohi = olo + d;
-        size_t m0 = at(n, p, blo), o0 = at(n, p, olo);
+        size_t m0 = xchg_at(n, p, blo), o0 = xchg_at(n, p, olo);
         struct xchg e = {
-            .peer = rank_of(me ^ d, extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + m0 * es, .sn = at(n, p, bhi) - m0,
-            .rbuf = v + o0 * es, .rn = at(n, p, ohi) - o0, .first = o0, .take = TAKE_COPY,
+            .peer = xchg_rank_of(me ^ d, extra), .round = round++, .patience = wait,
+            .check = check, .sbuf = v + m0 * es, .sn = xchg_at(n, p, bhi) - m0,
+            .rbuf = v + o0 * es, .rn = xchg_at(n, p, ohi) - o0, .first = o0, .take = XCHG_COPY,
         };
-        rc = step(r, &e, dtype, err);
+        rc = xchg_step(&r->a, &e, dtype, err);
         blo = lower ? blo : olo;
         bhi = lower ? ohi : bhi;
     }
     return rc;
 }
 
+/* The cube's call for xchg_fold. */
+struct rab_call {
+    struct rab *r;
+    unsigned char *v;
+    size_t n;
+    int dtype, p, me, extra, check;
+};
+
+static int rab_body(void *ctx, char *err)
+{
+    struct rab_call *c = ctx;
+
+    return cube(c->r, c->v, c->n, c->dtype, c->p, c->me, c->extra, c->extra > 0 ? 2 : 1,
+                c->check, err);
+}
+
 static int allreduce(struct rab *r, void *buf, size_t n, int dtype, int check, char *err)
 {
-    int k = r->a.world, rank = r->a.rank, l, p, extra, me, last, rc = 0;
-    unsigned char *v = buf;
+    int k = r->a.world, l, p;
+    struct rab_call c = { .r = r, .v = buf, .n = n, .dtype = dtype, .check = check };
 
     if (dtype_size(dtype) == 0)
         return ERR_USAGE;
     if (k == 1 || n == 0)
         return 0;
     p = rd_pow2_floor(k, &l);
-    extra = k - p;
-    last = 2 * l + 1;                       /* the fold-out round */
-    me = cube_of(rank, extra);
-
-    if (me < 0) {
-        /* An odd rank of a pair: hand the vector in, wait out the cube (one
-         * --timeout per step sat out, plus one: xport_tcp.h, FAULTS), copy
-         * the result. */
-        struct xchg in = { .peer = rank - 1, .round = 0, .patience = 1, .sbuf = v, .sn = n,
-                           .take = TAKE_NONE };
-        struct xchg out = { .peer = rank - 1, .round = last, .patience = 2 * l + 1,
-                            .check = check, .rbuf = v, .rn = n, .take = TAKE_COPY };
-        rc = step(r, &in, dtype, err);
-        return rc != 0 ? rc : step(r, &out, dtype, err);
-    }
-    if (rank < 2 * extra) {
-        struct xchg in = { .peer = rank + 1, .round = 0, .patience = 1, .check = check,
-                           .rbuf = v, .rn = n, .take = TAKE_ADD };
-        rc = step(r, &in, dtype, err);
-    }
-    if (rc == 0)
-        rc = cube(r, v, n, dtype, p, me, extra, extra > 0 ? 2 : 1, check, err);
-    if (rc == 0 && rank < 2 * extra) {
-        struct xchg out = { .peer = rank + 1, .round = last, .patience = 1, .sbuf = v,
-                            .sn = n, .take = TAKE_NONE };
-        rc = step(r, &out, dtype, err);
-    }
-    return rc;
+    c.p = p;
+    c.extra = k - p;
+    c.me = xchg_cube_of(r->a.rank, c.extra);
+    return xchg_fold(&r->a, c.v, n, dtype, check, c.extra, 2 * l, l, rab_body, &c, err);
 }
 
 int rab_allreduce(struct rab *r, void *buf, size_t n, int dtype, char *err)

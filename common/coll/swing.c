@@ -107,20 +107,8 @@
 #include "base/vec.h"
 #include "rd.h"
 #include "ring.h"
+#include "xchg.h"
 
-/* The FOLD's numbering (Rabenseifner's): rank -> cube number (-1: an odd
- * rank that folds away), and back. extra = K - P. */
-static int cube_of(int rank, int extra)
-{
-    if (rank < 2 * extra)
-        return rank % 2 ? -1 : rank / 2;
-    return rank - extra;
-}
-
-static int rank_of(int cube, int extra)
-{
-    return cube < extra ? 2 * cube : cube + extra;
-}
 
 long long swing_rho(int s)
 {
@@ -164,7 +152,7 @@ static int pos_of(int c, int l, int p)
 
 int swing_block(int rank, int world)
 {
-    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), c = cube_of(rank, world - p);
+    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), c = xchg_cube_of(rank, world - p);
 
     return c < 0 ? -1 : pos_of(c, l, p);
 }
@@ -189,14 +177,14 @@ int swing_partners(int rank, int world, int *out)
 
     if (world < 2)
         return 0;
-    if ((c = cube_of(rank, extra)) < 0) {
+    if ((c = xchg_cube_of(rank, extra)) < 0) {
         out[0] = rank - 1;                  /* an odd rank of a pair: its fold partner only */
         return 1;
     }
     if (rank < 2 * extra)
         out[n++] = rank + 1;                /* an even rank of a pair: the odd one folds in */
     for (int s = 0; s < l; s++)
-        out[n++] = rank_of(swing_peer(c, s, p), extra);
+        out[n++] = xchg_rank_of(swing_peer(c, s, p), extra);
     return n;
 }
 
@@ -214,64 +202,6 @@ int swing_steps(int world, int bw)
     return p == world ? steps : steps + 2;
 }
 
-/* at: the first element of block c, 0 <= c <= p (block p: the end, n). */
-static size_t at(size_t n, int p, int c)
-{
-    size_t lo, hi;
-
-    if (c >= p)
-        return n;
-    ring_chunk(n, p, c, &lo, &hi);
-    return lo;
-}
-
-/* What a step does with the partner's bytes. */
-enum take { TAKE_NONE, TAKE_COPY, TAKE_ADD };
-
-/* One exchange with a partner: send sn elements from sbuf (0: an empty
- * frame), take rn elements into rbuf as `take` says; rbuf is element
- * `first` of the vector (for the check's message); check: THE CHECK. */
-struct xchg {
-    int peer, round, patience, check;
-    const unsigned char *sbuf;
-    size_t sn;
-    unsigned char *rbuf;
-    size_t rn, first;
-    enum take take;
-};
-
-static int step(struct swing *w, const struct xchg *e, int dtype, char *err)
-{
-    size_t es = dtype_size(dtype), piece = w->a.piece_bytes / es, bad = 0, i = 0;
-    struct xport_step s = {
-        .to = e->peer, .from = e->peer, .send_tag = (uint32_t)e->round,
-        .recv_tag = (uint32_t)e->round, .sbuf = e->sbuf, .sbytes = e->sn * es,
-        .rbytes = e->take != TAKE_NONE ? e->rn * es : 0, .patience = e->patience,
-    };
-    int rc = xport_begin(w->a.x, &s, err);
-
-    /* A copy is received whole, then checked (ring.c, PIECES, says why). */
-    if (rc == 0 && e->take == TAKE_COPY && e->rn > 0 &&
-        (rc = xport_recv(w->a.x, e->rbuf, e->rn * es, err)) == 0 && e->check)
-        rc = vec_check_finite(e->rbuf, e->rn, dtype, &bad);
-    for (; rc == 0 && e->take == TAKE_ADD && i < e->rn; i += piece) {
-        size_t m = e->rn - i < piece ? e->rn - i : piece;
-        /* In place (swing-lat sends the very vector it adds into): the
-         * transport has sent ours at least this far (xport.h, recv). */
-        if ((rc = xport_recv(w->a.x, w->a.stage, m * es, err)) == 0)
-            rc = vec_add_ordered(e->rbuf + i * es, w->a.stage, m, dtype, w->a.rank < e->peer,
-                                 e->check, &bad);
-        if (rc == ERR_NONFINITE)
-            break;
-    }
-    if (rc == ERR_NONFINITE)
-        err_say(err, "element %zu is %g after round %d from partner rank %d",
-                e->first + i + bad, vec_get(e->rbuf, i + bad, dtype), e->round, e->peer);
-    if (rc == 0)
-        rc = xport_end(w->a.x, err);
-    return rc;
-}
-
 /* lat: swing-lat among the P cube ranks; c is this rank's cube number;
  * wait: each step's patience. */
 static int lat(struct swing *w, unsigned char *v, size_t n, int dtype, int p, int l, int c,
@@ -281,10 +211,10 @@ static int lat(struct swing *w, unsigned char *v, size_t n, int dtype, int p, in
 
     for (int s = 0; rc == 0 && s < l; s++) {
         struct xchg e = {
-            .peer = rank_of(swing_peer(c, s, p), extra), .round = s + 1, .patience = wait,
-            .check = check, .sbuf = v, .sn = n, .rbuf = v, .rn = n, .take = TAKE_ADD,
+            .peer = xchg_rank_of(swing_peer(c, s, p), extra), .round = s + 1, .patience = wait,
+            .check = check, .sbuf = v, .sn = n, .rbuf = v, .rn = n, .take = XCHG_ADD,
         };
-        rc = step(w, &e, dtype, err);
+        rc = xchg_step(&w->a, &e, dtype, err);
     }
     return rc;
 }
@@ -302,68 +232,61 @@ static int bw(struct swing *w, unsigned char *v, size_t n, int dtype, int p, int
         int d = p >> (s + 1), mid = blo + d, lower = (me & d) == 0;
         int klo = lower ? blo : mid, khi = lower ? mid : bhi;     /* kept */
         int slo = lower ? mid : blo, shi = lower ? bhi : mid;     /* sent */
-        size_t k0 = at(n, p, klo), s0 = at(n, p, slo);
+        size_t k0 = xchg_at(n, p, klo), s0 = xchg_at(n, p, slo);
         struct xchg e = {
-            .peer = rank_of(swing_peer(c, s, p), extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + s0 * es, .sn = at(n, p, shi) - s0,
-            .rbuf = v + k0 * es, .rn = at(n, p, khi) - k0, .first = k0, .take = TAKE_ADD,
+            .peer = xchg_rank_of(swing_peer(c, s, p), extra), .round = round++, .patience = wait,
+            .check = check, .sbuf = v + s0 * es, .sn = xchg_at(n, p, shi) - s0,
+            .rbuf = v + k0 * es, .rn = xchg_at(n, p, khi) - k0, .first = k0, .take = XCHG_ADD,
         };
-        rc = step(w, &e, dtype, err);
+        rc = xchg_step(&w->a, &e, dtype, err);
         blo = klo;
         bhi = khi;
     }
     for (int s = l - 1; rc == 0 && s >= 0; s--) {       /* all-gather: [blo, bhi) doubles */
         int d = p >> (s + 1), lower = (me & d) == 0, olo = lower ? bhi : blo - d, ohi = olo + d;
-        size_t m0 = at(n, p, blo), o0 = at(n, p, olo);
+        size_t m0 = xchg_at(n, p, blo), o0 = xchg_at(n, p, olo);
         struct xchg e = {
-            .peer = rank_of(swing_peer(c, s, p), extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + m0 * es, .sn = at(n, p, bhi) - m0,
-            .rbuf = v + o0 * es, .rn = at(n, p, ohi) - o0, .first = o0, .take = TAKE_COPY,
+            .peer = xchg_rank_of(swing_peer(c, s, p), extra), .round = round++, .patience = wait,
+            .check = check, .sbuf = v + m0 * es, .sn = xchg_at(n, p, bhi) - m0,
+            .rbuf = v + o0 * es, .rn = xchg_at(n, p, ohi) - o0, .first = o0, .take = XCHG_COPY,
         };
-        rc = step(w, &e, dtype, err);
+        rc = xchg_step(&w->a, &e, dtype, err);
         blo = lower ? blo : olo;
         bhi = lower ? ohi : bhi;
     }
     return rc;
 }
 
+/* Swing's call for xchg_fold. */
+struct swing_call {
+    struct swing *w;
+    unsigned char *v;
+    size_t n;
+    int dtype, p, l, c, extra, check;
+};
+
+static int swing_body(void *ctx, char *err)
+{
+    struct swing_call *s = ctx;
+
+    return (s->w->bw ? bw : lat)(s->w, s->v, s->n, s->dtype, s->p, s->l, s->c, s->extra,
+                                 s->extra > 0 ? 2 : 1, s->check, err);
+}
+
 static int allreduce(struct swing *w, void *buf, size_t n, int dtype, int check, char *err)
 {
-    int k = w->a.world, rank = w->a.rank, l, p, extra, c, last, rc = 0;
-    unsigned char *v = buf;
+    int k = w->a.world;
+    struct swing_call s = { .w = w, .v = buf, .n = n, .dtype = dtype, .check = check };
 
     if (dtype_size(dtype) == 0)
         return ERR_USAGE;
     if (k == 1 || n == 0)
         return 0;
-    p = rd_pow2_floor(k, &l);
-    extra = k - p;
-    last = (w->bw ? 2 * l : l) + 1;         /* the fold-out round */
-    c = cube_of(rank, extra);
-
-    if (c < 0) {
-        /* An odd rank of a pair: hand the vector in, wait out Swing (one
-         * --timeout per step sat out, plus one), copy the result. */
-        struct xchg in = { .peer = rank - 1, .round = 0, .patience = 1, .sbuf = v, .sn = n,
-                           .take = TAKE_NONE };
-        struct xchg out = { .peer = rank - 1, .round = last, .patience = 2 * l + 1,
-                            .check = check, .rbuf = v, .rn = n, .take = TAKE_COPY };
-        rc = step(w, &in, dtype, err);
-        return rc != 0 ? rc : step(w, &out, dtype, err);
-    }
-    if (rank < 2 * extra) {
-        struct xchg in = { .peer = rank + 1, .round = 0, .patience = 1, .check = check,
-                           .rbuf = v, .rn = n, .take = TAKE_ADD };
-        rc = step(w, &in, dtype, err);
-    }
-    if (rc == 0)
-        rc = (w->bw ? bw : lat)(w, v, n, dtype, p, l, c, extra, extra > 0 ? 2 : 1, check, err);
-    if (rc == 0 && rank < 2 * extra) {
-        struct xchg out = { .peer = rank + 1, .round = last, .patience = 1, .sbuf = v,
-                            .sn = n, .take = TAKE_NONE };
-        rc = step(w, &out, dtype, err);
-    }
-    return rc;
+    s.p = rd_pow2_floor(k, &s.l);
+    s.extra = k - s.p;
+    s.c = xchg_cube_of(w->a.rank, s.extra);
+    return xchg_fold(&w->a, s.v, n, dtype, check, s.extra, w->bw ? 2 * s.l : s.l, s.l,
+                     swing_body, &s, err);
 }
 
 int swing_allreduce(struct swing *w, void *buf, size_t n, int dtype, char *err)

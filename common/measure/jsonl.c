@@ -230,6 +230,16 @@ static int seen(const char *const *keys, const size_t *lens, size_t nk, const ch
     return 0;
 }
 
+/* fact_value: a manifest fact's value; a commit ("git": 13e6144, 1234567)
+ * is a string even where its text reads as a number. */
+static void fact_value(FILE *f, const char *key, size_t klen, const char *v, size_t n)
+{
+    if (klen == 3 && memcmp(key, "git", 3) == 0 && n > 0)
+        jsonl_string(f, v, n);
+    else
+        jsonl_value(f, v, n);
+}
+
 void jsonl_manifest(FILE *f, const char *text)
 {
     /* On the heap (about 30 KiB), not a thread's stack; without it the
@@ -260,7 +270,7 @@ void jsonl_manifest(FILE *f, const char *text)
             fputc(',', f);
             jsonl_string(f, l, (size_t)(colon - l));
             fputc(':', f);
-            jsonl_value(f, colon + 2, len - (size_t)(colon + 2 - l));
+            fact_value(f, l, (size_t)(colon - l), colon + 2, len - (size_t)(colon + 2 - l));
         }
         l += len + (end != NULL);
     }
@@ -273,7 +283,7 @@ void jsonl_manifest(FILE *f, const char *text)
         fputc(',', f);
         jsonl_string(f, fa[i].key, strlen(fa[i].key));
         fputc(':', f);
-        jsonl_value(f, fa[i].val, strlen(fa[i].val));
+        fact_value(f, fa[i].key, strlen(fa[i].key), fa[i].val, strlen(fa[i].val));
     }
     fputs("}\n", f);
     free(m);

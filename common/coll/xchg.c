@@ -1,0 +1,91 @@
+/* xchg.c -- one exchange with a partner (xchg.h). */
+#include "xchg.h"
+
+#include <stdint.h>
+
+#include "base/dtype.h"
+#include "base/err.h"
+#include "base/vec.h"
+#include "ring.h"
+
+int xchg_step(struct xport_algo *a, const struct xchg *e, int dtype, char *err)
+{
+    size_t es = dtype_size(dtype), piece = a->piece_bytes / es, bad = 0, i = 0;
+    struct xport_step s = {
+        .to = e->peer, .from = e->peer, .send_tag = (uint32_t)e->round,
+        .recv_tag = (uint32_t)e->round, .sbuf = e->sbuf, .sbytes = e->sn * es,
+        .rbytes = e->take != XCHG_NONE ? e->rn * es : 0, .patience = e->patience,
+    };
+    int rc = xport_begin(a->x, &s, err);
+
+    /* A copy is received whole, then checked (ring.c, PIECES, says why). */
+    if (rc == 0 && e->take == XCHG_COPY && e->rn > 0 &&
+        (rc = xport_recv(a->x, e->rbuf, e->rn * es, err)) == 0 && e->check)
+        rc = vec_check_finite(e->rbuf, e->rn, dtype, &bad);
+    for (; rc == 0 && e->take == XCHG_ADD && i < e->rn; i += piece) {
+        size_t m = e->rn - i < piece ? e->rn - i : piece;
+        /* In place (swing-lat sends the very vector it adds into): the
+         * transport has sent ours at least this far (xport.h, recv). */
+        if ((rc = xport_recv(a->x, a->stage, m * es, err)) == 0)
+            rc = vec_add_ordered(e->rbuf + i * es, a->stage, m, dtype, a->rank < e->peer,
+                                 e->check, &bad);
+        if (rc == ERR_NONFINITE)
+            break;
+    }
+    if (rc == ERR_NONFINITE)
+        err_say(err, "element %zu is %g after round %d from partner rank %d",
+                e->first + i + bad, vec_get(e->rbuf, i + bad, dtype), e->round, e->peer);
+    if (rc == 0)
+        rc = xport_end(a->x, err);
+    return rc;
+}
+
+size_t xchg_at(size_t n, int p, int c)
+{
+    size_t lo, hi;
+
+    if (c >= p)
+        return n;
+    ring_chunk(n, p, c, &lo, &hi);
+    return lo;
+}
+
+int xchg_cube_of(int rank, int extra)
+{
+    if (rank < 2 * extra)
+        return rank % 2 ? -1 : rank / 2;
+    return rank - extra;
+}
+
+int xchg_rank_of(int cube, int extra)
+{
+    return cube < extra ? 2 * cube : cube + extra;
+}
+
+int xchg_fold(struct xport_algo *a, unsigned char *v, size_t n, int dtype, int check, int extra,
+              int rounds, int l, int (*body)(void *ctx, char *err), void *ctx, char *err)
+{
+    int rank = a->rank, pair = rank < 2 * extra, rc = 0;
+
+    if (pair && rank % 2) {
+        struct xchg in = { .peer = rank - 1, .round = 0, .patience = 1, .sbuf = v, .sn = n,
+                           .take = XCHG_NONE };
+        struct xchg out = { .peer = rank - 1, .round = rounds + 1, .patience = 2 * l + 1,
+                            .check = check, .rbuf = v, .rn = n, .take = XCHG_COPY };
+        rc = xchg_step(a, &in, dtype, err);
+        return rc != 0 ? rc : xchg_step(a, &out, dtype, err);
+    }
+    if (pair) {
+        struct xchg in = { .peer = rank + 1, .round = 0, .patience = 1, .check = check,
+                           .rbuf = v, .rn = n, .take = XCHG_ADD };
+        rc = xchg_step(a, &in, dtype, err);
+    }
+    if (rc == 0)
+        rc = body(ctx, err);
+    if (rc == 0 && pair) {
+        struct xchg out = { .peer = rank + 1, .round = rounds + 1, .patience = 1, .sbuf = v,
+                            .sn = n, .take = XCHG_NONE };
+        rc = xchg_step(a, &out, dtype, err);
+    }
+    return rc;
+}

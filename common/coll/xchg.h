@@ -1,0 +1,58 @@
+/* xchg.h -- one exchange with a partner, the step of the pairwise
+ * algorithms that move parts of the vector (Rabenseifner's halving and
+ * doubling, Swing's; rabenseifner.c, swing.c): send a run of elements,
+ * receive a run into the vector, adding it in (in pieces of the staging
+ * size, each sum checked: vec_add_ordered, the lower rank's value first so
+ * both partners get the same bits) or copying it over (received whole,
+ * then checked: ring.c, PIECES), or taking nothing (an empty frame).
+ * The frames are tagged by the round. ERR_NONFINITE names the element, the
+ * round and the partner. */
+#ifndef XCHG_H
+#define XCHG_H
+
+#include <stddef.h>
+
+#include "xport.h"
+
+/* What a step does with the partner's bytes. */
+enum xchg_take { XCHG_NONE, XCHG_COPY, XCHG_ADD };
+
+/* One exchange: send sn elements from sbuf (0: an empty frame), take rn
+ * elements into rbuf as `take` says; rbuf is element `first` of the
+ * vector (for the check's message); patience as xport_step's; check:
+ * every value checked finite (THE CHECK, ring.c). */
+struct xchg {
+    int peer, round, patience, check;
+    const unsigned char *sbuf;
+    size_t sn;
+    unsigned char *rbuf;
+    size_t rn, first;
+    enum xchg_take take;
+};
+
+/* xchg_step: the exchange over a's transport, its staging piece for the
+ * adds. 0, or the transport's code, or ERR_NONFINITE, with one line. */
+int xchg_step(struct xport_algo *a, const struct xchg *e, int dtype, char *err);
+
+/* xchg_at: the first element of block c of n elements cut into p blocks
+ * (ring_chunk's), 0 <= c <= p (block p: the end, n). */
+size_t xchg_at(size_t n, int p, int c);
+
+/* THE FOLD (MPICH's, for K not a power of two; rabenseifner.c, swing.c):
+ * with P = 2^floor(log2 K) and extra = K - P, the first 2 extra ranks pair
+ * up, each odd one hands its vector to the even one before the cube and
+ * gets the result after. xchg_cube_of: a rank's number in the cube (-1: an
+ * odd rank that folds away); xchg_rank_of: back. */
+int xchg_cube_of(int rank, int extra);
+int xchg_rank_of(int cube, int extra);
+
+/* xchg_fold: the fold around body(ctx), the cube's rounds 1..rounds (l
+ * steps each way at most): an odd rank hands its vector in (round 0) and
+ * copies the result out (round rounds + 1, patience 2 l + 1: one
+ * --timeout per step sat out, plus one: xport_tcp.h, FAULTS); an even rank
+ * of a pair adds the odd one's in, runs body, sends the result out; the
+ * others only run body. 0, or the first failing step's code. */
+int xchg_fold(struct xport_algo *a, unsigned char *v, size_t n, int dtype, int check, int extra,
+              int rounds, int l, int (*body)(void *ctx, char *err), void *ctx, char *err);
+
+#endif /* XCHG_H */

@@ -1,0 +1,59 @@
+# t_lab_compression.sh -- the compression section of the lab (issue 30,
+# item 4): experiments/lab.sh --only compression --quick on a tiny grid
+# (the ring's none and fp16, the PS's none and sign, two rates, 8 steps)
+# writes compression.csv with psr_merge's columns and the section's, a
+# break-even bandwidth (measured and predicted) on every compressed row,
+# the plots with a line per run, the manifest's breakeven line and
+# index.html's table; a compressor on a system it does not fit exits 64
+# with one line. Timings are printed, never asserted.
+# tier: full
+. "$PSR_TESTS/lib.sh"
+t_need lab-compression-1 "the compression section" model ring_worker ps_server ps_worker psr_merge
+lab="$PSR_TESTS/../experiments/lab.sh"
+export PSR_BIN
+
+t_case lab-compression-1.1 "a compressor on a system it does not fit, a bad rate: exit 64 with one line"
+for args in "--ring sign" "--ps powersgd:2" "--rates 8mbps"; do
+    job 30 bash "$lab" --only compression --quick $args --out "$T_TMP/bad"
+    expect_rc 64
+    [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "$args: $(wc -l < "$T_TMP/err") lines on stderr, want 1: $(head -c 300 "$T_TMP/err")"
+done
+t_end
+
+command -v gnuplot >/dev/null || { t_skip lab-compression-1.2 "the quick section" "gnuplot not installed"; t_exit; }
+t_case lab-compression-1.2 "--quick on a tiny grid: the CSV's columns, break-even numbers, the plots, the manifest, index.html"
+o=$T_TMP/c
+job 300 bash "$lab" --only compression --quick --rates "32Mbit 128Mbit" --ring "none fp16" --ps "none sign" \
+    --steps 8 --target-loss 0.45 --out "$o"
+expect_rc 0
+sed 's/^/     /' "$o/compression.txt" 2>/dev/null
+for f in compression.csv compression.txt compression.png compression.svg compression_steps.png \
+         compression_steps.svg index.html manifest.txt; do
+    [ -s "$o/$f" ] || t_fail "no $f"
+done
+if [ -s "$o/compression.csv" ]; then
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
+                       split("system K step_s compress compressor rate rate_bps steps_to_target time_to_target_s breakeven_bps breakeven_where breakeven_step_bps breakeven_step_where predicted_bps", w, " ")
+                       for (j in w) if (!(w[j] in c)) print "no column " w[j]; next }
+             { n[$c["system"] ":" $c["compressor"]]++
+               if ($c["K"] != 4) print "row " NR ": K " $c["K"]
+               if (!($c["rate_bps"] == 4000000 || $c["rate_bps"] == 16000000)) print "row " NR ": rate_bps " $c["rate_bps"]
+               if ($c["compressor"] == "none") next
+               m = $c["breakeven_bps"]; p = $c["predicted_bps"]
+               if (!(m == "inf" || m == "nan" || m + 0 > 0 || m == "0")) print "row " NR ": breakeven_bps \"" m "\""
+               m = $c["breakeven_step_bps"]
+               if (!(m == "inf" || m == "nan" || m + 0 > 0 || m == "0")) print "row " NR ": breakeven_step_bps \"" m "\""
+               if (!(p == "inf" || p + 0 > 0)) print "row " NR ": predicted_bps \"" p "\"" }
+             END { split("ring:none ring:fp16 ps:none ps:sign", r, " ")
+                   for (j = 1; j <= 4; j++) if (n[r[j]] != 2) print r[j] ": " n[r[j]] + 0 " rows, want 2" }' \
+        "$o/compression.csv" > "$T_TMP/why"
+    [ -s "$T_TMP/why" ] && t_fail "compression.csv: $(head -n 5 "$T_TMP/why" | tr '\n' ';')"
+fi
+# every run's line is drawn: its title is in the time panel's legend (a
+# file with no points is skipped, title and all)
+for r in ring:none ring:fp16 ps:none ps:sign; do
+    grep -q ">$r<" "$o/compression.svg" 2>/dev/null || t_fail "compression.svg: no line for $r"
+done
+grep -q '^breakeven: .*ring fp16 measured .* predicted ' "$o/manifest.txt" 2>/dev/null || t_fail "manifest.txt: no breakeven line for ring fp16"
+grep -q 'id="compression"' "$o/index.html" 2>/dev/null || t_fail "index.html: no compression table"
+t_end
