@@ -115,7 +115,7 @@ fig k_bytes "2. Bytes per step through the busiest link: K n at the server, 2(K-
 fig size "3. Time against message size at fixed K: the parameter server, the ring and recursive doubling, with the fitted link and the ring/rd crossover."
 fig k_scaling "4. Throughput and scaling efficiency against K (communication measured, compute ASSUMED)."
 fig loss "5. Loss against step: the three correct runs agree; each --mistake mode, and a zoom on the ones that hide under the correct curve."
-fig stragglers "Stragglers (lab.sh --only stragglers): time to the target loss and the step each mode runs at, against the slow worker's factor; the model dashed. EMULATED compute, no emulated link."
+fig stragglers "Stragglers (lab.sh --only stragglers): time to the target loss and the step each mode runs at, against the slow worker's factor; the model dashed. EMULATED compute, behind the EMULATED link (stragglers.txt says its rate)."
 fig loss_time "Stragglers: loss against wall-clock time for each mode, one worker slowed (EMULATED compute)."
 for f in "$dir"/*.svg; do      # any other plot a section of lab.sh drew
     b=$(basename "$f" .svg)

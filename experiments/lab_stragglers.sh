@@ -14,11 +14,12 @@
 #        backup:1  a step takes the first K-1 pushes; the late one dropped
 #        ssp:2     asynchronous, but no worker more than 2 steps ahead
 #        async     every push applied alone when it arrives
-#      NO EMULATED LINK: ps_server refuses --link-bw in its modes other than
-#      sync (their weights go past the paced egress), so every system runs
-#      on the unpaced loopback, the same network for all. The network is
-#      not the subject here: T is chosen so that a step is mostly the
-#      emulated compute (the CPU check below says how much);
+#      THE EMULATED LINK (--link-bw, default 100 Mbit/s; --link-latency,
+#      default 1 ms): every process behind it, the server's
+#      modes too (their whole weights frames paced through the server's
+#      NIC, common/ps/server_mode.c, PACED); --link-bw 0: none, the
+#      unpaced loopback. T is chosen so that a step is mostly the emulated
+#      compute (the CPU check below says how much);
 #   2. per run: the CSV row (bin/psr_merge's, with ttt_s, the time to
 #      --target-loss, and wait_s, the largest per-worker mean barrier wait),
 #      the loss against wall-clock time (--loss-time-out: the server's, or
@@ -35,17 +36,25 @@
 #      and the cost model's (bin/model --stragglers, common/measure/model.h
 #      STRAGGLERS; never a formula here) on the same EMULATED compute
 #      times (the same seed, so the same jitter draws) and a communication
-#      t that is NOT modelled (no link): t is CALIBRATED per system from
-#      its 1x run, the measured step less the model's with t = 0 (the ring's
-#      for the ring, sync PS's for the four PS modes). So the model's claim
-#      tested is how the step follows the slowest worker as F grows;
+#      t: on the link the PS modes' own (model.h, THE STALE MODES: sync a
+#      sync step's K pushes and K pulls, backup:B the K-B it uses; async
+#      and ssp a worker's own push and pull through the server's NIC,
+#      queued behind the others', ssp at the slowest's pace), the
+#      ring's CALIBRATED from its 1x run (the measured step less the
+#      model's with t = 0); without the link every system's calibrated
+#      so (sync PS's for the four PS modes). bytes_per_update: the bytes
+#      on the wire per update over the timed steps, headers included (the
+#      workers' push and pull; the ring: every rank's out), an update one
+#      worker's step in async and ssp, the K workers' step otherwise;
 #   4. stragglers.png (plots/stragglers.gp): time to target and step time
 #      against the factor, one line per mode, the model dashed; loss_time.png:
 #      loss against wall-clock time at factor 3 (or the largest factor below
 #      it) for each mode; SVG twins for index.html.
 #
 # Results: <out>/stragglers.csv (psr_merge's columns, then mode,
-# straggler_factor, jitter, mode_step_s, model_step_s, comm_s, by name),
+# straggler_factor, jitter, mode_step_s, model_step_s, comm_s,
+# bytes_per_update, by name; comm_s empty for async and ssp on the link:
+# their own, queued),
 # <out>/stragglers.txt (the table below), <out>/loss/MODE_fF.loss,
 # logs/ (every job's stderr, records, commands). Progress on stderr, the
 # table on stdout. Timings on a loaded 2-core machine are noisy: the table
@@ -71,6 +80,10 @@ srank=1
 out=
 quick=0
 timeout=60
+link_bw_default=100Mbit
+link_lat_default=1ms
+link_bw=$link_bw_default
+link_lat=$link_lat_default
 # The default --target-loss: the mlp's loss (seed 7, --lr 0.05, B = 256;
 # bin/reference --workload mlp --steps 40 --loss-out FILE) falls from 0.577
 # at step 0 to about 0.06; the big batch first reaches 0.2 at step 9, and
@@ -83,7 +96,7 @@ usage() {
 usage: experiments/lab.sh --only stragglers [--out DIR] [--quick] [options]
 The stragglers section: the mlp on K workers, rank $srank slowed 1x..4x and every
 worker jittered, on the ring and the parameter server's modes, with
-EMULATED compute (--backward-time, a sleep) and no emulated link.
+EMULATED compute (--backward-time, a sleep), behind the EMULATED link.
   --K K              workers (default $k)
   --factors "F ..."  the straggler's factors (default "$factors"; 1 is always run:
                      it calibrates the model's communication)
@@ -95,6 +108,8 @@ EMULATED compute (--backward-time, a sleep) and no emulated link.
   --lr X             learning rate (default $lr)
   --target-loss X    the loss whose first crossing is the time to target
                      (default $target_default)
+  --link-bw RATE     every process's EMULATED link (default $link_bw_default; 0: none)
+  --link-latency T   its latency (default $link_lat_default)
   --out DIR          results folder (default results/<date-time>)
   --quick            K 4, factors "1 3", 20 steps, T 50ms (tests, the handout)
 EOF
@@ -103,6 +118,7 @@ EOF
 while [ $# -gt 0 ]; do
     case $1 in
     --K | --factors | --modes | --jitter | --backward-time | --steps | --warmup | --lr | --target-loss | --out | \
+        --link-bw | --link-latency | --link-bw=* | --link-latency=* | \
         --K=* | --factors=* | --modes=* | --jitter=* | --backward-time=* | --steps=* | --warmup=* | --lr=* | \
         --target-loss=* | --out=*)
         opt_value "$@"
@@ -118,6 +134,8 @@ while [ $# -gt 0 ]; do
         --lr) lr=$val ;;
         --target-loss) target=$val ;;
         --out) out=$val ;;
+        --link-bw) link_bw=$val ;;
+        --link-latency) link_lat=$val ;;
         esac ;;
     --quick) quick=1; k=4; factors="1 3"; steps=20; bt=50ms; shift ;;
     --help | -h) usage; exit 0 ;;
@@ -155,6 +173,16 @@ for fv in "--lr $lr" "--target-loss $target"; do
         usage_error "${fv%% *}" "$v" "not a number > 0"
 done
 need_programs ring_worker ps_server ps_worker psr_merge psr_json model
+# The link through bin/model's own parser (a bad RATE or TIME stops here, 64).
+link=1
+[ "$link_bw" = 0 ] && link=0
+if [ "$link" = 1 ]; then
+    "$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$link_bw" --latency "$link_lat" >/dev/null 2>"${TMPDIR:-/tmp}/lab_strag.$$" ||
+        { m=$(head -n 1 "${TMPDIR:-/tmp}/lab_strag.$$"); rm -f "${TMPDIR:-/tmp}/lab_strag.$$"; m=${m#model: }
+          die_usage "--link-bw $(shown_value "$link_bw") / --link-latency $(shown_value "$link_lat"): ${m%; see model --help}"; }
+    awk -v t="$("$PSR_BIN/model" --algo ps --K 1 --bytes 1 --bw "$link_bw" --latency 0)" 'BEGIN { exit !(t > 0) }' ||
+        usage_error --link-bw "$link_bw" "not a rate above 0 (0: no link)"
+fi
 # T in seconds, through bin/model's own parser (its --stragglers sync of
 # one worker with no communication is T itself); a bad T stops here, 64.
 T=$("$PSR_BIN/model" --stragglers sync --K 1 --backward-time "$bt" --comm 0 2>"${TMPDIR:-/tmp}/lab_strag.$$") ||
@@ -186,16 +214,19 @@ run() {
         --backward-time "$bt" --straggler "$srank:$f" --jitter "$jitter" --target-loss "$target" \
         --loss-time-out "$out/loss/$n.loss" --timeout "$timeout" --time-limit 600 \
         --out "$out/logs/$n.d" --csv-out "$out/logs/$n.csv" "${extra[@]}"
+    [ "$link" = 1 ] && set -- "$@" --link-bw "$link_bw" --link-latency "$link_lat"
     note_command "$n" "$@"
     job "$m at ${f}x" /dev/null "$out/logs/$n.err" bash "$@"
 }
 
+link_words="EMULATED link $link_bw, latency $link_lat, every process (the server's modes paced too)."
+[ "$link" = 1 ] || link_words="NO emulated link (--link-bw 0): unpaced loopback for every system."
 failed=0
 total=0
 for f in $factors; do for m in $modes; do total=$((total + 1)); done; done
 say "stragglers: mlp, K = $k, rank $srank slowed x($factors), jitter $jitter, EMULATED backward time $bt" \
     "(a sleep on top of mlp's real compute); modes: $modes; $steps steps ($warmup warm-up), lr $lr," \
-    "target loss $target. NO emulated link (ps_server's modes refuse --link-bw): unpaced loopback for every system."
+    "target loss $target. $link_words"
 i=0
 for f in $factors; do
     for m in $modes; do
@@ -239,12 +270,14 @@ mode_step() {
     esac
 }
 # model F MODE COMM: the model's step for MODE at factor F (bin/model
-# --stragglers; for async and ssp K / its updates per second).
+# --stragglers; for async and ssp K / its updates per second). COMM
+# "link": the mode's own t on the link (n = $nbytes bytes).
 model() {
-    local q=$2 v
+    local q=$2 v t=(--comm "$3")
     case $2 in ssp:*) q=ssp ;; esac
+    [ "$3" = link ] && t=(--bytes "$nbytes" --bw "$link_bw" --latency "$link_lat")
     v=$("$PSR_BIN/model" --stragglers "$q" --K "$k" --backward-time "$bt" --straggler "$srank:$1" \
-        --jitter "$jitter" --steps "$steps" --warmup "$warmup" --comm "$3") || { echo nan; return; }
+        --jitter "$jitter" --steps "$steps" --warmup "$warmup" "${t[@]}") || { echo nan; return; }
     case $q in async | ssp) awk -v k="$k" -v u="$v" 'BEGIN { if (u > 0) printf "%.6g\n", k / u; else print "nan" }' ;;
                *) echo "$v" ;; esac
 }
@@ -266,6 +299,28 @@ for m in $modes; do
     esac
 done
 [ -n "$ps_ref" ] && t_ps=$(calib "$ps_ref")
+# On the link the PS modes' t is their own: n from a run's row.
+nbytes=
+for f in "$out"/logs/*.csv; do [ -s "$f" ] && nbytes=$(csv_col "$f" bytes) && break; done
+if [ "$link" = 1 ] && [ -n "$nbytes" ]; then
+    t_ps=link
+    t_sync=$("$PSR_BIN/model" --algo ps --K "$k" --bytes "$nbytes" --bw "$link_bw" --latency "$link_lat")
+fi
+# bytes_per_update MODE DIR: the bytes on the wire per update over the
+# timed steps, from the workers' records (each step's bytes_in + bytes_out,
+# headers included: its push and its pull), or the ring ranks' (each
+# step's bytes_out); an update is one worker's step in async and ssp, the
+# K workers' in the others.
+bytes_per_update() {
+    local per=$k
+    case $1 in async | ssp:*) per=1 ;; esac
+    local d=$2 f
+    set --
+    for f in "$d"/rec.worker.* "$d"/rec.rank.*; do [ -f "$f" ] && set -- "$@" "$f"; done
+    [ $# -gt 0 ] || { echo nan; return; }
+    awk -v per="$per" '$1 == "step" { b += $7 + (FILENAME ~ /rec\.rank\./ ? 0 : $6); n++ }
+        END { if (n) printf "%.0f\n", per * b / n; else print "nan" }' "$@" 2>/dev/null || echo nan
+}
 
 # The CSV: psr_merge's header and rows, grouped by mode (so that a plot's
 # line through one mode's points is not broken), then the lab's columns.
@@ -276,10 +331,19 @@ for m in $modes; do
     for f in $factors; do
         n=$(tag "$m")_f$f
         [ -s "$out/logs/$n.csv" ] || continue
-        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),mode,straggler_factor,jitter,mode_step_s,model_step_s,comm_s" > "$csv"
+        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),mode,straggler_factor,jitter,mode_step_s,model_step_s,comm_s,bytes_per_update" > "$csv"
         ms=$(mode_step "$m" "$out/logs/$n.d")
         mm=nan; [ "$t" != nan ] && mm=$(model "$f" "$m" "$t")
-        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$m,$f,$jitter,$ms,$mm,$t|" >> "$csv"
+        ct=$t
+        if [ "$t" = link ]; then
+            case $m in
+            sync) ct=$t_sync ;;
+            backup:*) ct=$("$PSR_BIN/model" --algo ps --K $((k - ${m#backup:})) --bytes "$nbytes" --bw "$link_bw" --latency "$link_lat") ;;
+            *) ct= ;;
+            esac
+        fi
+        bu=$(bytes_per_update "$m" "$out/logs/$n.d")
+        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$m,$f,$jitter,$ms,$mm,$ct,$bu|" >> "$csv"
     done
 done
 [ -s "$csv" ] || { say "no run succeeded; logs in $out/logs"; exit 1; }
@@ -289,16 +353,23 @@ done
 {
     echo "# stragglers: mlp, K = $k, rank $srank slowed xF, jitter $jitter on every worker, EMULATED backward time $bt"
     echo "# (a sleep on top of mlp's real compute), $steps steps ($warmup warm-up), lr $lr, target loss $target."
-    echo "# NO emulated link: every system on the unpaced loopback (ps_server's modes refuse --link-bw)."
+    echo "# $link_words"
     echo "# step_s: ring/sync the slowest worker's step, backup:B the (K-B)-th, ssp/async K / updates per s"
-    echo "# (medians over the timed steps); model: bin/model --stragglers with t calibrated at 1x"
-    echo "# (ring t = $t_ring s, PS t = $t_ps s). ttt_s: time to target loss (empty: not reached)."
+    if [ "$t_ps" = link ]; then
+        echo "# (medians over the timed steps); model: bin/model --stragglers, the ring's t calibrated at 1x"
+        echo "# (ring t = $t_ring s), the PS modes' t their own on the link (n = $nbytes bytes; sync a sync step's,"
+        echo "# $t_sync s; backup:B a sync step of K-B; async, ssp a push and a pull, queued: model.h, THE STALE MODES)."
+    else
+        echo "# (medians over the timed steps); model: bin/model --stragglers with t calibrated at 1x"
+        echo "# (ring t = $t_ring s, PS t = $t_ps s)."
+    fi
+    echo "# bytes/upd: on the wire per update (the workers' push + pull; the ring: every rank's out). ttt_s: time to target (empty: not reached)."
     echo "# Measured on $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%M:%SZ); timings are noisy, never asserted."
-    printf '%-9s %6s %10s %10s %7s %9s %9s %9s\n' mode factor step_s model_s ratio ttt_s wait_s job_busy
+    printf '%-9s %6s %10s %10s %7s %10s %9s %9s %9s\n' mode factor step_s model_s ratio bytes/upd ttt_s wait_s job_busy
     csv_awk 'FNR > 1 {
         r = ($c["model_step_s"] + 0 > 0 && $c["mode_step_s"] != "nan") ? sprintf("%.3f", $c["mode_step_s"] / $c["model_step_s"]) : "-"
-        printf "%-9s %5sx %10.4f %10.4f %7s %9s %9s %9s\n", $c["mode"], $c["straggler_factor"], $c["mode_step_s"],
-               $c["model_step_s"], r, (c["ttt_s"] && $c["ttt_s"] != "" ? sprintf("%.3f", $c["ttt_s"]) : "-"),
+        printf "%-9s %5sx %10.4f %10.4f %7s %10s %9s %9s %9s\n", $c["mode"], $c["straggler_factor"], $c["mode_step_s"],
+               $c["model_step_s"], r, $c["bytes_per_update"], (c["ttt_s"] && $c["ttt_s"] != "" ? sprintf("%.3f", $c["ttt_s"]) : "-"),
                (c["wait_s"] && $c["wait_s"] != "" ? sprintf("%.4f", $c["wait_s"]) : "-"),
                ($c["job_busy"] != "" ? sprintf("%.2f", $c["job_busy"]) : "-") }' "$csv"
 } > "$out/stragglers.txt"
@@ -340,7 +411,8 @@ lfiles=""
 for m in $modes; do
     [ -s "$out/loss/$(tag "$m")_f$lossf.loss" ] && lfiles="$lfiles $m=$out/loss/$(tag "$m")_f$lossf.loss"
 done
-sub="mlp, K = $k, rank $srank x F, jitter $jitter, EMULATED backward $bt; no emulated link; $(nproc) CPUs"
+lw="link $link_bw"; [ "$link" = 1 ] || lw="no emulated link"
+sub="mlp, K = $k, rank $srank x F, jitter $jitter, EMULATED backward $bt; $lw; $(nproc) CPUs"
 for fmt in png svg; do
     gnuplot -e "dir='$root/plots/'; file='$csv'; fmt='$fmt'; out='$out/stragglers.$fmt'; panel='sweep'; sub='$sub'; target=$target" \
         "$root/plots/stragglers.gp" 2>>"$out/logs/plots.log" || { say "plots/stragglers.gp failed: $(tail -c 300 "$out/logs/plots.log")"; failed=$((failed + 1)); }
@@ -349,8 +421,10 @@ for fmt in png svg; do
             "$root/plots/stragglers.gp" 2>>"$out/logs/plots.log" || { say "plots/stragglers.gp (loss) failed: $(tail -c 300 "$out/logs/plots.log")"; failed=$((failed + 1)); }
     fi
 done
-manifest "$out" ": the stragglers section" "experiments/lab.sh --only stragglers (K $k, factors $factors, modes $modes, jitter $jitter, T $bt, steps $steps, warmup $warmup, lr $lr, target $target)" <<EOF
-link_bw: none (no emulated link: ps_server's modes refuse --link-bw; unpaced loopback for every system)
+ml="link_bw: $link_bw, link_latency $link_lat (EMULATED, every process; the server's modes paced too)"
+[ "$link" = 1 ] || ml="link_bw: none (--link-bw 0: unpaced loopback for every system)"
+manifest "$out" ": the stragglers section" "experiments/lab.sh --only stragglers (K $k, factors $factors, modes $modes, jitter $jitter, T $bt, steps $steps, warmup $warmup, lr $lr, target $target, link $link_bw $link_lat)" <<EOF
+$ml
 compute: EMULATED --backward-time $bt (a sleep on top of mlp's real compute), --straggler $srank:F, --jitter $jitter
 $cpu_line
 jobs_failed: $failed

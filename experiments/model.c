@@ -36,6 +36,7 @@
 #include "base/err.h"
 #include "measure/metrics.h"
 #include "measure/model.h"
+#include "wire/proto.h"
 
 /* --algo's names: ps, model_algos' rows (model.h), hring (not a row: its
  * G), auto (the selector). */
@@ -407,7 +408,9 @@ static int strag_given(const struct strag *s)
            s->steps || s->warmup || s->cm.seed != 7;
 }
 
-static int straggler_query(const struct strag *s, int k, const char *quantity_name)
+/* bytes, bw, lat: the link instead of --comm (model.h, THE STALE MODES). */
+static int straggler_query(const struct strag *s, int k, const char *quantity_name,
+                           double bytes, double bw, double lat)
 {
     enum { SYNC, BACKUP, ASYNC, SSP } kind;
     const char *m = s->mode;
@@ -437,12 +440,12 @@ static int straggler_query(const struct strag *s, int k, const char *quantity_na
     if (quantity_name)
         return usage_error("--stragglers prints seconds per step (sync, backup) or updates per "
                            "second (async, ssp); no --quantity");
-    if (!k)
-        return usage_error("--stragglers needs --K");
-    if (!(s->cm.base > 0))
-        return usage_error("--stragglers needs --backward-time T > 0 (the compute model's base)");
-    if (s->comm < 0)
-        return usage_error("--stragglers needs --comm TIME (the step's communication, >= 0)");
+    if (!k || !(s->cm.base > 0))
+        return usage_error("--stragglers needs --K and --backward-time T > 0 (the compute model's base)");
+    int link = !isnan(bytes) || bw >= 0 || lat != 0;
+    if (link ? s->comm >= 0 || !(bytes > 0) || !(bw > 0) : s->comm < 0)
+        return usage_error("--stragglers needs --comm TIME (the step's communication, >= 0) "
+                           "or the link's --bytes N --bw RATE [--latency TIME], not both");
     if (s->cm.straggler_rank >= k || s->cm.pause_rank >= k)
         return usage_error("--straggler, --pause: the rank must be below K");
     uint64_t steps = s->steps ? s->steps : 1;
@@ -452,26 +455,23 @@ static int straggler_query(const struct strag *s, int k, const char *quantity_na
     size_t n = (size_t)(steps - s->warmup);
     double *c = calloc((size_t)k, sizeof *c), *v = calloc(n, sizeof *v);
     struct metrics_stats st;
-
-    if (!c || !v) {
-        free(c);
-        free(v);
-        fprintf(stderr, "model: out of memory\n");
-        return 1;
-    }
-    for (size_t i = 0; i < n; i++) {
+    double t = !link ? s->comm : strcmp(m, "ring") ? model_ps_step(k - (int)b, bytes, bw, lat) : model_ring(k, bytes, bw, lat);
+    double fr = bytes + PROTO_HEADER_SIZE, slow = s->cm.base * (s->cm.straggler_rank >= 0 ? s->cm.straggler_factor : 1);
+    for (size_t i = 0; c && v && i < n; i++) {
         for (int r = 0; r < k; r++)
             c[r] = compute_step_time(&s->cm, r, s->warmup + i);
-        v[i] = kind == SYNC ? model_sync_step(k, c, s->comm)
-             : kind == BACKUP ? model_backup_step(k, (int)b, c, s->comm)
-             : kind == ASYNC ? model_async_rate(k, c, s->comm)
-             : model_ssp_rate(k, c, s->comm);
+        v[i] = kind == SYNC ? model_sync_step(k, c, t)
+             : kind == BACKUP ? model_backup_step(k, (int)b, c, t)
+             : link ? model_async_link_rate(k, c, kind == ASYNC ? -1 : slow, fr, fr, bw, lat)
+             : kind == ASYNC ? model_async_rate(k, c, t) : model_ssp_rate(k, c, t);
     }
-    metrics_summarize(v, n, &st);
-    print_number(st.median);
+    if (c && v)
+        metrics_summarize(v, n, &st), print_number(st.median);
+    else
+        fprintf(stderr, "model: out of memory\n");
     free(c);
     free(v);
-    return 0;
+    return c && v ? 0 : 1;
 }
 
 /* select_query: --algo auto, "BEST SECONDS RUNNER-UP SECONDS" (model_select). */
@@ -552,7 +552,7 @@ int main(int argc, char **argv)
         { "jitter", CLI_DOUBLE, &strag.cm.jitter, "SIGMA", "--stragglers: the run's log-normal jitter", 0, 0, NULL },
         { "pause", CLI_CUSTOM, &strag.cm, "RANK:TIME[@N]", "--stragglers: the run's pause", 0, 0, cli_compute_pause },
         { "seed", CLI_U64, &strag.cm.seed, "S", "--stragglers: the run's seed (default 7)", 0, 0, NULL },
-        { "comm", CLI_TIME, &strag.comm, "TIME", "--stragglers: the step's communication t", 0, 0, NULL },
+        { "comm", CLI_TIME, &strag.comm, "TIME", "--stragglers: the step's communication t (or the link's: --bytes N --bw RATE [--latency TIME])", 0, 0, NULL },
         { "steps", CLI_U64, &strag.steps, "N", "--stragglers: the run's steps (default 1)", 0, 0, NULL },
         { "warmup", CLI_U64, &strag.warmup, "W", "--stragglers: its warm-up steps, left out (default 0)", 0, 0, NULL },
         { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
@@ -583,12 +583,12 @@ int main(int argc, char **argv)
         return usage_error("--compress and --dtype are a query's (--algo ring|rd)");
     if (strag_given(&strag)) {
         if (table || crossover || split || !isnan(elements) || !isnan(elem_bytes) || workers ||
-            ps_flags || algo_name || !isnan(bytes) || sweep.n || bw >= 0 || latency != 0 ||
+            ps_flags || algo_name || sweep.n ||
             other.coll || other.tp || other.bubble || other.stages || other.micro ||
             other.layers != 1 || other.piece || other.imbalance != 1)
             return usage_error("--stragglers is a query of its own: --K, the compute model's "
-                               "flags, --comm, --steps and --warmup only");
-        return straggler_query(&strag, k, quantity_name);
+                               "flags, --comm or the link, --steps and --warmup only");
+        return straggler_query(&strag, k, quantity_name, bytes, bw, latency);
     }
     if (other.coll || other.tp || other.bubble || other.stages || other.micro ||
         other.layers != 1 || other.piece || other.imbalance != 1) {

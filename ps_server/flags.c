@@ -173,7 +173,7 @@ static void check(struct server_flags *f)
         flags_fail("--mode %s: %s", cli_value(f->mode, q), cli_reason(err, f->mode));
     if (f->mode_cfg.kind != MODE_SYNC) {
         const char *with = f->checkpoint ? "--checkpoint" : f->resume ? "--resume" :
-                           f->mistake ? "--mistake" : f->c.link_bw > 0 ? "--link-bw" :
+                           f->mistake ? "--mistake" :
                            f->local_worker >= 0 ? "--local-worker" : NULL;
         if (with)
             flags_fail("--mode %s: not with %s (only sync has it yet)", f->mode, with);

@@ -4,7 +4,8 @@
 # record replayed by bin/reference --replay gives the server's weights bit
 # for bit (cmp), SSP's largest lead never exceeds N; sync's --weights-out
 # PATH.server is the weights every worker pulled; bad values exit 64 with
-# one line; a tampered record is refused naming its line.
+# one line; a tampered record is refused naming its line; the modes
+# other than sync run on the emulated link (whole frames, paced).
 # tier: full
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
@@ -54,7 +55,7 @@ t_end
 
 t_case ps-modes-1.4 "bad --mode values and combinations exit 64 with one line"
 for args in "--mode ssp:-1" "--mode backup:K" "--mode backup:0" "--mode fast" "--mode ssp:" \
-            "--mode backup:3" "--mode async --link-bw 1e6" "--mode ssp:2 --checkpoint $T_TMP/ck" \
+            "--mode backup:3" "--mode async --local-worker 0" "--mode ssp:2 --checkpoint $T_TMP/ck" \
             "--record $T_TMP/sync.rec" "--staleness-out $T_TMP/sync.hist"; do
     # shellcheck disable=SC2086
     job 20 "$PSR_BIN/ps_server" --workers 3 $args
@@ -103,6 +104,35 @@ for i in 0 1; do
     [ "$(grep -vc '^#' "$T_TMP/sh.w.server.$i" 2>/dev/null)" = 6 ] || t_fail "sh.w.server.$i: want 6 weights"
 done
 [ ! -e "$T_TMP/sh.rec" ] || t_fail "an unsuffixed sh.rec was written by a shard"
+t_end
+
+t_case ps-modes-1.8 "async, ssp:1, backup:1 on the emulated link: finish, the loss goes down, whole frames on the wire, model_s filled"
+# K = 3, linreg f64 (n = 96 bytes): a push is 152 bytes on the wire, a
+# weights frame 136 (40-byte header + n): each worker's record holds one
+# of each per step; the link is slow enough (2 Mbit/s) that the frames go
+# in pieces. No timing is checked.
+for md in async ssp:1 backup:1; do
+    n=$(echo "$md" | tr -d :)
+    job 120 "$launch" ps 3 --steps 12 --timeout 10 --backward-time 0.01 --straggler 1:3 \
+        --link-bw 2Mbit --link-latency 1ms --loss-time-out "$T_TMP/$n.loss" --out "$T_TMP/$n.lj" \
+        --csv-out "$T_TMP/$n.csv" --server-args "--mode $md"
+    expect_rc 0
+    awk '!/^#/ { if (n++ == 0) first = $2; last = $2 } END { exit !(n >= 2 && last < first) }' "$T_TMP/$n.loss" ||
+        t_fail "$md: the loss did not go down: $(grep -v '^#' "$T_TMP/$n.loss" | sed -n '1p;$p' | tr '\n' ' ')"
+    # each worker's step: one whole weights frame in, one whole push out
+    for w in 0 1 2; do
+        awk '$1 == "step" { n++; if ($6 != 136 || $7 != 152) bad = 1 } END { exit !(n == 10 && !bad) }' \
+            "$T_TMP/$n.lj/rec.worker.$w" ||
+            t_fail "$md: worker $w's bytes per step are not 136 in, 152 out: $(awk '$1 == "step" { printf "%s/%s ", $6, $7 }' "$T_TMP/$n.lj/rec.worker.$w")"
+    done
+    # the server's NIC carried them (its rows: what it carried between them)
+    awk '$1 == "step" { i += $6; o += $7 } END { exit !(i >= 10 * 152 && o >= 10 * 136 && i <= 36 * 152 && o <= 48 * 136) }' \
+        "$T_TMP/$n.lj/rec.server.0" ||
+        t_fail "$md: the server's bytes: $(awk '$1 == "step" { printf "%s/%s ", $6, $7 }' "$T_TMP/$n.lj/rec.server.0")"
+    m=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["model_s"], $c["link_bw"] }' "$T_TMP/$n.csv")
+    awk -v m="$m" 'BEGIN { split(m, a, " "); exit !(a[1] > 0 && a[2] == 250000) }' ||
+        t_fail "$md: the row's model_s and link_bw: '$m', want model_s > 0 and 250000 bytes/s"
+done
 t_end
 
 t_exit

@@ -4,7 +4,9 @@
 #     follows the slowest worker, backup:1 with one straggler is the
 #     straggler-free step, ssp's rate is K over the synchronous step, the
 #     jitter is the run's own draws (reproducible, seed-dependent); bad
-#     values exit 64 with one line;
+#     values exit 64 with one line; on the emulated link (--bytes, --bw,
+#     --latency) async's rate is its queueing fixed point (model.h, THE
+#     STALE MODES);
 #   - experiments/lab.sh --only stragglers --quick: every mode at every
 #     factor gives a row (psr_merge's columns and the lab's), the model
 #     column is bin/model's for that row, every mode reaches the target
@@ -75,6 +77,32 @@ for args in "--stragglers bogus --K 8 --backward-time 100ms --comm 0" \
 done
 t_end
 
+t_case stragglers-1.4 "bin/model --stragglers on the link: async's rate solves its queueing equation, ssp keeps the slowest's pace, sync pays a sync step, backup:B one of K - B"
+# K = 4, T = 100 ms, no jitter, n = 50000 bytes at 4 MB/s, a = 1 ms: a
+# frame is s = 50040 / 4e6 s each way.
+ln() { "$m" --stragglers "$@" --K 4 --backward-time 100ms --bytes 50000 --bw 4e6 --latency 1ms; }
+u=$(ln async) u3=$(ln async --straggler 1:3) p3=$(ln ssp:2 --straggler 1:3)
+sy=$(ln sync --straggler 1:3) tp=$("$m" --algo ps --K 4 --bytes 50000 --bw 4e6 --latency 1ms)
+echo "     async $u /s (x3 $u3), ssp:2 x3 $p3 /s, sync x3 $sy s (t $tp s)"
+# U = K / (c + t(U)), t(U) = 2a + 2s + 2 W, W = rho s / (2 (1 - rho)), rho = U s
+awk -v u="$u" 'BEGIN { s = 50040 / 4e6; r = u * s; t = 0.002 + 2 * s + 2 * r * s / (2 * (1 - r))
+    d = 4 / (0.1 + t) - u; if (d < 0) d = -d; exit !(u > 0 && d <= 1e-6 * u) }' ||
+    t_fail "async on the link: $u updates/s does not solve U = K / (T + t(U))"
+awk -v u="$u" -v u3="$u3" 'BEGIN { exit !(u3 < u) }' || t_fail "async: a 3x straggler did not lower the rate ($u3 vs $u)"
+awk -v p="$p3" 'BEGIN { s = 50040 / 4e6; r = p * s; t = 0.002 + 2 * s + 2 * r * s / (2 * (1 - r))
+    d = 4 / (0.3 + t) - p; if (d < 0) d = -d; exit !(p > 0 && d <= 1e-6 * p) }' ||
+    t_fail "ssp:2 at 3x on the link: $p3 /s is not K / (3T + t(U))"
+same "$sy" "$(awk -v t="$tp" 'BEGIN { printf "%.17g", 0.3 + t }')" || t_fail "sync at 3x on the link: $sy, want 3T + model --algo ps's $tp"
+bk=$(ln backup:1 --straggler 1:3) tb=$("$m" --algo ps --K 3 --bytes 50000 --bw 4e6 --latency 1ms)
+same "$bk" "$(awk -v t="$tb" 'BEGIN { printf "%.17g", 0.1 + t }')" || t_fail "backup:1 at 3x on the link: $bk, want T + a sync step of K - 1 = 3, $tb"
+for args in "async --K 4 --backward-time 100ms --bytes 1000 --bw 1e6 --comm 1ms" \
+    "async --K 4 --backward-time 100ms --bw 1e6" "async --K 4 --backward-time 100ms --bytes 1000"; do
+    job 30 "$m" --stragglers $args
+    expect_rc 64
+    [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "'$args': want one line on stderr: $(cat "$T_TMP/err")"
+done
+t_end
+
 t_case stragglers-2.1 "lab.sh --only stragglers --quick: a row per mode and factor, the target reached, plots and index.html"
 command -v gnuplot >/dev/null || { t_skip stragglers-2.1 "the quick sweep" "gnuplot not installed"; t_exit; }
 o="$T_TMP/strag"
@@ -109,7 +137,15 @@ for f in stragglers.png loss_time.png stragglers.svg index.html stragglers.txt m
 done
 head -c 8 "$o/stragglers.png" | od -An -c | grep -q 'P   N   G' || t_fail "stragglers.png is not a PNG"
 grep -q 'stragglers.svg' "$o/index.html" || t_fail "index.html does not show stragglers.svg"
-grep -q 'NO emulated link' "$o/stragglers.txt" || t_fail "the table does not say there is no emulated link"
+grep -q 'EMULATED link 100Mbit, latency 1ms' "$o/stragglers.txt" || t_fail "the table does not say the emulated link"
+# bytes per update (the workers' records): the PS's are a push and a pull
+# of the mlp (n = 50696) per worker update, headers on top; sync's step
+# is K of them, async's update one
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+         $c["mode"] != "ring" && !($c["bytes_per_update"] >= 2 * 50696) { print $c["mode"] ": bytes_per_update " $c["bytes_per_update"] }
+         $c["mode"] == "sync" { s = $c["bytes_per_update"] } $c["mode"] == "async" { a = $c["bytes_per_update"] }
+         END { if (!(a > 0 && s > 2 * a)) print "async " a " per update, sync " s " per step" }' "$csv" > "$T_TMP/bad"
+[ -s "$T_TMP/bad" ] && t_fail "$(tr '\n' ';' < "$T_TMP/bad")"
 grep -q 'EMULATED backward time' "$o/stragglers.txt" || t_fail "the table does not say the compute is EMULATED"
 grep -q '^# CPU check: ' "$o/stragglers.txt" || t_fail "no CPU check line"
 for md in ring sync backup1 ssp2 async; do
@@ -119,20 +155,27 @@ for md in ring sync backup1 ssp2 async; do
 done
 t_end
 
-t_case stragglers-2.2 "the sweep's model column is bin/model --stragglers for the row (t calibrated at 1x)"
+t_case stragglers-2.2 "the sweep's model column is bin/model --stragglers for the row (the ring's t calibrated at 1x, the PS modes' the link's)"
 [ -s "$csv" ] && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-    { print $c["mode"], $c["straggler_factor"], $c["jitter"], $c["comm_s"], $c["model_step_s"] }' "$csv" |
+    { print $c["mode"], $c["straggler_factor"], $c["jitter"], ($c["comm_s"] == "" ? "-" : $c["comm_s"]), $c["model_step_s"] }' "$csv" |
 while read -r md f j t want; do
     q=$md; case $md in ssp:*) q=ssp ;; esac
-    got=$("$m" --stragglers "$q" --K 4 --backward-time 50ms --straggler "1:$f" --jitter "$j" --steps 20 --warmup 2 --comm "$t")
+    set -- --comm "$t"
+    [ "$md" = ring ] || set -- --bytes 50696 --bw 100Mbit --latency 1ms
+    got=$("$m" --stragglers "$q" --K 4 --backward-time 50ms --straggler "1:$f" --jitter "$j" --steps 20 --warmup 2 "$@")
     case $q in async | ssp) got=$(awk -v u="$got" 'BEGIN { printf "%.6g", 4 / u }') ;; esac
     awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-5 * b) }' ||
         echo "     stragglers-2.2: $md at ${f}x: model_step_s $want, bin/model says $got"
 done > "$T_TMP/m"
 [ -s "$T_TMP/m" ] && { cat "$T_TMP/m"; t_fail "model_step_s is not bin/model's"; }
-# the calibrated t is one per system: the ring's, and sync PS's for the PS modes
-n=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $c["mode"] != "ring" { print $c["comm_s"] }' "$csv" | sort -u | wc -l)
-[ "$n" = 1 ] || t_fail "the PS modes have $n different comm_s, want sync PS's one"
+# on the link the PS modes' t is the model's: a sync step of K for sync,
+# of K - 1 for backup:1; async's and ssp's their own (empty)
+want=$("$m" --algo ps --K 4 --bytes 50696 --bw 100Mbit --latency 1ms)
+wb=$("$m" --algo ps --K 3 --bytes 50696 --bw 100Mbit --latency 1ms)
+awk -F, -v w="$want" -v wb="$wb" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["mode"] == "sync" && $c["comm_s"] != w { bad = 1 } $c["mode"] == "backup:1" && $c["comm_s"] != wb { bad = 1 }
+    ($c["mode"] == "async" || $c["mode"] ~ /^ssp/) && $c["comm_s"] != "" { bad = 1 } END { exit bad }' "$csv" ||
+    t_fail "comm_s: want $want for sync, $wb for backup:1, empty for async and ssp"
 t_end
 
 t_case stragglers-2.3 "stragglers.gp reads columns by name: the same numbers with the columns reversed; no mode column is refused"

@@ -377,4 +377,31 @@ double model_backup_step(int k, int b, const double *compute, double t);
 double model_async_rate(int k, const double *compute, double t);
 double model_ssp_rate(int k, const double *compute, double t);
 
+/* THE STALE MODES ON THE EMULATED LINK (issue 30; server_mode.c, PACED).
+ * With the link (bin/model --stragglers --bytes N --bw RATE) each mode's
+ * t is its own. sync: model_ps_step's (the K pushes in, the K pulls out);
+ * the ring: model_ring's; backup:b: a sync step of the K - b workers it
+ * uses, model_ps_step(K - b) (the late push and its reply are left out:
+ * they overlap the next step's compute). async's t: a push of s_in = (header + n)/bw
+ * seconds into the server's NIC and a pull of s_out out of it, a latency
+ * a each way, and the wait behind the other workers' frames on the same
+ * NIC, one direction each:
+ *     t(U) = 2a + s_in + s_out + W(U s_in, s_in) + W(U s_out, s_out)
+ *     W(rho, s) = rho s / (2 (1 - rho))   (M/D/1's mean wait, Pollaczek-
+ *                                         Khinchine with a fixed service s)
+ * at the rate it runs at, U = sum_r 1 / (c_r + t(U)): the fixed point,
+ * found by bisection (the right side falls as U grows). Assumed: the
+ * frames arrive at random (the wait of an M/D/1 queue): the jitter
+ * spreads them; workers in lockstep would wait more (up to K - 1 frames:
+ * sync's t), evenly spaced ones less. Each update carries s_in + s_out
+ * of the link's time and (2 headers + 2n) bytes.
+ * ssp:s on the link: async's, but no faster than the slowest worker's
+ * MEAN compute `slow` allows, U <= K / (slow + t(U)) (the long-run pace;
+ * the slack absorbs the jitter, which the per-step max of sync's model
+ * would charge); slow < 0: async, no such cap.
+ * model_async_link_rate: U in updates/s, for frames of frame_in and
+ * frame_out bytes (headers included) at bw bytes/s; NaN for a bad input. */
+double model_async_link_rate(int k, const double *compute, double slow, double frame_in,
+                             double frame_out, double bw, double lat);
+
 #endif /* MODEL_H */

@@ -120,6 +120,11 @@ struct conn {
     unsigned char whdr[PROTO_HEADER_SIZE];  /* the header of its WEIGHTS frame in progress */
     unsigned char *wsnap;            /* MODES (server_mode.c): a whole WEIGHTS frame being
                                         written (owned; freed when written or at close) */
+    size_t wlen, woff;               /* MODES on the link: its bytes, and those handed out */
+    double wready;                   /* when its next bytes became ready (egress.h) */
+    int wblocked;                    /* a piece of it is queued on the socket */
+    int inq;                         /* in srv's queue of paced mode frames */
+    struct conn *mq_next;
     int cbusy;                       /* a WELCOME or ERROR is queued */
     uint64_t cqueued;
     unsigned char cbuf[PROTO_HEADER_SIZE + PROTO_TEXT_MAX];
@@ -252,6 +257,12 @@ struct server {
     unsigned nunauth;                 /* connections without AUTH (cap: AUTH_GATE_CAP) */
     uint32_t joined, finished;
     struct conn *held_head, *held_tail;
+    /* MODES on the link (server_mode.c, PACED): the conns with a whole
+     * frame to go, served round-robin a piece at a time; mq_res the one
+     * whose piece (mq_len bytes, due mq_due) is reserved on the link. */
+    struct conn *mq_head, *mq_tail, *mq_res;
+    size_t mq_len;
+    double mq_due;
     int over;                         /* the run ended: no new work */
     int exit_code;
     double last_log;
@@ -359,6 +370,13 @@ void server_egress_done(struct server *srv);
  * --record, --weights-out; 0, or 1 after logging why. */
 int server_mode_push(struct server *srv, struct conn *c, double now);
 int server_mode_finish(struct server *srv);
+/* server_mode_pump: MODES on the link: write the mode frames' pieces that
+ * are due; arm the timer for the next (a no-op with none queued).
+ * server_mode_gone: c closes: it leaves that queue. */
+void server_mode_pump(struct server *srv);
+void server_mode_gone(struct server *srv, struct conn *c);
+/* server_mode_written: the queued rest of c's piece is written (at now). */
+void server_mode_written(struct server *srv, struct conn *c, double now);
 /* server_weights_header: the header of the WEIGHTS frame piece pc begins (step
  * srv->sending, its elements) into out[PROTO_HEADER_SIZE]. */
 void server_weights_header(const struct server *srv, const struct egress_piece *pc,

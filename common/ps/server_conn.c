@@ -95,6 +95,7 @@ void server_conn_closed(struct conn *c)
         srv->by_rank[c->ses.rank] = NULL;
     free(c->rbuf);
     c->rbuf = NULL;
+    server_mode_gone(srv, c);
     free(c->wsnap);
     c->wsnap = NULL;
     server_maybe_stop(srv);
@@ -192,8 +193,10 @@ static void snap_written(struct conn *c, int status)
     double now = now_of(srv);
     char msg[ERR_LEN];
 
-    free(c->wsnap);
-    c->wsnap = NULL;
+    if (c->wlen == 0) {     /* a paced frame is freed with its last piece */
+        free(c->wsnap);
+        c->wsnap = NULL;
+    }
     if (srv->over || c->closing)
         return;
     if (status < 0) {
@@ -205,6 +208,10 @@ static void snap_written(struct conn *c, int status)
     srv->link.bytes_out += c->wqueued;
     silence_progress(&srv->sil, now);
     silence_heard(&srv->sil, c->ses.rank, now);
+    if (c->wlen > 0) {
+        server_mode_written(srv, c, now);
+        return;
+    }
     c->ses.pulling = 0;
 }
 
@@ -266,8 +273,9 @@ void conn_linger(struct conn *c, int code, const char *text)
         return;
     conn_unauth_release(c);
     /* Not in the middle of a WEIGHTS frame: none of it handed out, or all
-     * of it (queued writes keep their order). */
-    boundary = !c->joined || egress_at_boundary(&srv->eg, c->ses.rank);
+     * of it (queued writes keep their order); a mode's paced frame too. */
+    boundary = !c->joined || (egress_at_boundary(&srv->eg, c->ses.rank) &&
+                              (c->woff == 0 || c->woff == c->wlen));
     if (text && boundary)
         (void)conn_send_ctl(c, PROTO_ERROR, code, text);
     c->lingering = 1;
@@ -550,6 +558,7 @@ void server_timer(struct server *srv)
     if (srv->held_head && !srv->over)
         srv->io->timer_want(srv, srv->held_head->held_due);
     server_egress_pump(srv);
+    server_mode_pump(srv);
 }
 
 /* ------------------------------------------------------------ accepting */

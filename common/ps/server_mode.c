@@ -10,8 +10,8 @@
  * buffers (store.h) and a worker's WHOLE push (all its buckets) is applied alone when its last
  * byte is in (store_apply_some, by its own count); then that worker is
  * sent the whole new weights in one WEIGHTS frame (a copy, so later
- * updates do not change it under the write; past the egress schedule, so
- * --link-bw is refused with these modes), unless ssp holds it
+ * updates do not change it under the write; on the emulated link paced
+ * through the server's NIC, PACED below), unless ssp holds it
  * (mode_pull_ok: more than N steps ahead of the slowest), in which case
  * it is sent when the slowest catches up. The frame's step field is the
  * worker's own step, as in sync (the worker is unchanged); the VERSION it
@@ -37,6 +37,140 @@
 #include "train/weights.h"
 
 #define LOG_EVERY_S 1.0                 /* update lines, at most this often */
+
+/* PACED. With the emulated link (link.h) a mode's frame does not go out
+ * in one write: it joins a queue of the conns with a frame to go, and
+ * goes a piece (at most link_piece() bytes) at a time, ROUND-ROBIN over
+ * that queue as egress.h's pieces go over the K workers: each piece is
+ * reserved with link_egress_reserve when it is chosen and written when
+ * its deadline comes (the timer, server_timer). Every byte, the frame's
+ * header included, is reserved: each piece pays what link_egress_reserve
+ * charges (link.h), as egress.h's pieces do, and frames that overlap
+ * share the link. The
+ * reservation's `now` is when the frame was made, or when that worker's
+ * socket last drained: a late timer never delays the pieces after it, and
+ * a link left idle does not run ahead afterwards. Without the link the
+ * frame is written at once (conn_send_weights), as before. */
+
+static void mq_remove(struct server *srv, struct conn *c)
+{
+    struct conn **pp = &srv->mq_head, *last = NULL;
+
+    if (!c->inq)
+        return;
+    while (*pp) {
+        if (*pp == c) {
+            *pp = c->mq_next;
+            continue;
+        }
+        last = *pp;
+        pp = &last->mq_next;
+    }
+    srv->mq_tail = last;
+    c->mq_next = NULL;
+    c->inq = 0;
+    if (srv->mq_res == c)
+        srv->mq_res = NULL;     /* its bytes stay booked: the link is not refunded */
+}
+
+static void mq_append(struct server *srv, struct conn *c)
+{
+    assert(!c->inq);
+    c->mq_next = NULL;
+    if (srv->mq_tail)
+        srv->mq_tail->mq_next = c;
+    else
+        srv->mq_head = c;
+    srv->mq_tail = c;
+    c->inq = 1;
+}
+
+void server_mode_gone(struct server *srv, struct conn *c)
+{
+    mq_remove(srv, c);
+    c->wlen = c->woff = 0;
+}
+
+/* piece_done: c's piece is written: its frame is done, or c goes to the
+ * back of the round. */
+static void piece_done(struct server *srv, struct conn *c)
+{
+    mq_remove(srv, c);
+    if (c->woff < c->wlen) {
+        mq_append(srv, c);
+        return;
+    }
+    free(c->wsnap);
+    c->wsnap = NULL;
+    c->wlen = c->woff = 0;
+    c->ses.pulling = 0;
+}
+
+/* mode_piece: write the piece reserved for c: what the socket takes now,
+ * the rest queued (c is then skipped until server_mode_written). */
+static void mode_piece(struct server *srv, struct conn *c, double now)
+{
+    struct server_buf b = { c->wsnap + c->woff, srv->mq_len };
+    char msg[ERR_LEN];
+    int w;
+
+    c->woff += srv->mq_len;
+    w = srv->io->try_write(c, &b, 1);
+    if (w >= 0) {
+        srv->link.bytes_out += (uint64_t)w;
+        if (w > 0)
+            silence_progress(&srv->sil, now);
+        silence_heard(&srv->sil, c->ses.rank, now);
+        if ((size_t)w == b.len) {
+            piece_done(srv, c);
+            return;
+        }
+        b.p += w;
+        b.len -= (size_t)w;
+        c->wqueued = b.len;
+        c->wblocked = 1;
+        if (srv->io->write(c, SERVER_WRITE_SNAP, &b, 1) == 0)
+            return;
+    }
+    err_sayn(msg, sizeof msg, "worker %u: sending the weights of its step %llu failed",
+             (unsigned)c->ses.rank, ull(store_clock(&srv->store, c->ses.rank) - 1));
+    run_lost(srv, c, ERR_EOF, msg);
+}
+
+void server_mode_written(struct server *srv, struct conn *c, double now)
+{
+    c->wblocked = 0;
+    c->wready = now;
+    piece_done(srv, c);
+    server_mode_pump(srv);
+}
+
+void server_mode_pump(struct server *srv)
+{
+    while (!srv->over && srv->mq_head) {
+        double now = srv->io->now(srv);
+        struct conn *c = srv->mq_res;
+
+        if (!c) {
+            size_t lp = link_piece(&srv->link);
+
+            for (c = srv->mq_head; c && (c->wblocked || c->closing || c->lingering);
+                 c = c->mq_next)
+                ;
+            if (!c)
+                return;     /* a write's completion (or a close) pumps again */
+            srv->mq_len = c->wlen - c->woff < lp ? c->wlen - c->woff : lp;
+            srv->mq_due = link_egress_reserve(&srv->link, srv->mq_len, c->wready);
+            srv->mq_res = c;
+        }
+        if (srv->mq_due > now) {
+            srv->io->timer_want(srv, srv->mq_due);
+            return;
+        }
+        srv->mq_res = NULL;
+        mode_piece(srv, c, now);
+    }
+}
 
 /* mode_send: worker r gets the current weights (a copy) and its version
  * is noted (THE MODES above); its wait ends at `now` (server_measure.c). */
@@ -67,6 +201,18 @@ static void mode_send(struct server *srv, uint32_t r, double now)
         free(frame);
         err_sayn(msg, sizeof msg, "worker %u: out of memory for the record", (unsigned)r);
         run_fail(srv, c, -ENOMEM, msg);
+        return;
+    }
+    if (link_active(&srv->link)) {      /* PACED */
+        assert(!c->wsnap && !c->inq);
+        c->wsnap = frame;
+        c->wlen = len;
+        c->woff = 0;
+        c->wready = now;
+        c->wblocked = 0;
+        c->ses.pulling = 1;
+        mq_append(srv, c);
+        server_mode_pump(srv);
         return;
     }
     if (conn_send_weights(c, frame, len) != 0) {
@@ -150,9 +296,18 @@ int server_mode_push(struct server *srv, struct conn *c, double now)
     }
     /* The server's record (--csv) in these modes: one row per step index
      * once every worker has pushed it; nothing of it is timed (the pushes
-     * of a step are spread over the run), so ingress and egress are NaN. */
+     * of a step are spread over the run), so ingress and egress are NaN.
+     * Its bytes are what the server's NIC carried since the row before,
+     * headers included: a row's may hold a little of its neighbours'
+     * (the pushes of a step are spread too), the sum over the rows is
+     * exact. */
     while (mode_min_clock(&srv->mode) > srv->steps_seen) {
-        struct metrics_step row = { srv->steps_seen, NAN, NAN, NAN, 0, 0, NAN, NAN };
+        struct metrics_step row = { srv->steps_seen, NAN, NAN, NAN,
+                                    srv->link.bytes_in - srv->in_mark,
+                                    srv->link.bytes_out - srv->out_mark, NAN, NAN };
+
+        srv->in_mark = srv->link.bytes_in;
+        srv->out_mark = srv->link.bytes_out;
 
         if (srv->steps_seen >= (uint64_t)srv->f.c.warmup) {
             rc = metrics_record_add(&srv->rec, &row);
