@@ -262,6 +262,28 @@ survivors_named() {
     echo "     exit times after the fault (T = ${T}s, 2T = $((2 * T))s):$_times"
 }
 
+# survivors_ended LOST T0: each other rank exited 1, in time, with one line
+# naming a lost rank (LOST, or one that waited on it: see t_tree.sh's
+# dbtree case). Prints the exit times and whom each named.
+survivors_ended() {
+    _lost=$1 _t0=$2 _r=0 _times="" _named=""
+    while [ $_r -lt "$K" ]; do
+        if [ $_r != "$_lost" ]; then
+            _st=$(cat "$T_TMP/rc.$_r" 2>/dev/null)
+            _dt=$(awk -v a="$(cat "$T_TMP/t.$_r" 2>/dev/null || echo 0)" -v b="$_t0" 'BEGIN { printf "%.2f", a - b }')
+            _times="$_times rank$_r=${_dt}s"
+            [ "$_st" = 1 ] || t_fail "rank $_r: exit status ${_st:-none}, want 1: $(tail -c 300 "$T_TMP/err.$_r")"
+            awk -v d="$_dt" -v w="$WD" 'BEGIN { exit !(d <= w) }' || t_fail "rank $_r took ${_dt}s (watchdog ${WD}s)"
+            grep -q "lost rank [0-9]* (127\.0\.0\.1:[0-9][0-9]*)" "$T_TMP/err.$_r" \
+                || t_fail "rank $_r names no lost rank and its address: $(tail -c 300 "$T_TMP/err.$_r")"
+            [ "$(grep -c 'lost rank' "$T_TMP/err.$_r")" = 1 ] || t_fail "rank $_r: want one line naming the loss"
+            _named="$_named rank$_r:$(sed -n 's/.*lost rank \([0-9]*\) .*/\1/p' "$T_TMP/err.$_r" | head -n 1)"
+        fi
+        _r=$((_r + 1))
+    done
+    echo "     exit times after the fault (T = ${T}s, 2T = $((2 * T))s):$_times; named:$_named"
+}
+
 # ranks_fault VICTIM SIGNAL ARGS...: K ranks training with ARGS; 2 s in,
 # once rank 0 has logged a step, rank VICTIM gets SIGNAL: every other rank
 # must exit 1 in time naming it (survivors_named). The job is killed then.
@@ -273,7 +295,7 @@ ranks_fault() {
     _t0=$(now)
     kill "-$_sig" "$(cat "$T_TMP/pid.$_v")"
     ranks_wait "$_v" "$_t0" || t_fail "the watchdog had to kill ranks"
-    survivors_named "$_v" "$_t0"
+    ${FAULT_CHECK:-survivors_named} "$_v" "$_t0"
     ranks_kill
 }
 

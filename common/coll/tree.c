@@ -106,6 +106,11 @@
  * PATIENCE. No rank waits by design: every swap's partner is at most the
  * few short steps of one period behind. Every step gets the same
  * allowance, one --timeout (rabenseifner.c, PATIENCE, says why the same).
+ * Known limit: a rank whose partner is still computing the step before
+ * starts its wait earlier than the partner's own wait on a stopped rank,
+ * so under a loaded machine it can time out first and name that partner
+ * (t_tree.sh, tree-proc-1.4: seen once in three runs under the
+ * sanitizers); every rank still ends in time, naming a lost rank.
  *
  * THE CHECK (ring.c has the why). Every sum is checked finite in the add
  * itself (vec_add_finite), every copied value once its frame is in
