@@ -242,10 +242,13 @@ ranks_wait() {
     done
 }
 
-# survivors_named LOST T0: each other rank exited 1, in time, with one line
-# naming LOST and its address. Prints the exit times.
+# survivors_named LOST T0 [any]: each other rank exited 1, in time, with
+# one line naming LOST and its address; with `any`, naming a lost rank
+# (LOST, or one that waited on it: see t_tree.sh's dbtree case). Prints
+# the exit times and whom each named.
 survivors_named() {
-    _lost=$1 _t0=$2 _r=0 _times=""
+    _lost=$1 _t0=$2 _want=$1 _r=0 _times="" _named=""
+    [ "${3-}" = any ] && _want='[0-9]*'
     while [ $_r -lt "$K" ]; do
         if [ $_r != "$_lost" ]; then
             _st=$(cat "$T_TMP/rc.$_r" 2>/dev/null)
@@ -253,29 +256,8 @@ survivors_named() {
             _times="$_times rank$_r=${_dt}s"
             [ "$_st" = 1 ] || t_fail "rank $_r: exit status ${_st:-none}, want 1: $(tail -c 300 "$T_TMP/err.$_r")"
             awk -v d="$_dt" -v w="$WD" 'BEGIN { exit !(d <= w) }' || t_fail "rank $_r took ${_dt}s (watchdog ${WD}s)"
-            grep -q "lost rank $_lost (127\.0\.0\.1:[0-9][0-9]*)" "$T_TMP/err.$_r" \
-                || t_fail "rank $_r does not name rank $_lost and its address: $(tail -c 300 "$T_TMP/err.$_r")"
-            [ "$(grep -c 'lost rank' "$T_TMP/err.$_r")" = 1 ] || t_fail "rank $_r: want one line naming the loss"
-        fi
-        _r=$((_r + 1))
-    done
-    echo "     exit times after the fault (T = ${T}s, 2T = $((2 * T))s):$_times"
-}
-
-# survivors_ended LOST T0: each other rank exited 1, in time, with one line
-# naming a lost rank (LOST, or one that waited on it: see t_tree.sh's
-# dbtree case). Prints the exit times and whom each named.
-survivors_ended() {
-    _lost=$1 _t0=$2 _r=0 _times="" _named=""
-    while [ $_r -lt "$K" ]; do
-        if [ $_r != "$_lost" ]; then
-            _st=$(cat "$T_TMP/rc.$_r" 2>/dev/null)
-            _dt=$(awk -v a="$(cat "$T_TMP/t.$_r" 2>/dev/null || echo 0)" -v b="$_t0" 'BEGIN { printf "%.2f", a - b }')
-            _times="$_times rank$_r=${_dt}s"
-            [ "$_st" = 1 ] || t_fail "rank $_r: exit status ${_st:-none}, want 1: $(tail -c 300 "$T_TMP/err.$_r")"
-            awk -v d="$_dt" -v w="$WD" 'BEGIN { exit !(d <= w) }' || t_fail "rank $_r took ${_dt}s (watchdog ${WD}s)"
-            grep -q "lost rank [0-9]* (127\.0\.0\.1:[0-9][0-9]*)" "$T_TMP/err.$_r" \
-                || t_fail "rank $_r names no lost rank and its address: $(tail -c 300 "$T_TMP/err.$_r")"
+            grep -q "lost rank $_want (127\.0\.0\.1:[0-9][0-9]*)" "$T_TMP/err.$_r" \
+                || t_fail "rank $_r does not name rank ${3:-$_lost} and its address: $(tail -c 300 "$T_TMP/err.$_r")"
             [ "$(grep -c 'lost rank' "$T_TMP/err.$_r")" = 1 ] || t_fail "rank $_r: want one line naming the loss"
             _named="$_named rank$_r:$(sed -n 's/.*lost rank \([0-9]*\) .*/\1/p' "$T_TMP/err.$_r" | head -n 1)"
         fi
@@ -295,7 +277,7 @@ ranks_fault() {
     _t0=$(now)
     kill "-$_sig" "$(cat "$T_TMP/pid.$_v")"
     ranks_wait "$_v" "$_t0" || t_fail "the watchdog had to kill ranks"
-    ${FAULT_CHECK:-survivors_named} "$_v" "$_t0"
+    survivors_named "$_v" "$_t0" ${FAULT_NAMED-}
     ranks_kill
 }
 
