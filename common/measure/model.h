@@ -362,7 +362,8 @@ double model_pipeline_bubble(int p, int m);
  *                         s only absorbs transient jitter and pauses (not
  *                         modelled).
  *
- * Assumed: the server's link is not saturated by the extra pushes of the
+ * Assumed (with --comm; on the link, THE STALE MODES below): the server's
+ * link is not saturated by the extra pushes of the
  * fast workers in async/ssp (their t is the unloaded one), and compute
  * does not overlap communication. Time to a target loss is NOT modelled:
  * it depends on how staleness and smaller effective batches slow
