@@ -72,6 +72,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "run.h"
+
 #include "wire/auth.h"
 #include "train/cli_common.h"
 #include "ps/client.h"
@@ -95,74 +97,6 @@ static const char synopsis[] =
     "global batch, push it to the server(s), pull the new weights, repeat.\n"
     "With several servers (--shard I/S or --range FIRST:COUNT each), each says in\n"
     "its WELCOME which elements it owns; their ranges must tile the vector.";
-
-/* record_setup: the metrics record's fixed fields, room for every timed
- * step. ERR_USAGE when there are more than a record holds. */
-static int record_setup(struct metrics_record *rec, const struct cli_common *o, size_t n,
-                        size_t elem)
-{
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int rc = metrics_record_init(rec, (size_t)(o->steps - o->warmup));
-
-    if (rc != 0)
-        return rc;
-    snprintf(rec->system, sizeof rec->system, "ps");
-    snprintf(rec->role, sizeof rec->role, "worker");
-    snprintf(rec->transport, sizeof rec->transport, "tcp");
-    rec->rank = o->rank;
-    rec->world = o->world;
-    rec->bytes = (uint64_t)n * elem;
-    rec->link_bw = o->link_bw;
-    rec->link_latency = o->link_latency;
-    rec->ncpu = ncpu > 0 ? (int)ncpu : 1;
-    return 0;
-}
-
-/* One worker's run: everything the steps use, allocated before the first. */
-struct run {
-    struct cli_common o;
-    struct auth_key key;
-    struct workload w;
-    int have_w, have_rec;
-    size_t elem;
-    int mistake;                /* enum mistake (mistake.h) */
-    int passes;                 /* pushes of the gradient per step (sync-every-micro: m) */
-    int cuda;                   /* --device cuda */
-    uint64_t bucket_bytes;      /* --bucket-size (0: the default) */
-    int no_overlap;             /* --no-overlap */
-    const char *trace;          /* --trace FILE */
-    int local_server;           /* --local-server I (EMULATED host link), -1 none */
-    int compress;               /* --compress (base/compress.h): the pushes' format */
-    struct gpu_stream *stream;  /* --device cuda: the GPU side, on this stream */
-    struct step_gpu gpu;        /* --device cuda: the step's device (step_gpu.h) */
-    int have_gpu;
-    void *hgrad, *hweights;     /* --device cuda: pinned, n elements: pushed / pulled */
-    double *times;              /* combine time of each timed step */
-    int sync_every;             /* --sync-every H (LOCAL SGD below) */
-    struct optim_cfg oc;        /* LOCAL SGD: the worker's own optimizer */
-    struct step step;           /* the training step (common/train/step.h) */
-    int have_step;
-    struct metrics_record rec;
-    struct ps_client client;
-    double reconnect_window;    /* --reconnect-window (0: off, the 2T exit) */
-};
-
-/* stage: copy bytes between the device and pinned memory, waited for;
- * a failure's line names the step. */
-static int stage(struct run *r, uint64_t step, void *dst, const void *src, size_t bytes,
-                 char *err)
-{
-    int rc = gpu_copy_async(dst, src, bytes, r->stream, err);
-
-    if (rc == 0)
-        rc = gpu_stream_wait(r->stream, r->o.timeout, err);
-    if (rc != 0) {
-        char why[ERR_LEN];
-        snprintf(why, sizeof why, "%s", err);
-        err_say(err, "step %llu: %s", (unsigned long long)step, why);
-    }
-    return rc;
-}
 
 /* push: the PS worker's combine (step.h): the job's elements to the
  * servers that own them, the count and loss with the first push of a
@@ -352,39 +286,6 @@ static int run_steps(struct run *r, char *err)
                          err);
 }
 
-/* gpu_setup: the device of this local rank, its stream, the step's device
- * (step_gpu.h) and the pinned push and pull buffers. */
-static int gpu_setup(struct run *r, char *err)
-{
-    size_t bytes = r->w.n * r->elem;
-    char desc[160];
-    int rc;
-
-    if ((rc = gpu_device_select(r->o.local_rank, NULL, err)) != 0 ||
-        (rc = gpu_stream_create(&r->stream, err)) != 0)
-        return rc;
-    r->have_gpu = 1;
-    if ((rc = step_gpu_init(&r->gpu, &r->w, r->stream, r->o.timeout, err)) != 0 ||
-        (rc = gpu_host_alloc(&r->hweights, bytes, err)) != 0 ||
-        (rc = gpu_host_alloc(&r->hgrad, bytes, err)) != 0)
-        return rc;
-    if (gpu_device_describe(desc, sizeof desc, NULL) == 0)
-        log_msg("GPU %s (local rank %d)", desc, r->o.local_rank);
-    return 0;
-}
-
-/* gpu_teardown: what gpu_setup made (any part of it). */
-static void gpu_teardown(struct run *r)
-{
-    if (r->stream)
-        (void)gpu_stream_wait(r->stream, r->o.timeout, NULL);
-    gpu_host_free(r->hgrad);
-    gpu_host_free(r->hweights);
-    step_gpu_destroy(&r->gpu);
-    gpu_stream_destroy(r->stream);
-    r->hgrad = r->hweights = NULL;
-}
-
 /* step_setup: the training step (step.h) with the PS worker's combine
  * (push each bucket) and finish (pull), no apply: the server applies. */
 static int step_setup(struct run *r, char *err)
@@ -504,39 +405,6 @@ static int setup(struct run *r, const char *servers)
     if (step_buckets(&r->step) > 1) {
         r->rec.buckets = (uint32_t)step_buckets(&r->step);
         r->rec.bucket_bytes = buckets_bytes_max(&r->step.plan, r->elem);
-    }
-    return 0;
-}
-
-/* finish: --weights-out, --csv and --json, the last line. 0, or 1 (message logged). */
-static int finish(struct run *r)
-{
-    struct metrics_stats st;
-    char err[ERR_LEN];
-
-    if (r->o.weights_out && step_weights_write(&r->step, r->o.weights_out, r->o.rank, err) != 0) {
-        log_msg("%s", err);
-        return 1;
-    }
-    if (step_trace_close(&r->step, err) != 0) {
-        log_msg("%s", err);
-        return 1;
-    }
-    if ((r->o.csv || r->o.json) && metrics_record_save(&r->rec, r->o.csv, r->o.json, err) != 0) {
-        log_msg("%s", err);
-        return 1;
-    }
-    metrics_summarize(r->times, r->rec.nsteps, &st);
-    log_msg("done, %d steps, median combine %.3f ms", r->o.steps, st.median * 1e3);
-    if (r->o.rank == 0 && r->rec.nsteps > 0 && !r->cuda &&
-        r->mistake != MISTAKE_SYNC_EVERY_MICRO) {
-        struct step_times m;
-        size_t k = step_medians(&r->step, &m);
-        log_msg("medians over %zu timed steps: step %.4f s, backward %.4f s, pushes %.4f s, "
-                "pull %.4f s, wait after backward %.4f s (%zu bucket%s, overlap %s)",
-                k, m.step, m.backward, m.comm, m.finish, m.wait, step_buckets(&r->step),
-                step_buckets(&r->step) == 1 ? "" : "s",
-                step_overlapping(&r->step) ? "on" : "off");
     }
     return 0;
 }
