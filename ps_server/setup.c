@@ -74,7 +74,7 @@ static int setup_store(struct server *srv, const struct workload *wl)
                         .batch_what = batch_what, .optim = &oc,
                         /* MODES (mode.h): each worker's push on its own */
                         .per_worker = srv->f.mode_cfg.kind != MODE_SYNC,
-                        .compress = srv->f.compress,
+                        .compress = srv->f.compress, .psgd_w = wl,
                         .average = srv->f.sync_every > 1 }, err);
     free(w0);
     if (rc != 0) {

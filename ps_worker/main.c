@@ -77,6 +77,7 @@
 #include "wire/auth.h"
 #include "train/cli_common.h"
 #include "ps/client.h"
+#include "ps/psgd_server.h"
 #include "base/clock.h"
 #include "base/compress.h"
 #include "base/dtype.h"
@@ -108,6 +109,19 @@ static int push(void *ctx, const struct step_job *job, char *err)
     const struct proto_push_meta meta = { job->meta.examples, job->meta.loss };
     const void *g = job->grad;
     int rc;
+
+    if (r->have_psgd) {         /* two rounds of factors, then the weights (client.h) */
+        if (job->first != 0 || job->count != r->w.n) {
+            err_say(err, "--compress %s: pushes the whole gradient in one bucket, this one "
+                    "is [%zu, %zu) of %zu (--bucket-size at least the model)",
+                    compress_name(r->compress), job->first, job->first + job->count, r->w.n);
+            return ERR_USAGE;
+        }
+        if ((rc = ps_client_psgd(&r->client, &r->psgd, job->step, &meta, g, r->psgd_out,
+                                 err)) != 0)
+            return rc;
+        return ps_client_pull_begin(&r->client, job->step, err);
+    }
 
     /* The last pass's weights come back bucket by bucket while it is
      * pushed: start receiving them before its first push (client.h). */
@@ -355,6 +369,16 @@ static int setup(struct run *r, const char *servers)
     r->have_rec = 1;
     compress_label(r->compress, r->rec.compress, sizeof r->rec.compress);
     r->rec.wire_bytes = compress_frame_bytes(r->compress, r->w.n, o->dtype);
+    if (COMPRESS_KIND(r->compress) == COMPRESS_POWERSGD) {     /* both rounds' factors */
+        if ((rc = psgd_server_plan(&r->psgd, &r->w, r->compress, o->dtype,
+                                   COMPRESS_PSGD_EF(r->compress), o->seed, err)) != 0 ||
+            !(r->psgd_out = malloc(r->w.n * r->elem))) {
+            log_msg("%s", rc ? err : "out of memory for PowerSGD's decode");
+            return 1;
+        }
+        r->have_psgd = 1;
+        r->rec.wire_bytes = psgd_wire_elems(&r->psgd, 0) * r->elem;
+    }
     r->times = malloc(r->rec.cap * sizeof *r->times);    /* cap <= METRICS_MAX_STEPS */
     if (!r->times) {
         log_msg("out of memory for %zu step times", r->rec.cap);
@@ -418,6 +442,18 @@ static const char *sync_why(const struct run *r)
         r->reconnect_window > 0 ? "not with --reconnect-window (a rejoin is by step)" : NULL;
 }
 
+/* psgd_why: why --compress powersgd:R's combination is refused, or NULL. */
+static const char *psgd_why(const struct run *r)
+{
+    return r->bucket_bytes || r->no_overlap ? "pushes the whole gradient in two rounds; not "
+                                              "with --bucket-size or --no-overlap" :
+        r->sync_every > 1 ? "not with --sync-every (it compresses the gradient)" :
+        r->mistake == MISTAKE_SYNC_EVERY_MICRO ? "not with --mistake sync-every-micro (one "
+                                                 "push of each round per step)" :
+        r->reconnect_window > 0 ? "not with --reconnect-window (the error feedback and the "
+                                  "warm start would not survive a rejoin)" : NULL;
+}
+
 /* role_flags: --compress into r->compress (none when not given) and
  * --sync-every (1 when not given); the usage line and CLI_EXIT_USAGE for
  * a bad name, --compress with --device cuda, or sync_why's refusals. */
@@ -431,9 +467,8 @@ static int role_flags(struct run *r, const char *name)
         snprintf(msg, sizeof msg, "--sync-every %d: %s", r->sync_every, sync_why(r));
     else if (name && compress_parse(name, &r->compress) != 0)
         snprintf(msg, sizeof msg, "--compress %s: not " COMPRESS_CHOICES, cli_value(name, q));
-    else if (COMPRESS_KIND(r->compress) == COMPRESS_POWERSGD)
-        snprintf(msg, sizeof msg, "--compress %s: runs on ring_worker's ring and rd; the "
-                 "parameter server's two rounds (P, then Q) are not built", cli_value(name, q));
+    else if (COMPRESS_KIND(r->compress) == COMPRESS_POWERSGD && psgd_why(r))
+        snprintf(msg, sizeof msg, "--compress %s: %s", cli_value(name, q), psgd_why(r));
     else if (compress_get(r->compress)->frame && (r->bucket_bytes || r->no_overlap))
         snprintf(msg, sizeof msg, "--compress %s: pushes each server's range whole in one frame; "
                  "not with --bucket-size or --no-overlap", cli_value(name, q));
@@ -563,6 +598,9 @@ out:
         gpu_teardown(&r);
     if (r.have_w)
         workload_destroy(&r.w);
+    if (r.have_psgd)
+        psgd_destroy(&r.psgd);
+    free(r.psgd_out);
     cli_common_free(&r.o);
     return status;
 }

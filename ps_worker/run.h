@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/powersgd.h"
 #include "measure/metrics.h"
 #include "ps/client.h"
 #include "step_gpu.h"
@@ -34,6 +35,10 @@ struct run {
     const char *trace;          /* --trace FILE */
     int local_server;           /* --local-server I (EMULATED host link), -1 none */
     int compress;               /* --compress (base/compress.h): the pushes' format */
+    struct psgd psgd;           /* --compress powersgd:R: the factors' plan, this worker's
+                                   error feedback and warm start (ps_client_psgd) */
+    int have_psgd;
+    void *psgd_out;             /* ... n elements: the decode's P^ Q^T (unused) */
     struct gpu_stream *stream;  /* --device cuda: the GPU side, on this stream */
     struct step_gpu gpu;        /* --device cuda: the step's device (step_gpu.h) */
     int have_gpu;

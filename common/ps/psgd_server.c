@@ -17,10 +17,33 @@
 /* Round 2: both sums taken, the decode not yet. */
 #define ROUND_DECODE 2
 
+int psgd_server_plan(struct psgd *ps, const struct workload *w, int setting, int dtype, int ef,
+                     uint64_t seed, char *err)
+{
+    struct psgd_mat *m;
+    int rc;
+
+    /* The layers' table as coll_psgd_init takes it (the ring's and rd's),
+     * so that every psgd of the job agrees on every shape. */
+    if (!(m = calloc(w->nlayers ? w->nlayers : 1, sizeof *m))) {
+        err_say(err, "--compress %s: out of memory for the layers' table",
+                compress_name(setting));
+        return -ENOMEM;
+    }
+    for (size_t l = 0; l < w->nlayers; l++)
+        if (!workload_matrix(w, l, &m[l].first, &m[l].rows, &m[l].cols))
+            psgd_near_square(m[l].rows, &m[l].rows, &m[l].cols);
+    rc = psgd_init(ps, w->n, 0, dtype, m, w->nlayers, COMPRESS_PSGD_RANK(setting), ef, seed);
+    free(m);
+    if (rc != 0)
+        err_say(err, "--compress %s: %s", compress_name(setting),
+                rc == -ENOMEM ? "out of memory for its state" : "a bad layer table or rank");
+    return rc;
+}
+
 int psgd_server_init(struct psgd_server *s, const struct workload *w, size_t first, size_t count,
                      int setting, int dtype, uint32_t world, char *err)
 {
-    struct psgd_mat *m;
     size_t big;
     int rc;
 
@@ -31,22 +54,8 @@ int psgd_server_init(struct psgd_server *s, const struct workload *w, size_t fir
                 "refused", (unsigned)setting, first, count, w->n, (unsigned)world);
         return ERR_USAGE;
     }
-    /* The layers' table as coll_psgd_init takes it (the ring's and rd's),
-     * so that the workers' psgd and this one agree on every shape. */
-    if (!(m = calloc(w->nlayers ? w->nlayers : 1, sizeof *m))) {
-        err_say(err, "PowerSGD at the server: out of memory for the layers' table");
-        return -ENOMEM;
-    }
-    for (size_t l = 0; l < w->nlayers; l++)
-        if (!workload_matrix(w, l, &m[l].first, &m[l].rows, &m[l].cols))
-            psgd_near_square(m[l].rows, &m[l].rows, &m[l].cols);
-    rc = psgd_init(&s->st, w->n, 0, dtype, m, w->nlayers, COMPRESS_PSGD_RANK(setting), 0, 0);
-    free(m);
-    if (rc != 0) {
-        err_say(err, "PowerSGD at the server: %s", rc == -ENOMEM ? "out of memory for its state"
-                : "a bad layer table or rank");
+    if ((rc = psgd_server_plan(&s->st, w, setting, dtype, 0, 0, err)) != 0)
         return rc;
-    }
     s->first = first;
     s->count = count;
     s->dtype = dtype;
@@ -74,6 +83,14 @@ void psgd_server_destroy(struct psgd_server *s)
     free(s->have);
     free(s->g);
     memset(s, 0, sizeof *s);
+}
+
+void psgd_server_reset(struct psgd_server *s, uint64_t step)
+{
+    s->step = step;
+    s->round = 0;
+    s->in = 0;
+    memset(s->have, 0, s->world);
 }
 
 size_t psgd_server_frame_bytes(const struct psgd_server *s, int r)

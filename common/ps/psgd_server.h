@@ -75,6 +75,14 @@ struct psgd_server {
     void *g;                    /* st.n elements: the decode's vector */
 };
 
+/* psgd_server_plan: a psgd for w's whole vector with the layers' table
+ * coll_psgd_init takes (the same shapes on the ring, rd, the PS's workers
+ * and its servers), R and error feedback ef, Q from seed (every worker
+ * the same: the job's --seed). 0, or a negative code and one line in err.
+ * psgd_destroy frees it. */
+int psgd_server_plan(struct psgd *ps, const struct workload *w, int setting, int dtype, int ef,
+                     uint64_t seed, char *err);
+
 /* psgd_server_init: the plan for range [first, first + count) of w's
  * vector (count >= 1, inside it), setting a powersgd kind (compress.h),
  * dtype, K workers. 0, or ERR_USAGE (not PowerSGD, a bad range) or
@@ -82,6 +90,10 @@ struct psgd_server {
 int psgd_server_init(struct psgd_server *s, const struct workload *w, size_t first, size_t count,
                      int setting, int dtype, uint32_t world, char *err);
 void psgd_server_destroy(struct psgd_server *s);
+
+/* psgd_server_reset: collect round 0 of `step` afresh (a frame kept is
+ * forgotten): the store's resume. */
+void psgd_server_reset(struct psgd_server *s, uint64_t step);
 
 /* psgd_server_frame_bytes: the bytes of one worker's frame of round r. */
 size_t psgd_server_frame_bytes(const struct psgd_server *s, int r);
