@@ -10,7 +10,9 @@
  * another order's within rounding; frames out of arrival order change
  * nothing. psgd_server-2.x hostile frames refused whole, one line naming
  * the worker, nothing changed; a sum that overflows fails the step; a
- * setting that is not PowerSGD is refused at init.
+ * setting that is not PowerSGD is refused at init. psgd_server-3.x the
+ * store's POWERSGD PUSHES (store_psgd.c): refusals keep nothing, round 1
+ * waits for round 0's sum, the release applies the decoded sum.
  */
 #include <math.h>
 #include <stdint.h>
@@ -25,6 +27,7 @@
 #include "base/vec.h"
 #include "check.h"
 #include "ps/psgd_server.h"
+#include "ps/store.h"
 #include "train/workload.h"
 
 enum { K = 4, STEPS = 3 };
@@ -280,9 +283,100 @@ static void hostile(void)
     workload_destroy(&w);
 }
 
+/* store_path: the store's POWERSGD PUSHES (store_psgd.c) with one worker's
+ * frames fed as the session would: refusals name the worker and keep
+ * nothing; the two rounds and the release give the weights. */
+static void store_path(void)
+{
+    struct workload_cfg cfg = { .kind = WORKLOAD_MLP, .dtype = DTYPE_F64, .seed = 7, .batch = 8 };
+    struct workload w;
+    struct store st;
+    struct store_released rel;
+    struct psgd ps;
+    struct proto_push_meta meta = { 8, 1.0 }, none = { 0, 0.0 };
+    char err[ERR_LEN];
+    const void *sum;
+    size_t cnt = 0, len0;
+    int round = -1;
+    double *g, *out;
+
+    T_EQ_I(workload_create(&w, &cfg), 0);
+    g = calloc(w.n, sizeof *g);
+    out = calloc(w.n, sizeof *out);
+    T_TRUE(g && out);
+    gradient(g, w.n, DTYPE_F64, 0, 0);
+    T_EQ_I(psgd_server_plan(&ps, &w, COMPRESS_PSGD(2, 0), DTYPE_F64, 1, 7, err), 0);
+    T_EQ_I(store_init(&st, &(struct store_cfg){ .n = w.n, .dtype = DTYPE_F64, .world = 1,
+                                                .lr = 0.5, .batch = 8,
+                                                .compress = COMPRESS_PSGD(2, 0), .psgd_w = &w },
+                      err), 0);
+    T_TRUE(st.psgd != NULL);
+    len0 = psgd_round_len(&ps, 0, w.n, 0);
+
+    T_CASE("psgd_server-3.1", "the store: a round's push of the wrong length or place, a NaN "
+           "in its frame: refused, worker named, nothing kept");
+    T_EQ_I(store_push_begin(&st, 0, 0, &meta, 0, len0 + 1, err), ERR_PROTO_SIZE);
+    T_HAS(err, "worker 0");
+    T_EQ_I(store_push_begin(&st, 0, 0, &meta, 1, len0, err), ERR_PROTO_FIELD);
+    psgd_encode_p(&ps, g, 0, w.n);
+    vec_set(ps.round[0], 5, DTYPE_F64, NAN);
+    T_EQ_I(store_push_begin(&st, 0, 0, &meta, 0, len0, err), 0);
+    T_EQ_I(store_push_data(&st, 0, ps.round[0], len0 * 8, err), 0);
+    T_EQ_I(store_push_end(&st, 0, err), ERR_NONFINITE);
+    T_HAS(err, "worker 0");
+    T_HAS(err, "element 5");
+    T_EQ_I(store_psgd_reply(&st, &sum, &cnt, &round, err), 0);
+
+    T_CASE("psgd_server-3.2", "K 1: round 1 before round 0's sum refused; round 0's sum is the "
+           "worker's own frame; nothing released before round 1's decode; the release applies "
+           "P^ Q^T / B at lr 0.5: the weights of the worker's decode, bit for bit");
+    /* the refused push left nothing: the worker pushes round 0 again */
+    psgd_encode_p(&ps, g, 0, w.n);
+    T_EQ_I(store_push_begin(&st, 0, 0, &meta, 0, len0, err), 0);
+    T_EQ_I(store_push_data(&st, 0, ps.round[0], len0 * 8, err), 0);
+    T_EQ_I(store_push_end(&st, 0, err), 0);
+    T_EQ_I(store_push_begin(&st, 0, 0, &none, 0, psgd_round_len(&ps, 0, w.n, 1), err),
+           ERR_PROTO_FIELD);                    /* round 1 before round 0's sum went out */
+    T_HAS(err, "before round 0's sum");
+    T_EQ_I(store_release(&st, &rel, err), 0);
+    T_EQ_U(rel.count, 0);                       /* nothing before the decode */
+    T_EQ_I(store_psgd_reply(&st, &sum, &cnt, &round, err), 1);
+    T_EQ_I(round, 0);
+    T_EQ_U(cnt, len0);
+    T_TRUE(memcmp(sum, ps.round[0], len0 * 8) == 0);
+    psgd_encode_q(&ps, 0, w.n);
+    T_EQ_I(store_push_begin(&st, 0, 0, &meta, 0, psgd_round_len(&ps, 0, w.n, 1), err),
+           ERR_PROTO_FIELD);                    /* round 1 counts nothing */
+    T_EQ_I(store_push_begin(&st, 0, 0, &none, 0, psgd_round_len(&ps, 0, w.n, 1), err), 0);
+    T_EQ_I(store_push_data(&st, 0, ps.round[1], psgd_round_len(&ps, 0, w.n, 1) * 8, err), 0);
+    T_EQ_I(store_push_end(&st, 0, err), 0);
+    T_EQ_I(store_psgd_reply(&st, &sum, &cnt, &round, err), 1);
+    T_EQ_I(round, 1);
+    memcpy(ps.round[1], sum, cnt * 8);
+    {
+        size_t bad;
+        T_EQ_I(psgd_decode(&ps, out, 0, w.n, 1, &bad), 0);
+    }
+    T_EQ_I(store_release(&st, &rel, err), 0);
+    T_TRUE(rel.last && rel.count == w.n);
+    {
+        const double *nw = store_weights(&st);     /* from zeros (cfg.weights NULL) */
+        double worst = 0;
+        for (size_t i = 0; i < w.n; i++)
+            worst = fmax(worst, fabs(nw[i] - (0.0 - 0.5 * (out[i] / 8))));
+        T_EQ_D(worst, 0.0);
+    }
+    store_destroy(&st);
+    psgd_destroy(&ps);
+    free(g);
+    free(out);
+    workload_destroy(&w);
+}
+
 int main(void)
 {
     rounds();
     hostile();
+    store_path();
     return t_done();
 }

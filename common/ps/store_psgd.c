@@ -136,8 +136,15 @@ int store__psgd_end(struct store *s, struct store_worker *w, uint32_t rank, char
 
     rc = psgd_server_put(s->psgd, rank, s->step, r, s->frames + (size_t)rank * s->frame_max,
                          w->have, err);
-    if (rc != 0)
+    if (rc != 0) {              /* refused whole: the push never happened */
+        if (r == 0) {           /* round 0 is the step's first push: its count goes */
+            w->examples = 0;
+            w->loss = 0.0;
+        }
+        w->phase = STORE_W_WAITING;
+        w->have = 0;
         return rc;
+    }
     s->payload_in += w->have;
     w->have = 0;
     w->next = w->count;
