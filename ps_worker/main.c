@@ -481,6 +481,25 @@ static int role_flags(struct run *r, const char *name)
     return CLI_EXIT_USAGE;
 }
 
+/* teardown: whatever set-up made (any part of it), the client first. */
+static void teardown(struct run *r)
+{
+    ps_client_close(&r->client);
+    if (r->have_rec)
+        metrics_record_free(&r->rec);
+    free(r->times);
+    if (r->have_step)
+        step_destroy(&r->step);
+    if (r->have_gpu)
+        gpu_teardown(r);
+    if (r->have_w)
+        workload_destroy(&r->w);
+    if (r->have_psgd)
+        psgd_destroy(&r->psgd);
+    free(r->psgd_out);
+    cli_common_free(&r->o);
+}
+
 int main(int argc, char **argv)
 {
     static struct run r;        /* static: starts zeroed */
@@ -588,19 +607,6 @@ int main(int argc, char **argv)
     ps_client_close(&r.client);
     status = finish(&r);
 out:
-    ps_client_close(&r.client);
-    if (r.have_rec)
-        metrics_record_free(&r.rec);
-    free(r.times);
-    if (r.have_step)
-        step_destroy(&r.step);
-    if (r.have_gpu)
-        gpu_teardown(&r);
-    if (r.have_w)
-        workload_destroy(&r.w);
-    if (r.have_psgd)
-        psgd_destroy(&r.psgd);
-    free(r.psgd_out);
-    cli_common_free(&r.o);
+    teardown(&r);
     return status;
 }

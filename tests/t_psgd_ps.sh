@@ -12,7 +12,7 @@
 # tier: full
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
-t_need psgd_ps "--compress powersgd on the PS" ring_worker ps_server ps_worker psr_merge
+t_need psgd-ps "--compress powersgd on the PS" ring_worker ps_server ps_worker psr_merge
 
 # col FILE NAME: row 2's column NAME of a launch.sh CSV.
 col() {
@@ -24,7 +24,7 @@ near() {
         END { if (NR == 0 || m > t) { print "max |diff| " m " over " NR " lines"; exit 1 } }'
 }
 
-t_case psgd_ps-1.1 "mlp K = 4, seed 7, 20 steps, powersgd:2 through one server: the 4 workers' weights and the server's bit-identical; the ring's powersgd:2 run within 1e-12 (f64; the sums' order differs)"
+t_case psgd-ps-1.1 "mlp K = 4, seed 7, 20 steps, powersgd:2 through one server: the 4 workers' weights and the server's bit-identical; the ring's powersgd:2 run within 1e-12 (f64; the sums' order differs)"
 job 120 "$launch" ps 4 --workload mlp --seed 7 --steps 20 --timeout 10 \
     --server-args "--compress powersgd:2" --worker-args "--compress powersgd:2" \
     --weights-out "$T_TMP/ps" --csv-out "$T_TMP/ps.csv"
@@ -39,12 +39,12 @@ expect_rc 0
 why=$(near "$T_TMP/ps.0" "$T_TMP/ring.0" 1e-12) || t_fail "PS against the ring: $why"
 t_end
 
-t_case psgd_ps-1.2 "the server's payload bytes per step, counted: in 4 x (449 + 192) x 8 (P 128 + 128 and 193 raw, Q 64 + 128), out 4 x (641 + 6337) x 8 (both sums and the weights)"
+t_case psgd-ps-1.2 "the server's payload bytes per step, counted: in 4 x (449 + 192) x 8 (P 128 + 128 and 193 raw, Q 64 + 128), out 4 x (641 + 6337) x 8 (both sums and the weights)"
 grep -q 'payload bytes per step: in 20512, out 223296 ' "$T_TMP/ps.err" ||
     t_fail "$(grep 'payload bytes per step' "$T_TMP/ps.err")"
 t_end
 
-t_case psgd_ps-1.3 "two servers (--servers 2), the boundary inside W2: every worker the same weights, the shards' together theirs; server 0 takes W1's factors and 1121 raw elements (W2 cut: raw), server 1 plain pushes of its 3168 (counted)"
+t_case psgd-ps-1.3 "two servers (--servers 2), the boundary inside W2: every worker the same weights, the shards' together theirs; server 0 takes W1's factors and 1121 raw elements (W2 cut: raw), server 1 plain pushes of its 3168 (counted)"
 job 120 "$launch" ps 4 --servers 2 --workload mlp --seed 7 --steps 20 --timeout 10 \
     --server-args "--compress powersgd:2" --worker-args "--compress powersgd:2" \
     --weights-out "$T_TMP/ps2"
@@ -57,7 +57,7 @@ expect_grep err 'server0| .*payload bytes per step: in 42016, out 143424 '
 expect_grep err 'server1| .*payload bytes per step: in 101376, out 101376 '
 t_end
 
-t_case psgd_ps-2.1 "unfit combinations: exit 64, one line naming what powersgd needs on the PS"
+t_case psgd-ps-2.1 "unfit combinations: exit 64, one line naming what powersgd needs on the PS"
 for a in "ps_server|--workers 2 --mode ssp:2|only with --mode sync" \
          "ps_server|--workers 2 --sync-every 2|not with --sync-every" \
          "ps_server|--workers 2 --checkpoint $T_TMP/ck|not with --checkpoint or --resume" \
@@ -74,7 +74,7 @@ for a in "ps_server|--workers 2 --mode ssp:2|only with --mode sync" \
 done
 t_end
 
-t_case psgd_ps-2.2 "a worker at powersgd:4 against a server at powersgd:2: HELLO refused, naming both"
+t_case psgd-ps-2.2 "a worker at powersgd:4 against a server at powersgd:2: HELLO refused, naming both"
 job 60 "$launch" ps 1 --workload mlp --steps 2 --timeout 5 \
     --server-args "--compress powersgd:2" --worker-args "--compress powersgd:4"
 [ "$rc" != 0 ] || t_fail "the job ran"
