@@ -8,7 +8,8 @@
 # the server, not computed); two servers whose boundary cuts W2 (then
 # raw: one server takes plain pushes) agree too; the unfit combinations
 # exit 64 with one line, and a worker whose R differs from its server's is
-# refused at HELLO.
+# refused at HELLO; a hostile worker (tests/peer_hostile.c) whose round-0
+# push has the wrong size, or a NaN, ends the run with one line naming it.
 # tier: full
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
@@ -79,4 +80,26 @@ job 60 "$launch" ps 1 --workload mlp --steps 2 --timeout 5 \
     --server-args "--compress powersgd:2" --worker-args "--compress powersgd:4"
 [ "$rc" != 0 ] || t_fail "the job ran"
 expect_grep err 'compress powersgd:4, this server has powersgd:2'
+t_end
+
+t_case psgd-ps-3.1 "a hostile worker's round-0 push (peer_hostile): 10 elements, not the round's 449, or a NaN at element 3: the server refuses it whole and ends the run (1) with one line naming worker 0 and why"
+for a in "--elems 10|carries 10 elements from 0, not the round's 449" \
+         "--elems 449 --nan 3|PowerSGD round 0 of step 0 refused: element 3 of its frame is nan"; do
+    args=${a%%|*} why=${a#*|}
+    rm -f "$T_TMP/h.port"
+    bg_start hs 30 "$PSR_BIN/ps_server" --listen 127.0.0.1:0 --port-file "$T_TMP/h.port" \
+        --workers 1 --workload mlp --seed 7 --steps 5 --timeout 5 --compress powersgd:2
+    i=0
+    while [ $i -lt 200 ] && [ ! -s "$T_TMP/h.port" ]; do sleep 0.05; i=$((i + 1)); done
+    # shellcheck disable=SC2086
+    job 30 "$PSR_TESTBIN/peer_hostile" push "127.0.0.1:$(cat "$T_TMP/h.port")" --rank 0 --world 1 \
+        --gap 0.00001 --hello 6337,2,3,7,256,1027 --max 5 $args
+    i=0
+    while [ $i -lt 200 ] && [ ! -s "$T_TMP/hs.rc" ]; do sleep 0.05; i=$((i + 1)); done
+    [ "$(cat "$T_TMP/hs.rc" 2>/dev/null)" = 1 ] || t_fail "$args: server status '$(cat "$T_TMP/hs.rc" 2>/dev/null)'"
+    [ "$(grep -c 'run failed' "$T_TMP/hs.err")" = 1 ] &&
+        grep -q -e "run failed: worker 0 (.*): .*$why" "$T_TMP/hs.err" ||
+        t_fail "$args: $(grep 'run failed' "$T_TMP/hs.err")"
+done
+bg_kill_all
 t_end
