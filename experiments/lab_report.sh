@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ -z "$dir" ]; then
-    for d in "$here"/../results/2*/; do [ -f "$d/manifest.txt" ] && dir=${d%/}; done
+    for d in "$root"/results/2*/; do [ -f "$d/manifest.txt" ] && dir=${d%/}; done
     [ -n "$dir" ] || die_usage "no make lab folder in results/: run make lab, or give its folder"
 fi
 [ -d "$dir" ] || die_usage "'$dir' is not a directory"
