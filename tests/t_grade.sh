@@ -145,6 +145,8 @@ for d in busy idle; do
         t_fail "$d: the row 20% off its model is not off: $(grep 'line 6 ' "$T_TMP/out")"
     [ "$(grep -c '^problem' "$T_TMP/out")" = 1 ] || t_fail "$d: want one problem: $(grep '^problem' "$T_TMP/out" | head -n 3)"
     expect_grep out '^verdict: exercise 3: 1/2 predictions in range, 14/15 rows usable$'
+    # exercises 2, 3 and 8 priced at the folder's own settings, not a pinned rate
+    expect_grep out "^settings: exercises 2, 3 and 8 priced at link_bw 1e+06 bytes/s, link_latency 0.001 s, the K sweep's n = 65536 bytes, the size sweep's K = 4 (.*/$d's own)$"
 done
 cmp -s "$T_TMP/v.busy" "$T_TMP/v.idle" || t_fail "the verdicts differ: $(diff "$T_TMP/v.busy" "$T_TMP/v.idle" | head -n 4)"
 [ "$(grep -c '^verdict: ' "$T_TMP/v.idle")" = 9 ] || t_fail "want verdicts for exercises 1-9: $(grep -c '^verdict: ' "$T_TMP/v.idle")"
