@@ -51,10 +51,10 @@ vs_model() {
 # The settings the run chose (the calibration's rate, the latency, the K
 # sweep's n, the size sweep's K), read from the rows themselves.
 echo "settings: $dir"
-csv_awk 'FNR == 2 && !done { done = 1
-    printf "  link: %s bytes/s (%.6g Mbit/s), latency a = %s s, one-way (EMULATED); the K sweep: n = %s bytes, K = 1..\n",
-           $c["link_bw"], $c["link_bw"] * 8 / 1e6, $c["link_latency"], $c["bytes"] }' "$dir/k_sweep.csv" 2>/dev/null | tr -d '\n'
-csv_awk 'FNR > 1 { if ($c["K"] > m) m = $c["K"] } END { if (m) print m }' "$dir/k_sweep.csv" 2>/dev/null
+csv_awk 'FNR > 1 { if (!lo) { bw = $c["link_bw"]; a = $c["link_latency"]; n = $c["bytes"]; lo = hi = $c["K"] }
+                   if ($c["K"] + 0 < lo + 0) lo = $c["K"]; if ($c["K"] + 0 > hi + 0) hi = $c["K"] }
+         END { if (lo) printf "  link: %s bytes/s (%.6g Mbit/s), latency a = %s s, one-way (EMULATED); the K sweep: n = %s bytes, K = %s..%s\n",
+                              bw, bw * 8 / 1e6, a, n, lo, hi }' "$dir/k_sweep.csv" 2>/dev/null
 sk=$(csv_awk 'FNR == 2 { print $c["K"] }' "$dir/size_sweep.csv" 2>/dev/null)
 [ -n "$sk" ] && echo "  the size sweep: K = $sk, n = $(csv_awk 'FNR > 1 { print $c["bytes"] }' "$dir/size_sweep.csv" | sort -nu | tr '\n' ' ')bytes"
 [ "$settings" = 1 ] && exit 0
