@@ -89,7 +89,8 @@ static int frames_init(struct coll *c, const struct coll_cfg *cfg, char *err)
                     "the K frames) or the parameter server: each rank's indices are its own, "
                     "so the frames cannot be summed hop by hop", lab);
     c->setting = cfg->compress;
-    c->wire = malloc((size_t)cfg->world * compress_frame_bytes(cfg->compress, n, cfg->dtype));
+    c->wire = malloc((size_t)cfg->world * (compress_frame_bytes(cfg->compress, n, cfg->dtype)
+                                            + COLL_EXACT_MAX * dtype_size(cfg->dtype)));
     c->ef = calloc(1, compress_state_bytes(cfg->compress, n, cfg->dtype));
     if (!c->wire || !c->ef)
         return fail(err, -ENOMEM, "--compress %s: out of memory for %d frames", lab,
@@ -266,8 +267,6 @@ int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
 
 int coll_allreduce_tail(struct coll *c, void *buf, size_t n, size_t exact, char *err)
 {
-    int rc;
-
     if (c->comp && n > c->wire_n)
         return fail(err, ERR_USAGE, "coll_allreduce: %zu elements, more than the %zu "
                    "coll_init's max_n allows", n, c->wire_n);
@@ -279,11 +278,8 @@ int coll_allreduce_tail(struct coll *c, void *buf, size_t n, size_t exact, char 
         if (m != c->ef_n)       /* another vector (--bench's sizes): its own residual */
             memset(c->ef, 0, compress_state_bytes(c->setting, m, c->dtype));
         c->ef_n = m;
-        rc = ring_allgather_frames(&c->ring, buf, m, c->dtype, c->setting, c->wire, c->ef, err);
-        if (rc == 0 && exact > 0)       /* a frame has no exact tail: a second all-reduce */
-            rc = coll_allreduce_exact(c, (unsigned char *)buf + m * dtype_size(c->dtype),
-                                      exact, err);
-        return rc;
+        return ring_allgather_frames(&c->ring, buf, n, exact, c->dtype, c->setting, c->wire,
+                                     c->ef, err);
     }
     if (c->comp && !c->comp->encode)
         return fail(err, ERR_USAGE, "coll_allreduce: --compress %s needs the layers' shapes: "

@@ -207,10 +207,9 @@ int coll_on_device(const struct coll *c);
  * is in buf and the stream's work is done. */
 int coll_allreduce(struct coll *c, void *buf, size_t n, char *err);
 /* coll_allreduce_tail: coll_allreduce, but the last `exact` elements (at
- * most COLL_EXACT_MAX) summed at the dtype's full precision: with fp16 or
- * bf16 they ride raw in the compressed frames (coll_cmp.h, THE EXACT
- * TAIL); top-k's frames have no room, so it all-reduces them apart. The
- * training step's trailer (example counts, loss) goes this way. */
+ * most COLL_EXACT_MAX) summed at the dtype's full precision: they ride raw
+ * in the compressed frames (coll_cmp.h and coll_sparse.h, THE EXACT TAIL).
+ * The training step's trailer (example counts, loss) goes this way. */
 #define COLL_EXACT_MAX 8
 int coll_allreduce_tail(struct coll *c, void *buf, size_t n, size_t exact, char *err);
 /* coll_allreduce_exact: coll_allreduce at the dtype's full precision

@@ -49,9 +49,7 @@ int train_check(const struct cli_common *c, uint64_t batch, char *err)
 /* allreduce_job: the job's elements all-reduced; with --compress the
  * gradient's on the compressed wire and the trailer's (the example counts
  * and the loss, which must stay exact) raw in the same frames
- * (coll_allreduce_tail); top-k's frames have no room for it: a second,
- * uncompressed all-reduce of STEP_TRAILER_LEN elements, one more round of
- * latency per step, said out loud. */
+ * (coll_allreduce_tail): no round of its own. */
 static int allreduce_job(const struct train_cfg *cfg, const struct step_job *job, char *err)
 {
     size_t es = dtype_size(cfg->c->dtype), n = cfg->w->n, lo = job->first;
