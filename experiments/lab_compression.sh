@@ -18,14 +18,21 @@
 #      then all again), and each point's figures are the medians;
 #   3. per system and compressor, the BREAK-EVEN BANDWIDTH, where the
 #      compressed run is as fast as the uncompressed one on its system:
-#        measured   time to target T(r) = A + B / r fitted (least squares
-#                   in 1/r) over the rates run, for the compressor and for
-#                   none; r* = (B_none - B_c) / (A_c - A_none). In the
-#                   rates run ("in") it is an interpolation; outside them
-#                   ("out") an extrapolation of the fit. A_c <= A_none
-#                   (compression pays at every rate) is "inf"; too few
-#                   rates or runs that never reached the target, "nan".
-#                   breakeven_step_bps: the same fit on step_s;
+#        measured   time to target (the repeats' medians), the compressor's
+#                   against none's at each rate: the first two
+#                   neighbouring rates between which compression stops
+#                   paying bracket it, and T(r) = A + B / r through the
+#                   two points, for C and for none, meet at r* =
+#                   (B_none - B_c) / (A_c - A_none) ("in": between them).
+#                   When it pays at every rate run, the same through the
+#                   two highest ("out": above them; "inf" when the lines
+#                   do not meet there); at none, the two lowest ("out"
+#                   below, or 0); runs that never reached the target,
+#                   "nan". A least-squares fit over all the rates (this
+#                   script until 2026-11-27) let the low rates' large
+#                   times place the crossing, "in" the range where no
+#                   rate showed one. breakeven_step_bps: the same on
+#                   step_s;
 #        predicted  the same definition on the model: time to target =
 #                   S x (t(r) + u), S the steps to target MEASURED (the
 #                   compressor's and none's medians over the rates: the
@@ -226,25 +233,73 @@ point() {
     done
     echo "$(median "${st[@]}") $(median "${tt[@]}") $(median "${ss[@]}") $(median "${cs[@]}")"
 }
+# calls SYS C: the collective calls in a step: PowerSGD's two all-reduces
+# (the P round, then the Q round after its own compute), else one (the
+# ring's all-reduce or all-gather; the PS's pushes and pulls).
+calls() { case $1:${2%%:*} in ring:powersgd) echo 2 ;; *) echo 1 ;; esac; }
+# host_call SYS: THE HOST'S COST PER CALL, measured: the median over
+# none's runs (every rate and repeat) of time_s - bin/model's time. It
+# does not grow with the rounds or the bytes (mlp, K = 4, 1 Gbit/s,
+# 2026-11-27: none, 6 rounds of 12.7 KB, 2.5 ms over its model; top-k's
+# all-gather, 3 rounds of 0.8 KB, 2.6 ms): it is the wait for the slowest
+# rank as a call begins (the runs' wait_s, 2 to 2.6 ms: K ranks computing
+# on 2 shared cores reach it one after the other), paid again by each
+# call that follows a compute phase: PowerSGD's Q round follows its
+# orthogonalization and M^T P (measured 4.7 ms over, about two).
+host_call() {
+    local r j n v=() t
+    for r in $rates; do
+        t=$(model_t "$1" none "$(bps "$r")")
+        for j in $(seq 1 "$repeats"); do
+            n=$(tag "$1" none "$r" "$j")
+            v+=("$(awk -v a="$(col_of "$n" time_s)" -v m="$t" 'BEGIN { print (a == "nan" || m == "") ? "nan" : a - m }')")
+        done
+    done
+    median "${v[@]}"
+}
 # fit_be "R T ..." "R T ...": the compressor's and none's (rate, time)
-# pairs -> "RSTAR WHERE" (the header's item 3; WHERE in, out, or -).
+# pairs at the same rates -> "RSTAR WHERE" (the header's item 3). D(r) =
+# T_c - T_none at each rate where both are known, rates ascending; the
+# first pair of neighbours where D turns from < 0 to >= 0 brackets the
+# break-even: T = A + B / r through the two points, for C and for none,
+# meet at r* (D linear in 1/r between them): "in". No turn: from the two
+# highest rates when C pays at every rate (r* above them: "out", or "inf"
+# when D does not rise), the two lowest when it pays at none ("out", or
+# 0); fewer than two rates: "nan -".
 fit_be() {
     awk -v c="$1" -v z="$2" '
-        function fit(s, A, B,    p, m, i, x, y, sx, sy, sxx, sxy, d) {
-            m = split(s, p, " "); n = 0; sx = sy = sxx = sxy = 0
-            for (i = 1; i + 1 <= m; i += 2) { if (p[i + 1] == "nan") continue
-                x = 1 / p[i]; y = p[i + 1]; n++; sx += x; sy += y; sxx += x * x; sxy += x * y
-                if (lo == "" || p[i] < lo) lo = p[i]; if (hi == "" || p[i] > hi) hi = p[i] }
-            if (n < 2) return 0
-            d = n * sxx - sx * sx; if (d == 0) return 0
-            B[1] = (n * sxy - sx * sy) / d; A[1] = (sy - B[1] * sx) / n; return 1
+        function solve(i, j,    bc, b0, ac, a0, d) {   # the two-point lines through rates i, j
+            d = 1 / r[i] - 1 / r[j]
+            bc = (tc[i] - tc[j]) / d; ac = tc[i] - bc / r[i]
+            b0 = (t0[i] - t0[j]) / d; a0 = t0[i] - b0 / r[i]
+            if (ac <= a0) return -1
+            return (b0 - bc) / (ac - a0)
         }
-        BEGIN { lo = hi = ""
-            if (!fit(c, ac, bc) || !fit(z, a0, b0)) { print "nan -"; exit }
-            if (ac[1] <= a0[1]) { print "inf -"; exit }
-            r = (b0[1] - bc[1]) / (ac[1] - a0[1])
-            if (r <= 0) { print "0 -"; exit }
-            printf "%.6g %s\n", r, (r >= lo && r <= hi) ? "in" : "out" }'
+        BEGIN {
+            m = split(c, p, " "); split(z, q, " "); n = 0
+            for (i = 1; i + 1 <= m; i += 2) {
+                if (p[i + 1] == "nan" || q[i + 1] == "nan") continue
+                n++; r[n] = p[i] + 0; tc[n] = p[i + 1] + 0; t0[n] = q[i + 1] + 0
+            }
+            for (i = 2; i <= n; i++)        # ascending rates
+                for (j = i; j > 1 && r[j - 1] > r[j]; j--) {
+                    x = r[j]; r[j] = r[j - 1]; r[j - 1] = x
+                    x = tc[j]; tc[j] = tc[j - 1]; tc[j - 1] = x
+                    x = t0[j]; t0[j] = t0[j - 1]; t0[j - 1] = x
+                }
+            if (n < 2) { print "nan -"; exit }
+            for (i = 1; i < n; i++)
+                if (tc[i] - t0[i] < 0 && tc[i + 1] - t0[i + 1] >= 0) {
+                    printf "%.6g in\n", solve(i, i + 1); exit
+                }
+            if (tc[n] - t0[n] < 0) {        # pays at the highest rate run
+                x = solve(n - 1, n)
+                if (x > r[n]) printf "%.6g out\n", x; else print "inf -"
+            } else {                        # pays at none of them
+                x = solve(1, 2)
+                if (x > 0 && x < r[1]) printf "%.6g out\n", x; else print "0 -"
+            }
+        }'
 }
 # model_t SYS C BW: bin/model's communication time for a step of the mlp:
 # the f64 gradient and its trailer ((6337 + 3) x 8 bytes; fp16/bf16 and
@@ -271,25 +326,31 @@ model_t() {
             --bw "$bw" --latency "$lat" --compress "$c" 2>>"$out/logs/model.err"
     fi
 }
-# predicted SYS C SC S0 CC C0: the bandwidth (bytes/s) where the model's
+# predicted SYS C SC S0 CC C0 H: the bandwidth (bytes/s) where the model's
 # time to target with C, SC steps of (bin/model's step + CC, the measured
-# time outside the communication), equals none's, S0 steps of (its step +
-# C0): the measured break-even's definition on the model's step. SC = S0
-# = 1: on the step. "inf" when C pays at every bandwidth.
+# time outside the communication, + H x C's calls, the host's), equals
+# none's, S0 steps of (its step + C0 + H x none's calls): the measured
+# break-even's definition on the model's step. SC = S0 = 1: on the step.
+# "inf" when C pays at every bandwidth.
 predicted() {
     local t1c t2c t10 t20
     t1c=$(model_t "$1" "$2" 1e5) t2c=$(model_t "$1" "$2" 1e9)
     t10=$(model_t "$1" none 1e5) t20=$(model_t "$1" none 1e9)
-    awk -v t1c="$t1c" -v t2c="$t2c" -v t10="$t10" -v t20="$t20" -v sc="$3" -v s0="$4" -v cc="$5" -v c0="$6" 'BEGIN {
-        if (t1c == "" || t10 == "" || sc == "nan" || s0 == "nan" || cc == "nan" || c0 == "nan") { print "nan"; exit }
+    awk -v t1c="$t1c" -v t2c="$t2c" -v t10="$t10" -v t20="$t20" -v sc="$3" -v s0="$4" -v cc="$5" -v c0="$6" \
+        -v hc="$(awk -v h="$7" -v q="$(calls "$1" "$2")" 'BEGIN { print h * q }')" \
+        -v h0="$(awk -v h="$7" -v q="$(calls "$1" none)" 'BEGIN { print h * q }')" 'BEGIN {
+        if (t1c == "" || t10 == "" || sc == "nan" || s0 == "nan" || cc == "nan" || c0 == "nan" || hc == "nan") { print "nan"; exit }
         d = 1 / 1e5 - 1 / 1e9; bc = (t1c - t2c) / d; ac = t1c - bc / 1e5; b0 = (t10 - t20) / d; a0 = t10 - b0 / 1e5
-        bc *= sc; ac = sc * (ac + cc); b0 *= s0; a0 = s0 * (a0 + c0)
+        bc *= sc; ac = sc * (ac + cc + hc); b0 *= s0; a0 = s0 * (a0 + c0 + h0)
         if (ac <= a0) { print "inf"; exit }
         r = (b0 - bc) / (ac - a0); if (r <= 0) print 0; else printf "%.6g\n", r }'
 }
 
 csv=$out/compression.csv
 : > "$csv"
+hr_ring=nan hr_ps=nan
+[ -n "$ring_c" ] && hr_ring=$(host_call ring)
+[ -n "$ps_c" ] && hr_ps=$(host_call ps)
 for x in $runs; do
     sys=${x%%:*} c=${x#*:} pc="" p0="" sc="" s0="" nc=() n0=() cc=() c0=()
     for r in $rates; do
@@ -308,14 +369,15 @@ for x in $runs; do
     be="- -" bs="- -" pr=- ps=-
     if [ "$c" != none ]; then
         be=$(fit_be "$pc" "$p0") bs=$(fit_be "$sc" "$s0")
-        pr=$(predicted "$sys" "$c" "$sn" "$s0n" "$cm" "$c0m") ps=$(predicted "$sys" "$c" 1 1 "$cm" "$c0m")
+        hr=$hr_ring; [ "$sys" = ps ] && hr=$hr_ps
+        pr=$(predicted "$sys" "$c" "$sn" "$s0n" "$cm" "$c0m" "$hr") ps=$(predicted "$sys" "$c" 1 1 "$cm" "$c0m" "$hr")
     fi
     for r in $rates; do
         n=$(tag "$sys" "$c" "$r")
         [ -s "$out/logs/$n.csv" ] || continue
-        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps,predicted_step_bps,steps_ratio,compute_s,repeats" > "$csv"
+        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps,predicted_step_bps,steps_ratio,compute_s,host_call_s,repeats" > "$csv"
         set -- $(point "$sys" "$c" "$r") $be $bs
-        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$5,$6,$7,$8,$pr,$ps,$ratio,$cm,$repeats|" >> "$csv"
+        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$5,$6,$7,$8,$pr,$ps,$ratio,$cm,$([ "$sys" = ps ] && echo "$hr_ps" || echo "$hr_ring"),$repeats|" >> "$csv"
     done
 done
 [ -s "$csv" ] || { say "no run succeeded; logs in $out/logs"; exit 1; }
