@@ -387,10 +387,11 @@ done
     echo "# compression: mlp, K = $k, seed 7, $steps steps, lr $lr, target loss $target; EMULATED link, latency $lat; $repeats repeat(s), interleaved."
     echo "# steps/time to target: the first step at or under the target (loss file); step_s: psr_merge's (repeat 1's row)."
     echo "# break-even (Mbit/s): where C's time equals none's on its system. measured: time to target (medians over the"
-    echo "# repeats) fitted A + B/rate over the rates run (in: inside them, out: extrapolated; inf: pays at every rate);"
-    echo "# be_step: the same fit on step_s. predicted: bin/model's step (the compressor's bytes and measured codec cost)"
-    echo "# plus the measured time outside the communication, times the measured steps to target (s_ratio: C's / none's);"
-    echo "# pr_step: the same per step. ratio: measured / predicted, on time to target and on the step."
+    echo "# repeats), A + B/rate through the two rates that bracket it (in; out: extrapolated from the two highest or"
+    echo "# lowest; inf: pays at every rate); be_step: the same on step_s. predicted: bin/model's step (the compressor's"
+    echo "# bytes and measured codec cost) plus the measured time outside the communication and the host's wait per"
+    echo "# call (none's time_s over its model), times the measured steps to target (s_ratio: C's / none's); pr_step:"
+    echo "# the same per step. ratio: measured / predicted, on time to target and on the step."
     echo "# Measured on $(nproc) CPUs, shared, $(date -u +%Y-%m-%dT%H:%M:%SZ); timings are noisy, never asserted."
     printf '%-4s %-12s %9s %8s %8s %10s %11s %4s %11s %4s %11s %11s %7s %7s %7s\n' sys compressor rate step_s steps_tt time_tt_s be_meas_Mb where be_step_Mb wh be_pred_Mb pr_step_Mb s_ratio ratio r_step
     csv_awk 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
