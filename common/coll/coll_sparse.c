@@ -5,11 +5,32 @@
  */
 #include "coll_sparse.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/vec.h"
+
+/* add_tail: tail += the n raw elements at src, which follow a frame of
+ * any length and so may sit at any address: copied into an aligned
+ * buffer first, a few at a time (vec_add_finite's contract; *bad from
+ * tail). */
+static int add_tail(unsigned char *tail, const unsigned char *src, size_t n, int dtype,
+                    size_t *bad)
+{
+    _Alignas(max_align_t) unsigned char tmp[64];
+    size_t es = dtype_size(dtype), step = sizeof tmp / es;
+    int rc = 0;
+
+    for (size_t i = 0; rc == 0 && i < n; i += step) {
+        size_t m = n - i < step ? n - i : step;
+        memcpy(tmp, src + i * es, m * es);
+        if ((rc = vec_add_finite(tail + i * es, tmp, m, dtype, bad)) == ERR_NONFINITE)
+            *bad += i;
+    }
+    return rc;
+}
 
 int ring_allgather_frames(struct ring *r, void *buf, size_t n, size_t exact, int dtype,
                           int setting, unsigned char *frames, void *state, char *err)
@@ -43,8 +64,8 @@ int ring_allgather_frames(struct ring *r, void *buf, size_t n, size_t exact, int
     vec_zero(buf, n, dtype);
     for (int q = 0; q < k; q++) {           /* THE ORDER: rank 0 first, on every rank */
         rc = c->frame->add(setting, buf, frames + (size_t)q * sb, fb, m, dtype, &bad, why);
-        if (rc == 0 && (rc = vec_add_finite(tail, frames + (size_t)q * sb + fb, exact, dtype,
-                                            &bad)) == ERR_NONFINITE)
+        if (rc == 0 && (rc = add_tail(tail, frames + (size_t)q * sb + fb, exact, dtype,
+                                      &bad)) == ERR_NONFINITE)
             bad += m;
         if (rc == ERR_NONFINITE)
             err_say(err, "element %zu is %g after rank %d's top-k frame (all-gather)", bad,
