@@ -6,7 +6,7 @@
 #
 #   experiments/algo_check.sh [--quick] [--ks "4 8"] [--sizes "4K 64K 256K 1M 4M"]
 #       [--algos "ring rd ..."] [--reps N] [--link-bw RATE] [--link-latency TIME]
-#       [--out DIR]
+#       [--out DIR] [--redraw]
 #
 # For each algorithm A (default every one: ring rd rabenseifner tree dbtree
 # hring swing-lat swing-bw), K and size n, three times of one all-reduce:
@@ -31,6 +31,9 @@
 #
 # --quick: one rep, sizes 4K 256K 4M (about 4 minutes on an idle 2-core
 # machine at the default link). Progress: a line on stderr per run.
+# --redraw (with --out DIR of an earlier run and its flags): no real run;
+# the model and the simulator again, and the tables from DIR/runs.csv (a
+# model or simulator changed since).
 #
 # Results in --out DIR (default results/algo_check-DATE):
 #   algo_check.csv  a row per (algo, K, bytes): model_s, real_s (median),
@@ -60,10 +63,11 @@ help_or_version "$@"
 
 all_algos="ring rd rabenseifner tree dbtree hring swing-lat swing-bw"
 ks="4 8" sizes="4K 64K 256K 1M 4M" algos=$all_algos reps=3
-bw=32Mbit lat=1ms out="" quick=0 sizes_set=0 reps_set=0
+bw=32Mbit lat=1ms out="" quick=0 redraw=0 sizes_set=0 reps_set=0
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1; shift; continue ;;
+    --redraw) redraw=1; shift; continue ;;
     --ks | --sizes | --algos | --reps | --link-bw | --link-latency | --out | --*=*) opt_value "$@" ;;
     *) die_usage "$(shown_value "$1"): not an option" ;;
     esac
@@ -96,7 +100,12 @@ done
 [[ $reps =~ ^[1-9][0-9]?$ ]] || usage_error --reps "$reps" "not a count 1..99"
 [ -n "$ks" ] && [ -n "$sizes" ] && [ -n "$algos" ] || die_usage "--ks, --sizes and --algos need a value each"
 flags_check model --K 2 --bytes 1 --algo ring --bw "$bw" --latency "$lat"
-need_programs ring_worker psr_merge model
+if [ $redraw = 1 ]; then
+    [ -n "$out" ] && [ -s "$out/runs.csv" ] || die_usage "--redraw: needs --out DIR of an earlier run (its runs.csv)"
+    need_programs model
+else
+    need_programs ring_worker psr_merge model
+fi
 sim=1
 [ -x "$PSR_BIN/psring_sim" ] || { sim=0; say "no $PSR_BIN/psring_sim (SimGrid): the sim columns stay empty"; }
 
@@ -130,8 +139,10 @@ total=$(( $(wc -l < "$out/points") * reps ))
 failed=0 i=0
 
 # The real runs, interleaved: rep 1 of every point, then rep 2, ...
-: > "$out/runs.csv"
-for r in $(seq 1 "$reps"); do
+[ $redraw = 1 ] || : > "$out/runs.csv"
+runs=$reps
+[ $redraw = 1 ] && runs=0
+for r in $(seq 1 "$runs"); do
     while read -r a k n s m it; do
         i=$((i + 1))
         tag=$a.$k.$n.$r
@@ -204,13 +215,13 @@ csv_awk -v points="$out/points" -v simf="$out/sim.txt" -v reps="$reps" '
     }' "$out/runs.csv" /dev/null > "$out/algo_check.csv"
 
 # The markdown table: real/model, sim/model, sim/real per size.
-awk -F, -v bw="$bw" -v lat="$lat" -v reps="$reps" '
+awk -F, -v bw="$bw" -v lat="$lat" -v reps="$([ $redraw = 1 ] && echo "the" || echo "$reps")" '
     NR == 1 { next }
     { row = $1 " | " $2; if (!(row in seen)) { seen[row] = 1; rows[++nr] = row }
       if (!($3 in sz)) { sz[$3] = 1; szs[++ns] = $3 }
       cell[row, $3] = ($9 == "" ? "-" : $9) " / " ($10 == "" ? "-" : $10) " / " ($11 == "" ? "-" : $11) ($14 == 1 ? "" : " *") }
     END {
-        printf "Each cell: real/model / sim/model / sim/real (%s, %s; real: median of %s; * not within 5%% or not link-bound)\n\n", bw, lat, reps
+        printf "Each cell: real/model / sim/model / sim/real (%s, %s; real: median of %s runs; * not within 5%% or not link-bound)\n\n", bw, lat, reps
         h = "| algo | K |"; d = "|---|---|"
         for (j = 1; j <= ns; j++) { b = szs[j]; h = h " " (b >= 1048576 ? b / 1048576 "M" : b / 1024 "K") " |"; d = d "---|" }
         print h; print d
