@@ -122,13 +122,14 @@ for a in tree dbtree; do
 done
 job 20 "$PSR_BIN/ring_worker" --algo dbtree --bench --coll all_gather
 expect_rc 64
-# bin/model by hand: K = 8, n = 1e6 B, 1e9 B/s, a = 1 ms, D = 3: tree S = 8,
-# 3 (8 + 5) (a + 125 us) = 43.875 ms; dbtree S = 4 per half, 4 (4 + 5)
-# (a + 125 us) = 40.5 ms; K = 2 tree: C = 1, D = 1: 9 (a + 125 us).
-for q in "tree 8 0.043875" "dbtree 8 0.0405" "tree 2 0.010125"; do
+# bin/model by hand (1e9 B/s, a = 1 ms), the schedule's longest chain
+# (tree.c's K = 4 period table): K = 4 tree, 262144 B, S = 2: 11 steps of
+# (a + 131.072 us); 4096 B, S = 1: 6 of (a + 4.096 us); K = 2 tree, 1e6 B,
+# S = 8, C = 1, D = 1: 9 of (a + 125 us).
+for q in "tree 4 262144 0.012441792" "tree 4 4096 0.006024576" "tree 2 1e6 0.010125"; do
     set -- $q
-    got=$("$PSR_BIN/model" --algo $1 --K $2 --bytes 1e6 --bw 1e9 --latency 1ms)
-    [ "$got" = "$3" ] || t_fail "bin/model --algo $1 --K $2: $got, by hand $3"
+    got=$("$PSR_BIN/model" --algo $1 --K $2 --bytes $3 --bw 1e9 --latency 1ms)
+    [ "$got" = "$4" ] || t_fail "bin/model --algo $1 --K $2 --bytes $3: $got, by hand $4"
 done
 job 20 "$PSR_BIN/model" --algo dbtre --K 4 --bytes 1M --bw 1Gbit
 expect_rc 64
