@@ -147,15 +147,11 @@ for r in $(seq 1 "$runs"); do
         i=$((i + 1))
         tag=$a.$k.$n.$r
         rm -f "$out/logs/row.csv"
-        # shellcheck disable=SC2046
-        note_command "real $a K=$k $s rep $r" bash "$here/launch.sh" ring "$k" \
-            --worker-args "--algo $a $(extra "$a" "$k")" --bench -b "$n" -e "$n" -n "$it" -w 1 \
-            --link-bw "$bw" --link-latency "$lat" --timeout 60 --time-limit 300 \
-            --out "$out/logs/$tag" --csv-out "$out/logs/row.csv"
-        if job "real $a K=$k $s rep $r" "$out/logs/$tag.out" "$out/logs/$tag.err" \
-            bash "$here/launch.sh" ring "$k" --worker-args "--algo $a $(extra "$a" "$k")" \
-            --bench -b "$n" -e "$n" -n "$it" -w 1 --link-bw "$bw" --link-latency "$lat" \
-            --timeout 60 --time-limit 300 --out "$out/logs/$tag" --csv-out "$out/logs/row.csv" &&
+        cmd=(bash "$here/launch.sh" ring "$k" --worker-args "--algo $a $(extra "$a" "$k")"
+             --bench -b "$n" -e "$n" -n "$it" -w 1 --link-bw "$bw" --link-latency "$lat"
+             --timeout 60 --time-limit 300 --out "$out/logs/$tag" --csv-out "$out/logs/row.csv")
+        note_command "real $a K=$k $s rep $r" "${cmd[@]}"
+        if job "real $a K=$k $s rep $r" "$out/logs/$tag.out" "$out/logs/$tag.err" "${cmd[@]}" &&
             [ -s "$out/logs/row.csv" ]; then
             [ -s "$out/runs.csv" ] || { printf 'rep,'; head -n 1 "$out/logs/row.csv"; } > "$out/runs.csv"
             sed -n "2p" "$out/logs/row.csv" | sed "s/^/$r,/" >> "$out/runs.csv"
