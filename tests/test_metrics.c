@@ -548,7 +548,7 @@ static void test_link_util(void)
     struct metrics_record recs[3], back;
     struct metrics_row row;
     double c[2] = { 0.5, 0.5 }, in[2] = { 0.3, 0.3 };
-    char err[ERR_LEN] = "", path[160];
+    char err[ERR_LEN] = "", path[160], boot[sizeof recs[0].clock_id];
 
     T_CASE("metrics-8.1", "link_util: the busiest ring rank's 1 - idle/span; below 0.95 bound_by "
            "link becomes sw, host_bound stays 0; cpu, busy keep precedence; no link: empty");
@@ -582,6 +582,40 @@ static void test_link_util(void)
     recs[1].link_idle_s = 1.5;
     T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
     T_EQ_D(row.link_util, 0.0);
+
+    T_CASE("metrics-8.4", "link_util leaves out a ring rank's compute skew: the time it entered "
+           "each timed combine before the last rank did (its link waited for a neighbour still "
+           "computing, as time_s leaves out); only on one clock");
+    memcpy(boot, recs[0].clock_id, sizeof boot);
+    recs[0].link_idle_s = 0.20;                        /* entered 0.15 s early in all */
+    recs[1].link_idle_s = 0.06;
+    recs[0].steps[0].enter_t = 10.0;
+    recs[0].steps[1].enter_t = 20.0;
+    recs[1].steps[0].enter_t = 10.1;
+    recs[1].steps[1].enter_t = 20.05;
+    snprintf(recs[0].clock_id, sizeof recs[0].clock_id, "boot-1");
+    snprintf(recs[1].clock_id, sizeof recs[1].clock_id, "boot-2");     /* two clocks */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);      /* skew unknown: not left out */
+    T_NEAR(row.link_util, 0.94, 1e-12);
+    T_STR(row.bound_by, "sw");
+    snprintf(recs[1].clock_id, sizeof recs[1].clock_id, "boot-1");
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_NEAR(row.link_util, 1.0 - 0.05 / 0.85, 1e-9);   /* rank 0: (0.20 - 0.15) / (1 - 0.15) */
+    T_STR(row.bound_by, "sw");
+    recs[0].link_idle_s = 0.18;
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_NEAR(row.link_util, 1.0 - 0.03 / 0.85, 1e-9);
+    T_STR(row.bound_by, "link");
+    recs[0].link_idle_s = 0.10;                        /* less idle than skew: clamped */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_NEAR(row.link_util, 1.0, 1e-12);
+    recs[0].steps[0].enter_t = NAN;                    /* an entry unknown: not left out */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_NEAR(row.link_util, 0.94, 1e-12);
+    memcpy(recs[0].clock_id, boot, sizeof boot);       /* this machine's again */
+    memcpy(recs[1].clock_id, boot, sizeof boot);
+    for (int i = 0; i < 2; i++)
+        recs[i].steps[0].enter_t = recs[i].steps[1].enter_t = NAN;
 
     T_CASE("metrics-8.2", "cpu_s_per_gb: each record's cpu_s less its compute_cpu_s over the GB it "
            "moved (in + out), the largest; the record's link and compute fields round-trip, a "

@@ -28,6 +28,7 @@
 #include "train/optim.h"
 #include "train/step.h"
 #include "coll_psgd.h"
+#include "wire/net.h"
 
 #define LOSS_LOG_EVERY_S 1.0
 /* LOSS_NOTE: what a step of the --loss-time-out file is (losscurve.h). */
@@ -103,8 +104,12 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
         : allreduce_job(cfg, job, err);
     if (x && rc == 0 && !x->armed)
         tw->wait = x->first_recv_at - enter;
+    if (rc == 0 && job->late && clk == &clock_real)     /* link.h: its own timeline's end */
+        job->late[1] = net_vt_late(cfg->link, clock_now());
     if (!isnan(idle0)) {
-        double t1 = clock_src_now(clk);
+        double t1 = clock_src_now(clk) - (job->late ? job->late[1] : 0.0);
+        if (clk == &clock_real)     /* link.h: from the call's first forward */
+            (void)link_vt_window(cfg->link, &t0, &idle0);
         tw->util_span += t1 - t0;
         tw->util_idle += link_util_mark_egress(cfg->link, t1) - idle0;
     }

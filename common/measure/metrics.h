@@ -90,7 +90,12 @@
  *               are chosen so that the model's own idle is 0 on them
  *               (docs/link.md, UTILIZATION): a ring rank's egress over
  *               its all-reduce calls (a step's latency is bytes in
- *               flight: busy), a server's both directions over its
+ *               flight: busy), less its compute skew (the time it
+ *               entered each timed combine before the last rank did, its
+ *               steps' enter_t on one clock: its link then waited for a
+ *               neighbour still computing, which time_s leaves out too,
+ *               LAST ENTRY; taken from both span and idle, at most the
+ *               idle), a server's both directions over its
  *               steps, from the last worker's first push to its last
  *               weights' arrival (sync mode). Empty without a bandwidth
  *               limit or without such a record (NCCL, the simulator,

@@ -48,7 +48,8 @@ static void say(char *err, int s)
 static int sync_ps(struct step *d, int s, struct step_result *r, char *err)
 {
     const uint64_t round = d->step / (uint64_t)d->cfg.sync_every;
-    struct step_job job = { round, 0, d->g, 0, d->n, { d->round_examples, d->round_loss }, 0 };
+    struct step_job job = { round, 0, d->g, 0, d->n, { d->round_examples, d->round_loss }, 0,
+                            NULL };
     double c0, c1, f1;
     int rc;
 
@@ -84,7 +85,7 @@ static int sync(struct step *d, int s, struct step_result *r, char *err)
     const unsigned char *tr = g + n * d->es;
     uint64_t want = d->want * (uint64_t)d->round_steps;
     struct step_job job = { d->step, 0, g, 0, n + STEP_TRAILER_LEN,
-                            { d->round_examples, d->round_loss }, 0 };
+                            { d->round_examples, d->round_loss }, 0, NULL };
     double c0, c1;
     size_t bad;
     int rc;

@@ -100,6 +100,7 @@ int link_init(struct link *l, double rate, double latency_s)
     l->in_virt = NAN;
     l->vin_start = NAN;
     l->vt_floor = -INFINITY;
+    l->vt_win = NAN;
     return 0;
 }
 
@@ -483,6 +484,32 @@ double link_in_ready(const struct link *l)
 void link_enter(struct link *l, double now)
 {
     l->vt_floor = now;
+    l->vt_win = NAN;
+}
+
+int link_vt_window(struct link *l, double *t0, double *idle0)
+{
+    if (isnan(l->vt_win))
+        return 0;
+    *t0 = l->vt_win;
+    *idle0 = l->vt_win_idle;
+    return 1;
+}
+
+double link_vt_late(struct link *l, double now, double cpu_s)
+{
+    double ready = link_in_ready(l), end, late;
+
+    /* The call's last bytes came in during it (after link_enter), and the
+     * sender only computed or waited for a CPU or the link since. */
+    if (!link_active(l) || !(cpu_s >= 0.0) || !(ready >= l->vt_floor) || !(ready <= now))
+        return 0.0;
+    end = ready + cpu_s;
+    late = now - end;
+    if (!(late > 0.0) || !(late <= LINK_STAMP_SPAN))
+        return 0.0;
+    l->credited_s += late;
+    return late;
 }
 
 double link_send_restart(struct link *l, double now, double queued_s, double cpu_s)
@@ -506,6 +533,10 @@ double link_send_restart(struct link *l, double now, double queued_s, double cpu
     if (ready <= now && app < ready)
         app = ready;
     app = fmin(now, fmax(fmax(app, now - slack), l->vt_floor));
+    if (isnan(l->vt_win) && cpu_s >= 0.0 && ready >= l->vt_floor && l->egress.rate > 0.0) {
+        l->vt_win = app;            /* the call's first forward (link_vt_window) */
+        l->vt_win_idle = util_mark(l, UTIL_EGRESS, app);
+    }
     l->send_fixed = app;
     l->send_new = 1;
     l->send_cont = 0;

@@ -142,6 +142,10 @@ double net_queued_s(void);
  * waited for something else, or has read nothing yet). now: clock_now(). */
 double net_forward_cpu_s(double now);
 
+/* net_vt_late: link_vt_late for the calling thread at now (clock_now()):
+ * how much later than on this host's own timeline its timed call ends. */
+double net_vt_late(struct link *l, double now);
+
 /* net_busy_poll: for this process, how long a small transfer (64 KiB or
  * less left each way) retries its sockets, yielding the CPU between tries,
  * before it sleeps in ppoll; 0 (the default) sleeps at once. Worth it when

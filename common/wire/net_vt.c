@@ -53,6 +53,11 @@ double net_queued_s(void)
     return q > 0.0 ? q : 0.0;
 }
 
+double net_vt_late(struct link *l, double now)
+{
+    return l ? link_vt_late(l, now, net_forward_cpu_s(now)) : 0.0;
+}
+
 double net_forward_cpu_s(double now)
 {
     double cpu, q, other;
