@@ -269,8 +269,11 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
     const struct cli_common *c = cfg->c;
     const struct step_ops ops = {
         STEP_TRAILER | STEP_CHECK_FINITE |
-        (cfg->coll->comp && cfg->coll->comp->rounds == 2 ? STEP_LOSSY : 0), cfg->zero ? "reducescatter" : "allreduce",
-        cfg->zero ? "reduce-scatter" : "all-reduce", "", "wait", NULL,
+        (cfg->coll->comp && cfg->coll->comp->rounds == 2 ? STEP_LOSSY : 0) |
+        (cfg->bucket_student ? STEP_STUDENT : 0), cfg->zero ? "reducescatter" : "allreduce",
+        cfg->zero ? "reduce-scatter" : "all-reduce",
+        cfg->bucket_student ? " (the project's plan; --bucket-student cuts its own)" : "",
+        "wait", NULL,
         ring_combine, NULL, apply ? apply : optim_apply_host, (void *)cfg,
         cfg->zero ? ring_shard : NULL, cfg->zero ? ring_gather : NULL,
     };
