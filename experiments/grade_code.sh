@@ -33,6 +33,10 @@
 # wrong sums with the ring's bytes (adding in the all-gather); failures
 # at odd K only (steps split by rank parity).
 #
+# A FILE that writes student_layer_done is the track's second part (the
+# buckets, docs/lab.md SB): grade_bucket.sh checks it. The killed
+# neighbour is grade_fault.sh's check, shared by both.
+#
 # Exit: 0 when every check passed, 1 when one failed (the lines say
 # which), 64 on bad usage.
 prog=grade.sh
@@ -48,6 +52,8 @@ build it as ring_worker --algo student, then the sum (K = 2..5: every rank
 the same bits, equal to the big batch), the bytes (the ring's 2(K-1)/K n),
 the time on the emulated link (within 10% of the model) and a killed
 neighbour (named, not a hang). --quick: the sum and the bytes at K = 2..4.
+A FILE that writes student_layer_done (students/bucket_student.c, SB) is
+checked against the project's buckets instead (grade_bucket.sh).
 Exit 0 when all pass, 1 when one fails, 64 on bad usage.
 EOF
 }
@@ -66,7 +72,9 @@ done
 case $file in /*) ;; *) file=$(pwd)/$file ;; esac
 # The buckets' track (docs/lab.md, SB): a file that writes student_layer_done.
 if grep -q 'student_layer_done' "$file"; then
-    exec sh "$here/grade_bucket.sh" --code "$file" $([ $quick = 1 ] && echo --quick)
+    set -- --code "$file"
+    [ $quick = 1 ] && set -- "$@" --quick
+    exec sh "$here/grade_bucket.sh" "$@"
 fi
 for b in ring_worker reference model; do
     [ -x "$PSR_BIN/$b" ] || { say "no $PSR_BIN/$b: run make first"; exit 1; }
