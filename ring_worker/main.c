@@ -191,11 +191,13 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "no-overlap", CLI_BOOL, &o->no_overlap, NULL,
           "all-reduce the buckets after the backward pass, not during it", 0, 0, NULL },
         { "bucket-student", CLI_BOOL, &o->bucket_student, NULL,
-          "the buckets cut and started by students/bucket_student.c (docs/lab.md, SB)",
-          0, 0, NULL },
+          "the buckets cut and started by students/bucket_student.c (lab.md SB)", 0, 0, NULL },
         { "trace", CLI_STRING, &o->trace, "FILE",
           "write each rank's timeline to FILE.RANK (Chrome trace-event JSON, Perfetto)",
           0, 0, NULL },
+        { "phases", CLI_STRING, &o->phases, "FILE",
+          "--bench, --algo ring: write each rank's ring steps (phase, step, chunk sent and "
+          "received, start, end) of the first timed call to FILE.RANK", 0, 0, NULL },
         { "zero", CLI_INT, &o->zero, "STAGE",
           "ZeRO 1: shard the optimizer, 2: + gradients, 3: + weights", 0, 0,
           NULL },
@@ -241,6 +243,9 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
     check_zero(o, c, *kind, *algo);
     check_sync_every(o, *kind, xargc, xargv);
     check_bucket_student(o, *kind);
+    check_phases(o, *kind, *algo);
+    if (o->phases && ring_steps_check(o->phases, c->rank, err) != 0)
+        usage_fail(err);
     return xargv;
 }
 
@@ -384,7 +389,17 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
             .warmup_iters = o->warmup_iters, .iters = o->iters, .csv = c->csv, .json = c->json, .coll = coll,
             .link = link, .op = o->op, .root = o->bf.root, .imbalance = o->bf.imbalance,
         };
-        return bench_run(&bc, err);
+        struct ring_steps st;
+        if (!o->phases)
+            return bench_run(&bc, err);
+        if ((rc = ring_steps_init(&st, c->rank, c->world, coll_clock(coll), err)) != 0)
+            return rc;
+        bc.steps = &st;
+        rc = bench_run(&bc, err);
+        if (rc == 0)
+            rc = ring_steps_write(&st, o->phases, err);
+        ring_steps_destroy(&st);
+        return rc;
     }
     if (metrics_record_init(&rec, (size_t)(c->steps - c->warmup)) != 0) {
         snprintf(err, ERR_LEN, "out of memory for the record");
@@ -416,7 +431,7 @@ int main(int argc, char **argv)
                       BUCKETS_DEFAULT_BYTES, 0, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
                       { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
-                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1, 0, NULL };
+                      COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1, 0, NULL, NULL };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
     struct workload w;
     struct link link;

@@ -229,6 +229,27 @@ void check_sync_every(const struct opts *o, int kind, int xargc, char **xargv)
     usage_fail_value("--sync-every", v, why);
 }
 
+/* check_phases: --phases FILE observes the host ring's steps in the
+ * benchmark (ring_steps.h): --bench, --algo ring on the CPU, a collective
+ * the ring runs, no compressed wire (its own loop). */
+void check_phases(const struct opts *o, int kind, int algo)
+{
+    const char *why = NULL;
+
+    if (!o->phases)
+        return;
+    if (!o->bench)
+        why = "the ring's steps of one benchmark call: give --bench";
+    else if (kind != COLL_TCP || algo != COLL_RING)
+        why = "the steps of the host ring: --algo ring --device cpu --transport tcp";
+    else if (o->op != COLL_ALL_REDUCE && o->op != COLL_REDUCE_SCATTER && o->op != COLL_ALL_GATHER)
+        why = "--coll all_reduce, reduce_scatter or all_gather (the ring's phases)";
+    else if (o->compress != COMPRESS_NONE)
+        why = "not with --compress (the compressed ring runs its own loop)";
+    if (why)
+        usage_fail_value("--phases", o->phases, why);
+}
+
 /* check_zero: --zero trains on the CPU ring only, without --mistake;
  * stage 3 needs a forward pass. */
 void check_zero(const struct opts *o, const struct cli_common *c, int kind, int algo)

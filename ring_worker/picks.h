@@ -32,6 +32,7 @@ struct opts {
     int sync_every;             /* --sync-every H (train.h, LOCAL SGD) */
     int group;                  /* --ranks-per-host G (--algo hring; hring.h) */
     const char *calibration;    /* --calibration FILE (--algo auto, auto.h) */
+    const char *phases;         /* --phases FILE (--bench, the host ring; ring_steps.h) */
 };
 
 int has_flag(int argc, char **argv, const char *name);
@@ -47,5 +48,6 @@ int pick_coll(struct opts *o, const struct cli_common *c, int kind, int algo, in
 void check_zero(const struct opts *o, const struct cli_common *c, int kind, int algo);
 void check_sync_every(const struct opts *o, int kind, int xargc, char **xargv);
 void check_bucket_student(const struct opts *o, int kind);
+void check_phases(const struct opts *o, int kind, int algo);
 
 #endif /* RW_PICKS_H */

@@ -264,7 +264,7 @@ static double one_message(struct link *snd, struct link *rcv, size_t n, double n
     size_t piece = link_piece(snd), done = 0;
     double handed = now;
 
-    link_send_restart(snd);
+    link_send_restart(snd, now, 0.0, NAN);
     while (done < n) {
         size_t p = n - done < piece ? n - done : piece;
         double d = link_send_reserve(snd, p, now, done > 0);
@@ -328,7 +328,7 @@ static void t_join(void)
         piece = link_piece(&s);
         /* Header, then payload: each piece read in two parts, both under
          * the piece's stamp (its arrival: the sender's deadline). */
-        link_send_restart(&s);
+        link_send_restart(&s, now, 0.0, NAN);
         while (done < n) {
             size_t p = n - done < piece ? n - done : piece, a = done == 0 ? hdr : p / 2;
             double d = link_send_reserve(&s, p, now, done > 0);
@@ -349,7 +349,7 @@ static void t_join(void)
         t0 = now + 1.0;
         now = t0;
         handed = t0;
-        link_send_restart(&s);
+        link_send_restart(&s, now, 0.0, NAN);
         for (done = 0; done < n; ) {
             size_t p = n - done < piece ? n - done : piece;
             double d = link_send_reserve(&s, p, now, done > 0);
@@ -446,7 +446,7 @@ static double small_frame(double rate, double lat, size_t payload, double late, 
     piece = link_piece(&s);
     first = link_frame_first(&s, hdr, payload);
     /* The sender: its pieces' deadlines are the buffers' arrivals. */
-    link_send_restart(&s);
+    link_send_restart(&s, now, 0.0, NAN);
     d = link_send_reserve(&s, hdr + first, now, 0);
     now = fmax(now, d) + 5e-6;
     link_send_woke(&s, now);
@@ -676,7 +676,7 @@ static void ring_steps(struct link *l, int steps, size_t n, double over, int res
         size_t done = 0;
 
         if (restart)
-            link_send_restart(l);
+            link_send_restart(l, *now, 0.0, NAN);
         while (done < n) {
             size_t p = n - done < piece ? n - done : piece;
             d = link_send_reserve(l, p, *now, done > 0);
@@ -698,7 +698,7 @@ static double frame_rest(struct link *l, size_t n, double peer, int cont, double
     size_t piece = link_piece(l), done;
     double now = t0, d;
 
-    link_send_restart(l);
+    link_send_restart(l, now, 0.0, NAN);
     d = link_send_reserve(l, piece, now, 0);
     now = fmax(now, d);
     link_send_woke(l, now);
@@ -742,7 +742,7 @@ static void t_continue(void)
     /* The flag is one send's: the next step's restart pays the latency. */
     T_EQ_I(link_init(&l, rate, lat), 0);
     link_send_continue(&l);
-    link_send_restart(&l);
+    link_send_restart(&l, 20.0, 0.0, NAN);
     T_NEAR(link_send_reserve(&l, 1000, 20.0, 0) - 20.0, lat + 1000 / rate, 1e-9);
     T_END();
 }
@@ -786,13 +786,13 @@ static void t_restart(void)
     now = 11.0;
     d = link_send_reserve(&l, 1000000, now, 0);       /* wire busy until 11.01 */
     link_send_woke(&l, now);                            /* (not held: woke early) */
-    link_send_restart(&l);
+    link_send_restart(&l, now + 1e-3, 0.0, NAN);
     d = link_send_reserve(&l, 1000000, now + 1e-3, 0);
     T_NEAR(d, 11.0 + 2 * 1000000 / rate + lat, 1e-9);
     /* After a restart, the pieces of the same send still pipeline. */
     now = d;
     link_send_woke(&l, now);
-    link_send_restart(&l);
+    link_send_restart(&l, now, 0.0, NAN);
     t0 = now;
     for (int k = 0; k < 10; k++) {
         d = link_send_reserve(&l, 25000, now, k > 0);

@@ -6,7 +6,7 @@
  * loopback listeners and the real HELLO exchange (xport_tcp_open). Ids:
  * ring-1.x the algorithm (chunk bounds, sums against the closed form and
  * against the ring's own summation order, bit-identical ranks, the two
- * phases alone, pieces, bytes moved); ring-2.x one transport facing a fake
+ * phases alone, pieces, bytes moved, the step hook); ring-2.x one transport facing a fake
  * neighbour played by the test: every kind of bad frame, a closed or
  * silent left, an ABORT to relay, a closed right (RELIABILITY.md, "ring
  * only"). The rig it shares with test_rd.c (threads, fake partners,
@@ -25,9 +25,14 @@
 
 #include "check.h"
 #include "coll/ring.h"
+#include "coll/ring_steps.h"
 #include "fake_peer.h"
 
 enum op { OP_ALLREDUCE, OP_RS, OP_AG };
+
+/* ring-1.11: when set, rank r's ring is observed (ring.h, HOOK) through
+ * steps[r] on every call; ring_steps keeps the first. */
+static struct ring_steps *hooked;
 
 static void fill(struct rank_job *j, uint64_t round)
 {
@@ -61,12 +66,19 @@ static void *rank_main(void *arg)
     for (int k = 0; rc == 0 && k < j->rounds; k++) {
         if (k > 0)
             fill(j, (uint64_t)k);
+        if (hooked)
+            ring_steps_arm(&hooked[j->rank], &ring, j->n, j->dtype);
         if (j->op == OP_ALLREDUCE)
             rc = ring_allreduce(&ring, j->buf, j->n, j->dtype, j->err);
         else if (j->op == OP_RS)
             rc = ring_reduce_scatter(&ring, j->buf, j->n, j->dtype, j->err);
         else
             rc = ring_all_gather(&ring, j->buf, j->n, j->dtype, j->err);
+        if (hooked) {
+            ring_steps_disarm(&hooked[j->rank], rc == 0);
+            if (ring.hook)
+                rc = -EINVAL;           /* the hook left on the ring after disarm */
+        }
     }
     if (rc == 0 || t)
         ring_destroy(&ring);
@@ -330,6 +342,64 @@ int main(void)
     T_CASE("ring-1.9", "loopback listeners and HELLO (xport_tcp_open), K = 3 and 2");
     for (int k = 3; k >= 2; k--)
         over_listeners(k, run_ring_on, FILL_SMALL, ring_order_sum);
+
+    T_CASE("ring-1.11", "the HOOK (ring_steps): one call's 2(K-1) steps kept of two, each ring_schedule's chunks and bytes, in order");
+    for (int k = 2; k <= 5; k++) {
+        struct ring_steps st[MAXK];
+        size_t n = 1001, lo, hi;
+        for (int r = 0; r < k; r++)
+            T_EQ_I(ring_steps_init(&st[r], r, k, &clock_real, err), 0);
+        hooked = st;
+        T_EQ_I(run_ring(jobs, k, n, DTYPE_F32, OP_ALLREDUCE, FILL_RANDOM, 64, 2), 0);
+        hooked = NULL;
+        T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 1, ring_order_sum), 0);    /* sums untouched */
+        for (int r = 0; r < k; r++) {
+            T_EQ_I(st[r].done, 1);
+            T_EQ_I(st[r].n, 2 * (k - 1));
+            for (int i = 0; i < st[r].n && i < 2 * (k - 1); i++) {
+                const struct ring_steps_row *w = &st[r].row[i];
+                int ph = i < k - 1 ? RING_REDUCE_SCATTER : RING_ALL_GATHER, s = i % (k - 1), sc, rcv;
+                ring_schedule(r, k, (enum ring_phase)ph, s, &sc, &rcv);
+                T_EQ_I(w->phase, ph);
+                T_EQ_I(w->step, s);
+                T_EQ_I(w->send, sc);
+                T_EQ_I(w->recv, rcv);
+                ring_chunk(n, k, sc, &lo, &hi);
+                T_EQ_U(w->bytes, 4 * (hi - lo));
+                T_TRUE(w->t1 >= w->t0);
+                T_TRUE(i == 0 || w->t0 >= st[r].row[i - 1].t1);
+            }
+            ring_steps_destroy(&st[r]);
+        }
+        free_jobs(jobs, k);
+    }
+    {   /* a call that failed is forgotten; the next good one is kept */
+        struct ring_steps st;
+        struct ring r1;
+        T_EQ_I(ring_init(&r1, NULL, 0, 1, 0), 0);
+        T_TRUE(r1.hook == NULL);                              /* off by default */
+        T_EQ_I(ring_steps_init(&st, 0, 3, &clock_real, err), 0);
+        ring_steps_arm(&st, &r1, 10, DTYPE_F32);
+        T_TRUE(r1.hook == &st.hook);
+        st.hook.step(st.hook.arg, RING_REDUCE_SCATTER, 0, 2, 1, 16, 0);
+        st.hook.step(st.hook.arg, RING_REDUCE_SCATTER, 0, 2, 1, 16, 1);
+        T_EQ_I(st.n, 1);
+        ring_steps_disarm(&st, 0);
+        T_TRUE(r1.hook == NULL);
+        T_EQ_I(st.n, 0);
+        T_EQ_I(st.done, 0);
+        ring_steps_arm(&st, &r1, 10, DTYPE_F32);
+        for (int i = 0; i < 6; i++)                             /* more than 2(K-1): dropped */
+            for (int e = 0; e <= 1; e++)
+                st.hook.step(st.hook.arg, RING_ALL_GATHER, i, 0, 2, 12, e);
+        ring_steps_disarm(&st, 1);
+        T_EQ_I(st.n, 4);
+        T_EQ_I(st.done, 1);
+        ring_steps_arm(&st, &r1, 10, DTYPE_F32);               /* kept: a no-op now */
+        T_TRUE(r1.hook == NULL);
+        ring_steps_destroy(&st);
+        ring_destroy(&r1);
+    }
 
     T_CASE("ring-1.10", "K = 1: no transport, the buffer is its own sum");
     {

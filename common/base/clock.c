@@ -2,10 +2,16 @@
 #include "clock.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 double clock_now(void)
 {
@@ -66,4 +72,61 @@ double clock_thread_cpu_seconds(void)
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
         return 0.0;
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* clock_thread_queued_seconds: the kernel's run delay of this thread
+ * (/proc/thread-self/schedstat, the second field, in ns), read through a
+ * descriptor each thread opens once and its exit closes. */
+static pthread_key_t queued_key;
+static pthread_once_t queued_once = PTHREAD_ONCE_INIT;
+static _Thread_local int queued_fd = -1;    /* -2: the kernel cannot say */
+static _Thread_local pid_t queued_tid;      /* whose file (a fork's child reopens) */
+
+static void queued_close(void *p)
+{
+    close((int)(intptr_t)p - 1);
+}
+
+static void queued_key_make(void)
+{
+    if (pthread_key_create(&queued_key, queued_close) != 0)
+        queued_key = (pthread_key_t)-1;
+}
+
+double clock_thread_queued_seconds(void)
+{
+    char buf[128], *p, *end;
+    unsigned long long wait;
+    ssize_t n;
+
+    if (queued_fd >= 0 && queued_tid != (pid_t)syscall(SYS_gettid)) {
+        close(queued_fd);                       /* a fork's child: its own thread */
+        queued_fd = -1;
+    }
+    if (queued_fd == -2)
+        return NAN;
+    if (queued_fd < 0) {
+        queued_tid = (pid_t)syscall(SYS_gettid);
+        pthread_once(&queued_once, queued_key_make);
+        queued_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+        if (queued_fd < 0 || queued_key == (pthread_key_t)-1 ||
+            pthread_setspecific(queued_key, (void *)(intptr_t)(queued_fd + 1)) != 0) {
+            if (queued_fd >= 0)
+                close(queued_fd);
+            queued_fd = -2;
+            return NAN;
+        }
+    }
+    n = pread(queued_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return NAN;
+    buf[n] = '\0';
+    errno = 0;
+    (void)strtoull(buf, &p, 10);                /* CPU time: skipped */
+    if (p == buf || (*p != ' ' && *p != '\t'))
+        return NAN;
+    wait = strtoull(p, &end, 10);
+    if (end == p || errno != 0)
+        return NAN;
+    return (double)wait * 1e-9;
 }

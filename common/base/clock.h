@@ -51,4 +51,10 @@ double clock_cpu_seconds(void);
  * used (CLOCK_THREAD_CPUTIME_ID); 0 if the kernel cannot say. */
 double clock_thread_cpu_seconds(void);
 
+/* clock_thread_queued_seconds: how long the calling thread has been
+ * runnable but waiting for a CPU, in all (the kernel's run delay); NAN
+ * where the kernel cannot say. A pread of a descriptor the thread keeps
+ * (its exit closes it): a few microseconds. */
+double clock_thread_queued_seconds(void);
+
 #endif /* CLOCK_H */

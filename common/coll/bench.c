@@ -173,7 +173,8 @@ static int same_sweep(const struct bench_cfg *cfg, double *all, char *err)
  * idle over the timed loop (link.h, UTILIZATION; NaN unpaced). */
 static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const double *dt,
                         const uint64_t *bin, const uint64_t *bout, double cpu, double wall,
-                        double idle, const struct hostload_sample *machine, char *err)
+                        double idle, double credit, const struct hostload_sample *machine,
+                        char *err)
 {
     char path[4096 + 32], jpath[4096 + 32];
     int one = cfg->minbytes == cfg->maxbytes ||
@@ -206,6 +207,7 @@ static int write_record(const struct bench_cfg *cfg, uint64_t bytes, const doubl
     rec.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     rec.machine0 = machine[0];
     rec.machine1 = machine[1];
+    rec.link_credit_s = credit;
     for (int i = 0; i < cfg->iters; i++) {
         struct metrics_step s = { (uint64_t)i, dt[i], NAN, NAN, bin[i], bout[i], NAN, NAN };
         metrics_record_add(&rec, &s);
@@ -406,7 +408,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
     for (uint64_t size = cfg->minbytes; size <= cfg->maxbytes; size *= (uint64_t)cfg->stepfactor) {
         size_t count = count_of(cfg, size, es);
         uint64_t bytes = count * es, wrong = 0;
-        double t0, total, cpu0, wall0, cpu, wall, mine[3], tmax = 0, idle, cost = -1;
+        double t0, total, cpu0, wall0, cpu, wall, mine[3], tmax = 0, idle, cost = -1, credit;
         uint64_t moved = 0;
         struct hostload_sample machine[2];
 
@@ -417,6 +419,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             /* The machine's load (metrics.h), read before the barrier so
              * that no rank starts late for it. */
             hostload_sample_read(&machine[0]);
+            credit = cfg->link->credited_s;     /* link.h, OWN CORES: signal 4's share */
             /* The barrier: a tiny gather, so the loops start together. */
             mine[0] = 0;
             if (rc == 0)
@@ -427,8 +430,12 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             for (int i = 0; i < cfg->iters && rc == 0; i++) {
                 uint64_t o = cfg->link->bytes_out, in = cfg->link->bytes_in;
                 double ti = clock_src_now(clk);
+                if (cfg->steps)
+                    ring_steps_arm(cfg->steps, &co->ring, count, cfg->dtype);
                 rc = run_op(cfg, b.buf, b.rbuf, count, err);
                 dt[i] = clock_src_now(clk) - ti;
+                if (cfg->steps)
+                    ring_steps_disarm(cfg->steps, rc == 0);
                 bout[i] = cfg->link->bytes_out - o;
                 bin[i] = cfg->link->bytes_in - in;
             }
@@ -437,6 +444,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             wall = clock_src_now(clk) - wall0;
             idle = link_util_mark_egress(cfg->link, wall0 + wall) - idle;
             hostload_sample_read(&machine[1]);
+            credit = cfg->link->credited_s - credit;
             if (rc != 0)
                 goto fail;
 
@@ -482,7 +490,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
                        cs, (unsigned long long)wrong);
                 fflush(stdout);
             }
-            if ((cfg->csv || cfg->json) && (rc = write_record(cfg, bytes, dt, bin, bout, cpu, wall, idle, machine, err)) != 0)
+            if ((cfg->csv || cfg->json) && (rc = write_record(cfg, bytes, dt, bin, bout, cpu, wall, idle, credit, machine, err)) != 0)
                 goto out;
         }
         if (size > cfg->maxbytes / (uint64_t)cfg->stepfactor)

@@ -55,6 +55,11 @@
  * --json FILE the same records as JSON Lines (metrics_record_write_json),
  * named the same way.
  *
+ * With --phases FILE (cfg->steps) the first timed call of the first size
+ * is observed step by step on the host ring (ring_steps.h: a few clock
+ * reads per step inside that one call) and written to FILE.RANK by the
+ * caller after the sweep.
+ *
  * The ranks check that they run the same sweep (an all-gather of the
  * settings) before the first size.
  */
@@ -65,6 +70,7 @@
 
 #include "wire/link.h"
 #include "coll.h"
+#include "ring_steps.h"
 
 struct bench_cfg {
     int rank, world, dtype;
@@ -77,6 +83,8 @@ struct bench_cfg {
     double imbalance;              /* --imbalance F (alltoall), 1: balanced */
     struct coll *coll;             /* the collective and the gathers */
     struct link *link;             /* counters, and the settings for the record */
+    struct ring_steps *steps;      /* --phases: the first timed call's ring steps
+                                      (ring_steps.h; armed on coll->ring), or NULL */
 };
 
 /* bench_run: the sweep. 0 when every size ran and every element checked

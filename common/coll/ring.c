@@ -87,6 +87,7 @@
 
 int ring_init(struct ring *r, struct xport *x, int rank, int world, size_t piece_bytes)
 {
+    r->hook = NULL;
     return xport_algo_init(&r->a, x, rank, world, piece_bytes, RING_PIECE_DEFAULT);
 }
 
@@ -157,6 +158,8 @@ static int phase(struct ring *r, unsigned char *p, size_t n, int dtype, enum rin
         ring_schedule(me, k, ph, s, &sc, &rcv);
         ring_chunk(n, k, sc, &slo, &shi);
         ring_chunk(n, k, rcv, &rlo, &rhi);
+        if (r->hook)
+            r->hook->step(r->hook->arg, ph, s, sc, rcv, (shi - slo) * es, 0);
         rc = xport_begin(x, &(struct xport_step){
                 .to = (me + 1) % k, .from = (me + k - 1) % k,
                 .send_tag = (uint32_t)sc, .recv_tag = (uint32_t)rcv,
@@ -181,6 +184,8 @@ static int phase(struct ring *r, unsigned char *p, size_t n, int dtype, enum rin
             rc = xport_end(x, err);
         if (rc != 0)
             return rc;
+        if (r->hook)
+            r->hook->step(r->hook->arg, ph, s, sc, rcv, (shi - slo) * es, 1);
     }
     return 0;
 }

@@ -34,8 +34,24 @@
 
 #define RING_PIECE_DEFAULT (1u << 20)      /* bytes reduced between two receives */
 
+/* HOOK. A ring may carry an observer of its steps (ring_worker --phases,
+ * ring_steps.h): hook->step is called as each step begins (end 0: before
+ * its send is queued) and once it has ended (end 1: its chunk received and
+ * reduced or copied, its send done), with the phase, the step s, the
+ * chunks sent and received and the bytes sent. It runs on the thread that
+ * runs the ring, must not fail and must not block; it reads the clock
+ * itself, so ring.c reads no OS state. NULL (ring_init's) costs one test
+ * per step. A failed step calls no end. */
+enum ring_phase { RING_REDUCE_SCATTER, RING_ALL_GATHER };
+struct ring_hook {
+    void (*step)(void *arg, enum ring_phase ph, int s, int send, int recv, size_t sbytes,
+                 int end);
+    void *arg;
+};
+
 struct ring {
     struct xport_algo a;      /* the transport (xport.h), this rank, the staging piece */
+    const struct ring_hook *hook; /* HOOK, or NULL (the default); the caller's */
 };
 
 /* ring_init: a ring of `world` ranks seen from `rank`, moving bytes through
@@ -58,7 +74,6 @@ void ring_chunk(size_t n, int world, int c, size_t *lo, size_t *hi);
 /* ring_schedule: at step s (0..world-2) of a phase, `rank` sends chunk
  * *send to the right and receives chunk *recv from the left (ring.c's step
  * table). ring_cuda.c runs the same schedule. */
-enum ring_phase { RING_REDUCE_SCATTER, RING_ALL_GATHER };
 void ring_schedule(int rank, int world, enum ring_phase phase, int s, int *send, int *recv);
 
 int ring_reduce_scatter(struct ring *r, void *buf, size_t n, int dtype, char *err);

@@ -262,6 +262,26 @@ static void log_wait(const struct metrics_wait *w, struct metrics_record *rec)
             rec->wait_s, w->max, (unsigned long long)w->n);
 }
 
+/* record_link: what the emulated link says of the timed steps: the run
+ * delay its timeline took back since `credit0` (link.h, OWN CORES), and
+ * its egress utilization over the combines (UTILIZATION), when it carried
+ * anything (NCCL, K = 1: nothing). */
+static void record_link(const struct train_cfg *cfg, struct metrics_record *rec,
+                        const struct train_wait *tw, double credit0)
+{
+    uint64_t moved = 0;
+
+    rec->link_credit_s = cfg->link->credited_s - credit0;
+    if (!(tw->util_span > 0))     /* a paced link was measured (ring_combine) */
+        return;
+    for (size_t i = 0; i < rec->nsteps; i++)
+        moved += rec->steps[i].bytes_in + rec->steps[i].bytes_out;
+    if (moved > 0) {
+        rec->link_span_s = tw->util_span;
+        rec->link_idle_s = fmax(0.0, tw->util_idle);
+    }
+}
+
 int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
                 train_apply_fn apply, struct metrics_record *rec, char *err)
 {
@@ -291,7 +311,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
     struct metrics_wait wt = { 0, 0, 0 };
     struct step d;
     struct psgd ps = { 0 };
-    double cpu0 = 0, wall0 = 0, run0 = 0, last_log = -INFINITY, round_s = -1;
+    double cpu0 = 0, wall0 = 0, run0 = 0, last_log = -INFINITY, round_s = -1, credit0 = 0;
     uint64_t out0 = 0, in0 = 0;
     int rc;
 
@@ -324,6 +344,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
         if (s == c->warmup) {
             tw.util_on = 1;
             hostload_sample_read(&rec->machine0);   /* the machine's load: metrics.h */
+            credit0 = cfg->link->credited_s;    /* link.h, OWN CORES: signal 4 */
             cpu0 = clock_cpu_seconds();
             wall0 = clock_src_now(clk);
         }
@@ -352,15 +373,7 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
     rec->compute_cpu_s = step_compute_cpu(&d);      /* the timed steps'; cpu_s_per_gb leaves it out */
     rec->wall_s = clock_src_now(clk) - wall0;
     hostload_sample_read(&rec->machine1);
-    if (tw.util_span > 0) {        /* a paced link was measured (ring_combine) */
-        uint64_t moved = 0;     /* NCCL, K = 1: the emulated link carried nothing */
-        for (size_t i = 0; i < rec->nsteps; i++)
-            moved += rec->steps[i].bytes_in + rec->steps[i].bytes_out;
-        if (moved > 0) {
-            rec->link_span_s = tw.util_span;
-            rec->link_idle_s = fmax(0.0, tw.util_idle);
-        }
-    }
+    record_link(cfg, rec, &tw, credit0);
     if (c->rank == 0 && c->steps > c->warmup && !dev)
         log_medians(&d);
     log_memory(cfg, &d);

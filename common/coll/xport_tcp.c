@@ -241,14 +241,19 @@ static int check_header(struct tcp *t, char *err)
     else if (h.step != c->seq)
         rc = tcp_fail_frame(t, ERR_PROTO_FIELD, err, "CHUNK for step %llu",
                             (unsigned long long)h.step);
-    else if (h.aux != t->recv_tag)
-        rc = tcp_fail_frame(t, ERR_PROTO_FIELD, err, "%s %llu, expected %s %u", t->tag,
-                            (unsigned long long)h.aux, t->tag, t->recv_tag);
+    else if (proto_chunk_tag(h.aux) != t->recv_tag)
+        rc = tcp_fail_frame(t, ERR_PROTO_FIELD, err, "%s %u, expected %s %u", t->tag,
+                            proto_chunk_tag(h.aux), t->tag, t->recv_tag);
     else if (h.length != t->rbytes)
         rc = tcp_fail_frame(t, ERR_PROTO_SIZE, err, "%llu bytes %s %u, expected %zu",
                             (unsigned long long)h.length, t->tag_of, t->recv_tag, t->rbytes);
     if (rc != 0)
         return rc;
+    if (link_active(t->link) && proto_chunk_stamp(h.aux) != 0) {
+        double now = clock_now();
+        link_ingress_frame(t->link, proto_stamp_time(proto_chunk_stamp(h.aux), now),
+                           PROTO_HEADER_SIZE, now);
+    }
     t->rframe.len += t->rbytes;
     c->seq++;
     if (t->out != c)
@@ -263,6 +268,7 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
     struct proto_header h;
     uint64_t out0 = t->link->bytes_out, in0 = t->link->bytes_in;
     size_t first = s->sbytes < HEAD_MAX ? s->sbytes : HEAD_MAX, sent;
+    uint32_t stamp;
     int rc;
 
     /* EMULATED LATENCY: header and first bytes fill one piece, no more
@@ -282,8 +288,19 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
                 t->in_step ? "the last step has not ended" : "not in the plan, or no buffer");
         return ERR_USAGE;
     }
+    /* EMULATED LATENCY: what a step sends was received (and reduced) in
+     * the step before, so it is a new transmission and pays the link's
+     * latency once: forget the lag the link carried over from the last
+     * send (link.h, BLOCKING SENDERS). It starts on this host's own
+     * timeline (link.h, VIRTUAL TIMELINE), and the frame says where. */
+    stamp = 0;
+    if (link_active(t->link)) {
+        double now = clock_now();
+        stamp = proto_stamp_of(link_send_restart(t->link, now, net_queued_s(),
+                                                 net_forward_cpu_s(now)));
+    }
     h = proto_header_make(PROTO_CHUNK, (uint32_t)t->self.rank, (uint32_t)t->self.world,
-                          out->seq, s->send_tag, s->sbytes);
+                          out->seq, proto_chunk_aux(s->send_tag, stamp), s->sbytes);
     proto_header_encode(&h, t->head);
     if (first)
         memcpy(t->head + PROTO_HEADER_SIZE, s->sbuf, first);
@@ -296,11 +313,6 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
     t->sbytes = s->sbytes;
     t->rbytes = s->rbytes;
     t->sdone = t->rdone = 0;
-    /* EMULATED LATENCY: what a step sends was received (and reduced) in
-     * the step before, so its transmission starts now, in real time, and
-     * pays the link's latency once: forget the lag the link carried over
-     * from the last send (link.h, BLOCKING SENDERS). */
-    link_send_restart(t->link);
     net_frame_begin(&t->rframe, PROTO_HEADER_SIZE);
     rc = net_sendrecv_frame(out->fd, t->head, PROTO_HEADER_SIZE + first, out->name,
                             in->fd, t->hdr_in, PROTO_HEADER_SIZE, in->name, t->link, t->idle,

@@ -49,8 +49,10 @@
  * knew its run delay):
  *   4. wait_share > HOSTLOAD_WAIT (0.08): the job's processes spent, on
  *      average, more than 8% of the timed part runnable but waiting for a
- *      CPU (wait_share = the run delays' growth summed over the processes
- *      / (wall x nproc)). Every rank of a ring is on the critical path of
+ *      CPU (wait_share = the run delays' growth summed over the processes,
+ *      less what their emulated links took back from their timelines
+ *      (link.h, OWN CORES AND THE VIRTUAL TIMELINE; the records'
+ *      link_credit_s), / (wall x nproc)). Every rank of a ring is on the critical path of
  *      every step, so a wake-up that waits for a CPU delays the step: with
  *      more ranks than cores (K = 8 and 16 on 2 cores) the scheduler, not
  *      the link, sets the pace, though the cores are not busy on average.

@@ -80,7 +80,7 @@ int metrics_record_init(struct metrics_record *r, size_t cap)
     clock_id_read(r->clock_id);
     r->rank = -1;
     r->ttt_s = r->wait_s = r->compute_cpu_s = NAN;
-    r->link_span_s = r->link_idle_s = NAN;
+    r->link_span_s = r->link_idle_s = r->link_credit_s = NAN;
     r->machine0.wait_ns = r->machine1.wait_ns = -1;     /* not known until sampled or read */
     if (cap > METRICS_MAX_STEPS)
         return ERR_USAGE;
@@ -160,6 +160,8 @@ static void record_text(FILE *f, const struct metrics_record *r)
         fprintf(f, "compute_cpu_s %.9g\n", r->compute_cpu_s);
     if (!isnan(r->link_span_s) && !isnan(r->link_idle_s))
         fprintf(f, "link_span_s %.9g\nlink_idle_s %.9g\n", r->link_span_s, r->link_idle_s);
+    if (!isnan(r->link_credit_s))
+        fprintf(f, "link_credit_s %.9g\n", r->link_credit_s);
     put_wait(f, "wait0", &r->machine0);
     put_wait(f, "wait1", &r->machine1);
     if (r->clock_id[0])
@@ -354,6 +356,8 @@ static int read_line(struct metrics_record *r, char *line)
         return tok_double(v, &r->link_span_s) || !(r->link_span_s >= 0) ? -1 : 0;
     if (strcmp(key, "link_idle_s") == 0)
         return tok_double(v, &r->link_idle_s) || !(r->link_idle_s >= 0) ? -1 : 0;
+    if (strcmp(key, "link_credit_s") == 0)
+        return tok_double(v, &r->link_credit_s) || !(r->link_credit_s >= 0) ? -1 : 0;
     if (strcmp(key, "wait0") == 0 || strcmp(key, "wait1") == 0) {
         uint64_t w;
         if (tok_u64(v, &w) || w > (uint64_t)INT64_MAX)

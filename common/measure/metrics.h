@@ -169,6 +169,10 @@
  *        rank or worker spent computing, its gradient, check and apply,
  *        counted per thread: step.h, step_compute_cpu; MERGE RULES:
  *        cpu_s_per_gb)
+ *   link_credit_s 0.02   (optional: of this process's run delay between
+ *        its machine0 and machine1 samples, the seconds its emulated link
+ *        took back from its timeline (link.h, OWN CORES AND THE VIRTUAL
+ *        TIMELINE); hostload.h's signal 4 counts only the rest)
  *   link_span_s 2.5 | link_idle_s 0.01   (optional, together: the time
  *        its link's utilization was measured over and the link's idle in
  *        it, a ring rank's egress alone, a server's both directions;
@@ -233,6 +237,8 @@ struct metrics_record {
                                           (step_compute_cpu); NaN: none */
     double ttt_s, wait_s;              /* MERGE RULES; NaN (metrics_record_init): none */
     double link_span_s, link_idle_s;   /* MERGE RULES: link_util; NaN: none */
+    double link_credit_s;              /* of the run delay machine0..1 saw, what
+                                          the link took back; NaN: none */
     int ncpu;                          /* CPUs online on this host */
     char clock_id[METRICS_CLOCK_LEN];  /* whose clock enter_t is on: the
                                           kernel's boot id (CLOCK_MONOTONIC

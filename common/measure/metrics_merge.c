@@ -41,7 +41,8 @@ static void machine_verdict(const struct metrics_record *recs, size_t n, double 
         const struct hostload_sample *m0 = &recs[i].machine0, *m1 = &recs[i].machine1;
         /* signal 4 (hostload.h) needs every process's own run delay */
         if (m0->ok && m1->ok && m0->wait_ns >= 0 && m1->wait_ns >= m0->wait_ns)
-            wait += (double)(m1->wait_ns - m0->wait_ns) * 1e-9;
+            wait += fmax(0.0, (double)(m1->wait_ns - m0->wait_ns) * 1e-9 -
+                              (recs[i].link_credit_s > 0 ? recs[i].link_credit_s : 0.0));
         else
             wait = NAN;
         if (!m0->ok || !m1->ok)

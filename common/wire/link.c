@@ -96,6 +96,9 @@ int link_init(struct link *l, double rate, double latency_s)
     l->latency_s = latency_s;
     l->send_app = -INFINITY;
     l->in_stamp = NAN;
+    l->in_due = NAN;
+    l->in_virt = NAN;
+    l->vin_start = NAN;
     return 0;
 }
 
@@ -256,6 +259,32 @@ double link_ingress_reserve(struct link *l, size_t n, double t)
     return end;
 }
 
+/* frame_note: n more bytes of the stamped frame being read (VIRTUAL
+ * TIMELINE): their last one's arrival on the sender's schedule. */
+static void frame_note(struct link *l, size_t n)
+{
+    if (isnan(l->vin_start) || !(l->ingress.rate > 0.0)) {
+        l->in_virt = NAN;                   /* bytes of no stamped frame */
+        return;
+    }
+    l->vin_bytes += (double)n;
+    l->in_virt = l->vin_start + l->vin_bytes / l->ingress.rate + l->latency_s;
+}
+
+void link_ingress_frame(struct link *l, double start, size_t hdr, double now)
+{
+    l->vin_start = NAN;
+    l->in_virt = NAN;
+    /* Trusted only where it could be true: the header left after its wire
+     * start and was read before now; a stamp from another machine's clock,
+     * or a forged one, is ignored. */
+    if (!(l->ingress.rate > 0.0) || !(start <= now) || !(start >= now - LINK_STAMP_SPAN))
+        return;
+    l->vin_start = start;
+    l->vin_bytes = 0.0;
+    frame_note(l, hdr);
+}
+
 double link_ingress_join(struct link *l, size_t n, double t, double stamp, int cut)
 {
     double due;
@@ -284,6 +313,8 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp, int c
             l->in_end = end;
             l->in_n = both;
             l->in_cut = cut;
+            l->in_due = end;
+            frame_note(l, n);
             return end;
         }
     }
@@ -294,6 +325,8 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp, int c
     l->in_end = l->ingress.vclock;
     l->in_n = n;
     l->in_cut = cut;
+    l->in_due = due;
+    frame_note(l, n);
     return due;
 }
 
@@ -406,6 +439,15 @@ double link_send_reserve(struct link *l, size_t n, double now, int cont)
     /* The sender's own timeline: real time minus what the link held it. */
     double app = now - l->send_lag;
 
+    if (l->send_new && !cont) {
+        /* link_send_restart fixed where this transmission starts. */
+        app = fmin(now, l->send_fixed);
+        l->credited_s += now - app;
+        l->send_lag = now - app;
+        l->send_new = 0;
+        l->send_cont = 0;
+        cont = 1;
+    }
     if (l->send_cont && !cont) {
         /* link_send_continue: the rest of a frame, from where the wire
          * went free on the timeline (never later than now). */
@@ -432,11 +474,39 @@ void link_send_woke(struct link *l, double now)
         l->send_lag = now - l->send_app;
 }
 
-void link_send_restart(struct link *l)
+double link_in_ready(const struct link *l)
 {
-    /* Real time is the sender's timeline again. */
-    l->send_lag = 0.0;
+    if (!(l->in_virt <= l->in_due))
+        return l->in_due;                   /* NAN: nothing read yet */
+    return l->in_virt;
+}
+
+double link_send_restart(struct link *l, double now, double queued_s, double cpu_s)
+{
+    double ready = link_in_ready(l), app = now, slack = l->latency_s;
+
+    /* VIRTUAL TIMELINE: a send that forwards the last bytes read starts
+     * when they were in on the sender's schedule, plus the CPU this host
+     * spent since; any other send, at real time less its waits for a CPU
+     * (OWN CORES). Never before the bytes were in, never later than now,
+     * and never earlier than a piece's wire time and the latency before
+     * now: its first piece is then due now at the earliest, so the link
+     * takes back a late wake-up but never lets a late sender catch up in
+     * a burst faster than the rate. */
+    if (l->egress.rate > 0.0)
+        slack += (double)piece_bytes(l->egress.rate) / l->egress.rate;
+    if (cpu_s >= 0.0 && ready <= now)
+        app = ready + cpu_s;
+    else if (queued_s > 0.0 && isfinite(queued_s))
+        app = now - queued_s;
+    if (ready <= now && app < ready)
+        app = ready;
+    app = fmin(now, fmax(app, now - slack));
+    l->send_fixed = app;
+    l->send_new = 1;
     l->send_cont = 0;
+    l->vin_start = NAN;                     /* the frame read is done with */
+    return fmax(app, fmax(clock_get(&l->egress), l->share.vclock));
 }
 
 void link_send_continue(struct link *l)

@@ -99,6 +99,31 @@
  * time and pays the latency again, so a ring step costs latency + chunk/B
  * exactly.
  *
+ * OWN CORES AND THE VIRTUAL TIMELINE. Each process is a host with a NIC of
+ * its own, but K of them share this machine's cores. With more ranks than
+ * cores, a rank woken when its neighbour's chunk is in waits for a CPU
+ * another "host" holds, and so does a sender woken for a piece's
+ * deadline: the piece is handed over late, its reader sees it late, and
+ * every ring step forwards both waits to the next (a K = 16 ring on 2
+ * cores: about 0.6 ms a step, 1.10-1.19x its model at 100 Mbit/s). A host
+ * with cores of its own would have waited for neither. So the link keeps
+ * each host's own timeline, as a discrete-event simulator would: a sender
+ * stamps each frame with the wire start of its transmission (the
+ * CHUNK header's aux, proto.h); the reader computes when each byte of it
+ * arrived on that schedule (start + bytes/rate + latency), whenever the
+ * process got to hand it over; and a send that forwards what was read
+ * (link_send_restart with the CPU spent since) is booked from that
+ * arrival plus that CPU, not from the real time it got a core. A send
+ * that waited for anything else starts at real time, less the time it
+ * waited for a CPU since it last blocked (the kernel's run delay,
+ * net_queued_s). The CPU a host really used stays on its timeline; the
+ * waits for somebody else's CPU do not. Pieces are still handed over at
+ * their deadlines, so real time follows the timeline as long as the CPUs
+ * keep up; where they do not, the pieces go late, real time falls behind
+ * the timeline, and the records say by how much (link_lag_s; the
+ * machine's signal 4, hostload.h). credited_s sums what was taken off.
+ * docs/link.md has the measurements.
+ *
  * All functions are non-blocking arithmetic on the clock (clock.h), so the
  * libuv server can turn a deadline into a timer and blocking code can sleep
  * with clock_sleep_until(). Not thread-safe as a whole; egress and ingress
@@ -201,6 +226,7 @@
 #define LINK_PIECE_SLACK 64u            /* a frame's first piece may run over by this (link_frame_first) */
 #define LINK_RATE_MIN   1.0             /* a rate below 1 byte/s is refused */
 #define LINK_LATENCY_MAX 60.0           /* a latency above 60 s is refused */
+#define LINK_STAMP_SPAN 1.0             /* a frame stamp older than this is not believed */
 #define LINK_HOST_BYTES_OUT_OFF 40      /* HOST LINKS: the host file's byte counters */
 #define LINK_HOST_BYTES_IN_OFF  48
 #define LINK_HOST_BUSY_OFF      56      /* UTILIZATION: the host's busy horizon */
@@ -226,6 +252,9 @@ struct link {
     double send_app;      /* blocking sender: its timeline at the last reservation */
     double send_lag;      /* blocking sender: real time minus its timeline */
     int send_cont;        /* blocking sender: the next send continues a frame */
+    int send_new;         /* blocking sender: link_send_restart was called */
+    double send_fixed;    /* ... and where that transmission starts */
+    double credited_s;    /* OWN CORES: CPU waits taken off the timeline, summed */
     /* link_ingress_join: the last reservation, to join the next one to */
     double in_stamp;      /* its kernel receive timestamp (NAN: none) */
     double in_t;          /* its arrival time t */
@@ -233,6 +262,11 @@ struct link {
     double in_end;        /* ingress.vclock after it */
     size_t in_n;          /* its bytes */
     int in_cut;           /* its last part was cut short by the reader */
+    double in_due;        /* when the last bytes read were in (NAN: none yet) */
+    /* VIRTUAL TIMELINE: the stamped frame being read (NAN: none) */
+    double vin_start;     /* its sender's wire start */
+    double vin_bytes;     /* its bytes read so far, header included */
+    double in_virt;       /* when its last byte read arrived on that schedule */
     void *host;           /* HOST LINKS: the mapping, NULL when private */
     /* UTILIZATION, private links (a host link uses the host's file);
      * [0] both directions, [1] egress alone: */
@@ -328,14 +362,34 @@ double link_send_reserve(struct link *l, size_t n, double now, int cont);
  * `now` (the time it spent held is kept off its timeline). */
 void link_send_woke(struct link *l, double now);
 
-/* link_send_restart: the blocking sender's next send carries data it has
- * just received (a ring step forwards what the step before brought in),
- * so it cannot have left earlier: it is a new transmission, not the
- * continuation of the last send, however soon it follows. The time the
- * link held the sender is forgotten; the next link_send_reserve starts at
- * its `now` (behind the wire's backlog, if any: the rate still holds) and
- * pays the latency once more. Call it before that send's first piece. */
-void link_send_restart(struct link *l);
+/* link_send_restart: the blocking sender's next send is a new
+ * transmission (a ring step forwards what the step before brought in),
+ * not the continuation of the last send, however soon it follows: it
+ * pays the latency once more, and the time the link held the sender is
+ * forgotten. Where it starts (VIRTUAL TIMELINE, OWN CORES): cpu_s >= 0
+ * says the sender only computed (cpu_s seconds of its CPU), waited for a
+ * CPU or waited for the link since it read the last bytes in: it starts
+ * at link_in_ready() + cpu_s; otherwise (cpu_s < 0 or NAN: it waited for
+ * something else) at now - queued_s, its wait for a CPU since it last
+ * blocked taken off; never later than now nor before the last bytes were
+ * in. The next link_send_reserve books from there (behind the wire's
+ * backlog: the rate still holds). Returns the wire start that booking
+ * will have on a private link: the frame's stamp. Call it before that
+ * send's first piece. */
+double link_send_restart(struct link *l, double now, double queued_s, double cpu_s);
+
+/* link_in_ready: when the last bytes read were in: on their sender's
+ * schedule when their frame was stamped (link_ingress_frame), else when
+ * the link released them; NAN before any. */
+double link_in_ready(const struct link *l);
+
+/* link_ingress_frame: the frame whose hdr header bytes were just read was
+ * stamped by its sender with its wire start (VIRTUAL TIMELINE): its bytes
+ * arrive, on the sender's schedule, at start + bytes/rate + latency (the
+ * sender's rate and latency are this link's: one job, one setting). A
+ * stamp later than now (the header is in) or older than LINK_STAMP_SPAN
+ * (another machine's clock; a forgery) is ignored. */
+void link_ingress_frame(struct link *l, double start, size_t hdr, double now);
 
 /* link_send_continue: the blocking sender's next send carries the rest of
  * the frame its last send began (common/coll/xport_tcp.c: the header and

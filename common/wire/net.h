@@ -129,6 +129,19 @@ int net_sendrecv_frame(int sfd, const void *sbuf, size_t slen, const char *speer
                        int rfd, void *rbuf, size_t rlen, const char *rpeer,
                        struct link *l, double idle_s, struct net_frame *f, char *err);
 
+/* net_queued_s: how long the calling thread was runnable but waiting for
+ * a CPU since it last blocked in a paced transfer (the kernel's run delay;
+ * 0 when unknown): what link_send_restart takes off a forwarding send's
+ * timeline (link.h, OWN CORES). */
+double net_queued_s(void);
+
+/* net_forward_cpu_s: the CPU the calling thread used since it last
+ * finished a paced receive, when since then it only computed, waited for
+ * a CPU or waited in a transfer of its own (then its next send forwards
+ * what it read: link_send_restart, VIRTUAL TIMELINE); NAN otherwise (it
+ * waited for something else, or has read nothing yet). now: clock_now(). */
+double net_forward_cpu_s(double now);
+
 /* net_busy_poll: for this process, how long a small transfer (64 KiB or
  * less left each way) retries its sockets, yielding the CPU between tries,
  * before it sleeps in ppoll; 0 (the default) sleeps at once. Worth it when

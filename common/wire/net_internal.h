@@ -1,4 +1,4 @@
-/* net_internal.h -- what net.c and net_xfer.c share and no one else
+/* net_internal.h -- what net.c, net_xfer.c and net_vt.c share and no one else
  * needs. (net.h is the interface; this is the internal header.)
  */
 #ifndef NET_INTERNAL_H
@@ -10,5 +10,15 @@
  * on clock_now()'s scale (INFINITY: no limit). Returns ppoll's count, 0 on
  * timeout or signal, or a negative errno. */
 int net_wait_until(struct pollfd *fds, nfds_t n, double until);
+
+/* net_vt.c: what a thread did between its paced transfers, for the
+ * emulated link's timeline (link.h, OWN CORES AND THE VIRTUAL TIMELINE;
+ * net.h: net_queued_s, net_forward_cpu_s). net_vt_block: the thread is
+ * about to block in a paced transfer; net_vt_waited: it blocked s
+ * seconds; net_vt_read_done: it finished reading into a paced receive at
+ * now. */
+void net_vt_block(void);
+void net_vt_waited(double s);
+void net_vt_read_done(double now);
 
 #endif /* NET_INTERNAL_H */

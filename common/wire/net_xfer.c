@@ -61,6 +61,7 @@
 #define BUSY_BYTES      (64u << 10)
 
 static double busy_s;       /* net_busy_poll's setting; 0: off */
+
 static int spin_ok = 1;     /* SPIN_S's spin; off once net_busy_poll(0) says the
                                processes outnumber the CPUs */
 
@@ -316,6 +317,8 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
                 t = x->late ? x->due : now;
             x->due = link_ingress_join(l, (size_t)r, t, stamp, (size_t)r == want);
             x->held = x->due > now;     /* also the last piece: held until due */
+            if (x->done == x->len)
+                net_vt_read_done(now);  /* link.h, VIRTUAL TIMELINE */
         }
     }
     return 0;
@@ -554,9 +557,13 @@ static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *e
         }
         {
             double w0 = clock_now();
+            if (pace)
+                net_vt_block();         /* link.h, OWN CORES */
             rc = net_wait_until(p, (nfds_t)n, wake);
+            w0 = clock_now() - w0;
+            net_vt_waited(w0);
             count(held && polled ? ST_WAITS_BOTH : held ? ST_WAITS_LINK : ST_WAITS_PEER, 1);
-            count_s(held && polled ? ST_T_BOTH : held ? ST_T_LINK : ST_T_PEER, clock_now() - w0);
+            count_s(held && polled ? ST_T_BOTH : held ? ST_T_LINK : ST_T_PEER, w0);
         }
         if (rc < 0) {
             err_say(err, "net: poll: %s", err_str(rc));

@@ -509,3 +509,41 @@ int proto_table_decode(const uint8_t *in, size_t len, uint32_t k, uint8_t *blob,
     memcpy(blob, in, PROTO_BLOB_SIZE);
     return 0;
 }
+
+uint32_t proto_stamp_of(double t)
+{
+    double us = ceil(t * 1e6);
+
+    if (!(us >= 0.0) || !(us < 9e15))
+        return 0;
+    return (uint32_t)((uint64_t)us % PROTO_STAMP_MOD) + 1u;
+}
+
+double proto_stamp_time(uint32_t stamp, double now)
+{
+    uint64_t r, now_us, back;
+
+    if (stamp == 0 || !(now >= 0.0) || !(now < 9e9))
+        return NAN;
+    r = (uint64_t)stamp - 1u;
+    now_us = (uint64_t)floor(now * 1e6);
+    back = (now_us % PROTO_STAMP_MOD + PROTO_STAMP_MOD - r) % PROTO_STAMP_MOD;
+    if (back > now_us)
+        return NAN;                     /* before the clock began */
+    return (double)(now_us - back) * 1e-6;
+}
+
+uint64_t proto_chunk_aux(uint32_t tag, uint32_t stamp)
+{
+    return (uint64_t)tag | (uint64_t)stamp << 32;
+}
+
+uint32_t proto_chunk_tag(uint64_t aux)
+{
+    return (uint32_t)(aux & 0xffffffffu);
+}
+
+uint32_t proto_chunk_stamp(uint64_t aux)
+{
+    return (uint32_t)(aux >> 32);
+}

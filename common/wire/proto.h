@@ -105,7 +105,8 @@
  *   12     4    world: K, the number of workers/ranks in the job (1..PROTO_MAX_WORLD)
  *   16     8    step: the training or benchmark step the frame belongs to
  *   24     8    aux: per type (PUSH/WEIGHTS: first element index; CHUNK:
- *               chunk index; ABORT: the lost rank; ERROR: the err.h code
+ *               chunk index in bits 0-31, and in bits 32-63 the sender's
+ *               STAMP (proto_chunk_aux; 0: none); ABORT: the lost rank; ERROR: the err.h code
  *               as a two's-complement i64; AUTH: the message number 1..3;
  *               otherwise 0)
  *   32     8    length: payload bytes that follow the header
@@ -320,6 +321,29 @@ struct proto_register {
     struct proto_hello hello;
     struct proto_peer peer;
 };
+
+/* STAMP: where an emulated link's sender started a CHUNK frame's
+ * transmission on its own timeline (common/wire/link.h, VIRTUAL
+ * TIMELINE), in microseconds of its monotonic clock modulo PROTO_STAMP_MOD,
+ * plus 1 (0: no stamp). Meaningful between processes on one machine (one
+ * clock); the reader rebuilds the time as the latest one not after its own
+ * now, and the link believes it only within LINK_STAMP_SPAN of the
+ * header's arrival. */
+#define PROTO_STAMP_MOD 4294967295ull
+
+/* proto_stamp_of: t (seconds, clock.h) as a stamp, rounded up to the
+ * microsecond; 0 for a negative or non-finite t. */
+uint32_t proto_stamp_of(double t);
+
+/* proto_stamp_time: the latest time not after now (seconds) that has this
+ * stamp; NAN for stamp 0. */
+double proto_stamp_time(uint32_t stamp, double now);
+
+/* proto_chunk_aux, proto_chunk_tag, proto_chunk_stamp: a CHUNK header's
+ * aux from its chunk index and stamp, and back. */
+uint64_t proto_chunk_aux(uint32_t tag, uint32_t stamp);
+uint32_t proto_chunk_tag(uint64_t aux);
+uint32_t proto_chunk_stamp(uint64_t aux);
 
 /* proto_header_make: a header with magic and version filled in. */
 struct proto_header proto_header_make(uint16_t type, uint32_t rank, uint32_t world,

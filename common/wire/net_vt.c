@@ -1,0 +1,71 @@
+/* net_vt.c -- what a thread did between its paced transfers, for the
+ * emulated link's own timeline (link.h, OWN CORES AND THE VIRTUAL
+ * TIMELINE): its wait for a CPU since it last blocked (net_queued_s), and
+ * whether, since it last finished a paced receive, it only computed,
+ * waited for a CPU or waited in a transfer (net_forward_cpu_s: then its
+ * next send forwards what it read). Per thread: each of a process's
+ * threads keeps its own.
+ */
+#include "net.h"
+#include "net_internal.h"
+
+#include <math.h>
+
+#include "base/clock.h"
+
+/* Unaccounted time (clock reads, the step's own bookkeeping between
+ * calls) below this still counts as forwarding. */
+#define FORWARD_SLACK_S 100e-6
+
+/* The run delay when the thread last blocked (NAN: never, or the kernel
+ * cannot say). */
+static _Thread_local double queued_mark = NAN;
+/* When the thread last finished a paced receive, its CPU and run delay
+ * then, and its time blocked in transfers (then, and in all). */
+static _Thread_local double fw_t = NAN, fw_cpu, fw_queued, fw_waited;
+static _Thread_local double waited_total;
+
+void net_vt_block(void)
+{
+    queued_mark = clock_thread_queued_seconds();
+}
+
+void net_vt_waited(double s)
+{
+    waited_total += s;
+}
+
+void net_vt_read_done(double now)
+{
+    fw_t = now;
+    fw_cpu = clock_thread_cpu_seconds();
+    fw_queued = clock_thread_queued_seconds();
+    fw_waited = waited_total;
+}
+
+double net_queued_s(void)
+{
+    double q;
+
+    if (isnan(queued_mark))
+        return 0.0;
+    q = clock_thread_queued_seconds() - queued_mark;
+    return q > 0.0 ? q : 0.0;
+}
+
+double net_forward_cpu_s(double now)
+{
+    double cpu, q, other;
+
+    if (isnan(fw_t))
+        return NAN;
+    cpu = clock_thread_cpu_seconds() - fw_cpu;
+    q = clock_thread_queued_seconds() - fw_queued;
+    /* What the thread did since, other than compute and wait in
+     * transfers; those waits include their wake-ups' run delay, hence q
+     * as slack too. */
+    other = (now - fw_t) - cpu - (waited_total - fw_waited);
+    if (!(cpu >= 0.0) || !(other <= (q > 0.0 ? q : 0.0) + FORWARD_SLACK_S))
+        return NAN;
+    return cpu;
+}
