@@ -196,7 +196,7 @@ int step_student_pass(struct step *d, struct step_times *t, char *err)
     d->compute_cpu += step_cpu(d) - c0;
     if (b.rc == 0 && covered(&b) == 0 && (d->ops.flags & STEP_TRAILER)) {
         struct overlap_job tj = { NULL, STEP_TRAILER_LEN, d->n, 0, 0.0, 0.0 };
-        d->meta = (struct step_meta){ d->hi - d->lo, b.loss };
+        /* d->meta: set by the first bs_start (the thread reads it now) */
         vec_set(d->g, d->n, dtype, fmod((double)d->meta.examples, STEP_COUNT_SPLIT));
         vec_set(d->g, d->n + 1, dtype, floor((double)d->meta.examples / STEP_COUNT_SPLIT));
         vec_set(d->g, d->n + 2, dtype, d->meta.loss);
