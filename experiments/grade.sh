@@ -5,9 +5,11 @@
 #   experiments/grade.sh RESULTS_DIR PREDICTIONS_CSV [--tol FRACTION] [--exercises LIST]
 #   experiments/grade.sh --template [--exercises LIST]
 #                                          a blank predictions.csv on stdout
-#   experiments/grade.sh --key [--exercises LIST]
+#   experiments/grade.sh --key [RESULTS_DIR] [--exercises LIST]
 #                                          the same, filled with the model's
-#                                          values (docs/lab-key.md quotes them)
+#                                          values for RESULTS_DIR's settings
+#                                          (default: the reference run,
+#                                          docs/lab-key.md quotes them)
 #   experiments/grade.sh --code FILE       the student track: FILE's ring
 #                                          all-reduce checked (grade_code.sh),
 #                                          or its buckets (grade_bucket.sh)
@@ -31,6 +33,16 @@
 # (mistake_of: 0.5x the egress forgotten, K and 1/K, 8x bits for bytes,
 # 1000x milliseconds, ...: docs/lab-key.md, Usual wrong predictions).
 # A value left empty is "not answered", a problem.
+#
+# THE RUN'S SETTINGS. Exercises 2, 3 and 8 read the student's own `make
+# lab` folder (docs/lab.md): the K sweep at the rate the calibration chose
+# (k_sweep.csv's link_bw in bytes/s, link_latency in s, n = bytes) and the
+# size sweep at its K (size_sweep.csv), so their quantities are priced at
+# that folder's settings: the graded folder's, or for --key the folder
+# given, else the reference run's (docs/reference-results/lab: 8 Mbit/s,
+# 1 ms, n = 64 KiB, size sweep at K = 4; the key quotes those). The
+# quantities' names say K = 8 (the K sweep's) and K = 4 (the size sweep's
+# default, lab.sh --size-k).
 #
 # THE RESULTS. RESULTS_DIR must hold manifest.txt, k_sweep.csv (exercise
 # 2's sweep) and size_sweep.csv (exercise 3's; experiments/lab.sh). Every
@@ -70,7 +82,8 @@ usage() {
     cat <<EOF
 usage: $prog RESULTS_DIR PREDICTIONS_CSV [--tol FRACTION] [--exercises LIST]
        $prog --template [--exercises LIST] > predictions.csv
-       $prog --key [--exercises LIST]   (the template filled with the model's values)
+       $prog --key [RESULTS_DIR] [--exercises LIST]   (the template filled with the model's
+             values; exercises 2, 3 and 8 at RESULTS_DIR's settings, default the reference run's)
        $prog --code FILE [--quick]   (the student track: FILE's ring or buckets, grade_code.sh)
 Grade a lab: RESULTS_DIR is what \`make lab\` wrote (results/<run>/),
 PREDICTIONS_CSV the student's filled-in template (exercise,quantity,value).
@@ -95,23 +108,23 @@ quantities() {
 1|ring_s_K8|8|seconds: the ring all-reduce, K=8
 1|ring_s_K64|64|seconds: the ring all-reduce, K=64
 1|ring_s_K512|512|seconds: the ring all-reduce, K=512
-2|ps_time_s_K2|2|seconds: PS step, K=2, n=4 MiB, 500 Mbit/s, a=200 us
+2|ps_time_s_K2|2|seconds: PS step, K=2, your make lab run's K sweep (its n, link_bw, link_latency: experiments/lab_report.sh --settings)
 2|ps_time_s_K8|8|seconds: PS step, K=8
 2|ring_time_s_K8|8|seconds: ring all-reduce, K=8
 2|ps_bytes_in_K8|8|bytes into the server per step, K=8 (payload)
 2|ring_bytes_in_K8|8|bytes into one ring worker per step, K=8 (payload)
-3|ring_latency_bandwidth_bytes_K4|4|bytes: n where the ring's two terms are equal, K=4, 500 Mbit/s, a=200 us
+3|ring_latency_bandwidth_bytes_K4|4|bytes: n where the ring's two terms are equal, your run's size sweep (K=4), link_bw, link_latency
 3|ps_ring_crossover_bytes_K4|4|bytes: n above which the ring beats the PS in the model, K=4
 4|mean_of_means_exact_equal|-|yes/no: mean-of-means gives the big-batch step with equal shards
 4|mean_of_means_exact_unequal|-|yes/no: the same with unequal shards
 5|identical_unequal_shards|-|yes/no: PS and ring end with the reference's weights, shards 5:1:1:3
 6|accum_bytes_per_example_ratio|4|ring bytes per example with --micro 4 over without
 7|sync_every_micro_bytes_ratio|4|sync-every-micro's bytes_in per step over exercise 6's
-8|rd_time_s_4K_K8|8|seconds: rd, K=8, 4 KiB, 500 Mbit/s, a=200 us
-8|ring_time_s_4K_K8|8|seconds: ring, K=8, 4 KiB
-8|rd_time_s_1M_K8|8|seconds: rd, K=8, 1 MiB
-8|ring_time_s_1M_K8|8|seconds: ring, K=8, 1 MiB
-8|rd_ring_crossover_bytes_K8|8|bytes: n where rd and the ring cost the same, K=8
+8|rd_time_s_4K|4|seconds: rd, 4 KiB, your run's size sweep (K=4), link_bw, link_latency
+8|ring_time_s_4K|4|seconds: ring, 4 KiB
+8|rd_time_s_1M|4|seconds: rd, 1 MiB
+8|ring_time_s_1M|4|seconds: ring, 1 MiB
+8|rd_ring_crossover_bytes|4|bytes: n where rd and the ring cost the same, K=4
 9|ring_step_no_overlap_s|2|seconds: ring K=2 step, 8 MiB, 200 Mbit/s, 200 ms backward, no overlap
 9|ring_step_overlap_s|2|seconds: the same with 8 overlapped buckets
 9|ps_step_no_overlap_s|2|seconds: PS K=2 step, 1 MiB buckets pulled one by one, no overlap
@@ -131,8 +144,10 @@ quantities() {
 11|zero1_adam_bytes_K2|2|bytes: Adam's state per rank under stage 1, K=2, n=256K f32
 11|zero1_adam_bytes_K3|3|bytes: the same, K=3
 11|zero3_weights_identical|-|yes/no: stage 3's final weights are DDP's byte for byte
-12|strag_sync_step_s_F1|8|seconds: ring or sync PS step, K=8, T=100 ms, t=10 ms, no straggler (F=1)
-12|strag_sync_step_s_F3|8|seconds: the same, worker 1 three times slower (F=3)
+12|strag_ring_step_s_F1|8|seconds: the ring's step, K=8, T=100 ms, the mlp's n = 50696 bytes on 100 Mbit/s, a=1 ms, no straggler (F=1)
+12|strag_ring_step_s_F3|8|seconds: the same, worker 1 three times slower (F=3)
+12|strag_sync_step_s_F1|8|seconds: the sync PS's step, K=8, the same link, F=1
+12|strag_sync_step_s_F3|8|seconds: the same, F=3
 12|strag_backup1_step_s_F3|8|seconds: backup:1's step at F=3
 12|strag_backup1_batch_share|8|the share of a step's batch backup:1 uses, K=8
 12|strag_ssp_updates_per_s_F3|8|updates per second of ssp:2 at F=3
@@ -152,6 +167,17 @@ EOF
 }
 
 m() { "$PSR_BIN/model" "$@"; }
+# run_settings DIR: s_bw (bytes/s), s_lat (s) and s_n (bytes) of DIR's K
+# sweep, s_k the K of its size sweep (THE RUN'S SETTINGS); exit 1 when DIR has none.
+run_settings() {
+    set -- $(csv_awk 'FNR == 2 { print $c["link_bw"], $c["link_latency"], $c["bytes"]; exit }' "$1/k_sweep.csv" 2>/dev/null) \
+           $(csv_awk 'FNR == 2 { print $c["K"]; exit }' "$1/size_sweep.csv" 2>/dev/null)
+    [ $# = 4 ] && awk -v b="$1" 'BEGIN { exit !(b + 0 > 0) }' || return 1
+    s_bw=$1 s_lat=$2 s_n=$3 s_k=$4
+}
+ref="$(cd "$here" && pwd -P)/../docs/reference-results/lab"
+# r ALGO K BYTES [QUANTITY]: the model's time at the run's link.
+r() { m --algo "$1" --K "$2" --bytes "$3" --bw "$s_bw" --latency "$s_lat" ${4:+--quantity "$4"}; }
 # t ALGO K BYTES BW [QUANTITY]: the model's time at latency 200 us.
 t() { m --algo "$1" --K "$2" --bytes "$3" --bw "$4" --latency 200us ${5:+--quantity "$5"}; }
 # t9 ALGO BYTES [QUANTITY [BUCKET]]: exercise 9's model, K = 2 at
@@ -163,12 +189,14 @@ t9() { m --algo "$1" --K 2 --bytes "$2" --bw 200Mbit --latency 0 ${3:+--quantity
 srv() { m --K 8 --bytes 1M --bw 8Mbit --latency 200us "$@"; }
 srvp() { srv --algo ps "$@" --quantity pipelined --bucket 64K; }
 # st MODE F: exercise 12's straggler model (bin/model --stragglers): K=8,
-# T=100 ms, worker 1 F times slower, t=10 ms.
-st() { m --stragglers "$1" --K 8 --backward-time 100ms --straggler "1:$2" --comm 10ms; }
+# T=100 ms, worker 1 F times slower, the communication the mlp's
+# gradient's (50696 bytes) on the sweep's link, 100 Mbit/s and 1 ms.
+st() { m --stragglers "$1" --K 8 --backward-time 100ms --straggler "1:$2" --bytes 50696 --bw 100Mbit --latency 1ms; }
 calc() { awk "BEGIN { printf \"%.6g\", $1 }"; }
-# lat_slope ALGO K BW: "LATENCY SLOPE" of the model's time, from two sizes.
+# lat_slope ALGO K: "LATENCY SLOPE" of the model's time at the run's link,
+# from two sizes.
 lat_slope() {
-    awk -v a="$(t "$1" "$2" 1 "$3")" -v b="$(t "$1" "$2" 1048577 "$3")" \
+    awk -v a="$(r "$1" "$2" 1)" -v b="$(r "$1" "$2" 1048577)" \
         'BEGIN { s = (b - a) / 1048576; printf "%.9g %.9g", a - s, s }'
 }
 
@@ -177,23 +205,24 @@ expect() {
     case $1 in
     ps_ingress_s_K*) m --algo ps --K "${1#ps_ingress_s_K}" --bytes 4e9 --bw 25GB --quantity ingress ;;
     ring_s_K*) m --algo ring --K "${1#ring_s_K}" --bytes 4e9 --bw 25GB ;;
-    ps_time_s_K*) t ps "${1#ps_time_s_K}" 4M 500Mbit ;;
-    ring_time_s_K8) t ring 8 4M 500Mbit ;;
-    ps_bytes_in_K8) t ps 8 4M 500Mbit bytes_in ;;
-    ring_bytes_in_K8) t ring 8 4M 500Mbit bytes_in ;;
+    # exercises 2, 3 and 8: the run's own settings (THE RUN'S SETTINGS).
+    ps_time_s_K*) r ps "${1#ps_time_s_K}" "$s_n" ;;
+    ring_time_s_K8) r ring 8 "$s_n" ;;
+    ps_bytes_in_K8) r ps 8 "$s_n" bytes_in ;;
+    ring_bytes_in_K8) r ring 8 "$s_n" bytes_in ;;
     ring_latency_bandwidth_bytes_K4)
-        set -- $(lat_slope ring 4 500Mbit); calc "$1 / $2" ;;
+        set -- $(lat_slope ring "$s_k"); calc "$1 / $2" ;;
     ps_ring_crossover_bytes_K4)
-        set -- $(lat_slope ps 4 500Mbit) $(lat_slope ring 4 500Mbit); calc "($3 - $1) / ($2 - $4)" ;;
+        set -- $(lat_slope ps "$s_k") $(lat_slope ring "$s_k"); calc "($3 - $1) / ($2 - $4)" ;;
     mean_of_means_exact_equal | identical_unequal_shards) echo yes ;;
     mean_of_means_exact_unequal) echo no ;;
     accum_bytes_per_example_ratio) echo 0.25 ;;
     sync_every_micro_bytes_ratio) echo 4 ;;
-    rd_time_s_4K_K8) t rd 8 4K 500Mbit ;;
-    ring_time_s_4K_K8) t ring 8 4K 500Mbit ;;
-    rd_time_s_1M_K8) t rd 8 1M 500Mbit ;;
-    ring_time_s_1M_K8) t ring 8 1M 500Mbit ;;
-    rd_ring_crossover_bytes_K8) m --crossover --K 8 --bw 500Mbit --latency 200us ;;
+    rd_time_s_4K) r rd "$s_k" 4K ;;
+    ring_time_s_4K) r ring "$s_k" 4K ;;
+    rd_time_s_1M) r rd "$s_k" 1M ;;
+    ring_time_s_1M) r ring "$s_k" 1M ;;
+    rd_ring_crossover_bytes) m --crossover --K "$s_k" --bw "$s_bw" --latency "$s_lat" ;;
     # exercise 9: a 200 ms backward pass; the ring's all-reduce of 8 MiB
     # hides behind it, then the last 1 MiB bucket's. The PS pulls per
     # bucket (bucket i's weights go back while bucket i+1 comes in: bin/model
@@ -222,6 +251,8 @@ expect() {
     zero1_adam_bytes_K3) echo 699050.667 ;;
     zero3_weights_identical) echo yes ;;
     # exercise 12: the straggler models; backup:1 uses K-1 of K pushes.
+    strag_ring_step_s_F1) st ring 1 ;;
+    strag_ring_step_s_F3) st ring 3 ;;
     strag_sync_step_s_F1) st sync 1 ;;
     strag_sync_step_s_F3) st sync 3 ;;
     strag_backup1_step_s_F3) st backup:1 3 ;;
@@ -255,10 +286,10 @@ expect() {
 alts() {
     case $1 in
     ring_s_K*) echo "$(m --algo ps --K 1 --bytes 4e9 --bw 25GB --quantity ingress)|n/bw: a ring worker moves 2(K-1)/K n each way, not n" ;;
-    ring_bytes_in_K8) echo "4194304|n: a ring worker receives 2(K-1)/K n, not n"
-                      echo "33554432|K n: that is the server's bytes_in, not a ring worker's 2(K-1)/K n" ;;
-    ps_time_s_K*) echo "$(t ps "${1#ps_time_s_K}" 4M 500Mbit ingress)|the ingress alone: the weights go back out through the same link (the egress forgotten)" ;;
-    ring_latency_bandwidth_bytes_K4) echo "$(calc "4 * 0.0002 * 500e6")|K a bw with bw in bits/s: 500 Mbit/s is 62.5 MB/s" ;;
+    ring_bytes_in_K8) echo "$s_n|n: a ring worker receives 2(K-1)/K n, not n"
+                      echo "$((8 * s_n))|K n: that is the server's bytes_in, not a ring worker's 2(K-1)/K n" ;;
+    ps_time_s_K*) echo "$(r ps "${1#ps_time_s_K}" "$s_n" ingress)|the ingress alone: the weights go back out through the same link (the egress forgotten)" ;;
+    ring_latency_bandwidth_bytes_K4) echo "$(calc "$s_k * $s_lat * $s_bw * 8")|K a bw with bw in bits/s: $(calc "$s_bw * 8 / 1e6") Mbit/s is $(calc "$s_bw / 1e6") MB/s" ;;
     ring_step_overlap_s) echo "$(expect ring_step_no_overlap_s)|no overlap: with buckets the all-reduces run during the backward pass" ;;
     ps_step_no_overlap_s) echo "$(calc "0.2 + $(t9 ps 8M)")|the one-pull model (push everything, then pull): the server pulls per bucket, bucket i's pull during bucket i+1's push" ;;
     ps_step_overlap_s) i=$(t9 ps 8M ingress)
@@ -269,8 +300,12 @@ alts() {
     zero3_bytes_ratio) echo "2|two more all-gathers: stage 3 adds one (3(K-1)/K n against 2(K-1)/K n)" ;;
     accum_bytes_per_example_ratio) echo "1|bytes per step, not per example: accumulation sends one gradient per m micro-batches" ;;
     sync_every_micro_bytes_ratio) echo "1|once per step: sync-every-micro communicates after every micro-batch, m = 4 times" ;;
-    strag_sync_step_s_F3) echo "$(st sync 1)|the straggler-free step: a synchronous step waits for its slowest worker" ;;
-    strag_ssp_updates_per_s_F3) echo "$(calc "8 / 0.11")|no straggler: ssp absorbs jitter, not a worker that is slow for good" ;;
+    strag_ring_step_s_F3) echo "$(st ring 1)|the straggler-free step: a synchronous step waits for its slowest worker" ;;
+    strag_sync_step_s_F3) echo "$(st sync 1)|the straggler-free step: a synchronous step waits for its slowest worker"
+                          echo "$(st ring 3)|the ring's communication: the server's link carries K pushes and K pulls" ;;
+    strag_ring_step_s_F1) echo "$(st sync 1)|the server's communication: a ring rank moves 2(K-1)/K n each way, the server's link K n" ;;
+    strag_sync_step_s_F1) echo "$(st ring 1)|the ring's communication: the server's link carries K pushes and K pulls" ;;
+    strag_ssp_updates_per_s_F3) echo "$(st ssp 1)|no straggler: ssp absorbs jitter, not a worker that is slow for good" ;;
     strag_backup1_batch_share) echo "1|the whole batch: backup:1 drops the last push, 1/K of it" ;;
     mean_of_means_exact_equal) echo "no|with equal shards every worker's mean weighs b_k/B = 1/K: mean-of-means is the global mean" ;;
     mean_of_means_exact_unequal) echo "yes|with unequal shards each mean must weigh b_k/B, not 1/K" ;;
@@ -292,7 +327,7 @@ mistake_of() {
         }
         if (near(0.5)) { print "half the model: the egress forgotten (the weights go back out through the same link), or one of two phases"; exit }
         if (near(2)) { print "twice the model: a phase counted twice, or two that overlap added"; exit }
-        if (near(8) || near(1 / 8)) { print "bits vs bytes (8x): 500 Mbit/s is 62.5 MB/s"; exit }
+        if (near(8) || near(1 / 8)) { print "bits vs bytes (8x): a rate in Mbit/s is 8 times its MB/s (500 Mbit/s is 62.5 MB/s)"; exit }
         if (near(1000) || near(1e-3)) { print "milliseconds vs seconds (1000x)"; exit }
         if (near(1e6) || near(1e-6)) { print "microseconds vs seconds (1e6 x)"; exit }
     }'
@@ -347,9 +382,13 @@ sel=$(exercises_of "$exlist") || usage_error --exercises "$exlist" "not a list o
 selected() { case $sel in *" $1 "*) return 0 ;; esac; return 1; }
 [ -x "$PSR_BIN/model" ] || die_usage "no $PSR_BIN/model: run make first"
 
+# THE RUN'S SETTINGS: the graded folder's, or --key's, else the reference run's.
+run_settings "${dir:-$ref}" || run_settings "$ref" || { s_bw=1e6 s_lat=0.001 s_n=65536 s_k=4; }
 if [ $template != 0 ]; then
-    [ -z "$dir" ] || die_usage "--template and --key take no folder"
+    [ -z "$pred" ] || die_usage "--template and --key take at most a folder"
+    [ -z "$dir" ] || [ -d "$dir" ] || die_usage "$dir: no such folder"
     echo "exercise,quantity,value"
+    echo "# exercises 2, 3 and 8 at the settings of ${dir:-the reference run (docs/reference-results/lab)}: link_bw $s_bw bytes/s, link_latency $s_lat s, the K sweep's n = $s_n bytes, the size sweep's K = $s_k"
     quantities | while IFS='|' read -r ex q k what; do
         selected "$ex" || continue
         echo "# $what"
@@ -368,6 +407,7 @@ csv_awk 'FNR == 1 { exit !(c["exercise"] && c["quantity"] && c["value"]) }' "$pf
 
 problems=0
 problem() { echo "problem: $*"; problems=$((problems + 1)); }
+echo "settings: exercises 2, 3 and 8 priced at link_bw $s_bw bytes/s, link_latency $s_lat s, the K sweep's n = $s_n bytes, the size sweep's K = $s_k ($([ -s "$dir/k_sweep.csv" ] && [ -s "$dir/size_sweep.csv" ] && echo "$dir's own" || echo "the reference run's: $dir has no sweeps"))"
 
 # ------------------------------------------------------------ the results
 # k_sweep.csv is exercise 2's sweep, size_sweep.csv exercise 3's: their

@@ -13,38 +13,53 @@
 #      time, ring rank 0's or the server's);
 #   2. per run: the steps to the target loss (the first step whose loss is
 #      at or under --target-loss) and the time to it (that step's wall_s),
-#      from the loss file; step_s from the CSV row (psr_merge's);
+#      from the loss file; step_s and time_s from the CSV row (psr_merge's).
+#      With --repeats N every point runs N times, interleaved (all points,
+#      then all again), and each point's figures are the medians;
 #   3. per system and compressor, the BREAK-EVEN BANDWIDTH, where the
 #      compressed run is as fast as the uncompressed one on its system:
-#        measured   time to target T(r) = A + B / r fitted (least squares
-#                   in 1/r) over the rates run, for the compressor and for
-#                   none; r* = (B_none - B_c) / (A_c - A_none). In the
-#                   rates run ("in") it is an interpolation; outside them
-#                   ("out") an extrapolation of the fit. A_c <= A_none
-#                   (compression pays at every rate) is "inf"; too few
-#                   rates or runs that never reached the target, "nan";
-#        predicted  the same on bin/model's step time (its alpha-beta
-#                   time plus the compressor's own cost, measured by
-#                   bin/model: compress_cost, psgd_cost), a + b / bw
-#                   exactly, so two queries give a and b. PowerSGD:
-#                   bin/model reshapes a vector near-square, the mlp sends
-#                   its layers' factors (644 elements a step at R = 2,
-#                   docs/design.md), so it is priced here as two ring
-#                   all-reduces of 322 elements each plus psgd_cost per
-#                   element of the gradient.
-#      The measured break-even is on time to target (which also counts a
-#      compressor's extra steps); breakeven_step_bps is the same fit on
-#      the measured step_s, like for like with the predicted one;
+#        measured   time to target (the repeats' medians), the compressor's
+#                   against none's at each rate: the first two
+#                   neighbouring rates between which compression stops
+#                   paying bracket it, and T(r) = A + B / r through the
+#                   two points, for C and for none, meet at r* =
+#                   (B_none - B_c) / (A_c - A_none) ("in": between them).
+#                   When it pays at every rate run, the same through the
+#                   two highest ("out": above them; "inf" when the lines
+#                   do not meet there); at none, the two lowest ("out"
+#                   below, or 0); runs that never reached the target,
+#                   "nan". A least-squares fit over all the rates (this
+#                   script until 2026-11-27) let the low rates' large
+#                   times place the crossing, "in" the range where no
+#                   rate showed one. breakeven_step_bps: the same on
+#                   step_s;
+#        predicted  the same definition on the model: time to target =
+#                   S x (t(r) + u), S the steps to target MEASURED (the
+#                   compressor's and none's medians over the rates: the
+#                   step count does not depend on the link; steps_ratio
+#                   is S_c / S_none), t(r) bin/model's step (the f64
+#                   gradient and trailer in the compressor's bytes, plus
+#                   its codec cost measured by bin/model: compress_cost,
+#                   psgd_cost), u the step's measured time outside its
+#                   communication (step_s - time_s, one median over the
+#                   system's runs of C and none: every codec runs inside
+#                   the combine). t is a + b / bw exactly, so two queries
+#                   give a and b. PowerSGD: bin/model reshapes a vector
+#                   near-square, the mlp sends its layers' factors, so it
+#                   is priced as the two ring all-reduces it runs (model_t
+#                   says which elements). predicted_step_bps: S = 1, like
+#                   for like with breakeven_step_bps;
 #   4. compression.png: the loss against wall-clock time, one panel per
 #      rate, one line per system and compressor, the target dashed;
 #      compression_steps.png: the loss against the step (one panel per
 #      system; the rates' curves of one compressor lie on top of each
 #      other, the step does not depend on the link); SVG twins.
 #
-# Results: <out>/compression.csv (psr_merge's columns, then compressor,
-# rate, rate_bps, steps_to_target, time_to_target_s, breakeven_bps,
-# breakeven_where, breakeven_step_bps, breakeven_step_where,
-# predicted_bps, by name), <out>/compression.txt (the
+# Results: <out>/compression.csv (psr_merge's columns, repeat 1's run,
+# then compressor, rate, rate_bps, steps_to_target, time_to_target_s (the
+# repeats' medians), breakeven_bps, breakeven_where, breakeven_step_bps,
+# breakeven_step_where, predicted_bps, predicted_step_bps, steps_ratio,
+# compute_s (u above), repeats, by name), <out>/compression.txt (the
 # table), <out>/loss/, logs/. Timings on a shared 2-core machine are
 # noisy: nothing here asserts one.
 set -uo pipefail
@@ -64,9 +79,11 @@ lr=0.05
 lat=1ms
 target=0.1
 out=
+repeats=1
 timeout=60
 mlp_elems=6337          # MLP_PARAMS (common/train/mlp.h)
-psgd_elems=644          # the mlp's factors at R = 2 (docs/design.md, Compression)
+trailer=3               # STEP_TRAILER_LEN (common/train/step.h): counts and loss, exact
+es=8                    # the mlp's gradient is f64 (mlp.h: MLP_PARAMS doubles)
 
 usage() {
     cat <<EOF
@@ -83,6 +100,8 @@ time, and the break-even bandwidth, measured and predicted (bin/model).
   --link-latency T   the link's one-way latency (default $lat)
   --target-loss X    the loss whose first crossing is the target (default $target)
   --out DIR          results folder (default results/<date-time>)
+  --repeats N        runs of every point, interleaved (all points once, then
+                     again); the fits take each point's medians (default $repeats)
   --quick            rates "8Mbit 64Mbit", 25 steps, target 0.15 (tests, the
                      worksheet; two rates: a measured break-even needs two)
 EOF
@@ -90,8 +109,8 @@ EOF
 
 while [ $# -gt 0 ]; do
     case $1 in
-    --K | --rates | --ring | --ps | --steps | --lr | --link-latency | --target-loss | --out | \
-        --K=* | --rates=* | --ring=* | --ps=* | --steps=* | --lr=* | --link-latency=* | --target-loss=* | --out=*)
+    --K | --rates | --ring | --ps | --steps | --lr | --link-latency | --target-loss | --out | --repeats | \
+        --K=* | --rates=* | --ring=* | --ps=* | --steps=* | --lr=* | --link-latency=* | --target-loss=* | --out=* | --repeats=*)
         opt_value "$@"
         shift $((1 + extra))
         case $name in
@@ -104,6 +123,7 @@ while [ $# -gt 0 ]; do
         --link-latency) lat=$val ;;
         --target-loss) target=$val ;;
         --out) out=$val ;;
+        --repeats) repeats=$val ;;
         esac ;;
     --quick) rates="8Mbit 64Mbit"; steps=25; target=0.15; shift ;;
     --help | -h) usage; exit 0 ;;
@@ -126,6 +146,7 @@ for c in $ps_c; do
     case $c in none | fp16 | bf16 | sign | topk:[0-9.]*) ;;
     *) usage_error --ps "$c" "not none, fp16, bf16, sign or topk:F (powersgd needs the ring)" ;; esac
 done
+[[ $repeats =~ ^[1-9]$ ]] || usage_error --repeats "$repeats" "not a repeat count 1..9"
 [[ $steps =~ ^[1-9][0-9]{0,5}$ ]] && [ "$steps" -ge 3 ] || usage_error --steps "$steps" "not a step count 3..999999"
 for fv in "--lr $lr" "--target-loss $target"; do
     v=${fv#* }
@@ -143,13 +164,14 @@ t_start=$(date +%s)
 
 # bps RATE: bytes per second (8Mbit -> 1000000).
 bps() { awk -v r="$1" 'BEGIN { m = r ~ /Gbit$/ ? 1e9 : r ~ /Mbit$/ ? 1e6 : 1e3; sub(/[kMG]bit$/, "", r); printf "%.12g\n", r * m / 8 }'; }
-# tag SYS C RATE: a run's file name (ring_topk0_01_8Mbit).
-tag() { local c=${2//[:.]/_}; echo "$1_${c}_$3"; }
+# tag SYS C RATE [REP]: a run's file name (ring_topk0_01_8Mbit; repeat 2
+# and on: ring_topk0_01_8Mbit_r2).
+tag() { local c=${2//[:.]/_} x=; [ "${4:-1}" -gt 1 ] && x=_r$4; echo "$1_${c}_$3$x"; }
 
 # ------------------------------------------------------------ 1. the runs
 run() {
     local sys=$1 c=$2 r=$3 n
-    n=$(tag "$sys" "$c" "$r")
+    n=$(tag "$sys" "$c" "$r" "$4")
     rm -rf "$out/logs/$n.d" "$out/logs/$n.csv"
     mkdir -p "$out/logs/$n.d"
     set -- "$launch" "$sys" "$k" --workload mlp --seed 7 --steps "$steps" --warmup 2 --lr "$lr" \
@@ -163,19 +185,21 @@ runs=""
 for c in $ring_c; do runs="$runs ring:$c"; done
 for c in $ps_c; do runs="$runs ps:$c"; done
 total=0
-for r in $rates; do for x in $runs; do total=$((total + 1)); done; done
+for r in $rates; do for x in $runs; do total=$((total + repeats)); done; done
 say "compression: mlp, K = $k, seed 7, $steps steps, lr $lr, target loss $target; EMULATED link at" \
     "$rates, latency $lat; ring: $ring_c; ps: $ps_c"
 failed=0 i=0
-for r in $rates; do
-    for x in $runs; do
-        i=$((i + 1))
-        progress "[$i/$total] ${x%%:*} ${x#*:} at $r ..."
-        if run "${x%%:*}" "${x#*:}" "$r"; then
-            done_line "$prog: [$i/$total] ${x%%:*} ${x#*:} at $r: done ($(elapsed))"
-        else
-            failed=$((failed + 1))
-        fi
+for j in $(seq 1 "$repeats"); do          # interleaved: every point once, then again
+    for r in $rates; do
+        for x in $runs; do
+            i=$((i + 1))
+            progress "[$i/$total] ${x%%:*} ${x#*:} at $r ..."
+            if run "${x%%:*}" "${x#*:}" "$r" "$j"; then
+                done_line "$prog: [$i/$total] ${x%%:*} ${x#*:} at $r: done ($(elapsed))"
+            else
+                failed=$((failed + 1))
+            fi
+        done
     done
 done
 
@@ -185,96 +209,198 @@ reach() {
     [ -s "$1" ] || { echo "nan nan"; return; }
     awk -v t="$target" '!/^#/ && NF >= 3 && $2 + 0 <= t { print $1 + 1, $3; f = 1; exit } END { if (!f) print "nan nan" }' "$1"
 }
-# step_of NAME: the run's step_s (psr_merge's row), nan when none.
-step_of() { [ -s "$out/logs/$1.csv" ] && csv_awk 'FNR == 2 { v = $c["step_s"]; print (v == "" ? "nan" : v) }' "$out/logs/$1.csv" || echo nan; }
+# col_of NAME COL: the run's COL (psr_merge's row), nan when none.
+col_of() { [ -s "$out/logs/$1.csv" ] && csv_awk -v k="$2" 'FNR == 2 { v = $c[k]; print (v == "" ? "nan" : v) }' "$out/logs/$1.csv" || echo nan; }
+# median V...: the median of the numbers given ("nan" ones left out; nan
+# when none is left).
+median() { printf '%s\n' "$@" | awk '$1 != "nan" && $1 != "" { v[++n] = $1 + 0 }
+    END { if (!n) { print "nan"; exit }
+          for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+          printf "%.6g\n", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
+# point SYS C RATE: "STEPS SECONDS STEP_S COMPUTE_S", each the median over
+# the repeats: steps and time to target, step_s, and the step's time
+# outside its communication, step_s - time_s (the backward, the apply,
+# the driver; time_s is the combine: the all-reduce, or the pushes and
+# pulls, with the codec inside).
+point() {
+    local j n st=() tt=() ss=() cs=() v
+    for j in $(seq 1 "$repeats"); do
+        n=$(tag "$1" "$2" "$3" "$j")
+        set -- "$1" "$2" "$3" $(reach "$out/loss/$n.loss")
+        st+=("$4") tt+=("$5")
+        v=$(col_of "$n" step_s); ss+=("$v")
+        cs+=("$(awk -v a="$v" -v b="$(col_of "$n" time_s)" 'BEGIN { print (a == "nan" || b == "nan") ? "nan" : a - b }')")
+    done
+    echo "$(median "${st[@]}") $(median "${tt[@]}") $(median "${ss[@]}") $(median "${cs[@]}")"
+}
+# calls SYS C: the collective calls in a step: PowerSGD's two all-reduces
+# (the P round, then the Q round after its own compute), else one (the
+# ring's all-reduce or all-gather; the PS's pushes and pulls).
+calls() { case $1:${2%%:*} in ring:powersgd) echo 2 ;; *) echo 1 ;; esac; }
+# host_call SYS: THE HOST'S COST PER CALL, measured: the median over
+# none's runs (every rate and repeat) of time_s - bin/model's time. It
+# does not grow with the rounds or the bytes (mlp, K = 4, 1 Gbit/s,
+# 2026-11-27: none, 6 rounds of 12.7 KB, 2.5 ms over its model; top-k's
+# all-gather, 3 rounds of 0.8 KB, 2.6 ms): it is the wait for the slowest
+# rank as a call begins (the runs' wait_s, 2 to 2.6 ms: K ranks computing
+# on 2 shared cores reach it one after the other), paid again by each
+# call that follows a compute phase: PowerSGD's Q round follows its
+# orthogonalization and M^T P (measured 4.7 ms over, about two).
+host_call() {
+    local r j n v=() t
+    for r in $rates; do
+        t=$(model_t "$1" none "$(bps "$r")")
+        for j in $(seq 1 "$repeats"); do
+            n=$(tag "$1" none "$r" "$j")
+            v+=("$(awk -v a="$(col_of "$n" time_s)" -v m="$t" 'BEGIN { print (a == "nan" || m == "") ? "nan" : a - m }')")
+        done
+    done
+    median "${v[@]}"
+}
 # fit_be "R T ..." "R T ...": the compressor's and none's (rate, time)
-# pairs -> "RSTAR WHERE" (the header's item 3; WHERE in, out, or -).
+# pairs at the same rates -> "RSTAR WHERE" (the header's item 3). D(r) =
+# T_c - T_none at each rate where both are known, rates ascending; the
+# first pair of neighbours where D turns from < 0 to >= 0 brackets the
+# break-even: T = A + B / r through the two points, for C and for none,
+# meet at r* (D linear in 1/r between them): "in". No turn: from the two
+# highest rates when C pays at every rate (r* above them: "out", or "inf"
+# when D does not rise), the two lowest when it pays at none ("out", or
+# 0); fewer than two rates: "nan -".
 fit_be() {
     awk -v c="$1" -v z="$2" '
-        function fit(s, A, B,    p, m, i, x, y, sx, sy, sxx, sxy, d) {
-            m = split(s, p, " "); n = 0; sx = sy = sxx = sxy = 0
-            for (i = 1; i + 1 <= m; i += 2) { if (p[i + 1] == "nan") continue
-                x = 1 / p[i]; y = p[i + 1]; n++; sx += x; sy += y; sxx += x * x; sxy += x * y
-                if (lo == "" || p[i] < lo) lo = p[i]; if (hi == "" || p[i] > hi) hi = p[i] }
-            if (n < 2) return 0
-            d = n * sxx - sx * sx; if (d == 0) return 0
-            B[1] = (n * sxy - sx * sy) / d; A[1] = (sy - B[1] * sx) / n; return 1
+        function solve(i, j,    bc, b0, ac, a0, d) {   # the two-point lines through rates i, j
+            d = 1 / r[i] - 1 / r[j]
+            bc = (tc[i] - tc[j]) / d; ac = tc[i] - bc / r[i]
+            b0 = (t0[i] - t0[j]) / d; a0 = t0[i] - b0 / r[i]
+            if (ac <= a0) return -1
+            return (b0 - bc) / (ac - a0)
         }
-        BEGIN { lo = hi = ""
-            if (!fit(c, ac, bc) || !fit(z, a0, b0)) { print "nan -"; exit }
-            if (ac[1] <= a0[1]) { print "inf -"; exit }
-            r = (b0[1] - bc[1]) / (ac[1] - a0[1])
-            if (r <= 0) { print "0 -"; exit }
-            printf "%.6g %s\n", r, (r >= lo && r <= hi) ? "in" : "out" }'
+        BEGIN {
+            m = split(c, p, " "); split(z, q, " "); n = 0
+            for (i = 1; i + 1 <= m; i += 2) {
+                if (p[i + 1] == "nan" || q[i + 1] == "nan") continue
+                n++; r[n] = p[i] + 0; tc[n] = p[i + 1] + 0; t0[n] = q[i + 1] + 0
+            }
+            for (i = 2; i <= n; i++)        # ascending rates
+                for (j = i; j > 1 && r[j - 1] > r[j]; j--) {
+                    x = r[j]; r[j] = r[j - 1]; r[j - 1] = x
+                    x = tc[j]; tc[j] = tc[j - 1]; tc[j - 1] = x
+                    x = t0[j]; t0[j] = t0[j - 1]; t0[j - 1] = x
+                }
+            if (n < 2) { print "nan -"; exit }
+            for (i = 1; i < n; i++)
+                if (tc[i] - t0[i] < 0 && tc[i + 1] - t0[i + 1] >= 0) {
+                    printf "%.6g in\n", solve(i, i + 1); exit
+                }
+            if (tc[n] - t0[n] < 0) {        # pays at the highest rate run
+                x = solve(n - 1, n)
+                if (x > r[n]) printf "%.6g out\n", x; else print "inf -"
+            } else {                        # pays at none of them
+                x = solve(1, 2)
+                if (x > 0 && x < r[1]) printf "%.6g out\n", x; else print "0 -"
+            }
+        }'
 }
-# model_t SYS C BW: bin/model's step time for the mlp's gradient (f32).
+# model_t SYS C BW: bin/model's communication time for a step of the mlp:
+# the f64 gradient and its trailer ((6337 + 3) x 8 bytes; fp16/bf16 and
+# top-k move the trailer raw in their frames, 24 bytes bin/model prices
+# at the wire's size: under 20 bytes off), with the compressor's own
+# cost (compress_cost, psgd_cost: measured by bin/model, CPU seconds per
+# element). PowerSGD: bin/model reshapes a vector near-square; the mlp
+# sends its layers' factors, priced here as the two ring all-reduces it
+# runs: the P round, W1's and W2's P (64 R + 64 R) with the 196 raw
+# elements (the biases, W3, the trailer), and the Q round (32 R + 64 R)
+# (docs/design.md: 644 elements at R = 2), plus psgd_cost per element of
+# the gradient.
 model_t() {
-    local sys=$1 c=$2 bw=$3 cost
-    if [ "${c%%:*}" = powersgd ]; then      # the mlp's factors: two rounds (the header's item 3)
-        cost=$("$PSR_BIN/model" --algo ring --K "$k" --bytes 25600 --bw 1e9 --compress "$c" 2>&1 >/dev/null |
-               sed -n 's/.* cost \([0-9.e+-]*\) s per element.*/\1/p')
-        awk -v t="$("$PSR_BIN/model" --algo ring --K "$k" --bytes $((psgd_elems * 2)) --bw "$bw" --latency "$lat")" \
-            -v c="${cost:-0}" -v n="$mlp_elems" 'BEGIN { printf "%.12g\n", 2 * t + c * n }'
+    local sys=$1 c=$2 bw=$3 cost rk
+    if [ "${c%%:*}" = powersgd ]; then
+        rk=${c#powersgd:}; rk=${rk%%:*}
+        cost=$("$PSR_BIN/model" --algo ring --K "$k" --bytes $((mlp_elems * es)) --dtype f64 --bw 1e9 \
+               --compress "$c" 2>&1 >/dev/null | sed -n 's/.* cost \([0-9.e+-]*\) s per element.*/\1/p')
+        awk -v p="$("$PSR_BIN/model" --algo ring --K "$k" --bytes $(((128 * rk + 196) * es)) --bw "$bw" --latency "$lat")" \
+            -v q="$("$PSR_BIN/model" --algo ring --K "$k" --bytes $((96 * rk * es)) --bw "$bw" --latency "$lat")" \
+            -v c="${cost:-0}" -v n="$mlp_elems" 'BEGIN { printf "%.12g\n", p + q + c * n }'
     else
-        "$PSR_BIN/model" --algo "$sys" --K "$k" --bytes $((mlp_elems * 4)) --bw "$bw" --latency "$lat" \
-            --compress "$c" 2>>"$out/logs/model.err"
+        "$PSR_BIN/model" --algo "$sys" --K "$k" --bytes $(((mlp_elems + trailer) * es)) --dtype f64 \
+            --bw "$bw" --latency "$lat" --compress "$c" 2>>"$out/logs/model.err"
     fi
 }
-# predicted SYS C: the bandwidth (bytes/s) where bin/model's step with C
-# equals none's; "inf" when C pays at every bandwidth.
+# predicted SYS C SC S0 CC C0 H: the bandwidth (bytes/s) where the model's
+# time to target with C, SC steps of (bin/model's step + CC, the measured
+# time outside the communication, + H x C's calls, the host's), equals
+# none's, S0 steps of (its step + C0 + H x none's calls): the measured
+# break-even's definition on the model's step. SC = S0 = 1: on the step.
+# "inf" when C pays at every bandwidth.
 predicted() {
     local t1c t2c t10 t20
     t1c=$(model_t "$1" "$2" 1e5) t2c=$(model_t "$1" "$2" 1e9)
     t10=$(model_t "$1" none 1e5) t20=$(model_t "$1" none 1e9)
-    awk -v t1c="$t1c" -v t2c="$t2c" -v t10="$t10" -v t20="$t20" 'BEGIN {
-        if (t1c == "" || t10 == "") { print "nan"; exit }
+    awk -v t1c="$t1c" -v t2c="$t2c" -v t10="$t10" -v t20="$t20" -v sc="$3" -v s0="$4" -v cc="$5" -v c0="$6" \
+        -v hc="$(awk -v h="$7" -v q="$(calls "$1" "$2")" 'BEGIN { print h * q }')" \
+        -v h0="$(awk -v h="$7" -v q="$(calls "$1" none)" 'BEGIN { print h * q }')" 'BEGIN {
+        if (t1c == "" || t10 == "" || sc == "nan" || s0 == "nan" || cc == "nan" || c0 == "nan" || hc == "nan") { print "nan"; exit }
         d = 1 / 1e5 - 1 / 1e9; bc = (t1c - t2c) / d; ac = t1c - bc / 1e5; b0 = (t10 - t20) / d; a0 = t10 - b0 / 1e5
+        bc *= sc; ac = sc * (ac + cc + hc); b0 *= s0; a0 = s0 * (a0 + c0 + h0)
         if (ac <= a0) { print "inf"; exit }
         r = (b0 - bc) / (ac - a0); if (r <= 0) print 0; else printf "%.6g\n", r }'
 }
 
 csv=$out/compression.csv
 : > "$csv"
+hr_ring=nan hr_ps=nan
+[ -n "$ring_c" ] && hr_ring=$(host_call ring)
+[ -n "$ps_c" ] && hr_ps=$(host_call ps)
 for x in $runs; do
-    sys=${x%%:*} c=${x#*:} pc="" p0="" sc="" s0=""
+    sys=${x%%:*} c=${x#*:} pc="" p0="" sc="" s0="" nc=() n0=() cc=() c0=()
     for r in $rates; do
-        set -- $(reach "$out/loss/$(tag "$sys" "$c" "$r").loss")
-        pc="$pc $(bps "$r") $2"
-        set -- $(reach "$out/loss/$(tag "$sys" none "$r").loss")
-        p0="$p0 $(bps "$r") $2"
-        sc="$sc $(bps "$r") $(step_of "$(tag "$sys" "$c" "$r")")"
-        s0="$s0 $(bps "$r") $(step_of "$(tag "$sys" none "$r")")"
+        set -- $(point "$sys" "$c" "$r")
+        pc="$pc $(bps "$r") $2" sc="$sc $(bps "$r") $3" nc+=("$1") cc+=("$4")
+        set -- $(point "$sys" none "$r")
+        p0="$p0 $(bps "$r") $2" s0="$s0 $(bps "$r") $3" n0+=("$1") c0+=("$4")
     done
-    be="- -" bs="- -" pr=-
-    [ "$c" = none ] || { be=$(fit_be "$pc" "$p0"); bs=$(fit_be "$sc" "$s0"); pr=$(predicted "$sys" "$c"); }
+    # the steps to target do not depend on the link: each compressor's
+    # median over the rates (and repeats). The time outside the combine
+    # does not depend on the compressor (every codec runs inside the
+    # combine, in time_s): one median over C's and none's runs, so that
+    # its noise does not pass for a difference between them
+    sn=$(median "${nc[@]}") s0n=$(median "${n0[@]}") cm=$(median "${cc[@]}" "${c0[@]}") c0m=$cm
+    ratio=$(awk -v a="$sn" -v b="$s0n" 'BEGIN { print (a == "nan" || b == "nan") ? "nan" : sprintf("%.4g", a / b) }')
+    be="- -" bs="- -" pr=- ps=-
+    if [ "$c" != none ]; then
+        be=$(fit_be "$pc" "$p0") bs=$(fit_be "$sc" "$s0")
+        hr=$hr_ring; [ "$sys" = ps ] && hr=$hr_ps
+        pr=$(predicted "$sys" "$c" "$sn" "$s0n" "$cm" "$c0m" "$hr") ps=$(predicted "$sys" "$c" 1 1 "$cm" "$c0m" "$hr")
+    fi
     for r in $rates; do
         n=$(tag "$sys" "$c" "$r")
         [ -s "$out/logs/$n.csv" ] || continue
-        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps" > "$csv"
-        set -- $(reach "$out/loss/$n.loss") $be $bs
-        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$3,$4,$5,$6,$pr|" >> "$csv"
+        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps,predicted_step_bps,steps_ratio,compute_s,host_call_s,repeats" > "$csv"
+        set -- $(point "$sys" "$c" "$r") $be $bs
+        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$5,$6,$7,$8,$pr,$ps,$ratio,$cm,$([ "$sys" = ps ] && echo "$hr_ps" || echo "$hr_ring"),$repeats|" >> "$csv"
     done
 done
 [ -s "$csv" ] || { say "no run succeeded; logs in $out/logs"; exit 1; }
 
 # ------------------------------------------------------------ 3. the table
 {
-    echo "# compression: mlp, K = $k, seed 7, $steps steps, lr $lr, target loss $target; EMULATED link, latency $lat."
-    echo "# steps/time to target: the first step at or under the target (loss file); step_s: psr_merge's."
-    echo "# break-even (Mbit/s): where C's time equals none's on its system. measured: time to target fitted"
-    echo "# A + B/rate over the rates run (in: inside them, out: extrapolated; inf: pays at every rate);"
-    echo "# be_step: the same fit on step_s (psr_merge's), what the prediction models (no extra steps);"
-    echo "# predicted: bin/model's step time with the compressor's measured cost (inf: pays at every rate)."
-    echo "# ratio: measured (time to target) / predicted."
+    echo "# compression: mlp, K = $k, seed 7, $steps steps, lr $lr, target loss $target; EMULATED link, latency $lat; $repeats repeat(s), interleaved."
+    echo "# steps/time to target: the first step at or under the target (loss file); step_s: psr_merge's (repeat 1's row)."
+    echo "# break-even (Mbit/s): where C's time equals none's on its system. measured: time to target (medians over the"
+    echo "# repeats), A + B/rate through the two rates that bracket it (in; out: extrapolated from the two highest or"
+    echo "# lowest; inf: pays at every rate); be_step: the same on step_s. predicted: bin/model's step (the compressor's"
+    echo "# bytes and measured codec cost) plus the measured time outside the communication and the host's wait per"
+    echo "# call (none's time_s over its model), times the measured steps to target (s_ratio: C's / none's); pr_step:"
+    echo "# the same per step. ratio: measured / predicted, on time to target and on the step."
     echo "# Measured on $(nproc) CPUs, shared, $(date -u +%Y-%m-%dT%H:%M:%SZ); timings are noisy, never asserted."
-    printf '%-4s %-12s %9s %8s %8s %10s %11s %4s %11s %4s %11s %7s\n' sys compressor rate step_s steps_tt time_tt_s be_meas_Mb where be_step_Mb wh be_pred_Mb ratio
+    printf '%-4s %-12s %9s %8s %8s %10s %11s %4s %11s %4s %11s %11s %7s %7s %7s\n' sys compressor rate step_s steps_tt time_tt_s be_meas_Mb where be_step_Mb wh be_pred_Mb pr_step_Mb s_ratio ratio r_step
     csv_awk 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
+        function rt(m, p) { return (m + 0 > 0 && p + 0 > 0 && m != "inf" && p != "inf") ? sprintf("%.3f", m / p) : "-" }
         FNR > 1 {
-        m = $c["breakeven_bps"]; p = $c["predicted_bps"]
-        q = (m + 0 > 0 && p + 0 > 0 && m != "inf" && p != "inf") ? sprintf("%.3f", m / p) : "-"
-        printf "%-4s %-12s %9s %8.4f %8s %10s %11s %4s %11s %4s %11s %7s\n", $c["system"], $c["compressor"], $c["rate"], $c["step_s"],
-               $c["steps_to_target"], $c["time_to_target_s"], mb(m), $c["breakeven_where"], mb($c["breakeven_step_bps"]),
-               $c["breakeven_step_where"], mb(p), q }' "$csv"
+        m = $c["breakeven_bps"]; p = $c["predicted_bps"]; ms = $c["breakeven_step_bps"]; ps = $c["predicted_step_bps"]
+        printf "%-4s %-12s %9s %8.4f %8s %10s %11s %4s %11s %4s %11s %11s %7s %7s %7s\n", $c["system"], $c["compressor"], $c["rate"], $c["step_s"],
+               $c["steps_to_target"], $c["time_to_target_s"], mb(m), $c["breakeven_where"], mb(ms),
+               $c["breakeven_step_where"], mb(p), mb(ps), $c["steps_ratio"], rt(m, p), rt(ms, ps) }' "$csv"
 } > "$out/compression.txt"
 cat "$out/compression.txt"
 
@@ -290,9 +416,10 @@ for fmt in png svg; do
             { say "plots/compression.gp failed: $(tail -c 300 "$out/logs/plots.log")"; failed=$((failed + 1)); }
     done
 done
-manifest "$out" ": the compression section" "experiments/lab.sh --only compression (K $k, rates $rates, ring $ring_c, ps $ps_c, steps $steps, lr $lr, latency $lat, target $target)" <<EOF
+manifest "$out" ": the compression section" "experiments/lab.sh --only compression (K $k, rates $rates, ring $ring_c, ps $ps_c, steps $steps, lr $lr, latency $lat, target $target, repeats $repeats)" <<EOF
 link_bw: EMULATED $rates, latency $lat
-breakeven: $(csv_awk 'FNR > 1 && $c["compressor"] != "none" && !s[$c["system"] $c["compressor"]]++ { printf "%s %s measured %s (%s) step %s (%s) predicted %s bytes/s; ", $c["system"], $c["compressor"], $c["breakeven_bps"], $c["breakeven_where"], $c["breakeven_step_bps"], $c["breakeven_step_where"], $c["predicted_bps"] }' "$csv")
+breakeven: $(csv_awk 'FNR > 1 && $c["compressor"] != "none" && !s[$c["system"] $c["compressor"]]++ { printf "%s %s measured %s (%s) step %s (%s) predicted %s step %s bytes/s, steps ratio %s; ", $c["system"], $c["compressor"], $c["breakeven_bps"], $c["breakeven_where"], $c["breakeven_step_bps"], $c["breakeven_step_where"], $c["predicted_bps"], $c["predicted_step_bps"], $c["steps_ratio"] }' "$csv")
+repeats: $repeats (interleaved; the fits on each point's medians)
 jobs_failed: $failed
 # every job's command line
 EOF

@@ -17,9 +17,23 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 . "$here/lab_lib.sh"
 
-[ $# = 1 ] || die_usage "usage: experiments/lab_report.sh RESULTS-DIR"
-case $1 in -h|--help) echo "usage: experiments/lab_report.sh RESULTS-DIR (the run's results as text)"; exit 0 ;; esac
-dir=$1
+# RESULTS-DIR left out: the newest results/2*/ with a manifest.txt (the
+# student's own `make lab` run, as lab_scale.sh finds it). --settings: only
+# the settings exercises 2, 3 and 8 predict with (docs/lab.md), before the
+# student looks at the rows.
+settings=0 dir=
+while [ $# -gt 0 ]; do
+    case $1 in
+    -h|--help) echo "usage: experiments/lab_report.sh [--settings] [RESULTS-DIR] (the run's results as text; default: the newest results/2*/)"; exit 0 ;;
+    --settings) settings=1; shift ;;
+    -*) die_usage "$(shown_value "$1"): unknown option" ;;
+    *) [ -z "$dir" ] || die_usage "usage: experiments/lab_report.sh [--settings] [RESULTS-DIR]"; dir=$1; shift ;;
+    esac
+done
+if [ -z "$dir" ]; then
+    for d in "$root"/results/2*/; do [ -f "$d/manifest.txt" ] && dir=${d%/}; done
+    [ -n "$dir" ] || die_usage "no make lab folder in results/: run make lab, or give its folder"
+fi
 [ -d "$dir" ] || die_usage "'$dir' is not a directory"
 
 # man KEY: the manifest's "KEY: value" line's value ("none" and "nothing"
@@ -34,9 +48,25 @@ vs_model() {
                $c["time_s"] / $c["model_s"], $c["runs"], $c["run_min_s"], $c["run_max_s"], flag() }' "$1" 2>/dev/null
 }
 
+# The settings the run chose (the calibration's rate, the latency, the K
+# sweep's n, the size sweep's K), read from the rows themselves.
+echo "settings: $dir"
+csv_awk 'FNR > 1 { if (!lo) { bw = $c["link_bw"]; a = $c["link_latency"]; n = $c["bytes"]; lo = hi = $c["K"] }
+                   if ($c["K"] + 0 < lo + 0) lo = $c["K"]; if ($c["K"] + 0 > hi + 0) hi = $c["K"] }
+         END { if (lo) printf "  link: %s bytes/s (%.6g Mbit/s), latency a = %s s, one-way (EMULATED); the K sweep: n = %s bytes, K = %s..%s\n",
+                              bw, bw * 8 / 1e6, a, n, lo, hi }' "$dir/k_sweep.csv" 2>/dev/null
+sk=$(csv_awk 'FNR == 2 { print $c["K"] }' "$dir/size_sweep.csv" 2>/dev/null)
+[ -n "$sk" ] && echo "  the size sweep: K = $sk, n = $(csv_awk 'FNR > 1 { print $c["bytes"] }' "$dir/size_sweep.csv" | sort -nu | tr '\n' ' ')bytes"
+[ "$settings" = 1 ] && exit 0
 v=$(man scale) && [ -n "$v" ] && echo "scale: $v"
 echo "model vs measured (time_s / model_s: the median run), K sweep:"
 vs_model "$dir/k_sweep.csv" K
+# Exercise 2's other columns: the bytes into the server (or one ring
+# worker) per step, and the server's two phases.
+echo "bytes_in per step (into the server, or into one ring worker), the PS's ingress_s and egress_s, bound_by, K sweep:"
+csv_awk 'FNR > 1 { printf "  K=%-3s %-4s bytes_in %10s%s  bound_by %s\n", $c["K"], $c["system"], $c["bytes_in"],
+                          ($c["system"] == "ps" ? sprintf("  ingress %8.4f s  egress %8.4f s", $c["ingress_s"], $c["egress_s"]) : ""),
+                          $c["bound_by"] }' "$dir/k_sweep.csv" 2>/dev/null
 echo "model vs measured (time_s / model_s: the median run), size sweep at K = $(man size_sweep | sed 's/^K=\([0-9]*\).*/\1/'):"
 vs_model "$dir/size_sweep.csv" n
 grep '^crossover' "$dir/fit.txt" 2>/dev/null     # ring against rd, measured and model (bin/fit)

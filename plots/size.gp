@@ -49,7 +49,7 @@ s_text = pow2 ? "log_2 K" : "(floor(log_2 K) + 2)"
 curve(algo, rows) = (have_model && rows > 0) \
     ? sprintf("< '%s' --algo %s --K %d --bw %.17g --latency %.17g --sweep %.17g,%.17g,200", model, algo, m_k, m_bw, m_a, x_lo, x_hi) \
     : "< true"
-kib(n) = n < 1048576 ? sprintf("%.3g KiB", n/1024) : sprintf("%.3g MiB", n/1048576)
+kib(n) = n < 1024 ? sprintf("%.0f bytes", n) : n < 1048576 ? sprintf("%.3g KiB", n/1024) : sprintf("%.3g MiB", n/1048576)
 
 # ------------------------------------------------------------ the picture
 set title "Time per step vs message size n: parameter server, ring, recursive doubling".(m_k > 0 ? sprintf(" (K = %d)", m_k) : '') \
@@ -98,6 +98,16 @@ vline(i, n, txt, col, d) = sprintf("set arrow %d from %.17g, graph 0 to %.17g, g
     .sprintf("set label %d '%s' at %.17g, graph %g tc rgb '%s' font ',17' boxed front %s", i, txt, n, 0.95 - 0.06 * vl_row, col, \
              fx(n) < 0.6 ? "left offset 0.6, 0" : "right offset -0.6, 0")
 if (inside(n_pr)) { eval vline(1, n_pr, sprintf("ring = PS (ex. 3), model: %s", kib(n_pr)), ps_color, 2); vl_row = vl_row + 1 }
+# ... and where the ring-PS crossover falls outside the panel (at a slow
+# link it lies below the smallest size: 615 bytes at 8 Mbit/s, 1 ms and
+# K = 4), its label alone, on the side it lies, so that exercise 3 still
+# reads it off the plot.
+side(n) = fx(n) <= 0 ? "left" : "right"
+pr_txt(n) = sprintf("ring = PS (ex. 3), model: %s, %s of the panel: %s at every size drawn", kib(n), side(n), \
+                    fx(n) <= 0 ? "the ring wins" : "the PS wins")
+if (n_pr == n_pr && !inside(n_pr)) { \
+    eval sprintf("set label 1 '%s' at graph %g, %g %s tc rgb '%s' font ',17' boxed front", pr_txt(n_pr), \
+                 fx(n_pr) <= 0 ? 0.01 : 0.99, 0.95 - 0.06 * vl_row, side(n_pr), ps_color); vl_row = vl_row + 1 }
 if (inside(n_kab)) { eval vline(2, n_kab, sprintf("ring: latency = bandwidth term, K a bw (ex. 3): %s", kib(n_kab)), ring_color, 2); vl_row = vl_row + 1 }
 if (inside(nstar) && n_rd > 0) { eval vline(6, nstar, sprintf("ring = rd (ex. 8), model: %s", kib(nstar)), "#555555", 2); vl_row = vl_row + 1 }
 if (inside(n_x)) { eval vline(7, n_x, sprintf("ring = rd (ex. 8), measured: %s", kib(n_x)), "#555555", 1); vl_row = vl_row + 1 }

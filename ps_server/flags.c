@@ -120,6 +120,26 @@ static void check_sync_every(struct server_flags *f)
     f->c.steps = (f->c.steps + h - 1) / h;
 }
 
+/* check_psgd: --compress powersgd:R's combinations (common/ps/store.h,
+ * POWERSGD PUSHES): two rounds of every worker's factors per step. */
+static void check_psgd(const struct server_flags *f)
+{
+    const char *why;
+    char q[CLI_VALUE_BUF];
+
+    if (COMPRESS_KIND(f->compress) != COMPRESS_POWERSGD)
+        return;
+    why = f->mode_cfg.kind != MODE_SYNC ? "only with --mode sync (each round sums every "
+                                          "worker's factors)" :
+          f->sync_every > 1 ? "not with --sync-every (it compresses the gradient, not a "
+                              "round's delta)" :
+          f->mistake ? "not with --mistake (one push of each round per step)" :
+          f->checkpoint || f->resume ? "not with --checkpoint or --resume (the workers' "
+                                       "error feedback and warm start are not in it)" : NULL;
+    if (why)
+        flags_fail("--compress %s: %s", cli_value(f->compress_arg, q), why);
+}
+
 /* check: the cross-checks after parsing, in the order the old main made
  * them (the first refusal is the one the user sees). */
 static void check(struct server_flags *f)
@@ -285,11 +305,6 @@ void flags_parse(struct server_flags *f, int argc, char **argv)
         flags_fail("--compress %s: not " COMPRESS_CHOICES,
                    cli_value(f->compress_arg, q));
     }
-    if (COMPRESS_KIND(f->compress) == COMPRESS_POWERSGD) {
-        char q[CLI_VALUE_BUF];
-        flags_fail("--compress %s: runs on ring_worker's ring and rd; the parameter server's "
-                   "two rounds (P, then Q) are not built", cli_value(f->compress_arg, q));
-    }
     if (shard[0] >= 0 && range[1] > 0)
         flags_fail("--shard and --range: give one (both say which elements this server owns)");
     f->shard_i = shard[0] >= 0 ? shard[0] : 0;
@@ -297,4 +312,5 @@ void flags_parse(struct server_flags *f, int argc, char **argv)
     f->range_first = range[0];
     f->range_count = range[1];
     check(f);
+    check_psgd(f);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/compress.h"
+#include "ps/psgd_server.h"
 #include "base/clock.h"
 #include "base/dtype.h"
 #include "base/err.h"
@@ -74,7 +75,7 @@ static int setup_store(struct server *srv, const struct workload *wl)
                         .batch_what = batch_what, .optim = &oc,
                         /* MODES (mode.h): each worker's push on its own */
                         .per_worker = srv->f.mode_cfg.kind != MODE_SYNC,
-                        .compress = srv->f.compress,
+                        .compress = srv->f.compress, .psgd_w = wl,
                         .average = srv->f.sync_every > 1 }, err);
     free(w0);
     if (rc != 0) {
@@ -98,6 +99,9 @@ static void setup_record(struct server *srv)
     rec->bytes = (uint64_t)srv->scfg.n * srv->es;
     compress_label(srv->f.compress, rec->compress, sizeof rec->compress);
     rec->wire_bytes = compress_frame_bytes(srv->f.compress, srv->scfg.n, srv->f.c.dtype);
+    if (srv->store.psgd)        /* PowerSGD: a worker's two rounds to this server */
+        rec->wire_bytes = psgd_server_frame_bytes(srv->store.psgd, 0) +
+                          psgd_server_frame_bytes(srv->store.psgd, 1);
     rec->link_bw = srv->f.c.link_bw;
     rec->link_latency = srv->f.c.link_latency;
     rec->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);

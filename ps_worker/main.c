@@ -72,9 +72,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "run.h"
+
 #include "wire/auth.h"
 #include "train/cli_common.h"
 #include "ps/client.h"
+#include "ps/psgd_server.h"
 #include "base/clock.h"
 #include "base/compress.h"
 #include "base/dtype.h"
@@ -96,74 +99,6 @@ static const char synopsis[] =
     "With several servers (--shard I/S or --range FIRST:COUNT each), each says in\n"
     "its WELCOME which elements it owns; their ranges must tile the vector.";
 
-/* record_setup: the metrics record's fixed fields, room for every timed
- * step. ERR_USAGE when there are more than a record holds. */
-static int record_setup(struct metrics_record *rec, const struct cli_common *o, size_t n,
-                        size_t elem)
-{
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int rc = metrics_record_init(rec, (size_t)(o->steps - o->warmup));
-
-    if (rc != 0)
-        return rc;
-    snprintf(rec->system, sizeof rec->system, "ps");
-    snprintf(rec->role, sizeof rec->role, "worker");
-    snprintf(rec->transport, sizeof rec->transport, "tcp");
-    rec->rank = o->rank;
-    rec->world = o->world;
-    rec->bytes = (uint64_t)n * elem;
-    rec->link_bw = o->link_bw;
-    rec->link_latency = o->link_latency;
-    rec->ncpu = ncpu > 0 ? (int)ncpu : 1;
-    return 0;
-}
-
-/* One worker's run: everything the steps use, allocated before the first. */
-struct run {
-    struct cli_common o;
-    struct auth_key key;
-    struct workload w;
-    int have_w, have_rec;
-    size_t elem;
-    int mistake;                /* enum mistake (mistake.h) */
-    int passes;                 /* pushes of the gradient per step (sync-every-micro: m) */
-    int cuda;                   /* --device cuda */
-    uint64_t bucket_bytes;      /* --bucket-size (0: the default) */
-    int no_overlap;             /* --no-overlap */
-    const char *trace;          /* --trace FILE */
-    int local_server;           /* --local-server I (EMULATED host link), -1 none */
-    int compress;               /* --compress (base/compress.h): the pushes' format */
-    struct gpu_stream *stream;  /* --device cuda: the GPU side, on this stream */
-    struct step_gpu gpu;        /* --device cuda: the step's device (step_gpu.h) */
-    int have_gpu;
-    void *hgrad, *hweights;     /* --device cuda: pinned, n elements: pushed / pulled */
-    double *times;              /* combine time of each timed step */
-    int sync_every;             /* --sync-every H (LOCAL SGD below) */
-    struct optim_cfg oc;        /* LOCAL SGD: the worker's own optimizer */
-    struct step step;           /* the training step (common/train/step.h) */
-    int have_step;
-    struct metrics_record rec;
-    struct ps_client client;
-    double reconnect_window;    /* --reconnect-window (0: off, the 2T exit) */
-};
-
-/* stage: copy bytes between the device and pinned memory, waited for;
- * a failure's line names the step. */
-static int stage(struct run *r, uint64_t step, void *dst, const void *src, size_t bytes,
-                 char *err)
-{
-    int rc = gpu_copy_async(dst, src, bytes, r->stream, err);
-
-    if (rc == 0)
-        rc = gpu_stream_wait(r->stream, r->o.timeout, err);
-    if (rc != 0) {
-        char why[ERR_LEN];
-        snprintf(why, sizeof why, "%s", err);
-        err_say(err, "step %llu: %s", (unsigned long long)step, why);
-    }
-    return rc;
-}
-
 /* push: the PS worker's combine (step.h): the job's elements to the
  * servers that own them, the count and loss with the first push of a
  * pass to each server (client.h). --device cuda: through the pinned
@@ -174,6 +109,19 @@ static int push(void *ctx, const struct step_job *job, char *err)
     const struct proto_push_meta meta = { job->meta.examples, job->meta.loss };
     const void *g = job->grad;
     int rc;
+
+    if (r->have_psgd) {         /* two rounds of factors, then the weights (client.h) */
+        if (job->first != 0 || job->count != r->w.n) {
+            err_say(err, "--compress %s: pushes the whole gradient in one bucket, this one "
+                    "is [%zu, %zu) of %zu (--bucket-size at least the model)",
+                    compress_name(r->compress), job->first, job->first + job->count, r->w.n);
+            return ERR_USAGE;
+        }
+        if ((rc = ps_client_psgd(&r->client, &r->psgd, job->step, &meta, g, r->psgd_out,
+                                 err)) != 0)
+            return rc;
+        return ps_client_pull_begin(&r->client, job->step, err);
+    }
 
     /* The last pass's weights come back bucket by bucket while it is
      * pushed: start receiving them before its first push (client.h). */
@@ -352,39 +300,6 @@ static int run_steps(struct run *r, char *err)
                          err);
 }
 
-/* gpu_setup: the device of this local rank, its stream, the step's device
- * (step_gpu.h) and the pinned push and pull buffers. */
-static int gpu_setup(struct run *r, char *err)
-{
-    size_t bytes = r->w.n * r->elem;
-    char desc[160];
-    int rc;
-
-    if ((rc = gpu_device_select(r->o.local_rank, NULL, err)) != 0 ||
-        (rc = gpu_stream_create(&r->stream, err)) != 0)
-        return rc;
-    r->have_gpu = 1;
-    if ((rc = step_gpu_init(&r->gpu, &r->w, r->stream, r->o.timeout, err)) != 0 ||
-        (rc = gpu_host_alloc(&r->hweights, bytes, err)) != 0 ||
-        (rc = gpu_host_alloc(&r->hgrad, bytes, err)) != 0)
-        return rc;
-    if (gpu_device_describe(desc, sizeof desc, NULL) == 0)
-        log_msg("GPU %s (local rank %d)", desc, r->o.local_rank);
-    return 0;
-}
-
-/* gpu_teardown: what gpu_setup made (any part of it). */
-static void gpu_teardown(struct run *r)
-{
-    if (r->stream)
-        (void)gpu_stream_wait(r->stream, r->o.timeout, NULL);
-    gpu_host_free(r->hgrad);
-    gpu_host_free(r->hweights);
-    step_gpu_destroy(&r->gpu);
-    gpu_stream_destroy(r->stream);
-    r->hgrad = r->hweights = NULL;
-}
-
 /* step_setup: the training step (step.h) with the PS worker's combine
  * (push each bucket) and finish (pull), no apply: the server applies. */
 static int step_setup(struct run *r, char *err)
@@ -454,6 +369,16 @@ static int setup(struct run *r, const char *servers)
     r->have_rec = 1;
     compress_label(r->compress, r->rec.compress, sizeof r->rec.compress);
     r->rec.wire_bytes = compress_frame_bytes(r->compress, r->w.n, o->dtype);
+    if (COMPRESS_KIND(r->compress) == COMPRESS_POWERSGD) {     /* both rounds' factors */
+        if ((rc = psgd_server_plan(&r->psgd, &r->w, r->compress, o->dtype,
+                                   COMPRESS_PSGD_EF(r->compress), o->seed, err)) != 0 ||
+            !(r->psgd_out = malloc(r->w.n * r->elem))) {
+            log_msg("%s", rc ? err : "out of memory for PowerSGD's decode");
+            return 1;
+        }
+        r->have_psgd = 1;
+        r->rec.wire_bytes = psgd_wire_elems(&r->psgd, 0) * r->elem;
+    }
     r->times = malloc(r->rec.cap * sizeof *r->times);    /* cap <= METRICS_MAX_STEPS */
     if (!r->times) {
         log_msg("out of memory for %zu step times", r->rec.cap);
@@ -508,39 +433,6 @@ static int setup(struct run *r, const char *servers)
     return 0;
 }
 
-/* finish: --weights-out, --csv and --json, the last line. 0, or 1 (message logged). */
-static int finish(struct run *r)
-{
-    struct metrics_stats st;
-    char err[ERR_LEN];
-
-    if (r->o.weights_out && step_weights_write(&r->step, r->o.weights_out, r->o.rank, err) != 0) {
-        log_msg("%s", err);
-        return 1;
-    }
-    if (step_trace_close(&r->step, err) != 0) {
-        log_msg("%s", err);
-        return 1;
-    }
-    if ((r->o.csv || r->o.json) && metrics_record_save(&r->rec, r->o.csv, r->o.json, err) != 0) {
-        log_msg("%s", err);
-        return 1;
-    }
-    metrics_summarize(r->times, r->rec.nsteps, &st);
-    log_msg("done, %d steps, median combine %.3f ms", r->o.steps, st.median * 1e3);
-    if (r->o.rank == 0 && r->rec.nsteps > 0 && !r->cuda &&
-        r->mistake != MISTAKE_SYNC_EVERY_MICRO) {
-        struct step_times m;
-        size_t k = step_medians(&r->step, &m);
-        log_msg("medians over %zu timed steps: step %.4f s, backward %.4f s, pushes %.4f s, "
-                "pull %.4f s, wait after backward %.4f s (%zu bucket%s, overlap %s)",
-                k, m.step, m.backward, m.comm, m.finish, m.wait, step_buckets(&r->step),
-                step_buckets(&r->step) == 1 ? "" : "s",
-                step_overlapping(&r->step) ? "on" : "off");
-    }
-    return 0;
-}
-
 /* sync_why: why LOCAL SGD's combination is refused, or NULL. */
 static const char *sync_why(const struct run *r)
 {
@@ -548,6 +440,18 @@ static const char *sync_why(const struct run *r)
         r->mistake != MISTAKE_NONE ? "not with --mistake" :
         r->bucket_bytes || r->no_overlap ? "the sync is one push: no buckets, no overlap" :
         r->reconnect_window > 0 ? "not with --reconnect-window (a rejoin is by step)" : NULL;
+}
+
+/* psgd_why: why --compress powersgd:R's combination is refused, or NULL. */
+static const char *psgd_why(const struct run *r)
+{
+    return r->bucket_bytes || r->no_overlap ? "pushes the whole gradient in two rounds; not "
+                                              "with --bucket-size or --no-overlap" :
+        r->sync_every > 1 ? "not with --sync-every (it compresses the gradient)" :
+        r->mistake == MISTAKE_SYNC_EVERY_MICRO ? "not with --mistake sync-every-micro (one "
+                                                 "push of each round per step)" :
+        r->reconnect_window > 0 ? "not with --reconnect-window (the error feedback and the "
+                                  "warm start would not survive a rejoin)" : NULL;
 }
 
 /* role_flags: --compress into r->compress (none when not given) and
@@ -563,9 +467,8 @@ static int role_flags(struct run *r, const char *name)
         snprintf(msg, sizeof msg, "--sync-every %d: %s", r->sync_every, sync_why(r));
     else if (name && compress_parse(name, &r->compress) != 0)
         snprintf(msg, sizeof msg, "--compress %s: not " COMPRESS_CHOICES, cli_value(name, q));
-    else if (COMPRESS_KIND(r->compress) == COMPRESS_POWERSGD)
-        snprintf(msg, sizeof msg, "--compress %s: runs on ring_worker's ring and rd; the "
-                 "parameter server's two rounds (P, then Q) are not built", cli_value(name, q));
+    else if (COMPRESS_KIND(r->compress) == COMPRESS_POWERSGD && psgd_why(r))
+        snprintf(msg, sizeof msg, "--compress %s: %s", cli_value(name, q), psgd_why(r));
     else if (compress_get(r->compress)->frame && (r->bucket_bytes || r->no_overlap))
         snprintf(msg, sizeof msg, "--compress %s: pushes each server's range whole in one frame; "
                  "not with --bucket-size or --no-overlap", cli_value(name, q));
@@ -576,6 +479,25 @@ static int role_flags(struct run *r, const char *name)
         return 0;
     cli_usage_print("ps_worker", msg);
     return CLI_EXIT_USAGE;
+}
+
+/* teardown: whatever set-up made (any part of it), the client first. */
+static void teardown(struct run *r)
+{
+    ps_client_close(&r->client);
+    if (r->have_rec)
+        metrics_record_free(&r->rec);
+    free(r->times);
+    if (r->have_step)
+        step_destroy(&r->step);
+    if (r->have_gpu)
+        gpu_teardown(r);
+    if (r->have_w)
+        workload_destroy(&r->w);
+    if (r->have_psgd)
+        psgd_destroy(&r->psgd);
+    free(r->psgd_out);
+    cli_common_free(&r->o);
 }
 
 int main(int argc, char **argv)
@@ -685,16 +607,6 @@ int main(int argc, char **argv)
     ps_client_close(&r.client);
     status = finish(&r);
 out:
-    ps_client_close(&r.client);
-    if (r.have_rec)
-        metrics_record_free(&r.rec);
-    free(r.times);
-    if (r.have_step)
-        step_destroy(&r.step);
-    if (r.have_gpu)
-        gpu_teardown(&r);
-    if (r.have_w)
-        workload_destroy(&r.w);
-    cli_common_free(&r.o);
+    teardown(&r);
     return status;
 }

@@ -3,8 +3,8 @@
  * (RELIABILITY.md row 11; tests/t_hostile_trickle.sh starts it).
  *
  *   peer_hostile MODE HOST:PORT [--rank R] [--world K] [--gap S] [--to R]
- *                [--stop-after B] [--hello N,DTYPE,WORKLOAD,SEED,BATCH]
- *                [--elems C] [--max S] [--lie FIELD=V]
+ *                [--stop-after B] [--hello N,DTYPE,WORKLOAD,SEED,BATCH[,COMPRESS]]
+ *                [--elems C] [--max S] [--lie FIELD=V] [--nan I]
  *
  * The secret is PSRING_SECRET's. After the AUTH handshake the frame the
  * mode names is sent one byte every S seconds (--gap; 0: nothing at all,
@@ -13,6 +13,9 @@
  * --lie FIELD=V sends that frame with one field set to V: the header's
  * step, length, rank, world or aux, or a PUSH's examples (its count);
  * with a small --gap (0.00001) the lie goes out whole, at once.
+ * --hello's COMPRESS is the HELLO's compress setting as an int
+ * (compress.h, THE SETTING: 1027 is powersgd:2); --nan I makes a PUSH's
+ * element I a NaN (the others are zeros).
  *
  * MODES
  *   register  at the coordinator: a REGISTER claiming rank R of K.
@@ -38,6 +41,7 @@
  * tells these apart from what it checks.
  */
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +60,7 @@ static double gap = 1.0, max_s = 60;
 static long stop_after = -1;
 static unsigned long long elems = 4;
 static struct proto_hello hello = { 1, 1, 1, 7, 1, 0, 0 };
+static long long nan_at = -1;      /* --nan I: the PUSH element made a NaN */
 static struct auth_key key;
 static const char *port_file;
 static int to = -1;
@@ -257,6 +262,10 @@ static void push(int fd, double t0)
     lie(&h, &m);
     proto_header_encode(&h, p);
     proto_push_meta_encode(&m, p + PROTO_HEADER_SIZE);
+    if (nan_at >= 0 && (unsigned long long)nan_at < elems) {
+        double q = NAN;
+        memcpy(p + PROTO_HEADER_SIZE + PROTO_PUSH_META + (size_t)nan_at * 8, &q, 8);
+    }
     trickle(fd, p, PROTO_HEADER_SIZE + len, t0);
     free(p);
 }
@@ -343,10 +352,13 @@ int main(int argc, char **argv)
         }
         else if (strcmp(f, "--hello") == 0) {
             unsigned long long a, s, b;
-            unsigned d, w;
-            if (sscanf(v, "%llu,%u,%u,%llu,%llu", &a, &d, &w, &s, &b) != 5)
-                die("--hello", "N,DTYPE,WORKLOAD,SEED,BATCH");
-            hello = (struct proto_hello){ a, d, w, s, b, 0, 0 };
+            unsigned d, w, c = 0;
+            int got = sscanf(v, "%llu,%u,%u,%llu,%llu,%u", &a, &d, &w, &s, &b, &c);
+            if (got != 5 && got != 6)
+                die("--hello", "N,DTYPE,WORKLOAD,SEED,BATCH[,COMPRESS]");
+            hello = (struct proto_hello){ a, d, w, s, b, c, 0 };
+        } else if (strcmp(f, "--nan") == 0) {
+            nan_at = atoll(v);
         } else {
             fprintf(stderr, "peer_hostile: unknown option %s\n", f);
             return 2;

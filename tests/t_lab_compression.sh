@@ -12,8 +12,8 @@ t_need lab-compression-1 "the compression section" model ring_worker ps_server p
 lab="$PSR_TESTS/../experiments/lab.sh"
 export PSR_BIN
 
-t_case lab-compression-1.1 "a compressor on a system it does not fit, a bad rate: exit 64 with one line"
-for args in "--ring sign" "--ps powersgd:2" "--rates 8mbps"; do
+t_case lab-compression-1.1 "a compressor on a system it does not fit, a bad rate, --repeats 0: exit 64 with one line"
+for args in "--ring sign" "--ps powersgd:2" "--rates 8mbps" "--repeats 0"; do
     job 30 bash "$lab" --only compression --quick $args --out "$T_TMP/bad"
     expect_rc 64
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "$args: $(wc -l < "$T_TMP/err") lines on stderr, want 1: $(head -c 300 "$T_TMP/err")"
@@ -33,7 +33,7 @@ for f in compression.csv compression.txt compression.png compression.svg compres
 done
 if [ -s "$o/compression.csv" ]; then
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
-                       split("system K step_s compress compressor rate rate_bps steps_to_target time_to_target_s breakeven_bps breakeven_where breakeven_step_bps breakeven_step_where predicted_bps", w, " ")
+                       split("system K step_s compress compressor rate rate_bps steps_to_target time_to_target_s breakeven_bps breakeven_where breakeven_step_bps breakeven_step_where predicted_bps predicted_step_bps steps_ratio compute_s repeats", w, " ")
                        for (j in w) if (!(w[j] in c)) print "no column " w[j]; next }
              { n[$c["system"] ":" $c["compressor"]]++
                if ($c["K"] != 4) print "row " NR ": K " $c["K"]
@@ -43,7 +43,10 @@ if [ -s "$o/compression.csv" ]; then
                if (!(m == "inf" || m == "nan" || m + 0 > 0 || m == "0")) print "row " NR ": breakeven_bps \"" m "\""
                m = $c["breakeven_step_bps"]
                if (!(m == "inf" || m == "nan" || m + 0 > 0 || m == "0")) print "row " NR ": breakeven_step_bps \"" m "\""
-               if (!(p == "inf" || p + 0 > 0)) print "row " NR ": predicted_bps \"" p "\"" }
+               if (!(p == "inf" || p + 0 > 0)) print "row " NR ": predicted_bps \"" p "\""
+               p = $c["predicted_step_bps"]
+               if (!(p == "inf" || p + 0 > 0)) print "row " NR ": predicted_step_bps \"" p "\""
+               if (!($c["steps_ratio"] + 0 > 0)) print "row " NR ": steps_ratio \"" $c["steps_ratio"] "\"" }
              END { split("ring:none ring:fp16 ps:none ps:sign", r, " ")
                    for (j = 1; j <= 4; j++) if (n[r[j]] != 2) print r[j] ": " n[r[j]] + 0 " rows, want 2" }' \
         "$o/compression.csv" > "$T_TMP/why"

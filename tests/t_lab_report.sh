@@ -2,7 +2,8 @@
 # from a results folder alone: on the committed reference run
 # (docs/reference-results/lab) every row of both sweeps against its model,
 # bin/fit's crossover lines, and what the manifest says was unsettled or
-# cut; a flagged row marked as the plots mark it; a bad argument refused.
+# cut; a flagged row marked as the plots mark it; a bad argument refused;
+# without a folder the newest results/2*/, and --settings alone.
 . "$PSR_TESTS/lib.sh"
 ref="$PSR_TESTS/../docs/reference-results/lab"
 report="$PSR_TESTS/../experiments/lab_report.sh"
@@ -42,10 +43,33 @@ expect_grep out '^warning: K x link rate = 8 MB/s is not well below the loopback
 t_end
 
 t_case lab-report-1.3 "no folder, or not one: one line on stderr, exit 64"
-job 10 bash "$report"
+# a scratch checkout (experiments/ linked) with no results/ at all, so that
+# a make lab run in the real checkout does not count
+mkdir -p "$T_TMP/r"
+ln -s "$PSR_TESTS/../experiments" "$T_TMP/r/experiments"
+job 10 bash "$T_TMP/r/experiments/lab_report.sh"
 expect_rc 64
 job 10 bash "$report" "$T_TMP/none"
 expect_rc 64
 [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "not one line: $(cat "$T_TMP/err")"
+t_end
+
+t_case lab-report-1.4 "no folder given: the newest results/2*/ of the checkout; --settings prints the run's link, n and size sweep K alone (what docs/lab.md's exercises 2, 3 and 8 predict with)"
+for d in 20260101-000000 20260102-000000; do
+    mkdir -p "$T_TMP/r/results/$d"
+    for f in manifest.txt k_sweep.csv size_sweep.csv fit.txt; do cp "$ref/$f" "$T_TMP/r/results/$d/"; done
+done
+# the older folder at another rate: the newer one must be the one read
+sed -i 's/,1e+06,0.001,/,2e+06,0.001,/' "$T_TMP/r/results/20260101-000000/k_sweep.csv"
+job 10 bash "$T_TMP/r/experiments/lab_report.sh" --settings
+expect_rc 0
+expect_grep out '^settings: .*/results/20260102-000000$'
+expect_grep out '^  link: 1e+06 bytes/s (8 Mbit/s), latency a = 0.001 s, one-way (EMULATED); the K sweep: n = 65536 bytes, K = 1..8$'
+expect_grep out '^  the size sweep: K = 4, n = 4096 16384 65536 262144 1048576 bytes$'
+[ "$(wc -l <"$T_TMP/out")" = 3 ] || t_fail "--settings printed more than the settings: $(sed -n 4p "$T_TMP/out")"
+job 30 bash "$T_TMP/r/experiments/lab_report.sh"
+expect_rc 0
+expect_grep out '^  K=8   ps   bytes_in     524736  ingress   0.5242 s  egress   0.5207 s  bound_by link$'
+expect_grep out '^  K=8   ring bytes_in     115268  bound_by link$'
 t_end
 t_exit

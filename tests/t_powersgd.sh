@@ -6,7 +6,7 @@
 # biases, W3 and the trailer), against the uncompressed run's one; the
 # synthetic workload runs without its closed-form check; psring_sim's
 # simulated ring carries the same bytes and reaches the same loss; the
-# unfit combinations (the PS, tree, --bench, --sync-every, a bad R) exit
+# unfit combinations (the PS's buckets and stale modes, tree, --bench, --sync-every, a bad R) exit
 # 64 with one line naming what powersgd needs; bin/model's bytes.
 # tier: full
 . "$PSR_TESTS/lib.sh"
@@ -55,13 +55,13 @@ t_ranks_same 3 "$T_TMP/ws"
 [ "$(col "$T_TMP/syn.csv" bytes_out)" -lt 52429 ] || t_fail "bytes_out $(col "$T_TMP/syn.csv" bytes_out)"
 t_end
 
-t_case powersgd-proc-2.1 "unfit combinations: exit 64, one line naming what powersgd needs (the PS, --algo tree, --bench, --sync-every 2, R 0)"
+t_case powersgd-proc-2.1 "unfit combinations: exit 64, one line naming what powersgd needs (the PS's buckets and stale modes, --algo tree, --bench, --sync-every 2, R 0)"
 for a in "ring_worker|powersgd:2|--algo tree|the ring and rd only" \
          "ring_worker|powersgd:2|--bench|needs training" \
          "ring_worker|powersgd:2|--sync-every 2|needs --sync-every 1" \
          "ring_worker|powersgd:0||powersgd:R\[:noef\] with R 1..16" \
-         "ps_worker|powersgd:2|--server 127.0.0.1:1|runs on ring_worker's ring and rd" \
-         "ps_server|powersgd:4:noef|--workers 2|runs on ring_worker's ring and rd"; do
+         "ps_worker|powersgd:2|--server 127.0.0.1:1 --bucket-size 1K|not with --bucket-size" \
+         "ps_server|powersgd:4:noef|--workers 2 --mode async|only with --mode sync"; do
     prog=${a%%|*} rest=${a#*|}
     c=${rest%%|*} rest=${rest#*|}
     args=${rest%%|*} need=${rest#*|}

@@ -5,8 +5,9 @@
 # single-process big batch (within 1e-12 relative) and K = 7 (dbtree,
 # synthetic f32: exactly), bit-identical on every rank; the benchmark with
 # every element checked (#wrong 0) and the row's model_s == bin/model's;
-# psring_sim's time, real payloads of 4 MiB (16 and 32 segments), within
-# the model's bound and 5% of it (K = 4 and 8), and its weights == the
+# psring_sim's time, real payloads of 4 MiB (16 and 32 segments) and where
+# S ~ D, equal to the model's (the schedule's longest chain) within 0.5%
+# (K = 4, 8 and 56), and its weights == the
 # real run's, bit for bit (K = 6), --payload sizes refused; a rank SIGSTOPped mid-all-reduce (no
 # FIN, no RST: the idle timeout) ends every other rank, naming it; bin/model
 # at points worked by hand; --algo refused where it cannot run, and ranks
@@ -60,17 +61,19 @@ t_end
 
 if [ -x "$sim" ]; then
     NET="--link-bw 500Mbit --link-latency 200us"
-    t_case tree-proc-1.3 "psring_sim --algo tree|dbtree, 4 MiB of real payload, K = 4 and 8: time <= bin/model's and within 5% of it; linreg f64 K = 6 dbtree: weights == the real ranks', bit for bit"
-    for ak in "tree 4" "tree 8" "dbtree 4" "dbtree 8"; do
-        set -- $ak
-        job 60 "$sim" ring $2 --algo $1 --workload synthetic --params 1048576 --dtype f32 \
-            --steps 1 --payload real $NET
+    t_case tree-proc-1.3 "psring_sim --algo tree|dbtree, real payloads, --bench, K = 4 and 8, 4 MiB and S ~ D (256 KiB, 512 KiB), K = 56 (dbtree's greedy colors): time == bin/model's (the schedule's longest chain) within 0.5%; linreg f64 K = 6 dbtree: weights == the real ranks', bit for bit"
+    for akn in "tree 4 4194304" "tree 8 4194304" "dbtree 4 4194304" "dbtree 8 4194304" \
+        "tree 4 262144" "dbtree 8 524288" "dbtree 56 262144"; do
+        set -- $akn
+        job 60 "$sim" ring $2 --algo $1 --bench --bytes $3 --iters 1 --warmup-iters 0 $NET \
+            --csv-out "$T_TMP/sim.csv"
         expect_rc 0
-        got=$(awk -F, 'NR == 2 { print $7 }' "$T_TMP/out")
-        want=$("$PSR_BIN/model" --algo $1 --K $2 --bytes 4MiB --bw 500Mbit --latency 200us)
-        echo "     $1 K=$2: simulated $got s, model $want s"
-        awk -v g="$got" -v w="$want" 'BEGIN { exit !(g != "" && g <= w && g >= 0.95 * w) }' \
-            || t_fail "$1 K=$2: simulated $got s, model $want s"
+        got=$(awk -F, 'NR == 2 { print $7 }' "$T_TMP/sim.csv")
+        rm -f "$T_TMP/sim.csv"
+        want=$("$PSR_BIN/model" --algo $1 --K $2 --bytes $3 --bw 500Mbit --latency 200us)
+        echo "     $1 K=$2 n=$3: simulated $got s, model $want s"
+        awk -v g="$got" -v w="$want" 'BEGIN { exit !(g != "" && g <= 1.005 * w && g >= 0.995 * w) }' \
+            || t_fail "$1 K=$2 n=$3: simulated $got s, model $want s"
     done
     job 120 "$launch" ring 6 --worker-args "--algo dbtree" --steps 3 --timeout 20 \
         --weights-out "$T_TMP/real.w"
@@ -119,13 +122,14 @@ for a in tree dbtree; do
 done
 job 20 "$PSR_BIN/ring_worker" --algo dbtree --bench --coll all_gather
 expect_rc 64
-# bin/model by hand: K = 8, n = 1e6 B, 1e9 B/s, a = 1 ms, D = 3: tree S = 8,
-# 3 (8 + 5) (a + 125 us) = 43.875 ms; dbtree S = 4 per half, 4 (4 + 5)
-# (a + 125 us) = 40.5 ms; K = 2 tree: C = 1, D = 1: 9 (a + 125 us).
-for q in "tree 8 0.043875" "dbtree 8 0.0405" "tree 2 0.010125"; do
+# bin/model by hand (1e9 B/s, a = 1 ms), the schedule's longest chain
+# (tree.c's K = 4 period table): K = 4 tree, 262144 B, S = 2: 11 steps of
+# (a + 131.072 us); 4096 B, S = 1: 6 of (a + 4.096 us); K = 2 tree, 1e6 B,
+# S = 8, C = 1, D = 1: 9 of (a + 125 us).
+for q in "tree 4 262144 0.012441792" "tree 4 4096 0.006024576" "tree 2 1e6 0.010125"; do
     set -- $q
-    got=$("$PSR_BIN/model" --algo $1 --K $2 --bytes 1e6 --bw 1e9 --latency 1ms)
-    [ "$got" = "$3" ] || t_fail "bin/model --algo $1 --K $2: $got, by hand $3"
+    got=$("$PSR_BIN/model" --algo $1 --K $2 --bytes $3 --bw 1e9 --latency 1ms)
+    [ "$got" = "$4" ] || t_fail "bin/model --algo $1 --K $2 --bytes $3: $got, by hand $4"
 done
 job 20 "$PSR_BIN/model" --algo dbtre --K 4 --bytes 1M --bw 1Gbit
 expect_rc 64

@@ -383,29 +383,43 @@ int main(void)
         poison_rank = -1;
     }
 
-    T_CASE("tree-2.1", "model: C P (a + n/(trees S) b), P = S + 2D - 1 (S > D) or 2S + D - 2, by hand; the segment the same as tree.h's; steps == the schedule's C P");
+    T_CASE("tree-2.1", "model: the schedule's longest chain of swaps (tree_steps) times a + n/(trees S) b; K = 4 and 2 by hand (tree.c's period table); a full period adds C steps; at most C (S + 2D - 1); the segment the same as tree.h's");
     T_EQ_D(MODEL_TREE_SEG_BYTES, (double)TREE_SEG_BYTES);
-    /* K = 8, n = 1e6 B, 1e9 B/s, a = 1 ms. tree: S = 8, D = 3, P = 13, C = 3:
-     * 39 (1 ms + 0.125 ms) */
-    T_NEAR(model_tree(8, 1e6, 1e9, 1e-3), 39 * 1.125e-3, 1e-12);
-    /* dbtree: S = 4 per half, P = 9, C = 4: 36 (1 ms + 0.125 ms) */
-    T_NEAR(model_dbtree(8, 1e6, 1e9, 1e-3), 36 * 1.125e-3, 1e-12);
-    /* K = 2, tree: C = 1, D = 1, P = S + 1 = 9 */
+    /* K = 4, tree, S = 2 (tree.c's table): p0 2-1, 2-3 (steps 1, 2); p1
+     * 0-2, 2-1, 2-3 (3, 4, 5); p2 0-2 (6); p3 0-2, 2-1, 2-3 (7, 8, 9); p4
+     * 2-1, 2-3 (10, 11): 11 steps, where C P = 3 (S + 2D - 1) = 15 would
+     * count the empty slots. S = 1: 2-1, 2-3, 0-2 up, 0-2 down, 2-1, 2-3. */
+    long s1[2] = { 1, 1 }, s2[2] = { 2, 2 }, s8[2] = { 8, 8 };
+    int c;
+    T_EQ_I(tree_steps(4, 1, s2, &c), 11);
+    T_EQ_I(c, 3);
+    T_EQ_I(tree_steps(4, 1, s1, NULL), 6);
+    /* K = 2, tree: one edge, C = 1, D = 1: S + 1 periods of one swap. */
+    T_EQ_I(tree_steps(2, 1, s8, &c), 9);
+    T_EQ_I(c, 1);
+    T_EQ_I(tree_steps(1, 1, s8, NULL), 0);
+    /* K = 4, 256 KiB at 4e6 B/s and 1 ms: S = 2, 11 (1 ms + 32.768 ms). */
+    T_NEAR(model_tree(4, 262144, 4e6, 1e-3), 11 * (1e-3 + 131072 / 4e6), 1e-12);
     T_NEAR(model_tree(2, 1e6, 1e9, 1e-3), 9 * 1.125e-3, 1e-12);
-    /* K = 5, n = 4 KiB: S = 1, D = 3, a short pipeline: P = S + D - 1 + S - 1
-     * = 3: tree 9 steps, dbtree 12 */
-    T_EQ_D(model_query(MODEL_TREE, MODEL_STEPS, 5, 1, 4096, 1e9, 0), 9);
-    T_EQ_D(model_query(MODEL_DBTREE, MODEL_STEPS, 5, 1, 4096, 1e9, 0), 12);
+    T_EQ_D(model_query(MODEL_TREE, MODEL_STEPS, 4, 1, 4096, 1e9, 0), 6);
+    /* dbtree, K = 8, 1 MB: S = 4 per half, steps = the schedule's. */
+    long s4[2] = { 4, 4 };
+    T_NEAR(model_dbtree(8, 1e6, 1e9, 1e-3),
+           (double)tree_steps(8, 2, s4, NULL) * (1e-3 + 125e3 / 1e9), 1e-12);
     T_NEAR(model_query(MODEL_TREE, MODEL_BYTES_IN, 8, 1, 1e6, 1e9, 0), 3e6, 1e-6);
     T_NEAR(model_query(MODEL_DBTREE, MODEL_BYTES_OUT, 8, 1, 1e6, 1e9, 0), 2e6, 1e-6);
     T_NEAR(model_tree(1, 1e6, 1e9, 1e-3), 0, 1e-15);
     for (int k = 2; k <= 48; k++)
         for (int nt = 1; nt <= 2; nt++) {
-            int col[2 * 64], c = tree_colors(k, nt, col);
-            double s = ceil(1e6 / nt / 131072.0);
-            double d = ceil_log2(k), p = s > d ? s + 2 * d - 1 : 2 * s + d - 2;
-            T_EQ_D(model_query(nt == 1 ? MODEL_TREE : MODEL_DBTREE, MODEL_STEPS, k, 1, 1e6, 1,
-                               0), c * p);
+            int col[2 * 64], cc = tree_colors(k, nt, col), d = ceil_log2(k);
+            long a[2] = { 20, 20 }, b[2] = { 21, 21 }, ta = tree_steps(k, nt, a, NULL),
+                 tb = tree_steps(k, nt, b, NULL);
+            /* In the steady state every rank is busy in every slot. */
+            if (tb - ta != cc || ta > (long)cc * (20 + 2 * d - 1)) {
+                printf("     K = %d, %d tree(s): %ld, %ld steps at S = 20, 21; C = %d\n", k, nt,
+                       ta, tb, cc);
+                T_TRUE(tb - ta == cc && ta <= (long)cc * (20 + 2 * d - 1));
+            }
         }
 
     return t_done();

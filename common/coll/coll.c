@@ -89,7 +89,8 @@ static int frames_init(struct coll *c, const struct coll_cfg *cfg, char *err)
                     "the K frames) or the parameter server: each rank's indices are its own, "
                     "so the frames cannot be summed hop by hop", lab);
     c->setting = cfg->compress;
-    c->wire = malloc((size_t)cfg->world * compress_frame_bytes(cfg->compress, n, cfg->dtype));
+    c->wire = malloc((size_t)cfg->world * (compress_frame_bytes(cfg->compress, n, cfg->dtype)
+                                            + COLL_EXACT_MAX * dtype_size(cfg->dtype)));
     c->ef = calloc(1, compress_state_bytes(cfg->compress, n, cfg->dtype));
     if (!c->wire || !c->ef)
         return fail(err, -ENOMEM, "--compress %s: out of memory for %d frames", lab,
@@ -128,7 +129,8 @@ int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
         if ((rc = frames_init(c, cfg, err)) != 0)
             return rc;
         if (!c->comp->frame && c->comp->encode)   /* PowerSGD keeps its own (coll_psgd.h) */
-            c->wire = malloc((cfg->max_n ? cfg->max_n : 1) * compress_wire_size(c->comp, cfg->dtype));
+            c->wire = malloc((cfg->max_n ? cfg->max_n : 1) * compress_wire_size(c->comp, cfg->dtype)
+                             + COLL_EXACT_MAX * dtype_size(cfg->dtype));    /* the exact tail */
         if ((c->comp->frame || c->comp->encode) && !c->wire)
             return fail(err, -ENOMEM, "--compress: out of memory for the wire buffer");
     }
@@ -260,23 +262,32 @@ int coll_on_device(const struct coll *c)
 
 int coll_allreduce(struct coll *c, void *buf, size_t n, char *err)
 {
+    return coll_allreduce_tail(c, buf, n, 0, err);
+}
+
+int coll_allreduce_tail(struct coll *c, void *buf, size_t n, size_t exact, char *err)
+{
     if (c->comp && n > c->wire_n)
         return fail(err, ERR_USAGE, "coll_allreduce: %zu elements, more than the %zu "
                    "coll_init's max_n allows", n, c->wire_n);
+    if (exact > n || exact > COLL_EXACT_MAX)
+        return fail(err, ERR_USAGE, "coll_allreduce_tail: an exact tail of %zu of %zu "
+                   "elements (at most %d)", exact, n, COLL_EXACT_MAX);
     if (c->comp && c->comp->frame) {
-        if (n != c->ef_n)       /* another vector (--bench's sizes): its own residual */
-            memset(c->ef, 0, compress_state_bytes(c->setting, n, c->dtype));
-        c->ef_n = n;
-        return ring_allgather_frames(&c->ring, buf, n, c->dtype, c->setting, c->wire, c->ef,
-                                     err);
+        size_t m = n - exact;
+        if (m != c->ef_n)       /* another vector (--bench's sizes): its own residual */
+            memset(c->ef, 0, compress_state_bytes(c->setting, m, c->dtype));
+        c->ef_n = m;
+        return ring_allgather_frames(&c->ring, buf, n, exact, c->dtype, c->setting, c->wire,
+                                     c->ef, err);
     }
     if (c->comp && !c->comp->encode)
         return fail(err, ERR_USAGE, "coll_allreduce: --compress %s needs the layers' shapes: "
                    "coll_psgd_allreduce (coll_psgd.h)", compress_name(c->compress));
     if (c->comp && c->algo == COLL_RD)
-        return rd_allreduce_cmp(&c->rd, buf, n, c->dtype, c->comp, c->wire, err);
+        return rd_allreduce_cmp(&c->rd, buf, n, exact, c->dtype, c->comp, c->wire, err);
     if (c->comp)
-        return ring_allreduce_cmp(&c->ring, buf, n, c->dtype, c->comp, c->wire, err);
+        return ring_allreduce_cmp(&c->ring, buf, n, exact, c->dtype, c->comp, c->wire, err);
     return coll_allreduce_exact(c, buf, n, err);
 }
 

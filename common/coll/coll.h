@@ -206,6 +206,12 @@ int coll_on_device(const struct coll *c);
  * on buf must be queued on coll->stream (or finished); on return the sum
  * is in buf and the stream's work is done. */
 int coll_allreduce(struct coll *c, void *buf, size_t n, char *err);
+/* coll_allreduce_tail: coll_allreduce, but the last `exact` elements (at
+ * most COLL_EXACT_MAX) summed at the dtype's full precision: they ride raw
+ * in the compressed frames (coll_cmp.h and coll_sparse.h, THE EXACT TAIL).
+ * The training step's trailer (example counts, loss) goes this way. */
+#define COLL_EXACT_MAX 8
+int coll_allreduce_tail(struct coll *c, void *buf, size_t n, size_t exact, char *err);
 /* coll_allreduce_exact: coll_allreduce at the dtype's full precision
  * whatever --compress says: for sums that must be exact (the step's
  * trailer: example counts and the loss). */

@@ -26,9 +26,17 @@
  * too, so a finite sum that overflows the 16-bit format (fp16 above 65504)
  * fails the step as ERR_NONFINITE instead of travelling as Inf.
  *
+ * THE EXACT TAIL. The last `exact` elements of buf travel raw, in the
+ * job's dtype, in the same frames as the encoded ones (summed with
+ * vec_add_finite, not rounded): the training step's trailer (example
+ * counts and loss, which must stay exact) rides with the gradient instead
+ * of paying an all-reduce of its own, whose 2(K-1) rounds of latency cost
+ * more at 1 ms a hop than fp16 saved on the mlp (docs/design.md,
+ * Compression). exact 0: every element encoded.
+ *
  * BUFFERS. In place in buf (n elements of dtype), as ring.h and rd.h; wire
- * is the caller's scratch of n * compress_wire_size bytes, untouched
- * between calls; the ring's or rd's staging piece receives the pieces.
+ * is the caller's scratch of (n - exact) * compress_wire_size + exact *
+ * dtype_size bytes, untouched between calls; the ring's or rd's staging piece receives the pieces.
  * Nothing is allocated per call. Errors as ring.h and rd.h.
  */
 #ifndef COLL_CMP_H
@@ -40,9 +48,9 @@
 #include "rd.h"
 #include "ring.h"
 
-int ring_allreduce_cmp(struct ring *r, void *buf, size_t n, int dtype,
+int ring_allreduce_cmp(struct ring *r, void *buf, size_t n, size_t exact, int dtype,
                        const struct compressor *c, void *wire, char *err);
-int rd_allreduce_cmp(struct rd *r, void *buf, size_t n, int dtype,
+int rd_allreduce_cmp(struct rd *r, void *buf, size_t n, size_t exact, int dtype,
                      const struct compressor *c, void *wire, char *err);
 
 #endif /* COLL_CMP_H */

@@ -21,8 +21,14 @@
  * decoder before anything is added (a hostile frame: ERR_PROTO_FIELD and
  * the sender named; a non-finite value or sum: ERR_NONFINITE).
  *
- * BUFFERS. frames: the caller's K x compress_frame_bytes(setting, n)
- * bytes; state: compress_state_bytes(setting, n), the error feedback,
+ * THE EXACT TAIL. The last `exact` elements of buf are not in the frame:
+ * they travel raw after it, in the dtype, and are summed in the same rank
+ * order (vec_add_finite): the training step's trailer (example counts,
+ * loss) rides with the frames instead of an all-reduce of its own
+ * (coll_cmp.h says why). The frame encodes the first n - exact.
+ *
+ * BUFFERS. frames: the caller's K x (compress_frame_bytes(setting, n -
+ * exact) + exact x dtype_size) bytes; state: compress_state_bytes(setting, n), the error feedback,
  * zeroed before the first call and kept between calls (the caller's).
  * Nothing is allocated per call. Errors as ring.h's.
  */
@@ -34,7 +40,7 @@
 #include "base/compress.h"
 #include "ring.h"
 
-int ring_allgather_frames(struct ring *r, void *buf, size_t n, int dtype, int setting,
-                          unsigned char *frames, void *state, char *err);
+int ring_allgather_frames(struct ring *r, void *buf, size_t n, size_t exact, int dtype,
+                          int setting, unsigned char *frames, void *state, char *err);
 
 #endif /* COLL_SPARSE_H */

@@ -50,15 +50,13 @@ int train_check(const struct cli_common *c, uint64_t batch, char *err)
 
 /* allreduce_job: the job's elements all-reduced; with --compress the
  * gradient's on the compressed wire and the trailer's (the example counts
- * and the loss, which must stay exact) in a second, uncompressed
- * all-reduce of STEP_TRAILER_LEN elements: one more round of latency per
- * step, said out loud. */
+ * and the loss, which must stay exact) raw in the same frames
+ * (coll_allreduce_tail): no round of its own. */
 static int allreduce_job(const struct train_cfg *cfg, const struct step_job *job, char *err)
 {
     size_t es = dtype_size(cfg->c->dtype), n = cfg->w->n, lo = job->first;
     size_t hi = job->first + job->count, mid = hi < n ? hi : n > lo ? n : lo;
     unsigned char *g = job->grad;
-    int rc = 0;
 
     if (cfg->psgd)              /* PowerSGD: the factors, two rounds (coll_psgd.h) */
         return coll_psgd_allreduce(cfg->coll, cfg->psgd, g, lo, job->count, err);
@@ -70,11 +68,9 @@ static int allreduce_job(const struct train_cfg *cfg, const struct step_job *job
                 cfg->coll->label, lo, mid, n);
         return ERR_USAGE;
     }
-    if (mid > lo)
-        rc = coll_allreduce(cfg->coll, g + lo * es, mid - lo, err);
-    if (rc == 0 && hi > mid)
-        rc = coll_allreduce_exact(cfg->coll, g + mid * es, hi - mid, err);
-    return rc;
+    if (mid == lo)              /* a bucket of the trailer alone */
+        return coll_allreduce_exact(cfg->coll, g + lo * es, hi - lo, err);
+    return coll_allreduce_tail(cfg->coll, g + lo * es, hi - lo, hi - mid, err);
 }
 
 /* ring_combine: the ring's combine (step.h): the job's elements

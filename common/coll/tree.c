@@ -72,28 +72,28 @@
  * same colors (tree_colors).
  *
  * COST. S + 2D - 1 periods (the last segment leaves the root at period
- * S - 1 + D and reaches the deepest leaf D - 1 periods later), C steps
+ * S - 1 + D and reaches the deepest leaf D - 1 periods later), C slots
  * each, a step moving one segment each way (a: latency, b: seconds per
- * byte, n in bytes):
+ * byte, n in bytes), with D = ceil(log2 K), for any K (K = 2: tree C = 1,
+ * dbtree 2; K = 3: tree C = 2, dbtree 4, the two trees sharing an edge).
+ * While the pipeline is full every rank is busy in every slot, and a
+ * period costs C steps; while it fills and drains a rank skips the slots
+ * with nothing to move, and a swap waits only for its two ends, so the
+ * time is the LONGEST CHAIN of swaps through the schedule, each a + m b
+ * (m = n / (trees S), a segment):
  *
- *     tree    T = 3 P (a + n/S b),      S = ceil(n / 128 KiB)
- *     dbtree  T = 4 P (a + n/(2S) b),   S = ceil(n/2 / 128 KiB)
- *     P = S + 2D - 1 for S > D, else S + D - 1 + (S - 1)
+ *     T = L (a + n/(trees S) b),   S = ceil(n / trees / 128 KiB)
  *
- * with D = ceil(log2 K), for any K (K = 2: tree C = 1, dbtree 2; K = 3:
- * tree C = 2, dbtree 4, the two trees sharing an edge). The search finds C
- * = 4 for every K <= 48 (test_tree.c checks) and most K <= 64; above, the
- * greedy colors take 5 or 6 slots and the formula, which keeps 4, is
- * optimistic by that much. For S >> D the tree's bandwidth term is 3 n b,
- * the double tree's 2 n b (the ring's: 2 (K-1)/K n b), and the latency
- * grows with log2 K, not K. When only a few edges are busy (the
- * pipeline filling and draining) a rank skips the empty slots, so a short
- * pipeline takes fewer periods than its S + 2D - 1: one segment climbs
- * and comes back down in about C D steps, not C (2D); the second P, fitted
- * to psring_sim, is the model's: simulated/model 0.86 to 1.11 at K = 4 and
- * 8 for 4 KiB to 4 MiB (1.00 at 4 KiB, 0.97-0.98 at 4 MiB, worst near S =
- * D + 1, where the fill is partly hidden)
- * (common/measure/model.h, model_tree).
+ * L is counted by replaying the periods and slots above (base/tree_shape.h,
+ * tree_steps; the model's count, common/measure/model.h, model_tree): K =
+ * 4, S = 2 (the table): 11 steps, not C P = 15; one segment climbs and
+ * comes back down in 6 (K = 4), about C D, not C (2D). For S >> D, L ->
+ * C S: the tree's bandwidth term 3 n b, the double tree's 2 n b (the
+ * ring's: 2 (K-1)/K n b), and the latency grows with log2 K, not K. The
+ * search finds C = 4 for every K <= 48 (test_tree.c checks) and most K <=
+ * 64; above, the greedy colors take 5 or 6 slots, and L counts them.
+ * psring_sim on the star (every swap a + m b) equals it to 0.3% for K = 4
+ * to 100, 4 KiB to 4 MiB (docs/design.md, The trees).
  *
  * DETERMINISM. Every element of a segment is summed once, on its way up,
  * in one fixed order: at a rank, its own value, then each child's partial
@@ -129,246 +129,6 @@
 #include "base/vec.h"
 #include "ring.h"
 
-#define SEARCH_WORLD_MAX 64          /* the coloring search's K */
-#define SEARCH_BUDGET    200000      /* nodes the search may visit per C */
-
-/* ------------------------------------------------------------ the trees */
-
-/* role: rank's place in tree j (its number in the in-order tree), and back. */
-static int role(int rank, int k, int j)
-{
-    if (j == 0)
-        return rank;
-    return k % 2 == 0 ? k - 1 - rank : (rank + k - 1) % k;
-}
-
-static int rank_at(int q, int k, int j)
-{
-    if (j == 0)
-        return q;
-    return k % 2 == 0 ? k - 1 - q : (q + 1) % k;
-}
-
-static int bt_parent(int q, int k)
-{
-    int b = q & -q, p;
-
-    if (q == 0)
-        return -1;
-    p = (q ^ b) | (b << 1);
-    return p < k ? p : q ^ b;
-}
-
-static int bt_children(int q, int k, int *out)
-{
-    int b = q & -q, n = 0;
-
-    if (q == 0) {
-        int top = 1;
-        while (top * 2 < k)
-            top *= 2;
-        if (k > 1)
-            out[n++] = top;
-        return n;
-    }
-    if (b == 1)
-        return 0;
-    out[n++] = q - b / 2;
-    for (int c = b / 2; c >= 1; c /= 2)
-        if (q + c < k) {
-            out[n++] = q + c;
-            break;
-        }
-    return n;
-}
-
-int tree_parent(int rank, int world, int j)
-{
-    int p = bt_parent(role(rank, world, j), world);
-
-    return p < 0 ? -1 : rank_at(p, world, j);
-}
-
-int tree_children(int rank, int world, int j, int *out)
-{
-    int n = bt_children(role(rank, world, j), world, out);
-
-    for (int i = 0; i < n; i++)
-        out[i] = rank_at(out[i], world, j);
-    if (n == 2 && out[0] > out[1]) {
-        int s = out[0];
-        out[0] = out[1];
-        out[1] = s;
-    }
-    return n;
-}
-
-static int bt_height(int q, int k)
-{
-    int c[2], n = bt_children(q, k, c), h = 0;
-
-    for (int i = 0; i < n; i++) {
-        int hc = bt_height(c[i], k) + 1;
-        h = hc > h ? hc : h;
-    }
-    return h;
-}
-
-int tree_height(int rank, int world, int j)
-{
-    return bt_height(role(rank, world, j), world);
-}
-
-static int depth_of(int rank, int k, int j)
-{
-    int d = 0;
-
-    for (int q = role(rank, k, j); (q = bt_parent(q, k)) >= 0;)
-        d++;
-    return d;
-}
-
-/* ----------------------------------------------------------- the colors */
-
-/* One tree: below an edge of color c, the children's edges take the two
- * other colors, the lower child first (the root: 0 and 1). */
-static void color_below(int q, int k, int up, int *color)
-{
-    int c[2], n = bt_children(q, k, c), next = 0;
-
-    if (n == 2 && c[0] > c[1]) {
-        int s = c[0];
-        c[0] = c[1];
-        c[1] = s;
-    }
-    for (int i = 0; i < n; i++) {
-        if (next == up)
-            next++;
-        color[c[i]] = next;
-        color_below(c[i], k, next, color);
-        next++;
-    }
-}
-
-/* Two trees: the edges as (a, b) pairs, edge i is tree i / k's edge of
- * child i % k. The search keeps per rank a mask of the colors in use. */
-struct search {
-    int k, nedge, colors;
-    long budget;
-    const int *a, *b;
-    int *color;
-    uint32_t *used;
-};
-
-static int avail(const struct search *s, int i)
-{
-    return (int)(~(s->used[s->a[i]] | s->used[s->b[i]]) & ((1u << s->colors) - 1));
-}
-
-/* DSatur: color the edge with the fewest colors left first; backtrack.
- * 1: done; 0: no coloring; -1: out of budget. */
-static int dsatur(struct search *s, int left)
-{
-    int best = -1, bestn = 99, m, rc;
-
-    if (left == 0)
-        return 1;
-    if (--s->budget < 0)
-        return -1;
-    for (int i = 0; i < s->nedge; i++) {
-        if (s->a[i] < 0 || s->color[i] >= 0)
-            continue;
-        int n = __builtin_popcount((unsigned)avail(s, i));
-        if (n < bestn) {
-            bestn = n;
-            best = i;
-        }
-    }
-    m = avail(s, best);
-    for (int c = 0; c < s->colors; c++) {
-        if (!(m & (1 << c)))
-            continue;
-        s->color[best] = c;
-        s->used[s->a[best]] |= 1u << c;
-        s->used[s->b[best]] |= 1u << c;
-        rc = dsatur(s, left - 1);
-        if (rc != 0)
-            return rc;
-        s->used[s->a[best]] &= ~(1u << c);
-        s->used[s->b[best]] &= ~(1u << c);
-        s->color[best] = -1;
-    }
-    return 0;
-}
-
-static int color_two(int k, int *color)
-{
-    int nedge = 2 * k, ne = 0, maxdeg = 0, rc = -1;
-    int *a = malloc(sizeof(int) * (size_t)nedge * 2), *deg = calloc((size_t)k, sizeof(int));
-    uint32_t *used = calloc((size_t)k, sizeof *used);
-    struct search s = { k, nedge, 0, 0, a, a ? a + nedge : NULL, color, used };
-
-    if (!a || !deg || !used) {
-        free(a);
-        free(deg);
-        free(used);
-        return -ENOMEM;
-    }
-    for (int i = 0; i < nedge; i++) {
-        int p = tree_parent(i % k, k, i / k);
-        a[i] = p < 0 ? -1 : p;
-        a[nedge + i] = i % k;
-        if (p >= 0) {
-            ne++;
-            maxdeg = ++deg[p] > maxdeg ? deg[p] : maxdeg;
-            maxdeg = ++deg[i % k] > maxdeg ? deg[i % k] : maxdeg;
-        }
-    }
-    for (s.colors = maxdeg; k <= SEARCH_WORLD_MAX && rc != 1 && s.colors <= maxdeg + 1;
-         s.colors++) {
-        for (int i = 0; i < nedge; i++)
-            color[i] = -1;
-        memset(used, 0, sizeof *used * (size_t)k);
-        s.budget = SEARCH_BUDGET;
-        rc = dsatur(&s, ne);
-    }
-    if (rc != 1) {                   /* greedy: the first color free at both ends */
-        s.colors = 0;
-        memset(used, 0, sizeof *used * (size_t)k);
-        for (int i = 0; i < nedge; i++) {
-            int c = 0;
-            color[i] = -1;
-            if (a[i] < 0)
-                continue;
-            while ((used[a[i]] | used[s.b[i]]) & (1u << c))
-                c++;
-            color[i] = c;
-            used[a[i]] |= 1u << c;
-            used[s.b[i]] |= 1u << c;
-            s.colors = c + 1 > s.colors ? c + 1 : s.colors;
-        }
-    } else
-        s.colors--;
-    free(a);
-    free(deg);
-    free(used);
-    return s.colors;
-}
-
-int tree_colors(int world, int ntrees, int *color)
-{
-    int c = 0;
-
-    if (ntrees == 2)
-        return color_two(world, color);
-    for (int i = 0; i < world; i++)
-        color[i] = -1;
-    color_below(0, world, -1, color);
-    for (int i = 0; i < world; i++)
-        c = color[i] + 1 > c ? color[i] + 1 : c;
-    return c;
-}
-
 size_t tree_segments(size_t elems, size_t es)
 {
     size_t s = (elems * es + TREE_SEG_BYTES - 1) / TREE_SEG_BYTES;
@@ -403,17 +163,17 @@ int tree_init(struct tree *t, struct xport *x, int rank, int world, int ntrees,
         return -ENOMEM;
     }
     t->colors = tree_colors(world, ntrees, color);
-    t->depth = bt_height(0, world);
+    t->depth = tree_height(0, world, 0);
     for (int j = 0; j < ntrees && t->colors > 0; j++) {
         int p = tree_parent(rank, world, j), c[2], nc = tree_children(rank, world, j, c);
         if (p >= 0)
             t->e[t->nedges++] = (struct tree_edge){
                 j, p, 1, color[j * world + rank], tree_height(rank, world, j),
-                t->depth + depth_of(rank, world, j) - 1 };
+                t->depth + tree_depth(rank, world, j) - 1 };
         for (int i = 0; i < nc; i++)
             t->e[t->nedges++] = (struct tree_edge){
                 j, c[i], 0, color[j * world + c[i]], tree_height(c[i], world, j),
-                t->depth + depth_of(c[i], world, j) - 1 };
+                t->depth + tree_depth(c[i], world, j) - 1 };
     }
     free(color);
     if (t->colors < 0) {

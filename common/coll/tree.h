@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/tree_shape.h"
 #include "xport.h"
 
 #define TREE_PIECE_DEFAULT (1u << 20)       /* bytes added between two receives */
@@ -61,19 +62,9 @@ void tree_destroy(struct tree *t);
  * dialling; fault news flooded to every neighbour. */
 void tree_plan(int rank, int world, int ntrees, struct xport_plan *pl);
 
-/* tree_parent: rank's parent in tree j (0, or 1 the double tree's second)
- * of `world` ranks, -1 for the root; tree_children: its children (0..2,
- * lower rank first) into out[2]; tree_height: the longest way down from
- * rank to a leaf (0 for a leaf). */
-int tree_parent(int rank, int world, int j);
-int tree_children(int rank, int world, int j, int *out);
-int tree_height(int rank, int world, int j);
-
-/* tree_colors: the slot of every edge, named by its child c in tree j, in
- * color[j * world + c] (the roots' entries -1), for ntrees trees of world
- * ranks: what every rank computes alike at tree_init (tree.c, SLOTS).
- * Returns C, the slots per period, or -ENOMEM. color: ntrees * world. */
-int tree_colors(int world, int ntrees, int *color);
+/* tree_parent, tree_children, tree_height, tree_depth, tree_colors (the
+ * trees' shape and slots) and tree_steps (the schedule's longest chain):
+ * base/tree_shape.h, which the cost model reads too. */
 
 /* tree_segments: S, the segments a tree's part of `elems` elements of
  * `es` bytes is cut into (TREE_SEG_BYTES each, at most one per element;

@@ -6,6 +6,7 @@
 #include "model.h"
 
 #include "base/powersgd.h"
+#include "base/tree_shape.h"
 
 int model_rd_steps(int k)
 {
@@ -30,26 +31,24 @@ static int rab_fold(int k, int *p, int *l)
     return *p != k;
 }
 
-/* The trees (common/coll/tree.c, COST): C slots a period, P = S + D - 1 +
- * min(S - 1, D) periods (S + 2D - 1 once S > D), segments of n / (trees S)
- * bytes. */
 struct tree_shape {
     int colors, trees;
-    double periods, seg;
+    double steps, seg;          /* steps: NAN when out of memory */
 };
 
+/* The trees: S segments of at most 128 KiB a tree, C colors, and the steps
+ * on the longest chain of the schedule tree.c runs (base/tree_shape.h,
+ * tree_steps), each moving one segment each way. */
 static struct tree_shape tree_shape(enum model_algo algo, int k, double bytes)
 {
     struct tree_shape t = { 0, algo == MODEL_DBTREE ? 2 : 1, 0.0, 0.0 };
     double part = bytes / t.trees, s = fmax(1.0, ceil(part / MODEL_TREE_SEG_BYTES));
-    int d = 0;
+    long segs[2] = { (long)s, (long)s }, steps;
 
-    while ((1 << d) < k)
-        d++;                            /* D = ceil(log2 K) */
     if (k <= 1)
         return t;
-    t.colors = t.trees == 1 ? (k == 2 ? 1 : k == 3 ? 2 : 3) : (k == 2 ? 2 : 4);
-    t.periods = s + d - 1 + fmin(s - 1, d);
+    steps = tree_steps(k, t.trees, segs, &t.colors);
+    t.steps = steps < 0 ? NAN : (double)steps;
     t.seg = part / s;
     return t;
 }
@@ -80,8 +79,10 @@ static double link_bytes(enum model_algo algo, int k, int servers, double bytes)
         return k % servers != 0 ? NAN : link_bytes(MODEL_RING, k, 1, bytes);
     case MODEL_TREE:            /* an interior rank: two children and a parent */
     case MODEL_DBTREE:          /* 3 halves where interior, 1 where a leaf */
-        return (double)tree_shape(algo, k, bytes).colors / tree_shape(algo, k, bytes).trees *
-               bytes;
+        /* a rank's edges (3 in one tree; 3 + 1 in two), not C, which the
+         * greedy colors of K > 64 make 5 or 6 */
+        return algo == MODEL_TREE ? (k == 2 ? 1.0 : k == 3 ? 2.0 : 3.0) * bytes
+                                  : (k == 2 ? 1.0 : 2.0) * bytes;
     }
     return NAN;
 }
@@ -107,7 +108,7 @@ static int latency_terms(enum model_algo algo, int k, int g)
         return k <= 1 || g < 1 || k % g != 0 ? 0 : 2 * (g - 1) + 2 * (k / g - 1);
     case MODEL_TREE:            /* one segment: model_query counts S */
     case MODEL_DBTREE:
-        return (int)(tree_shape(algo, k, 0.0).colors * tree_shape(algo, k, 0.0).periods);
+        return (int)tree_shape(algo, k, 0.0).steps;
     }
     return 0;
 }
@@ -238,7 +239,7 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
         return link_bytes(algo, k, servers, bytes);
     case MODEL_STEPS:
         if (algo == MODEL_TREE || algo == MODEL_DBTREE)
-            return tree_shape(algo, k, bytes).colors * tree_shape(algo, k, bytes).periods;
+            return tree_shape(algo, k, bytes).steps;
         return latency_terms(algo, k, servers);
     case MODEL_INGRESS:
     case MODEL_EGRESS:
@@ -253,7 +254,7 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
             return latency_terms(algo, k, servers) * (lat + bytes / bw);
         if (algo == MODEL_TREE || algo == MODEL_DBTREE) {   /* C P steps of a segment */
             struct tree_shape t = tree_shape(algo, k, bytes);
-            return t.colors * t.periods * (lat + t.seg / bw);
+            return t.steps * (lat + t.seg / bw);
         }
         if (algo == MODEL_HRING)
             return model_hring_links(k, servers, bytes, bw, lat, bw, lat);

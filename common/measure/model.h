@@ -26,12 +26,13 @@
  *   the pipelined tree (--algo tree) and the double binary tree (--algo
  *   dbtree, two trees on half the vector each; common/coll/tree.c): the
  *   vector cut into S segments of at most 128 KiB (S = ceil(n / 128 KiB),
- *   per tree for dbtree), reduced up and broadcast down in P periods of C
- *   swaps each, D = ceil(log2 K), P = S + 2D - 1 when S > D, else
- *   S + D - 1 + (S - 1) (a short pipeline: the ranks skip the slots with
- *   nothing to move, and one segment takes C D steps):
- *     tree    T = 3 P (a + n/S b)
- *     dbtree  T = 4 P (a + n/(2S) b)
+ *   per tree for dbtree), reduced up and broadcast down in periods of C
+ *   swaps each (D = ceil(log2 K), S + 2D - 1 periods); the ranks skip the
+ *   slots with nothing to move and a swap waits only for its two ends, so
+ *   the time is the schedule's longest chain of L swaps (base/tree_shape.h,
+ *   tree_steps: the periods and slots of tree.c replayed; L -> C S for
+ *   S >> D, and one segment alone takes about C D):
+ *     tree, dbtree  T = L (a + n/(trees S) b)
  *   (K = 2: C = 1 and 2; K = 3: 2 and 4). The busiest link carries C n /
  *   trees each way: 3 n (tree), 2 n (dbtree).
  *   Swing (--algo swing-lat|swing-bw; common/coll/swing.c): rd's and

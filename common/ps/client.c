@@ -171,7 +171,7 @@ int ps_client_init(struct ps_client *c, const struct ps_client_cfg *cfg, char *e
         }
         return 0;
     }
-    if (c->comp->kind != COMPRESS_NONE && !(c->wire = malloc(c->n * c->push_elem))) {
+    if (c->comp->kind != COMPRESS_NONE && c->comp->encode && !(c->wire = malloc(c->n * c->push_elem))) {
         err_say(err, "out of memory for the %zu encoded gradient elements", c->n);
         return -ENOMEM;
     }

@@ -319,6 +319,24 @@ int ps_client_step(struct ps_client *c, uint64_t step, const struct proto_push_m
 int ps_client_push(struct ps_client *c, uint64_t step, const struct proto_push_meta *meta,
                    const void *grad, uint64_t first, uint64_t count, char *err);
 
+/* ps_client_psgd: POWERSGD PUSHES (--compress powersgd:R[:noef];
+ * common/ps/store.h, the server's half): step `step`'s gradient sum grad
+ * (n elements of dtype) to every server in two rounds through ps (the
+ * whole vector's plan, this worker's error feedback and warm start:
+ * psgd_server_plan): per server, round 0 (P and the raw elements, with
+ * *meta) pushed and its sum received, round 1 (Q) pushed and its sum
+ * received, the range decoded into scratch (n elements: P^ Q^T, which the
+ * server applies itself; the decode keeps ps's residual and Q). A server
+ * whose range holds no compressed matrix takes one plain push. The
+ * servers one after the other (SIMPLIFICATION: with S > 1 their rounds do
+ * not overlap). Call it before ps_client_pull_begin: the receivers must
+ * not read the rounds' sums. ERR_NONFINITE for a sum not finite (the
+ * server named). */
+struct psgd;
+int ps_client_psgd(struct ps_client *c, struct psgd *ps, uint64_t step,
+                   const struct proto_push_meta *meta, const void *grad, void *scratch,
+                   char *err);
+
 /* ps_client_pull_begin: the receivers start reading step `step`'s WEIGHTS
  * frames in the background (PER-BUCKET PULL). Call it before the first
  * push of the step's last pass, so that the weights of the first buckets

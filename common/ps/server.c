@@ -243,10 +243,17 @@ static void conn_fault(struct conn *c, int code, const char *why)
         conn_refuse(c, code, why);
 }
 
+static void step_release(struct server *srv);
+
 void server_egress_done(struct server *srv)
 {
     double now = srv->io->now(srv);
 
+    if (srv->psgd_reply) {          /* PowerSGD: a round's sum, not the weights */
+        server_psgd_sent(srv);
+        step_release(srv);
+        return;
+    }
     if (srv->resending) {           /* a resumed run's first weights: no step's record */
         srv->resending = 0;
         srv->out_mark = srv->link.bytes_out;
@@ -354,6 +361,8 @@ static void step_release(struct server *srv)
     double now;
     int rc;
 
+    if (srv->psgd_reply || server_psgd_release(srv) != 0)
+        return;                     /* a round's sum goes out first (server_psgd.c) */
     rc = store_release(&srv->store, &rel, err);
     if (rc != 0) {
         run_fail(srv, NULL, rc, err);

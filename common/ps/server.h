@@ -270,6 +270,9 @@ struct server {
     uint64_t first_step;              /* the first step of this run (--resume: its step) */
     int resending;                    /* resumed: the weights of first_step - 1 going out */
     const void *wbuf;                 /* ... and the store buffer holding them */
+    int psgd_reply;                   /* POWERSGD PUSHES: 1 or 2 while round 0's or
+                                         round 1's sum goes out in their place */
+    uint64_t psgd_n;                  /* ... the egress's n, given back after it */
     /* the modes (mode.h): the policy and, per worker, the version of the
      * weights it was last sent and whether it waits for weights (SSP may
      * hold them) */
@@ -362,6 +365,15 @@ void run_succeed(struct server *srv);
 void run_fail(struct server *srv, struct conn *culprit, int code, const char *msg);
 void run_lost(struct server *srv, struct conn *c, int code, const char *msg);
 void server_egress_done(struct server *srv);
+
+/* server_psgd.c: POWERSGD PUSHES (store.h). server_psgd_release: a
+ * round's sum is complete: it goes out to every worker as a WEIGHTS frame
+ * of the round's elements (step s, aux the range's first), through the
+ * egress like the weights; 1 (or the run failed, said why); 0: none, the
+ * barrier's path goes on. server_psgd_sent: the sum is written to all K;
+ * the egress is the weights' again. */
+int server_psgd_release(struct server *srv);
+void server_psgd_sent(struct server *srv);
 
 /* server_mode.c: the modes other than sync (mode.h). server_mode_push: worker
  * c's push is complete; 0: sync, the barrier's path goes on

@@ -27,6 +27,7 @@
  */
 #include "store.h"
 #include "store_int.h"
+#include "psgd_server.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -77,6 +78,7 @@ int store__rank_in(const struct store *s, uint32_t rank, const char *what, const
 int store_init(struct store *s, const struct store_cfg *cfg, char *err)
 {
     size_t es = dtype_size(cfg->dtype);
+    int rc = 0;
 
     memset(s, 0, sizeof *s);
     if (cfg->n == 0 || es == 0 || cfg->world == 0 || cfg->world > PROTO_MAX_WORLD ||
@@ -95,6 +97,8 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
         err_say(err, "store: compress %d is not one", cfg->compress);
         return ERR_USAGE;
     }
+    if (COMPRESS_KIND(cfg->compress) == COMPRESS_POWERSGD)
+        s->comp = compress_get(COMPRESS_NONE);  /* POWERSGD PUSHES: frames of the dtype */
     s->push_es = compress_wire_size(s->comp, cfg->dtype);
     s->offset = cfg->offset;
     s->dtype = cfg->dtype;
@@ -121,9 +125,10 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
             cfg->n, (unsigned)cfg->world);
         return -ENOMEM;
     }
-    if (s->comp->frame && store__frame_init(s, cfg->compress, err) != 0) {
+    if ((s->comp->frame && store__frame_init(s, cfg->compress, err) != 0) ||
+        (rc = store__psgd_init(s, cfg, err)) != 0) {
         store_destroy(s);
-        return -ENOMEM;
+        return rc ? rc : -ENOMEM;
     }
     if (cfg->weights)
         memcpy(s->weights, cfg->weights, cfg->n * es);
@@ -133,7 +138,7 @@ int store_init(struct store *s, const struct store_cfg *cfg, char *err)
     {
         struct optim_cfg oc = { OPTIM_SGD, cfg->lr, OPTIM_DEFAULT_MOMENTUM, OPTIM_DEFAULT_BETA1,
                                 OPTIM_DEFAULT_BETA2, OPTIM_DEFAULT_EPS };
-        int rc = optim_init(&s->opt, cfg->optim ? cfg->optim : &oc, cfg->dtype, cfg->n, err);
+        rc = optim_init(&s->opt, cfg->optim ? cfg->optim : &oc, cfg->dtype, cfg->n, err);
         if (rc != 0) {
             store_destroy(s);
             return rc;
@@ -150,6 +155,7 @@ void store_destroy(struct store *s)
     MEM_FREE(s->workers);
     MEM_FREE(s->grads);
     MEM_FREE(s->frames);
+    store__psgd_destroy(s);
 }
 
 int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
@@ -164,6 +170,8 @@ int store_push_begin(struct store *s, uint32_t rank, uint64_t step,
     if ((rc = store__rank_in(s, rank, "push", "for step", step, err)) != 0)
         return rc;
     w = &s->workers[rank];
+    if (s->psgd)
+        return store__psgd_begin(s, w, rank, step, meta, first, count, err);
     if (s->per_worker && step != w->clock) {
         err_say(err, "worker %u: push for step %llu while its next step is %llu (%s)",
             (unsigned)rank, ull(step), ull(w->clock),
@@ -342,6 +350,8 @@ int store_push_data(struct store *s, uint32_t rank, const void *bytes,
         return rc;
     if (s->comp->frame)
         return store__frame_data(s, w, rank, bytes, nbytes, err);
+    if (s->psgd)
+        return store__psgd_data(s, w, rank, bytes, nbytes, err);
     left = (w->count - w->next) * s->push_es - w->part_len;
     if (nbytes > left) {
         err_say(err, "worker %u: push for step %llu has %zu bytes left, got %zu more",
@@ -371,6 +381,8 @@ int store_push_end(struct store *s, uint32_t rank, char *err)
 
     if (!(w = receiving(s, rank, "push end", err, &rc)))
         return rc;
+    if (s->psgd)
+        return store__psgd_end(s, w, rank, err);
     if (s->comp->frame && (rc = store__frame_end(s, w, rank, err)) != 0)
         return rc;
     if (w->next != w->count) {
@@ -425,7 +437,7 @@ int store_step_ready(const struct store *s)
  * (store.h, RELEASE): top = min over workers of top_r. */
 static size_t releasable(const struct store *s)
 {
-    size_t top = s->n;
+    size_t top = s->psgd && !s->psgd_decoded ? 0 : s->n;   /* POWERSGD: whole, decoded */
 
     for (uint32_t r = 0; r < s->world && top > 0; r++) {
         const struct store_worker *w = &s->workers[r];
@@ -586,6 +598,7 @@ int store_release(struct store *s, struct store_released *out, char *err)
     memset(s->workers, 0, s->world * sizeof *s->workers);   /* all WAITING */
     s->done = 0;
     s->released = 0;
+    s->psgd_decoded = 0;
     s->step++;
     return 0;
 }
@@ -679,5 +692,8 @@ int store_resume(struct store *s, uint64_t step, const void *weights)
     s->fail_code = 0;
     s->fail_msg[0] = '\0';
     s->step = step;
+    s->psgd_decoded = 0;
+    if (s->psgd)
+        psgd_server_reset(s->psgd, step);
     return 0;
 }

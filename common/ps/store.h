@@ -163,6 +163,9 @@
 #include "train/optim.h"
 #include "wire/proto.h"
 
+struct psgd_server;
+struct workload;
+
 #define STORE_MAX_PUSHES 65536  /* P, pushes per worker per step, at most */
 
 /* COMPRESSED PUSHES (--compress fp16|bf16). A push's elements travel in
@@ -179,7 +182,20 @@
  * frame is validated, decoded and added to the sum when it ends
  * (store_frame.c): a hostile frame (a count, index or padding out of
  * range) is refused, ERR_PROTO_FIELD, nothing added; a non-finite value
- * or sum FAILS the step. The weights go back dense, in full precision. */
+ * or sum FAILS the step. The weights go back dense, in full precision.
+ *
+ * POWERSGD PUSHES (--compress powersgd:R[:noef]; store_psgd.c, the rounds:
+ * psgd_server.h). Each worker pushes twice per step, both pushes of the
+ * owned range's first element (aux = offset): round 0 (P and the raw
+ * elements, psgd_server_frame_bytes(0) bytes, with the count and loss),
+ * then, after the server has sent every worker round 0's sum, round 1 (Q,
+ * count and loss 0). Each frame is kept whole and checked (a wrong size
+ * or a value not finite: refused, nothing kept); store_psgd_reply sums a
+ * complete round in rank order for the server to send, and after round 1
+ * decodes the step's gradient sum into the accumulator, which store_release
+ * then applies as any sum (COUNTS, the optimizer, B). A range without a
+ * compressed matrix (the mlp's shard that cuts both W1 and W2; linreg at
+ * R >= 2) takes plain pushes of its elements instead, one per step. */
 struct store_cfg {
     size_t n;               /* elements this server owns (>= 1) */
     uint64_t offset;        /* index of the first of them (--shard I/S) */
@@ -204,6 +220,9 @@ struct store_cfg {
     int average;            /* LOCAL SGD (--sync-every H > 1; sync only): the pushes
                                are the workers' deltas since the last sync and the
                                update is w + acc / K, no optimizer (divisor K) */
+    const struct workload *psgd_w;  /* POWERSGD PUSHES (compress powersgd:R): the
+                               workload whose layers give the matrices; read during
+                               store_init only */
 };
 
 /* Per-worker state of the step in progress: O(1) bytes each. */
@@ -254,6 +273,9 @@ struct store {
     int setting;            /* NOT-LINEAR PUSHES: store_cfg's compress */
     size_t frame_max;       /* ... the bytes of a push's frame */
     unsigned char *frames;  /* ... world x frame_max (owned; NULL with sizes_only) */
+    struct psgd_server *psgd;   /* POWERSGD PUSHES: the two rounds (owned); NULL:
+                               off, or a range without a compressed matrix */
+    int psgd_decoded;       /* ... the step's P^ Q^T is in acc: releasable */
 };
 
 /* What store_release released (count 0: nothing new). The new weights of
@@ -327,6 +349,15 @@ int store_push_abort(struct store *s, uint32_t rank, char *err);
 /* store_step_ready: 1 when all K pushes of the current step are complete
  * and the store has not failed. */
 int store_step_ready(const struct store *s);
+
+/* store_psgd_reply: POWERSGD PUSHES: when all K frames of a round are in,
+ * their sum in rank order into *sum (*count elements of dtype, the
+ * store's, valid until the next round's pushes) and the round in *round;
+ * after round 1 the step's gradient sum is decoded into the accumulator
+ * (store_release applies it). 1: a sum to send; 0: nothing (not PowerSGD,
+ * or a round incomplete); a negative code: the store FAILED (a sum or a
+ * decode not finite). */
+int store_psgd_reply(struct store *s, const void **sum, size_t *count, int *round, char *err);
 
 /* store_release: release the part every worker has pushed and that is not
  * released yet (RELEASE): its update applied into the accumulator, *out

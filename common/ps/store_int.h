@@ -1,5 +1,5 @@
 /* store_int.h -- what store.c and store_modes.c share and nobody else
- * uses: a worker's phase and four helpers. Not part of the store's
+ * uses: a worker's phase and the helpers below. Not part of the store's
  * interface (store.h); the store__ prefix says so.
  */
 #ifndef STORE_INT_H
@@ -40,5 +40,16 @@ int store__frame_init(struct store *s, int setting, char *err);
 int store__frame_data(struct store *s, struct store_worker *w, uint32_t rank,
                       const void *bytes, size_t nbytes, char *err);
 int store__frame_end(struct store *s, struct store_worker *w, uint32_t rank, char *err);
+
+/* POWERSGD PUSHES (store.h; store_psgd.c): the rounds' state, a round's
+ * push begun, its bytes, its end (the frame put whole). */
+int store__psgd_init(struct store *s, const struct store_cfg *cfg, char *err);
+void store__psgd_destroy(struct store *s);
+int store__psgd_begin(struct store *s, struct store_worker *w, uint32_t rank, uint64_t step,
+                      const struct proto_push_meta *meta, uint64_t first, uint64_t count,
+                      char *err);
+int store__psgd_data(struct store *s, struct store_worker *w, uint32_t rank,
+                     const void *bytes, size_t nbytes, char *err);
+int store__psgd_end(struct store *s, struct store_worker *w, uint32_t rank, char *err);
 
 #endif /* STORE_INT_H */
