@@ -30,16 +30,20 @@
 #                     median over steps (the CSV's step_s)
 #        backup:B     per step the (K-B)-th smallest: the step's last USED
 #                     push; median over steps
-#        ssp, async   K / U, U = sum over workers of 1 / (its median step):
-#                     the time the server takes for K updates, which is as
+#        ssp, async   K / U, U the updates per second while every worker
+#                     is in its timed steps (from the pushes' ENTER_T): the
+#                     time the server takes for K updates, which is as
 #                     many examples as one synchronous step
 #      and the cost model's (bin/model --stragglers, common/measure/model.h
 #      STRAGGLERS; never a formula here) on the same EMULATED compute
 #      times (the same seed, so the same jitter draws) and a communication
-#      t: on the link the PS modes' own (model.h, THE STALE MODES: sync a
-#      sync step's K pushes and K pulls, backup:B the K-B it uses; async
-#      and ssp a worker's own push and pull through the server's NIC,
-#      queued behind the others', ssp at the slowest's pace), the
+#      t: on the link the PS modes' own (model.h, THE STALE MODES: the
+#      server's NIC shared round-robin each way; sync and backup:B per step,
+#      each push from the end of its worker's compute, the step when the
+#      K-th (K-B-th) is in, its pulls and the late pushes' replies out;
+#      async and ssp on the mean compute, a closed queue (MVA), ssp with a
+#      straggler at its pace, its pull sharing the egress with the K-1
+#      frames its push releases), the
 #      ring's CALIBRATED from its 1x run (the measured step less the
 #      model's with t = 0); without the link every system's calibrated
 #      so (sync PS's for the four PS modes). bytes_per_update: the bytes
@@ -255,11 +259,23 @@ kth_step() {
     steps_of "$1" | sort -k2,2n -k3,3g |
         awk -v j="$2" '$2 != s { s = $2; i = 0 } { i++; if (i == j) print $3 }' | median
 }
-# k_over_rate DIR: K / U, U = sum over the workers of 1 / (its median STEP_S).
+# k_over_rate DIR: K / U, U the updates per second while every worker is
+# in its timed steps: the pushes (each record's ENTER_T, field 9: when the
+# push began, one clock on one machine) from the latest first timed push
+# of any worker to the earliest last one, over that time. Not each
+# worker's median step: under ssp:N the fast workers run N steps ahead,
+# so their timed steps span N fewer of the straggler's and each reads
+# short of the pace they all keep (K = 4, 3x, 28 timed steps: 7%).
 k_over_rate() {
-    steps_of "$1" | sort -k1,1 -k3,3g | awk -v k="$k" '
-        function flush() { if (n) { m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2; if (m > 0) u += 1 / m }; n = 0 }
-        $1 != f { flush(); f = $1 } { v[++n] = $3 } END { flush(); if (u > 0) printf "%.6g\n", k / u; else print "nan" }'
+    local d=$1 f
+    set --
+    for f in "$d"/rec.worker.*; do [ -f "$f" ] && set -- "$@" "$f"; done
+    [ $# -gt 0 ] || { echo nan; return; }
+    awk -v k="$k" '$1 == "step" && NF >= 9 && $9 != "-" { t[FILENAME, ++n[FILENAME]] = $9 }
+        END { for (f in n) { a = t[f, 1] + 0; b = t[f, n[f]] + 0
+                  if (!w++ || a > lo) lo = a; if (w == 1 || b < hi) hi = b }
+              for (f in n) for (i = 1; i <= n[f]; i++) if (t[f, i] >= lo && t[f, i] < hi) c++
+              if (c > 0 && hi > lo) printf "%.6g\n", k * (hi - lo) / c; else print "nan" }' "$@"
 }
 # mode_step MODE DIR: the step the mode runs at (the header's item 3).
 mode_step() {
@@ -354,11 +370,12 @@ done
     echo "# stragglers: mlp, K = $k, rank $srank slowed xF, jitter $jitter on every worker, EMULATED backward time $bt"
     echo "# (a sleep on top of mlp's real compute), $steps steps ($warmup warm-up), lr $lr, target loss $target."
     echo "# $link_words"
-    echo "# step_s: ring/sync the slowest worker's step, backup:B the (K-B)-th, ssp/async K / updates per s"
+    echo "# step_s: ring/sync the slowest worker's step, backup:B the (K-B)-th, ssp/async K / updates per s (all workers timed)"
     if [ "$t_ps" = link ]; then
         echo "# (medians over the timed steps); model: bin/model --stragglers, the ring's t calibrated at 1x"
-        echo "# (ring t = $t_ring s), the PS modes' t their own on the link (n = $nbytes bytes; sync a sync step's,"
-        echo "# $t_sync s; backup:B a sync step of K-B; async, ssp a push and a pull, queued: model.h, THE STALE MODES)."
+        echo "# (ring t = $t_ring s), the PS modes' their own on the link (n = $nbytes bytes; the server's NIC shared"
+        echo "# round-robin each way: sync, backup:B the pushes from each compute's end; async, ssp a closed queue,"
+        echo "# ssp's straggler pulling with the K-1 it releases: model.h, THE STALE MODES; comm_s: all pushes together)."
     else
         echo "# (medians over the timed steps); model: bin/model --stragglers with t calibrated at 1x"
         echo "# (ring t = $t_ring s, PS t = $t_ps s)."

@@ -408,7 +408,8 @@ static int strag_given(const struct strag *s)
            s->steps || s->warmup || s->cm.seed != 7;
 }
 
-/* bytes, bw, lat: the link instead of --comm (model.h, THE STALE MODES). */
+/* bytes, bw, lat: the link instead of --comm (model.h, THE STALE MODES): the ring's t, the PS
+ * modes' model_stale.c (async, ssp on the mean compute; ssp's cap with a --straggler F > 1). */
 static int straggler_query(const struct strag *s, int k, const char *quantity_name,
                            double bytes, double bw, double lat)
 {
@@ -429,17 +430,15 @@ static int straggler_query(const struct strag *s, int k, const char *quantity_na
             return usage_error("--stragglers backup:B: B must be 1 .. K-1");
     } else if (strcmp(m, "async") == 0) {
         kind = ASYNC;
-    } else if (strcmp(m, "ssp") == 0 || (strncmp(m, "ssp:", 4) == 0 && m[4] >= '0' &&
-                                         m[4] <= '9' && strtol(m + 4, &end, 10) >= 0 &&
-                                         *end == '\0')) {
+    } else if (strcmp(m, "ssp") == 0 || (strncmp(m, "ssp:", 4) == 0 && m[4] >= '0' && m[4] <= '9' &&
+                                         strtol(m + 4, &end, 10) >= 0 && *end == '\0')) {
         kind = SSP;
     } else {
         fprintf(stderr, "model: --stragglers %.40s: not sync, ring, backup:B, async or ssp[:N]; see model --help\n", m);
         return CLI_EXIT_USAGE;
     }
     if (quantity_name)
-        return usage_error("--stragglers prints seconds per step (sync, backup) or updates per "
-                           "second (async, ssp); no --quantity");
+        return usage_error("--stragglers prints seconds per step (sync, backup) or updates/s (async, ssp); no --quantity");
     if (!k || !(s->cm.base > 0))
         return usage_error("--stragglers needs --K and --backward-time T > 0 (the compute model's base)");
     int link = !isnan(bytes) || bw >= 0 || lat != 0;
@@ -451,20 +450,21 @@ static int straggler_query(const struct strag *s, int k, const char *quantity_na
     uint64_t steps = s->steps ? s->steps : 1;
     if (s->warmup >= steps)
         return usage_error("--warmup must be below --steps");
-
     size_t n = (size_t)(steps - s->warmup);
-    double *c = calloc((size_t)k, sizeof *c), *v = calloc(n, sizeof *v);
+    double *c = calloc(2 * (size_t)k, sizeof *c), *v = calloc(n, sizeof *v), *mean = c ? c + k : NULL;
     struct metrics_stats st;
-    double t = !link ? s->comm : strcmp(m, "ring") ? model_ps_step(k - (int)b, bytes, bw, lat) : model_ring(k, bytes, bw, lat);
-    double fr = bytes + PROTO_HEADER_SIZE, slow = s->cm.base * (s->cm.straggler_rank >= 0 ? s->cm.straggler_factor : 1);
+    int ring = strcmp(m, "ring") == 0, slow = kind == SSP && s->cm.straggler_factor > 1 ? s->cm.straggler_rank : -1;
+    double t = !link ? s->comm : ring ? model_ring(k, bytes, bw, lat) : 0, fr = bytes + PROTO_HEADER_SIZE;
     for (size_t i = 0; c && v && i < n; i++) {
         for (int r = 0; r < k; r++)
-            c[r] = compute_step_time(&s->cm, r, s->warmup + i);
-        v[i] = kind == SYNC ? model_sync_step(k, c, t)
+            mean[r] += (c[r] = compute_step_time(&s->cm, r, s->warmup + i)) / (double)n;
+        v[i] = link && !ring && kind <= BACKUP ? model_ps_link_step(k, k - (int)b, c, fr, fr, bw, lat)
+             : kind == SYNC ? model_sync_step(k, c, t)
              : kind == BACKUP ? model_backup_step(k, (int)b, c, t)
-             : link ? model_async_link_rate(k, c, kind == ASYNC ? -1 : slow, fr, fr, bw, lat)
              : kind == ASYNC ? model_async_rate(k, c, t) : model_ssp_rate(k, c, t);
     }
+    if (link && kind >= ASYNC && c && v)    /* the long-run rate: on the mean compute */
+        v[0] = model_async_link_rate(k, mean, slow, fr, fr, bw, lat), n = 1;
     if (c && v)
         metrics_summarize(v, n, &st), print_number(st.median);
     else

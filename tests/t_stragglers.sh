@@ -5,8 +5,9 @@
 #     straggler-free step, ssp's rate is K over the synchronous step, the
 #     jitter is the run's own draws (reproducible, seed-dependent); bad
 #     values exit 64 with one line; on the emulated link (--bytes, --bw,
-#     --latency) async's rate is its queueing fixed point (model.h, THE
-#     STALE MODES);
+#     --latency) the pushes and the pulls share the server's NIC (sync,
+#     backup), async's rate is its MVA fixed point, ssp's with a straggler
+#     its pace with the burst it releases (model.h, THE STALE MODES);
 #   - experiments/lab.sh --only stragglers --quick: every mode at every
 #     factor gives a row (psr_merge's columns and the lab's), the model
 #     column is bin/model's for that row, every mode reaches the target
@@ -77,24 +78,28 @@ for args in "--stragglers bogus --K 8 --backward-time 100ms --comm 0" \
 done
 t_end
 
-t_case stragglers-1.4 "bin/model --stragglers on the link: async's rate solves its queueing equation, ssp keeps the slowest's pace, sync pays a sync step, backup:B one of K - B"
+t_case stragglers-1.4 "bin/model --stragglers on the link: the pushes and pulls share the server's NIC (sync, backup:B), async's rate is its MVA fixed point, ssp with a straggler keeps its pace with the burst it releases"
 # K = 4, T = 100 ms, no jitter, n = 50000 bytes at 4 MB/s, a = 1 ms: a
-# frame is s = 50040 / 4e6 s each way.
+# frame is s = 50040 / 4e6 s each way (model.h, THE STALE MODES).
 ln() { "$m" --stragglers "$@" --K 4 --backward-time 100ms --bytes 50000 --bw 4e6 --latency 1ms; }
-u=$(ln async) u3=$(ln async --straggler 1:3) p3=$(ln ssp:2 --straggler 1:3)
-sy=$(ln sync --straggler 1:3) tp=$("$m" --algo ps --K 4 --bytes 50000 --bw 4e6 --latency 1ms)
-echo "     async $u /s (x3 $u3), ssp:2 x3 $p3 /s, sync x3 $sy s (t $tp s)"
-# U = K / (c + t(U)), t(U) = 2a + 2s + 2 W, W = rho s / (2 (1 - rho)), rho = U s
-awk -v u="$u" 'BEGIN { s = 50040 / 4e6; r = u * s; t = 0.002 + 2 * s + 2 * r * s / (2 * (1 - r))
-    d = 4 / (0.1 + t) - u; if (d < 0) d = -d; exit !(u > 0 && d <= 1e-6 * u) }' ||
-    t_fail "async on the link: $u updates/s does not solve U = K / (T + t(U))"
+u=$(ln async) u3=$(ln async --straggler 1:3) p3=$(ln ssp:2 --straggler 1:3) p1=$(ln ssp:2 --straggler 1:1)
+sy=$(ln sync --straggler 1:3) s1=$(ln sync) bk=$(ln backup:1 --straggler 1:3) b1=$(ln backup:1)
+echo "     async $u /s (x3 $u3), ssp:2 x3 $p3 /s, sync $s1 s (x3 $sy), backup:1 $b1 s (x3 $bk)"
+# async alike: x = U / K per worker, R = s (1 + 3 x R) per direction, x = 1 / (T + 2a + 2R)
+awk -v u="$u" 'BEGIN { s = 50040 / 4e6; x = u / 4; r = s / (1 - 3 * x * s); d = 1 / (0.102 + 2 * r) - x
+    if (d < 0) d = -d; exit !(u > 0 && d <= 1e-6 * x && r > s) }' ||
+    t_fail "async on the link: $u updates/s is not the MVA fixed point x = 1 / (T + 2a + 2R), R = s (1 + 3 x R)"
 awk -v u="$u" -v u3="$u3" 'BEGIN { exit !(u3 < u) }' || t_fail "async: a 3x straggler did not lower the rate ($u3 vs $u)"
-awk -v p="$p3" 'BEGIN { s = 50040 / 4e6; r = p * s; t = 0.002 + 2 * s + 2 * r * s / (2 * (1 - r))
-    d = 4 / (0.3 + t) - p; if (d < 0) d = -d; exit !(p > 0 && d <= 1e-6 * p) }' ||
-    t_fail "ssp:2 at 3x on the link: $p3 /s is not K / (3T + t(U))"
-same "$sy" "$(awk -v t="$tp" 'BEGIN { printf "%.17g", 0.3 + t }')" || t_fail "sync at 3x on the link: $sy, want 3T + model --algo ps's $tp"
-bk=$(ln backup:1 --straggler 1:3) tb=$("$m" --algo ps --K 3 --bytes 50000 --bw 4e6 --latency 1ms)
-same "$bk" "$(awk -v t="$tb" 'BEGIN { printf "%.17g", 0.1 + t }')" || t_fail "backup:1 at 3x on the link: $bk, want T + a sync step of K - 1 = 3, $tb"
+same "$p3" "$(awk 'BEGIN { s = 50040 / 4e6; printf "%.17g", 4 / (0.3 + 0.002 + s + 4 * s) }')" ||
+    t_fail "ssp:2 at 3x on the link: $p3 /s is not K / (3T + 2a + s + K s): its pull shares the egress with the K - 1 it releases"
+[ "$p1" = "$u" ] || t_fail "ssp:2 at 1x (no persistent straggler): $p1 /s, want async's $u"
+# sync: every push at T, K in and K out; at 3x the others' pushes are in
+# before the straggler's: 3T + s + K s + 2a; backup:1 at 3x: T + 3s + 3s + 2a;
+# backup:1 without a straggler: the late push comes with the others, a sync step
+same "$s1" "$(awk 'BEGIN { s = 50040 / 4e6; printf "%.17g", 0.1 + 8 * s + 0.002 }')" || t_fail "sync on the link: $s1, want T + 4s in + 4s out + 2a"
+same "$sy" "$(awk 'BEGIN { s = 50040 / 4e6; printf "%.17g", 0.3 + 5 * s + 0.002 }')" || t_fail "sync at 3x on the link: $sy, want 3T + s + 4s + 2a"
+same "$bk" "$(awk 'BEGIN { s = 50040 / 4e6; printf "%.17g", 0.1 + 6 * s + 0.002 }')" || t_fail "backup:1 at 3x on the link: $bk, want T + 3s + 3s + 2a"
+[ "$b1" = "$s1" ] || t_fail "backup:1 with every push together: $b1, want sync's $s1"
 for args in "async --K 4 --backward-time 100ms --bytes 1000 --bw 1e6 --comm 1ms" \
     "async --K 4 --backward-time 100ms --bw 1e6" "async --K 4 --backward-time 100ms --bytes 1000"; do
     job 30 "$m" --stragglers $args

@@ -127,6 +127,49 @@ int main(void)
     }
 
     {
+        /* THE STALE MODES ON THE LINK: frames of 1 s in and out (bytes = bw), a = 0.01 */
+        double c[4] = { 0, 0.5, 0, 0 }, a = 0.01, x, r;
+
+        T_CASE("model-6.4", "the PS modes on the link: pushes in and pulls out share each direction, by hand");
+        /* one worker: its push, its pull, a latency each way */
+        T_NEAR(model_ps_link_step(1, 1, c, 1e3, 1e3, 1e3, a), 0 + 1 + 1 + 2 * a, 1e-12);
+        /* two pushes at 0 and 0.5: alone till 0.5, then half each: the
+         * first is in at 1.5, the second at 2; sync sends both pulls at 2 */
+        T_NEAR(model_ps_link_step(2, 2, c, 1e3, 1e3, 1e3, a), 2 + 2 + 2 * a, 1e-12);
+        /* backup:1: the step at 1.5, its pull alone till the late push's
+         * reply joins at 2, then half each: out at 3 */
+        T_NEAR(model_ps_link_step(2, 1, c, 1e3, 1e3, 1e3, a), 3 + 2 * a, 1e-12);
+        /* equal computes: K pushes in, K pulls out (model_ps_step's t); a
+         * straggler far behind the others pays its push alone */
+        c[1] = 0;
+        T_NEAR(model_ps_link_step(4, 4, c, 1e3, 1e3, 1e3, a), 0 + 4 + 4 + 2 * a, 1e-12);
+        c[1] = 10;
+        T_NEAR(model_ps_link_step(4, 4, c, 1e3, 1e3, 1e3, a), 10 + 1 + 4 + 2 * a, 1e-12);
+        T_NEAR(model_ps_link_step(4, 3, c, 1e3, 1e3, 1e3, a), 0 + 3 + 3 + 2 * a, 1e-12);
+        T_TRUE(isnan(model_ps_link_step(4, 0, c, 1e3, 1e3, 1e3, a)));
+        T_TRUE(isnan(model_ps_link_step(4, 5, c, 1e3, 1e3, 1e3, a)));
+        T_TRUE(isnan(model_ps_link_step(4, 4, c, 1e3, 0, 1e3, a)));
+
+        T_CASE("model-6.5", "async on the link: the MVA fixed point; ssp's cap with a straggler");
+        /* K = 1: no one to queue behind */
+        T_NEAR(model_async_link_rate(1, c, -1, 1e3, 1e3, 1e4, a), 1 / (0 + 2 * a + 0.2), 1e-12);
+        /* K = 4 alike (compute 1 s, frames 0.1 s): each finds the other three's
+         * queue, R = s (1 + 3 x R), and x = 1 / (c + 2a + 2R) */
+        for (int i = 0; i < 4; i++)
+            c[i] = 1;
+        x = model_async_link_rate(4, c, -1, 1e3, 1e3, 1e4, a) / 4;
+        r = 0.1 / (1 - 3 * x * 0.1);
+        T_NEAR(x, 1 / (1 + 2 * a + 2 * r), 1e-9);
+        T_TRUE(r > 0.1);    /* a wait beyond the frame's own time */
+        c[1] = 3;   /* ssp, worker 1 persistently slower: its pull shares with K - 1 */
+        T_NEAR(model_async_link_rate(4, c, 1, 1e3, 1e3, 1e4, a), 4 / (3 + 2 * a + 0.1 + 0.4), 1e-12);
+        T_TRUE(model_async_link_rate(4, c, -1, 1e3, 1e3, 1e4, a) > 4 / (3 + 2 * a + 0.5));
+        T_TRUE(isnan(model_async_link_rate(4, c, 4, 1e3, 1e3, 1e4, a)));
+        T_TRUE(isnan(model_async_link_rate(4, c, -1, 1e3, 1e3, 1e4, -a)));
+        T_END();
+    }
+
+    {
         const struct model_algo_row *r, *second;
         double t[2];
 

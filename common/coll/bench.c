@@ -430,6 +430,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             for (int i = 0; i < cfg->iters && rc == 0; i++) {
                 uint64_t o = cfg->link->bytes_out, in = cfg->link->bytes_in;
                 double ti = clock_src_now(clk);
+                link_enter(cfg->link, ti);      /* link.h: timed from here */
                 if (cfg->steps)
                     ring_steps_arm(cfg->steps, &co->ring, count, cfg->dtype);
                 rc = run_op(cfg, b.buf, b.rbuf, count, err);

@@ -99,6 +99,7 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
         t0 = clock_src_now(clk);
         idle0 = link_util_mark_egress(cfg->link, t0);
     }
+    link_enter(cfg->link, clock_src_now(clk));      /* link.h: the combine starts here */
     rc = job->scatter
         ? coll_reduce_scatter_range(cfg->coll, job->grad, job->first, job->count, err)
         : allreduce_job(cfg, job, err);

@@ -567,40 +567,6 @@ double model_ssp_rate(int k, const double *compute, double t)
     return isnan(slow) ? NAN : (double)k / slow;
 }
 
-/* link_t: async's t(U) on the link (model.h, THE STALE MODES). */
-static double link_t(double u, double s_in, double s_out, double lat)
-{
-    double ri = u * s_in, ro = u * s_out;
-
-    if (ri >= 1 || ro >= 1)
-        return INFINITY;
-    return 2 * lat + s_in + s_out + ri * s_in / (2 * (1 - ri)) + ro * s_out / (2 * (1 - ro));
-}
-
-double model_async_link_rate(int k, const double *compute, double slow, double frame_in,
-                             double frame_out, double bw, double lat)
-{
-    double lo = 0, hi, s_in = frame_in / bw, s_out = frame_out / bw;
-
-    if (!computes_ok(k, compute, 0) || !(s_in > 0) || !(s_out > 0) || !(lat >= 0) ||
-        !isfinite(s_in + s_out + lat))
-        return NAN;
-    hi = 1 / (s_in > s_out ? s_in : s_out);     /* the link's own ceiling */
-    for (int i = 0; i < 200; i++) {
-        double u = (lo + hi) / 2, t = link_t(u, s_in, s_out, lat), g = 0;
-
-        for (int r = 0; r < k; r++)
-            g += 1.0 / (compute[r] + t);
-        if (slow >= 0 && (double)k / (slow + t) < g)
-            g = (double)k / (slow + t);     /* ssp: the slowest's pace */
-        if (g > u)
-            lo = u;
-        else
-            hi = u;
-    }
-    return (lo + hi) / 2;
-}
-
 double model_swing_lat(int k, double bytes, double bw, double lat)
 {
     return model_query(MODEL_SWING_LAT, MODEL_TIME, k, 1, bytes, bw, lat);

@@ -363,7 +363,8 @@ double model_pipeline_bubble(int p, int m);
  *                         s only absorbs transient jitter and pauses (not
  *                         modelled).
  *
- * Assumed: the server's link is not saturated by the extra pushes of the
+ * Assumed (with --comm; on the link, THE STALE MODES below): the server's
+ * link is not saturated by the extra pushes of the
  * fast workers in async/ssp (their t is the unloaded one), and compute
  * does not overlap communication. Time to a target loss is NOT modelled:
  * it depends on how staleness and smaller effective batches slow
@@ -378,31 +379,60 @@ double model_backup_step(int k, int b, const double *compute, double t);
 double model_async_rate(int k, const double *compute, double t);
 double model_ssp_rate(int k, const double *compute, double t);
 
-/* THE STALE MODES ON THE EMULATED LINK (issue 30; server_mode.c, PACED).
- * With the link (bin/model --stragglers --bytes N --bw RATE) each mode's
- * t is its own. sync: model_ps_step's (the K pushes in, the K pulls out);
- * the ring: model_ring's; backup:b: a sync step of the K - b workers it
- * uses, model_ps_step(K - b) (the late push and its reply are left out:
- * they overlap the next step's compute). async's t: a push of s_in = (header + n)/bw
- * seconds into the server's NIC and a pull of s_out out of it, a latency
- * a each way, and the wait behind the other workers' frames on the same
- * NIC, one direction each:
- *     t(U) = 2a + s_in + s_out + W(U s_in, s_in) + W(U s_out, s_out)
- *     W(rho, s) = rho s / (2 (1 - rho))   (M/D/1's mean wait, Pollaczek-
- *                                         Khinchine with a fixed service s)
- * at the rate it runs at, U = sum_r 1 / (c_r + t(U)): the fixed point,
- * found by bisection (the right side falls as U grows). Assumed: the
- * frames arrive at random (the wait of an M/D/1 queue): the jitter
- * spreads them; workers in lockstep would wait more (up to K - 1 frames:
- * sync's t), evenly spaced ones less. Each update carries s_in + s_out
- * of the link's time and (2 headers + 2n) bytes.
- * ssp:s on the link: async's, but no faster than the slowest worker's
- * MEAN compute `slow` allows, U <= K / (slow + t(U)) (the long-run pace;
- * the slack absorbs the jitter, which the per-step max of sync's model
- * would charge); slow < 0: async, no such cap.
- * model_async_link_rate: U in updates/s, for frames of frame_in and
- * frame_out bytes (headers included) at bw bytes/s; NaN for a bad input. */
-double model_async_link_rate(int k, const double *compute, double slow, double frame_in,
+/* THE STALE MODES ON THE EMULATED LINK (issue 30; model_stale.c;
+ * server_mode.c, PACED). With the link (bin/model --stragglers --bytes N
+ * --bw RATE) a frame is s_in = (header + n)/bw seconds in, s_out out, a
+ * latency a each way, and BOTH directions of the server's NIC are
+ * PROCESSOR SHARING: the server reads a piece from each socket with one in
+ * turn and writes the weights frames a piece at a time round-robin, so m
+ * frames on the link at once each move at bw / m. The ring: model_ring's t.
+ *
+ * sync and backup:b (model_ps_link_step, per step, used = K - b): every
+ * worker starts the step when its pull is in (round-robin: the pulls end
+ * together) and pushes when ITS compute c_r ends, so the pushes of the
+ * early workers go in while the later ones still compute; the step is
+ * applied when the used-th push is in, and the used frames go out then,
+ * each late push's reply (the current weights, backup) joining the
+ * round-robin when that push is in:
+ *     A    = the used-th finish of K frames of s_in released at c_r
+ *     step = the used frames' finish, released at A with the late
+ *            replies, frames of s_out, + 2a
+ * With every c_r equal (no jitter, no straggler) the sync step is
+ * c + K (s_in + s_out) + 2a, model_ps_step's t with headers; with a 3x
+ * straggler it is its c + s_in + K s_out + 2a: the other pushes are in
+ * before it (what the old "max c_r + model_ps_step" charged again). A
+ * straggler that is late for every step (backup) lands at a random phase
+ * of the others' steps, which a per-step model cannot place: left out
+ * (its frames add s_in + s_out of the link's time once per its own step).
+ *
+ * async (model_async_link_rate, on each worker's MEAN compute c_r over the
+ * steps: the long-run rate): a closed network, each worker a customer who
+ * computes c_r, pays 2a, and queues a frame on each PS direction; its rate
+ * by Schweitzer's approximate mean value analysis: worker r's frame finds
+ * the others' mean queue Q_i - q_ri ahead of it on link direction i,
+ *     R_ri = s_i (1 + Q_i - q_ri),   X_r = 1 / (c_r + 2a + R_rin + R_rout),
+ *     q_ri = X_r R_ri,               U = sum_r X_r   updates/s
+ * iterated to its fixed point (exact for K = 1; a PS queue's mean is the
+ * same for any service time spread, so the jitter needs no term). Each
+ * update carries s_in + s_out of the link's time and 2 (header + n) bytes.
+ * ssp:s with a PERSISTENT straggler (slow: its rank; -1 for async, and
+ * for ssp without one, where the slack absorbs the jitter): async's rate,
+ * but no more than the straggler's pace: the others run s steps ahead and
+ * wait for it, so its push finds the ingress idle and releases the K - 1
+ * of them at once, and its own pull shares the egress with their K - 1
+ * frames:
+ *     U <= K / (c_slow + 2a + s_in + K s_out)
+ * (simplified: the others are taken to be waiting at every push of the
+ * straggler, true once its step is longer than theirs plus a round of the
+ * link; a straggler barely slower than the others' jitter would not keep
+ * them all waiting).
+ *
+ * Both: NaN for a bad input (k < 1, a compute time not finite or < 0,
+ * frame bytes or bw not > 0, a < 0; used outside 1 .. K; slow >= K). Frames of
+ * frame_in and frame_out bytes, headers included, at bw bytes/s. */
+double model_ps_link_step(int k, int used, const double *compute, double frame_in,
+                          double frame_out, double bw, double lat);
+double model_async_link_rate(int k, const double *compute, int slow, double frame_in,
                              double frame_out, double bw, double lat);
 
 #endif /* MODEL_H */

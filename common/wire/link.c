@@ -99,6 +99,7 @@ int link_init(struct link *l, double rate, double latency_s)
     l->in_due = NAN;
     l->in_virt = NAN;
     l->vin_start = NAN;
+    l->vt_floor = -INFINITY;
     return 0;
 }
 
@@ -313,7 +314,7 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp, int c
             l->in_end = end;
             l->in_n = both;
             l->in_cut = cut;
-            l->in_due = end;
+            l->in_due = fmax(end, t);     /* (end is booked from the first part's t) */
             frame_note(l, n);
             return end;
         }
@@ -325,7 +326,7 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp, int c
     l->in_end = l->ingress.vclock;
     l->in_n = n;
     l->in_cut = cut;
-    l->in_due = due;
+    l->in_due = fmax(due, t);
     frame_note(l, n);
     return due;
 }
@@ -476,9 +477,12 @@ void link_send_woke(struct link *l, double now)
 
 double link_in_ready(const struct link *l)
 {
-    if (!(l->in_virt <= l->in_due))
-        return l->in_due;                   /* NAN: nothing read yet */
-    return l->in_virt;
+    return isnan(l->in_virt) ? l->in_due : l->in_virt;
+}
+
+void link_enter(struct link *l, double now)
+{
+    l->vt_floor = now;
 }
 
 double link_send_restart(struct link *l, double now, double queued_s, double cpu_s)
@@ -501,7 +505,7 @@ double link_send_restart(struct link *l, double now, double queued_s, double cpu
         app = now - queued_s;
     if (ready <= now && app < ready)
         app = ready;
-    app = fmin(now, fmax(app, now - slack));
+    app = fmin(now, fmax(fmax(app, now - slack), l->vt_floor));
     l->send_fixed = app;
     l->send_new = 1;
     l->send_cont = 0;

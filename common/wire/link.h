@@ -254,6 +254,7 @@ struct link {
     int send_cont;        /* blocking sender: the next send continues a frame */
     int send_new;         /* blocking sender: link_send_restart was called */
     double send_fixed;    /* ... and where that transmission starts */
+    double vt_floor;      /* link_enter: no restart starts before it */
     double credited_s;    /* OWN CORES: CPU waits taken off the timeline, summed */
     /* link_ingress_join: the last reservation, to join the next one to */
     double in_stamp;      /* its kernel receive timestamp (NAN: none) */
@@ -262,7 +263,8 @@ struct link {
     double in_end;        /* ingress.vclock after it */
     size_t in_n;          /* its bytes */
     int in_cut;           /* its last part was cut short by the reader */
-    double in_due;        /* when the last bytes read were in (NAN: none yet) */
+    double in_due;        /* when the last bytes read were in, in real time
+                           * (NAN: none yet) */
     /* VIRTUAL TIMELINE: the stamped frame being read (NAN: none) */
     double vin_start;     /* its sender's wire start */
     double vin_bytes;     /* its bytes read so far, header included */
@@ -371,17 +373,25 @@ void link_send_woke(struct link *l, double now);
  * CPU or waited for the link since it read the last bytes in: it starts
  * at link_in_ready() + cpu_s; otherwise (cpu_s < 0 or NAN: it waited for
  * something else) at now - queued_s, its wait for a CPU since it last
- * blocked taken off; never later than now nor before the last bytes were
- * in. The next link_send_reserve books from there (behind the wire's
- * backlog: the rate still holds). Returns the wire start that booking
+ * blocked taken off; never later than now, nor before the last bytes were
+ * in or the last link_enter, nor more than a piece's wire time and the
+ * latency before now. The next link_send_reserve books from there (behind
+ * the wire's backlog: the rate still holds). Returns the wire start that booking
  * will have on a private link: the frame's stamp. Call it before that
  * send's first piece. */
 double link_send_restart(struct link *l, double now, double queued_s, double cpu_s);
 
 /* link_in_ready: when the last bytes read were in: on their sender's
  * schedule when their frame was stamped (link_ingress_frame), else when
- * the link released them; NAN before any. */
+ * they arrived or the link released them, whichever was later; NAN before
+ * any. */
 double link_in_ready(const struct link *l);
+
+/* link_enter: a collective call (a timed one: its clock starts here)
+ * entered at now; no restarted send starts before it on the timeline, so
+ * a call never takes less than its sends' own wire time and latency after
+ * its start, whatever the timeline carried over from the call before. */
+void link_enter(struct link *l, double now);
 
 /* link_ingress_frame: the frame whose hdr header bytes were just read was
  * stamped by its sender with its wire start (VIRTUAL TIMELINE): its bytes
