@@ -88,7 +88,10 @@ GPU_LDLIBS :=
 # GPU library, gpu/), the parameter server's common/ps/ build/libps.a.
 # Sources include across layers by path ("wire/net.h", with -Icommon).
 LAYERS   := base measure wire train
-LIB_SRC  := $(foreach l,$(LAYERS),$(wildcard common/$(l)/*.c))
+# students/bucket_student.c: the student track's buckets (docs/lab.md, SB),
+# in libcommon as shipped (the step driver's hook calls it);
+# `make student-bucket STUDENT=FILE` links another in its place.
+LIB_SRC  := $(foreach l,$(LAYERS),$(wildcard common/$(l)/*.c)) students/bucket_student.c
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libcommon.a
 # common/coll/xport_sim.c is the SimGrid transport: built into psring_sim only.
@@ -136,7 +139,7 @@ SIM_SRC  := $(wildcard sim/*.c) common/coll/xport_sim.c
 SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
 SIM_BIN  := $(if $(SG_FOUND),$(BIN)/psring_sim)
 
-.PHONY: all check check-run test-quick check-container bench lab lab-all deps clean fuzz sim student
+.PHONY: all check check-run test-quick check-container bench lab lab-all deps clean fuzz sim student student-bucket
 all: $(LIB) $(COLL_LIB) $(PS_LIB) $(SYS_BINS) $(TOOLS) $(SIM_BIN)
 
 # A missing package is one line that names `make deps`, not a compiler
@@ -198,6 +201,16 @@ student: $(BUILD)/ring_worker/main.o $(BUILD)/libring_worker.a $(COLL_LIB) $(GPU
 	$(CC) $(CFLAGS) -c $(STUDENT) -o $(BUILD)/student/ring_student.o
 	$(CC) $(LDFLAGS) $(BUILD)/ring_worker/main.o $(BUILD)/student/ring_student.o \
 	    $(filter %.a,$^) $(LDLIBS) $(GPU_LDLIBS) -o $(BUILD)/student/ring_worker
+
+# The buckets' track (docs/lab.md, SB): $(BUILD)/student-bucket/ring_worker,
+# bin/ring_worker with FILE's student_layer_done and student_backward_done
+# linked before libcommon's (the template's) for --bucket-student.
+BSTUDENT = $(if $(filter students/ring_student.c,$(STUDENT)),students/bucket_student.c,$(STUDENT))
+student-bucket: $(BUILD)/ring_worker/main.o $(BUILD)/libring_worker.a $(COLL_LIB) $(GPU_LIB) $(LIB)
+	@mkdir -p $(BUILD)/student-bucket
+	$(CC) $(CFLAGS) -c $(BSTUDENT) -o $(BUILD)/student-bucket/bucket_student.o
+	$(CC) $(LDFLAGS) $(BUILD)/ring_worker/main.o $(BUILD)/student-bucket/bucket_student.o \
+	    $(filter %.a,$^) $(LDLIBS) $(GPU_LDLIBS) -o $(BUILD)/student-bucket/ring_worker
 
 # Keep objects that only feed a link (tests, tools) between runs.
 .SECONDARY:

@@ -11,7 +11,8 @@
 #                                          (default: the reference run,
 #                                          docs/lab-key.md quotes them)
 #   experiments/grade.sh --code FILE       the student track: FILE's ring
-#                                          all-reduce checked (grade_code.sh)
+#                                          all-reduce checked (grade_code.sh),
+#                                          or its buckets (grade_bucket.sh)
 #
 # THE EXERCISES. Exercises 1-9 (the 120 minutes) unless --exercises says
 # otherwise: a list like 1-9,12 or 10,M, or all (1-13 and M). The
@@ -83,7 +84,7 @@ usage: $prog RESULTS_DIR PREDICTIONS_CSV [--tol FRACTION] [--exercises LIST]
        $prog --template [--exercises LIST] > predictions.csv
        $prog --key [RESULTS_DIR] [--exercises LIST]   (the template filled with the model's
              values; exercises 2, 3 and 8 at RESULTS_DIR's settings, default the reference run's)
-       $prog --code FILE [--quick]   (the student track: FILE's ring, grade_code.sh)
+       $prog --code FILE [--quick]   (the student track: FILE's ring or buckets, grade_code.sh)
 Grade a lab: RESULTS_DIR is what \`make lab\` wrote (results/<run>/),
 PREDICTIONS_CSV the student's filled-in template (exercise,quantity,value).
 Predictions are compared with bin/model within --tol (default 0.25,

@@ -33,11 +33,16 @@
 # wrong sums with the ring's bytes (adding in the all-gather); failures
 # at odd K only (steps split by rank parity).
 #
+# A FILE that writes student_layer_done is the track's second part (the
+# buckets, docs/lab.md SB): grade_bucket.sh checks it. The killed
+# neighbour is grade_fault.sh's check, shared by both.
+#
 # Exit: 0 when every check passed, 1 when one failed (the lines say
 # which), 64 on bad usage.
 prog=grade.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+. "$here/grade_fault.sh"
 
 usage() {
     cat <<'EOF'
@@ -47,6 +52,8 @@ build it as ring_worker --algo student, then the sum (K = 2..5: every rank
 the same bits, equal to the big batch), the bytes (the ring's 2(K-1)/K n),
 the time on the emulated link (within 10% of the model) and a killed
 neighbour (named, not a hang). --quick: the sum and the bytes at K = 2..4.
+A FILE that writes student_layer_done (students/bucket_student.c, SB) is
+checked against the project's buckets instead (grade_bucket.sh).
 Exit 0 when all pass, 1 when one fails, 64 on bad usage.
 EOF
 }
@@ -63,6 +70,12 @@ done
 [ -n "$file" ] || die_usage "--code: missing FILE"
 [ -f "$file" ] || usage_error --code "$file" "not a file (the student's ring_student.c)"
 case $file in /*) ;; *) file=$(pwd)/$file ;; esac
+# The buckets' track (docs/lab.md, SB): a file that writes student_layer_done.
+if grep -q 'student_layer_done' "$file"; then
+    set -- --code "$file"
+    [ $quick = 1 ] && set -- "$@" --quick
+    exec sh "$here/grade_bucket.sh" "$@"
+fi
 for b in ring_worker reference model; do
     [ -x "$PSR_BIN/$b" ] || { say "no $PSR_BIN/$b: run make first"; exit 1; }
 done
@@ -210,51 +223,8 @@ fi
 
 # ----------------------------------------------------------------- fault
 if [ $quick = 0 ] && [ -z "$failed_k" ]; then
-    # rank_up R ARGS: ring_worker --rank R in a process group of its own.
-    rank_up() {
-        _r=$1; shift
-        (
-            sh -c 'echo $$ >"$1"; shift; exec setsid "$@"' sh "$tmp/pid.$_r" \
-                "$sbin/ring_worker" --rank "$_r" --world 3 "$@" > "$tmp/f.out.$_r" 2> "$tmp/f.err.$_r" < /dev/null
-            echo $? > "$tmp/f.rc.$_r"
-        ) &
-    }
-    fargs="--algo student --workload synthetic --params 256K --dtype f32 --steps 100000 --link-bw 20MB --timeout 2"
-    # shellcheck disable=SC2086
-    rank_up 0 --coordinator 127.0.0.1:0 --port-file "$tmp/port" $fargs
-    i=0
-    while [ $i -lt 200 ] && [ ! -s "$tmp/port" ]; do sleep 0.05; i=$((i + 1)); done
-    port=$(cat "$tmp/port" 2>/dev/null)
-    # shellcheck disable=SC2086
-    [ -n "$port" ] && { rank_up 1 --coordinator "127.0.0.1:$port" $fargs; rank_up 2 --coordinator "127.0.0.1:$port" $fargs; }
-    i=0
-    while [ $i -lt 100 ] && ! grep -q 'step' "$tmp/f.err.0" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
-    sleep 1
-    for r in 0 1 2; do [ -s "$tmp/pid.$r" ] && pids="$pids $(cat "$tmp/pid.$r")"; done
-    if [ -z "$port" ] || [ ! -s "$tmp/pid.1" ]; then
-        bad off "fault: the K = 3 job did not start: $(tail -c 200 "$tmp/f.err.0" 2>/dev/null)"
-    else
-        kill -KILL "$(cat "$tmp/pid.1")" 2>/dev/null
-        i=0
-        while [ $i -lt 400 ] && { [ ! -s "$tmp/f.rc.0" ] || [ ! -s "$tmp/f.rc.2" ]; }; do sleep 0.05; i=$((i + 1)); done
-        verdict=ok
-        for r in 0 2; do
-            rc=$(cat "$tmp/f.rc.$r" 2>/dev/null)
-            if [ -z "$rc" ]; then
-                verdict="rank $r still running 20 s after rank 1 was killed: a hang (return st_exchange's code at once, do not go on)"
-            elif [ "$rc" != 1 ]; then
-                verdict="rank $r ended with status $rc, not 1: $(tail -n 1 "$tmp/f.err.$r")"
-            elif ! grep -q 'rank 1' "$tmp/f.err.$r"; then
-                verdict="rank $r did not name rank 1: $(tail -n 1 "$tmp/f.err.$r")"
-            fi
-            [ "$verdict" = ok ] || break
-        done
-        if [ "$verdict" = ok ]; then
-            line ok "fault: rank 1 killed at K = 3; ranks 0 and 2 ended with status 1, naming it ($(grep -h 'rank 1' "$tmp/f.err.0" | head -n 1 | sed 's/^ring_worker\[0\]: //' | cut -c1-90))"
-        else
-            bad off "fault: $verdict"
-        fi
-    fi
+    grade_fault "$sbin" --algo student --workload synthetic --params 256K --dtype f32 \
+        --steps 100000 --link-bw 20MB --timeout 2
 fi
 
 if [ $fails = 0 ]; then

@@ -190,6 +190,8 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
           "gradient buckets of whole layers, last layer first (default 25MiB)", 1, 0, NULL },
         { "no-overlap", CLI_BOOL, &o->no_overlap, NULL,
           "all-reduce the buckets after the backward pass, not during it", 0, 0, NULL },
+        { "bucket-student", CLI_BOOL, &o->bucket_student, NULL,
+          "the buckets cut and started by students/bucket_student.c (lab.md SB)", 0, 0, NULL },
         { "trace", CLI_STRING, &o->trace, "FILE",
           "write each rank's timeline to FILE.RANK (Chrome trace-event JSON, Perfetto)",
           0, 0, NULL },
@@ -240,6 +242,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
                    "ring only (--device cpu --transport tcp)");
     check_zero(o, c, *kind, *algo);
     check_sync_every(o, *kind, xargc, xargv);
+    check_bucket_student(o, *kind);
     check_phases(o, *kind, *algo);
     if (o->phases && ring_steps_check(o->phases, c->rank, err) != 0)
         usage_fail(err);
@@ -374,6 +377,7 @@ static int run(const struct opts *o, struct cli_common *c, struct workload *w, i
     struct train_cfg tc = { .c = c, .w = w, .coll = coll, .link = link,
                             .mistake = o->mistake, .loss_out = o->loss_out,
                             .bucket_bytes = o->bucket_bytes, .no_overlap = o->no_overlap,
+                            .bucket_student = o->bucket_student,
                             .trace = o->trace, .zero = o->zero,
                             .sync_every = o->sync_every };
     int rc;
@@ -424,7 +428,7 @@ int main(int argc, char **argv)
 {
     struct cli_common c;
     struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", "ring", 0, NULL, MISTAKE_NONE,
-                      BUCKETS_DEFAULT_BYTES, 0, NULL,
+                      BUCKETS_DEFAULT_BYTES, 0, 0, NULL,
                       4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
                       { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
                       COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1, 0, NULL, NULL };

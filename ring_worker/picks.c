@@ -269,3 +269,31 @@ void check_zero(const struct opts *o, const struct cli_common *c, int kind, int 
     if (o->zero == 3 && c->workload == WORKLOAD_SYNTHETIC)
         usage_fail("--zero 3: the synthetic workload has no forward pass; use mlp or linreg");
 }
+
+/* check_bucket_student: --bucket-student replaces the overlapped pass's
+ * buckets (common/train/bucket_student.h): training on the host, with the
+ * overlap on and nothing that changes the buckets or the gradient. */
+void check_bucket_student(const struct opts *o, int kind)
+{
+    const char *why = NULL;
+    char err[ERR_LEN];
+
+    if (!o->bucket_student)
+        return;
+    if (o->bench)
+        why = "the buckets are a training step's; --bench has none";
+    else if (kind != COLL_TCP)
+        why = "buckets and overlap run on the CPU ring only (--device cpu --transport tcp)";
+    else if (o->no_overlap)
+        why = "it is the overlapped pass's buckets: not with --no-overlap";
+    else if (o->zero || o->sync_every != 1)
+        why = "not with --zero or --sync-every (they have their own steps)";
+    else if (o->mistake != MISTAKE_NONE && o->mistake != MISTAKE_SUM_NOT_MEAN)
+        why = "not with this --mistake (it changes the gradient after the backward pass)";
+    else if (o->compress != COMPRESS_NONE)
+        why = "not with --compress";
+    if (!why)
+        return;
+    snprintf(err, sizeof err, "--bucket-student: %s", why);
+    usage_fail(err);
+}

@@ -20,6 +20,7 @@ struct opts {
     int mistake;                /* --mistake (mistake.h) */
     uint64_t bucket_bytes;      /* --bucket-size (buckets.h) */
     int no_overlap;             /* --no-overlap */
+    int bucket_student;         /* --bucket-student (bucket_student.h) */
     const char *trace;          /* --trace FILE */
     uint64_t minbytes, maxbytes, piece;
     int stepfactor, warmup_iters, iters;
@@ -46,6 +47,7 @@ void pick_compress(struct opts *o, int kind, int algo);
 int pick_coll(struct opts *o, const struct cli_common *c, int kind, int algo, int argc, char **argv);
 void check_zero(const struct opts *o, const struct cli_common *c, int kind, int algo);
 void check_sync_every(const struct opts *o, int kind, int xargc, char **xargv);
+void check_bucket_student(const struct opts *o, int kind);
 void check_phases(const struct opts *o, int kind, int algo);
 
 #endif /* RW_PICKS_H */

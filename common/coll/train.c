@@ -31,6 +31,8 @@
 #include "wire/net.h"
 
 #define LOSS_LOG_EVERY_S 1.0
+/* STUDENT_NOTE: rank 0's plan line under --bucket-student (step.h, STEP_STUDENT). */
+#define STUDENT_NOTE " (the project's plan; --bucket-student cuts its own)"
 /* LOSS_NOTE: what a step of the --loss-time-out file is (losscurve.h). */
 #define LOSS_NOTE "step: the training step; wall_s at rank 0 after the step's update"
 
@@ -290,9 +292,9 @@ int train_steps(const struct train_cfg *cfg_in, const struct step_device *dev,
     const struct train_cfg *cfg = &local;
     const struct cli_common *c = cfg->c;
     const struct step_ops ops = {
-        STEP_TRAILER | STEP_CHECK_FINITE |
+        STEP_TRAILER | STEP_CHECK_FINITE | (cfg->bucket_student ? STEP_STUDENT : 0) |
         (cfg->coll->comp && cfg->coll->comp->rounds == 2 ? STEP_LOSSY : 0), cfg->zero ? "reducescatter" : "allreduce",
-        cfg->zero ? "reduce-scatter" : "all-reduce", "", "wait", NULL,
+        cfg->zero ? "reduce-scatter" : "all-reduce", cfg->bucket_student ? STUDENT_NOTE : "", "wait", NULL,
         ring_combine, NULL, apply ? apply : optim_apply_host, (void *)cfg,
         cfg->zero ? ring_shard : NULL, cfg->zero ? ring_gather : NULL,
     };

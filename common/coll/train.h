@@ -145,6 +145,8 @@ struct train_cfg {
     const char *loss_out;          /* --loss-out FILE (rank 0 writes), or NULL */
     uint64_t bucket_bytes;         /* --bucket-size; 0: BUCKETS_DEFAULT_BYTES */
     int no_overlap;                /* --no-overlap: all buckets after the backward pass */
+    int bucket_student;            /* --bucket-student: the buckets students/bucket_student.c
+                                      cuts and starts (step.h, STEP_STUDENT) */
     const char *trace;             /* --trace FILE (every rank writes FILE.RANK), or NULL */
     int zero;                      /* --zero: 0, 1 or 2 (ZeRO below) */
     struct train_wait *wait;       /* train_steps' own (WAIT below); NULL from the caller */

@@ -27,6 +27,19 @@
 #include "trace.h"
 #include "workload.h"
 
+/* backward_layer_fn: layer `layer` of the last micro-batch, elements
+ * [first, first + count) of grad, is final; loss as for ready below. */
+typedef void (*backward_layer_fn)(void *arg, size_t layer, size_t first, size_t count,
+                                  double loss);
+
+/* backward_layers: the same pass, calling layer(arg, ...) for each layer
+ * of the last micro-batch (last layer first) after tracing it, with no
+ * bucket plan: the student's hook (step_student.c, bucket_student.h).
+ * Returns the summed loss. */
+double backward_layers(const struct workload *w, const void *weights, uint64_t step,
+                       uint64_t lo, uint64_t hi, int micro, void *grad, struct trace *tr,
+                       const struct clock_src *clock, backward_layer_fn layer, void *arg);
+
 /* backward_ready_fn: bucket `bucket` of the plan is complete in grad. */
 typedef void (*backward_ready_fn)(void *arg, size_t bucket, double loss);
 

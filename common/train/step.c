@@ -123,7 +123,7 @@ static int plan(struct step *d, char *err)
 
     if ((rc = buckets_plan(&d->plan, c->w->layer_off, c->w->nlayers, d->es, size, err)) != 0)
         return rc;
-    if (d->plan.count == 1)
+    if (d->plan.count == 1 && !(d->ops.flags & STEP_STUDENT))
         return 0;
     if (c->no_overlap)
         why = "--no-overlap";
@@ -252,12 +252,12 @@ int step_init(struct step *d, const struct step_cfg *cfg, const struct step_ops 
     if (cfg->zero == 3)
         step_zero_release(d);      /* only the shard stays between steps */
     if (d->overlap &&
-        (rc = overlap_init(&d->ov, run_job, d, d->plan.count + 1, cfg->clock, cfg->exec, err)) != 0)
+        (rc = overlap_init(&d->ov, run_job, d, d->plan.nlayers + 1, cfg->clock, cfg->exec, err)) != 0)
         return rc;
     /* events per step: a layer or micro-batch each, the jobs of each pass,
      * the wait, finish, optimizer */
     return trace_open(&d->tr, cfg->trace, cfg->rank,
-                      w->nlayers + (size_t)cfg->micro * (d->plan.count + 3) + 8, err);
+                      w->nlayers + (size_t)cfg->micro * (d->plan.nlayers + 3) + 8, err);
 }
 
 void step_destroy(struct step *d)
@@ -591,7 +591,7 @@ static int combine(struct step *d, struct step_times *t, void **sum, char *err)
 
     *sum = d->g;
     if (d->overlap)
-        return pass_overlapped(d, t, err);
+        return d->ops.flags & STEP_STUDENT ? step_student_pass(d, t, err) : pass_overlapped(d, t, err);
     if (!sync)
         return pass_plain(d, d->lo, d->hi, d->cfg.micro, d->cfg.mistake, t, err);
     if (d->acc) {

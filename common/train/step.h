@@ -146,6 +146,9 @@
 #define STEP_CHECK_FINITE 2u        /* every element checked finite before it is sent */
 #define STEP_LOSSY        4u        /* the combine approximates the sum (PowerSGD): no
                                        closed-form check of the synthetic workload */
+#define STEP_STUDENT      8u        /* --bucket-student: the overlapped pass's buckets cut
+                                       and started by students/bucket_student.c
+                                       (step_student.c, bucket_student.h) */
 
 /* A rank's count and loss for one pass (what the PS sends with a push). */
 struct step_meta {

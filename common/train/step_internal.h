@@ -32,6 +32,12 @@ static inline void step_keep_times(struct step *d, int s, const struct step_time
     }
 }
 
+/* step_student.c: the overlapped pass with the student's buckets
+ * (STEP_STUDENT; bucket_student.h): the backward pass, each layer handed
+ * to students/bucket_student.c, its starts to the communication thread,
+ * then the trailer and the wait. */
+int step_student_pass(struct step *d, struct step_times *t, char *err);
+
 /* step_zero.c: ZeRO (step.h, SHARDED). _check: the configuration
  * (ERR_USAGE and a line); _is_scatter: a job that starts at `first` is
  * reduce-scattered; _shards: the own ranges (d->own) and the trailer
