@@ -107,9 +107,9 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
     if (x && rc == 0 && !x->armed)
         tw->wait = x->first_recv_at - enter;
     if (rc == 0 && job->late && clk == &clock_real)     /* link.h: its own timeline's end */
-        job->late[1] = net_vt_late(cfg->link, clock_now());
+        *job->late = net_vt_late(cfg->link, clock_now());
     if (!isnan(idle0)) {
-        double t1 = clock_src_now(clk) - (job->late ? job->late[1] : 0.0);
+        double t1 = clock_src_now(clk) - (job->late ? *job->late : 0.0);
         if (clk == &clock_real)     /* link.h: from the call's first forward */
             (void)link_vt_window(cfg->link, &t0, &idle0);
         tw->util_span += t1 - t0;

@@ -134,10 +134,9 @@ static void thread_main(void *arg)
         ex->unlock(o->mu);
         err[0] = '\0';
         job->t0 = clock_src_now(o->clock);
-        job->late[0] = job->late[1] = 0.0;
+        job->late = 0.0;
         rc = o->run(o->ctx, job, err);
-        job->t1 = clock_src_now(o->clock) - job->late[1];
-        job->t0 -= job->late[0];
+        job->t1 = clock_src_now(o->clock) - job->late;
         ex->lock(o->mu);
         o->busy = 0;
         if (rc != 0) {

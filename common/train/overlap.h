@@ -78,11 +78,11 @@ struct overlap_job {
     size_t index;           /* buf's first element in the whole vector */
     int check;              /* the run function checks it is finite first */
     double t0, t1;          /* OUT: when its run began and ended (the clock) */
-    double late[2];         /* OUT, by the run: how much later than on this
-                               EMULATED host's own timeline its start [0]
-                               and end [1] came (time waiting for a CPU
-                               another host held: common/wire/link.h, OWN
-                               CORES); t0 and t1 are on that timeline */
+    double late;            /* OUT, by the run: how much later than on this
+                               EMULATED host's own timeline its end came
+                               (time waiting for a CPU another host held:
+                               common/wire/link.h, OWN CORES); t1 is on
+                               that timeline */
 };
 
 /* overlap_fn: send one job; 0, or a negative err.h code with one line in

@@ -381,7 +381,7 @@ struct overlap_job step_job_at(const struct step *d, size_t i, char *name)
 {
     const int trail = (d->ops.flags & STEP_TRAILER) != 0;
     unsigned char *g = d->g;
-    struct overlap_job j = { NULL, 0, 0, 1, 0.0, 0.0, { 0.0, 0.0 } };
+    struct overlap_job j = { NULL, 0, 0, 1, 0.0, 0.0, 0.0 };
 
     if (d->plan.count == 1 && trail) {
         j.n = d->n + STEP_TRAILER_LEN;
@@ -405,7 +405,7 @@ struct overlap_job step_job_at(const struct step *d, size_t i, char *name)
 static int send_job(struct step *d, struct overlap_job *oj, char *err)
 {
     struct step_job j = { d->step, d->pass, d->g, oj->index, oj->n, d->meta,
-                          step_zero_is_scatter(d, oj->index), oj->late };
+                          step_zero_is_scatter(d, oj->index), &oj->late };
     int rc;
 
     if (oj->check && (d->ops.flags & STEP_CHECK_FINITE) && !d->cfg.device &&
@@ -465,10 +465,9 @@ static int pass_plain(struct step *d, uint64_t lo, uint64_t hi, int micro, int m
     for (size_t i = 0; i < step_njobs(d); i++) {
         struct overlap_job j = step_job_at(d, i, name);
         j.t0 = step_now(d);
-        j.late[0] = j.late[1] = 0.0;
+        j.late = 0.0;
         rc = send_job(d, &j, err);
-        j.t1 = step_now(d) - j.late[1];
-        j.t0 -= j.late[0];
+        j.t1 = step_now(d) - j.late;
         trace_job(d, &j, name, t);
         if (rc != 0)
             return rc;

@@ -165,12 +165,12 @@ struct step_job {
     struct step_meta meta;      /* this pass's local count and loss */
     int scatter;                /* ZeRO: reduce-scatter (shard says who owns
                                    what), not all-reduce */
-    double *late;               /* OUT (the combine may set it): late[0], late[1]:
-                                   how much later than on this EMULATED host's
-                                   own timeline the combine began and ended
-                                   (waiting for a CPU another host held:
-                                   common/wire/link.h, OWN CORES); its times
-                                   are taken on that timeline */
+    double *late;               /* OUT (the combine may set it, NULL: none): how
+                                   much later than on this EMULATED host's own
+                                   timeline the combine ended (waiting for a
+                                   CPU another host held: common/wire/link.h,
+                                   OWN CORES); its end is taken on that
+                                   timeline */
 };
 
 /* One call of apply: the optimizer on elements [first, first + count) of

@@ -79,7 +79,7 @@ int bs_start(struct bstudent *b, size_t first, size_t count)
 {
     struct step *d = b->d;
     const size_t n = d->n, s = (size_t)d->step;
-    struct overlap_job j = { NULL, count, first, 1, 0.0, 0.0, { 0.0, 0.0 } };
+    struct overlap_job j = { NULL, count, first, 1, 0.0, 0.0, 0.0 };
 
     if (b->rc != 0)
         return b->rc;
@@ -195,7 +195,7 @@ int step_student_pass(struct step *d, struct step_times *t, char *err)
         (void)called(&b, "student_backward_done", student_backward_done(&b));
     d->compute_cpu += step_cpu(d) - c0;
     if (b.rc == 0 && covered(&b) == 0 && (d->ops.flags & STEP_TRAILER)) {
-        struct overlap_job tj = { NULL, STEP_TRAILER_LEN, d->n, 0, 0.0, 0.0, { 0.0, 0.0 } };
+        struct overlap_job tj = { NULL, STEP_TRAILER_LEN, d->n, 0, 0.0, 0.0, 0.0 };
         /* d->meta: set by the first bs_start (the thread reads it now) */
         vec_set(d->g, d->n, dtype, fmod((double)d->meta.examples, STEP_COUNT_SPLIT));
         vec_set(d->g, d->n + 1, dtype, floor((double)d->meta.examples / STEP_COUNT_SPLIT));
