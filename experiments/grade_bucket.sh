@@ -68,50 +68,12 @@ EOF
 }
 help_or_version "$@"
 
-file="" quick=0
-while [ $# -gt 0 ]; do
-    case $1 in
-    --code | --code=*) opt_value "$@"; file=$val; shift $((1 + extra)) ;;
-    --quick) quick=1; shift ;;
-    *) die_usage "$1: unknown argument (grade.sh --code FILE [--quick])" ;;
-    esac
-done
-[ -n "$file" ] || die_usage "--code: missing FILE"
-[ -f "$file" ] || usage_error --code "$file" "not a file (the student's bucket_student.c)"
-case $file in /*) ;; *) file=$(pwd)/$file ;; esac
+grade_args bucket_student.c "$@"
 [ -x "$PSR_BIN/ring_worker" ] || { say "no $PSR_BIN/ring_worker: run make first"; exit 1; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/grade_bucket.XXXXXX") || { say "no temp folder"; exit 1; }
-pids=""
-cleanup() {
-    for p in $pids; do kill -KILL "-$p" 2>/dev/null; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-fails=0
-line() { printf '%-6s %s\n' "$1" "$2"; }
-bad() { line "$1" "$2"; fails=$((fails + 1)); }
-
-# ---------------------------------------------------------------- build
-san=""
-case $PSR_BIN in */build/san/bin | */build/san/bin/) san="SANITIZER=${PSR_SANITIZER:-address,undefined}" ;; esac
-build=$root/build/student-bucket
-[ -n "$san" ] && build=$root/build/san/student-bucket
-# shellcheck disable=SC2086
-if ! make -s -C "$root" student-bucket STUDENT="$file" $san > "$tmp/build.log" 2>&1; then
-    bad build "$file does not compile or link; the compiler said:"
-    grep -E 'error|warning' "$tmp/build.log" | head -n 15 | sed 's/^/       /'
-    echo "grade: 0 checks passed; fix the build first"
-    exit 1
-fi
-line ok "build: $file as ring_worker --bucket-student ($build/ring_worker)"
-sbin=$tmp/bin
-mkdir -p "$sbin"
-for p in "$PSR_BIN"/*; do [ -f "$p" ] && [ -x "$p" ] && ln -s "$p" "$sbin/"; done
-rm -f "$sbin/ring_worker"
-ln -s "$build/ring_worker" "$sbin/ring_worker"
+grade_start
+grade_build student-bucket --bucket-student
 
 # ------------------------------------------------------------------ runs
 bucket=96K

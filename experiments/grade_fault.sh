@@ -1,6 +1,7 @@
 # grade_fault.sh -- sourced by grade_code.sh and grade_bucket.sh (the
-# student track, `grade.sh --code FILE`): the killed-neighbour check both
-# tracks run on the student's ring_worker.
+# student track, `grade.sh --code FILE`): what both tracks do alike (their
+# arguments, bookkeeping and build: grade_args, grade_start, grade_build)
+# and the killed-neighbour check they run on the student's ring_worker.
 #
 #   grade_fault SBIN ARGS...
 #       K = 3 ranks of SBIN/ring_worker with ARGS (the track's flags and a
@@ -9,6 +10,65 @@
 #       naming rank 1 (not a hang). One "ok fault: ..." line, or a failed
 #       check through bad(). Uses the caller's $tmp, line, bad, and adds the
 #       ranks' process groups to $pids (the caller's cleanup kills them).
+# grade_args TRACK ARGS...: the tracks' arguments (--code FILE, --quick;
+# TRACK names the student's file in the usage lines); sets file (an
+# absolute path) and quick.
+grade_args() {
+    _what=$1; shift
+    file="" quick=0
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --code | --code=*) opt_value "$@"; file=$val; shift $((1 + extra)) ;;
+        --quick) quick=1; shift ;;
+        *) die_usage "$1: unknown argument (grade.sh --code FILE [--quick])" ;;
+        esac
+    done
+    [ -n "$file" ] || die_usage "--code: missing FILE"
+    [ -f "$file" ] || usage_error --code "$file" "not a file (the student's $_what)"
+    case $file in /*) ;; *) file=$(pwd)/$file ;; esac
+}
+
+# grade_start: the checks' bookkeeping (fails; line and bad print a
+# check's verdict) and the cleanup of $tmp and of the process groups in
+# $pids, at exit or on ^C.
+grade_start() {
+    pids=""
+    trap grade_cleanup EXIT
+    trap 'exit 130' INT TERM
+    fails=0
+}
+grade_cleanup() {
+    for p in $pids; do kill -KILL "-$p" 2>/dev/null; done
+    rm -rf "$tmp"
+}
+line() { printf '%-6s %s\n' "$1" "$2"; }
+bad() { line "$1" "$2"; fails=$((fails + 1)); }
+
+# grade_build TARGET FLAG: $file built with `make TARGET STUDENT=$file`
+# into build/TARGET (build/san/TARGET when PSR_BIN is build/san/bin: the
+# tests under the sanitizers), one verdict line (FLAG: how ring_worker
+# runs it), exit 1 when it does not build; sets sbin, a copy of PSR_BIN
+# with the student's ring_worker.
+grade_build() {
+    san=""
+    case $PSR_BIN in */build/san/bin | */build/san/bin/) san="SANITIZER=${PSR_SANITIZER:-address,undefined}" ;; esac
+    build=$root/build/$1
+    [ -n "$san" ] && build=$root/build/san/$1
+    # shellcheck disable=SC2086
+    if ! make -s -C "$root" "$1" STUDENT="$file" $san > "$tmp/build.log" 2>&1; then
+        bad build "$file does not compile or link; the compiler said:"
+        grep -E 'error|warning' "$tmp/build.log" | head -n 15 | sed 's/^/       /'
+        echo "grade: 0 checks passed; fix the build first"
+        exit 1
+    fi
+    line ok "build: $file as ring_worker $2 ($build/ring_worker)"
+    sbin=$tmp/bin
+    mkdir -p "$sbin"
+    for p in "$PSR_BIN"/*; do [ -f "$p" ] && [ -x "$p" ] && ln -s "$p" "$sbin/"; done
+    rm -f "$sbin/ring_worker"
+    ln -s "$build/ring_worker" "$sbin/ring_worker"
+}
+
 grade_fault() {
     _fbin=$1; shift
     # rank_up R ARGS: ring_worker --rank R in a process group of its own.
