@@ -179,11 +179,29 @@ static void util_note(struct link *l, int which, double start, double end)
         if (!(end > h))
             return;         /* inside the busy union already: nothing changes */
         if (atomic_compare_exchange_weak(busy, &hb, bits_of(end))) {
+            if (which == UTIL_EGRESS && gap > 0.0 && l->util_lead > 0.0) {
+                double paid = fmin(gap, l->util_lead);  /* the wait its lead allows */
+                l->util_lead -= paid;
+                gap -= paid;
+            }
             if (gap > 0.0)
                 atomic_fetch_add(util_idle(l, which), (uint64_t)llround(gap * 1e9));
             return;
         }
     }
+}
+
+/* util_lead_add: a new transmission (link_send_restart) whose wire starts
+ * at `start`, while the egress's last bytes are in flight until the
+ * horizon: it runs ahead of the model's step (which begins when the last
+ * step's bytes are in) by the overlap, at most the latency (link.h,
+ * UTILIZATION: the lead). */
+static void util_lead_add(struct link *l, double start)
+{
+    double h = double_of(atomic_load(util_busy(l, UTIL_EGRESS)));
+
+    if (l->egress.rate > 0.0 && h > start)
+        l->util_lead += fmin(h - start, l->latency_s);
 }
 
 /* util_egress: an egress reservation, in both records. */
@@ -485,6 +503,7 @@ void link_enter(struct link *l, double now)
 {
     l->vt_floor = now;
     l->vt_win = NAN;
+    l->util_lead = 0.0;         /* UTILIZATION: a lead is the call's own */
 }
 
 int link_vt_window(struct link *l, double *t0, double *idle0)
@@ -537,6 +556,7 @@ double link_send_restart(struct link *l, double now, double queued_s, double cpu
         l->vt_win = app;            /* the call's first forward (link_vt_window) */
         l->vt_win_idle = util_mark(l, UTIL_EGRESS, app);
     }
+    util_lead_add(l, fmax(app, fmax(clock_get(&l->egress), l->share.vclock)));
     l->send_fixed = app;
     l->send_new = 1;
     l->send_cont = 0;
