@@ -583,10 +583,9 @@ static void test_link_util(void)
     T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
     T_EQ_D(row.link_util, 0.0);
 
-    T_CASE("metrics-8.4", "link_util takes a ring rank's record as it is: its span begins at "
-           "its first forward (link.h, link_vt_window), after any wait for a neighbour that "
-           "entered late, so the merge leaves out no compute skew a second time: entries on one "
-           "clock, on two or unknown read the same");
+    T_CASE("metrics-8.4", "link_util leaves out a ring rank's compute skew: the time it entered "
+           "each timed combine before the last rank did (its link waited for a neighbour still "
+           "computing, as time_s leaves out); only on one clock");
     memcpy(boot, recs[0].clock_id, sizeof boot);
     recs[0].link_idle_s = 0.20;                        /* entered 0.15 s early in all */
     recs[1].link_idle_s = 0.06;
@@ -596,17 +595,21 @@ static void test_link_util(void)
     recs[1].steps[1].enter_t = 20.05;
     snprintf(recs[0].clock_id, sizeof recs[0].clock_id, "boot-x");
     snprintf(recs[1].clock_id, sizeof recs[1].clock_id, "boot-y");     /* two clocks */
-    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);      /* skew unknown: not left out */
     T_NEAR(row.link_util, 0.94, 1e-12);
     T_STR(row.bound_by, "sw");
     snprintf(recs[1].clock_id, sizeof recs[1].clock_id, "boot-x");
-    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);      /* one clock: the skew is known */
-    T_NEAR(row.link_util, 0.94, 1e-12);                /* not rank 0's (0.20 - 0.15) / 0.85 */
-    T_STR(row.bound_by, "sw");
-    recs[0].link_idle_s = 0.10;
     T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
-    T_NEAR(row.link_util, 0.94, 1e-12);                /* the busier: rank 1's, not 1.0 */
-    recs[0].steps[0].enter_t = NAN;                    /* an entry unknown: the same */
+    T_NEAR(row.link_util, 1.0 - 0.05 / 0.85, 1e-9);   /* rank 0: (0.20 - 0.15) / (1 - 0.15) */
+    T_STR(row.bound_by, "sw");
+    recs[0].link_idle_s = 0.18;
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_NEAR(row.link_util, 1.0 - 0.03 / 0.85, 1e-9);
+    T_STR(row.bound_by, "link");
+    recs[0].link_idle_s = 0.10;                        /* less idle than skew: clamped */
+    T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+    T_NEAR(row.link_util, 1.0, 1e-12);
+    recs[0].steps[0].enter_t = NAN;                    /* an entry unknown: not left out */
     T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
     T_NEAR(row.link_util, 0.94, 1e-12);
     memcpy(recs[0].clock_id, boot, sizeof boot);       /* this machine's again */

@@ -74,12 +74,38 @@ static void machine_verdict(const struct metrics_record *recs, size_t n, double 
     }
 }
 
+/* skew_of: how long ring record r entered the timed steps' combines
+ * before the last rank did, summed (metrics.h, LAST ENTRY; all on one
+ * clock, else 0): its link then waited for a neighbour still computing,
+ * compute skew that time_s leaves out, and link_util does too: each
+ * record's window begins at its own entry, and this is the one place
+ * the skew is taken off (from its span and, at most all of it, its
+ * idle: the span is then the last rank's entry to the record's end). */
+static double skew_of(const struct metrics_record *recs, size_t n, const struct metrics_record *r,
+                      size_t nsteps)
+{
+    double skew = 0.0;
+
+    for (size_t s = 0; s < nsteps && s < r->nsteps; s++) {
+        double last = -INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            if (recs[i].nsteps <= s || !isfinite(recs[i].steps[s].enter_t) ||
+                strcmp(recs[i].clock_id, r->clock_id) != 0 || !r->clock_id[0])
+                return 0.0;
+            last = fmax(last, recs[i].steps[s].enter_t);
+        }
+        if (isfinite(r->steps[s].enter_t))
+            skew += fmax(0.0, last - r->steps[s].enter_t);
+    }
+    return skew;
+}
+
 /* link_and_cost: link_util, cpu_s_per_gb and bound_by "sw" (metrics.h,
  * MERGE RULES), after machine_verdict: "sw" replaces only "link". The
  * model's own idle on every span a record measures is 0 (a ring step's
  * latency is bytes in flight, counted busy, and a wait after running
  * ahead of the model's step is the lead's, link.h; a ring rank's span
- * begins after its compute skew, at its first forward; a server's span
+ * is taken from the last rank's entry, skew_of; a server's span
  * starts at the last worker's first push and ends at its weights'
  * arrival), so a record's utilization is 1 - idle / span. */
 static void link_and_cost(const struct metrics_record *recs, size_t n, struct metrics_row *row)
@@ -103,7 +129,13 @@ static void link_and_cost(const struct metrics_record *recs, size_t n, struct me
         if (!(row->link_bw > 0) || (ps && strcmp(r->role, "server") != 0) ||
             !(r->link_span_s > 0) || !(r->link_idle_s >= 0))
             continue;
-        u = fmin(1.0, fmax(0.0, 1.0 - r->link_idle_s / r->link_span_s));
+        if (ps) {
+            u = fmin(1.0, fmax(0.0, 1.0 - r->link_idle_s / r->link_span_s));
+        } else {                /* a ring rank's: its compute skew left out */
+            double skew = fmin(skew_of(recs, n, r, r->nsteps), r->link_idle_s);
+            u = r->link_span_s - skew > 0 ? fmin(1.0, fmax(0.0, 1.0 - (r->link_idle_s - skew) /
+                                                             (r->link_span_s - skew))) : NAN;
+        }
         if (!(row->link_util >= u))
             row->link_util = u;
     }

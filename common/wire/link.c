@@ -100,7 +100,6 @@ int link_init(struct link *l, double rate, double latency_s)
     l->in_virt = NAN;
     l->vin_start = NAN;
     l->vt_floor = -INFINITY;
-    l->vt_win = NAN;
     return 0;
 }
 
@@ -502,17 +501,7 @@ double link_in_ready(const struct link *l)
 void link_enter(struct link *l, double now)
 {
     l->vt_floor = now;
-    l->vt_win = NAN;
     l->util_lead = 0.0;         /* UTILIZATION: a lead is the call's own */
-}
-
-int link_vt_window(struct link *l, double *t0, double *idle0)
-{
-    if (isnan(l->vt_win))
-        return 0;
-    *t0 = l->vt_win;
-    *idle0 = l->vt_win_idle;
-    return 1;
 }
 
 double link_vt_late(struct link *l, double now, double cpu_s)
@@ -552,10 +541,6 @@ double link_send_restart(struct link *l, double now, double queued_s, double cpu
     if (ready <= now && app < ready)
         app = ready;
     app = fmin(now, fmax(fmax(app, now - slack), l->vt_floor));
-    if (isnan(l->vt_win) && cpu_s >= 0.0 && ready >= l->vt_floor && l->egress.rate > 0.0) {
-        l->vt_win = app;            /* the call's first forward (link_vt_window) */
-        l->vt_win_idle = util_mark(l, UTIL_EGRESS, app);
-    }
     util_lead_add(l, fmax(app, fmax(clock_get(&l->egress), l->share.vclock)));
     l->send_fixed = app;
     l->send_new = 1;

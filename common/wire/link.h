@@ -271,8 +271,6 @@ struct link {
     int send_new;         /* blocking sender: link_send_restart was called */
     double send_fixed;    /* ... and where that transmission starts */
     double vt_floor;      /* link_enter: no restart starts before it */
-    double vt_win;        /* the call's first forward (NAN: none yet) ... */
-    double vt_win_idle;   /* ... and the egress idle then (link_vt_window) */
     double util_lead;     /* UTILIZATION: the call's lead not yet waited off
                            * (the sending thread's; link_enter zeroes it) */
     double credited_s;    /* OWN CORES: CPU waits taken off the timeline, summed */
@@ -412,17 +410,6 @@ double link_in_ready(const struct link *l);
  * a call never takes less than its sends' own wire time and latency after
  * its start, whatever the timeline carried over from the call before. */
 void link_enter(struct link *l, double now);
-
-/* link_vt_window: where the timed call's (link_enter) utilization window
- * begins: at its first send that forwarded bytes read in the call (*t0),
- * with the egress idle then (*idle0; link_util_mark_egress's scale).
- * Before it, a rank that entered early only waited for a neighbour that
- * entered late (skew, which time_s leaves out too: metrics.h, LAST
- * ENTRY), and the time the link stood idle then is not the software's.
- * This is the only place the skew is left out of link_util (the merge
- * takes nothing off again). Returns 0 (nothing set) when the call
- * forwarded nothing. */
-int link_vt_window(struct link *l, double *t0, double *idle0);
 
 /* link_vt_late: a timed call (link_enter) returns at now, its sender
  * having used cpu_s of CPU since it read the call's last bytes in (and
