@@ -6,12 +6,31 @@
  *               ends; what came after that (the waits for a CPU) is taken
  *               back, and nothing else: not without a link, not when a
  *               receiver could not say, not the time before the call
+ *   ps-own-2.x  the server's loop (common/ps/server.h, server_own_wait):
+ *               its wait for a CPU since it last blocked is taken off,
+ *               at most a piece's wire time and the latency, and only on
+ *               a link with a rate and a machine that can say
  */
 #include <math.h>
 #include <string.h>
 
 #include "check.h"
 #include "ps/client.h"
+#include "ps/server.h"
+
+/* The fake machine's run delay (server_own_wait's input). */
+static double fake_delay;
+
+static double run_delay(const struct server *srv)
+{
+    (void)srv;
+    return fake_delay;
+}
+
+static const struct server_machine fake_machine = { .run_delay = run_delay };
+static const struct server_machine no_hook = { .run_delay = NULL };
+static struct server_io fake_io;
+static struct server srv;   /* static: large, zeroed */
 
 /* client: S servers of 4 elements each (server 2 of none when empty2),
  * their receivers' ends as given, on a link of 500 Mbit/s. */
@@ -84,6 +103,38 @@ int main(void)
         c.link_latency = 200e-6;        /* a latency alone is an emulated link */
         T_NEAR(ps_client_own_late(&c, 10.000, 10.059), 0.007, 1e-12);
         T_NEAR(ps_client_own_late(&c, 10.000, 10.052 + LINK_STAMP_SPAN + 0.001), 0.0, 0.0);
+    }
+    T_END();
+
+    T_CASE("ps-own-2.1", "the loop's wait for a CPU is taken off, up to a piece's wire time + L");
+    {
+        double cap;
+        fake_io.machine = &fake_machine;
+        srv.io = &fake_io;
+        T_EQ_I(link_init(&srv.link, 62.5e6, 200e-6), 0);    /* 500 Mbit/s: a 60 KiB piece */
+        cap = (double)link_piece(&srv.link) / 62.5e6 + 200e-6;
+        T_NEAR(cap, 61440.0 / 62.5e6 + 200e-6, 1e-15);
+        fake_delay = 0.3e-3;
+        T_NEAR(server_own_wait(&srv), 0.3e-3, 0.0);
+        fake_delay = 10e-3;                 /* longer than the bound: the bound */
+        T_NEAR(server_own_wait(&srv), cap, 0.0);
+        fake_delay = 0.0;
+        T_NEAR(server_own_wait(&srv), 0.0, 0.0);
+    }
+    T_END();
+
+    T_CASE("ps-own-2.2", "no rate, or no hook (the simulator): nothing taken off");
+    {
+        fake_io.machine = &fake_machine;
+        srv.io = &fake_io;
+        fake_delay = 0.3e-3;
+        T_EQ_I(link_init(&srv.link, 0.0, 200e-6), 0);      /* a latency alone */
+        T_NEAR(server_own_wait(&srv), 0.0, 0.0);
+        T_EQ_I(link_init(&srv.link, 62.5e6, 200e-6), 0);
+        fake_io.machine = &no_hook;
+        T_NEAR(server_own_wait(&srv), 0.0, 0.0);
+        fake_io.machine = NULL;
+        T_NEAR(server_own_wait(&srv), 0.0, 0.0);
     }
     T_END();
 
