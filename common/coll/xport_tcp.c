@@ -125,7 +125,8 @@ static const struct xport_ops tcp_ops;
  * engine spins (yielding) even when oversubscribed. Measured unpaced at
  * K = 4 on 2 cores, spinning made 16 KiB all-reduces 1.3-2.7x faster in
  * five interleaved runs, with less CPU per byte (fewer wake-ups); at K = 8
- * it was mixed, so the ranks may outnumber the CPUs at most twice. On an emulated link the spin
+ * it was mixed (slower at 64 KiB-4 MiB in 15 of 24 cases), so the ranks
+ * may outnumber the CPUs at most twice. On an emulated link the spin
  * before a send's last deadline (net_xfer.c, SPIN_S) comes with it, so
  * there the ranks must fit the CPUs, as before. PSR_NET_BUSY overrides it. */
 double xport_tcp_busy_s(int world, long cpus, int paced)
