@@ -15,9 +15,10 @@
 #                                          or its buckets (grade_bucket.sh)
 #
 # THE EXERCISES. Exercises 1-9 (the 120 minutes) unless --exercises says
-# otherwise: a list like 1-9,12 or 10,M, or all (1-13 and M). The
-# optional ones (10-13, M) are graded, and listed by --template, only when
-# asked; a prediction of an exercise not asked for is left alone.
+# otherwise: a list like 1-9,12 or 10,M, or all (1-13, 21 and M: the
+# exercises with quantities; 14-20 have none). The optional ones (10-13,
+# 21, M) are graded, and listed by --template, only when asked; a
+# prediction of an exercise not asked for is left alone.
 #
 # THE PREDICTIONS. predictions.csv has the columns exercise,quantity,value
 # (read by name, in any order); --template lists every quantity the
@@ -26,7 +27,9 @@
 # own settings, the model the run itself uses (exercise 9's and 10's
 # parameter server pulls per bucket: bin/model --quantity pipelined
 # --bucket): a number is in range when it is within --tol (default 0.25,
-# i.e. 25%) of the model's value, relative; a yes/no answer must match.
+# i.e. 25%) of the model's value, relative; a yes/no answer must match,
+# and so must each cell of exercise 21's chunk table ("SEND > RECV", the
+# chunks of common/coll/ring.c's step table; blanks ignored).
 # An "off" line gives the ratio to the model and the likely mistake: a
 # known wrong answer of that quantity (alts below: the one-pull PS, no
 # overlap, ...) when the value is within 5% of one, else the usual factors
@@ -91,7 +94,7 @@ Predictions are compared with bin/model within --tol (default 0.25,
 relative); an "off" one gets its ratio to the model and the likely
 mistake. Each sweep row is usable when its time is within 10% of its
 model (bound_by=link: ok; cpu, busy or sw: usable, flagged).
---exercises: which exercises (default 1-9; e.g. 1-9,12 or 10,M or all).
+--exercises: which exercises (default 1-9; e.g. 1-9,12 or 10,M or 21 or all).
 Exit 0 when graded, 64 on bad usage.
 EOF
 }
@@ -164,6 +167,19 @@ M|mlp_ring_time_s_K4|4|seconds: ring all-reduce of the mlp gradient, K=4, 100 Mb
 M|mlp_ps_time_s_K4|4|seconds: PS step of the mlp gradient, K=4
 M|mlp_comm_bound|-|yes/no: the mlp step without --backward-time is communication-bound
 EOF
+    # exercise 21: the chunk table's 24 cells (K = 4), then the step's and
+    # the all-reduce's time at lab_phases.sh's defaults.
+    for ph in rs ag; do
+        for s in 0 1 2; do
+            for r in 0 1 2 3; do
+                echo "21|${ph}_step${s}_rank$r|4|chunks \"SEND > RECV\": $([ $ph = rs ] && echo reduce-scatter || echo all-gather) step $s, rank $r (K=4)"
+            done
+        done
+    done
+    cat <<'EOF'
+21|phases_step_ms_K4|4|milliseconds: one step of the ring, K=4, 1 MiB per rank, 16 Mbit/s, a=1 ms
+21|phases_allreduce_s_K4|4|seconds: the whole all-reduce, the same
+EOF
 }
 
 m() { "$PSR_BIN/model" "$@"; }
@@ -193,6 +209,18 @@ srvp() { srv --algo ps "$@" --quantity pipelined --bucket 64K; }
 # gradient's (50696 bytes) on the sweep's link, 100 Mbit/s and 1 ms.
 st() { m --stragglers "$1" --K 8 --backward-time 100ms --straggler "1:$2" --bytes 50696 --bw 100Mbit --latency 1ms; }
 calc() { awk "BEGIN { printf \"%.6g\", $1 }"; }
+# ph [ARGS...]: exercise 21's ring, lab_phases.sh's defaults: K = 4, 1 MiB
+# per rank, 16 Mbit/s, 1 ms.
+ph() { m --algo ring --K 4 --bytes 1M --bw 16Mbit --latency 1ms "$@"; }
+# cell Q [SEND RECV]: exercise 21's cell Q (rs|ag_stepS_rankR) as "SEND > RECV",
+# the chunks offset by SEND and RECV from r - s (default: ring.c's, -1 -2
+# in the reduce-scatter, 0 -1 in the all-gather); chunks mod K = 4.
+cell() {
+    awk -v q="$1" -v a="${2-}" -v b="${3-}" 'BEGIN {
+        split(q, w, "_"); s = substr(w[2], 5) + 0; r = substr(w[3], 5) + 0
+        if (a == "") { a = (w[1] == "rs") ? -1 : 0; b = a - 1 }
+        printf "%d > %d\n", (r - s + a + 8) % 4, (r - s + b + 8) % 4 }'
+}
 # lat_slope ALGO K: "LATENCY SLOPE" of the model's time at the run's link,
 # from two sizes.
 lat_slope() {
@@ -276,6 +304,12 @@ expect() {
     mlp_ring_time_s_K4) t ring 4 50696 100Mbit ;;
     mlp_ps_time_s_K4) t ps 4 50696 100Mbit ;;
     mlp_comm_bound) echo yes ;;
+    # exercise 21: ring.c's step table (common/coll/ring.c; lab_phases.sh
+    # --answer prints it from a run): at reduce-scatter step s rank r sends
+    # chunk r-s-1 and receives r-s-2, the all-gather one chunk later.
+    rs_step*_rank* | ag_step*_rank*) cell "$1" ;;
+    phases_step_ms_K4) calc "1000 * $(ph) / $(ph --quantity steps)" ;;
+    phases_allreduce_s_K4) ph ;;
     *) return 1 ;;
     esac
 }
@@ -312,6 +346,13 @@ alts() {
     identical_unequal_shards) echo "no|both systems send sums and divide once by the global B: the shards may differ" ;;
     zero3_weights_identical) echo "no|each chunk is summed by the same ranks in the same order and updated elementwise: the same bits" ;;
     mlp_comm_bound) echo "no|6337 parameters compute in about a millisecond; the all-reduce takes several" ;;
+    rs_step*) echo "$(cell "$1" 0 -1 | tr -d ' ')|starting rank r with chunk r (the all-gather's opening): in the reduce-scatter rank r starts with chunk r-1, so that it ends holding chunk r summed"
+              echo "$(cell "$1" -2 -1 | tr -d ' ')|sent and received swapped: a cell is \"sent > received\"" ;;
+    ag_step*) echo "$(cell "$1" -1 -2 | tr -d ' ')|the reduce-scatter's chunks: the all-gather starts one chunk later, rank r sending chunk r, the one it now holds summed"
+              echo "$(cell "$1" -1 0 | tr -d ' ')|sent and received swapped: a cell is \"sent > received\"" ;;
+    phases_step_ms_K4) echo "$(calc "1000 * (0.001 + 1048576 / 2e6)")|the whole vector: a step moves one chunk, n/K" ;;
+    phases_allreduce_s_K4) echo "$(calc "6 * (0.001 + 1048576 / 2e6)")|the whole vector each step: each of the 2(K-1) steps moves one chunk, n/K"
+                           echo "$(calc "$(ph) / 2")|one phase: the all-reduce is the reduce-scatter and then the all-gather, 2(K-1) steps" ;;
     esac
 }
 
@@ -334,21 +375,22 @@ mistake_of() {
 }
 
 # exercises_of LIST: " E E ... " the exercises LIST names (1-9, 10,M,
-# all); exit 1 on a word that names none.
+# 21, all), of those with quantities (THE QUANTITIES); a range takes the
+# ones it spans; exit 1 on a word that names none.
 exercises_of() {
-    awk -v l="$1" 'BEGIN {
+    awk -v l="$1" -v have="$(quantities | cut -d'|' -f1 | uniq | tr '\n' ' ')" 'BEGIN {
+        nh = split(have, h, " "); for (j = 1; j <= nh; j++) { ok[h[j]] = 1; if (h[j] ~ /^[0-9]+$/ && h[j] + 0 > top) top = h[j] + 0 }
         n = split(l, w, ","); out = ""
         for (i = 1; i <= n; i++) {
             x = w[i]; gsub(/ /, "", x)
-            if (x == "all") { for (j = 1; j <= 13; j++) out = out " " j; out = out " M"; continue }
+            if (x == "all") { for (j = 1; j <= top; j++) if (j in ok) out = out " " j; out = out " M"; continue }
             if (x == "M" || x == "m") { out = out " M"; continue }
-            if (x ~ /^[0-9]+$/ && x + 0 >= 1 && x + 0 <= 13) { out = out " " x + 0; continue }
+            if (x ~ /^[0-9]+$/ && (x + 0) in ok) { out = out " " x + 0; continue }
             if (x ~ /^[0-9]+-[0-9]+$/) {
-                split(x, r, "-")
-                if (r[1] + 0 >= 1 && r[2] + 0 <= 13 && r[1] + 0 <= r[2] + 0) {
-                    for (j = r[1] + 0; j <= r[2] + 0; j++) out = out " " j
-                    continue
-                }
+                split(x, r, "-"); got = 0
+                if (r[1] + 0 >= 1 && r[2] + 0 <= top && r[1] + 0 <= r[2] + 0)
+                    for (j = r[1] + 0; j <= r[2] + 0; j++) if (j in ok) { out = out " " j; got = 1 }
+                if (got) continue
             }
             exit 1
         }
@@ -377,7 +419,7 @@ while [ $# -gt 0 ]; do
        else die_usage "$1: one results folder and one predictions file"; fi; shift ;;
     esac
 done
-sel=$(exercises_of "$exlist") || usage_error --exercises "$exlist" "not a list of exercises 1-13 and M (like 1-9,12 or 10,M or all)"
+sel=$(exercises_of "$exlist") || usage_error --exercises "$exlist" "not a list of exercises 1-13, 21 and M (like 1-9,12 or 10,M or all)"
 # selected EX: EX is one of the exercises graded.
 selected() { case $sel in *" $1 "*) return 0 ;; esac; return 1; }
 [ -x "$PSR_BIN/model" ] || die_usage "no $PSR_BIN/model: run make first"
@@ -495,6 +537,17 @@ while IFS=, read -r ex q k; do
             echo "ok   exercise $ex $q: $v"; inrange=$((inrange + 1)); eval "in_$ex=\$((in_$ex + 1))"
         else
             h=$(off_hint "$q" "$v" - -)
+            echo "off  exercise $ex $q: $v, the answer is $want${h:+; likely: $h}"
+        fi ;;
+    *' > '*)    # exercise 21's cells, "SEND > RECV" (blanks in the answer ignored)
+        if [ "$v" = "$(echo "$want" | tr -d ' ')" ]; then
+            echo "ok   exercise $ex $q: $v"; inrange=$((inrange + 1)); eval "in_$ex=\$((in_$ex + 1))"
+        else
+            h=$(off_hint "$q" "$v" - -)
+            [ -n "$h" ] || case $v in
+                "${want%% *}>"*) h="what rank r receives is what rank r-1 sends in the same step" ;;
+                *">${want##* }") h="what rank r sends at step s is what it received at step s-1" ;;
+            esac
             echo "off  exercise $ex $q: $v, the answer is $want${h:+; likely: $h}"
         fi ;;
     *)

@@ -5,7 +5,8 @@
 # (experiments/lab_html.sh results/RUN). The page shows, top to bottom: the
 # busy banner (manifest.txt's BANNER line, when there is one), the run in
 # one line (link, calibration, date, git), the plots (the SVGs lab.sh drew,
-# PNG where there is no SVG), measured against the model as a table per
+# PNG where there is no SVG; the ring's phases when lab_phases.sh drew
+# them here, exercise 21), measured against the model as a table per
 # sweep (flagged rows marked as on the plots: host-bound, cpu, busy or sw),
 # the fit and crossover (fit.txt), the stragglers section's table
 # (stragglers.txt, lab.sh --only stragglers), this lab beside a cluster
@@ -117,9 +118,18 @@ fig k_scaling "4. Throughput and scaling efficiency against K (communication mea
 fig loss "5. Loss against step: the three correct runs agree; each --mistake mode, and a zoom on the ones that hide under the correct curve."
 fig stragglers "Stragglers (lab.sh --only stragglers): time to the target loss and the step each mode runs at, against the slow worker's factor; the model dashed. EMULATED compute, behind the EMULATED link (stragglers.txt says its rate)."
 fig loss_time "Stragglers: loss against wall-clock time for each mode, one worker slowed (EMULATED compute)."
+# The ring's phases (exercise 21; experiments/lab_phases.sh --out DIR):
+# the answer's chart once --answer drew it, else the blank sheet; its
+# setting from the sub.txt lab_phases.sh writes beside them.
+phsub=$(head -n 1 "$dir/sub.txt" 2>/dev/null | esc)
+if [ -s "$dir/ring_phases.svg" ] || [ -s "$dir/ring_phases.png" ]; then
+    fig ring_phases "The ring's phases from a run (exercise 21): each rank's 2(K-1) steps on the run's own time axis, each bar the chunk it sent &gt; received, the reduce-scatter then the all-gather${phsub:+ ($phsub)}."
+else
+    fig ring_phases_blank "The ring's phases, blank (exercise 21): fill in each bar's chunks (sent &gt; received), then experiments/lab_phases.sh --answer${phsub:+ ($phsub)}."
+fi
 for f in "$dir"/*.svg; do      # any other plot a section of lab.sh drew
     b=$(basename "$f" .svg)
-    case " k_time k_bytes size k_scaling loss stragglers loss_time " in *" $b "*) continue ;; esac
+    case " k_time k_bytes size k_scaling loss stragglers loss_time ring_phases ring_phases_blank " in *" $b "*) continue ;; esac
     [ -s "$f" ] && fig "$b" "$b"
 done
 

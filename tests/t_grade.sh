@@ -41,10 +41,10 @@ nq=$(grep -vc '^#\|^exercise' "$T_TMP/tpl.csv")
 [ "$nq" -ge 20 ] || t_fail "only $nq quantities"
 grep -v '^#\|^exercise' "$T_TMP/tpl.csv" | grep -qv ',$' && t_fail "a template value is not blank"
 for ex in 1 2 3 4 5 6 7 8 9; do grep -q "^$ex," "$T_TMP/tpl.csv" || t_fail "no quantity for exercise $ex"; done
-grep -q '^1[0-3],\|^M,' "$T_TMP/tpl.csv" && t_fail "an optional exercise in the default template: $(grep '^1[0-3],\|^M,' "$T_TMP/tpl.csv" | head -n 1)"
+grep -q '^1[0-3],\|^21,\|^M,' "$T_TMP/tpl.csv" && t_fail "an optional exercise in the default template: $(grep '^1[0-3],\|^21,\|^M,' "$T_TMP/tpl.csv" | head -n 1)"
 job 60 sh "$g" --template --exercises all
 expect_rc 0
-for ex in 1 2 3 4 5 6 7 8 9 10 11 12 13 M; do grep -q "^$ex," "$T_TMP/out" || t_fail "--exercises all: no quantity for exercise $ex"; done
+for ex in 1 2 3 4 5 6 7 8 9 10 11 12 13 21 M; do grep -q "^$ex," "$T_TMP/out" || t_fail "--exercises all: no quantity for exercise $ex"; done
 # exercises 2, 3 and 8 are priced at a folder's own settings: --key alone
 # at the reference run's (8 Mbit/s, 1 ms, n = 64 KiB, size sweep K = 4),
 # --key FOLDER at FOLDER's (here 500 Mbit/s, 200 us, n = 4 MiB)
@@ -101,7 +101,7 @@ expect_grep out "^grade: $((nq - 2))/$nq predictions in range (tolerance 0.25), 
 t_end
 
 t_case grade-1.5 "bad usage exits 64 with one line"
-for args in "" "--bogus" "--template --exercises 14" "--key --exercises 3-1" "$T_TMP/none $T_TMP/key.csv" "$T_TMP/good $T_TMP/none.csv" "$T_TMP/good $T_TMP/key.csv --tol -1" "$T_TMP/good $T_TMP/good/k_sweep.csv"; do
+for args in "" "--bogus" "--template --exercises 14" "--key --exercises 3-1" "--template --exercises 14-20" "$T_TMP/none $T_TMP/key.csv" "$T_TMP/good $T_TMP/none.csv" "$T_TMP/good $T_TMP/key.csv --tol -1" "$T_TMP/good $T_TMP/good/k_sweep.csv"; do
     job 60 sh "$g" $args
     expect_rc 64
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "'$args': want one line on stderr: $(cat "$T_TMP/err")"
@@ -114,6 +114,49 @@ expect_rc 0
 [ "$(grep -c '^problem: off: k_sweep.csv line 2 (ps K=2 n=4194304): .*bound_by=sw, not link (the link stood idle: the software' "$T_TMP/out")" = 1 ] ||
     t_fail "sw row not named once: $(grep '^problem' "$T_TMP/out")"
 expect_grep out "^grade: $nq/$nq predictions in range (tolerance 0.25), 5/6 rows usable (5 bound_by=link, 0 flagged within 10% of their model), 1 problem(s)$"
+t_end
+
+t_case grade-1.7 "exercise 21: --key's 24 cells are ring.c's K = 4 step table, its times bin/model's; a sheet's cells graded with the usual mistake named"
+# ring.c's opening comment, K = 4, as "ph_stepS_rankR,SEND > RECV" lines
+awk '/K = 4, "s>r"/ { on = 1; next } /Read a column down/ { on = 0 }
+     on { sub(/^ \*/, "")
+          if ($1 == "reduce-scatter") { p = "rs"; $1 = ""; $0 = $0 }
+          if ($1 == "all-gather") { p = "ag"; $1 = ""; $0 = $0 }
+          if ($1 ~ /^[0-9]+$/ && NF == 13)
+              for (r = 0; r < 4; r++) printf "%s_step%d_rank%d,%s > %s\n", p, $1, r, $(2 + 3 * r), $(4 + 3 * r) }' \
+    "$PSR_TESTS/../common/coll/ring.c" | sort > "$T_TMP/want21"
+[ "$(wc -l < "$T_TMP/want21")" = 24 ] || t_fail "ring.c's K = 4 table: $(wc -l < "$T_TMP/want21") cells read, want 24 (did its layout change?)"
+job 60 sh "$g" --key --exercises 21
+expect_rc 0
+cp "$T_TMP/out" "$T_TMP/key21.csv"
+grep '^21,[ra][sg]_step' "$T_TMP/key21.csv" | cut -d, -f2- | sort > "$T_TMP/got21"
+diff "$T_TMP/want21" "$T_TMP/got21" > "$T_TMP/d21" ||
+    t_fail "--key's cells differ from ring.c's table (< ring.c, > key): $(head -n 6 "$T_TMP/d21" | tr '\n' ' ')"
+ph() { "$m" --algo ring --K 4 --bytes 1M --bw 16Mbit --latency 1ms "$@"; }
+grep -qx "21,phases_allreduce_s_K4,$(ph)" "$T_TMP/key21.csv" || t_fail "the all-reduce is not bin/model's $(ph)"
+grep -qx "21,phases_step_ms_K4,$(awk -v t="$(ph)" -v s="$(ph --quantity steps)" 'BEGIN { printf "%.6g", 1000 * t / s }')" "$T_TMP/key21.csv" ||
+    t_fail "one step is not bin/model's time / steps: $(grep phases_step "$T_TMP/key21.csv")"
+# a sheet: one cell as the key writes it, one without blanks, and each usual mistake
+awk -F, -v OFS=, '$2 == "rs_step0_rank1" { $3 = "0>3" } $2 == "rs_step0_rank0" { $3 = "0 > 3" } $2 == "rs_step1_rank0" { $3 = "1 > 2" }
+                  $2 == "ag_step0_rank1" { $3 = "0 > 3" } $2 == "ag_step1_rank1" { $3 = "0 > 2" } $2 == "ag_step2_rank1" { $3 = "1 > 2" }
+                  $2 == "rs_step2_rank2" { $3 = "" }
+                  $2 == "phases_step_ms_K4" { $3 = 525 } $2 == "phases_allreduce_s_K4" { $3 = 0.4 } 1' "$T_TMP/key21.csv" > "$T_TMP/p21.csv"
+job 60 sh "$g" "$T_TMP/good" "$T_TMP/p21.csv" --exercises 21
+expect_rc 0
+expect_grep out '^ok   exercise 21 rs_step0_rank1: 0>3$'
+expect_grep out '^ok   exercise 21 ag_step2_rank3: 1>0$'
+for want in 'rs_step0_rank0: 0>3, the answer is 3 > 2; likely: starting rank r with chunk r' \
+            'rs_step1_rank0: 1>2, the answer is 2 > 1; likely: sent and received swapped' \
+            'ag_step0_rank1: 0>3, the answer is 1 > 0; likely: the reduce-scatter.s chunks' \
+            'ag_step1_rank1: 0>2, the answer is 0 > 3; likely: what rank r receives is what rank r-1 sends' \
+            'ag_step2_rank1: 1>2, the answer is 3 > 2; likely: what rank r sends at step s is what it received' \
+            'phases_step_ms_K4: 525, .*(ratio 3.98x, .*likely: the whole vector' \
+            'phases_allreduce_s_K4: 0.4, .*(ratio 0.505x, .*likely: one phase'; do
+    grep -q "^off  exercise 21 $want" "$T_TMP/out" || t_fail "no off line like '$want'"
+done
+expect_grep out '^problem: prediction: exercise 21 rs_step2_rank2: not answered$'
+expect_grep out '^verdict: exercise 21: 18/26 predictions in range$'
+grep -q '^verdict: exercise [1-9]:' "$T_TMP/out" && t_fail "exercises 1-9 graded under --exercises 21"
 t_end
 
 # ------------------------------------------------------------ the fixtures

@@ -78,6 +78,38 @@ expect_rc 64
 [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "want one line on stderr: $(cat "$T_TMP/err")"
 t_end
 
+t_case html-1.3 "the ring's phases (exercise 21): no panel without lab_phases.sh's chart; the blank sheet, then the answer (PNG or SVG) in its place, once, captioned with its setting"
+d3=$T_TMP/phases
+mkdir -p "$d3" && cp "$d/manifest.txt" "$d/k_sweep.csv" "$d3/"
+# panels: the <figure> lines naming ring_phases
+panels() { grep '<figure>.*ring_phases' "$d3/index.html"; }
+job 30 bash "$h" "$d3"
+expect_rc 0
+grep -q 'ring_phases\|exercise 21' "$d3/index.html" && t_fail "a phases panel without the chart: $(grep -m 1 'ring_phases\|exercise 21' "$d3/index.html")"
+# lab_phases.sh's first form: the blank sheet and sub.txt (PNG and SVG)
+printf '1M per rank, EMULATED link 16Mbit, 1ms & more\n' > "$d3/sub.txt"
+printf '\211PNG\r\n\032\n' > "$d3/ring_phases_blank.png"
+printf '<svg xmlns="http://www.w3.org/2000/svg"/>\n' > "$d3/ring_phases_blank.svg"
+job 30 bash "$h" "$d3"
+expect_rc 0
+[ "$(panels | wc -l)" = 1 ] || t_fail "want one phases panel, got: $(panels | tr '\n' ' ')"
+panels | grep -q '<img src="ring_phases_blank.svg".*<figcaption>The ring.s phases, blank (exercise 21): .*lab_phases.sh --answer (1M per rank, EMULATED link 16Mbit, 1ms &amp; more)' ||
+    t_fail "the blank sheet's panel: $(panels)"
+# --answer's chart, PNG alone: it replaces the blank sheet
+printf '\211PNG\r\n\032\n' > "$d3/ring_phases.png"
+job 30 bash "$h" "$d3"
+expect_rc 0
+[ "$(panels | wc -l)" = 1 ] || t_fail "want one phases panel, got: $(panels | tr '\n' ' ')"
+panels | grep -q '<img src="ring_phases.png".*<figcaption>The ring.s phases from a run (exercise 21): .* sent &gt; received, .*(1M per rank, EMULATED link 16Mbit, 1ms &amp; more)\.</figcaption>' ||
+    t_fail "the answer's panel (PNG): $(panels)"
+# and with its SVG, the SVG, still once (not again as an unnamed plot)
+printf '<svg xmlns="http://www.w3.org/2000/svg"/>\n' > "$d3/ring_phases.svg"
+job 30 bash "$h" "$d3"
+expect_rc 0
+[ "$(grep -c 'ring_phases' "$d3/index.html")" = 1 ] || t_fail "ring_phases on $(grep -c 'ring_phases' "$d3/index.html") lines, want 1: $(grep 'ring_phases' "$d3/index.html" | tr '\n' ' ')"
+panels | grep -q '<img src="ring_phases.svg"' || t_fail "the answer's panel (SVG): $(panels)"
+t_end
+
 # chromium FILE OUT: the DOM after the page's scripts ran (headless; the
 # virtual time budget lets the load event fire without a wall-clock wait).
 chrome=${PSR_CHROMIUM:-chromium}
