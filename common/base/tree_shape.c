@@ -1,6 +1,6 @@
-/* tree_shape.c -- the trees' shape, their edge colors and the schedule's
- * longest chain (tree_shape.h says what and why; common/coll/tree.c
- * teaches the trees, the periods and the slots).
+/* tree_shape.c -- the trees' shape, their edge colors, the schedule's
+ * longest chain and its eager replay (tree_shape.h says what and why;
+ * common/coll/tree.c teaches the trees, the periods and the slots).
  */
 #include "tree_shape.h"
 

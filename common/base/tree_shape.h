@@ -1,12 +1,13 @@
 /* tree_shape.h -- the shape of psring's binary trees and of the schedule
  * that runs them: who is whose parent, the edge colors (the slots of a
- * period), and how many swaps the longest chain of that schedule holds.
+ * period), how many swaps the longest chain of that schedule holds, and
+ * what it costs as TCP runs it, one wire each way per host (tree_cost).
  *
  * Pure arithmetic on (rank, world, tree), no transport: the trees'
  * all-reduce (common/coll/tree.c, which teaches the trees, the periods and
  * the slots in its opening comment) runs on it, and the cost model
- * (common/measure/model.c, model_tree, model_dbtree) counts its steps with
- * it, so the formula and the algorithm read one schedule.
+ * (common/measure/model.c, model_tree, model_dbtree) replays it, so the
+ * formula and the algorithm read one schedule.
  *
  * Tree j = 0 is the in-order tree (rank 0 the root, rank q's level its
  * lowest set bit); j = 1 the double tree's second, the first mirrored
