@@ -21,9 +21,11 @@
 #   model  bin/model --algo A --K K --bytes n --bw RATE --latency TIME
 #          (common/measure/model.c: the formula of each algorithm)
 #   sim    bin/psring_sim ring K --algo A --bench --bytes n, the same link
-#          on the star platform (the emulated link's twin), one iteration:
-#          simulated time is deterministic. Empty where psring_sim is not
-#          built (no SimGrid).
+#          on the star platform (the emulated link's twin), 3 iterations
+#          after 1 warm-up, the median call as in the real runs (a loop's
+#          calls overlap for the trees: a rank enters the next as soon as
+#          its own part of the last is done); one run: simulated time is
+#          deterministic. Empty where psring_sim is not built (no SimGrid).
 #
 # hring runs with --ranks-per-host K/2 (two hosts; K odd: 1) in all three.
 # Default link 32 Mbit/s and 1 ms, where 2 cores keep up with K = 8
@@ -172,7 +174,7 @@ if [ $sim = 1 ]; then
         # shellcheck disable=SC2046
         if job "sim $a K=$k $s" "$out/logs/sim.$a.$k.$n.out" "$out/logs/sim.$a.$k.$n.err" \
             "$PSR_BIN/psring_sim" ring "$k" --algo "$a" $(extra "$a" "$k") --bench --bytes "$n" \
-            --link-bw "$bw" --link-latency "$lat" --iters 1 --warmup-iters 0 --csv-out "$out/logs/sim.csv"; then
+            --link-bw "$bw" --link-latency "$lat" --iters 3 --warmup-iters 1 --csv-out "$out/logs/sim.csv"; then
             echo "$a $k $n $(csv_col "$out/logs/sim.csv" time_s)" >> "$out/sim.txt"
         else
             failed=$((failed + 1))

@@ -187,6 +187,8 @@ void sim_ring_actor(int argc, char **argv)
                             j->real ? &link.bytes_out : &sl->bytes_out, &x, sl->err);
     if (sl->rc != 0)
         return;
+    if (j->algo == COLL_TREE || j->algo == COLL_DBTREE)    /* xport_sim.c, EAGER AND RENDEZVOUS */
+        xport_sim_pace(x, j->c->link_bw);
     if (j->bench.on) {
         char path[4200];
 

@@ -3,7 +3,8 @@
 # 4 KiB, one rep: a row for every algorithm in the CSV and the markdown
 # table, each with a measured time, bin/model's time as its model_s, the
 # ratios computed from those, the simulator's time where psring_sim is
-# built (the ring's on the star equal to its formula); every real run in
+# built (the ring's and the trees' on the star equal to their formulas);
+# every real run in
 # runs.csv; bad flags refused with one line, exit 64.
 . "$PSR_TESTS/lib.sh"
 script="$PSR_TESTS/../experiments/algo_check.sh"
@@ -35,6 +36,12 @@ done
 if [ -x "$PSR_BIN/psring_sim" ]; then
     awk -F, '$1 == "ring" && $10 != "1.000" { exit 1 }' "$csv" ||
         t_fail "the ring on the simulated star is not its formula: $(grep '^ring,' "$csv")"
+    # The trees at 4 KiB: one segment, sent whole with its header (eager)
+    # in both the model and the simulator (base/tree_shape.h, tree_cost;
+    # xport_sim.c, EAGER AND RENDEZVOUS): equal. A rendezvous in either
+    # reads 1.33 here.
+    awk -F, '($1 == "tree" || $1 == "dbtree") && $10 != "1.000" { bad = 1 } END { exit bad }' "$csv" ||
+        t_fail "a tree on the simulated star is not its formula: $(grep 'tree,' "$csv")"
 fi
 n=$(awk -F, 'NR > 1' "$T_TMP/ac/runs.csv" 2>/dev/null | wc -l)
 [ "$n" = 8 ] || t_fail "runs.csv has $n runs, want 8"

@@ -269,7 +269,7 @@ int main(void)
             free_jobs(jobs, k);
         }
 
-        T_CASE(ntrees == 1 ? "tree-1.8" : "tree-1.9", "bytes and frames per rank: its part each way per edge, one header per swap; the busiest == the model's bytes_in; swaps <= the model's steps");
+        T_CASE(ntrees == 1 ? "tree-1.8" : "tree-1.9", "bytes and frames per rank: its part each way per edge, one header per swap; the busiest == the model's bytes_in; swaps <= the schedule's longest chain (tree_steps)");
         for (int k = 2; k <= MAXK; k++) {
             size_t n = 2 * 70000, nb = 4 * n, part = nb / (size_t)ntrees;
             uint64_t most = 0, h = PROTO_HEADER_SIZE;
@@ -287,8 +287,8 @@ int main(void)
                 bytes = (uint64_t)t.nedges * part;
                 T_EQ_U(jobs[r].link.bytes_out, bytes + frames * h);
                 T_EQ_U(jobs[r].link.bytes_in, bytes + frames * h);
-                T_TRUE((double)frames <= model_query(ntrees == 1 ? MODEL_TREE : MODEL_DBTREE,
-                                                     MODEL_STEPS, k, 1, (double)nb, 1e9, 0));
+                long segs2[2] = { s, s };
+                T_TRUE((long)frames <= tree_steps(k, ntrees, segs2, NULL));
                 most = bytes > most ? bytes : most;
                 tree_destroy(&t);
             }
@@ -383,7 +383,7 @@ int main(void)
         poison_rank = -1;
     }
 
-    T_CASE("tree-2.1", "model: the schedule's longest chain of swaps (tree_steps) times a + n/(trees S) b; K = 4 and 2 by hand (tree.c's period table); a full period adds C steps; at most C (S + 2D - 1); the segment the same as tree.h's");
+    T_CASE("tree-2.1", "tree_steps: the schedule's longest chain of swaps, each waiting for both ends; K = 4 and 2 by hand (tree.c's period table); a full period adds C steps; at most C (S + 2D - 1); the segment the same as tree.h's");
     T_EQ_D(MODEL_TREE_SEG_BYTES, (double)TREE_SEG_BYTES);
     /* K = 4, tree, S = 2 (tree.c's table): p0 2-1, 2-3 (steps 1, 2); p1
      * 0-2, 2-1, 2-3 (3, 4, 5); p2 0-2 (6); p3 0-2, 2-1, 2-3 (7, 8, 9); p4
@@ -398,17 +398,6 @@ int main(void)
     T_EQ_I(tree_steps(2, 1, s8, &c), 9);
     T_EQ_I(c, 1);
     T_EQ_I(tree_steps(1, 1, s8, NULL), 0);
-    /* K = 4, 256 KiB at 4e6 B/s and 1 ms: S = 2, 11 (1 ms + 32.768 ms). */
-    T_NEAR(model_tree(4, 262144, 4e6, 1e-3), 11 * (1e-3 + 131072 / 4e6), 1e-12);
-    T_NEAR(model_tree(2, 1e6, 1e9, 1e-3), 9 * 1.125e-3, 1e-12);
-    T_EQ_D(model_query(MODEL_TREE, MODEL_STEPS, 4, 1, 4096, 1e9, 0), 6);
-    /* dbtree, K = 8, 1 MB: S = 4 per half, steps = the schedule's. */
-    long s4[2] = { 4, 4 };
-    T_NEAR(model_dbtree(8, 1e6, 1e9, 1e-3),
-           (double)tree_steps(8, 2, s4, NULL) * (1e-3 + 125e3 / 1e9), 1e-12);
-    T_NEAR(model_query(MODEL_TREE, MODEL_BYTES_IN, 8, 1, 1e6, 1e9, 0), 3e6, 1e-6);
-    T_NEAR(model_query(MODEL_DBTREE, MODEL_BYTES_OUT, 8, 1, 1e6, 1e9, 0), 2e6, 1e-6);
-    T_NEAR(model_tree(1, 1e6, 1e9, 1e-3), 0, 1e-15);
     for (int k = 2; k <= 48; k++)
         for (int nt = 1; nt <= 2; nt++) {
             int col[2 * 64], cc = tree_colors(k, nt, col), d = ceil_log2(k);
@@ -421,6 +410,78 @@ int main(void)
                 T_TRUE(tb - ta == cc && ta <= (long)cc * (20 + 2 * d - 1));
             }
         }
+
+    T_CASE("tree-2.2", "tree_cost, the eager schedule: K = 4, S = 1 by hand (4 a + 6 m b: the children's segments queue at 2's ingress, 2's two down at its egress); K = 2, S = 2: 2 a + 3 m b eager, 3 a + 3 m b when the rest waits for the other's header; never above tree_steps (a + m b), never below the busiest link's bytes or a leaf's way up and down");
+    {
+        struct tree_cost tc;
+        double a = 1e-3, b = 1.0 / 4e6, m = 4096, mb = m * b;
+        /* K = 4 (0 - 2, 2 - 1, 2 - 3), all at 0. Period 0: 1 and 3 send up
+         * at once, in at 2 at a + m b and a + 2 m b (one ingress); 2's
+         * headers reach them at a. Period 1: 2 sends up at a + 2 m b, in at
+         * 0 at 2 a + 3 m b. Period 2: 0 sends it down, in at 2 at 3 a + 4 m b.
+         * Period 3: 2 sends to 1, then to 3 (one egress): 3 has it at
+         * 4 a + 6 m b. */
+        T_EQ_I(tree_cost(4, 1, s1, m, a, b, 0, &tc), 0);
+        T_NEAR(tc.first, 4 * a + 6 * mb, 1e-12);
+        T_EQ_I(tc.colors, 3);
+        /* Back to back, the root and 2 are done before the leaves and
+         * start the next call early: the slowest call is shorter. */
+        T_TRUE(tc.time < tc.first - 0.5 * mb);
+        T_NEAR(tc.time, tc.lat_terms * a + tc.byte_terms * b, 1e-12);
+        /* K = 2, S = 2: 1 sends u0, u1 back to back; 0 sends d0 once u0 is
+         * in (a + m b) and d1 after it: in at 1 at 2 a + 3 m b. When only
+         * the first quarter goes before the other's header (piece m / 4),
+         * d0 waits for 1's header of period 1, sent when d0... : 3 a + 3 m b,
+         * tree_steps' 3 (a + m b). */
+        T_EQ_I(tree_cost(2, 1, s2, m, a, b, 0, &tc), 0);
+        T_NEAR(tc.first, 2 * a + 3 * mb, 1e-12);
+        T_EQ_I(tree_cost(2, 1, s2, m, a, b, m / 4, &tc), 0);
+        T_NEAR(tc.first, 3 * a + 3 * mb, 1e-12);
+        T_EQ_I(tree_cost(1, 1, s2, m, a, b, 0, &tc), 0);
+        T_EQ_D(tc.time, 0);
+        for (int k = 2; k <= 24; k++)
+            for (int nt = 1; nt <= 2; nt++)
+                for (int si = 0; si < 3; si++) {
+                    long sg[2] = { si == 0 ? 1 : si == 1 ? 3 : 12 };
+                    sg[1] = sg[0];
+                    double piece = si == 1 ? m / 8 : 0, busiest = (k == 2 ? 1 : k == 3 ? 2 : 3) *
+                                                                  (double)sg[0] * m * b;
+                    int d = ceil_log2(k);
+                    long st = tree_steps(k, nt, sg, NULL);
+                    T_EQ_I(tree_cost(k, nt, sg, m, a, b, piece, &tc), 0);
+                    if (nt == 2)
+                        busiest = (k == 2 ? 1 : 2) * (double)sg[0] * m * b;
+                    if (!(tc.first <= st * (a + mb) + 1e-12 && tc.time <= tc.first + 1e-12 &&
+                          tc.time >= busiest - 1e-12 && tc.time >= 2 * d * a - 1e-12)) {
+                        printf("     K = %d, %d tree(s), S = %ld: first %g, time %g, sync %g, "
+                               "busiest %g\n", k, nt, sg[0], tc.first, tc.time, st * (a + mb),
+                               busiest);
+                        T_TRUE(0);
+                    }
+                }
+    }
+
+    T_CASE("tree-2.3", "model: model_tree and model_dbtree are tree_cost's steady call at the link's piece (4 KiB at 32 Mbit/s, so a 128 KiB segment sends 4056 bytes with its header first); MODEL_STEPS its latencies; the busiest link's bytes");
+    {
+        struct tree_cost tc;
+        long s32[2] = { 32, 32 }, s16[2] = { 16, 16 }, s4[2] = { 4, 4 };
+        T_EQ_I(tree_cost(4, 1, s2, 131072, 1e-3, 1 / 4e6, 4056, &tc), 0);
+        T_NEAR(model_tree(4, 262144, 4e6, 1e-3), tc.time, 1e-12);
+        T_EQ_D(model_query(MODEL_TREE, MODEL_STEPS, 4, 1, 262144, 4e6, 1e-3), tc.lat_terms);
+        T_EQ_I(tree_cost(8, 2, s16, 131072, 1e-3, 1 / 4e6, 4056, &tc), 0);
+        T_NEAR(model_dbtree(8, 4194304, 4e6, 1e-3), tc.time, 1e-12);
+        T_EQ_I(tree_cost(8, 1, s32, 131072, 1e-3, 1 / 4e6, 4056, &tc), 0);
+        T_NEAR(model_tree(8, 4194304, 4e6, 1e-3), tc.time, 1e-12);
+        /* 4 KiB: one segment, all of it with its header. */
+        T_EQ_I(tree_cost(4, 1, s1, 4096, 1e-3, 1 / 4e6, 0, &tc), 0);
+        T_NEAR(model_tree(4, 4096, 4e6, 1e-3), tc.time, 1e-12);
+        /* 1 MB at 1 Gbit/s: the piece is 60 KiB, the segment 125000 B. */
+        T_EQ_I(tree_cost(8, 2, s4, 125000, 1e-3, 1 / 125e6, 61440 - 40, &tc), 0);
+        T_NEAR(model_dbtree(8, 1e6, 125e6, 1e-3), tc.time, 1e-12);
+        T_NEAR(model_query(MODEL_TREE, MODEL_BYTES_IN, 8, 1, 1e6, 1e9, 0), 3e6, 1e-6);
+        T_NEAR(model_query(MODEL_DBTREE, MODEL_BYTES_OUT, 8, 1, 1e6, 1e9, 0), 2e6, 1e-6);
+        T_NEAR(model_tree(1, 1e6, 1e9, 1e-3), 0, 1e-15);
+    }
 
     return t_done();
 }

@@ -1,6 +1,6 @@
-/* tree_shape.c -- the trees' shape, their edge colors and the schedule's
- * longest chain (tree_shape.h says what and why; common/coll/tree.c
- * teaches the trees, the periods and the slots).
+/* tree_shape.c -- the trees' shape, their edge colors, the schedule's
+ * longest chain and its eager replay (tree_shape.h says what and why;
+ * common/coll/tree.c teaches the trees, the periods and the slots).
  */
 #include "tree_shape.h"
 
@@ -261,40 +261,60 @@ static int by_slot(const void *x, const void *y)
     return ((const struct sched_edge *)x)->color - ((const struct sched_edge *)y)->color;
 }
 
-long tree_steps(int world, int ntrees, const long *segs, int *colors)
+/* sched: the schedule's swaps in order (period, then slot), each carrying
+ * up and/or down or neither (skipped); *ne and *periods set, the colors
+ * in *colors. Returns the edges (malloc'd, the caller frees) or NULL. */
+static struct sched_edge *sched(int world, int ntrees, const long *segs, int *ne,
+                                long *periods, int *colors)
 {
-    int *color = NULL, c, d, ne = 0;
-    long periods = 0, steps = 0, *ready = NULL;
-    struct sched_edge *e = NULL;
+    int *color = malloc(sizeof *color * (size_t)world * 2), c, d;
+    struct sched_edge *e = malloc(sizeof *e * (size_t)world * 2);
 
-    if (colors)
-        *colors = 0;
-    if (world < 2 || ntrees < 1 || ntrees > 2)
-        return 0;
-    color = malloc(sizeof *color * (size_t)world * 2);
-    e = malloc(sizeof *e * (size_t)world * 2);
-    ready = calloc((size_t)world, sizeof *ready);
-    if (!color || !e || !ready || (c = tree_colors(world, ntrees, color)) < 0) {
-        steps = -ENOMEM;
-        goto out;
+    *ne = 0;
+    *periods = 0;
+    if (!color || !e || (c = tree_colors(world, ntrees, color)) < 0) {
+        free(color);
+        free(e);
+        return NULL;
     }
-    if (colors)
-        *colors = c;
+    *colors = c;
     d = bt_height(0, world);            /* D: both trees have the same depth */
     for (int j = 0; j < ntrees; j++) {
         for (int r = 0; r < world; r++) {
             int p = tree_parent(r, world, j);
             if (p >= 0)
-                e[ne++] = (struct sched_edge){ r, p, j, color[j * world + r],
-                                               tree_height(r, world, j),
-                                               d + tree_depth(r, world, j) - 1 };
+                e[(*ne)++] = (struct sched_edge){ r, p, j, color[j * world + r],
+                                                  tree_height(r, world, j),
+                                                  d + tree_depth(r, world, j) - 1 };
         }
-        if (segs[j] + 2 * d - 1 > periods)
-            periods = segs[j] + 2 * d - 1;
+        if (segs[j] + 2 * d - 1 > *periods)
+            *periods = segs[j] + 2 * d - 1;
     }
     /* Edges of one color touch disjoint ranks, so within a slot the order
      * does not matter; across slots and periods it is every rank's own. */
-    qsort(e, (size_t)ne, sizeof *e, by_slot);
+    qsort(e, (size_t)*ne, sizeof *e, by_slot);
+    free(color);
+    return e;
+}
+
+long tree_steps(int world, int ntrees, const long *segs, int *colors)
+{
+    int c = 0, ne;
+    long periods, steps = 0, *ready;
+    struct sched_edge *e;
+
+    if (colors)
+        *colors = 0;
+    if (world < 2 || ntrees < 1 || ntrees > 2)
+        return 0;
+    ready = calloc((size_t)world, sizeof *ready);
+    e = sched(world, ntrees, segs, &ne, &periods, &c);
+    if (!ready || !e) {
+        steps = -ENOMEM;
+        goto out;
+    }
+    if (colors)
+        *colors = c;
     for (long q = 0; q < periods; q++)
         for (int i = 0; i < ne; i++) {
             long up = q - e[i].up_at, down = q - e[i].down_at, s = segs[e[i].tree];
@@ -306,8 +326,123 @@ long tree_steps(int world, int ntrees, const long *segs, int *colors)
             steps = t > steps ? t : steps;
         }
 out:
-    free(color);
     free(e);
     free(ready);
     return steps;
+}
+
+/* ------------------------------------------------- the eager schedule */
+
+/* A time on the eager schedule and what it is made of: t = na a + nb b
+ * (nb in bytes), kept along the path that set it (the later of two). */
+struct when {
+    double t, na, nb;
+};
+
+static struct when later(struct when x, struct when y)
+{
+    return y.t > x.t ? y : x;
+}
+
+static struct when plus(struct when x, double na, double nb, double a, double b)
+{
+    return (struct when){ x.t + na * a + nb * b, x.na + na, x.nb + nb };
+}
+
+/* One rank: where its program stands (its last swap ended) and when its
+ * two wires are free. */
+struct port {
+    struct when done, egress, ingress;
+};
+
+/* wire: `bytes` leave `from` at `t` or when its egress is free, arrive a
+ * later, and pass to's ingress no faster than the rate, in to's order. */
+static struct when wire(struct port *from, struct port *to, struct when t, double bytes,
+                        double a, double b)
+{
+    struct when s = later(t, from->egress), in;
+
+    from->egress = plus(s, 0, bytes, a, b);
+    in = later(plus(s, 1, bytes, a, b), plus(to->ingress, 0, bytes, a, b));
+    to->ingress = in;
+    return in;
+}
+
+struct cost_in {
+    double a, b, piece;
+};
+
+/* swap: one swap of the schedule between ranks x and y, x sending mx
+ * bytes, y my (0: the header alone). Each sends its header and first
+ * piece when it reaches the swap; the rest once the other's header is
+ * in; its swap ends when the other's whole frame is in. */
+static void swap(struct port *x, struct port *y, double mx, double my, const struct cost_in *c)
+{
+    struct when tx = x->done, ty = y->done;
+    double fx = mx <= c->piece ? mx : c->piece, fy = my <= c->piece ? my : c->piece;
+    struct when hy = wire(x, y, tx, fx, c->a, c->b), hx = wire(y, x, ty, fy, c->a, c->b);
+    struct when iny = hy, inx = hx;
+
+    if (mx > fx) {
+        iny = later(wire(x, y, tx, mx - fx, c->a, c->b), plus(hx, 0, mx - fx, c->a, c->b));
+        y->ingress = iny;
+    }
+    if (my > fy) {
+        inx = later(wire(y, x, ty, my - fy, c->a, c->b), plus(hy, 0, my - fy, c->a, c->b));
+        x->ingress = inx;
+    }
+    x->done = later(tx, inx);
+    y->done = later(ty, iny);
+}
+
+int tree_cost(int world, int ntrees, const long *segs, double seg_bytes, double a, double b,
+              double piece, struct tree_cost *out)
+{
+    int c = 0, ne;
+    long periods;
+    struct sched_edge *e;
+    struct port *p;
+    struct when *entry;
+    struct cost_in in = { a, b, piece > 0 ? piece : seg_bytes };
+
+    memset(out, 0, sizeof *out);
+    if (world < 2 || ntrees < 1 || ntrees > 2)
+        return 0;
+    p = calloc((size_t)world, sizeof *p);
+    entry = calloc((size_t)world, sizeof *entry);
+    e = sched(world, ntrees, segs, &ne, &periods, &c);
+    if (!p || !entry || !e) {
+        free(p);
+        free(entry);
+        free(e);
+        return -ENOMEM;
+    }
+    out->colors = c;
+    for (int call = 0; call < TREE_CALLS; call++) {
+        struct when slow = { -1, 0, 0 };
+        for (int r = 0; r < world; r++)
+            entry[r] = p[r].done;
+        for (long q = 0; q < periods; q++)
+            for (int i = 0; i < ne; i++) {
+                long up = q - e[i].up_at, down = q - e[i].down_at, s = segs[e[i].tree];
+                int has_up = up >= 0 && up < s, has_down = down >= 0 && down < s;
+                if (has_up || has_down)     /* both ways empty: skipped by both ends */
+                    swap(&p[e[i].child], &p[e[i].parent], has_up ? seg_bytes : 0,
+                         has_down ? seg_bytes : 0, &in);
+            }
+        for (int r = 0; r < world; r++) {
+            struct when d = { p[r].done.t - entry[r].t, p[r].done.na - entry[r].na,
+                              p[r].done.nb - entry[r].nb };
+            slow = later(slow, d);
+        }
+        if (call == 0)
+            out->first = slow.t;
+        out->time = slow.t;
+        out->lat_terms = slow.na;
+        out->byte_terms = slow.nb;
+    }
+    free(p);
+    free(entry);
+    free(e);
+    return 0;
 }

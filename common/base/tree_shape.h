@@ -1,12 +1,13 @@
 /* tree_shape.h -- the shape of psring's binary trees and of the schedule
  * that runs them: who is whose parent, the edge colors (the slots of a
- * period), and how many swaps the longest chain of that schedule holds.
+ * period), how many swaps the longest chain of that schedule holds, and
+ * what it costs as TCP runs it, one wire each way per host (tree_cost).
  *
  * Pure arithmetic on (rank, world, tree), no transport: the trees'
  * all-reduce (common/coll/tree.c, which teaches the trees, the periods and
  * the slots in its opening comment) runs on it, and the cost model
- * (common/measure/model.c, model_tree, model_dbtree) counts its steps with
- * it, so the formula and the algorithm read one schedule.
+ * (common/measure/model.c, model_tree, model_dbtree) replays it, so the
+ * formula and the algorithm read one schedule.
  *
  * Tree j = 0 is the in-order tree (rank 0 the root, rank q's level its
  * lowest set bit); j = 1 the double tree's second, the first mirrored
@@ -42,5 +43,35 @@ int tree_colors(int world, int ntrees, int *color);
  * model's count (model_tree). *colors (when not NULL) gets C. Returns the
  * count, 0 for world < 2, or -ENOMEM. */
 long tree_steps(int world, int ntrees, const long *segs, int *colors);
+
+/* tree_cost: the time of that schedule as psring's TCP transport runs it
+ * on the emulated link (docs/link.md; the model's, model_tree). Every host
+ * has one egress and one ingress wire, each moving a byte in b seconds; a
+ * frame's bytes leave when its sender has reached that swap and its
+ * egress is free, arrive a later, and pass the receiver's ingress no
+ * faster than the rate, in the receiver's order. A swap sends its frame
+ * (seg_bytes, or the header alone, no wire time, when its way is empty)
+ * EAGERLY up to `piece` bytes: the header and first piece go into the
+ * socket buffer whether or not the other end has reached the swap; the
+ * rest once the other end's header is in (xport_tcp.c, tcp_begin; piece
+ * 0: the whole frame at once). A rank's swap ends when the other end's
+ * whole frame is in; it then goes on to its next swap, in tree.c's order
+ * (period, then slot): so a node forwards segment u up once both
+ * children's u are in, down once its parent's is.
+ *
+ * The calls run back to back, each rank's from the end of its last,
+ * TREE_CALLS of them, as a benchmark's loop or a training loop does:
+ * first is the first call's (every rank enters at 0), time the last's
+ * (the pipeline's steady state: the root is done and enters the next call
+ * before the leaves have their last segment), each the slowest rank's
+ * from its own entry, = lat_terms a + byte_terms b along the path that
+ * sets it. Returns 0, or -ENOMEM; all zero for world < 2. */
+#define TREE_CALLS 4
+struct tree_cost {
+    double time, first, lat_terms, byte_terms;
+    int colors;
+};
+int tree_cost(int world, int ntrees, const long *segs, double seg_bytes, double a, double b,
+              double piece, struct tree_cost *out);
 
 #endif /* TREE_SHAPE_H */

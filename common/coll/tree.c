@@ -73,27 +73,29 @@
  *
  * COST. S + 2D - 1 periods (the last segment leaves the root at period
  * S - 1 + D and reaches the deepest leaf D - 1 periods later), C slots
- * each, a step moving one segment each way (a: latency, b: seconds per
- * byte, n in bytes), with D = ceil(log2 K), for any K (K = 2: tree C = 1,
- * dbtree 2; K = 3: tree C = 2, dbtree 4, the two trees sharing an edge).
- * While the pipeline is full every rank is busy in every slot, and a
- * period costs C steps; while it fills and drains a rank skips the slots
- * with nothing to move, and a swap waits only for its two ends, so the
- * time is the LONGEST CHAIN of swaps through the schedule, each a + m b
- * (m = n / (trees S), a segment):
+ * each, with D = ceil(log2 K), for any K (K = 2: tree C = 1, dbtree 2;
+ * K = 3: tree C = 2, dbtree 4, the two trees sharing an edge). A rank
+ * skips the slots with nothing to move, and a swap does not wait for its
+ * other end: the transport writes a frame's header and first piece at
+ * once (TCP buffers it), the rest once the other end's header is in, and
+ * a swap ends when the other end's frame is in. So the time is that of
+ * this schedule with one wire each way per host (a: latency, b: seconds
+ * per byte, m = n / (trees S) a segment):
  *
- *     T = L (a + n/(trees S) b),   S = ceil(n / trees / 128 KiB)
+ *     S = ceil(n / trees / 128 KiB),  T = tree_cost(K, trees, S, m, a, b)
  *
- * L is counted by replaying the periods and slots above (base/tree_shape.h,
- * tree_steps; the model's count, common/measure/model.h, model_tree): K =
- * 4, S = 2 (the table): 11 steps, not C P = 15; one segment climbs and
- * comes back down in 6 (K = 4), about C D, not C (2D). For S >> D, L ->
- * C S: the tree's bandwidth term 3 n b, the double tree's 2 n b (the
- * ring's: 2 (K-1)/K n b), and the latency grows with log2 K, not K. The
- * search finds C = 4 for every K <= 48 (test_tree.c checks) and most K <=
- * 64; above, the greedy colors take 5 or 6 slots, and L counts them.
- * psring_sim on the star (every swap a + m b) equals it to 0.3% for K = 4
- * to 100, 4 KiB to 4 MiB (docs/design.md, The trees).
+ * (base/tree_shape.h, tree_cost, which says the rules; the model's,
+ * common/measure/model.h, model_tree), exact arithmetic on a, b, n, K: K
+ * = 4, one 4 KiB segment, 4 a + 6 m b for a first call; in a loop of
+ * calls 4 a + 5 m b, the root entering its next call while the leaves
+ * get their last segment. If every swap waited for both ends (a + m b
+ * each) it would be tree_steps' longest chain of swaps, K = 4, S = 2: 11,
+ * where C P = 15. For S >> D, T -> C S m b: the tree's bandwidth term
+ * 3 n b, the double tree's 2 n b (the ring's: 2 (K-1)/K n b), and the
+ * latency grows with log2 K, not K. The search finds C = 4 for every K
+ * <= 48 (test_tree.c checks) and most K <= 64; above, the greedy colors
+ * take 5 or 6 slots. psring_sim (xport_sim.c, EAGER AND RENDEZVOUS) runs
+ * the same mechanism (docs/design.md, The trees).
  *
  * DETERMINISM. Every element of a segment is summed once, on its way up,
  * in one fixed order: at a rank, its own value, then each child's partial

@@ -63,7 +63,7 @@ void tree_destroy(struct tree *t);
 void tree_plan(int rank, int world, int ntrees, struct xport_plan *pl);
 
 /* tree_parent, tree_children, tree_height, tree_depth, tree_colors (the
- * trees' shape and slots) and tree_steps (the schedule's longest chain):
+ * trees' shape and slots), tree_steps and tree_cost (the schedule's cost):
  * base/tree_shape.h, which the cost model reads too. */
 
 /* tree_segments: S, the segments a tree's part of `elems` elements of

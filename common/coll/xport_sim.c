@@ -3,11 +3,46 @@
  * A step is one simulated put and one simulated get, posted together at
  * begin (the link is full duplex; both travel at once):
  *
- *   begin   frame = {tag, size, bytes copied (REAL)}; put_async to "to";
+ *   begin   frame = {tag, size, bytes copied (REAL)}; put to "to";
  *           get_async from "from"
  *   recv    the first call waits for the incoming frame, then each call
  *           copies the next len bytes out of it (REAL) or nothing (SIZES)
- *   end     all lens received? wait for the outgoing put; free the frame
+ *   end     all lens received? wait for the outgoing put (not an eager
+ *           one); free the frame
+ *
+ * EAGER AND RENDEZVOUS, as xport_tcp on psring's link (xport_sim_pace: the
+ * link's rate; base/tree_shape.h, tree_cost, has the model). xport_tcp
+ * sends a frame's header and first piece (link_frame_first) at once, into
+ * the socket buffer, whether or not the other end has reached the step,
+ * and the rest only once the other end's header is in. So a frame that
+ * fits its first piece is EAGER here: it goes to the receiver's eager
+ * mailbox, whose permanent receiver is that rank (sg_mailbox_set_receiver),
+ * so it moves at once, and its sender does not wait for it; it is put
+ * only once this host's egress has sent the eager frames before it (begin
+ * sleeps until then), as the link sends a host's frames one after the
+ * other where SimGrid would share the wire among them. A longer frame
+ * takes SimGrid's RENDEZVOUS: it moves once the receiver has posted its
+ * get, and its sender waits for it. Both ends tell which from the size
+ * (the same rule, link_first_at). Unpaced (rate 0): every frame takes the
+ * rendezvous. The trees need it (a child sends a small segment up while
+ * its parent is busy with another swap) and only they ask for it
+ * (sim/ring_actor.c): the lockstep algorithms (ring, rd, ...) take the
+ * same time either way (K = 4, 8, 4 KiB to 4 MiB at 32 Mbit/s, 1 ms: every
+ * one equal to its formula both ways), and where a straggler enters late
+ * their rendezvous keeps the call its formula from the straggler's entry,
+ * as their models (and tests/t_sim.sh sim-8.1) time it; eager, ranks
+ * would reduce ahead of it. Simplifications: a long frame's first piece
+ * leaves with its rest when the receiver is there (on the link: at once,
+ * the rest after the receiver's header reached the sender, with no second
+ * latency), and its sender waits until the whole frame is in before its
+ * next step (on the link it goes on once the frame has left its egress):
+ * dbtree at K = 8, 256 KiB, 32 Mbit/s and 1 ms reads 1.10 of its model
+ * here, 1.00 on the link; and eager frames that reach one host at once
+ * share its ingress (the link takes them in the order the rank reads):
+ * dbtree at 4 KiB, K = 7, 8, 12: 0.96-1.05 of its model. A first piece
+ * sent eagerly and the rest by rendezvous was tried: at 500 Mbit/s, where
+ * the first piece is half a segment, those shared ingresses made it worse
+ * (4 MiB, K = 8: 1.14 of the model against 1.03).
  *
  * One message per step, not one per piece: in the alpha-beta model a step
  * costs a + m/bw however the receiver cuts it up, and the CPU work between
@@ -33,6 +68,8 @@
 #include <simgrid/mutex.h>
 
 #include "base/err.h"
+#include "wire/link.h"
+#include "wire/proto.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
@@ -48,6 +85,7 @@ struct frame {
 struct peer {
     int rank;
     sg_mailbox_t in, out;       /* "me<-rank", "rank<-me" */
+    sg_mailbox_t in_eager, out_eager;   /* "me<-rank e", "rank<-me e" (EAGER) */
 };
 
 struct xport_sim {
@@ -64,6 +102,8 @@ struct xport_sim {
     size_t got, rbytes;
     uint32_t recv_tag;
     int from, to;
+    double rate;                /* the link's (xport_sim_pace); 0: every frame rendezvous */
+    double egress_free;         /* when this host's egress has sent its eager frames */
     char fail_msg[ERR_LEN];
 };
 
@@ -198,7 +238,8 @@ void xport_sim_poison(struct xport *x, const char *claim)
     struct xport_sim *s = (struct xport_sim *)x;
     size_t len = claim ? strlen(claim) + 1 : 1;
 
-    for (int i = 0; i < s->npeers; i++) {
+    /* both mailboxes: the peer may wait on either (EAGER AND RENDEZVOUS) */
+    for (int i = 0; i < 2 * s->npeers; i++) {
         struct frame *f = malloc(sizeof *f + len);
 
         if (!f)
@@ -207,7 +248,8 @@ void xport_sim_poison(struct xport *x, const char *claim)
         f->from = s->rank;
         f->bytes = len;
         memcpy(f->data, claim ? claim : "", len);
-        sg_comm_detach(sg_mailbox_put_init(s->peer[i].out, f, 0), free);
+        sg_comm_detach(sg_mailbox_put_init(i % 2 ? s->peer[i / 2].out_eager : s->peer[i / 2].out,
+                                           f, 0), free);
     }
 }
 
@@ -272,6 +314,14 @@ static long simulated(const struct xport_sim *s, size_t bytes)
     return (long)llround((double)bytes * s->scale);
 }
 
+/* eager: a frame of `bytes` fits its first piece on the link (EAGER). */
+static int eager(const struct xport_sim *s, size_t bytes)
+{
+    size_t n = (size_t)simulated(s, bytes);
+
+    return s->rate > 0 && link_first_at(s->rate, PROTO_HEADER_SIZE, n) == n;
+}
+
 static int sim_begin(struct xport *x, const struct xport_step *st, char *err)
 {
     struct xport_sim *s = (struct xport_sim *)x;
@@ -294,10 +344,18 @@ static int sim_begin(struct xport *x, const struct xport_step *st, char *err)
     f->bytes = st->sbytes;
     if (s->mode == XPORT_SIM_REAL && st->sbytes > 0)
         memcpy(f->data, st->sbuf, st->sbytes);
-    s->put = sg_mailbox_put_async(to->out, f, simulated(s, st->sbytes));
+    if (eager(s, st->sbytes)) {
+        double now = simgrid_get_clock(), start = fmax(now, s->egress_free);
+        if (start > now)
+            sg_actor_sleep_until(start);
+        s->egress_free = start + (double)simulated(s, st->sbytes) / s->rate;
+        sg_comm_detach(sg_mailbox_put_init(to->out_eager, f, simulated(s, st->sbytes)), free);
+        s->put = NULL;
+    } else
+        s->put = sg_mailbox_put_async(to->out, f, simulated(s, st->sbytes));
     s->in = NULL;
     s->in_data = NULL;
-    s->get = sg_mailbox_get_async(from->in, &s->in_data);
+    s->get = sg_mailbox_get_async(eager(s, st->rbytes) ? from->in_eager : from->in, &s->in_data);
     s->got = 0;
     s->rbytes = st->rbytes;
     s->recv_tag = st->recv_tag;
@@ -338,6 +396,13 @@ static int arrive(struct xport_sim *s, char *err)
     return 0;
 }
 
+void xport_sim_pace(struct xport *x, double rate)
+{
+    struct xport_sim *s = (struct xport_sim *)x;
+
+    s->rate = rate > 0 && isfinite(rate) ? rate : 0;
+}
+
 static int sim_recv(struct xport *x, void *dst, size_t len, char *err)
 {
     struct xport_sim *s = (struct xport_sim *)x;
@@ -370,10 +435,12 @@ static int sim_end(struct xport *x, char *err)
         return rc;
     free(s->in);
     s->in = NULL;
-    rc = wait_peer(s, s->put, s->to, "the frame to it", err);
-    s->put = NULL;
-    if (rc != 0)
-        return rc;
+    if (s->put) {
+        rc = wait_peer(s, s->put, s->to, "the frame to it", err);
+        s->put = NULL;
+        if (rc != 0)
+            return rc;
+    }
     s->in_step = 0;
     return 0;
 }
@@ -441,8 +508,13 @@ int xport_sim_open(const struct xport_plan *pl, int rank, int world, int mode, d
         s->peer[s->npeers].rank = p;
         xport_sim_mailbox_name(name, sizeof name, rank, p);
         s->peer[s->npeers].in = sg_mailbox_by_name(name);
+        strcat(name, " e");
+        s->peer[s->npeers].in_eager = sg_mailbox_by_name(name);
+        sg_mailbox_set_receiver(name);          /* EAGER */
         xport_sim_mailbox_name(name, sizeof name, p, rank);
         s->peer[s->npeers].out = sg_mailbox_by_name(name);
+        strcat(name, " e");
+        s->peer[s->npeers].out_eager = sg_mailbox_by_name(name);
         s->npeers++;
     }
     *out = &s->base;

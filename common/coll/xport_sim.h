@@ -60,6 +60,12 @@ extern const struct overlap_exec xport_sim_exec;
 int xport_sim_open(const struct xport_plan *pl, int rank, int world, int mode, double scale,
                    uint64_t *bytes_in, uint64_t *bytes_out, struct xport **out, char *err);
 
+/* xport_sim_pace: the link's rate, bytes/s, as xport_tcp uses it
+ * (xport_sim.c, EAGER AND RENDEZVOUS): a frame that fits its first piece
+ * moves at once, one after the other on this host's egress; a longer one
+ * once its receiver is there. rate 0 (the default): every frame so. */
+void xport_sim_pace(struct xport *x, double rate);
+
 /* FAULTS (simulated; --kill RANK@STEP). An actor that ends without
  * finishing (killed by --kill, or failed) is GONE: it marks a board shared
  * by all actors (by slot, sim.h: ring ranks, PS workers 0..K-1 then

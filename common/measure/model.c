@@ -33,23 +33,44 @@ static int rab_fold(int k, int *p, int *l)
 
 struct tree_shape {
     int colors, trees;
-    double steps, seg;          /* steps: NAN when out of memory */
+    double steps, seg, time;    /* NAN when out of memory */
 };
 
-/* The trees: S segments of at most 128 KiB a tree, C colors, and the steps
- * on the longest chain of the schedule tree.c runs (base/tree_shape.h,
- * tree_steps), each moving one segment each way. */
-static struct tree_shape tree_shape(enum model_algo algo, int k, double bytes)
+/* What of a frame of `bytes` goes with its 40-byte header before the other
+ * end's header is in (xport_tcp.c, tcp_begin): the emulated link's first
+ * piece at bw (wire/link.h, PIECE and link_frame_first: a piece of
+ * min(max(4 KiB, 1 ms of wire), max(60 KiB, 250 us of wire), 16 MiB),
+ * less the header, or the whole frame when at most 64 bytes would be
+ * left). 0: the whole frame. */
+static double model_first_bytes(double bytes, double bw)
 {
-    struct tree_shape t = { 0, algo == MODEL_DBTREE ? 2 : 1, 0.0, 0.0 };
+    double piece = fmin(fmin(fmax(4096.0, bw * 1e-3), fmax(61440.0, bw * 250e-6)), 16777216.0);
+
+    return bytes <= piece - 40.0 + 64.0 ? 0.0 : piece - 40.0;
+}
+
+/* The trees: S segments of at most 128 KiB a tree, C colors; the time of
+ * the schedule tree.c runs with eager sends, one wire each way per host
+ * (base/tree_shape.h, tree_cost), and the latencies on its longest path
+ * (steps: the times a counts, with bw and lat as given). */
+static struct tree_shape tree_shape(enum model_algo algo, int k, double bytes, double bw,
+                                    double lat)
+{
+    struct tree_shape t = { 0, algo == MODEL_DBTREE ? 2 : 1, 0.0, 0.0, 0.0 };
     double part = bytes / t.trees, s = fmax(1.0, ceil(part / MODEL_TREE_SEG_BYTES));
-    long segs[2] = { (long)s, (long)s }, steps;
+    long segs[2] = { (long)s, (long)s };
+    struct tree_cost c;
 
     if (k <= 1)
         return t;
-    steps = tree_steps(k, t.trees, segs, &t.colors);
-    t.steps = steps < 0 ? NAN : (double)steps;
     t.seg = part / s;
+    if (tree_cost(k, t.trees, segs, t.seg, lat, 1.0 / bw, model_first_bytes(t.seg, bw), &c) != 0) {
+        t.steps = t.time = NAN;
+        return t;
+    }
+    t.colors = c.colors;
+    t.steps = c.lat_terms;
+    t.time = c.time;
     return t;
 }
 
@@ -108,7 +129,7 @@ static int latency_terms(enum model_algo algo, int k, int g)
         return k <= 1 || g < 1 || k % g != 0 ? 0 : 2 * (g - 1) + 2 * (k / g - 1);
     case MODEL_TREE:            /* one segment: model_query counts S */
     case MODEL_DBTREE:
-        return (int)tree_shape(algo, k, 0.0).steps;
+        return (int)tree_shape(algo, k, 0.0, 1.0, 1.0).steps;
     }
     return 0;
 }
@@ -239,7 +260,7 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
         return link_bytes(algo, k, servers, bytes);
     case MODEL_STEPS:
         if (algo == MODEL_TREE || algo == MODEL_DBTREE)
-            return tree_shape(algo, k, bytes).steps;
+            return tree_shape(algo, k, bytes, bw, lat).steps;
         return latency_terms(algo, k, servers);
     case MODEL_INGRESS:
     case MODEL_EGRESS:
@@ -252,10 +273,8 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
                    model_query(algo, MODEL_EGRESS, k, servers, bytes, bw, lat);
         if (algo == MODEL_RD || algo == MODEL_SWING_LAT)   /* every exchange: the whole vector */
             return latency_terms(algo, k, servers) * (lat + bytes / bw);
-        if (algo == MODEL_TREE || algo == MODEL_DBTREE) {   /* C P steps of a segment */
-            struct tree_shape t = tree_shape(algo, k, bytes);
-            return t.steps * (lat + t.seg / bw);
-        }
+        if (algo == MODEL_TREE || algo == MODEL_DBTREE)     /* the eager schedule */
+            return tree_shape(algo, k, bytes, bw, lat).time;
         if (algo == MODEL_HRING)
             return model_hring_links(k, servers, bytes, bw, lat, bw, lat);
         if (algo == MODEL_RABENSEIFNER || algo == MODEL_SWING_BW) {  /* fold: 2 steps of n */

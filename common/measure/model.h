@@ -27,12 +27,15 @@
  *   dbtree, two trees on half the vector each; common/coll/tree.c): the
  *   vector cut into S segments of at most 128 KiB (S = ceil(n / 128 KiB),
  *   per tree for dbtree), reduced up and broadcast down in periods of C
- *   swaps each (D = ceil(log2 K), S + 2D - 1 periods); the ranks skip the
- *   slots with nothing to move and a swap waits only for its two ends, so
- *   the time is the schedule's longest chain of L swaps (base/tree_shape.h,
- *   tree_steps: the periods and slots of tree.c replayed; L -> C S for
- *   S >> D, and one segment alone takes about C D):
- *     tree, dbtree  T = L (a + n/(trees S) b)
+ *   swaps each (D = ceil(log2 K), S + 2D - 1 periods), as TCP runs them on
+ *   one wire each way per host: a frame goes without waiting for its
+ *   receiver (its header and first piece at once, the rest after the
+ *   other end's header), a host's frames one after the other, a swap ends
+ *   when the other end's frame is in; the calls back to back, each rank's
+ *   timed from the end of its last (base/tree_shape.h, tree_cost: the
+ *   schedule replayed, exact in a, b, n, K; the steps, MODEL_STEPS, are
+ *   the latencies on the path that sets it):
+ *     tree, dbtree  T = tree_cost(K, trees, S, n/(trees S), a, b)
  *   (K = 2: C = 1 and 2; K = 3: 2 and 4). The busiest link carries C n /
  *   trees each way: 3 n (tree), 2 n (dbtree).
  *   Swing (--algo swing-lat|swing-bw; common/coll/swing.c): rd's and

@@ -115,7 +115,12 @@ size_t link_piece(const struct link *l)
 
 size_t link_frame_first(const struct link *l, size_t hdr, size_t payload)
 {
-    size_t piece = link_piece(l), room;
+    return link_first_at(l->egress.rate, hdr, payload);
+}
+
+size_t link_first_at(double rate, size_t hdr, size_t payload)
+{
+    size_t piece = rate > 0.0 ? piece_bytes(rate) : SIZE_MAX, room;
 
     if (piece == SIZE_MAX || piece <= hdr)
         return payload;

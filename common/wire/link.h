@@ -319,6 +319,9 @@ size_t link_piece(const struct link *l);
  * buffer (link_ingress_join joins up to a piece plus the slack). payload
  * when the rate is unlimited. */
 size_t link_frame_first(const struct link *l, size_t hdr, size_t payload);
+/* link_first_at: the same for a link of that rate, bytes/s (0: payload;
+ * the simulated transport's twin, xport_sim.c, EAGER). */
+size_t link_first_at(double rate, size_t hdr, size_t payload);
 
 /* link_set_share: this flow's share of its host's egress, in bytes/s
  * (FLOW SHARES; 0 removes it). ERR_USAGE for a negative, NaN or infinite
