@@ -296,8 +296,7 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
     stamp = 0;
     if (link_active(t->link)) {
         double now = clock_now();
-        stamp = proto_stamp_of(link_send_restart(t->link, now, net_queued_s(),
-                                                 net_forward_cpu_s(now)));
+        stamp = proto_stamp_of(net_vt_restart(t->link, now));
     }
     h = proto_header_make(PROTO_CHUNK, (uint32_t)t->self.rank, (uint32_t)t->self.world,
                           out->seq, proto_chunk_aux(s->send_tag, stamp), s->sbytes);

@@ -146,6 +146,12 @@ double net_forward_cpu_s(double now);
  * how much later than on this host's own timeline its timed call ends. */
 double net_vt_late(struct link *l, double now);
 
+/* net_vt_restart: link_send_restart for the calling thread's next send
+ * at now (clock_now()), with net_queued_s and net_forward_cpu_s; the run
+ * delay is read only where link_send_restart uses it (not for a forward).
+ * Returns the frame's stamp, as link_send_restart does. */
+double net_vt_restart(struct link *l, double now);
+
 /* net_busy_poll: for this process, how long a small transfer (64 KiB or
  * less left each way) retries its sockets, yielding the CPU between tries,
  * before it sleeps in ppoll; 0 (the default) sleeps at once. Worth it when

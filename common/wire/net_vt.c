@@ -58,6 +58,18 @@ double net_vt_late(struct link *l, double now)
     return l ? link_vt_late(l, now, net_forward_cpu_s(now)) : 0.0;
 }
 
+double net_vt_restart(struct link *l, double now)
+{
+    double cpu = net_forward_cpu_s(now);
+
+    /* link_send_restart reads queued_s only when the send is not a
+     * forward (or its bytes are not in yet): the run delay is read only
+     * then, and the result is the same as with it read every time. */
+    if (cpu >= 0.0 && link_in_ready(l) <= now)
+        return link_send_restart(l, now, 0.0, cpu);
+    return link_send_restart(l, now, net_queued_s(), cpu);
+}
+
 double net_forward_cpu_s(double now)
 {
     double cpu, q, other;
@@ -65,12 +77,17 @@ double net_forward_cpu_s(double now)
     if (isnan(fw_t))
         return NAN;
     cpu = clock_thread_cpu_seconds() - fw_cpu;
-    q = clock_thread_queued_seconds() - fw_queued;
+    if (!(cpu >= 0.0))
+        return NAN;
     /* What the thread did since, other than compute and wait in
      * transfers; those waits include their wake-ups' run delay, hence q
-     * as slack too. */
+     * as slack too (read only when the slack alone does not cover it:
+     * q is never taken below 0). */
     other = (now - fw_t) - cpu - (waited_total - fw_waited);
-    if (!(cpu >= 0.0) || !(other <= (q > 0.0 ? q : 0.0) + FORWARD_SLACK_S))
+    if (other <= FORWARD_SLACK_S)
+        return cpu;
+    q = clock_thread_queued_seconds() - fw_queued;
+    if (!(other <= (q > 0.0 ? q : 0.0) + FORWARD_SLACK_S))
         return NAN;
     return cpu;
 }

@@ -317,8 +317,11 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
                 t = x->late ? x->due : now;
             x->due = link_ingress_join(l, (size_t)r, t, stamp, (size_t)r == want);
             x->held = x->due > now;     /* also the last piece: held until due */
-            if (x->done == x->len)
-                net_vt_read_done(now);  /* link.h, VIRTUAL TIMELINE */
+            /* link.h, VIRTUAL TIMELINE: only a frame's last bytes can
+             * be what the next send forwards (a part read before them
+             * never is: the clocks are read once a frame). */
+            if (x->done == x->len && (!x->frame || x->got0 + x->done >= x->frame->len))
+                net_vt_read_done(now);
         }
     }
     return 0;
