@@ -181,6 +181,13 @@ void workload_grad_add(const struct workload *w, const void *weights,
  * final value for this call (the gradient has been added). */
 typedef void (*workload_layer_fn)(size_t layer, size_t first, size_t count, void *arg);
 
+/* workload_synth_wide: whether the synthetic gradient may use its
+ * AVX-512 loop (on: the default; the same bits as the scalar loop, about
+ * 2.5x faster); returns whether it now does (0 where the CPU or the
+ * compiler has none). For the test that compares the two; not
+ * thread-safe against a running workload_grad_add. */
+int workload_synth_wide(int on);
+
 /* workload_grad_add_layers: workload_grad_add, calling done(layer, ...)
  * for every layer once, last layer first (nlayers-1 down to 0), each as
  * soon as that layer's gradient is in grad; also for an empty range.
