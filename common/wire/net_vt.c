@@ -18,16 +18,31 @@
 #define FORWARD_SLACK_S 100e-6
 
 /* The run delay when the thread last blocked (NAN: never, or the kernel
- * cannot say). */
+ * cannot say); queued_stale: it has blocked since without reading it
+ * (net_vt_block(0)), so the transfer's end reads it (net_vt_xfer_end). */
 static _Thread_local double queued_mark = NAN;
+static _Thread_local int queued_stale;
 /* When the thread last finished a paced receive, its CPU and run delay
  * then, and its time blocked in transfers (then, and in all). */
 static _Thread_local double fw_t = NAN, fw_cpu, fw_queued, fw_waited;
 static _Thread_local double waited_total;
 
-void net_vt_block(void)
+void net_vt_block(int last)
 {
-    queued_mark = clock_thread_queued_seconds();
+    if (last) {
+        queued_mark = clock_thread_queued_seconds();
+        queued_stale = 0;
+    } else {
+        queued_stale = 1;
+    }
+}
+
+void net_vt_xfer_end(void)
+{
+    if (queued_stale) {
+        queued_mark = clock_thread_queued_seconds();
+        queued_stale = 0;
+    }
 }
 
 void net_vt_waited(double s)

@@ -458,6 +458,19 @@ static int frames_check(struct dir *d, int n, struct link *l, double idle_s, int
     return 0;
 }
 
+/* last_pieces: every direction of d[0..n) is on its last piece (of at
+ * most `piece` bytes), so that the wait about to begin may be the
+ * transfer's last (net_vt_block). */
+static int last_pieces(const struct dir *d, int n, size_t piece)
+{
+    for (int i = 0; i < n; i++) {
+        const struct dir *x = &d[i];
+        if (x->send && x->armed ? x->end < x->len : x->len - x->done > piece)
+            return 0;
+    }
+    return 1;
+}
+
 /* xfer_run: move every direction in d[0..n) to completion (see the top). */
 static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *err)
 {
@@ -561,7 +574,7 @@ static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *e
         {
             double w0 = clock_now();
             if (pace)
-                net_vt_block();         /* link.h, OWN CORES */
+                net_vt_block(last_pieces(d, n, piece));     /* link.h, OWN CORES */
             rc = net_wait_until(p, (nfds_t)n, wake);
             w0 = clock_now() - w0;
             net_vt_waited(w0);
@@ -584,6 +597,7 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
     double t0 = clock_now();
     int rc = xfer_run(d, n, l, idle_s, err);
 
+    net_vt_xfer_end();
     for (int i = 0; i < n; i++)
         frame_stop(&d[i]);
     count(ST_XFERS, 1);
