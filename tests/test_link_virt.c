@@ -375,7 +375,9 @@ static void t_lazy(void)
         pid = fork();
         if (pid == 0) {
             double q = clock_thread_queued_seconds();
-            _exit(!isnan(q) && q >= 0.0 && own_schedstat() ? 0 : 1);
+            int mine = own_schedstat();
+            fflush(stdout);
+            _exit(!isnan(q) && q >= 0.0 && mine ? 0 : 1);
         }
         T_TRUE(pid > 0);
         T_EQ_I(waitpid(pid, &status, 0), pid);
