@@ -183,7 +183,7 @@ typedef void (*workload_layer_fn)(size_t layer, size_t first, size_t count, void
 
 /* workload_synth_wide: whether the synthetic gradient may use its
  * AVX-512 loop (on: the default; the same bits as the scalar loop, about
- * 2.5x faster); returns whether it now does (0 where the CPU or the
+ * 1.7x faster); returns whether it now does (0 where the CPU or the
  * compiler has none). For the test that compares the two; not
  * thread-safe against a running workload_grad_add. */
 int workload_synth_wide(int on);
