@@ -131,8 +131,12 @@ int net_sendrecv_frame(int sfd, const void *sbuf, size_t slen, const char *speer
 
 /* net_queued_s: how long the calling thread was runnable but waiting for
  * a CPU since it last blocked in a paced transfer (the kernel's run delay;
- * 0 when unknown): what link_send_restart takes off a forwarding send's
- * timeline (link.h, OWN CORES). */
+ * 0 when unknown): what link_send_restart takes off a send's timeline
+ * when it does not forward (link.h, OWN CORES). The mark is read at a
+ * wait only when every direction of its transfer is on its last piece;
+ * a transfer whose last wait was not is marked at its end instead (its
+ * last wake-up's delay then not counted): one read a transfer, not one
+ * a wait (net_internal.h, net_vt_block). */
 double net_queued_s(void);
 
 /* net_forward_cpu_s: the CPU the calling thread used since it last
