@@ -272,6 +272,42 @@ static void test_synthetic(void)
         T_EQ_I(cases, 96);
     }
 
+    T_CASE("workload-2.8", "workload_synth_compare: F(lo, hi) itself compares equal (f32 and "
+           "f64, sizes across its blocks, with and without the vector loop); one element off "
+           "names it and the value wanted; -0 for 0 differs in bytes only (bad = n)");
+    for (int dt = 0; dt < 2; dt++)
+        for (int wide = 0; wide < 2; wide++) {
+            const int dtype = dt ? DTYPE_F64 : DTYPE_F32;
+            const size_t n = 5000, es = dtype_size(dtype);
+            struct workload w = make(WORKLOAD_SYNTHETIC, dtype, n, 0, 3);
+            unsigned char *f = calloc(n, es), *ref = calloc(n, es);
+            size_t bad = 7, zero = n;
+            double want;
+            workload_synth_wide(wide);
+            workload_grad_add(&w, NULL, 5, 0, w.batch, f, NULL);
+            T_EQ_I(workload_synth_compare(&w, 5, 0, w.batch, f, ref, &bad), 0);
+            T_EQ_U(bad, n);
+            want = vec_get(f, 4321, dtype);
+            vec_set(f, 4321, dtype, want + 0.0625);
+            T_EQ_I(workload_synth_compare(&w, 5, 0, w.batch, f, ref, &bad), 1);
+            T_EQ_U(bad, 4321);
+            T_NEAR(vec_get(ref, 4321, dtype), want, 0.0);
+            vec_set(f, 4321, dtype, want);
+            T_EQ_I(workload_synth_compare(&w, 6, 0, w.batch, f, ref, &bad), 1); /* another step */
+            T_TRUE(bad < n);
+            for (size_t i = 0; i < n && zero == n; i++)
+                if (vec_get(f, i, dtype) == 0.0)
+                    zero = i;
+            T_TRUE(zero < n);
+            vec_set(f, zero, dtype, -0.0);
+            T_EQ_I(workload_synth_compare(&w, 5, 0, w.batch, f, ref, &bad), 1);
+            T_EQ_U(bad, n);
+            free(f);
+            free(ref);
+            workload_destroy(&w);
+        }
+    workload_synth_wide(1);
+
     T_CASE("workload-2.5", "batch beyond the exact range is refused");
     {
         struct workload w;
