@@ -313,6 +313,7 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
     t->rbytes = s->rbytes;
     t->sdone = t->rdone = 0;
     net_frame_begin(&t->rframe, PROTO_HEADER_SIZE);
+    t->rframe.whole = PROTO_HEADER_SIZE + s->rbytes;    /* the header is not its end */
     rc = net_sendrecv_frame(out->fd, t->head, PROTO_HEADER_SIZE + first, out->name,
                             in->fd, t->hdr_in, PROTO_HEADER_SIZE, in->name, t->link, t->idle,
                             &t->rframe, NULL);

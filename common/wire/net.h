@@ -101,6 +101,10 @@ struct net_frame {
     double flows;                   /* frames the sender's link carries at once with
                                        this one (a server's K weights streams): its
                                        size counts this many times; 0 or 1: alone */
+    size_t whole;                   /* the frame's size where the caller knows it
+                                       before its header says (0: not known): only
+                                       where the timeline samples its clocks (at
+                                       the last bytes, net_vt.c), never a deadline */
 };
 
 void net_frame_begin(struct net_frame *f, size_t len);

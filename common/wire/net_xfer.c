@@ -320,7 +320,8 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
             /* link.h, VIRTUAL TIMELINE: only a frame's last bytes can
              * be what the next send forwards (a part read before them
              * never is: the clocks are read once a frame). */
-            if (x->done == x->len && (!x->frame || x->got0 + x->done >= x->frame->len))
+            if (x->done == x->len && (!x->frame || (x->got0 + x->done >= x->frame->len &&
+                                                    x->got0 + x->done >= x->frame->whole)))
                 net_vt_read_done(now);
         }
     }
@@ -368,6 +369,7 @@ void net_frame_begin(struct net_frame *f, size_t len)
     f->spent = 0;
     f->expired = 0;
     f->flows = 1;
+    f->whole = 0;
 }
 
 double net_frame_budget(const struct link *l, size_t len, double idle_s)
