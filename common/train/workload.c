@@ -295,11 +295,10 @@ static uint64_t synth_key(uint64_t seed, uint64_t step)
  * 0xffffffff) < 2^33, then its two 16-bit halves' sum < 2^18, whose
  * 32-bit % 17 a vector unit has (the 64-bit one it has not). The same
  * integers, the same exact conversions, the same additions: the same
- * bits (workload-2.7 compares it with the scalar loop). 256-bit vectors
- * (AVX-512VL's 64-bit multiply on ymm): 1M elements in 2.1 ms against
- * 3.6 on this machine's cores; 512-bit ones took 1.45 ms alone, but in
- * a K = 2 ring job made the rest of the rank's CPU as much costlier (the
- * transport after it ran slower), no gain overall. */
+ * bits (workload-2.7 compares it with the scalar loop). 1M elements in
+ * 1.45 ms against 3.6 on this machine's cores (256-bit vectors: 2.1 ms;
+ * in a K = 2 ring job the 512-bit loop's rank used 0.139 of a core
+ * against 0.150, five interleaved pairs: docs/link.md). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define SYNTH_WIDE 1
 static int synth_wide_enabled = 1;      /* workload_synth_wide */
@@ -321,7 +320,7 @@ static inline uint32_t mod17(uint64_t h)
 }
 
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,bmi2"),
-               optimize("tree-vectorize"), target("prefer-vector-width=256")))
+               optimize("tree-vectorize")))
 static void synth_wide(int dtype, uint64_t key, int32_t count, uint64_t mix_a,
                        uint64_t mix_hi, uint64_t mix_lo, void *out, size_t first, size_t end)
 {

@@ -193,7 +193,7 @@ int workload_synth_compare(const struct workload *w, uint64_t step, uint64_t lo,
 
 /* workload_synth_wide: whether the synthetic gradient may use its
  * AVX-512 loop (on: the default; the same bits as the scalar loop, about
- * 1.7x faster); returns whether it now does (0 where the CPU or the
+ * 2.5x faster); returns whether it now does (0 where the CPU or the
  * compiler has none). For the test that compares the two; not
  * thread-safe against a running workload_grad_add. */
 int workload_synth_wide(int on);
