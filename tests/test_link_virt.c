@@ -9,12 +9,19 @@
  * deadlines), each piece handed over and each wake-up late by a random
  * amount, as on a machine with more ranks than cores.
  */
+#include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "base/clock.h"
+#include "base/err.h"
 #include "wire/link.h"
 #include "wire/net.h"
 #include "wire/proto.h"
@@ -282,6 +289,100 @@ static void t_queued(void)
     T_END();
 }
 
+/* frame_parts_main: a fresh thread (its own net_vt state) reads a
+ * 2000-byte frame in two parts through a paced link, checking after each
+ * part whether the CPU clock was sampled (net_forward_cpu_s). */
+static void *frame_parts_main(void *arg)
+{
+    int *ok = arg, sv[2];
+    unsigned char out[2000], in[2000];
+    struct link l;
+    struct net_frame f;
+    char err[ERR_LEN] = "";
+
+    memset(out, 5, sizeof out);
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0 || link_init(&l, 1e6, 0.0) != 0)
+        return NULL;
+    if (net_send_all(sv[0], out, sizeof out, NULL, 5.0, "a", err) == 0) {
+        net_frame_begin(&f, 16);
+        f.whole = sizeof in;                    /* the caller knows: not at 16 */
+        ok[0] = net_recv_frame(sv[1], in, 16, &l, 5.0, &f, "b", err) == 0 &&
+                isnan(net_forward_cpu_s(clock_now()));
+        f.len = sizeof in;                      /* as the header would say */
+        ok[0] &= net_recv_frame(sv[1], in + 16, 984, &l, 5.0, &f, "b", err) == 0 &&
+                 isnan(net_forward_cpu_s(clock_now()));
+        ok[1] = net_recv_frame(sv[1], in + 1000, 1000, &l, 5.0, &f, "b", err) == 0 &&
+                net_forward_cpu_s(clock_now()) >= 0.0;
+        ok[2] = memcmp(in, out, sizeof in) == 0;
+    }
+    close(sv[0]);
+    close(sv[1]);
+    return NULL;
+}
+
+/* own_schedstat: every descriptor of this process open on a thread's
+ * schedstat is one of this process's threads' (checked in a fork's
+ * child: its copy of the parent's must be gone). 1 yes, 0 no. */
+static int own_schedstat(void)
+{
+    char path[300], want[64], link[256];
+    struct dirent *e;
+    DIR *d = opendir("/proc/self/fd");
+    int ok = 1;
+    ssize_t n;
+
+    if (!d)
+        return 1;
+    snprintf(want, sizeof want, "/proc/%ld/task/", (long)getpid());
+    while ((e = readdir(d)) != NULL) {
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        n = readlink(path, link, sizeof link - 1);
+        if (n <= 0)
+            continue;
+        link[n] = '\0';
+        if (strstr(link, "/schedstat") && strncmp(link, want, strlen(want)) != 0) {
+            printf("     the child reads %s\n", link);
+            ok = 0;
+        }
+    }
+    closedir(d);
+    return ok;
+}
+
+static void t_lazy(void)
+{
+    int ok[3] = { 0, 0, 0 }, status = -1;
+    pthread_t th;
+    pid_t pid;
+
+    T_CASE("link-virt-1.7", "a paced frame read in parts samples the CPU clock at its last "
+           "bytes only, its header not (net_frame.whole): net_forward_cpu_s NaN after the "
+           "header and the first part, a number after the last");
+    T_EQ_I(pthread_create(&th, NULL, frame_parts_main, ok), 0);
+    pthread_join(th, NULL);
+    T_EQ_I(ok[0], 1);
+    T_EQ_I(ok[1], 1);
+    T_EQ_I(ok[2], 1);
+    T_END();
+
+    T_CASE("link-virt-1.8", "a fork's child reads its own run delay, not its parent thread's "
+           "(clock_thread_queued_seconds keeps no descriptor of the parent's across fork)");
+    if (!isnan(clock_thread_queued_seconds())) {
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) {
+            double q = clock_thread_queued_seconds();
+            int mine = own_schedstat();
+            fflush(stdout);
+            _exit(!isnan(q) && q >= 0.0 && mine ? 0 : 1);
+        }
+        T_TRUE(pid > 0);
+        T_EQ_I(waitpid(pid, &status, 0), pid);
+        T_EQ_I(status, 0);
+    }
+    T_END();
+}
+
 int main(void)
 {
     t_stamp();
@@ -290,5 +391,6 @@ int main(void)
     t_ring();
     t_late();
     t_queued();
+    t_lazy();
     return t_done();
 }

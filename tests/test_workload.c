@@ -229,6 +229,85 @@ static void test_synthetic(void)
         workload_destroy(&w);
     }
 
+    T_CASE("workload-2.7", "the synthetic gradient's AVX-512 loop (where the CPU has one) gives "
+           "the scalar loop's bits: seeds, steps, ranges, odd sizes, f32 and f64, added to "
+           "what grad held");
+    {
+        const uint64_t seeds[] = { 1, 99, 0x8000000000000005ULL }, steps[] = { 0, 7, 1ULL << 40 };
+        const uint64_t sizes[] = { 1, 17, 1000, 4099 };
+        const uint64_t ranges[][2] = { { 0, 1 }, { 13, 500 }, { 0, WORKLOAD_SYNTH_MAX_BATCH },
+                                       { 777, 778 } };
+        int same = 1, cases = 0;
+        printf("     the AVX-512 loop: %s\n", workload_synth_wide(1) ? "in use" : "none here");
+        for (int dt = 0; dt < 2; dt++)
+            for (size_t sd = 0; sd < 3; sd++)
+                for (size_t z = 0; z < 4; z++)
+                    for (size_t r = 0; r < 4; r++) {
+                        const int dtype = dt ? DTYPE_F64 : DTYPE_F32;
+                        const size_t n = (size_t)sizes[z], es = dtype_size(dtype);
+                        struct workload w = make(WORKLOAD_SYNTHETIC, dtype, n, 0, seeds[sd]);
+                        unsigned char *g0 = malloc(n * es), *g1 = malloc(n * es);
+                        for (size_t i = 0; i < n; i++)
+                            vec_set(g0, i, dtype, (double)(i % 5) * 0.25 - 0.5);
+                        memcpy(g1, g0, n * es);
+                        workload_synth_wide(0);
+                        workload_grad_add(&w, NULL, steps[(z + r) % 3], ranges[r][0],
+                                          ranges[r][1], g0, NULL);
+                        workload_synth_wide(1);
+                        workload_grad_add(&w, NULL, steps[(z + r) % 3], ranges[r][0],
+                                          ranges[r][1], g1, NULL);
+                        if (memcmp(g0, g1, n * es) != 0 && same) {
+                            printf("     differ: dtype %d seed %llu n %zu range %llu..%llu\n",
+                                   dtype, (unsigned long long)seeds[sd], n,
+                                   (unsigned long long)ranges[r][0],
+                                   (unsigned long long)ranges[r][1]);
+                            same = 0;
+                        }
+                        cases++;
+                        free(g0);
+                        free(g1);
+                        workload_destroy(&w);
+                    }
+        T_TRUE(same);
+        T_EQ_I(cases, 96);
+    }
+
+    T_CASE("workload-2.8", "workload_synth_compare: F(lo, hi) itself compares equal (f32 and "
+           "f64, sizes across its blocks, with and without the vector loop); one element off "
+           "names it and the value wanted; -0 for 0 differs in bytes only (bad = n)");
+    for (int dt = 0; dt < 2; dt++)
+        for (int wide = 0; wide < 2; wide++) {
+            const int dtype = dt ? DTYPE_F64 : DTYPE_F32;
+            const size_t n = 5000, es = dtype_size(dtype);
+            struct workload w = make(WORKLOAD_SYNTHETIC, dtype, n, 0, 3);
+            unsigned char *f = calloc(n, es), *ref = calloc(n, es);
+            size_t bad = 7, zero = n;
+            double want;
+            workload_synth_wide(wide);
+            workload_grad_add(&w, NULL, 5, 0, w.batch, f, NULL);
+            T_EQ_I(workload_synth_compare(&w, 5, 0, w.batch, f, ref, &bad), 0);
+            T_EQ_U(bad, n);
+            want = vec_get(f, 4321, dtype);
+            vec_set(f, 4321, dtype, want + 0.0625);
+            T_EQ_I(workload_synth_compare(&w, 5, 0, w.batch, f, ref, &bad), 1);
+            T_EQ_U(bad, 4321);
+            T_NEAR(vec_get(ref, 4321, dtype), want, 0.0);
+            vec_set(f, 4321, dtype, want);
+            T_EQ_I(workload_synth_compare(&w, 6, 0, w.batch, f, ref, &bad), 1); /* another step */
+            T_TRUE(bad < n);
+            for (size_t i = 0; i < n && zero == n; i++)
+                if (vec_get(f, i, dtype) == 0.0)
+                    zero = i;
+            T_TRUE(zero < n);
+            vec_set(f, zero, dtype, -0.0);
+            T_EQ_I(workload_synth_compare(&w, 5, 0, w.batch, f, ref, &bad), 1);
+            T_EQ_U(bad, n);
+            free(f);
+            free(ref);
+            workload_destroy(&w);
+        }
+    workload_synth_wide(1);
+
     T_CASE("workload-2.5", "batch beyond the exact range is refused");
     {
         struct workload w;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,21 +75,37 @@ double clock_thread_cpu_seconds(void)
 
 /* clock_thread_queued_seconds: the kernel's run delay of this thread
  * (/proc/thread-self/schedstat, the second field, in ns), read through a
- * descriptor each thread opens once and its exit closes. */
+ * descriptor each thread opens once and its exit closes. A fork's child
+ * (its one thread is the forking one) must not read its parent's thread:
+ * a pthread_atfork handler closes the copy, so the hot path makes one
+ * system call, the pread (no gettid to tell a child from its parent). */
 static pthread_key_t queued_key;
 static pthread_once_t queued_once = PTHREAD_ONCE_INIT;
 static _Thread_local int queued_fd = -1;    /* -2: the kernel cannot say */
-static _Thread_local pid_t queued_tid;      /* whose file (a fork's child reopens) */
 
 static void queued_close(void *p)
 {
     close((int)(intptr_t)p - 1);
 }
 
+static void queued_forked(void)
+{
+    if (queued_fd >= 0) {
+        close(queued_fd);                       /* the parent thread's file */
+        if (queued_key != (pthread_key_t)-1)
+            (void)pthread_setspecific(queued_key, NULL);
+    }
+    queued_fd = -1;
+}
+
 static void queued_key_make(void)
 {
     if (pthread_key_create(&queued_key, queued_close) != 0)
         queued_key = (pthread_key_t)-1;
+    else if (pthread_atfork(NULL, NULL, queued_forked) != 0) {
+        (void)pthread_key_delete(queued_key);
+        queued_key = (pthread_key_t)-1;
+    }
 }
 
 double clock_thread_queued_seconds(void)
@@ -99,14 +114,9 @@ double clock_thread_queued_seconds(void)
     unsigned long long wait;
     ssize_t n;
 
-    if (queued_fd >= 0 && queued_tid != (pid_t)syscall(SYS_gettid)) {
-        close(queued_fd);                       /* a fork's child: its own thread */
-        queued_fd = -1;
-    }
     if (queued_fd == -2)
         return NAN;
     if (queued_fd < 0) {
-        queued_tid = (pid_t)syscall(SYS_gettid);
         pthread_once(&queued_once, queued_key_make);
         queued_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
         if (queued_fd < 0 || queued_key == (pthread_key_t)-1 ||

@@ -54,7 +54,8 @@ double clock_thread_cpu_seconds(void);
 /* clock_thread_queued_seconds: how long the calling thread has been
  * runnable but waiting for a CPU, in all (the kernel's run delay); NAN
  * where the kernel cannot say. A pread of a descriptor the thread keeps
- * (its exit closes it): a few microseconds. */
+ * (its exit closes it; a fork's child opens its own): about a
+ * microsecond. */
 double clock_thread_queued_seconds(void);
 
 #endif /* CLOCK_H */

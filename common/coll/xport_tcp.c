@@ -333,8 +333,7 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
     stamp = 0;
     if (link_active(t->link)) {
         double now = clock_now();
-        stamp = proto_stamp_of(link_send_restart(t->link, now, net_queued_s(),
-                                                 net_forward_cpu_s(now)));
+        stamp = proto_stamp_of(net_vt_restart(t->link, now));
     }
     h = proto_header_make(PROTO_CHUNK, (uint32_t)t->self.rank, (uint32_t)t->self.world,
                           out->seq, proto_chunk_aux(s->send_tag, stamp), s->sbytes);
@@ -351,6 +350,7 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
     t->rbytes = s->rbytes;
     t->sdone = t->rdone = 0;
     net_frame_begin(&t->rframe, PROTO_HEADER_SIZE);
+    t->rframe.whole = PROTO_HEADER_SIZE + s->rbytes;    /* the header is not its end */
     rc = net_sendrecv_frame(out->fd, t->head, PROTO_HEADER_SIZE + first, out->name,
                             in->fd, t->hdr_in, PROTO_HEADER_SIZE, in->name, t->link, t->idle,
                             &t->rframe, NULL);

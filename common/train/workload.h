@@ -181,6 +181,23 @@ void workload_grad_add(const struct workload *w, const void *weights,
  * final value for this call (the gradient has been added). */
 typedef void (*workload_layer_fn)(size_t layer, size_t first, size_t count, void *arg);
 
+/* workload_synth_compare: synthetic only: whether got (w->n elements)
+ * holds exactly F(lo, hi), what workload_grad_add adds into zeros
+ * (bytes compared): 0 yes; 1 no, *bad the first element that differs in
+ * value and ref[*bad] (ref: w->n elements, only that one written) the
+ * value wanted there, or *bad = w->n where only bytes differ (-0 and 0).
+ * F is made and compared in blocks that stay in cache, not written
+ * whole (the check of an all-reduced sum, step.c). */
+int workload_synth_compare(const struct workload *w, uint64_t step, uint64_t lo, uint64_t hi,
+                           const void *got, void *ref, size_t *bad);
+
+/* workload_synth_wide: whether the synthetic gradient may use its
+ * AVX-512 loop (on: the default; the same bits as the scalar loop, about
+ * 2.5x faster); returns whether it now does (0 where the CPU or the
+ * compiler has none). For the test that compares the two; not
+ * thread-safe against a running workload_grad_add. */
+int workload_synth_wide(int on);
+
 /* workload_grad_add_layers: workload_grad_add, calling done(layer, ...)
  * for every layer once, last layer first (nlayers-1 down to 0), each as
  * soon as that layer's gradient is in grad; also for an empty range.

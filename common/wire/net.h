@@ -101,6 +101,10 @@ struct net_frame {
     double flows;                   /* frames the sender's link carries at once with
                                        this one (a server's K weights streams): its
                                        size counts this many times; 0 or 1: alone */
+    size_t whole;                   /* the frame's size where the caller knows it
+                                       before its header says (0: not known): only
+                                       where the timeline samples its clocks (at
+                                       the last bytes, net_vt.c), never a deadline */
 };
 
 void net_frame_begin(struct net_frame *f, size_t len);
@@ -131,8 +135,12 @@ int net_sendrecv_frame(int sfd, const void *sbuf, size_t slen, const char *speer
 
 /* net_queued_s: how long the calling thread was runnable but waiting for
  * a CPU since it last blocked in a paced transfer (the kernel's run delay;
- * 0 when unknown): what link_send_restart takes off a forwarding send's
- * timeline (link.h, OWN CORES). */
+ * 0 when unknown): what link_send_restart takes off a send's timeline
+ * when it does not forward (link.h, OWN CORES). The mark is read at a
+ * wait only when every direction of its transfer is on its last piece;
+ * a transfer whose last wait was not is marked at its end instead (its
+ * last wake-up's delay then not counted): one read a transfer, not one
+ * a wait (net_internal.h, net_vt_block). */
 double net_queued_s(void);
 
 /* net_forward_cpu_s: the CPU the calling thread used since it last
@@ -145,6 +153,12 @@ double net_forward_cpu_s(double now);
 /* net_vt_late: link_vt_late for the calling thread at now (clock_now()):
  * how much later than on this host's own timeline its timed call ends. */
 double net_vt_late(struct link *l, double now);
+
+/* net_vt_restart: link_send_restart for the calling thread's next send
+ * at now (clock_now()), with net_queued_s and net_forward_cpu_s; the run
+ * delay is read only where link_send_restart uses it (not for a forward).
+ * Returns the frame's stamp, as link_send_restart does. */
+double net_vt_restart(struct link *l, double now);
 
 /* net_busy_poll: for this process, how long a small transfer (64 KiB or
  * less left each way) retries its sockets, yielding the CPU between tries,

@@ -317,8 +317,12 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
                 t = x->late ? x->due : now;
             x->due = link_ingress_join(l, (size_t)r, t, stamp, (size_t)r == want);
             x->held = x->due > now;     /* also the last piece: held until due */
-            if (x->done == x->len)
-                net_vt_read_done(now);  /* link.h, VIRTUAL TIMELINE */
+            /* link.h, VIRTUAL TIMELINE: only a frame's last bytes can
+             * be what the next send forwards (a part read before them
+             * never is: the clocks are read once a frame). */
+            if (x->done == x->len && (!x->frame || (x->got0 + x->done >= x->frame->len &&
+                                                    x->got0 + x->done >= x->frame->whole)))
+                net_vt_read_done(now);
         }
     }
     return 0;
@@ -365,6 +369,7 @@ void net_frame_begin(struct net_frame *f, size_t len)
     f->spent = 0;
     f->expired = 0;
     f->flows = 1;
+    f->whole = 0;
 }
 
 double net_frame_budget(const struct link *l, size_t len, double idle_s)
@@ -453,6 +458,19 @@ static int frames_check(struct dir *d, int n, struct link *l, double idle_s, int
             *wake = now + left;
     }
     return 0;
+}
+
+/* last_pieces: every direction of d[0..n) is on its last piece (of at
+ * most `piece` bytes), so that the wait about to begin may be the
+ * transfer's last (net_vt_block). */
+static int last_pieces(const struct dir *d, int n, size_t piece)
+{
+    for (int i = 0; i < n; i++) {
+        const struct dir *x = &d[i];
+        if (x->send && x->armed ? x->end < x->len : x->len - x->done > piece)
+            return 0;
+    }
+    return 1;
 }
 
 /* xfer_run: move every direction in d[0..n) to completion (see the top). */
@@ -558,7 +576,7 @@ static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *e
         {
             double w0 = clock_now();
             if (pace)
-                net_vt_block();         /* link.h, OWN CORES */
+                net_vt_block(last_pieces(d, n, piece));     /* link.h, OWN CORES */
             rc = net_wait_until(p, (nfds_t)n, wake);
             w0 = clock_now() - w0;
             net_vt_waited(w0);
@@ -581,6 +599,7 @@ static int xfer(struct dir *d, int n, struct link *l, double idle_s, char *err)
     double t0 = clock_now();
     int rc = xfer_run(d, n, l, idle_s, err);
 
+    net_vt_xfer_end();
     for (int i = 0; i < n; i++)
         frame_stop(&d[i]);
     count(ST_XFERS, 1);
