@@ -212,8 +212,10 @@ double model_ps_mix_pipelined(int k, int extra, double x, double bytes, double b
  * nothing but itself. spread = 0: model_ps_step's t (pull = push). This
  * is why the uncompressed PS ran under model_ps_step and sign and top-k
  * over theirs (mlp, K = 4, 1 Gbit/s, entries 1.2-2.2 ms apart: none 4.86
- * ms against 5.24, sign 4.35 against 3.65; this model 4.34 and 3.63,
- * both 0.5-0.7 ms under, the per-call host cost of lab_compression.sh).
+ * ms against 5.24, sign 4.35 against 3.65; this model 4.03 and 3.63,
+ * both 0.7-0.8 ms under the run: the host's, alike). Assumed: the
+ * entries spread evenly, one spread for every step (lab_compression.sh
+ * measures the median).
  * NaN for k < 1 or bw <= 0. */
 double model_ps_spread(int k, double push, double pull, double spread, double bw, double lat);
 
