@@ -42,12 +42,14 @@ set offsets graph 0.03, graph 0.03, 0, 0
 unset key
 # Why the PS starts below 1: at K = 1 its one worker still pushes n to
 # the server and pulls the weights back, 2(a + n/bw) a step, while a ring
-# of one moves nothing (no ring point at K = 1). Said on the panel, low
-# left, where no line runs (the efficiencies are tc / (tc + time_s)).
+# of one moves nothing (no ring point at K = 1). Said on the panel, at
+# the right between the two lines: the ring keeps near its K = 2
+# efficiency while the PS falls away below it, so that band stays empty
+# (low left, the PS line ran through it from K = 8 on).
 n_ps1 = int(system(sprintf("awk -F, -v s=%d -v k=%d 'NR > 1 && $s == \"ps\" && $k == 1 { n++ } END { print n + 0 }' '%s'", c_system, c_k, file)))
 if (n_ps1 > 0) {
-    set label 9 "PS below 1 at K = 1: its one worker still pushes n to the server and pulls it back, 2(a + n/bw) a step;\na ring of one moves nothing (no ring point at K = 1)" \
-        at graph 0.02, graph 0.2 left font ",15" tc rgb ps_color boxed front
+    set label 9 "PS below 1 at K = 1: its one worker still pushes n\nto the server and pulls it back, 2(a + n/bw) a step;\na ring of one moves nothing (no ring point at K = 1)" \
+        at graph 0.98, graph 0.55 right font ",15" tc rgb ps_color boxed front
     set style textbox opaque noborder margins 1, 1
 }
 marks = flag_marks("column(c_k)", "tc/(tc + column(c_time))")

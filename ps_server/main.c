@@ -82,7 +82,10 @@ struct server_uv {
     struct pacer pacer;
     uv_poll_t poll;                   /* on pacer.fd */
     uv_timer_t tick;
-    int listener_open, timers_open;
+    uv_prepare_t prep;                /* with a rate: marks the run delay
+                                         before each block (machine_run_delay) */
+    double queued_mark;
+    int listener_open, timers_open, prep_open;
 };
 
 static struct conn_uv *uvc(struct conn *c)
@@ -125,6 +128,10 @@ static void io_over(struct server *srv, unsigned nconns)
         su->timers_open = 0;
         uv_close((uv_handle_t *)&su->tick, on_handle_closed);
         uv_close((uv_handle_t *)&su->poll, on_pacer_closed);
+    }
+    if (su->prep_open) {
+        su->prep_open = 0;
+        uv_close((uv_handle_t *)&su->prep, on_handle_closed);
     }
 }
 
@@ -266,6 +273,23 @@ static const char *io_strerror(int code)
 /* What the protocol measures of this process and its machine (server.h,
  * struct server_machine): the OS's own counters. */
 
+/* on_prepare: the loop is about to block for events: its run delay so
+ * far, the mark machine_run_delay counts from. */
+static void on_prepare(uv_prepare_t *h)
+{
+    struct server_uv *su = h->data;
+
+    su->queued_mark = clock_thread_queued_seconds();
+}
+
+static double machine_run_delay(const struct server *srv)
+{
+    const struct server_uv *su = (const struct server_uv *)(const void *)srv;
+    double q = su->prep_open ? clock_thread_queued_seconds() - su->queued_mark : 0.0;
+
+    return q > 0.0 ? q : 0.0;       /* NAN (the kernel cannot say): 0 */
+}
+
 static double machine_cpu_s(const struct server *srv)
 {
     (void)srv;
@@ -305,6 +329,7 @@ static const struct server_machine os_machine = {
     .load = machine_load,
     .peak_rss_mib = machine_peak_rss_mib,
     .test_kill = machine_test_kill,
+    .run_delay = machine_run_delay,
 };
 
 /* The transport's table (server.h). */
@@ -410,6 +435,13 @@ static int loop_open(struct server_uv *su, int *bound)
     su->tick.data = srv;
     CHECK(uv_timer_start(&su->tick, on_tick, srv->sil.period_ms, srv->sil.period_ms));
     su->timers_open = 1;
+    if (srv->link.ingress.rate > 0.0) {     /* server_own_wait: only with a rate */
+        CHECK(uv_prepare_init(&su->loop, &su->prep));
+        su->prep.data = su;
+        su->queued_mark = NAN;
+        CHECK(uv_prepare_start(&su->prep, on_prepare));
+        su->prep_open = 1;
+    }
     return 0;
 }
 

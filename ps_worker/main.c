@@ -240,7 +240,7 @@ static int join(struct run *r, int again, int *start, char *err)
  * with --reconnect-window a lost server is rejoined at its step (join). */
 static int run_steps(struct run *r, char *err)
 {
-    double cpu0 = 0, wall0 = 0, round_s = -1;
+    double cpu0 = 0, wall0 = 0, round_s = -1, credit0 = 0;
     uint64_t in0 = 0, out0 = 0;
     int rc, s = 0, timing = 0;
 
@@ -256,6 +256,7 @@ static int run_steps(struct run *r, char *err)
             hostload_sample_read(&r->rec.machine0);     /* the machine's load: metrics.h */
             cpu0 = clock_cpu_seconds();
             wall0 = clock_src_now(r->step.cfg.clock);
+            credit0 = r->client.late_total;     /* client.h, OWN TIMELINE: signal 4 */
         }
         if (round_s < 0) {      /* a round begins (every step without local SGD) */
             ps_client_bytes(&r->client, &in0, &out0);
@@ -283,7 +284,10 @@ static int run_steps(struct run *r, char *err)
         }
         ps_client_bytes(&r->client, &in1, &out1);
         ms = (struct metrics_step){ .step = (uint64_t)(s / r->sync_every),
-                                    .combine_s = res.t.comm + res.t.finish,
+                                    /* its pull's end on the host's own
+                                     * timeline (client.h, OWN TIMELINE) */
+                                    .combine_s = res.t.comm + res.t.finish -
+                                                 ps_client_pull_late(&r->client),
                                     .ingress_s = NAN, .egress_s = NAN,
                                     .bytes_in = in1 - in0, .bytes_out = out1 - out0,
                                     .step_s = round_s, .enter_t = res.t.enter };
@@ -292,6 +296,7 @@ static int run_steps(struct run *r, char *err)
         metrics_record_add(&r->rec, &ms);     /* room for every timed step */
     }
     r->rec.cpu_s = clock_cpu_seconds() - cpu0;
+    r->rec.link_credit_s = r->client.late_total - credit0;
     r->rec.compute_cpu_s = step_compute_cpu(&r->step);  /* timed steps'; cpu_s_per_gb leaves it out */
     r->rec.wall_s = clock_src_now(r->step.cfg.clock) - wall0;
     hostload_sample_read(&r->rec.machine1);

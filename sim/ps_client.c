@@ -165,7 +165,7 @@ static void sim_close(void *ctx, struct ps_conn *k)
 }
 
 static const struct ps_client_io sim_io = {
-    sim_dial, sim_send, sim_recv, sim_shutdown, sim_close,
+    sim_dial, sim_send, sim_recv, sim_shutdown, sim_close, NULL, NULL,  /* its own clock */
 };
 
 int psc_open(struct psc *cl, struct sim_slot *sl, const struct proto_hello *hello)

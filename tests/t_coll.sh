@@ -4,7 +4,8 @@
 # the result checked by the benchmark itself (#wrong 0), and the merged CSV
 # row carrying the coll column, busbw = algbw x nccl-tests' factor and the
 # bytes of rank 0's link; then the bad flags (exit 64, one line) and ranks
-# that disagree on --coll alltoall (stopped at the rendezvous, naming it).
+# that disagree on --coll alltoall (stopped at the rendezvous, naming it);
+# last the busy-poll override PSR_NET_BUSY (docs/link.md, Busy-poll).
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
@@ -86,5 +87,17 @@ expect_grep err "rank 0 runs --coll alltoall, this rank --algo ring: every rank 
 wait $pid0
 rc0=$?
 [ "$rc0" = 1 ] || t_fail "rank 0: exit $rc0, want 1 ($(tail -c 200 "$T_TMP/err.0"))"
+t_end
+
+t_case coll-proc-1.5 "PSR_NET_BUSY: a bad value refused at start-up (exit 64, naming it); 0 sleeps at once (no spins)"
+for bad in 12x -1 1000001 ' '; do
+    job 30 env PSR_NET_BUSY="$bad" "$launch" ring 2 --bench -b 4K -e 4K -n 2 -w 1 --timeout 5
+    [ "$rc" = 64 ] || t_fail "PSR_NET_BUSY='$bad': exit $rc, want 64"
+    expect_grep err 'PSR_NET_BUSY: .* (from the environment)'
+done
+job 30 env PSR_NET_BUSY=0 PSR_NET_STATS=1 "$launch" ring 2 --bench -b 4K -e 64K -n 4 -w 1 --timeout 5
+expect_rc 0
+[ "$(grep -c 'net_stats pid .* spins 0 ' "$T_TMP/err")" = 2 ] ||
+    t_fail "PSR_NET_BUSY=0: spins at some rank: $(grep -o 'spins [0-9]*' "$T_TMP/err" | tr '\n' ' ')"
 t_end
 t_exit

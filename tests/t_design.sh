@@ -128,15 +128,15 @@ while read -r fn file n; do
 done <"$T_TMP/long"
 t_end
 
-# The server's protocol (common/ps/ but the worker's side, client.c and
-# frames.c, and the checkpoint file's codec and writer, checkpoint.c, whose
+# The server's protocol (common/ps/ but the worker's side, client.c,
+# frames.c and client_io.c, its TCP transport, and the checkpoint file's codec and writer, checkpoint.c, whose
 # before-rename test hook is the file writer's) reaches the machine only
 # through struct server_io and its struct server_machine (server.h): its
 # clock, CPU time, load, peak RSS and the test hook's SIGKILL are the
 # transport's (ps_server/main.c; sim/ps_server.c in the simulation).
 t_case design-1.7 "the server's protocol in common/ps/ reads no clock, load, rusage or environment and raises no signal itself"
 for f in "$root"/common/ps/*.c; do
-    case ${f##*/} in client.c|frames.c|checkpoint.c) continue ;; esac
+    case ${f##*/} in client.c|client_io.c|frames.c|checkpoint.c) continue ;; esac
     grep -nE '(^|[^a-z_])(clock_now|clock_cpu_seconds|clock_gettime|gettimeofday|time|hostload_sample_read|getrusage|raise|kill|getenv|uv_[a-z_]+)\(|#include *<(uv|signal|sys/resource|sys/time)\.h>' "$f" |
         sed "s|^|${f#"$root"/}:|" >>"$T_TMP/direct"
 done

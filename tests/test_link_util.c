@@ -157,6 +157,150 @@ static void t_ring_small(void)
     T_END();
 }
 
+/* transmit: one ring step's frame as the transport sends it (a new
+ * transmission: link_send_restart, then its bytes), ready at `at`;
+ * returns its last byte's arrival. */
+static double transmit(struct link *l, size_t n, double at)
+{
+    (void)link_send_restart(l, at, 0.0, NAN);
+    return link_send_reserve(l, n, at, 0);
+}
+
+/* A ring that is not in lockstep (its ranks entered a step at different
+ * times, or one reduced faster): a rank whose neighbour's chunk is
+ * already in when its own chunk's last byte leaves forwards at once,
+ * while that byte is still in flight. It then runs ahead of the model's
+ * step (L + n/B, the next begins when the last step's bytes are in) by
+ * up to L, and later waits for the ring to catch up: the link stands
+ * idle, but only as long as the rank ran ahead, and the call ends when
+ * the model says. That wait is the lead (link.h, UTILIZATION), not idle:
+ * the K = 16 training ring at 1 MiB (docs/link.md) read 9.5-12.8 ms of
+ * lead and 12-18 ms of gaps a step, flagged sw at 1.005x its model. */
+static void t_ring_lead(void)
+{
+    const double rate = 62.5e6, lat = 1e-3;
+    const size_t chunk = 62500;                /* 1 ms of wire: a step of 2 ms */
+    const double w = (double)chunk / rate;
+    struct link l;
+    double t0 = 30.0, e0, end, u;
+
+    T_CASE("link-util-2.5", "a ring rank that forwards at once (its neighbour's chunk in "
+           "early: the next frame starts while the last is in flight) and then waits for the "
+           "ring as long as it ran ahead: no idle (util 1; the union alone read 0.83); a wait "
+           "longer than the lead is idle; the lead is the call's own (link_enter)");
+    T_EQ_I(link_init(&l, rate, lat), 0);
+    e0 = link_util_mark_egress(&l, t0);
+    link_enter(&l, t0);
+    (void)transmit(&l, chunk, t0);                         /* my chunk */
+    (void)transmit(&l, chunk, t0 + w);                     /* forward at once: lead L */
+    end = transmit(&l, chunk, t0 + 2 * w + 2 * lat);       /* waits L for the ring */
+    T_NEAR(end, t0 + 3 * (w + lat), 1e-9);                 /* the model's 3 steps */
+    u = util_over(e0, link_util_mark_egress(&l, end), t0, end);
+    T_NEAR(u, 1.0, 1e-9);
+    /* the same call, the third frame 0.6 L later still: that much idle */
+    t0 = end + 1.0;
+    e0 = link_util_mark_egress(&l, t0);
+    link_enter(&l, t0);
+    (void)transmit(&l, chunk, t0);
+    (void)transmit(&l, chunk, t0 + w);
+    end = transmit(&l, chunk, t0 + 2 * w + 2.6 * lat);
+    u = util_over(e0, link_util_mark_egress(&l, end), t0, end);
+    T_NEAR(1.0 - u, 0.6 * lat / (end - t0), 1e-7);
+    /* a lead left over from one call pays no wait of the next */
+    t0 = end + 1.0;
+    e0 = link_util_mark_egress(&l, t0);
+    link_enter(&l, t0);
+    (void)transmit(&l, chunk, t0);
+    (void)transmit(&l, chunk, t0 + w);                     /* lead L, never waited off */
+    t0 = t0 + 1.0;
+    e0 = link_util_mark_egress(&l, t0);
+    link_enter(&l, t0);
+    (void)transmit(&l, chunk, t0);
+    end = transmit(&l, chunk, t0 + w + 2 * lat);           /* waits L: idle */
+    u = util_over(e0, link_util_mark_egress(&l, end), t0, end);
+    T_NEAR(1.0 - u, lat / (end - t0), 1e-7);
+    T_END();
+
+    T_CASE("link-util-2.6", "frames that never start in flight earn no lead: a rank whose "
+           "reduce and wake-up take 8% of each step in lockstep reads that idle (flagged), "
+           "sent as the transport sends (link_send_restart)");
+    T_EQ_I(link_init(&l, rate, lat), 0);
+    t0 = 40.0;
+    e0 = link_util_mark_egress(&l, t0);
+    link_enter(&l, t0);
+    end = t0;
+    for (int s = 0; s < 6; s++)
+        end = transmit(&l, chunk, end + (s ? 0.08 * (w + lat) : 0.0));
+    u = util_over(e0, link_util_mark_egress(&l, end), t0, end);
+    T_NEAR(1.0 - u, 5 * 0.08 * (w + lat) / (end - t0), 1e-7);
+    T_TRUE(u < 0.95);
+    T_END();
+}
+
+/* ring_skewed: K ranks' egress (each its own link) through one ring
+ * all-reduce of 2(K - 1) steps, rank r entering at t0 + enter[r], each
+ * forward `over` after its bytes were in (and its wire free): the
+ * model's dependencies (a step's chunk is in L + w after it left the
+ * neighbour). Into u[r] each rank's utilization as the merge takes it
+ * (metrics_merge.c, skew_of): its window from its own entry to its last
+ * chunk's arrival, less its skew E - e from span and idle (at most the
+ * idle). Returns the call's time from the last entry E. */
+#define RK 4
+static double ring_skewed(const double *enter, double over, double t0, double *u)
+{
+    const double rate = 62.5e6, lat = 1e-3, w = 62500 / rate, T = w + lat;
+    struct link l[RK];
+    double S[RK][2 * (RK - 1)], e0[RK], E = -1.0, last = 0.0;
+    const int J = 2 * (RK - 1);
+
+    for (int r = 0; r < RK; r++) {
+        (void)link_init(&l[r], rate, lat);
+        S[r][0] = t0 + enter[r];
+        E = fmax(E, S[r][0]);
+        e0[r] = link_util_mark_egress(&l[r], S[r][0]);
+        link_enter(&l[r], S[r][0]);
+    }
+    for (int j = 1; j < J; j++)
+        for (int r = 0; r < RK; r++)
+            S[r][j] = fmax(S[r][j - 1] + w, S[(r + RK - 1) % RK][j - 1] + T) + over;
+    for (int j = 0; j < J; j++)
+        for (int r = 0; r < RK; r++)
+            (void)transmit(&l[r], 62500, S[r][j]);
+    for (int r = 0; r < RK; r++) {
+        double end = S[(r + RK - 1) % RK][J - 1] + T;
+        double idle = link_util_mark_egress(&l[r], end) - e0[r], span = end - S[r][0];
+        double skew = fmin(E - S[r][0], idle);
+        u[r] = fmin(1.0, 1.0 - (idle - skew) / (span - skew));
+        last = fmax(last, end - E);
+    }
+    return last;
+}
+
+static void t_ring_skewed(void)
+{
+    const double enter[RK] = { 0.0, 3.5e-3, 1e-3, 6e-3 };    /* the last enters 6 ms late */
+    const double model = 2 * (RK - 1) * (62500 / 62.5e6 + 1e-3);
+    double u[RK], t;
+
+    T_CASE("link-util-2.7", "a K = 4 ring whose ranks enter up to 3 steps apart, its software "
+           "instant: the call takes the model's time from the last entry and every rank reads "
+           "util 1 with its skew left out (its lead pays its waits; the union alone read "
+           "as low as 0.67); the same ring forwarding 10% of a step late reads ~0.9 at its "
+           "busiest rank (flagged)");
+    t = ring_skewed(enter, 0.0, 60.0, u);
+    T_NEAR(t, model, 1e-9);
+    for (int r = 0; r < RK; r++)
+        T_NEAR(u[r], 1.0, 1e-7);
+    t = ring_skewed(enter, 0.1 * model / (2 * (RK - 1)), 70.0, u);
+    double best = 0.0;
+    for (int r = 0; r < RK; r++)
+        best = fmax(best, u[r]);
+    T_TRUE(t > 1.05 * model);
+    T_TRUE(best < 0.95);
+    T_TRUE(best > 0.85);
+    T_END();
+}
+
 static void t_ring(void)
 {
     const double rate = 62.5e6, lat = 1e-3;
@@ -198,6 +342,8 @@ static void t_ring(void)
     T_END();
 
     t_ring_small();
+    t_ring_lead();
+    t_ring_skewed();
 }
 
 static void t_ingress(void)

@@ -110,9 +110,7 @@ static int ring_combine(void *ctx, const struct step_job *job, char *err)
         *job->late = net_vt_late(cfg->link, clock_now());
     if (!isnan(idle0)) {
         double t1 = clock_src_now(clk) - (job->late ? *job->late : 0.0);
-        if (clk == &clock_real)     /* link.h: from the call's first forward */
-            (void)link_vt_window(cfg->link, &t0, &idle0);
-        tw->util_span += t1 - t0;
+        tw->util_span += t1 - t0;   /* from the entry: the merge takes the skew off */
         tw->util_idle += link_util_mark_egress(cfg->link, t1) - idle0;
     }
     if (rc != 0) {

@@ -52,10 +52,12 @@
 
 #include "base/clock.h"
 #include "base/err.h"
+#include "base/units.h"
 #include "wire/net.h"
 #include "xport_conn.h"
 
-#define BUSY_S   100e-6        /* net_busy_poll's time when the ranks fit the CPUs */
+#define BUSY_S   100e-6        /* net_busy_poll's time where the rule below says spin */
+#define BUSY_ENV "PSR_NET_BUSY"  /* microseconds, 0: off; overrides the rule (measuring it) */
 
 /* conn_for: the connection with `rank`; of two (a ring of two), the one
  * dialled when dial is set, else the accepted one. */
@@ -116,13 +118,52 @@ int xport_tcp_open(struct xport **out, const struct xport_tcp_cfg *cfg, char *er
 
 static const struct xport_ops tcp_ops;
 
+/* BUSY-POLL RULE (docs/link.md, "Busy-poll"): how long a small transfer
+ * retries its sockets before it sleeps (net_busy_poll), for `world` ranks
+ * on `cpus` CPUs (the ranks of a run share one host here). A wake-up from
+ * ppoll costs more than a small step's transfer, and Open MPI's progress
+ * engine spins (yielding) even when oversubscribed. Measured unpaced at
+ * K = 4 on 2 cores, spinning made 16 KiB all-reduces 1.3-2.7x faster in
+ * five interleaved runs, with less CPU per byte (fewer wake-ups); at K = 8
+ * it was mixed (slower at 64 KiB-4 MiB in 15 of 24 cases), so the ranks
+ * may outnumber the CPUs at most twice. On an emulated link the spin
+ * before a send's last deadline (net_xfer.c, SPIN_S) comes with it, so
+ * there the ranks must fit the CPUs, as before. PSR_NET_BUSY overrides it. */
+double xport_tcp_busy_s(int world, long cpus, int paced)
+{
+    long fit = paced ? cpus : 2 * cpus;
+
+    return cpus > 0 && world <= fit ? BUSY_S : 0.0;
+}
+
+/* busy_setting: the rule, or PSR_NET_BUSY's microseconds (0-1000000). */
+static int busy_setting(const struct xport_tcp_cfg *cfg, double *s, char *err)
+{
+    const char *e = getenv(BUSY_ENV);
+    char reason[ERR_LEN];
+    long long us;
+
+    *s = xport_tcp_busy_s(cfg->world, sysconf(_SC_NPROCESSORS_ONLN), link_active(cfg->link));
+    if (!e || !*e)
+        return 0;
+    if (cli_parse_ll(e, 0, 1000000, &us, reason) != 0) {
+        err_say(err, "%s: %s (from the environment)", BUSY_ENV, reason);
+        return ERR_USAGE;
+    }
+    *s = (double)us * 1e-6;
+    return 0;
+}
+
 int xport_tcp_attach(struct xport **out, const struct xport_tcp_cfg *cfg, const int *fds,
                      char *err)
 {
     struct tcp *t = NULL;
     int rc = cfg_check(cfg, err);
+    double busy = 0;
 
     *out = NULL;
+    if (rc == 0)
+        rc = busy_setting(cfg, &busy, err);
     if (rc == 0 && !(t = calloc(1, sizeof *t))) {
         rc = -ENOMEM;
         err_say(err, "xport_tcp: out of memory");
@@ -135,11 +176,7 @@ int xport_tcp_attach(struct xport **out, const struct xport_tcp_cfg *cfg, const 
     }
     t->base.ops = &tcp_ops;
     t->base.clock = &clock_real;
-    /* SMALL STEPS: busy-poll briefly before sleeping when every rank can
-     * have a CPU of its own (the ranks of a run share one host here);
-     * when they outnumber the CPUs a spinning rank steals the CPU its
-     * peer needs, so sleep at once, as before. */
-    net_busy_poll(cfg->world <= sysconf(_SC_NPROCESSORS_ONLN) ? BUSY_S : 0.0);
+    net_busy_poll(busy);        /* SMALL STEPS: the BUSY-POLL RULE above */
     t->self = (struct xport_conn_self){ cfg->rank, cfg->world, cfg->hello, cfg->timeout };
     t->link = cfg->link;
     t->news = cfg->plan->news;

@@ -89,13 +89,17 @@
  *               not on the PS's critical path and carry none). The spans
  *               are chosen so that the model's own idle is 0 on them
  *               (docs/link.md, UTILIZATION): a ring rank's egress over
- *               its all-reduce calls (a step's latency is bytes in
- *               flight: busy), less its compute skew (the time it
- *               entered each timed combine before the last rank did, its
- *               steps' enter_t on one clock: its link then waited for a
- *               neighbour still computing, which time_s leaves out too,
- *               LAST ENTRY; taken from both span and idle, at most the
- *               idle), a server's both directions over its
+ *               its all-reduce calls from its own entry, less its
+ *               compute skew (the time it entered each timed combine
+ *               before the last rank did, its steps' enter_t on one
+ *               clock: its link then waited for a neighbour still
+ *               computing, which time_s leaves out too, LAST ENTRY;
+ *               taken from both span and idle, at most the idle: the
+ *               span is then the last entry's; the one place the skew
+ *               is left out), a step's latency bytes in flight (busy),
+ *               a wait after running ahead of the model's step not idle
+ *               up to the lead (link.h, UTILIZATION), a server's both
+ *               directions over its
  *               steps, from the last worker's first push to its last
  *               weights' arrival (sync mode). Empty without a bandwidth
  *               limit or without such a record (NCCL, the simulator,

@@ -77,7 +77,10 @@ static void machine_verdict(const struct metrics_record *recs, size_t n, double 
 /* skew_of: how long ring record r entered the timed steps' combines
  * before the last rank did, summed (metrics.h, LAST ENTRY; all on one
  * clock, else 0): its link then waited for a neighbour still computing,
- * compute skew that time_s leaves out, and link_util does too. */
+ * compute skew that time_s leaves out, and link_util does too: each
+ * record's window begins at its own entry, and this is the one place
+ * the skew is taken off (from its span and, at most all of it, its
+ * idle: the span is then the last rank's entry to the record's end). */
 static double skew_of(const struct metrics_record *recs, size_t n, const struct metrics_record *r,
                       size_t nsteps)
 {
@@ -100,9 +103,11 @@ static double skew_of(const struct metrics_record *recs, size_t n, const struct 
 /* link_and_cost: link_util, cpu_s_per_gb and bound_by "sw" (metrics.h,
  * MERGE RULES), after machine_verdict: "sw" replaces only "link". The
  * model's own idle on every span a record measures is 0 (a ring step's
- * latency is bytes in flight, counted busy; a server's span starts at
- * the last worker's first push and ends at its weights' arrival), so a
- * record's utilization is 1 - idle / span. */
+ * latency is bytes in flight, counted busy, and a wait after running
+ * ahead of the model's step is the lead's, link.h; a ring rank's span
+ * is taken from the last rank's entry, skew_of; a server's span
+ * starts at the last worker's first push and ends at its weights'
+ * arrival), so a record's utilization is 1 - idle / span. */
 static void link_and_cost(const struct metrics_record *recs, size_t n, struct metrics_row *row)
 {
     int ps = strcmp(row->system, "ps") == 0;

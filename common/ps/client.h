@@ -23,6 +23,20 @@
  * the step's last pass); ps_client_pull waits for them and copies the new
  * weights into the caller's buffer.
  *
+ * OWN TIMELINE (issue 27; link.h, OWN CORES). A worker's host has cores
+ * of its own; on one machine its receivers, woken when a server's last
+ * weights are in, and then the caller, woken by the last receiver, wait
+ * for a CPU that other "hosts" hold (a colocated job at K = 4 on 2 cores:
+ * 0.2-7 ms a step after the link had released the last bytes). As a ring
+ * rank's collective does, the pull's end is taken on the host's own
+ * timeline: each receiver notes when its last bytes were in plus the CPU
+ * it used since (io->own_end), and the pull ends at the latest of those,
+ * or when the caller called ps_client_pull if that was later;
+ * ps_client_pull_late says how much later the real return came. Only the
+ * waits for a CPU after the bytes were in are taken back: the bytes'
+ * arrival, the copy into the caller's buffer and everything before the
+ * call stay real.
+ *
  * PARALLELISM. With S > 1, one thread per server also runs that server's
  * pushes, so the S servers receive at the same time (a server's ingress
  * link is the bottleneck; sending to them one after the other would add
@@ -161,6 +175,14 @@ struct ps_client_io {
                 char *why);
     void (*shutdown)(void *ctx, struct ps_conn *k, int how);
     void (*close)(void *ctx, struct ps_conn *k);
+    /* OWN TIMELINE (optional; NULL: none, as in the simulator, whose
+     * clock is its own). now: the time, on the clock of link.h. own_end:
+     * called by k's receiver right after its step's last receive: when,
+     * on this emulated host's own timeline, that receive ended (its last
+     * bytes in, plus the CPU the thread used since; link.h, OWN CORES),
+     * or NAN when it cannot say. */
+    double (*now)(void *ctx);
+    double (*own_end)(void *ctx, struct ps_conn *k);
 };
 
 /* TCP sockets (client_io.c): bin/ps_worker's transport. */
@@ -222,6 +244,8 @@ struct ps_conn {
     uint64_t rseen;                  /* the pull generation it last finished */
     int rrc;                         /* its result */
     int rtold;                       /* its failure is the server's ERROR */
+    double rend;                     /* its last receive's end on the host's own
+                                        timeline (io->own_end; NAN: unknown) */
     char rerr[ERR_LEN];
 };
 
@@ -259,6 +283,9 @@ struct ps_client {
     uint64_t pull_gen;               /* bumped by ps_client_pull_begin */
     uint64_t pull_step;              /* the step the receivers are on */
     int pulling;                     /* pull_gen is started, not yet collected */
+    double pull_late;                /* the last ps_client_pull's end: how much later
+                                        than on the host's own timeline (OWN TIMELINE) */
+    double late_total;               /* pull_late summed over every pull */
     unsigned char *incoming;         /* n elements: the weights received (owned; NULL
                                         with sizes_only) */
     /* The queue of buckets (STREAMED PUSHES), under mu: entry j lives at
@@ -349,6 +376,23 @@ int ps_client_pull_begin(struct ps_client *c, uint64_t step, char *err);
  * elements). At the first receiver's failure, the others are cut short
  * and its error returned. */
 int ps_client_pull(struct ps_client *c, uint64_t step, void *weights, char *err);
+
+/* ps_client_pull_late: how much later than on this emulated host's own
+ * timeline the last ps_client_pull returned (OWN TIMELINE, below): the
+ * time its receivers and the caller waited for a CPU another host held
+ * after the weights were in; 0 without a transport that can say. The
+ * caller takes its pull's end that much earlier, as a ring rank's
+ * collective does (link.h, OWN CORES). */
+double ps_client_pull_late(const struct ps_client *c);
+
+/* ps_client_own_late: the rule ps_client_pull_late comes from, without a
+ * clock of its own (tests/test_ps_own.c): a pull called at t0 that returns
+ * at now ended, on the host's own timeline, at the latest of t0 and its
+ * receivers' ends (conns[i].rend, for every server with elements);
+ * returns now less that, or 0 when a receiver could not say (NAN), one
+ * ended after now, the lateness is over LINK_STAMP_SPAN, or there is no
+ * emulated link (link_bw and link_latency 0). */
+double ps_client_own_late(const struct ps_client *c, double t0, double now);
 
 /* ps_client_bye: send BYE (step = steps done) to every server. */
 int ps_client_bye(struct ps_client *c, uint64_t step, char *err);

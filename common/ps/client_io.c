@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "wire/auth.h"
 #include "wire/net.h"
 
@@ -57,6 +58,28 @@ static void tcp_close(void *ctx, struct ps_conn *k)
     k->fd = -1;
 }
 
+static double tcp_now(void *ctx)
+{
+    (void)ctx;
+    return clock_now();
+}
+
+/* tcp_own_end (client.h, OWN TIMELINE): a paced receive ended when its
+ * last bytes were in (link_in_ready: the link released them) plus the
+ * CPU this thread used since, if it did nothing but compute and wait for
+ * a CPU since (net_forward_cpu_s); otherwise (the unpaced connection to
+ * the server on this host) now less the thread's wait for a CPU since it
+ * last slept in a transfer. Never later than now. */
+static double tcp_own_end(void *ctx, struct ps_conn *k)
+{
+    double now = clock_now(), ready = link_in_ready(&k->link), cpu = net_forward_cpu_s(now);
+
+    (void)ctx;
+    if (link_active(&k->link) && cpu >= 0.0 && ready <= now)
+        return ready + cpu < now ? ready + cpu : now;
+    return now - net_queued_s();
+}
+
 const struct ps_client_io ps_client_io_tcp = {
-    tcp_dial, tcp_send, tcp_recv, tcp_shutdown, tcp_close,
+    tcp_dial, tcp_send, tcp_recv, tcp_shutdown, tcp_close, tcp_now, tcp_own_end,
 };

@@ -13,6 +13,7 @@
  * without the lock.
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -69,6 +70,7 @@ static void receiver_thread(void *arg)
     struct ps_client *c = k->owner;
     const struct overlap_exec *ex = c->ex;
     int rc, told;
+    double end;
 
     ex->lock(c->mu);
     for (;;) {
@@ -81,7 +83,10 @@ static void receiver_thread(void *arg)
         gen = c->pull_gen;
         ex->unlock(c->mu);
         rc = frames_receive(k, c->pull_step, c->incoming, &told, k->rerr);
+        /* OWN TIMELINE (client.h): read before the lock, which may wait. */
+        end = rc == 0 && c->io->own_end ? c->io->own_end(c->io_ctx, k) : NAN;
         ex->lock(c->mu);
+        k->rend = end;
         k->rrc = rc;
         k->rtold = rc != 0 && told;
         k->rseen = gen;
@@ -273,10 +278,29 @@ int ps_client_pull_begin(struct ps_client *c, uint64_t step, char *err)
     return rc;
 }
 
+double ps_client_own_late(const struct ps_client *c, double t0, double now)
+{
+    double end = t0;
+
+    if (!(c->link_bw > 0.0) && !(c->link_latency > 0.0))
+        return 0.0;             /* no emulated link: the machine is the host */
+    for (int i = 0; i < c->nservers; i++) {
+        const struct ps_conn *k = &c->conns[i];
+        if (k->hi == k->lo)
+            continue;
+        if (!(k->rend <= now))
+            return 0.0;         /* NAN: unknown */
+        end = end > k->rend ? end : k->rend;
+    }
+    return now - end > 0.0 && now - end <= LINK_STAMP_SPAN ? now - end : 0.0;
+}
+
 int ps_client_pull(struct ps_client *c, uint64_t step, void *weights, char *err)
 {
     int failed = -1, rc;
+    double t0 = c->io->now ? c->io->now(c->io_ctx) : NAN;
 
+    c->pull_late = 0.0;
     if ((rc = ps_client_pull_begin(c, step, err)) != 0)
         return rc;
     c->ex->lock(c->mu);
@@ -305,7 +329,16 @@ int ps_client_pull(struct ps_client *c, uint64_t step, void *weights, char *err)
         memcpy(err, c->conns[failed].rerr, ERR_LEN);
         return c->conns[failed].rrc;
     }
+    if (c->io->now && !isnan(t0)) {
+        c->pull_late = ps_client_own_late(c, t0, c->io->now(c->io_ctx));
+        c->late_total += c->pull_late;
+    }
     if (weights && c->incoming)
         memcpy(weights, c->incoming, c->n * c->elem);
     return 0;
+}
+
+double ps_client_pull_late(const struct ps_client *c)
+{
+    return c->pull_late;
 }

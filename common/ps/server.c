@@ -381,7 +381,9 @@ static void step_release(struct server *srv)
         srv->out_first = NAN;
         srv->out_last = now;
     }
-    egress_release(&srv->eg, rel.count, now);
+    /* Ready when the loop would have released it on cores of its own:
+     * its waits for a CPU taken off (server_own_wait). */
+    egress_release(&srv->eg, rel.count, now - server_own_wait(srv));
     if (rel.last && step_done(srv, &rel, now) != 0)
         return;
     server_egress_pump(srv);

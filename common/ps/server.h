@@ -176,7 +176,22 @@ struct server_machine {
      * process when PSRING_TEST_KILL_AT_STEP names the step, and does not
      * return then; otherwise it returns and the run goes on. */
     void (*test_kill)(struct server *srv, uint64_t step);
+    /* run_delay: how long the loop's thread has waited for a CPU (the
+     * kernel's run delay) since it last blocked waiting for events, in
+     * seconds; 0 when the kernel cannot say. NULL: never asked (the
+     * simulator, whose clock is its own). server_own_wait. */
+    double (*run_delay)(const struct server *srv);
 };
+
+/* server_own_wait (link.h, OWN CORES): the loop's wait for a CPU since it
+ * last blocked for events (machine->run_delay), at most a piece's wire
+ * time and the latency, that a host with cores of its own would not have
+ * waited: the link books the bytes a read found (server_conn_read) and a
+ * release's weights (step_release) that much earlier than now. 0 without
+ * a bandwidth limit or the hook. The bound keeps the link's promise: a
+ * release's first piece is due now at the earliest, and a read's bytes
+ * pass at most a piece early. */
+double server_own_wait(const struct server *srv);
 
 /* struct server_io: the transport, as the protocol sees it. Every call is
  * made from the transport's own callbacks or from server_start's caller,

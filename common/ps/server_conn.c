@@ -48,6 +48,18 @@ static double now_of(const struct server *srv)
 
 /* ------------------------------------------------------------ the link */
 
+double server_own_wait(const struct server *srv)
+{
+    const struct server_machine *m = srv->io->machine;
+    double q, cap;
+
+    if (!m || !m->run_delay || !(srv->link.ingress.rate > 0.0))
+        return 0.0;
+    q = m->run_delay(srv);
+    cap = (double)link_piece(&srv->link) / srv->link.ingress.rate + srv->link.latency_s;
+    return q > 0.0 ? (q < cap ? q : cap) : 0.0;
+}
+
 /* held_remove: c leaves the queue of reads the link holds back. */
 static void held_remove(struct server *srv, struct conn *c)
 {
@@ -500,8 +512,10 @@ void server_conn_read(struct conn *c, const unsigned char *p, size_t n)
         /* The bytes arrived by now. A read right after a release by the
          * timer may find bytes that waited while the loop was late: book
          * them from the release's due time, a credit no larger than the
-         * loop's lateness (link.h, LATE EVENT LOOPS). */
-        double t = now;
+         * loop's lateness (link.h, LATE EVENT LOOPS). Either way, not
+         * later than the loop would have read them on cores of its own
+         * (server_own_wait). */
+        double t = now - server_own_wait(srv);
         if (c->resumed)
             t = fmin(now, c->held_due + (double)n / srv->link.ingress.rate);
         c->resumed = 0;

@@ -100,7 +100,6 @@ int link_init(struct link *l, double rate, double latency_s)
     l->in_virt = NAN;
     l->vin_start = NAN;
     l->vt_floor = -INFINITY;
-    l->vt_win = NAN;
     return 0;
 }
 
@@ -179,11 +178,29 @@ static void util_note(struct link *l, int which, double start, double end)
         if (!(end > h))
             return;         /* inside the busy union already: nothing changes */
         if (atomic_compare_exchange_weak(busy, &hb, bits_of(end))) {
+            if (which == UTIL_EGRESS && gap > 0.0 && l->util_lead > 0.0) {
+                double paid = fmin(gap, l->util_lead);  /* the wait its lead allows */
+                l->util_lead -= paid;
+                gap -= paid;
+            }
             if (gap > 0.0)
                 atomic_fetch_add(util_idle(l, which), (uint64_t)llround(gap * 1e9));
             return;
         }
     }
+}
+
+/* util_lead_add: a new transmission (link_send_restart) whose wire starts
+ * at `start`, while the egress's last bytes are in flight until the
+ * horizon: it runs ahead of the model's step (which begins when the last
+ * step's bytes are in) by the overlap, at most the latency (link.h,
+ * UTILIZATION: the lead). */
+static void util_lead_add(struct link *l, double start)
+{
+    double h = double_of(atomic_load(util_busy(l, UTIL_EGRESS)));
+
+    if (l->egress.rate > 0.0 && h > start)
+        l->util_lead += fmin(h - start, l->latency_s);
 }
 
 /* util_egress: an egress reservation, in both records. */
@@ -484,16 +501,7 @@ double link_in_ready(const struct link *l)
 void link_enter(struct link *l, double now)
 {
     l->vt_floor = now;
-    l->vt_win = NAN;
-}
-
-int link_vt_window(struct link *l, double *t0, double *idle0)
-{
-    if (isnan(l->vt_win))
-        return 0;
-    *t0 = l->vt_win;
-    *idle0 = l->vt_win_idle;
-    return 1;
+    l->util_lead = 0.0;         /* UTILIZATION: a lead is the call's own */
 }
 
 double link_vt_late(struct link *l, double now, double cpu_s)
@@ -533,10 +541,7 @@ double link_send_restart(struct link *l, double now, double queued_s, double cpu
     if (ready <= now && app < ready)
         app = ready;
     app = fmin(now, fmax(fmax(app, now - slack), l->vt_floor));
-    if (isnan(l->vt_win) && cpu_s >= 0.0 && ready >= l->vt_floor && l->egress.rate > 0.0) {
-        l->vt_win = app;            /* the call's first forward (link_vt_window) */
-        l->vt_win_idle = util_mark(l, UTIL_EGRESS, app);
-    }
+    util_lead_add(l, fmax(app, fmax(clock_get(&l->egress), l->share.vclock)));
     l->send_fixed = app;
     l->send_new = 1;
     l->send_cont = 0;

@@ -210,6 +210,22 @@
  * bytes), the egress alone reads d idle (the rank had nothing to send:
  * it waited). The parameter server's link alternates its directions
  * (pushes in, then weights out), so there the union is the measure.
+ *
+ * The lead (egress alone). The model's ring step is L + n/B: the next
+ * begins when the last step's bytes are in. A ring out of lockstep (its
+ * ranks entered at different times, one reduced faster) has ranks whose
+ * neighbour's chunk is in before their own chunk's last byte lands: they
+ * forward at once, while that byte is in flight, ahead of the model's
+ * step by the overlap (at most L), and later wait for the ring to catch
+ * up. The union counts the overlap once for two steps, so the wait would
+ * read idle although the call ends when the model says. So each new
+ * transmission (link_send_restart) that starts before the egress's
+ * horizon adds the overlap, at most L, to the link's lead, and a gap in
+ * the egress record is idle only beyond the lead, which it uses up. The
+ * lead is the call's own (link_enter zeroes it) and the sending
+ * thread's (a plain field of struct link, not the host's): pieces of one
+ * frame earn none, a frame that starts after the horizon (a slow
+ * sender) earns none.
  */
 #ifndef LINK_H
 #define LINK_H
@@ -255,8 +271,8 @@ struct link {
     int send_new;         /* blocking sender: link_send_restart was called */
     double send_fixed;    /* ... and where that transmission starts */
     double vt_floor;      /* link_enter: no restart starts before it */
-    double vt_win;        /* the call's first forward (NAN: none yet) ... */
-    double vt_win_idle;   /* ... and the egress idle then (link_vt_window) */
+    double util_lead;     /* UTILIZATION: the call's lead not yet waited off
+                           * (the sending thread's; link_enter zeroes it) */
     double credited_s;    /* OWN CORES: CPU waits taken off the timeline, summed */
     /* link_ingress_join: the last reservation, to join the next one to */
     double in_stamp;      /* its kernel receive timestamp (NAN: none) */
@@ -394,15 +410,6 @@ double link_in_ready(const struct link *l);
  * a call never takes less than its sends' own wire time and latency after
  * its start, whatever the timeline carried over from the call before. */
 void link_enter(struct link *l, double now);
-
-/* link_vt_window: where the timed call's (link_enter) utilization window
- * begins: at its first send that forwarded bytes read in the call (*t0),
- * with the egress idle then (*idle0; link_util_mark_egress's scale).
- * Before it, a rank that entered early only waited for a neighbour that
- * entered late (skew, which time_s leaves out too: metrics.h, LAST
- * ENTRY), and the time the link stood idle then is not the software's.
- * Returns 0 (nothing set) when the call forwarded nothing. */
-int link_vt_window(struct link *l, double *t0, double *idle0);
 
 /* link_vt_late: a timed call (link_enter) returns at now, its sender
  * having used cpu_s of CPU since it read the call's last bytes in (and
