@@ -12,8 +12,10 @@
 #      each with --loss-time-out (the loss per step and its wall-clock
 #      time, ring rank 0's or the server's);
 #   2. per run: the steps to the target loss (the first step whose loss is
-#      at or under --target-loss) and the time to it (that step's wall_s),
-#      from the loss file; step_s and time_s from the CSV row (psr_merge's).
+#      at or under --target-loss) and the time to it (that step's wall_s
+#      less step 0's: step 0 holds the start-up), and the mean step
+#      (period_s: the loss file's wall_s slope over the run), from the
+#      loss file; time_s from the CSV row (psr_merge's).
 #      With --repeats N every point runs N times, interleaved (all points,
 #      then all again), and each point's figures are the medians;
 #   3. per system and compressor, the BREAK-EVEN BANDWIDTH, where the
@@ -32,19 +34,23 @@
 #                   script until 2026-11-27) let the low rates' large
 #                   times place the crossing, "in" the range where no
 #                   rate showed one. breakeven_step_bps: the same on
-#                   step_s;
+#                   the mean step;
 #        predicted  the same definition on the model: time to target =
-#                   S x (t(r) + u), S the steps to target MEASURED (the
-#                   compressor's and none's medians over the rates: the
-#                   step count does not depend on the link; steps_ratio
-#                   is S_c / S_none), t(r) bin/model's step (the f64
-#                   gradient and trailer in the compressor's bytes, plus
-#                   its codec cost measured by bin/model: compress_cost,
-#                   psgd_cost), u the step's measured time outside its
-#                   communication (step_s - time_s, one median over the
-#                   system's runs of C and none: every codec runs inside
-#                   the combine). t is a + b / bw exactly, so two queries
-#                   give a and b. PowerSGD: bin/model reshapes a vector
+#                   (S - 1) x (t(r) + u), S the steps to target MEASURED
+#                   (the compressor's and none's medians over the rates:
+#                   the step count does not depend on the link;
+#                   steps_ratio is S_c / S_none), t(r) bin/model's step
+#                   (the f64 gradient and trailer in the compressor's
+#                   bytes, plus its codec cost measured by bin/model:
+#                   compress_cost, psgd_cost; the PS's from the last
+#                   worker's entry with the entries spread_s apart,
+#                   model_ps_spread), u the step's measured time outside
+#                   t (the mean step less t(r), the median over C's own
+#                   rates and repeats, none's over none's: the backward,
+#                   the apply, the wait for the last to enter, the host's
+#                   cost per call). The crossing is found on a grid of
+#                   bandwidths (the PS's t is a + b / bw only piecewise).
+#                   PowerSGD: bin/model reshapes a vector
 #                   near-square, the mlp sends its layers' factors, so it
 #                   is priced as the two ring all-reduces it runs (model_t
 #                   says which elements). predicted_step_bps: S = 1, like
@@ -59,7 +65,10 @@
 # then compressor, rate, rate_bps, steps_to_target, time_to_target_s (the
 # repeats' medians), breakeven_bps, breakeven_where, breakeven_step_bps,
 # breakeven_step_where, predicted_bps, predicted_step_bps, steps_ratio,
-# compute_s (u above), repeats, by name), <out>/compression.txt (the
+# compute_s (u above), host_call_s (none's time_s less its model, per
+# collective call: what the model leaves out of the combine itself),
+# repeats, spread_s (the PS's entry spread; 0 on the ring), period_s (the
+# mean step, the repeats' median), by name), <out>/compression.txt (the
 # table), <out>/loss/, logs/. Timings on a shared 2-core machine are
 # noisy: nothing here asserts one.
 set -uo pipefail
@@ -204,10 +213,16 @@ for j in $(seq 1 "$repeats"); do          # interleaved: every point once, then 
 done
 
 # ------------------------------------------------------------ 2. to the target
-# reach FILE: "STEPS SECONDS" at the first loss <= target ("nan nan": never).
+# reach FILE: "STEPS SECONDS" at the first loss <= target ("nan nan":
+# never): the steps to it, and the time from step 0's loss to its, the
+# STEPS - 1 steps after the first. Step 0's own wall_s (30 to 160 ms on
+# the PS at K 4, whatever the rate: the processes still starting when
+# the first one begins) is start-up, no step of the model's; at 1 Gbit/s
+# it was as long as the 20 steps after it and decided the break-even.
 reach() {
     [ -s "$1" ] || { echo "nan nan"; return; }
-    awk -v t="$target" '!/^#/ && NF >= 3 && $2 + 0 <= t { print $1 + 1, $3; f = 1; exit } END { if (!f) print "nan nan" }' "$1"
+    awk -v t="$target" '!/^#/ && NF >= 3 && !z++ { w0 = $3 }
+        !/^#/ && NF >= 3 && $2 + 0 <= t { print $1 + 1, $3 - w0; f = 1; exit } END { if (!f) print "nan nan" }' "$1"
 }
 # col_of NAME COL: the run's COL (psr_merge's row), nan when none.
 col_of() { [ -s "$out/logs/$1.csv" ] && csv_awk -v k="$2" 'FNR == 2 { v = $c[k]; print (v == "" ? "nan" : v) }' "$out/logs/$1.csv" || echo nan; }
@@ -217,35 +232,48 @@ median() { printf '%s\n' "$@" | awk '$1 != "nan" && $1 != "" { v[++n] = $1 + 0 }
     END { if (!n) { print "nan"; exit }
           for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
           printf "%.6g\n", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
-# point SYS C RATE: "STEPS SECONDS STEP_S COMPUTE_S", each the median over
-# the repeats: steps and time to target, step_s, and the step's time
-# outside its communication, step_s - time_s (the backward, the apply,
-# the driver; time_s is the combine: the all-reduce, or the pushes and
-# pulls, with the codec inside).
+# period FILE: the run's mean step from its loss file, (wall_s of the last
+# step - step 0's) / their distance: the step the time to target is made
+# of. (step_s, per step the slowest rank's, was not: the ring's ranks
+# take long and short steps in turn, and the slowest of four each step
+# sat 1.5 ms over the mean step of none's runs, mlp K 4 at 1 Gbit/s,
+# and 0.5 ms over PowerSGD's.)
+period() {
+    [ -s "$1" ] || { echo nan; return; }
+    awk '!/^#/ && NF >= 3 { if (!n++) { s0 = $1; w0 = $3 } s = $1; w = $3 }
+        END { print (n < 2 || s == s0) ? "nan" : sprintf("%.9g", (w - w0) / (s - s0)) }' "$1"
+}
+# point SYS C RATE: "STEPS SECONDS STEP COMPUTE_S", each the median over
+# the repeats: steps and time to target, the mean step (period), and the
+# step's time outside bin/model's communication, the mean step less
+# model_t (the backward, the apply, the driver, the wait for the last
+# rank to enter, and whatever the host adds to each collective call:
+# measured on C's own runs, not one figure for C and none; see
+# predicted).
 point() {
-    local j n st=() tt=() ss=() cs=() v
+    local j n st=() tt=() ss=() cs=() v m
+    m=$(model_t "$1" "$2" "$(bps "$3")")
     for j in $(seq 1 "$repeats"); do
         n=$(tag "$1" "$2" "$3" "$j")
         set -- "$1" "$2" "$3" $(reach "$out/loss/$n.loss")
         st+=("$4") tt+=("$5")
-        v=$(col_of "$n" step_s); ss+=("$v")
-        cs+=("$(awk -v a="$v" -v b="$(col_of "$n" time_s)" 'BEGIN { print (a == "nan" || b == "nan") ? "nan" : a - b }')")
+        v=$(period "$out/loss/$n.loss"); ss+=("$v")
+        cs+=("$(awk -v a="$v" -v b="$m" 'BEGIN { print (a == "nan" || b == "") ? "nan" : a - b }')")
     done
     echo "$(median "${st[@]}") $(median "${tt[@]}") $(median "${ss[@]}") $(median "${cs[@]}")"
 }
-# calls SYS C: the collective calls in a step: PowerSGD's two all-reduces
-# (the P round, then the Q round after its own compute), else one (the
-# ring's all-reduce or all-gather; the PS's pushes and pulls).
-calls() { case $1:${2%%:*} in ring:powersgd) echo 2 ;; *) echo 1 ;; esac; }
-# host_call SYS: THE HOST'S COST PER CALL, measured: the median over
-# none's runs (every rate and repeat) of time_s - bin/model's time. It
-# does not grow with the rounds or the bytes (mlp, K = 4, 1 Gbit/s,
-# 2026-11-27: none, 6 rounds of 12.7 KB, 2.5 ms over its model; top-k's
-# all-gather, 3 rounds of 0.8 KB, 2.6 ms): it is the wait for the slowest
-# rank as a call begins (the runs' wait_s, 2 to 2.6 ms: K ranks computing
-# on 2 shared cores reach it one after the other), paid again by each
-# call that follows a compute phase: PowerSGD's Q round follows its
-# orthogonalization and M^T P (measured 4.7 ms over, about two).
+# less1 S: S - 1 (the steps after step 0, reach's), nan stays nan.
+less1() { awk -v s="$1" 'BEGIN { print s == "nan" ? "nan" : s - 1 }'; }
+# host_call SYS: THE HOST'S COST PER CALL, measured and reported (column
+# host_call_s), no longer added by predicted: the median over none's
+# runs (every rate and repeat) of time_s - bin/model's time. Until
+# 2026-11-28 the prediction added it, from none, once per collective
+# call, to a time outside the communication pooled over C's and none's
+# runs; u is now measured on each compressor's own runs, and whatever the
+# host adds to its calls is in its u. (At 2026-11-27's runs the ring's
+# time_s sat 2.5 ms over its model; since the virtual timeline's fix, 67239b5,
+# within 0.1 ms; the PS's, with the spread, 1 to 3 ms over for none and
+# sign alike.)
 host_call() {
     local r j n v=() t
     for r in $rates; do
@@ -256,6 +284,28 @@ host_call() {
         done
     done
     median "${v[@]}"
+}
+# entry_spread SYS: THE WORKERS' ENTRY SPREAD, measured (the PS's only):
+# per step, the last worker's entry into the combine less the first's
+# (the records' ENTER_T, one clock), the median over the steps of every
+# run of the system (every compressor, rate and repeat: compute skew on
+# the shared cores, not the link's). time_s is timed from the last entry
+# (metrics.h, LAST ENTRY), and the pushes of the workers that entered
+# before it are on the server's link by then: model_ps_spread (bin/model
+# --spread) leaves K push / bw - spread of the ingress, at least one
+# push. Without it none's dense pushes ran under their model and sign's
+# and top-k's, which the skew cannot hide, over theirs (K 4, 1 Gbit/s:
+# -0.4 and +0.7 ms), which put the PS's break-evens 1.4 to 16x off.
+entry_spread() {
+    local files=() f
+    for f in "$out"/logs/"$1"_*.d/rec.worker.*; do [ -f "$f" ] && files+=("$f"); done
+    [ ${#files[@]} -gt 0 ] || { echo 0; return; }
+    awk '$1 == "step" && NF >= 9 && $9 != "-" { k = FILENAME; sub(/\/rec\.worker\.[0-9]+$/, "", k); k = k SUBSEP $2
+            if (!(k in lo) || $9 < lo[k]) lo[k] = $9; if (!(k in hi) || $9 > hi[k]) hi[k] = $9 }
+        END { for (k in lo) print hi[k] - lo[k] }' "${files[@]}" |
+        awk '{ v[++n] = $1 } END { if (!n) { print 0; exit }
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+            printf "%.6g\n", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
 }
 # fit_be "R T ..." "R T ...": the compressor's and none's (rate, time)
 # pairs at the same rates -> "RSTAR WHERE" (the header's item 3). D(r) =
@@ -312,43 +362,71 @@ fit_be() {
 # elements (the biases, W3, the trailer), and the Q round (32 R + 64 R)
 # (docs/design.md: 644 elements at R = 2), plus psgd_cost per element of
 # the gradient.
+# codec_cost[C]: C's own CPU seconds per element, measured once by
+# bin/model (compress_cost, psgd_cost: it says so on stderr), then given
+# to every query (--compress-cost) instead of measured again by each.
+declare -A codec_cost
+for c in $ring_c $ps_c; do
+    [ "$c" = none ] || [ -n "${codec_cost[$c]:-}" ] && continue
+    cost=$("$PSR_BIN/model" --algo "$(case $c in sign*) echo ps ;; *) echo ring ;; esac)" --K "$k" \
+           --bytes $((mlp_elems * es)) --dtype f64 --bw 1e9 --compress "$c" 2>&1 >/dev/null |
+           sed -n 's/.* cost \([0-9.e+-]*\) s per element.*/\1/p')
+    codec_cost[$c]=${cost:-0}
+done
 model_t() {
-    local sys=$1 c=$2 bw=$3 cost rk
+    local sys=$1 c=$2 bw=$3 cost=${codec_cost[$2]:-0} rk
     if [ "${c%%:*}" = powersgd ]; then
         rk=${c#powersgd:}; rk=${rk%%:*}
-        cost=$("$PSR_BIN/model" --algo ring --K "$k" --bytes $((mlp_elems * es)) --dtype f64 --bw 1e9 \
-               --compress "$c" 2>&1 >/dev/null | sed -n 's/.* cost \([0-9.e+-]*\) s per element.*/\1/p')
         awk -v p="$("$PSR_BIN/model" --algo ring --K "$k" --bytes $(((128 * rk + 196) * es)) --bw "$bw" --latency "$lat")" \
             -v q="$("$PSR_BIN/model" --algo ring --K "$k" --bytes $((96 * rk * es)) --bw "$bw" --latency "$lat")" \
             -v c="${cost:-0}" -v n="$mlp_elems" 'BEGIN { printf "%.12g\n", p + q + c * n }'
     else
-        "$PSR_BIN/model" --algo "$sys" --K "$k" --bytes $(((mlp_elems + trailer) * es)) --dtype f64 \
-            --bw "$bw" --latency "$lat" --compress "$c" 2>>"$out/logs/model.err"
+        set -- --algo "$sys" --K "$k" --bytes $(((mlp_elems + trailer) * es)) --dtype f64 --bw "$bw" --latency "$lat"
+        [ "$sys" = ps ] && set -- "$@" --spread "$spread_ps"
+        [ "$c" != none ] && set -- "$@" --compress-cost "$cost"
+        "$PSR_BIN/model" "$@" --compress "$c" 2>>"$out/logs/model.err"
     fi
 }
-# predicted SYS C SC S0 CC C0 H: the bandwidth (bytes/s) where the model's
-# time to target with C, SC steps of (bin/model's step + CC, the measured
-# time outside the communication, + H x C's calls, the host's), equals
-# none's, S0 steps of (its step + C0 + H x none's calls): the measured
-# break-even's definition on the model's step. SC = S0 = 1: on the step.
-# "inf" when C pays at every bandwidth.
+# grid SYS C: "BW T BW T ..." model_t on 61 bandwidths log-spaced from
+# 1e4 to 1e11 bytes/s (x 1.31 apart), for predicted.
+grid() {
+    local i bw
+    for i in $(seq 0 60); do
+        bw=$(awk -v i="$i" 'BEGIN { printf "%.6g", 1e4 * 10 ^ (i * 7 / 60) }')
+        printf '%s %s ' "$bw" "$(model_t "$1" "$2" "$bw")"
+    done
+}
+# predicted GRID_C GRID_NONE SC S0 CC C0: the bandwidth (bytes/s) where
+# the model's time to target with C, SC steps of (bin/model's step + CC,
+# its measured time outside it), equals none's, S0 steps of (its step +
+# C0): the measured break-even's definition on the model's step. SC = S0
+# = 1: on the step. The first grid point where C stops paying, and the
+# crossing between it and the one before, each time a + b / bw between
+# them (the PS's step with a spread is a + b / bw only piecewise: the
+# skew hides the pushes up to a rate, so a line through two far
+# bandwidths misplaced the crossing). "inf" when C pays on the whole
+# grid, 0 when it pays nowhere.
 predicted() {
-    local t1c t2c t10 t20
-    t1c=$(model_t "$1" "$2" 1e5) t2c=$(model_t "$1" "$2" 1e9)
-    t10=$(model_t "$1" none 1e5) t20=$(model_t "$1" none 1e9)
-    awk -v t1c="$t1c" -v t2c="$t2c" -v t10="$t10" -v t20="$t20" -v sc="$3" -v s0="$4" -v cc="$5" -v c0="$6" \
-        -v hc="$(awk -v h="$7" -v q="$(calls "$1" "$2")" 'BEGIN { print h * q }')" \
-        -v h0="$(awk -v h="$7" -v q="$(calls "$1" none)" 'BEGIN { print h * q }')" 'BEGIN {
-        if (t1c == "" || t10 == "" || sc == "nan" || s0 == "nan" || cc == "nan" || c0 == "nan" || hc == "nan") { print "nan"; exit }
-        d = 1 / 1e5 - 1 / 1e9; bc = (t1c - t2c) / d; ac = t1c - bc / 1e5; b0 = (t10 - t20) / d; a0 = t10 - b0 / 1e5
-        bc *= sc; ac = sc * (ac + cc + hc); b0 *= s0; a0 = s0 * (a0 + c0 + h0)
-        if (ac <= a0) { print "inf"; exit }
-        r = (b0 - bc) / (ac - a0); if (r <= 0) print 0; else printf "%.6g\n", r }'
+    awk -v gc="$1" -v g0="$2" -v sc="$3" -v s0="$4" -v cc="$5" -v c0="$6" 'BEGIN {
+        if (sc == "nan" || s0 == "nan" || cc == "nan" || c0 == "nan") { print "nan"; exit }
+        m = split(gc, a, " "); split(g0, z, " ")
+        for (i = 1; i + 1 <= m; i += 2) {
+            if (a[i + 1] == "" || z[i + 1] == "") { print "nan"; exit }
+            n++; r[n] = a[i] + 0; d[n] = sc * (a[i + 1] + cc) - s0 * (z[i + 1] + c0)
+        }
+        if (d[1] >= 0) { print 0; exit }
+        for (i = 2; i <= n; i++)
+            if (d[i] >= 0) {            # D linear in 1 / bw between the two
+                x = 1 / r[i - 1] + (1 / r[i] - 1 / r[i - 1]) * d[i - 1] / (d[i - 1] - d[i])
+                printf "%.6g\n", 1 / x; exit
+            }
+        print "inf" }'
 }
 
 csv=$out/compression.csv
 : > "$csv"
-hr_ring=nan hr_ps=nan
+hr_ring=nan hr_ps=nan spread_ps=0
+[ -n "$ps_c" ] && spread_ps=$(entry_spread ps)
 [ -n "$ring_c" ] && hr_ring=$(host_call ring)
 [ -n "$ps_c" ] && hr_ps=$(host_call ps)
 for x in $runs; do
@@ -359,25 +437,23 @@ for x in $runs; do
         set -- $(point "$sys" none "$r")
         p0="$p0 $(bps "$r") $2" s0="$s0 $(bps "$r") $3" n0+=("$1") c0+=("$4")
     done
-    # the steps to target do not depend on the link: each compressor's
-    # median over the rates (and repeats). The time outside the combine
-    # does not depend on the compressor (every codec runs inside the
-    # combine, in time_s): one median over C's and none's runs, so that
-    # its noise does not pass for a difference between them
-    sn=$(median "${nc[@]}") s0n=$(median "${n0[@]}") cm=$(median "${cc[@]}" "${c0[@]}") c0m=$cm
+    # the steps to target and the time outside the modelled communication
+    # do not depend on the link: each compressor's median over the rates
+    # (and repeats), C's and none's apart
+    sn=$(median "${nc[@]}") s0n=$(median "${n0[@]}") cm=$(median "${cc[@]}") c0m=$(median "${c0[@]}")
     ratio=$(awk -v a="$sn" -v b="$s0n" 'BEGIN { print (a == "nan" || b == "nan") ? "nan" : sprintf("%.4g", a / b) }')
     be="- -" bs="- -" pr=- ps=-
     if [ "$c" != none ]; then
         be=$(fit_be "$pc" "$p0") bs=$(fit_be "$sc" "$s0")
-        hr=$hr_ring; [ "$sys" = ps ] && hr=$hr_ps
-        pr=$(predicted "$sys" "$c" "$sn" "$s0n" "$cm" "$c0m" "$hr") ps=$(predicted "$sys" "$c" 1 1 "$cm" "$c0m" "$hr")
+        gc=$(grid "$sys" "$c") g0=$(grid "$sys" none)
+        pr=$(predicted "$gc" "$g0" "$(less1 "$sn")" "$(less1 "$s0n")" "$cm" "$c0m") ps=$(predicted "$gc" "$g0" 1 1 "$cm" "$c0m")
     fi
     for r in $rates; do
         n=$(tag "$sys" "$c" "$r")
         [ -s "$out/logs/$n.csv" ] || continue
-        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps,predicted_step_bps,steps_ratio,compute_s,host_call_s,repeats" > "$csv"
+        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps,predicted_step_bps,steps_ratio,compute_s,host_call_s,repeats,spread_s,period_s" > "$csv"
         set -- $(point "$sys" "$c" "$r") $be $bs
-        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$5,$6,$7,$8,$pr,$ps,$ratio,$cm,$([ "$sys" = ps ] && echo "$hr_ps" || echo "$hr_ring"),$repeats|" >> "$csv"
+        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$5,$6,$7,$8,$pr,$ps,$ratio,$cm,$([ "$sys" = ps ] && echo "$hr_ps" || echo "$hr_ring"),$repeats,$([ "$sys" = ps ] && echo "$spread_ps" || echo 0),$3|" >> "$csv"
     done
 done
 [ -s "$csv" ] || { say "no run succeeded; logs in $out/logs"; exit 1; }
@@ -385,22 +461,26 @@ done
 # ------------------------------------------------------------ 3. the table
 {
     echo "# compression: mlp, K = $k, seed 7, $steps steps, lr $lr, target loss $target; EMULATED link, latency $lat; $repeats repeat(s), interleaved."
-    echo "# steps/time to target: the first step at or under the target (loss file); step_s: psr_merge's (repeat 1's row)."
+    echo "# steps/time to target: the first step at or under the target and the time to it from step 0's loss (loss file);"
+    echo "# step_s: the mean step (the loss file's; medians over the repeats)."
     echo "# break-even (Mbit/s): where C's time equals none's on its system. measured: time to target (medians over the"
     echo "# repeats), A + B/rate through the two rates that bracket it (in; out: extrapolated from the two highest or"
-    echo "# lowest; inf: pays at every rate); be_step: the same on step_s. predicted: bin/model's step (the compressor's"
-    echo "# bytes and measured codec cost) plus the measured time outside the communication and the host's wait per"
-    echo "# call (none's time_s over its model), times the measured steps to target (s_ratio: C's / none's); pr_step:"
-    echo "# the same per step. ratio: measured / predicted, on time to target and on the step."
+    echo "# lowest; inf: pays at every rate); be_step: the same on the mean step. predicted: bin/model's step (the"
+    echo "# compressor's bytes and measured codec cost; the PS's from the last worker's entry, the entries spread_s"
+    echo "# apart) plus the step's measured time outside it (C's own runs), times the measured steps to target"
+    echo "# after step 0 (s_ratio: C's / none's); pr_step: the same per step. ratio: measured / predicted, on time to"
+    echo "# target and on the step; beyond: both above the highest rate run ($(echo $rates | awk '{ print $NF }')), where the lab's link cannot say more."
     echo "# Measured on $(nproc) CPUs, shared, $(date -u +%Y-%m-%dT%H:%M:%SZ); timings are noisy, never asserted."
     printf '%-4s %-12s %9s %8s %8s %10s %11s %4s %11s %4s %11s %11s %7s %7s %7s\n' sys compressor rate step_s steps_tt time_tt_s be_meas_Mb where be_step_Mb wh be_pred_Mb pr_step_Mb s_ratio ratio r_step
-    csv_awk 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
-        function rt(m, p) { return (m + 0 > 0 && p + 0 > 0 && m != "inf" && p != "inf") ? sprintf("%.3f", m / p) : "-" }
+    csv_awk -v hi="$(for r in $rates; do bps "$r"; done | sort -g | tail -n 1)" 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
+        function rt(m, p, w) {
+            if ((m == "inf" || (w == "out" && m + 0 > hi)) && (p == "inf" || p + 0 > hi)) return "beyond"
+            return (m + 0 > 0 && p + 0 > 0 && m != "inf" && p != "inf") ? sprintf("%.3f", m / p) : "-" }
         FNR > 1 {
         m = $c["breakeven_bps"]; p = $c["predicted_bps"]; ms = $c["breakeven_step_bps"]; ps = $c["predicted_step_bps"]
-        printf "%-4s %-12s %9s %8.4f %8s %10s %11s %4s %11s %4s %11s %11s %7s %7s %7s\n", $c["system"], $c["compressor"], $c["rate"], $c["step_s"],
+        printf "%-4s %-12s %9s %8.4f %8s %10s %11s %4s %11s %4s %11s %11s %7s %7s %7s\n", $c["system"], $c["compressor"], $c["rate"], $c["period_s"],
                $c["steps_to_target"], $c["time_to_target_s"], mb(m), $c["breakeven_where"], mb(ms),
-               $c["breakeven_step_where"], mb(p), mb(ps), $c["steps_ratio"], rt(m, p), rt(ms, ps) }' "$csv"
+               $c["breakeven_step_where"], mb(p), mb(ps), $c["steps_ratio"], rt(m, p, $c["breakeven_where"]), rt(ms, ps, $c["breakeven_step_where"]) }' "$csv"
 } > "$out/compression.txt"
 cat "$out/compression.txt"
 

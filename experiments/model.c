@@ -7,19 +7,16 @@
  *   model [--table ...]     the seed's table (also with no flags): PS
  *                           ingress against the ring, one row per K (seed 000)
  *   model --algo ALGO ...   one number (or --sweep LO,HI,N: "bytes,value"
- *                           lines, log-spaced): a quantity of an
- *                           algorithm; the all-reduces are model_algos'
- *                           rows, hring (--ranks-per-host G) and the PS;
- *                           --gamma adds the reduction term; --algo auto
- *                           is the selector: "BEST SECONDS RUNNER-UP SECONDS"
- *   model --split ...       the colocated placement's shards, for
- *                           launch.sh --colocated-servers
+ *                           lines, log-spaced) of model_algos' rows, hring
+ *                           (--ranks-per-host G) or the PS; --gamma adds
+ *                           the reduction term; --algo auto is the
+ *                           selector: "BEST SECONDS RUNNER-UP SECONDS"
+ *   model --split ...       the colocated shards (launch.sh --colocated-servers)
  *   model --crossover ...   n* where the ring and rd cost the same
  *   model --coll | --tp-layer | --bubble | --stragglers ...
  *                           a standalone collective, tensor parallelism's
- *                           all-reduces, the pipeline bubble, the
- *                           straggler models on the run's EMULATED compute
- *                           times (compute_step_time)
+ *                           all-reduces, the pipeline bubble, the straggler
+ *                           models on the run's EMULATED compute times
  * Numbers print as %.12g. Bad input: one line on stderr, exit 64.
  */
 #include <math.h>
@@ -67,8 +64,9 @@ static int name_index(const char *const *names, const char *name)
 }
 
 /* parse_bytes: a size (4K, 1MiB, 4096) or a positive finite number. */
-static int parse_bytes_value(const char *v, double *out, char *err)
+static int parse_bytes(const char *v, void *dst, char *err)
 {
+    double *out = dst;
     uint64_t u;
     char ignored[ERR_LEN];
 
@@ -80,11 +78,6 @@ static int parse_bytes_value(const char *v, double *out, char *err)
         return 0;
     snprintf(err, ERR_LEN, "'%.40s' is not a byte count > 0 (4096, 4K, 1MiB, 1.5e6)", v);
     return ERR_USAGE;
-}
-
-static int parse_bytes(const char *v, void *dst, char *err)
-{
-    return parse_bytes_value(v, dst, err);
 }
 
 /* --sweep LO,HI,N */
@@ -106,7 +99,7 @@ static int parse_sweep(const char *v, void *dst, char *err)
         goto bad;
     *hi++ = '\0';
     *n++ = '\0';
-    if (parse_bytes_value(buf, &s->lo, err) != 0 || parse_bytes_value(hi, &s->hi, err) != 0)
+    if (parse_bytes(buf, &s->lo, err) != 0 || parse_bytes(hi, &s->hi, err) != 0)
         return ERR_USAGE;
     count = strtol(n, &end, 10);
     if (*n == '\0' || *end != '\0' || count < 2 || count > 100000 || !(s->lo < s->hi))
@@ -124,11 +117,10 @@ static int usage_error(const char *msg)
     return CLI_EXIT_USAGE;
 }
 
-/* wire_factor: --compress NAME on elements of --dtype D: the share of the
- * vector's bytes that travels, into *f (1: none; topk, sign: *sparse, the
- * frames of sparse_eval), the link charged f times a query's bytes (the
- * vector's in D). 0, or the usage line and CLI_EXIT_USAGE. */
-static struct { int rank, kind; double es, cost; } psq;  /* the setting; powersgd:R (model_psgd) */
+/* wire_factor: --compress NAME on --dtype D: the share of the vector's bytes
+ * that travels, into *f (1: none; topk, sign: *sparse, sparse_eval's frames),
+ * the link charged f x the query's bytes. 0, or the usage line and 64. */
+static struct { int rank, kind; double es, cost, spread; } psq;  /* the setting; powersgd:R; --spread */
 
 static int wire_factor(const char *name, const char *dt, int algo, double *f, int *sparse,
                        int *d)
@@ -302,13 +294,15 @@ static double evaluate(int algo, int q, int k, int servers, int even, double byt
                                  isnan(local_lat) ? lat : local_lat);
     if (psq.rank)
         return model_psgd(algo, q, k, bytes, psq.es, psq.rank, psq.cost, bw, lat);
+    if (algo == MODEL_PS && q == MODEL_TIME && psq.spread > 0)
+        return model_ps_spread(k, bytes, bytes, psq.spread, bw, lat);
     return model_query(algo, q, k, servers, bytes, bw, lat);
 }
 
 /* sparse_eval: --compress topk:F|sign, bytes x of dtype d as one frame
  * (compress_frame_bytes, headers apart). The ring's top-k: an all-gather,
  * K - 1 frames each way per link in K - 1 steps. The PS (one server of
- * its own): the K pushes as frames in, the weights dense out. */
+ * its own): the K pushes as frames in (--spread), the weights dense out. */
 static double sparse_eval(int set, int algo, int q, int k, double x, double bw, double lat, int d)
 {
     double fb = (double)compress_frame_bytes(set, (size_t)(x / (double)dtype_size(d)), d);
@@ -316,8 +310,7 @@ static double sparse_eval(int set, int algo, int q, int k, double x, double bw, 
     if (algo == MODEL_RING)
         return q == MODEL_STEPS ? k - 1 : q == MODEL_TIME ? (k - 1) * (lat + fb / bw) : (k - 1) * fb;
     if (q == MODEL_TIME)
-        return model_query(MODEL_PS, MODEL_INGRESS, k, 1, fb, bw, lat) +
-               model_query(MODEL_PS, MODEL_EGRESS, k, 1, x, bw, lat);
+        return model_ps_spread(k, fb, x, psq.spread, bw, lat);
     return model_query(MODEL_PS, q, k, 1, q == MODEL_INGRESS || q == MODEL_BYTES_IN ? fb : x, bw, lat);
 }
 
@@ -543,6 +536,7 @@ int main(int argc, char **argv)
           "--dtype's; fp16/bf16 on ring|rd: N x 2 / its size; powersgd:R on ring|rd: N as a "
           "near-square matrix, two all-reduces of its factors; topk:F on ring|ps, sign on ps: frames)", 0, 0, NULL },
         { "dtype", CLI_STRING, &dt, "f32|f64", "--compress: the elements' type (default f32)", 0, 0, NULL },
+        { "spread", CLI_TIME, &psq.spread, "TIME", "query, ps, time: the workers' entries TIME apart (model_ps_spread)", 0, 0, NULL },
         { "compress-cost", CLI_DOUBLE, &psq.cost, "S", "--compress C, a time: its CPU seconds per element "
           "(default: measured here, said on stderr)", 0, 0, NULL },
         { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
@@ -563,7 +557,7 @@ int main(int argc, char **argv)
                    "       model --algo ps|ring|rd|...|hring|auto --K K --bytes N|--sweep LO,HI,N\n"
                    "             --bw RATE [--latency TIME] [--gamma G]\n"
                    "             [--ranks-per-host G [--local-bw RATE] [--local-latency TIME]] (hring)\n"
-                   "             [--servers S] [--placement separate|colocated] [--even-split] [--bucket SIZE]\n"
+                   "             [--servers S] [--placement separate|colocated] [--even-split] [--bucket SIZE] [--spread TIME]\n"
                    "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined]\n"
                    "             [--compress none|fp16|bf16|powersgd:R [--dtype f32|f64] [--compress-cost S]]\n"
                    "       model --split --K K [--servers k] [--elements P] [--even-split]\n"
@@ -661,8 +655,10 @@ int main(int argc, char **argv)
     if (place_query(placement_name, even, q, bucket, &algo, &servers) != 0 ||
         wire_factor(compress, dt, algo, &wf, &sparse, &d) != 0)
         return CLI_EXIT_USAGE;
-    if (sparse && (q == MODEL_TOPT || q == Q_PIPELINED || servers > 1 || even || placement_name))
-        return usage_error("--compress topk:F|sign: one server of its own, no t_opt or pipelined");
+    if ((sparse || psq.spread) && (q == MODEL_TOPT || q == Q_PIPELINED || servers > 1 || even || placement_name))
+        return usage_error("--compress topk:F|sign, --spread: one server of its own, no t_opt or pipelined");
+    if (psq.spread && (algo != MODEL_PS || q != MODEL_TIME))
+        return usage_error("--spread: a time of --algo ps");
     if (!k)
         return usage_error("a query needs --K");
     if (algo == MODEL_HRING) {

@@ -108,6 +108,22 @@ expect_rc 64
 expect_grep err '^model: --compress fp16: models the ring'
 t_end
 
+t_case compress-proc-3.2 "bin/model --spread: the PS's step from the last entry, the earlier pushes hidden by the skew, a sign frame not; only a PS time (64)"
+# K 4, 50720 bytes at 125 MB/s (0.40576 ms a push), 1 ms: 1.85 ms of skew
+# hide all but the last push: 2 a + n/bw + K n/bw = 4.0288 ms (no skew:
+# 2 (a + K n/bw) = 5.24608); sign's 801-byte frames: 2 a + 801/bw + K n/bw
+q="--algo ps --K 4 --bytes 50720 --bw 1.25e8 --latency 1ms"
+v1=$("$PSR_BIN/model" $q --spread 1.85ms) v0=$("$PSR_BIN/model" $q --spread 0) vn=$("$PSR_BIN/model" $q)
+vs=$("$PSR_BIN/model" $q --spread 1.7ms --dtype f64 --compress sign --compress-cost 0)
+[ "$v1" = 0.0040288 ] && [ "$v0" = 0.00524608 ] && [ "$vn" = "$v0" ] && [ "$vs" = 0.003629448 ] ||
+    t_fail "spread 1.85 ms $v1, 0 $v0, none $vn, sign $vs; want 0.0040288, 0.00524608 twice, 0.003629448"
+for bad in "--algo ring --K 4 --bytes 1M --bw 1e9 --spread 1ms" "$q --spread 1ms --quantity bytes_in" "$q --servers 2 --spread 1ms"; do
+    job 10 "$PSR_BIN/model" $bad
+    expect_rc 64
+    [ "$(wc -l < "$T_TMP/err")" = 1 ] && expect_grep err '^model: .*--spread' || t_fail "$bad: $(head -c 200 "$T_TMP/err")"
+done
+t_end
+
 t_case compress-proc-4.1 "psring_sim ring 3 --bench --compress fp16: the simulated link's bytes half of none's, model_s on the wire's bytes; the PS and sizes refused (64)"
 if [ -x "$PSR_BIN/psring_sim" ]; then
     for c in none fp16; do

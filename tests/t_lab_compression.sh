@@ -5,7 +5,8 @@
 # break-even bandwidth (measured and predicted) on every compressed row,
 # the plots with a line per run, the manifest's breakeven line and
 # index.html's table; a compressor on a system it does not fit exits 64
-# with one line. Timings are printed, never asserted.
+# with one line; the PS's rows carry the workers' entry spread (from the
+# records) and every row its mean step. Timings are printed, never asserted.
 # tier: full
 . "$PSR_TESTS/lib.sh"
 t_need lab-compression-1 "the compression section" model ring_worker ps_server ps_worker psr_merge
@@ -33,11 +34,15 @@ for f in compression.csv compression.txt compression.png compression.svg compres
 done
 if [ -s "$o/compression.csv" ]; then
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
-                       split("system K step_s compress compressor rate rate_bps steps_to_target time_to_target_s breakeven_bps breakeven_where breakeven_step_bps breakeven_step_where predicted_bps predicted_step_bps steps_ratio compute_s repeats", w, " ")
+                       split("system K step_s compress compressor rate rate_bps steps_to_target time_to_target_s breakeven_bps breakeven_where breakeven_step_bps breakeven_step_where predicted_bps predicted_step_bps steps_ratio compute_s repeats spread_s period_s", w, " ")
                        for (j in w) if (!(w[j] in c)) print "no column " w[j]; next }
              { n[$c["system"] ":" $c["compressor"]]++
                if ($c["K"] != 4) print "row " NR ": K " $c["K"]
                if (!($c["rate_bps"] == 4000000 || $c["rate_bps"] == 16000000)) print "row " NR ": rate_bps " $c["rate_bps"]
+               # the entry spread of the PS, from the records of its workers (ENTER_T): > 0
+               if ($c["system"] == "ps" && !($c["spread_s"] + 0 > 0)) print "row " NR ": spread_s \"" $c["spread_s"] "\""
+               if ($c["system"] == "ring" && $c["spread_s"] != 0) print "row " NR ": ring spread_s \"" $c["spread_s"] "\""
+               if (!($c["period_s"] + 0 > 0)) print "row " NR ": period_s \"" $c["period_s"] "\""
                if ($c["compressor"] == "none") next
                m = $c["breakeven_bps"]; p = $c["predicted_bps"]
                if (!(m == "inf" || m == "nan" || m + 0 > 0 || m == "0")) print "row " NR ": breakeven_bps \"" m "\""
@@ -49,7 +54,7 @@ if [ -s "$o/compression.csv" ]; then
                if (!($c["steps_ratio"] + 0 > 0)) print "row " NR ": steps_ratio \"" $c["steps_ratio"] "\"" }
              END { split("ring:none ring:fp16 ps:none ps:sign", r, " ")
                    for (j = 1; j <= 4; j++) if (n[r[j]] != 2) print r[j] ": " n[r[j]] + 0 " rows, want 2" }' \
-        "$o/compression.csv" > "$T_TMP/why"
+        "$o/compression.csv" > "$T_TMP/why" 2>&1 || echo "the check itself failed: $(head -c 200 "$T_TMP/why")" >> "$T_TMP/why"
     [ -s "$T_TMP/why" ] && t_fail "compression.csv: $(head -n 5 "$T_TMP/why" | tr '\n' ';')"
 fi
 # every run's line is drawn: its title is in the time panel's legend (a

@@ -219,5 +219,18 @@ int main(void)
         T_END();
     }
 
+    T_CASE("model-8.1", "the PS step from the last entry: the entry spread hides up to (K-1) pushes");
+    /* K = 4, push n = 1 MB, pull 2 MB, 100 MB/s (10 ms a push), a = 0.1 ms:
+     * no spread, model_ps_step's ingress; 15 ms: 40 - 15 = 25 ms of it
+     * left; 50 ms: only the last push's 10 ms; a 10 KB push (0.1 ms)
+     * hides nothing at 1 ms; the pull is K pulls out whatever the spread */
+    T_NEAR(model_ps_spread(4, N, N, 0, BW, A), model_ps_step(4, N, BW, A), 1e-12);
+    T_NEAR(model_ps_spread(4, N, 2 * N, 0.015, BW, A), 2 * A + 0.025 + 0.08, 1e-12);
+    T_NEAR(model_ps_spread(4, N, 2 * N, 0.05, BW, A), 2 * A + 0.01 + 0.08, 1e-12);
+    T_NEAR(model_ps_spread(4, 1e4, N, 1e-3, BW, A), 2 * A + 1e-4 + 0.04, 1e-12);
+    T_NEAR(model_ps_spread(4, N, N, -1, BW, A), model_ps_step(4, N, BW, A), 1e-12);
+    T_TRUE(isnan(model_ps_spread(0, N, N, 0, BW, A)) && isnan(model_ps_spread(4, N, N, 0, 0, A)));
+    T_END();
+
     return t_done();
 }

@@ -317,6 +317,13 @@ double model_ps_step(int k, double bytes, double bw, double lat)
     return model_query(MODEL_PS, MODEL_TIME, k, 1, bytes, bw, lat);
 }
 
+double model_ps_spread(int k, double push, double pull, double spread, double bw, double lat)
+{
+    if (k < 1 || !(bw > 0))
+        return NAN;
+    return 2 * lat + fmax(push / bw, k * push / bw - fmax(spread, 0)) + k * pull / bw;
+}
+
 double model_ring(int k, double bytes, double bw, double lat)
 {
     return model_query(MODEL_RING, MODEL_TIME, k, 1, bytes, bw, lat);

@@ -202,6 +202,26 @@ double model_ps_pipelined(enum model_algo algo, int k, int servers, double bytes
 double model_ps_mix_pipelined(int k, int extra, double x, double bytes, double bucket,
                               double bw, double lat);
 
+/* model_ps_spread: the one-server sync step, timed as time_s is (from the
+ * LAST worker's entry, metrics.h), when the K workers entered over
+ * `spread` seconds (their compute skew; evenly spread), pushing `push`
+ * bytes each (a compressed frame) and pulling `pull` (the dense weights):
+ *     T = a + max(push / bw, K push / bw - spread) + a + K pull / bw
+ * The pushes of the workers that entered earlier are on the server's
+ * link already when the last one enters (push j of K, entered (K-j)/(K-1)
+ * spread early: the link ends at the latest of e_j + (K-j+1) push / bw,
+ * which is the first or the last of them), so the skew hides up to
+ * (K-1) push / bw of the ingress; a push smaller than the skew hides
+ * nothing but itself. spread = 0: model_ps_step's t (pull = push). This
+ * is why the uncompressed PS ran under model_ps_step and sign and top-k
+ * over theirs (mlp, K = 4, 1 Gbit/s, entries 1.2-2.2 ms apart: none 4.86
+ * ms against 5.24, sign 4.35 against 3.65; this model 4.03 and 3.63,
+ * both 0.7-0.8 ms under the run: the host's, alike). Assumed: the
+ * entries spread evenly, one spread for every step (lab_compression.sh
+ * measures the median).
+ * NaN for k < 1 or bw <= 0. */
+double model_ps_spread(int k, double push, double pull, double spread, double bw, double lat);
+
 /* model_crossover: n* in bytes where the ring and rd cost the same at K
  * workers; NaN when they never cross. */
 double model_crossover(int k, double bw, double lat);
