@@ -384,8 +384,8 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
                 t->in_step ? t->rbytes - t->rdone : 0);
         return ERR_USAGE;
     }
-    /* The send keeps pace with the receive: as far as the receive will be
-     * (xport.h, recv's promise). */
+    /* The send goes at least as far as the receive will be (xport.h,
+     * recv's promise); unpaced, further (SEND AHEAD below). */
     target = t->rdone + len < t->sbytes ? t->rdone + len : t->sbytes;
     if (target < t->sdone)
         target = t->sdone;
