@@ -687,6 +687,46 @@ static void t_frame_deadline(void)
     T_END();
 }
 
+/* net_send_now: what the socket takes, never waiting; nothing on a paced
+ * link (xport_tcp.c, SEND AHEAD). */
+static void t_send_now(void)
+{
+    const size_t n = 64u << 20;
+    struct pair p;
+    struct link la, lb;
+    unsigned char *buf = pattern(n, 7), *got = malloc(n);
+    char err[ERR_LEN] = "";
+    size_t sent = 1, again = 1;
+    int rc = 0;
+
+    T_CASE("net-1.17", "send_now: unpaced, sends what the socket takes and returns with the "
+                       "rest unsent (no reader); paced, nothing; a closed peer -> -errno");
+    watch(20);
+    T_EQ_I(pair_open(&p, "127.0.0.1"), 0);
+    T_EQ_I(link_init(&la, 1e9, 10e-6), 0);           /* paced: nothing */
+    T_EQ_I(net_send_now(p.a, buf, n, &la, &sent), 0);
+    T_EQ_U(sent, 0);
+    T_EQ_U(la.bytes_out, 0);
+    T_EQ_I(link_init(&la, 0.0, 0.0), 0);
+    T_EQ_I(link_init(&lb, 0.0, 0.0), 0);
+    T_EQ_I(net_send_now(p.a, buf, n, &la, &sent), 0);
+    T_TRUE(sent > 0 && sent < n);                     /* 64 MiB never fits a socket */
+    T_EQ_U(la.bytes_out, sent);
+    T_EQ_I(net_recv_all(p.b, got, sent, &lb, 5.0, "a", err), 0);
+    T_TRUE(memcmp(buf, got, sent) == 0);
+    T_EQ_I(net_send_now(p.a, buf + sent, n - sent, NULL, &again), 0);
+    T_TRUE(again > 0);                                /* drained: room again */
+    close(p.b);
+    p.b = -1;
+    for (int i = 0; i < 100 && rc == 0; i++)     /* the RST may take a call */
+        rc = net_send_now(p.a, buf, n, NULL, &again);
+    T_TRUE(rc == -EPIPE || rc == -ECONNRESET);
+    pair_close(&p);
+    free(buf);
+    free(got);
+    T_END();
+}
+
 int main(void)
 {
     signal(SIGALRM, on_alarm);
@@ -707,6 +747,7 @@ int main(void)
     t_epipe();
     t_ipv6();
     t_frame_deadline();
+    t_send_now();
     alarm(0);
     return t_done();
 }

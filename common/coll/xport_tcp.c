@@ -374,7 +374,7 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
 {
     struct tcp *t = (struct tcp *)xb;
     uint64_t out0 = t->link->bytes_out, in0 = t->link->bytes_in;
-    size_t target, sent, got;
+    size_t target, sent, got, ahead;
     int rc;
 
     if (t->failed_rc)
@@ -384,8 +384,8 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
                 t->in_step ? t->rbytes - t->rdone : 0);
         return ERR_USAGE;
     }
-    /* The send keeps pace with the receive: as far as the receive will be
-     * (xport.h, recv's promise). */
+    /* The send goes at least as far as the receive will be (xport.h,
+     * recv's promise); unpaced, further (SEND AHEAD below). */
     target = t->rdone + len < t->sbytes ? t->rdone + len : t->sbytes;
     if (target < t->sdone)
         target = t->sdone;
@@ -393,6 +393,16 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
     rc = net_sendrecv_frame(t->out->fd, t->sbuf + t->sdone, target - t->sdone, t->out->name,
                             t->in->fd, dst, len, t->in->name, t->link, t->idle, &t->rframe,
                             NULL);
+    /* SEND AHEAD. Unpaced, the rest of the outgoing frame goes on as far
+     * as the socket takes it now, so that the neighbour finds its next
+     * piece already in while this rank adds (ring.c, PIECES): without it
+     * a step's send only kept pace with its receive, and both ends woke
+     * once a piece. Never waits (a receiver reading piece by piece while
+     * every rank waited to send its whole frame would deadlock); a failed
+     * socket is left to the next call, which names the peer. Paced sends
+     * keep to the link's reservations (net_send_now sends nothing). */
+    if (rc == 0 && target < t->sbytes)
+        (void)net_send_now(t->out->fd, t->sbuf + target, t->sbytes - target, t->link, &ahead);
     moved(t, out0, in0, &sent, &got);
     t->sdone += sent;
     t->rdone += got;

@@ -436,3 +436,21 @@ int net_port_file_write(const char *path, int port, char *err)
     /* outfile.h: atomic, and never over a FIFO, a device or a folder. */
     return outfile_write_text("--port-file", path ? path : "", text, (size_t)len, err);
 }
+
+int net_send_now(int fd, const void *buf, size_t len, struct link *l, size_t *sent)
+{
+    *sent = 0;
+    if (l && link_active(l))
+        return 0;               /* paced: every piece is reserved (net_xfer.c) */
+    while (*sent < len) {
+        ssize_t w = send(fd, (const char *)buf + *sent, len - *sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+        *sent += (size_t)w;
+        if (l)
+            l->bytes_out += (uint64_t)w;
+    }
+    return 0;
+}

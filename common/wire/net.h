@@ -117,6 +117,14 @@ double net_frame_budget(const struct link *l, size_t len, double idle_s);
  * closed or failed, why saying so and after how many bytes. */
 int net_feed(int fd, void *buf, size_t *got, size_t need, char *why);
 
+/* net_send_now: send of buf[0, len) what fd's socket takes at once, never
+ * waiting; *sent: how much it took, counted on l. On an emulated link (l
+ * active) nothing: a paced send goes piece by piece through its
+ * reservations. For a sender ahead of what it must have sent by now
+ * (xport_tcp.c, SEND AHEAD). 0, or -errno when the socket failed (EAGAIN:
+ * 0, nothing sent). */
+int net_send_now(int fd, const void *buf, size_t len, struct link *l, size_t *sent);
+
 /* net_recv_frame: net_recv_all, also under f's deadline (NULL: none). */
 int net_recv_frame(int fd, void *buf, size_t len, struct link *l, double idle_s,
                    struct net_frame *f, const char *peer, char *err);
