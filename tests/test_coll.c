@@ -578,11 +578,12 @@ int main(void)
         T_EQ_D(model_busbw_factor(COLL_ALL_GATHER, 8), 0.875);
     }
 
-    T_CASE("coll-3.5", "busy-poll rule: unpaced up to 2x the CPUs, paced up to the CPUs, else 0");
+    T_CASE("coll-3.5", "busy-poll rule: unpaced up to 4x the CPUs, paced up to the CPUs, else 0");
     T_EQ_D(xport_tcp_busy_s(2, 2, 0), 100e-6);
     T_EQ_D(xport_tcp_busy_s(4, 2, 0), 100e-6);
-    T_EQ_D(xport_tcp_busy_s(5, 2, 0), 0.0);
-    T_EQ_D(xport_tcp_busy_s(8, 2, 0), 0.0);
+    T_EQ_D(xport_tcp_busy_s(8, 2, 0), 100e-6);
+    T_EQ_D(xport_tcp_busy_s(9, 2, 0), 0.0);
+    T_EQ_D(xport_tcp_busy_s(16, 2, 0), 0.0);
     T_EQ_D(xport_tcp_busy_s(2, 2, 1), 100e-6);
     T_EQ_D(xport_tcp_busy_s(4, 2, 1), 0.0);
     T_EQ_D(xport_tcp_busy_s(16, 16, 1), 100e-6);

@@ -131,7 +131,7 @@ static const struct xport_ops tcp_ops;
  * there the ranks must fit the CPUs, as before. PSR_NET_BUSY overrides it. */
 double xport_tcp_busy_s(int world, long cpus, int paced)
 {
-    long fit = paced ? cpus : 2 * cpus;
+    long fit = paced ? cpus : 4 * cpus;
 
     return cpus > 0 && world <= fit ? BUSY_S : 0.0;
 }

@@ -104,8 +104,8 @@ int xport_tcp_attach(struct xport **out, const struct xport_tcp_cfg *cfg, const 
 
 /* xport_tcp_busy_s: the busy-poll time (net_busy_poll) a transport of
  * `world` ranks on a host of `cpus` CPUs sets, `paced` on an emulated
- * link: 100 us where the ranks are at most the CPUs (paced) or twice the
- * CPUs (unpaced), else 0. The environment's PSR_NET_BUSY (microseconds)
+ * link: 100 us where the ranks are at most the CPUs (paced) or four times
+ * the CPUs (unpaced; docs/link.md, "Unpaced loopback"), else 0. The environment's PSR_NET_BUSY (microseconds)
  * overrides it at open and attach. Pure. */
 double xport_tcp_busy_s(int world, long cpus, int paced);
 

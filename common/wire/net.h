@@ -172,7 +172,7 @@ double net_vt_restart(struct link *l, double now);
  * less left each way) retries its sockets, yielding the CPU between tries,
  * before it sleeps in ppoll; 0 (the default) sleeps at once. Worth it when
  * every process has a CPU of its own (a wake-up costs 30-40 us on a VM),
- * and unpaced still with two processes a CPU; harmful with more (the ring
+ * and unpaced still with four processes a CPU; harmful with more (the ring
  * transport's rule: xport_tcp_busy_s). A call with 0 also stops the
  * short spin before a send's last link deadline (net_xfer.c, SPIN_S),
  * which is on until then. Not thread-safe; set it once. */
