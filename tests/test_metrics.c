@@ -617,6 +617,40 @@ static void test_link_util(void)
     for (int i = 0; i < 2; i++)
         recs[i].steps[0].enter_t = recs[i].steps[1].enter_t = NAN;
 
+    T_CASE("metrics-8.5", "a tree's link_util is held against its own schedule's "
+           "(model_link_util, the replay's busiest egress: leaves wait for the broadcast): at "
+           "its model's share the row stays link, below 0.95 of it sw; the ring's share is 1");
+    {
+        double u = model_link_util("dbtree", 2, 1e6, 1e8, 1e-4);
+        double span0 = recs[0].link_span_s, idle0 = recs[0].link_idle_s;
+        double span1 = recs[1].link_span_s, idle1 = recs[1].link_idle_s;
+        T_TRUE(u > 0.5 && u < 0.9);                    /* K = 2, 4 segments a tree */
+        T_EQ_D(model_link_util("ring", 2, 1e6, 1e8, 1e-4), 1.0);
+        T_EQ_D(model_link_util("hring:2", 4, 1e6, 1e8, 1e-4), 1.0);
+        for (int i = 0; i < 2; i++) {
+            snprintf(recs[i].algo, sizeof recs[i].algo, "dbtree");
+            snprintf(recs[i].coll, sizeof recs[i].coll, "all_reduce");
+            recs[i].link_span_s = 1.0;
+            recs[i].link_idle_s = 1.0 - (u - 0.01);    /* 0.99 of the model's share */
+        }
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_NEAR(row.link_util, u - 0.01, 1e-12);
+        T_STR(row.bound_by, "link");
+        recs[0].link_idle_s = recs[1].link_idle_s = 1.0 - 0.9 * u;     /* 0.9 of it */
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);
+        T_STR(row.bound_by, "sw");
+        recs[0].link_idle_s = recs[1].link_idle_s = 1.0 - (u - 0.01);
+        for (int i = 0; i < 2; i++)
+            snprintf(recs[i].algo, sizeof recs[i].algo, "ring");
+        T_EQ_I(metrics_merge(recs, 2, &row, err), 0);    /* the ring's own share is 1 */
+        T_STR(row.bound_by, "sw");
+        recs[0].coll[0] = recs[1].coll[0] = '\0';       /* as 8.4 left them */
+        recs[0].link_span_s = span0;
+        recs[0].link_idle_s = idle0;
+        recs[1].link_span_s = span1;
+        recs[1].link_idle_s = idle1;
+    }
+
     T_CASE("metrics-8.2", "cpu_s_per_gb: each record's cpu_s less its compute_cpu_s over the GB it "
            "moved (in + out), the largest; the record's link and compute fields round-trip, a "
            "negative one is refused");

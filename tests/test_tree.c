@@ -461,6 +461,25 @@ int main(void)
                 }
     }
 
+    T_CASE("tree-2.4", "tree_cost's util, the link's own share of the schedule (the busiest egress from its entry to its end, calls 1 .. last): K = 2, a = 0 by hand, S = 1: 1/2 (up, then down: one way at a time), S = 64: 64/65 (u_q up while d_q-1 comes down); in (0, 1] for every K, both trees; model_link_util is it at the model's segments and piece, 1 for the ring");
+    {
+        struct tree_cost tc;
+        long s64[2] = { 64, 64 };
+        T_EQ_I(tree_cost(2, 1, s1, 4096, 0, 1 / 4e6, 0, &tc), 0);
+        T_NEAR(tc.util, 0.5, 1e-12);
+        T_EQ_I(tree_cost(2, 1, s64, 4096, 0, 1 / 4e6, 0, &tc), 0);
+        T_NEAR(tc.util, 64.0 / 65.0, 1e-12);
+        for (int k = 2; k <= 24; k++)
+            for (int nt = 1; nt <= 2; nt++) {
+                T_EQ_I(tree_cost(k, nt, s8, 4096, 1e-3, 1 / 4e6, 512, &tc), 0);
+                T_TRUE(tc.util > 0 && tc.util <= 1.0);
+            }
+        T_EQ_I(tree_cost(4, 1, s2, 131072, 1e-3, 1 / 4e6, 4056, &tc), 0);
+        T_NEAR(model_link_util("tree", 4, 262144, 4e6, 1e-3), tc.util, 1e-12);
+        T_TRUE(tc.util < 0.9);          /* algo_check's cell: its leaves wait, read 0.57 */
+        T_EQ_D(model_link_util("ring", 4, 262144, 4e6, 1e-3), 1.0);
+    }
+
     T_CASE("tree-2.3", "model: model_tree and model_dbtree are tree_cost's steady call at the link's piece (4 KiB at 32 Mbit/s, so a 128 KiB segment sends 4056 bytes with its header first); MODEL_STEPS its latencies; the busiest link's bytes");
     {
         struct tree_cost tc;

@@ -5,6 +5,7 @@
 #include "tree_shape.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,19 +351,46 @@ static struct when plus(struct when x, double na, double nb, double a, double b)
 }
 
 /* One rank: where its program stands (its last swap ended) and when its
- * two wires are free. */
+ * two wires are free; and its egress as the link records it (link.h,
+ * UTILIZATION): the busy horizon (a frame is busy from its start until
+ * its last byte lands, a later), the idle before it, and the lead. */
 struct port {
     struct when done, egress, ingress;
+    double horizon, idle, lead;
 };
 
+/* busy: the link's record of an egress reservation [s, end]: a gap
+ * after the horizon is idle beyond the lead, which it uses up; a new
+ * frame (`earns`; not a frame's later piece) that starts before the
+ * horizon adds the overlap, at most a, to the lead. */
+static void busy(struct port *p, double s, double end, int earns, double a)
+{
+    if (s > p->horizon) {
+        double gap = s - p->horizon, used = fmin(gap, p->lead);
+        p->idle += gap - used;
+        p->lead -= used;
+    } else if (earns) {
+        p->lead += fmin(p->horizon - s, a);
+    }
+    p->horizon = fmax(p->horizon, end);
+}
+
+/* mark: p's egress idle up to `now` (link_util_mark_egress). */
+static double mark(const struct port *p, double now)
+{
+    return p->idle + fmax(0.0, now - p->horizon - p->lead);
+}
+
 /* wire: `bytes` leave `from` at `t` or when its egress is free, arrive a
- * later, and pass to's ingress no faster than the rate, in to's order. */
+ * later, and pass to's ingress no faster than the rate, in to's order;
+ * earns: a new frame's first bytes (busy). */
 static struct when wire(struct port *from, struct port *to, struct when t, double bytes,
-                        double a, double b)
+                        double a, double b, int earns)
 {
     struct when s = later(t, from->egress), in;
 
     from->egress = plus(s, 0, bytes, a, b);
+    busy(from, s.t, from->egress.t + a, earns, a);
     in = later(plus(s, 1, bytes, a, b), plus(to->ingress, 0, bytes, a, b));
     to->ingress = in;
     return in;
@@ -380,15 +408,15 @@ static void swap(struct port *x, struct port *y, double mx, double my, const str
 {
     struct when tx = x->done, ty = y->done;
     double fx = mx <= c->piece ? mx : c->piece, fy = my <= c->piece ? my : c->piece;
-    struct when hy = wire(x, y, tx, fx, c->a, c->b), hx = wire(y, x, ty, fy, c->a, c->b);
+    struct when hy = wire(x, y, tx, fx, c->a, c->b, 1), hx = wire(y, x, ty, fy, c->a, c->b, 1);
     struct when iny = hy, inx = hx;
 
     if (mx > fx) {
-        iny = later(wire(x, y, tx, mx - fx, c->a, c->b), plus(hx, 0, mx - fx, c->a, c->b));
+        iny = later(wire(x, y, tx, mx - fx, c->a, c->b, 0), plus(hx, 0, mx - fx, c->a, c->b));
         y->ingress = iny;
     }
     if (my > fy) {
-        inx = later(wire(y, x, ty, my - fy, c->a, c->b), plus(hy, 0, my - fy, c->a, c->b));
+        inx = later(wire(y, x, ty, my - fy, c->a, c->b, 0), plus(hy, 0, my - fy, c->a, c->b));
         x->ingress = inx;
     }
     x->done = later(tx, inx);
@@ -403,6 +431,7 @@ int tree_cost(int world, int ntrees, const long *segs, double seg_bytes, double 
     struct sched_edge *e;
     struct port *p;
     struct when *entry;
+    double *from, *idle0;
     struct cost_in in = { a, b, piece > 0 ? piece : seg_bytes };
 
     memset(out, 0, sizeof *out);
@@ -410,8 +439,11 @@ int tree_cost(int world, int ntrees, const long *segs, double seg_bytes, double 
         return 0;
     p = calloc((size_t)world, sizeof *p);
     entry = calloc((size_t)world, sizeof *entry);
+    from = calloc((size_t)world * 2, sizeof *from);
+    idle0 = from + world;
     e = sched(world, ntrees, segs, &ne, &periods, &c);
-    if (!p || !entry || !e) {
+    if (!p || !entry || !from || !e) {
+        free(from);
         free(p);
         free(entry);
         free(e);
@@ -420,8 +452,14 @@ int tree_cost(int world, int ntrees, const long *segs, double seg_bytes, double 
     out->colors = c;
     for (int call = 0; call < TREE_CALLS; call++) {
         struct when slow = { -1, 0, 0 };
-        for (int r = 0; r < world; r++)
+        for (int r = 0; r < world; r++) {
             entry[r] = p[r].done;
+            p[r].lead = 0.0;                /* a lead is the call's own */
+            if (call == 1) {                /* the util window: calls 1 .. last */
+                from[r] = entry[r].t;
+                idle0[r] = mark(&p[r], from[r]);
+            }
+        }
         for (long q = 0; q < periods; q++)
             for (int i = 0; i < ne; i++) {
                 long up = q - e[i].up_at, down = q - e[i].down_at, s = segs[e[i].tree];
@@ -441,6 +479,12 @@ int tree_cost(int world, int ntrees, const long *segs, double seg_bytes, double 
         out->lat_terms = slow.na;
         out->byte_terms = slow.nb;
     }
+    for (int r = 0; r < world && TREE_CALLS > 1; r++) {
+        double span = p[r].done.t - from[r];
+        if (span > 0)
+            out->util = fmax(out->util, 1.0 - (mark(&p[r], p[r].done.t) - idle0[r]) / span);
+    }
+    free(from);
     free(p);
     free(entry);
     free(e);

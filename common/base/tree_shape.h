@@ -65,10 +65,16 @@ long tree_steps(int world, int ntrees, const long *segs, int *colors);
  * (the pipeline's steady state: the root is done and enters the next call
  * before the leaves have their last segment), each the slowest rank's
  * from its own entry, = lat_terms a + byte_terms b along the path that
- * sets it. Returns 0, or -ENOMEM; all zero for world < 2. */
+ * sets it. util: the link's own utilization of that schedule, the largest
+ * rank's egress as link.h records it (UTILIZATION: a frame busy from its
+ * start until its last byte lands, a later; a gap idle beyond the lead)
+ * over calls 1 .. TREE_CALLS-1, from its entry to its end: the model's
+ * own share that a measured link_util is held against (a leaf waits for
+ * the broadcast, an inner rank for its children). Returns 0, or -ENOMEM;
+ * all zero for world < 2. */
 #define TREE_CALLS 4
 struct tree_cost {
-    double time, first, lat_terms, byte_terms;
+    double time, first, lat_terms, byte_terms, util;
     int colors;
 };
 int tree_cost(int world, int ntrees, const long *segs, double seg_bytes, double a, double b,

@@ -101,7 +101,9 @@ static double skew_of(const struct metrics_record *recs, size_t n, const struct 
 }
 
 /* link_and_cost: link_util, cpu_s_per_gb and bound_by "sw" (metrics.h,
- * MERGE RULES), after machine_verdict: "sw" replaces only "link". The
+ * MERGE RULES), after machine_verdict: "sw" replaces only "link", when
+ * the utilization is below 0.95 of the algorithm's own (model_link_util:
+ * 1 but for the trees, whose leaves wait for the broadcast). The ring's
  * model's own idle on every span a record measures is 0 (a ring step's
  * latency is bytes in flight, counted busy, and a wait after running
  * ahead of the model's step is the lead's, link.h; a ring rank's span
@@ -139,7 +141,14 @@ static void link_and_cost(const struct metrics_record *recs, size_t n, struct me
         if (!(row->link_util >= u))
             row->link_util = u;
     }
-    if (strcmp(row->bound_by, "link") == 0 && row->link_util < METRICS_SW_UTIL)
+    /* against the algorithm's own share: 1 but for the trees, whose
+     * schedule leaves links idle (model.h, model_link_util) */
+    if (strcmp(row->bound_by, "link") == 0 && !ps &&
+        row->link_util < METRICS_SW_UTIL * model_link_util(row->algo, row->k,
+                                                           (double)row->bytes, row->link_bw,
+                                                           row->link_latency))
+        snprintf(row->bound_by, sizeof row->bound_by, "sw");
+    else if (strcmp(row->bound_by, "link") == 0 && ps && row->link_util < METRICS_SW_UTIL)
         snprintf(row->bound_by, sizeof row->bound_by, "sw");
 }
 

@@ -33,7 +33,7 @@ static int rab_fold(int k, int *p, int *l)
 
 struct tree_shape {
     int colors, trees;
-    double steps, seg, time;    /* NAN when out of memory */
+    double steps, seg, time, util;  /* NAN when out of memory */
 };
 
 /* What of a frame of `bytes` goes with its 40-byte header before the other
@@ -56,7 +56,7 @@ static double model_first_bytes(double bytes, double bw)
 static struct tree_shape tree_shape(enum model_algo algo, int k, double bytes, double bw,
                                     double lat)
 {
-    struct tree_shape t = { 0, algo == MODEL_DBTREE ? 2 : 1, 0.0, 0.0, 0.0 };
+    struct tree_shape t = { 0, algo == MODEL_DBTREE ? 2 : 1, 0.0, 0.0, 0.0, 1.0 };
     double part = bytes / t.trees, s = fmax(1.0, ceil(part / MODEL_TREE_SEG_BYTES));
     long segs[2] = { (long)s, (long)s };
     struct tree_cost c;
@@ -65,9 +65,10 @@ static struct tree_shape tree_shape(enum model_algo algo, int k, double bytes, d
         return t;
     t.seg = part / s;
     if (tree_cost(k, t.trees, segs, t.seg, lat, 1.0 / bw, model_first_bytes(t.seg, bw), &c) != 0) {
-        t.steps = t.time = NAN;
+        t.steps = t.time = t.util = NAN;
         return t;
     }
+    t.util = c.util > 0 ? c.util : 1.0;
     t.colors = c.colors;
     t.steps = c.lat_terms;
     t.time = c.time;
@@ -347,6 +348,15 @@ double model_tree(int k, double bytes, double bw, double lat)
 double model_dbtree(int k, double bytes, double bw, double lat)
 {
     return model_query(MODEL_DBTREE, MODEL_TIME, k, 1, bytes, bw, lat);
+}
+
+double model_link_util(const char *algo, int k, double bytes, double bw, double lat)
+{
+    const struct model_algo_row *row = model_algo_find(algo);
+
+    if (!row || !(bw > 0) || (row->algo != MODEL_TREE && row->algo != MODEL_DBTREE))
+        return 1.0;
+    return tree_shape(row->algo, k, bytes, bw, lat).util;
 }
 
 /* ---------------------------------------------------------------------

@@ -236,6 +236,13 @@ double model_rd(int k, double bytes, double bw, double lat);
 double model_rabenseifner(int k, double bytes, double bw, double lat);
 double model_tree(int k, double bytes, double bw, double lat);
 double model_dbtree(int k, double bytes, double bw, double lat);
+/* model_link_util: the share of the busiest rank's link (its egress) that
+ * algo's own schedule keeps busy (metrics.h, MERGE RULES: link_util):
+ * the trees' from their replay (base/tree_shape.h, tree_cost: util); 1
+ * for every other name (the ring, rd, Rabenseifner, hring, Swing: in
+ * lockstep every link is busy but for latency, which counts as busy),
+ * NaN when out of memory. */
+double model_link_util(const char *algo, int k, double bytes, double bw, double lat);
 double model_swing_lat(int k, double bytes, double bw, double lat);
 double model_swing_bw(int k, double bytes, double bw, double lat);
 /* model_hring: the hierarchical ring, G ranks per host, every link alike;
