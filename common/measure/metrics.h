@@ -38,7 +38,10 @@
  *               link-bound: the row is the machine's by definition).
  *               "sw" replaces "link" (never "cpu" or "busy") when the
  *               link's own record says it stood idle: link_util below
- *               METRICS_SW_UTIL (0.95). host_bound stays 0 then (no
+ *               METRICS_SW_UTIL (0.95) times the algorithm's own share
+ *               (model.h, model_link_util: 1, but for tree and dbtree
+ *               the replay's, whose leaves wait for the broadcast; the
+ *               PS's 1). host_bound stays 0 then (no
  *               machine signal fired): the software, not the machine's
  *               load and not the link, set the pace.
  *   machine_busy the share of ALL the machine's cores busy (every process,
