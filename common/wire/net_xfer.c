@@ -167,8 +167,7 @@ struct dir {
     const char *peer;
     unsigned char *buf;
     size_t len, done;
-    size_t need;          /* recv: done once this many are in (0: len); the
-                             first read still asks for len */
+    size_t need;          /* recv: done once this many are in (0: len) */
     /* pacing */
     double due;           /* send: piece deadline; recv: read nothing before */
     size_t end;           /* send: end of the reserved piece */
