@@ -113,6 +113,9 @@ options:
   --json-out FILE        append a manifest line and the row to FILE as
                          JSON Lines (also with --csv-out or stdout)
   --time-limit SECONDS   stop the whole job after this long (default 600)
+  --bind-cores           ring: rank r runs on CPU r (taskset), as mpirun binds
+                         ranks to cores; refused above one rank a CPU and
+                         with --wrap (docs/link.md, "Unpaced loopback")
   --wrap "CMD"           run each process on another host: `CMD addr ROLE I`
                          prints the address it listens on / advertises
                          (instead of 127.0.0.1), `CMD exec ROLE I -- PROG
@@ -140,7 +143,7 @@ if ! [[ $K =~ ^[1-9][0-9]{0,4}$ ]] || ((K > 65536)); then
     die_usage "K $(shown_value "$K"): not a worker count 1..65536"
 fi
 
-S=1 S_given=0 out_dir="" csv_out="" json_out="" time_limit=600 colocated=0 even=0
+S=1 S_given=0 out_dir="" csv_out="" json_out="" time_limit=600 colocated=0 even=0 bind=0
 server_args="" worker_args="" wrap=""
 common=()
 while (($# > 0)); do
@@ -163,6 +166,7 @@ while (($# > 0)); do
         ;;
     --colocated-servers) colocated=1 ;;
     --even-split) even=1 ;;
+    --bind-cores) bind=1 ;;
     --csv) die_usage "--csv: the launcher gives each process its own record; use --csv-out FILE" ;;
     --json) die_usage "--json: the launcher gives each process its own record; use --json-out FILE" ;;
     --rank | --world) die_usage "$name: the launcher sets rank and world itself (K = $K)" ;;
@@ -181,6 +185,13 @@ fi
 [[ $mode == ring ]] && ((colocated)) && die_usage "--colocated-servers: the ring has no servers"
 ((even && !colocated)) && die_usage "--even-split: only with --colocated-servers"
 [[ $mode == ring && -n $server_args ]] && die_usage "--server-args: the ring has no servers"
+if ((bind)); then
+    [[ $mode == ring ]] || die_usage "--bind-cores: ring only"
+    [[ -z $wrap ]] || die_usage "--bind-cores: not with --wrap (the hosts are the wrapper's)"
+    ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null) || ncpu=0
+    ((K <= ncpu)) || die_usage "--bind-cores: $K ranks on ${ncpu:-0} CPUs (one rank a CPU at most)"
+    command -v taskset >/dev/null || die_usage "--bind-cores: no taskset on this host"
+fi
 if ! [[ $time_limit =~ ^[0-9]+(\.[0-9]+)?$ ]] || [[ $time_limit =~ ^0+(\.0+)?$ ]]; then
     usage_error --time-limit "$time_limit" "not a positive number of seconds"
 fi
@@ -336,6 +347,7 @@ hostport() {
 wrap_prefix() {
     pre=()
     if [[ -n $wrap ]]; then pre=("${wrap_cmd[@]}" exec "$1" "$2" --); fi
+    if ((bind)); then pre=(taskset -c "$2"); fi
 }
 
 if [[ -n $out_dir ]]; then

@@ -80,4 +80,21 @@ grep -q 'rank0| ring_worker\[0\]: step 0: done (synthetic workload: no loss; glo
 job 60 "$launch" ring 2 --workload linreg --steps 2 --timeout 10
 grep -q 'rank0| ring_worker\[0\]: step 0: loss 10\.' "$T_TMP/err" || t_fail "linreg: no loss line: $(grep 'step 0' "$T_TMP/err")"
 t_end
+t_case launch-sizes-1.6 "--bind-cores: a ring of up to one rank a CPU runs (rank r on CPU r); more ranks than CPUs, ps and --wrap refused in one line, exit 64"
+ncpu=$(getconf _NPROCESSORS_ONLN)
+if [ "$ncpu" -ge 2 ]; then
+    job 60 "$launch" ring 2 --bind-cores --bench -b 4K -e 4K -n 2 -w 1 --timeout 10
+    expect_rc 0
+    [ "$(grep -c '^ring,' "$T_TMP/out")" = 1 ] || t_fail "want one row: $(cat "$T_TMP/out")"
+fi
+job 30 "$launch" ring $((ncpu + 1)) --bind-cores --bench --timeout 10
+expect_rc 64
+grep -q "bind-cores: $((ncpu + 1)) ranks on $ncpu CPUs" "$T_TMP/err" || t_fail "K > CPUs: $(cat "$T_TMP/err")"
+job 30 "$launch" ps 1 --bind-cores --timeout 10
+expect_rc 64
+grep -q "bind-cores: ring only" "$T_TMP/err" || t_fail "ps: $(cat "$T_TMP/err")"
+job 30 "$launch" ring 1 --bind-cores --wrap "true" --timeout 10
+expect_rc 64
+grep -q "bind-cores: not with --wrap" "$T_TMP/err" || t_fail "--wrap: $(cat "$T_TMP/err")"
+t_end
 t_exit

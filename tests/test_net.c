@@ -727,6 +727,35 @@ static void t_send_now(void)
     T_END();
 }
 
+/* net_sendrecv_some (xport_tcp.c, ONE READ): ends once rmin bytes are in,
+ * with whatever else of rlen was already there; never before rmin. */
+static void t_sendrecv_some(void)
+{
+    struct pair p;
+    struct link lb;
+    unsigned char out[140], in[1000];
+    char err[ERR_LEN];
+
+    T_CASE("net-1.18", "sendrecv_some: a header and its payload in one call; fewer than "
+                       "rmin bytes keep it waiting (here: its idle timeout)");
+    watch(20);
+    for (size_t i = 0; i < sizeof out; i++)
+        out[i] = (unsigned char)(i * 7 + 1);
+    T_EQ_I(pair_open(&p, "127.0.0.1"), 0);
+    T_EQ_I(link_init(&lb, 0.0, 0.0), 0);
+    T_EQ_I(net_send_all(p.a, out, sizeof out, NULL, 5.0, "b", err), 0);
+    T_EQ_I(net_sendrecv_some(p.b, NULL, 0, "a", p.b, in, 40, sizeof in, "a", &lb, 5.0, NULL,
+                             err), 0);
+    T_EQ_U(lb.bytes_in, sizeof out);                  /* all 140, not just the 40 */
+    T_TRUE(memcmp(in, out, sizeof out) == 0);
+    T_EQ_I(net_send_all(p.a, out, 10, NULL, 5.0, "b", err), 0);
+    T_EQ_I(net_sendrecv_some(p.b, NULL, 0, "a", p.b, in, 40, sizeof in, "a", &lb, 0.2, NULL,
+                             err), ERR_TIMEOUT);
+    T_EQ_U(lb.bytes_in, sizeof out + 10);
+    pair_close(&p);
+    T_END();
+}
+
 int main(void)
 {
     signal(SIGALRM, on_alarm);
@@ -748,6 +777,7 @@ int main(void)
     t_ipv6();
     t_frame_deadline();
     t_send_now();
+    t_sendrecv_some();
     alarm(0);
     return t_done();
 }

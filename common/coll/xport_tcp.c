@@ -231,11 +231,18 @@ static int relayed(struct tcp *t, const struct proto_header *h, char *err)
     struct conn *c = t->in;
     char text[PROTO_TEXT_MAX + 1];
     struct xport_claim cl;
+    size_t have = t->staged < (size_t)h->length ? t->staged : (size_t)h->length;
     int rc;
 
+    /* ONE READ: the text's first bytes may have come with the header;
+     * bytes staged beyond it leave the stream's position unknown. */
+    memcpy(text, t->hdr_in + t->stage_at, have);
+    if (t->staged > have)
+        c->sync = 0;
+    t->staged = 0;
     t->rframe.len += (size_t)h->length;
-    rc = net_recv_frame(c->fd, text, (size_t)h->length, NULL, t->self.timeout, &t->rframe,
-                        c->name, NULL);
+    rc = net_recv_frame(c->fd, text + have, (size_t)h->length - have, NULL, t->self.timeout,
+                        &t->rframe, c->name, NULL);
 
     text[rc == 0 ? h->length : 0] = '\0';
     if (rc == 0 && proto_text_check((const uint8_t *)text, (size_t)h->length) != 0)
@@ -304,7 +311,8 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
     struct conn *out, *in;
     struct proto_header h;
     uint64_t out0 = t->link->bytes_out, in0 = t->link->bytes_in;
-    size_t first = s->sbytes < HEAD_MAX ? s->sbytes : HEAD_MAX, sent;
+    size_t first = s->sbytes < HEAD_MAX ? s->sbytes : HEAD_MAX, sent, got;
+    size_t stage = !link_active(t->link) && s->rbytes <= STAGE_MAX ? s->rbytes : 0;
     uint32_t stamp;
     int rc;
 
@@ -351,10 +359,17 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
     t->sdone = t->rdone = 0;
     net_frame_begin(&t->rframe, PROTO_HEADER_SIZE);
     t->rframe.whole = PROTO_HEADER_SIZE + s->rbytes;    /* the header is not its end */
-    rc = net_sendrecv_frame(out->fd, t->head, PROTO_HEADER_SIZE + first, out->name,
-                            in->fd, t->hdr_in, PROTO_HEADER_SIZE, in->name, t->link, t->idle,
-                            &t->rframe, NULL);
-    moved(t, out0, in0, &sent, &t->hin_done);
+    /* ONE READ. Unpaced, a small payload is read with its header, in one
+     * recv where it is already in (docs/link.md, "Unpaced loopback"), and
+     * tcp_recv takes it from there. Paced, the header is read alone
+     * (EMULATED LATENCY above). */
+    rc = net_sendrecv_some(out->fd, t->head, PROTO_HEADER_SIZE + first, out->name,
+                           in->fd, t->hdr_in, PROTO_HEADER_SIZE, PROTO_HEADER_SIZE + stage,
+                           in->name, t->link, t->idle, &t->rframe, NULL);
+    moved(t, out0, in0, &sent, &got);
+    t->hin_done = got < PROTO_HEADER_SIZE ? got : PROTO_HEADER_SIZE;
+    t->staged = got - t->hin_done;
+    t->stage_at = PROTO_HEADER_SIZE;
     t->hout_done = sent < PROTO_HEADER_SIZE ? sent : PROTO_HEADER_SIZE;
     t->sdone = sent - t->hout_done;
     /* FLOOD: a partner that failed sends ABORT and may close at once: our
@@ -374,8 +389,9 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
 {
     struct tcp *t = (struct tcp *)xb;
     uint64_t out0 = t->link->bytes_out, in0 = t->link->bytes_in;
-    size_t target, sent, got, ahead;
-    int rc;
+    size_t target, sent, got, ahead, take;
+    unsigned char *to = dst;
+    int rc = 0;
 
     if (t->failed_rc)
         return failed(t, err);
@@ -389,10 +405,21 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
     target = t->rdone + len < t->sbytes ? t->rdone + len : t->sbytes;
     if (target < t->sdone)
         target = t->sdone;
+    /* ONE READ: what came with the header first. */
+    take = len < t->staged ? len : t->staged;
+    if (take > 0) {
+        memcpy(to, t->hdr_in + t->stage_at, take);
+        t->stage_at += take;
+        t->staged -= take;
+        t->rdone += take;
+        to += take;
+        len -= take;
+    }
     link_send_continue(t->link);   /* the rest of the frame tcp_begin began */
-    rc = net_sendrecv_frame(t->out->fd, t->sbuf + t->sdone, target - t->sdone, t->out->name,
-                            t->in->fd, dst, len, t->in->name, t->link, t->idle, &t->rframe,
-                            NULL);
+    if (len > 0 || target > t->sdone)
+        rc = net_sendrecv_frame(t->out->fd, t->sbuf + t->sdone, target - t->sdone,
+                                t->out->name, t->in->fd, to, len, t->in->name, t->link,
+                                t->idle, &t->rframe, NULL);
     /* SEND AHEAD. Unpaced, the rest of the outgoing frame goes on as far
      * as the socket takes it now, so that the neighbour finds its next
      * piece already in while this rank adds (ring.c, PIECES): without it

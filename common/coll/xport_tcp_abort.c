@@ -71,7 +71,7 @@ static void reader_at(const struct tcp *t, struct conn *c, struct xport_reader *
         memcpy(r->hdr, t->hdr_in, t->hin_done);
         r->hgot = t->hin_done;
     } else if (c == t->in && t->in_step) {
-        r->skip = t->rbytes - t->rdone;
+        r->skip = t->rbytes - t->rdone - t->staged;     /* ONE READ: staged is read */
     }
 }
 

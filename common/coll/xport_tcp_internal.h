@@ -17,6 +17,8 @@
 
 #define HEAD_MAX (64u << 10)   /* payload bytes sent with the header (xport_tcp.c,
                                   EMULATED LATENCY) */
+#define STAGE_MAX (16u << 10)  /* payload bytes read with the header, unpaced
+                                  (xport_tcp.c, ONE READ) */
 
 struct conn {
     int rank, fd, dial;
@@ -43,8 +45,10 @@ struct tcp {
     double idle;                        /* this step's idle timeout */
     uint32_t recv_tag;
     uint8_t head[PROTO_HEADER_SIZE + HEAD_MAX];   /* header + first payload bytes out */
-    uint8_t hdr_in[PROTO_HEADER_SIZE];
+    uint8_t hdr_in[PROTO_HEADER_SIZE + STAGE_MAX];  /* header + payload read with it */
     size_t hout_done, hin_done;         /* header bytes sent / received */
+    size_t staged, stage_at;            /* ONE READ: payload bytes in hdr_in not yet
+                                           given to recv, and where they start */
     struct net_frame rframe;            /* the incoming frame's deadline (net.h) */
     const uint8_t *sbuf;
     size_t sbytes, sdone, rbytes, rdone;

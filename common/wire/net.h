@@ -140,6 +140,13 @@ int net_sendrecv(int sfd, const void *sbuf, size_t slen, const char *speer,
 int net_sendrecv_frame(int sfd, const void *sbuf, size_t slen, const char *speer,
                        int rfd, void *rbuf, size_t rlen, const char *rpeer,
                        struct link *l, double idle_s, struct net_frame *f, char *err);
+/* net_sendrecv_some: net_sendrecv_frame whose receive ends once rmin bytes
+ * are in, having taken whatever else of rlen the socket already held (one
+ * read for a header and the payload behind it). How many came: the link's
+ * bytes_in growth. */
+int net_sendrecv_some(int sfd, const void *sbuf, size_t slen, const char *speer,
+                      int rfd, void *rbuf, size_t rmin, size_t rlen, const char *rpeer,
+                      struct link *l, double idle_s, struct net_frame *f, char *err);
 
 /* net_queued_s: how long the calling thread was runnable but waiting for
  * a CPU since it last blocked in a paced transfer (the kernel's run delay;

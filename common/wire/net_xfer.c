@@ -167,6 +167,7 @@ struct dir {
     const char *peer;
     unsigned char *buf;
     size_t len, done;
+    size_t need;          /* recv: done once this many are in (0: len) */
     /* pacing */
     double due;           /* send: piece deadline; recv: read nothing before */
     size_t end;           /* send: end of the reserved piece */
@@ -253,7 +254,7 @@ static int advance_send(struct dir *x, struct link *l, int pace, size_t piece,
 static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
                         double *last, int *moved, char *err)
 {
-    while (x->done < x->len || x->held) {
+    while (x->done < x->need || x->held) {
         double now = clock_now(), t, arrived, stamp;
         size_t want = x->len - x->done;
         ssize_t r;
@@ -332,7 +333,7 @@ static int advance_recv(struct dir *x, struct link *l, int pace, size_t piece,
  * link (link.h: the reader holds what it read until the booked time). */
 static int finished(const struct dir *x)
 {
-    return x->done == x->len && !x->held;
+    return x->done >= x->need && !x->held;
 }
 
 static int idle_fail(struct dir *d, int n, double idle_s, char *err)
@@ -483,6 +484,8 @@ static int xfer_run(struct dir *d, int n, struct link *l, double idle_s, char *e
     for (int i = 0; i < n; i++) {
         d[i].ready = 1;
         d[i].mark = NAN;
+        if (d[i].send || d[i].need == 0 || d[i].need > d[i].len)
+            d[i].need = d[i].len;
         if (d[i].frame) {
             d[i].got0 = d[i].frame->got;
             if (d[i].got0 > 0)
@@ -653,6 +656,14 @@ int net_sendrecv_frame(int sfd, const void *sbuf, size_t slen, const char *speer
                        int rfd, void *rbuf, size_t rlen, const char *rpeer,
                        struct link *l, double idle_s, struct net_frame *f, char *err)
 {
+    return net_sendrecv_some(sfd, sbuf, slen, speer, rfd, rbuf, rlen, rlen, rpeer, l, idle_s,
+                             f, err);
+}
+
+int net_sendrecv_some(int sfd, const void *sbuf, size_t slen, const char *speer,
+                      int rfd, void *rbuf, size_t rmin, size_t rlen, const char *rpeer,
+                      struct link *l, double idle_s, struct net_frame *f, char *err)
+{
     struct dir d[2];
 
     memset(d, 0, sizeof d);
@@ -660,6 +671,7 @@ int net_sendrecv_frame(int sfd, const void *sbuf, size_t slen, const char *speer
     d[0].peer = rpeer;
     d[0].buf = rbuf;
     d[0].len = rlen;
+    d[0].need = rmin;
     d[0].frame = f;
     d[1].fd = sfd;
     d[1].send = 1;
