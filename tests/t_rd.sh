@@ -99,9 +99,20 @@ t_case rd-proc-1.9 "K = 5, rank 0 (the fold's) SIGSTOPped: every other rank name
 # (rd.c, PATIENCE), rank 1 outlasted rank 3's wait and ranks 2 and 3 named
 # rank 1, in 2 of 3 runs at T = 1 (and none at T = 2): so this case runs at
 # T = 1.
+# What is left is scheduling: rank 3 begins its wait on rank 1 one
+# exchange (0.2 s here) after rank 1 begins its wait on rank 0, and a rank
+# 1 woken more than that late (the sanitizer tier's parallel tests: 1 of
+# 2 fresh-root CI runs on 2026-11-28, 1 of 6 loaded runs by hand) lets
+# rank 3 time out first. So a failed first attempt, its lines kept above,
+# runs once more; two failures fail the case.
 JOB0=$JOB T0=$T T=1
 JOB=$(echo "$JOB0" | sed "s/--timeout $T0/--timeout $T/")
 fault 5 0 STOP
+if [ "$t_bad" = 1 ]; then
+    echo "     rd-proc-1.9: the first attempt failed (above); once more"
+    t_bad=0
+    fault 5 0 STOP
+fi
 JOB=$JOB0 T=$T0
 t_end
 
