@@ -372,12 +372,13 @@ static int tcp_begin(struct xport *xb, const struct xport_step *s, char *err)
     t->stage_at = PROTO_HEADER_SIZE;
     t->hout_done = sent < PROTO_HEADER_SIZE ? sent : PROTO_HEADER_SIZE;
     t->sdone = sent - t->hout_done;
-    /* FLOOD: a partner that failed sends ABORT and may close at once: our
-     * send then fails although its ABORT is already in, in place of the
-     * header. Its word explains the failure better than our broken pipe.
-     * (In a ring the two directions are two neighbours: the send's failure
-     * is news of its own.) */
-    if (rc != 0 && t->news == XPORT_NEWS_FLOOD && t->hin_done == PROTO_HEADER_SIZE &&
+    /* A peer that failed sends ABORT and may close at once: our send then
+     * fails although its ABORT is already in, in place of the header
+     * (FLOOD: the same partner; a ring: downstream went with the rank
+     * upstream names, and ONE READ may have taken the ABORT's text too, so
+     * that a probe of upstream finds only its close). Its word explains
+     * the failure better than our broken pipe. */
+    if (rc != 0 && t->hin_done == PROTO_HEADER_SIZE &&
         (t->hdr_in[6] == PROTO_ABORT || t->hdr_in[6] == PROTO_ERROR) && t->hdr_in[7] == 0)
         return check_header(t, err);
     if (rc != 0)
