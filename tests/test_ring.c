@@ -456,6 +456,25 @@ int main(void)
         single_close(&s);
     }
 
+    T_CASE("ring-2.16", "the right gone and the left's ABORT in: the left's news is reported, not our broken pipe");
+    {
+        /* The send to the right fails while the left's ABORT, text and
+         * all, has come in with the step's first read (ONE READ), and the
+         * left has closed: a probe of the left then finds only its close.
+         * hostile-trickle-4.1/4.2 blamed the honest left this way. */
+        struct single s;
+        double v[8];
+        const char *news = "lost rank 2 (127.0.0.1:41002): sent a bad frame at step 0 (seen by rank 0)";
+        T_EQ_I(single_open(&s, T_S), 0);
+        put_frame(s.end0, PROTO_ABORT, 0, 0, 2, news, strlen(news));
+        s.end0 = (close(s.end0), -1);
+        close(s.end_far);
+        s.end_far = open("/dev/null", O_RDONLY);
+        T_EQ_I(single_allreduce(&s, v, err), -ECONNABORTED);
+        T_HAS(err, "rank 0 reported: lost rank 2");
+        single_close(&s);
+    }
+
     silent_partner("ring-2.11", "a silent left: caught by --timeout, named, within 1.5 T",
                    single_open);
 
