@@ -116,11 +116,13 @@ static void test_record_file(void)
     T_TRUE(r.clock_id[0] != '\0');               /* the boot id, from rec_make's init */
     snprintf(r.clock_id, sizeof r.clock_id, "boot-a");
     r.steps[0].enter_t = 1234.5;
+    r.steps[2].enter_t = 100000.000123456;        /* a day's uptime: every digit back */
     T_EQ_I(metrics_record_write(&r, path, err), 0);
     T_EQ_I(metrics_record_read(&back, path, err), 0);
     T_STR(back.clock_id, "boot-a");
     T_EQ_D(back.steps[0].enter_t, 1234.5);
     T_TRUE(isnan(back.steps[1].enter_t));
+    T_EQ_D(back.steps[2].enter_t, 100000.000123456);
     metrics_record_free(&back);
     f = fopen(path, "w");
     fputs("psring-record 1\nsystem ring\nrole rank\nrank 0\nworld 2\nstep 2 0.1 - - 5 5 0.2\n", f);

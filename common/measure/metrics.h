@@ -215,7 +215,10 @@
  *   step STEP COMBINE_S INGRESS_S EGRESS_S BYTES_IN BYTES_OUT [STEP_S [ENTER_T]]
  *        (repeated; a time that does not apply is written as -; STEP_S,
  *        the whole step, and ENTER_T are always written, and a record
- *        without them, an older one, still reads: NaN)
+ *        without them, an older one, still reads: NaN; ENTER_T, an
+ *        instant on the clock, with every digit (%.17g): its 9 digits
+ *        were 0.1 ms at 19 hours' uptime, 1 ms after 28, a third of a
+ *        4 KiB PS step's entry spread)
  */
 #ifndef METRICS_H
 #define METRICS_H
