@@ -293,6 +293,37 @@ static const char *crossover(const struct sweep *sw, double *at, double *lo, dou
     return kind;
 }
 
+/* model_lines: fit.txt's two (or three) model lines: the link and the
+ * formulas, how the CSV's model_s compares with the lines drawn, and the
+ * PS rows below their line (hidden). */
+static void model_lines(const struct sweep *sw, int m_k, double m_bw, double m_a, int pow2,
+                        int rd_steps)
+{
+    double lo = INFINITY, hi = -INFINITY, hlo = INFINITY, hhi = -INFINITY;
+    int n = 0, nh = 0;
+
+    for (int i = 0; i < sw->n; i++) {
+        const struct row *r = &sw->rows[i];
+        double m = model_query(algo_model[r->algo == PS ? PS : r->algo == RD ? RD : RING],
+                               MODEL_TIME, m_k, 1, r->bytes, m_bw, m_a);
+        double q = r->model / m;
+        if (isnan(q) || isinf(q))
+            continue;
+        if (hidden(r) > 0)
+            hlo = q < hlo ? q : hlo, hhi = q > hhi ? q : hhi, nh++;
+        else
+            lo = q < lo ? q : lo, hi = q > hi ? q : hi, n++;
+    }
+    printf("model: K = %d, a = %.4g s (link_latency), 1/b = %.4g MB/s (link_bw); ps 2(a + K n b), "
+           "ring 2(K-1) a + 2(K-1)/K n b, rd %s (a + n b) = %d (a + n b)\n",
+           m_k, m_a, 1e-6 * m_bw, pow2 ? "log2 K" : "(floor(log2 K) + 2)", rd_steps);
+    printf("model: the CSV's model_s / the lines drawn: %.6f to %.6f over %d rows\n", lo, hi, n);
+    if (nh)
+        printf("model: %d PS row(s) below the PS line by the pushes their workers' entry spread hid "
+               "(metrics.h, ENTRY SPREAD; fitted with those added back): %.6f to %.6f of it\n",
+               nh, hlo, hhi);
+}
+
 /* g: a number as gnuplot reads it (NaN is its name for nan). */
 static void g(const char *name, double v)
 {
@@ -369,32 +400,10 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    if (have_model) {
-        double lo = INFINITY, hi = -INFINITY, hlo = INFINITY, hhi = -INFINITY;
-        int n = 0, nh = 0;
-        for (int i = 0; i < sw.n; i++) {
-            const struct row *r = &sw.rows[i];
-            double m = model_query(algo_model[r->algo == PS ? PS : r->algo == RD ? RD : RING],
-                                   MODEL_TIME, m_k, 1, r->bytes, m_bw, m_a);
-            double q = r->model / m;
-            if (isnan(q) || isinf(q))
-                continue;
-            if (hidden(r) > 0)
-                hlo = q < hlo ? q : hlo, hhi = q > hhi ? q : hhi, nh++;
-            else
-                lo = q < lo ? q : lo, hi = q > hi ? q : hi, n++;
-        }
-        printf("model: K = %d, a = %.4g s (link_latency), 1/b = %.4g MB/s (link_bw); ps 2(a + K n b), "
-               "ring 2(K-1) a + 2(K-1)/K n b, rd %s (a + n b) = %d (a + n b)\n",
-               m_k, m_a, 1e-6 * m_bw, pow2 ? "log2 K" : "(floor(log2 K) + 2)", rd_steps);
-        printf("model: the CSV's model_s / the lines drawn: %.6f to %.6f over %d rows\n", lo, hi, n);
-        if (nh)
-            printf("model: %d PS row(s) below the PS line by the pushes their workers' entry spread hid "
-                   "(metrics.h, ENTRY SPREAD; fitted with those added back): %.6f to %.6f of it\n",
-                   nh, hlo, hhi);
-    } else {
+    if (have_model)
+        model_lines(&sw, m_k, m_bw, m_a, pow2, rd_steps);
+    else
         printf("model: no row has an emulated link (link_bw), so no model is drawn\n");
-    }
     for (int a = 0; a < NALGO; a++) {
         const struct fit *f = &fits[a];
         char label[8];
