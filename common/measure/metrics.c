@@ -175,7 +175,10 @@ static void record_text(FILE *f, const struct metrics_record *r)
         fprintf(f, " %llu %llu", (unsigned long long)s->bytes_in,
                        (unsigned long long)s->bytes_out);
         put_time(f, s->step_s);
-        put_time(f, s->enter_t);
+        if (isnan(s->enter_t))          /* an instant: every digit (RECORD FILE) */
+            fprintf(f, " -");
+        else
+            fprintf(f, " %.17g", s->enter_t);
         fprintf(f, "\n");
     }
 }
