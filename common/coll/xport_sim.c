@@ -7,25 +7,32 @@
  *           get_async from "from"
  *   recv    the first call waits for the incoming frame, then each call
  *           copies the next len bytes out of it (REAL) or nothing (SIZES)
- *   end     all lens received? wait for the outgoing put (not an eager
- *           one); free the frame
+ *   end     all lens received? wait for the outgoing put (unpaced; a paced
+ *           one is not waited for); free the frame
  *
  * EAGER AND RENDEZVOUS, as xport_tcp on psring's link (xport_sim_pace: the
  * link's rate; base/tree_shape.h, tree_cost, has the model). xport_tcp
  * sends a frame's header and first piece (link_frame_first) at once, into
  * the socket buffer, whether or not the other end has reached the step,
- * and the rest only once the other end's header is in. So a frame that
- * fits its first piece is EAGER here: it goes to the receiver's eager
- * mailbox, whose permanent receiver is that rank (sg_mailbox_set_receiver),
- * so it moves at once, and its sender does not wait for it; it is put
- * only once this host's egress has sent the eager frames before it (begin
- * sleeps until then), as the link sends a host's frames one after the
- * other where SimGrid would share the wire among them. A longer frame
- * takes SimGrid's RENDEZVOUS: it moves once the receiver has posted its
- * get, and its sender waits for it. Both ends tell which from the size
- * (the same rule, link_first_at). Unpaced (rate 0): every frame takes the
- * rendezvous. The trees need it (a child sends a small segment up while
- * its parent is busy with another swap) and only they ask for it
+ * and the rest only once the other end's header is in; the link books the
+ * rest on the sender's egress right after its first piece (link.h,
+ * BLOCKING SENDERS: the pieces of one send continue its timeline), so the
+ * sender's next frame queues behind it, not behind its delivery, and the
+ * receiver's ingress lets it in at the rate. Paced, every frame is put
+ * once this host's egress has sent the frames before it (begin sleeps
+ * until then), as the link sends a host's frames one after the other where
+ * SimGrid would share the wire among them, and its sender goes on at once
+ * (a detached put: the frame is in the socket buffer). A frame that fits
+ * its first piece is EAGER here: it goes to the receiver's eager mailbox,
+ * whose permanent receiver is that rank (sg_mailbox_set_receiver), so it
+ * moves at once. A longer frame takes SimGrid's RENDEZVOUS: it moves once
+ * the receiver has posted its get (reached the step, sent its header), so
+ * that the frames into one host pass its ingress in the order it reads
+ * them. Both ends tell which from the size (the same rule, link_first_at).
+ * Unpaced (rate 0): every frame takes the rendezvous and its sender waits
+ * for it. The trees need pacing (a child sends a small segment up while
+ * its parent is busy with another swap; a rank sends its next frame while
+ * its last long one waits for its receiver) and only they ask for it
  * (sim/ring_actor.c): the lockstep algorithms (ring, rd, ...) take the
  * same time either way (K = 4, 8, 4 KiB to 4 MiB at 32 Mbit/s, 1 ms: every
  * one equal to its formula both ways), and where a straggler enters late
@@ -34,15 +41,19 @@
  * would reduce ahead of it. Simplifications: a long frame's first piece
  * leaves with its rest when the receiver is there (on the link: at once,
  * the rest after the receiver's header reached the sender, with no second
- * latency), and its sender waits until the whole frame is in before its
- * next step (on the link it goes on once the frame has left its egress):
- * dbtree at K = 8, 256 KiB, 32 Mbit/s and 1 ms reads 1.10 of its model
- * here, 1.00 on the link; and eager frames that reach one host at once
- * share its ingress (the link takes them in the order the rank reads):
- * dbtree at 4 KiB, K = 7, 8, 12: 0.96-1.05 of its model. A first piece
- * sent eagerly and the rest by rendezvous was tried: at 500 Mbit/s, where
- * the first piece is half a segment, those shared ingresses made it worse
- * (4 MiB, K = 8: 1.14 of the model against 1.03).
+ * latency): up to a piece's time late a swap; and eager frames that reach
+ * one host at once share its ingress (the link takes them in the order the
+ * rank reads): dbtree at 4 KiB, K = 7, 8, 12: 0.96-1.05 of its model. A
+ * sender that waited for its long frame's delivery before its next step
+ * (as this transport did before) held its next header back by a frame:
+ * dbtree at K = 8, 256 KiB, 32 Mbit/s and 1 ms read 1.103 of its model
+ * (1.011 now; the link 0.996). Every frame sent eagerly, its rest held at the receiver
+ * until the sender could have sent it, was tried: SimGrid then shares a
+ * receiver's ingress among the frames of all its children (dbtree K = 8,
+ * 4 MiB: 1.39 of the model); and a first piece sent eagerly and the rest
+ * by rendezvous: at 500 Mbit/s, where the first piece is half a segment,
+ * those shared ingresses made it worse (4 MiB, K = 8: 1.14 of the model
+ * against 1.03).
  *
  * One message per step, not one per piece: in the alpha-beta model a step
  * costs a + m/bw however the receiver cuts it up, and the CPU work between
@@ -344,12 +355,13 @@ static int sim_begin(struct xport *x, const struct xport_step *st, char *err)
     f->bytes = st->sbytes;
     if (s->mode == XPORT_SIM_REAL && st->sbytes > 0)
         memcpy(f->data, st->sbuf, st->sbytes);
-    if (eager(s, st->sbytes)) {
+    if (s->rate > 0) {
         double now = simgrid_get_clock(), start = fmax(now, s->egress_free);
         if (start > now)
             sg_actor_sleep_until(start);
         s->egress_free = start + (double)simulated(s, st->sbytes) / s->rate;
-        sg_comm_detach(sg_mailbox_put_init(to->out_eager, f, simulated(s, st->sbytes)), free);
+        sg_comm_detach(sg_mailbox_put_init(eager(s, st->sbytes) ? to->out_eager : to->out, f,
+                                           simulated(s, st->sbytes)), free);
         s->put = NULL;
     } else
         s->put = sg_mailbox_put_async(to->out, f, simulated(s, st->sbytes));

@@ -61,9 +61,10 @@ int xport_sim_open(const struct xport_plan *pl, int rank, int world, int mode, d
                    uint64_t *bytes_in, uint64_t *bytes_out, struct xport **out, char *err);
 
 /* xport_sim_pace: the link's rate, bytes/s, as xport_tcp uses it
- * (xport_sim.c, EAGER AND RENDEZVOUS): a frame that fits its first piece
- * moves at once, one after the other on this host's egress; a longer one
- * once its receiver is there. rate 0 (the default): every frame so. */
+ * (xport_sim.c, EAGER AND RENDEZVOUS): every frame leaves one after the
+ * other on this host's egress and its sender goes on; one that fits its
+ * first piece moves at once, a longer one once its receiver is there.
+ * rate 0 (the default): every frame so, its sender waiting for it. */
 void xport_sim_pace(struct xport *x, double rate);
 
 /* FAULTS (simulated; --kill RANK@STEP). An actor that ends without
