@@ -402,7 +402,7 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
         return ERR_USAGE;
     }
     /* The send goes at least as far as the receive will be (xport.h,
-     * recv's promise); unpaced, further (SEND AHEAD below). */
+     * recv's promise); unpaced, further (SEND FIRST, SEND AHEAD below). */
     target = t->rdone + len < t->sbytes ? t->rdone + len : t->sbytes;
     if (target < t->sdone)
         target = t->sdone;
