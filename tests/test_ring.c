@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -202,6 +203,41 @@ static void *late_main(void *arg)
     if (write(l->write_fd, &rest, sizeof rest) != (ssize_t)sizeof rest)
         printf("     late: short write\n");
     put_frame(l->write_fd, PROTO_ABORT, 0, 0, 3, l->news, strlen(l->news));
+    return NULL;
+}
+
+/* first: SEND FIRST's witness (xport_tcp.c). It plays both neighbours
+ * of rank 1's step: the left's header at once, its payload only once the
+ * right holds rank 1's whole frame, or after 2 s (the failure: a rank
+ * that waits for the left before it sends on would have sent only its
+ * first piece by then). No sleep decides the outcome; the bytes do. */
+struct first {
+    int left, right;
+    size_t bytes;               /* the chunk, each way */
+    const unsigned char *pay;   /* the left's */
+    unsigned char *got;         /* the right's: header + chunk */
+    size_t right_got;           /* of them, when the left's payload went */
+};
+
+static void *first_main(void *arg)
+{
+    struct first *f = arg;
+    size_t want = PROTO_HEADER_SIZE + f->bytes;
+    double until = clock_now() + 2.0;
+
+    put_part(f->left, PROTO_CHUNK, 0, 0, 3, f->bytes, NULL, 0);
+    while (f->right_got < want && clock_now() < until) {
+        struct pollfd p = { f->right, POLLIN, 0 };
+        ssize_t r = recv(f->right, f->got + f->right_got, want - f->right_got, MSG_DONTWAIT);
+        if (r > 0)
+            f->right_got += (size_t)r;
+        else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            break;
+        else
+            (void)poll(&p, 1, 10);
+    }
+    if (write(f->left, f->pay, f->bytes) != (ssize_t)f->bytes)
+        printf("     first: short write\n");
     return NULL;
 }
 
@@ -548,6 +584,45 @@ int main(void)
             T_HAS(err, "after chunk 3 from the left neighbour (rank 0) at reduce-scatter step 0");
             single_close(&s);
         }
+    }
+
+    T_CASE("ring-2.16", "SEND FIRST: unpaced, a step's first receive of a piece sends the rest "
+                        "of the chunk before it waits for the left's payload");
+    {
+        enum { B = 256 << 10 };     /* > HEAD_MAX: more than goes with the header */
+        struct single s;
+        struct first f;
+        pthread_t th;
+        unsigned char *out = malloc(B), *in = malloc(B), *pay = malloc(B);
+        unsigned char *got = malloc(PROTO_HEADER_SIZE + B);
+        int rc;
+        for (size_t i = 0; i < B; i++) {
+            out[i] = (unsigned char)(i * 13 + 1);
+            pay[i] = (unsigned char)(i * 7 + 3);
+        }
+        T_EQ_I(single_open(&s, 5.0), 0);   /* longer than first_main's 2 s */
+        f = (struct first){ .left = s.end0, .right = s.end_far, .bytes = B, .pay = pay,
+                            .got = got };
+        pthread_create(&th, NULL, first_main, &f);
+        rc = xport_begin(s.x, &(struct xport_step){ .to = 2, .from = 0, .send_tag = 0,
+                                                    .recv_tag = 3, .sbuf = out, .sbytes = B,
+                                                    .rbytes = B }, err);
+        if (rc == 0)
+            rc = xport_recv(s.x, in, 8, err);          /* a piece: 8 bytes */
+        if (rc == 0)
+            rc = xport_recv(s.x, in + 8, B - 8, err);
+        if (rc == 0)
+            rc = xport_end(s.x, err);
+        pthread_join(th, NULL);
+        T_EQ_I(rc, 0);
+        T_EQ_U(f.right_got, PROTO_HEADER_SIZE + B);    /* all of it before the left's came */
+        T_TRUE(memcmp(got + PROTO_HEADER_SIZE, out, B) == 0);
+        T_TRUE(memcmp(in, pay, B) == 0);
+        single_close(&s);
+        free(out);
+        free(in);
+        free(pay);
+        free(got);
     }
 
     return t_done();

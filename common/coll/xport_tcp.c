@@ -390,7 +390,7 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
 {
     struct tcp *t = (struct tcp *)xb;
     uint64_t out0 = t->link->bytes_out, in0 = t->link->bytes_in;
-    size_t target, sent, got, ahead, take;
+    size_t target, sent, got, ahead = 0, take, at;
     unsigned char *to = dst;
     int rc = 0;
 
@@ -402,7 +402,7 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
         return ERR_USAGE;
     }
     /* The send goes at least as far as the receive will be (xport.h,
-     * recv's promise); unpaced, further (SEND AHEAD below). */
+     * recv's promise); unpaced, further (SEND FIRST, SEND AHEAD below). */
     target = t->rdone + len < t->sbytes ? t->rdone + len : t->sbytes;
     if (target < t->sdone)
         target = t->sdone;
@@ -417,10 +417,24 @@ static int tcp_recv(struct xport *xb, void *dst, size_t len, char *err)
         len -= take;
     }
     link_send_continue(t->link);   /* the rest of the frame tcp_begin began */
-    if (len > 0 || target > t->sdone)
-        rc = net_sendrecv_frame(t->out->fd, t->sbuf + t->sdone, target - t->sdone,
+    /* SEND FIRST. Unpaced, the rest of the outgoing frame goes before the
+     * receive, as far as the socket takes it now: the receive below reads
+     * what is in first, and at K = 2 the two ends fell into a lockstep
+     * where one rank read the whole piece its neighbour had sent before
+     * it sent its own, and the neighbour slept until then: the two copies
+     * of each step ran one after the other instead of side by side
+     * (docs/link.md, "Unpaced loopback"). What it cannot take now goes
+     * below. Never waits (SEND AHEAD says why); paced, nothing. */
+    if (t->sdone < t->sbytes)
+        (void)net_send_now(t->out->fd, t->sbuf + t->sdone, t->sbytes - t->sdone, t->link,
+                           &ahead);
+    at = t->sdone + ahead;
+    if (len > 0 || target > at)
+        rc = net_sendrecv_frame(t->out->fd, t->sbuf + at, target > at ? target - at : 0,
                                 t->out->name, t->in->fd, to, len, t->in->name, t->link,
                                 t->idle, &t->rframe, NULL);
+    if (target < at)
+        target = at;
     /* SEND AHEAD. Unpaced, the rest of the outgoing frame goes on as far
      * as the socket takes it now, so that the neighbour finds its next
      * piece already in while this rank adds (ring.c, PIECES): without it
