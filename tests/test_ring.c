@@ -586,7 +586,7 @@ int main(void)
         }
     }
 
-    T_CASE("ring-2.16", "SEND FIRST: unpaced, a step's first receive of a piece sends the rest "
+    T_CASE("ring-2.17", "SEND FIRST: unpaced, a step's first receive of a piece sends the rest "
                         "of the chunk before it waits for the left's payload");
     {
         enum { B = 256 << 10 };     /* > HEAD_MAX: more than goes with the header */
