@@ -267,6 +267,38 @@ static void t_late(void)
     T_END();
 }
 
+static void t_enter(void)
+{
+    const double rate = 12.5e6, lat = 1e-3;
+    struct link l;
+    double in, start;
+
+    T_CASE("link-virt-1.9", "link_enter_vt: a call after the last one's bytes and some CPU starts "
+           "at their arrival plus that CPU (the wait for a CPU left out), and a restarted send "
+           "is stamped from there; now when the thread did anything else, read nothing since "
+           "the last call, lags beyond LINK_STAMP_SPAN, or is unpaced");
+    T_EQ_I(link_init(&l, rate, lat), 0);
+    link_enter(&l, 10.0);
+    T_NEAR(link_enter_vt(&l, 10.5, 1e-4), 10.5, 0.0);               /* read nothing */
+    link_enter(&l, 10.0);
+    in = link_ingress_join(&l, 1000, 10.2, 1.0, 0);
+    start = link_enter_vt(&l, in + 5e-4, 1e-4);
+    T_NEAR(start, in + 1e-4, 1e-12);                                /* 0.4 ms of CPU wait off */
+    T_NEAR(link_send_restart(&l, in + 6e-4, 0.0, 2e-4), in + 2e-4, 1e-12);
+    link_enter(&l, 10.0);
+    T_NEAR(link_enter_vt(&l, in + 5e-4, NAN), in + 5e-4, 0.0);      /* waited for something else */
+    link_enter(&l, 10.0);
+    T_NEAR(link_enter_vt(&l, in + 5e-5, 1e-4), in + 5e-5, 0.0);     /* on time: now */
+    T_NEAR(link_enter_vt(&l, in + 5e-4, 1e-4), in + 5e-4, 0.0);     /* read before the last call */
+    link_enter(&l, 10.0);
+    T_NEAR(link_enter_vt(&l, in + 2.0, 1e-4), in + 2.0, 0.0);       /* beyond LINK_STAMP_SPAN */
+    T_EQ_I(link_init(&l, 0.0, 0.0), 0);                             /* unpaced */
+    link_enter(&l, 1.0);
+    (void)link_ingress_join(&l, 1000, 1.5, 3.0, 0);
+    T_NEAR(link_enter_vt(&l, 2.0, 0.0), 2.0, 0.0);
+    T_END();
+}
+
 static void t_queued(void)
 {
     double q0 = clock_thread_queued_seconds(), q1;
@@ -390,6 +422,7 @@ int main(void)
     t_restart();
     t_ring();
     t_late();
+    t_enter();
     t_queued();
     t_lazy();
     return t_done();

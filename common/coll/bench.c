@@ -367,6 +367,42 @@ static int checked_call(const struct bench_cfg *cfg, const struct bufs *b, size_
     return rc;
 }
 
+/* START TOGETHER. The barrier lets the ranks go at once in real time, but
+ * each leaves it at another time on its host's own timeline (link.h,
+ * VIRTUAL TIMELINE): a rank's exit is its partners' entries plus the
+ * gather, and whichever rank got its CPU late entered late. Calls back to
+ * back keep that skew (each starts where the last ended on its timeline:
+ * link_enter_vt; rd's ends are its ranks' starts permuted: rank r ends at
+ * rank r XOR 3's start plus 2(a + n b) at K = 4), so the slowest rank's
+ * every call would pay it. So the ranks agree on a moment just ahead of
+ * all of them, the latest entry into a second gather plus twice the
+ * slowest barrier, sleep until it and start their first call there, one
+ * moment on every timeline, as hosts with clocks in step would. On an
+ * emulated link only (one machine: one clock), and only when the moment
+ * is ahead and near (START_AHEAD_MAX): otherwise *start stays NAN and
+ * the first call starts as the others. barrier_s: this rank's barrier.
+ * 0, or the gather's code. */
+#define START_AHEAD_MAX 0.1
+static int start_together(struct coll *co, double *all, int k, double barrier_s, double *start,
+                          char *err)
+{
+    double mine[2] = { clock_now(), barrier_s }, at = -INFINITY, pad = 0.0, now;
+    int rc = coll_gather(co, all, mine, 2, err);
+
+    *start = NAN;
+    for (int r = 0; rc == 0 && r < k; r++) {
+        at = fmax(at, all[2 * r]);
+        pad = fmax(pad, all[2 * r + 1]);
+    }
+    at += 2.0 * pad;
+    now = clock_now();
+    if (rc == 0 && at >= now && at - now <= START_AHEAD_MAX) {
+        clock_sleep_until(at);
+        *start = at;
+    }
+    return rc;
+}
+
 int bench_run(const struct bench_cfg *cfg, char *err)
 {
     int k = cfg->world, rc = 0;
@@ -410,6 +446,7 @@ int bench_run(const struct bench_cfg *cfg, char *err)
         size_t count = count_of(cfg, size, es);
         uint64_t bytes = count * es, wrong = 0;
         double t0, total, cpu0, wall0, cpu, wall, mine[3], tmax = 0, idle, cost = -1, credit;
+        double start, barrier;     /* START TOGETHER */
         uint64_t moved = 0;
         struct hostload_sample machine[2];
 
@@ -423,15 +460,25 @@ int bench_run(const struct bench_cfg *cfg, char *err)
             credit = cfg->link->credited_s;     /* link.h, OWN CORES: signal 4's share */
             /* The barrier: a tiny gather, so the loops start together. */
             mine[0] = 0;
+            start = NAN;
+            barrier = clock_now();
             if (rc == 0)
                 rc = coll_gather(co, all, mine, 1, err);
+            barrier = clock_now() - barrier;
+            if (rc == 0 && clk == &clock_real && link_active(cfg->link))
+                rc = start_together(co, all, k, barrier, &start, err);
             cpu0 = clock_cpu_seconds();
             wall0 = t0 = clock_src_now(clk);
             idle = link_util_mark_egress(cfg->link, wall0);     /* link.h, UTILIZATION: a rank's sends */
             for (int i = 0; i < cfg->iters && rc == 0; i++) {
                 uint64_t o = cfg->link->bytes_out, in = cfg->link->bytes_in;
                 double ti = clock_src_now(clk);
-                link_enter(cfg->link, ti);      /* link.h: timed from here */
+                if (i == 0 && start <= ti)      /* START TOGETHER */
+                    link_enter(cfg->link, ti = start);
+                else if (clk == &clock_real)    /* link.h: timed from its own timeline's start */
+                    ti = net_vt_enter(cfg->link, ti);
+                else
+                    link_enter(cfg->link, ti);
                 if (cfg->steps)
                     ring_steps_arm(cfg->steps, &co->ring, count, cfg->dtype);
                 rc = run_op(cfg, b.buf, b.rbuf, count, err);

@@ -509,6 +509,22 @@ void link_enter(struct link *l, double now)
     l->util_lead = 0.0;         /* UTILIZATION: a lead is the call's own */
 }
 
+double link_enter_vt(struct link *l, double now, double cpu_s)
+{
+    double ready = link_in_ready(l), start = now;
+
+    /* The thread only computed since the last call's bytes were in (the
+     * bench's bookkeeping): a host with a core of its own would have
+     * entered at ready + cpu_s; a later `now` is a wait for a CPU. The
+     * same bounds as link_vt_late's: bytes of the last call, a lag below
+     * LINK_STAMP_SPAN. */
+    if (link_active(l) && cpu_s >= 0.0 && ready >= l->vt_floor && ready <= now &&
+        ready + cpu_s < now && now - (ready + cpu_s) <= LINK_STAMP_SPAN)
+        start = ready + cpu_s;
+    link_enter(l, start);
+    return start;
+}
+
 double link_vt_late(struct link *l, double now, double cpu_s)
 {
     double ready = link_in_ready(l), end, late;

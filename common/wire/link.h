@@ -414,6 +414,22 @@ double link_in_ready(const struct link *l);
  * its start, whatever the timeline carried over from the call before. */
 void link_enter(struct link *l, double now);
 
+/* link_enter_vt: link_enter for a timed call that follows what this
+ * thread last read with only cpu_s of its CPU in between (cpu_s >= 0:
+ * net_forward_cpu_s; the calls of a benchmark's loop, back to back): the
+ * call starts on this host's own timeline, link_in_ready() + cpu_s, not
+ * at now, which is later by the wait for a CPU another host held (OWN
+ * CORES). A rank woken late for a call's first send would otherwise stamp
+ * it with real time, and its partner, woken on time, would wait for it on
+ * the timeline: each call paid the spread of the ranks' wake-ups (rd at
+ * 4 KiB, K = 4 and 8, 32 Mbit/s, 1 ms: 0.1-0.9 ms a call, 1.05-1.06x its
+ * model; docs/algorithms.md). Where the thread did anything else, read
+ * nothing since the last link_enter, or lags by more than
+ * LINK_STAMP_SPAN: now, as link_enter. Returns the start: the caller
+ * times the call from it. Credits nothing itself: the first send's
+ * reservation credits what it takes back (link_send_reserve). */
+double link_enter_vt(struct link *l, double now, double cpu_s);
+
 /* link_vt_late: a timed call (link_enter) returns at now, its sender
  * having used cpu_s of CPU since it read the call's last bytes in (and
  * waited for nothing but a CPU or the link: net_forward_cpu_s): how much

@@ -169,6 +169,10 @@ double net_forward_cpu_s(double now);
  * how much later than on this host's own timeline its timed call ends. */
 double net_vt_late(struct link *l, double now);
 
+/* net_vt_enter: link_enter_vt for the calling thread's timed call at now
+ * (clock_now()); returns the call's start on this host's timeline. */
+double net_vt_enter(struct link *l, double now);
+
 /* net_vt_restart: link_send_restart for the calling thread's next send
  * at now (clock_now()), with net_queued_s and net_forward_cpu_s; the run
  * delay is read only where link_send_restart uses it (not for a forward).

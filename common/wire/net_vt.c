@@ -79,6 +79,11 @@ double net_vt_late(struct link *l, double now)
     return l ? link_vt_late(l, now, net_forward_cpu_s(now)) : 0.0;
 }
 
+double net_vt_enter(struct link *l, double now)
+{
+    return link_enter_vt(l, now, net_forward_cpu_s(now));
+}
+
 double net_vt_restart(struct link *l, double now)
 {
     double cpu = net_forward_cpu_s(now);
