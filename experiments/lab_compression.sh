@@ -55,6 +55,27 @@
 #                   is priced as the two ring all-reduces it runs (model_t
 #                   says which elements). predicted_step_bps: S = 1, like
 #                   for like with breakeven_step_bps;
+#        interval   THE MEASURED BREAK-EVEN AS AN INTERVAL, and whether it
+#                   agrees: the crossing above is one line through two
+#                   noisy points, ill-conditioned where C's and none's
+#                   times run nearly parallel (ring top-k at K = 4, the
+#                   two times to target within 5% of each other from 256
+#                   Mbit/s up: 0.47 of the model, which meant nothing).
+#                   Here each time to target is its steps after step 0
+#                   times the mean step (many steps' slope, not one
+#                   step's wall_s), and at each rate the difference D
+#                   has a spread S from the repeats (step_d); lo is
+#                   where C stops being faster by more than S, hi where
+#                   it starts being slower by more (be_interval);
+#                   against predicted_bps the verdict says within (all
+#                   of [lo, hi] within 20%), outside, flat (too wide to
+#                   say: not a pass), edge, beyond or unemulable: the
+#                   prediction above emulable_bps, the lowest rate where
+#                   none's link stopped setting the pace (emulable),
+#                   "beyond what this machine can emulate faithfully",
+#                   and no measured number. --around DIR runs each
+#                   compressor at half, once and twice DIR's prediction,
+#                   where the interval is narrowest;
 #   4. compression.png: the loss against wall-clock time, one panel per
 #      rate, one line per system and compressor, the target dashed;
 #      compression_steps.png: the loss against the step (one panel per
@@ -68,8 +89,10 @@
 # compute_s (u above), host_call_s (none's time_s less its model, per
 # collective call: what the model leaves out of the combine itself),
 # repeats, spread_s (the PS's entry spread; 0 on the ring), period_s (the
-# mean step, the repeats' median), by name), <out>/compression.txt (the
-# table), <out>/loss/, logs/. Timings on a shared 2-core machine are
+# mean step, the repeats' median), breakeven_lo_bps, breakeven_hi_bps,
+# emulable_bps, verdict (the interval, by name), <out>/compression.txt
+# (the table, then the interval and verdict per compressor),
+# <out>/loss/, logs/. Timings on a shared 2-core machine are
 # noisy: nothing here asserts one.
 set -uo pipefail
 
@@ -113,7 +136,7 @@ time, and the break-even bandwidth, measured and predicted (bin/model).
   --repeats N        runs of every point, interleaved (all points once, then
                      again); the fits take each point's medians (default $repeats)
   --around DIR       each compressor at ITS OWN rates: half, once and twice
-                     the predicted_step_bps of an earlier run's
+                     the predicted_bps of an earlier run's
                      DIR/compression.csv (same K), none at all of its
                      system's; where DIR has no finite prediction, --rates
   --quick            rates "8Mbit 64Mbit", 25 steps, target 0.15 (tests, the
@@ -208,7 +231,7 @@ rate_of() { awk -v b="$1" 'BEGIN { m = b * 8 / 1e6; if (m >= 1) printf "%dMbit\n
 # sort_rates R...: the rates once each (by bytes per second), ascending.
 sort_rates() { local r; for r; do echo "$(bps "$r") $r"; done | sort -g -u -k1,1 | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 } END { print "" }'; }
 # rates_of[SYS:C]: the rates C runs at. --rates; with --around DIR, a
-# compressor's own: half, once and twice DIR's predicted_step_bps for it
+# compressor's own: half, once and twice DIR's predicted_bps for it
 # (the measured break-even is best conditioned near where it is expected:
 # a bracket from rates far off it is a crossing of two nearly parallel
 # lines through noisy points). none runs at every rate of its system's
@@ -217,7 +240,7 @@ declare -A rates_of
 for x in $runs; do
     rs=$rates
     if [ -n "$around" ] && [ "${x#*:}" != none ]; then
-        pb=$(csv_awk -v s="${x%%:*}" -v cc="${x#*:}" 'FNR > 1 && $c["system"] == s && $c["compressor"] == cc { print $c["predicted_step_bps"]; exit }' "$around/compression.csv")
+        pb=$(csv_awk -v s="${x%%:*}" -v cc="${x#*:}" 'FNR > 1 && $c["system"] == s && $c["compressor"] == cc { print $c["predicted_bps"]; exit }' "$around/compression.csv")
         if [[ $pb =~ ^[0-9.]+([eE][-+]?[0-9]+)?$ ]] && awk -v p="$pb" 'BEGIN { exit !(p + 0 > 0) }'; then
             rs="$(rate_of "$(awk -v p="$pb" 'BEGIN { print p / 2 }')") $(rate_of "$pb") $(rate_of "$(awk -v p="$pb" 'BEGIN { print p * 2 }')")"
         fi
@@ -227,7 +250,8 @@ done
 for s in ring ps; do
     [ -n "${rates_of[$s:none]:-}" ] || continue
     u=""
-    for x in $runs; do [ "${x%%:*}" = "$s" ] && u="$u ${rates_of[$x]}"; done
+    for x in $runs; do [ "${x%%:*}" = "$s" ] && [ "${x#*:}" != none ] && u="$u ${rates_of[$x]}"; done
+    [ -n "$u" ] || u=$rates
     rates_of[$s:none]=$(sort_rates $u)
 done
 all_rates=$(sort_rates ${rates_of[@]})
@@ -476,35 +500,42 @@ step_se() {
         END { if (m < 2) { print "nan"; exit } v = (q - t * t / m) / (m - 1)
               printf "%.6g\n", sqrt((v > 0 ? v : 0) / m) }' "$1"
 }
-# step_d SYS C RATE: "D S": D, C's mean step less none's (the repeats'
-# medians: what breakeven_step_bps crosses), and S, how far apart the two
-# can be by noise alone: half the range of the repeats' differences (C's
-# run j less none's run j, run next to it), at least twice the two runs'
-# own standard errors added in quadrature (step_se, the repeats' medians:
-# with one repeat the within-run noise alone, an underestimate of the
-# spread between runs on a shared machine). "nan nan" without both.
+# step_d SYS C RATE SC S0: "D S": D, C's time to target less none's,
+# each THE MEAN STEP TIMES THE STEPS AFTER STEP 0 (SC and S0: the steps
+# to target, measured, less 1; they do not depend on the link), the mean
+# step the repeats' median: many steps' slope, where the time to target
+# is one loss file's wall_s at one step, its noise undivided; and S, how
+# far apart the two can be by noise alone: half the range of the
+# repeats' differences (C's run j less none's run j, run next to it), at
+# least twice the two runs' own standard errors (step_se, the repeats'
+# medians, times SC and S0) added in quadrature (with one repeat the
+# within-run noise alone, an underestimate of the spread between runs on
+# a shared machine). "nan nan" without both.
 step_d() {
     local j a b pa=() pb=() sa=() sb=() d=()
     for j in $(seq 1 "$repeats"); do
         a=$out/loss/$(tag "$1" "$2" "$3" "$j").loss b=$out/loss/$(tag "$1" none "$3" "$j").loss
         pa+=("$(period "$a")") pb+=("$(period "$b")") sa+=("$(step_se "$a")") sb+=("$(step_se "$b")")
-        d+=("$(awk -v x="${pa[-1]}" -v y="${pb[-1]}" 'BEGIN { print (x == "nan" || y == "nan") ? "nan" : x - y }')")
+        d+=("$(awk -v x="${pa[-1]}" -v y="${pb[-1]}" -v a="$4" -v b="$5" 'BEGIN { print (x == "nan" || y == "nan") ? "nan" : a * x - b * y }')")
     done
     awk -v mc="$(median "${pa[@]}")" -v m0="$(median "${pb[@]}")" -v ec="$(median "${sa[@]}")" \
-        -v e0="$(median "${sb[@]}")" -v d="${d[*]}" 'BEGIN {
-        if (mc == "nan" || m0 == "nan") { print "nan nan"; exit }
+        -v e0="$(median "${sb[@]}")" -v d="${d[*]}" -v a="$4" -v b="$5" 'BEGIN {
+        if (mc == "nan" || m0 == "nan" || a == "nan" || b == "nan") { print "nan nan"; exit }
+        mc *= a; m0 *= b; ec *= a; e0 *= b
         n = split(d, v, " "); lo = 1e300; hi = -1e300
         for (i = 1; i <= n; i++) if (v[i] != "nan") { if (v[i] + 0 < lo) lo = v[i] + 0; if (v[i] + 0 > hi) hi = v[i] + 0 }
         h = hi >= lo ? (hi - lo) / 2 : 0
         w = (ec == "nan" || e0 == "nan") ? 0 : 2 * sqrt(ec * ec + e0 * e0)
         printf "%.6g %.6g\n", mc - m0, (h > w ? h : w) }'
 }
-# be_interval SYS C: "LO HI", THE MEASURED BREAK-EVEN AS AN INTERVAL (bytes
-# per second), on the mean step at C's rates: LO where C stops being
+# be_interval SYS C SC S0: "LO HI", THE MEASURED BREAK-EVEN AS AN INTERVAL
+# (bytes per second), on the time to target from the mean step (step_d:
+# SC and S0 the steps after step 0; 1 and 1: on the step) at C's rates:
+# LO where C stops being
 # faster than none by more than the noise (D + S turns >= 0, ascending
 # rates), HI where it starts being slower by more than the noise (D - S
 # turns >= 0), each linear in 1 / rate between the two rates around it
-# (as breakeven_step_bps is). 0: already at the lowest rate run; inf: at
+# (as breakeven_bps is). 0: already at the lowest rate run; inf: at
 # none of them. Where the two steps run nearly parallel the interval is
 # wide and says so, where a single crossing through two noisy points
 # (the time to target's, 2026-11-28: ring top-k at K = 4 0.47 of its
@@ -512,7 +543,7 @@ step_d() {
 # number that looked as good as any other.
 be_interval() {
     local r
-    for r in ${rates_of[$1:$2]}; do echo "$(bps "$r") $(step_d "$1" "$2" "$r")"; done | sort -g | awk '
+    for r in ${rates_of[$1:$2]}; do echo "$(bps "$r") $(step_d "$1" "$2" "$r" "$3" "$4")"; done | sort -g | awk '
         function cross(f,    i, x) {
             for (i = 1; i <= n; i++) if (f[i] >= 0) break
             if (i > n) return "inf"
@@ -563,7 +594,7 @@ emulable() {
     echo inf
 }
 # verdict LO HI P CEIL TOP: the measured interval against the predicted
-# step break-even P (predicted_step_bps), all bytes/s:
+# break-even P (predicted_bps, the model's time to target), all bytes/s:
 #   unemulable  P above CEIL (emulable): beyond what this machine can
 #               emulate faithfully; no measured number is reported
 #   beyond      C faster beyond the noise at every rate run (LO inf) and P
@@ -618,14 +649,14 @@ for x in $runs; do
         be=$(fit_be "$pc" "$p0") bs=$(fit_be "$sc" "$s0")
         gc=$(grid "$sys" "$c") g0=$(grid "$sys" none)
         pr=$(predicted "$gc" "$g0" "$(less1 "$sn")" "$(less1 "$s0n")" "$cm" "$c0m") ps=$(predicted "$gc" "$g0" 1 1 "$cm" "$c0m")
-        iv=$(be_interval "$sys" "$c")
-        vd=$(verdict $iv "$ps" "$ce" "$(for r in ${rates_of[$x]}; do bps "$r"; done | sort -g | tail -n 1)")
+        iv=$(be_interval "$sys" "$c" "$(less1 "$sn")" "$(less1 "$s0n")")
+        vd=$(verdict $iv "$pr" "$ce" "$(for r in ${rates_of[$x]}; do bps "$r"; done | sort -g | tail -n 1)")
         [ "$vd" = unemulable ] && iv="- -"     # no number where the link cannot say
     fi
     for r in ${rates_of[$x]}; do
         n=$(tag "$sys" "$c" "$r")
         [ -s "$out/logs/$n.csv" ] || continue
-        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps,predicted_step_bps,steps_ratio,compute_s,host_call_s,repeats,spread_s,period_s,breakeven_step_lo_bps,breakeven_step_hi_bps,emulable_bps,verdict" > "$csv"
+        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps,predicted_step_bps,steps_ratio,compute_s,host_call_s,repeats,spread_s,period_s,breakeven_lo_bps,breakeven_hi_bps,emulable_bps,verdict" > "$csv"
         set -- $(point "$sys" "$c" "$r") $be $bs $iv
         tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$5,$6,$7,$8,$pr,$ps,$ratio,$cm,$([ "$sys" = ps ] && echo "$hr_ps" || echo "$hr_ring"),$repeats,$([ "$sys" = ps ] && echo "$spread_ps" || echo 0),$3,$9,${10},$ce,$vd|" >> "$csv"
     done
@@ -658,20 +689,21 @@ done
                $c["steps_to_target"], $c["time_to_target_s"], mb(m), $c["breakeven_where"], mb(ms),
                $c["breakeven_step_where"], mb(p), mb(ps), $c["steps_ratio"], rt(m, p, $c["breakeven_where"]), rt(ms, ps, $c["breakeven_step_where"]) }' "$csv"
     echo "#"
-    echo "# THE BREAK-EVEN ON THE MEAN STEP AS AN INTERVAL (Mbit/s): lo, where C stops being faster than none by more"
-    echo "# than their spread (half the range of the repeats' differences, at least twice the runs' own standard"
-    echo "# errors), hi, where it starts being slower by more; 0 / inf: open below / above the rates C ran. Against"
-    echo "# pr_step: within (the whole interval within 20%), outside (all of it more than 20% off), flat (wider than"
-    echo "# the 20% band: the two steps differ by less than their spread over too wide a range to say; not a pass),"
-    echo "# edge (narrow, across a 20% edge), beyond (C faster at every rate run, and pr_step above them), unemulable"
-    echo "# (pr_step above emul_Mb, the lowest rate where none's link stopped setting the pace: link_util under 0.95,"
-    echo "# or none's time_s over its model by more than the link's bandwidth term at that rate)."
-    printf '%-4s %-12s %11s %11s %11s %10s %-10s %s\n' sys compressor be_lo_Mb be_hi_Mb pr_step_Mb emul_Mb verdict rates
+    echo "# THE MEASURED BREAK-EVEN AS AN INTERVAL (Mbit/s), on the time to target from the mean step (its steps after"
+    echo "# step 0 times the mean step, the repeats' median): lo, where C stops being faster than none by more than"
+    echo "# their spread (half the range of the repeats' differences, at least twice the runs' own standard errors),"
+    echo "# hi, where it starts being slower by more; 0 / inf: open below / above the rates C ran. Against be_pred"
+    echo "# (the model's time to target): within (the whole interval within 20%), outside (all of it more than 20%"
+    echo "# off), flat (wider than the 20% band: the two differ by less than their spread over too wide a range to"
+    echo "# say; not a pass), edge (narrow, across a 20% edge), beyond (C faster at every rate run, and be_pred above"
+    echo "# them), unemulable (be_pred above emul_Mb, the lowest rate where none's link stopped setting the pace:"
+    echo "# link_util under 0.95, or none's time_s over its model by more than the link's bandwidth term there)."
+    printf '%-4s %-12s %11s %11s %11s %10s %-10s %s\n' sys compressor be_lo_Mb be_hi_Mb be_pred_Mb emul_Mb verdict rates
     csv_awk 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
         FNR > 1 && $c["compressor"] != "none" { k = $c["system"] " " $c["compressor"]
             if (!(k in seen)) { seen[k] = ++n; line[n] = sprintf("%-4s %-12s %11s %11s %11s %10s %-10s", $c["system"], $c["compressor"],
-                mb($c["breakeven_step_lo_bps"]), mb($c["breakeven_step_hi_bps"]), mb($c["predicted_step_bps"]), mb($c["emulable_bps"]), $c["verdict"])
-                if ($c["verdict"] == "unemulable") why[n] = sprintf("# %s %s: the predicted break-even, %s Mbit/s, lies above %s Mbit/s, where the link stopped setting the pace: beyond what this machine can emulate faithfully; no measured number.", $c["system"], $c["compressor"], mb($c["predicted_step_bps"]), mb($c["emulable_bps"])) }
+                mb($c["breakeven_lo_bps"]), mb($c["breakeven_hi_bps"]), mb($c["predicted_bps"]), mb($c["emulable_bps"]), $c["verdict"])
+                if ($c["verdict"] == "unemulable") why[n] = sprintf("# %s %s: the predicted break-even, %s Mbit/s, lies above %s Mbit/s, where the link stopped setting the pace: beyond what this machine can emulate faithfully; no measured number.", $c["system"], $c["compressor"], mb($c["predicted_bps"]), mb($c["emulable_bps"])) }
             rs[seen[k]] = rs[seen[k]] " " $c["rate"] }
         END { for (i = 1; i <= n; i++) print line[i] rs[i]; for (i = 1; i <= n; i++) if (i in why) print why[i] }' "$csv"
 } > "$out/compression.txt"
@@ -691,7 +723,7 @@ for fmt in png svg; do
 done
 manifest "$out" ": the compression section" "experiments/lab.sh --only compression (K $k, rates $rates, ring $ring_c, ps $ps_c, steps $steps, lr $lr, latency $lat, target $target, repeats $repeats${around:+, around $around})" <<EOF
 link_bw: EMULATED $all_rates, latency $lat
-breakeven: $(csv_awk 'FNR > 1 && $c["compressor"] != "none" && !s[$c["system"] $c["compressor"]]++ { printf "%s %s measured %s (%s) step %s (%s) predicted %s step %s bytes/s, steps ratio %s, step interval %s to %s (%s); ", $c["system"], $c["compressor"], $c["breakeven_bps"], $c["breakeven_where"], $c["breakeven_step_bps"], $c["breakeven_step_where"], $c["predicted_bps"], $c["predicted_step_bps"], $c["steps_ratio"], $c["breakeven_step_lo_bps"], $c["breakeven_step_hi_bps"], $c["verdict"] }' "$csv")
+breakeven: $(csv_awk 'FNR > 1 && $c["compressor"] != "none" && !s[$c["system"] $c["compressor"]]++ { printf "%s %s measured %s (%s) step %s (%s) predicted %s step %s bytes/s, steps ratio %s, interval %s to %s (%s); ", $c["system"], $c["compressor"], $c["breakeven_bps"], $c["breakeven_where"], $c["breakeven_step_bps"], $c["breakeven_step_where"], $c["predicted_bps"], $c["predicted_step_bps"], $c["steps_ratio"], $c["breakeven_lo_bps"], $c["breakeven_hi_bps"], $c["verdict"] }' "$csv")
 repeats: $repeats (interleaved; the fits on each point's medians)
 jobs_failed: $failed
 # every job's command line
