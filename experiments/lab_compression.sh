@@ -505,8 +505,12 @@ step_se() {
 # to target, measured, less 1; they do not depend on the link), the mean
 # step the repeats' median: many steps' slope, where the time to target
 # is one loss file's wall_s at one step, its noise undivided; and S, how
-# far apart the two can be by noise alone: half the range of the
-# repeats' differences (C's run j less none's run j, run next to it), at
+# far apart the two can be by noise alone: the spread of the repeats'
+# differences (C's run j less none's run j, run next to it), 1.4826 x
+# their median absolute deviation (a standard deviation's estimate that
+# one load spike does not set, as the medians are not set by it: half the
+# range did, K = 4, PS top-k at 51 Mbit/s, 2026-11-28: one repeat of
+# none's 83 ms a step against four of 64 opened the interval below), at
 # least twice the two runs' own standard errors (step_se, the repeats'
 # medians, times SC and S0) added in quadrature (with one repeat the
 # within-run noise alone, an underestimate of the spread between runs on
@@ -519,12 +523,18 @@ step_d() {
         d+=("$(awk -v x="${pa[-1]}" -v y="${pb[-1]}" -v a="$4" -v b="$5" 'BEGIN { print (x == "nan" || y == "nan") ? "nan" : a * x - b * y }')")
     done
     awk -v mc="$(median "${pa[@]}")" -v m0="$(median "${pb[@]}")" -v ec="$(median "${sa[@]}")" \
-        -v e0="$(median "${sb[@]}")" -v d="${d[*]}" -v a="$4" -v b="$5" 'BEGIN {
+        -v e0="$(median "${sb[@]}")" -v d="${d[*]}" -v a="$4" -v b="$5" '
+        function med(v, n,    i, j, t) {
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+            return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+        }
+        function mad(v, n,    i, c, w) { c = med(v, n); for (i = 1; i <= n; i++) w[i] = v[i] > c ? v[i] - c : c - v[i]; return med(w, n) }
+        BEGIN {
         if (mc == "nan" || m0 == "nan" || a == "nan" || b == "nan") { print "nan nan"; exit }
         mc *= a; m0 *= b; ec *= a; e0 *= b
-        n = split(d, v, " "); lo = 1e300; hi = -1e300
-        for (i = 1; i <= n; i++) if (v[i] != "nan") { if (v[i] + 0 < lo) lo = v[i] + 0; if (v[i] + 0 > hi) hi = v[i] + 0 }
-        h = hi >= lo ? (hi - lo) / 2 : 0
+        n = split(d, v, " "); m = 0
+        for (i = 1; i <= n; i++) if (v[i] != "nan") x[++m] = v[i] + 0
+        h = m ? 1.4826 * mad(x, m) : 0
         w = (ec == "nan" || e0 == "nan") ? 0 : 2 * sqrt(ec * ec + e0 * e0)
         printf "%.6g %.6g\n", mc - m0, (h > w ? h : w) }'
 }
@@ -691,7 +701,7 @@ done
     echo "#"
     echo "# THE MEASURED BREAK-EVEN AS AN INTERVAL (Mbit/s), on the time to target from the mean step (its steps after"
     echo "# step 0 times the mean step, the repeats' median): lo, where C stops being faster than none by more than"
-    echo "# their spread (half the range of the repeats' differences, at least twice the runs' own standard errors),"
+    echo "# their spread (1.4826 x the repeats' differences' median absolute deviation, at least twice the runs' standard errors),"
     echo "# hi, where it starts being slower by more; 0 / inf: open below / above the rates C ran. Against be_pred"
     echo "# (the model's time to target): within (the whole interval within 20%), outside (all of it more than 20%"
     echo "# off), flat (wider than the 20% band: the two differ by less than their spread over too wide a range to"

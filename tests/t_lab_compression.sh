@@ -80,7 +80,7 @@ o=$T_TMP/a
 job 300 bash "$lab" --only compression --quick --around "$T_TMP/prev" --ring "none fp16" --ps "none sign" \
     --steps 6 --target-loss 0.45 --out "$o"
 expect_rc 0
-sed -n '/^# THE BREAK-EVEN/,$s/^/     /p' "$o/compression.txt" 2>/dev/null
+sed -n '/^# THE MEASURED BREAK-EVEN/,$s/^/     /p' "$o/compression.txt" 2>/dev/null
 if [ -s "$o/compression.csv" ]; then
     awk -F, 'function num(v) { return v == "inf" ? 1e300 : v + 0 }
              NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
