@@ -571,12 +571,16 @@ be_interval() {
         }'
 }
 # emulable SYS: the lowest of none's rates (bytes/s) at which THE LINK
-# STOPPED SETTING THE PACE, "inf" at none: (a) none's link_util (the
-# link's own record of its busy time), the repeats' median, under 0.95,
-# or bound_by "sw" in most repeats (the same rule; "busy" and "cpu" say
-# the machine was loaded, and take the place of "sw" in bound_by, so
-# link_util is read too); or (b) the host's own excess, none's time_s
-# less bin/model's (the repeats' median), over the link's bandwidth term
+# STOPPED SETTING THE PACE, "inf" at none, in the best of none's repeats
+# there (what the machine CAN emulate: the other jobs on a shared machine
+# take its CPU in some repeats, bound_by "busy", and the PS's link_util
+# at K = 4 and 203 Mbit/s was 0.83 to 0.95 in three such repeats, 0.99
+# in the two "link" ones, 2026-11-28): (a) none's link_util (the link's
+# own record of its busy time), the largest over the repeats, under
+# 0.95, or bound_by "sw" in every repeat (the same rule; "busy" and
+# "cpu" take the place of "sw" in bound_by, so link_util is read too);
+# or (b) the host's own excess, none's time_s less bin/model's (the
+# smallest over the repeats), over the link's bandwidth term
 # at that rate (bin/model's step less its step at 1e12 bytes/s): the
 # ring's link counts its latency busy, so at K = 4 and 1 ms its
 # link_util stays over 0.95 at 64 Gbit/s, while from 16 Gbit/s the
@@ -596,8 +600,12 @@ emulable() {
             ex+=("$(awk -v a="$(col_of "$nm" time_s)" -v m="$m" 'BEGIN { print (a == "nan" || m == "") ? "nan" : a - m }')")
             [ "$(col_of "$nm" bound_by)" = sw ] && b=$((b + 1))
         done
-        if awk -v u="$(median "${ut[@]}")" -v b="$b" -v n="$repeats" -v e="$(median "${ex[@]}")" -v w="$bw" \
-            'BEGIN { exit !((u != "nan" && u + 0 < 0.95) || 2 * b > n || (e != "nan" && w != "nan" && e + 0 > w + 0)) }'; then
+        if awk -v u="${ut[*]}" -v b="$b" -v n="$repeats" -v e="${ex[*]}" -v w="$bw" '
+            function best(s, sign,    v, i, k, x) { k = split(s, v, " "); x = "nan"
+                for (i = 1; i <= k; i++) if (v[i] != "nan" && v[i] != "" && (x == "nan" || sign * v[i] > sign * x)) x = v[i] + 0
+                return x }
+            BEGIN { u = best(u, 1); e = best(e, -1)
+                    exit !((u != "nan" && u + 0 < 0.95) || b == n || (e != "nan" && w != "nan" && e + 0 > w + 0)) }'; then
             bps "$r"; return
         fi
     done
