@@ -55,6 +55,27 @@
 #                   is priced as the two ring all-reduces it runs (model_t
 #                   says which elements). predicted_step_bps: S = 1, like
 #                   for like with breakeven_step_bps;
+#        interval   THE MEASURED BREAK-EVEN AS AN INTERVAL, and whether it
+#                   agrees: the crossing above is one line through two
+#                   noisy points, ill-conditioned where C's and none's
+#                   times run nearly parallel (ring top-k at K = 4, the
+#                   two times to target within 5% of each other from 256
+#                   Mbit/s up: 0.47 of the model, which meant nothing).
+#                   Here each time to target is its steps after step 0
+#                   times the mean step (many steps' slope, not one
+#                   step's wall_s), and at each rate the difference D
+#                   has a spread S from the repeats (step_d); lo is
+#                   where C stops being faster by more than S, hi where
+#                   it starts being slower by more (be_interval);
+#                   against predicted_bps the verdict says within (all
+#                   of [lo, hi] within 20%), outside, flat (too wide to
+#                   say: not a pass), edge, beyond or unemulable: the
+#                   prediction above emulable_bps, the lowest rate where
+#                   none's link stopped setting the pace (emulable),
+#                   "beyond what this machine can emulate faithfully",
+#                   and no measured number. --around DIR runs each
+#                   compressor at half, once and twice DIR's prediction,
+#                   where the interval is narrowest;
 #   4. compression.png: the loss against wall-clock time, one panel per
 #      rate, one line per system and compressor, the target dashed;
 #      compression_steps.png: the loss against the step (one panel per
@@ -68,8 +89,10 @@
 # compute_s (u above), host_call_s (none's time_s less its model, per
 # collective call: what the model leaves out of the combine itself),
 # repeats, spread_s (the PS's entry spread; 0 on the ring), period_s (the
-# mean step, the repeats' median), by name), <out>/compression.txt (the
-# table), <out>/loss/, logs/. Timings on a shared 2-core machine are
+# mean step, the repeats' median), breakeven_lo_bps, breakeven_hi_bps,
+# emulable_bps, verdict (the interval, by name), <out>/compression.txt
+# (the table, then the interval and verdict per compressor),
+# <out>/loss/, logs/. Timings on a shared 2-core machine are
 # noisy: nothing here asserts one.
 set -uo pipefail
 
@@ -89,6 +112,7 @@ lat=1ms
 target=0.1
 out=
 repeats=1
+around=
 timeout=60
 mlp_elems=6337          # MLP_PARAMS (common/train/mlp.h)
 trailer=3               # STEP_TRAILER_LEN (common/train/step.h): counts and loss, exact
@@ -111,6 +135,10 @@ time, and the break-even bandwidth, measured and predicted (bin/model).
   --out DIR          results folder (default results/<date-time>)
   --repeats N        runs of every point, interleaved (all points once, then
                      again); the fits take each point's medians (default $repeats)
+  --around DIR       each compressor at ITS OWN rates: half, once and twice
+                     the predicted_bps of an earlier run's
+                     DIR/compression.csv (same K), none at all of its
+                     system's; where DIR has no finite prediction, --rates
   --quick            rates "8Mbit 64Mbit", 25 steps, target 0.15 (tests, the
                      worksheet; two rates: a measured break-even needs two)
 EOF
@@ -118,8 +146,8 @@ EOF
 
 while [ $# -gt 0 ]; do
     case $1 in
-    --K | --rates | --ring | --ps | --steps | --lr | --link-latency | --target-loss | --out | --repeats | \
-        --K=* | --rates=* | --ring=* | --ps=* | --steps=* | --lr=* | --link-latency=* | --target-loss=* | --out=* | --repeats=*)
+    --K | --rates | --ring | --ps | --steps | --lr | --link-latency | --target-loss | --out | --repeats | --around | \
+        --K=* | --rates=* | --ring=* | --ps=* | --steps=* | --lr=* | --link-latency=* | --target-loss=* | --out=* | --repeats=* | --around=*)
         opt_value "$@"
         shift $((1 + extra))
         case $name in
@@ -133,6 +161,7 @@ while [ $# -gt 0 ]; do
         --target-loss) target=$val ;;
         --out) out=$val ;;
         --repeats) repeats=$val ;;
+        --around) around=$val ;;
         esac ;;
     --quick) rates="8Mbit 64Mbit"; steps=25; target=0.15; shift ;;
     --help | -h) usage; exit 0 ;;
@@ -162,6 +191,9 @@ for fv in "--lr $lr" "--target-loss $target"; do
     [[ $v =~ ^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$ ]] && awk -v x="$v" 'BEGIN { exit !(x > 0) }' ||
         usage_error "${fv%% *}" "$v" "not a number > 0"
 done
+[ -z "$around" ] || [ -s "$around/compression.csv" ] || usage_error --around "$around" "no compression.csv there"
+[ -z "$around" ] || csv_awk -v k="$k" 'FNR > 1 && $c["K"] != k { bad = 1 } END { exit bad }' "$around/compression.csv" ||
+    usage_error --around "$around" "its runs are not K = $k"
 need_programs ring_worker ps_server ps_worker psr_merge psr_json model
 why=$("$PSR_BIN/model" --algo ring --K 2 --bytes 1 --bw 1Mbit --latency "$lat" 2>&1 >/dev/null) ||
     { why=${why#model: }; die_usage "${why%; see model --help}"; }
@@ -193,14 +225,50 @@ run() {
 runs=""
 for c in $ring_c; do runs="$runs ring:$c"; done
 for c in $ps_c; do runs="$runs ps:$c"; done
+# rate_of BPS: bytes per second as a rate --link-bw takes, whole Mbit/s
+# (kbit under 1 Mbit/s): 1.5e8 -> 1200Mbit.
+rate_of() { awk -v b="$1" 'BEGIN { m = b * 8 / 1e6; if (m >= 1) printf "%dMbit\n", m + 0.5; else printf "%dkbit\n", m * 1000 + 0.5 }'; }
+# sort_rates R...: the rates once each (by bytes per second), ascending.
+sort_rates() { local r; for r; do echo "$(bps "$r") $r"; done | sort -g -u -k1,1 | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 } END { print "" }'; }
+# rates_of[SYS:C]: the rates C runs at. --rates; with --around DIR, a
+# compressor's own: half, once and twice DIR's predicted_bps for it
+# (the measured break-even is best conditioned near where it is expected:
+# a bracket from rates far off it is a crossing of two nearly parallel
+# lines through noisy points). none runs at every rate of its system's
+# compressors, so each has its reference at each of its rates.
+declare -A rates_of
+for x in $runs; do
+    rs=$rates
+    if [ -n "$around" ] && [ "${x#*:}" != none ]; then
+        pb=$(csv_awk -v s="${x%%:*}" -v cc="${x#*:}" 'FNR > 1 && $c["system"] == s && $c["compressor"] == cc { print $c["predicted_bps"]; exit }' "$around/compression.csv")
+        if [[ $pb =~ ^[0-9.]+([eE][-+]?[0-9]+)?$ ]] && awk -v p="$pb" 'BEGIN { exit !(p + 0 > 0) }'; then
+            rs="$(rate_of "$(awk -v p="$pb" 'BEGIN { print p / 2 }')") $(rate_of "$pb") $(rate_of "$(awk -v p="$pb" 'BEGIN { print p * 2 }')")"
+        fi
+    fi
+    rates_of[$x]=$(sort_rates $rs)
+done
+for s in ring ps; do
+    [ -n "${rates_of[$s:none]:-}" ] || continue
+    u=""
+    for x in $runs; do [ "${x%%:*}" = "$s" ] && [ "${x#*:}" != none ] && u="$u ${rates_of[$x]}"; done
+    [ -n "$u" ] || u=$rates
+    rates_of[$s:none]=$(sort_rates $u)
+done
+all_rates=$(sort_rates ${rates_of[@]})
+# runs_at R X: X runs at rate R.
+runs_at() { case " ${rates_of[$2]} " in *" $1 "*) return 0 ;; esac; return 1; }
 total=0
-for r in $rates; do for x in $runs; do total=$((total + repeats)); done; done
+for r in $all_rates; do for x in $runs; do runs_at "$r" "$x" && total=$((total + repeats)); done; done
 say "compression: mlp, K = $k, seed 7, $steps steps, lr $lr, target loss $target; EMULATED link at" \
-    "$rates, latency $lat; ring: $ring_c; ps: $ps_c"
+    "$all_rates, latency $lat; ring: $ring_c; ps: $ps_c"
+if [ -n "$around" ]; then
+    for x in $runs; do say "  $x at ${rates_of[$x]}"; done
+fi
 failed=0 i=0
 for j in $(seq 1 "$repeats"); do          # interleaved: every point once, then again
-    for r in $rates; do
+    for r in $all_rates; do
         for x in $runs; do
+            runs_at "$r" "$x" || continue
             i=$((i + 1))
             progress "[$i/$total] ${x%%:*} ${x#*:} at $r ..."
             if run "${x%%:*}" "${x#*:}" "$r" "$j"; then
@@ -276,7 +344,7 @@ less1() { awk -v s="$1" 'BEGIN { print s == "nan" ? "nan" : s - 1 }'; }
 # sign alike.)
 host_call() {
     local r j n v=() t
-    for r in $rates; do
+    for r in ${rates_of[$1:none]:-}; do
         t=$(model_t "$1" none "$(bps "$r")")
         for j in $(seq 1 "$repeats"); do
             n=$(tag "$1" none "$r" "$j")
@@ -423,15 +491,167 @@ predicted() {
         print "inf" }'
 }
 
+# step_se FILE: the run's own noise on its mean step: the standard
+# deviation of its steps' durations (wall_s apart, step 0 left out) over
+# the square root of their count, nan with fewer than 2.
+step_se() {
+    [ -s "$1" ] || { echo nan; return; }
+    awk '!/^#/ && NF >= 3 { if (n++ && $1 > s) { d = ($3 - w) / ($1 - s); t += d; q += d * d; m++ } s = $1; w = $3 }
+        END { if (m < 2) { print "nan"; exit } v = (q - t * t / m) / (m - 1)
+              printf "%.6g\n", sqrt((v > 0 ? v : 0) / m) }' "$1"
+}
+# step_d SYS C RATE SC S0: "D S": D, C's time to target less none's,
+# each THE MEAN STEP TIMES THE STEPS AFTER STEP 0 (SC and S0: the steps
+# to target, measured, less 1; they do not depend on the link), the mean
+# step the repeats' median: many steps' slope, where the time to target
+# is one loss file's wall_s at one step, its noise undivided; and S, how
+# far apart the two can be by noise alone: the spread of the repeats'
+# differences (C's run j less none's run j, run next to it), 1.4826 x
+# their median absolute deviation (a standard deviation's estimate that
+# one load spike does not set, as the medians are not set by it: half the
+# range did, K = 4, PS top-k at 51 Mbit/s, 2026-11-28: one repeat of
+# none's 83 ms a step against four of 64 opened the interval below), at
+# least twice the two runs' own standard errors (step_se, the repeats'
+# medians, times SC and S0) added in quadrature (with one repeat the
+# within-run noise alone, an underestimate of the spread between runs on
+# a shared machine). "nan nan" without both.
+step_d() {
+    local j a b pa=() pb=() sa=() sb=() d=()
+    for j in $(seq 1 "$repeats"); do
+        a=$out/loss/$(tag "$1" "$2" "$3" "$j").loss b=$out/loss/$(tag "$1" none "$3" "$j").loss
+        pa+=("$(period "$a")") pb+=("$(period "$b")") sa+=("$(step_se "$a")") sb+=("$(step_se "$b")")
+        d+=("$(awk -v x="${pa[-1]}" -v y="${pb[-1]}" -v a="$4" -v b="$5" 'BEGIN { print (x == "nan" || y == "nan") ? "nan" : a * x - b * y }')")
+    done
+    awk -v mc="$(median "${pa[@]}")" -v m0="$(median "${pb[@]}")" -v ec="$(median "${sa[@]}")" \
+        -v e0="$(median "${sb[@]}")" -v d="${d[*]}" -v a="$4" -v b="$5" '
+        function med(v, n,    i, j, t) {
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+            return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+        }
+        function mad(v, n,    i, c, w) { c = med(v, n); for (i = 1; i <= n; i++) w[i] = v[i] > c ? v[i] - c : c - v[i]; return med(w, n) }
+        BEGIN {
+        if (mc == "nan" || m0 == "nan" || a == "nan" || b == "nan") { print "nan nan"; exit }
+        mc *= a; m0 *= b; ec *= a; e0 *= b
+        n = split(d, v, " "); m = 0
+        for (i = 1; i <= n; i++) if (v[i] != "nan") x[++m] = v[i] + 0
+        h = m ? 1.4826 * mad(x, m) : 0
+        w = (ec == "nan" || e0 == "nan") ? 0 : 2 * sqrt(ec * ec + e0 * e0)
+        printf "%.6g %.6g\n", mc - m0, (h > w ? h : w) }'
+}
+# be_interval SYS C SC S0: "LO HI", THE MEASURED BREAK-EVEN AS AN INTERVAL
+# (bytes per second), on the time to target from the mean step (step_d:
+# SC and S0 the steps after step 0; 1 and 1: on the step) at C's rates:
+# LO where C stops being
+# faster than none by more than the noise (D + S turns >= 0, ascending
+# rates), HI where it starts being slower by more than the noise (D - S
+# turns >= 0), each linear in 1 / rate between the two rates around it
+# (as breakeven_bps is). 0: already at the lowest rate run; inf: at
+# none of them. Where the two steps run nearly parallel the interval is
+# wide and says so, where a single crossing through two noisy points
+# (the time to target's, 2026-11-28: ring top-k at K = 4 0.47 of its
+# model, the two times within 5% of each other from 256 Mbit/s up) gave a
+# number that looked as good as any other.
+be_interval() {
+    local r
+    for r in ${rates_of[$1:$2]}; do echo "$(bps "$r") $(step_d "$1" "$2" "$r" "$3" "$4")"; done | sort -g | awk '
+        function cross(f,    i, x) {
+            for (i = 1; i <= n; i++) if (f[i] >= 0) break
+            if (i > n) return "inf"
+            if (i == 1) return 0
+            x = 1 / r[i - 1] + (1 / r[i] - 1 / r[i - 1]) * f[i - 1] / (f[i - 1] - f[i])
+            return sprintf("%.6g", 1 / x)
+        }
+        function num(v) { return v == "inf" ? 1e300 : v + 0 }
+        $2 != "nan" { n++; r[n] = $1; up[n] = $2 + $3; dn[n] = $2 - $3 }
+        END {
+            if (!n) { print "nan nan"; exit }
+            lo = cross(up); hi = cross(dn)
+            if (num(lo) > num(hi)) { x = lo; lo = hi; hi = x }
+            print lo, hi
+        }'
+}
+# emulable SYS: the lowest of none's rates (bytes/s) at which THE LINK
+# STOPPED SETTING THE PACE, "inf" at none, in the best of none's repeats
+# there (what the machine CAN emulate: the other jobs on a shared machine
+# take its CPU in some repeats, bound_by "busy", and the PS's link_util
+# at K = 4 and 203 Mbit/s was 0.83 to 0.95 in three such repeats, 0.99
+# in the two "link" ones, 2026-11-28): (a) none's link_util (the link's
+# own record of its busy time), the largest over the repeats, under
+# 0.95, or bound_by "sw" in every repeat (the same rule; "busy" and
+# "cpu" take the place of "sw" in bound_by, so link_util is read too);
+# or (b) the host's own excess, none's time_s less bin/model's (the
+# smallest over the repeats), over the link's bandwidth term
+# at that rate (bin/model's step less its step at 1e12 bytes/s): the
+# ring's link counts its latency busy, so at K = 4 and 1 ms its
+# link_util stays over 0.95 at 64 Gbit/s, while from 16 Gbit/s the
+# bytes' 38 us are under the host's 40 us over the model (2026-11-28):
+# what the rate changes is then smaller than what the host adds. Above
+# it the emulated link no longer says what a link of that rate would: a
+# break-even predicted there is beyond what this machine can emulate
+# faithfully.
+emulable() {
+    local r j nm b ut=() ex=() m bw
+    for r in ${rates_of[$1:none]:-}; do
+        ut=() ex=() b=0 m=$(model_t "$1" none "$(bps "$r")")
+        bw=$(awk -v a="$m" -v z="$(model_t "$1" none 1e12)" 'BEGIN { print (a == "" || z == "") ? "nan" : a - z }')
+        for j in $(seq 1 "$repeats"); do
+            nm=$(tag "$1" none "$r" "$j")
+            ut+=("$(col_of "$nm" link_util)")
+            ex+=("$(awk -v a="$(col_of "$nm" time_s)" -v m="$m" 'BEGIN { print (a == "nan" || m == "") ? "nan" : a - m }')")
+            [ "$(col_of "$nm" bound_by)" = sw ] && b=$((b + 1))
+        done
+        if awk -v u="${ut[*]}" -v b="$b" -v n="$repeats" -v e="${ex[*]}" -v w="$bw" '
+            function best(s, sign,    v, i, k, x) { k = split(s, v, " "); x = "nan"
+                for (i = 1; i <= k; i++) if (v[i] != "nan" && v[i] != "" && (x == "nan" || sign * v[i] > sign * x)) x = v[i] + 0
+                return x }
+            BEGIN { u = best(u, 1); e = best(e, -1)
+                    exit !((u != "nan" && u + 0 < 0.95) || b == n || (e != "nan" && w != "nan" && e + 0 > w + 0)) }'; then
+            bps "$r"; return
+        fi
+    done
+    echo inf
+}
+# verdict LO HI P CEIL TOP: the measured interval against the predicted
+# break-even P (predicted_bps, the model's time to target), all bytes/s:
+#   unemulable  P above CEIL (emulable): beyond what this machine can
+#               emulate faithfully; no measured number is reported
+#   beyond      C faster beyond the noise at every rate run (LO inf) and P
+#               at or above the highest of them, TOP: the rates run cannot say
+#   within      the whole interval within 20% of P: [LO, HI] in [0.8 P, 1.2 P]
+#   outside     the whole interval more than 20% off P
+#   flat        neither, and the interval wider than the 20% band around
+#               its middle allows (HI > 1.5 LO, or open): the two steps
+#               differ by less than their spread over too wide a range to
+#               say; not a pass
+#   edge        neither, narrow enough, across one of the 20% edges
+#   never       P is 0 (C pays nowhere on the model's grid) and C slower
+#               beyond the noise at every rate run
+#   -           no figures
+verdict() {
+    awk -v lo="$1" -v hi="$2" -v p="$3" -v ce="$4" -v top="$5" 'function num(v) { return v == "inf" ? 1e300 : v + 0 }
+        BEGIN {
+            if (lo == "nan" || hi == "nan" || p == "nan" || p == "-" || p == "") { print "-"; exit }
+            L = num(lo); H = num(hi); P = num(p)
+            if (P > num(ce)) print "unemulable"
+            else if (L >= num(top) && P >= num(top)) print "beyond"
+            else if (P == 0) print (H == 0 ? "never" : L > 0 ? "outside" : "flat")
+            else if (L >= 0.8 * P && H <= 1.2 * P) print "within"
+            else if (H < 0.8 * P || L > 1.2 * P) print "outside"
+            else if (L == 0 || H > 1.5 * L) print "flat"
+            else print "edge"
+        }'
+}
+
 csv=$out/compression.csv
 : > "$csv"
 hr_ring=nan hr_ps=nan spread_ps=0
 [ -n "$ps_c" ] && spread_ps=$(entry_spread ps)
 [ -n "$ring_c" ] && hr_ring=$(host_call ring)
 [ -n "$ps_c" ] && hr_ps=$(host_call ps)
+ceil_ring=$(emulable ring) ceil_ps=$(emulable ps)
 for x in $runs; do
     sys=${x%%:*} c=${x#*:} pc="" p0="" sc="" s0="" nc=() n0=() cc=() c0=()
-    for r in $rates; do
+    for r in ${rates_of[$x]}; do
         set -- $(point "$sys" "$c" "$r")
         pc="$pc $(bps "$r") $2" sc="$sc $(bps "$r") $3" nc+=("$1") cc+=("$4")
         set -- $(point "$sys" none "$r")
@@ -442,18 +662,21 @@ for x in $runs; do
     # (and repeats), C's and none's apart
     sn=$(median "${nc[@]}") s0n=$(median "${n0[@]}") cm=$(median "${cc[@]}") c0m=$(median "${c0[@]}")
     ratio=$(awk -v a="$sn" -v b="$s0n" 'BEGIN { print (a == "nan" || b == "nan") ? "nan" : sprintf("%.4g", a / b) }')
-    be="- -" bs="- -" pr=- ps=-
+    be="- -" bs="- -" pr=- ps=- iv="- -" vd=- ce=$([ "$sys" = ps ] && echo "$ceil_ps" || echo "$ceil_ring")
     if [ "$c" != none ]; then
         be=$(fit_be "$pc" "$p0") bs=$(fit_be "$sc" "$s0")
         gc=$(grid "$sys" "$c") g0=$(grid "$sys" none)
         pr=$(predicted "$gc" "$g0" "$(less1 "$sn")" "$(less1 "$s0n")" "$cm" "$c0m") ps=$(predicted "$gc" "$g0" 1 1 "$cm" "$c0m")
+        iv=$(be_interval "$sys" "$c" "$(less1 "$sn")" "$(less1 "$s0n")")
+        vd=$(verdict $iv "$pr" "$ce" "$(for r in ${rates_of[$x]}; do bps "$r"; done | sort -g | tail -n 1)")
+        [ "$vd" = unemulable ] && iv="- -"     # no number where the link cannot say
     fi
-    for r in $rates; do
+    for r in ${rates_of[$x]}; do
         n=$(tag "$sys" "$c" "$r")
         [ -s "$out/logs/$n.csv" ] || continue
-        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps,predicted_step_bps,steps_ratio,compute_s,host_call_s,repeats,spread_s,period_s" > "$csv"
-        set -- $(point "$sys" "$c" "$r") $be $bs
-        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$5,$6,$7,$8,$pr,$ps,$ratio,$cm,$([ "$sys" = ps ] && echo "$hr_ps" || echo "$hr_ring"),$repeats,$([ "$sys" = ps ] && echo "$spread_ps" || echo 0),$3|" >> "$csv"
+        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps,predicted_step_bps,steps_ratio,compute_s,host_call_s,repeats,spread_s,period_s,breakeven_lo_bps,breakeven_hi_bps,emulable_bps,verdict" > "$csv"
+        set -- $(point "$sys" "$c" "$r") $be $bs $iv
+        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$5,$6,$7,$8,$pr,$ps,$ratio,$cm,$([ "$sys" = ps ] && echo "$hr_ps" || echo "$hr_ring"),$repeats,$([ "$sys" = ps ] && echo "$spread_ps" || echo 0),$3,$9,${10},$ce,$vd|" >> "$csv"
     done
 done
 [ -s "$csv" ] || { say "no run succeeded; logs in $out/logs"; exit 1; }
@@ -469,18 +692,38 @@ done
     echo "# compressor's bytes and measured codec cost; the PS's from the last worker's entry, the entries spread_s"
     echo "# apart) plus the step's measured time outside it (C's own runs), times the measured steps to target"
     echo "# after step 0 (s_ratio: C's / none's); pr_step: the same per step. ratio: measured / predicted, on time to"
-    echo "# target and on the step; beyond: both above the highest rate run ($(echo $rates | awk '{ print $NF }')), where the lab's link cannot say more."
+    echo "# target and on the step; beyond: both above the highest rate run ($(echo $all_rates | awk '{ print $NF }')), where the lab's link cannot say more;"
+    echo "# unemulable rows show no measured number (the verdict table below)."
     echo "# Measured on $(nproc) CPUs, shared, $(date -u +%Y-%m-%dT%H:%M:%SZ); timings are noisy, never asserted."
     printf '%-4s %-12s %9s %8s %8s %10s %11s %4s %11s %4s %11s %11s %7s %7s %7s\n' sys compressor rate step_s steps_tt time_tt_s be_meas_Mb where be_step_Mb wh be_pred_Mb pr_step_Mb s_ratio ratio r_step
-    csv_awk -v hi="$(for r in $rates; do bps "$r"; done | sort -g | tail -n 1)" 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
+    csv_awk -v hi="$(for r in $all_rates; do bps "$r"; done | sort -g | tail -n 1)" 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
         function rt(m, p, w) {
             if ((m == "inf" || (w == "out" && m + 0 > hi)) && (p == "inf" || p + 0 > hi)) return "beyond"
             return (m + 0 > 0 && p + 0 > 0 && m != "inf" && p != "inf") ? sprintf("%.3f", m / p) : "-" }
         FNR > 1 {
         m = $c["breakeven_bps"]; p = $c["predicted_bps"]; ms = $c["breakeven_step_bps"]; ps = $c["predicted_step_bps"]
+        if ($c["verdict"] == "unemulable") m = ms = "-"
         printf "%-4s %-12s %9s %8.4f %8s %10s %11s %4s %11s %4s %11s %11s %7s %7s %7s\n", $c["system"], $c["compressor"], $c["rate"], $c["period_s"],
                $c["steps_to_target"], $c["time_to_target_s"], mb(m), $c["breakeven_where"], mb(ms),
                $c["breakeven_step_where"], mb(p), mb(ps), $c["steps_ratio"], rt(m, p, $c["breakeven_where"]), rt(ms, ps, $c["breakeven_step_where"]) }' "$csv"
+    echo "#"
+    echo "# THE MEASURED BREAK-EVEN AS AN INTERVAL (Mbit/s), on the time to target from the mean step (its steps after"
+    echo "# step 0 times the mean step, the repeats' median): lo, where C stops being faster than none by more than"
+    echo "# their spread (1.4826 x the repeats' differences' median absolute deviation, at least twice the runs' standard errors),"
+    echo "# hi, where it starts being slower by more; 0 / inf: open below / above the rates C ran. Against be_pred"
+    echo "# (the model's time to target): within (the whole interval within 20%), outside (all of it more than 20%"
+    echo "# off), flat (wider than the 20% band: the two differ by less than their spread over too wide a range to"
+    echo "# say; not a pass), edge (narrow, across a 20% edge), beyond (C faster at every rate run, and be_pred above"
+    echo "# them), unemulable (be_pred above emul_Mb, the lowest rate where none's link stopped setting the pace:"
+    echo "# link_util under 0.95, or none's time_s over its model by more than the link's bandwidth term there)."
+    printf '%-4s %-12s %11s %11s %11s %10s %-10s %s\n' sys compressor be_lo_Mb be_hi_Mb be_pred_Mb emul_Mb verdict rates
+    csv_awk 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
+        FNR > 1 && $c["compressor"] != "none" { k = $c["system"] " " $c["compressor"]
+            if (!(k in seen)) { seen[k] = ++n; line[n] = sprintf("%-4s %-12s %11s %11s %11s %10s %-10s", $c["system"], $c["compressor"],
+                mb($c["breakeven_lo_bps"]), mb($c["breakeven_hi_bps"]), mb($c["predicted_bps"]), mb($c["emulable_bps"]), $c["verdict"])
+                if ($c["verdict"] == "unemulable") why[n] = sprintf("# %s %s: the predicted break-even, %s Mbit/s, lies above %s Mbit/s, where the link stopped setting the pace: beyond what this machine can emulate faithfully; no measured number.", $c["system"], $c["compressor"], mb($c["predicted_bps"]), mb($c["emulable_bps"])) }
+            rs[seen[k]] = rs[seen[k]] " " $c["rate"] }
+        END { for (i = 1; i <= n; i++) print line[i] rs[i]; for (i = 1; i <= n; i++) if (i in why) print why[i] }' "$csv"
 } > "$out/compression.txt"
 cat "$out/compression.txt"
 
@@ -491,14 +734,14 @@ sub="mlp, K = $k, seed 7, lr $lr; EMULATED link, latency $lat; $(nproc) CPUs, sh
 for fmt in png svg; do
     for panel in time step; do
         o=$out/compression.$fmt; [ $panel = step ] && o=$out/compression_steps.$fmt
-        gnuplot -e "dir='$root/plots/'; fmt='$fmt'; out='$o'; panel='$panel'; lossdir='$out/loss'; rates='$rates'; runs='${labels# }'; sub='$sub'; target=$target" \
+        gnuplot -e "dir='$root/plots/'; fmt='$fmt'; out='$o'; panel='$panel'; lossdir='$out/loss'; rates='$all_rates'; runs='${labels# }'; sub='$sub'; target=$target" \
             "$root/plots/compression.gp" 2>>"$out/logs/plots.log" ||
             { say "plots/compression.gp failed: $(tail -c 300 "$out/logs/plots.log")"; failed=$((failed + 1)); }
     done
 done
-manifest "$out" ": the compression section" "experiments/lab.sh --only compression (K $k, rates $rates, ring $ring_c, ps $ps_c, steps $steps, lr $lr, latency $lat, target $target, repeats $repeats)" <<EOF
-link_bw: EMULATED $rates, latency $lat
-breakeven: $(csv_awk 'FNR > 1 && $c["compressor"] != "none" && !s[$c["system"] $c["compressor"]]++ { printf "%s %s measured %s (%s) step %s (%s) predicted %s step %s bytes/s, steps ratio %s; ", $c["system"], $c["compressor"], $c["breakeven_bps"], $c["breakeven_where"], $c["breakeven_step_bps"], $c["breakeven_step_where"], $c["predicted_bps"], $c["predicted_step_bps"], $c["steps_ratio"] }' "$csv")
+manifest "$out" ": the compression section" "experiments/lab.sh --only compression (K $k, rates $rates, ring $ring_c, ps $ps_c, steps $steps, lr $lr, latency $lat, target $target, repeats $repeats${around:+, around $around})" <<EOF
+link_bw: EMULATED $all_rates, latency $lat
+breakeven: $(csv_awk 'FNR > 1 && $c["compressor"] != "none" && !s[$c["system"] $c["compressor"]]++ { printf "%s %s measured %s (%s) step %s (%s) predicted %s step %s bytes/s, steps ratio %s, interval %s to %s (%s); ", $c["system"], $c["compressor"], $c["breakeven_bps"], $c["breakeven_where"], $c["breakeven_step_bps"], $c["breakeven_step_where"], $c["predicted_bps"], $c["predicted_step_bps"], $c["steps_ratio"], $c["breakeven_lo_bps"], $c["breakeven_hi_bps"], $c["verdict"] }' "$csv")
 repeats: $repeats (interleaved; the fits on each point's medians)
 jobs_failed: $failed
 # every job's command line

@@ -6,15 +6,22 @@
 # the plots with a line per run, the manifest's breakeven line and
 # index.html's table; a compressor on a system it does not fit exits 64
 # with one line; the PS's rows carry the workers' entry spread (from the
-# records) and every row its mean step. Timings are printed, never asserted.
+# records) and every row its mean step; --around DIR places each
+# compressor's rates at half, once and twice DIR's predicted break-even,
+# reports the measured one as an interval with a verdict, and says
+# "beyond what this machine can emulate faithfully" (no number) where the
+# prediction lies above the rate at which the link stopped setting the
+# pace. Timings are printed, never asserted.
 # tier: full
 . "$PSR_TESTS/lib.sh"
 t_need lab-compression-1 "the compression section" model ring_worker ps_server ps_worker psr_merge
 lab="$PSR_TESTS/../experiments/lab.sh"
 export PSR_BIN
 
-t_case lab-compression-1.1 "a compressor on a system it does not fit, a bad rate, --repeats 0: exit 64 with one line"
-for args in "--ring sign" "--ps powersgd:2" "--rates 8mbps" "--repeats 0"; do
+t_case lab-compression-1.1 "a compressor on a system it does not fit, a bad rate, --repeats 0, --around a folder without compression.csv or of another K: exit 64 with one line"
+mkdir -p "$T_TMP/k8"
+printf 'system,K,compressor,predicted_bps\nring,8,fp16,4000000\n' > "$T_TMP/k8/compression.csv"
+for args in "--ring sign" "--ps powersgd:2" "--rates 8mbps" "--repeats 0" "--around $T_TMP/nothing" "--around $T_TMP/k8"; do
     job 30 bash "$lab" --only compression --quick $args --out "$T_TMP/bad"
     expect_rc 64
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "$args: $(wc -l < "$T_TMP/err") lines on stderr, want 1: $(head -c 300 "$T_TMP/err")"
@@ -49,7 +56,7 @@ if [ -s "$o/compression.csv" ]; then
                m = $c["breakeven_step_bps"]
                if (!(m == "inf" || m == "nan" || m + 0 > 0 || m == "0")) print "row " NR ": breakeven_step_bps \"" m "\""
                if (!(p == "inf" || p + 0 > 0)) print "row " NR ": predicted_bps \"" p "\""
-               p = $c["predicted_step_bps"]
+               p = $c["predicted_bps"]
                if (!(p == "inf" || p + 0 > 0)) print "row " NR ": predicted_step_bps \"" p "\""
                if (!($c["steps_ratio"] + 0 > 0)) print "row " NR ": steps_ratio \"" $c["steps_ratio"] "\"" }
              END { split("ring:none ring:fp16 ps:none ps:sign", r, " ")
@@ -64,4 +71,47 @@ for r in ring:none ring:fp16 ps:none ps:sign; do
 done
 grep -q '^breakeven: .*ring fp16 measured .* predicted ' "$o/manifest.txt" 2>/dev/null || t_fail "manifest.txt: no breakeven line for ring fp16"
 grep -q 'id="compression"' "$o/index.html" 2>/dev/null || t_fail "index.html: no compression table"
+t_end
+
+t_case lab-compression-1.3 "--around DIR: each compressor at half, once and twice DIR's predicted_bps, none at all of its system's; the interval and verdict columns; the PS at 8 to 32 Gbit/s is not link-paced (emulable_bps at most 8 Gbit/s); a prediction above emulable_bps, and only there, is unemulable, with no number"
+mkdir -p "$T_TMP/prev"
+printf 'system,K,compressor,predicted_bps\nring,4,fp16,4000000\nps,4,sign,2000000000\n' > "$T_TMP/prev/compression.csv"
+o=$T_TMP/a
+job 300 bash "$lab" --only compression --quick --around "$T_TMP/prev" --ring "none fp16" --ps "none sign" \
+    --steps 6 --target-loss 0.45 --out "$o"
+expect_rc 0
+sed -n '/^# THE MEASURED BREAK-EVEN/,$s/^/     /p' "$o/compression.txt" 2>/dev/null
+if [ -s "$o/compression.csv" ]; then
+    awk -F, 'function num(v) { return v == "inf" ? 1e300 : v + 0 }
+             NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
+                       split("breakeven_lo_bps breakeven_hi_bps emulable_bps verdict", w, " ")
+                       for (j in w) if (!(w[j] in c)) print "no column " w[j]; next }
+             { k = $c["system"] ":" $c["compressor"]; r[k] = r[k] " " $c["rate"]
+               if ($c["compressor"] == "none") next
+               v = $c["verdict"]; lo = $c["breakeven_lo_bps"]; hi = $c["breakeven_hi_bps"]
+               e = $c["emulable_bps"]; p = $c["predicted_bps"]
+               if (k == "ps:sign" && !(e ~ /^[0-9.e+]+$/ && e + 0 <= 1e9)) print k ": emulable_bps \"" e "\", want at most 1e9 (8 Gbit/s)"
+               if (p ~ /^([0-9.e+-]+|inf)$/ && e ~ /^([0-9.e+-]+|inf)$/ && num(p) > num(e)) {
+                   u[k] = 1
+                   if (v != "unemulable") print k ": verdict \"" v "\", predicted " p " over emulable " e ": want unemulable"
+                   if (lo != "-" || hi != "-") print k ": an interval " lo " " hi " where the link cannot say"
+               } else {
+                   if (v !~ /^(within|outside|flat|edge|beyond|never)$/) print k ": verdict \"" v "\", predicted " p ", emulable " e
+                   if (!(lo ~ /^[0-9.e+-]+$|^inf$/ && hi ~ /^[0-9.e+-]+$|^inf$/ && num(lo) <= num(hi))) print k ": interval \"" lo "\" to \"" hi "\""
+               } }
+             END { want["ring:fp16"] = want["ring:none"] = " 16Mbit 32Mbit 64Mbit"
+                   want["ps:sign"] = want["ps:none"] = " 8000Mbit 16000Mbit 32000Mbit"
+                   for (k in want) if (r[k] != want[k]) print k ": rates \"" r[k] "\", want \"" want[k] "\""
+                   for (k in u) print k > "/dev/stderr" }' \
+        "$o/compression.csv" > "$T_TMP/why" 2> "$T_TMP/unemulable" || echo "the check itself failed: $(head -c 200 "$T_TMP/why")" >> "$T_TMP/why"
+    [ -s "$T_TMP/why" ] && t_fail "compression.csv: $(head -n 5 "$T_TMP/why" | tr '\n' ';')"
+    # each unemulable one: its row and its sentence in the table, no number
+    for x in $(sort -u "$T_TMP/unemulable"); do
+        sy=${x%%:*} cm=${x#*:}
+        grep -q "^$sy *$cm  *- *- .*unemulable" "$o/compression.txt" || t_fail "compression.txt: no unemulable row for $sy $cm"
+        grep -q "^# $sy $cm: .*beyond what this machine can emulate faithfully; no measured number" "$o/compression.txt" ||
+            t_fail "compression.txt: no sentence for $sy $cm"
+    done
+fi
+grep -q '^ring fp16 .* 16Mbit 32Mbit 64Mbit$' "$o/compression.txt" 2>/dev/null || t_fail "compression.txt: no verdict row for ring fp16 at its three rates"
 t_end
