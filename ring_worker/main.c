@@ -181,7 +181,8 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "iters", CLI_INT, &o->iters, "N", "-n: timed all-reduces per size (default 20)",
           1, 1 << 20, NULL },
         { "piece", CLI_SIZE, &o->piece, "SIZE",
-          "bytes reduced between two receives (default 1M)", 8, 1LL << 30, NULL },
+          "bytes reduced between two receives (default 1M; unpaced, 128K for the "
+          "ring and rabenseifner with more ranks than CPUs)", 8, 1LL << 30, NULL },
         { "loss-out", CLI_STRING, &o->loss_out, "FILE",
           "rank 0: write the global loss of every step to FILE at the end", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &o->mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
@@ -429,7 +430,7 @@ int main(int argc, char **argv)
     struct cli_common c;
     struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", "ring", 0, NULL, MISTAKE_NONE,
                       BUCKETS_DEFAULT_BYTES, 0, 0, NULL,
-                      4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
+                      4096, 64u << 20, 0 /* --piece: coll_piece_rule */, 2, 5, 20,
                       { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
                       COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1, 0, NULL, NULL };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
@@ -440,6 +441,7 @@ int main(int argc, char **argv)
     struct coll coll;
     unsigned char nccl_id[GPU_NCCL_ID_BYTES];
     int rc, have_w = 0, coll_ok = 0, kind, algo, status = 1;
+    size_t rule;
     char **xargv;
 
     cli_common_defaults(&c);
@@ -464,8 +466,14 @@ int main(int argc, char **argv)
         choose(&o, &c, have_w ? (double)w.n * dtype_size(c.dtype) : 0, &sc, &algo);
     where(&o, &c, &sc, host);
     secret(&c, &sc);
-    log_msg("rank %d of %d (rank from %s)%s", c.rank, c.world, c.rank_source,
-            link_active(&link) ? ", link EMULATED" : "");
+    /* no --piece: coll.h's rule (smaller where the ranks outnumber the CPUs) */
+    rule = o.piece ? 0 : coll_piece_rule(kind, algo, o.op, c.world,
+                                         sysconf(_SC_NPROCESSORS_ONLN), link_active(&link));
+    if (rule)
+        o.piece = rule;
+    log_msg("rank %d of %d (rank from %s)%s%s", c.rank, c.world, c.rank_source,
+            link_active(&link) ? ", link EMULATED" : "",
+            rule ? ", piece 128 KiB (more ranks than CPUs)" : "");
     memset(nccl_id, 0, sizeof nccl_id);
     rc = kind != COLL_TCP ? setup_gpu(kind, &c, nccl_id, err) : 0;
     if (rc != 0) {

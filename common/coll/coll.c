@@ -98,6 +98,20 @@ static int frames_init(struct coll *c, const struct coll_cfg *cfg, char *err)
     return 0;
 }
 
+/* PIECE RULE (docs/link.md, "Unpaced loopback"): with the send running
+ * ahead of the receive (xport_tcp.c, SEND AHEAD), a 128 KiB piece against
+ * the default 1 MiB made the unpaced ring 0.78-0.90x as slow at K = 8 on
+ * 2 cores (16 MiB) and 0.80-1.02x at K = 4, but 1.16-1.26x as slow at
+ * K = 2, where each rank has a CPU of its own and fewer, larger pieces
+ * cost less CPU. So the smaller piece only where ranks outnumber CPUs. */
+size_t coll_piece_rule(int kind, int algo, int op, int world, long cpus, int paced)
+{
+    int alg = algo == COLL_RING || algo == COLL_RABENSEIFNER;
+
+    return kind == COLL_TCP && alg && op == COLL_ALL_REDUCE && !paced && cpus > 0 &&
+           world > cpus ? COLL_PIECE_CROWDED : 0;
+}
+
 int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err)
 {
     int rc = 0;
