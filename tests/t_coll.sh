@@ -5,7 +5,8 @@
 # row carrying the coll column, busbw = algbw x nccl-tests' factor and the
 # bytes of rank 0's link; then the bad flags (exit 64, one line) and ranks
 # that disagree on --coll alltoall (stopped at the rendezvous, naming it);
-# last the busy-poll override PSR_NET_BUSY (docs/link.md, Busy-poll).
+# the busy-poll override PSR_NET_BUSY (docs/link.md, Busy-poll); last the
+# staging piece's rule (coll_piece_rule), the same on every rank.
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
@@ -99,5 +100,19 @@ job 30 env PSR_NET_BUSY=0 PSR_NET_STATS=1 "$launch" ring 2 --bench -b 4K -e 64K 
 expect_rc 0
 [ "$(grep -c 'net_stats pid .* spins 0 ' "$T_TMP/err")" = 2 ] ||
     t_fail "PSR_NET_BUSY=0: spins at some rank: $(grep -o 'spins [0-9]*' "$T_TMP/err" | tr '\n' ' ')"
+t_end
+
+t_case coll-proc-1.6 "the piece rule (coll.h): K = 3, the ring and rabenseifner all-reduce; every rank says 128 KiB iff K > the CPUs, all alike; not with --piece, not for reduce_scatter"
+cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+for spec in "ring 1" "rabenseifner 1" "ring 0 --piece=256K" "ring 0 --coll=reduce_scatter"; do
+    set -- $spec
+    want=0
+    [ "$2" = 1 ] && [ "$cpus" -lt 3 ] && want=3
+    job 60 "$launch" ring 3 --algo "$1" ${3:+--worker-args "$3"} --bench -b 12K -e 300K -f 25 -n 2 -w 1 --timeout 10
+    expect_rc 0
+    expect_grep err 'rank0| # out of bounds values : 0 OK'
+    got=$(grep -c 'ring_worker\[[0-2]\]: rank [0-2] of 3 .*, piece 128 KiB (more ranks than CPUs)$' "$T_TMP/err")
+    [ "$got" = "$want" ] || t_fail "$spec, $cpus CPUs: $got ranks said the 128 KiB piece, want $want"
+done
 t_end
 t_exit
