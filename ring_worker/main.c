@@ -181,8 +181,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "iters", CLI_INT, &o->iters, "N", "-n: timed all-reduces per size (default 20)",
           1, 1 << 20, NULL },
         { "piece", CLI_SIZE, &o->piece, "SIZE",
-          "bytes reduced between two receives (default 1M; unpaced, 128K for the "
-          "ring and rabenseifner with more ranks than CPUs)", 8, 1LL << 30, NULL },
+          "bytes reduced between two receives (default 1M, 128K when K > the CPUs)", 8, 1LL << 30, NULL },
         { "loss-out", CLI_STRING, &o->loss_out, "FILE",
           "rank 0: write the global loss of every step to FILE at the end", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &o->mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
@@ -441,7 +440,7 @@ int main(int argc, char **argv)
     struct coll coll;
     unsigned char nccl_id[GPU_NCCL_ID_BYTES];
     int rc, have_w = 0, coll_ok = 0, kind, algo, status = 1;
-    size_t rule;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     char **xargv;
 
     cli_common_defaults(&c);
@@ -466,14 +465,8 @@ int main(int argc, char **argv)
         choose(&o, &c, have_w ? (double)w.n * dtype_size(c.dtype) : 0, &sc, &algo);
     where(&o, &c, &sc, host);
     secret(&c, &sc);
-    /* no --piece: coll.h's rule (smaller where the ranks outnumber the CPUs) */
-    rule = o.piece ? 0 : coll_piece_rule(kind, algo, o.op, c.world,
-                                         sysconf(_SC_NPROCESSORS_ONLN), link_active(&link));
-    if (rule)
-        o.piece = rule;
-    log_msg("rank %d of %d (rank from %s)%s%s", c.rank, c.world, c.rank_source,
-            link_active(&link) ? ", link EMULATED" : "",
-            rule ? ", piece 128 KiB (more ranks than CPUs)" : "");
+    log_msg("rank %d of %d (rank from %s)%s", c.rank, c.world, c.rank_source,
+            link_active(&link) ? ", link EMULATED" : "");
     memset(nccl_id, 0, sizeof nccl_id);
     rc = kind != COLL_TCP ? setup_gpu(kind, &c, nccl_id, err) : 0;
     if (rc != 0) {
@@ -481,6 +474,11 @@ int main(int argc, char **argv)
         goto out;
     }
     rc = setup_connect(&sc, nccl_id, &x, err);
+    /* No --piece: coll.h's rule, once the algorithm is final (auto: rank 0's). */
+    if (rc == 0 && o.piece == 0 &&
+        (o.piece = coll_piece_rule(kind, algo, o.op, c.world, cpus, link_active(&link))) != 0)
+        log_msg("piece %llu KiB: %d ranks on %ld CPUs, unpaced (coll_piece_rule)",
+                (unsigned long long)(o.piece >> 10), c.world, cpus);
     if (rc == 0) {
         struct coll_cfg cc = {
             .kind = kind, .algo = algo, .rank = c.rank, .world = c.world, .dtype = c.dtype,
