@@ -98,12 +98,14 @@ static int frames_init(struct coll *c, const struct coll_cfg *cfg, char *err)
     return 0;
 }
 
-/* PIECE RULE (docs/link.md, "Unpaced loopback"): with the send running
+/* PIECE RULE (docs/link.md, "The piece rule"): with the send running
  * ahead of the receive (xport_tcp.c, SEND AHEAD), a 128 KiB piece against
- * the default 1 MiB made the unpaced ring 0.78-0.90x as slow at K = 8 on
- * 2 cores (16 MiB) and 0.80-1.02x at K = 4, but 1.16-1.26x as slow at
- * K = 2, where each rank has a CPU of its own and fewer, larger pieces
- * cost less CPU. So the smaller piece only where ranks outnumber CPUs. */
+ * the default 1 MiB took the unpaced ring 0.79-0.95x the time at K = 4
+ * and 8 on 2 cores (4 and 16 MiB, three interleaved sets on a shared
+ * machine) and Rabenseifner 0.79-0.95x at 4 MiB (K = 8, 16 MiB mixed:
+ * 0.91-1.13x), but the ring 1.16-1.26x at K = 2, where each rank has a
+ * CPU of its own and fewer, larger pieces cost less CPU. So the smaller
+ * piece only where the ranks outnumber the CPUs. */
 size_t coll_piece_rule(int kind, int algo, int op, int world, long cpus, int paced)
 {
     int alg = algo == COLL_RING || algo == COLL_RABENSEIFNER;
