@@ -181,7 +181,7 @@ static char **parse(int argc, char **argv, struct opts *o, struct cli_common *c,
         { "iters", CLI_INT, &o->iters, "N", "-n: timed all-reduces per size (default 20)",
           1, 1 << 20, NULL },
         { "piece", CLI_SIZE, &o->piece, "SIZE",
-          "bytes reduced between two receives (default 1M)", 8, 1LL << 30, NULL },
+          "bytes reduced between two receives (default 1M, 128K when K > the CPUs)", 8, 1LL << 30, NULL },
         { "loss-out", CLI_STRING, &o->loss_out, "FILE",
           "rank 0: write the global loss of every step to FILE at the end", 0, 0, NULL },
         { "mistake", CLI_CUSTOM, &o->mistake, MISTAKE_METAVAR, MISTAKE_HELP, 0, 0,
@@ -429,7 +429,7 @@ int main(int argc, char **argv)
     struct cli_common c;
     struct opts o = { NULL, NULL, NULL, NULL, "cpu", "tcp", "ring", 0, NULL, MISTAKE_NONE,
                       BUCKETS_DEFAULT_BYTES, 0, 0, NULL,
-                      4096, 64u << 20, RING_PIECE_DEFAULT, 2, 5, 20,
+                      4096, 64u << 20, 0 /* --piece: coll_piece_rule */, 2, 5, 20,
                       { NULL, 0, 0, 0, 0 },   /* bf: bench_flags_init, in parse */
                       COLL_ALL_REDUCE, 0, NULL, COMPRESS_NONE, 1, 0, NULL, NULL };
     char err[ERR_LEN], host[NET_HOST_LEN] = "";
@@ -440,6 +440,7 @@ int main(int argc, char **argv)
     struct coll coll;
     unsigned char nccl_id[GPU_NCCL_ID_BYTES];
     int rc, have_w = 0, coll_ok = 0, kind, algo, status = 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     char **xargv;
 
     cli_common_defaults(&c);
@@ -473,6 +474,11 @@ int main(int argc, char **argv)
         goto out;
     }
     rc = setup_connect(&sc, nccl_id, &x, err);
+    /* No --piece: coll.h's rule, once the algorithm is final (auto: rank 0's). */
+    if (rc == 0 && o.piece == 0 &&
+        (o.piece = coll_piece_rule(kind, algo, o.op, c.world, cpus, link_active(&link))) != 0)
+        log_msg("piece %llu KiB: %d ranks on %ld CPUs, unpaced (coll_piece_rule)",
+                (unsigned long long)(o.piece >> 10), c.world, cpus);
     if (rc == 0) {
         struct coll_cfg cc = {
             .kind = kind, .algo = algo, .rank = c.rank, .world = c.world, .dtype = c.dtype,

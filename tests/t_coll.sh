@@ -5,7 +5,8 @@
 # row carrying the coll column, busbw = algbw x nccl-tests' factor and the
 # bytes of rank 0's link; then the bad flags (exit 64, one line) and ranks
 # that disagree on --coll alltoall (stopped at the rendezvous, naming it);
-# last the busy-poll override PSR_NET_BUSY (docs/link.md, Busy-poll).
+# the busy-poll override PSR_NET_BUSY (docs/link.md, Busy-poll); last the
+# staging piece's rule (coll_piece_rule), the same on every rank.
 . "$PSR_TESTS/lib.sh"
 launch="$PSR_TESTS/../experiments/launch.sh"
 
@@ -99,5 +100,24 @@ job 30 env PSR_NET_BUSY=0 PSR_NET_STATS=1 "$launch" ring 2 --bench -b 4K -e 64K 
 expect_rc 0
 [ "$(grep -c 'net_stats pid .* spins 0 ' "$T_TMP/err")" = 2 ] ||
     t_fail "PSR_NET_BUSY=0: spins at some rank: $(grep -o 'spins [0-9]*' "$T_TMP/err" | tr '\n' ' ')"
+t_end
+
+t_case coll-proc-1.6 "the piece rule (coll.h): K = 3, the ring and rabenseifner all-reduce; every rank says 128 KiB iff K > the CPUs, all alike (--algo auto too: after rank 0's choice); not with --piece, not for reduce_scatter"
+cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+# auto: bandwidth-bound by this file, so rank 0 picks the ring (K = 3: Rabenseifner folds)
+printf 'latency_s 1e-6\nbw_Bps 1e8\ngamma_s_per_byte 0\n' > "$T_TMP/cal.txt"
+for spec in "ring 1" "rabenseifner 1" "auto 1 --calibration=$T_TMP/cal.txt" "ring 0 --piece=256K" \
+            "ring 0 --coll=reduce_scatter"; do
+    set -- $spec
+    want=0
+    [ "$2" = 1 ] && [ "$cpus" -lt 3 ] && want=3
+    job 60 "$launch" ring 3 --algo "$1" ${3:+--worker-args "$3"} --bench -b 12K -e 300K -f 25 -n 2 -w 1 --timeout 10
+    expect_rc 0
+    expect_grep err 'rank0| # out of bounds values : 0 OK'
+    got=$(grep -c "ring_worker\[[0-2]\]: piece 128 KiB: 3 ranks on $cpus CPUs, unpaced (coll_piece_rule)\$" "$T_TMP/err")
+    [ "$1" = auto ] && ! grep -q 'rank0| .*--algo auto: ring (' "$T_TMP/err" &&
+        t_fail "auto: rank 0 did not choose the ring: $(grep auto "$T_TMP/err" | head -3)"
+    [ "$got" = "$want" ] || t_fail "$spec, $cpus CPUs: $got ranks said the 128 KiB piece, want $want"
+done
 t_end
 t_exit

@@ -8,7 +8,7 @@
  * (counters) and TCP transport (xport_tcp_attach over socketpairs): the
  * ring's two connections per rank for the ring and the chain, a full mesh
  * (a2a_plan) for the all-to-all. Ids: coll-1.x results, coll-2.x bytes,
- * coll-3.x the split and the names.
+ * coll-3.x the split, the names and the rules (busy-poll, the piece).
  */
 #include <errno.h>
 #include <math.h>
@@ -167,6 +167,11 @@ static void *rank_main(void *arg)
     return NULL;
 }
 
+/* PIECE_MIXED as run's piece: rank r stages mixed[r % 4] bytes (coll-3.7:
+ * ranks that disagree on the piece). */
+#define PIECE_MIXED ((size_t)-1)
+static const size_t mixed[4] = { 128u << 10, 0 /* 1 MiB */, 8, 4096 };
+
 /* run: K threads doing op; jobs[r] filled and run. Connections: the
  * ring's (right, left) or the mesh's (one per pair, in rank order). */
 static int run(struct job *jobs, int k, int op, size_t n, int dtype, int root, size_t piece,
@@ -178,7 +183,7 @@ static int run(struct job *jobs, int k, int op, size_t n, int dtype, int root, s
     for (int r = 0; r < k; r++) {
         struct job *j = &jobs[r];
         *j = (struct job){ .rank = r, .world = k, .dtype = dtype, .op = op, .root = root,
-                           .n = n, .piece = piece,
+                           .n = n, .piece = piece == PIECE_MIXED ? mixed[r % 4] : piece,
                            .split = (struct a2a_split){ n, k, root, imbalance } };
         j->buf = calloc(n + 1, 8);
         j->rbuf = calloc((size_t)k * (n + 1), 8);
@@ -588,6 +593,66 @@ int main(void)
     T_EQ_D(xport_tcp_busy_s(4, 2, 1), 0.0);
     T_EQ_D(xport_tcp_busy_s(16, 16, 1), 100e-6);
     T_EQ_D(xport_tcp_busy_s(2, -1, 0), 0.0);    /* sysconf failed: sleep */
+
+    T_CASE("coll-3.6", "piece rule: 128 KiB for the unpaced ring and Rabenseifner all-reduce "
+           "with more ranks than CPUs, else 0 (the default)");
+    {
+        static const struct { int kind, algo, op, k; long cpus; int paced; size_t want; } rows[] = {
+            { COLL_TCP, COLL_RING, COLL_ALL_REDUCE, 2, 2, 0, 0 },
+            { COLL_TCP, COLL_RING, COLL_ALL_REDUCE, 3, 2, 0, 128u << 10 },
+            { COLL_TCP, COLL_RING, COLL_ALL_REDUCE, 8, 2, 0, 128u << 10 },
+            { COLL_TCP, COLL_RABENSEIFNER, COLL_ALL_REDUCE, 4, 2, 0, 128u << 10 },
+            { COLL_TCP, COLL_RABENSEIFNER, COLL_ALL_REDUCE, 2, 2, 0, 0 },
+            { COLL_TCP, COLL_RING, COLL_ALL_REDUCE, 16, 16, 0, 0 },
+            { COLL_TCP, COLL_RING, COLL_ALL_REDUCE, 17, 16, 0, 128u << 10 },
+            { COLL_TCP, COLL_RING, COLL_ALL_REDUCE, 8, 2, 1, 0 },        /* paced */
+            { COLL_TCP, COLL_RD, COLL_ALL_REDUCE, 8, 2, 0, 0 },
+            { COLL_TCP, COLL_TREE, COLL_ALL_REDUCE, 8, 2, 0, 0 },
+            { COLL_TCP, COLL_STUDENT, COLL_ALL_REDUCE, 8, 2, 0, 0 },
+            { COLL_TCP, COLL_RING, COLL_REDUCE_SCATTER, 8, 2, 0, 0 },
+            { COLL_TCP, COLL_RING, COLL_BROADCAST, 8, 2, 0, 0 },
+            { COLL_TCP_CUDA, COLL_RING, COLL_ALL_REDUCE, 8, 2, 0, 0 },
+            { COLL_NCCL, COLL_RING, COLL_ALL_REDUCE, 8, 2, 0, 0 },
+            { COLL_TCP, COLL_RING, COLL_ALL_REDUCE, 8, -1, 0, 0 },      /* sysconf failed */
+            { COLL_TCP, COLL_RING, COLL_ALL_REDUCE, 8, 0, 0, 0 },
+        };
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+            t_row("%zu: kind %d algo %d op %d K %d cpus %ld paced %d", i, rows[i].kind,
+                  rows[i].algo, rows[i].op, rows[i].k, rows[i].cpus, rows[i].paced);
+            T_EQ_U(coll_piece_rule(rows[i].kind, rows[i].algo, rows[i].op, rows[i].k,
+                                   rows[i].cpus, rows[i].paced), rows[i].want);
+        }
+        t_row("%s", "");
+    }
+
+    T_CASE("coll-3.7", "ranks that disagree on the piece (128K, 1M, 8 B, 4K): the ring "
+           "all-reduce's sums bit-identical to one piece, the same bytes on every link");
+    for (int k = 3; k <= MAXK; k += 5) {
+        size_t n = 150001;      /* f32: a chunk of 200 KiB at K = 3, 75 KiB at 8 */
+        uint64_t out[MAXK], in[MAXK];
+        unsigned char *ref[MAXK] = { NULL };
+        T_EQ_I(run(jobs, k, COLL_ALL_REDUCE, n, DTYPE_F32, 0, 0, 1.0, 77), 0);
+        T_TRUE(all_ok(jobs, k));
+        for (int r = 0; r < k; r++) {
+            out[r] = jobs[r].out;
+            in[r] = jobs[r].in;
+            ref[r] = jobs[r].buf;
+            jobs[r].buf = NULL;
+        }
+        free_jobs(jobs, k);
+        T_EQ_I(run(jobs, k, COLL_ALL_REDUCE, n, DTYPE_F32, 0, PIECE_MIXED, 1.0, 77), 0);
+        T_TRUE(all_ok(jobs, k));
+        for (int r = 0; r < k; r++) {
+            t_row("K %d rank %d piece %zu", k, r, jobs[r].piece);
+            T_TRUE(ref[r] && memcmp(jobs[r].buf, ref[r], n * 4) == 0);
+            T_TRUE(memcmp(jobs[r].buf, jobs[0].buf, n * 4) == 0);
+            T_EQ_U(jobs[r].out, out[r]);
+            T_EQ_U(jobs[r].in, in[r]);
+            free(ref[r]);
+        }
+        t_row("%s", "");
+        free_jobs(jobs, k);
+    }
     T_END();
     return t_done();
 }

@@ -113,6 +113,7 @@ static int run_rab(struct rank_job *jobs, int k, size_t n, int dtype, enum fill 
 {
     struct xport_plan pl[MAXK];
 
+    memset(pl, 0, sizeof pl);       /* gcc -O2 saw it maybe unset (k <= 0) */
     if (jobs_init(jobs, k, n, dtype, op, f, piece, rounds, lfds, peers, fill) != 0)
         return -ENOMEM;
     for (int r = 0; r < k; r++)
@@ -393,6 +394,42 @@ int main(void)
             free_jobs(jobs, cases[c].k);
         }
         poison_rank = -1;
+    }
+
+    T_CASE("rabenseifner-1.11", "ranks that disagree on the piece (coll_piece_rule's 128K, "
+           "1M, 8 B, 4K): sums bit-identical to one piece, the same bytes on every link");
+    for (int k = 5; k <= MAXK; k += 3) {
+        static const size_t mix[4] = { 128u << 10, 1u << 20, 8, 4096 };
+        size_t n = 200003;      /* f32: the fold's whole vector 800 KB, blocks 100-200 KB */
+        uint64_t out[MAXK], in[MAXK];
+        unsigned char *ref[MAXK] = { NULL };
+        struct xport_plan pl[MAXK];
+        T_EQ_I(run_rab(jobs, k, n, DTYPE_F32, FILL_RANDOM, 0, 1, OP_ALLREDUCE, NULL, NULL), 0);
+        T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0, tree_sum), 0);
+        for (int r = 0; r < k; r++) {
+            out[r] = jobs[r].link.bytes_out;
+            in[r] = jobs[r].link.bytes_in;
+            ref[r] = jobs[r].buf;
+            jobs[r].buf = NULL;
+        }
+        T_EQ_I(jobs_init(jobs, k, n, DTYPE_F32, OP_ALLREDUCE, FILL_RANDOM, 0, 1, NULL, NULL,
+                         fill), 0);
+        for (int r = 0; r < k; r++) {
+            jobs[r].piece = mix[r % 4];
+            rab_plan(r, k, &pl[r]);
+        }
+        T_EQ_I(jobs_pair_plans(jobs, k, pl), 0);
+        threads_run(rank_main, jobs, sizeof jobs[0], k);
+        T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0, tree_sum), 0);
+        for (int r = 0; r < k; r++) {
+            t_row("K %d rank %d piece %zu", k, r, jobs[r].piece);
+            T_TRUE(ref[r] && jobs[r].buf && memcmp(jobs[r].buf, ref[r], n * 4) == 0);
+            T_EQ_U(jobs[r].link.bytes_out, out[r]);
+            T_EQ_U(jobs[r].link.bytes_in, in[r]);
+            free(ref[r]);
+        }
+        t_row("%s", "");
+        free_jobs(jobs, k);
     }
 
     T_CASE("rabenseifner-2.1", "model: 2 log2 K a + 2(K-1)/K n b for a power of two, (2 log2 P + 2) a + (2(P-1)/P + 2) n b otherwise, by hand");

@@ -175,6 +175,19 @@ struct coll {
     size_t ef_n;                /* ... the n it holds (another n starts from zero) */
 };
 
+/* coll_piece_rule: the staging piece (coll_cfg.piece_bytes) a rank uses
+ * when nobody gave --piece, for `world` ranks of algorithm `algo` and
+ * collective `op` of `kind` on a host of `cpus` CPUs, `paced` on an
+ * emulated link: COLL_PIECE_CROWDED where the ranks outnumber the CPUs,
+ * unpaced, for the all-reduce of the ring and Rabenseifner (the ranks take
+ * turns on the CPUs, and a smaller piece lets the send run ahead sooner:
+ * docs/link.md, "Unpaced loopback"), else 0 (the algorithm's own default).
+ * The piece is the receiver's own (how much it reads and adds at a time):
+ * it enters no frame, so ranks on hosts of different sizes may differ;
+ * on one host every rank computes the same. Pure. */
+#define COLL_PIECE_CROWDED (128u << 10)
+size_t coll_piece_rule(int kind, int algo, int op, int world, long cpus, int paced);
+
 /* coll_init: the back end of cfg->kind; the device kinds on the current
  * device (gpu_device_select first). */
 int coll_init(struct coll *c, const struct coll_cfg *cfg, char *err);
