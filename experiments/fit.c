@@ -26,13 +26,6 @@
  *               PS at K = 4, 8 times the link's b.) Each point weighs by
  *               its own time (relative error), so the small, latency-bound
  *               sizes count as much as the large ones; flagged points too.
- *               A PS row whose model_s lies below 2(a + K n b) (the pushes
- *               its workers' entry spread hid, common/measure/metrics.h,
- *               ENTRY SPREAD) is fitted with its time plus that gap, and
- *               the model line says those rows apart (exact-model rows
- *               of a 4-256 KiB sweep at K = 4, 250 Mbit/s, 1 ms fitted
- *               without it: a = 0.78 ms for the link's 1 ms, what the
- *               lab's run of stop 38 read from its real times).
  *               The formula is linear in a and b, so the weighted least
  *               squares is solved exactly (the 2 x 2 normal equations), the
  *               optimum gnuplot's fit used to iterate to;
@@ -183,27 +176,11 @@ out:
     return rc;
 }
 
-/* hidden: how far a PS row's model_s lies below the line 2(a + K n b),
- * the pushes its workers' entry spread hid (common/measure/metrics.h,
- * ENTRY SPREAD: a worker served first by the last step's egress pushes
- * while the last is still out); 0 for the ring and rd, or at the line. */
-static double hidden(const struct row *r)
-{
-    double line;
-
-    if (r->algo != PS || !(r->bw > 0) || !(r->model > 0))
-        return 0.0;
-    line = model_query(MODEL_PS, MODEL_TIME, r->k, 1, r->bytes, r->bw, isnan(r->lat) ? 0 : r->lat);
-    return line - r->model > 1e-4 * line ? line - r->model : 0.0;
-}
-
 /* fit_algo: the weighted least squares of T = la a + lb n b over the
  * algorithm's rows, each weighing 1 / T^2 (a 5% error on each, as
  * gnuplot's fit was given, scales out): the normal equations of
- * u a + v b = 1, u = la / T, v = lb n / T. A PS row's T is its time_s
- * with what its entry spread hid added back (hidden), so that it is
- * fitted inside the formula the pushes that did wait obey. No fit (NaN)
- * with fewer than two sizes. */
+ * u a + v b = 1, u = la / T, v = lb n / T. No fit (NaN) with fewer than
+ * two sizes. */
 static struct fit fit_algo(const struct sweep *sw, int algo, int k)
 {
     struct fit f = { NAN, NAN, NAN, NAN, 0, 0 };
@@ -224,7 +201,7 @@ static struct fit fit_algo(const struct sweep *sw, int algo, int k)
         if (isnan(first))
             first = r->bytes;
         f.sizes = (f.sizes == 2 || r->bytes != first) ? 2 : 1;
-        double t = r->time + hidden(r), u = f.la / t, v = f.lb * r->bytes / t;
+        double u = f.la / r->time, v = f.lb * r->bytes / r->time;
         suu += u * u, suv += u * v, svv += v * v, su += u, sv += v;
     }
     double det = suu * svv - suv * suv;
@@ -291,37 +268,6 @@ static const char *crossover(const struct sweep *sw, double *at, double *lo, dou
     free(x);
     free(q);
     return kind;
-}
-
-/* model_lines: fit.txt's two (or three) model lines: the link and the
- * formulas, how the CSV's model_s compares with the lines drawn, and the
- * PS rows below their line (hidden). */
-static void model_lines(const struct sweep *sw, int m_k, double m_bw, double m_a, int pow2,
-                        int rd_steps)
-{
-    double lo = INFINITY, hi = -INFINITY, hlo = INFINITY, hhi = -INFINITY;
-    int n = 0, nh = 0;
-
-    for (int i = 0; i < sw->n; i++) {
-        const struct row *r = &sw->rows[i];
-        double m = model_query(algo_model[r->algo == PS ? PS : r->algo == RD ? RD : RING],
-                               MODEL_TIME, m_k, 1, r->bytes, m_bw, m_a);
-        double q = r->model / m;
-        if (isnan(q) || isinf(q))
-            continue;
-        if (hidden(r) > 0)
-            hlo = q < hlo ? q : hlo, hhi = q > hhi ? q : hhi, nh++;
-        else
-            lo = q < lo ? q : lo, hi = q > hi ? q : hi, n++;
-    }
-    printf("model: K = %d, a = %.4g s (link_latency), 1/b = %.4g MB/s (link_bw); ps 2(a + K n b), "
-           "ring 2(K-1) a + 2(K-1)/K n b, rd %s (a + n b) = %d (a + n b)\n",
-           m_k, m_a, 1e-6 * m_bw, pow2 ? "log2 K" : "(floor(log2 K) + 2)", rd_steps);
-    printf("model: the CSV's model_s / the lines drawn: %.6f to %.6f over %d rows\n", lo, hi, n);
-    if (nh)
-        printf("model: %d PS row(s) below the PS line by the pushes their workers' entry spread hid "
-               "(metrics.h, ENTRY SPREAD; fitted with those added back): %.6f to %.6f of it\n",
-               nh, hlo, hhi);
 }
 
 /* g: a number as gnuplot reads it (NaN is its name for nan). */
@@ -400,10 +346,25 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    if (have_model)
-        model_lines(&sw, m_k, m_bw, m_a, pow2, rd_steps);
-    else
+    if (have_model) {
+        double lo = INFINITY, hi = -INFINITY;
+        int n = 0;
+        for (int i = 0; i < sw.n; i++) {
+            const struct row *r = &sw.rows[i];
+            double m = model_query(algo_model[r->algo == PS ? PS : r->algo == RD ? RD : RING],
+                                   MODEL_TIME, m_k, 1, r->bytes, m_bw, m_a);
+            double q = r->model / m;
+            if (isnan(q) || isinf(q))
+                continue;
+            lo = q < lo ? q : lo, hi = q > hi ? q : hi, n++;
+        }
+        printf("model: K = %d, a = %.4g s (link_latency), 1/b = %.4g MB/s (link_bw); ps 2(a + K n b), "
+               "ring 2(K-1) a + 2(K-1)/K n b, rd %s (a + n b) = %d (a + n b)\n",
+               m_k, m_a, 1e-6 * m_bw, pow2 ? "log2 K" : "(floor(log2 K) + 2)", rd_steps);
+        printf("model: the CSV's model_s / the lines drawn: %.6f to %.6f over %d rows\n", lo, hi, n);
+    } else {
         printf("model: no row has an emulated link (link_bw), so no model is drawn\n");
+    }
     for (int a = 0; a < NALGO; a++) {
         const struct fit *f = &fits[a];
         char label[8];

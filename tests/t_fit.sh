@@ -51,25 +51,4 @@ expect_rc 1
 expect_grep err 'no column time_s'
 [ "$(wc -l <"$T_TMP/err")" = 1 ] || t_fail "missing column: not one line: $(cat "$T_TMP/err")"
 t_end
-t_case fit-1.4 "PS rows whose model_s is below 2(a + K n b) by the pushes their entry spread hid (metrics.h, ENTRY SPREAD): fitted with those added back, and said apart"
-# K = 4 on 250 Mbit/s, 1 ms; each size's entries (K-1) min(n, 31250) / bw
-# apart (the egress's 1 ms pieces), time_s = that model_s exactly: the fit
-# must give the link back, where the times alone would give another a.
-M="$PSR_BIN/model --algo ps --K 4 --bw 250Mbit --latency 1ms --quantity time"
-{
-    echo "system,algo,K,bytes,time_s,link_bw,link_latency,model_s"
-    for n in 4096 16384 65536 262144; do
-        s=$(awk -v n="$n" 'BEGIN { p = n < 31250 ? n : 31250; printf "%.9f", 3 * p / 3.125e7 }')
-        m=$($M --bytes "$n" --spread "$s")
-        echo "ps,,4,$n,$m,3.125e+07,0.001,$m"
-    done
-} >"$T_TMP/spread.csv"
-job 10 "$PSR_BIN/fit" --gnuplot "$T_TMP/spread.csv"
-expect_rc 0
-awk '{ v[$1] = $3 } END { exit !(v["a_ps"] > 0.000999 && v["a_ps"] < 0.001001 && 1e-6 / v["b_ps"] > 31.24 && 1e-6 / v["b_ps"] < 31.26) }' \
-    "$T_TMP/out" || t_fail "not the link (a = 0.001 s, 1/b = 31.25 MB/s): $(grep _ps "$T_TMP/out" | tr '\n' ' ')"
-job 10 "$PSR_BIN/fit" "$T_TMP/spread.csv"
-expect_rc 0
-expect_grep out "^model: 4 PS row(s) below the PS line by the pushes their workers' entry spread hid"
-t_end
 t_exit

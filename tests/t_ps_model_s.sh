@@ -45,19 +45,8 @@ run() {
         t_fail "$_n: link_util or cpu_s_per_gb not filled: $(tail -n 1 "$T_TMP/$_n.csv")"
 }
 model_s() { csv_awk 'FNR == 2 { print $c["model_s"] }' "$T_TMP/$1.csv"; }
-# spread DIR: the workers' entry spread of a job's records (metrics.h,
-# ENTRY SPREAD: per timed step the latest enter_t less the earliest, the
-# median over the steps), which a one-bucket row's model_s hides pushes
-# behind (bin/model --spread)
-spread() {
-    cat "$1"/rec.worker.* | awk '$1 == "step" { s = $2; if (!(s in hi) || $9 > hi[s]) hi[s] = $9
-                                                if (!(s in lo) || $9 < lo[s]) lo[s] = $9 }
-        END { n = 0; for (s in hi) v[++n] = hi[s] - lo[s]
-              for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
-              printf "%.9f", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
-}
 
-t_case ps-model-s-1.1 "separate, one server: 4 buckets -> the pipelined model; one bucket -> the one-pull model less the pushes its entries' spread hid (--spread)"
+t_case ps-model-s-1.1 "separate, one server: 4 buckets -> the pipelined model; one bucket -> the one-pull model, unchanged"
 run b4 2 --worker-args "--bucket-size 16K"
 run b1 2
 for r in 0 1; do
@@ -67,7 +56,7 @@ for r in 0 1; do
 done
 ! grep -q '^bucket' "$T_TMP/b4/rec.server.0" || t_fail "the server's record names buckets"
 pipe=$("$PSR_BIN/model" --algo ps $Q --quantity pipelined --bucket 16K)
-onepull=$("$PSR_BIN/model" --algo ps $Q --quantity time --spread "$(spread "$T_TMP/b1")")
+onepull=$("$PSR_BIN/model" --algo ps $Q --quantity time)
 near "$(model_s b4)" "$pipe" || t_fail "4 buckets: model_s $(model_s b4), want bin/model's pipelined $pipe"
 near "$(model_s b1)" "$onepull" || t_fail "1 bucket: model_s $(model_s b1), want bin/model's one-pull $onepull"
 near "$pipe" "$onepull" && t_fail "the two models agree ($pipe): this case cannot tell them apart"
@@ -132,7 +121,6 @@ for r in 0 1; do grep -v '^bucket' "$d/rec.worker.$r" >"$T_TMP/old.$r"; done
 job 10 "$PSR_BIN/psr_merge" "$d/rec.server.0" "$T_TMP/old.0" "$T_TMP/old.1"
 expect_rc 0
 cp "$T_TMP/out" "$T_TMP/old.csv"
-onepull=$("$PSR_BIN/model" --algo ps $Q --quantity time --spread "$(spread "$d")")
 near "$(model_s old)" "$onepull" || t_fail "a record without buckets: model_s $(model_s old), want the one-pull $onepull"
 t_end
 t_exit

@@ -743,58 +743,6 @@ static void test_model(void)
     T_END();
 }
 
-/* ENTRY SPREAD (metrics.h): a separate PS row's model_s hides the pushes
- * of the workers that entered before the last, up to K - 1 of them. */
-static void test_entry_spread(void)
-{
-    enum { K = 4 };
-    struct metrics_record recs[K + 1];
-    struct metrics_row row;
-    char err[ERR_LEN];
-    const double in[3] = { 0.05, 0.05, 0.05 }, c[3] = { 0.06, 0.06, 0.06 };
-    /* per step, worker w enters w * gap[s] after worker 0: spreads 0.015,
-     * 0.02, 0.04 (the last more than the (K-1) n / bw = 0.03 s it can hide) */
-    const double gap[3] = { 0.005, 0.02 / 3, 0.04 / 3 };
-    const double push = 1e6 / 1e8, hid = 0.02;     /* n / bw; the median spread */
-
-    T_CASE("metrics-3.11", "ENTRY SPREAD: a separate PS row's model_s is model_ps_spread's with "
-           "the workers' median entry spread; without enter times, or colocated, as before");
-    rec_make(&recs[0], "ps", "server", -1, K, NULL, in, 3, 4000000, 4000000);
-    for (int w = 0; w < K; w++) {
-        rec_make(&recs[w + 1], "ps", "worker", w, K, c, NULL, 3, 1000000, 1000000);
-        snprintf(recs[w + 1].clock_id, sizeof recs[w + 1].clock_id, "boot-a");
-        for (int s = 0; s < 3; s++)
-            recs[w + 1].steps[s].enter_t = 10.0 * (s + 1) + w * gap[s];
-    }
-    T_EQ_I(metrics_merge(recs, K + 1, &row, err), 0);
-    T_NEAR(row.entry_spread_s, hid, 1e-9);
-    T_NEAR(row.model_s, model_ps_spread(K, 1e6, 1e6, hid, 1e8, 1e-4), 1e-12);
-    T_NEAR(row.model_s, 2e-4 + K * push - hid + K * push, 1e-9);
-    T_TRUE(row.model_s < model_ps_step(K, 1e6, 1e8, 1e-4));
-    for (int s = 0; s < 3; s++)                     /* every entry apart by more than it hides */
-        for (int w = 0; w < K; w++)
-            recs[w + 1].steps[s].enter_t = 10.0 * (s + 1) + w * 0.1;
-    T_EQ_I(metrics_merge(recs, K + 1, &row, err), 0);
-    T_NEAR(row.model_s, 2e-4 + push + K * push, 1e-9);      /* only the last push waits */
-    {
-        struct metrics_row pr = row;                /* colocated: the model as before */
-        pr.servers = K;
-        T_EQ_I(metrics_row_place(&pr, "colocated", err), 0);
-        T_NEAR(pr.model_s, model_query(MODEL_PS_COLOC, MODEL_TIME, K, 0, 1e6, 1e8, 1e-4), 1e-15);
-    }
-    snprintf(recs[2].clock_id, sizeof recs[2].clock_id, "boot-b");      /* two clocks */
-    T_EQ_I(metrics_merge(recs, K + 1, &row, err), 0);
-    T_EQ_D(row.entry_spread_s, 0.0);
-    T_NEAR(row.model_s, model_ps_step(K, 1e6, 1e8, 1e-4), 1e-15);
-    snprintf(recs[2].clock_id, sizeof recs[2].clock_id, "boot-a");
-    recs[3].steps[1].enter_t = NAN;                 /* a step without: its spread 0 */
-    recs[3].steps[2].enter_t = NAN;
-    T_EQ_I(metrics_merge(recs, K + 1, &row, err), 0);
-    T_EQ_D(row.entry_spread_s, 0.0);
-    for (int i = 0; i <= K; i++)
-        metrics_record_free(&recs[i]);
-}
-
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -804,7 +752,6 @@ int main(void)
     test_summarize();
     test_record_file();
     test_merge();
-    test_entry_spread();
     test_link_util();
     test_model();
     char cmd[128];

@@ -27,9 +27,7 @@
  *               link has no bandwidth limit. A PS row whose workers pushed
  *               several buckets (their records' buckets > 1: per-bucket
  *               pull) is modelled as pipelined (model_ps_pipelined, the
- *               largest bucket's bytes); one bucket: the one-pull model,
- *               on server hosts of their own (S <= K) timed from the last
- *               entry as time_s is: ENTRY SPREAD below.
+ *               largest bucket's bytes); one bucket: the one-pull model.
  *   host_bound  1 when the machine, not the emulated link, could have set
  *   bound_by    the pace; bound_by says who: "cpu" (the job's own
  *               processes used most of the busy cores), "busy" (other
@@ -144,22 +142,6 @@
  *   from the last to enter. Otherwise (records from several machines,
  *   --bench, older records) the slowest combine_s as before. On 16 idle
  *   cores (docs/link.md) the skew was 1.2-1.7x of the ring's model.
- *
- * ENTRY SPREAD. A PS step timed from its last entry (LAST ENTRY) leaves
- *   out, rightly, the wait of the workers that entered earlier, but their
- *   pushes did not wait: they went on the servers' ingress while the
- *   last worker was still out (the servers' other direction still
- *   sending it the step before's weights, egress.h: round-robin pieces, so
- *   the worker served first enters first). So a separate PS row's model_s
- *   (one bucket, S <= K) is model_ps_spread's, the ingress less what the
- *   entries' spread hid: per timed step the latest enter_t less the
- *   earliest over the worker records (one clock, as LAST ENTRY), the
- *   median over the steps (entry_spread_s; 0 without enter times: the
- *   one-pull model as before). At 16 KiB, K = 4, 250 Mbit/s, 1 ms (a
- *   frame is one piece, so the egress serves the workers one after the
- *   other) the entries spread 1.6 ms, (K-1) n / bw: the old model 6.19
- *   ms, time_s 4.87, the workers' whole steps 4.97 apart; this model 4.62
- *   (docs/lab.md, THE PS BELOW ITS MODEL).
  *
  * WAIT (struct metrics_wait; docs/design.md, Metrics). Per worker and
  * timed step, how long it waited for the others:
@@ -334,8 +316,6 @@ struct metrics_row {
     double link_util, cpu_s_per_gb;    /* NaN: empty */
     char compress[METRICS_NAME_LEN];   /* "": empty */
     uint64_t wire_bytes;               /* not a column: model_s's bytes when > 0 */
-    double entry_spread_s;             /* not a column: the PS's ENTRY SPREAD
-                                          (model_s); 0: none measured */
 };
 
 /* One worker's waits (WAIT above): their sum, largest and count. Zeroed

@@ -165,23 +165,6 @@ static double ps_pipelined(const struct metrics_row *row, int extra, double n, d
     return model_ps_pipelined(MODEL_PS, row->k, row->servers > 0 ? row->servers : 1, n, b, bw, a);
 }
 
-/* ps_separate: model_s of a one-bucket PS row on server hosts of their
- * own, its pushes `push` bytes and its weights `pull` (metrics.h, ENTRY
- * SPREAD): each of S <= K servers' links takes K pushes of push / S and
- * sends K pulls of pull / S, and the entries' spread hid up to K - 1 of
- * the pushes (model_ps_spread; spread 0: model_query's). S > K: a
- * worker's own link is the busiest, and no push hides on it. */
-static double ps_separate(const struct metrics_row *row, double push, double pull, double bw,
-                          double a)
-{
-    int s = row->servers > 0 ? row->servers : 1;
-
-    if (s > row->k)
-        return model_query(MODEL_PS, MODEL_INGRESS, row->k, s, push, bw, a) +
-               model_query(MODEL_PS, MODEL_EGRESS, row->k, s, pull, bw, a);
-    return model_ps_spread(row->k, push / s, pull / s, row->entry_spread_s, bw, a);
-}
-
 /* row_model: model_s of a merged row (NaN without a bandwidth limit):
  * a standalone collective's (--coll), the ring's or rd's, or the
  * parameter server's in its placement (separate: S = the server records,
@@ -204,7 +187,9 @@ static double row_model(const struct metrics_row *row)
     if (w != n) {                   /* the PS's pushes carry w, its weights n */
         if (row->buckets > 1 || (row->placement[0] && strcmp(row->placement, "separate") != 0))
             return NAN;             /* not modelled: MERGE RULES, compress */
-        return ps_separate(row, w, n, bw, a);
+        int s = row->servers > 0 ? row->servers : 1;
+        return model_query(MODEL_PS, MODEL_INGRESS, row->k, s, w, bw, a) +
+               model_query(MODEL_PS, MODEL_EGRESS, row->k, s, n, bw, a);
     }
     /* Every all-reduce algorithm of model_algos (--bench --algo rd, ...)
      * and the hierarchical ring (its G in the algo column "hring:G") has
@@ -220,7 +205,7 @@ static double row_model(const struct metrics_row *row)
         return model_query(MODEL_PS_COLOC, MODEL_TIME, row->k, extra, n, bw, a);
     if (strcmp(row->placement, "colocated-even") == 0)
         return model_ps_mix(MODEL_TIME, row->k, extra, 1.0 / row->servers, n, bw, a);
-    return ps_separate(row, n, n, bw, a);
+    return model_query(MODEL_PS, MODEL_TIME, row->k, row->servers > 0 ? row->servers : 1, n, bw, a);
 }
 
 /* merge_ttt_wait: record r into the row's ttt_s (the smallest carried)
@@ -294,17 +279,15 @@ static int merge_scan(const struct metrics_record *recs, size_t n, struct metric
 
 /* The per-step series metrics_merge summarizes: per timed step, the
  * slowest worker's combine (t) and whole step (ws), the slowest server's
- * ingress and egress, the servers' (or the lowest rank's) bytes, the
- * workers' entry spread (sp; 0 when unknown: ENTRY SPREAD). */
+ * ingress and egress, the servers' (or the lowest rank's) bytes. */
 struct merge_series {
-    double *t, *in, *eg, *bin, *bout, *ws, *sp;
+    double *t, *in, *eg, *bin, *bout, *ws;
     int whole;                          /* every worker/rank step has step_s */
 };
 
 static void series_free(struct merge_series *z)
 {
     free(z->ws);
-    free(z->sp);
     free(z->t);
     free(z->in);
     free(z->eg);
@@ -313,14 +296,11 @@ static void series_free(struct merge_series *z)
 }
 
 /* last_entry: step s's latest enter_t over the worker/rank records when
- * every one has it on one clock (metrics.h, LAST ENTRY), and in *first
- * the earliest (ENTRY SPREAD); NaN otherwise. */
+ * every one has it on one clock (metrics.h, LAST ENTRY); NaN otherwise. */
 static double last_entry(const struct metrics_record *recs, size_t n, const struct merge_scan *m,
-                         size_t s, double *first)
+                         size_t s)
 {
     double e = -INFINITY;
-
-    *first = INFINITY;
 
     for (size_t i = 0; i < n; i++) {
         const struct metrics_record *r = &recs[i];
@@ -328,9 +308,8 @@ static double last_entry(const struct metrics_record *recs, size_t n, const stru
             continue;
         if (!r->clock_id[0] || strcmp(r->clock_id, m->first->clock_id) != 0 ||
             !isfinite(r->steps[s].enter_t))
-            return *first = NAN;
+            return NAN;
         e = fmax(e, r->steps[s].enter_t);
-        *first = fmin(*first, r->steps[s].enter_t);
     }
     return e;
 }
@@ -347,12 +326,10 @@ static int merge_steps(const struct metrics_record *recs, size_t n, const struct
     z->bin = calloc(nsteps, sizeof *z->bin);
     z->bout = calloc(nsteps, sizeof *z->bout);
     z->ws = calloc(nsteps, sizeof *z->ws);
-    z->sp = calloc(nsteps, sizeof *z->sp);
-    if (!z->t || !z->in || !z->eg || !z->bin || !z->bout || !z->ws || !z->sp)
+    if (!z->t || !z->in || !z->eg || !z->bin || !z->bout || !z->ws)
         return -ENOMEM;
     for (size_t s = 0; s < nsteps; s++) {
-        double first, e = last_entry(recs, n, m, s, &first);
-        z->sp[s] = isnan(e) ? 0.0 : e - first;
+        double e = last_entry(recs, n, m, s);
         z->t[s] = z->in[s] = z->eg[s] = z->ws[s] = -INFINITY;
         for (size_t i = 0; i < n; i++) {
             const struct metrics_step *p = &recs[i].steps[s];
@@ -417,8 +394,6 @@ static void merge_row(const struct metrics_record *recs, size_t n, const struct 
     row->bytes_in = st.median;
     metrics_summarize(z->bout, nsteps, &st);
     row->bytes_out = st.median;
-    metrics_summarize(z->sp, nsteps, &st);
-    row->entry_spread_s = st.median > 0 ? st.median : 0.0;
     row->algbw = row->time_s > 0 ? (double)row->bytes / row->time_s : NAN;
     if (strcmp(row->system, "ps") == 0)
         row->busbw = row->algbw * row->k;
