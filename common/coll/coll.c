@@ -35,7 +35,7 @@ static int host_init(struct coll *c, const struct coll_cfg *cfg, char *err)
                    "(--device cpu --transport tcp)", name);
     switch (cfg->algo) {
     case COLL_RD:
-        /* rd.h: unpaced, 128 KiB frames of 64 KiB pieces; else whole
+        /* rd.h: unpaced, 512 KiB frames of 64 KiB pieces; else whole
          * frames, and the 1 MiB piece unless --piece says otherwise. */
         c->have_rd = (rc = rd_init(&c->rd, cfg->x, r, k,
                                    piece || cfg->unpaced ? piece : RD_PIECE_PACED)) == 0;

@@ -43,15 +43,16 @@
 #define RD_PIECE_PACED   (1u << 20)
 /* SEGMENTS. Unpaced (coll.c sets seg_bytes where there is no emulated
  * link), a step's exchange goes as frames of at most this many bytes, each
- * a step of the transport's own. One 1 MiB frame each way cost more than
- * twice one of 512 KiB (K = 2, unpaced loopback: the ring's 1 MiB frames
- * at 2 MiB likewise), and a run fell into a lockstep where one rank read
- * the partner's whole frame while the other waited (docs/rd.md). Every
- * rank must cut the same way: the frames' sizes are checked, so ranks
- * that disagree (one with an emulated link, one without) stop at the
- * first frame with a size error. On a link each frame would pay the
- * latency again, so there a step stays one frame. */
-#define RD_SEG_UNPACED   (128u << 10)
+ * a step of the transport's own. At K = 2, 1 MiB, one 1 MiB frame each way
+ * cost more than twice one of 512 KiB (the ring's 1 MiB frames at 2 MiB
+ * likewise), and runs fell into a lockstep where one rank read the
+ * partner's whole frame while the other waited (docs/rd.md). 512 KiB:
+ * the ring's frame there; 128 KiB frames cost more at 256 KiB (K = 2,
+ * 65 -> 77 us) and at K = 4, 1 MiB. Every rank must cut the same way:
+ * frame sizes are checked, so ranks that disagree (one with an emulated
+ * link, one without) stop at the first frame with a size error. On a link
+ * each frame would pay the latency again, so there a step stays one frame. */
+#define RD_SEG_UNPACED   (512u << 10)
 #define RD_PARTNERS_MAX  17                /* log2(PROTO_MAX_WORLD) doubling + 1 fold */
 
 struct rd {
