@@ -485,7 +485,7 @@ int main(int argc, char **argv)
             .max_n = o.bench ? (size_t)(o.maxbytes / dtype_size(c.dtype))
                              : w.n + TRAIN_TRAILER,
             .piece_bytes = (size_t)o.piece, .timeout = c.timeout, .x = x, .nccl_id = nccl_id,
-            .compress = o.compress, .group = o.group,
+            .compress = o.compress, .group = o.group, .unpaced = !link_active(&link),
         };
         rc = coll_init(&coll, &cc, err);
         coll_ok = rc == 0;

@@ -42,6 +42,8 @@ static void fill(struct rank_job *j, uint64_t round)
         vec_set(j->buf, i, j->dtype, value(j->fill, j->rank, i, round));
 }
 
+static size_t seg_bytes;    /* rank_main's rd.seg_bytes (rd.h, SEGMENTS); 0: one frame */
+
 static void *rank_main(void *arg)
 {
     struct rank_job *j = arg;
@@ -69,6 +71,7 @@ static void *rank_main(void *arg)
     } else if (rc == 0) {
         struct rd rd;
         rc = rd_init(&rd, x, j->rank, j->world, j->piece);
+        rd.seg_bytes = seg_bytes;
         for (int k = 0; rc == 0 && k < j->rounds; k++) {
             if (k > 0)
                 fill(j, (uint64_t)k);
@@ -384,6 +387,34 @@ int main(void)
         free_jobs(jobs, k);
     }
 
+    T_CASE("rd-1.10", "SEGMENTS: a step as frames of 1000 or 4096 bytes, pieces 24 B or 1 KiB: the same sums, bit-identical");
+    {
+        static const size_t segs[] = { 1000, 4096 }, pcs[] = { 24, 1024 };
+        for (int g = 0; g < 2; g++)
+            for (int k = 2; k <= MAXK; k++) {
+                seg_bytes = segs[g];
+                T_EQ_I(run_rd(jobs, k, 4099, dtypes[(k + g) % 2], FILL_RANDOM, pcs[g], 2,
+                              OP_ALLREDUCE, NULL, NULL), 0);
+                seg_bytes = 0;
+                T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 1, tree_sum), 0);
+                free_jobs(jobs, k);
+            }
+    }
+
+    T_CASE("rd-1.11", "SEGMENTS: one header per frame (K = 4, f32, 4099 elements in 1000-byte frames: 17 a step)");
+    {
+        uint64_t want = 2 * (17 * (uint64_t)PROTO_HEADER_SIZE + 4 * 4099);
+        seg_bytes = 1000;
+        T_EQ_I(run_rd(jobs, 4, 4099, DTYPE_F32, FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL, NULL), 0);
+        seg_bytes = 0;
+        T_EQ_U(check_allreduce(jobs, 4, FILL_SMALL, 0, tree_sum), 0);
+        for (int r = 0; r < 4; r++) {
+            T_EQ_U(jobs[r].link.bytes_out, want);
+            T_EQ_U(jobs[r].link.bytes_in, want);
+        }
+        free_jobs(jobs, 4);
+    }
+
     T_CASE("rd-1.7", "loopback listeners and HELLO (xport_tcp_open), K = 3, 5, 8");
     for (int k = 3; k <= MAXK; k += k == 3 ? 2 : 3)
         over_listeners(k, run_rd, FILL_RANDOM, tree_sum);
@@ -628,6 +659,21 @@ int main(void)
             T_HAS(err, "after round 1 from partner rank 0");
             single_close(&s);
         }
+    }
+
+    T_CASE("rd-2.17", "SEGMENTS: a NaN in a step's second frame is named by its place in the vector");
+    {
+        struct single s;
+        double v[8], pay[4] = { 0 };
+        T_EQ_I(single_open(&s, T_S), 0);
+        single_rd.seg_bytes = sizeof pay;                           /* two frames of 4 */
+        put_frame(s.end0, PROTO_CHUNK, 0, 0, 1, pay, sizeof pay);  /* elements 0-3 */
+        pay[1] = NAN;
+        put_frame(s.end0, PROTO_CHUNK, 0, 1, 1, pay, sizeof pay);  /* 4-7: element 5 */
+        T_EQ_I(single_allreduce(&s, v, err), ERR_NONFINITE);
+        T_HAS(err, "element 5 is nan");
+        T_HAS(err, "after round 1 from partner rank 0");
+        single_close(&s);
     }
 
     return t_done();

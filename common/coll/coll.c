@@ -35,7 +35,12 @@ static int host_init(struct coll *c, const struct coll_cfg *cfg, char *err)
                    "(--device cpu --transport tcp)", name);
     switch (cfg->algo) {
     case COLL_RD:
-        c->have_rd = (rc = rd_init(&c->rd, cfg->x, r, k, piece)) == 0;
+        /* rd.h: unpaced, 512 KiB frames of 64 KiB pieces; else whole
+         * frames, and the 1 MiB piece unless --piece says otherwise. */
+        c->have_rd = (rc = rd_init(&c->rd, cfg->x, r, k,
+                                   piece || cfg->unpaced ? piece : RD_PIECE_PACED)) == 0;
+        if (c->have_rd && cfg->unpaced)
+            c->rd.seg_bytes = RD_SEG_UNPACED;
         break;
     case COLL_RABENSEIFNER:
         c->have_rab = (rc = rab_init(&c->rab, cfg->x, r, k, piece)) == 0;

@@ -141,6 +141,7 @@ struct coll_cfg {
     const unsigned char *nccl_id;   /* NCCL: rank 0's GPU_NCCL_ID_BYTES */
     int compress;               /* enum compress_kind (--compress); 0: none. COLL_TCP only */
     int group;                  /* COLL_HRING: G, ranks per host (--ranks-per-host) */
+    int unpaced;                /* no emulated link (ring_worker): rd's SEGMENTS (rd.h) */
 };
 
 struct coll {

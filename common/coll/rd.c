@@ -112,6 +112,7 @@ int rd_pow2_floor(int k, int *log2p)
 
 int rd_init(struct rd *r, struct xport *x, int rank, int world, size_t piece_bytes)
 {
+    r->seg_bytes = 0;
     return xport_algo_init(&r->a, x, rank, world, piece_bytes, RD_PIECE_DEFAULT);
 }
 
@@ -154,11 +155,12 @@ int rd_steps(int world)
 /* What a step does with the partner's bytes. */
 enum take { TAKE_NONE, TAKE_COPY, TAKE_ADD };
 
-/* step: one exchange with `peer`: send the whole buffer (or an empty
- * frame), and take the partner's n elements as `take` says. With `check`,
- * what is taken is checked finite as each piece comes in (rd.h, ERRORS). */
-static int step(struct rd *r, int peer, int round, unsigned char *buf, size_t n, int dtype,
-                int send, enum take take, int patience, int check, char *err)
+/* frame: one frame each way with `peer`: send buf's n elements (or an
+ * empty frame), and take the partner's n as `take` says; `at` is buf's
+ * first element's index in the vector, for the error. With `check`, what
+ * is taken is checked finite as each piece comes in (rd.h, ERRORS). */
+static int frame(struct rd *r, int peer, int round, unsigned char *buf, size_t at, size_t n,
+                 int dtype, int send, enum take take, int patience, int check, char *err)
 {
     size_t es = dtype_size(dtype), piece = r->a.piece_bytes / es, bad = 0, i = 0;
     struct xport_step s = {
@@ -179,10 +181,29 @@ static int step(struct rd *r, int peer, int round, unsigned char *buf, size_t n,
             break;
     }
     if (rc == ERR_NONFINITE)
-        err_say(err, "element %zu is %g after round %d from partner rank %d", i + bad,
+        err_say(err, "element %zu is %g after round %d from partner rank %d", at + i + bad,
                 vec_get(buf, i + bad, dtype), round, peer);
     if (rc == 0)
         rc = xport_end(r->a.x, err);
+    return rc;
+}
+
+/* step: one exchange of the whole vector with `peer`, as frames of at most
+ * r->seg_bytes each (0: one frame; rd.h, SEGMENTS). Both partners cut the
+ * same n the same way, so their frames pair up. */
+static int step(struct rd *r, int peer, int round, unsigned char *buf, size_t n, int dtype,
+                int send, enum take take, int patience, int check, char *err)
+{
+    size_t es = dtype_size(dtype), seg = r->seg_bytes ? r->seg_bytes / es : n, i = 0;
+    int rc = 0;
+
+    if (seg == 0)
+        seg = 1;
+    do {
+        size_t m = n - i < seg ? n - i : seg;
+        rc = frame(r, peer, round, buf + i * es, i, m, dtype, send, take, patience, check, err);
+        i += m;
+    } while (rc == 0 && i < n);
     return rc;
 }
 

@@ -36,10 +36,28 @@
  * 560-590 us -> 420 us; docs/rd.md). Local: the frames do not depend on
  * it, so ranks need not agree. */
 #define RD_PIECE_DEFAULT (64u << 10)
+/* On an emulated link (coll.c passes it when --piece is not given): there
+ * the link paces the transfer, so small pieces only cost wake-ups (K = 2,
+ * 4 MiB, 500 Mbit/s, 1 ms: cpu_s_per_gb 0.85-0.97 with 64 KiB, 0.51-0.57
+ * with 1 MiB, the same time; docs/rd.md). */
+#define RD_PIECE_PACED   (1u << 20)
+/* SEGMENTS. Unpaced (coll.c sets seg_bytes where there is no emulated
+ * link), a step's exchange goes as frames of at most this many bytes, each
+ * a step of the transport's own. At K = 2, 1 MiB, one 1 MiB frame each way
+ * cost more than twice one of 512 KiB (the ring's 1 MiB frames at 2 MiB
+ * likewise), and runs fell into a lockstep where one rank read the
+ * partner's whole frame while the other waited (docs/rd.md). 512 KiB:
+ * the ring's frame there; 128 KiB frames cost more at 256 KiB (K = 2,
+ * 65 -> 77 us) and at K = 4, 1 MiB. Every rank must cut the same way:
+ * frame sizes are checked, so ranks that disagree (one with an emulated
+ * link, one without) stop at the first frame with a size error. On a link
+ * each frame would pay the latency again, so there a step stays one frame. */
+#define RD_SEG_UNPACED   (512u << 10)
 #define RD_PARTNERS_MAX  17                /* log2(PROTO_MAX_WORLD) doubling + 1 fold */
 
 struct rd {
     struct xport_algo a;      /* the transport (xport.h), this rank, the staging piece */
+    size_t seg_bytes;         /* SEGMENTS: frames of at most this (0, rd_init's: one a step) */
 };
 
 /* rd_init: recursive doubling among `world` ranks seen from `rank`, moving
