@@ -116,8 +116,8 @@ options:
   --bind-cores           ring: rank r runs on the r-th CPU the launcher may
                          use (taskset), as mpirun binds ranks to cores;
                          refused above one rank a CPU and with --wrap. The
-                         default for an unpaced ring (no --link-bw, or 0)
-                         of at most one rank a CPU, without --wrap; a
+                         default for an unpaced ring (no --link-bw, or 0),
+                         K from 2 to the CPUs it may use, no --wrap; a
                          paced ring and ps run free (docs/link.md,
                          "Unpaced loopback"; the manifest's "bind:" line)
   --no-bind-cores        ring: leave the ranks free (the scheduler places
@@ -233,6 +233,8 @@ elif [[ $mode != ring ]]; then
     bind=0 bind_why="ps"
 elif [[ -n $wrap ]]; then
     bind=0 bind_why="--wrap"
+elif ((K == 1)); then
+    bind=0 bind_why="one rank"
 elif ((paced)); then
     bind=0 bind_why="paced (--link-bw)"
 elif ((K > ${#cpus[@]})); then

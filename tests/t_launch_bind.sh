@@ -1,8 +1,8 @@
 # t_launch_bind.sh -- experiments/launch.sh's placement of ring ranks on
 # CPUs (docs/link.md, "Unpaced loopback"): an unpaced ring of at most one
 # rank a CPU is bound by default, rank r to the r-th CPU the launcher may
-# use; --no-bind-cores, a paced link (--link-bw) and more ranks than CPUs
-# leave the ranks free; the manifest's "bind:" line says which and why.
+# use; --no-bind-cores, a paced link (--link-bw), one rank and more ranks
+# than CPUs leave the ranks free; the manifest's "bind:" line says which and why.
 # Each rank's own affinity is read from /proc (Cpus_allowed_list) by a
 # ring_worker that records it and then execs the real one, so the check
 # is of what ran; nothing here depends on binding for its result.
@@ -63,7 +63,7 @@ else
 fi
 t_end
 
-t_case launch-bind-1.2 "--no-bind-cores, --link-bw RATE (paced) and K > CPUs: the ranks keep the launcher's CPUs, the manifest says why"
+t_case launch-bind-1.2 "--no-bind-cores, --link-bw RATE (paced), K = 1 and K > CPUs: the ranks keep the launcher's CPUs, the manifest says why"
 run_bind 2 --no-bind-cores
 [ "$(aff_of 0)" = "$mine" ] && [ "$(aff_of 1)" = "$mine" ] ||
     t_fail "--no-bind-cores: '$(aff_of 0)' '$(aff_of 1)', want '$mine' for both"
@@ -76,6 +76,9 @@ run_bind 2 --link-bw=0
 if [ "$ncpu" -ge 2 ]; then
     grep -q '"bind":"CPUs ' "$T_TMP/m.jsonl" || t_fail "--link-bw=0 is unpaced: $(grep -o '"bind":"[^"]*"' "$T_TMP/m.jsonl")"
 fi
+run_bind 1
+[ "$(aff_of 0)" = "$mine" ] || t_fail "K = 1: '$(aff_of 0)', want '$mine'"
+grep -q '"bind":"none (one rank)"' "$T_TMP/m.jsonl" || t_fail "manifest: $(grep -o '"bind":"[^"]*"' "$T_TMP/m.jsonl")"
 if [ "$ncpu" -le 3 ]; then
     k=$((ncpu + 1))
     run_bind $k
