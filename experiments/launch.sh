@@ -44,8 +44,8 @@
 # sweep over several sizes gives one row per size (its records are
 # rec.rank.RANK.SIZE), smallest size first. --json-out FILE appends the
 # same rows as JSON Lines (docs/design.md, JSON LINES): before each row a
-# manifest line with the launcher's command, the git commit and the CPU
-# (DIR/manifest.txt, handed to psr_merge --manifest).
+# manifest line with the launcher's command, the git commit, the CPU and
+# the ranks' binding (DIR/manifest.txt, handed to psr_merge --manifest).
 #
 # Each process's stdout and stderr come out on this script's stderr, every
 # line prefixed with its role and rank ("server0| ...", "worker3| ...",
