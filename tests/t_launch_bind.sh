@@ -65,12 +65,14 @@ t_end
 
 t_case launch-bind-1.2 "--no-bind-cores, --link-bw RATE (paced), K = 1 and K > CPUs: the ranks keep the launcher's CPUs, the manifest says why"
 run_bind 2 --no-bind-cores
-[ "$(aff_of 0)" = "$mine" ] && [ "$(aff_of 1)" = "$mine" ] ||
+if [ "$(aff_of 0)" != "$mine" ] || [ "$(aff_of 1)" != "$mine" ]; then
     t_fail "--no-bind-cores: '$(aff_of 0)' '$(aff_of 1)', want '$mine' for both"
+fi
 grep -q '"bind":"none (--no-bind-cores)"' "$T_TMP/m.jsonl" || t_fail "manifest: $(grep -o '"bind":"[^"]*"' "$T_TMP/m.jsonl")"
 run_bind 2 --link-bw 1Gbit
-[ "$(aff_of 0)" = "$mine" ] && [ "$(aff_of 1)" = "$mine" ] ||
+if [ "$(aff_of 0)" != "$mine" ] || [ "$(aff_of 1)" != "$mine" ]; then
     t_fail "paced: '$(aff_of 0)' '$(aff_of 1)', want '$mine' for both"
+fi
 grep -q '"bind":"none (paced (--link-bw))"' "$T_TMP/m.jsonl" || t_fail "manifest: $(grep -o '"bind":"[^"]*"' "$T_TMP/m.jsonl")"
 run_bind 2 --link-bw=0
 if [ "$ncpu" -ge 2 ]; then
@@ -83,7 +85,7 @@ if [ "$ncpu" -le 3 ]; then
     k=$((ncpu + 1))
     run_bind $k
     for r in $(seq 0 $((k - 1))); do
-        [ "$(aff_of $r)" = "$mine" ] || t_fail "K = $k: rank $r: '$(aff_of $r)', want '$mine'"
+        [ "$(aff_of "$r")" = "$mine" ] || t_fail "K = $k: rank $r: '$(aff_of "$r")', want '$mine'"
     done
     grep -q "\"bind\":\"none ($k ranks on $ncpu CPUs)\"" "$T_TMP/m.jsonl" ||
         t_fail "manifest: $(grep -o '"bind":"[^"]*"' "$T_TMP/m.jsonl")"
