@@ -44,8 +44,8 @@
 # sweep over several sizes gives one row per size (its records are
 # rec.rank.RANK.SIZE), smallest size first. --json-out FILE appends the
 # same rows as JSON Lines (docs/design.md, JSON LINES): before each row a
-# manifest line with the launcher's command, the git commit and the CPU
-# (DIR/manifest.txt, handed to psr_merge --manifest).
+# manifest line with the launcher's command, the git commit, the CPU and
+# the ranks' binding (DIR/manifest.txt, handed to psr_merge --manifest).
 #
 # Each process's stdout and stderr come out on this script's stderr, every
 # line prefixed with its role and rank ("server0| ...", "worker3| ...",
@@ -113,9 +113,15 @@ options:
   --json-out FILE        append a manifest line and the row to FILE as
                          JSON Lines (also with --csv-out or stdout)
   --time-limit SECONDS   stop the whole job after this long (default 600)
-  --bind-cores           ring: rank r runs on CPU r (taskset), as mpirun binds
-                         ranks to cores; refused above one rank a CPU and
-                         with --wrap (docs/link.md, "Unpaced loopback")
+  --bind-cores           ring: rank r runs on the r-th CPU the launcher may
+                         use (taskset), as mpirun binds ranks to cores;
+                         refused above one rank a CPU and with --wrap. The
+                         default for an unpaced ring (no --link-bw, or 0),
+                         K from 2 to the CPUs it may use, no --wrap; a
+                         paced ring and ps run free (docs/link.md,
+                         "Unpaced loopback"; the manifest's "bind:" line)
+  --no-bind-cores        ring: leave the ranks free (the scheduler places
+                         them), also where the default binds
   --wrap "CMD"           run each process on another host: `CMD addr ROLE I`
                          prints the address it listens on / advertises
                          (instead of 127.0.0.1), `CMD exec ROLE I -- PROG
@@ -143,7 +149,7 @@ if ! [[ $K =~ ^[1-9][0-9]{0,4}$ ]] || ((K > 65536)); then
     die_usage "K $(shown_value "$K"): not a worker count 1..65536"
 fi
 
-S=1 S_given=0 out_dir="" csv_out="" json_out="" time_limit=600 colocated=0 even=0 bind=0
+S=1 S_given=0 out_dir="" csv_out="" json_out="" time_limit=600 colocated=0 even=0 bind=-1 bw_next=0
 server_args="" worker_args="" wrap=""
 common=()
 while (($# > 0)); do
@@ -167,6 +173,7 @@ while (($# > 0)); do
     --colocated-servers) colocated=1 ;;
     --even-split) even=1 ;;
     --bind-cores) bind=1 ;;
+    --no-bind-cores) bind=0 ;;
     --csv) die_usage "--csv: the launcher gives each process its own record; use --csv-out FILE" ;;
     --json) die_usage "--json: the launcher gives each process its own record; use --json-out FILE" ;;
     --rank | --world) die_usage "$name: the launcher sets rank and world itself (K = $K)" ;;
@@ -185,13 +192,59 @@ fi
 [[ $mode == ring ]] && ((colocated)) && die_usage "--colocated-servers: the ring has no servers"
 ((even && !colocated)) && die_usage "--even-split: only with --colocated-servers"
 [[ $mode == ring && -n $server_args ]] && die_usage "--server-args: the ring has no servers"
-if ((bind)); then
+# Binding (docs/link.md, "Unpaced loopback"): ring rank r runs on the
+# r-th CPU this launcher may use (taskset). --bind-cores asks for it;
+# without either flag an unpaced ring of at most one rank a CPU is bound,
+# as Open MPI's mpirun binds ranks to cores when they fit (left free, two
+# unpaced ranks start on one CPU and take turns through sched_yield); a
+# paced ring (--link-bw other than 0), ps and --wrap stay free.
+cpus=()
+read_cpus() {
+    local list part a b c
+    list=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status 2>/dev/null)
+    IFS=, read -ra part <<<"$list"
+    for a in "${part[@]}"; do
+        if [[ $a =~ ^([0-9]+)-([0-9]+)$ ]]; then
+            for ((c = BASH_REMATCH[1]; c <= BASH_REMATCH[2]; c++)); do cpus+=("$c"); done
+        elif [[ $a =~ ^[0-9]+$ ]]; then
+            cpus+=("$a")
+        fi
+    done
+}
+read_cpus
+paced=0
+for a in "${common[@]}" "${wrk_extra[@]}" ""; do
+    if ((bw_next)); then [[ $a =~ ^0+(\.0+)?$ ]] || paced=1; fi
+    bw_next=0
+    case $a in
+    --link-bw) bw_next=1 ;;
+    --link-bw=*) [[ ${a#*=} =~ ^0+(\.0+)?$ ]] || paced=1 ;;
+    esac
+done
+if ((bind == 1)); then
     [[ $mode == ring ]] || die_usage "--bind-cores: ring only"
     [[ -z $wrap ]] || die_usage "--bind-cores: not with --wrap (the hosts are the wrapper's)"
-    ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null) || ncpu=0
-    ((K <= ncpu)) || die_usage "--bind-cores: $K ranks on ${ncpu:-0} CPUs (one rank a CPU at most)"
+    ((K <= ${#cpus[@]})) || die_usage "--bind-cores: $K ranks on ${#cpus[@]} CPUs (one rank a CPU at most)"
     command -v taskset >/dev/null || die_usage "--bind-cores: no taskset on this host"
+    bind_why="--bind-cores"
+elif ((bind == 0)); then
+    bind_why="--no-bind-cores"
+elif [[ $mode != ring ]]; then
+    bind=0 bind_why="ps"
+elif [[ -n $wrap ]]; then
+    bind=0 bind_why="--wrap"
+elif ((K == 1)); then
+    bind=0 bind_why="one rank"
+elif ((paced)); then
+    bind=0 bind_why="paced (--link-bw)"
+elif ((K > ${#cpus[@]})); then
+    bind=0 bind_why="$K ranks on ${#cpus[@]} CPUs"
+elif ! command -v taskset >/dev/null; then
+    bind=0 bind_why="no taskset"
+else
+    bind=1 bind_why="unpaced, $K ranks on ${#cpus[@]} CPUs"
 fi
+if ((bind)); then bind_str="CPUs ${cpus[*]:0:K} ($bind_why)"; else bind_str="none ($bind_why)"; fi
 if ! [[ $time_limit =~ ^[0-9]+(\.[0-9]+)?$ ]] || [[ $time_limit =~ ^0+(\.0+)?$ ]]; then
     usage_error --time-limit "$time_limit" "not a positive number of seconds"
 fi
@@ -347,7 +400,7 @@ hostport() {
 wrap_prefix() {
     pre=()
     if [[ -n $wrap ]]; then pre=("${wrap_cmd[@]}" exec "$1" "$2" --); fi
-    if ((bind)); then pre=(taskset -c "$2"); fi
+    if ((bind)); then pre=(taskset -c "${cpus[$2]}"); fi
 }
 
 if [[ -n $out_dir ]]; then
@@ -662,6 +715,7 @@ if [[ -n $json_out ]]; then
         echo "cpu: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) online"
         echo "mode: $mode"
         echo "K: $K"
+        echo "bind: $bind_str"
     } >"$dir/manifest.txt"
     merge_out+=(--json-out "$json_out" --manifest "$dir/manifest.txt")
 fi
