@@ -423,7 +423,7 @@ void link_enter(struct link *l, double now);
  * it with real time, and its partner, woken on time, would wait for it on
  * the timeline: each call paid the spread of the ranks' wake-ups (rd at
  * 4 KiB, K = 4 and 8, 32 Mbit/s, 1 ms: 0.1-0.9 ms a call, 1.05-1.06x its
- * model; docs/algorithms.md). Where the thread did anything else, read
+ * model; docs/rd.md, "Against the formula"). Where the thread did anything else, read
  * nothing since the last link_enter, or lags by more than
  * LINK_STAMP_SPAN: now, as link_enter. Returns the start: the caller
  * times the call from it. Credits nothing itself: the first send's
