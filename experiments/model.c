@@ -50,8 +50,8 @@ static const char *algo_list(char *buf, size_t len, const char *sep, const char 
 /* hring's links inside a host (--local-bw, --local-latency; < 0, NaN: --bw's, --latency's). */
 static double local_bw = -1, local_lat = NAN;
 static const char *const quantity_names[] = { "time", "ingress", "egress", "bytes_in",
-                                              "bytes_out", "steps", "t_opt", "pipelined", NULL };
-#define Q_PIPELINED 7   /* not a model_quantity: model_ps_pipelined */
+                                              "bytes_out", "steps", "t_opt", "pipelined", "sched", NULL };
+enum { Q_PIPELINED = 7, Q_SCHED };  /* not model_quantities: model_ps_pipelined, _sched */
 static const char *const placement_names[] = { "separate", "colocated", NULL };
 
 /* name_index: NAME's position in the NULL-terminated list, or -1. */
@@ -287,6 +287,8 @@ static double evaluate(int algo, int q, int k, int servers, int even, double byt
         return model_ps_mix_pipelined(k, servers, 1.0 / (k + servers), bytes, bucket, bw, lat);
     if (q == Q_PIPELINED)
         return model_ps_pipelined(algo, k, servers, bytes, bucket, bw, lat);
+    if (q == Q_SCHED)
+        return model_ps_sched(k, servers, bytes, bytes, bw, lat);
     if (even)
         return model_ps_mix(q, k, servers, 1.0 / (k + servers), bytes, bw, lat);
     if (algo == MODEL_HRING && q == MODEL_TIME)     /* servers: G */
@@ -523,7 +525,7 @@ int main(int argc, char **argv)
           "(--K, --servers, --elements)", 0, 0, NULL },
         { "bucket", CLI_CUSTOM, &bucket, "SIZE", "query: the bucket for --quantity pipelined", 0, 0, parse_bytes },
         { "quantity", CLI_STRING, &quantity_name, "Q", "query: time (default), ingress, egress, bytes_in, bytes_out, "
-          "steps, t_opt, pipelined", 0, 0, NULL },
+          "steps, t_opt, pipelined, sched (ps: the server's round-robin egress, model_ps_sched: a row's model_s)", 0, 0, NULL },
         { "coll", CLI_STRING, &other.coll, "NAME", "query: a standalone collective (all_reduce, reduce_scatter, all_gather, broadcast, reduce, alltoall)", 0, 0, NULL },
         { "piece", CLI_SIZE, &other.piece, "SIZE", "--coll broadcast/reduce: the chain's segment (default 1M)", 8, 0, NULL },
         { "imbalance", CLI_DOUBLE, &other.imbalance, "F", "--coll alltoall: the hot rank's F x the average share (1 .. K)", 0, 0, NULL },
@@ -558,7 +560,7 @@ int main(int argc, char **argv)
                    "             --bw RATE [--latency TIME] [--gamma G]\n"
                    "             [--ranks-per-host G [--local-bw RATE] [--local-latency TIME]] (hring)\n"
                    "             [--servers S] [--placement separate|colocated] [--even-split] [--bucket SIZE] [--spread TIME]\n"
-                   "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined]\n"
+                   "             [--quantity time|ingress|egress|bytes_in|bytes_out|steps|t_opt|pipelined|sched]\n"
                    "             [--compress none|fp16|bf16|powersgd:R [--dtype f32|f64] [--compress-cost S]]\n"
                    "       model --split --K K [--servers k] [--elements P] [--even-split]\n"
                    "       model --crossover --K K --bw RATE [--latency TIME]\n"
@@ -648,13 +650,15 @@ int main(int argc, char **argv)
                 quantity_name);
         return CLI_EXIT_USAGE;
     }
-    if ((q == MODEL_INGRESS || q == MODEL_EGRESS) && algo != MODEL_PS)
-        return usage_error("--quantity ingress and egress are the parameter server's (--algo ps)");
+    if ((q == MODEL_INGRESS || q == MODEL_EGRESS || q == Q_SCHED) && algo != MODEL_PS)
+        return usage_error("--quantity ingress, egress and sched are the parameter server's (--algo ps)");
     if (ps_flags && algo != MODEL_PS)
         return usage_error("--servers, --placement, --even-split and --bucket are the parameter server's (--algo ps)");
     if (place_query(placement_name, even, q, bucket, &algo, &servers) != 0 ||
         wire_factor(compress, dt, algo, &wf, &sparse, &d) != 0)
         return CLI_EXIT_USAGE;
+    if (q == Q_SCHED && (algo != MODEL_PS || psq.spread || compress || !(bw > 0)))
+        return usage_error("--quantity sched: separate servers, uncompressed, no --spread, --bw > 0");
     if ((sparse || psq.spread) && (q == MODEL_TOPT || q == Q_PIPELINED || servers > 1 || even || placement_name))
         return usage_error("--compress topk:F|sign, --spread: one server of its own, no t_opt or pipelined");
     if (psq.spread && (algo != MODEL_PS || q != MODEL_TIME))

@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "base/dtype.h"
 #include "base/err.h"
+#include "measure/model.h"
 #include "base/log.h"
 #include "train/mistake.h"
 #include "train/optim.h"
@@ -28,7 +29,7 @@
 #define READ_BUF_MAX   (256u << 10)   /* per joined worker, without the link */
 #define READ_BUF_MIN   (16u << 10)    /* ... when K is huge */
 #define READ_BUF_TOTAL (64u << 20)    /* all workers' read buffers, at most */
-#define EGRESS_CHUNK   (1u << 20)     /* a weights write without the link */
+#define EGRESS_CHUNK   MODEL_PS_CHUNK /* a weights write without the link (measure/model.h) */
 #define LINGER_MAX_S   0.5
 
 /* setup_store: the workload's initial weights, this shard's slice of them

@@ -2,6 +2,7 @@
 #include "ps_wire.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -20,12 +21,83 @@ sg_mailbox_t wire_mailbox(int to_server, int s, int w)
     return sg_mailbox_by_name(name);
 }
 
+void wire_in_eager(int s, int w)
+{
+    char name[48];
+
+    snprintf(name, sizeof name, "w%d<-s%d", w, s);
+    sg_mailbox_set_receiver(name);
+}
+
+/* split: m's last t simulated bytes as a message of their own (the
+ * TAIL; m keeps the rest). Only a message of one span (nseg 0). */
+static struct wmsg *split(struct wire_out *o, struct wmsg *m, size_t t)
+{
+    size_t at = m->len - t;     /* the stream offset where the tail starts */
+    size_t real = m->real > at ? m->real - at : 0;
+    struct wmsg *r = malloc(sizeof *r + real);
+
+    if (!r)
+        return NULL;
+    *r = (struct wmsg){ t, real, o->sizes ? t : (t < m->payload ? t : m->payload), m->t0, 0,
+                        m->tag, 0, NULL };
+    if (real)
+        memcpy(r->b, m->b + at, real);
+    m->len = at;
+    m->real -= real;
+    m->payload -= r->payload;
+    return r;
+}
+
 static void post(struct wire_out *o, struct wmsg *m)
 {
     size_t size = o->sizes ? m->payload : m->len;
+    struct wire_host *h = o->host;
 
     o->fly_tag = m->tag;
+    if (h && !o->local && size > 0 && m->nseg == 0 && !m->eof) {
+        double now = simgrid_get_clock(), p = h->piece;
+        size_t t = (size_t)((double)size - p * ceil((double)size / p - 1));
+        struct wmsg *r = t < size ? split(o, m, t) : m;
+
+        if (r && r != m) {      /* the bulk, at once; out of memory: all of it as a tail */
+            h->bulk_end = fmax(now, h->bulk_end) + (double)(size - t) / h->rate;
+            sg_comm_detach(sg_mailbox_put_init(o->mb, m, (long)(size - t)), free);
+        }
+        o->held = r ? r : m;
+        o->held_due = NAN;
+        o->hnext = NULL;
+        if (h->last)
+            h->last = h->last->hnext = o;
+        else
+            h->first = h->last = o;
+        return;
+    }
     o->c = sg_mailbox_put_async(o->mb, m, o->local ? 0 : (long)size);
+}
+
+double wire_host_go(struct wire_host *h)
+{
+    double now = simgrid_get_clock();
+
+    for (struct wire_out *o = h->first; o; o = o->hnext)
+        if (isnan(o->held_due)) {
+            size_t t = o->sizes ? o->held->payload : o->held->len;
+
+            o->held_due = fmax(fmax(now, h->bulk_end), h->free);
+            h->free = o->held_due + (double)t / h->rate;
+        }
+    while (h->first && h->first->held_due <= now + 1e-12) {   /* 1 ps: the clock's rounding */
+        struct wire_out *o = h->first;
+        struct wmsg *m = o->held;
+
+        h->first = o->hnext;
+        if (!h->first)
+            h->last = NULL;
+        o->held = NULL;
+        o->c = sg_mailbox_put_async(o->mb, m, (long)(o->sizes ? m->payload : m->len));
+    }
+    return h->first ? h->first->held_due : INFINITY;
 }
 
 int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsigned nb,
@@ -45,7 +117,7 @@ int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsig
         memcpy(m->b + at, p[i], len[i]);
         at += len[i];
     }
-    if (!o->c)
+    if (!wire_busy(o))
         post(o, m);
     else if (o->tail)
         o->tail = o->tail->next = m;
@@ -240,6 +312,8 @@ void wire_in_close(struct wire_in *i)
 
 void wire_out_free(struct wire_out *o)
 {
+    free(o->held);
+    o->held = NULL;
     while (o->head) {
         struct wmsg *m = o->head;
 

@@ -60,6 +60,27 @@ struct wmsg {
     unsigned char b[];
 };
 
+/* ROUND-ROBIN EGRESS (a server on a host of its own, with a link rate;
+ * sim/ps_server.c): bin/ps_server's egress sends its frames in pieces of
+ * `piece` bytes round-robin across the workers, each piece at the link's
+ * full rate (common/ps/egress.h; model.h, model_ps_sched). Simulated: a
+ * message longer than a piece goes as its BULK, all but its last piece,
+ * put at once (the bulks written at one instant share the wire and end
+ * together, as the full rounds do), and its TAIL, the last piece, which
+ * waits its turn: the tails go one after the other, in the order written,
+ * once the bulks have left (bulk_end) and the tail before has (free). A
+ * message of one piece is all tail. So the worker served first has its
+ * weights (K-1) tails before the last, as on the link. The tail is the
+ * channel's put in flight (its delivery is the write's completion); the
+ * reader's mailbox is EAGER (wire_in_eager), so a tail moves once put,
+ * not once the bulk before it is read. */
+struct wire_host {
+    double rate;                /* bytes/s > 0 */
+    double piece;               /* bytes */
+    double bulk_end, free;      /* when the bulks, and the tails so far, have left */
+    struct wire_out *first, *last;      /* the tails waiting, in the order written */
+};
+
 /* The sending side of one direction: at most one put in flight. */
 struct wire_out {
     sg_mailbox_t mb;
@@ -68,6 +89,10 @@ struct wire_out {
     sg_comm_t c;                /* the put in flight, or NULL */
     int fly_tag;                /* its message's tag */
     struct wmsg *head, *tail;   /* queued behind it */
+    struct wire_host *host;     /* ROUND-ROBIN EGRESS, or NULL */
+    struct wmsg *held;          /* ... a tail waiting its turn */
+    double held_due;            /* ... when it goes (NAN: not yet placed) */
+    struct wire_out *hnext;     /* ... the next waiting */
 };
 
 /* The receiving side: the get posted (a reader keeps one posted, so that
@@ -124,11 +149,20 @@ void wire_pend_free(struct wire_pend *p);
  * Returns the completed one's tag. */
 int wire_put_done(struct wire_out *o);
 
-/* wire_busy: o has a put in flight (or queued). */
+/* wire_busy: o has a put in flight (or queued), or a tail waiting. */
 static inline int wire_busy(const struct wire_out *o)
 {
-    return o->c != NULL;
+    return o->c != NULL || o->held != NULL;
 }
+
+/* wire_host_go: ROUND-ROBIN EGRESS: places the tails not yet placed and
+ * puts those whose turn has come (each its channel's put in flight).
+ * Returns when the next waiting one goes, or INFINITY. */
+double wire_host_go(struct wire_host *h);
+
+/* wire_in_eager: the calling actor becomes the permanent receiver of
+ * "wW<-sS" (ROUND-ROBIN EGRESS). */
+void wire_in_eager(int s, int w);
 
 /* wire_in_post: a get on i, if none is posted. */
 void wire_in_post(struct wire_in *i);

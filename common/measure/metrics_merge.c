@@ -187,9 +187,7 @@ static double row_model(const struct metrics_row *row)
     if (w != n) {                   /* the PS's pushes carry w, its weights n */
         if (row->buckets > 1 || (row->placement[0] && strcmp(row->placement, "separate") != 0))
             return NAN;             /* not modelled: MERGE RULES, compress */
-        int s = row->servers > 0 ? row->servers : 1;
-        return model_query(MODEL_PS, MODEL_INGRESS, row->k, s, w, bw, a) +
-               model_query(MODEL_PS, MODEL_EGRESS, row->k, s, n, bw, a);
+        return model_ps_sched(row->k, row->servers > 0 ? row->servers : 1, w, n, bw, a);
     }
     /* Every all-reduce algorithm of model_algos (--bench --algo rd, ...)
      * and the hierarchical ring (its G in the algo column "hring:G") has
@@ -205,7 +203,9 @@ static double row_model(const struct metrics_row *row)
         return model_query(MODEL_PS_COLOC, MODEL_TIME, row->k, extra, n, bw, a);
     if (strcmp(row->placement, "colocated-even") == 0)
         return model_ps_mix(MODEL_TIME, row->k, extra, 1.0 / row->servers, n, bw, a);
-    return model_query(MODEL_PS, MODEL_TIME, row->k, row->servers > 0 ? row->servers : 1, n, bw, a);
+    /* the server's round-robin egress (model.h, model_ps_sched; the seeds'
+     * 2a + 2 K n / bw is its headline) */
+    return model_ps_sched(row->k, row->servers > 0 ? row->servers : 1, n, n, bw, a);
 }
 
 /* merge_ttt_wait: record r into the row's ttt_s (the smallest carried)

@@ -325,6 +325,26 @@ double model_ps_spread(int k, double push, double pull, double spread, double bw
     return 2 * lat + fmax(push / bw, k * push / bw - fmax(spread, 0)) + k * pull / bw;
 }
 
+size_t model_link_piece(double rate)
+{
+    double cap = fmax(LINK_PIECE_CAP, rate * LINK_PIECE_FAST_S);
+    double p = fmin(fmax(LINK_PIECE_MIN, rate * LINK_PIECE_S), cap);
+
+    return p >= (double)LINK_PIECE_MAX ? (size_t)LINK_PIECE_MAX : (size_t)p;
+}
+
+double model_ps_sched(int k, int servers, double push, double bytes, double bw, double lat)
+{
+    double frame, piece, tail;
+
+    if (k < 1 || servers < 1 || !(bw > 0))
+        return NAN;
+    frame = bytes / servers + MODEL_FRAME_HEADER;
+    piece = fmin((double)model_link_piece(bw), (double)MODEL_PS_CHUNK);
+    tail = frame - piece * ceil(frame / piece - 1);     /* the last piece: (0, piece] */
+    return model_ps_spread(k, push / servers, bytes / servers, (k - 1) * tail / bw, bw, lat);
+}
+
 double model_ring(int k, double bytes, double bw, double lat)
 {
     return model_query(MODEL_RING, MODEL_TIME, k, 1, bytes, bw, lat);

@@ -108,6 +108,26 @@
 #ifndef MODEL_H
 #define MODEL_H
 
+#include <stddef.h>
+
+/* The emulated link's PIECE (wire/link.h says why these sizes), here so
+ * that the cost model prices the pieces the link sends (model_ps_sched):
+ *     piece = min(max(LINK_PIECE_MIN, B * LINK_PIECE_S),
+ *                 max(LINK_PIECE_CAP, B * LINK_PIECE_FAST_S), LINK_PIECE_MAX) */
+#define LINK_PIECE_S    1e-3            /* a piece, in seconds of wire time */
+#define LINK_PIECE_MIN  4096.0          /* ... but at least this many bytes */
+#define LINK_PIECE_CAP  61440.0         /* ... and at most this many (HEAD_MAX, loopback's MSS) */
+#define LINK_PIECE_FAST_S 250e-6        /* ... unless this much wire is more */
+#define LINK_PIECE_MAX  (16u << 20)     /* largest piece at any rate */
+/* The parameter server's weights frames (common/ps/egress.h): a header of
+ * MODEL_FRAME_HEADER bytes (wire/proto.h, PROTO_HEADER_SIZE; checked
+ * there) and pieces of at most MODEL_PS_CHUNK (ps_server's write). */
+#define MODEL_FRAME_HEADER 40
+#define MODEL_PS_CHUNK  (1u << 20)
+
+/* model_link_piece: the piece at rate B bytes/s > 0 (the formula above). */
+size_t model_link_piece(double rate);
+
 /* MODEL_PS: S separate servers (servers = S). MODEL_PS_COLOC: a shard on
  * each worker's host plus `servers` = k >= 0 extra server hosts, Theorem
  * 1's split. */
@@ -221,6 +241,35 @@ double model_ps_mix_pipelined(int k, int extra, double x, double bytes, double b
  * measures the median).
  * NaN for k < 1 or bw <= 0. */
 double model_ps_spread(int k, double push, double pull, double spread, double bw, double lat);
+
+/* model_ps_sched: the one-server sync step (S servers on their own hosts:
+ * each serves n / S) as bin/ps_server's egress serves it, timed as time_s
+ * is; the seeds' 2a + 2 K n / bw (model_ps_step) stays the headline, and
+ * this is what a row's model_s holds (metrics.h). The server cuts each
+ * worker's weights frame (n / S + MODEL_FRAME_HEADER bytes) into pieces
+ * of P = min(model_link_piece(bw), MODEL_PS_CHUNK) and sends them
+ * ROUND-ROBIN (common/ps/egress.h, as K flows through one NIC: each piece
+ * at the link's full rate, one after the other). The full rounds end
+ * together; the last round's pieces, p bytes each (the frame's tail: the
+ * whole frame when it fits one piece), end p / bw apart, so the worker
+ * served first has its weights (K-1) p / bw before the last, computes,
+ * and its next push crosses the server's ingress (the link's other
+ * direction) while the others still wait: the spread that
+ * model_ps_spread prices,
+ *     T = model_ps_spread(K, push / S, n / S, (K-1) p / bw, bw, a)
+ *       = 2a + (K+1) n / (S bw)          when the frame is one piece,
+ *       = 2a + (2 K n / S - (K-1) p) / bw  when it is longer,
+ * and the same step after step (every step's last entry is the last
+ * served). The seeds' formula is the limit of a fine-grained egress
+ * (p -> 0), which no NIC that sends a flow's bytes in segments is; at
+ * 250 Mbit/s, K = 4: 16 KiB 4.62 ms against 6.19 (measured 4.87),
+ * 256 KiB 67.9 against 69.1, 4 MiB 1073 against 1074 (docs/link.md).
+ * push: the pushed bytes (n, or a compressed frame's). Assumed: the
+ * workers' compute is alike (a skew among them adds to the spread; bin/
+ * model --spread prices a measured one) and the server sends nothing else
+ * (its own host; colocated servers share the link with their worker's
+ * pushes: model_ps_mix). NaN for k < 1, servers < 1 or bw <= 0. */
+double model_ps_sched(int k, int servers, double push, double bytes, double bw, double lat);
 
 /* model_crossover: n* in bytes where the ring and rd cost the same at K
  * workers; NaN when they never cross. */

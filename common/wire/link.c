@@ -74,14 +74,6 @@ static int clock_swap(struct link_bucket *b, double expect, double want)
     return 1;
 }
 
-static size_t piece_bytes(double rate)
-{
-    double cap = fmax(LINK_PIECE_CAP, rate * LINK_PIECE_FAST_S);
-    double p = fmin(fmax(LINK_PIECE_MIN, rate * LINK_PIECE_S), cap);
-
-    return p >= (double)LINK_PIECE_MAX ? (size_t)LINK_PIECE_MAX : (size_t)p;
-}
-
 int link_init(struct link *l, double rate, double latency_s)
 {
     memset(l, 0, sizeof *l);
@@ -110,7 +102,7 @@ int link_active(const struct link *l)
 
 size_t link_piece(const struct link *l)
 {
-    return l->egress.rate > 0.0 ? piece_bytes(l->egress.rate) : SIZE_MAX;
+    return l->egress.rate > 0.0 ? model_link_piece(l->egress.rate) : SIZE_MAX;
 }
 
 size_t link_frame_first(const struct link *l, size_t hdr, size_t payload)
@@ -120,7 +112,7 @@ size_t link_frame_first(const struct link *l, size_t hdr, size_t payload)
 
 size_t link_first_at(double rate, size_t hdr, size_t payload)
 {
-    size_t piece = rate > 0.0 ? piece_bytes(rate) : SIZE_MAX, room;
+    size_t piece = rate > 0.0 ? model_link_piece(rate) : SIZE_MAX, room;
 
     if (piece == SIZE_MAX || piece <= hdr)
         return payload;
@@ -322,7 +314,7 @@ double link_ingress_join(struct link *l, size_t n, double t, double stamp, int c
      * joins only as a piece's rest.) The piece bounds the credit: bytes an
      * unpaced sender put in the buffer at once still pass no faster than
      * one piece early. */
-    size_t piece = l->ingress.rate > 0.0 ? piece_bytes(l->ingress.rate) : 0;
+    size_t piece = l->ingress.rate > 0.0 ? model_link_piece(l->ingress.rate) : 0;
     int rest = l->in_cut && l->in_n + n <= piece;   /* within the piece last cut short */
 
     if ((stamp == l->in_stamp || rest) && l->in_n + n <= piece + LINK_PIECE_SLACK &&
@@ -554,7 +546,7 @@ double link_send_restart(struct link *l, double now, double queued_s, double cpu
      * takes back a late wake-up but never lets a late sender catch up in
      * a burst faster than the rate. */
     if (l->egress.rate > 0.0)
-        slack += (double)piece_bytes(l->egress.rate) / l->egress.rate;
+        slack += (double)model_link_piece(l->egress.rate) / l->egress.rate;
     if (cpu_s >= 0.0 && ready <= now)
         app = ready + cpu_s;
     else if (queued_s > 0.0 && isfinite(queued_s))

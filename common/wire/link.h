@@ -234,11 +234,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LINK_PIECE_S    1e-3            /* a piece, in seconds of wire time */
-#define LINK_PIECE_MIN  4096.0          /* ... but at least this many bytes */
-#define LINK_PIECE_CAP  61440.0         /* ... and at most this many (HEAD_MAX, loopback's MSS) */
-#define LINK_PIECE_FAST_S 250e-6        /* ... unless this much wire is more */
-#define LINK_PIECE_MAX  (16u << 20)     /* largest piece at any rate */
+/* LINK_PIECE_S, _MIN, _CAP, _FAST_S, _MAX and the rule itself
+ * (model_link_piece) are in measure/model.h: the cost model prices the
+ * pieces the link sends (model_ps_sched). */
+#include "measure/model.h"
+
 #define LINK_PIECE_SLACK 64u            /* a frame's first piece may run over by this (link_frame_first) */
 #define LINK_RATE_MIN   1.0             /* a rate below 1 byte/s is refused */
 #define LINK_LATENCY_MAX 60.0           /* a latency above 60 s is refused */
