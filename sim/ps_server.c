@@ -649,9 +649,10 @@ void sim_ps_server(int argc, char **argv)
         goto out;
     }
     v->sl = sl;
-    /* ROUND-ROBIN EGRESS: a server on a host of its own (the workers' are
-     * hosts 0 .. K-1) with a link rate sends as bin/ps_server's egress */
-    v->paced = j->c->link_bw > 0 && sl->host >= j->k;
+    /* ROUND-ROBIN EGRESS: one server, on a host of its own (the workers'
+     * are hosts 0 .. K-1), with a link rate sends as bin/ps_server's
+     * egress (model.h, model_ps_sched: S > 1 is not derived) */
+    v->paced = j->c->link_bw > 0 && j->servers == 1 && sl->host >= j->k;
     v->eg = (struct wire_host){ j->c->link_bw,
                                 fmin((double)model_link_piece(j->c->link_bw), (double)MODEL_PS_CHUNK),
                                 -INFINITY, -INFINITY, NULL, NULL };

@@ -56,7 +56,7 @@ for r in 0 1; do
 done
 ! grep -q '^bucket' "$T_TMP/b4/rec.server.0" || t_fail "the server's record names buckets"
 pipe=$("$PSR_BIN/model" --algo ps $Q --quantity pipelined --bucket 16K)
-onepull=$("$PSR_BIN/model" --algo ps $Q --quantity time)
+onepull=$("$PSR_BIN/model" --algo ps $Q --quantity sched)   # the server's round-robin egress (model.h)
 near "$(model_s b4)" "$pipe" || t_fail "4 buckets: model_s $(model_s b4), want bin/model's pipelined $pipe"
 near "$(model_s b1)" "$onepull" || t_fail "1 bucket: model_s $(model_s b1), want bin/model's one-pull $onepull"
 near "$pipe" "$onepull" && t_fail "the two models agree ($pipe): this case cannot tell them apart"

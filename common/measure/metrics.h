@@ -27,7 +27,12 @@
  *               link has no bandwidth limit. A PS row whose workers pushed
  *               several buckets (their records' buckets > 1: per-bucket
  *               pull) is modelled as pipelined (model_ps_pipelined, the
- *               largest bucket's bytes); one bucket: the one-pull model.
+ *               largest bucket's bytes); one bucket: the one-pull model,
+ *               with one server of its own as the server's round-robin
+ *               egress serves it (model_ps_sched: the seeds' 2a + 2 K n /
+ *               bw less the pushes that cross the server's ingress while
+ *               the last workers still wait for their weights), or the
+ *               seeds' own when the row's one timed step is the first.
  *   host_bound  1 when the machine, not the emulated link, could have set
  *   bound_by    the pace; bound_by says who: "cpu" (the job's own
  *               processes used most of the busy cores), "busy" (other
@@ -316,6 +321,9 @@ struct metrics_row {
     double link_util, cpu_s_per_gb;    /* NaN: empty */
     char compress[METRICS_NAME_LEN];   /* "": empty */
     uint64_t wire_bytes;               /* not a column: model_s's bytes when > 0 */
+    int cold;                          /* not a column: the one timed step is the first (no
+                                          step before it spread the PS's workers: model.h,
+                                          model_ps_sched) */
 };
 
 /* One worker's waits (WAIT above): their sum, largest and count. Zeroed

@@ -165,6 +165,21 @@ static double ps_pipelined(const struct metrics_row *row, int extra, double n, d
     return model_ps_pipelined(MODEL_PS, row->k, row->servers > 0 ? row->servers : 1, n, b, bw, a);
 }
 
+/* ps_one_pull: model_s of a PS row with S servers of their own and one
+ * bucket, pushing w bytes and pulling n: as the server's round-robin
+ * egress serves it (model.h, model_ps_sched; the seeds' 2a + 2 K n / bw
+ * is its headline), but for a row whose one timed step is the first: no
+ * step before it spread the workers, so the seeds' ingress + egress. */
+static double ps_one_pull(const struct metrics_row *row, double w, double n, double bw, double a)
+{
+    int s = row->servers > 0 ? row->servers : 1;
+
+    if (row->cold)
+        return model_query(MODEL_PS, MODEL_INGRESS, row->k, s, w, bw, a) +
+               model_query(MODEL_PS, MODEL_EGRESS, row->k, s, n, bw, a);
+    return model_ps_sched(row->k, s, w, n, bw, a);
+}
+
 /* row_model: model_s of a merged row (NaN without a bandwidth limit):
  * a standalone collective's (--coll), the ring's or rd's, or the
  * parameter server's in its placement (separate: S = the server records,
@@ -187,7 +202,7 @@ static double row_model(const struct metrics_row *row)
     if (w != n) {                   /* the PS's pushes carry w, its weights n */
         if (row->buckets > 1 || (row->placement[0] && strcmp(row->placement, "separate") != 0))
             return NAN;             /* not modelled: MERGE RULES, compress */
-        return model_ps_sched(row->k, row->servers > 0 ? row->servers : 1, w, n, bw, a);
+        return ps_one_pull(row, w, n, bw, a);
     }
     /* Every all-reduce algorithm of model_algos (--bench --algo rd, ...)
      * and the hierarchical ring (its G in the algo column "hring:G") has
@@ -203,9 +218,7 @@ static double row_model(const struct metrics_row *row)
         return model_query(MODEL_PS_COLOC, MODEL_TIME, row->k, extra, n, bw, a);
     if (strcmp(row->placement, "colocated-even") == 0)
         return model_ps_mix(MODEL_TIME, row->k, extra, 1.0 / row->servers, n, bw, a);
-    /* the server's round-robin egress (model.h, model_ps_sched; the seeds'
-     * 2a + 2 K n / bw is its headline) */
-    return model_ps_sched(row->k, row->servers > 0 ? row->servers : 1, n, n, bw, a);
+    return ps_one_pull(row, n, n, bw, a);
 }
 
 /* merge_ttt_wait: record r into the row's ttt_s (the smallest carried)
@@ -371,6 +384,7 @@ static void merge_row(const struct metrics_record *recs, size_t n, const struct 
     snprintf(row->coll, sizeof row->coll, "%s", first->coll);
     snprintf(row->compress, sizeof row->compress, "%s", first->compress);
     row->wire_bytes = first->compress[0] ? first->wire_bytes : 0;
+    row->cold = nsteps == 1 && first->steps[0].step == 0;
     row->k = first->world;
     row->bytes = first->bytes;
     row->steps = nsteps;

@@ -339,10 +339,13 @@ double model_ps_sched(int k, int servers, double push, double bytes, double bw, 
 
     if (k < 1 || servers < 1 || !(bw > 0))
         return NAN;
-    frame = bytes / servers + MODEL_FRAME_HEADER;
+    if (servers > 1)            /* not derived (model.h) */
+        return model_query(MODEL_PS, MODEL_INGRESS, k, servers, push, bw, lat) +
+               model_query(MODEL_PS, MODEL_EGRESS, k, servers, bytes, bw, lat);
+    frame = bytes;
     piece = fmin((double)model_link_piece(bw), (double)MODEL_PS_CHUNK);
     tail = frame - piece * ceil(frame / piece - 1);     /* the last piece: (0, piece] */
-    return model_ps_spread(k, push / servers, bytes / servers, (k - 1) * tail / bw, bw, lat);
+    return model_ps_spread(k, push, bytes, (k - 1) * tail / bw, bw, lat);
 }
 
 double model_ring(int k, double bytes, double bw, double lat)

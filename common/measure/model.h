@@ -119,10 +119,8 @@
 #define LINK_PIECE_CAP  61440.0         /* ... and at most this many (HEAD_MAX, loopback's MSS) */
 #define LINK_PIECE_FAST_S 250e-6        /* ... unless this much wire is more */
 #define LINK_PIECE_MAX  (16u << 20)     /* largest piece at any rate */
-/* The parameter server's weights frames (common/ps/egress.h): a header of
- * MODEL_FRAME_HEADER bytes (wire/proto.h, PROTO_HEADER_SIZE; checked
- * there) and pieces of at most MODEL_PS_CHUNK (ps_server's write). */
-#define MODEL_FRAME_HEADER 40
+/* The parameter server's weights go in pieces of at most MODEL_PS_CHUNK
+ * (ps_server's write; common/ps/egress.h). */
 #define MODEL_PS_CHUNK  (1u << 20)
 
 /* model_link_piece: the piece at rate B bytes/s > 0 (the formula above). */
@@ -242,12 +240,13 @@ double model_ps_mix_pipelined(int k, int extra, double x, double bytes, double b
  * NaN for k < 1 or bw <= 0. */
 double model_ps_spread(int k, double push, double pull, double spread, double bw, double lat);
 
-/* model_ps_sched: the one-server sync step (S servers on their own hosts:
- * each serves n / S) as bin/ps_server's egress serves it, timed as time_s
- * is; the seeds' 2a + 2 K n / bw (model_ps_step) stays the headline, and
+/* model_ps_sched: the one-server sync step (a server on a host of its
+ * own) as bin/ps_server's egress serves it, timed as time_s is; the seeds' 2a + 2 K n / bw (model_ps_step) stays the headline, and
  * this is what a row's model_s holds (metrics.h). The server cuts each
- * worker's weights frame (n / S + MODEL_FRAME_HEADER bytes) into pieces
- * of P = min(model_link_piece(bw), MODEL_PS_CHUNK) and sends them
+ * worker's weights frame (n bytes: the model's, without the 40-byte
+ * header, as psring_sim's --payload sizes; a real frame's tail is 40 bytes
+ * longer) into pieces of P = min(model_link_piece(bw), MODEL_PS_CHUNK)
+ * and sends them
  * ROUND-ROBIN (common/ps/egress.h, as K flows through one NIC: each piece
  * at the link's full rate, one after the other). The full rounds end
  * together; the last round's pieces, p bytes each (the frame's tail: the
@@ -256,9 +255,9 @@ double model_ps_spread(int k, double push, double pull, double spread, double bw
  * and its next push crosses the server's ingress (the link's other
  * direction) while the others still wait: the spread that
  * model_ps_spread prices,
- *     T = model_ps_spread(K, push / S, n / S, (K-1) p / bw, bw, a)
- *       = 2a + (K+1) n / (S bw)          when the frame is one piece,
- *       = 2a + (2 K n / S - (K-1) p) / bw  when it is longer,
+ *     T = model_ps_spread(K, push, n, (K-1) p / bw, bw, a)
+ *       = 2a + (K+1) n / bw             when the frame is one piece,
+ *       = 2a + (2 K n - (K-1) p) / bw    when it is longer,
  * and the same step after step (every step's last entry is the last
  * served). The seeds' formula is the limit of a fine-grained egress
  * (p -> 0), which no NIC that sends a flow's bytes in segments is; at
@@ -268,7 +267,13 @@ double model_ps_spread(int k, double push, double pull, double spread, double bw
  * workers' compute is alike (a skew among them adds to the spread; bin/
  * model --spread prices a measured one) and the server sends nothing else
  * (its own host; colocated servers share the link with their worker's
- * pushes: model_ps_mix). NaN for k < 1, servers < 1 or bw <= 0. */
+ * pushes: model_ps_mix). S > 1 servers: the seeds' ingress + egress, not
+ * derived (a worker's S pushes share its own link, so an early worker
+ * feeds each server at bw / S: with the round-robin on, psring_sim read
+ * 66.6 ms at K = 6, S = 3, 1 MiB, 500 Mbit/s, between this formula's 64.1
+ * and the seeds' 67.5; it serves S > 1 servers' frames as flows that
+ * share the wire, the seeds' formula). NaN for k < 1, servers < 1 or
+ * bw <= 0. */
 double model_ps_sched(int k, int servers, double push, double bytes, double bw, double lat);
 
 /* model_crossover: n* in bytes where the ring and rd cost the same at K

@@ -22,12 +22,10 @@
 #include "base/compress.h"
 #include "base/dtype.h"
 #include "base/err.h"
-#include "measure/model.h"
 
 /* The struct mirrors the wire so a debugger shows a header as it was sent;
  * encode/decode do not depend on it, but a reordered field should fail
  * here rather than confuse the next reader of the table in proto.h. */
-_Static_assert(PROTO_HEADER_SIZE == MODEL_FRAME_HEADER, "the cost model's header (measure/model.h)");
 _Static_assert(offsetof(struct proto_header, magic) == 0, "magic at offset 0");
 _Static_assert(offsetof(struct proto_header, version) == 4, "version at offset 4");
 _Static_assert(offsetof(struct proto_header, type) == 6, "type at offset 6");
