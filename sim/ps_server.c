@@ -103,45 +103,7 @@ struct ssrv {
     double *push_t0, *push_in;      /* per step: the first PUSH written, and in */
     struct wire_host eg;            /* ROUND-ROBIN EGRESS (ps_wire.h): on a host of its own */
     int paced;                      /* ... with a link rate: 1 */
-    sg_mailbox_t arm_mb, tick_mb;   /* ... the ALARM's: the next tail's time to it, its tick back */
-    double arm_due;                 /* ... the time sent (read by the alarm) */
-    sg_comm_t tick_c;               /* ... the tick's get, while armed */
-    void *tick_got;
 };
-
-/* ALARM: a daemon actor on the server's host that wakes it when the next
- * tail's turn comes (ROUND-ROBIN EGRESS): gets a time, sleeps till then,
- * puts a tick. (sg_comm_wait_any_for would do, but SimGrid 3.32's C call
- * drops its comms' references when it times out.) */
-static void alarm_main(int argc, char **argv)
-{
-    struct ssrv *v = sg_actor_self_get_data();
-    static char tick;
-
-    (void)argc;
-    (void)argv;
-    for (;;) {
-        double *due = sg_mailbox_get(v->arm_mb);
-
-        sg_actor_sleep_until(*due);
-        sg_mailbox_put(v->tick_mb, &tick, 0);
-    }
-}
-
-static void alarm_start(struct ssrv *v)
-{
-    char name[64];
-    sg_actor_t a;
-
-    snprintf(name, sizeof name, "server%d alarm", v->sl->rank);
-    v->arm_mb = sg_mailbox_by_name(name);
-    snprintf(name, sizeof name, "server%d tick", v->sl->rank);
-    v->tick_mb = sg_mailbox_by_name(name);
-    a = sg_actor_init(name, sg_host_self());
-    sg_actor_set_data(a, v);
-    sg_actor_daemonize(a);
-    sg_actor_start(a, alarm_main, 0, NULL);
-}
 
 static struct sconn *sc_of(struct conn *c)
 {
@@ -451,12 +413,12 @@ static void feed(struct ssrv *v, struct sconn *k)
 
 /* settle: the connections' closes that are due (their writes out), the
  * reads that may go on, the tails whose turn has come (ROUND-ROBIN
- * EGRESS; the ALARM armed for the next). Returns the comms to wait for,
- * in v->comms. */
+ * EGRESS, with its alarm's tick). Returns the comms to wait for, in
+ * v->comms. */
 static size_t settle(struct ssrv *v)
 {
     size_t n = 0;
-    double due;
+    sg_comm_t tick;
 
     for (uint32_t w = 0; w < v->s.k; w++) {
         struct sconn *k = &v->cs[w];
@@ -480,14 +442,8 @@ static size_t settle(struct ssrv *v)
         if (!k->eof && !k->closed)
             wire_in_post(&k->in);
     }
-    due = v->paced ? wire_host_go(&v->eg) : INFINITY;
-    if (isfinite(due) && !v->tick_c) {
-        v->arm_due = due;
-        sg_comm_detach(sg_mailbox_put_init(v->arm_mb, &v->arm_due, 0), NULL);
-        v->tick_c = sg_mailbox_get_async(v->tick_mb, &v->tick_got);
-    }
-    if (v->tick_c) {
-        v->comms[n] = v->tick_c;
+    if (v->paced && (tick = wire_host_go(&v->eg))) {
+        v->comms[n] = tick;
         v->tag[n++] = INT_MIN;
     }
     for (uint32_t w = 0; w < v->s.k; w++) {
@@ -571,7 +527,7 @@ static void run(struct ssrv *v)
         i = sg_comm_wait_any(v->comms, n);
         enter(v);
         if (i >= 0 && v->tag[i] == INT_MIN) {
-            v->tick_c = NULL;   /* a tail's turn (ROUND-ROBIN EGRESS) */
+            wire_host_tick(&v->eg);     /* a tail's turn (ROUND-ROBIN EGRESS) */
             continue;
         }
         if (i < 0) {
@@ -653,11 +609,11 @@ void sim_ps_server(int argc, char **argv)
      * are hosts 0 .. K-1), with a link rate sends as bin/ps_server's
      * egress (model.h, model_ps_sched: S > 1 is not derived) */
     v->paced = j->c->link_bw > 0 && j->servers == 1 && sl->host >= j->k;
-    v->eg = (struct wire_host){ j->c->link_bw,
-                                fmin((double)model_link_piece(j->c->link_bw), (double)MODEL_PS_CHUNK),
-                                -INFINITY, -INFINITY, NULL, NULL };
+    v->eg = (struct wire_host){ .rate = j->c->link_bw, .bulk_end = -INFINITY, .free = -INFINITY,
+                                .piece = fmin((double)model_link_piece(j->c->link_bw),
+                                              (double)MODEL_PS_CHUNK) };
     if (v->paced)
-        alarm_start(v);
+        wire_host_start(&v->eg, sl->rank);
     for (int s = 0; s < j->c->steps; s++)
         v->push_t0[s] = v->push_in[s] = NAN;
     if ((rc = srv_make(v, j, sl->rank, sl->err)) != 0)

@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <simgrid/actor.h>
 #include <simgrid/engine.h>
+#include <simgrid/host.h>
 
 sg_mailbox_t wire_mailbox(int to_server, int s, int w)
 {
@@ -76,7 +78,42 @@ static void post(struct wire_out *o, struct wmsg *m)
     o->c = sg_mailbox_put_async(o->mb, m, o->local ? 0 : (long)size);
 }
 
-double wire_host_go(struct wire_host *h)
+static void alarm_main(int argc, char **argv)
+{
+    struct wire_host *h = sg_actor_self_get_data();
+    static char tick;
+
+    (void)argc;
+    (void)argv;
+    for (;;) {
+        double *due = sg_mailbox_get(h->arm_mb);
+
+        sg_actor_sleep_until(*due);
+        sg_mailbox_put(h->tick_mb, &tick, 0);
+    }
+}
+
+void wire_host_start(struct wire_host *h, int s)
+{
+    char name[64];
+    sg_actor_t a;
+
+    snprintf(name, sizeof name, "server%d alarm", s);
+    h->arm_mb = sg_mailbox_by_name(name);
+    snprintf(name, sizeof name, "server%d tick", s);
+    h->tick_mb = sg_mailbox_by_name(name);
+    a = sg_actor_init(name, sg_host_self());
+    sg_actor_set_data(a, h);
+    sg_actor_daemonize(a);
+    sg_actor_start(a, alarm_main, 0, NULL);
+}
+
+void wire_host_tick(struct wire_host *h)
+{
+    h->tick_c = NULL;
+}
+
+sg_comm_t wire_host_go(struct wire_host *h)
 {
     double now = simgrid_get_clock();
 
@@ -97,7 +134,12 @@ double wire_host_go(struct wire_host *h)
         o->held = NULL;
         o->c = sg_mailbox_put_async(o->mb, m, (long)(o->sizes ? m->payload : m->len));
     }
-    return h->first ? h->first->held_due : INFINITY;
+    if (h->first && !h->tick_c) {
+        h->arm_due = h->first->held_due;
+        sg_comm_detach(sg_mailbox_put_init(h->arm_mb, &h->arm_due, 0), NULL);
+        h->tick_c = sg_mailbox_get_async(h->tick_mb, &h->tick_got);
+    }
+    return h->tick_c;
 }
 
 int wire_send(struct wire_out *o, const void *const *p, const size_t *len, unsigned nb,

@@ -79,6 +79,14 @@ struct wire_host {
     double piece;               /* bytes */
     double bulk_end, free;      /* when the bulks, and the tails so far, have left */
     struct wire_out *first, *last;      /* the tails waiting, in the order written */
+    /* the ALARM (wire_host_start): a daemon actor on the server's host
+     * that gets a time, sleeps till then and puts a tick back.
+     * (sg_comm_wait_any_for would do, but SimGrid 3.32's C call drops its
+     * comms' references when it times out.) */
+    sg_mailbox_t arm_mb, tick_mb;
+    double arm_due;             /* the time sent (the alarm reads it) */
+    sg_comm_t tick_c;           /* the tick's get, while armed */
+    void *tick_got;
 };
 
 /* The sending side of one direction: at most one put in flight. */
@@ -155,10 +163,18 @@ static inline int wire_busy(const struct wire_out *o)
     return o->c != NULL || o->held != NULL;
 }
 
-/* wire_host_go: ROUND-ROBIN EGRESS: places the tails not yet placed and
- * puts those whose turn has come (each its channel's put in flight).
- * Returns when the next waiting one goes, or INFINITY. */
-double wire_host_go(struct wire_host *h);
+/* wire_host_start: ROUND-ROBIN EGRESS: h's alarm, on this host, for
+ * server s. */
+void wire_host_start(struct wire_host *h, int s);
+
+/* wire_host_go: places the tails not yet placed and puts those whose
+ * turn has come (each its channel's put in flight); the alarm armed for
+ * the next. Returns the tick to wait for with the other comms (then
+ * wire_host_tick), or NULL when none waits. */
+sg_comm_t wire_host_go(struct wire_host *h);
+
+/* wire_host_tick: the alarm's tick has come. */
+void wire_host_tick(struct wire_host *h);
 
 /* wire_in_eager: the calling actor becomes the permanent receiver of
  * "wW<-sS" (ROUND-ROBIN EGRESS). */

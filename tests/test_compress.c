@@ -466,8 +466,7 @@ static void records(void)
     snprintf(r.role, sizeof r.role, "worker");
     r.algo[0] = '\0';
     T_EQ_I(metrics_merge(&r, 1, &row, err), 0);
-    T_NEAR(row.model_s, model_query(MODEL_PS, MODEL_INGRESS, 3, 1, 2000000, 1e8, 0) +
-                        model_query(MODEL_PS, MODEL_EGRESS, 3, 1, 4000000, 1e8, 0), 1e-12);
+    T_NEAR(row.model_s, model_ps_sched(3, 1, 2000000, 4000000, 1e8, 0), 1e-12);   /* its egress's schedule */
     T_TRUE(row.model_s < model_query(MODEL_PS, MODEL_TIME, 3, 1, 4000000, 1e8, 0));
     metrics_record_free(&r);
     unlink(path);

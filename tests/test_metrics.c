@@ -417,8 +417,24 @@ static void test_merge(void)
     T_EQ_D(row.egress_s, 0.125);
     T_EQ_D(row.bytes_in, 2000000);
     T_NEAR(row.busbw, 2 * 1e6 / 0.7, 1e-6);
-    T_NEAR(row.model_s, model_ps_step(2, 1e6, 1e8, 1e-4), 1e-15);
+    /* one server of its own: its round-robin egress (model.h, model_ps_sched) */
+    T_NEAR(row.model_s, model_ps_sched(2, 1, 1e6, 1e6, 1e8, 1e-4), 1e-15);
+    T_TRUE(row.model_s < model_ps_step(2, 1e6, 1e8, 1e-4));
     T_STR(row.algo, "");
+    {   /* a row whose one timed step is the first: the seeds' formula */
+        struct metrics_row cold;
+
+        for (int i = 0; i < 3; i++) {
+            recs[i].nsteps = 1;
+            recs[i].steps[0].step = 0;
+        }
+        T_EQ_I(metrics_merge(recs, 3, &cold, err), 0);
+        T_NEAR(cold.model_s, model_ps_step(2, 1e6, 1e8, 1e-4), 1e-15);
+        for (int i = 0; i < 3; i++) {
+            recs[i].nsteps = 3;
+            recs[i].steps[0].step = 2;
+        }
+    }
 
     T_CASE("metrics-3.4", "the row is docs/design.md's columns, empty where they do not apply");
     f = tmpfile();
@@ -447,7 +463,7 @@ static void test_merge(void)
     {
         struct metrics_row pr = row;
         T_EQ_I(pr.servers, 1);
-        T_NEAR(pr.model_s, model_query(MODEL_PS, MODEL_TIME, 2, 1, 1e6, 1e8, 1e-4), 1e-15);
+        T_NEAR(pr.model_s, model_ps_sched(2, 1, 1e6, 1e6, 1e8, 1e-4), 1e-15);
         pr.servers = 2;             /* K = 2 shards, one on each worker's host */
         T_EQ_I(metrics_row_place(&pr, "colocated", err), 0);
         T_STR(pr.placement, "colocated");
