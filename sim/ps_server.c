@@ -28,7 +28,9 @@
  *
  * SET-UP from the job, not from flags: the workload's initial weights,
  * this shard's [lo, hi) in the store, the sync mode, no emulated link (the
- * simulated network is the link), one egress piece per WEIGHTS frame, no
+ * simulated network is the link; one server of its own with a link rate
+ * sends round-robin: ps_wire.h, ROUND-ROBIN EGRESS), one egress piece per
+ * WEIGHTS frame, no
  * --weights-out, --csv or loss files of its own (the workers and the
  * simulator write those); the rest is server_alloc's, as for
  * bin/ps_server and tests/test_ps_server.c. The protocol's log lines are kept
