@@ -161,41 +161,18 @@ void rab_block(size_t n, int p, int c, size_t *lo, size_t *hi)
     ring_chunk(n, p, c, lo, hi);
 }
 
-/* cube: the halving and the doubling among the P cube ranks; `me` is this
- * rank's cube number; wait: each step's patience (PATIENCE). */
-static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int me, int extra,
-                int wait, int check, char *err)
+/* cube: the halving and the doubling among the P = 2^l cube ranks
+ * (xchg_halve_double), the partner at step s the cube rank at distance
+ * d = P >> (s + 1), me XOR d; `me` is this rank's cube number, its block
+ * position too; wait: each step's patience (PATIENCE). */
+static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int l, int me,
+                int extra, int wait, int check, char *err)
 {
-    size_t es = dtype_size(dtype);
-    int blo = 0, bhi = p, rc = 0, round = 1;
+    int peer[XCHG_STEPS_MAX];
 
-    for (int d = p / 2; rc == 0 && d >= 1; d /= 2) {    /* halving: [blo, bhi) halves */
-        int mid = blo + (bhi - blo) / 2, lower = (me & d) == 0;
-        int klo = lower ? blo : mid, khi = lower ? mid : bhi;     /* kept */
-        int slo = lower ? mid : blo, shi = lower ? bhi : mid;     /* sent */
-        size_t k0 = xchg_at(n, p, klo), s0 = xchg_at(n, p, slo);
-        struct xchg e = {
-            .peer = xchg_rank_of(me ^ d, extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + s0 * es, .sn = xchg_at(n, p, shi) - s0,
-            .rbuf = v + k0 * es, .rn = xchg_at(n, p, khi) - k0, .first = k0, .take = XCHG_ADD,
-        };
-        rc = xchg_step(&r->a, &e, dtype, err);
-        blo = klo;
-        bhi = khi;
-    }
-    for (int d = 1; rc == 0 && d < p; d *= 2) {         /* doubling: [blo, bhi) doubles */
-        int lower = (me & d) == 0, olo = lower ? bhi : blo - d, ohi = olo + d;
-        size_t m0 = xchg_at(n, p, blo), o0 = xchg_at(n, p, olo);
-        struct xchg e = {
-            .peer = xchg_rank_of(me ^ d, extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + m0 * es, .sn = xchg_at(n, p, bhi) - m0,
-            .rbuf = v + o0 * es, .rn = xchg_at(n, p, ohi) - o0, .first = o0, .take = XCHG_COPY,
-        };
-        rc = xchg_step(&r->a, &e, dtype, err);
-        blo = lower ? blo : olo;
-        bhi = lower ? ohi : bhi;
-    }
-    return rc;
+    for (int s = 0; s < l; s++)
+        peer[s] = xchg_rank_of(me ^ (p >> (s + 1)), extra);
+    return xchg_halve_double(&r->a, v, n, dtype, p, l, me, peer, wait, check, err);
 }
 
 /* The cube's call for xchg_fold. */
@@ -203,14 +180,14 @@ struct rab_call {
     struct rab *r;
     unsigned char *v;
     size_t n;
-    int dtype, p, me, extra, check;
+    int dtype, p, l, me, extra, check;
 };
 
 static int rab_body(void *ctx, char *err)
 {
     struct rab_call *c = ctx;
 
-    return cube(c->r, c->v, c->n, c->dtype, c->p, c->me, c->extra, c->extra > 0 ? 2 : 1,
+    return cube(c->r, c->v, c->n, c->dtype, c->p, c->l, c->me, c->extra, c->extra > 0 ? 2 : 1,
                 c->check, err);
 }
 
@@ -225,6 +202,7 @@ static int allreduce(struct rab *r, void *buf, size_t n, int dtype, int check, c
         return 0;
     p = rd_pow2_floor(k, &l);
     c.p = p;
+    c.l = l;
     c.extra = k - p;
     c.me = xchg_cube_of(r->a.rank, c.extra);
     return xchg_fold(&r->a, c.v, n, dtype, check, c.extra, 2 * l, l, rab_body, &c, err);

@@ -221,40 +221,15 @@ static int lat(struct swing *w, unsigned char *v, size_t n, int dtype, int p, in
 
 /* bw: swing-bw's reduce-scatter and all-gather among the P cube ranks,
  * over positions (BLOCKS): the run [blo, bhi) halves around pos, then
- * doubles back. */
+ * doubles back (xchg_halve_double), with Swing's peer at each step. */
 static int bw(struct swing *w, unsigned char *v, size_t n, int dtype, int p, int l, int c,
               int extra, int wait, int check, char *err)
 {
-    size_t es = dtype_size(dtype);
-    int blo = 0, bhi = p, rc = 0, round = 1, me = w->pos;
+    int peer[XCHG_STEPS_MAX];
 
-    for (int s = 0; rc == 0 && s < l; s++) {            /* reduce-scatter: [blo, bhi) halves */
-        int d = p >> (s + 1), mid = blo + d, lower = (me & d) == 0;
-        int klo = lower ? blo : mid, khi = lower ? mid : bhi;     /* kept */
-        int slo = lower ? mid : blo, shi = lower ? bhi : mid;     /* sent */
-        size_t k0 = xchg_at(n, p, klo), s0 = xchg_at(n, p, slo);
-        struct xchg e = {
-            .peer = xchg_rank_of(swing_peer(c, s, p), extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + s0 * es, .sn = xchg_at(n, p, shi) - s0,
-            .rbuf = v + k0 * es, .rn = xchg_at(n, p, khi) - k0, .first = k0, .take = XCHG_ADD,
-        };
-        rc = xchg_step(&w->a, &e, dtype, err);
-        blo = klo;
-        bhi = khi;
-    }
-    for (int s = l - 1; rc == 0 && s >= 0; s--) {       /* all-gather: [blo, bhi) doubles */
-        int d = p >> (s + 1), lower = (me & d) == 0, olo = lower ? bhi : blo - d, ohi = olo + d;
-        size_t m0 = xchg_at(n, p, blo), o0 = xchg_at(n, p, olo);
-        struct xchg e = {
-            .peer = xchg_rank_of(swing_peer(c, s, p), extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + m0 * es, .sn = xchg_at(n, p, bhi) - m0,
-            .rbuf = v + o0 * es, .rn = xchg_at(n, p, ohi) - o0, .first = o0, .take = XCHG_COPY,
-        };
-        rc = xchg_step(&w->a, &e, dtype, err);
-        blo = lower ? blo : olo;
-        bhi = lower ? ohi : bhi;
-    }
-    return rc;
+    for (int s = 0; s < l; s++)
+        peer[s] = xchg_rank_of(swing_peer(c, s, p), extra);
+    return xchg_halve_double(&w->a, v, n, dtype, p, l, w->pos, peer, wait, check, err);
 }
 
 /* Swing's call for xchg_fold. */

@@ -1,4 +1,5 @@
-/* xchg.c -- one exchange with a partner (xchg.h). */
+/* xchg.c -- one exchange with a partner, the fold, the halving and
+ * doubling (xchg.h). */
 #include "xchg.h"
 
 #include <stdint.h>
@@ -86,6 +87,41 @@ int xchg_fold(struct xport_algo *a, unsigned char *v, size_t n, int dtype, int c
         struct xchg out = { .peer = rank + 1, .round = rounds + 1, .patience = 1, .sbuf = v,
                             .sn = n, .take = XCHG_NONE };
         rc = xchg_step(a, &out, dtype, err);
+    }
+    return rc;
+}
+
+int xchg_halve_double(struct xport_algo *a, unsigned char *v, size_t n, int dtype, int p, int l,
+                      int pos, const int *peer, int wait, int check, char *err)
+{
+    size_t es = dtype_size(dtype);
+    int blo = 0, bhi = p, rc = 0, round = 1;
+
+    for (int s = 0; rc == 0 && s < l; s++) {            /* halving: [blo, bhi) halves */
+        int d = p >> (s + 1), mid = blo + d, lower = (pos & d) == 0;
+        int klo = lower ? blo : mid, khi = lower ? mid : bhi;     /* kept */
+        int slo = lower ? mid : blo, shi = lower ? bhi : mid;     /* sent */
+        size_t k0 = xchg_at(n, p, klo), s0 = xchg_at(n, p, slo);
+        struct xchg e = {
+            .peer = peer[s], .round = round++, .patience = wait, .check = check,
+            .sbuf = v + s0 * es, .sn = xchg_at(n, p, shi) - s0, .rbuf = v + k0 * es,
+            .rn = xchg_at(n, p, khi) - k0, .first = k0, .take = XCHG_ADD,
+        };
+        rc = xchg_step(a, &e, dtype, err);
+        blo = klo;
+        bhi = khi;
+    }
+    for (int s = l - 1; rc == 0 && s >= 0; s--) {       /* doubling: [blo, bhi) doubles */
+        int d = p >> (s + 1), lower = (pos & d) == 0, olo = lower ? bhi : blo - d, ohi = olo + d;
+        size_t m0 = xchg_at(n, p, blo), o0 = xchg_at(n, p, olo);
+        struct xchg e = {
+            .peer = peer[s], .round = round++, .patience = wait, .check = check,
+            .sbuf = v + m0 * es, .sn = xchg_at(n, p, bhi) - m0, .rbuf = v + o0 * es,
+            .rn = xchg_at(n, p, ohi) - o0, .first = o0, .take = XCHG_COPY,
+        };
+        rc = xchg_step(a, &e, dtype, err);
+        blo = lower ? blo : olo;
+        bhi = lower ? ohi : bhi;
     }
     return rc;
 }

@@ -6,7 +6,9 @@
  * both partners get the same bits) or copying it over (received whole,
  * then checked: ring.c, PIECES), or taking nothing (an empty frame).
  * The frames are tagged by the round. ERR_NONFINITE names the element, the
- * round and the partner. */
+ * round and the partner. Built on it, what both algorithms do alike: the
+ * fold (xchg_fold) and the halving and doubling among the cube's ranks
+ * (xchg_halve_double), each algorithm giving its own peers. */
 #ifndef XCHG_H
 #define XCHG_H
 
@@ -37,6 +39,23 @@ int xchg_step(struct xport_algo *a, const struct xchg *e, int dtype, char *err);
 /* xchg_at: the first element of block c of n elements cut into p blocks
  * (ring_chunk's), 0 <= c <= p (block p: the end, n). */
 size_t xchg_at(size_t n, int p, int c);
+
+/* XCHG_STEPS_MAX: log2 of the largest cube (P = 2^l < 2^31), the length
+ * of a peer list. */
+#define XCHG_STEPS_MAX 31
+
+/* xchg_halve_double: among the P = 2^l cube ranks, a reduce-scatter by
+ * recursive halving, then an all-gather by recursive doubling, over the
+ * vector cut into P blocks (xchg_at), this rank at block position pos
+ * (Rabenseifner's cube: pos is the cube number, the peers at distance
+ * P/2, ..., 1; swing-bw: swing.c, BLOCKS). Halving step s = 0 .. l-1 (d =
+ * P >> (s + 1)): of the run [blo, bhi) that holds pos, keep the half
+ * holding it and add peer[s]'s into it, send peer[s] the other half.
+ * Doubling steps s = l-1 .. 0: send the run, copy peer[s]'s run of d
+ * blocks beside it. Rounds 1 .. 2 l; patience `wait` (xport_step's).
+ * 0, or the first failing step's code. */
+int xchg_halve_double(struct xport_algo *a, unsigned char *v, size_t n, int dtype, int p, int l,
+                      int pos, const int *peer, int wait, int check, char *err);
 
 /* THE FOLD (MPICH's, for K not a power of two; rabenseifner.c, swing.c):
  * with P = 2^floor(log2 K) and extra = K - P, the first 2 extra ranks pair
