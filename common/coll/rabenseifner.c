@@ -124,22 +124,16 @@ void rab_destroy(struct rab *r)
     xport_algo_destroy(&r->a);
 }
 
+/* cube_peer (an xchg_peer_fn): the halving's partner at distance
+ * d = P >> (s + 1), P/2 first. */
+static int cube_peer(int c, int s, int p)
+{
+    return c ^ (p >> (s + 1));
+}
+
 int rab_partners(int rank, int world, int *out)
 {
-    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), extra = world - p, me, n = 0;
-
-    if (world < 2)
-        return 0;
-    me = xchg_cube_of(rank, extra);
-    if (me < 0) {
-        out[0] = rank - 1;                  /* an odd rank of a pair: its fold partner only */
-        return 1;
-    }
-    if (rank < 2 * extra)
-        out[n++] = rank + 1;                /* an even rank of a pair: the odd one folds in */
-    for (int d = p / 2; d >= 1; d /= 2)
-        out[n++] = xchg_rank_of(me ^ d, extra);
-    return n;
+    return xchg_partners(rank, world, cube_peer, out);
 }
 
 void rab_plan(int rank, int world, struct xport_plan *pl)
@@ -162,16 +156,15 @@ void rab_block(size_t n, int p, int c, size_t *lo, size_t *hi)
 }
 
 /* cube: the halving and the doubling among the P = 2^l cube ranks
- * (xchg_halve_double), the partner at step s the cube rank at distance
- * d = P >> (s + 1), me XOR d; `me` is this rank's cube number, its block
- * position too; wait: each step's patience (PATIENCE). */
+ * (xchg_halve_double), the partner at step s cube_peer's; `me` is this
+ * rank's cube number, its block position too; wait: each step's patience
+ * (PATIENCE). */
 static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int l, int me,
                 int extra, int wait, int check, char *err)
 {
     int peer[XCHG_STEPS_MAX];
 
-    for (int s = 0; s < l; s++)
-        peer[s] = xchg_rank_of(me ^ (p >> (s + 1)), extra);
+    xchg_cube_peers(me, p, l, extra, cube_peer, peer);
     return xchg_halve_double(&r->a, v, n, dtype, p, l, me, peer, wait, check, err);
 }
 

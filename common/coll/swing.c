@@ -173,19 +173,7 @@ void swing_destroy(struct swing *w)
 
 int swing_partners(int rank, int world, int *out)
 {
-    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), extra = world - p, c, n = 0;
-
-    if (world < 2)
-        return 0;
-    if ((c = xchg_cube_of(rank, extra)) < 0) {
-        out[0] = rank - 1;                  /* an odd rank of a pair: its fold partner only */
-        return 1;
-    }
-    if (rank < 2 * extra)
-        out[n++] = rank + 1;                /* an even rank of a pair: the odd one folds in */
-    for (int s = 0; s < l; s++)
-        out[n++] = xchg_rank_of(swing_peer(c, s, p), extra);
-    return n;
+    return xchg_partners(rank, world, swing_peer, out);
 }
 
 void swing_plan(int rank, int world, struct xport_plan *pl)
@@ -227,8 +215,7 @@ static int bw(struct swing *w, unsigned char *v, size_t n, int dtype, int p, int
 {
     int peer[XCHG_STEPS_MAX];
 
-    for (int s = 0; s < l; s++)
-        peer[s] = xchg_rank_of(swing_peer(c, s, p), extra);
+    xchg_cube_peers(c, p, l, extra, swing_peer, peer);
     return xchg_halve_double(&w->a, v, n, dtype, p, l, w->pos, peer, wait, check, err);
 }
 

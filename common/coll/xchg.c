@@ -7,6 +7,7 @@
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/vec.h"
+#include "rd.h"
 #include "ring.h"
 
 int xchg_step(struct xport_algo *a, const struct xchg *e, int dtype, char *err)
@@ -89,6 +90,28 @@ int xchg_fold(struct xport_algo *a, unsigned char *v, size_t n, int dtype, int c
         rc = xchg_step(a, &out, dtype, err);
     }
     return rc;
+}
+
+void xchg_cube_peers(int c, int p, int l, int extra, xchg_peer_fn peer, int *out)
+{
+    for (int s = 0; s < l; s++)
+        out[s] = xchg_rank_of(peer(c, s, p), extra);
+}
+
+int xchg_partners(int rank, int world, xchg_peer_fn peer, int *out)
+{
+    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), extra = world - p, c, n = 0;
+
+    if (world < 2)
+        return 0;
+    if ((c = xchg_cube_of(rank, extra)) < 0) {
+        out[0] = rank - 1;                  /* an odd rank of a pair: its fold partner only */
+        return 1;
+    }
+    if (rank < 2 * extra)
+        out[n++] = rank + 1;                /* an even rank of a pair: the odd one folds in */
+    xchg_cube_peers(c, p, l, extra, peer, out + n);
+    return n + l;
 }
 
 int xchg_halve_double(struct xport_algo *a, unsigned char *v, size_t n, int dtype, int p, int l,

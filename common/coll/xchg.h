@@ -44,6 +44,22 @@ size_t xchg_at(size_t n, int p, int c);
  * of a peer list. */
 #define XCHG_STEPS_MAX 31
 
+/* A pairwise algorithm's peer in its cube: cube rank c's partner at step
+ * s of a P-rank cube (rabenseifner.c: c XOR P >> (s + 1); swing_peer). */
+typedef int (*xchg_peer_fn)(int c, int s, int p);
+
+/* xchg_cube_peers: the ranks cube rank c exchanges with at steps 0 ..
+ * l-1 of the P = 2^l cube, peer's cube ranks mapped back
+ * (xchg_rank_of), into out[l]. */
+void xchg_cube_peers(int c, int p, int l, int extra, xchg_peer_fn peer, int *out);
+
+/* xchg_partners: every rank a rank of `world` exchanges with, with the
+ * fold and the cube's `peer` (the algorithms' *_partners): an odd rank of
+ * a pair, its even one only; an even one, the odd one, then its cube
+ * peers; the others, their cube peers (xchg_cube_peers). Into out[1 +
+ * log2 world]; returns how many (0 when world < 2). */
+int xchg_partners(int rank, int world, xchg_peer_fn peer, int *out);
+
 /* xchg_halve_double: among the P = 2^l cube ranks, a reduce-scatter by
  * recursive halving, then an all-gather by recursive doubling, over the
  * vector cut into P blocks (xchg_at), this rank at block position pos
