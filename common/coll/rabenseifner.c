@@ -155,50 +155,19 @@ void rab_block(size_t n, int p, int c, size_t *lo, size_t *hi)
     ring_chunk(n, p, c, lo, hi);
 }
 
-/* cube: the halving and the doubling among the P = 2^l cube ranks
- * (xchg_halve_double), the partner at step s cube_peer's; `me` is this
- * rank's cube number, its block position too; wait: each step's patience
- * (PATIENCE). */
-static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int l, int me,
-                int extra, int wait, int check, char *err)
+/* cube: xchg_allreduce's body, the halving and the doubling among the
+ * cube ranks (xchg_halve_double), the partner at each step cube_peer's,
+ * the block position the cube number. */
+static int cube(void *ctx, const struct xchg_cube *q, char *err)
 {
-    int peer[XCHG_STEPS_MAX];
+    struct rab *r = ctx;
 
-    xchg_cube_peers(me, p, l, extra, cube_peer, peer);
-    return xchg_halve_double(&r->a, v, n, dtype, p, l, me, peer, wait, check, err);
-}
-
-/* The cube's call for xchg_fold. */
-struct rab_call {
-    struct rab *r;
-    unsigned char *v;
-    size_t n;
-    int dtype, p, l, me, extra, check;
-};
-
-static int rab_body(void *ctx, char *err)
-{
-    struct rab_call *c = ctx;
-
-    return cube(c->r, c->v, c->n, c->dtype, c->p, c->l, c->me, c->extra, c->extra > 0 ? 2 : 1,
-                c->check, err);
+    return xchg_halve_double(&r->a, q, q->c, cube_peer, err);
 }
 
 static int allreduce(struct rab *r, void *buf, size_t n, int dtype, int check, char *err)
 {
-    int k = r->a.world, l, p;
-    struct rab_call c = { .r = r, .v = buf, .n = n, .dtype = dtype, .check = check };
-
-    if (dtype_size(dtype) == 0)
-        return ERR_USAGE;
-    if (k == 1 || n == 0)
-        return 0;
-    p = rd_pow2_floor(k, &l);
-    c.p = p;
-    c.l = l;
-    c.extra = k - p;
-    c.me = xchg_cube_of(r->a.rank, c.extra);
-    return xchg_fold(&r->a, c.v, n, dtype, check, c.extra, 2 * l, l, rab_body, &c, err);
+    return xchg_allreduce(&r->a, buf, n, dtype, check, 2, cube, r, err);
 }
 
 int rab_allreduce(struct rab *r, void *buf, size_t n, int dtype, char *err)

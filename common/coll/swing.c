@@ -190,65 +190,36 @@ int swing_steps(int world, int bw)
     return p == world ? steps : steps + 2;
 }
 
-/* lat: swing-lat among the P cube ranks; c is this rank's cube number;
- * wait: each step's patience. */
-static int lat(struct swing *w, unsigned char *v, size_t n, int dtype, int p, int l, int c,
-               int extra, int wait, int check, char *err)
+/* lat: swing-lat among the cube ranks: at step s the whole vector to and
+ * from Swing's peer, added in. */
+static int lat(struct swing *w, const struct xchg_cube *q, char *err)
 {
     int rc = 0;
 
-    for (int s = 0; rc == 0 && s < l; s++) {
+    for (int s = 0; rc == 0 && s < q->l; s++) {
         struct xchg e = {
-            .peer = xchg_rank_of(swing_peer(c, s, p), extra), .round = s + 1, .patience = wait,
-            .check = check, .sbuf = v, .sn = n, .rbuf = v, .rn = n, .take = XCHG_ADD,
+            .peer = xchg_rank_of(swing_peer(q->c, s, q->p), q->extra), .round = s + 1,
+            .patience = q->wait, .check = q->check, .sbuf = q->v, .sn = q->n, .rbuf = q->v,
+            .rn = q->n, .take = XCHG_ADD,
         };
-        rc = xchg_step(&w->a, &e, dtype, err);
+        rc = xchg_step(&w->a, &e, q->dtype, err);
     }
     return rc;
 }
 
-/* bw: swing-bw's reduce-scatter and all-gather among the P cube ranks,
- * over positions (BLOCKS): the run [blo, bhi) halves around pos, then
- * doubles back (xchg_halve_double), with Swing's peer at each step. */
-static int bw(struct swing *w, unsigned char *v, size_t n, int dtype, int p, int l, int c,
-              int extra, int wait, int check, char *err)
+/* body: xchg_allreduce's: swing-lat, or swing-bw's reduce-scatter and
+ * all-gather over positions (BLOCKS): the run [blo, bhi) halves around
+ * pos, then doubles back (xchg_halve_double), Swing's peer at each step. */
+static int body(void *ctx, const struct xchg_cube *q, char *err)
 {
-    int peer[XCHG_STEPS_MAX];
+    struct swing *w = ctx;
 
-    xchg_cube_peers(c, p, l, extra, swing_peer, peer);
-    return xchg_halve_double(&w->a, v, n, dtype, p, l, w->pos, peer, wait, check, err);
-}
-
-/* Swing's call for xchg_fold. */
-struct swing_call {
-    struct swing *w;
-    unsigned char *v;
-    size_t n;
-    int dtype, p, l, c, extra, check;
-};
-
-static int swing_body(void *ctx, char *err)
-{
-    struct swing_call *s = ctx;
-
-    return (s->w->bw ? bw : lat)(s->w, s->v, s->n, s->dtype, s->p, s->l, s->c, s->extra,
-                                 s->extra > 0 ? 2 : 1, s->check, err);
+    return w->bw ? xchg_halve_double(&w->a, q, w->pos, swing_peer, err) : lat(w, q, err);
 }
 
 static int allreduce(struct swing *w, void *buf, size_t n, int dtype, int check, char *err)
 {
-    int k = w->a.world;
-    struct swing_call s = { .w = w, .v = buf, .n = n, .dtype = dtype, .check = check };
-
-    if (dtype_size(dtype) == 0)
-        return ERR_USAGE;
-    if (k == 1 || n == 0)
-        return 0;
-    s.p = rd_pow2_floor(k, &s.l);
-    s.extra = k - s.p;
-    s.c = xchg_cube_of(w->a.rank, s.extra);
-    return xchg_fold(&w->a, s.v, n, dtype, check, s.extra, w->bw ? 2 * s.l : s.l, s.l,
-                     swing_body, &s, err);
+    return xchg_allreduce(&w->a, buf, n, dtype, check, w->bw ? 2 : 1, body, w, err);
 }
 
 int swing_allreduce(struct swing *w, void *buf, size_t n, int dtype, char *err)
