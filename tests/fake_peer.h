@@ -19,6 +19,9 @@
  *     bad_magic, closed_mid_frame, abort_then_close, silent_partner), each
  *     opening its case with the id it is given.
  *
+ * The all-reduce algorithms' tests run their jobs through tests/
+ * coll_check.h, which builds on this rig.
+ *
  * Static functions in a header: include it once per test program, after
  * check.h. The program defines nothing for it; what differs between the
  * algorithms (the plan, the summation order, the step) stays in each test.

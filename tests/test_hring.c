@@ -2,10 +2,10 @@
  * over the partner transport (common/coll/xport_tcp.c), without the
  * launcher, and its cost in the model (common/measure/model.c).
  *
- * K ranks run as threads of this process (tests/fake_peer.h's rig, as
- * test_rabenseifner.c), connected to their partners by socketpairs
- * (jobs_pair_plans) or by loopback listeners and the real HELLO
- * (xport_tcp_open). The groups: G ranks per host, every G that divides K.
+ * K ranks run as threads of this process (tests/coll_check.h's harness
+ * on tests/fake_peer.h's rig), connected to their partners by
+ * socketpairs (jobs_pair_plans) or by loopback listeners and the real
+ * HELLO (xport_tcp_open). The groups: G ranks per host, every G that divides K.
  * Ids: hring-1.x the algorithm: partners, plans and steps; sums against
  * the closed form (small integers: exact in any order) and, on random
  * data, bit for bit against a replay of the algorithm's own summation
@@ -34,86 +34,46 @@
 #include "coll/hring.h"
 #include "coll/ring.h"
 #include "fake_peer.h"
+#include "coll_check.h"
 #include "measure/model.h"
 
-enum op { OP_ALLREDUCE, OP_GATHER };
+static int group = 1;           /* G of the jobs being run (and of replay) */
 
-static int group = 1;           /* G of the job being run (run_hring, replay) */
-
-/* A poisoned job (hring-1.9): rank poison_rank's element poison_at. */
-static int poison_rank = -1;
-static size_t poison_at;
-static double poison_val;
-
-static double value(enum fill f, int r, size_t i, uint64_t round)
+/* hring.c behind coll_check.h's interface, with G = group. */
+static void plan(int rank, int world, struct xport_plan *pl)
 {
-    return f == FILL_RANDOM ? random_value(r, i, round ^ 0x4819) : small_value(r, i);
+    hring_plan(rank, world, group, pl);
 }
 
-static void fill(struct rank_job *j, uint64_t round)
+static int hring_call(void *st, enum algo_call what, struct xport *x, struct rank_job *j)
 {
-    for (size_t i = 0; i < j->n; i++)
-        vec_set(j->buf, i, j->dtype, value(j->fill, j->rank, i, round));
-    if (j->rank == poison_rank && poison_at < j->n)
-        vec_set(j->buf, poison_at, j->dtype, poison_val);
+    if (what == ALGO_INIT)
+        return hring_init(st, x, j->rank, j->world, group, j->piece);
+    if (what == ALGO_DESTROY)
+        return hring_destroy(st), 0;
+    return (what == ALGO_ALLREDUCE_RAW ? hring_allreduce_raw : hring_allreduce)(st, j->buf, j->n,
+                                                                                j->dtype, j->err);
 }
 
-static void *rank_main(void *arg)
+static void hring_coll(struct coll_cfg *cc)
 {
-    struct rank_job *j = arg;
-    struct xport_plan plan;
-    struct xport *x = NULL;
-    int rc;
-
-    hring_plan(j->rank, j->world, group, &plan);
-    rc = job_connect(&x, &plan, j->rank, j->world, j->n, j->dtype, j->lfd, j->peers, j->fds,
-                     &j->link, 10.0, j->err);
-    if (rc == 0 && j->op == OP_GATHER) {
-        struct coll co;
-        struct coll_cfg cc = { .kind = COLL_TCP, .algo = COLL_HRING, .rank = j->rank,
-                               .world = j->world, .dtype = j->dtype, .max_n = j->n,
-                               .timeout = 10.0, .x = x, .group = group };
-        double mine[2] = { j->rank * 10.0 + 0.5, -(double)j->rank };
-        rc = coll_init(&co, &cc, j->err);
-        if (rc == 0) {
-            rc = coll_gather(&co, j->gathered, mine, 2, j->err);
-            if (rc == 0)
-                rc = coll_allreduce(&co, j->buf, j->n, j->err);
-            coll_destroy(&co);
-        }
-    } else if (rc == 0) {
-        struct hring h;
-        rc = hring_init(&h, x, j->rank, j->world, group, j->piece);
-        for (int k = 0; rc == 0 && k < j->rounds; k++) {
-            if (k > 0)
-                fill(j, (uint64_t)k);
-            rc = hring_allreduce(&h, j->buf, j->n, j->dtype, j->err);
-        }
-        hring_destroy(&h);
-    }
-    if (rc != 0)
-        xport_abort(x, j->err);
-    xport_close(x);
-    j->rc = rc;
-    return NULL;
+    cc->algo = COLL_HRING;
+    cc->group = group;
 }
 
-/* run_hring: K threads, G = group, partners by socketpairs (or, with lfds,
- * by xport_tcp_open on loopback); jobs[] filled in. */
-static int run_hring(struct rank_job *jobs, int k, size_t n, int dtype, enum fill f,
-                     size_t piece, int rounds, int op, const int *lfds,
-                     const struct proto_peer *peers)
-{
-    struct xport_plan pl[MAXK];
+static const struct algo_test hring_test = { 0x4819, sizeof(struct hring), plan, hring_coll,
+                                             hring_call };
 
-    if (jobs_init(jobs, k, n, dtype, op, f, piece, rounds, lfds, peers, fill) != 0)
-        return -ENOMEM;
-    for (int r = 0; r < k; r++)
-        hring_plan(r, k, group, &pl[r]);
-    if (!lfds && jobs_pair_plans(jobs, k, pl) != 0)
-        return -1;
-    threads_run(rank_main, jobs, sizeof jobs[0], k);
-    return 0;
+/* hring_bytes (bytes_moved's want): 2 (G-1)/G n inside, 2 (H-1)/K n
+ * across, a frame a step, on every rank alike. */
+static uint64_t hring_bytes(int r, int k, size_t n, uint64_t *frames)
+{
+    uint64_t nb = 4 * (uint64_t)n;
+
+    (void)r;
+    *frames = (uint64_t)hring_steps(k, group);
+    return 2 * (uint64_t)(group - 1) * (nb / (uint64_t)group) +
+           2 * (uint64_t)(k / group - 1) * (nb / (uint64_t)k);
 }
 
 /* replay: element i summed the way hring.c does it (DETERMINISM): chunk c
@@ -140,7 +100,7 @@ static double replay(int k, size_t n, size_t i, int dtype, uint64_t round)
     for (int h = 0; h < hosts; h++)
         for (int t = 1; t <= g; t++) {
             int r = h * g + (c + t) % g;
-            double v = value(FILL_RANDOM, r, i, round);
+            double v = job_value(FILL_RANDOM, r, i, round);
             host_d[h] = t == 1 ? v : host_d[h] + v;
             host_s[h] = t == 1 ? (float)v : host_s[h] + (float)v;
         }
@@ -152,46 +112,12 @@ static double replay(int k, size_t n, size_t i, int dtype, uint64_t round)
     return dtype == DTYPE_F32 ? (double)s : d;
 }
 
-/* rounding: the elements of rank 0's result farther from the long-double
- * sum of the (dtype-rounded) inputs than a chain of G-1 + H-1 additions
- * may be: (G + H - 1) u sum |v| (u: the unit roundoff). */
-static size_t rounding(struct rank_job *jobs, int k, uint64_t round)
-{
-    int dt = jobs[0].dtype, depth = group + k / group - 1;
-    double u = dt == DTYPE_F32 ? FLT_EPSILON / 2 : DBL_EPSILON / 2;
-    size_t bad = 0;
-
-    for (size_t i = 0; i < jobs[0].n; i++) {
-        long double exact = 0, mag = 0;
-        for (int r = 0; r < k; r++) {
-            double v = value(FILL_RANDOM, r, i, round);
-            if (dt == DTYPE_F32)
-                v = (float)v;
-            exact += v;
-            mag += fabsl((long double)v);
-        }
-        double got = vec_get(jobs[0].buf, i, dt);
-        if (fabsl((long double)got - exact) > depth * u * mag)
-            bad++;
-    }
-    return bad;
-}
-
-static int index_of(const int *list, int n, int x)
-{
-    for (int i = 0; i < n; i++)
-        if (list[i] == x)
-            return i;
-    return -1;
-}
-
 int main(void)
 {
-    static const int dtypes[2] = { DTYPE_F32, DTYPE_F64 };
     struct rank_job jobs[MAXK];
     char err[ERR_LEN];
 
-    peers_init(43600);
+    algo_use(&hring_test, 43600);
 
     T_CASE("hring-1.1", "partners: ring neighbours inside the host and across, distinct, symmetric; steps 2(G-1) + 2(K/G-1); G must divide K");
     for (int k = 1; k <= 64; k++)
@@ -241,12 +167,8 @@ int main(void)
             if (k % group != 0)
                 continue;
             for (int d = 0; d < 2; d++)
-                for (int a = 0; a < 4; a++) {
-                    T_EQ_I(run_hring(jobs, k, ns[a], dtypes[d], FILL_SMALL, 0, 1, OP_ALLREDUCE,
-                                     NULL, NULL), 0);
-                    T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0, replay), 0);
-                    free_jobs(jobs, k);
-                }
+                for (int a = 0; a < 4; a++)
+                    run_sums(k, ns[a], dtypes[d], FILL_SMALL, 0, 1, replay);
         }
 
     T_CASE("hring-1.3", "random data, K 2..9, every G dividing K, odd n, f32/f64: bit-identical, == its own order bit for bit, within (G+H-1) u sum|v| of the exact sum");
@@ -255,10 +177,11 @@ int main(void)
             if (k % group != 0)
                 continue;
             for (int d = 0; d < 2; d++) {
-                T_EQ_I(run_hring(jobs, k, 20001, dtypes[d], FILL_RANDOM, 0, 1, OP_ALLREDUCE,
-                                 NULL, NULL), 0);
+                T_EQ_I(run_jobs(jobs, k, 20001, dtypes[d], FILL_RANDOM, 0, 1, OP_ALLREDUCE,
+                                NULL, NULL), 0);
                 T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0, replay), 0);
-                T_EQ_U(rounding(jobs, k, 0), 0);
+                /* a chain of G-1 + H-1 additions */
+                T_EQ_U(rounding_wrong(jobs, k, 0, group + k / group - 1, 1), 0);
                 free_jobs(jobs, k);
             }
         }
@@ -270,39 +193,25 @@ int main(void)
         };
         for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
             group = cs[c].g;
-            T_EQ_I(run_hring(jobs, cs[c].k, 203, DTYPE_F64, FILL_RANDOM, cs[c].piece, 3,
-                             OP_ALLREDUCE, NULL, NULL), 0);
-            T_EQ_U(check_allreduce(jobs, cs[c].k, FILL_RANDOM, 2, replay), 0);
-            free_jobs(jobs, cs[c].k);
+            run_sums(cs[c].k, 203, DTYPE_F64, FILL_RANDOM, cs[c].piece, 3, replay);
         }
     }
 
     T_CASE("hring-1.5", "bytes moved per rank: 2 (G-1)/G n inside, 2 (H-1)/K n across, one header per frame; == the model's bytes_in (the ring's)");
     for (int k = 2; k <= 8; k++)
         for (group = 1; group <= k; group++) {
-            size_t n = 8 * 9 * 5 * 7, nb = 4 * n;  /* a multiple of every K: equal chunks */
-            int h = k / group;
-            uint64_t hd = PROTO_HEADER_SIZE, want, frames;
+            size_t n = 8 * 9 * 5 * 7;       /* a multiple of every K: equal chunks */
             if (k % group != 0)
                 continue;
-            T_EQ_I(run_hring(jobs, k, n, DTYPE_F32, FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL, NULL),
-                   0);
-            want = 2 * (uint64_t)(group - 1) * (nb / group) + 2 * (uint64_t)(h - 1) * (nb / k);
-            frames = (uint64_t)hring_steps(k, group);
-            for (int r = 0; r < k; r++) {
-                T_EQ_U(jobs[r].link.bytes_out, want + frames * hd);
-                T_EQ_U(jobs[r].link.bytes_in, want + frames * hd);
-            }
-            T_NEAR((double)want, model_query(MODEL_HRING, MODEL_BYTES_IN, k, group, (double)nb,
-                                             1e9, 0), 1e-6);
-            free_jobs(jobs, k);
+            T_NEAR((double)bytes_moved(k, n, hring_bytes),
+                   model_query(MODEL_HRING, MODEL_BYTES_IN, k, group, 4.0 * n, 1e9, 0), 1e-6);
         }
 
     T_CASE("hring-1.6", "loopback listeners and HELLO (xport_tcp_open), K = 6 (G 3) and 8 (G 2)");
     group = 3;
-    over_listeners(6, run_hring, FILL_RANDOM, replay);
+    over_listeners(6, run_jobs, FILL_RANDOM, replay);
     group = 2;
-    over_listeners(8, run_hring, FILL_RANDOM, replay);
+    over_listeners(8, run_jobs, FILL_RANDOM, replay);
 
     T_CASE("hring-1.7", "K = 1 and n = 0: no transport, nothing moves; a G that does not divide K refused at init");
     {
@@ -316,40 +225,22 @@ int main(void)
         T_EQ_I(hring_init(&h1, NULL, 0, 2, 1, 0), ERR_USAGE);
         T_EQ_I(hring_init(&h1, NULL, 0, 1, 2, 0), ERR_USAGE);
         group = 2;
-        T_EQ_I(run_hring(jobs, 6, 0, DTYPE_F32, FILL_SMALL, 0, 2, OP_ALLREDUCE, NULL, NULL), 0);
-        for (int r = 0; r < 6; r++) {
-            T_EQ_I(jobs[r].rc, 0);
-            T_EQ_U(jobs[r].link.bytes_out, 0);
-        }
-        free_jobs(jobs, 6);
+        nothing_moves(6);
     }
 
     T_CASE("hring-1.8", "coll with --algo hring: gathers every rank's values exactly, then all-reduces; named hring:G; refused on the device kinds, with --compress and with a G that does not divide K");
     {
         static const int kg[][2] = { { 6, 2 }, { 9, 3 } };
         for (int c = 0; c < 2; c++) {
-            int k = kg[c][0];
-            size_t wrong = 0;
             group = kg[c][1];
-            T_EQ_I(run_hring(jobs, k, 777, DTYPE_F32, FILL_SMALL, 0, 1, OP_GATHER, NULL, NULL),
-                   0);
-            T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0, replay), 0);
-            for (int r = 0; r < k; r++)
-                for (int q = 0; q < k; q++)
-                    wrong += jobs[r].gathered[2 * q] != q * 10.0 + 0.5 ||
-                             jobs[r].gathered[2 * q + 1] != -(double)q;
-            T_EQ_U(wrong, 0);
-            free_jobs(jobs, k);
+            gather_sums(kg[c][0], replay);
         }
     }
     {
         struct coll co;
-        struct coll_cfg cc = { .kind = COLL_TCP_CUDA, .algo = COLL_HRING, .rank = 0,
-                               .world = 1, .dtype = DTYPE_F32, .max_n = 4, .timeout = 1.0,
-                               .group = 1 };
-        T_EQ_I(coll_init(&co, &cc, err), ERR_USAGE);
-        T_HAS(err, "--algo hring");
-        cc.kind = COLL_TCP;
+        struct coll_cfg cc = { .kind = COLL_TCP, .algo = COLL_HRING, .rank = 0, .world = 1,
+                               .dtype = DTYPE_F32, .max_n = 4, .timeout = 1.0, .group = 1 };
+        coll_named(COLL_HRING, 1, "--algo hring", "hring:1");
         cc.compress = COMPRESS_FP16;
         T_EQ_I(coll_init(&co, &cc, err), ERR_USAGE);
         T_HAS(err, "not hring");
@@ -359,8 +250,6 @@ int main(void)
         T_HAS(err, "--ranks-per-host 2");
         cc.group = 1;
         T_EQ_I(coll_init(&co, &cc, err), 0);
-        T_STR(coll_algo_name(&co), "hring:1");
-        T_STR(coll_op_algo(&co, COLL_ALL_REDUCE), "hring:1");
         T_EQ_I(coll_reduce_scatter(&co, (float[4]){ 0 }, 4, err), ERR_USAGE);
         coll_destroy(&co);
         T_EQ_I(coll_algo_parse("hring"), COLL_HRING);
@@ -369,34 +258,13 @@ int main(void)
 
     T_CASE("hring-1.9", "a NaN or Inf (a member with the secret): the rank that adds it fails ERR_NONFINITE naming the element, round, rank and phase; every other rank fails too, none hangs");
     {
-        static const struct {
-            int k, g, rank, at_rank;
-            size_t at;
-            double val;
-            const char *says;
-        } cases[] = {
+        static const struct poison_case cases[] = {     /* K, G, rank, raw, at rank */
             /* K = 4, G = 2: element 7 is in chunk 0; rank 1 sends chunk 0 to rank 0 at round 0 */
-            { 4, 2, 1, 0, 7, NAN, "element 7 is nan after round 0 from rank 1 (host-local reduce-scatter)" },
+            { 4, 2, 1, 0, 0, 7, NAN, "element 7 is nan after round 0 from rank 1 (host-local reduce-scatter)" },
             /* K = 4, G = 1 (the ring across): rank 3 sends chunk 2 (elements 501..750 of 1001) to rank 0 at round 0 */
-            { 4, 1, 3, 0, 600, INFINITY, "element 600 is inf after round 0 from rank 3 (cross-host reduce-scatter)" },
+            { 4, 1, 3, 0, 0, 600, INFINITY, "element 600 is inf after round 0 from rank 3 (cross-host reduce-scatter)" },
         };
-        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-            poison_rank = cases[c].rank;
-            poison_at = cases[c].at;
-            poison_val = cases[c].val;
-            group = cases[c].g;
-            T_EQ_I(run_hring(jobs, cases[c].k, 1001, DTYPE_F64, FILL_SMALL, 0, 1, OP_ALLREDUCE,
-                             NULL, NULL), 0);
-            T_EQ_I(jobs[cases[c].at_rank].rc, ERR_NONFINITE);
-            T_HAS(jobs[cases[c].at_rank].err, cases[c].says);
-            for (int q = 0; q < cases[c].k; q++)
-                if (jobs[q].rc == 0) {
-                    printf("     case %zu: rank %d ended with rc 0\n", c, q);
-                    T_TRUE(jobs[q].rc != 0);
-                }
-            free_jobs(jobs, cases[c].k);
-        }
-        poison_rank = -1;
+        poisoned_cases(cases, sizeof cases / sizeof cases[0], &group);
     }
 
     T_CASE("hring-2.1", "model: 2(G-1)(a + n/G b) + 2(K/G-1)(a + n/K b), by hand; links inside a host of their own");

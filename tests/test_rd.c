@@ -11,7 +11,8 @@
  * every kind of bad frame, a closed or silent partner, ABORTs to relay, a
  * stranger at set-up (RELIABILITY.md, "ring only"). The rig it shares with
  * test_ring.c (threads, fake partners, frames, the common fault cases) is
- * tests/fake_peer.h.
+ * tests/fake_peer.h; the harness it shares with the other algorithms'
+ * tests (the jobs, their sums, gathers, bytes) tests/coll_check.h.
  */
 #include <errno.h>
 #include <math.h>
@@ -27,86 +28,48 @@
 #include "coll/coll.h"
 #include "coll/rd.h"
 #include "fake_peer.h"
+#include "coll_check.h"
 
-enum op { OP_ALLREDUCE, OP_GATHER };
+static size_t seg_bytes;    /* the jobs' rd.seg_bytes (rd.h, SEGMENTS); 0: one frame */
 
-/* rd's inputs: FILL_SMALL or its own random values. */
-static double value(enum fill f, int r, size_t i, uint64_t round)
+/* rd.c behind coll_check.h's interface. */
+static int rd_call(void *st, enum algo_call what, struct xport *x, struct rank_job *j)
 {
-    return f == FILL_RANDOM ? random_value(r, i, round ^ 0x5d) : small_value(r, i);
-}
-
-static void fill(struct rank_job *j, uint64_t round)
-{
-    for (size_t i = 0; i < j->n; i++)
-        vec_set(j->buf, i, j->dtype, value(j->fill, j->rank, i, round));
-}
-
-static size_t seg_bytes;    /* rank_main's rd.seg_bytes (rd.h, SEGMENTS); 0: one frame */
-
-static void *rank_main(void *arg)
-{
-    struct rank_job *j = arg;
-    struct xport_plan plan;
-    struct xport *x = NULL;
+    struct rd *rd = st;
     int rc;
 
-    rd_plan(j->rank, j->world, &plan);
-    rc = job_connect(&x, &plan, j->rank, j->world, j->n, j->dtype, j->lfd, j->peers, j->fds,
-                     &j->link, 10.0, j->err);
-    if (rc == 0 && j->op == OP_GATHER) {
-        /* coll's gather over rd: every rank's two doubles, everywhere. */
-        struct coll co;
-        struct coll_cfg cc = { .kind = COLL_TCP, .algo = COLL_RD, .rank = j->rank,
-                               .world = j->world, .dtype = j->dtype, .max_n = j->n,
-                               .timeout = 10.0, .x = x };
-        double mine[2] = { j->rank * 10.0 + 0.5, -(double)j->rank };
-        rc = coll_init(&co, &cc, j->err);
-        if (rc == 0) {
-            rc = coll_gather(&co, j->gathered, mine, 2, j->err);
-            if (rc == 0)
-                rc = coll_allreduce(&co, j->buf, j->n, j->err);
-            coll_destroy(&co);
-        }
-    } else if (rc == 0) {
-        struct rd rd;
-        rc = rd_init(&rd, x, j->rank, j->world, j->piece);
-        rd.seg_bytes = seg_bytes;
-        for (int k = 0; rc == 0 && k < j->rounds; k++) {
-            if (k > 0)
-                fill(j, (uint64_t)k);
-            rc = rd_allreduce(&rd, j->buf, j->n, j->dtype, j->err);
-        }
-        rd_destroy(&rd);
+    if (what == ALGO_INIT) {
+        rc = rd_init(rd, x, j->rank, j->world, j->piece);
+        rd->seg_bytes = seg_bytes;
+        return rc;
     }
-    xport_close(x);
-    j->rc = rc;
-    return NULL;
+    if (what == ALGO_DESTROY)
+        return rd_destroy(rd), 0;
+    return (what == ALGO_ALLREDUCE_RAW ? rd_allreduce_raw : rd_allreduce)(rd, j->buf, j->n,
+                                                                          j->dtype, j->err);
 }
 
-static int index_of(const int *list, int n, int x)
+static void rd_coll(struct coll_cfg *cc)
 {
-    for (int i = 0; i < n; i++)
-        if (list[i] == x)
-            return i;
-    return -1;
+    cc->algo = COLL_RD;
 }
 
-/* run_rd: K threads, partners connected by socketpairs (or, with lfds,
- * by xport_tcp_open on loopback); jobs[] filled in. */
-static int run_rd(struct rank_job *jobs, int k, size_t n, int dtype, enum fill f, size_t piece,
-                  int rounds, int op, const int *lfds, const struct proto_peer *peers)
-{
-    struct xport_plan pl[MAXK];
+static const struct algo_test rd_test = { 0x5d, sizeof(struct rd), rd_plan, rd_coll, rd_call };
 
-    if (jobs_init(jobs, k, n, dtype, op, f, piece, rounds, lfds, peers, fill) != 0)
-        return -ENOMEM;
-    for (int r = 0; r < k; r++)
-        rd_plan(r, k, &pl[r]);
-    if (!lfds && jobs_pair_plans(jobs, k, pl) != 0)
-        return -1;
-    threads_run(rank_main, jobs, sizeof jobs[0], k);
-    return 0;
+/* rd_bytes (bytes_moved's want): n a doubling step each way, one frame
+ * a step; the fold's n once more (in, then out); an extra rank (r >= P):
+ * its vector out, the result in. */
+static uint64_t rd_bytes(int r, int k, size_t n, uint64_t *frames)
+{
+    int l, extra, p = fold_of(k, &l, &extra);
+    uint64_t nb = 4 * (uint64_t)n;
+
+    if (r >= p) {
+        *frames = 2;
+        return nb;
+    }
+    *frames = (uint64_t)l + (r < extra ? 2 : 0);
+    return (uint64_t)l * nb + (r < extra ? nb : 0);
 }
 
 /* tree_sum: element i summed the way rd.c does it (FOLD, then the
@@ -121,7 +84,7 @@ static double tree_sum(int k, size_t n, size_t i, int dtype, uint64_t round)
     while (p * 2 <= k)
         p *= 2;
     for (int r = 0; r < k; r++) {
-        d[r] = value(FILL_RANDOM, r, i, round);
+        d[r] = job_value(FILL_RANDOM, r, i, round);
         s[r] = (float)d[r];
     }
     for (int r = 0; r < k - p; r++) {
@@ -285,29 +248,24 @@ static void *opener_main(void *arg)
 
 int main(void)
 {
-    static const int dtypes[2] = { DTYPE_F32, DTYPE_F64 };
     struct rank_job jobs[MAXK];
     char err[ERR_LEN];
 
-    peers_init(41000);
+    algo_use(&rd_test, 41000);
 
     T_CASE("rd-1.1", "partners: XOR 2^s, the fold partner first, symmetric; step counts");
     for (int k = 1; k <= 64; k++) {
-        int p = 1, l = 0;
-        while (p * 2 <= k) {
-            p *= 2;
-            l++;
-        }
+        int l, extra, p = fold_of(k, &l, &extra);
         T_EQ_I(rd_steps(k), p == k ? l : l + 2);
         for (int r = 0; r < k; r++) {
             int part[RD_PARTNERS_MAX], back[RD_PARTNERS_MAX];
             int n = rd_partners(r, k, part), s0 = 0;
-            T_EQ_I(n, k == 1 ? 0 : r >= p ? 1 : l + (r < k - p));
+            T_EQ_I(n, k == 1 ? 0 : r >= p ? 1 : l + (r < extra));
             if (r >= p) {
                 T_EQ_I(part[0], r - p);
                 continue;
             }
-            if (r < k - p)
+            if (r < extra)
                 T_EQ_I(part[s0++], r + p);
             for (int s = 0; s < l; s++)
                 T_EQ_I(part[s0 + s], r ^ (1 << s));
@@ -322,70 +280,30 @@ int main(void)
     for (int k = 1; k <= MAXK; k++) {
         size_t ns[5] = { 1, (size_t)k - 1, (size_t)k + 1, 1000, 65539 };
         for (int d = 0; d < 2; d++)
-            for (int a = 0; a < 5; a++) {
-                T_EQ_I(run_rd(jobs, k, ns[a], dtypes[d], FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL,
-                              NULL), 0);
-                T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0, tree_sum), 0);
-                free_jobs(jobs, k);
-            }
+            for (int a = 0; a < 5; a++)
+                run_sums(k, ns[a], dtypes[d], FILL_SMALL, 0, 1, tree_sum);
     }
 
     T_CASE("rd-1.3", "random data: bit-identical ranks, equal to the sum in rd's tree, K 2..8");
     for (int k = 2; k <= MAXK; k++)
-        for (int d = 0; d < 2; d++) {
-            T_EQ_I(run_rd(jobs, k, 65539, dtypes[d], FILL_RANDOM, 0, 1, OP_ALLREDUCE, NULL,
-                          NULL), 0);
-            T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0, tree_sum), 0);
-            free_jobs(jobs, k);
-        }
+        for (int d = 0; d < 2; d++)
+            run_sums(k, 65539, dtypes[d], FILL_RANDOM, 0, 1, tree_sum);
 
     T_CASE("rd-1.4", "tiny staging pieces (1 and 3 elements), in place: same sums");
     {
         static const size_t pieces[] = { 8, 24 };
         for (int p = 0; p < 2; p++)
-            for (int k = 2; k <= 6; k++) {
-                T_EQ_I(run_rd(jobs, k, 203, DTYPE_F64, FILL_RANDOM, pieces[p], 1, OP_ALLREDUCE,
-                              NULL, NULL), 0);
-                T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0, tree_sum), 0);
-                free_jobs(jobs, k);
-            }
+            for (int k = 2; k <= 6; k++)
+                run_sums(k, 203, DTYPE_F64, FILL_RANDOM, pieces[p], 1, tree_sum);
     }
 
     T_CASE("rd-1.5", "three all-reduces in a row (step numbers advance), K 4 and 7");
-    for (int k = 4; k <= 7; k += 3) {
-        T_EQ_I(run_rd(jobs, k, 100001, DTYPE_F32, FILL_RANDOM, 4096, 3, OP_ALLREDUCE, NULL,
-                      NULL), 0);
-        T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 2, tree_sum), 0);
-        free_jobs(jobs, k);
-    }
+    for (int k = 4; k <= 7; k += 3)
+        run_sums(k, 100001, DTYPE_F32, FILL_RANDOM, 4096, 3, tree_sum);
 
     T_CASE("rd-1.6", "bytes moved per rank: n per doubling step each way, the fold's n once, one header per frame");
-    for (int k = 2; k <= MAXK; k++) {
-        size_t n = 4099, nb = 4 * n;
-        int p = 1, l = 0;
-        while (p * 2 <= k) {
-            p *= 2;
-            l++;
-        }
-        T_EQ_I(run_rd(jobs, k, n, DTYPE_F32, FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL, NULL), 0);
-        for (int r = 0; r < k; r++) {
-            uint64_t out, in, h = PROTO_HEADER_SIZE;
-            if (r >= p) {                       /* extra: its vector out, the result in */
-                out = (h + nb) + h;
-                in = h + (h + nb);
-            } else {
-                out = (uint64_t)l * (h + nb);
-                in = out;
-                if (r < k - p) {                /* fold in (receive), fold out (send) */
-                    out += h + (h + nb);
-                    in += (h + nb) + h;
-                }
-            }
-            T_EQ_U(jobs[r].link.bytes_out, out);
-            T_EQ_U(jobs[r].link.bytes_in, in);
-        }
-        free_jobs(jobs, k);
-    }
+    for (int k = 2; k <= MAXK; k++)
+        bytes_moved(k, 4099, rd_bytes);
 
     T_CASE("rd-1.10", "SEGMENTS: a step as frames of 1000 or 4096 bytes, pieces 24 B or 1 KiB: the same sums, bit-identical");
     {
@@ -393,11 +311,8 @@ int main(void)
         for (int g = 0; g < 2; g++)
             for (int k = 2; k <= MAXK; k++) {
                 seg_bytes = segs[g];
-                T_EQ_I(run_rd(jobs, k, 4099, dtypes[(k + g) % 2], FILL_RANDOM, pcs[g], 2,
-                              OP_ALLREDUCE, NULL, NULL), 0);
+                run_sums(k, 4099, dtypes[(k + g) % 2], FILL_RANDOM, pcs[g], 2, tree_sum);
                 seg_bytes = 0;
-                T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 1, tree_sum), 0);
-                free_jobs(jobs, k);
             }
     }
 
@@ -405,7 +320,7 @@ int main(void)
     {
         uint64_t want = 2 * (17 * (uint64_t)PROTO_HEADER_SIZE + 4 * 4099);
         seg_bytes = 1000;
-        T_EQ_I(run_rd(jobs, 4, 4099, DTYPE_F32, FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL, NULL), 0);
+        T_EQ_I(run_jobs(jobs, 4, 4099, DTYPE_F32, FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL, NULL), 0);
         seg_bytes = 0;
         T_EQ_U(check_allreduce(jobs, 4, FILL_SMALL, 0, tree_sum), 0);
         for (int r = 0; r < 4; r++) {
@@ -417,7 +332,7 @@ int main(void)
 
     T_CASE("rd-1.7", "loopback listeners and HELLO (xport_tcp_open), K = 3, 5, 8");
     for (int k = 3; k <= MAXK; k += k == 3 ? 2 : 3)
-        over_listeners(k, run_rd, FILL_RANDOM, tree_sum);
+        over_listeners(k, run_jobs, FILL_RANDOM, tree_sum);
 
     T_CASE("rd-1.8", "K = 1 and n = 0: no transport, nothing moves");
     {
@@ -431,37 +346,13 @@ int main(void)
         rd_destroy(&r1);
         T_EQ_I(rd_init(&r1, NULL, 0, 2, 0), ERR_USAGE);        /* K > 1 needs one */
         T_EQ_I(rd_init(&r1, NULL, 1, 1, 0), ERR_USAGE);
-        T_EQ_I(run_rd(jobs, 5, 0, DTYPE_F32, FILL_SMALL, 0, 2, OP_ALLREDUCE, NULL, NULL), 0);
-        for (int r = 0; r < 5; r++) {
-            T_EQ_I(jobs[r].rc, 0);
-            T_EQ_U(jobs[r].link.bytes_out, 0);
-        }
-        free_jobs(jobs, 5);
+        nothing_moves(5);
     }
 
     T_CASE("rd-1.9", "coll with --algo rd: gathers every rank's values exactly, then all-reduces");
-    for (int k = 2; k <= MAXK; k += 3) {
-        size_t wrong = 0;
-        T_EQ_I(run_rd(jobs, k, 777, DTYPE_F32, FILL_SMALL, 0, 1, OP_GATHER, NULL, NULL), 0);
-        T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0, tree_sum), 0);
-        for (int r = 0; r < k; r++)
-            for (int q = 0; q < k; q++)
-                wrong += jobs[r].gathered[2 * q] != q * 10.0 + 0.5 ||
-                         jobs[r].gathered[2 * q + 1] != -(double)q;
-        T_EQ_U(wrong, 0);
-        free_jobs(jobs, k);
-    }
-    {
-        struct coll co;
-        struct coll_cfg cc = { .kind = COLL_TCP_CUDA, .algo = COLL_RD, .rank = 0, .world = 1,
-                               .dtype = DTYPE_F32, .max_n = 4, .timeout = 1.0 };
-        T_EQ_I(coll_init(&co, &cc, err), ERR_USAGE);
-        T_HAS(err, "--algo rd");
-        cc.kind = COLL_TCP;
-        T_EQ_I(coll_init(&co, &cc, err), 0);
-        T_STR(coll_algo_name(&co), "rd");
-        coll_destroy(&co);
-    }
+    for (int k = 2; k <= MAXK; k += 3)
+        gather_sums(k, tree_sum);
+    coll_named(COLL_RD, 0, "--algo rd", "rd");
 
     /* ------------------------------------------ one rank, fake partners */
     {

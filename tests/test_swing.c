@@ -2,10 +2,10 @@
  * over the partner transport (common/coll/xport_tcp.c), without the
  * launcher, and its cost in the model (common/measure/model.c).
  *
- * K ranks run as threads of this process (tests/fake_peer.h's rig, as
- * test_rabenseifner.c), connected to their partners by socketpairs
- * (jobs_pair_plans) or by loopback listeners and the real HELLO
- * (xport_tcp_open). Ids: swing-1.x the algorithm: rho and the peers; the
+ * K ranks run as threads of this process (tests/coll_check.h's harness
+ * on tests/fake_peer.h's rig), connected to their partners by
+ * socketpairs (jobs_pair_plans) or by loopback listeners and the real
+ * HELLO (xport_tcp_open). Ids: swing-1.x the algorithm: rho and the peers; the
  * contributor sets (each rank hears from every other exactly once) and
  * swing-bw's block positions, for K up to 127; sums against the closed
  * form (small integers: exact in any order, every rank bit-identical) and,
@@ -35,96 +35,45 @@
 #include "coll/ring.h"
 #include "coll/swing.h"
 #include "fake_peer.h"
+#include "coll_check.h"
 #include "measure/model.h"
 
-enum op { OP_ALLREDUCE, OP_GATHER };
-
 static int variant_bw;          /* the variant the jobs run: 1 swing-bw, 0 swing-lat */
-static int poison_rank = -1;    /* swing-1.9: that rank's element poison_at is NaN */
-static size_t poison_at;
 
-static double value(enum fill f, int r, size_t i, uint64_t round)
+/* swing.c behind coll_check.h's interface, the variant variant_bw. */
+static int swing_call(void *st, enum algo_call what, struct xport *x, struct rank_job *j)
 {
-    return f == FILL_RANDOM ? random_value(r, i, round ^ 0x5e1) : small_value(r, i);
+    if (what == ALGO_INIT)
+        return swing_init(st, x, j->rank, j->world, variant_bw, j->piece);
+    if (what == ALGO_DESTROY)
+        return swing_destroy(st), 0;
+    return (what == ALGO_ALLREDUCE_RAW ? swing_allreduce_raw : swing_allreduce)(st, j->buf, j->n,
+                                                                                j->dtype, j->err);
 }
 
-static void fill(struct rank_job *j, uint64_t round)
+static void swing_coll(struct coll_cfg *cc)
 {
-    for (size_t i = 0; i < j->n; i++)
-        vec_set(j->buf, i, j->dtype, value(j->fill, j->rank, i, round));
-    if (j->rank == poison_rank && poison_at < j->n)
-        vec_set(j->buf, poison_at, j->dtype, NAN);
+    cc->algo = variant_bw ? COLL_SWING_BW : COLL_SWING_LAT;
 }
 
-static void *rank_main(void *arg)
-{
-    struct rank_job *j = arg;
-    struct xport_plan plan;
-    struct xport *x = NULL;
-    int rc;
+static const struct algo_test swing_test = { 0x5e1, sizeof(struct swing), swing_plan,
+                                             swing_coll, swing_call };
 
-    swing_plan(j->rank, j->world, &plan);
-    rc = job_connect(&x, &plan, j->rank, j->world, j->n, j->dtype, j->lfd, j->peers, j->fds,
-                     &j->link, 10.0, j->err);
-    if (rc == 0 && j->op == OP_GATHER) {
-        struct coll co;
-        struct coll_cfg cc = { .kind = COLL_TCP, .algo = variant_bw ? COLL_SWING_BW
-                               : COLL_SWING_LAT, .rank = j->rank, .world = j->world,
-                               .dtype = j->dtype, .max_n = j->n, .timeout = 10.0, .x = x };
-        double mine[2] = { j->rank * 10.0 + 0.5, -(double)j->rank };
-        rc = coll_init(&co, &cc, j->err);
-        if (rc == 0) {
-            rc = coll_gather(&co, j->gathered, mine, 2, j->err);
-            if (rc == 0)
-                rc = coll_allreduce(&co, j->buf, j->n, j->err);
-            coll_destroy(&co);
-        }
-    } else if (rc == 0) {
-        struct swing w;
-        rc = swing_init(&w, x, j->rank, j->world, variant_bw, j->piece);
-        for (int k = 0; rc == 0 && k < j->rounds; k++) {
-            if (k > 0)
-                fill(j, (uint64_t)k);
-            rc = swing_allreduce(&w, j->buf, j->n, j->dtype, j->err);
-        }
-        swing_destroy(&w);
+/* swing_bytes (bytes_moved's want): swing-lat n a step each way, log2 P
+ * frames; swing-bw 2 (P-1)/P n in 2 log2 P; the fold's n once more (in,
+ * then out); an odd rank of a pair: its vector out, the result in. */
+static uint64_t swing_bytes(int r, int k, size_t n, uint64_t *frames)
+{
+    int l, extra, p = fold_of(k, &l, &extra), fold = r < 2 * extra;
+    uint64_t nb = 4 * (uint64_t)n;
+
+    if (fold && r % 2) {
+        *frames = 2;
+        return nb;
     }
-    if (rc != 0)
-        xport_abort(x, j->err);     /* as ring_worker does: the partners are told */
-    xport_close(x);
-    j->rc = rc;
-    return NULL;
-}
-
-/* run_swing: K threads of the variant variant_bw, partners connected by
- * socketpairs (or, with lfds, by xport_tcp_open on loopback). */
-static int run_swing(struct rank_job *jobs, int k, size_t n, int dtype, enum fill f, size_t piece,
-                     int rounds, int op, const int *lfds, const struct proto_peer *peers)
-{
-    struct xport_plan pl[MAXK];
-
-    if (jobs_init(jobs, k, n, dtype, op, f, piece, rounds, lfds, peers, fill) != 0)
-        return -ENOMEM;
-    for (int r = 0; r < k; r++)
-        swing_plan(r, k, &pl[r]);
-    if (!lfds && jobs_pair_plans(jobs, k, pl) != 0)
-        return -1;
-    threads_run(rank_main, jobs, sizeof jobs[0], k);
-    return 0;
-}
-
-/* fold_of: P, log2 P and extra = K - P. */
-static int fold_of(int k, int *l, int *extra)
-{
-    int p = 1;
-
-    *l = 0;
-    while (p * 2 <= k) {
-        p *= 2;
-        (*l)++;
-    }
-    *extra = k - p;
-    return p;
+    *frames = (variant_bw ? 2 * (uint64_t)l : (uint64_t)l) + (fold ? 2 : 0);
+    return (variant_bw ? 2 * (uint64_t)(p - 1) * (nb / (uint64_t)p) : (uint64_t)l * nb) +
+           (fold ? nb : 0);
 }
 
 static int cube_rank(int c, int extra)
@@ -144,7 +93,7 @@ static double replay(int k, size_t i, int dtype, uint64_t round, int want)
     int l, extra, p = fold_of(k, &l, &extra);
 
     for (int r = 0; r < k; r++) {
-        d[r] = value(FILL_RANDOM, r, i, round);
+        d[r] = job_value(FILL_RANDOM, r, i, round);
         s[r] = (float)d[r];
     }
     for (int c = 0; c < p; c++) {
@@ -211,41 +160,13 @@ static size_t check_lat(struct rank_job *jobs, int k, uint64_t round)
     return wrong;
 }
 
-/* rounding: the elements of any rank's result farther from the
- * long-double sum of the (dtype-rounded) inputs than a sum of depth h =
- * ceil(log2 K) may be: (h + 1) u sum |v|. */
-static size_t rounding(struct rank_job *jobs, int k, uint64_t round)
-{
-    int dt = jobs[0].dtype, h = 0;
-    double u = dt == DTYPE_F32 ? FLT_EPSILON / 2 : DBL_EPSILON / 2;
-    size_t bad = 0;
-
-    while ((1 << h) < k)
-        h++;
-    for (int q = 0; q < k; q++)
-        for (size_t i = 0; i < jobs[q].n; i++) {
-            long double exact = 0, mag = 0;
-            for (int r = 0; r < k; r++) {
-                double v = value(FILL_RANDOM, r, i, round);
-                if (dt == DTYPE_F32)
-                    v = (float)v;
-                exact += v;
-                mag += fabsl((long double)v);
-            }
-            if (fabsl((long double)vec_get(jobs[q].buf, i, dt) - exact) > (h + 1) * u * mag)
-                bad++;
-        }
-    return bad;
-}
-
 int main(void)
 {
-    static const int dtypes[2] = { DTYPE_F32, DTYPE_F64 };
     static const char *const vname[2] = { "swing-lat", "swing-bw" };
     struct rank_job jobs[MAXK];
     char err[ERR_LEN];
 
-    peers_init(44000);
+    algo_use(&swing_test, 44000);
 
     T_CASE("swing-1.1", "rho 1, -1, 3, -5, 11; peers: an even rank's is odd and points back, K 2..128; partners symmetric with the fold's; steps");
     T_EQ_I((int)swing_rho(0), 1);
@@ -317,24 +238,21 @@ int main(void)
         for (int k = 1; k <= MAXK; k++) {
             size_t ns[5] = { 1, (size_t)k - 1, (size_t)k + 1, 1001, 65539 };
             for (int d = 0; d < 2; d++)
-                for (int a = 0; a < 5; a++) {
-                    T_EQ_I(run_swing(jobs, k, ns[a], dtypes[d], FILL_SMALL, 0, 1, OP_ALLREDUCE,
-                                     NULL, NULL), 0);
-                    T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0, v ? bw_sum : lat_sum), 0);
-                    free_jobs(jobs, k);
-                }
+                for (int a = 0; a < 5; a++)
+                    run_sums(k, ns[a], dtypes[d], FILL_SMALL, 0, 1, v ? bw_sum : lat_sum);
         }
 
         T_CASE(v ? "swing-3.4" : "swing-1.4", "random data, K 2..9, n 30001, f32/f64: each rank == a replay of its own tree bit for bit (swing-bw: all ranks identical), within (h+1) u sum|v| of the exact sum");
         for (int k = 2; k <= MAXK; k++)
             for (int d = 0; d < 2; d++) {
-                T_EQ_I(run_swing(jobs, k, 30001, dtypes[d], FILL_RANDOM, 0, 1, OP_ALLREDUCE,
-                                 NULL, NULL), 0);
+                T_EQ_I(run_jobs(jobs, k, 30001, dtypes[d], FILL_RANDOM, 0, 1, OP_ALLREDUCE,
+                                NULL, NULL), 0);
                 if (v)
                     T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0, bw_sum), 0);
                 else
                     T_EQ_U(check_lat(jobs, k, 0), 0);
-                T_EQ_U(rounding(jobs, k, 0), 0);
+                /* every rank: a sum of depth ceil(log2 K) */
+                T_EQ_U(rounding_wrong(jobs, k, 0, ceil_log2(k) + 1, k), 0);
                 free_jobs(jobs, k);
             }
 
@@ -342,7 +260,7 @@ int main(void)
         for (int k = 3; k <= MAXK; k += 3) {
             static const size_t pieces[] = { 8, 24 };
             int kk = k == 9 ? 8 : k;
-            T_EQ_I(run_swing(jobs, kk, 203, DTYPE_F64, FILL_RANDOM, pieces[k % 2], 3,
+            T_EQ_I(run_jobs(jobs, kk, 203, DTYPE_F64, FILL_RANDOM, pieces[k % 2], 3,
                              OP_ALLREDUCE, NULL, NULL), 0);
             T_EQ_U(v ? check_allreduce(jobs, kk, FILL_RANDOM, 2, bw_sum) : check_lat(jobs, kk, 2),
                    0);
@@ -351,68 +269,26 @@ int main(void)
 
         T_CASE(v ? "swing-3.6" : "swing-1.6", "bytes moved per rank (swing-lat: log2 P n each way; swing-bw: 2 (P-1)/P n; the fold's n once), one header per frame; the busiest == the model's bytes_in");
         for (int k = 2; k <= MAXK; k++) {
-            size_t n = 8 * 509, nb = 4 * n;     /* n a multiple of P: equal blocks */
-            int l, extra, p = fold_of(k, &l, &extra);
-            uint64_t h = PROTO_HEADER_SIZE, most = 0;
-            T_EQ_I(run_swing(jobs, k, n, DTYPE_F32, FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL, NULL),
-                   0);
-            for (int r = 0; r < k; r++) {
-                uint64_t io, frames;
-                if (r < 2 * extra && r % 2) {   /* odd: its vector out, the result in */
-                    io = nb;
-                    frames = 2;
-                } else {
-                    io = v ? 2 * (uint64_t)(p - 1) * (nb / p) : (uint64_t)l * nb;
-                    frames = v ? 2 * (uint64_t)l : (uint64_t)l;
-                    if (r < 2 * extra) {
-                        io += nb;
-                        frames += 2;
-                    }
-                }
-                T_EQ_U(jobs[r].link.bytes_out, io + frames * h);
-                T_EQ_U(jobs[r].link.bytes_in, io + frames * h);
-                most = io > most ? io : most;
-            }
-            T_NEAR((double)most, model_query(v ? MODEL_SWING_BW : MODEL_SWING_LAT,
-                                             MODEL_BYTES_IN, k, 1, (double)nb, 1e9, 0), 1e-6);
-            free_jobs(jobs, k);
+            size_t n = 8 * 509;             /* a multiple of P: equal blocks */
+            T_NEAR((double)bytes_moved(k, n, swing_bytes),
+                   model_query(v ? MODEL_SWING_BW : MODEL_SWING_LAT, MODEL_BYTES_IN, k, 1,
+                               4.0 * n, 1e9, 0), 1e-6);
         }
 
         T_CASE(v ? "swing-3.7" : "swing-1.7", "loopback listeners and HELLO (xport_tcp_open), K = 5 and 8");
-        over_listeners(5, run_swing, FILL_SMALL, bw_sum);
-        over_listeners(8, run_swing, FILL_SMALL, bw_sum);
+        over_listeners(5, run_jobs, FILL_SMALL, bw_sum);
+        over_listeners(8, run_jobs, FILL_SMALL, bw_sum);
 
         T_CASE(v ? "swing-3.8" : "swing-1.8", "coll with --algo swing-*: gathers every rank's values exactly, then all-reduces; K 3, 6, 9");
-        for (int k = 3; k <= MAXK; k += 3) {
-            size_t wrong = 0;
-            T_EQ_I(run_swing(jobs, k, 777, DTYPE_F32, FILL_SMALL, 0, 1, OP_GATHER, NULL, NULL),
-                   0);
-            T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0, bw_sum), 0);
-            for (int r = 0; r < k; r++)
-                for (int q = 0; q < k; q++)
-                    wrong += jobs[r].gathered[2 * q] != q * 10.0 + 0.5 ||
-                             jobs[r].gathered[2 * q + 1] != -(double)q;
-            T_EQ_U(wrong, 0);
-            free_jobs(jobs, k);
-        }
+        for (int k = 3; k <= MAXK; k += 3)
+            gather_sums(k, bw_sum);
 
         T_CASE(v ? "swing-3.9" : "swing-1.9", "a NaN on rank 3 of K = 5: the rank that adds it fails ERR_NONFINITE naming element and partner; no rank ends with rc 0");
-        poison_rank = 3;
-        poison_at = 7;
-        T_EQ_I(run_swing(jobs, 5, 1001, DTYPE_F64, FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL, NULL), 0);
-        {
-            int named = 0;
-            for (int q = 0; q < 5; q++) {
-                named |= jobs[q].rc == ERR_NONFINITE && strstr(jobs[q].err, "element 7 is nan") &&
-                         strstr(jobs[q].err, "from partner rank 3");
-                if (jobs[q].rc == 0)
-                    printf("     rank %d ended with rc 0\n", q);
-                T_TRUE(jobs[q].rc != 0);
-            }
-            T_TRUE(named);
-        }
-        free_jobs(jobs, 5);
-        poison_rank = -1;
+        poison.rank = 3;
+        poison.at = 7;
+        poison.val = NAN;
+        poisoned_job(0, 5, -1, "element 7 is nan", "from partner rank 3");
+        poison.rank = -1;
     }
 
     T_CASE("swing-1.10", "K = 1 and n = 0: no transport, nothing moves; coll refuses the device kinds and --compress, names and parses both");
@@ -420,8 +296,8 @@ int main(void)
         struct swing w1;
         struct coll co;
         double v[3] = { 1.5, -2, 3 };
-        struct coll_cfg cc = { .kind = COLL_TCP_CUDA, .algo = COLL_SWING_BW, .rank = 0,
-                               .world = 1, .dtype = DTYPE_F32, .max_n = 4, .timeout = 1.0 };
+        struct coll_cfg cc = { .kind = COLL_TCP, .algo = COLL_SWING_BW, .rank = 0, .world = 1,
+                               .dtype = DTYPE_F32, .max_n = 4, .timeout = 1.0 };
         T_EQ_I(swing_init(&w1, NULL, 0, 1, 1, 0), 0);
         T_EQ_I(swing_allreduce(&w1, v, 3, DTYPE_F64, err), 0);
         T_EQ_D(v[0], 1.5);
@@ -429,25 +305,16 @@ int main(void)
         swing_destroy(&w1);
         T_EQ_I(swing_init(&w1, NULL, 0, 2, 0, 0), ERR_USAGE);
         variant_bw = 0;
-        T_EQ_I(run_swing(jobs, 6, 0, DTYPE_F32, FILL_SMALL, 0, 2, OP_ALLREDUCE, NULL, NULL), 0);
-        for (int r = 0; r < 6; r++) {
-            T_EQ_I(jobs[r].rc, 0);
-            T_EQ_U(jobs[r].link.bytes_out, 0);
-        }
-        free_jobs(jobs, 6);
-        T_EQ_I(coll_init(&co, &cc, err), ERR_USAGE);
-        T_HAS(err, "--algo swing-bw: runs on the host over TCP only");
-        cc.kind = COLL_TCP;
+        nothing_moves(6);
         cc.compress = COMPRESS_FP16;
         T_EQ_I(coll_init(&co, &cc, err), ERR_USAGE);
         T_HAS(err, "not swing-bw");
         cc.compress = COMPRESS_NONE;
         for (int a = COLL_SWING_LAT; a <= COLL_SWING_BW; a++) {
-            cc.algo = a;
-            T_EQ_I(coll_init(&co, &cc, err), 0);
-            T_STR(coll_algo_name(&co), vname[a - COLL_SWING_LAT]);
-            T_STR(coll_op_algo(&co, COLL_ALL_REDUCE), vname[a - COLL_SWING_LAT]);
-            coll_destroy(&co);
+            static const char *const refused[2] = {
+                "--algo swing-lat: runs on the host over TCP only",
+                "--algo swing-bw: runs on the host over TCP only" };
+            coll_named(a, 0, refused[a - COLL_SWING_LAT], vname[a - COLL_SWING_LAT]);
             T_EQ_I(coll_algo_parse(vname[a - COLL_SWING_LAT]), a);
         }
         T_EQ_I(coll_algo_parse("swing"), -1);

@@ -3,9 +3,9 @@
  * without the launcher, and their cost in the model (common/measure/
  * model.c).
  *
- * K ranks run as threads of this process (tests/fake_peer.h's rig, as
- * test_rabenseifner.c), each with its own link (counters) and transport,
- * connected to their tree neighbours by socketpairs (xport_tcp_attach) or
+ * K ranks run as threads of this process (tests/coll_check.h's harness
+ * on tests/fake_peer.h's rig), each with its own link (counters) and
+ * transport, connected to their tree neighbours by socketpairs (xport_tcp_attach) or
  * by loopback listeners and the real HELLO exchange (xport_tcp_open). Ids:
  * tree-1.x the algorithm: the trees' shape and colors for any K; sums
  * against the closed form (small integers: exact in any order) and, on
@@ -33,87 +33,56 @@
 #include "coll/coll.h"
 #include "coll/tree.h"
 #include "fake_peer.h"
+#include "coll_check.h"
 #include "measure/model.h"
 
-enum op { OP_ALLREDUCE, OP_GATHER };
+static int ntrees = 1;          /* the jobs' algorithm: 1 tree, 2 dbtree */
 
-static int ntrees = 1;          /* the runs' algorithm: 1 tree, 2 dbtree */
-
-/* A poisoned job (tree-1.10), as test_rabenseifner.c's. */
-static int poison_rank = -1, poison_raw;
-static size_t poison_at;
-static double poison_val;
-
-static double value(enum fill f, int r, size_t i, uint64_t round)
+/* tree.c behind coll_check.h's interface, with ntrees trees. */
+static void plan(int rank, int world, struct xport_plan *pl)
 {
-    return f == FILL_RANDOM ? random_value(r, i, round ^ 0x7e3) : small_value(r, i);
+    tree_plan(rank, world, ntrees, pl);
 }
 
-static void fill(struct rank_job *j, uint64_t round)
+static int tree_call(void *st, enum algo_call what, struct xport *x, struct rank_job *j)
 {
-    for (size_t i = 0; i < j->n; i++)
-        vec_set(j->buf, i, j->dtype, value(j->fill, j->rank, i, round));
-    if (j->rank == poison_rank && poison_at < j->n)
-        vec_set(j->buf, poison_at, j->dtype, poison_val);
+    if (what == ALGO_INIT)
+        return tree_init(st, x, j->rank, j->world, ntrees, j->piece);
+    if (what == ALGO_DESTROY)
+        return tree_destroy(st), 0;
+    return (what == ALGO_ALLREDUCE_RAW ? tree_allreduce_raw : tree_allreduce)(st, j->buf, j->n,
+                                                                              j->dtype, j->err);
 }
 
-static void *rank_main(void *arg)
+static void tree_coll(struct coll_cfg *cc)
 {
-    struct rank_job *j = arg;
-    struct xport_plan plan;
-    struct xport *x = NULL;
-    int rc;
+    cc->algo = ntrees == 1 ? COLL_TREE : COLL_DBTREE;
+}
 
-    tree_plan(j->rank, j->world, ntrees, &plan);
-    rc = job_connect(&x, &plan, j->rank, j->world, j->n, j->dtype, j->lfd, j->peers, j->fds,
-                     &j->link, 10.0, j->err);
-    if (rc == 0 && j->op == OP_GATHER) {
-        struct coll co;
-        struct coll_cfg cc = { .kind = COLL_TCP, .algo = ntrees == 1 ? COLL_TREE : COLL_DBTREE,
-                               .rank = j->rank, .world = j->world, .dtype = j->dtype,
-                               .max_n = j->n, .timeout = 10.0, .x = x };
-        double mine[2] = { j->rank * 10.0 + 0.5, -(double)j->rank };
-        rc = coll_init(&co, &cc, j->err);
-        if (rc == 0) {
-            rc = coll_gather(&co, j->gathered, mine, 2, j->err);
-            if (rc == 0)
-                rc = coll_allreduce(&co, j->buf, j->n, j->err);
-            coll_destroy(&co);
-        }
-    } else if (rc == 0) {
-        struct tree t;
-        rc = tree_init(&t, x, j->rank, j->world, ntrees, j->piece);
-        for (int k = 0; rc == 0 && k < j->rounds; k++) {
-            if (k > 0)
-                fill(j, (uint64_t)k);
-            rc = j->rank == poison_rank && poison_raw
-                ? tree_allreduce_raw(&t, j->buf, j->n, j->dtype, j->err)
-                : tree_allreduce(&t, j->buf, j->n, j->dtype, j->err);
-        }
-        tree_destroy(&t);
+static const struct algo_test tree_test = { 0x7e3, sizeof(struct tree), plan, tree_coll,
+                                            tree_call };
+
+/* tree_bytes (bytes_moved's want): its part of the vector each way on
+ * each of its edges; a frame a swap, as the schedule has them (tree.c:
+ * S segments, and each edge's gap between up and down), never more than
+ * the longest chain (tree_steps). */
+static uint64_t tree_bytes(int r, int k, size_t n, uint64_t *frames)
+{
+    struct tree t;
+    struct xport dummy = { 0 };
+    long s = (long)tree_segments(n / (size_t)ntrees, 4), segs2[2] = { s, s };
+    uint64_t bytes;
+
+    *frames = 0;
+    T_EQ_I(tree_init(&t, &dummy, r, k, ntrees, 0), 0);
+    for (int e = 0; e < t.nedges; e++) {
+        long gap = t.e[e].down_at - t.e[e].height;
+        *frames += (uint64_t)(s + (gap < s ? gap : s));
     }
-    if (rc != 0)
-        xport_abort(x, j->err);     /* as ring_worker does: the neighbours are told */
-    xport_close(x);
-    j->rc = rc;
-    return NULL;
-}
-
-/* run_tree: K threads, neighbours connected by socketpairs (or, with
- * lfds, by xport_tcp_open on loopback); jobs[] filled in. */
-static int run_tree(struct rank_job *jobs, int k, size_t n, int dtype, enum fill f, size_t piece,
-                    int rounds, int op, const int *lfds, const struct proto_peer *peers)
-{
-    struct xport_plan pl[MAXK];
-
-    if (jobs_init(jobs, k, n, dtype, op, f, piece, rounds, lfds, peers, fill) != 0)
-        return -ENOMEM;
-    for (int r = 0; r < k; r++)
-        tree_plan(r, k, ntrees, &pl[r]);
-    if (!lfds && jobs_pair_plans(jobs, k, pl) != 0)
-        return -1;
-    threads_run(rank_main, jobs, sizeof jobs[0], k);
-    return 0;
+    bytes = (uint64_t)t.nedges * (4 * (uint64_t)n / (uint64_t)ntrees);
+    T_TRUE((long)*frames <= tree_steps(k, ntrees, segs2, NULL));
+    tree_destroy(&t);
+    return bytes;
 }
 
 /* The order tree.c sums in (DETERMINISM): at a rank its own value, then
@@ -124,7 +93,7 @@ static int colors[2 * 64], colors_k = -1, colors_trees;
 static double sub_sum(int x, int k, int j, size_t i, int dtype, uint64_t round)
 {
     int c[2], nc = tree_children(x, k, j, c);
-    double acc = value(FILL_RANDOM, x, i, round);
+    double acc = job_value(FILL_RANDOM, x, i, round);
     float accs = (float)acc;
 
     if (nc == 2 && (tree_height(c[1], k, j) < tree_height(c[0], k, j) ||
@@ -160,47 +129,12 @@ static double tree_sum(int k, size_t n, size_t i, int dtype, uint64_t round)
     return sub_sum(root, k, j, i, dtype, round);
 }
 
-/* rounding: as test_rabenseifner.c's, with the tree's depth. */
-static size_t rounding(struct rank_job *jobs, int k, uint64_t round)
-{
-    int dt = jobs[0].dtype, h = 0;
-    double u = dt == DTYPE_F32 ? FLT_EPSILON / 2 : DBL_EPSILON / 2;
-    size_t bad = 0;
-
-    while ((1 << h) < k)
-        h++;
-    h = 2 * h + 1;                      /* a chain of up to 2 adds per level */
-    for (size_t i = 0; i < jobs[0].n; i++) {
-        long double exact = 0, mag = 0;
-        for (int r = 0; r < k; r++) {
-            double v = value(FILL_RANDOM, r, i, round);
-            if (dt == DTYPE_F32)
-                v = (float)v;
-            exact += v;
-            mag += fabsl((long double)v);
-        }
-        double got = vec_get(jobs[0].buf, i, dt);
-        if (fabsl((long double)got - exact) > (h + 1) * u * mag)
-            bad++;
-    }
-    return bad;
-}
-
-static int ceil_log2(int k)
-{
-    int d = 0;
-    while ((1 << d) < k)
-        d++;
-    return d;
-}
-
 int main(void)
 {
-    static const int dtypes[2] = { DTYPE_F32, DTYPE_F64 };
     struct rank_job jobs[MAXK];
     char err[ERR_LEN];
 
-    peers_init(43400);
+    algo_use(&tree_test, 43400);
 
     T_CASE("tree-1.1", "shape, any K 1..64: one root, parents and children agree, depth ceil(log2 K); dbtree: leaves of one tree interior in the other; colors proper, C = 3 (tree), 4 (dbtree, K 4..48)");
     for (int k = 1; k <= 64; k++)
@@ -243,86 +177,47 @@ int main(void)
         for (int k = 1; k <= MAXK; k++) {
             size_t ns[4] = { 1, (size_t)k + 1, 1001, 100003 };
             for (int d = 0; d < 2; d++)
-                for (int a = 0; a < 4 - (d == 0); a++) {
-                    T_EQ_I(run_tree(jobs, k, ns[a], dtypes[d], FILL_SMALL, 0, 1, OP_ALLREDUCE,
-                                    NULL, NULL), 0);
-                    T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0, tree_sum), 0);
-                    free_jobs(jobs, k);
-                }
+                for (int a = 0; a < 4 - (d == 0); a++)
+                    run_sums(k, ns[a], dtypes[d], FILL_SMALL, 0, 1, tree_sum);
         }
 
         T_CASE(ntrees == 1 ? "tree-1.4" : "tree-1.5", "random data, K 2..9, odd n over several segments, f32/f64: bit-identical, == its own order bit for bit, within the rounding bound of the exact sum");
         for (int k = 2; k <= MAXK; k++)
             for (int d = 0; d < 2; d++) {
-                T_EQ_I(run_tree(jobs, k, 70001, dtypes[d], FILL_RANDOM, 0, 1, OP_ALLREDUCE, NULL,
+                T_EQ_I(run_jobs(jobs, k, 70001, dtypes[d], FILL_RANDOM, 0, 1, OP_ALLREDUCE, NULL,
                                 NULL), 0);
                 T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 0, tree_sum), 0);
-                T_EQ_U(rounding(jobs, k, 0), 0);
+                /* a chain of up to 2 adds per level: depth 2 ceil(log2 K) + 1 */
+                T_EQ_U(rounding_wrong(jobs, k, 0, 2 * ceil_log2(k) + 2, 1), 0);
                 free_jobs(jobs, k);
             }
 
         T_CASE(ntrees == 1 ? "tree-1.6" : "tree-1.7", "tiny staging pieces (1 and 3 elements), three all-reduces in a row: same sums");
-        for (int k = 3; k <= MAXK; k += 3) {
-            T_EQ_I(run_tree(jobs, k, 40003, DTYPE_F64, FILL_RANDOM, k == 6 ? 24 : 8, 3,
-                            OP_ALLREDUCE, NULL, NULL), 0);
-            T_EQ_U(check_allreduce(jobs, k, FILL_RANDOM, 2, tree_sum), 0);
-            free_jobs(jobs, k);
-        }
+        for (int k = 3; k <= MAXK; k += 3)
+            run_sums(k, 40003, DTYPE_F64, FILL_RANDOM, k == 6 ? 24 : 8, 3, tree_sum);
 
         T_CASE(ntrees == 1 ? "tree-1.8" : "tree-1.9", "bytes and frames per rank: its part each way per edge, one header per swap; the busiest == the model's bytes_in; swaps <= the schedule's longest chain (tree_steps)");
         for (int k = 2; k <= MAXK; k++) {
-            size_t n = 2 * 70000, nb = 4 * n, part = nb / (size_t)ntrees;
-            uint64_t most = 0, h = PROTO_HEADER_SIZE;
-            T_EQ_I(run_tree(jobs, k, n, DTYPE_F32, FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL, NULL), 0);
-            for (int r = 0; r < k; r++) {
-                struct tree t;
-                struct xport dummy = { 0 };
-                long s = (long)tree_segments(n / (size_t)ntrees, 4);
-                uint64_t frames = 0, bytes;
-                T_EQ_I(tree_init(&t, &dummy, r, k, ntrees, 0), 0);
-                for (int e = 0; e < t.nedges; e++) {
-                    long gap = t.e[e].down_at - t.e[e].height;
-                    frames += (uint64_t)(s + (gap < s ? gap : s));
-                }
-                bytes = (uint64_t)t.nedges * part;
-                T_EQ_U(jobs[r].link.bytes_out, bytes + frames * h);
-                T_EQ_U(jobs[r].link.bytes_in, bytes + frames * h);
-                long segs2[2] = { s, s };
-                T_TRUE((long)frames <= tree_steps(k, ntrees, segs2, NULL));
-                most = bytes > most ? bytes : most;
-                tree_destroy(&t);
-            }
+            size_t n = 2 * 70000;
+            uint64_t most = bytes_moved(k, n, tree_bytes);
             if (k >= 4)
                 T_NEAR((double)most, model_query(ntrees == 1 ? MODEL_TREE : MODEL_DBTREE,
-                                                 MODEL_BYTES_IN, k, 1, (double)nb, 1e9, 0), 1e-6);
-            free_jobs(jobs, k);
+                                                 MODEL_BYTES_IN, k, 1, 4.0 * n, 1e9, 0), 1e-6);
         }
 
         T_CASE(ntrees == 1 ? "tree-1.10" : "tree-1.11", "loopback listeners and HELLO (xport_tcp_open), K = 5 and 8");
-        over_listeners(5, run_tree, FILL_RANDOM, tree_sum);
-        over_listeners(8, run_tree, FILL_RANDOM, tree_sum);
+        over_listeners(5, run_jobs, FILL_RANDOM, tree_sum);
+        over_listeners(8, run_jobs, FILL_RANDOM, tree_sum);
 
         T_CASE(ntrees == 1 ? "tree-1.12" : "tree-1.13", "coll with --algo tree|dbtree: gathers every rank's values exactly, then all-reduces");
-        for (int k = 3; k <= MAXK; k += 3) {
-            size_t wrong = 0;
-            T_EQ_I(run_tree(jobs, k, 777, DTYPE_F32, FILL_SMALL, 0, 1, OP_GATHER, NULL, NULL), 0);
-            T_EQ_U(check_allreduce(jobs, k, FILL_SMALL, 0, tree_sum), 0);
-            for (int r = 0; r < k; r++)
-                for (int q = 0; q < k; q++)
-                    wrong += jobs[r].gathered[2 * q] != q * 10.0 + 0.5 ||
-                             jobs[r].gathered[2 * q + 1] != -(double)q;
-            T_EQ_U(wrong, 0);
-            free_jobs(jobs, k);
-        }
+        for (int k = 3; k <= MAXK; k += 3)
+            gather_sums(k, tree_sum);
     }
     ntrees = 1;
 
     T_CASE("tree-1.14", "K = 1 and n = 0: no transport, nothing moves; refused on the device kinds; named and parsed");
     {
         struct tree t1;
-        struct coll co;
-        struct coll_cfg cc = { .kind = COLL_TCP_CUDA, .algo = COLL_DBTREE, .rank = 0,
-                               .world = 1, .dtype = DTYPE_F32, .max_n = 4, .timeout = 1.0 };
         double v[3] = { 1.5, -2, 3 };
         T_EQ_I(tree_init(&t1, NULL, 0, 1, 1, 0), 0);
         T_EQ_I(tree_allreduce(&t1, v, 3, DTYPE_F64, err), 0);
@@ -330,19 +225,8 @@ int main(void)
         T_EQ_I(tree_allreduce(&t1, v, 3, 99, err), ERR_USAGE);
         tree_destroy(&t1);
         T_EQ_I(tree_init(&t1, NULL, 0, 2, 1, 0), ERR_USAGE);
-        T_EQ_I(run_tree(jobs, 6, 0, DTYPE_F32, FILL_SMALL, 0, 2, OP_ALLREDUCE, NULL, NULL), 0);
-        for (int r = 0; r < 6; r++) {
-            T_EQ_I(jobs[r].rc, 0);
-            T_EQ_U(jobs[r].link.bytes_out, 0);
-        }
-        free_jobs(jobs, 6);
-        T_EQ_I(coll_init(&co, &cc, err), ERR_USAGE);
-        T_HAS(err, "--algo dbtree");
-        cc.kind = COLL_TCP;
-        T_EQ_I(coll_init(&co, &cc, err), 0);
-        T_STR(coll_algo_name(&co), "dbtree");
-        T_STR(coll_op_algo(&co, COLL_ALL_REDUCE), "dbtree");
-        coll_destroy(&co);
+        nothing_moves(6);
+        coll_named(COLL_DBTREE, 0, "--algo dbtree", "dbtree");
         T_EQ_I(coll_algo_parse("tree"), COLL_TREE);
         T_EQ_I(coll_algo_parse("dbtree"), COLL_DBTREE);
         T_EQ_I(coll_algo_parse("Tree"), -1);
@@ -354,33 +238,11 @@ int main(void)
          * C = 3, D = 3. Leaf 3 sends segment 0 up in period 0, slot 2:
          * round 2. Rank 0 (unchecked) sends segment 0 down to 4 in period
          * D = 3, slot 0: round 9. */
-        static const struct {
-            int trees, rank, raw, at_rank;
-            size_t at;
-            double val;
-            const char *says;
-        } cases[] = {
-            { 1, 3, 0, 2, 7, NAN, "element 7 is nan after round 2 from child rank 3" },
-            { 1, 0, 1, 4, 800, INFINITY, "element 800 is inf after round 9 from parent rank 0" },
+        static const struct poison_case cases[] = {     /* K, trees, rank, raw, at rank */
+            { 5, 1, 3, 0, 2, 7, NAN, "element 7 is nan after round 2 from child rank 3" },
+            { 5, 1, 0, 1, 4, 800, INFINITY, "element 800 is inf after round 9 from parent rank 0" },
         };
-        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-            ntrees = cases[c].trees;
-            poison_rank = cases[c].rank;
-            poison_raw = cases[c].raw;
-            poison_at = cases[c].at;
-            poison_val = cases[c].val;
-            T_EQ_I(run_tree(jobs, 5, 1001, DTYPE_F64, FILL_SMALL, 0, 1, OP_ALLREDUCE, NULL,
-                            NULL), 0);
-            T_EQ_I(jobs[cases[c].at_rank].rc, ERR_NONFINITE);
-            T_HAS(jobs[cases[c].at_rank].err, cases[c].says);
-            for (int q = 0; q < 5; q++)
-                if (!(cases[c].raw && q == cases[c].rank) && jobs[q].rc == 0) {
-                    printf("     case %zu: rank %d ended with rc 0\n", c, q);
-                    T_TRUE(jobs[q].rc != 0);
-                }
-            free_jobs(jobs, 5);
-        }
-        poison_rank = -1;
+        poisoned_cases(cases, sizeof cases / sizeof cases[0], &ntrees);
     }
 
     T_CASE("tree-2.1", "tree_steps: the schedule's longest chain of swaps, each waiting for both ends; K = 4 and 2 by hand (tree.c's period table); a full period adds C steps; at most C (S + 2D - 1); the segment the same as tree.h's");

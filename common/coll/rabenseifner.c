@@ -124,22 +124,16 @@ void rab_destroy(struct rab *r)
     xport_algo_destroy(&r->a);
 }
 
+/* cube_peer (an xchg_peer_fn): the halving's partner at distance
+ * d = P >> (s + 1), P/2 first. */
+static int cube_peer(int c, int s, int p)
+{
+    return c ^ (p >> (s + 1));
+}
+
 int rab_partners(int rank, int world, int *out)
 {
-    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), extra = world - p, me, n = 0;
-
-    if (world < 2)
-        return 0;
-    me = xchg_cube_of(rank, extra);
-    if (me < 0) {
-        out[0] = rank - 1;                  /* an odd rank of a pair: its fold partner only */
-        return 1;
-    }
-    if (rank < 2 * extra)
-        out[n++] = rank + 1;                /* an even rank of a pair: the odd one folds in */
-    for (int d = p / 2; d >= 1; d /= 2)
-        out[n++] = xchg_rank_of(me ^ d, extra);
-    return n;
+    return xchg_partners(rank, world, cube_peer, out);
 }
 
 void rab_plan(int rank, int world, struct xport_plan *pl)
@@ -161,73 +155,19 @@ void rab_block(size_t n, int p, int c, size_t *lo, size_t *hi)
     ring_chunk(n, p, c, lo, hi);
 }
 
-/* cube: the halving and the doubling among the P cube ranks; `me` is this
- * rank's cube number; wait: each step's patience (PATIENCE). */
-static int cube(struct rab *r, unsigned char *v, size_t n, int dtype, int p, int me, int extra,
-                int wait, int check, char *err)
+/* cube: xchg_allreduce's body, the halving and the doubling among the
+ * cube ranks (xchg_halve_double), the partner at each step cube_peer's,
+ * the block position the cube number. */
+static int cube(void *ctx, const struct xchg_cube *q, char *err)
 {
-    size_t es = dtype_size(dtype);
-    int blo = 0, bhi = p, rc = 0, round = 1;
+    struct rab *r = ctx;
 
-    for (int d = p / 2; rc == 0 && d >= 1; d /= 2) {    /* halving: [blo, bhi) halves */
-        int mid = blo + (bhi - blo) / 2, lower = (me & d) == 0;
-        int klo = lower ? blo : mid, khi = lower ? mid : bhi;     /* kept */
-        int slo = lower ? mid : blo, shi = lower ? bhi : mid;     /* sent */
-        size_t k0 = xchg_at(n, p, klo), s0 = xchg_at(n, p, slo);
-        struct xchg e = {
-            .peer = xchg_rank_of(me ^ d, extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + s0 * es, .sn = xchg_at(n, p, shi) - s0,
-            .rbuf = v + k0 * es, .rn = xchg_at(n, p, khi) - k0, .first = k0, .take = XCHG_ADD,
-        };
-        rc = xchg_step(&r->a, &e, dtype, err);
-        blo = klo;
-        bhi = khi;
-    }
-    for (int d = 1; rc == 0 && d < p; d *= 2) {         /* doubling: [blo, bhi) doubles */
-        int lower = (me & d) == 0, olo = lower ? bhi : blo - d, ohi = olo + d;
-        size_t m0 = xchg_at(n, p, blo), o0 = xchg_at(n, p, olo);
-        struct xchg e = {
-            .peer = xchg_rank_of(me ^ d, extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + m0 * es, .sn = xchg_at(n, p, bhi) - m0,
-            .rbuf = v + o0 * es, .rn = xchg_at(n, p, ohi) - o0, .first = o0, .take = XCHG_COPY,
-        };
-        rc = xchg_step(&r->a, &e, dtype, err);
-        blo = lower ? blo : olo;
-        bhi = lower ? ohi : bhi;
-    }
-    return rc;
-}
-
-/* The cube's call for xchg_fold. */
-struct rab_call {
-    struct rab *r;
-    unsigned char *v;
-    size_t n;
-    int dtype, p, me, extra, check;
-};
-
-static int rab_body(void *ctx, char *err)
-{
-    struct rab_call *c = ctx;
-
-    return cube(c->r, c->v, c->n, c->dtype, c->p, c->me, c->extra, c->extra > 0 ? 2 : 1,
-                c->check, err);
+    return xchg_halve_double(&r->a, q, q->c, cube_peer, err);
 }
 
 static int allreduce(struct rab *r, void *buf, size_t n, int dtype, int check, char *err)
 {
-    int k = r->a.world, l, p;
-    struct rab_call c = { .r = r, .v = buf, .n = n, .dtype = dtype, .check = check };
-
-    if (dtype_size(dtype) == 0)
-        return ERR_USAGE;
-    if (k == 1 || n == 0)
-        return 0;
-    p = rd_pow2_floor(k, &l);
-    c.p = p;
-    c.extra = k - p;
-    c.me = xchg_cube_of(r->a.rank, c.extra);
-    return xchg_fold(&r->a, c.v, n, dtype, check, c.extra, 2 * l, l, rab_body, &c, err);
+    return xchg_allreduce(&r->a, buf, n, dtype, check, 2, cube, r, err);
 }
 
 int rab_allreduce(struct rab *r, void *buf, size_t n, int dtype, char *err)

@@ -173,19 +173,7 @@ void swing_destroy(struct swing *w)
 
 int swing_partners(int rank, int world, int *out)
 {
-    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), extra = world - p, c, n = 0;
-
-    if (world < 2)
-        return 0;
-    if ((c = xchg_cube_of(rank, extra)) < 0) {
-        out[0] = rank - 1;                  /* an odd rank of a pair: its fold partner only */
-        return 1;
-    }
-    if (rank < 2 * extra)
-        out[n++] = rank + 1;                /* an even rank of a pair: the odd one folds in */
-    for (int s = 0; s < l; s++)
-        out[n++] = xchg_rank_of(swing_peer(c, s, p), extra);
-    return n;
+    return xchg_partners(rank, world, swing_peer, out);
 }
 
 void swing_plan(int rank, int world, struct xport_plan *pl)
@@ -202,91 +190,36 @@ int swing_steps(int world, int bw)
     return p == world ? steps : steps + 2;
 }
 
-/* lat: swing-lat among the P cube ranks; c is this rank's cube number;
- * wait: each step's patience. */
-static int lat(struct swing *w, unsigned char *v, size_t n, int dtype, int p, int l, int c,
-               int extra, int wait, int check, char *err)
+/* lat: swing-lat among the cube ranks: at step s the whole vector to and
+ * from Swing's peer, added in. */
+static int lat(struct swing *w, const struct xchg_cube *q, char *err)
 {
     int rc = 0;
 
-    for (int s = 0; rc == 0 && s < l; s++) {
+    for (int s = 0; rc == 0 && s < q->l; s++) {
         struct xchg e = {
-            .peer = xchg_rank_of(swing_peer(c, s, p), extra), .round = s + 1, .patience = wait,
-            .check = check, .sbuf = v, .sn = n, .rbuf = v, .rn = n, .take = XCHG_ADD,
+            .peer = xchg_rank_of(swing_peer(q->c, s, q->p), q->extra), .round = s + 1,
+            .patience = q->wait, .check = q->check, .sbuf = q->v, .sn = q->n, .rbuf = q->v,
+            .rn = q->n, .take = XCHG_ADD,
         };
-        rc = xchg_step(&w->a, &e, dtype, err);
+        rc = xchg_step(&w->a, &e, q->dtype, err);
     }
     return rc;
 }
 
-/* bw: swing-bw's reduce-scatter and all-gather among the P cube ranks,
- * over positions (BLOCKS): the run [blo, bhi) halves around pos, then
- * doubles back. */
-static int bw(struct swing *w, unsigned char *v, size_t n, int dtype, int p, int l, int c,
-              int extra, int wait, int check, char *err)
+/* body: xchg_allreduce's: swing-lat, or swing-bw's reduce-scatter and
+ * all-gather over positions (BLOCKS): the run [blo, bhi) halves around
+ * pos, then doubles back (xchg_halve_double), Swing's peer at each step. */
+static int body(void *ctx, const struct xchg_cube *q, char *err)
 {
-    size_t es = dtype_size(dtype);
-    int blo = 0, bhi = p, rc = 0, round = 1, me = w->pos;
+    struct swing *w = ctx;
 
-    for (int s = 0; rc == 0 && s < l; s++) {            /* reduce-scatter: [blo, bhi) halves */
-        int d = p >> (s + 1), mid = blo + d, lower = (me & d) == 0;
-        int klo = lower ? blo : mid, khi = lower ? mid : bhi;     /* kept */
-        int slo = lower ? mid : blo, shi = lower ? bhi : mid;     /* sent */
-        size_t k0 = xchg_at(n, p, klo), s0 = xchg_at(n, p, slo);
-        struct xchg e = {
-            .peer = xchg_rank_of(swing_peer(c, s, p), extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + s0 * es, .sn = xchg_at(n, p, shi) - s0,
-            .rbuf = v + k0 * es, .rn = xchg_at(n, p, khi) - k0, .first = k0, .take = XCHG_ADD,
-        };
-        rc = xchg_step(&w->a, &e, dtype, err);
-        blo = klo;
-        bhi = khi;
-    }
-    for (int s = l - 1; rc == 0 && s >= 0; s--) {       /* all-gather: [blo, bhi) doubles */
-        int d = p >> (s + 1), lower = (me & d) == 0, olo = lower ? bhi : blo - d, ohi = olo + d;
-        size_t m0 = xchg_at(n, p, blo), o0 = xchg_at(n, p, olo);
-        struct xchg e = {
-            .peer = xchg_rank_of(swing_peer(c, s, p), extra), .round = round++, .patience = wait,
-            .check = check, .sbuf = v + m0 * es, .sn = xchg_at(n, p, bhi) - m0,
-            .rbuf = v + o0 * es, .rn = xchg_at(n, p, ohi) - o0, .first = o0, .take = XCHG_COPY,
-        };
-        rc = xchg_step(&w->a, &e, dtype, err);
-        blo = lower ? blo : olo;
-        bhi = lower ? ohi : bhi;
-    }
-    return rc;
-}
-
-/* Swing's call for xchg_fold. */
-struct swing_call {
-    struct swing *w;
-    unsigned char *v;
-    size_t n;
-    int dtype, p, l, c, extra, check;
-};
-
-static int swing_body(void *ctx, char *err)
-{
-    struct swing_call *s = ctx;
-
-    return (s->w->bw ? bw : lat)(s->w, s->v, s->n, s->dtype, s->p, s->l, s->c, s->extra,
-                                 s->extra > 0 ? 2 : 1, s->check, err);
+    return w->bw ? xchg_halve_double(&w->a, q, w->pos, swing_peer, err) : lat(w, q, err);
 }
 
 static int allreduce(struct swing *w, void *buf, size_t n, int dtype, int check, char *err)
 {
-    int k = w->a.world;
-    struct swing_call s = { .w = w, .v = buf, .n = n, .dtype = dtype, .check = check };
-
-    if (dtype_size(dtype) == 0)
-        return ERR_USAGE;
-    if (k == 1 || n == 0)
-        return 0;
-    s.p = rd_pow2_floor(k, &s.l);
-    s.extra = k - s.p;
-    s.c = xchg_cube_of(w->a.rank, s.extra);
-    return xchg_fold(&w->a, s.v, n, dtype, check, s.extra, w->bw ? 2 * s.l : s.l, s.l,
-                     swing_body, &s, err);
+    return xchg_allreduce(&w->a, buf, n, dtype, check, w->bw ? 2 : 1, body, w, err);
 }
 
 int swing_allreduce(struct swing *w, void *buf, size_t n, int dtype, char *err)

@@ -1,4 +1,5 @@
-/* xchg.c -- one exchange with a partner (xchg.h). */
+/* xchg.c -- one exchange with a partner, the fold, the halving and
+ * doubling (xchg.h). */
 #include "xchg.h"
 
 #include <stdint.h>
@@ -6,6 +7,7 @@
 #include "base/dtype.h"
 #include "base/err.h"
 #include "base/vec.h"
+#include "rd.h"
 #include "ring.h"
 
 int xchg_step(struct xport_algo *a, const struct xchg *e, int dtype, char *err)
@@ -62,15 +64,19 @@ int xchg_rank_of(int cube, int extra)
     return cube < extra ? 2 * cube : cube + extra;
 }
 
-int xchg_fold(struct xport_algo *a, unsigned char *v, size_t n, int dtype, int check, int extra,
-              int rounds, int l, int (*body)(void *ctx, char *err), void *ctx, char *err)
+/* fold: THE FOLD around body (xchg_allreduce). */
+static int fold(struct xport_algo *a, const struct xchg_cube *q, int rounds,
+                int (*body)(void *ctx, const struct xchg_cube *q, char *err), void *ctx,
+                char *err)
 {
-    int rank = a->rank, pair = rank < 2 * extra, rc = 0;
+    unsigned char *v = q->v;
+    size_t n = q->n;
+    int rank = a->rank, pair = rank < 2 * q->extra, rc = 0, dtype = q->dtype, check = q->check;
 
     if (pair && rank % 2) {
         struct xchg in = { .peer = rank - 1, .round = 0, .patience = 1, .sbuf = v, .sn = n,
                            .take = XCHG_NONE };
-        struct xchg out = { .peer = rank - 1, .round = rounds + 1, .patience = 2 * l + 1,
+        struct xchg out = { .peer = rank - 1, .round = rounds + 1, .patience = 2 * q->l + 1,
                             .check = check, .rbuf = v, .rn = n, .take = XCHG_COPY };
         rc = xchg_step(a, &in, dtype, err);
         return rc != 0 ? rc : xchg_step(a, &out, dtype, err);
@@ -81,11 +87,87 @@ int xchg_fold(struct xport_algo *a, unsigned char *v, size_t n, int dtype, int c
         rc = xchg_step(a, &in, dtype, err);
     }
     if (rc == 0)
-        rc = body(ctx, err);
+        rc = body(ctx, q, err);
     if (rc == 0 && pair) {
         struct xchg out = { .peer = rank + 1, .round = rounds + 1, .patience = 1, .sbuf = v,
                             .sn = n, .take = XCHG_NONE };
         rc = xchg_step(a, &out, dtype, err);
+    }
+    return rc;
+}
+
+int xchg_allreduce(struct xport_algo *a, void *buf, size_t n, int dtype, int check, int steps,
+                   int (*body)(void *ctx, const struct xchg_cube *q, char *err), void *ctx,
+                   char *err)
+{
+    struct xchg_cube q = { .v = buf, .n = n, .dtype = dtype, .check = check };
+
+    if (dtype_size(dtype) == 0)
+        return ERR_USAGE;
+    if (a->world == 1 || n == 0)
+        return 0;
+    q.p = rd_pow2_floor(a->world, &q.l);
+    q.extra = a->world - q.p;
+    q.c = xchg_cube_of(a->rank, q.extra);
+    q.wait = q.extra > 0 ? 2 : 1;
+    return fold(a, &q, steps * q.l, body, ctx, err);
+}
+
+void xchg_cube_peers(int c, int p, int l, int extra, xchg_peer_fn peer, int *out)
+{
+    for (int s = 0; s < l; s++)
+        out[s] = xchg_rank_of(peer(c, s, p), extra);
+}
+
+int xchg_partners(int rank, int world, xchg_peer_fn peer, int *out)
+{
+    int l, p = rd_pow2_floor(world < 1 ? 1 : world, &l), extra = world - p, c, n = 0;
+
+    if (world < 2)
+        return 0;
+    if ((c = xchg_cube_of(rank, extra)) < 0) {
+        out[0] = rank - 1;                  /* an odd rank of a pair: its fold partner only */
+        return 1;
+    }
+    if (rank < 2 * extra)
+        out[n++] = rank + 1;                /* an even rank of a pair: the odd one folds in */
+    xchg_cube_peers(c, p, l, extra, peer, out + n);
+    return n + l;
+}
+
+int xchg_halve_double(struct xport_algo *a, const struct xchg_cube *q, int pos,
+                      xchg_peer_fn peer, char *err)
+{
+    unsigned char *v = q->v;
+    size_t n = q->n, es = dtype_size(q->dtype);
+    int p = q->p, blo = 0, bhi = p, rc = 0, round = 1, to[XCHG_STEPS_MAX];
+
+    xchg_cube_peers(q->c, p, q->l, q->extra, peer, to);
+    for (int s = 0; rc == 0 && s < q->l; s++) {         /* halving: [blo, bhi) halves */
+        int d = p >> (s + 1), mid = blo + d, lower = (pos & d) == 0;
+        int klo = lower ? blo : mid, khi = lower ? mid : bhi;     /* kept */
+        int slo = lower ? mid : blo, shi = lower ? bhi : mid;     /* sent */
+        size_t k0 = xchg_at(n, p, klo), s0 = xchg_at(n, p, slo);
+        struct xchg e = {
+            .peer = to[s], .round = round++, .patience = q->wait, .check = q->check,
+            .sbuf = v + s0 * es, .sn = xchg_at(n, p, shi) - s0, .rbuf = v + k0 * es,
+            .rn = xchg_at(n, p, khi) - k0, .first = k0, .take = XCHG_ADD,
+        };
+        rc = xchg_step(a, &e, q->dtype, err);
+        blo = klo;
+        bhi = khi;
+    }
+    for (int s = q->l - 1; rc == 0 && s >= 0; s--) {    /* doubling: [blo, bhi) doubles */
+        int d = p >> (s + 1), lower = (pos & d) == 0, olo = lower ? bhi : blo - d, ohi = olo + d;
+        size_t m0 = xchg_at(n, p, blo), o0 = xchg_at(n, p, olo);
+        struct xchg e = {
+            .peer = to[s], .round = round++, .patience = q->wait, .check = q->check,
+            .sbuf = v + m0 * es, .sn = xchg_at(n, p, bhi) - m0, .rbuf = v + o0 * es,
+            .rn = xchg_at(n, p, ohi) - o0, .first = o0, .take = XCHG_COPY,
+        };
+        rc = xchg_step(a, &e, q->dtype, err);
+        blo = lower ? blo : olo;
+        bhi = lower ? ohi : bhi;
     }
     return rc;
 }
