@@ -304,15 +304,15 @@ static double evaluate(int algo, int q, int k, int servers, int even, double byt
 /* sparse_eval: --compress topk:F|sign, bytes x of dtype d as one frame
  * (compress_frame_bytes, headers apart). The ring's top-k: an all-gather,
  * K - 1 frames each way per link in K - 1 steps. The PS (one server of
- * its own): the K pushes as frames in (--spread), the weights dense out. */
+ * its own): the K pushes as frames in (--spread; sched: model_ps_sched), the weights dense out. */
 static double sparse_eval(int set, int algo, int q, int k, double x, double bw, double lat, int d)
 {
     double fb = (double)compress_frame_bytes(set, (size_t)(x / (double)dtype_size(d)), d);
 
     if (algo == MODEL_RING)
         return q == MODEL_STEPS ? k - 1 : q == MODEL_TIME ? (k - 1) * (lat + fb / bw) : (k - 1) * fb;
-    if (q == MODEL_TIME)
-        return model_ps_spread(k, fb, x, psq.spread, bw, lat);
+    if (q == MODEL_TIME || q == Q_SCHED)
+        return q == Q_SCHED ? model_ps_sched(k, 1, fb, x, bw, lat) : model_ps_spread(k, fb, x, psq.spread, bw, lat);
     return model_query(MODEL_PS, q, k, 1, q == MODEL_INGRESS || q == MODEL_BYTES_IN ? fb : x, bw, lat);
 }
 
@@ -657,8 +657,8 @@ int main(int argc, char **argv)
     if (place_query(placement_name, even, q, bucket, &algo, &servers) != 0 ||
         wire_factor(compress, dt, algo, &wf, &sparse, &d) != 0)
         return CLI_EXIT_USAGE;
-    if (q == Q_SCHED && (algo != MODEL_PS || psq.spread || compress || !(bw > 0)))
-        return usage_error("--quantity sched: separate servers, uncompressed, no --spread, --bw > 0");
+    if (q == Q_SCHED && (algo != MODEL_PS || psq.spread || (wf != 1.0 || psq.rank) || !(bw > 0)))
+        return usage_error("--quantity sched: separate servers, no --spread, --bw > 0, --compress none, topk:F or sign");
     if ((sparse || psq.spread) && (q == MODEL_TOPT || q == Q_PIPELINED || servers > 1 || even || placement_name))
         return usage_error("--compress topk:F|sign, --spread: one server of its own, no t_opt or pipelined");
     if (psq.spread && (algo != MODEL_PS || q != MODEL_TIME))
@@ -673,7 +673,7 @@ int main(int argc, char **argv)
         }
         servers = rph;                  /* model_query's G */
     }
-    if (psq.kind && q == MODEL_TIME && isnan(psq.cost) && isnan(bytes) == !!sweep.n)
+    if (psq.kind && (q == MODEL_TIME || q == Q_SCHED) && isnan(psq.cost) && isnan(bytes) == !!sweep.n)
         psq_measure(isnan(bytes) ? sweep.hi : bytes);
     if (isnan(bytes) == !sweep.n)
         return usage_error("a query needs one of --bytes and --sweep");
@@ -684,7 +684,7 @@ int main(int argc, char **argv)
 
     double red = gamma == 0 ? 0 : row ? row->reduced(k) : algo == MODEL_PS ? (double)k / servers
                : k * (even ? 1.0 / (k + servers) : model_ps_split(k, servers).colocated); /* g */
-    red = gamma * red + (q == MODEL_TIME && psq.kind && !psq.rank ? psq.cost / psq.es : 0); /* s/byte */
+    red = gamma * red + ((q == MODEL_TIME || q == Q_SCHED) && psq.kind && !psq.rank ? psq.cost / psq.es : 0); /* s/byte */
     if (!sweep.n) {
         print_number((sparse ? sparse_eval(sparse, algo, q, k, bytes, bw, latency, d)
                       : evaluate(algo, q, k, servers, even, bytes * wf, bucket * wf, bw, latency))

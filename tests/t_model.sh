@@ -221,4 +221,30 @@ for bad in "--coll allreduce --K 4 --bytes 1 --bw 1" "--coll alltoall --K 4 --by
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "model $bad: stderr not one line: $(cat "$T_TMP/err")"
 done
 t_end
+
+t_case model-4.7 "--quantity sched: the one-server PS as its round-robin egress serves it (model_ps_sched), by hand; a sparse push's frame; refused where not derived"
+# 250 Mbit/s: 31250-byte pieces; K = 4, a = 1 ms: 16 KiB is one piece,
+# 2a + 5 n / bw; 64 KiB ends in a 3036-byte piece, 2a + (8 n - 3 x 3036) / bw;
+# the seeds' time (the headline) above both.
+for q in "16384 0.00462144" "65536 0.01848576"; do
+    set -- $q
+    got=$("$PSR_BIN/model" --algo ps --K 4 --bytes $1 --bw 250Mbit --latency 1ms --quantity sched)
+    [ "$got" = "$2" ] || t_fail "sched at $1: $got, by hand $2"
+    seeds=$("$PSR_BIN/model" --algo ps --K 4 --bytes $1 --bw 250Mbit --latency 1ms)
+    awk -v s="$seeds" -v g="$got" 'BEGIN { exit !(s > g) }' || t_fail "seeds' $seeds not above sched $got at $1"
+done
+# sign on 6337 f64: a push of under 1 KB, which the weights' spread
+# (3 x 50696 bytes of wire) hides behind nothing: its own push, then the
+# K dense pulls (the codec's cost 0 here)
+x=$("$PSR_BIN/model" --algo ps --K 4 --bytes 50696 --bw 1Gbit --latency 1ms --compress sign --dtype f64 --compress-cost 0 --quantity sched)
+y=$("$PSR_BIN/model" --algo ps --K 4 --bytes 50696 --bw 1Gbit --latency 1ms --compress sign --dtype f64 --compress-cost 0 --spread 1)
+[ -n "$x" ] && [ "$x" = "$y" ] || t_fail "sign sched $x, want the push hidden by nothing: --spread 1's $y"
+for bad in "--algo ring --K 4 --bytes 1M --bw 1Gbit --quantity sched" "--algo ps --K 4 --bytes 1M --quantity sched" \
+           "--algo ps --K 4 --bytes 1M --bw 1Gbit --placement colocated --quantity sched" \
+           "--algo ps --K 4 --bytes 1M --bw 1Gbit --spread 1ms --quantity sched"; do
+    job 10 "$PSR_BIN/model" $bad
+    [ "$rc" = 64 ] || t_fail "model $bad: exit $rc, want 64"
+    [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "model $bad: stderr not one line: $(cat "$T_TMP/err")"
+done
+t_end
 t_exit
