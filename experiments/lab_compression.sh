@@ -264,7 +264,8 @@ rate_of() { awk -v b="$1" 'BEGIN { m = b * 8 / 1e6; if (m >= 1) printf "%dMbit\n
 sort_rates() { local r; for r; do echo "$(bps "$r") $r"; done | sort -g -u -k1,1 | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 } END { print "" }'; }
 # rates_of[SYS:C]: the rates C runs at. --rates; with --around DIR, a
 # compressor's own: half, once and twice DIR's combine_predicted_bps for
-# it (predicted_bps where DIR has none: a set from before 2026-11-28)
+# it (predicted_bps where DIR has no such column: a set from before
+# 2026-11-28; where it says inf or 0, --rates)
 # (the measured break-even is best conditioned near where it is expected:
 # a bracket from rates far off it is a crossing of two nearly parallel
 # lines through noisy points). none runs at every rate of its system's
@@ -274,7 +275,8 @@ for x in $runs; do
     rs=$rates
     if [ -n "$around" ] && [ "${x#*:}" != none ]; then
         pb=$(csv_awk -v s="${x%%:*}" -v cc="${x#*:}" 'FNR > 1 && $c["system"] == s && $c["compressor"] == cc {
-                 v = $c["combine_predicted_bps"]; print (v ~ /^[0-9.]+([eE][-+]?[0-9]+)?$/ && v + 0 > 0) ? v : $c["predicted_bps"]; exit }' "$around/compression.csv")
+                 v = ("combine_predicted_bps" in c) ? $c["combine_predicted_bps"] : ""
+                 print (v != "" && v != "-") ? v : $c["predicted_bps"]; exit }' "$around/compression.csv")
         if [[ $pb =~ ^[0-9.]+([eE][-+]?[0-9]+)?$ ]] && awk -v p="$pb" 'BEGIN { exit !(p + 0 > 0) }'; then
             rs="$(rate_of "$(awk -v p="$pb" 'BEGIN { print p / 2 }')") $(rate_of "$pb") $(rate_of "$(awk -v p="$pb" 'BEGIN { print p * 2 }')")"
         fi
