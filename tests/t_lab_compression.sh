@@ -54,7 +54,7 @@ if [ -s "$o/compression.csv" ]; then
                if ($c["system"] == "ps" && !($c["spread_s"] + 0 > 0)) print "row " NR ": spread_s \"" $c["spread_s"] "\""
                if ($c["system"] == "ring" && $c["spread_s"] != 0) print "row " NR ": ring spread_s \"" $c["spread_s"] "\""
                if (!($c["period_s"] + 0 > 0)) print "row " NR ": period_s \"" $c["period_s"] "\""
-               # the combine: time_s itself with one repeat; none's at the rate
+               # the combine: time_s itself with one repeat; combine_none_s: none at the rate
                if ($c["combine_s"] == "" || $c["combine_s"] != $c["time_s"] + 0) print "row " NR ": combine_s \"" $c["combine_s"] "\", time_s " $c["time_s"]
                nz[$c["system"] ":" $c["rate"]] = nz[$c["system"] ":" $c["rate"]] " " $c["combine_none_s"]
                if ($c["compressor"] == "none") { z[$c["system"] ":" $c["rate"]] = $c["time_s"] + 0; next }
