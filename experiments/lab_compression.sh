@@ -74,8 +74,33 @@
 #                   none's link stopped setting the pace (emulable),
 #                   "beyond what this machine can emulate faithfully",
 #                   and no measured number. --around DIR runs each
-#                   compressor at half, once and twice DIR's prediction,
-#                   where the interval is narrowest;
+#                   compressor at half, once and twice DIR's prediction
+#                   (its combine_predicted_bps, below, where DIR has
+#                   one), where the interval is narrowest;
+#        on the combine  THE BREAK-EVEN ON THE COMBINE, the section's first
+#                   figure (the ones above, on the time to target and the
+#                   step, are the second: time to accuracy): the step's
+#                   backward and apply are the same with and without
+#                   compression, and on this shared machine about 8 ms
+#                   of noise around a sub-ms difference, and u, the
+#                   time outside the model, moved the prediction between
+#                   sets (PS sign 229 / 203 / 163 Mbit/s). Here, per run,
+#                   time_s (the CSV's: per step the slowest process's
+#                   combine from the last entry, the median over steps),
+#                   which holds the codec: the ring's encode and decode
+#                   run inside its all-reduce (coll_cmp.h, coll_sparse.h,
+#                   coll_psgd.h), the PS worker's encode inside its
+#                   push (frames.c), the server's decode and sum before
+#                   its pull; combine_d: C's less none's at each rate
+#                   (the repeats' medians) and its spread (step_d's
+#                   rule, the runs' own standard errors from the per-
+#                   step combines in their records, rec_se); the
+#                   interval (be_interval) and the verdict as above,
+#                   against combine_predicted_bps: bin/model's combine
+#                   alone, C's (its bytes plus its codec's cost per
+#                   element, measured by bin/model) against none's, no
+#                   measured u (the PS's with the measured spread_s, as
+#                   time_s is timed);
 #   4. compression.png: the loss against wall-clock time, one panel per
 #      rate, one line per system and compressor, the target dashed;
 #      compression_steps.png: the loss against the step (one panel per
@@ -90,8 +115,13 @@
 # collective call: what the model leaves out of the combine itself),
 # repeats, spread_s (the PS's entry spread; 0 on the ring), period_s (the
 # mean step, the repeats' median), breakeven_lo_bps, breakeven_hi_bps,
-# emulable_bps, verdict (the interval, by name), <out>/compression.txt
-# (the table, then the interval and verdict per compressor),
+# emulable_bps, verdict (the interval, by name), then THE COMBINE's:
+# combine_s (C's time_s, the repeats' median), combine_none_s (none's at
+# the rate), combine_spread_s (the difference's spread), combine_model_s
+# (bin/model's combine for C at the rate), codec_s (the codec's measured
+# cost a step, in combine_model_s), combine_lo_bps, combine_hi_bps,
+# combine_predicted_bps, combine_verdict), <out>/compression.txt (the
+# table, the interval and verdict per compressor, then the combine's),
 # <out>/loss/, logs/. Timings on a shared 2-core machine are
 # noisy: nothing here asserts one.
 set -uo pipefail
@@ -117,6 +147,7 @@ timeout=60
 mlp_elems=6337          # MLP_PARAMS (common/train/mlp.h)
 trailer=3               # STEP_TRAILER_LEN (common/train/step.h): counts and loss, exact
 es=8                    # the mlp's gradient is f64 (mlp.h: MLP_PARAMS doubles)
+psgd_elems=6144         # the mlp's weight matrices, PowerSGD's: W1 64 x 32 and W2 64 x 64 (mlp.h)
 
 usage() {
     cat <<EOF
@@ -136,9 +167,10 @@ time, and the break-even bandwidth, measured and predicted (bin/model).
   --repeats N        runs of every point, interleaved (all points once, then
                      again); the fits take each point's medians (default $repeats)
   --around DIR       each compressor at ITS OWN rates: half, once and twice
-                     the predicted_bps of an earlier run's
-                     DIR/compression.csv (same K), none at all of its
-                     system's; where DIR has no finite prediction, --rates
+                     the combine_predicted_bps (else predicted_bps) of an
+                     earlier run's DIR/compression.csv (same K), none at
+                     all of its system's; where DIR has no finite
+                     prediction, --rates
   --quick            rates "8Mbit 64Mbit", 25 steps, target 0.15 (tests, the
                      worksheet; two rates: a measured break-even needs two)
 EOF
@@ -231,7 +263,9 @@ rate_of() { awk -v b="$1" 'BEGIN { m = b * 8 / 1e6; if (m >= 1) printf "%dMbit\n
 # sort_rates R...: the rates once each (by bytes per second), ascending.
 sort_rates() { local r; for r; do echo "$(bps "$r") $r"; done | sort -g -u -k1,1 | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 } END { print "" }'; }
 # rates_of[SYS:C]: the rates C runs at. --rates; with --around DIR, a
-# compressor's own: half, once and twice DIR's predicted_bps for it
+# compressor's own: half, once and twice DIR's combine_predicted_bps for
+# it (predicted_bps where DIR has no such column: a set from before
+# 2026-11-28; where it says inf or 0, --rates)
 # (the measured break-even is best conditioned near where it is expected:
 # a bracket from rates far off it is a crossing of two nearly parallel
 # lines through noisy points). none runs at every rate of its system's
@@ -240,7 +274,9 @@ declare -A rates_of
 for x in $runs; do
     rs=$rates
     if [ -n "$around" ] && [ "${x#*:}" != none ]; then
-        pb=$(csv_awk -v s="${x%%:*}" -v cc="${x#*:}" 'FNR > 1 && $c["system"] == s && $c["compressor"] == cc { print $c["predicted_bps"]; exit }' "$around/compression.csv")
+        pb=$(csv_awk -v s="${x%%:*}" -v cc="${x#*:}" 'FNR > 1 && $c["system"] == s && $c["compressor"] == cc {
+                 v = ("combine_predicted_bps" in c) ? $c["combine_predicted_bps"] : ""
+                 print (v != "" && v != "-") ? v : $c["predicted_bps"]; exit }' "$around/compression.csv")
         if [[ $pb =~ ^[0-9.]+([eE][-+]?[0-9]+)?$ ]] && awk -v p="$pb" 'BEGIN { exit !(p + 0 > 0) }'; then
             rs="$(rate_of "$(awk -v p="$pb" 'BEGIN { print p / 2 }')") $(rate_of "$pb") $(rate_of "$(awk -v p="$pb" 'BEGIN { print p * 2 }')")"
         fi
@@ -429,15 +465,22 @@ fit_be() {
 # runs: the P round, W1's and W2's P (64 R + 64 R) with the 196 raw
 # elements (the biases, W3, the trailer), and the Q round (32 R + 64 R)
 # (docs/design.md: 644 elements at R = 2), plus psgd_cost per element of
-# the gradient.
+# its weight matrices (psgd_elems).
 # codec_cost[C]: C's own CPU seconds per element, measured once by
 # bin/model (compress_cost, psgd_cost: it says so on stderr), then given
 # to every query (--compress-cost) instead of measured again by each.
+# PowerSGD's on W2's 64 x 64 (4096 elements, near-square): on the
+# mlp's 6337, a prime, bin/model's near-square matrix is 1 x 6337, which
+# does not pay at any rank, and psgd_cost said 0 (this script until
+# 2026-11-28 priced PowerSGD's codec at nothing); its cost per step is
+# that per element times the matrices' psgd_elems.
 declare -A codec_cost
 for c in $ring_c $ps_c; do
     [ "$c" = none ] || [ -n "${codec_cost[$c]:-}" ] && continue
+    ne=$mlp_elems
+    [ "${c%%:*}" = powersgd ] && ne=4096
     cost=$("$PSR_BIN/model" --algo "$(case $c in sign*) echo ps ;; *) echo ring ;; esac)" --K "$k" \
-           --bytes $((mlp_elems * es)) --dtype f64 --bw 1e9 --compress "$c" 2>&1 >/dev/null |
+           --bytes $((ne * es)) --dtype f64 --bw 1e9 --compress "$c" 2>&1 >/dev/null |
            sed -n 's/.* cost \([0-9.e+-]*\) s per element.*/\1/p')
     codec_cost[$c]=${cost:-0}
 done
@@ -447,7 +490,7 @@ model_t() {
         rk=${c#powersgd:}; rk=${rk%%:*}
         awk -v p="$("$PSR_BIN/model" --algo ring --K "$k" --bytes $(((128 * rk + 196) * es)) --bw "$bw" --latency "$lat")" \
             -v q="$("$PSR_BIN/model" --algo ring --K "$k" --bytes $((96 * rk * es)) --bw "$bw" --latency "$lat")" \
-            -v c="${cost:-0}" -v n="$mlp_elems" 'BEGIN { printf "%.12g\n", p + q + c * n }'
+            -v c="${cost:-0}" -v n="$psgd_elems" 'BEGIN { printf "%.12g\n", p + q + c * n }'
     else
         set -- --algo "$sys" --K "$k" --bytes $(((mlp_elems + trailer) * es)) --dtype f64 --bw "$bw" --latency "$lat"
         [ "$sys" = ps ] && set -- "$@" --spread "$spread_ps"
@@ -538,9 +581,64 @@ step_d() {
         w = (ec == "nan" || e0 == "nan") ? 0 : 2 * sqrt(ec * ec + e0 * e0)
         printf "%.6g %.6g\n", mc - m0, (h > w ? h : w) }'
 }
-# be_interval SYS C SC S0: "LO HI", THE MEASURED BREAK-EVEN AS AN INTERVAL
-# (bytes per second), on the time to target from the mean step (step_d:
-# SC and S0 the steps after step 0; 1 and 1: on the step) at C's rates:
+# rec_se NAME: the run's own noise on its time_s, from its records (the
+# ring's ranks', the PS's workers'): per step the combine as the merge
+# times it, from the last process's entry to the last one's end (ENTER_T
+# plus COMBINE_S; the slowest one's COMBINE_S where a record has no
+# ENTER_T), and the standard error of their median, 1.2533 x 1.4826 x
+# their median absolute deviation / sqrt(steps); nan with fewer than 2.
+rec_se() {
+    local f fs=()
+    for f in "$out/logs/$1.d"/rec.rank.* "$out/logs/$1.d"/rec.worker.*; do [ -f "$f" ] && fs+=("$f"); done
+    [ ${#fs[@]} -gt 0 ] || { echo nan; return; }
+    awk '$1 == "step" && NF >= 3 && $3 != "-" { s = $2; c = $3 + 0
+            if (!(s in mc) || c > mc[s]) mc[s] = c
+            if (NF >= 9 && $9 != "-") { e = $9 + 0; if (!(s in me) || e > me[s]) me[s] = e
+                                        if (!(s in mx) || e + c > mx[s]) mx[s] = e + c } else no[s] = 1 }
+        END { for (s in mc) print (s in no || !(s in me)) ? mc[s] : mx[s] - me[s] }' "${fs[@]}" |
+        awk 'function med(v, n,    i, j, t) {
+                 for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+                 return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
+             { v[++n] = $1 + 0 }
+             END { if (n < 2) { print "nan"; exit }
+                   m = med(v, n); for (i = 1; i <= n; i++) w[i] = v[i] > m ? v[i] - m : m - v[i]
+                   printf "%.6g\n", 1.2533 * 1.4826 * med(w, n) / sqrt(n) }'
+}
+# combine_d SYS C RATE: "D S" on THE COMBINE: D, C's time_s less none's
+# at RATE (the CSV's: per step the slowest process's combine from the
+# last entry, the median over steps; the codec's encode and decode are
+# in it, docs/design.md's compression section says where), each the
+# repeats' median; S, the spread step_d's rule gives: 1.4826 x the
+# paired differences' median absolute deviation (C's run j less none's
+# run j), at least twice the two runs' own standard errors (rec_se, the
+# repeats' medians) in quadrature. "nan nan" without both.
+combine_d() {
+    local j a b ta=() tb=() ea=() eb=() d=()
+    for j in $(seq 1 "$repeats"); do
+        a=$(tag "$1" "$2" "$3" "$j") b=$(tag "$1" none "$3" "$j")
+        ta+=("$(col_of "$a" time_s)") tb+=("$(col_of "$b" time_s)") ea+=("$(rec_se "$a")") eb+=("$(rec_se "$b")")
+        d+=("$(awk -v x="${ta[-1]}" -v y="${tb[-1]}" 'BEGIN { print (x == "nan" || y == "nan") ? "nan" : x - y }')")
+    done
+    awk -v mc="$(median "${ta[@]}")" -v m0="$(median "${tb[@]}")" -v ec="$(median "${ea[@]}")" \
+        -v e0="$(median "${eb[@]}")" -v d="${d[*]}" '
+        function med(v, n,    i, j, t) {
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+            return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+        }
+        function mad(v, n,    i, c, w) { c = med(v, n); for (i = 1; i <= n; i++) w[i] = v[i] > c ? v[i] - c : c - v[i]; return med(w, n) }
+        BEGIN {
+        if (mc == "nan" || m0 == "nan") { print "nan nan nan nan"; exit }
+        n = split(d, v, " "); m = 0
+        for (i = 1; i <= n; i++) if (v[i] != "nan") x[++m] = v[i] + 0
+        h = m ? 1.4826 * mad(x, m) : 0
+        w = (ec == "nan" || e0 == "nan") ? 0 : 2 * sqrt(ec * ec + e0 * e0)
+        printf "%.6g %.6g %.6g %.6g\n", mc - m0, (h > w ? h : w), mc, m0 }'
+}
+# be_interval FN SYS C SC S0: "LO HI", THE MEASURED BREAK-EVEN AS AN INTERVAL
+# (bytes per second), FN giving the difference and its spread at each
+# rate: step_d on the time to target from the mean step (SC and S0 the
+# steps after step 0; 1 and 1: on the step), combine_d on the combine
+# (SC and S0 unused), at C's rates:
 # LO where C stops being
 # faster than none by more than the noise (D + S turns >= 0, ascending
 # rates), HI where it starts being slower by more than the noise (D - S
@@ -553,7 +651,7 @@ step_d() {
 # number that looked as good as any other.
 be_interval() {
     local r
-    for r in ${rates_of[$1:$2]}; do echo "$(bps "$r") $(step_d "$1" "$2" "$r" "$3" "$4")"; done | sort -g | awk '
+    for r in ${rates_of[$2:$3]}; do echo "$(bps "$r") $("$1" "$2" "$3" "$r" "$4" "$5")"; done | sort -g | awk '
         function cross(f,    i, x) {
             for (i = 1; i <= n; i++) if (f[i] >= 0) break
             if (i > n) return "inf"
@@ -667,16 +765,29 @@ for x in $runs; do
         be=$(fit_be "$pc" "$p0") bs=$(fit_be "$sc" "$s0")
         gc=$(grid "$sys" "$c") g0=$(grid "$sys" none)
         pr=$(predicted "$gc" "$g0" "$(less1 "$sn")" "$(less1 "$s0n")" "$cm" "$c0m") ps=$(predicted "$gc" "$g0" 1 1 "$cm" "$c0m")
-        iv=$(be_interval "$sys" "$c" "$(less1 "$sn")" "$(less1 "$s0n")")
+        iv=$(be_interval step_d "$sys" "$c" "$(less1 "$sn")" "$(less1 "$s0n")")
         vd=$(verdict $iv "$pr" "$ce" "$(for r in ${rates_of[$x]}; do bps "$r"; done | sort -g | tail -n 1)")
         [ "$vd" = unemulable ] && iv="- -"     # no number where the link cannot say
+        # THE BREAK-EVEN ON THE COMBINE: time_s, the codec's cost in it,
+        # against bin/model's combine alone (its bytes, its codec's
+        # measured cost per element; no time measured outside the model)
+        ci=$(be_interval combine_d "$sys" "$c" 1 1)
+        cp=$(predicted "$gc" "$g0" 1 1 0 0)
+        cv=$(verdict $ci "$cp" "$ce" "$(for r in ${rates_of[$x]}; do bps "$r"; done | sort -g | tail -n 1)")
+        [ "$cv" = unemulable ] && ci="- -"
+    else
+        ci="- -" cp=- cv=-
     fi
+    codec=$(awk -v a="${codec_cost[$c]:-0}" -v n="$([ "${c%%:*}" = powersgd ] && echo "$psgd_elems" || echo "$mlp_elems")" 'BEGIN { printf "%.6g\n", a * n }')
     for r in ${rates_of[$x]}; do
         n=$(tag "$sys" "$c" "$r")
         [ -s "$out/logs/$n.csv" ] || continue
-        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps,predicted_step_bps,steps_ratio,compute_s,host_call_s,repeats,spread_s,period_s,breakeven_lo_bps,breakeven_hi_bps,emulable_bps,verdict" > "$csv"
-        set -- $(point "$sys" "$c" "$r") $be $bs $iv
-        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$5,$6,$7,$8,$pr,$ps,$ratio,$cm,$([ "$sys" = ps ] && echo "$hr_ps" || echo "$hr_ring"),$repeats,$([ "$sys" = ps ] && echo "$spread_ps" || echo 0),$3,$9,${10},$ce,$vd|" >> "$csv"
+        [ -s "$csv" ] || echo "$(head -n 1 "$out/logs/$n.csv"),compressor,rate,rate_bps,steps_to_target,time_to_target_s,breakeven_bps,breakeven_where,breakeven_step_bps,breakeven_step_where,predicted_bps,predicted_step_bps,steps_ratio,compute_s,host_call_s,repeats,spread_s,period_s,breakeven_lo_bps,breakeven_hi_bps,emulable_bps,verdict,combine_s,combine_none_s,combine_spread_s,combine_model_s,codec_s,combine_lo_bps,combine_hi_bps,combine_predicted_bps,combine_verdict" > "$csv"
+        cd_=$(combine_d "$sys" "$c" "$r") cm_=$(model_t "$sys" "$c" "$(bps "$r")")
+        set -- $cd_
+        cd_="$3,$4,$2"
+        set -- $(point "$sys" "$c" "$r") $be $bs $iv $ci
+        tail -n +2 "$out/logs/$n.csv" | head -n 1 | sed "s|\$|,$c,$r,$(bps "$r"),$1,$2,$5,$6,$7,$8,$pr,$ps,$ratio,$cm,$([ "$sys" = ps ] && echo "$hr_ps" || echo "$hr_ring"),$repeats,$([ "$sys" = ps ] && echo "$spread_ps" || echo 0),$3,$9,${10},$ce,$vd,$cd_,${cm_:-nan},$codec,${11},${12},$cp,$cv|" >> "$csv"
     done
 done
 [ -s "$csv" ] || { say "no run succeeded; logs in $out/logs"; exit 1; }
@@ -724,6 +835,30 @@ done
                 if ($c["verdict"] == "unemulable") why[n] = sprintf("# %s %s: the predicted break-even, %s Mbit/s, lies above %s Mbit/s, where the link stopped setting the pace: beyond what this machine can emulate faithfully; no measured number.", $c["system"], $c["compressor"], mb($c["predicted_bps"]), mb($c["emulable_bps"])) }
             rs[seen[k]] = rs[seen[k]] " " $c["rate"] }
         END { for (i = 1; i <= n; i++) print line[i] rs[i]; for (i = 1; i <= n; i++) if (i in why) print why[i] }' "$csv"
+    echo "#"
+    echo "# THE BREAK-EVEN ON THE COMBINE (Mbit/s): where C's combine costs what none's does, the backward and the"
+    echo "# apply (the same for both, and the step's noise) left out. cmb_ms: time_s, per step the slowest process's"
+    echo "# combine from the last entry, the median over steps and then over the repeats, the codec in it (the ring's"
+    echo "# encode and decode run inside its all-reduce, the PS worker's encode inside its push, the server's decode"
+    echo "# and sum before its pull); none_ms: none's at the rate; spread_ms: the difference's spread (as above, the"
+    echo "# runs' standard errors from their records' per-step combines); model_ms: bin/model's combine for C (its"
+    echo "# bytes, plus codec_ms: its codec's cost per element, measured by bin/model, times the mlp's $mlp_elems)."
+    echo "# cmb_lo / cmb_hi: where C stops being faster / starts being slower than none beyond the spread; cmb_pred:"
+    echo "# bin/model's combine alone, C's against none's (no time measured outside the model: it does not move"
+    echo "# between sets but with the codec's measured cost and the PS's spread_s); the verdict as above."
+    printf '%-4s %-12s %9s %9s %9s %9s %9s %9s\n' sys compressor rate cmb_ms none_ms spread_ms model_ms codec_ms
+    csv_awk 'function ms(v) { return (v == "nan" || v == "" || v == "-") ? "nan" : sprintf("%.4f", v * 1e3) }
+        FNR > 1 && $c["compressor"] != "none" {
+        printf "%-4s %-12s %9s %9s %9s %9s %9s %9s\n", $c["system"], $c["compressor"], $c["rate"], ms($c["combine_s"]),
+               ms($c["combine_none_s"]), ms($c["combine_spread_s"]), ms($c["combine_model_s"]), ms($c["codec_s"]) }' "$csv"
+    printf '%-4s %-12s %11s %11s %11s %10s %-10s %s\n' sys compressor cmb_lo_Mb cmb_hi_Mb cmb_pred_Mb emul_Mb verdict rates
+    csv_awk 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
+        FNR > 1 && $c["compressor"] != "none" { k = $c["system"] " " $c["compressor"]
+            if (!(k in seen)) { seen[k] = ++n; line[n] = sprintf("%-4s %-12s %11s %11s %11s %10s %-10s", $c["system"], $c["compressor"],
+                mb($c["combine_lo_bps"]), mb($c["combine_hi_bps"]), mb($c["combine_predicted_bps"]), mb($c["emulable_bps"]), $c["combine_verdict"])
+                if ($c["combine_verdict"] == "unemulable") why[n] = sprintf("# %s %s: the predicted break-even on the combine, %s Mbit/s, lies above %s Mbit/s, where the link stopped setting the pace: beyond what this machine can emulate faithfully; no measured number.", $c["system"], $c["compressor"], mb($c["combine_predicted_bps"]), mb($c["emulable_bps"])) }
+            rs[seen[k]] = rs[seen[k]] " " $c["rate"] }
+        END { for (i = 1; i <= n; i++) print line[i] rs[i]; for (i = 1; i <= n; i++) if (i in why) print why[i] }' "$csv"
 } > "$out/compression.txt"
 cat "$out/compression.txt"
 
@@ -741,7 +876,7 @@ for fmt in png svg; do
 done
 manifest "$out" ": the compression section" "experiments/lab.sh --only compression (K $k, rates $rates, ring $ring_c, ps $ps_c, steps $steps, lr $lr, latency $lat, target $target, repeats $repeats${around:+, around $around})" <<EOF
 link_bw: EMULATED $all_rates, latency $lat
-breakeven: $(csv_awk 'FNR > 1 && $c["compressor"] != "none" && !s[$c["system"] $c["compressor"]]++ { printf "%s %s measured %s (%s) step %s (%s) predicted %s step %s bytes/s, steps ratio %s, interval %s to %s (%s); ", $c["system"], $c["compressor"], $c["breakeven_bps"], $c["breakeven_where"], $c["breakeven_step_bps"], $c["breakeven_step_where"], $c["predicted_bps"], $c["predicted_step_bps"], $c["steps_ratio"], $c["breakeven_lo_bps"], $c["breakeven_hi_bps"], $c["verdict"] }' "$csv")
+breakeven: $(csv_awk 'FNR > 1 && $c["compressor"] != "none" && !s[$c["system"] $c["compressor"]]++ { printf "%s %s measured %s (%s) step %s (%s) predicted %s step %s bytes/s, steps ratio %s, interval %s to %s (%s), on the combine %s to %s predicted %s (%s); ", $c["system"], $c["compressor"], $c["breakeven_bps"], $c["breakeven_where"], $c["breakeven_step_bps"], $c["breakeven_step_where"], $c["predicted_bps"], $c["predicted_step_bps"], $c["steps_ratio"], $c["breakeven_lo_bps"], $c["breakeven_hi_bps"], $c["verdict"], $c["combine_lo_bps"], $c["combine_hi_bps"], $c["combine_predicted_bps"], $c["combine_verdict"] }' "$csv")
 repeats: $repeats (interleaved; the fits on each point's medians)
 jobs_failed: $failed
 # every job's command line
