@@ -49,6 +49,13 @@ s_text = pow2 ? "log_2 K" : "(floor(log_2 K) + 2)"
 curve(algo, rows) = (have_model && rows > 0) \
     ? sprintf("< '%s' --algo %s --K %d --bw %.17g --latency %.17g --sweep %.17g,%.17g,200", model, algo, m_k, m_bw, m_a, x_lo, x_hi) \
     : "< true"
+# sched_curve ("PS: egress pieces"): the PS as its server's round-robin egress serves it
+# (bin/model --quantity sched, model.h's model_ps_sched: what the rows'
+# model_s holds; the seeds' formula above stays the headline): under it
+# where a weights frame is a piece or two, the same beyond.
+sched_curve(rows) = (have_model && rows > 0) \
+    ? sprintf("< '%s' --algo ps --quantity sched --K %d --bw %.17g --latency %.17g --sweep %.17g,%.17g,200", model, m_k, m_bw, m_a, x_lo, x_hi) \
+    : "< true"
 kib(n) = n < 1024 ? sprintf("%.0f bytes", n) : n < 1048576 ? sprintf("%.3g KiB", n/1024) : sprintf("%.3g MiB", n/1048576)
 
 # ------------------------------------------------------------ the picture
@@ -140,5 +147,6 @@ plot \
     curve("rd", n_rd) using 1:2 with lines lw 1.5 lc rgb rd_color title "rd model: ".s_text." (a + n b)", \
     nan_unless(a_rd == a_rd, t_rd(x)) with lines dt 2 lc rgb rd_color title "rd fit: a, b fitted", \
     file skip 1 using (is_algo("ring", "rd") ? column(c_bytes) : NaN):(column(c_time)):(column(c_tmin)):(column(c_tmax)) \
-        with yerrorbars pt 13 ps 2*pscale lc rgb rd_color title "rd measured" \
+        with yerrorbars pt 13 ps 2*pscale lc rgb rd_color title "rd measured", \
+    sched_curve(n_ps) using 1:2 with lines lw 2 dt 3 lc rgb ps_color title "PS: egress pieces" \
     @marks
