@@ -159,6 +159,10 @@ static int worker_real(struct worker *w)
                                  .bucket_bytes = w->j->bucket_bytes, .no_overlap = 1,
                                  .clock = &xport_sim_clock };
     if ((rc = step_init(&d, &sc, &ops, sl->err)) == 0) {
+        if (step_buckets(&d) > 1) {     /* the record says so, for model_s (as ps_worker's) */
+            sl->rec.buckets = (uint32_t)step_buckets(&d);
+            sl->rec.bucket_bytes = buckets_bytes_max(&d.plan, dtype_size(c.dtype));
+        }
         for (int s = 0; s < c.steps && rc == 0; s++) {
             uint64_t in0 = sl->bytes_in, out0 = sl->bytes_out;
             double ts = simgrid_get_clock();
@@ -189,6 +193,10 @@ static int worker_sizes(struct worker *w)
 
     if (per == 0)
         per = 1;
+    if (w->n > per) {                   /* several buckets: the record says so (model_s) */
+        sl->rec.buckets = (uint32_t)((w->n + per - 1) / per);
+        sl->rec.bucket_bytes = (uint64_t)per * dtype_size(w->j->c->dtype);
+    }
     if ((rc = join(w, w->n, (uint64_t)w->j->k)) != 0)
         return rc;
     for (int s = 0; s < steps && rc == 0; s++) {

@@ -165,6 +165,17 @@ awk -v o="$one" -v p="$per" -v t="$topt" 'BEGIN { exit !(o != "" && p != "" && p
     || t_fail "one bucket $one s, 1 MiB buckets $per s, t_opt $topt s"
 t_end
 
+t_case sim-4.5 "a simulated worker's record says its buckets: a row of several (sizes, the default 25 MiB at 64 MiB) gets the pipelined model_s (the CSV's digits), and its time is that model's within 0.1%"
+job 60 "$sim" ps 4 --bytes 64MiB --steps 3 --payload sizes $NET
+expect_rc 0
+got=$(awk -F, 'NR == 2 { printf "%s %s", $7, $18 }' "$T_TMP/out")     # time_s, model_s
+want=$("$PSR_BIN/model" --algo ps --K 4 --bytes 64MiB --bw 500Mbit --latency 200us --quantity pipelined --bucket 25MiB)
+one=$("$PSR_BIN/model" --algo ps --K 4 --bytes 64MiB --bw 500Mbit --latency 200us)
+awk -v g="$got" -v w="$want" -v o="$one" 'BEGIN { split(g, a, " "); t = a[1]; m = a[2]
+    exit !(t != "" && (t - w) ^ 2 <= (1e-3 * w) ^ 2 && (m - w) ^ 2 <= (1e-5 * w) ^ 2 && w < 0.9 * o) }' ||
+    t_fail "time_s model_s $got, want the pipelined $want (the one-pull $one)"
+t_end
+
 t_case sim-5.1 "--bench --coll NAME: ring_worker's collectives unchanged in simulation, K = 4 and 5: #wrong 0, bytes == bin/model's, ring-phase times == model_s"
 for k in 4 5; do
     for spec in "all_reduce f32" "reduce_scatter f64" "all_gather f32" "broadcast@--root@2 f64" \
