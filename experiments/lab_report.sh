@@ -50,7 +50,7 @@ vs_model() {
 
 # The settings the run chose (the calibration's rate, the latency, the K
 # sweep's n, the size sweep's K), read from the rows themselves.
-echo "settings: $dir"
+host_msg "settings: $dir"      # the host's folder in a container (lib.sh)
 csv_awk 'FNR > 1 { if (!lo) { bw = $c["link_bw"]; a = $c["link_latency"]; n = $c["bytes"]; lo = hi = $c["K"] }
                    if ($c["K"] + 0 < lo + 0) lo = $c["K"]; if ($c["K"] + 0 > hi + 0) hi = $c["K"] }
          END { if (lo) printf "  link: %s bytes/s (%.6g Mbit/s), latency a = %s s, one-way (EMULATED); the K sweep: n = %s bytes, K = %s..%s\n",
