@@ -539,8 +539,8 @@ int main(int argc, char **argv)
           "near-square matrix, two all-reduces of its factors; topk:F on ring|ps, sign on ps: frames)", 0, 0, NULL },
         { "dtype", CLI_STRING, &dt, "f32|f64", "--compress: the elements' type (default f32)", 0, 0, NULL },
         { "spread", CLI_TIME, &psq.spread, "TIME", "query, ps, time: the workers' entries TIME apart (model_ps_spread)", 0, 0, NULL },
-        { "compress-cost", CLI_DOUBLE, &psq.cost, "S", "--compress C, a time: its CPU seconds per element "
-          "(default: measured here, said on stderr)", 0, 0, NULL },
+        { "compress-cost", CLI_DOUBLE, &psq.cost, "S", "--compress C, a time: its CPU seconds per element of the step "
+          "(default: each operation measured here, counted for --algo and --K: model_codec; said on stderr)", 0, 0, NULL },
         { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
         { "stragglers", CLI_STRING, &strag.mode, "MODE", "the straggler models: sync|ring|backup:B (s per step), async|ssp (updates/s)", 0, 0, NULL },
         { "backward-time", CLI_TIME, &strag.cm.base, "TIME", "--stragglers: EMULATED backward time T (the run's)", 0, 0, NULL },
