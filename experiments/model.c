@@ -167,8 +167,8 @@ static void psq_measure(double bytes, int algo, int k, int framed)
     size_t n = (size_t)(bytes / psq.es);
 
     psq.cost = fmax(0.0, psq.rank ? psgd_cost(n, psq.rank, d) : compress_cost(psq.kind, n, d, &c) < 0 ? 0 : model_codec(algo, k, framed, &c));
-    fprintf(stderr, "model: %s: encode %.3g, decode-and-add %.3g, decode %.3g, check %.3g s; the compressor's cost %.3g s per element (measured "
-            "here, CPU time, counted per step at K %d; --compress-cost S gives it)\n", compress_label(psq.kind, lb, sizeof lb), c.enc, c.dec_add, c.dec, c.check, psq.cost, k);
+    fprintf(stderr, "model: %s: the compressor's cost %.3g s per element (measured here, CPU time, a step at K %d: encode %.3g, decode-and-add "
+            "%.3g, decode %.3g, check %.3g s each, model_codec's count; --compress-cost S gives it)\n", compress_label(psq.kind, lb, sizeof lb), psq.cost, k, c.enc, c.dec_add, c.dec, c.check);
 }
 
 /* print_table: the seed's exercise table (the default output). */
