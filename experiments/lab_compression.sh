@@ -42,8 +42,8 @@
 #                   steps_ratio is S_c / S_none), t(r) bin/model's step
 #                   (the f64 gradient and trailer in the compressor's
 #                   bytes, plus its codec cost measured by bin/model:
-#                   compress_cost, psgd_cost; the PS's from the last
-#                   worker's entry with the entries spread_s apart,
+#                   compress_cost x model_codec, psgd_cost; the PS's
+#                   from the last worker's entry with the entries spread_s apart,
 #                   model_ps_spread), u the step's measured time outside
 #                   t (the mean step less t(r), the median over C's own
 #                   rates and repeats, none's over none's: the backward,
@@ -459,33 +459,36 @@ fit_be() {
 # the f64 gradient and its trailer ((6337 + 3) x 8 bytes; fp16/bf16 and
 # top-k move the trailer raw in their frames, 24 bytes bin/model prices
 # at the wire's size: under 20 bytes off), with the compressor's own
-# cost (compress_cost, psgd_cost: measured by bin/model, CPU seconds per
-# element). PowerSGD: bin/model reshapes a vector near-square; the mlp
+# cost (compress_cost x model_codec, psgd_cost: measured by bin/model,
+# CPU seconds per element of the step). PowerSGD: bin/model reshapes a
+# vector near-square; the mlp
 # sends its layers' factors, priced here as the two ring all-reduces it
 # runs: the P round, W1's and W2's P (64 R + 64 R) with the 196 raw
 # elements (the biases, W3, the trailer), and the Q round (32 R + 64 R)
 # (docs/design.md: 644 elements at R = 2), plus psgd_cost per element of
 # its weight matrices (psgd_elems).
-# codec_cost[C]: C's own CPU seconds per element, measured once by
-# bin/model (compress_cost, psgd_cost: it says so on stderr), then given
-# to every query (--compress-cost) instead of measured again by each.
+# codec_cost[SYS:C]: C's own CPU seconds per element of a step on SYS at
+# K, measured once by bin/model (compress_cost's operations counted by
+# model_codec as SYS runs them, psgd_cost: it says so on stderr), then
+# given to every query (--compress-cost) instead of measured again by each.
 # PowerSGD's on W2's 64 x 64 (4096 elements, near-square): on the
 # mlp's 6337, a prime, bin/model's near-square matrix is 1 x 6337, which
 # does not pay at any rank, and psgd_cost said 0 (this script until
 # 2026-11-28 priced PowerSGD's codec at nothing); its cost per step is
 # that per element times the matrices' psgd_elems.
 declare -A codec_cost
-for c in $ring_c $ps_c; do
-    [ "$c" = none ] || [ -n "${codec_cost[$c]:-}" ] && continue
+for xc in $(for c in $ring_c; do echo "ring:$c"; done; for c in $ps_c; do echo "ps:$c"; done); do
+    c=${xc#*:}
+    [ "$c" = none ] || [ -n "${codec_cost[$xc]:-}" ] && continue
     ne=$mlp_elems
     [ "${c%%:*}" = powersgd ] && ne=4096
-    cost=$("$PSR_BIN/model" --algo "$(case $c in sign*) echo ps ;; *) echo ring ;; esac)" --K "$k" \
+    cost=$("$PSR_BIN/model" --algo "${xc%%:*}" --K "$k" \
            --bytes $((ne * es)) --dtype f64 --bw 1e9 --compress "$c" 2>&1 >/dev/null |
            sed -n 's/.* cost \([0-9.e+-]*\) s per element.*/\1/p')
-    codec_cost[$c]=${cost:-0}
+    codec_cost[$xc]=${cost:-0}
 done
 model_t() {
-    local sys=$1 c=$2 bw=$3 cost=${codec_cost[$2]:-0} rk
+    local sys=$1 c=$2 bw=$3 cost=${codec_cost[$1:$2]:-0} rk
     if [ "${c%%:*}" = powersgd ]; then
         rk=${c#powersgd:}; rk=${rk%%:*}
         awk -v p="$("$PSR_BIN/model" --algo ring --K "$k" --bytes $(((128 * rk + 196) * es)) --bw "$bw" --latency "$lat")" \
@@ -778,7 +781,7 @@ for x in $runs; do
     else
         ci="- -" cp=- cv=-
     fi
-    codec=$(awk -v a="${codec_cost[$c]:-0}" -v n="$([ "${c%%:*}" = powersgd ] && echo "$psgd_elems" || echo "$mlp_elems")" 'BEGIN { printf "%.6g\n", a * n }')
+    codec=$(awk -v a="${codec_cost[$sys:$c]:-0}" -v n="$([ "${c%%:*}" = powersgd ] && echo "$psgd_elems" || echo "$mlp_elems")" 'BEGIN { printf "%.6g\n", a * n }')
     for r in ${rates_of[$x]}; do
         n=$(tag "$sys" "$c" "$r")
         [ -s "$out/logs/$n.csv" ] || continue

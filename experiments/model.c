@@ -117,9 +117,8 @@ static int usage_error(const char *msg)
     return CLI_EXIT_USAGE;
 }
 
-/* wire_factor: --compress NAME on --dtype D: the share of the vector's bytes
- * that travels, into *f (1: none; topk, sign: *sparse, sparse_eval's frames),
- * the link charged f x the query's bytes. 0, or the usage line and 64. */
+/* wire_factor: --compress NAME on --dtype D: the share of the vector's bytes that travels, into *f (1: none;
+ * topk, sign: *sparse, sparse_eval's frames), the link charged f x the query's bytes. 0, or the usage line and 64. */
 static struct { int rank, kind; double es, cost, spread; } psq;  /* the setting; powersgd:R; --spread */
 
 static int wire_factor(const char *name, const char *dt, int algo, double *f, int *sparse,
@@ -159,16 +158,17 @@ static int wire_factor(const char *name, const char *dt, int algo, double *f, in
     return 0;
 }
 
-/* psq_measure: the compressor's cost per element, measured on `bytes` (psgd_cost, compress_cost), said on stderr. */
-static void psq_measure(double bytes)
+/* psq_measure: the compressor's cost per element of a step of algo at K (psgd_cost; compress_cost x model_codec). */
+static void psq_measure(double bytes, int algo, int k, int framed)
 {
     int d = psq.es == 8 ? DTYPE_F64 : DTYPE_F32;
     char lb[COMPRESS_LABEL_MAX];
+    struct compress_costs c = { 0, 0, 0, 0 };
+    size_t n = (size_t)(bytes / psq.es);
 
-    psq.cost = fmax(0.0, psq.rank ? psgd_cost((size_t)(bytes / psq.es), psq.rank, d)
-                                  : compress_cost(psq.kind, (size_t)(bytes / psq.es), d));
-    fprintf(stderr, "model: %s: the compressor's cost %.3g s per element (measured here: encode and "
-            "decode at K 1, CPU time; --compress-cost S gives it)\n", compress_label(psq.kind, lb, sizeof lb), psq.cost);
+    psq.cost = fmax(0.0, psq.rank ? psgd_cost(n, psq.rank, d) : compress_cost(psq.kind, n, d, &c) < 0 ? 0 : model_codec(algo, k, framed, &c));
+    fprintf(stderr, "model: %s: the compressor's cost %.3g s per element (measured here, CPU time, a step at K %d: encode %.3g, decode-and-add "
+            "%.3g, decode %.3g, check %.3g s each, model_codec's count; --compress-cost S gives it)\n", compress_label(psq.kind, lb, sizeof lb), psq.cost, k, c.enc, c.dec_add, c.dec, c.check);
 }
 
 /* print_table: the seed's exercise table (the default output). */
@@ -539,8 +539,8 @@ int main(int argc, char **argv)
           "near-square matrix, two all-reduces of its factors; topk:F on ring|ps, sign on ps: frames)", 0, 0, NULL },
         { "dtype", CLI_STRING, &dt, "f32|f64", "--compress: the elements' type (default f32)", 0, 0, NULL },
         { "spread", CLI_TIME, &psq.spread, "TIME", "query, ps, time: the workers' entries TIME apart (model_ps_spread)", 0, 0, NULL },
-        { "compress-cost", CLI_DOUBLE, &psq.cost, "S", "--compress C, a time: its CPU seconds per element "
-          "(default: measured here, said on stderr)", 0, 0, NULL },
+        { "compress-cost", CLI_DOUBLE, &psq.cost, "S", "--compress C, a time: its CPU seconds per element of the step "
+          "(default: each operation measured here, counted for --algo and --K: model_codec; said on stderr)", 0, 0, NULL },
         { "crossover", CLI_BOOL, &crossover, NULL, "n* in bytes where the ring and rd cost the same (--K, --bw, --latency)", 0, 0, NULL },
         { "stragglers", CLI_STRING, &strag.mode, "MODE", "the straggler models: sync|ring|backup:B (s per step), async|ssp (updates/s)", 0, 0, NULL },
         { "backward-time", CLI_TIME, &strag.cm.base, "TIME", "--stragglers: EMULATED backward time T (the run's)", 0, 0, NULL },
@@ -674,7 +674,7 @@ int main(int argc, char **argv)
         servers = rph;                  /* model_query's G */
     }
     if (psq.kind && (q == MODEL_TIME || q == Q_SCHED) && isnan(psq.cost) && isnan(bytes) == !!sweep.n)
-        psq_measure(isnan(bytes) ? sweep.hi : bytes);
+        psq_measure(isnan(bytes) ? sweep.hi : bytes, algo, k, sparse != 0);
     if (isnan(bytes) == !sweep.n)
         return usage_error("a query needs one of --bytes and --sweep");
     int timed = q == MODEL_TIME || q == MODEL_INGRESS || q == MODEL_EGRESS || q == MODEL_TOPT ||

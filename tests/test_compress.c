@@ -128,18 +128,24 @@ static void conversions(void)
     T_EQ_U(compress_wire_size(compress_get(COMPRESS_BF16), DTYPE_F64), 2);
     T_TRUE(compress_get(COMPRESS_FP16)->linear && compress_get(99) == NULL);
 
-    T_CASE("compress-1.7", "compress_cost: a positive finite cost per element for fp16, bf16, "
-           "topk, sign; 0 for none and powersgd (psgd_cost's)");
+    T_CASE("compress-1.7", "compress_cost: each operation's positive finite cost per element for fp16, "
+           "bf16, topk, sign (no plain decode for the framed ones); all 0 for none and powersgd (psgd_cost's)");
     const char *costed[] = { "fp16", "bf16", "topk:0.01", "sign" };
+    struct compress_costs cc;
     for (size_t i = 0; i < sizeof costed / sizeof *costed; i++) {
-        double c;
+        int framed = i >= 2;
         T_EQ_I(compress_parse(costed[i], &kind), 0);
-        c = compress_cost(kind, 4096, DTYPE_F32);
-        T_TRUE(c > 0 && c < 1e-3);      /* seconds per element: nanoseconds, never a second */
+        T_EQ_I(compress_cost(kind, 4096, DTYPE_F32, &cc), 0);
+        /* seconds per element: nanoseconds, never a millisecond */
+        T_TRUE(cc.enc > 0 && cc.enc < 1e-3 && cc.dec_add > 0 && cc.dec_add < 1e-3);
+        T_TRUE(cc.check > 0 && cc.check < 1e-3);
+        T_TRUE(framed ? cc.dec == 0 : cc.dec > 0 && cc.dec < 1e-3);
     }
-    T_EQ_D(compress_cost(COMPRESS_NONE, 4096, DTYPE_F32), 0);
+    T_EQ_I(compress_cost(COMPRESS_NONE, 4096, DTYPE_F32, &cc), 0);
+    T_TRUE(cc.enc == 0 && cc.dec_add == 0 && cc.dec == 0 && cc.check == 0);
     T_EQ_I(compress_parse("powersgd:2", &kind), 0);
-    T_EQ_D(compress_cost(kind, 4096, DTYPE_F32), 0);
+    T_EQ_I(compress_cost(kind, 4096, DTYPE_F32, &cc), 0);
+    T_TRUE(cc.enc == 0 && cc.dec_add == 0 && cc.dec == 0 && cc.check == 0);
 }
 
 /* ------------------------------------------------ the all-reduces */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "base/compress.h"
 #include "measure/model.h"
 
 #define N 1e6           /* bytes */
@@ -253,6 +254,26 @@ int main(void)
         T_TRUE(model_ps_sched(4, 1, 16384, 16384, bw, a) < model_ps_step(4, 16384, bw, a));
         T_TRUE(isnan(model_ps_sched(0, 1, 1, 1, bw, a)) && isnan(model_ps_sched(4, 0, 1, 1, bw, a)) &&
                isnan(model_ps_sched(4, 1, 1, 1, 0, a)));
+    }
+    T_END();
+
+    T_CASE("model-8.3", "the codec counted as coll_cmp.c runs it (model_codec), by hand, per element of the vector");
+    {
+        /* per-op costs apart, so a miscount shows: enc 1, dec_add 10, dec 100, check 1000 */
+        struct compress_costs c = { 1, 10, 100, 1000 };
+
+        /* ring: n encodes, (K-1)/K n decode-and-adds, n decodes and checks */
+        T_NEAR(model_codec(MODEL_RING, 4, 0, &c), 1 + 0.75 * 10 + 100 + 1000, 1e-12);
+        T_NEAR(model_codec(MODEL_RING, 8, 0, &c), 1 + 0.875 * 10 + 100 + 1000, 1e-12);
+        /* rd: R = 2 (K = 4), 3 (K = 5, 8) rounds of decode, add, encode; the first encode, the last decode */
+        T_NEAR(model_codec(MODEL_RD, 4, 0, &c), 3 * 101 + 2 * 10 + 1000, 1e-12);
+        T_NEAR(model_codec(MODEL_RD, 8, 0, &c), 4 * 101 + 3 * 10 + 1000, 1e-12);
+        T_NEAR(model_codec(MODEL_RD, 5, 0, &c), model_codec(MODEL_RD, 8, 0, &c), 1e-12);
+        /* top-k's all-gather: one encode, K frames added; the PS: the push's encode, the last add */
+        T_NEAR(model_codec(MODEL_RING, 8, 1, &c), 1 + 8 * 10, 1e-12);
+        T_NEAR(model_codec(MODEL_PS, 8, 1, &c), 1 + 10, 1e-12);
+        T_EQ_D(model_codec(MODEL_RING, 1, 0, &c), 0);
+        T_EQ_D(model_codec(MODEL_RD, 1, 0, &c), 0);
     }
     T_END();
 

@@ -270,22 +270,57 @@ size_t compress_wire_size(const struct compressor *c, int dtype)
     return c->wire_bytes ? c->wire_bytes : dtype_size(dtype);
 }
 
-/* compress_cost: a codec's own CPU seconds per element, measured here on
- * n elements (capped at 2^22) of dtype: one encode and one decode-and-add
- * per repetition (K = 1: what a worker does to its own vector once per
- * step; the hops' extra adds are the reduction the uncompressed run does
- * too), repeated for at least 50 ms of CPU time (clock_cpu_seconds). The
- * buffers are allocated before the clock starts. 0 for none and PowerSGD
- * (psgd_cost measures that), a negative error code when out of memory. */
-double compress_cost(int setting, size_t n, int dtype)
+/* cost_op: CPU seconds per element of one operation on n elements:
+ * COST_ENC encode src into wire; COST_ADD decode-and-add wire into acc
+ * (acc zeroed after each, so the sums stay small and finite); COST_DEC
+ * decode wire into acc (linear codecs); COST_CHECK the finite check of
+ * acc. Repeated for at least 15 ms of CPU time (clock_cpu_seconds). */
+enum cost_op { COST_ENC, COST_ADD, COST_DEC, COST_CHECK };
+
+static double cost_op(const struct compressor *c, int setting, enum cost_op op, unsigned char *src,
+                      unsigned char *acc, unsigned char *wire, unsigned char *st, size_t n,
+                      size_t fb, int dtype)
 {
-    const struct compressor *c = compress_get(setting);
-    size_t es = dtype_size(dtype), cap = (size_t)1 << 22, fb, bad;
-    unsigned char *src = NULL, *acc = NULL, *wire = NULL, *st = NULL;
-    double t0, t = 0, r = -ENOMEM;
+    double t0 = clock_cpu_seconds(), t = 0;
+    size_t bad;
     int reps = 0;
     char why[ERR_LEN];
 
+    while (reps < 2 || t < 0.015) {
+        if (op == COST_ENC && c->frame)
+            c->frame->encode(setting, wire, src, n, dtype, st);
+        else if (op == COST_ENC)
+            c->encode(wire, src, n, dtype, c->state_elems ? st : NULL);
+        else if (op == COST_ADD && c->frame)
+            (void)c->frame->add(setting, acc, wire, fb, n, dtype, &bad, why);
+        else if (op == COST_ADD)
+            (void)c->add_finite(acc, wire, n, dtype, &bad);
+        else if (op == COST_DEC)
+            c->decode(acc, wire, n, dtype);
+        else
+            (void)vec_check_finite(acc, n, dtype, &bad);
+        if (op == COST_ADD)
+            memset(acc, 0, n * dtype_size(dtype));
+        reps++;
+        t = clock_cpu_seconds() - t0;
+    }
+    return t / ((double)reps * (double)n);
+}
+
+/* compress_cost: a codec's own CPU seconds per element of each operation,
+ * measured apart here on n elements (capped at 2^22) of dtype (cost_op);
+ * the buffers are allocated before the clocks start. A framed codec
+ * (top-k, sign) has no plain decode: dec 0. All 0 for none and PowerSGD
+ * (psgd_cost measures that); 0, or a negative error code when out of
+ * memory. Which operations an algorithm runs, and how often: model_codec. */
+int compress_cost(int setting, size_t n, int dtype, struct compress_costs *cc)
+{
+    const struct compressor *c = compress_get(setting);
+    size_t es = dtype_size(dtype), cap = (size_t)1 << 22, fb;
+    unsigned char *src = NULL, *acc = NULL, *wire = NULL, *st = NULL;
+    int r = -ENOMEM;
+
+    *cc = (struct compress_costs){ 0, 0, 0, 0 };
     n = n < cap ? (n ? n : 1) : cap;
     if (!c || c->kind == COMPRESS_NONE || c->rounds != 1 || es == 0)
         return 0;
@@ -298,20 +333,11 @@ double compress_cost(int setting, size_t n, int dtype)
         goto out;
     for (size_t i = 0; i < n; i++)
         vec_set(src, i, dtype, sin((double)i) * 1e-3);
-    t0 = clock_cpu_seconds();
-    while (reps < 2 || t < 0.05) {
-        if (c->frame) {
-            c->frame->encode(setting, wire, src, n, dtype, st);
-            (void)c->frame->add(setting, acc, wire, fb, n, dtype, &bad, why);
-        } else {
-            c->encode(wire, src, n, dtype, c->state_elems ? st : NULL);
-            (void)c->add_finite(acc, wire, n, dtype, &bad);
-        }
-        memset(acc, 0, n * es);         /* the sums stay small and finite */
-        reps++;
-        t = clock_cpu_seconds() - t0;
-    }
-    r = t / ((double)reps * (double)n);
+    cc->enc = cost_op(c, setting, COST_ENC, src, acc, wire, st, n, fb, dtype);
+    cc->dec_add = cost_op(c, setting, COST_ADD, src, acc, wire, st, n, fb, dtype);
+    cc->dec = c->frame ? 0 : cost_op(c, setting, COST_DEC, src, acc, wire, st, n, fb, dtype);
+    cc->check = cost_op(c, setting, COST_CHECK, src, acc, wire, st, n, fb, dtype);
+    r = 0;
 out:
     free(src);
     free(acc);

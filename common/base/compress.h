@@ -145,12 +145,19 @@ size_t compress_topk_k(int setting, size_t n);
 /* compress_wire_size: bytes per element on the wire for dtype. */
 size_t compress_wire_size(const struct compressor *c, int dtype);
 
-/* compress_cost: the codec's own CPU seconds per element, measured on the
- * spot (n elements, capped at 2^22): one encode and one decode-and-add per
- * repetition, at least 50 ms of CPU time. 0 for none and PowerSGD (its
- * own psgd_cost), negative when out of memory. bin/model's --compress
- * time adds it when --compress-cost is not given. */
-double compress_cost(int setting, size_t n, int dtype);
+/* compress_cost: the codec's own CPU seconds per element of each of its
+ * operations, measured apart on the spot (n elements, capped at 2^22,
+ * at least 15 ms of CPU time each): enc (encode), dec_add (decode and
+ * add, the non-finite check of the sum included), dec (a plain decode;
+ * 0 for a framed codec, which has none), check (vec_check_finite, what
+ * follows a plain decode). All 0 for none and PowerSGD (its own
+ * psgd_cost); 0, or a negative error code when out of memory. How often
+ * each algorithm runs each: model_codec (common/measure/model.h);
+ * bin/model's --compress time adds that when --compress-cost is not given. */
+struct compress_costs {
+    double enc, dec_add, dec, check;
+};
+int compress_cost(int setting, size_t n, int dtype, struct compress_costs *cc);
 
 /* The conversions themselves (THE FORMATS), for tests and references. */
 uint16_t compress_f32_to_f16(float f);

@@ -5,6 +5,7 @@
 
 #include "model.h"
 
+#include "base/compress.h"
 #include "base/powersgd.h"
 #include "base/tree_shape.h"
 
@@ -666,4 +667,19 @@ double model_psgd(enum model_algo algo, enum model_quantity q, int k, double byt
     v = model_query(algo, q, k, 0, (double)(rows * (size_t)rank) * es, bw, lat) +
         model_query(algo, q, k, 0, (double)(cols * (size_t)rank) * es, bw, lat);
     return q == MODEL_TIME ? v + cost * (double)n : v;
+}
+
+double model_codec(enum model_algo algo, int k, int framed, const struct compress_costs *c)
+{
+    int r = 0;
+
+    if (k <= 1)
+        return 0;
+    if (algo == MODEL_PS || (algo == MODEL_RING && framed))
+        return c->enc + (algo == MODEL_PS ? 1 : k) * c->dec_add;
+    if (algo == MODEL_RING)
+        return c->enc + (double)(k - 1) / k * c->dec_add + c->dec + c->check;
+    while ((1 << r) < k)
+        r++;
+    return (r + 1) * (c->enc + c->dec) + r * c->dec_add + c->check;
 }

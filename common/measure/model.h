@@ -166,6 +166,26 @@ double model_query(enum model_algo algo, enum model_quantity q, int k, int serve
 double model_psgd(enum model_algo algo, enum model_quantity q, int k, double bytes, double es,
                   int rank, double cost, double bw, double lat);
 
+/* model_codec: a compressor's CPU seconds per element of the vector in
+ * one all-reduce by one rank of `algo` at K, from the costs of its
+ * operations measured apart (base/compress.h, compress_cost), counted as
+ * the code runs them (K = 1: nothing):
+ *   ring (coll_cmp.c): encodes of n (the reduce-scatter's (K-1)/K n,
+ *     own_final's n/K), decode-and-adds of (K-1)/K n (the reduce-scatter),
+ *     decodes and finite checks of n (the all-gather's (K-1)/K n,
+ *     own_final's n/K): enc + (K-1)/K dec_add + dec + check;
+ *   ring, framed (top-k as an all-gather, coll_sparse.c): one encode of
+ *     its own vector, K frames added: enc + K dec_add;
+ *   rd (coll_cmp.c, the slowest rank: R = ceil(log2 K) rounds that add):
+ *     the first encode, per round a decode, a decode-and-add and an
+ *     encode, the last decode and its check: (R+1) (enc + dec) + R dec_add
+ *     + check;
+ *   PS (framed: frames.c's encode, store_frame.c's add): the worker's
+ *     encode and the server's add of the last push (the K - 1 before it
+ *     run while the later pushes arrive): enc + dec_add. */
+struct compress_costs;
+double model_codec(enum model_algo algo, int k, int framed, const struct compress_costs *c);
+
 /* The byte split of a colocated placement: the fraction of the vector
  * each colocated shard owns, and each extra server. */
 struct model_split {
