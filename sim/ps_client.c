@@ -114,7 +114,7 @@ static int sim_dial(void *ctx, struct ps_conn *k, char *why)
     cn->out.local = cl->j->srv[cn->s].host == cl->sl->host;
     cn->out.sizes = !cl->j->real;
     cn->in.mb = wire_mailbox(0, cn->s, cl->sl->rank);
-    if (cl->j->c->link_bw > 0 && cl->j->servers == 1 && cl->j->srv[cn->s].host >= cl->j->k)
+    if (sim_ps_round_robin(cl->j, cn->s))
         wire_in_eager(cn->s, cl->sl->rank);     /* ps_wire.h, ROUND-ROBIN EGRESS */
     wire_in_post(&cn->in);
     auth_hs_init(&hs, &unkeyed, PROTO_AUTH_PS);

@@ -610,10 +610,9 @@ void sim_ps_server(int argc, char **argv)
     /* ROUND-ROBIN EGRESS: one server, on a host of its own (the workers'
      * are hosts 0 .. K-1), with a link rate sends as bin/ps_server's
      * egress (model.h, model_ps_sched: S > 1 is not derived) */
-    v->paced = j->c->link_bw > 0 && j->servers == 1 && sl->host >= j->k;
+    v->paced = sim_ps_round_robin(j, sl->rank);
     v->eg = (struct wire_host){ .rate = j->c->link_bw, .bulk_end = -INFINITY, .free = -INFINITY,
-                                .piece = fmin((double)model_link_piece(j->c->link_bw),
-                                              (double)MODEL_PS_CHUNK) };
+                                .piece = model_ps_piece(j->c->link_bw) };
     if (v->paced)
         wire_host_start(&v->eg, sl->rank);
     for (int s = 0; s < j->c->steps; s++)

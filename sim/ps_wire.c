@@ -12,14 +12,22 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 
+#include "measure/model.h"
+
+/* mailbox_name: "sS<-wW" or "wW<-sS" (wire_mailbox). */
+static void mailbox_name(char *name, size_t len, int to_server, int s, int w)
+{
+    if (to_server)
+        snprintf(name, len, "s%d<-w%d", s, w);
+    else
+        snprintf(name, len, "w%d<-s%d", w, s);
+}
+
 sg_mailbox_t wire_mailbox(int to_server, int s, int w)
 {
     char name[48];
 
-    if (to_server)
-        snprintf(name, sizeof name, "s%d<-w%d", s, w);
-    else
-        snprintf(name, sizeof name, "w%d<-s%d", w, s);
+    mailbox_name(name, sizeof name, to_server, s, w);
     return sg_mailbox_by_name(name);
 }
 
@@ -27,7 +35,7 @@ void wire_in_eager(int s, int w)
 {
     char name[48];
 
-    snprintf(name, sizeof name, "w%d<-s%d", w, s);
+    mailbox_name(name, sizeof name, 0, s, w);
     sg_mailbox_set_receiver(name);
 }
 
@@ -58,8 +66,8 @@ static void post(struct wire_out *o, struct wmsg *m)
 
     o->fly_tag = m->tag;
     if (h && !o->local && size > 0 && m->nseg == 0 && !m->eof) {
-        double now = simgrid_get_clock(), p = h->piece;
-        size_t t = (size_t)((double)size - p * ceil((double)size / p - 1));
+        double now = simgrid_get_clock();
+        size_t t = (size_t)model_last_piece((double)size, h->piece);
         struct wmsg *r = t < size ? split(o, m, t) : m;
 
         if (r && r != m) {      /* the bulk, at once; out of memory: all of it as a tail */

@@ -73,6 +73,16 @@ static inline int sim_steps(const struct sim_slot *sl)
     return sl->slot == sl->job->kill_slot ? sl->job->kill_step : sl->job->c->steps;
 }
 
+/* sim_ps_round_robin: whether PS server s sends with ROUND-ROBIN EGRESS
+ * (ps_wire.h): the only server, on a host of its own (the workers' are
+ * hosts 0 .. K-1), with a link rate (model.h, model_ps_sched: S > 1 is
+ * not derived). Its server (ps_server.c) and its workers' readers
+ * (ps_client.c: eager mailboxes) must agree. */
+static inline int sim_ps_round_robin(const struct sim_job *j, int s)
+{
+    return j->c->link_bw > 0 && j->servers == 1 && j->srv[s].host >= j->k;
+}
+
 /* sim_compute: SIMULATED COMPUTE. Sizes mode has no workload to sleep in,
  * so a ring rank or PS worker spends compute.h's t(rank, step) as one
  * simulated sleep before the step's first message: what real mode's

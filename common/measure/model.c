@@ -334,19 +334,25 @@ size_t model_link_piece(double rate)
     return p >= (double)LINK_PIECE_MAX ? (size_t)LINK_PIECE_MAX : (size_t)p;
 }
 
+double model_ps_piece(double rate)
+{
+    return fmin((double)model_link_piece(rate), (double)MODEL_PS_CHUNK);
+}
+
+double model_last_piece(double frame, double piece)
+{
+    return frame - piece * ceil(frame / piece - 1);
+}
+
 double model_ps_sched(int k, int servers, double push, double bytes, double bw, double lat)
 {
-    double frame, piece, tail;
-
     if (k < 1 || servers < 1 || !(bw > 0))
         return NAN;
     if (servers > 1)            /* not derived (model.h) */
         return model_query(MODEL_PS, MODEL_INGRESS, k, servers, push, bw, lat) +
                model_query(MODEL_PS, MODEL_EGRESS, k, servers, bytes, bw, lat);
-    frame = bytes;
-    piece = fmin((double)model_link_piece(bw), (double)MODEL_PS_CHUNK);
-    tail = frame - piece * ceil(frame / piece - 1);     /* the last piece: (0, piece] */
-    return model_ps_spread(k, push, bytes, (k - 1) * tail / bw, bw, lat);
+    return model_ps_spread(k, push, bytes, (k - 1) * model_last_piece(bytes, model_ps_piece(bw)) / bw,
+                           bw, lat);
 }
 
 double model_ring(int k, double bytes, double bw, double lat)

@@ -125,6 +125,14 @@
 
 /* model_link_piece: the piece at rate B bytes/s > 0 (the formula above). */
 size_t model_link_piece(double rate);
+/* model_ps_piece: the parameter server's weights piece at rate B > 0:
+ * min(model_link_piece(B), MODEL_PS_CHUNK) (common/ps/egress.c, whose
+ * chunk is ps_server's MODEL_PS_CHUNK). model_last_piece: the last of the
+ * pieces a frame of `frame` > 0 bytes is cut into: (0, piece]. The model
+ * (model_ps_sched) and psring_sim's server (sim/ps_wire.h, ROUND-ROBIN
+ * EGRESS) both cut by these. */
+double model_ps_piece(double rate);
+double model_last_piece(double frame, double piece);
 
 /* MODEL_PS: S separate servers (servers = S). MODEL_PS_COLOC: a shard on
  * each worker's host plus `servers` = k >= 0 extra server hosts, Theorem
