@@ -796,6 +796,20 @@ done
 [ -s "$csv" ] || { say "no run succeeded; logs in $out/logs"; exit 1; }
 
 # ------------------------------------------------------------ 3. the table
+
+# interval_table LO HI PRED VERDICT WHAT: one line per system and
+# compressor (its interval, prediction and verdict columns, in Mbit/s,
+# and the rates it ran), then why each `unemulable` one has no number.
+interval_table() {
+    csv_awk -v lo="$1" -v hi="$2" -v pr="$3" -v vd="$4" -v what="$5" '
+        function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
+        FNR > 1 && $c["compressor"] != "none" { k = $c["system"] " " $c["compressor"]
+            if (!(k in seen)) { seen[k] = ++n; line[n] = sprintf("%-4s %-12s %11s %11s %11s %10s %-10s", $c["system"], $c["compressor"],
+                mb($c[lo]), mb($c[hi]), mb($c[pr]), mb($c["emulable_bps"]), $c[vd])
+                if ($c[vd] == "unemulable") why[n] = sprintf("# %s %s: the predicted %s, %s Mbit/s, lies above %s Mbit/s, where the link stopped setting the pace: beyond what this machine can emulate faithfully; no measured number.", $c["system"], $c["compressor"], what, mb($c[pr]), mb($c["emulable_bps"])) }
+            rs[seen[k]] = rs[seen[k]] " " $c["rate"] }
+        END { for (i = 1; i <= n; i++) print line[i] rs[i]; for (i = 1; i <= n; i++) if (i in why) print why[i] }' "$csv"
+}
 {
     echo "# compression: mlp, K = $k, seed 7, $steps steps, lr $lr, target loss $target; EMULATED link, latency $lat; $repeats repeat(s), interleaved."
     echo "# steps/time to target: the first step at or under the target and the time to it from step 0's loss (loss file);"
@@ -831,13 +845,7 @@ done
     echo "# them), unemulable (be_pred above emul_Mb, the lowest rate where none's link stopped setting the pace:"
     echo "# link_util under 0.95, or none's time_s over its model by more than the link's bandwidth term there)."
     printf '%-4s %-12s %11s %11s %11s %10s %-10s %s\n' sys compressor be_lo_Mb be_hi_Mb be_pred_Mb emul_Mb verdict rates
-    csv_awk 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
-        FNR > 1 && $c["compressor"] != "none" { k = $c["system"] " " $c["compressor"]
-            if (!(k in seen)) { seen[k] = ++n; line[n] = sprintf("%-4s %-12s %11s %11s %11s %10s %-10s", $c["system"], $c["compressor"],
-                mb($c["breakeven_lo_bps"]), mb($c["breakeven_hi_bps"]), mb($c["predicted_bps"]), mb($c["emulable_bps"]), $c["verdict"])
-                if ($c["verdict"] == "unemulable") why[n] = sprintf("# %s %s: the predicted break-even, %s Mbit/s, lies above %s Mbit/s, where the link stopped setting the pace: beyond what this machine can emulate faithfully; no measured number.", $c["system"], $c["compressor"], mb($c["predicted_bps"]), mb($c["emulable_bps"])) }
-            rs[seen[k]] = rs[seen[k]] " " $c["rate"] }
-        END { for (i = 1; i <= n; i++) print line[i] rs[i]; for (i = 1; i <= n; i++) if (i in why) print why[i] }' "$csv"
+    interval_table breakeven_lo_bps breakeven_hi_bps predicted_bps verdict "break-even"
     echo "#"
     echo "# THE BREAK-EVEN ON THE COMBINE (Mbit/s): where C's combine costs what none's does, the backward and the"
     echo "# apply (the same for both, and the step's noise) left out. cmb_ms: time_s, per step the slowest process's"
@@ -855,13 +863,7 @@ done
         printf "%-4s %-12s %9s %9s %9s %9s %9s %9s\n", $c["system"], $c["compressor"], $c["rate"], ms($c["combine_s"]),
                ms($c["combine_none_s"]), ms($c["combine_spread_s"]), ms($c["combine_model_s"]), ms($c["codec_s"]) }' "$csv"
     printf '%-4s %-12s %11s %11s %11s %10s %-10s %s\n' sys compressor cmb_lo_Mb cmb_hi_Mb cmb_pred_Mb emul_Mb verdict rates
-    csv_awk 'function mb(v) { return (v == "inf" || v == "nan" || v == "-" || v == "") ? v : sprintf("%.4g", v * 8 / 1e6) }
-        FNR > 1 && $c["compressor"] != "none" { k = $c["system"] " " $c["compressor"]
-            if (!(k in seen)) { seen[k] = ++n; line[n] = sprintf("%-4s %-12s %11s %11s %11s %10s %-10s", $c["system"], $c["compressor"],
-                mb($c["combine_lo_bps"]), mb($c["combine_hi_bps"]), mb($c["combine_predicted_bps"]), mb($c["emulable_bps"]), $c["combine_verdict"])
-                if ($c["combine_verdict"] == "unemulable") why[n] = sprintf("# %s %s: the predicted break-even on the combine, %s Mbit/s, lies above %s Mbit/s, where the link stopped setting the pace: beyond what this machine can emulate faithfully; no measured number.", $c["system"], $c["compressor"], mb($c["combine_predicted_bps"]), mb($c["emulable_bps"])) }
-            rs[seen[k]] = rs[seen[k]] " " $c["rate"] }
-        END { for (i = 1; i <= n; i++) print line[i] rs[i]; for (i = 1; i <= n; i++) if (i in why) print why[i] }' "$csv"
+    interval_table combine_lo_bps combine_hi_bps combine_predicted_bps combine_verdict "break-even on the combine"
 } > "$out/compression.txt"
 cat "$out/compression.txt"
 
