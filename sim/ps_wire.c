@@ -66,8 +66,11 @@ static void post(struct wire_out *o, struct wmsg *m)
 
     o->fly_tag = m->tag;
     if (h && !o->local && size > 0 && m->nseg == 0 && !m->eof) {
+        /* cut as the model cuts (model_ps_tail): the stream's bytes, the
+         * header's included, whether or not they are simulated (SIZES) */
         double now = simgrid_get_clock();
-        size_t t = (size_t)model_last_piece((double)size, h->piece);
+        size_t ts = (size_t)model_last_piece((double)m->len, h->piece);
+        size_t t = ts < m->len && ts <= size ? ts : size;
         struct wmsg *r = t < size ? split(o, m, t) : m;
 
         if (r && r != m) {      /* the bulk, at once; out of memory: all of it as a tail */

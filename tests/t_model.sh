@@ -223,10 +223,10 @@ done
 t_end
 
 t_case model-4.7 "--quantity sched: the one-server PS as its round-robin egress serves it (model_ps_sched), by hand; a sparse push's frame; refused where not derived"
-# 250 Mbit/s: 31250-byte pieces; K = 4, a = 1 ms: 16 KiB is one piece,
-# 2a + 5 n / bw; 64 KiB ends in a 3036-byte piece, 2a + (8 n - 3 x 3036) / bw;
-# the seeds' time (the headline) above both.
-for q in "16384 0.00462144" "65536 0.01848576"; do
+# 250 Mbit/s: 31250-byte pieces; K = 4, a = 1 ms: 16 KiB and its 40-byte
+# header are one piece, 2a + 5 n / bw; 64 KiB ends in a 3076-byte piece,
+# 2a + (8 n - 3 x 3076) / bw; the seeds' time (the headline) above both.
+for q in "16384 0.00462144" "65536 0.01848192"; do
     set -- $q
     got=$("$PSR_BIN/model" --algo ps --K 4 --bytes $1 --bw 250Mbit --latency 1ms --quantity sched)
     [ "$got" = "$2" ] || t_fail "sched at $1: $got, by hand $2"

@@ -235,19 +235,22 @@ int main(void)
 
     T_CASE("model-8.2", "the server's round-robin egress (model_ps_sched): the last pieces spread the workers, by hand");
     {
-        /* 250 Mbit/s: pieces of 31250 bytes (1 ms of wire), a = 1 ms, K = 4.
-         * 16 KiB: one piece, 2a + (K+1) n / bw; 64 KiB: 31250 + 31250 +
-         * 3036, the last three tails apart; 2 MiB: 67 pieces and 3402
-         * bytes; two servers: the seeds' formula */
+        /* 250 Mbit/s: pieces of 31250 bytes (1 ms of wire), a = 1 ms, K = 4;
+         * a frame is its 40-byte header and the elements. 16 KiB: one
+         * piece, 2a + (K+1) n / bw; 64 KiB: 31250 + 31250 + 3076, the
+         * last three tails apart; 2 MiB: 67 pieces and 3442 bytes; 62500
+         * bytes: 31250 + 31250 + 40; 8 Mbit/s, 4 KiB: 4096 + 40 (the
+         * seeds' formula less 3 x 40 bytes); two servers: the seeds' */
         double bw = 31.25e6, a = 1e-3;
 
         T_EQ_U(model_link_piece(bw), 31250);
         T_EQ_U(model_link_piece(62.5e6), 61440);
         T_EQ_U(model_link_piece(1e3), 4096);
         T_NEAR(model_ps_sched(4, 1, 16384, 16384, bw, a), 2 * a + 5 * 16384 / bw, 1e-12);
-        T_NEAR(model_ps_sched(4, 1, 65536, 65536, bw, a), 2 * a + (8 * 65536.0 - 3 * 3036) / bw, 1e-12);
-        T_NEAR(model_ps_sched(4, 1, 2097152, 2097152, bw, a), 2 * a + (8 * 2097152.0 - 3 * 3402) / bw, 1e-12);
-        T_NEAR(model_ps_sched(4, 1, 62500, 62500, bw, a), 2 * a + (8 * 62500.0 - 3 * 31250) / bw, 1e-12);
+        T_NEAR(model_ps_sched(4, 1, 65536, 65536, bw, a), 2 * a + (8 * 65536.0 - 3 * 3076) / bw, 1e-12);
+        T_NEAR(model_ps_sched(4, 1, 2097152, 2097152, bw, a), 2 * a + (8 * 2097152.0 - 3 * 3442) / bw, 1e-12);
+        T_NEAR(model_ps_sched(4, 1, 62500, 62500, bw, a), 2 * a + (8 * 62500.0 - 3 * 40) / bw, 1e-12);
+        T_NEAR(model_ps_sched(4, 1, 4096, 4096, 1e6, a), 2 * a + (8 * 4096.0 - 3 * 40) / 1e6, 1e-12);
         T_NEAR(model_ps_sched(4, 2, 65536, 65536, bw, a), model_query(MODEL_PS, MODEL_TIME, 4, 2, 65536, bw, a), 1e-12);
         /* a compressed push of 1 KiB hides behind nothing: its own push, then K pulls */
         T_NEAR(model_ps_sched(4, 1, 1024, 16384, bw, a), 2 * a + 1024 / bw + 4 * 16384 / bw, 1e-12);

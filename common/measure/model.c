@@ -344,6 +344,13 @@ double model_last_piece(double frame, double piece)
     return frame - piece * ceil(frame / piece - 1);
 }
 
+double model_ps_tail(double n, double piece)
+{
+    double frame = n + MODEL_FRAME_HEADER;
+
+    return frame <= piece ? n : model_last_piece(frame, piece);
+}
+
 double model_ps_sched(int k, int servers, double push, double bytes, double bw, double lat)
 {
     if (k < 1 || servers < 1 || !(bw > 0))
@@ -351,7 +358,7 @@ double model_ps_sched(int k, int servers, double push, double bytes, double bw, 
     if (servers > 1)            /* not derived (model.h) */
         return model_query(MODEL_PS, MODEL_INGRESS, k, servers, push, bw, lat) +
                model_query(MODEL_PS, MODEL_EGRESS, k, servers, bytes, bw, lat);
-    return model_ps_spread(k, push, bytes, (k - 1) * model_last_piece(bytes, model_ps_piece(bw)) / bw,
+    return model_ps_spread(k, push, bytes, (k - 1) * model_ps_tail(bytes, model_ps_piece(bw)) / bw,
                            bw, lat);
 }
 

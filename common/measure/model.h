@@ -120,8 +120,11 @@
 #define LINK_PIECE_FAST_S 250e-6        /* ... unless this much wire is more */
 #define LINK_PIECE_MAX  (16u << 20)     /* largest piece at any rate */
 /* The parameter server's weights go in pieces of at most MODEL_PS_CHUNK
- * (ps_server's write; common/ps/egress.h). */
+ * (ps_server's write; common/ps/egress.h), a frame being its header's
+ * MODEL_FRAME_HEADER bytes (wire/proto.h's PROTO_HEADER_SIZE; egress.c
+ * checks that they agree) and the elements. */
 #define MODEL_PS_CHUNK  (1u << 20)
+#define MODEL_FRAME_HEADER 40
 
 /* model_link_piece: the piece at rate B bytes/s > 0 (the formula above). */
 size_t model_link_piece(double rate);
@@ -133,6 +136,10 @@ size_t model_link_piece(double rate);
  * EGRESS) both cut by these. */
 double model_ps_piece(double rate);
 double model_last_piece(double frame, double piece);
+/* model_ps_tail: the elements in the last piece of a weights frame of n
+ * elements' bytes, its header included in the cut, pieces of `piece`
+ * bytes (model_ps_sched's p). */
+double model_ps_tail(double n, double piece);
 
 /* MODEL_PS: S separate servers (servers = S). MODEL_PS_COLOC: a shard on
  * each worker's host plus `servers` = k >= 0 extra server hosts, Theorem
@@ -271,10 +278,8 @@ double model_ps_spread(int k, double push, double pull, double spread, double bw
 /* model_ps_sched: the one-server sync step (a server on a host of its
  * own) as bin/ps_server's egress serves it, timed as time_s is; the seeds' 2a + 2 K n / bw (model_ps_step) stays the headline, and
  * this is what a row's model_s holds (metrics.h). The server cuts each
- * worker's weights frame (n bytes: the model's, without the 40-byte
- * header, as psring_sim's --payload sizes; a real frame's tail is 40 bytes
- * longer) into pieces of P = min(model_link_piece(bw), MODEL_PS_CHUNK)
- * and sends them
+ * worker's weights frame (its header and n bytes of elements) into pieces
+ * of P = min(model_link_piece(bw), MODEL_PS_CHUNK) and sends them
  * ROUND-ROBIN (common/ps/egress.h, as K flows through one NIC: each piece
  * at the link's full rate, one after the other). The full rounds end
  * together; the last round's pieces, p bytes each (the frame's tail: the
@@ -286,6 +291,12 @@ double model_ps_spread(int k, double push, double pull, double spread, double bw
  *     T = model_ps_spread(K, push, n, (K-1) p / bw, bw, a)
  *       = 2a + (K+1) n / bw             when the frame is one piece,
  *       = 2a + (2 K n - (K-1) p) / bw    when it is longer,
+ * p counted in the model's bytes, elements only: n for a frame of one
+ * piece, else the last piece of the frame with its header (all elements;
+ * 40 bytes when n is a multiple of P: at 8 Mbit/s, 4096-byte pieces,
+ * every power-of-two n from 4 KiB, which leaves the seeds' formula;
+ * model_ps_tail). psring_sim cuts its frames the same way, --payload
+ * sizes too (whose frames carry no header bytes on the wire);
  * and the same step after step (every step's last entry is the last
  * served). The seeds' formula is the limit of a fine-grained egress
  * (p -> 0), which no NIC that sends a flow's bytes in segments is; at

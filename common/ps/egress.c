@@ -19,6 +19,8 @@
 #include "base/mem.h"
 #include "wire/proto.h"
 
+_Static_assert(PROTO_HEADER_SIZE == MODEL_FRAME_HEADER, "the cost model's frame header (measure/model.h)");
+
 int egress_init(struct egress *e, uint32_t world, struct link *link, size_t chunk,
                 uint64_t n, size_t es)
 {
