@@ -646,7 +646,7 @@ int main(int argc, char **argv)
             ? usage_error("--algo auto takes --K, --bytes, --bw > 0, --latency and --gamma only")
             : select_query(k, bytes, bw, latency, gamma);
     if (q < 0) {
-        fprintf(stderr, "model: --quantity %.40s: not time, ingress, egress, bytes_in, bytes_out or steps; see model --help\n",
+        fprintf(stderr, "model: --quantity %.40s: not time, ingress, egress, bytes_in, bytes_out, steps, t_opt, pipelined or sched; see model --help\n",
                 quantity_name);
         return CLI_EXIT_USAGE;
     }

@@ -241,10 +241,12 @@ y=$("$PSR_BIN/model" --algo ps --K 4 --bytes 50696 --bw 1Gbit --latency 1ms --co
 [ -n "$x" ] && [ "$x" = "$y" ] || t_fail "sign sched $x, want the push hidden by nothing: --spread 1's $y"
 for bad in "--algo ring --K 4 --bytes 1M --bw 1Gbit --quantity sched" "--algo ps --K 4 --bytes 1M --quantity sched" \
            "--algo ps --K 4 --bytes 1M --bw 1Gbit --placement colocated --quantity sched" \
-           "--algo ps --K 4 --bytes 1M --bw 1Gbit --spread 1ms --quantity sched"; do
+           "--algo ps --K 4 --bytes 1M --bw 1Gbit --spread 1ms --quantity sched" \
+           "--algo ps --K 4 --bytes 1M --bw 1Gbit --quantity schedule"; do
     job 10 "$PSR_BIN/model" $bad
     [ "$rc" = 64 ] || t_fail "model $bad: exit $rc, want 64"
     [ "$(wc -l < "$T_TMP/err")" = 1 ] || t_fail "model $bad: stderr not one line: $(cat "$T_TMP/err")"
 done
+expect_grep err 'not time, ingress, egress, bytes_in, bytes_out, steps, t_opt, pipelined or sched; see model --help$'
 t_end
 t_exit
